@@ -1,0 +1,12 @@
+// Package schemas is sluice's event catalogue: every event kind of the
+// specification (section 6) with its typed fields, the envelope every event
+// travels in, validation of producers' events against the catalogue, JSON
+// Schema export, and a seedable sample generator for tests and benchmarks.
+//
+// It is the single source of truth for event kinds and fields: the CEL
+// environments of package filters, the events reference in docs/events.md and
+// the exported JSON Schemas are all built from it.
+//
+// It is not for transport: it knows the JetStream subject an event belongs on,
+// but publishing is package producer's job and storage package pipeline's.
+package schemas

@@ -1,0 +1,348 @@
+package schemas
+
+import (
+	"bytes"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"math"
+	"strconv"
+)
+
+// ErrUnknownKind is returned for an event_type the catalogue does not know.
+var ErrUnknownKind = errors.New("unknown event kind")
+
+// FieldError is a field whose value does not have its declared type, or an
+// envelope field that is missing or malformed.
+type FieldError struct {
+	Path string // where, such as "object.conn.server_port" or "event_id"
+	Msg  string // what is wrong and what was expected
+}
+
+func (e *FieldError) Error() string { return e.Path + ": " + e.Msg }
+
+// validator walks a JSON value along a catalogue node. Syntax errors stop
+// it; the first type error is kept in err and the walk goes on, so that the
+// caller can still find where the value ends.
+type validator struct {
+	s       scanner
+	unknown int
+	err     error
+}
+
+func (v *validator) fail(path, format string, args ...any) {
+	if v.err == nil {
+		v.err = &FieldError{Path: path, Msg: fmt.Sprintf(format, args...)}
+	}
+}
+
+// value checks the next value against n.
+func (v *validator) value(n *node) error {
+	if n.isGroup() {
+		if n.list {
+			return v.groupList(n)
+		}
+		return v.group(n)
+	}
+	return v.leaf(n)
+}
+
+func (v *validator) group(n *node) error {
+	switch k := v.s.peek(); k {
+	case kindNull:
+		return v.s.literal("null")
+	case kindObject:
+	default:
+		return v.mismatch(n.path, "an object", k)
+	}
+	if err := v.s.beginObject(); err != nil {
+		return err
+	}
+	for first := true; ; first = false {
+		key, escaped, ok, err := v.s.nextKey(first)
+		if err != nil || !ok {
+			return err
+		}
+		if escaped {
+			key = unescapeKey(key)
+		}
+		child := n.children[string(key)]
+		if child == nil {
+			v.unknown++
+			if err := v.s.skip(); err != nil {
+				return err
+			}
+			continue
+		}
+		if err := v.value(child); err != nil {
+			return err
+		}
+	}
+}
+
+func (v *validator) groupList(n *node) error {
+	switch k := v.s.peek(); k {
+	case kindNull:
+		return v.s.literal("null")
+	case kindArray:
+	default:
+		return v.mismatch(n.path, "a list of objects", k)
+	}
+	if err := v.s.beginArray(); err != nil {
+		return err
+	}
+	for first := true; ; first = false {
+		ok, err := v.s.nextElem(first)
+		if err != nil || !ok {
+			return err
+		}
+		if err := v.group(n); err != nil {
+			return err
+		}
+	}
+}
+
+// mismatch records a value of the wrong kind and skips it.
+func (v *validator) mismatch(path, want string, got jsonKind) error {
+	if got == kindInvalid {
+		return v.s.unexpected("a JSON value")
+	}
+	v.fail(path, "expected %s, got %s", want, got)
+	return v.s.skip()
+}
+
+func (v *validator) leaf(n *node) error {
+	k := v.s.peek()
+	switch {
+	case k == kindNull:
+		return v.s.literal("null")
+	case k == kindBool && n.typ == TypeBool:
+		return v.s.boolean()
+	case k == kindString && n.typ == TypeString:
+		_, _, err := v.s.str()
+		return err
+	case k == kindString && n.typ == TypeTimestamp:
+		raw, escaped, err := v.s.str()
+		if err == nil && (escaped || !isTimestamp(raw)) {
+			v.fail(n.path, "expected an RFC 3339 timestamp such as 2026-11-22T10:04:05.123Z, got %q", raw)
+		}
+		return err
+	case k == kindNumber && (n.typ == TypeInt32 || n.typ == TypeInt64 || n.typ == TypeUint64):
+		raw, integer, err := v.s.number()
+		if err == nil && !(integer && intInRange(raw, n.typ)) {
+			v.fail(n.path, "expected %s (%s), got %s", n.typ, intRange(n.typ), raw)
+		}
+		return err
+	case k == kindNumber && n.typ == TypeFloat64:
+		_, _, err := v.s.number()
+		return err
+	case k == kindArray && n.typ == TypeStringList:
+		return v.stringList(n.path)
+	case k == kindArray && n.typ == TypeMapList:
+		return v.objectList(n.path)
+	case k == kindObject && (n.typ == TypeStringMap || n.typ == TypeHeaderMap):
+		return v.mapOf(n)
+	case k == kindObject && n.typ == TypeObject:
+		return v.s.skip()
+	}
+	return v.mismatch(n.path, n.typ.String(), k)
+}
+
+// stringList checks an array (already peeked) of strings.
+func (v *validator) stringList(path string) error {
+	if err := v.s.beginArray(); err != nil {
+		return err
+	}
+	for i, first := 0, true; ; i, first = i+1, false {
+		ok, err := v.s.nextElem(first)
+		if err != nil || !ok {
+			return err
+		}
+		if k := v.s.peek(); k != kindString {
+			if err := v.mismatch(path+"["+strconv.Itoa(i)+"]", "a string", k); err != nil {
+				return err
+			}
+			continue
+		}
+		if _, _, err := v.s.str(); err != nil {
+			return err
+		}
+	}
+}
+
+// objectList checks an array (already peeked) of objects of any values.
+func (v *validator) objectList(path string) error {
+	if err := v.s.beginArray(); err != nil {
+		return err
+	}
+	for i, first := 0, true; ; i, first = i+1, false {
+		ok, err := v.s.nextElem(first)
+		if err != nil || !ok {
+			return err
+		}
+		if k := v.s.peek(); k != kindObject {
+			if err := v.mismatch(path+"["+strconv.Itoa(i)+"]", "an object", k); err != nil {
+				return err
+			}
+			continue
+		}
+		if err := v.s.skip(); err != nil {
+			return err
+		}
+	}
+}
+
+// mapOf checks an object (already peeked) whose values are strings
+// (TypeStringMap) or lists of strings (TypeHeaderMap).
+func (v *validator) mapOf(n *node) error {
+	if err := v.s.beginObject(); err != nil {
+		return err
+	}
+	for first := true; ; first = false {
+		key, _, ok, err := v.s.nextKey(first)
+		if err != nil || !ok {
+			return err
+		}
+		k := v.s.peek()
+		switch {
+		case n.typ == TypeStringMap && k == kindString:
+			_, _, err = v.s.str()
+		case n.typ == TypeHeaderMap && k == kindArray:
+			err = v.stringList(n.path + "." + string(key))
+		case n.typ == TypeStringMap:
+			err = v.mismatch(n.path+"."+string(key), "a string", k)
+		default:
+			err = v.mismatch(n.path+"."+string(key), "a list of strings", k)
+		}
+		if err != nil {
+			return err
+		}
+	}
+}
+
+// unescapeKey decodes an object key holding escapes. It allocates, but keys
+// with escapes are rare.
+func unescapeKey(raw []byte) []byte {
+	var s string
+	quoted := make([]byte, 0, len(raw)+2)
+	quoted = append(append(append(quoted, '"'), raw...), '"')
+	if err := json.Unmarshal(quoted, &s); err != nil {
+		return raw
+	}
+	return []byte(s)
+}
+
+func intRange(t Type) string {
+	switch t {
+	case TypeInt32:
+		return "an integer from -2147483648 to 2147483647"
+	case TypeUint64:
+		return "an integer from 0 to 18446744073709551615"
+	}
+	return "an integer from -9223372036854775808 to 9223372036854775807"
+}
+
+// intInRange reports whether raw, a JSON integer, fits t.
+func intInRange(raw []byte, t Type) bool {
+	neg := raw[0] == '-'
+	if neg {
+		raw = raw[1:]
+	}
+	var u uint64
+	for _, c := range raw {
+		d := uint64(c - '0')
+		if u > (math.MaxUint64-d)/10 {
+			return false
+		}
+		u = u*10 + d
+	}
+	switch t {
+	case TypeInt32:
+		if neg {
+			return u <= -math.MinInt32
+		}
+		return u <= math.MaxInt32
+	case TypeInt64:
+		if neg {
+			return u <= 1<<63
+		}
+		return u <= math.MaxInt64
+	}
+	return !neg || u == 0
+}
+
+// isTimestamp reports whether b is an RFC 3339 date-time:
+// YYYY-MM-DDTHH:MM:SS[.fraction](Z|+HH:MM|-HH:MM).
+func isTimestamp(b []byte) bool {
+	num := func(i, n, lo, hi int) bool {
+		if i+n > len(b) {
+			return false
+		}
+		v := 0
+		for _, c := range b[i : i+n] {
+			if c < '0' || c > '9' {
+				return false
+			}
+			v = v*10 + int(c-'0')
+		}
+		return v >= lo && v <= hi
+	}
+	if len(b) < 20 || !num(0, 4, 0, 9999) || b[4] != '-' || !num(5, 2, 1, 12) || b[7] != '-' ||
+		!num(8, 2, 1, 31) || (b[10] != 'T' && b[10] != 't') || !num(11, 2, 0, 23) || b[13] != ':' ||
+		!num(14, 2, 0, 59) || b[16] != ':' || !num(17, 2, 0, 60) {
+		return false
+	}
+	i := 19
+	if b[i] == '.' {
+		i++
+		start := i
+		for i < len(b) && b[i] >= '0' && b[i] <= '9' {
+			i++
+		}
+		if i == start {
+			return false
+		}
+	}
+	if i < len(b) && (b[i] == 'Z' || b[i] == 'z') {
+		return i+1 == len(b)
+	}
+	return i+6 == len(b) && (b[i] == '+' || b[i] == '-') && num(i+1, 2, 0, 23) && b[i+3] == ':' && num(i+4, 2, 0, 59)
+}
+
+// ValidateObject checks object, the JSON of an event's object, against the
+// kind's fields. Fields the kind does not declare are allowed, and counted in
+// unknown. It returns a *SyntaxError for malformed JSON, or a *FieldError for
+// the first field whose value does not have its declared type.
+func (k *Kind) ValidateObject(object []byte) (unknown int, err error) {
+	var v validator
+	v.s.reset(object)
+	if err := v.object(k.root); err != nil {
+		return 0, err
+	}
+	if err := v.s.end(); err != nil {
+		return 0, err
+	}
+	return v.unknown, v.err
+}
+
+// object checks the next value, which must be a JSON object, against root.
+func (v *validator) object(root *node) error {
+	if k := v.s.peek(); k != kindObject {
+		if k == kindInvalid {
+			return v.s.unexpected("a JSON object")
+		}
+		v.fail(root.path, "expected a JSON object, got %s", k)
+		return v.s.skip()
+	}
+	return v.group(root)
+}
+
+// compact returns b without insignificant whitespace.
+func compact(b []byte) []byte {
+	var out bytes.Buffer
+	out.Grow(len(b))
+	if err := json.Compact(&out, b); err != nil {
+		return b // b was validated; cannot happen
+	}
+	return out.Bytes()
+}
