@@ -1,0 +1,12 @@
+// Package natsserver runs an embedded NATS server with JetStream inside the
+// sluice process: the server `sluice serve` starts when no external NATS URL
+// is given, and the one tests and benchmarks run against.
+//
+// The server stores JetStream's files under Config.DataDir, listens for
+// clients only when Config.Listen asks it to (on loopback unless told
+// otherwise), and logs nothing unless given a *slog.Logger. Clients in the
+// same process connect with (*Server).Connect, which needs no listener.
+//
+// It is not for running a NATS cluster: past one machine, sluice connects to
+// an external NATS JetStream cluster instead, and this package is not used.
+package natsserver

@@ -1,0 +1,155 @@
+package natsserver
+
+import (
+	"errors"
+	"fmt"
+	"log/slog"
+	"net"
+	"strconv"
+	"time"
+
+	"github.com/nats-io/nats-server/v2/server"
+	"github.com/nats-io/nats.go"
+)
+
+// ErrNotReady is returned by Start when the server does not accept
+// connections within Config.ReadyTimeout, or stops on a fatal error while
+// starting (the error says which).
+var ErrNotReady = errors.New("nats server not ready")
+
+// readyPoll bounds each readiness check of Start. The server's check
+// sleeps 25ms between polls when given more than 25ms, and spins otherwise.
+const readyPoll = 50 * time.Millisecond
+
+// Server is a running embedded NATS server with JetStream. Its methods are
+// safe for concurrent use.
+type Server struct {
+	srv    *server.Server
+	listen bool
+}
+
+// Start creates the server described by cfg, starts it and waits until it
+// accepts connections, at most cfg.ReadyTimeout. The server's own goroutines
+// run until Shutdown. Start returns an error if cfg is not valid, if the
+// server cannot be created, or one wrapping ErrNotReady if it does not
+// become ready; in the last case it has shut the server down again.
+func Start(cfg Config) (*Server, error) {
+	cfg.setDefaults()
+	if err := cfg.Validate(); err != nil {
+		return nil, fmt.Errorf("nats server config: %w", err)
+	}
+	opts, err := cfg.options()
+	if err != nil {
+		return nil, err
+	}
+	srv, err := server.NewServer(opts)
+	if err != nil {
+		return nil, fmt.Errorf("creating nats server: %w", err)
+	}
+	log := newServerLog(cfg.Logger)
+	srv.SetLoggerV2(log, log.enabled(slog.LevelDebug), log.enabled(LevelTrace), false)
+	srv.Start()
+
+	s := &Server{srv: srv, listen: !opts.DontListen}
+	if err := s.waitReady(cfg.ReadyTimeout, log.fatal); err != nil {
+		s.Shutdown()
+		return nil, err
+	}
+	return s, nil
+}
+
+// MaxPayload is the largest message the embedded server accepts: room for a
+// 1 MiB event and its envelope. An external server needs max_payload of at
+// least this much too.
+const MaxPayload = 4 << 20
+
+// options translates the configuration into the server's options.
+func (c Config) options() (*server.Options, error) {
+	host, port, err := c.listenAddr()
+	if err != nil {
+		return nil, err
+	}
+	opts := &server.Options{
+		ServerName: c.ServerName,
+		Host:       host,
+		Port:       port,
+		DontListen: c.Listen == "",
+		JetStream:  true,
+		// The server stores JetStream under StoreDir/jetstream. Memory and
+		// storage limits stay at zero: the server then sizes them from the
+		// machine (a share of its memory and of the disk).
+		StoreDir: c.DataDir,
+		// The server's own loggers are off; Start installs serverLog.
+		NoLog: true,
+		// Signals belong to the process, not to the embedded server.
+		NoSigs: true,
+		// An event may be 1 MiB as sent, and its envelope adds to that:
+		// NATS's default of 1 MiB per message would refuse it.
+		MaxPayload: MaxPayload,
+	}
+	if opts.DontListen {
+		opts.Host, opts.Port = loopback, randomPort
+	}
+	return opts, nil
+}
+
+// waitReady waits until the server accepts connections and JetStream runs,
+// the server reports a fatal error, or the timeout passes.
+func (s *Server) waitReady(timeout time.Duration, fatal <-chan string) error {
+	deadline := time.NewTimer(timeout)
+	defer deadline.Stop()
+	for {
+		// ReadyForConnections itself waits up to readyPoll.
+		if s.srv.ReadyForConnections(readyPoll) {
+			if !s.srv.JetStreamEnabled() {
+				return fmt.Errorf("%w: jetstream is not enabled", ErrNotReady)
+			}
+			return nil
+		}
+		select {
+		case msg := <-fatal:
+			return fmt.Errorf("%w: %s", ErrNotReady, msg)
+		case <-deadline.C:
+			return fmt.Errorf("%w after %s", ErrNotReady, timeout)
+		default:
+		}
+	}
+}
+
+// Connect returns a client connection to the server that does not go
+// through the network, so it works with or without a listener. Options are
+// applied after the in-process one. The caller closes the connection.
+func (s *Server) Connect(opts ...nats.Option) (*nats.Conn, error) {
+	opts = append([]nats.Option{nats.InProcessServer(s.srv)}, opts...)
+	nc, err := nats.Connect("", opts...)
+	if err != nil {
+		return nil, fmt.Errorf("connecting to embedded nats server: %w", err)
+	}
+	return nc, nil
+}
+
+// ClientURL returns the URL clients of other processes connect to, such as
+// "nats://127.0.0.1:40321", or "" when the server does not listen. When it
+// listens on every interface the URL names loopback.
+func (s *Server) ClientURL() string {
+	if !s.listen {
+		return ""
+	}
+	addr, ok := s.srv.Addr().(*net.TCPAddr)
+	if !ok {
+		return ""
+	}
+	host := addr.IP.String()
+	if addr.IP.IsUnspecified() {
+		host = loopback
+	}
+	return "nats://" + net.JoinHostPort(host, strconv.Itoa(addr.Port))
+}
+
+// Shutdown stops the server, closing its clients' connections, and waits
+// until it has stopped and its files are closed. It is safe to call more
+// than once.
+func (s *Server) Shutdown() {
+	s.srv.Shutdown()
+	s.srv.WaitForShutdown()
+}

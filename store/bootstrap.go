@@ -1,0 +1,116 @@
+package store
+
+import (
+	"context"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"time"
+
+	"github.com/nats-io/nats.go/jetstream"
+)
+
+// What Bootstrap creates.
+const (
+	BootstrapAccountName    = "default"
+	BootstrapKeyDescription = "created by bootstrap"
+)
+
+// bootstrapLease is how long a claim on the bootstrap key stops other
+// processes from bootstrapping. A process that claimed and then died before
+// creating a key leaves the store without keys; after the lease another
+// process may take over the claim.
+const bootstrapLease = time.Minute
+
+// bootstrapClaim is the value of the bootstrap key.
+type bootstrapClaim struct {
+	ClaimedAt time.Time `json:"claimed_at"`
+}
+
+// BootstrapResult says what Bootstrap did.
+type BootstrapResult struct {
+	// Created reports whether Bootstrap created an account and a key.
+	Created bool
+	// Account is the account created; zero unless Created.
+	Account Account
+	// Key is the API key created, with its Token; zero unless Created.
+	Key APIKey
+}
+
+// Bootstrap gives a new installation its first credential. When the store
+// holds no API key at all, it creates an account named "default" and an API
+// key of it with the given token, or a generated one when token is "".
+// Otherwise it changes nothing and returns Created false.
+//
+// Several processes may call it at once: each claims the bootstrap key with
+// a create-if-absent write first, and only the one that wins creates
+// anything. A claim older than a minute on a store still without keys (its
+// holder died, or every key was deleted since) may be taken over.
+//
+// It returns an error wrapping ErrInvalid if token is not "" and not
+// acceptable to CreateAPIKey.
+func (s *Store) Bootstrap(ctx context.Context, token string) (BootstrapResult, error) {
+	if token != "" {
+		if err := checkToken(token); err != nil {
+			return BootstrapResult{}, fmt.Errorf("bootstrap: %w", err)
+		}
+	}
+	keys, err := s.entries(ctx, allAPIKeyHashes, jetstream.MetaOnly())
+	if err != nil {
+		return BootstrapResult{}, fmt.Errorf("bootstrap: looking for api keys: %w", err)
+	}
+	if len(keys) > 0 {
+		return BootstrapResult{}, nil
+	}
+	claimed, err := s.claimBootstrap(ctx)
+	if err != nil || !claimed {
+		return BootstrapResult{}, err
+	}
+
+	account, err := s.CreateAccount(ctx, BootstrapAccountName)
+	if err != nil {
+		return BootstrapResult{}, fmt.Errorf("bootstrap: %w", err)
+	}
+	key, err := s.CreateAPIKey(ctx, account.ID, APIKeyInput{Description: BootstrapKeyDescription}, token)
+	if err != nil {
+		return BootstrapResult{}, fmt.Errorf("bootstrap: %w", err)
+	}
+	return BootstrapResult{Created: true, Account: account, Key: key}, nil
+}
+
+// claimBootstrap reports whether this call won the bootstrap key: it was
+// absent, or its claim had outlived bootstrapLease.
+func (s *Store) claimBootstrap(ctx context.Context) (bool, error) {
+	claim, err := json.Marshal(bootstrapClaim{ClaimedAt: now()})
+	if err != nil {
+		return false, fmt.Errorf("bootstrap: encoding claim: %w", err)
+	}
+	_, err = s.kv.Create(ctx, bootstrapKey, claim)
+	if err == nil {
+		return true, nil
+	}
+	if !errors.Is(err, jetstream.ErrKeyExists) {
+		return false, fmt.Errorf("bootstrap: claiming: %w", err)
+	}
+
+	entry, err := s.kv.Get(ctx, bootstrapKey)
+	if errors.Is(err, jetstream.ErrKeyNotFound) {
+		return false, nil // someone removed the claim meanwhile: leave it to them
+	}
+	if err != nil {
+		return false, fmt.Errorf("bootstrap: reading claim: %w", err)
+	}
+	var held bootstrapClaim
+	if err := json.Unmarshal(entry.Value(), &held); err == nil && time.Since(held.ClaimedAt) < bootstrapLease {
+		return false, nil
+	}
+	// The claim is stale (or unreadable): take it over, unless another
+	// process does so first.
+	if _, err := s.kv.Update(ctx, bootstrapKey, claim, entry.Revision()); err != nil {
+		if errors.Is(err, jetstream.ErrKeyRevisionMismatch) || errors.Is(err, jetstream.ErrKeyExists) {
+			return false, nil
+		}
+		return false, fmt.Errorf("bootstrap: taking over claim: %w", err)
+	}
+	return true, nil
+}

@@ -1,0 +1,27 @@
+package store
+
+// The key layout of the bucket. Every key of a resource owned by an account
+// starts with the resource's kind and then the account id, so that all keys
+// of one kind, or of one kind and account, match one filter.
+//
+//	accounts.<account_id>                     Account
+//	api_keys.<account_id>.<api_key_id>        APIKey (without its token)
+//	api_key_hashes.<hex sha-256 of token>     apiKeyIndex
+//	bootstrap                                 bootstrapClaim
+
+// bootstrapKey is the key Bootstrap claims before it creates anything.
+const bootstrapKey = "bootstrap"
+
+// Filters matching every key of one kind.
+const (
+	allAccounts     = "accounts.*"
+	allAPIKeyHashes = "api_key_hashes.*"
+)
+
+func accountKey(accountID string) string { return "accounts." + accountID }
+
+func apiKeyKey(accountID, apiKeyID string) string {
+	return "api_keys." + accountID + "." + apiKeyID
+}
+
+func apiKeyHashKey(tokenHash string) string { return "api_key_hashes." + tokenHash }

@@ -1,0 +1,158 @@
+package store
+
+import (
+	"context"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"time"
+
+	"github.com/nats-io/nats.go/jetstream"
+)
+
+// Bucket is the name of the JetStream key-value bucket the store keeps
+// everything in.
+const Bucket = "SLUICE_STORE"
+
+// maxReplicas is the largest replica count JetStream accepts.
+const maxReplicas = 5
+
+// Sentinel errors. Errors returned by the store wrap them with details.
+var (
+	// ErrNotFound means the resource does not exist, or the id is not one the
+	// store could have given out.
+	ErrNotFound = errors.New("not found")
+	// ErrConflict means the resource clashes with one that exists, such as
+	// an API key with the same token.
+	ErrConflict = errors.New("conflict")
+	// ErrUnauthenticated means a bearer token matches no API key.
+	ErrUnauthenticated = errors.New("unauthenticated")
+	// ErrInvalid means an input breaks a rule of the store, such as a
+	// description longer than 255 bytes.
+	ErrInvalid = errors.New("invalid")
+)
+
+// Config says how to create the bucket.
+type Config struct {
+	// Replicas is how many copies of the bucket the JetStream cluster keeps;
+	// default 1. Use 3 (or 5) on a cluster.
+	Replicas int
+}
+
+func (c *Config) setDefaults() {
+	if c.Replicas == 0 {
+		c.Replicas = 1
+	}
+}
+
+// Validate reports what is wrong with the configuration, after defaults have
+// been applied to the fields left zero.
+func (c Config) Validate() error {
+	c.setDefaults()
+	if c.Replicas < 1 || c.Replicas > maxReplicas {
+		return fmt.Errorf("store replicas %d: must be from 1 to %d", c.Replicas, maxReplicas)
+	}
+	return nil
+}
+
+// Store reads and writes accounts and API keys. Its methods are safe for
+// concurrent use, also by several processes sharing the bucket.
+type Store struct {
+	kv jetstream.KeyValue
+}
+
+// Open creates the bucket, or updates it to cfg if it exists, and returns a
+// Store on it. It returns an error if cfg is not valid or JetStream refuses
+// the bucket.
+func Open(ctx context.Context, js jetstream.JetStream, cfg Config) (*Store, error) {
+	cfg.setDefaults()
+	if err := cfg.Validate(); err != nil {
+		return nil, fmt.Errorf("store config: %w", err)
+	}
+	kv, err := js.CreateOrUpdateKeyValue(ctx, jetstream.KeyValueConfig{
+		Bucket:      Bucket,
+		Description: "sluice accounts and API keys",
+		History:     1,
+		Storage:     jetstream.FileStorage,
+		Replicas:    cfg.Replicas,
+	})
+	if err != nil {
+		return nil, fmt.Errorf("creating or updating bucket %s: %w", Bucket, err)
+	}
+	return &Store{kv: kv}, nil
+}
+
+// Ping checks that the bucket is reachable.
+func (s *Store) Ping(ctx context.Context) error {
+	if _, err := s.kv.Status(ctx); err != nil {
+		return fmt.Errorf("bucket %s: %w", Bucket, err)
+	}
+	return nil
+}
+
+// now is the time stored in created_at: UTC, milliseconds, as the API shows
+// it.
+func now() time.Time { return time.Now().UTC().Truncate(time.Millisecond) }
+
+// getJSON decodes the value of key into v. It returns an error wrapping
+// ErrNotFound if the key does not exist or was deleted.
+func (s *Store) getJSON(ctx context.Context, key string, v any) error {
+	entry, err := s.kv.Get(ctx, key)
+	if errors.Is(err, jetstream.ErrKeyNotFound) {
+		return ErrNotFound
+	}
+	if err != nil {
+		return err
+	}
+	return json.Unmarshal(entry.Value(), v)
+}
+
+// createJSON stores v under key unless the key exists. It returns an error
+// wrapping ErrConflict if it does.
+func (s *Store) createJSON(ctx context.Context, key string, v any) error {
+	value, err := json.Marshal(v)
+	if err != nil {
+		return err
+	}
+	if _, err := s.kv.Create(ctx, key, value); err != nil {
+		if errors.Is(err, jetstream.ErrKeyExists) {
+			return ErrConflict
+		}
+		return err
+	}
+	return nil
+}
+
+// entries returns the current entries of the keys matching filter, without
+// deleted ones, each key once.
+func (s *Store) entries(ctx context.Context, filter string, opts ...jetstream.WatchOpt) ([]jetstream.KeyValueEntry, error) {
+	opts = append(opts, jetstream.IgnoreDeletes())
+	watcher, err := s.kv.WatchFiltered(ctx, []string{filter}, opts...)
+	if err != nil {
+		return nil, fmt.Errorf("watching %s: %w", filter, err)
+	}
+	defer watcher.Stop()
+
+	var found []jetstream.KeyValueEntry
+	index := make(map[string]int)
+	for {
+		select {
+		case <-ctx.Done():
+			return nil, fmt.Errorf("reading %s: %w", filter, ctx.Err())
+		case entry, ok := <-watcher.Updates():
+			if !ok {
+				return nil, fmt.Errorf("reading %s: watch closed", filter)
+			}
+			if entry == nil { // every current value has been read
+				return found, nil
+			}
+			// A key written while we read can come twice; keep the latest.
+			if i, seen := index[entry.Key()]; seen {
+				found[i] = entry
+				continue
+			}
+			index[entry.Key()] = len(found)
+			found = append(found, entry)
+		}
+	}
+}
