@@ -1,0 +1,159 @@
+package api_test
+
+import (
+	"bytes"
+	"context"
+	"encoding/json"
+	"io"
+	"net/http"
+	"net/http/httptest"
+	"testing"
+	"time"
+
+	"github.com/nats-io/nats.go/jetstream"
+	"github.com/prometheus/client_golang/prometheus"
+
+	"github.com/sluicehq/sluice/api"
+	"github.com/sluicehq/sluice/internal/natstest"
+	"github.com/sluicehq/sluice/pipeline"
+	"github.com/sluicehq/sluice/producer"
+	"github.com/sluicehq/sluice/schemas"
+	"github.com/sluicehq/sluice/store"
+)
+
+// testEnv is a sluice API on a real in-process NATS server.
+type testEnv struct {
+	url     string
+	token   string
+	account string
+	stream  jetstream.Stream
+	js      jetstream.JetStream
+	reg     *prometheus.Registry
+}
+
+func newTestEnv(t *testing.T) *testEnv {
+	t.Helper()
+	ctx := context.Background()
+	ns := natstest.Start(t)
+	nc, js := natstest.Connect(t, ns)
+	stream, err := pipeline.EnsureStream(ctx, js, pipeline.StreamConfig{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	st, err := store.Open(ctx, js, store.Config{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	acct, err := st.CreateAccount(ctx, "test")
+	if err != nil {
+		t.Fatal(err)
+	}
+	key, err := st.CreateAPIKey(ctx, acct.ID, store.APIKeyInput{Description: "test"}, "")
+	if err != nil {
+		t.Fatal(err)
+	}
+	prod, err := producer.New(nc, producer.Config{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	reg := prometheus.NewRegistry()
+	srv, err := api.New(api.Config{}, api.Deps{Keys: st, Publisher: prod, Metrics: reg})
+	if err != nil {
+		t.Fatal(err)
+	}
+	hs := httptest.NewServer(srv)
+	t.Cleanup(hs.Close)
+	return &testEnv{url: hs.URL, token: key.Token, account: acct.ID, stream: stream, js: js, reg: reg}
+}
+
+// post sends body to POST /events with the usual headers, changed by edit.
+func (e *testEnv) post(t *testing.T, body []byte, edit func(*http.Request)) (*http.Response, []byte) {
+	t.Helper()
+	req, err := http.NewRequest(http.MethodPost, e.url+"/events", bytes.NewReader(body))
+	if err != nil {
+		t.Fatal(err)
+	}
+	req.Header.Set("Content-Type", "application/json")
+	req.Header.Set("Authorization", "Bearer "+e.token)
+	req.Header.Set("Service-Version", "2")
+	if edit != nil {
+		edit(req)
+	}
+	resp, err := http.DefaultClient.Do(req)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer resp.Body.Close()
+	out, err := io.ReadAll(resp.Body)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if resp.Header.Get(api.HeaderOperationID) == "" {
+		t.Errorf("response has no %s header", api.HeaderOperationID)
+	}
+	return resp, out
+}
+
+// stored returns the number of messages in the stream.
+func (e *testEnv) stored(t *testing.T) uint64 {
+	t.Helper()
+	info, err := e.stream.Info(context.Background())
+	if err != nil {
+		t.Fatal(err)
+	}
+	return info.State.Msgs
+}
+
+// wireEvent is an event as a producer sends it: no account_id.
+type wireEvent struct {
+	ID        string          `json:"event_id,omitempty"`
+	Type      string          `json:"event_type"`
+	Timestamp string          `json:"event_timestamp,omitempty"`
+	Principal json.RawMessage `json:"principal,omitempty"`
+	Object    json.RawMessage `json:"object"`
+}
+
+// samples returns n sampled events of mixed kinds, as producers send them.
+func samples(t *testing.T, seed uint64, n int) []wireEvent {
+	t.Helper()
+	s := schemas.NewSampler(seed)
+	kinds := []string{"http_request_complete.v0", "tcp_connection_closed.v0", "api_key_created.v0", "event_destination_updated.v0"}
+	out := make([]wireEvent, n)
+	for i := range out {
+		ev, err := s.Event(kinds[i%len(kinds)])
+		if err != nil {
+			t.Fatal(err)
+		}
+		out[i] = wireEvent{ID: ev.ID, Type: ev.Type, Timestamp: ev.Timestamp.UTC().Format(time.RFC3339Nano), Principal: ev.Principal, Object: ev.Object}
+	}
+	return out
+}
+
+func mustJSON(t *testing.T, v any) []byte {
+	t.Helper()
+	b, err := json.Marshal(v)
+	if err != nil {
+		t.Fatal(err)
+	}
+	return b
+}
+
+// errorBody is the API's error shape.
+type errorBody struct {
+	ErrorCode  string         `json:"error_code"`
+	StatusCode int            `json:"status_code"`
+	Msg        string         `json:"msg"`
+	Details    map[string]any `json:"details"`
+}
+
+func decodeError(t *testing.T, body []byte) errorBody {
+	t.Helper()
+	var e errorBody
+	if err := json.Unmarshal(body, &e); err != nil {
+		t.Fatalf("error body is not JSON: %v: %s", err, body)
+	}
+	if op, _ := e.Details["operation_id"].(string); schemas.CheckID(schemas.PrefixOperation, op) != nil {
+		t.Errorf("error body has no operation id: %s", body)
+	}
+	return e
+}

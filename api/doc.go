@@ -1,0 +1,8 @@
+// Package api is sluice's HTTP API: the ingest endpoint POST /events, and
+// the conventions every endpoint shares (DESIGN.md section 5): the
+// Service-Version header, bearer API keys, the error body with its
+// ERR_SLUICE_ codes, and an operation id on every response.
+//
+// It holds no state of its own: keys are checked against package store and
+// events are published through package producer.
+package api

@@ -1,0 +1,107 @@
+package api
+
+import (
+	"encoding/json"
+	"fmt"
+	"net/http"
+	"strconv"
+)
+
+// Code is an error code of the API, such as ERR_SLUICE_301. Codes are
+// stable: clients may branch on them. docs/errors.md lists them all.
+type Code int
+
+// The API's error codes.
+const (
+	CodeInternal           Code = 100 // 500: a bug or an unexpected failure
+	CodeUnavailable        Code = 101 // 503: JetStream could not store the events
+	CodeVersionMissing     Code = 200 // 400: no Service-Version header
+	CodeVersionUnsupported Code = 201 // 400: a Service-Version other than 2
+	CodeAuthMissing        Code = 210 // 401: no bearer token
+	CodeAuthInvalid        Code = 211 // 401: unknown or deleted API key
+	CodeMalformedBody      Code = 300 // 400: the body is not well-formed JSON, or ended early
+	CodeInvalidEvents      Code = 301 // 400: some events are invalid; none were stored
+	CodeEmptyBatch         Code = 302 // 400: the body holds no events
+	CodeBodyTooLarge       Code = 310 // 413: the body is over 10 MiB
+	CodeTooManyEvents      Code = 311 // 413: more than 10,000 events in one request
+	CodeEventTooLarge      Code = 312 // 413: one event is over 1 MiB
+	CodeContentType        Code = 320 // 415: a Content-Type other than JSON or NDJSON
+	CodeNotFound           Code = 404 // 404: no such path
+	CodeMethodNotAllowed   Code = 405 // 405: the path does not take this method
+)
+
+// codeInfo documents a code: its HTTP status and when it is returned.
+type codeInfo struct {
+	status int
+	when   string
+}
+
+var codes = map[Code]codeInfo{
+	CodeInternal:           {http.StatusInternalServerError, "sluice failed unexpectedly; the operation id in the response finds the log line"},
+	CodeUnavailable:        {http.StatusServiceUnavailable, "JetStream could not store the events; retry the same request after Retry-After seconds (events keep their ids, so nothing is stored twice)"},
+	CodeVersionMissing:     {http.StatusBadRequest, "the Service-Version header is missing; send Service-Version: 2"},
+	CodeVersionUnsupported: {http.StatusBadRequest, "the Service-Version header names a version sluice does not support; send Service-Version: 2"},
+	CodeAuthMissing:        {http.StatusUnauthorized, "no Authorization: Bearer <API key> header"},
+	CodeAuthInvalid:        {http.StatusUnauthorized, "the API key is unknown or was deleted"},
+	CodeMalformedBody:      {http.StatusBadRequest, "the body is not well-formed JSON (the message gives the byte offset), or it ended before its Content-Length"},
+	CodeInvalidEvents:      {http.StatusBadRequest, "some events are invalid; details.errors lists each with its index; nothing was stored"},
+	CodeEmptyBatch:         {http.StatusBadRequest, "the body holds no events"},
+	CodeBodyTooLarge:       {http.StatusRequestEntityTooLarge, "the body is over 10 MiB; split it into several requests"},
+	CodeTooManyEvents:      {http.StatusRequestEntityTooLarge, "the body holds more than 10,000 events; split it into several requests"},
+	CodeEventTooLarge:      {http.StatusRequestEntityTooLarge, "an event is over 1 MiB"},
+	CodeContentType:        {http.StatusUnsupportedMediaType, "the Content-Type is neither application/json nor application/x-ndjson"},
+	CodeNotFound:           {http.StatusNotFound, "no such path"},
+	CodeMethodNotAllowed:   {http.StatusMethodNotAllowed, "the path does not accept this method; the Allow header lists those it does"},
+}
+
+// String returns the code as it appears in error bodies: "ERR_SLUICE_301".
+func (c Code) String() string { return "ERR_SLUICE_" + strconv.Itoa(int(c)) }
+
+// Status returns the HTTP status the code is sent with.
+func (c Code) Status() int { return codes[c].status }
+
+// Error is an API error, as sent in a response body.
+type Error struct {
+	Code    Code
+	Msg     string         // what is wrong and how to fix it
+	Details map[string]any // extra fields of details, besides operation_id
+}
+
+func (e *Error) Error() string { return e.Code.String() + ": " + e.Msg }
+
+func newError(code Code, format string, args ...any) *Error {
+	return &Error{Code: code, Msg: fmt.Sprintf(format, args...)}
+}
+
+// errorBody is the JSON shape of every error response.
+type errorBody struct {
+	ErrorCode  string         `json:"error_code"`
+	StatusCode int            `json:"status_code"`
+	Msg        string         `json:"msg"`
+	Details    map[string]any `json:"details"`
+}
+
+// writeError sends e with the operation id of the request.
+func writeError(w http.ResponseWriter, r *http.Request, e *Error) {
+	details := map[string]any{"operation_id": operationID(r.Context())}
+	for k, v := range e.Details {
+		details[k] = v
+	}
+	writeJSON(w, e.Code.Status(), errorBody{
+		ErrorCode:  e.Code.String(),
+		StatusCode: e.Code.Status(),
+		Msg:        e.Msg,
+		Details:    details,
+	})
+}
+
+func writeJSON(w http.ResponseWriter, status int, v any) {
+	body, err := json.Marshal(v)
+	if err != nil {
+		status = http.StatusInternalServerError
+		body = []byte(`{"error_code":"ERR_SLUICE_100","status_code":500,"msg":"encoding the response failed","details":{}}`)
+	}
+	w.Header().Set("Content-Type", "application/json")
+	w.WriteHeader(status)
+	_, _ = w.Write(append(body, '\n'))
+}

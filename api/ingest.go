@@ -1,0 +1,180 @@
+package api
+
+import (
+	"bytes"
+	"errors"
+	"io"
+	"mime"
+	"net/http"
+	"strconv"
+
+	"github.com/sluicehq/sluice/producer"
+	"github.com/sluicehq/sluice/schemas"
+)
+
+// Media types of ingest bodies.
+const (
+	mediaJSON   = "application/json"
+	mediaNDJSON = "application/x-ndjson"
+)
+
+// ingestResponse is the body of a 202 from POST /events.
+type ingestResponse struct {
+	// EventIDs are the ids of the events, in the order sent.
+	EventIDs []string `json:"event_ids"`
+	// Stored counts the events stored by this request.
+	Stored int `json:"stored"`
+	// Duplicates counts events whose id was already stored (a resent batch).
+	Duplicates int `json:"duplicates"`
+}
+
+// ingest serves POST /events: validate the whole batch, then store it.
+func (s *Server) ingest(w http.ResponseWriter, r *http.Request) {
+	status, err := s.ingestBatch(w, r)
+	if err != nil {
+		writeError(w, r, err)
+		status = err.Code.Status()
+	}
+	s.metrics.requests.WithLabelValues(strconv.Itoa(status)).Inc()
+}
+
+func (s *Server) ingestBatch(w http.ResponseWriter, r *http.Request) (int, *Error) {
+	ndjson, e := ingestFraming(r.Header.Get("Content-Type"))
+	if e != nil {
+		return 0, e
+	}
+	body, e := s.readBody(w, r)
+	if e != nil {
+		return 0, e
+	}
+	key := apiKey(r.Context())
+	batch, err := s.catalogue.DecodeBatch(body, schemas.DecodeOptions{
+		AccountID:     key.AccountID,
+		NDJSON:        ndjson,
+		MaxEvents:     s.cfg.MaxEvents,
+		MaxEventBytes: s.cfg.MaxEventBytes,
+	})
+	if err != nil {
+		return 0, decodeError(err)
+	}
+	if n := len(batch.Errors); n > 0 {
+		s.metrics.rejected.WithLabelValues("invalid").Add(float64(n + len(batch.Events)))
+		e := newError(CodeInvalidEvents, "%d of %d events are invalid, so none was stored; details.errors says what is wrong with each: fix them and send the whole batch again", n, n+len(batch.Events))
+		e.Details = map[string]any{"errors": batch.Errors}
+		return 0, e
+	}
+
+	results := s.publisher.PublishEncoded(r.Context(), batch.Events)
+	resp := ingestResponse{EventIDs: make([]string, len(results))}
+	var failed int
+	var firstErr error
+	for i, res := range results {
+		resp.EventIDs[i] = res.EventID
+		switch {
+		case res.Err != nil:
+			failed++
+			if firstErr == nil {
+				firstErr = res.Err
+			}
+		case res.Duplicate:
+			resp.Duplicates++
+		default:
+			resp.Stored++
+		}
+	}
+	s.countStored(batch.Events, results)
+	if failed > 0 {
+		s.metrics.rejected.WithLabelValues("unavailable").Add(float64(failed))
+		s.log.Warn("storing events", "operation_id", operationID(r.Context()), "failed", failed, "of", len(results), "error", firstErr)
+		w.Header().Set("Retry-After", "1")
+		e := newError(CodeUnavailable, "JetStream did not store %d of %d events (%v); send the batch again with the event ids in details.event_ids: events already stored are not stored twice", failed, len(results), firstErr)
+		e.Details = map[string]any{"event_ids": resp.EventIDs}
+		return 0, e
+	}
+	writeJSON(w, http.StatusAccepted, resp)
+	return http.StatusAccepted, nil
+}
+
+// countStored adds the batch to the metrics, one update per event type.
+func (s *Server) countStored(events []schemas.Encoded, results []producer.Result) {
+	stored := map[string]int{}
+	unknown := map[string]int{}
+	duplicates := 0
+	for i := range events {
+		switch {
+		case results[i].Err != nil:
+			continue
+		case results[i].Duplicate:
+			duplicates++
+		default:
+			stored[events[i].Type]++
+		}
+		if events[i].UnknownFields > 0 {
+			unknown[events[i].Type] += events[i].UnknownFields
+		}
+	}
+	for t, n := range stored {
+		s.metrics.events.WithLabelValues(t).Add(float64(n))
+	}
+	for t, n := range unknown {
+		s.metrics.unknown.WithLabelValues(t).Add(float64(n))
+	}
+	s.metrics.duplicates.Add(float64(duplicates))
+}
+
+// ingestFraming tells a JSON array body from an NDJSON one by Content-Type.
+func ingestFraming(contentType string) (ndjson bool, e *Error) {
+	media, _, err := mime.ParseMediaType(contentType)
+	switch {
+	case err == nil && media == mediaJSON:
+		return false, nil
+	case err == nil && (media == mediaNDJSON || media == "application/ndjson" || media == "application/jsonl"):
+		return true, nil
+	case contentType == "":
+		return false, newError(CodeContentType, "the Content-Type header is missing; send %s (a JSON array of events) or %s (one event per line)", mediaJSON, mediaNDJSON)
+	}
+	return false, newError(CodeContentType, "Content-Type %q is not supported; send %s (a JSON array of events) or %s (one event per line)", contentType, mediaJSON, mediaNDJSON)
+}
+
+// readBody reads the whole body, up to the limit.
+func (s *Server) readBody(w http.ResponseWriter, r *http.Request) ([]byte, *Error) {
+	if r.ContentLength > s.cfg.MaxBodyBytes {
+		return nil, s.bodyTooLarge()
+	}
+	var buf bytes.Buffer
+	if r.ContentLength > 0 {
+		buf.Grow(int(r.ContentLength) + bytes.MinRead)
+	}
+	_, err := buf.ReadFrom(http.MaxBytesReader(w, r.Body, s.cfg.MaxBodyBytes))
+	var tooLarge *http.MaxBytesError
+	switch {
+	case errors.As(err, &tooLarge):
+		return nil, s.bodyTooLarge()
+	case errors.Is(err, io.ErrUnexpectedEOF):
+		return nil, newError(CodeMalformedBody, "the body ended after %d bytes, before its Content-Length of %d; send the whole body", buf.Len(), r.ContentLength)
+	case err != nil:
+		return nil, newError(CodeMalformedBody, "reading the body: %v", err)
+	}
+	return buf.Bytes(), nil
+}
+
+func (s *Server) bodyTooLarge() *Error {
+	return newError(CodeBodyTooLarge, "the body is over the limit of %d bytes (%d MiB) per request; split the events into several requests", s.cfg.MaxBodyBytes, s.cfg.MaxBodyBytes>>20)
+}
+
+// decodeError maps a whole-batch decoding error to the API's error.
+func decodeError(err error) *Error {
+	var syntax *schemas.SyntaxError
+	var limit *schemas.LimitError
+	switch {
+	case errors.Is(err, schemas.ErrEmptyBatch):
+		return newError(CodeEmptyBatch, "%v", err)
+	case errors.As(err, &limit) && limit.Index >= 0:
+		return newError(CodeEventTooLarge, "%v", err)
+	case errors.As(err, &limit):
+		return newError(CodeTooManyEvents, "%v", err)
+	case errors.As(err, &syntax):
+		return newError(CodeMalformedBody, "%v; nothing was stored", err)
+	}
+	return newError(CodeMalformedBody, "%v", err)
+}
