@@ -45,6 +45,17 @@ var resourceFields = []fieldSpec{
 	{"metadata", TypeString, "arbitrary machine-readable data, at most 4096 bytes", false},
 }
 
+// sshResource gives the SSH resources whose fields the specification does not
+// show beyond id and uri the common resource fields, marked as sluice's.
+func sshResource(extra ...fieldSpec) []fieldSpec {
+	out := append([]fieldSpec(nil), resourceFields[:2]...)
+	for _, f := range resourceFields[2:] {
+		f.ext = true
+		out = append(out, f)
+	}
+	return append(out, extra...)
+}
+
 func withResource(extra ...fieldSpec) []fieldSpec {
 	out := make([]fieldSpec, 0, len(resourceFields)+len(extra))
 	out = append(out, resourceFields...)
@@ -247,11 +258,11 @@ var auditKinds = []auditSpec{
 	},
 	{
 		family: "ssh_certificate_authority", kinds: crud, desc: "an SSH certificate authority",
-		fields: withResource(sshKeyFields...),
+		fields: sshResource(sshKeyFields...),
 	},
 	{
 		family: "ssh_host_certificate", kinds: crud, desc: "an SSH host certificate",
-		fields: withResource(concat(sshKeyFields, []fieldSpec{
+		fields: sshResource(concat(sshKeyFields, []fieldSpec{
 			{"certificate", TypeString, "signed SSH certificate in authorized-keys format", false},
 			{"extensions", TypeStringMap, "certificate extensions", false},
 			{"principals", TypeStringList, "host names the certificate is valid for", true},
@@ -262,7 +273,7 @@ var auditKinds = []auditSpec{
 	},
 	{
 		family: "ssh_public_key", kinds: crud, desc: "an SSH public key",
-		fields: withResource(sshKeyFields...),
+		fields: sshResource(sshKeyFields...),
 	},
 	{
 		family: "ssh_user_certificate", kinds: crud, desc: "an SSH user certificate",

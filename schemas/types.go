@@ -10,18 +10,18 @@ type Type uint8
 
 // The field types of the catalogue. Every field may also be null.
 const (
-	TypeBool      Type = iota + 1 // JSON true or false
-	TypeString                    // JSON string
-	TypeInt32                     // JSON integer in the int32 range
-	TypeInt64                     // JSON integer in the int64 range
-	TypeUint64                    // JSON integer in the uint64 range
-	TypeFloat64                   // any JSON number
-	TypeTimestamp                 // JSON string in RFC 3339 format
-	TypeStringList                // JSON array of strings
-	TypeStringMap                 // JSON object of strings
-	TypeHeaderMap                 // JSON object of arrays of strings (HTTP headers)
-	TypeMapList                   // JSON array of objects of any values
-	TypeObject                    // JSON object of any values (structure not specified)
+	TypeBool       Type = iota + 1 // JSON true or false
+	TypeString                     // JSON string
+	TypeInt32                      // JSON integer in the int32 range
+	TypeInt64                      // JSON integer in the int64 range
+	TypeUint64                     // JSON integer in the uint64 range
+	TypeFloat64                    // any JSON number
+	TypeTimestamp                  // JSON string in RFC 3339 format
+	TypeStringList                 // JSON array of strings
+	TypeStringMap                  // JSON object of strings
+	TypeHeaderMap                  // JSON object of arrays of strings (HTTP headers)
+	TypeMapList                    // JSON array of objects of any values
+	TypeObject                     // JSON object of any values (structure not specified)
 )
 
 var typeNames = [...]string{
@@ -103,7 +103,7 @@ type Kind struct {
 	// Fields are the leaf fields of the object, sorted by path.
 	Fields []Field
 
-	root *node
+	root   *node
 	byPath map[string]*Field
 }
 

@@ -1,0 +1,32 @@
+# sluice: `make run` runs it, `make test` runs every check CI runs.
+GO ?= go
+GOFILES = $(shell find . -name '*.go' -not -path './node_modules/*')
+
+.PHONY: run build test lint fuzz bench docs
+
+run: ## run sluice with its embedded NATS server, data in ./sluice-data
+	$(GO) run ./cmd/sluice serve
+
+build:
+	$(GO) build -o bin/sluice ./cmd/sluice
+
+test: lint ## formatting, vet, every test with -race, a short fuzz run
+	$(GO) test -race -timeout 20m ./...
+	$(MAKE) fuzz
+
+lint:
+	@unformatted="$$(gofmt -l $(GOFILES))"; \
+	if [ -n "$$unformatted" ]; then echo "gofmt would change:"; echo "$$unformatted"; exit 1; fi
+	$(GO) vet ./...
+
+fuzz: ## a short run of each fuzz target, past its committed corpus
+	$(GO) test -run '^$$' -fuzz '^FuzzDecodeBatch$$' -fuzztime 15s ./schemas
+	$(GO) test -run '^$$' -fuzz '^FuzzScanner$$' -fuzztime 10s ./schemas
+
+bench: ## micro-benchmarks, then the ingest benchmark against raw JetStream
+	$(GO) test -run '^$$' -bench . -benchmem -count 6 ./schemas
+	$(GO) run ./cmd/sluice bench ingest
+
+docs: ## regenerate the generated docs
+	$(GO) run ./cmd/sluice schemas docs > docs/events.md
+	$(GO) test ./api -run TestErrorsDocIsCurrent -update
