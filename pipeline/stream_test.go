@@ -2,9 +2,10 @@ package pipeline_test
 
 import (
 	"context"
-	"strings"
 	"testing"
 	"time"
+
+	"github.com/sluicehq/sluice/internal/check"
 
 	"github.com/nats-io/nats.go/jetstream"
 
@@ -153,13 +154,7 @@ func TestStreamConfigValidate(t *testing.T) {
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
-			err := tt.cfg.Validate()
-			switch {
-			case tt.wantErr == "" && err != nil:
-				t.Fatalf("Validate: %v", err)
-			case tt.wantErr != "" && (err == nil || !strings.Contains(err.Error(), tt.wantErr)):
-				t.Fatalf("Validate = %v, want an error containing %q", err, tt.wantErr)
-			}
+			check.ErrorContains(t, tt.cfg.Validate(), tt.wantErr)
 		})
 	}
 }

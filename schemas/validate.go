@@ -137,9 +137,9 @@ func (v *validator) leaf(n *node) error {
 		_, _, err := v.s.number()
 		return err
 	case k == kindArray && n.typ == TypeStringList:
-		return v.stringList(n.path)
+		return v.listOf(n.path, kindString)
 	case k == kindArray && n.typ == TypeMapList:
-		return v.objectList(n.path)
+		return v.listOf(n.path, kindObject)
 	case k == kindObject && (n.typ == TypeStringMap || n.typ == TypeHeaderMap):
 		return v.mapOf(n)
 	case k == kindObject && n.typ == TypeObject:
@@ -148,8 +148,9 @@ func (v *validator) leaf(n *node) error {
 	return v.mismatch(n.path, n.typ.String(), k)
 }
 
-// stringList checks an array (already peeked) of strings.
-func (v *validator) stringList(path string) error {
+// listOf checks an array (already peeked) whose elements must all be of
+// kind want.
+func (v *validator) listOf(path string, want jsonKind) error {
 	if err := v.s.beginArray(); err != nil {
 		return err
 	}
@@ -158,35 +159,12 @@ func (v *validator) stringList(path string) error {
 		if err != nil || !ok {
 			return err
 		}
-		if k := v.s.peek(); k != kindString {
-			if err := v.mismatch(path+"["+strconv.Itoa(i)+"]", "a string", k); err != nil {
-				return err
-			}
-			continue
+		if k := v.s.peek(); k != want {
+			err = v.mismatch(path+"["+strconv.Itoa(i)+"]", want.String(), k)
+		} else {
+			err = v.s.skip()
 		}
-		if _, _, err := v.s.str(); err != nil {
-			return err
-		}
-	}
-}
-
-// objectList checks an array (already peeked) of objects of any values.
-func (v *validator) objectList(path string) error {
-	if err := v.s.beginArray(); err != nil {
-		return err
-	}
-	for i, first := 0, true; ; i, first = i+1, false {
-		ok, err := v.s.nextElem(first)
-		if err != nil || !ok {
-			return err
-		}
-		if k := v.s.peek(); k != kindObject {
-			if err := v.mismatch(path+"["+strconv.Itoa(i)+"]", "an object", k); err != nil {
-				return err
-			}
-			continue
-		}
-		if err := v.s.skip(); err != nil {
+		if err != nil {
 			return err
 		}
 	}
@@ -208,7 +186,7 @@ func (v *validator) mapOf(n *node) error {
 		case n.typ == TypeStringMap && k == kindString:
 			_, _, err = v.s.str()
 		case n.typ == TypeHeaderMap && k == kindArray:
-			err = v.stringList(n.path + "." + string(key))
+			err = v.listOf(n.path+"."+string(key), kindString)
 		case n.typ == TypeStringMap:
 			err = v.mismatch(n.path+"."+string(key), "a string", k)
 		default:

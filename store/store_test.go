@@ -3,9 +3,10 @@ package store_test
 import (
 	"context"
 	"errors"
-	"strings"
 	"testing"
 	"time"
+
+	"github.com/sluicehq/sluice/internal/check"
 
 	"github.com/nats-io/nats.go/jetstream"
 
@@ -121,13 +122,7 @@ func TestConfigValidate(t *testing.T) {
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
-			err := tt.cfg.Validate()
-			switch {
-			case tt.wantErr == "" && err != nil:
-				t.Fatalf("Validate: %v", err)
-			case tt.wantErr != "" && (err == nil || !strings.Contains(err.Error(), tt.wantErr)):
-				t.Fatalf("Validate = %v, want an error containing %q", err, tt.wantErr)
-			}
+			check.ErrorContains(t, tt.cfg.Validate(), tt.wantErr)
 		})
 	}
 }
