@@ -199,6 +199,7 @@ type envelope struct {
 	principalSet, objectSet   bool
 	objectChecked, objSpaced  bool
 	principalSpaced, typeSeen bool
+	timestamp                 time.Time // parsed ts
 }
 
 // event decodes the event at the scanner. Type errors come back in
@@ -255,7 +256,11 @@ func (d *decoder) fields(e *envelope) error {
 			s.ws()
 			s.spaced = false
 			p := s.pos
-			err = v.object(d.c.principal)
+			if s.peek() == kindNull {
+				err = s.literal("null")
+			} else {
+				err = v.object(d.c.principal)
+			}
 			e.principal, e.principalSet, e.principalSpaced = s.data[p:s.pos], true, s.spaced
 		case "object":
 			s.ws()
@@ -340,7 +345,8 @@ func (d *decoder) finish(e *envelope) {
 		v.fail("account_id", "%q is not the API key's account; omit it, sluice sets it from the key", e.account)
 	}
 	if e.ts != nil {
-		if _, err := parseTimestamp(e.ts, e.tsEscaped); err != nil {
+		var err error
+		if e.timestamp, err = parseTimestamp(e.ts, e.tsEscaped); err != nil {
 			v.fail("event_timestamp", "%v", err)
 		}
 	}
@@ -366,7 +372,7 @@ func (d *decoder) encode(e *envelope) Encoded {
 		ev.ID = NewID(PrefixEvent)
 	}
 	if e.ts != nil {
-		ev.Timestamp, _ = parseTimestamp(e.ts, e.tsEscaped)
+		ev.Timestamp = e.timestamp
 	} else {
 		ev.Timestamp = d.opts.Now()
 	}
@@ -436,7 +442,7 @@ func (c *Catalogue) Encode(ev Event) (Encoded, error) {
 		ID:            ev.ID,
 		Type:          k.Name,
 		AccountID:     ev.AccountID,
-		Data:          ev.AppendJSON(make([]byte, 0, len(ev.Object)+len(ev.Principal)+192)),
+		Data:          ev.AppendJSON(make([]byte, 0, len(ev.Object)+len(ev.Principal)+envelopeOverhead)),
 		UnknownFields: v.unknown,
 	}, nil
 }

@@ -205,3 +205,37 @@ func TestEncode(t *testing.T) {
 		t.Errorf("unknown kind error = %v, want ErrUnknownKind", err)
 	}
 }
+
+// TestStoredEnvelopeIngestsUnchanged sends stored envelopes back through the
+// decoder: each must be accepted and encode to the very same bytes.
+func TestStoredEnvelopeIngestsUnchanged(t *testing.T) {
+	s := NewSampler(7)
+	var encoded []Encoded
+	for _, k := range Default().Kinds() {
+		ev, err := s.Event(k.Name)
+		if err != nil {
+			t.Fatal(err)
+		}
+		ev.AccountID = testAccount
+		enc, err := Default().Encode(ev)
+		if err != nil {
+			t.Fatalf("%s: %v", k.Name, err)
+		}
+		encoded = append(encoded, enc)
+	}
+	var body []byte
+	for _, enc := range encoded {
+		body = append(append(body, enc.Data...), '\n')
+	}
+	opts := decodeOpts()
+	opts.NDJSON = true
+	b, err := Default().DecodeBatch(body, opts)
+	if err != nil || len(b.Errors) > 0 {
+		t.Fatalf("stored envelopes refused: %v %v", err, b.Errors)
+	}
+	for i, enc := range b.Events {
+		if string(enc.Data) != string(encoded[i].Data) {
+			t.Errorf("%s changed on the way back:\n%s\n%s", enc.Type, encoded[i].Data, enc.Data)
+		}
+	}
+}

@@ -4,8 +4,8 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
-	"strconv"
 	"time"
+	"unicode/utf8"
 
 	"github.com/segmentio/ksuid"
 )
@@ -88,17 +88,21 @@ type Event struct {
 	Object json.RawMessage `json:"object"`
 }
 
+// envelopeOverhead is room for the envelope around an object: its field
+// names, id, type, timestamp, account id and a null principal.
+const envelopeOverhead = 256
+
 // AppendJSON appends the envelope's compact JSON encoding to b. It does not
 // validate the event; Principal and Object must be valid compact JSON.
 func (e *Event) AppendJSON(b []byte) []byte {
 	b = append(b, `{"event_id":`...)
-	b = strconv.AppendQuote(b, e.ID)
+	b = appendString(b, e.ID)
 	b = append(b, `,"event_type":`...)
-	b = strconv.AppendQuote(b, e.Type)
+	b = appendString(b, e.Type)
 	b = append(b, `,"event_timestamp":"`...)
 	b = e.Timestamp.UTC().AppendFormat(b, TimeLayout)
 	b = append(b, `","account_id":`...)
-	b = strconv.AppendQuote(b, e.AccountID)
+	b = appendString(b, e.AccountID)
 	b = append(b, `,"principal":`...)
 	if len(e.Principal) == 0 {
 		b = append(b, "null"...)
@@ -116,7 +120,7 @@ func (e *Event) AppendJSON(b []byte) []byte {
 
 // MarshalJSON returns AppendJSON's encoding.
 func (e Event) MarshalJSON() ([]byte, error) {
-	return e.AppendJSON(make([]byte, 0, 256+len(e.Object)+len(e.Principal))), nil
+	return e.AppendJSON(make([]byte, 0, envelopeOverhead+len(e.Object)+len(e.Principal))), nil
 }
 
 // Encoded is an event that passed validation, in the form stored in
@@ -137,3 +141,18 @@ type Encoded struct {
 
 // Subject returns the JetStream subject the event is stored on.
 func (e *Encoded) Subject() string { return EventSubject(e.AccountID, e.Type) }
+
+// appendString appends s as a JSON string. Ids, kinds and account ids need
+// no escaping, so they are copied as they are; anything else goes through
+// encoding/json (strconv's Go quoting is not always valid JSON).
+func appendString(b []byte, s string) []byte {
+	for i := 0; i < len(s); i++ {
+		if c := s[i]; c < 0x20 || c == '"' || c == '\\' || c >= utf8.RuneSelf {
+			quoted, _ := json.Marshal(s) // a string always marshals
+			return append(b, quoted...)
+		}
+	}
+	b = append(b, '"')
+	b = append(b, s...)
+	return append(b, '"')
+}

@@ -72,6 +72,10 @@ func FuzzDecodeBatch(f *testing.F) {
 			if _, err := k.ValidateObject(env.Object); err != nil {
 				t.Fatalf("stored object does not validate: %v", err)
 			}
+			again, err := c.DecodeBatch(append([]byte{'['}, append(ev.Data, ']')...), DecodeOptions{AccountID: testAccount})
+			if err != nil || len(again.Errors) > 0 || !bytes.Equal(again.Events[0].Data, ev.Data) {
+				t.Fatalf("stored event does not ingest unchanged: %v %v\n%s", err, again.Errors, ev.Data)
+			}
 			var buf bytes.Buffer
 			if err := json.Compact(&buf, ev.Data); err != nil || buf.String() != string(ev.Data) {
 				t.Fatalf("stored event is not compact: %s", ev.Data)

@@ -137,9 +137,9 @@ func (v *validator) leaf(n *node) error {
 		_, _, err := v.s.number()
 		return err
 	case k == kindArray && n.typ == TypeStringList:
-		return v.listOf(n.path, kindString)
+		return v.listOf(n.path, nil, kindString)
 	case k == kindArray && n.typ == TypeMapList:
-		return v.listOf(n.path, kindObject)
+		return v.listOf(n.path, nil, kindObject)
 	case k == kindObject && (n.typ == TypeStringMap || n.typ == TypeHeaderMap):
 		return v.mapOf(n)
 	case k == kindObject && n.typ == TypeObject:
@@ -149,8 +149,9 @@ func (v *validator) leaf(n *node) error {
 }
 
 // listOf checks an array (already peeked) whose elements must all be of
-// kind want.
-func (v *validator) listOf(path string, want jsonKind) error {
+// kind want. The array is at path, or at path.key when key is not nil: the
+// path of an error is only built when there is one.
+func (v *validator) listOf(path string, key []byte, want jsonKind) error {
 	if err := v.s.beginArray(); err != nil {
 		return err
 	}
@@ -160,7 +161,7 @@ func (v *validator) listOf(path string, want jsonKind) error {
 			return err
 		}
 		if k := v.s.peek(); k != want {
-			err = v.mismatch(path+"["+strconv.Itoa(i)+"]", want.String(), k)
+			err = v.mismatch(elementPath(path, key, i), want.String(), k)
 		} else {
 			err = v.s.skip()
 		}
@@ -186,7 +187,7 @@ func (v *validator) mapOf(n *node) error {
 		case n.typ == TypeStringMap && k == kindString:
 			_, _, err = v.s.str()
 		case n.typ == TypeHeaderMap && k == kindArray:
-			err = v.listOf(n.path+"."+string(key), kindString)
+			err = v.listOf(n.path, key, kindString)
 		case n.typ == TypeStringMap:
 			err = v.mismatch(n.path+"."+string(key), "a string", k)
 		default:
@@ -196,6 +197,13 @@ func (v *validator) mapOf(n *node) error {
 			return err
 		}
 	}
+}
+
+func elementPath(path string, key []byte, i int) string {
+	if key != nil {
+		path += "." + string(key)
+	}
+	return path + "[" + strconv.Itoa(i) + "]"
 }
 
 // unescapeKey decodes an object key holding escapes. It allocates, but keys
