@@ -114,10 +114,10 @@ func (p *Producer) start(ctx context.Context, enc *schemas.Encoded) *Future {
 		Header:  nats.Header{jetstream.MsgIDHeader: []string{enc.ID}},
 	}
 	for {
-		ack, err := p.js.PublishMsgAsync(msg, jetstream.WithStallWait(100*time.Millisecond))
+		ack, err := p.js.PublishMsgAsync(msg)
 		if errors.Is(err, jetstream.ErrTooManyStalledMsgs) {
-			// Every slot is taken: the stall wait above was spent waiting
-			// for acks. Go on waiting unless the caller gave up.
+			// Every slot is taken: the client's stall wait was spent
+			// waiting for acks. Go on waiting unless the caller gave up.
 			if ctx.Err() == nil {
 				continue
 			}
