@@ -1,0 +1,248 @@
+package main
+
+import (
+	"bytes"
+	"context"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"io"
+	"math/rand/v2"
+	"net/http"
+	"strconv"
+	"strings"
+	"time"
+
+	"github.com/cenkalti/backoff/v4"
+
+	"github.com/sluicehq/sluice/api"
+)
+
+// Limits and retry policy of ingestClient.
+const (
+	ingestRetryInitial   = 250 * time.Millisecond // first wait before a retry
+	ingestRetryMax       = 10 * time.Second       // longest wait between retries
+	ingestRetryFor       = 2 * time.Minute        // time after which a batch is given up
+	ingestRequestTimeout = time.Minute            // one request, body and reply included
+	ingestMaxRetryAfter  = 30 * time.Second       // longest Retry-After honoured
+	ingestMaxReplyBytes  = 8 << 20                // event_ids of 10,000 events fit
+	ingestErrorsShown    = 5                      // invalid events an error lists
+)
+
+// ingestClient sends batches of NDJSON events to POST /events. A batch that
+// the API could not store (503, or 502, 504 or 429 from a proxy) or that did
+// not reach it is sent again, the same bytes with the same event ids, after
+// a jittered exponential backoff: the stream stores each event once. It is
+// safe for concurrent use.
+type ingestClient struct {
+	http       *http.Client
+	endpoint   string // URL of POST /events
+	apiKey     string
+	newBackOff func() backoff.BackOff
+	// retrying, if set, is called before each retry with the error and the
+	// wait. It may be called from several goroutines at once.
+	retrying func(err error, wait time.Duration)
+}
+
+// ingestReply is the body of a 202 from POST /events.
+type ingestReply struct {
+	EventIDs   []string `json:"event_ids"`
+	Stored     int      `json:"stored"`
+	Duplicates int      `json:"duplicates"`
+}
+
+// newIngestClient returns a client of the API at apiURL keeping up to conns
+// connections open.
+func newIngestClient(apiURL, apiKey string, conns int) *ingestClient {
+	var transport http.RoundTripper
+	if t, ok := http.DefaultTransport.(*http.Transport); ok {
+		t = t.Clone()
+		t.MaxIdleConnsPerHost = conns
+		transport = t
+	}
+	return &ingestClient{
+		http:     &http.Client{Transport: transport, Timeout: ingestRequestTimeout},
+		endpoint: strings.TrimSuffix(apiURL, "/") + "/events",
+		apiKey:   apiKey,
+		newBackOff: func() backoff.BackOff {
+			return backoff.NewExponentialBackOff(
+				backoff.WithInitialInterval(ingestRetryInitial),
+				backoff.WithMaxInterval(ingestRetryMax),
+				backoff.WithMaxElapsedTime(ingestRetryFor))
+		},
+	}
+}
+
+// send posts an NDJSON batch, retrying while the API is unavailable, until
+// it is accepted, ctx ends or ingestRetryFor has passed. It returns an
+// *ingestError when the API refused the batch or stayed unavailable.
+func (c *ingestClient) send(ctx context.Context, body []byte) (ingestReply, error) {
+	wait := &retryAfterBackOff{BackOff: c.newBackOff()}
+	attempt := func() (ingestReply, error) {
+		reply, err := c.post(ctx, body)
+		wait.floor = 0
+		var refused *ingestError
+		if errors.As(err, &refused) {
+			wait.floor = refused.retryAfter
+		}
+		return reply, err
+	}
+	var notify backoff.Notify
+	if c.retrying != nil {
+		notify = c.retrying
+	}
+	return backoff.RetryNotifyWithData(attempt, backoff.WithContext(wait, ctx), notify)
+}
+
+// post sends the batch once. Errors worth retrying are returned as they
+// are; the others are wrapped in backoff.Permanent.
+func (c *ingestClient) post(ctx context.Context, body []byte) (ingestReply, error) {
+	req, err := http.NewRequestWithContext(ctx, http.MethodPost, c.endpoint, bytes.NewReader(body))
+	if err != nil {
+		return ingestReply{}, backoff.Permanent(fmt.Errorf("building the request: %w", err))
+	}
+	req.Header.Set("Content-Type", "application/x-ndjson")
+	req.Header.Set("Authorization", "Bearer "+c.apiKey)
+	req.Header.Set(api.HeaderVersion, api.SupportedVersion)
+	resp, err := c.http.Do(req)
+	if err != nil {
+		if ctx.Err() != nil {
+			return ingestReply{}, backoff.Permanent(ctx.Err())
+		}
+		return ingestReply{}, fmt.Errorf("sending events to %s: %w", c.endpoint, err)
+	}
+	defer resp.Body.Close()
+	raw, err := io.ReadAll(io.LimitReader(resp.Body, ingestMaxReplyBytes))
+	if err != nil {
+		// The events may be stored or not: sending them again is safe.
+		return ingestReply{}, fmt.Errorf("reading the reply of %s: %w", c.endpoint, err)
+	}
+	if resp.StatusCode == http.StatusAccepted {
+		var reply ingestReply
+		if err := json.Unmarshal(raw, &reply); err != nil {
+			return ingestReply{}, backoff.Permanent(fmt.Errorf("the reply of %s is not sluice's: %w", c.endpoint, err))
+		}
+		return reply, nil
+	}
+	refused := newIngestError(resp, raw)
+	if refused.retryable() {
+		return ingestReply{}, refused
+	}
+	return ingestReply{}, backoff.Permanent(refused)
+}
+
+// ingestError is an error reply of the API, or of a proxy in front of it.
+type ingestError struct {
+	Status      int
+	Code        string // such as ERR_SLUICE_301; "" when the reply is not the API's
+	Msg         string
+	OperationID string
+	Events      []ingestEventError // details.errors: the invalid events
+
+	retryAfter time.Duration
+	origins    []int            // origin of each event of the batch
+	describe   func(int) string // says where an origin is
+}
+
+// ingestEventError is one invalid event of a batch.
+type ingestEventError struct {
+	Index int    `json:"index"`
+	Error string `json:"error"`
+}
+
+func newIngestError(resp *http.Response, raw []byte) *ingestError {
+	var body struct {
+		ErrorCode string `json:"error_code"`
+		Msg       string `json:"msg"`
+		Details   struct {
+			OperationID string             `json:"operation_id"`
+			Errors      []ingestEventError `json:"errors"`
+		} `json:"details"`
+	}
+	e := &ingestError{Status: resp.StatusCode, retryAfter: retryAfter(resp.Header.Get("Retry-After"))}
+	if err := json.Unmarshal(raw, &body); err == nil && body.ErrorCode != "" {
+		e.Code, e.Msg = body.ErrorCode, body.Msg
+		e.OperationID, e.Events = body.Details.OperationID, body.Details.Errors
+		return e
+	}
+	e.Msg = http.StatusText(resp.StatusCode)
+	if text := strings.TrimSpace(string(raw)); text != "" {
+		e.Msg = strings.ToValidUTF8(text[:min(len(text), 200)], "")
+	}
+	return e
+}
+
+// retryable reports whether sending the same batch again may succeed.
+func (e *ingestError) retryable() bool {
+	switch e.Status {
+	case http.StatusServiceUnavailable, http.StatusBadGateway, http.StatusGatewayTimeout, http.StatusTooManyRequests:
+		return true
+	}
+	return false
+}
+
+// locate tells the error where the batch's events came from, so that it
+// names them by their origin rather than by their index in the batch.
+func (e *ingestError) locate(origins []int, describe func(int) string) {
+	e.origins, e.describe = origins, describe
+}
+
+func (e *ingestError) Error() string {
+	var b strings.Builder
+	if e.Code != "" {
+		fmt.Fprintf(&b, "%s (HTTP %d): %s", e.Code, e.Status, e.Msg)
+	} else {
+		fmt.Fprintf(&b, "HTTP %d: %s", e.Status, e.Msg)
+	}
+	for i, ev := range e.Events {
+		if i == ingestErrorsShown {
+			fmt.Fprintf(&b, "\n  and %d more", len(e.Events)-i)
+			break
+		}
+		fmt.Fprintf(&b, "\n  %s: %s", e.where(ev.Index), ev.Error)
+	}
+	if e.OperationID != "" {
+		fmt.Fprintf(&b, "\n  (operation id %s)", e.OperationID)
+	}
+	return b.String()
+}
+
+// where names the event of the batch at index i.
+func (e *ingestError) where(i int) string {
+	if e.describe != nil && i >= 0 && i < len(e.origins) {
+		return e.describe(e.origins[i])
+	}
+	return fmt.Sprintf("event %d of the batch", i)
+}
+
+// retryAfter parses a Retry-After header: seconds or an HTTP date. It
+// returns 0 when there is none, and at most ingestMaxRetryAfter.
+func retryAfter(header string) time.Duration {
+	if header == "" {
+		return 0
+	}
+	var d time.Duration
+	if secs, err := strconv.Atoi(header); err == nil {
+		d = time.Duration(secs) * time.Second
+	} else if at, err := http.ParseTime(header); err == nil {
+		d = time.Until(at)
+	}
+	return max(0, min(d, ingestMaxRetryAfter))
+}
+
+// retryAfterBackOff waits at least as long as the API's last Retry-After
+// asked (floor), with up to a fifth more as jitter, so that clients told
+// the same delay do not all come back at once.
+type retryAfterBackOff struct {
+	backoff.BackOff
+	floor time.Duration
+}
+
+// NextBackOff returns the wrapped backoff's next wait, raised to the floor.
+func (b *retryAfterBackOff) NextBackOff() time.Duration {
+	next := b.BackOff.NextBackOff()
+	if next == backoff.Stop || next >= b.floor {
+		return next
+	}
+	return b.floor + rand.N(b.floor/5+1)
+}

@@ -1,0 +1,185 @@
+package main
+
+import (
+	"bufio"
+	"bytes"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"io"
+	"math/rand/v2"
+
+	"github.com/sluicehq/sluice/schemas"
+)
+
+// eventSource yields events as NDJSON lines that carry an event_id.
+type eventSource interface {
+	// next returns the next event and its origin (a line or sample number),
+	// or io.EOF after the last.
+	next() (event []byte, origin int, err error)
+	// describe says where the event of an origin came from, for messages.
+	describe(origin int) string
+}
+
+// ndjsonSource reads events, one a line.
+type ndjsonSource struct {
+	r    *bufio.Reader
+	name string // the file's name, for messages
+	line int    // lines read
+}
+
+func newNDJSONSource(r io.Reader, name string) *ndjsonSource {
+	return &ndjsonSource{r: bufio.NewReaderSize(r, 1<<16), name: name}
+}
+
+func (s *ndjsonSource) next() ([]byte, int, error) {
+	for {
+		raw, err := s.r.ReadBytes('\n')
+		if err != nil && !errors.Is(err, io.EOF) {
+			return nil, 0, fmt.Errorf("reading %s: %w", s.name, err)
+		}
+		if len(raw) == 0 && err != nil {
+			return nil, 0, io.EOF
+		}
+		s.line++
+		if raw = bytes.TrimSpace(raw); len(raw) > 0 {
+			return withEventID(raw), s.line, nil
+		}
+	}
+}
+
+func (s *ndjsonSource) describe(line int) string {
+	return fmt.Sprintf("line %d of %s", line, s.name)
+}
+
+// withEventID returns the event with an event_id: the line itself when it
+// has one, else the event with a new id. A line that is not a JSON object is
+// returned as it is, for the API to say what is wrong with it.
+func withEventID(line []byte) []byte {
+	var fields map[string]json.RawMessage
+	if err := json.Unmarshal(line, &fields); err != nil || fields == nil {
+		return line
+	}
+	if id, ok := fields["event_id"]; ok && string(id) != "null" {
+		return line
+	}
+	id, err := json.Marshal(schemas.NewID(schemas.PrefixEvent))
+	if err != nil {
+		return line
+	}
+	fields["event_id"] = id
+	out, err := compactJSON(fields)
+	if err != nil {
+		return line
+	}
+	return out
+}
+
+// compactJSON encodes v without a trailing newline and without escaping
+// HTML characters, so that strings keep their bytes.
+func compactJSON(v any) ([]byte, error) {
+	var b bytes.Buffer
+	enc := json.NewEncoder(&b)
+	enc.SetEscapeHTML(false)
+	if err := enc.Encode(v); err != nil {
+		return nil, err
+	}
+	return bytes.TrimSuffix(b.Bytes(), []byte("\n")), nil
+}
+
+// sampleSource generates sample events.
+type sampleSource struct {
+	sampler *schemas.Sampler
+	kinds   *kindMix
+	count   int // events to generate; 0: no end
+	n       int // events generated
+}
+
+// sampleEvent is a sample event as producers send it: without account_id,
+// which sluice sets from the API key.
+type sampleEvent struct {
+	ID        string          `json:"event_id"`
+	Type      string          `json:"event_type"`
+	Timestamp string          `json:"event_timestamp"`
+	Principal json.RawMessage `json:"principal,omitempty"`
+	Object    json.RawMessage `json:"object"`
+}
+
+func newSampleSource(c *schemas.Catalogue, sample string, count int, seed uint64) (*sampleSource, error) {
+	if seed == 0 {
+		seed = rand.Uint64()
+	}
+	kinds, err := newKindMix(c, sample, seed)
+	if err != nil {
+		return nil, err
+	}
+	return &sampleSource{sampler: schemas.NewSampler(seed), kinds: kinds, count: count}, nil
+}
+
+func (s *sampleSource) next() ([]byte, int, error) {
+	if s.count > 0 && s.n >= s.count {
+		return nil, 0, io.EOF
+	}
+	ev, err := s.sampler.Event(s.kinds.next())
+	if err != nil {
+		return nil, 0, err
+	}
+	s.n++
+	line, err := compactJSON(sampleEvent{
+		ID:        ev.ID,
+		Type:      ev.Type,
+		Timestamp: ev.Timestamp.UTC().Format(schemas.TimeLayout),
+		Principal: ev.Principal,
+		Object:    ev.Object,
+	})
+	if err != nil {
+		return nil, 0, fmt.Errorf("encoding sample %d: %w", s.n, err)
+	}
+	return line, s.n, nil
+}
+
+func (s *sampleSource) describe(n int) string { return fmt.Sprintf("sample event %d", n) }
+
+// trafficShare is the percentage of traffic events in the "mixed" sample.
+const trafficShare = 90
+
+// kindMix picks the kind of each sample event.
+type kindMix struct {
+	traffic, audit []string
+	trafficPercent int // share of traffic kinds; the rest are audit kinds
+	rng            *rand.Rand
+}
+
+// newKindMix returns the mix --sample names: one kind, "traffic" or "audit"
+// (their kinds evenly), or "mixed" (trafficShare percent traffic).
+func newKindMix(c *schemas.Catalogue, sample string, seed uint64) (*kindMix, error) {
+	m := &kindMix{rng: rand.New(rand.NewPCG(seed, ^seed))}
+	for _, k := range c.Kinds() {
+		if k.Class == schemas.ClassTraffic {
+			m.traffic = append(m.traffic, k.Name)
+		} else {
+			m.audit = append(m.audit, k.Name)
+		}
+	}
+	switch sample {
+	case "mixed":
+		m.trafficPercent = trafficShare
+	case "traffic":
+		m.trafficPercent = 100
+	case "audit":
+		m.trafficPercent = 0
+	default:
+		if _, ok := c.Kind(sample); !ok {
+			return nil, fmt.Errorf("--sample %q: %w: use mixed, traffic, audit or a kind of `sluice schemas list`", sample, schemas.ErrUnknownKind)
+		}
+		m.traffic, m.trafficPercent = []string{sample}, 100
+	}
+	return m, nil
+}
+
+func (m *kindMix) next() string {
+	if m.rng.IntN(100) < m.trafficPercent {
+		return m.traffic[m.rng.IntN(len(m.traffic))]
+	}
+	return m.audit[m.rng.IntN(len(m.audit))]
+}

@@ -1,0 +1,562 @@
+package main
+
+import (
+	"bytes"
+	"context"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"io"
+	"net/http"
+	"net/http/httptest"
+	"os"
+	"path/filepath"
+	"strings"
+	"sync"
+	"testing"
+	"time"
+
+	"github.com/nats-io/nats.go/jetstream"
+
+	"github.com/sluicehq/sluice/api"
+	"github.com/sluicehq/sluice/internal/natstest"
+	"github.com/sluicehq/sluice/pipeline"
+	"github.com/sluicehq/sluice/producer"
+	"github.com/sluicehq/sluice/schemas"
+	"github.com/sluicehq/sluice/store"
+)
+
+// publishEnv is sluice's API on a real in-process NATS server.
+type publishEnv struct {
+	url    string
+	token  string
+	stream jetstream.Stream
+}
+
+func newPublishEnv(t *testing.T) *publishEnv {
+	t.Helper()
+	ctx := context.Background()
+	nc, js := natstest.Connect(t, natstest.Start(t))
+	stream, err := pipeline.EnsureStream(ctx, js, pipeline.StreamConfig{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	st, err := store.Open(ctx, js, store.Config{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	acct, err := st.CreateAccount(ctx, "publish test")
+	if err != nil {
+		t.Fatal(err)
+	}
+	key, err := st.CreateAPIKey(ctx, acct.ID, store.APIKeyInput{Description: "publish test"}, "")
+	if err != nil {
+		t.Fatal(err)
+	}
+	prod, err := producer.New(nc, producer.Config{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	srv, err := api.New(api.Config{}, api.Deps{Keys: st, Publisher: prod})
+	if err != nil {
+		t.Fatal(err)
+	}
+	hs := httptest.NewServer(srv)
+	t.Cleanup(hs.Close)
+	return &publishEnv{url: hs.URL, token: key.Token, stream: stream}
+}
+
+// storedIDs reads the stream and returns the id of every event in it.
+func (e *publishEnv) storedIDs(t *testing.T) map[string]bool {
+	t.Helper()
+	ctx, cancel := context.WithTimeout(context.Background(), 10*time.Second)
+	defer cancel()
+	info, err := e.stream.Info(ctx)
+	if err != nil {
+		t.Fatal(err)
+	}
+	ids := map[string]bool{}
+	if info.State.Msgs == 0 {
+		return ids
+	}
+	cons, err := e.stream.OrderedConsumer(ctx, jetstream.OrderedConsumerConfig{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	for read := uint64(0); read < info.State.Msgs; {
+		if ctx.Err() != nil {
+			t.Fatalf("read %d of %d events before the deadline", read, info.State.Msgs)
+		}
+		batch, err := cons.FetchNoWait(1000)
+		if err != nil {
+			t.Fatal(err)
+		}
+		for msg := range batch.Messages() {
+			read++
+			ids[msg.Headers().Get(jetstream.MsgIDHeader)] = true
+		}
+		if err := batch.Error(); err != nil {
+			t.Fatal(err)
+		}
+	}
+	return ids
+}
+
+// runPublishCommand runs `sluice publish` with the arguments and standard
+// input, and returns its standard output and error and its error.
+func runPublishCommand(t *testing.T, stdin string, args ...string) (stdout, stderr string, err error) {
+	t.Helper()
+	ctx, cancel := context.WithTimeout(context.Background(), time.Minute)
+	defer cancel()
+	return runPublishCommandContext(ctx, t, strings.NewReader(stdin), args...)
+}
+
+// runPublishCommandContext runs `sluice publish` until it ends or ctx does.
+func runPublishCommandContext(ctx context.Context, t *testing.T, stdin io.Reader, args ...string) (stdout, stderr string, err error) {
+	t.Helper()
+	cmd := newPublishCommand()
+	cmd.SilenceUsage, cmd.SilenceErrors = true, true
+	var out, errOut bytes.Buffer
+	cmd.SetIn(stdin)
+	cmd.SetOut(&out)
+	cmd.SetErr(&errOut)
+	cmd.SetArgs(args)
+	err = cmd.ExecuteContext(ctx)
+	return out.String(), errOut.String(), err
+}
+
+// TestPublishSamples sends generated events to a real sluice and counts
+// them in the stream. Samples carry no account_id: sluice would refuse
+// the sampler's own account.
+func TestPublishSamples(t *testing.T) {
+	tests := []struct {
+		name       string
+		args       []string
+		want       int
+		minElapsed time.Duration // the pacing of --rate
+	}{
+		{name: "mixed", args: []string{"--sample", "mixed", "--count", "2000", "--batch", "300"}, want: 2000},
+		{name: "traffic one at a time", args: []string{"--sample", "traffic", "--count", "50", "--batch", "7", "--concurrency", "1"}, want: 50},
+		{name: "one kind", args: []string{"--sample", "api_key_created.v0", "--count", "20", "--seed", "3"}, want: 20},
+		{name: "paced", args: []string{"--sample", "audit", "--count", "30", "--rate", "200", "--batch", "10", "--progress"}, want: 30, minElapsed: 29 * time.Second / 200},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			env := newPublishEnv(t)
+			start := time.Now()
+			stdout, stderr, err := runPublishCommand(t, "", append([]string{"--api-url", env.url, "--api-key", env.token}, tt.args...)...)
+			elapsed := time.Since(start)
+			if err != nil {
+				t.Fatalf("publish: %v\n%s", err, stderr)
+			}
+			if got := len(env.storedIDs(t)); got != tt.want {
+				t.Fatalf("the stream holds %d events, want %d", got, tt.want)
+			}
+			if want := fmt.Sprintf("sent %d events in ", tt.want); !strings.HasPrefix(stdout, want) || !strings.Contains(stdout, fmt.Sprintf(": %d stored, 0 duplicates, 0 rejected", tt.want)) {
+				t.Errorf("summary %q, want %q... %d stored", stdout, want, tt.want)
+			}
+			if elapsed < tt.minElapsed {
+				t.Errorf("sent %d events in %s; at the rate asked that takes at least %s", tt.want, elapsed, tt.minElapsed)
+			}
+		})
+	}
+}
+
+// TestPublishSameSeedIsDuplicate sends the samples of one seed twice: they
+// have the same ids, so the second time every event is a duplicate.
+func TestPublishSameSeedIsDuplicate(t *testing.T) {
+	env := newPublishEnv(t)
+	args := []string{"--api-url", env.url, "--api-key", env.token, "--sample", "mixed", "--count", "100", "--seed", "42", "--batch", "30"}
+	for i, want := range []string{"100 stored, 0 duplicates", "0 stored, 100 duplicates"} {
+		stdout, stderr, err := runPublishCommand(t, "", args...)
+		if err != nil {
+			t.Fatalf("run %d: %v\n%s", i, err, stderr)
+		}
+		if !strings.Contains(stdout, want) {
+			t.Errorf("run %d: summary %q, want %q", i, stdout, want)
+		}
+	}
+	if got := len(env.storedIDs(t)); got != 100 {
+		t.Fatalf("the stream holds %d events, want 100", got)
+	}
+}
+
+// Lines of NDJSON input.
+const (
+	validLine     = `{"event_type":"http_request_complete.v0","object":{"conn":{"client_ip":"192.0.2.1"},"http":{"response":{"status_code":200}}}}`
+	invalidLine   = `{"event_type":"http_request_complete.v0","object":{"http":{"response":{"status_code":"ok"}}}}`
+	givenIDFormat = `{"event_id":%q,"event_type":"tcp_connection_closed.v0","object":{"conn":{"client_ip":"192.0.2.2"}}}`
+	nullIDLine    = `{"event_id":null,"event_type":"tcp_connection_closed.v0","object":{}}`
+)
+
+// TestPublishNDJSON sends events read from a file or standard input to a
+// real sluice.
+func TestPublishNDJSON(t *testing.T) {
+	givenID := schemas.NewID(schemas.PrefixEvent)
+	given := fmt.Sprintf(givenIDFormat, givenID)
+	tests := []struct {
+		name      string
+		file      string // written to a file given as the argument, unless stdin is set
+		stdin     bool
+		args      []string
+		key       string // the API key; default the environment's
+		wantErr   []string
+		wantIDs   int
+		wantGiven bool // the event with givenID is stored under its id
+	}{
+		{
+			name:      "file",
+			file:      validLine + "\n\n" + given + "\n" + nullIDLine, // a blank line, no final newline
+			args:      []string{"--batch", "2"},
+			wantIDs:   3,
+			wantGiven: true,
+		},
+		{
+			name:      "stdin",
+			file:      given + "\n" + validLine + "\n",
+			stdin:     true,
+			wantIDs:   2,
+			wantGiven: true,
+		},
+		{
+			name:    "an invalid event",
+			file:    validLine + "\n\n" + invalidLine + "\n" + given + "\n",
+			wantErr: []string{"ERR_SLUICE_301 (HTTP 400): 1 of 3 events are invalid", "line 3 of ", "status_code"},
+		},
+		{
+			name:    "a line that is not JSON",
+			file:    "not an event\n" + validLine + "\n",
+			stdin:   true,
+			wantErr: []string{"ERR_SLUICE_301", "line 1 of standard input"},
+		},
+		{
+			name:    "an unknown API key",
+			file:    validLine + "\n",
+			stdin:   true,
+			key:     "not-a-key",
+			wantErr: []string{"ERR_SLUICE_211 (HTTP 401)", "the API key is unknown"},
+		},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			env := newPublishEnv(t)
+			key := env.token
+			if tt.key != "" {
+				key = tt.key
+			}
+			args := append([]string{"--api-url", env.url, "--api-key", key}, tt.args...)
+			stdin := ""
+			if tt.stdin {
+				stdin = tt.file
+				args = append(args, "-")
+			} else {
+				path := filepath.Join(t.TempDir(), "events.ndjson")
+				if err := os.WriteFile(path, []byte(tt.file), 0o600); err != nil {
+					t.Fatal(err)
+				}
+				args = append(args, path)
+			}
+			_, stderr, err := runPublishCommand(t, stdin, args...)
+			ids := env.storedIDs(t)
+			if tt.wantErr != nil {
+				if err == nil {
+					t.Fatalf("no error; stderr:\n%s", stderr)
+				}
+				for _, want := range tt.wantErr {
+					if !strings.Contains(err.Error(), want) {
+						t.Errorf("error %q does not say %q", err, want)
+					}
+				}
+				if len(ids) != 0 {
+					t.Errorf("the stream holds %d events of a batch with an invalid event", len(ids))
+				}
+				return
+			}
+			if err != nil {
+				t.Fatalf("publish: %v\n%s", err, stderr)
+			}
+			if len(ids) != tt.wantIDs {
+				t.Errorf("the stream holds %d events, want %d", len(ids), tt.wantIDs)
+			}
+			if tt.wantGiven && !ids[givenID] {
+				t.Errorf("the event with event_id %s is not stored under it", givenID)
+			}
+		})
+	}
+}
+
+// TestPublishFlags checks that bad flags are refused before anything is sent.
+func TestPublishFlags(t *testing.T) {
+	tests := []struct {
+		name string
+		args []string
+		want string
+	}{
+		{"no key", []string{"--sample", "mixed"}, "--api-key is required"},
+		{"batch too large", []string{"--api-key", "k", "--batch", "10001"}, "--batch 10001"},
+		{"no concurrency", []string{"--api-key", "k", "--concurrency", "0"}, "--concurrency 0"},
+		{"bad URL", []string{"--api-key", "k", "--api-url", "localhost:8080"}, "--api-url"},
+		{"file and sample", []string{"--api-key", "k", "--sample", "mixed", "events.ndjson"}, "not both"},
+		{"unknown kind", []string{"--api-key", "k", "--sample", "no_such_kind.v0"}, "unknown event kind"},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			_, _, err := runPublishCommand(t, "", tt.args...)
+			if err == nil || !strings.Contains(err.Error(), tt.want) {
+				t.Fatalf("error %v, want one saying %q", err, tt.want)
+			}
+		})
+	}
+}
+
+// fakeIngest answers POST /events with the statuses given, in turn, and
+// keeps every request body.
+type fakeIngest struct {
+	t        *testing.T
+	statuses []int
+	received chan int // if set, gets the number of events of each request
+
+	mu     sync.Mutex
+	bodies [][]byte
+}
+
+func (f *fakeIngest) ServeHTTP(w http.ResponseWriter, r *http.Request) {
+	body, err := io.ReadAll(r.Body)
+	if err != nil {
+		f.t.Errorf("reading the request: %v", err)
+	}
+	for header, want := range map[string]string{"Content-Type": "application/x-ndjson", "Service-Version": "2", "Authorization": "Bearer token"} {
+		if got := r.Header.Get(header); got != want {
+			f.t.Errorf("request header %s: %q, want %q", header, got, want)
+		}
+	}
+	f.mu.Lock()
+	f.bodies = append(f.bodies, body)
+	status := f.statuses[min(len(f.bodies), len(f.statuses))-1]
+	f.mu.Unlock()
+
+	w.Header().Set("Content-Type", "application/json")
+	w.WriteHeader(status)
+	switch status {
+	case http.StatusAccepted:
+		ids := eventIDs(f.t, body)
+		_ = json.NewEncoder(w).Encode(ingestReply{EventIDs: ids, Stored: len(ids)})
+		if f.received != nil {
+			f.received <- len(ids)
+		}
+	case http.StatusServiceUnavailable:
+		_, _ = io.WriteString(w, `{"error_code":"ERR_SLUICE_101","status_code":503,"msg":"JetStream did not store 3 of 3 events","details":{"operation_id":"op_x"}}`)
+	case http.StatusBadRequest:
+		_, _ = io.WriteString(w, `{"error_code":"ERR_SLUICE_301","status_code":400,"msg":"1 of 3 events are invalid","details":{"operation_id":"op_x","errors":[{"index":2,"error":"object: missing"}]}}`)
+	default:
+		_, _ = io.WriteString(w, "<html>proxy error</html>")
+	}
+}
+
+// requests returns the bodies received so far.
+func (f *fakeIngest) requests() [][]byte {
+	f.mu.Lock()
+	defer f.mu.Unlock()
+	return f.bodies
+}
+
+// eventIDs returns the event_id of each line of an NDJSON body.
+func eventIDs(t *testing.T, body []byte) []string {
+	t.Helper()
+	var ids []string
+	for line := range bytes.Lines(body) {
+		var ev struct {
+			ID string `json:"event_id"`
+		}
+		if err := json.Unmarshal(line, &ev); err != nil {
+			t.Errorf("line %q: %v", line, err)
+		}
+		ids = append(ids, ev.ID)
+	}
+	return ids
+}
+
+// TestPublishRetries sends a batch to a fake API: it is sent again, with
+// the same event ids, while the API is unavailable, and not after a 4xx.
+func TestPublishRetries(t *testing.T) {
+	givenID := schemas.NewID(schemas.PrefixEvent)
+	input := validLine + "\n" + fmt.Sprintf(givenIDFormat, givenID) + "\n" + nullIDLine + "\n"
+	tests := []struct {
+		name        string
+		statuses    []int
+		wantErr     string
+		wantRetries string // in the summary
+	}{
+		{name: "503 twice", statuses: []int{503, 503, 202}, wantRetries: "2 retries"},
+		{name: "a proxy's 502", statuses: []int{502, 202}, wantRetries: "1 retry"},
+		{name: "400", statuses: []int{400}, wantErr: "ERR_SLUICE_301 (HTTP 400): 1 of 3 events are invalid\n  line 3 of standard input: object: missing"},
+		{name: "500", statuses: []int{500}, wantErr: "HTTP 500: <html>proxy error</html>"},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			fake := &fakeIngest{t: t, statuses: tt.statuses}
+			hs := httptest.NewServer(fake)
+			t.Cleanup(hs.Close)
+			stdout, stderr, err := runPublishCommand(t, input, "--api-url", hs.URL, "--api-key", "token", "--concurrency", "1")
+			bodies := fake.requests()
+			if len(bodies) != len(tt.statuses) {
+				t.Fatalf("%d requests, want %d; stderr:\n%s", len(bodies), len(tt.statuses), stderr)
+			}
+			ids := eventIDs(t, bodies[0])
+			if len(ids) != 3 || ids[1] != givenID {
+				t.Fatalf("event ids %q: want 3, the second %s", ids, givenID)
+			}
+			for _, id := range ids {
+				if err := schemas.CheckID(schemas.PrefixEvent, id); err != nil {
+					t.Errorf("event id: %v", err)
+				}
+			}
+			for i, body := range bodies[1:] {
+				if !bytes.Equal(body, bodies[0]) {
+					t.Errorf("retry %d sent\n%s\nthe first request sent\n%s", i+1, body, bodies[0])
+				}
+			}
+			if tt.wantErr != "" {
+				if err == nil || !strings.HasPrefix(err.Error(), tt.wantErr) {
+					t.Fatalf("error %v, want %q", err, tt.wantErr)
+				}
+				return
+			}
+			if err != nil {
+				t.Fatalf("publish: %v\n%s", err, stderr)
+			}
+			if retries := len(tt.statuses) - 1; strings.Count(stderr, "retrying a batch") != retries || !strings.Contains(stdout, "3 stored, 0 duplicates, 0 rejected, "+tt.wantRetries) {
+				t.Errorf("after %d retries: stdout %q, stderr %q", retries, stdout, stderr)
+			}
+		})
+	}
+}
+
+// TestPublishSlowInput pipes events in slowly: those read go out while the
+// command waits for more, and cancelling it ends it though standard input
+// is still open.
+func TestPublishSlowInput(t *testing.T) {
+	fake := &fakeIngest{t: t, statuses: []int{202}, received: make(chan int, 10)}
+	hs := httptest.NewServer(fake)
+	t.Cleanup(hs.Close)
+	stdin, input := io.Pipe()
+	t.Cleanup(func() { _ = input.Close() })
+	ctx, cancel := context.WithCancel(context.Background())
+	defer cancel()
+	type outcome struct {
+		stdout string
+		err    error
+	}
+	done := make(chan outcome, 1)
+	go func() {
+		stdout, _, err := runPublishCommandContext(ctx, t, stdin, "--api-url", hs.URL, "--api-key", "token")
+		done <- outcome{stdout, err}
+	}()
+
+	if _, err := io.WriteString(input, validLine+"\n"+nullIDLine+"\n"); err != nil {
+		t.Fatal(err)
+	}
+	select {
+	case n := <-fake.received:
+		if n != 2 {
+			t.Fatalf("the first request held %d events, want the 2 written", n)
+		}
+	case <-time.After(10 * time.Second):
+		t.Fatal("the events written were not sent while standard input stayed open")
+	}
+	cancel()
+	select {
+	case got := <-done:
+		if !errors.Is(got.err, context.Canceled) {
+			t.Errorf("error %v, want context.Canceled", got.err)
+		}
+		if !strings.Contains(got.stdout, "sent 2 events") {
+			t.Errorf("summary %q, want 2 events sent", got.stdout)
+		}
+	case <-time.After(10 * time.Second):
+		t.Fatal("the command did not end when cancelled while reading standard input")
+	}
+}
+
+// pacerStep asks a pacer whether event n is ready at a time after its start.
+type pacerStep struct {
+	n    int
+	at   time.Duration
+	want bool
+}
+
+// TestPacer checks when a pacer lets events through, and that after falling
+// behind it sends at most a second's worth at once.
+func TestPacer(t *testing.T) {
+	t0 := time.Date(2026, 11, 22, 10, 0, 0, 0, time.UTC)
+	const ms, s = time.Millisecond, time.Second
+	tests := []struct {
+		name  string
+		rate  float64
+		steps []pacerStep
+	}{
+		{"no limit", 0, []pacerStep{{0, 0, true}, {1_000_000, 0, true}}},
+		{"10 per second", 10, []pacerStep{{0, 0, true}, {1, 0, false}, {1, 99 * ms, false}, {1, 100 * ms, true}, {10, 999 * ms, false}, {10, s, true}}},
+		{"behind", 10, []pacerStep{{5, 10 * s, true}, {15, 10 * s, true}, {16, 10 * s, false}, {16, 10*s + 100*ms, true}}},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			p := newPacer(tt.rate, t0)
+			for _, step := range tt.steps {
+				if got := p.ready(step.n, t0.Add(step.at)); got != step.want {
+					t.Errorf("event %d at %s: ready %t, want %t", step.n, step.at, got, step.want)
+				}
+			}
+		})
+	}
+}
+
+// TestWithEventID checks that lines without an event_id get one and that
+// the rest is kept as it was.
+func TestWithEventID(t *testing.T) {
+	tests := []struct {
+		name    string
+		line    string
+		wantNew bool // a new id is added; otherwise the line is unchanged
+	}{
+		{"has an id", fmt.Sprintf(givenIDFormat, schemas.NewID(schemas.PrefixEvent)), false},
+		{"invalid id kept for the API to refuse", `{"event_id":"nope","event_type":"x"}`, false},
+		{"no id", `{"event_type":"x","object":{"html":"<b>&amp;</b>","n":1.50}}`, true},
+		{"null id", nullIDLine, true},
+		{"not an object", `[1,2]`, false},
+		{"null", `null`, false},
+		{"not JSON", `{"event_type":`, false},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			got := withEventID([]byte(tt.line))
+			if !tt.wantNew {
+				if string(got) != tt.line {
+					t.Fatalf("line changed to %s", got)
+				}
+				return
+			}
+			var gotFields, wantFields map[string]json.RawMessage
+			if err := json.Unmarshal(got, &gotFields); err != nil {
+				t.Fatalf("%s: %v", got, err)
+			}
+			if err := json.Unmarshal([]byte(tt.line), &wantFields); err != nil {
+				t.Fatal(err)
+			}
+			var id string
+			if err := json.Unmarshal(gotFields["event_id"], &id); err != nil || schemas.CheckID(schemas.PrefixEvent, id) != nil {
+				t.Fatalf("event_id %s is not a new id", gotFields["event_id"])
+			}
+			delete(gotFields, "event_id")
+			delete(wantFields, "event_id")
+			for k, v := range wantFields {
+				if !bytes.Equal(gotFields[k], v) {
+					t.Errorf("field %s: %s, want %s", k, gotFields[k], v)
+				}
+			}
+			if len(gotFields) != len(wantFields) {
+				t.Errorf("fields %v, want %v", gotFields, wantFields)
+			}
+		})
+	}
+}
