@@ -36,7 +36,7 @@ type Config struct {
 	Listen string
 	// ServerName names the server in NATS; default DefaultServerName.
 	ServerName string
-	// Logger receives the server's log lines: notices at Info, warnings at
+	// Logger receives the server's log lines: notices at Debug, warnings at
 	// Warn, errors and fatal errors at Error, debug lines at Debug and
 	// protocol traces at LevelTrace. Debug and trace lines are only produced
 	// when the logger is enabled for their level. nil discards every line.

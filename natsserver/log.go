@@ -39,8 +39,9 @@ func (l *serverLog) log(level slog.Level, format string, v []any) {
 	l.logger.Log(context.Background(), level, fmt.Sprintf(format, v...))
 }
 
-// Noticef logs at Info.
-func (l *serverLog) Noticef(format string, v ...any) { l.log(slog.LevelInfo, format, v) }
+// Noticef logs at Debug: the server's notices (its start-up banner among
+// them) are routine for an embedded server.
+func (l *serverLog) Noticef(format string, v ...any) { l.log(slog.LevelDebug, format, v) }
 
 // Warnf logs at Warn.
 func (l *serverLog) Warnf(format string, v ...any) { l.log(slog.LevelWarn, format, v) }

@@ -217,19 +217,29 @@ func (b *syncBuffer) String() string {
 }
 
 func TestLogger(t *testing.T) {
-	var out syncBuffer
-	logger := slog.New(slog.NewTextHandler(&out, &slog.HandlerOptions{Level: slog.LevelInfo}))
-	srv, err := natsserver.Start(natsserver.Config{DataDir: t.TempDir(), Logger: logger})
-	if err != nil {
-		t.Fatalf("Start: %v", err)
-	}
-	srv.Shutdown()
+	for _, tt := range []struct {
+		level      slog.Level
+		wantNotice bool
+	}{
+		{slog.LevelDebug, true},
+		{slog.LevelInfo, false}, // notices, the start-up banner among them, are routine
+	} {
+		t.Run(tt.level.String(), func(t *testing.T) {
+			var out syncBuffer
+			logger := slog.New(slog.NewTextHandler(&out, &slog.HandlerOptions{Level: tt.level}))
+			srv, err := natsserver.Start(natsserver.Config{DataDir: t.TempDir(), Logger: logger})
+			if err != nil {
+				t.Fatalf("Start: %v", err)
+			}
+			srv.Shutdown()
 
-	logged := out.String()
-	if !strings.Contains(logged, "level=INFO") || !strings.Contains(logged, "Starting nats-server") {
-		t.Fatalf("log lacks the server's start notice:\n%s", logged)
-	}
-	if strings.Contains(logged, "level=DEBUG") {
-		t.Fatalf("log has debug lines although the logger is at Info:\n%s", logged)
+			logged := out.String()
+			if got := strings.Contains(logged, "level=DEBUG msg=\"Starting nats-server\""); got != tt.wantNotice {
+				t.Fatalf("start notice at debug logged = %v, want %v:\n%s", got, tt.wantNotice, logged)
+			}
+			if tt.level == slog.LevelInfo && strings.Contains(logged, "level=DEBUG") {
+				t.Fatalf("log has debug lines although the logger is at Info:\n%s", logged)
+			}
+		})
 	}
 }
