@@ -67,7 +67,7 @@ func build() (*Catalogue, error) {
 	slices.SortFunc(c.kinds, func(a, b *Kind) int { return strings.Compare(a.Name, b.Name) })
 	c.principal = newGroup("principal")
 	for _, f := range principalSpec {
-		if err := c.principal.insert(f.path, f.typ); err != nil {
+		if err := c.principal.insert(f.path, f.typ, false); err != nil {
 			return nil, fmt.Errorf("principal: %w", err)
 		}
 	}
@@ -101,10 +101,11 @@ func newKind(name string, class Class, family, desc string, specs []fieldSpec) (
 		byPath:      map[string]*Field{},
 	}
 	for _, s := range specs {
-		if err := k.root.insert(s.path, s.typ); err != nil {
+		path := strings.ReplaceAll(s.path, "[]", "")
+		secret := class == ClassAudit && isSecret(path)
+		if err := k.root.insert(s.path, s.typ, secret); err != nil {
 			return nil, fmt.Errorf("kind %s: %w", name, err)
 		}
-		path := strings.ReplaceAll(s.path, "[]", "")
 		var inList string
 		if i := strings.Index(s.path, "[]"); i >= 0 {
 			inList = s.path[:i]
@@ -115,6 +116,7 @@ func newKind(name string, class Class, family, desc string, specs []fieldSpec) (
 			Filterable:  class == ClassTraffic && filterablePaths[path],
 			Selectable:  class == ClassTraffic,
 			Extension:   s.ext,
+			Secret:      secret,
 			InList:      inList,
 			Description: s.desc,
 		})
@@ -127,4 +129,10 @@ func newKind(name string, class Class, family, desc string, specs []fieldSpec) (
 		k.byPath[k.Fields[i].Path] = &k.Fields[i]
 	}
 	return k, nil
+}
+
+// isSecret reports whether an audit field holds a secret, which events never
+// carry: the tokens of API keys and tunnel credentials, and AWS secret keys.
+func isSecret(path string) bool {
+	return path == "token" || strings.HasSuffix(path, ".aws_secret_access_key")
 }

@@ -25,6 +25,7 @@ type LimitError struct {
 	Index int    // the event over the limit, or -1
 }
 
+// Error says which limit the batch or event is over, and what to do.
 func (e *LimitError) Error() string {
 	if e.Index >= 0 {
 		return fmt.Sprintf("event %d is %d bytes; the limit is %d %s: split it or drop fields", e.Index, e.Got, e.Max, e.What)
@@ -38,6 +39,7 @@ type EventError struct {
 	Err   error // *FieldError or *SyntaxError
 }
 
+// Error returns the index and the event's error.
 func (e EventError) Error() string { return fmt.Sprintf("event %d: %v", e.Index, e.Err) }
 
 // MarshalJSON encodes the error as {"index": n, "error": "..."}.
@@ -112,11 +114,22 @@ type decoder struct {
 	v     validator
 	arena []byte // backing store of the encoded events
 	batch Batch
+	ids   map[string]int // ids given by the producer, to the event's index
 }
 
 func (d *decoder) add(i int, ev Encoded, fieldErr error) error {
 	if i >= d.opts.MaxEvents {
 		return &LimitError{What: "events per request", Max: d.opts.MaxEvents, Index: -1}
+	}
+	if fieldErr == nil && ev.givenID {
+		if first, dup := d.ids[ev.ID]; dup {
+			fieldErr = &FieldError{Path: "event_id", Msg: fmt.Sprintf("%s repeats the id of event %d of the batch; each event needs its own id", ev.ID, first)}
+		} else {
+			if d.ids == nil {
+				d.ids = map[string]int{}
+			}
+			d.ids[ev.ID] = i
+		}
 	}
 	if fieldErr != nil {
 		d.batch.Errors = append(d.batch.Errors, EventError{Index: i, Err: fieldErr})
@@ -166,7 +179,7 @@ func (d *decoder) ndjson(body []byte) error {
 		} else {
 			body = nil
 		}
-		line = bytes.TrimSpace(line)
+		line = trimJSONSpace(line)
 		if len(line) == 0 {
 			continue
 		}
@@ -191,7 +204,23 @@ func (d *decoder) ndjson(body []byte) error {
 }
 
 // envelope holds the raw parts of an event while it is decoded.
+// Envelope members, as bits of envelope.seen.
+const (
+	seenType = 1 << iota
+	seenID
+	seenTimestamp
+	seenAccount
+	seenPrincipal
+	seenObject
+)
+
+var envelopeMembers = map[string]int{
+	"event_type": seenType, "event_id": seenID, "event_timestamp": seenTimestamp,
+	"account_id": seenAccount, "principal": seenPrincipal, "object": seenObject,
+}
+
 type envelope struct {
+	seen                      int // members read so far
 	kind                      *Kind
 	id, ts, account           []byte
 	idEscaped, tsEscaped      bool
@@ -242,6 +271,12 @@ func (d *decoder) fields(e *envelope) error {
 		}
 		if escaped {
 			key = unescapeKey(key)
+		}
+		if bit := envelopeMembers[string(key)]; bit != 0 {
+			if e.seen&bit != 0 {
+				v.fail(string(key), "given twice in one event; give each field once")
+			}
+			e.seen |= bit
 		}
 		switch string(key) {
 		case "event_type":
@@ -394,6 +429,7 @@ func (d *decoder) encode(e *envelope) Encoded {
 		AccountID:     ev.AccountID,
 		Data:          d.arena[start:len(d.arena):len(d.arena)],
 		UnknownFields: d.v.unknown,
+		givenID:       e.id != nil,
 	}
 }
 
@@ -433,6 +469,9 @@ func (c *Catalogue) Encode(ev Event) (Encoded, error) {
 	} else {
 		ev.Principal = nil
 	}
+	if len(bytes.TrimSpace(ev.Object)) == 0 {
+		return Encoded{}, &FieldError{Path: "object", Msg: "missing: every event needs its object, a JSON object of the kind's fields"}
+	}
 	obj, err := v.check(ev.Object, k.root)
 	if err != nil {
 		return Encoded{}, err
@@ -464,4 +503,17 @@ func (v *validator) check(data []byte, root *node) ([]byte, error) {
 		return compact(data), nil
 	}
 	return data, nil
+}
+
+// trimJSONSpace cuts JSON whitespace (space, tab, CR, LF) from both ends;
+// bytes.TrimSpace would also cut characters JSON does not count as space.
+func trimJSONSpace(b []byte) []byte {
+	isSpace := func(c byte) bool { return c == ' ' || c == '\t' || c == '\r' || c == '\n' }
+	for len(b) > 0 && isSpace(b[0]) {
+		b = b[1:]
+	}
+	for len(b) > 0 && isSpace(b[len(b)-1]) {
+		b = b[:len(b)-1]
+	}
+	return b
 }

@@ -114,12 +114,16 @@ func TestDecodeBatchReportsEveryBadEvent(t *testing.T) {
 		{"principal type", `{"event_type":"api_key_created.v0","object":{},"principal":{"id":1}}`, "principal.id: expected string"},
 		{"unknown envelope field", `{"event_type":"api_key_created.v0","object":{},"payload":{}}`, "payload: unknown envelope field"},
 		{"not an object", `"hello"`, "each event must be a JSON object"},
+		{"kind given twice", `{"event_type":"api_key_created.v0","object":{"conn":{"server_port":"x"}},"event_type":"http_request_complete.v0"}`, "event_type: given twice"},
+		{"id not base62", `{"event_type":"api_key_created.v0","object":{},"event_id":"ev_0000000000000000000000000.>"}`, "event_id: expected"},
+		{"id repeated in the batch", `{"event_type":"api_key_created.v0","object":{},"event_id":"ev_2Yq3A9cC0c7ZkU6e7d0a9oKf1xG"}`, "repeats the id of event"},
 	}
 	var events []string
 	for _, tt := range tests {
 		events = append(events, tt.event)
 	}
-	events = append(events, `{"event_type":"api_key_created.v0","object":{}}`)
+	// The valid event goes first, so that the repeated id above repeats it.
+	events = append([]string{`{"event_type":"api_key_created.v0","object":{},"event_id":"ev_2Yq3A9cC0c7ZkU6e7d0a9oKf1xG"}`}, events...)
 	b, err := Default().DecodeBatch([]byte("["+strings.Join(events, ",")+"]"), decodeOpts())
 	if err != nil {
 		t.Fatal(err)
@@ -130,8 +134,8 @@ func TestDecodeBatchReportsEveryBadEvent(t *testing.T) {
 	for i, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
 			e := b.Errors[i]
-			if e.Index != i || !strings.Contains(e.Err.Error(), tt.want) {
-				t.Fatalf("error %d = %v, want index %d containing %q", i, e, i, tt.want)
+			if e.Index != i+1 || !strings.Contains(e.Err.Error(), tt.want) {
+				t.Fatalf("error %d = %v, want index %d containing %q", i, e, i+1, tt.want)
 			}
 		})
 	}
@@ -195,6 +199,7 @@ func TestEncode(t *testing.T) {
 		{Type: "http_request_complete.v0", AccountID: testAccount, Object: json.RawMessage(`{"conn":`)},
 		{Type: "http_request_complete.v0", AccountID: testAccount, Object: json.RawMessage(`{}`), Principal: json.RawMessage(`{"id":"x"}`)},
 		{Type: "api_key_created.v0", AccountID: testAccount, Object: nil},
+		{Type: "api_key_created.v0", AccountID: "ac_0000000000000000000000000.>", Object: json.RawMessage(`{}`)},
 	}
 	for i, ev := range bad {
 		if _, err := c.Encode(ev); err == nil {

@@ -40,13 +40,25 @@ func NewID(prefix string) string {
 // an error wrapping ErrBadID that says what is wrong.
 func CheckID(prefix, id string) error {
 	const ksuidLen = 27
-	if len(id) != len(prefix)+ksuidLen || id[:len(prefix)] != prefix {
+	if len(id) != len(prefix)+ksuidLen || id[:len(prefix)] != prefix || !isBase62(id[len(prefix):]) {
 		return fmt.Errorf("%w: %q is not %q followed by 27 base62 characters", ErrBadID, id, prefix)
 	}
 	if _, err := ksuid.Parse(id[len(prefix):]); err != nil {
 		return fmt.Errorf("%w: %q: %v", ErrBadID, id, err)
 	}
 	return nil
+}
+
+// isBase62 reports whether s holds only 0-9, A-Z and a-z. ksuid.Parse does
+// not check its alphabet, and ids go into subjects and headers.
+func isBase62(s string) bool {
+	for i := 0; i < len(s); i++ {
+		c := s[i]
+		if !('0' <= c && c <= '9' || 'A' <= c && c <= 'Z' || 'a' <= c && c <= 'z') {
+			return false
+		}
+	}
+	return true
 }
 
 // EventSubject returns the JetStream subject of an event of kind eventType of
@@ -124,7 +136,7 @@ func (e Event) MarshalJSON() ([]byte, error) {
 }
 
 // Encoded is an event that passed validation, in the form stored in
-// JetStream. Build it with Catalogue.Encode or a Decoder.
+// JetStream. Build it with Catalogue.Encode or Catalogue.DecodeBatch.
 type Encoded struct {
 	// ID is the event's id, used as the JetStream message id.
 	ID string
@@ -137,6 +149,8 @@ type Encoded struct {
 	// UnknownFields counts the object's fields the catalogue does not declare;
 	// they are kept and delivered.
 	UnknownFields int
+
+	givenID bool // the producer gave the id (it may repeat within a batch)
 }
 
 // Subject returns the JetStream subject the event is stored on.

@@ -15,6 +15,7 @@ type SyntaxError struct {
 	Msg    string // what is wrong
 }
 
+// Error returns the offset and what is wrong.
 func (e *SyntaxError) Error() string {
 	return fmt.Sprintf("malformed JSON at byte %d: %s", e.Offset, e.Msg)
 }

@@ -82,6 +82,9 @@ type Field struct {
 	Selectable bool
 	// Extension marks a field sluice adds to what the specification lists.
 	Extension bool
+	// Secret marks a field that must always be null in events (API key
+	// tokens, AWS secret access keys): secrets are never carried in events.
+	Secret bool
 	// InList is the dotted path of the enclosing list of objects, or "".
 	InList string
 	// Description says what the field holds.
@@ -117,6 +120,7 @@ func (k *Kind) Field(path string) (*Field, bool) {
 // walked by validation.
 type node struct {
 	typ      Type             // the leaf type; 0 for an object or list of objects
+	secret   bool             // a leaf that must be null
 	list     bool             // a list of objects whose elements are children
 	children map[string]*node // for objects and lists of objects
 	path     string           // dotted path, for errors
@@ -130,7 +134,7 @@ func newGroup(path string) *node {
 
 // insert adds a leaf at the segments of spec path p ("a.b[].c"), creating
 // intermediate objects and lists of objects.
-func (n *node) insert(p string, t Type) error {
+func (n *node) insert(p string, t Type, secret bool) error {
 	cur := n
 	segs := strings.Split(p, ".")
 	for i, seg := range segs {
@@ -141,7 +145,7 @@ func (n *node) insert(p string, t Type) error {
 			if child != nil || list {
 				return fmt.Errorf("field %q declared twice or as a list", p)
 			}
-			cur.children[name] = &node{typ: t, path: joinPath(cur.path, name)}
+			cur.children[name] = &node{typ: t, secret: secret, path: joinPath(cur.path, name)}
 			return nil
 		}
 		if child == nil {

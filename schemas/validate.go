@@ -7,6 +7,7 @@ import (
 	"fmt"
 	"math"
 	"strconv"
+	"time"
 )
 
 // ErrUnknownKind is returned for an event_type the catalogue does not know.
@@ -19,6 +20,7 @@ type FieldError struct {
 	Msg  string // what is wrong and what was expected
 }
 
+// Error returns the path and what is wrong: "object.conn.server_port: expected int32, got a string".
 func (e *FieldError) Error() string { return e.Path + ": " + e.Msg }
 
 // validator walks a JSON value along a catalogue node. Syntax errors stop
@@ -91,12 +93,17 @@ func (v *validator) groupList(n *node) error {
 	if err := v.s.beginArray(); err != nil {
 		return err
 	}
-	for first := true; ; first = false {
+	for i, first := 0, true; ; i, first = i+1, false {
 		ok, err := v.s.nextElem(first)
 		if err != nil || !ok {
 			return err
 		}
-		if err := v.group(n); err != nil {
+		if k := v.s.peek(); k != kindObject {
+			err = v.mismatch(elementPath(n.path, nil, i), "an object", k)
+		} else {
+			err = v.group(n)
+		}
+		if err != nil {
 			return err
 		}
 	}
@@ -116,6 +123,9 @@ func (v *validator) leaf(n *node) error {
 	switch {
 	case k == kindNull:
 		return v.s.literal("null")
+	case n.secret:
+		v.fail(n.path, "must be null: events never carry secrets such as tokens and secret keys")
+		return v.s.skip()
 	case k == kindBool && n.typ == TypeBool:
 		return v.s.boolean()
 	case k == kindString && n.typ == TypeString:
@@ -257,8 +267,9 @@ func intInRange(raw []byte, t Type) bool {
 	return !neg || u == 0
 }
 
-// isTimestamp reports whether b is an RFC 3339 date-time:
-// YYYY-MM-DDTHH:MM:SS[.fraction](Z|+HH:MM|-HH:MM).
+// isTimestamp reports whether b is an RFC 3339 date-time as Go's time
+// package parses it: YYYY-MM-DDTHH:MM:SS[.fraction](Z|+HH:MM|-HH:MM), with a
+// day that exists, seconds 00-59 and upper-case T and Z.
 func isTimestamp(b []byte) bool {
 	num := func(i, n, lo, hi int) bool {
 		if i+n > len(b) {
@@ -274,8 +285,8 @@ func isTimestamp(b []byte) bool {
 		return v >= lo && v <= hi
 	}
 	if len(b) < 20 || !num(0, 4, 0, 9999) || b[4] != '-' || !num(5, 2, 1, 12) || b[7] != '-' ||
-		!num(8, 2, 1, 31) || (b[10] != 'T' && b[10] != 't') || !num(11, 2, 0, 23) || b[13] != ':' ||
-		!num(14, 2, 0, 59) || b[16] != ':' || !num(17, 2, 0, 60) {
+		!num(8, 2, 1, daysIn(b)) || b[10] != 'T' || !num(11, 2, 0, 23) || b[13] != ':' ||
+		!num(14, 2, 0, 59) || b[16] != ':' || !num(17, 2, 0, 59) {
 		return false
 	}
 	i := 19
@@ -289,7 +300,7 @@ func isTimestamp(b []byte) bool {
 			return false
 		}
 	}
-	if i < len(b) && (b[i] == 'Z' || b[i] == 'z') {
+	if i < len(b) && b[i] == 'Z' {
 		return i+1 == len(b)
 	}
 	return i+6 == len(b) && (b[i] == '+' || b[i] == '-') && num(i+1, 2, 0, 23) && b[i+3] == ':' && num(i+4, 2, 0, 59)
@@ -331,4 +342,20 @@ func compact(b []byte) []byte {
 		return b // b was validated; cannot happen
 	}
 	return out.Bytes()
+}
+
+// daysIn returns the number of days of the month of b (YYYY-MM-...), or 31
+// when the year or month is not numeric (then b is refused anyway).
+func daysIn(b []byte) int {
+	year, month := 0, 0
+	for _, c := range b[0:4] {
+		year = year*10 + int(c-'0')
+	}
+	for _, c := range b[5:7] {
+		month = month*10 + int(c-'0')
+	}
+	if month < 1 || month > 12 || year < 0 {
+		return 31
+	}
+	return time.Date(year, time.Month(month)+1, 0, 0, 0, 0, 0, time.UTC).Day()
 }

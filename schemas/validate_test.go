@@ -42,6 +42,10 @@ func TestValidateObject(t *testing.T) {
 		{name: "logs not objects", kind: http, object: `{"traffic_policy":{"logs":["x"]}}`, fieldPath: "object.traffic_policy.logs[0]"},
 		{name: "list of objects", kind: sub, object: `{"sources":[{"type":"http_request_complete.v0","uri":"u"},{"type":"x","fields":["conn.client_ip"]}],"destinations":[]}`},
 		{name: "list element wrong type", kind: sub, object: `{"sources":[{"type":7}]}`, fieldPath: "object.sources.type"},
+		{name: "null list element", kind: sub, object: `{"sources":[null]}`, fieldPath: "object.sources[0]"},
+		{name: "secret must be null", kind: mustKind(t, "api_key_created.v0"), object: `{"token":"sk_live"}`, fieldPath: "object.token"},
+		{name: "secret null", kind: mustKind(t, "api_key_created.v0"), object: `{"token":null}`},
+		{name: "aws secret must be null", kind: mustKind(t, "event_destination_created.v0"), object: `{"target":{"kinesis":{"auth":{"creds":{"aws_access_key_id":"AKIA","aws_secret_access_key":"shh"}}}}}`, fieldPath: "object.target.kinesis.auth.creds.aws_secret_access_key"},
 		{name: "string map", kind: ssh, object: `{"extensions":{"permit-pty":""},"principals":["root"]}`},
 		{name: "string map wrong value", kind: ssh, object: `{"critical_options":{"force-command":["ls"]}}`, fieldPath: "object.critical_options.force-command"},
 		{name: "not an object", kind: http, object: `[1]`, fieldPath: "object"},
@@ -89,7 +93,11 @@ func TestIsTimestamp(t *testing.T) {
 	for ts, want := range map[string]bool{
 		"2026-11-22T10:04:05Z":             true,
 		"2026-11-22T10:04:05.123456789Z":   true,
-		"2026-11-22t10:04:05z":             true,
+		"2026-11-22t10:04:05z":             false, // Go's time package wants T and Z
+		"2028-02-29T10:04:05Z":             true,
+		"2026-02-29T10:04:05Z":             false,
+		"2026-04-31T10:04:05Z":             false,
+		"2026-11-22T10:04:60Z":             false,
 		"2026-11-22T10:04:05-07:00":        true,
 		"2026-11-22T10:04:05.5+14:00":      true,
 		"2026-11-22 10:04:05Z":             false,
