@@ -1,0 +1,22 @@
+// Package filters checks and evaluates the CEL filters and field selections
+// of event subscription sources (specification section 6, design sections 3
+// and 5).
+//
+// Everything is built from the event catalogue of package schemas, once: an
+// Env holds one CEL environment per traffic kind, in which each filterable
+// field of the kind is a variable named by its path under ev, such as
+// ev.conn.client_ip. The management API uses an Env to check a source when
+// it is written (Compile for the filter, CheckFields for the field
+// selection), so an invalid filter is a 400 with CEL's message and position.
+// The delivery engine uses a Cache to get the compiled Program of each
+// route's filter, fills a reusable Fields with the values of the fields the
+// program references (Program.Fields), and calls Program.Match per event.
+// Nothing is parsed or type-checked per event.
+//
+// Filters and field selections apply only to traffic kinds; for an audit
+// kind every function here returns ErrNotTraffic.
+//
+// It is not for extracting values from events or for projecting selected
+// fields into the delivered JSON: the delivery engine reads the event's JSON
+// and does both. It knows nothing of subscriptions, storage or HTTP.
+package filters

@@ -1,0 +1,89 @@
+package filters
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"slices"
+
+	"cel.dev/cel-go/cel"
+	"cel.dev/cel-go/common/types"
+	"cel.dev/cel-go/common/types/ref"
+	"cel.dev/cel-go/interpreter"
+)
+
+// Program is a compiled, type-checked filter of one event kind, ready to be
+// evaluated against any number of events. It is immutable and safe for
+// concurrent use. Get one from Env.Compile or Cache.Program.
+type Program struct {
+	kind    *kindEnv
+	expr    string
+	program cel.Program
+	fields  []string
+	cost    uint64
+	loops   bool // the expression has a comprehension (all, exists, map, ...)
+}
+
+// Kind returns the event kind the filter is for.
+func (p *Program) Kind() string { return p.kind.name }
+
+// Expr returns the filter expression as written.
+func (p *Program) Expr() string { return p.expr }
+
+// Fields returns the paths of the filterable fields the filter references,
+// such as "conn.client_ip", sorted: the only fields Match needs, so the only
+// ones the delivery engine has to read from an event.
+func (p *Program) Fields() []string { return slices.Clone(p.fields) }
+
+// Cost returns the filter's estimated worst-case cost, at most MaxCost.
+func (p *Program) Cost() uint64 { return p.cost }
+
+// NewFields returns an empty set of field values for the filter's kind, to
+// fill for each event and pass to Match.
+func (p *Program) NewFields() *Fields { return p.kind.newFields() }
+
+// Match reports whether the event whose filterable fields are in fields
+// passes the filter. A field not set in fields has its zero value: "" for a
+// string, 0, false, or the Unix epoch for a timestamp; a nil fields has every
+// field missing. fields must belong to the filter's kind.
+//
+// A cancelled or expired ctx stops Match with an error that wraps ctx's:
+// Match checks ctx before evaluating, and CEL checks it every
+// interruptCheckFrequency iterations of a comprehension. Comprehensions are
+// the only place CEL looks at the context, so a program without one runs
+// with Eval instead of ContextEval: the same behaviour, for about 270 ns and
+// three allocations less per event.
+//
+// A runtime error is returned too: ErrCostLimit, a division by zero, an
+// invalid CIDR range computed at run time. The filter could not decide, and
+// the caller chooses what that means for the event.
+func (p *Program) Match(ctx context.Context, fields *Fields) (bool, error) {
+	if fields == nil {
+		fields = p.kind.allMissing
+	} else if fields.kind != p.kind {
+		return false, fmt.Errorf("fields of %s given to a filter of %s", fields.kind.name, p.kind.name)
+	}
+	if err := ctx.Err(); err != nil {
+		return false, fmt.Errorf("evaluating filter of %s: %w", p.kind.name, err)
+	}
+	var out ref.Val
+	var err error
+	if p.loops {
+		out, _, err = p.program.ContextEval(ctx, fields)
+	} else {
+		out, _, err = p.program.Eval(fields)
+	}
+	if err != nil {
+		var cancelled interpreter.EvalCancelledError
+		if errors.As(err, &cancelled) && cancelled.Cause == interpreter.CostLimitExceeded {
+			return false, fmt.Errorf("evaluating filter of %s: %w: %w", p.kind.name, ErrCostLimit, err)
+		}
+		return false, fmt.Errorf("evaluating filter of %s: %w", p.kind.name, err)
+	}
+	b, ok := out.(types.Bool)
+	if !ok {
+		// Compile accepts only boolean expressions.
+		return false, fmt.Errorf("evaluating filter of %s: result is %s, not bool", p.kind.name, out.Type())
+	}
+	return bool(b), nil
+}
