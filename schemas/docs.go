@@ -31,8 +31,11 @@ func (c *Catalogue) Markdown() []byte {
 	b.WriteString("\n## Audit events\n\n")
 	b.WriteString("An audit event reports a change to the account's configuration. The created, updated and deleted " +
 		"kinds of a resource carry the same fields: the resource after the change, or, for `_deleted`, before it. " +
-		"Secrets and tokens are always null. Audit events cannot be filtered and their fields cannot be selected. " +
-		"Fields marked *(extension)* are sluice additions to what the specification lists.\n")
+		"Audit events cannot be filtered and their fields cannot be selected. " +
+		"Fields marked *(extension)* are sluice additions to what the specification lists.\n\n")
+	b.WriteString("Fields whose type says *always null (secret)*, the tokens of API keys and tunnel credentials " +
+		"and the AWS secret access keys of event destinations, are always null: events never carry secrets, " +
+		"and sluice refuses an event that has any other value in one.\n")
 	families := map[string][]*Kind{}
 	for _, k := range c.kinds {
 		if k.Class == ClassAudit {
@@ -78,7 +81,8 @@ func writeEnvelope(b *bytes.Buffer) {
 	})
 	b.WriteString("\nA field named `http.request.method` below is `object.http.request.method` in the envelope; " +
 		"`sources[].type` is the `type` of each element of the list `object.sources`. " +
-		"Any field may be null or absent. Fields not listed here may appear: they are kept and delivered.\n")
+		"Any field may be null or absent, and a list of objects may be null, but not an element of it. " +
+		"Fields not listed here may appear: they are kept and delivered.\n")
 	b.WriteString("\n### Principal\n\n")
 	rows := make([][]string, 0, len(principalSpec))
 	for _, f := range principalSpec {
@@ -95,7 +99,7 @@ func writeTrafficKind(b *bytes.Buffer, k *Kind) {
 		if f.Filterable {
 			filterable = "yes"
 		}
-		rows = append(rows, []string{fieldName(&f), "`" + f.Type.String() + "`", filterable, markdownText(f.Description)})
+		rows = append(rows, []string{fieldName(&f), fieldType(&f), filterable, markdownText(f.Description)})
 	}
 	writeRows(b, []string{"Field", "Type", "Filterable", "Description"}, rows)
 }
@@ -108,9 +112,18 @@ func writeAuditFamily(b *bytes.Buffer, kinds []*Kind) {
 	b.WriteByte('\n')
 	rows := make([][]string, 0, len(kinds[0].Fields))
 	for _, f := range kinds[0].Fields {
-		rows = append(rows, []string{fieldName(&f), "`" + f.Type.String() + "`", markdownText(f.Description)})
+		rows = append(rows, []string{fieldName(&f), fieldType(&f), markdownText(f.Description)})
 	}
 	writeRows(b, []string{"Field", "Type", "Description"}, rows)
+}
+
+// fieldType returns the field's type as the tables show it; a secret is
+// marked always null.
+func fieldType(f *Field) string {
+	if f.Secret {
+		return "`" + f.Type.String() + "`, *always null (secret)*"
+	}
+	return "`" + f.Type.String() + "`"
 }
 
 // fieldName returns the field's name as the tables show it: a field inside

@@ -95,3 +95,38 @@ func TestMarkdownText(t *testing.T) {
 		})
 	}
 }
+
+// TestMarkdownMarksSecrets checks that every secret field's row says it is
+// always null, and that the families the text names as holding secrets are
+// the ones that do.
+func TestMarkdownMarksSecrets(t *testing.T) {
+	c := Default()
+	doc := string(c.Markdown())
+	families := map[string]bool{}
+	for _, k := range c.Kinds() {
+		for _, f := range k.Fields {
+			if !f.Secret {
+				continue
+			}
+			families[k.Family] = true
+			if row := "| " + fieldName(&f) + " | " + fieldType(&f) + " |"; !strings.Contains(doc, row) || !strings.Contains(row, "always null (secret)") {
+				t.Errorf("%s: no row %q marking the secret", k.Name, row)
+			}
+		}
+	}
+	// The text names these; change it with them.
+	want := map[string]bool{"api_key": true, "tunnel_credential": true, "event_destination": true}
+	if len(families) != len(want) {
+		t.Errorf("families with secrets: %v, the text names %v", families, want)
+	}
+	for family := range want {
+		if !families[family] {
+			t.Errorf("the text names %s as holding secrets, but none of its fields is secret", family)
+		}
+	}
+	for _, text := range []string{"tokens of API keys and tunnel credentials", "AWS secret access keys of event destinations"} {
+		if !strings.Contains(doc, text) {
+			t.Errorf("the events reference does not say %q", text)
+		}
+	}
+}

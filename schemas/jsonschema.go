@@ -105,8 +105,9 @@ func (ps schemaProperties) MarshalJSON() ([]byte, error) {
 // omit event_id, event_timestamp, account_id and principal, so only
 // event_type and object are required. The object accepts fields the
 // catalogue does not declare, as sluice keeps and delivers them; every
-// declared field may be null. It returns an error wrapping ErrUnknownKind for
-// a kind the catalogue does not have.
+// declared field may be null, and secrets (Field.Secret) must be. Lists of
+// objects may be null but their elements may not. It returns an error
+// wrapping ErrUnknownKind for a kind the catalogue does not have.
 func (c *Catalogue) JSONSchema(kind string) ([]byte, error) {
 	k, ok := c.Kind(kind)
 	if !ok {
@@ -171,6 +172,9 @@ func (c *Catalogue) ExportJSONSchemas(dir string) error {
 	return nil
 }
 
+// principalSchema returns the schema of the envelope's principal. Like the
+// validator, it lets every field of an audit principal be null and keeps
+// fields it does not list.
 func principalSchema(class Class) *jsonSchema {
 	if class != ClassAudit {
 		return &jsonSchema{
@@ -179,7 +183,7 @@ func principalSchema(class Class) *jsonSchema {
 		}
 	}
 	str := func(desc string) *jsonSchema {
-		return &jsonSchema{Description: desc, Type: schemaType{"string"}}
+		return &jsonSchema{Description: desc, Type: nullable("string")}
 	}
 	return &jsonSchema{
 		Description: "Who made the change, or null when not known.",
@@ -189,14 +193,13 @@ func principalSchema(class Class) *jsonSchema {
 			{"subject", str("Who the actor is, for people reading the event.")},
 			{"source", str("Where the change came from, such as API.")},
 			{"credential", &jsonSchema{
-				Description: "The credential used to make the change.",
-				Type:        schemaType{"object"},
-				Properties: schemaProperties{
-					{"id", str("Id of the credential.")},
-					{"uri", str("URI of the credential.")},
-				},
+				Description:          "The credential used to make the change.",
+				Type:                 nullable("object"),
+				Properties:           schemaProperties{{"id", str("Id of the credential.")}, {"uri", str("URI of the credential.")}},
+				AdditionalProperties: boolSchema(true),
 			}},
 		},
+		AdditionalProperties: boolSchema(true),
 	}
 }
 
@@ -254,8 +257,15 @@ func (t *schemaTree) schema() *jsonSchema {
 	}
 }
 
-// leafSchema returns the schema of a field's value: its type, or null.
+// secretNote ends the description of a secret field in the JSON Schemas.
+const secretNote = "always null (secret): events never carry secrets, and sluice refuses any other value"
+
+// leafSchema returns the schema of a field's value: its type, or null. A
+// secret is always null.
 func leafSchema(f *Field) *jsonSchema {
+	if f.Secret {
+		return &jsonSchema{Description: f.Description + " (" + secretNote + ")", Type: schemaType{"null"}}
+	}
 	s := &jsonSchema{Description: f.Description}
 	str := &jsonSchema{Type: schemaType{"string"}}
 	switch f.Type {

@@ -4,6 +4,7 @@ import (
 	"bytes"
 	"encoding/json"
 	"errors"
+	"fmt"
 	"os"
 	"path/filepath"
 	"strings"
@@ -210,5 +211,127 @@ func TestExportJSONSchemas(t *testing.T) {
 		if !bytes.Equal(got, want) {
 			t.Errorf("%s.schema.json differs from JSONSchema(%q)", kind, kind)
 		}
+	}
+}
+
+// secretsNull returns an object of the kind with every secret field set to
+// null, and true, or false when the kind has no secret field.
+func secretsNull(k *Kind) (map[string]any, bool) {
+	obj := map[string]any{}
+	for _, f := range k.Fields {
+		if f.Secret {
+			setPath(obj, f.Path, nil)
+		}
+	}
+	return obj, len(obj) > 0
+}
+
+// decoderEdgeCases are events the decoder accepts though samples never look
+// like them: the JSON Schema must accept what the decoder stores of them.
+var decoderEdgeCases = []struct {
+	name  string
+	event string
+}{
+	{"principal with null fields", `{"event_type":"api_key_created.v0","principal":{"id":null,"subject":null,"source":null,"credential":null},"object":{}}`},
+	{"principal with a null credential id and uri", `{"event_type":"api_key_updated.v0","principal":{"id":"ak_1","credential":{"id":null,"uri":null}},"object":{"id":"ak_1"}}`},
+	{"principal with unknown fields", `{"event_type":"api_key_deleted.v0","principal":{"source":"API","extra":{"x":[1]},"credential":{"id":"ak_1","kind":"api_key"}},"object":{}}`},
+	{"principal null", `{"event_type":"api_key_created.v0","principal":null,"object":{"token":null}}`},
+	{"empty principal", `{"event_type":"api_key_created.v0","principal":{},"object":{}}`},
+	{"traffic principal null", `{"event_type":"tcp_connection_closed.v0","principal":null,"object":{"conn":{"client_ip":null}}}`},
+	{"null intermediate object", `{"event_type":"http_request_complete.v0","object":{"http":null,"conn":{"client_ip":"192.0.2.1"}}}`},
+	{"null target", `{"event_type":"event_destination_created.v0","object":{"target":null}}`},
+	{"null target firehose", `{"event_type":"event_destination_updated.v0","object":{"target":{"firehose":null,"kinesis":{"auth":null}}}}`},
+	{"null creds", `{"event_type":"event_destination_deleted.v0","object":{"target":{"cloudwatch_logs":{"auth":{"creds":null}}}}}`},
+	{"null list of objects", `{"event_type":"event_subscription_created.v0","object":{"sources":null}}`},
+	{"empty list of objects", `{"event_type":"event_subscription_updated.v0","object":{"sources":[]}}`},
+	{"list element with null and unknown fields", `{"event_type":"event_subscription_created.v0","object":{"sources":[{"type":null,"extra":"kept"},{}]}}`},
+	{"unknown fields everywhere", `{"event_type":"http_request_complete.v0","object":{"edge":{"pop":"fra1"},"http":{"request":{"method":"GET","x":[null,{}]}},"n":1e300}}`},
+	{"unknown field replacing nothing", `{"event_type":"tunnel_credential_created.v0","object":{"token":null,"acl":null,"future":{"a":null}}}`},
+	{"given id, offset timestamp and account", `{"event_id":"ev_2pN8GnlY3vWQbU4s6ZK0mXoJdHa","event_type":"tcp_connection_closed.v0","event_timestamp":"2026-11-22T10:04:05.123456+02:00","account_id":"ACCOUNT","object":{}}`},
+	{"null id and timestamp", `{"event_id":null,"event_timestamp":null,"account_id":null,"event_type":"tcp_connection_closed.v0","object":{}}`},
+	{"whitespace everywhere", "{ \"event_type\" : \"api_key_created.v0\" ,\n \"principal\" : { \"id\" : null } , \"object\" : { \"token\" : null } }"},
+}
+
+// TestJSONSchemaAcceptsDecoded decodes events as the ingest API does and
+// validates the stored envelope against the kind's JSON Schema: the schema
+// must accept everything the decoder stores.
+func TestJSONSchemaAcceptsDecoded(t *testing.T) {
+	c := Default()
+	account := NewID(PrefixAccount)
+	compiled := map[string]*jsonschema.Schema{}
+	check := func(t *testing.T, body string) {
+		t.Helper()
+		batch, err := c.DecodeBatch([]byte("["+body+"]"), DecodeOptions{AccountID: account})
+		if err != nil {
+			t.Fatalf("DecodeBatch: %v\n%s", err, body)
+		}
+		if len(batch.Errors) > 0 || len(batch.Events) != 1 {
+			t.Fatalf("decoder refused the event (%v); the edge case must be one it accepts:\n%s", batch.Errors, body)
+		}
+		ev := batch.Events[0]
+		schema := compiled[ev.Type]
+		if schema == nil {
+			schema = compileSchema(t, c, ev.Type)
+			compiled[ev.Type] = schema
+		}
+		if err := validateJSON(t, schema, ev.Data); err != nil {
+			t.Errorf("the JSON Schema refuses what the decoder stored: %v\n%s", err, ev.Data)
+		}
+	}
+	for _, tt := range decoderEdgeCases {
+		t.Run(tt.name, func(t *testing.T) {
+			check(t, strings.ReplaceAll(tt.event, "ACCOUNT", account))
+		})
+	}
+	for _, k := range c.Kinds() {
+		obj, ok := secretsNull(k)
+		if !ok {
+			continue
+		}
+		t.Run("every secret null/"+k.Name, func(t *testing.T) {
+			event, err := json.Marshal(map[string]any{"event_type": k.Name, "object": obj})
+			if err != nil {
+				t.Fatal(err)
+			}
+			check(t, string(event))
+		})
+	}
+}
+
+// TestJSONSchemaRefusesSecrets checks that the schema, like the decoder,
+// refuses a secret field with a value.
+func TestJSONSchemaRefusesSecrets(t *testing.T) {
+	c := Default()
+	account := NewID(PrefixAccount)
+	values := []any{"sk_0123456789abcdef", "", false, map[string]any{}}
+	secrets := 0
+	for _, k := range c.Kinds() {
+		for _, f := range k.Fields {
+			if !f.Secret {
+				continue
+			}
+			secrets++
+			schema := compileSchema(t, c, k.Name)
+			for _, value := range values {
+				t.Run(fmt.Sprintf("%s/%s/%v", k.Name, f.Path, value), func(t *testing.T) {
+					obj := map[string]any{}
+					setPath(obj, f.Path, value)
+					event, err := json.Marshal(map[string]any{"event_type": k.Name, "object": obj})
+					if err != nil {
+						t.Fatal(err)
+					}
+					if err := validateJSON(t, schema, event); err == nil {
+						t.Errorf("the JSON Schema accepts a value in the secret:\n%s", event)
+					}
+					batch, err := c.DecodeBatch(event, DecodeOptions{AccountID: account})
+					if err == nil && len(batch.Errors) == 0 {
+						t.Errorf("the decoder accepts a value in the secret:\n%s", event)
+					}
+				})
+			}
+		}
+	}
+	if secrets == 0 {
+		t.Fatal("the catalogue has no secret field")
 	}
 }

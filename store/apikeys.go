@@ -8,6 +8,7 @@ import (
 	"encoding/hex"
 	"errors"
 	"fmt"
+	"log/slog"
 	"math/big"
 	"time"
 	"unicode/utf8"
@@ -50,11 +51,25 @@ type APIKey struct {
 	Metadata string `json:"metadata"`
 	// CreatedAt is when the key was created, in UTC.
 	CreatedAt time.Time `json:"created_at"`
-	// TokenHash is the hex SHA-256 of the token.
-	TokenHash string `json:"token_hash"`
+	// TokenHash is the hex SHA-256 of the token. It is never encoded in JSON
+	// nor logged: with it, anyone could look for the token offline.
+	TokenHash string `json:"-"`
 	// Token is the bearer token. It is set only in the APIKey that
-	// CreateAPIKey or Bootstrap returns, and is never stored.
-	Token string `json:"token,omitempty"`
+	// CreateAPIKey or Bootstrap returns, and is never stored, encoded in
+	// JSON nor logged: a reply that shows it once builds its own body.
+	Token string `json:"-"`
+}
+
+// LogValue returns the key as slog shows it: its id, account, description
+// and creation time, without Token and TokenHash (and without Metadata, free
+// text of up to 4096 bytes).
+func (k APIKey) LogValue() slog.Value {
+	return slog.GroupValue(
+		slog.String("id", k.ID),
+		slog.String("account_id", k.AccountID),
+		slog.String("description", k.Description),
+		slog.Time("created_at", k.CreatedAt),
+	)
 }
 
 // apiKeyRecord is an APIKey as stored: without a token field, so that no

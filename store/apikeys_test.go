@@ -1,8 +1,11 @@
 package store_test
 
 import (
+	"bytes"
 	"crypto/sha256"
 	"encoding/hex"
+	"encoding/json"
+	"log/slog"
 	"strings"
 	"testing"
 
@@ -219,6 +222,42 @@ func TestTokenNeverStored(t *testing.T) {
 			if strings.Contains(k, key.Token) || strings.Contains(v, key.Token) {
 				t.Fatalf("token of %s stored in plain text under %s", key.ID, k)
 			}
+		}
+	}
+}
+
+// TestAPIKeyNeverShowsToken checks that neither JSON nor slog shows a key's
+// token or token hash.
+func TestAPIKeyNeverShowsToken(t *testing.T) {
+	e := newEnv(t)
+	account := e.createAccount(t, "acme")
+	key, err := e.store.CreateAPIKey(e.ctx, account.ID, store.APIKeyInput{Description: "ci"}, "")
+	if err != nil {
+		t.Fatalf("CreateAPIKey: %v", err)
+	}
+	if key.Token == "" || key.TokenHash == "" {
+		t.Fatalf("CreateAPIKey returned no token or hash: id %s", key.ID)
+	}
+	encoded, err := json.Marshal(key)
+	if err != nil {
+		t.Fatalf("json.Marshal: %v", err)
+	}
+	var logged bytes.Buffer
+	logger := slog.New(slog.NewJSONHandler(&logged, nil))
+	logger.Info("created", "key", key)
+	logger.Info("created", slog.Any("key", &key))
+	logger.Info("created", slog.Group("nested", "key", key))
+	for name, out := range map[string]string{"json.Marshal": string(encoded), "slog": logged.String()} {
+		for _, secret := range []string{key.Token, key.TokenHash} {
+			if strings.Contains(out, secret) {
+				t.Errorf("%s shows the token or its hash:\n%s", name, out)
+			}
+		}
+		if strings.Contains(out, "token") {
+			t.Errorf("%s has a token field:\n%s", name, out)
+		}
+		if !strings.Contains(out, key.ID) {
+			t.Errorf("%s does not show the key's id:\n%s", name, out)
 		}
 	}
 }

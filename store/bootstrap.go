@@ -38,9 +38,10 @@ type BootstrapResult struct {
 }
 
 // Bootstrap gives a new installation its first credential. When the store
-// holds no API key at all, it creates an account named "default" and an API
-// key of it with the given token, or a generated one when token is "".
-// Otherwise it changes nothing and returns Created false.
+// holds no API key record at all (token index entries of keys whose
+// creation did not finish do not count), it creates an account named
+// "default" and an API key of it with the given token, or a generated one
+// when token is "". Otherwise it changes nothing and returns Created false.
 //
 // Several processes may call it at once: each claims the bootstrap key with
 // a create-if-absent write first, and only the one that wins creates
@@ -55,7 +56,10 @@ func (s *Store) Bootstrap(ctx context.Context, token string) (BootstrapResult, e
 			return BootstrapResult{}, fmt.Errorf("bootstrap: %w", err)
 		}
 	}
-	keys, err := s.entries(ctx, allAPIKeyHashes, jetstream.MetaOnly())
+	// The key records say whether a usable key exists, not the token index:
+	// CreateAPIKey writes the index first, so a crash before the record is
+	// written leaves an index entry that authenticates nothing.
+	keys, err := s.entries(ctx, allAPIKeys, jetstream.MetaOnly())
 	if err != nil {
 		return BootstrapResult{}, fmt.Errorf("bootstrap: looking for api keys: %w", err)
 	}
@@ -65,6 +69,13 @@ func (s *Store) Bootstrap(ctx context.Context, token string) (BootstrapResult, e
 	claimed, err := s.claimBootstrap(ctx)
 	if err != nil || !claimed {
 		return BootstrapResult{}, err
+	}
+	if token != "" {
+		// A bootstrap with this token that died half-way left its index
+		// behind; CreateAPIKey would refuse the token as taken.
+		if err := s.removeOrphanIndex(ctx, hashToken(token)); err != nil {
+			return BootstrapResult{}, fmt.Errorf("bootstrap: %w", err)
+		}
 	}
 
 	account, err := s.CreateAccount(ctx, BootstrapAccountName)
@@ -113,4 +124,32 @@ func (s *Store) claimBootstrap(ctx context.Context) (bool, error) {
 		return false, fmt.Errorf("bootstrap: taking over claim: %w", err)
 	}
 	return true, nil
+}
+
+// removeOrphanIndex deletes the token index entry of tokenHash if the key it
+// points to has no record. Bootstrap calls it while it holds the claim and
+// no key record exists, so no other key creation can be under way.
+func (s *Store) removeOrphanIndex(ctx context.Context, tokenHash string) error {
+	entry, err := s.kv.Get(ctx, apiKeyHashKey(tokenHash))
+	if errors.Is(err, jetstream.ErrKeyNotFound) {
+		return nil
+	}
+	if err != nil {
+		return fmt.Errorf("reading token index: %w", err)
+	}
+	var index apiKeyIndex
+	if err := json.Unmarshal(entry.Value(), &index); err == nil {
+		_, err := s.kv.Get(ctx, apiKeyKey(index.AccountID, index.APIKeyID))
+		if err == nil {
+			return nil // not an orphan: CreateAPIKey will say the token is taken
+		}
+		if !errors.Is(err, jetstream.ErrKeyNotFound) {
+			return fmt.Errorf("reading api key %s: %w", index.APIKeyID, err)
+		}
+	}
+	// Deleted only if unchanged since read, so a rewrite meanwhile is kept.
+	if err := s.kv.Delete(ctx, apiKeyHashKey(tokenHash), jetstream.LastRevision(entry.Revision())); err != nil {
+		return fmt.Errorf("removing the token index of an unfinished api key: %w", err)
+	}
+	return nil
 }

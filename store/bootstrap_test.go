@@ -172,3 +172,32 @@ func TestBootstrapClaim(t *testing.T) {
 		})
 	}
 }
+
+// TestBootstrapAfterUnfinishedKey leaves a token index entry without its
+// key record, as a crash inside CreateAPIKey does: the store has no usable
+// key, so Bootstrap must still create one, even with the same token.
+func TestBootstrapAfterUnfinishedKey(t *testing.T) {
+	const bootstrapToken = "sk_from_environment_0123456789"
+	tests := []struct {
+		name        string
+		orphanToken string // the token whose index is left behind
+		token       string // given to Bootstrap
+	}{
+		{name: "another key's index", orphanToken: "sk_never_finished_0123456789", token: ""},
+		{name: "an unfinished bootstrap with the same token", orphanToken: bootstrapToken, token: bootstrapToken},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			e := newEnv(t)
+			index := `{"account_id":"ac_2pN5uJ0cV1fBq8Ty3LwR7sKzXeD","api_key_id":"ak_2pN8GnlY3vWQbU4s6ZK0mXoJdHa"}`
+			if _, err := e.kv.Create(e.ctx, "api_key_hashes."+sha256Hex(tt.orphanToken), []byte(index)); err != nil {
+				t.Fatalf("writing the orphan index: %v", err)
+			}
+			res, err := e.store.Bootstrap(e.ctx, tt.token)
+			if err != nil {
+				t.Fatalf("Bootstrap: %v", err)
+			}
+			checkBootstrapped(t, e, res, tt.token)
+		})
+	}
+}

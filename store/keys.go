@@ -6,7 +6,7 @@ package store
 //
 //	accounts.<account_id>                     Account
 //	api_keys.<account_id>.<api_key_id>        APIKey (without its token)
-//	api_key_hashes.<hex sha-256 of token>     apiKeyIndex
+//	api_key_hashes.<hex sha-256 of token>     apiKeyIndex (written before the APIKey)
 //	bootstrap                                 bootstrapClaim
 
 // bootstrapKey is the key Bootstrap claims before it creates anything.
@@ -14,8 +14,8 @@ const bootstrapKey = "bootstrap"
 
 // Filters matching every key of one kind.
 const (
-	allAccounts     = "accounts.*"
-	allAPIKeyHashes = "api_key_hashes.*"
+	allAccounts = "accounts.*"
+	allAPIKeys  = "api_keys.>"
 )
 
 func accountKey(accountID string) string { return "accounts." + accountID }

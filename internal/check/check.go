@@ -1,4 +1,3 @@
-// Package check holds the few assertion helpers sluice's tests share.
 package check
 
 import (
