@@ -4,6 +4,7 @@ import (
 	"bytes"
 	"context"
 	"encoding/json"
+	"errors"
 	"strings"
 	"testing"
 	"time"
@@ -95,5 +96,53 @@ func TestMedian(t *testing.T) {
 		if got := median(tt.in); got != tt.want {
 			t.Errorf("median(%v) = %v, want %v", tt.in, got, tt.want)
 		}
+	}
+}
+
+func TestCheckFloors(t *testing.T) {
+	tests := []struct {
+		name          string
+		producer, api float64
+		wantBelow     []string // modes named in the error
+	}{
+		{"both reach", 0.7, 0.5, nil},
+		{"producer below", 0.69, 0.9, []string{ModeProducer}},
+		{"http below", 0.9, 0.2, []string{ModeHTTP}},
+		{"both below", 0.1, 0.1, []string{ModeProducer, ModeHTTP}},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			r := newIngestReport(IngestConfig{Events: 1, Runs: 1})
+			r.ProducerRatio, r.HTTPRatio = tt.producer, tt.api
+			err := r.CheckFloors()
+			var table bytes.Buffer
+			if ferr := r.Format(&table); ferr != nil {
+				t.Fatalf("Format: %v", ferr)
+			}
+			if len(tt.wantBelow) == 0 {
+				if err != nil {
+					t.Fatalf("CheckFloors = %v, want nil", err)
+				}
+				if !strings.Contains(table.String(), "every ratio reaches its floor") {
+					t.Errorf("the report does not say every floor is reached:\n%s", table.String())
+				}
+				return
+			}
+			if !errors.Is(err, ErrBelowFloor) {
+				t.Fatalf("CheckFloors = %v, want ErrBelowFloor", err)
+			}
+			var floor *FloorError
+			if !errors.As(err, &floor) || floor.Mode != tt.wantBelow[0] {
+				t.Errorf("CheckFloors = %v, want a *FloorError of %s first", err, tt.wantBelow[0])
+			}
+			for _, mode := range tt.wantBelow {
+				if !strings.Contains(err.Error(), mode+" reached") {
+					t.Errorf("error %q does not name %s", err, mode)
+				}
+				if !strings.Contains(table.String(), "BELOW FLOOR: ") || !strings.Contains(table.String(), mode+" reached") {
+					t.Errorf("the report does not say %s is below its floor:\n%s", mode, table.String())
+				}
+			}
+		})
 	}
 }

@@ -2,6 +2,7 @@ package loadgen
 
 import (
 	"encoding/json"
+	"errors"
 	"fmt"
 	"io"
 	"runtime"
@@ -165,7 +166,15 @@ func (r IngestReport) Format(w io.Writer) error {
 	for _, m := range r.Modes {
 		fmt.Fprintf(tw, "%s\t%.1f\t%.1f\t%.0f\t\n", m.Mode, m.MedianCPUMicrosPerEvent, m.MedianAllocsPerEvent, m.MedianAllocBytesPerEvent)
 	}
-	return tw.Flush()
+	if err := tw.Flush(); err != nil {
+		return err
+	}
+	verdict := "\nevery ratio reaches its floor\n"
+	if err := r.CheckFloors(); err != nil {
+		verdict = "\nBELOW FLOOR: " + strings.ReplaceAll(err.Error(), "\n", "; ") + "\n"
+	}
+	_, err := io.WriteString(w, verdict)
+	return err
 }
 
 // verdict returns the ratio, floor and pass mark of a mode's row.
@@ -184,6 +193,42 @@ func (r IngestReport) verdict(mode string) []string {
 		mark = "BELOW FLOOR"
 	}
 	return []string{fmt.Sprintf("%.2f", ratio), fmt.Sprintf("≥ %.2f", floor), mark}
+}
+
+// ErrBelowFloor is wrapped by the error CheckFloors returns when a ratio is
+// below its floor.
+var ErrBelowFloor = errors.New("below its floor")
+
+// FloorError is a way in whose median rate, as a share of the raw median,
+// is below its floor.
+type FloorError struct {
+	Mode  string  // ModeProducer or ModeHTTP
+	Ratio float64 // the mode's median rate over the raw median rate
+	Floor float64 // the least ratio asked for
+}
+
+func (e *FloorError) Error() string {
+	return fmt.Sprintf("%s reached %.2f of the raw JetStream rate, %v of %.2f", e.Mode, e.Ratio, ErrBelowFloor, e.Floor)
+}
+
+// Unwrap returns ErrBelowFloor.
+func (e *FloorError) Unwrap() error { return ErrBelowFloor }
+
+// CheckFloors returns nil when the producer and HTTP ratios reach their
+// floors, or a *FloorError (wrapping ErrBelowFloor) for each that does not,
+// joined. RunIngest does not call it: a run too small to measure, such as a
+// test's, would fail it by chance.
+func (r IngestReport) CheckFloors() error {
+	var errs []error
+	for _, m := range []FloorError{
+		{Mode: ModeProducer, Ratio: r.ProducerRatio, Floor: r.ProducerFloor},
+		{Mode: ModeHTTP, Ratio: r.HTTPRatio, Floor: r.HTTPFloor},
+	} {
+		if m.Ratio < m.Floor {
+			errs = append(errs, &m)
+		}
+	}
+	return errors.Join(errs...)
 }
 
 // WriteJSON writes the report as indented JSON.

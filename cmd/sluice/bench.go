@@ -1,6 +1,8 @@
 package main
 
 import (
+	"fmt"
+
 	"github.com/spf13/cobra"
 
 	"github.com/sluicehq/sluice/loadgen"
@@ -26,7 +28,7 @@ func newBenchIngestCommand() *cobra.Command {
 	cmd := &cobra.Command{
 		Use:   "ingest",
 		Short: "Publish 1 KB events into file-backed JetStream raw, through the producer and over HTTP, and compare the rates",
-		Long: `Publish ~1 KB http_request_complete.v0 events into a fresh embedded,
+		Long: fmt.Sprintf(`Publish ~1 KB http_request_complete.v0 events into a fresh embedded,
 file-backed JetStream server, three ways: a minimal nats.go asynchronous-publish
 loop of pre-encoded events (raw, the baseline), sluice's producer (validation
 and encoding included), and the HTTP ingest API over loopback in JSON array
@@ -36,17 +38,28 @@ medians as shares of the raw median, then the CPU time and heap allocations
 per event of the whole process, which depend less on the machine's other
 load than the rates do.
 
-Progress goes to standard error, the report to standard output.`,
+The command fails (exits non-zero) after printing the report when the
+producer's median rate is below %.2f of the raw median, or the HTTP API's
+below %.2f; the report and the error say which floor was missed.
+
+Progress goes to standard error, the report to standard output.`, loadgen.ProducerFloor, loadgen.HTTPFloor),
 		Args: cobra.NoArgs,
 		RunE: func(cmd *cobra.Command, _ []string) error {
 			report, err := loadgen.RunIngest(cmd.Context(), cfg, cmd.ErrOrStderr())
 			if err != nil {
 				return err
 			}
+			write := report.Format
 			if asJSON {
-				return report.WriteJSON(cmd.OutOrStdout())
+				write = report.WriteJSON
 			}
-			return report.Format(cmd.OutOrStdout())
+			if err := write(cmd.OutOrStdout()); err != nil {
+				return err
+			}
+			if err := report.CheckFloors(); err != nil {
+				return fmt.Errorf("bench ingest: %w", err)
+			}
+			return nil
 		},
 	}
 	fl := cmd.Flags()

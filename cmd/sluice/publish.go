@@ -42,12 +42,15 @@ one JSON object per line as producers send them: event_type and object, and
 optionally event_id, event_timestamp and principal. With --sample, realistic
 sample events are generated instead.
 
-Events go out in NDJSON batches of --batch events, --concurrency batches at
-a time. Every event is sent with an event_id (one is made for a line
-without one), so a batch sent again after a 503 or a lost connection is
-stored once. A batch with an invalid event is not stored and stops the
-command (batches sent before it are stored): the API's message says what
-is wrong with each invalid event and on which line it is.
+Events go out in NDJSON batches of --batch events and at most 10 MiB,
+--concurrency batches at a time. Every event is sent with an event_id (one
+is made for a line without one), so a batch sent again after a 503 or a
+lost connection is stored once; a batch is given up after 90 seconds, well
+within the two minutes in which sluice recognises an event sent again. A
+batch with an invalid event is not stored and stops the command (batches
+sent before it are stored): the API's message says what is wrong with each
+invalid event and on which line it is. A line over 1 MiB, the API's limit
+per event, stops the command before it is sent.
 
 Progress goes to standard error each second when it is a terminal, or with
 --progress; a summary goes to standard output at the end.
@@ -164,7 +167,11 @@ func sendEvents(ctx context.Context, src eventSource, client *ingestClient, f pu
 	batches := make(chan publishBatch)
 	g.Go(func() error {
 		defer close(batches)
-		b := &batcher{events: events, out: batches, size: f.batch, linger: publishLinger, pace: newPacer(f.rate, time.Now())}
+		b := &batcher{
+			events: events, out: batches,
+			size: f.batch, maxBytes: publishMaxBodyBytes,
+			linger: publishLinger, pace: newPacer(f.rate, time.Now()),
+		}
 		return b.run(ctx)
 	})
 	for range f.concurrency {

@@ -34,23 +34,30 @@ func pump(ctx context.Context, src eventSource, out chan<- sourceEvent) {
 // when none is ready, as when events are piped in slowly.
 const publishLinger = 100 * time.Millisecond
 
+// publishMaxBodyBytes is the most bytes of events, newlines included, one
+// request carries: the ingest API's default limit of 10 MiB per request
+// body, less some slack. The API refuses a larger body whole.
+const publishMaxBodyBytes = 10<<20 - 4<<10
+
 // publishBatch is the body of one request and where its events came from.
 type publishBatch struct {
 	body    []byte // NDJSON
 	origins []int  // origin of each event, for eventSource.describe
 }
 
-// batcher reads events into batches of up to size events and sends them
-// on, pacing the events. A batch that is not full goes out when the next
-// event is not due yet (a slow --rate) or does not come within linger (slow
-// input), so that events are not held back.
+// batcher reads events into batches of up to size events and maxBytes
+// bytes and sends them on, pacing the events. A batch that is not full goes
+// out when the next event is not due yet (a slow --rate) or does not come
+// within linger (slow input), so that events are not held back. An event
+// longer than maxBytes goes out alone; the source keeps events well below.
 type batcher struct {
-	events <-chan sourceEvent
-	out    chan<- publishBatch
-	size   int
-	linger time.Duration
-	pace   *pacer
-	batch  publishBatch
+	events   <-chan sourceEvent
+	out      chan<- publishBatch
+	size     int // events per batch
+	maxBytes int // bytes per batch body
+	linger   time.Duration
+	pace     *pacer
+	batch    publishBatch
 }
 
 // run batches the events until they end or ctx does.
@@ -75,6 +82,11 @@ func (b *batcher) run(ctx context.Context) error {
 			return b.flush(ctx)
 		case ev.err != nil:
 			return ev.err
+		}
+		if len(b.batch.origins) > 0 && len(b.batch.body)+len(ev.line)+1 > b.maxBytes {
+			if err := b.flush(ctx); err != nil {
+				return err
+			}
 		}
 		b.batch.body = append(append(b.batch.body, ev.line...), '\n')
 		b.batch.origins = append(b.batch.origins, ev.origin)

@@ -22,12 +22,22 @@ import (
 const (
 	ingestRetryInitial   = 250 * time.Millisecond // first wait before a retry
 	ingestRetryMax       = 10 * time.Second       // longest wait between retries
-	ingestRetryFor       = 2 * time.Minute        // time after which a batch is given up
-	ingestRequestTimeout = time.Minute            // one request, body and reply included
+	ingestRequestTimeout = time.Minute            // one request, body and reply included; capped by ingestRetryFor
+	ingestMinAttempt     = 5 * time.Second        // no retry starts with less of ingestRetryFor left
 	ingestMaxRetryAfter  = 30 * time.Second       // longest Retry-After honoured
 	ingestMaxReplyBytes  = 8 << 20                // event_ids of 10,000 events fit
 	ingestErrorsShown    = 5                      // invalid events an error lists
 )
+
+// ingestRetryFor is the most time one batch may take, from its first
+// request to the end of its last, waits and request timeouts included: a
+// request still running then is abandoned. It must stay under the stream's
+// duplicate window (pipeline.DuplicateWindow, 2 minutes), with room for
+// the API to finish a request it received late. JetStream drops an event
+// sent again only while it remembers the event's id: an event stored by an
+// earlier attempt (a 503 may come after part of a batch was stored) and
+// sent again after the window would be stored twice.
+const ingestRetryFor = 90 * time.Second
 
 // ingestClient sends batches of NDJSON events to POST /events. A batch that
 // the API could not store (503, or 502, 504 or 429 from a proxy) or that did
@@ -39,6 +49,8 @@ type ingestClient struct {
 	endpoint   string // URL of POST /events
 	apiKey     string
 	newBackOff func() backoff.BackOff
+	retryFor   time.Duration // ingestRetryFor
+	minAttempt time.Duration // ingestMinAttempt
 	// retrying, if set, is called before each retry with the error and the
 	// wait. It may be called from several goroutines at once.
 	retrying func(err error, wait time.Duration)
@@ -70,20 +82,32 @@ func newIngestClient(apiURL, apiKey string, conns int) *ingestClient {
 				backoff.WithMaxInterval(ingestRetryMax),
 				backoff.WithMaxElapsedTime(ingestRetryFor))
 		},
+		retryFor:   ingestRetryFor,
+		minAttempt: ingestMinAttempt,
 	}
 }
 
 // send posts an NDJSON batch, retrying while the API is unavailable, until
-// it is accepted, ctx ends or ingestRetryFor has passed. It returns an
-// *ingestError when the API refused the batch or stayed unavailable.
+// it is accepted, ctx ends or the batch has taken retryFor. It returns an
+// *ingestError when the API refused the batch or stayed unavailable, and
+// says when it gave up for lack of time.
 func (c *ingestClient) send(ctx context.Context, body []byte) (ingestReply, error) {
-	wait := &retryAfterBackOff{BackOff: c.newBackOff()}
+	// Every request runs under the batch's deadline, so that the last one
+	// cannot outlast retryFor by its own timeout.
+	batchCtx, cancel := context.WithTimeout(ctx, c.retryFor)
+	defer cancel()
+	deadline, _ := batchCtx.Deadline()
+	wait := &retryAfterBackOff{BackOff: c.newBackOff(), deadline: deadline.Add(-c.minAttempt)}
+	var last error // the last answer worth reporting, not the deadline's
 	attempt := func() (ingestReply, error) {
-		reply, err := c.post(ctx, body)
+		reply, err := c.post(batchCtx, body)
 		wait.floor = 0
 		var refused *ingestError
 		if errors.As(err, &refused) {
 			wait.floor = refused.retryAfter
+		}
+		if err != nil && batchCtx.Err() == nil {
+			last = err
 		}
 		return reply, err
 	}
@@ -91,7 +115,17 @@ func (c *ingestClient) send(ctx context.Context, body []byte) (ingestReply, erro
 	if c.retrying != nil {
 		notify = c.retrying
 	}
-	return backoff.RetryNotifyWithData(attempt, backoff.WithContext(wait, ctx), notify)
+	reply, err := backoff.RetryNotifyWithData(attempt, backoff.WithContext(wait, ctx), notify)
+	if err == nil || ctx.Err() != nil || !(wait.exhausted || batchCtx.Err() != nil) {
+		return reply, err
+	}
+	if batchCtx.Err() != nil { // the last request was cut off
+		err = errors.New("no reply in time")
+		if last != nil {
+			err = fmt.Errorf("%w; then no reply in time", last)
+		}
+	}
+	return reply, fmt.Errorf("giving up on a batch after %s, so that sending it again cannot store its events twice: %w", c.retryFor, err)
 }
 
 // post sends the batch once. Errors worth retrying are returned as they
@@ -232,17 +266,26 @@ func retryAfter(header string) time.Duration {
 
 // retryAfterBackOff waits at least as long as the API's last Retry-After
 // asked (floor), with up to a fifth more as jitter, so that clients told
-// the same delay do not all come back at once.
+// the same delay do not all come back at once. It stops, and says so in
+// exhausted, when the wrapped backoff stops or a wait would end after
+// deadline.
 type retryAfterBackOff struct {
 	backoff.BackOff
-	floor time.Duration
+	floor     time.Duration
+	deadline  time.Time // latest start of a retry; zero: none
+	exhausted bool
 }
 
-// NextBackOff returns the wrapped backoff's next wait, raised to the floor.
+// NextBackOff returns the wrapped backoff's next wait, raised to the floor,
+// or backoff.Stop.
 func (b *retryAfterBackOff) NextBackOff() time.Duration {
 	next := b.BackOff.NextBackOff()
-	if next == backoff.Stop || next >= b.floor {
-		return next
+	if next != backoff.Stop && next < b.floor {
+		next = b.floor + rand.N(b.floor/5+1)
 	}
-	return b.floor + rand.N(b.floor/5+1)
+	if next == backoff.Stop || (!b.deadline.IsZero() && time.Now().Add(next).After(b.deadline)) {
+		b.exhausted = true
+		return backoff.Stop
+	}
+	return next
 }

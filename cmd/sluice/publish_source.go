@@ -21,20 +21,46 @@ type eventSource interface {
 	describe(origin int) string
 }
 
+// publishMaxLineBytes is the longest event publish sends, as the ingest API
+// measures it: its line without the newline, event_id included.
+const publishMaxLineBytes = schemas.DefaultMaxEventBytes
+
+// lineTooLongError is an input line over publishMaxLineBytes. The API would
+// refuse the whole batch for it, so publish stops before sending it.
+type lineTooLongError struct {
+	where string // such as "line 3 of events.ndjson"
+	max   int
+}
+
+func (e *lineTooLongError) Error() string {
+	return fmt.Sprintf("%s is over the limit of %d bytes (%d MiB) per event, counting the event_id publish adds to a line without one; "+
+		"nothing of it was sent: split the event or drop fields", e.where, e.max, e.max>>20)
+}
+
 // ndjsonSource reads events, one a line.
 type ndjsonSource struct {
-	r    *bufio.Reader
-	name string // the file's name, for messages
-	line int    // lines read
+	r       *bufio.Reader
+	name    string // the file's name, for messages
+	line    int    // lines read
+	maxLine int    // longest line, as sent
 }
 
 func newNDJSONSource(r io.Reader, name string) *ndjsonSource {
-	return &ndjsonSource{r: bufio.NewReaderSize(r, 1<<16), name: name}
+	return &ndjsonSource{r: bufio.NewReaderSize(r, 1<<16), name: name, maxLine: publishMaxLineBytes}
 }
 
+// next returns the next non-blank line, with an event_id. It returns a
+// *lineTooLongError for a line over maxLine, having read no more of it
+// than the limit and a buffer.
 func (s *ndjsonSource) next() ([]byte, int, error) {
 	for {
-		raw, err := s.r.ReadBytes('\n')
+		raw, err := s.readLine()
+		var tooLong *lineTooLongError
+		if errors.As(err, &tooLong) {
+			s.line++
+			tooLong.where = s.describe(s.line)
+			return nil, s.line, tooLong
+		}
 		if err != nil && !errors.Is(err, io.EOF) {
 			return nil, 0, fmt.Errorf("reading %s: %w", s.name, err)
 		}
@@ -43,7 +69,29 @@ func (s *ndjsonSource) next() ([]byte, int, error) {
 		}
 		s.line++
 		if raw = bytes.TrimSpace(raw); len(raw) > 0 {
-			return withEventID(raw), s.line, nil
+			event := withEventID(raw)
+			if len(event) > s.maxLine {
+				return nil, s.line, &lineTooLongError{where: s.describe(s.line), max: s.maxLine}
+			}
+			return event, s.line, nil
+		}
+	}
+}
+
+// readLine returns the next line with its newline, or io.EOF with the last
+// one. It stops reading a line once its content, without surrounding
+// spaces, is over maxLine bytes, and returns a *lineTooLongError (without
+// where).
+func (s *ndjsonSource) readLine() ([]byte, error) {
+	var line []byte
+	for {
+		chunk, err := s.r.ReadSlice('\n')
+		line = append(line, chunk...)
+		if !errors.Is(err, bufio.ErrBufferFull) {
+			return line, err
+		}
+		if len(line) > s.maxLine && len(bytes.TrimSpace(line)) > s.maxLine {
+			return nil, &lineTooLongError{max: s.maxLine}
 		}
 	}
 }

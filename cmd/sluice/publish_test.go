@@ -560,3 +560,213 @@ func TestWithEventID(t *testing.T) {
 		})
 	}
 }
+
+// paddedLine returns an event line of exactly size bytes, with the given
+// event_id ("" for none), padded with an unknown field of fill bytes.
+func paddedLine(t *testing.T, size int, id string, fill byte) string {
+	t.Helper()
+	head := `{"event_type":"http_request_complete.v0","object":{"padding":"`
+	if id != "" {
+		head = `{"event_id":"` + id + `",` + head[1:]
+	}
+	const tail = `"}}`
+	n := size - len(head) - len(tail)
+	if n < 0 {
+		t.Fatalf("a line of %d bytes cannot hold an event", size)
+	}
+	return head + strings.Repeat(string(fill), n) + tail
+}
+
+// TestPublishBatchesByBytes sends big events to a fake API that counts the
+// bytes of each request: no body passes the API's limit of 10 MiB, though
+// the batches hold far fewer events than --batch, and every line is sent
+// once, in order.
+func TestPublishBatchesByBytes(t *testing.T) {
+	const lines, size = 18, 700 << 10
+	var input strings.Builder
+	for range lines {
+		input.WriteString(paddedLine(t, size, schemas.NewID(schemas.PrefixEvent), 'x') + "\n")
+	}
+	fake := &fakeIngest{t: t, statuses: []int{202}}
+	hs := httptest.NewServer(fake)
+	t.Cleanup(hs.Close)
+	path := filepath.Join(t.TempDir(), "big.ndjson")
+	if err := os.WriteFile(path, []byte(input.String()), 0o600); err != nil {
+		t.Fatal(err)
+	}
+	_, stderr, err := runPublishCommand(t, "", "--api-url", hs.URL, "--api-key", "token", "--concurrency", "1", path)
+	if err != nil {
+		t.Fatalf("publish: %v\n%s", err, stderr)
+	}
+	bodies := fake.requests()
+	var sent bytes.Buffer
+	for i, body := range bodies {
+		if len(body) > publishMaxBodyBytes {
+			t.Errorf("request %d is %d bytes, over the limit of %d (the API takes 10 MiB)", i, len(body), publishMaxBodyBytes)
+		}
+		sent.Write(body)
+	}
+	// Slow input may send a batch before it is full, so only the least
+	// count is known.
+	if least := (lines*(size+1) + publishMaxBodyBytes - 1) / publishMaxBodyBytes; len(bodies) < least {
+		t.Errorf("%d requests, want at least %d (%d bytes in bodies of at most %d)", len(bodies), least, lines*(size+1), publishMaxBodyBytes)
+	}
+	if sent.String() != input.String() {
+		t.Errorf("the requests together differ from the input (%d bytes sent, %d read)", sent.Len(), input.Len())
+	}
+}
+
+// TestBatcherBytes checks where the batcher splits events by bytes: before
+// the body would pass maxBytes, counting each event's newline.
+func TestBatcherBytes(t *testing.T) {
+	tests := []struct {
+		name     string
+		lines    []int // bytes of each event
+		size     int   // events per batch
+		maxBytes int
+		want     []int // events of each batch
+	}{
+		{name: "all fit", lines: []int{10, 10, 10}, size: 10, maxBytes: 33, want: []int{3}},
+		{name: "one byte over", lines: []int{10, 10, 10}, size: 10, maxBytes: 32, want: []int{2, 1}},
+		{name: "count first", lines: []int{1, 1, 1, 1, 1}, size: 2, maxBytes: 100, want: []int{2, 2, 1}},
+		{name: "an event over the limit goes alone", lines: []int{5, 50, 5}, size: 10, maxBytes: 20, want: []int{1, 1, 1}},
+		{name: "mixed sizes", lines: []int{9, 9, 19, 9, 9}, size: 10, maxBytes: 20, want: []int{2, 1, 2}},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			events := make(chan sourceEvent, len(tt.lines)+1)
+			for i, n := range tt.lines {
+				events <- sourceEvent{line: bytes.Repeat([]byte("e"), n), origin: i + 1}
+			}
+			events <- sourceEvent{err: io.EOF}
+			out := make(chan publishBatch, len(tt.lines))
+			b := &batcher{events: events, out: out, size: tt.size, maxBytes: tt.maxBytes, linger: time.Hour, pace: newPacer(0, time.Now())}
+			if err := b.run(t.Context()); err != nil {
+				t.Fatalf("run: %v", err)
+			}
+			close(out)
+			var got []int
+			for batch := range out {
+				got = append(got, len(batch.origins))
+				if len(batch.origins) > 1 && len(batch.body) > tt.maxBytes {
+					t.Errorf("a batch of %d events is %d bytes, over %d", len(batch.origins), len(batch.body), tt.maxBytes)
+				}
+			}
+			if fmt.Sprint(got) != fmt.Sprint(tt.want) {
+				t.Errorf("batches of %v events, want %v", got, tt.want)
+			}
+		})
+	}
+}
+
+// TestPublishLineTooLong checks that a line over the API's limit per event
+// stops the command with a message naming it, and that nothing of it is
+// sent; a line just at the limit goes out.
+func TestPublishLineTooLong(t *testing.T) {
+	id := schemas.NewID(schemas.PrefixEvent)
+	const limit = schemas.DefaultMaxEventBytes
+	tests := []struct {
+		name    string
+		line    string // the second line of the input
+		stdin   bool
+		wantErr string // "" if the line is sent
+	}{
+		{name: "at the limit", line: paddedLine(t, limit, id, 'y')},
+		{name: "one byte over", line: paddedLine(t, limit+1, id, 'y'), wantErr: "line 2 of "},
+		{name: "at the limit until publish adds an event_id", line: paddedLine(t, limit, "", 'y'), wantErr: "line 2 of "},
+		{name: "far over, from standard input", line: paddedLine(t, 5*limit, id, 'y'), stdin: true, wantErr: "line 2 of standard input"},
+		{name: "over the limit with spaces around", line: "   " + paddedLine(t, limit+1, id, 'y') + "   ", wantErr: "line 2 of "},
+		{name: "at the limit with spaces around", line: strings.Repeat(" ", 100<<10) + paddedLine(t, limit, id, 'y') + "\t", stdin: true},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			fake := &fakeIngest{t: t, statuses: []int{202}}
+			hs := httptest.NewServer(fake)
+			t.Cleanup(hs.Close)
+			input := validLine + "\n" + tt.line + "\n" + validLine + "\n"
+			args := []string{"--api-url", hs.URL, "--api-key", "token", "--batch", "1", "--concurrency", "1"}
+			stdin := ""
+			if tt.stdin {
+				stdin = input
+			} else {
+				path := filepath.Join(t.TempDir(), "events.ndjson")
+				if err := os.WriteFile(path, []byte(input), 0o600); err != nil {
+					t.Fatal(err)
+				}
+				args = append(args, path)
+			}
+			_, stderr, err := runPublishCommand(t, stdin, args...)
+			sentBig := false
+			for _, body := range fake.requests() {
+				sentBig = sentBig || bytes.Contains(body, []byte("yyyy"))
+			}
+			if tt.wantErr == "" {
+				if err != nil {
+					t.Fatalf("publish: %v\n%s", err, stderr)
+				}
+				if !sentBig || len(fake.requests()) != 3 {
+					t.Errorf("%d requests, the line at the limit sent: %t; want 3 with it", len(fake.requests()), sentBig)
+				}
+				return
+			}
+			for _, want := range []string{tt.wantErr, fmt.Sprint(limit), "nothing of it was sent"} {
+				if err == nil || !strings.Contains(err.Error(), want) {
+					t.Errorf("error %v, want one saying %q", err, want)
+				}
+			}
+			var tooLong *lineTooLongError
+			if !errors.As(err, &tooLong) {
+				t.Errorf("error %T, want a *lineTooLongError", err)
+			}
+			if sentBig {
+				t.Error("part of the line over the limit was sent")
+			}
+		})
+	}
+}
+
+// TestIngestRetryBudget checks that a batch is given up in time while the
+// API keeps answering 503 or does not answer at all, and that the budget
+// stays under the stream's duplicate window.
+func TestIngestRetryBudget(t *testing.T) {
+	if ingestRetryFor > pipeline.DuplicateWindow*3/4 || ingestRequestTimeout >= ingestRetryFor {
+		t.Fatalf("a batch may take %s, requests %s: want well under the duplicate window %s", ingestRetryFor, ingestRequestTimeout, pipeline.DuplicateWindow)
+	}
+	// hang reads the request, so that the server notices when the client
+	// gives up, and never answers.
+	hang := http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		_, _ = io.Copy(io.Discard, r.Body)
+		<-r.Context().Done()
+	})
+	tests := []struct {
+		name    string
+		handler http.Handler
+		want    []string
+	}{
+		{name: "always 503", handler: &fakeIngest{t: t, statuses: []int{503}}, want: []string{"giving up on a batch after 1.5s", "ERR_SLUICE_101 (HTTP 503)"}},
+		{name: "no reply", handler: hang, want: []string{"giving up on a batch after 1.5s", "no reply in time"}},
+		{name: "Retry-After past the budget", handler: http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+			w.Header().Set("Retry-After", "20")
+			w.WriteHeader(http.StatusTooManyRequests)
+		}), want: []string{"giving up on a batch after 1.5s", "HTTP 429"}},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			hs := httptest.NewServer(tt.handler)
+			t.Cleanup(hs.Close)
+			client := newIngestClient(hs.URL, "token", 1)
+			client.retryFor, client.minAttempt = 1500*time.Millisecond, 100*time.Millisecond
+			start := time.Now()
+			_, err := client.send(t.Context(), []byte(validLine+"\n"))
+			if elapsed := time.Since(start); elapsed > client.retryFor+time.Second {
+				t.Errorf("send took %s, want at most the %s budget", elapsed, client.retryFor)
+			}
+			for _, want := range tt.want {
+				if err == nil || !strings.Contains(err.Error(), want) {
+					t.Errorf("error %v, want one saying %q", err, want)
+				}
+			}
+			hs.CloseClientConnections()
+		})
+	}
+}
