@@ -15,16 +15,18 @@ type Code int
 const (
 	CodeInternal           Code = 100 // 500: a bug or an unexpected failure
 	CodeUnavailable        Code = 101 // 503: JetStream could not store the events
+	CodeStoreUnavailable   Code = 102 // 503: the key store is unreachable, so keys cannot be checked
+	CodeBusy               Code = 103 // 503: too many ingest requests in flight
 	CodeVersionMissing     Code = 200 // 400: no Service-Version header
 	CodeVersionUnsupported Code = 201 // 400: a Service-Version other than 2
 	CodeAuthMissing        Code = 210 // 401: no bearer token
 	CodeAuthInvalid        Code = 211 // 401: unknown or deleted API key
-	CodeMalformedBody      Code = 300 // 400: the body is not well-formed JSON, or ended early
+	CodeMalformedBody      Code = 300 // 400: the body is not well-formed JSON, ended early, or came too slowly
 	CodeInvalidEvents      Code = 301 // 400: some events are invalid; none were stored
 	CodeEmptyBatch         Code = 302 // 400: the body holds no events
 	CodeBodyTooLarge       Code = 310 // 413: the body is over 10 MiB
 	CodeTooManyEvents      Code = 311 // 413: more than 10,000 events in one request
-	CodeEventTooLarge      Code = 312 // 413: one event is over 1 MiB
+	CodeEventTooLarge      Code = 312 // 413: one event is over 1 MiB, or over NATS's max_payload
 	CodeContentType        Code = 320 // 415: a Content-Type other than JSON or NDJSON
 	CodeNotFound           Code = 404 // 404: no such path
 	CodeMethodNotAllowed   Code = 405 // 405: the path does not take this method
@@ -38,17 +40,19 @@ type codeInfo struct {
 
 var codes = map[Code]codeInfo{
 	CodeInternal:           {http.StatusInternalServerError, "sluice failed unexpectedly; the operation id in the response finds the log line"},
-	CodeUnavailable:        {http.StatusServiceUnavailable, "JetStream could not store the events; retry the same request after Retry-After seconds (events keep their ids, so nothing is stored twice)"},
+	CodeUnavailable:        {http.StatusServiceUnavailable, "JetStream could not store some of the events; send the same events again, with the ids in details.event_ids, after Retry-After seconds: within the stream's 2-minute duplicate window, events already stored are not stored twice"},
+	CodeStoreUnavailable:   {http.StatusServiceUnavailable, "sluice cannot check API keys because its key store is unreachable; retry after Retry-After seconds"},
+	CodeBusy:               {http.StatusServiceUnavailable, "too many ingest requests are in flight; retry shortly, after Retry-After seconds"},
 	CodeVersionMissing:     {http.StatusBadRequest, "the Service-Version header is missing; send Service-Version: 2"},
 	CodeVersionUnsupported: {http.StatusBadRequest, "the Service-Version header names a version sluice does not support; send Service-Version: 2"},
 	CodeAuthMissing:        {http.StatusUnauthorized, "no Authorization: Bearer <API key> header"},
 	CodeAuthInvalid:        {http.StatusUnauthorized, "the API key is unknown or was deleted"},
-	CodeMalformedBody:      {http.StatusBadRequest, "the body is not well-formed JSON (the message gives the byte offset), or it ended before its Content-Length"},
+	CodeMalformedBody:      {http.StatusBadRequest, "the body is not well-formed JSON (the message gives the byte offset), it ended before its Content-Length, or it did not arrive within the server's read timeout"},
 	CodeInvalidEvents:      {http.StatusBadRequest, "some events are invalid; details.errors lists each with its index; nothing was stored"},
 	CodeEmptyBatch:         {http.StatusBadRequest, "the body holds no events"},
 	CodeBodyTooLarge:       {http.StatusRequestEntityTooLarge, "the body is over 10 MiB; split it into several requests"},
 	CodeTooManyEvents:      {http.StatusRequestEntityTooLarge, "the body holds more than 10,000 events; split it into several requests"},
-	CodeEventTooLarge:      {http.StatusRequestEntityTooLarge, "an event is over 1 MiB"},
+	CodeEventTooLarge:      {http.StatusRequestEntityTooLarge, "an event is over 1 MiB, or with its envelope over the NATS server's max_payload; details.event_ids, when present, lists the ids of the batch for resending the other events"},
 	CodeContentType:        {http.StatusUnsupportedMediaType, "the Content-Type is neither application/json nor application/x-ndjson"},
 	CodeNotFound:           {http.StatusNotFound, "no such path"},
 	CodeMethodNotAllowed:   {http.StatusMethodNotAllowed, "the path does not accept this method; the Allow header lists those it does"},
@@ -67,6 +71,7 @@ type Error struct {
 	Details map[string]any // extra fields of details, besides operation_id
 }
 
+// Error returns the code and the message, as in "ERR_SLUICE_301: ...".
 func (e *Error) Error() string { return e.Code.String() + ": " + e.Msg }
 
 func newError(code Code, format string, args ...any) *Error {

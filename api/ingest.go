@@ -5,8 +5,10 @@ import (
 	"errors"
 	"io"
 	"mime"
+	"net"
 	"net/http"
-	"strconv"
+
+	"github.com/nats-io/nats.go"
 
 	"github.com/sluicehq/sluice/producer"
 	"github.com/sluicehq/sluice/schemas"
@@ -28,24 +30,33 @@ type ingestResponse struct {
 	Duplicates int `json:"duplicates"`
 }
 
-// ingest serves POST /events: validate the whole batch, then store it.
+// ingest serves POST /events: validate the whole batch, then store it. At
+// most cfg.MaxInFlight requests are read and processed at once; the others
+// are refused at once, so that slow bodies cannot pile up in memory.
 func (s *Server) ingest(w http.ResponseWriter, r *http.Request) {
-	status, err := s.ingestBatch(w, r)
-	if err != nil {
-		writeError(w, r, err)
-		status = err.Code.Status()
+	select {
+	case s.inFlight <- struct{}{}:
+		defer func() { <-s.inFlight }()
+	default:
+		w.Header().Set("Retry-After", "1")
+		writeError(w, r, newError(CodeBusy, "too many ingest requests in flight (the limit is %d); retry shortly", s.cfg.MaxInFlight))
+		return
 	}
-	s.metrics.requests.WithLabelValues(strconv.Itoa(status)).Inc()
+	if e := s.ingestBatch(w, r); e != nil {
+		writeError(w, r, e)
+	}
 }
 
-func (s *Server) ingestBatch(w http.ResponseWriter, r *http.Request) (int, *Error) {
+// ingestBatch reads, validates and stores the batch of r, and sends the 202
+// answer; it returns the error to send instead.
+func (s *Server) ingestBatch(w http.ResponseWriter, r *http.Request) *Error {
 	ndjson, e := ingestFraming(r.Header.Get("Content-Type"))
 	if e != nil {
-		return 0, e
+		return e
 	}
 	body, e := s.readBody(w, r)
 	if e != nil {
-		return 0, e
+		return e
 	}
 	key := apiKey(r.Context())
 	batch, err := s.catalogue.DecodeBatch(body, schemas.DecodeOptions{
@@ -55,44 +66,50 @@ func (s *Server) ingestBatch(w http.ResponseWriter, r *http.Request) (int, *Erro
 		MaxEventBytes: s.cfg.MaxEventBytes,
 	})
 	if err != nil {
-		return 0, decodeError(err)
+		return decodeError(err)
 	}
 	if n := len(batch.Errors); n > 0 {
 		s.metrics.rejected.WithLabelValues("invalid").Add(float64(n + len(batch.Events)))
 		e := newError(CodeInvalidEvents, "%d of %d events are invalid, so none was stored; details.errors says what is wrong with each: fix them and send the whole batch again", n, n+len(batch.Events))
 		e.Details = map[string]any{"errors": batch.Errors}
-		return 0, e
+		return e
 	}
 
 	results := s.publisher.PublishEncoded(r.Context(), batch.Events)
+	s.countStored(batch.Events, results)
 	resp := ingestResponse{EventIDs: make([]string, len(results))}
-	var failed int
-	var firstErr error
+	var failed, tooLarge []int // indexes of events not stored
 	for i, res := range results {
 		resp.EventIDs[i] = res.EventID
 		switch {
+		case errors.Is(res.Err, nats.ErrMaxPayload):
+			tooLarge = append(tooLarge, i)
 		case res.Err != nil:
-			failed++
-			if firstErr == nil {
-				firstErr = res.Err
-			}
+			failed = append(failed, i)
 		case res.Duplicate:
 			resp.Duplicates++
 		default:
 			resp.Stored++
 		}
 	}
-	s.countStored(batch.Events, results)
-	if failed > 0 {
-		s.metrics.rejected.WithLabelValues("unavailable").Add(float64(failed))
-		s.log.Warn("storing events", "operation_id", operationID(r.Context()), "failed", failed, "of", len(results), "error", firstErr)
-		w.Header().Set("Retry-After", "1")
-		e := newError(CodeUnavailable, "JetStream did not store %d of %d events (%v); send the batch again with the event ids in details.event_ids: events already stored are not stored twice", failed, len(results), firstErr)
+	s.metrics.rejected.WithLabelValues("too_large").Add(float64(len(tooLarge)))
+	s.metrics.rejected.WithLabelValues("unavailable").Add(float64(len(failed)))
+	if len(tooLarge) > 0 {
+		i := tooLarge[0]
+		e := newError(CodeEventTooLarge, "event %d (%s) is %d bytes in its envelope, more than the NATS server accepts (its max_payload), and was not stored; neither were %d other events of the batch. Make it smaller, then send the batch again with the ids in details.event_ids: within the stream's 2-minute duplicate window, events already stored are not stored twice", i, resp.EventIDs[i], len(batch.Events[i].Data), len(tooLarge)-1+len(failed))
 		e.Details = map[string]any{"event_ids": resp.EventIDs}
-		return 0, e
+		return e
+	}
+	if len(failed) > 0 {
+		firstErr := results[failed[0]].Err
+		s.log.Warn("storing events", "operation_id", operationID(r.Context()), "failed", len(failed), "of", len(results), "error", firstErr)
+		w.Header().Set("Retry-After", "1")
+		e := newError(CodeUnavailable, "JetStream did not store %d of %d events (%v); send the batch again with the event ids in details.event_ids: within the stream's 2-minute duplicate window, events already stored are not stored twice", len(failed), len(results), firstErr)
+		e.Details = map[string]any{"event_ids": resp.EventIDs}
+		return e
 	}
 	writeJSON(w, http.StatusAccepted, resp)
-	return http.StatusAccepted, nil
+	return nil
 }
 
 // countStored adds the batch to the metrics, one update per event type.
@@ -108,8 +125,8 @@ func (s *Server) countStored(events []schemas.Encoded, results []producer.Result
 			duplicates++
 		default:
 			stored[events[i].Type]++
-		}
-		if events[i].UnknownFields > 0 {
+			// Only stored events count: a duplicate's fields were counted
+			// when it was stored.
 			unknown[events[i].Type] += events[i].UnknownFields
 		}
 	}
@@ -117,6 +134,9 @@ func (s *Server) countStored(events []schemas.Encoded, results []producer.Result
 		s.metrics.events.WithLabelValues(t).Add(float64(n))
 	}
 	for t, n := range unknown {
+		if n == 0 {
+			continue
+		}
 		s.metrics.unknown.WithLabelValues(t).Add(float64(n))
 	}
 	s.metrics.duplicates.Add(float64(duplicates))
@@ -136,6 +156,11 @@ func ingestFraming(contentType string) (ndjson bool, e *Error) {
 	return false, newError(CodeContentType, "Content-Type %q is not supported; send %s (a JSON array of events) or %s (one event per line)", contentType, mediaJSON, mediaNDJSON)
 }
 
+// initialBodyBuffer bounds the buffer readBody sets aside before the body
+// arrives: a Content-Length is a promise, and a client sending slowly (or
+// never) must not make sluice hold its whole size meanwhile.
+const initialBodyBuffer = 1 << 20
+
 // readBody reads the whole body, up to the limit.
 func (s *Server) readBody(w http.ResponseWriter, r *http.Request) ([]byte, *Error) {
 	if r.ContentLength > s.cfg.MaxBodyBytes {
@@ -143,13 +168,16 @@ func (s *Server) readBody(w http.ResponseWriter, r *http.Request) ([]byte, *Erro
 	}
 	var buf bytes.Buffer
 	if r.ContentLength > 0 {
-		buf.Grow(int(r.ContentLength) + bytes.MinRead)
+		buf.Grow(int(min(r.ContentLength, initialBodyBuffer)) + bytes.MinRead)
 	}
 	_, err := buf.ReadFrom(http.MaxBytesReader(w, r.Body, s.cfg.MaxBodyBytes))
 	var tooLarge *http.MaxBytesError
+	var netErr net.Error
 	switch {
 	case errors.As(err, &tooLarge):
 		return nil, s.bodyTooLarge()
+	case errors.As(err, &netErr) && netErr.Timeout():
+		return nil, newError(CodeMalformedBody, "the body had not arrived after %d bytes when the server's read timeout passed; send it faster, or split the events into smaller requests", buf.Len())
 	case errors.Is(err, io.ErrUnexpectedEOF):
 		return nil, newError(CodeMalformedBody, "the body ended after %d bytes, before its Content-Length of %d; send the whole body", buf.Len(), r.ContentLength)
 	case err != nil:

@@ -13,7 +13,7 @@ type metrics struct {
 	duplicates prometheus.Counter
 	rejected   *prometheus.CounterVec // by reason
 	unknown    *prometheus.CounterVec // unknown object fields, by event_type
-	requests   *prometheus.CounterVec // by HTTP status code
+	requests   *prometheus.CounterVec // responses of POST /events, by HTTP status code
 }
 
 func newMetrics(reg prometheus.Registerer) (*metrics, error) {
@@ -28,15 +28,15 @@ func newMetrics(reg prometheus.Registerer) (*metrics, error) {
 		}),
 		rejected: prometheus.NewCounterVec(prometheus.CounterOpts{
 			Name: "sluice_ingest_rejected_events_total",
-			Help: "Events not stored, by reason: invalid (failed validation, or in a batch with an invalid event) or unavailable (JetStream did not acknowledge them).",
+			Help: "Events not stored, by reason: invalid (failed validation, or in a batch with an invalid event), too_large (over the NATS server's max_payload) or unavailable (JetStream did not acknowledge them).",
 		}, []string{"reason"}),
 		unknown: prometheus.NewCounterVec(prometheus.CounterOpts{
 			Name: "sluice_ingest_unknown_fields_total",
-			Help: "Object fields the catalogue does not declare, kept and delivered as they are, by event type.",
+			Help: "Object fields the catalogue does not declare in stored events (duplicates not counted), kept and delivered as they are, by event type.",
 		}, []string{"event_type"}),
 		requests: prometheus.NewCounterVec(prometheus.CounterOpts{
 			Name: "sluice_ingest_requests_total",
-			Help: "Ingest requests, by HTTP status code.",
+			Help: "Responses to POST /events, by HTTP status code, including requests refused before their body was read (version, API key, too many in flight) and failures.",
 		}, []string{"code"}),
 	}
 	if reg == nil {

@@ -32,14 +32,25 @@ type Keys interface {
 
 // Publisher stores validated events. *producer.Producer implements it.
 type Publisher interface {
+	// PublishEncoded stores events and returns one Result per event, in
+	// order. A Result's error wraps producer.ErrNotStored when JetStream did
+	// not acknowledge the event, and nats.ErrMaxPayload too when the event
+	// is larger than the NATS server accepts.
 	PublishEncoded(ctx context.Context, events []schemas.Encoded) []producer.Result
 }
+
+// DefaultMaxInFlight is the default of Config.MaxInFlight.
+const DefaultMaxInFlight = 64
 
 // Config sets the API's limits. The zero value gets the defaults.
 type Config struct {
 	MaxBodyBytes  int64 // bytes per ingest request; default 10 MiB
 	MaxEvents     int   // events per ingest request; default 10,000
 	MaxEventBytes int   // bytes per event; default 1 MiB
+	// MaxInFlight bounds the ingest requests being read and processed at
+	// once; requests beyond it are refused at once with 503 ERR_SLUICE_103.
+	// Default DefaultMaxInFlight.
+	MaxInFlight int
 }
 
 func (c *Config) setDefaults() {
@@ -52,11 +63,16 @@ func (c *Config) setDefaults() {
 	if c.MaxEventBytes <= 0 {
 		c.MaxEventBytes = schemas.DefaultMaxEventBytes
 	}
+	if c.MaxInFlight <= 0 {
+		c.MaxInFlight = DefaultMaxInFlight
+	}
 }
 
 // Deps are what the API talks to.
 type Deps struct {
-	Keys      Keys
+	// Keys checks the API key of every request; required.
+	Keys Keys
+	// Publisher stores the events of ingest requests; required.
 	Publisher Publisher
 	Catalogue *schemas.Catalogue    // default schemas.Default()
 	Logger    *slog.Logger          // default slog.Default()
@@ -73,6 +89,9 @@ type Server struct {
 	metrics   *metrics
 	mux       *http.ServeMux
 	handler   http.Handler
+	// inFlight holds a token per ingest request being read or processed;
+	// its capacity is cfg.MaxInFlight.
+	inFlight chan struct{}
 }
 
 // New returns the API server. Extra routes (health, metrics) can be added
@@ -100,8 +119,9 @@ func New(cfg Config, deps Deps) (*Server, error) {
 		log:       deps.Logger,
 		metrics:   m,
 		mux:       http.NewServeMux(),
+		inFlight:  make(chan struct{}, cfg.MaxInFlight),
 	}
-	s.mux.Handle("POST /events", s.authenticated(http.HandlerFunc(s.ingest)))
+	s.mux.Handle("POST /events", s.countRequests(s.authenticated(http.HandlerFunc(s.ingest))))
 	s.mux.HandleFunc("/", s.fallback)
 	s.handler = s.withOperation(s.mux)
 	return s, nil
@@ -169,12 +189,12 @@ func (s *Server) authenticated(next http.Handler) http.Handler {
 		switch {
 		case errors.Is(err, store.ErrUnauthenticated):
 			w.Header().Set("WWW-Authenticate", `Bearer realm="sluice", error="invalid_token"`)
-			writeError(w, r, newError(CodeAuthInvalid, "the API key is unknown or was deleted; create a key with `sluice accounts create` or POST /api_keys"))
+			writeError(w, r, newError(CodeAuthInvalid, "the API key is unknown or was deleted; use the key sluice printed at its first start (or SLUICE_BOOTSTRAP_API_KEY)"))
 			return
 		case err != nil:
 			s.log.Error("checking API key", "operation_id", operationID(r.Context()), "error", err)
 			w.Header().Set("Retry-After", "1")
-			writeError(w, r, newError(CodeUnavailable, "sluice cannot check API keys right now (its store is unreachable); retry shortly"))
+			writeError(w, r, newError(CodeStoreUnavailable, "sluice cannot check API keys right now (its key store is unreachable); retry shortly"))
 			return
 		}
 		next.ServeHTTP(w, r.WithContext(context.WithValue(r.Context(), ctxAPIKey, key)))

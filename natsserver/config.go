@@ -6,6 +6,7 @@ import (
 	"log/slog"
 	"net"
 	"strconv"
+	"strings"
 	"time"
 )
 
@@ -30,9 +31,11 @@ type Config struct {
 	// Listen is "host:port" of the client listener. "" (the default) opens
 	// no TCP listener at all: only clients of the same process can connect,
 	// through (*Server).Connect. Port 0 or -1 picks a free port; ClientURL
-	// tells which. An empty host means loopback (127.0.0.1), not every
-	// interface: the embedded server has no authentication, so listening
-	// beyond this machine must be asked for by name, as in "0.0.0.0:4222".
+	// tells which. The host must be a loopback address (127.0.0.0/8, ::1)
+	// or "localhost", and an empty host means 127.0.0.1: the embedded
+	// server has no authentication, so it never listens beyond this
+	// machine. To serve other machines, run an external NATS server with
+	// authentication instead.
 	Listen string
 	// ServerName names the server in NATS; default DefaultServerName.
 	ServerName string
@@ -73,7 +76,8 @@ func (c Config) Validate() error {
 }
 
 // listenAddr returns the host and port of Listen, with the server's
-// convention for a random port (-1). It returns "", 0 when Listen is empty.
+// convention for a random port (-1). It returns "", 0 when Listen is empty,
+// and an error when the host is not loopback.
 func (c Config) listenAddr() (host string, port int, err error) {
 	if c.Listen == "" {
 		return "", 0, nil
@@ -93,5 +97,17 @@ func (c Config) listenAddr() (host string, port int, err error) {
 	if host == "" {
 		host = loopback
 	}
+	if !isLoopback(host) {
+		return "", 0, fmt.Errorf("listen address %q: the embedded NATS server has no authentication, so it only listens on loopback (127.0.0.1, ::1 or localhost); to serve other machines, run an external NATS server with authentication and use sluice serve --nats-url", c.Listen)
+	}
 	return host, port, nil
+}
+
+// isLoopback reports whether host is "localhost" or a loopback IP address.
+func isLoopback(host string) bool {
+	if strings.EqualFold(host, "localhost") {
+		return true
+	}
+	ip := net.ParseIP(host)
+	return ip != nil && ip.IsLoopback()
 }

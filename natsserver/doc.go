@@ -3,8 +3,8 @@
 // is given, and the one tests and benchmarks run against.
 //
 // The server stores JetStream's files under Config.DataDir, listens for
-// clients only when Config.Listen asks it to (on loopback unless told
-// otherwise), and logs nothing unless given a *slog.Logger. Clients in the
+// clients only when Config.Listen asks it to, and then only on loopback (it
+// has no authentication), and logs nothing unless given a *slog.Logger. Clients in the
 // same process connect with (*Server).Connect, which needs no listener.
 //
 // It is not for running a NATS cluster: past one machine, sluice connects to

@@ -10,6 +10,8 @@ import (
 
 	"github.com/nats-io/nats-server/v2/server"
 	"github.com/nats-io/nats.go"
+
+	"github.com/sluicehq/sluice/schemas"
 )
 
 // ErrNotReady is returned by Start when the server does not accept
@@ -59,9 +61,15 @@ func Start(cfg Config) (*Server, error) {
 }
 
 // MaxPayload is the largest message the embedded server accepts: room for a
-// 1 MiB event and its envelope. An external server needs max_payload of at
-// least this much too.
+// 1 MiB event and its envelope, with a margin.
 const MaxPayload = 4 << 20
+
+// RequiredMaxPayload is the smallest max_payload a NATS server must allow
+// for sluice to store every event it accepts: the largest event
+// (schemas.DefaultMaxEventBytes) plus 64 KiB for its envelope. NATS's
+// default of 1 MiB is too small; `sluice serve --nats-url` refuses to start
+// against a server allowing less.
+const RequiredMaxPayload = schemas.DefaultMaxEventBytes + 64<<10
 
 // options translates the configuration into the server's options.
 func (c Config) options() (*server.Options, error) {
@@ -128,9 +136,9 @@ func (s *Server) Connect(opts ...nats.Option) (*nats.Conn, error) {
 	return nc, nil
 }
 
-// ClientURL returns the URL clients of other processes connect to, such as
-// "nats://127.0.0.1:40321", or "" when the server does not listen. When it
-// listens on every interface the URL names loopback.
+// ClientURL returns the URL clients of other processes on this machine
+// connect to, such as "nats://127.0.0.1:40321", or "" when the server does
+// not listen.
 func (s *Server) ClientURL() string {
 	if !s.listen {
 		return ""
@@ -139,11 +147,7 @@ func (s *Server) ClientURL() string {
 	if !ok {
 		return ""
 	}
-	host := addr.IP.String()
-	if addr.IP.IsUnspecified() {
-		host = loopback
-	}
-	return "nats://" + net.JoinHostPort(host, strconv.Itoa(addr.Port))
+	return "nats://" + net.JoinHostPort(addr.IP.String(), strconv.Itoa(addr.Port))
 }
 
 // Shutdown stops the server, closing its clients' connections, and waits

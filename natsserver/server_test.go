@@ -183,8 +183,16 @@ func TestConfigValidate(t *testing.T) {
 		wantErr string
 	}{
 		{name: "no listener", cfg: natsserver.Config{DataDir: "d"}},
-		{name: "host and port", cfg: natsserver.Config{DataDir: "d", Listen: "0.0.0.0:4222"}},
+		{name: "host and port", cfg: natsserver.Config{DataDir: "d", Listen: "127.0.0.1:4222"}},
 		{name: "random port", cfg: natsserver.Config{DataDir: "d", Listen: "127.0.0.1:-1"}},
+		{name: "no host", cfg: natsserver.Config{DataDir: "d", Listen: ":4222"}},
+		{name: "other loopback address", cfg: natsserver.Config{DataDir: "d", Listen: "127.0.0.2:4222"}},
+		{name: "ipv6 loopback", cfg: natsserver.Config{DataDir: "d", Listen: "[::1]:4222"}},
+		{name: "localhost", cfg: natsserver.Config{DataDir: "d", Listen: "localhost:4222"}},
+		{name: "every interface", cfg: natsserver.Config{DataDir: "d", Listen: "0.0.0.0:4222"}, wantErr: "only listens on loopback"},
+		{name: "every ipv6 interface", cfg: natsserver.Config{DataDir: "d", Listen: "[::]:4222"}, wantErr: "only listens on loopback"},
+		{name: "private address", cfg: natsserver.Config{DataDir: "d", Listen: "10.0.0.5:4222"}, wantErr: "--nats-url"},
+		{name: "host name", cfg: natsserver.Config{DataDir: "d", Listen: "nats.example.com:4222"}, wantErr: "no authentication"},
 		{name: "no data dir", cfg: natsserver.Config{}, wantErr: "data dir"},
 		{name: "no port", cfg: natsserver.Config{DataDir: "d", Listen: "127.0.0.1"}, wantErr: "listen address"},
 		{name: "port not a number", cfg: natsserver.Config{DataDir: "d", Listen: "127.0.0.1:nats"}, wantErr: "port must be"},
@@ -241,5 +249,11 @@ func TestLogger(t *testing.T) {
 				t.Fatalf("log has debug lines although the logger is at Info:\n%s", logged)
 			}
 		})
+	}
+}
+
+func TestMaxPayloadFitsTheLargestEvent(t *testing.T) {
+	if natsserver.MaxPayload < natsserver.RequiredMaxPayload {
+		t.Fatalf("MaxPayload %d is below RequiredMaxPayload %d", natsserver.MaxPayload, natsserver.RequiredMaxPayload)
 	}
 }

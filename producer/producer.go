@@ -98,6 +98,8 @@ func (f *Future) Wait(ctx context.Context) Result {
 // PublishAsync validates ev and starts publishing it. It returns a
 // validation error at once; otherwise the Future reports whether JetStream
 // stored the event. It waits while MaxPending acknowledgements are in flight.
+// When ctx has ended it publishes nothing and the Future reports an error
+// wrapping ErrNotStored and ctx.Err().
 func (p *Producer) PublishAsync(ctx context.Context, ev schemas.Event) (*Future, error) {
 	enc, err := p.cfg.Catalogue.Encode(ev)
 	if err != nil {
@@ -107,7 +109,12 @@ func (p *Producer) PublishAsync(ctx context.Context, ev schemas.Event) (*Future,
 }
 
 // start publishes an encoded event, waiting for room among the pending acks.
+// When ctx has already ended it publishes nothing: the Future's error wraps
+// ErrNotStored and ctx.Err().
 func (p *Producer) start(ctx context.Context, enc *schemas.Encoded) *Future {
+	if err := ctx.Err(); err != nil {
+		return &Future{id: enc.ID, err: fmt.Errorf("%w: %w", ErrNotStored, err)}
+	}
 	msg := &nats.Msg{
 		Subject: enc.Subject(),
 		Data:    enc.Data,
@@ -150,6 +157,8 @@ func (p *Producer) Publish(ctx context.Context, events ...schemas.Event) []Resul
 
 // PublishEncoded publishes events already validated and encoded (by
 // schemas.Catalogue.DecodeBatch or Encode) and waits for every outcome.
+// Results[i] is the outcome of events[i]. When ctx has ended nothing is
+// published, and every Result's error wraps ErrNotStored and ctx.Err().
 func (p *Producer) PublishEncoded(ctx context.Context, events []schemas.Encoded) []Result {
 	futures := make([]*Future, len(events))
 	for i := range events {

@@ -425,3 +425,45 @@ func TestPublishCancelled(t *testing.T) {
 		})
 	}
 }
+
+// TestPublishEncodedCancelledPublishesNothing publishes with a context that
+// has already ended: nothing reaches the stream, and every result wraps
+// ErrNotStored and context.Canceled.
+func TestPublishEncodedCancelledPublishesNothing(t *testing.T) {
+	env := newStreamEnv(t)
+	p := newProducer(t, env.nc, producer.Config{})
+	events := sampleEvents(t, 10, schemas.NewID(schemas.PrefixAccount))
+	encoded := make([]schemas.Encoded, len(events))
+	for i, ev := range events {
+		enc, err := schemas.Default().Encode(ev)
+		if err != nil {
+			t.Fatal(err)
+		}
+		encoded[i] = enc
+	}
+	before := env.stored(t)
+
+	ctx, cancel := context.WithCancel(context.Background())
+	cancel()
+	results := p.PublishEncoded(ctx, encoded)
+
+	if len(results) != len(events) {
+		t.Fatalf("%d results for %d events", len(results), len(events))
+	}
+	for i, res := range results {
+		if !errors.Is(res.Err, producer.ErrNotStored) || !errors.Is(res.Err, context.Canceled) {
+			t.Fatalf("event %d: error %v does not wrap ErrNotStored and context.Canceled", i, res.Err)
+		}
+		if res.EventID != events[i].ID {
+			t.Fatalf("event %d: result for %s, want %s", i, res.EventID, events[i].ID)
+		}
+	}
+	// Flush makes the server read anything published before it, so a
+	// publish that had gone out would have reached the stream.
+	if err := env.nc.Flush(); err != nil {
+		t.Fatal(err)
+	}
+	if after := env.stored(t); after != before {
+		t.Fatalf("the stream holds %d events after a cancelled publish, want %d", after, before)
+	}
+}

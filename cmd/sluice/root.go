@@ -17,7 +17,7 @@ const envPrefix = "SLUICE_"
 func newRootCommand() *cobra.Command {
 	root := &cobra.Command{
 		Use:           "sluice",
-		Short:         "sluice routes audit and traffic events to Firehose, Kinesis and CloudWatch Logs",
+		Short:         "sluice stores audit and traffic events in NATS JetStream, validated against its event catalogue",
 		SilenceUsage:  true,
 		SilenceErrors: true,
 		PersistentPreRunE: func(cmd *cobra.Command, _ []string) error {

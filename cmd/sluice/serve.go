@@ -9,6 +9,7 @@ import (
 	"net"
 	"net/http"
 	"os"
+	"sync"
 	"time"
 
 	"github.com/nats-io/nats.go"
@@ -27,8 +28,13 @@ import (
 )
 
 // bootstrapKeyEnv names the environment variable whose token becomes the
-// first API key. It is not a flag, so it never shows in a process list.
+// first API key. It is not a flag, so it never shows in a process list, and
+// serve removes it from its environment once read.
 const bootstrapKeyEnv = "SLUICE_BOOTSTRAP_API_KEY"
+
+// httpReadTimeout bounds the reading of a whole request, body included, so
+// that a client trickling its body cannot hold an ingest slot for long.
+const httpReadTimeout = 60 * time.Second
 
 type serveFlags struct {
 	dataDir         string
@@ -57,7 +63,7 @@ func newServeCommand() *cobra.Command {
 	}
 	fl := cmd.Flags()
 	fl.StringVar(&f.dataDir, "data-dir", "./sluice-data", "where the embedded NATS server stores streams and state")
-	fl.StringVar(&f.natsListen, "nats-listen", "", "expose the embedded NATS server's client port at HOST:PORT (default: not exposed)")
+	fl.StringVar(&f.natsListen, "nats-listen", "", "expose the embedded NATS server's client port at HOST:PORT, a loopback address: it has no authentication (default: not exposed)")
 	fl.StringVar(&f.natsURL, "nats-url", "", "use this external NATS server or cluster instead of the embedded one (comma-separated URLs)")
 	fl.StringVar(&f.natsCreds, "nats-creds", "", "credentials file (JWT and NKey seed) for --nats-url")
 	fl.StringVar(&f.natsTLSCA, "nats-tls-ca", "", "CA certificate file to verify --nats-url's servers")
@@ -71,7 +77,56 @@ func newServeCommand() *cobra.Command {
 	return cmd
 }
 
+// validate reports the flags that contradict each other or are out of
+// range, each with what to do, before anything starts.
+func (f serveFlags) validate() error {
+	var errs []error
+	if f.natsURL == "" {
+		for _, fl := range []struct{ name, value string }{
+			{"--nats-creds", f.natsCreds},
+			{"--nats-tls-ca", f.natsTLSCA},
+			{"--nats-tls-cert", f.natsTLSCert},
+			{"--nats-tls-key", f.natsTLSKey},
+		} {
+			if fl.value != "" {
+				errs = append(errs, fmt.Errorf("%s is for an external NATS server: give its address with --nats-url, or drop %s to use the embedded server", fl.name, fl.name))
+			}
+		}
+	}
+	if f.natsTLSCert != "" && f.natsTLSKey == "" {
+		errs = append(errs, errors.New("--nats-tls-cert needs --nats-tls-key: give the file of the client certificate's private key too"))
+	}
+	if f.natsTLSKey != "" && f.natsTLSCert == "" {
+		errs = append(errs, errors.New("--nats-tls-key needs --nats-tls-cert: give the client certificate file too"))
+	}
+	if f.natsListen != "" && f.natsURL != "" {
+		errs = append(errs, errors.New("--nats-listen exposes the embedded NATS server, which --nats-url replaces: drop one of them"))
+	}
+	if f.shutdownTimeout < 0 {
+		errs = append(errs, fmt.Errorf("--shutdown-timeout %s is negative: give how long requests in flight may take to finish, such as 15s", f.shutdownTimeout))
+	}
+	switch {
+	case f.retention < 0:
+		errs = append(errs, fmt.Errorf("--retention %s is negative: give how long the stream keeps events, such as 72h", f.retention))
+	case f.retention < pipeline.DuplicateWindow:
+		errs = append(errs, fmt.Errorf("--retention %s is shorter than the stream's duplicate window of %s: give at least that, such as 72h", f.retention, pipeline.DuplicateWindow))
+	}
+	if f.replicas < 1 || f.replicas > pipeline.MaxReplicas {
+		errs = append(errs, fmt.Errorf("--replicas %d: JetStream keeps 1 to %d replicas; use 1 on a single server, 3 on a cluster", f.replicas, pipeline.MaxReplicas))
+	}
+	return errors.Join(errs...)
+}
+
 func runServe(ctx context.Context, f serveFlags, stderr io.Writer) error {
+	if err := f.validate(); err != nil {
+		return err
+	}
+	// Read the bootstrap token once and drop it from the environment, so
+	// that nothing sluice starts or reports later can see it.
+	bootstrapToken := os.Getenv(bootstrapKeyEnv)
+	if err := os.Unsetenv(bootstrapKeyEnv); err != nil {
+		return fmt.Errorf("removing %s from the environment: %w", bootstrapKeyEnv, err)
+	}
 	log, err := f.log.logger(stderr)
 	if err != nil {
 		return err
@@ -80,7 +135,17 @@ func runServe(ctx context.Context, f serveFlags, stderr io.Writer) error {
 	if err != nil {
 		return err
 	}
-	defer closeNATS()
+	// shutdownDeadline is set when the shutdown starts; closing NATS may
+	// take what is left of it.
+	var shutdownDeadline time.Time
+	defer func() {
+		if shutdownDeadline.IsZero() {
+			shutdownDeadline = time.Now().Add(f.shutdownTimeout)
+		}
+		closeCtx, cancel := context.WithDeadline(context.Background(), shutdownDeadline)
+		defer cancel()
+		closeNATS(closeCtx)
+	}()
 	js, err := jetstream.New(nc)
 	if err != nil {
 		return fmt.Errorf("creating JetStream context: %w", err)
@@ -95,7 +160,7 @@ func runServe(ctx context.Context, f serveFlags, stderr io.Writer) error {
 	if err != nil {
 		return err
 	}
-	if err := bootstrap(setupCtx, st, stderr, log); err != nil {
+	if err := bootstrap(setupCtx, st, bootstrapToken, stderr, log); err != nil {
 		return err
 	}
 
@@ -122,6 +187,7 @@ func runServe(ctx context.Context, f serveFlags, stderr io.Writer) error {
 	httpSrv := &http.Server{
 		Handler:           srv,
 		ReadHeaderTimeout: 10 * time.Second,
+		ReadTimeout:       httpReadTimeout,
 		IdleTimeout:       2 * time.Minute,
 		ErrorLog:          slog.NewLogLogger(log.Handler(), slog.LevelWarn),
 	}
@@ -136,23 +202,41 @@ func runServe(ctx context.Context, f serveFlags, stderr io.Writer) error {
 	})
 	g.Go(func() error {
 		<-gctx.Done()
+		shutdownDeadline = time.Now().Add(f.shutdownTimeout)
 		log.Info("shutting down", "deadline", f.shutdownTimeout)
-		shutdownCtx, cancel := context.WithTimeout(context.Background(), f.shutdownTimeout)
+		shutdownCtx, cancel := context.WithDeadline(context.Background(), shutdownDeadline)
 		defer cancel()
-		if err := httpSrv.Shutdown(shutdownCtx); err != nil {
-			return fmt.Errorf("shutting down HTTP: %w", err)
-		}
-		return nil
+		return shutdownHTTP(shutdownCtx, httpSrv, log)
 	})
 	err = g.Wait()
 	log.Info("stopped")
 	return err
 }
 
-// connectNATS starts the embedded server, or connects to --nats-url. The
-// returned func drains the connection and stops the embedded server.
-func (f serveFlags) connectNATS(log *slog.Logger) (*nats.Conn, func(), error) {
+// shutdownHTTP lets the requests in flight finish until ctx ends, then
+// closes their connections, which ends their contexts: handlers stop
+// waiting on NATS before it goes away.
+func shutdownHTTP(ctx context.Context, srv *http.Server, log *slog.Logger) error {
+	err := srv.Shutdown(ctx)
+	if err == nil {
+		return nil
+	}
+	log.Warn("requests were still in flight at the shutdown deadline; closing their connections", "error", err)
+	if closeErr := srv.Close(); closeErr != nil {
+		err = errors.Join(err, closeErr)
+	}
+	return fmt.Errorf("shutting down HTTP: %w", err)
+}
+
+// connectNATS starts the embedded server, or connects to --nats-url and
+// checks that the server takes messages as large as sluice's. The returned
+// func drains the connection, waiting at most until its ctx ends, and then
+// stops the embedded server.
+func (f serveFlags) connectNATS(log *slog.Logger) (*nats.Conn, func(context.Context), error) {
+	closed := make(chan struct{})
+	var closedOnce sync.Once
 	opts := []nats.Option{
+		nats.ClosedHandler(func(*nats.Conn) { closedOnce.Do(func() { close(closed) }) }),
 		nats.Name("sluice"),
 		nats.MaxReconnects(-1),
 		nats.DisconnectErrHandler(func(_ *nats.Conn, err error) {
@@ -176,7 +260,12 @@ func (f serveFlags) connectNATS(log *slog.Logger) (*nats.Conn, func(), error) {
 		if err != nil {
 			return nil, nil, fmt.Errorf("connecting to --nats-url %s: %w", f.natsURL, err)
 		}
-		return nc, func() { _ = nc.Drain() }, nil
+		if limit := nc.MaxPayload(); limit < natsserver.RequiredMaxPayload {
+			url := nc.ConnectedUrlRedacted()
+			nc.Close()
+			return nil, nil, fmt.Errorf("the NATS server at %s takes messages of at most %d bytes (its max_payload), too few for a 1 MiB event and its envelope: set max_payload to at least %d in its configuration (4MB, as the embedded server uses, is fine)", url, limit, natsserver.RequiredMaxPayload)
+		}
+		return nc, func(ctx context.Context) { drain(ctx, nc, closed, log) }, nil
 	}
 	embedded, err := natsserver.Start(natsserver.Config{
 		DataDir: f.dataDir,
@@ -191,10 +280,27 @@ func (f serveFlags) connectNATS(log *slog.Logger) (*nats.Conn, func(), error) {
 		embedded.Shutdown()
 		return nil, nil, fmt.Errorf("connecting to the embedded NATS server: %w", err)
 	}
-	return nc, func() {
-		_ = nc.Drain()
+	return nc, func(ctx context.Context) {
+		drain(ctx, nc, closed, log)
 		embedded.Shutdown()
 	}, nil
+}
+
+// drain drains nc, so that publishes in flight finish, and waits until it
+// is closed (closed is closed by its ClosedHandler). When ctx ends first, it
+// closes nc.
+func drain(ctx context.Context, nc *nats.Conn, closed <-chan struct{}, log *slog.Logger) {
+	if err := nc.Drain(); err != nil {
+		// Already closed, or it cannot drain: close it.
+		nc.Close()
+		return
+	}
+	select {
+	case <-closed:
+	case <-ctx.Done():
+		log.Warn("the NATS connection did not drain by the shutdown deadline; closing it")
+		nc.Close()
+	}
 }
 
 func natsDescription(f serveFlags) string {
@@ -207,14 +313,18 @@ func natsDescription(f serveFlags) string {
 	return "embedded, in-process only, data in " + f.dataDir
 }
 
-// bootstrap creates the first account and API key when no key exists.
-func bootstrap(ctx context.Context, st *store.Store, stderr io.Writer, log *slog.Logger) error {
-	token := os.Getenv(bootstrapKeyEnv)
+// bootstrap creates the first account and API key when no key exists. The
+// key's token is token, the value of bootstrapKeyEnv, or a new one printed
+// on stderr when token is empty.
+func bootstrap(ctx context.Context, st *store.Store, token string, stderr io.Writer, log *slog.Logger) error {
 	res, err := st.Bootstrap(ctx, token)
 	if err != nil {
 		return fmt.Errorf("creating the first API key: %w", err)
 	}
 	if !res.Created {
+		if token != "" {
+			log.Warn(bootstrapKeyEnv + " is set, but API keys exist already: it was ignored")
+		}
 		return nil
 	}
 	log.Info("created the first account and API key", "account_id", res.Account.ID, "api_key_id", res.Key.ID)

@@ -9,9 +9,12 @@ import (
 	"os/exec"
 	"path/filepath"
 	"strings"
+	"sync"
 	"syscall"
 	"testing"
 	"time"
+
+	"github.com/sluicehq/sluice/internal/check"
 )
 
 // buildSluice builds the sluice binary once per test binary run.
@@ -29,8 +32,12 @@ func buildSluice(t *testing.T) string {
 type serveProcess struct {
 	cmd    *exec.Cmd
 	url    string
-	stderr []string // lines logged so far
+	stderr []string // lines logged until it served
 	done   chan error
+
+	mu    sync.Mutex
+	later []string      // lines logged after it served
+	more  chan struct{} // gets a value when later grows
 }
 
 // startServe runs `sluice serve` on a free port with the data dir and waits
@@ -46,7 +53,7 @@ func startServe(t *testing.T, bin, dataDir string, env ...string) *serveProcess 
 	if err := cmd.Start(); err != nil {
 		t.Fatal(err)
 	}
-	p := &serveProcess{cmd: cmd, done: make(chan error, 1)}
+	p := &serveProcess{cmd: cmd, done: make(chan error, 1), more: make(chan struct{}, 1)}
 	lines := make(chan string)
 	go func() {
 		sc := bufio.NewScanner(stderr)
@@ -80,12 +87,50 @@ func startServe(t *testing.T, bin, dataDir string, env ...string) *serveProcess 
 			t.Fatalf("sluice serve did not start:\n%s", strings.Join(p.stderr, "\n"))
 		}
 	}
+	// Keep the pipe drained, and the lines for waitLog.
 	go func() {
 		for line := range lines {
-			_ = line // keep the pipe drained
+			p.mu.Lock()
+			p.later = append(p.later, line)
+			p.mu.Unlock()
+			select {
+			case p.more <- struct{}{}:
+			default:
+			}
 		}
 	}()
 	return p
+}
+
+// logged reports whether the process has logged msg since it served.
+func (p *serveProcess) logged(msg string) bool {
+	p.mu.Lock()
+	defer p.mu.Unlock()
+	for _, line := range p.later {
+		var rec struct {
+			Msg string `json:"msg"`
+		}
+		if json.Unmarshal([]byte(line), &rec) == nil && rec.Msg == msg {
+			return true
+		}
+	}
+	return false
+}
+
+// waitLog waits until the process logs a line whose msg is msg.
+func (p *serveProcess) waitLog(t *testing.T, msg string) {
+	t.Helper()
+	deadline := time.NewTimer(20 * time.Second)
+	defer deadline.Stop()
+	for !p.logged(msg) {
+		select {
+		case <-p.more:
+		case <-deadline.C:
+			p.mu.Lock()
+			defer p.mu.Unlock()
+			t.Fatalf("sluice serve did not log %q within 20s:\n%s", msg, strings.Join(p.later, "\n"))
+		}
+	}
 }
 
 // stop sends SIGTERM and waits for a clean exit.
@@ -203,5 +248,113 @@ func TestFlagsFromEnvironment(t *testing.T) {
 	t.Setenv("SLUICE_REPLICAS", "three")
 	if err := flagsFromEnv(cmd.Flags()); err == nil || !strings.Contains(err.Error(), "SLUICE_REPLICAS") {
 		t.Errorf("bad env value error = %v", err)
+	}
+}
+
+// TestServeFinishesRequestsInFlight sends SIGTERM while a request's body is
+// half sent: the request still gets its 202 once the rest arrives, and the
+// process then exits cleanly.
+func TestServeFinishesRequestsInFlight(t *testing.T) {
+	if testing.Short() {
+		t.Skip("builds and runs the binary")
+	}
+	bin := buildSluice(t)
+	const token = "sk_test_bootstrap_token_0123456789"
+	events := `[{"event_type":"http_request_complete.v0","event_id":"ev_2Yq3A9cC0c7ZkU6e7d0a9oKf1xG","object":{"conn":{"server_port":443}}}]`
+	p := startServe(t, bin, t.TempDir(), "SLUICE_BOOTSTRAP_API_KEY="+token)
+
+	body, bodyWriter := io.Pipe()
+	req, err := http.NewRequest(http.MethodPost, p.url+"/events", body)
+	if err != nil {
+		t.Fatal(err)
+	}
+	req.Header.Set("Authorization", "Bearer "+token)
+	req.Header.Set("Service-Version", "2")
+	req.Header.Set("Content-Type", "application/json")
+	// With Expect: 100-continue the client sends the body only once the
+	// handler starts reading it, so when the first write below returns
+	// the request is in the handler.
+	req.Header.Set("Expect", "100-continue")
+	client := &http.Client{Transport: &http.Transport{ExpectContinueTimeout: time.Minute}}
+	t.Cleanup(client.CloseIdleConnections)
+
+	type answer struct {
+		status int
+		body   string
+		err    error
+	}
+	answered := make(chan answer, 1)
+	go func() {
+		resp, err := client.Do(req)
+		if err != nil {
+			answered <- answer{err: err}
+			return
+		}
+		defer resp.Body.Close()
+		out, err := io.ReadAll(resp.Body)
+		answered <- answer{status: resp.StatusCode, body: string(out), err: err}
+	}()
+
+	half := len(events) / 2
+	if _, err := io.WriteString(bodyWriter, events[:half]); err != nil {
+		t.Fatalf("sending the first half of the body: %v", err)
+	}
+	if err := p.cmd.Process.Signal(syscall.SIGTERM); err != nil {
+		t.Fatal(err)
+	}
+	p.waitLog(t, "shutting down")
+	if _, err := io.WriteString(bodyWriter, events[half:]); err != nil {
+		t.Fatalf("sending the rest of the body: %v", err)
+	}
+	if err := bodyWriter.Close(); err != nil {
+		t.Fatal(err)
+	}
+
+	select {
+	case a := <-answered:
+		if a.err != nil || a.status != http.StatusAccepted || !strings.Contains(a.body, `"stored":1`) {
+			t.Fatalf("request in flight at SIGTERM: status %d, error %v: %s", a.status, a.err, a.body)
+		}
+	case <-time.After(20 * time.Second):
+		t.Fatal("the request in flight at SIGTERM got no answer within 20s")
+	}
+	select {
+	case err := <-p.done:
+		if err != nil {
+			t.Fatalf("sluice serve exited with %v after SIGTERM", err)
+		}
+	case <-time.After(20 * time.Second):
+		t.Fatal("sluice serve did not stop within 20s of answering")
+	}
+}
+
+func TestServeFlagsValidate(t *testing.T) {
+	valid := serveFlags{retention: 72 * time.Hour, replicas: 1, shutdownTimeout: 15 * time.Second}
+	tests := []struct {
+		name    string
+		edit    func(*serveFlags)
+		wantErr string
+	}{
+		{name: "defaults", edit: func(*serveFlags) {}},
+		{name: "external server with credentials and tls", edit: func(f *serveFlags) {
+			f.natsURL, f.natsCreds, f.natsTLSCA, f.natsTLSCert, f.natsTLSKey = "nats://n:4222", "c.creds", "ca.pem", "c.pem", "k.pem"
+		}},
+		{name: "creds without url", edit: func(f *serveFlags) { f.natsCreds = "c.creds" }, wantErr: "--nats-creds is for an external NATS server: give its address with --nats-url"},
+		{name: "tls ca without url", edit: func(f *serveFlags) { f.natsTLSCA = "ca.pem" }, wantErr: "--nats-tls-ca is for an external NATS server"},
+		{name: "cert without key", edit: func(f *serveFlags) { f.natsURL, f.natsTLSCert = "nats://n:4222", "c.pem" }, wantErr: "--nats-tls-cert needs --nats-tls-key"},
+		{name: "key without cert", edit: func(f *serveFlags) { f.natsURL, f.natsTLSKey = "nats://n:4222", "k.pem" }, wantErr: "--nats-tls-key needs --nats-tls-cert"},
+		{name: "listen and url", edit: func(f *serveFlags) { f.natsURL, f.natsListen = "nats://n:4222", "127.0.0.1:4222" }, wantErr: "--nats-listen exposes the embedded NATS server, which --nats-url replaces"},
+		{name: "negative shutdown timeout", edit: func(f *serveFlags) { f.shutdownTimeout = -time.Second }, wantErr: "--shutdown-timeout -1s is negative"},
+		{name: "negative retention", edit: func(f *serveFlags) { f.retention = -time.Hour }, wantErr: "--retention -1h0m0s is negative"},
+		{name: "retention under the duplicate window", edit: func(f *serveFlags) { f.retention = time.Minute }, wantErr: "--retention 1m0s is shorter than the stream's duplicate window"},
+		{name: "no replicas", edit: func(f *serveFlags) { f.replicas = 0 }, wantErr: "--replicas 0"},
+		{name: "too many replicas", edit: func(f *serveFlags) { f.replicas = 6 }, wantErr: "--replicas 6: JetStream keeps 1 to 5 replicas"},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			f := valid
+			tt.edit(&f)
+			check.ErrorContains(t, f.validate(), tt.wantErr)
+		})
 	}
 }
