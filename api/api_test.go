@@ -15,6 +15,7 @@ import (
 
 	"github.com/sluicehq/sluice/api"
 	"github.com/sluicehq/sluice/internal/natstest"
+	"github.com/sluicehq/sluice/internal/openapitest"
 	"github.com/sluicehq/sluice/pipeline"
 	"github.com/sluicehq/sluice/producer"
 	"github.com/sluicehq/sluice/schemas"
@@ -24,6 +25,7 @@ import (
 // testEnv is a sluice API on a real in-process NATS server.
 type testEnv struct {
 	url     string
+	client  *http.Client // checks every exchange against docs/openapi.yaml
 	token   string
 	account string
 	stream  jetstream.Stream
@@ -63,7 +65,14 @@ func newTestEnv(t *testing.T) *testEnv {
 	}
 	hs := httptest.NewServer(srv)
 	t.Cleanup(hs.Close)
-	return &testEnv{url: hs.URL, token: key.Token, account: acct.ID, stream: stream, js: js, reg: reg}
+	return &testEnv{url: hs.URL, client: documentedClient(t), token: key.Token, account: acct.ID, stream: stream, js: js, reg: reg}
+}
+
+// documentedClient returns an HTTP client that fails the test when a
+// request or response does not match docs/openapi.yaml.
+func documentedClient(t *testing.T) *http.Client {
+	t.Helper()
+	return &http.Client{Transport: openapitest.Load(t, "../docs/openapi.yaml").Transport(t, nil)}
 }
 
 // post sends body to POST /events with the usual headers, changed by edit.
@@ -79,7 +88,7 @@ func (e *testEnv) post(t *testing.T, body []byte, edit func(*http.Request)) (*ht
 	if edit != nil {
 		edit(req)
 	}
-	resp, err := http.DefaultClient.Do(req)
+	resp, err := e.client.Do(req)
 	if err != nil {
 		t.Fatal(err)
 	}

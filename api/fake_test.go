@@ -81,7 +81,7 @@ func newFakeEnv(t *testing.T, cfg api.Config, keys api.Keys, pub api.Publisher) 
 	}
 	hs := httptest.NewServer(srv)
 	t.Cleanup(hs.Close)
-	return &testEnv{url: hs.URL, token: fakeToken, reg: reg}
+	return &testEnv{url: hs.URL, client: documentedClient(t), token: fakeToken, reg: reg}
 }
 
 // counterValue returns the value of the counter name whose label has the
