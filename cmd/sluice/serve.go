@@ -21,6 +21,7 @@ import (
 	"golang.org/x/sync/errgroup"
 
 	"github.com/sluicehq/sluice/api"
+	"github.com/sluicehq/sluice/docs"
 	"github.com/sluicehq/sluice/natsserver"
 	"github.com/sluicehq/sluice/pipeline"
 	"github.com/sluicehq/sluice/producer"
@@ -179,6 +180,10 @@ func runServe(ctx context.Context, f serveFlags, stderr io.Writer) error {
 		_, _ = io.WriteString(w, "ok\n")
 	}))
 	srv.Handle("GET /readyz", readiness(nc, js, st))
+	srv.Handle("GET /openapi.yaml", http.HandlerFunc(func(w http.ResponseWriter, _ *http.Request) {
+		w.Header().Set("Content-Type", "application/yaml")
+		_, _ = w.Write(docs.OpenAPI)
+	}))
 
 	ln, err := net.Listen("tcp", f.httpAddr)
 	if err != nil {

@@ -183,6 +183,9 @@ func TestServeEndToEnd(t *testing.T) {
 	if code, body := request(t, "GET", p.url+"/readyz", "", ""); code != 200 {
 		t.Fatalf("readyz: %d %s", code, body)
 	}
+	if code, body := request(t, "GET", p.url+"/openapi.yaml", "", ""); code != 200 || !strings.HasPrefix(body, "openapi: 3.1") {
+		t.Fatalf("openapi.yaml: %d %.80s", code, body)
+	}
 	if code, body := request(t, "POST", p.url+"/events", token, events); code != 202 || !strings.Contains(body, `"stored":1`) {
 		t.Fatalf("ingest: %d %s", code, body)
 	}
