@@ -4,10 +4,12 @@ package store
 // starts with the resource's kind and then the account id, so that all keys
 // of one kind, or of one kind and account, match one filter.
 //
-//	accounts.<account_id>                     Account
-//	api_keys.<account_id>.<api_key_id>        APIKey (without its token)
-//	api_key_hashes.<hex sha-256 of token>     apiKeyIndex (written before the APIKey)
-//	bootstrap                                 bootstrapClaim
+//	accounts.<account_id>                         Account
+//	api_keys.<account_id>.<api_key_id>            APIKey (without its token)
+//	api_key_hashes.<hex sha-256 of token>         apiKeyIndex (written before the APIKey)
+//	bootstrap                                     bootstrapClaim
+//	destinations.<account_id>.<destination_id>    Destination (with its secret access key)
+//	subscriptions.<account_id>.<subscription_id>  Subscription
 
 // bootstrapKey is the key Bootstrap claims before it creates anything.
 const bootstrapKey = "bootstrap"
@@ -16,6 +18,9 @@ const bootstrapKey = "bootstrap"
 const (
 	allAccounts = "accounts.*"
 	allAPIKeys  = "api_keys.>"
+
+	allDestinations  = "destinations.>"
+	allSubscriptions = "subscriptions.>"
 )
 
 func accountKey(accountID string) string { return "accounts." + accountID }
@@ -25,3 +30,15 @@ func apiKeyKey(accountID, apiKeyID string) string {
 }
 
 func apiKeyHashKey(tokenHash string) string { return "api_key_hashes." + tokenHash }
+
+func destinationKey(accountID, destinationID string) string {
+	return "destinations." + accountID + "." + destinationID
+}
+
+func subscriptionKey(accountID, subscriptionID string) string {
+	return "subscriptions." + accountID + "." + subscriptionID
+}
+
+// Filters matching every key of one kind and account.
+func accountDestinations(accountID string) string  { return "destinations." + accountID + ".*" }
+func accountSubscriptions(accountID string) string { return "subscriptions." + accountID + ".*" }

@@ -5,9 +5,13 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
+	"sync"
 	"time"
 
 	"github.com/nats-io/nats.go/jetstream"
+
+	"github.com/sluicehq/sluice/filters"
+	"github.com/sluicehq/sluice/schemas"
 )
 
 // Bucket is the name of the JetStream key-value bucket the store keeps
@@ -23,7 +27,9 @@ var (
 	// store could have given out.
 	ErrNotFound = errors.New("not found")
 	// ErrConflict means the resource clashes with one that exists, such as
-	// an API key with the same token.
+	// an API key with the same token, or with the state of others, such as
+	// a destination still used by a subscription (*InUseError); or that it
+	// kept changing under concurrent updates.
 	ErrConflict = errors.New("conflict")
 	// ErrUnauthenticated means a bearer token matches no API key.
 	ErrUnauthenticated = errors.New("unauthenticated")
@@ -55,23 +61,43 @@ func (c Config) Validate() error {
 	return nil
 }
 
-// Store reads and writes accounts and API keys. Its methods are safe for
-// concurrent use, also by several processes sharing the bucket.
+// Store reads and writes accounts, API keys, event destinations and event
+// subscriptions. Its methods are safe for concurrent use, also by several
+// processes sharing the bucket.
 type Store struct {
 	kv jetstream.KeyValue
+	// filters returns the CEL environments subscription sources are
+	// checked with.
+	filters func() (*filters.Env, error)
+}
+
+// Option is an optional extra of Open.
+type Option func(*Store)
+
+// WithFilters makes the store check the filters and field selections of
+// subscription sources with env: pass the Env the process delivers with, so
+// that what the store accepts is exactly what delivery runs. Without it, the
+// store builds its own from schemas.Default() when it first checks a
+// subscription; WithFilters(nil) changes nothing.
+func WithFilters(env *filters.Env) Option {
+	return func(s *Store) {
+		if env != nil {
+			s.filters = func() (*filters.Env, error) { return env, nil }
+		}
+	}
 }
 
 // Open creates the bucket, or updates it to cfg if it exists, and returns a
 // Store on it. It returns an error if cfg is not valid or JetStream refuses
 // the bucket.
-func Open(ctx context.Context, js jetstream.JetStream, cfg Config) (*Store, error) {
+func Open(ctx context.Context, js jetstream.JetStream, cfg Config, opts ...Option) (*Store, error) {
 	cfg.setDefaults()
 	if err := cfg.Validate(); err != nil {
 		return nil, fmt.Errorf("store config: %w", err)
 	}
 	kv, err := js.CreateOrUpdateKeyValue(ctx, jetstream.KeyValueConfig{
 		Bucket:      Bucket,
-		Description: "sluice accounts and API keys",
+		Description: "sluice accounts, API keys, event destinations and event subscriptions",
 		History:     1,
 		Storage:     jetstream.FileStorage,
 		Replicas:    cfg.Replicas,
@@ -79,7 +105,20 @@ func Open(ctx context.Context, js jetstream.JetStream, cfg Config) (*Store, erro
 	if err != nil {
 		return nil, fmt.Errorf("creating or updating bucket %s: %w", Bucket, err)
 	}
-	return &Store{kv: kv}, nil
+	s := &Store{kv: kv, filters: sync.OnceValues(defaultFilters)}
+	for _, opt := range opts {
+		opt(s)
+	}
+	return s, nil
+}
+
+// defaultFilters builds the CEL environments of the default catalogue.
+func defaultFilters() (*filters.Env, error) {
+	env, err := filters.NewEnv(schemas.Default())
+	if err != nil {
+		return nil, fmt.Errorf("building the filter environments: %w", err)
+	}
+	return env, nil
 }
 
 // Ping checks that the bucket is reachable.

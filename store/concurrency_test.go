@@ -1,0 +1,91 @@
+package store_test
+
+import (
+	"fmt"
+	"strings"
+	"sync"
+	"testing"
+
+	"github.com/sluicehq/sluice/store"
+)
+
+// concurrentWriters is how many goroutines update one resource at once.
+const concurrentWriters = 20
+
+// TestConcurrentDestinationUpdates has 20 writers, on two connections as
+// two processes would, each append its own marker to one destination's
+// description: no update may be lost.
+func TestConcurrentDestinationUpdates(t *testing.T) {
+	e := newEnv(t)
+	stores := []*store.Store{e.store, e.openAnother(t)}
+	account := e.createAccount(t, "acme")
+	d := e.createDestination(t, account.ID, store.Destination{Target: kinesisDestination().Target})
+
+	errs := make(chan error, concurrentWriters)
+	var wg sync.WaitGroup
+	for i := range concurrentWriters {
+		wg.Go(func() {
+			_, err := stores[i%len(stores)].UpdateDestination(e.ctx, account.ID, d.ID, func(d *store.Destination) error {
+				d.Description += fmt.Sprintf("[%02d]", i)
+				return nil
+			})
+			errs <- err
+		})
+	}
+	wg.Wait()
+	close(errs)
+	for err := range errs {
+		if err != nil {
+			t.Fatalf("UpdateDestination: %v", err)
+		}
+	}
+	got, err := e.store.GetDestination(e.ctx, account.ID, d.ID)
+	if err != nil {
+		t.Fatalf("GetDestination: %v", err)
+	}
+	wantAllMarkers(t, got.Description)
+}
+
+// TestConcurrentSubscriptionUpdates does the same with a subscription's
+// metadata.
+func TestConcurrentSubscriptionUpdates(t *testing.T) {
+	e := newEnv(t)
+	stores := []*store.Store{e.store, e.openAnother(t)}
+	account := e.createAccount(t, "acme")
+	sub := e.createSubscription(t, account.ID, store.Subscription{Sources: []store.Source{{Type: httpKind}}})
+
+	errs := make(chan error, concurrentWriters)
+	var wg sync.WaitGroup
+	for i := range concurrentWriters {
+		wg.Go(func() {
+			_, err := stores[i%len(stores)].UpdateSubscription(e.ctx, account.ID, sub.ID, func(sub *store.Subscription) error {
+				sub.Metadata += fmt.Sprintf("[%02d]", i)
+				return nil
+			})
+			errs <- err
+		})
+	}
+	wg.Wait()
+	close(errs)
+	for err := range errs {
+		if err != nil {
+			t.Fatalf("UpdateSubscription: %v", err)
+		}
+	}
+	got, err := e.store.GetSubscription(e.ctx, account.ID, sub.ID)
+	if err != nil {
+		t.Fatalf("GetSubscription: %v", err)
+	}
+	wantAllMarkers(t, got.Metadata)
+}
+
+// wantAllMarkers fails the test unless s holds the marker of every writer
+// once.
+func wantAllMarkers(t *testing.T, s string) {
+	t.Helper()
+	for i := range concurrentWriters {
+		if n := strings.Count(s, fmt.Sprintf("[%02d]", i)); n != 1 {
+			t.Fatalf("marker %02d appears %d times in %q: an update was lost or applied twice", i, n, s)
+		}
+	}
+}

@@ -1,0 +1,173 @@
+package store
+
+import (
+	"bytes"
+	"context"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"math/rand/v2"
+	"time"
+
+	"github.com/nats-io/nats.go/jetstream"
+)
+
+// Read-modify-write of a key retries when another writer changed the key
+// between the read and the write (a compare-and-swap conflict), after a
+// jittered delay growing from casBaseDelay up to casMaxDelay, at most
+// casAttempts times in all.
+const (
+	casAttempts  = 32
+	casBaseDelay = 2 * time.Millisecond
+	casMaxDelay  = 200 * time.Millisecond
+)
+
+// errTooManyConflicts is returned, wrapping ErrConflict, when a key kept
+// changing under a read-modify-write for casAttempts attempts.
+var errTooManyConflicts = fmt.Errorf("%w: the resource kept changing under concurrent updates; try again", ErrConflict)
+
+// casConflict reports whether err is a compare-and-swap conflict: the key's
+// revision was not the one the write expected.
+func casConflict(err error) bool {
+	return errors.Is(err, jetstream.ErrKeyRevisionMismatch)
+}
+
+// waitToRetry waits before attempt (1 for the first retry) of a
+// compare-and-swap, or until ctx ends.
+func waitToRetry(ctx context.Context, attempt int) error {
+	ceiling := min(casBaseDelay<<min(attempt, 10), casMaxDelay)
+	timer := time.NewTimer(casBaseDelay/2 + rand.N(ceiling))
+	defer timer.Stop()
+	select {
+	case <-ctx.Done():
+		return ctx.Err()
+	case <-timer.C:
+		return nil
+	}
+}
+
+// getRecord reads and decodes the value of key, with its revision. It
+// returns ErrNotFound if the key does not exist or was deleted.
+func getRecord[T any](ctx context.Context, s *Store, key string) (T, uint64, error) {
+	var value T
+	entry, err := s.kv.Get(ctx, key)
+	if errors.Is(err, jetstream.ErrKeyNotFound) {
+		return value, 0, ErrNotFound
+	}
+	if err != nil {
+		return value, 0, err
+	}
+	if err := json.Unmarshal(entry.Value(), &value); err != nil {
+		return value, 0, fmt.Errorf("decoding %s: %w", key, err)
+	}
+	return value, entry.Revision(), nil
+}
+
+// listRecords reads and decodes the current value of every key matching
+// filter.
+func listRecords[T any](ctx context.Context, s *Store, filter string) ([]T, error) {
+	entries, err := s.entries(ctx, filter)
+	if err != nil {
+		return nil, err
+	}
+	values := make([]T, 0, len(entries))
+	var errs []error
+	for _, entry := range entries {
+		var value T
+		if err := json.Unmarshal(entry.Value(), &value); err != nil {
+			errs = append(errs, fmt.Errorf("decoding %s: %w", entry.Key(), err))
+			continue
+		}
+		values = append(values, value)
+	}
+	if err := errors.Join(errs...); err != nil {
+		return nil, err
+	}
+	return values, nil
+}
+
+// retryConflicts runs try until it returns anything but a
+// compare-and-swap conflict, waiting before each new attempt. It returns the
+// error of the last attempt, the error of ctx, or errTooManyConflicts after
+// casAttempts conflicts.
+func retryConflicts(ctx context.Context, try func() error) error {
+	for attempt := range casAttempts {
+		if attempt > 0 {
+			if err := waitToRetry(ctx, attempt); err != nil {
+				return err
+			}
+		}
+		if err := try(); !casConflict(err) {
+			return err
+		}
+	}
+	return errTooManyConflicts
+}
+
+// revision is a value as read or written, with the revision of its key.
+type revision[T any] struct {
+	value    T
+	raw      []byte
+	revision uint64
+}
+
+// modify reads the value of key, lets change modify it and writes it back
+// if the key has not changed since the read (compare-and-swap). On a
+// conflict it starts over from a fresh read, so change may run several
+// times, each time on a fresh value; it must not have other effects. It
+// writes nothing if change leaves the value as it was.
+//
+// It returns the value before and after the change, or the error of change
+// as it is, ErrNotFound if the key does not exist, or an error wrapping
+// ErrConflict after casAttempts conflicts.
+func modify[T any](ctx context.Context, s *Store, key string, change func(*T) error) (before, after revision[T], err error) {
+	err = retryConflicts(ctx, func() error {
+		entry, err := s.kv.Get(ctx, key)
+		if errors.Is(err, jetstream.ErrKeyNotFound) {
+			return ErrNotFound
+		}
+		if err != nil {
+			return err
+		}
+		before = revision[T]{raw: entry.Value(), revision: entry.Revision()}
+		if err := json.Unmarshal(before.raw, &before.value); err != nil {
+			return fmt.Errorf("decoding %s: %w", key, err)
+		}
+		// Decoded a second time, so that change cannot reach before's
+		// slices and pointers.
+		after = revision[T]{}
+		if err := json.Unmarshal(before.raw, &after.value); err != nil {
+			return fmt.Errorf("decoding %s: %w", key, err)
+		}
+		if err := change(&after.value); err != nil {
+			return err
+		}
+		if after.raw, err = json.Marshal(after.value); err != nil {
+			return fmt.Errorf("encoding %s: %w", key, err)
+		}
+		if bytes.Equal(after.raw, before.raw) {
+			after.revision = before.revision
+			return nil
+		}
+		after.revision, err = s.kv.Update(ctx, key, after.raw, before.revision)
+		return err
+	})
+	return before, after, err
+}
+
+// touch rewrites the value of key unchanged, giving it a new revision, so
+// that a compare-and-swap based on an earlier read of it fails. It returns
+// ErrNotFound if the key does not exist.
+func (s *Store) touch(ctx context.Context, key string) error {
+	return retryConflicts(ctx, func() error {
+		entry, err := s.kv.Get(ctx, key)
+		if errors.Is(err, jetstream.ErrKeyNotFound) {
+			return ErrNotFound
+		}
+		if err != nil {
+			return err
+		}
+		_, err = s.kv.Update(ctx, key, entry.Value(), entry.Revision())
+		return err
+	})
+}

@@ -1,0 +1,199 @@
+package store
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"slices"
+
+	"github.com/sluicehq/sluice/schemas"
+)
+
+// CreateSubscription creates a subscription of the account with the
+// Description, Metadata, Sources and DestinationIDs of in; the store sets
+// ID, AccountID and CreatedAt, and normalizes the field selections of the
+// sources.
+//
+// It returns a *ValidationError (matching ErrInvalid) for the first field
+// of in that breaks a rule, one that also matches ErrNotFound for a
+// destination id that names no destination of the account, or an error
+// wrapping ErrNotFound if the account does not exist.
+func (s *Store) CreateSubscription(ctx context.Context, accountID string, in Subscription) (Subscription, error) {
+	sub := Subscription{
+		ID:             schemas.NewID(schemas.PrefixSubscription),
+		AccountID:      accountID,
+		CreatedAt:      now(),
+		Description:    in.Description,
+		Metadata:       in.Metadata,
+		Sources:        in.Sources,
+		DestinationIDs: in.DestinationIDs,
+	}
+	sub = sub.clone()
+	if err := s.checkSubscription(ctx, &sub); err != nil {
+		return Subscription{}, err
+	}
+	if _, err := s.GetAccount(ctx, accountID); err != nil {
+		return Subscription{}, fmt.Errorf("creating subscription: %w", err)
+	}
+	key := subscriptionKey(accountID, sub.ID)
+	if err := s.createJSON(ctx, key, sub); err != nil {
+		return Subscription{}, fmt.Errorf("creating subscription %s: %w", sub.ID, err)
+	}
+	if err := s.claimDestinations(ctx, accountID, sub.DestinationIDs, nil); err != nil {
+		s.undo(ctx, func(ctx context.Context) error { return s.kv.Delete(ctx, key) })
+		return Subscription{}, passOrWrap(err, nil, "creating subscription "+sub.ID)
+	}
+	return sub, nil
+}
+
+// GetSubscription returns the subscription of the account with the id. It
+// returns an error wrapping ErrNotFound if the account has no such
+// subscription, including when another account has.
+func (s *Store) GetSubscription(ctx context.Context, accountID, id string) (Subscription, error) {
+	if err := checkOwnedID(accountID, schemas.PrefixSubscription, id); err != nil {
+		return Subscription{}, fmt.Errorf("subscription %q: %w", id, err)
+	}
+	sub, _, err := getRecord[Subscription](ctx, s, subscriptionKey(accountID, id))
+	if err != nil {
+		return Subscription{}, fmt.Errorf("reading subscription %s: %w", id, err)
+	}
+	return sub, nil
+}
+
+// ListSubscriptions returns a page of the account's subscriptions, newest
+// first (by id), and the BeforeID of the next page, "" after the last page.
+//
+// It returns a *ValidationError (matching ErrInvalid) for a page limit
+// outside 1 to MaxPageLimit or a malformed BeforeID, or an error wrapping
+// ErrNotFound if accountID is not an account id.
+func (s *Store) ListSubscriptions(ctx context.Context, accountID string, page Page) ([]Subscription, string, error) {
+	page, err := page.resolve(schemas.PrefixSubscription)
+	if err != nil {
+		return nil, "", err
+	}
+	if err := schemas.CheckID(schemas.PrefixAccount, accountID); err != nil {
+		return nil, "", fmt.Errorf("account %q: %w", accountID, ErrNotFound)
+	}
+	all, err := listRecords[Subscription](ctx, s, accountSubscriptions(accountID))
+	if err != nil {
+		return nil, "", fmt.Errorf("listing subscriptions: %w", err)
+	}
+	items, next := paginate(all, func(sub Subscription) string { return sub.ID }, page)
+	return items, next, nil
+}
+
+// UpdateSubscription changes the subscription of the account with the id:
+// it calls fn on the stored subscription, checks the result as
+// CreateSubscription does, and writes it if the subscription has not
+// changed in the meantime. If it has (another writer came first), it starts
+// over, so fn may be called several times, each time on a fresh copy of the
+// latest subscription; fn must have no other effect. No update is ever
+// lost. Changes fn makes to ID, AccountID and CreatedAt are discarded.
+//
+// It returns the subscription written, or the error of fn as it is, a
+// *ValidationError (matching ErrInvalid) for the first field that breaks a
+// rule (also matching ErrNotFound for a destination id that names no
+// destination of the account), an error wrapping ErrNotFound if the account
+// has no such subscription, or one wrapping ErrConflict if the
+// subscription kept changing under concurrent updates.
+func (s *Store) UpdateSubscription(ctx context.Context, accountID, id string, fn func(*Subscription) error) (Subscription, error) {
+	if err := checkOwnedID(accountID, schemas.PrefixSubscription, id); err != nil {
+		return Subscription{}, fmt.Errorf("subscription %q: %w", id, err)
+	}
+	key := subscriptionKey(accountID, id)
+	var fnErr error
+	before, after, err := modify(ctx, s, key, func(sub *Subscription) error {
+		keepID, keepAccount, keepCreated := sub.ID, sub.AccountID, sub.CreatedAt
+		if fnErr = fn(sub); fnErr != nil {
+			return fnErr
+		}
+		sub.ID, sub.AccountID, sub.CreatedAt = keepID, keepAccount, keepCreated
+		return s.checkSubscription(ctx, sub)
+	})
+	if err != nil {
+		return Subscription{}, passOrWrap(err, fnErr, "updating subscription "+id)
+	}
+	if after.revision != before.revision {
+		err := s.claimDestinations(ctx, accountID, after.value.DestinationIDs, before.value.DestinationIDs)
+		if err != nil {
+			s.undo(ctx, func(ctx context.Context) error {
+				_, err := s.kv.Update(ctx, key, before.raw, after.revision)
+				return err
+			})
+			return Subscription{}, passOrWrap(err, nil, "updating subscription "+id)
+		}
+	}
+	return after.value, nil
+}
+
+// DeleteSubscription deletes the subscription of the account with the id.
+// It returns an error wrapping ErrNotFound if the account has no such
+// subscription.
+func (s *Store) DeleteSubscription(ctx context.Context, accountID, id string) error {
+	if err := checkOwnedID(accountID, schemas.PrefixSubscription, id); err != nil {
+		return fmt.Errorf("subscription %q: %w", id, err)
+	}
+	key := subscriptionKey(accountID, id)
+	if _, _, err := getRecord[Subscription](ctx, s, key); err != nil {
+		return fmt.Errorf("deleting subscription %s: %w", id, err)
+	}
+	if err := s.kv.Delete(ctx, key); err != nil {
+		return fmt.Errorf("deleting subscription %s: %w", id, err)
+	}
+	return nil
+}
+
+// checkSubscription checks and normalizes sub (Subscription.check), and
+// checks that its destinations are destinations of its account.
+func (s *Store) checkSubscription(ctx context.Context, sub *Subscription) error {
+	env, err := s.filters()
+	if err != nil {
+		return err
+	}
+	if err := sub.check(env); err != nil {
+		return err
+	}
+	for j, id := range sub.DestinationIDs {
+		_, _, err := getRecord[Destination](ctx, s, destinationKey(sub.AccountID, id))
+		if errors.Is(err, ErrNotFound) {
+			return noSuchDestination(fmt.Sprintf("destination_ids[%d]", j), id)
+		}
+		if err != nil {
+			return fmt.Errorf("reading destination %s: %w", id, err)
+		}
+	}
+	return nil
+}
+
+// claimDestinations rewrites, unchanged, each destination of ids that is
+// not among already (which a subscription named before it was written), so
+// that a DeleteDestination that read it before the subscription was written
+// fails its compare-and-swap, starts over and sees the subscription. Call it
+// after writing the subscription. It returns the *ValidationError of a
+// destination that no longer exists: the subscription must then be undone.
+func (s *Store) claimDestinations(ctx context.Context, accountID string, ids, already []string) error {
+	for j, id := range ids {
+		if slices.Contains(already, id) {
+			continue
+		}
+		err := s.touch(ctx, destinationKey(accountID, id))
+		if errors.Is(err, ErrNotFound) {
+			return noSuchDestination(fmt.Sprintf("destination_ids[%d]", j), id)
+		}
+		if err != nil {
+			return fmt.Errorf("claiming destination %s: %w", id, err)
+		}
+	}
+	return nil
+}
+
+// undo runs a write that reverts one that must not stand, even if ctx has
+// ended. If it fails too (the key changed again, or the bucket is
+// unreachable), the subscription keeps naming a destination that was
+// deleted at the same time: readers of subscriptions must expect a
+// destination id that names nothing, and skip it.
+func (s *Store) undo(ctx context.Context, write func(context.Context) error) {
+	ctx, cancel := context.WithTimeout(context.WithoutCancel(ctx), cleanupTimeout)
+	defer cancel()
+	_ = write(ctx)
+}
