@@ -5,6 +5,7 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
+	"strings"
 	"time"
 )
 
@@ -330,7 +331,11 @@ func (d *decoder) eventType(e *envelope) error {
 	}
 	k, ok := d.c.Kind(name)
 	if !ok {
-		d.v.fail("event_type", "%v %q: see docs/events.md or `sluice schemas list` for the %d kinds", ErrUnknownKind, name, len(d.c.kinds))
+		hint := ""
+		if near := d.c.Suggest(name, 3); len(near) > 0 {
+			hint = "did you mean " + strings.Join(near, " or ") + "? "
+		}
+		d.v.fail("event_type", "%v %q: %ssee docs/events.md or `sluice schemas list` for the %d kinds", ErrUnknownKind, name, hint, len(d.c.kinds))
 		return nil
 	}
 	e.kind = k

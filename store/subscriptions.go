@@ -191,61 +191,19 @@ func trafficKinds() []string {
 	return names
 }
 
-// An unknown kind's message suggests at most maxSuggestions kinds: those at
-// most maxDistance edits away, and those it is a prefix of, or that are a
-// prefix of it, if it is at least minPrefix bytes long.
-const (
-	maxSuggestions = 3
-	maxDistance    = 3
-	minPrefix      = 4
-)
+// maxSuggestions bounds the kinds an unknown kind's message suggests.
+const maxSuggestions = 3
 
 // didYouMean returns ` (did you mean "a" or "b"?)` with the names of the
 // catalogue's kinds closest to name, or "" if none is close.
 func didYouMean(name string) string {
-	type candidate struct {
-		name     string
-		distance int
-	}
-	var near []candidate
-	lower := strings.ToLower(name)
-	for _, kind := range schemas.Default().Names() {
-		d := editDistance(lower, kind)
-		if len(lower) >= minPrefix && (strings.HasPrefix(kind, lower) || strings.HasPrefix(lower, strings.TrimSuffix(kind, ".v0"))) {
-			d = min(d, 1)
-		}
-		if d <= maxDistance {
-			near = append(near, candidate{kind, d})
-		}
-	}
+	near := schemas.Default().Suggest(name, maxSuggestions)
 	if len(near) == 0 {
 		return ""
 	}
-	slices.SortStableFunc(near, func(a, b candidate) int { return a.distance - b.distance })
-	quoted := make([]string, 0, maxSuggestions)
-	for _, c := range near[:min(len(near), maxSuggestions)] {
-		quoted = append(quoted, fmt.Sprintf("%q", c.name))
+	quoted := make([]string, len(near))
+	for i, kind := range near {
+		quoted[i] = fmt.Sprintf("%q", kind)
 	}
 	return " (did you mean " + strings.Join(quoted, " or ") + "?)"
-}
-
-// editDistance returns the Levenshtein distance between a and b, in bytes.
-func editDistance(a, b string) int {
-	prev := make([]int, len(b)+1)
-	cur := make([]int, len(b)+1)
-	for j := range prev {
-		prev[j] = j
-	}
-	for i := 1; i <= len(a); i++ {
-		cur[0] = i
-		for j := 1; j <= len(b); j++ {
-			cost := 1
-			if a[i-1] == b[j-1] {
-				cost = 0
-			}
-			cur[j] = min(prev[j]+1, cur[j-1]+1, prev[j-1]+cost)
-		}
-		prev, cur = cur, prev
-	}
-	return prev[len(b)]
 }

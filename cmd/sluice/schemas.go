@@ -3,7 +3,6 @@ package main
 import (
 	"encoding/json"
 	"fmt"
-	"slices"
 	"strings"
 	"text/tabwriter"
 
@@ -124,74 +123,10 @@ func newSchemasDocsCommand(c *schemas.Catalogue) *cobra.Command {
 // unknownKindError returns an error wrapping schemas.ErrUnknownKind that
 // names the kinds closest to name.
 func unknownKindError(c *schemas.Catalogue, name string) error {
-	suggestions := closeKindNames(c.Names(), name, 5)
+	suggestions := c.Suggest(name, 5)
 	if len(suggestions) == 0 {
 		return fmt.Errorf("%w %q; `sluice schemas list` shows every kind", schemas.ErrUnknownKind, name)
 	}
 	return fmt.Errorf("%w %q; did you mean %s? (`sluice schemas list` shows every kind)",
 		schemas.ErrUnknownKind, name, strings.Join(suggestions, ", "))
-}
-
-// closeKindNames returns at most n of names that contain name, abbreviate
-// it word by word ("tls_cert_created" for "tls_certificate_created.v0") or
-// are within a few edits of it, closest first.
-func closeKindNames(names []string, name string, n int) []string {
-	type candidate struct {
-		name     string
-		distance int
-	}
-	query := strings.ToLower(strings.TrimSpace(name))
-	var found []candidate
-	for _, kind := range names {
-		d := min(levenshtein(query, kind), levenshtein(query+".v0", kind))
-		switch {
-		case query != "" && strings.Contains(kind, query):
-			found = append(found, candidate{kind, 0})
-		case abbreviates(query, kind) || d <= max(2, len(kind)/4):
-			found = append(found, candidate{kind, d})
-		}
-	}
-	slices.SortStableFunc(found, func(a, b candidate) int { return a.distance - b.distance })
-	out := make([]string, 0, min(n, len(found)))
-	for _, f := range found[:min(n, len(found))] {
-		out = append(out, f.name)
-	}
-	return out
-}
-
-// abbreviates reports whether every word of query starts the corresponding
-// word of kind, words being separated by "_" and the version left out.
-func abbreviates(query, kind string) bool {
-	q := strings.Split(strings.TrimSuffix(query, ".v0"), "_")
-	k := strings.Split(strings.TrimSuffix(kind, ".v0"), "_")
-	if len(q) != len(k) {
-		return false
-	}
-	for i := range q {
-		if q[i] == "" || !strings.HasPrefix(k[i], q[i]) {
-			return false
-		}
-	}
-	return true
-}
-
-// levenshtein returns the Levenshtein distance between a and b.
-func levenshtein(a, b string) int {
-	prev := make([]int, len(b)+1)
-	cur := make([]int, len(b)+1)
-	for j := range prev {
-		prev[j] = j
-	}
-	for i := 1; i <= len(a); i++ {
-		cur[0] = i
-		for j := 1; j <= len(b); j++ {
-			cost := 1
-			if a[i-1] == b[j-1] {
-				cost = 0
-			}
-			cur[j] = min(prev[j]+1, cur[j-1]+1, prev[j-1]+cost)
-		}
-		prev, cur = cur, prev
-	}
-	return prev[len(b)]
 }
