@@ -94,11 +94,8 @@ func (f serveFlags) validate() error {
 			}
 		}
 	}
-	if f.natsTLSCert != "" && f.natsTLSKey == "" {
-		errs = append(errs, errors.New("--nats-tls-cert needs --nats-tls-key: give the file of the client certificate's private key too"))
-	}
-	if f.natsTLSKey != "" && f.natsTLSCert == "" {
-		errs = append(errs, errors.New("--nats-tls-key needs --nats-tls-cert: give the client certificate file too"))
+	if err := (natsSecurity{tlsCert: f.natsTLSCert, tlsKey: f.natsTLSKey}).validate(); err != nil {
+		errs = append(errs, err)
 	}
 	if f.natsListen != "" && f.natsURL != "" {
 		errs = append(errs, errors.New("--nats-listen exposes the embedded NATS server, which --nats-url replaces: drop one of them"))
@@ -252,15 +249,8 @@ func (f serveFlags) connectNATS(log *slog.Logger) (*nats.Conn, func(context.Cont
 		nats.ReconnectHandler(func(nc *nats.Conn) { log.Info("reconnected to NATS", "url", nc.ConnectedUrlRedacted()) }),
 	}
 	if f.natsURL != "" {
-		if f.natsCreds != "" {
-			opts = append(opts, nats.UserCredentials(f.natsCreds))
-		}
-		if f.natsTLSCA != "" {
-			opts = append(opts, nats.RootCAs(f.natsTLSCA))
-		}
-		if f.natsTLSCert != "" || f.natsTLSKey != "" {
-			opts = append(opts, nats.ClientCert(f.natsTLSCert, f.natsTLSKey))
-		}
+		security := natsSecurity{creds: f.natsCreds, tlsCA: f.natsTLSCA, tlsCert: f.natsTLSCert, tlsKey: f.natsTLSKey}
+		opts = append(opts, security.options()...)
 		nc, err := nats.Connect(f.natsURL, opts...)
 		if err != nil {
 			return nil, nil, fmt.Errorf("connecting to --nats-url %s: %w", f.natsURL, err)
