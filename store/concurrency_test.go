@@ -21,24 +21,13 @@ func TestConcurrentDestinationUpdates(t *testing.T) {
 	account := e.createAccount(t, "acme")
 	d := e.createDestination(t, account.ID, store.Destination{Target: kinesisDestination().Target})
 
-	errs := make(chan error, concurrentWriters)
-	var wg sync.WaitGroup
-	for i := range concurrentWriters {
-		wg.Go(func() {
-			_, err := stores[i%len(stores)].UpdateDestination(e.ctx, account.ID, d.ID, func(d *store.Destination) error {
-				d.Description += fmt.Sprintf("[%02d]", i)
-				return nil
-			})
-			errs <- err
+	concurrently(t, concurrentWriters, func(i int) error {
+		_, err := stores[i%len(stores)].UpdateDestination(e.ctx, account.ID, d.ID, func(d *store.Destination) error {
+			d.Description += fmt.Sprintf("[%02d]", i)
+			return nil
 		})
-	}
-	wg.Wait()
-	close(errs)
-	for err := range errs {
-		if err != nil {
-			t.Fatalf("UpdateDestination: %v", err)
-		}
-	}
+		return err
+	})
 	got, err := e.store.GetDestination(e.ctx, account.ID, d.ID)
 	if err != nil {
 		t.Fatalf("GetDestination: %v", err)
@@ -54,24 +43,13 @@ func TestConcurrentSubscriptionUpdates(t *testing.T) {
 	account := e.createAccount(t, "acme")
 	sub := e.createSubscription(t, account.ID, store.Subscription{Sources: []store.Source{{Type: httpKind}}})
 
-	errs := make(chan error, concurrentWriters)
-	var wg sync.WaitGroup
-	for i := range concurrentWriters {
-		wg.Go(func() {
-			_, err := stores[i%len(stores)].UpdateSubscription(e.ctx, account.ID, sub.ID, func(sub *store.Subscription) error {
-				sub.Metadata += fmt.Sprintf("[%02d]", i)
-				return nil
-			})
-			errs <- err
+	concurrently(t, concurrentWriters, func(i int) error {
+		_, err := stores[i%len(stores)].UpdateSubscription(e.ctx, account.ID, sub.ID, func(sub *store.Subscription) error {
+			sub.Metadata += fmt.Sprintf("[%02d]", i)
+			return nil
 		})
-	}
-	wg.Wait()
-	close(errs)
-	for err := range errs {
-		if err != nil {
-			t.Fatalf("UpdateSubscription: %v", err)
-		}
-	}
+		return err
+	})
 	got, err := e.store.GetSubscription(e.ctx, account.ID, sub.ID)
 	if err != nil {
 		t.Fatalf("GetSubscription: %v", err)
@@ -86,6 +64,24 @@ func wantAllMarkers(t *testing.T, s string) {
 	for i := range concurrentWriters {
 		if n := strings.Count(s, fmt.Sprintf("[%02d]", i)); n != 1 {
 			t.Fatalf("marker %02d appears %d times in %q: an update was lost or applied twice", i, n, s)
+		}
+	}
+}
+
+// concurrently runs write n times at once, with 0 to n-1, and fails the test
+// if any returns an error.
+func concurrently(t *testing.T, n int, write func(i int) error) {
+	t.Helper()
+	errs := make(chan error, n)
+	var wg sync.WaitGroup
+	for i := range n {
+		wg.Go(func() { errs <- write(i) })
+	}
+	wg.Wait()
+	close(errs)
+	for err := range errs {
+		if err != nil {
+			t.Fatal(err)
 		}
 	}
 }
