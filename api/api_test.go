@@ -31,6 +31,7 @@ type testEnv struct {
 	stream  jetstream.Stream
 	js      jetstream.JetStream
 	reg     *prometheus.Registry
+	store   *store.Store // nil in a fake env
 }
 
 func newTestEnv(t *testing.T) *testEnv {
@@ -59,13 +60,13 @@ func newTestEnv(t *testing.T) *testEnv {
 		t.Fatal(err)
 	}
 	reg := prometheus.NewRegistry()
-	srv, err := api.New(api.Config{}, api.Deps{Keys: st, Publisher: prod, Metrics: reg})
+	srv, err := api.New(api.Config{}, api.Deps{Keys: st, Publisher: prod, Destinations: st, Metrics: reg})
 	if err != nil {
 		t.Fatal(err)
 	}
 	hs := httptest.NewServer(srv)
 	t.Cleanup(hs.Close)
-	return &testEnv{url: hs.URL, client: documentedClient(t), token: key.Token, account: acct.ID, stream: stream, js: js, reg: reg}
+	return &testEnv{url: hs.URL, client: documentedClient(t), token: key.Token, account: acct.ID, stream: stream, js: js, reg: reg, store: st}
 }
 
 // documentedClient returns an HTTP client that fails the test when a

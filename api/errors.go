@@ -17,6 +17,7 @@ const (
 	CodeUnavailable        Code = 101 // 503: JetStream could not store the events
 	CodeStoreUnavailable   Code = 102 // 503: the key store is unreachable, so keys cannot be checked
 	CodeBusy               Code = 103 // 503: too many ingest requests in flight
+	CodeConfigUnavailable  Code = 104 // 503: the configuration store is unreachable
 	CodeVersionMissing     Code = 200 // 400: no Service-Version header
 	CodeVersionUnsupported Code = 201 // 400: a Service-Version other than 2
 	CodeAuthMissing        Code = 210 // 401: no bearer token
@@ -27,9 +28,18 @@ const (
 	CodeBodyTooLarge       Code = 310 // 413: the body is over 10 MiB
 	CodeTooManyEvents      Code = 311 // 413: more than 10,000 events in one request
 	CodeEventTooLarge      Code = 312 // 413: one event is over 1 MiB, or over NATS's max_payload
+	CodeRequestTooLarge    Code = 313 // 413: a management request body is over 1 MiB
 	CodeContentType        Code = 320 // 415: a Content-Type other than JSON or NDJSON
+	CodeMalformedRequest   Code = 330 // 400: a management request body is empty, not well-formed JSON, or more than one value
+	CodeUnknownField       Code = 331 // 400: a management request body has a field the call does not take
+	CodeWrongType          Code = 332 // 400: a field of a management request body has the wrong JSON type
+	CodeInvalidField       Code = 333 // 400: a field breaks a rule; details.field names it
+	CodeBadParameter       Code = 334 // 400: a query parameter (limit, before_id) is invalid
 	CodeNotFound           Code = 404 // 404: no such path
 	CodeMethodNotAllowed   Code = 405 // 405: the path does not take this method
+	CodeResourceNotFound   Code = 420 // 404: no such resource in the key's account
+	CodeInUse              Code = 421 // 409: a destination still used by subscriptions
+	CodeConcurrentChange   Code = 422 // 409: the resource kept changing under concurrent updates
 )
 
 // codeInfo documents a code: its HTTP status and when it is returned.
@@ -43,6 +53,7 @@ var codes = map[Code]codeInfo{
 	CodeUnavailable:        {http.StatusServiceUnavailable, "JetStream could not store some of the events; send the same events again, with the ids in details.event_ids, after Retry-After seconds: within the stream's 2-minute duplicate window, events already stored are not stored twice"},
 	CodeStoreUnavailable:   {http.StatusServiceUnavailable, "sluice cannot check API keys because its key store is unreachable; retry after Retry-After seconds"},
 	CodeBusy:               {http.StatusServiceUnavailable, "too many ingest requests are in flight; retry shortly, after Retry-After seconds"},
+	CodeConfigUnavailable:  {http.StatusServiceUnavailable, "sluice cannot read or write its configuration store (subscriptions, destinations) because it is unreachable; retry after Retry-After seconds"},
 	CodeVersionMissing:     {http.StatusBadRequest, "the Service-Version header is missing; send Service-Version: 2"},
 	CodeVersionUnsupported: {http.StatusBadRequest, "the Service-Version header names a version sluice does not support; send Service-Version: 2"},
 	CodeAuthMissing:        {http.StatusUnauthorized, "no Authorization: Bearer <API key> header"},
@@ -53,9 +64,18 @@ var codes = map[Code]codeInfo{
 	CodeBodyTooLarge:       {http.StatusRequestEntityTooLarge, "the body is over 10 MiB; split it into several requests"},
 	CodeTooManyEvents:      {http.StatusRequestEntityTooLarge, "the body holds more than 10,000 events; split it into several requests"},
 	CodeEventTooLarge:      {http.StatusRequestEntityTooLarge, "an event is over 1 MiB, or with its envelope over the NATS server's max_payload; details.event_ids, when present, lists the ids of the batch for resending the other events"},
+	CodeRequestTooLarge:    {http.StatusRequestEntityTooLarge, "the body of a management request (not ingest) is over 1 MiB"},
+	CodeMalformedRequest:   {http.StatusBadRequest, "the body of a management request is empty, not well-formed JSON (the message gives the byte offset), or holds more than one JSON value"},
+	CodeUnknownField:       {http.StatusBadRequest, "the body of a management request has a field the call does not take; the message names it"},
+	CodeWrongType:          {http.StatusBadRequest, "a field of the body of a management request has the wrong JSON type; the message and details.field name it"},
+	CodeInvalidField:       {http.StatusBadRequest, "a field breaks a rule (length, ARN, exactly one target, target type change, ...); details.field is its JSON path and the message says how to fix it"},
+	CodeBadParameter:       {http.StatusBadRequest, "a query parameter is invalid: limit not from 1 to 100, or a malformed before_id; details.parameter names it"},
 	CodeContentType:        {http.StatusUnsupportedMediaType, "the Content-Type is neither application/json nor application/x-ndjson"},
 	CodeNotFound:           {http.StatusNotFound, "no such path"},
 	CodeMethodNotAllowed:   {http.StatusMethodNotAllowed, "the path does not accept this method; the Allow header lists those it does"},
+	CodeResourceNotFound:   {http.StatusNotFound, "the key's account has no resource with this id (a resource of another account is not found either)"},
+	CodeInUse:              {http.StatusConflict, "the destination is still used by event subscriptions, listed in details.subscriptions; remove it from them, or delete them, first"},
+	CodeConcurrentChange:   {http.StatusConflict, "the resource kept changing under concurrent updates; send the request again"},
 }
 
 // String returns the code as it appears in error bodies: "ERR_SLUICE_301".

@@ -51,6 +51,11 @@ type Config struct {
 	// once; requests beyond it are refused at once with 503 ERR_SLUICE_103.
 	// Default DefaultMaxInFlight.
 	MaxInFlight int
+	// BaseURL is the scheme and host clients reach the API at, such as
+	// https://sluice.example.com, for the full URLs of responses (uri,
+	// next_page_uri). Default: http:// (https:// over TLS) and the Host of
+	// each request.
+	BaseURL string
 }
 
 func (c *Config) setDefaults() {
@@ -77,6 +82,9 @@ type Deps struct {
 	Catalogue *schemas.Catalogue    // default schemas.Default()
 	Logger    *slog.Logger          // default slog.Default()
 	Metrics   prometheus.Registerer // where the API registers its metrics; nil: not registered
+	// Destinations keeps event destinations; nil: the /event_destinations
+	// routes are not served.
+	Destinations Destinations
 }
 
 // Server is the HTTP API. It is an http.Handler.
@@ -84,11 +92,13 @@ type Server struct {
 	cfg       Config
 	keys      Keys
 	publisher Publisher
-	catalogue *schemas.Catalogue
-	log       *slog.Logger
-	metrics   *metrics
-	mux       *http.ServeMux
-	handler   http.Handler
+	// destinations is nil when the destination routes are not served.
+	destinations Destinations
+	catalogue    *schemas.Catalogue
+	log          *slog.Logger
+	metrics      *metrics
+	mux          *http.ServeMux
+	handler      http.Handler
 	// inFlight holds a token per ingest request being read or processed;
 	// its capacity is cfg.MaxInFlight.
 	inFlight chan struct{}
@@ -112,16 +122,20 @@ func New(cfg Config, deps Deps) (*Server, error) {
 		return nil, err
 	}
 	s := &Server{
-		cfg:       cfg,
-		keys:      deps.Keys,
-		publisher: deps.Publisher,
-		catalogue: deps.Catalogue,
-		log:       deps.Logger,
-		metrics:   m,
-		mux:       http.NewServeMux(),
-		inFlight:  make(chan struct{}, cfg.MaxInFlight),
+		cfg:          cfg,
+		keys:         deps.Keys,
+		publisher:    deps.Publisher,
+		destinations: deps.Destinations,
+		catalogue:    deps.Catalogue,
+		log:          deps.Logger,
+		metrics:      m,
+		mux:          http.NewServeMux(),
+		inFlight:     make(chan struct{}, cfg.MaxInFlight),
 	}
 	s.mux.Handle("POST /events", s.countRequests(s.authenticated(http.HandlerFunc(s.ingest))))
+	if s.destinations != nil {
+		s.routeDestinations()
+	}
 	s.mux.HandleFunc("/", s.fallback)
 	s.handler = s.withOperation(s.mux)
 	return s, nil

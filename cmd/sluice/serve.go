@@ -8,6 +8,7 @@ import (
 	"log/slog"
 	"net"
 	"net/http"
+	"net/url"
 	"os"
 	"sync"
 	"time"
@@ -48,6 +49,7 @@ type serveFlags struct {
 	retention       time.Duration
 	replicas        int
 	httpAddr        string
+	publicURL       string
 	shutdownTimeout time.Duration
 	log             logFlags
 }
@@ -73,6 +75,7 @@ func newServeCommand() *cobra.Command {
 	fl.DurationVar(&f.retention, "retention", 72*time.Hour, "how long the event stream keeps events (its MaxAge)")
 	fl.IntVar(&f.replicas, "replicas", 1, "replicas of the stream and key-value buckets (3 on a NATS cluster)")
 	fl.StringVar(&f.httpAddr, "http", "127.0.0.1:8080", "HOST:PORT of the HTTP API")
+	fl.StringVar(&f.publicURL, "public-url", "", "scheme and host clients reach the API at, such as https://sluice.example.com, for the URLs in responses (default: from each request's Host)")
 	fl.DurationVar(&f.shutdownTimeout, "shutdown-timeout", 15*time.Second, "how long a shutdown may take to finish requests in flight")
 	f.log.register(fl)
 	return cmd
@@ -99,6 +102,11 @@ func (f serveFlags) validate() error {
 	}
 	if f.natsListen != "" && f.natsURL != "" {
 		errs = append(errs, errors.New("--nats-listen exposes the embedded NATS server, which --nats-url replaces: drop one of them"))
+	}
+	if f.publicURL != "" {
+		if u, err := url.Parse(f.publicURL); err != nil || (u.Scheme != "http" && u.Scheme != "https") || u.Host == "" {
+			errs = append(errs, fmt.Errorf("--public-url %q is not a full http or https URL: give the scheme and host clients reach the API at, such as https://sluice.example.com", f.publicURL))
+		}
 	}
 	if f.shutdownTimeout < 0 {
 		errs = append(errs, fmt.Errorf("--shutdown-timeout %s is negative: give how long requests in flight may take to finish, such as 15s", f.shutdownTimeout))
@@ -168,7 +176,7 @@ func runServe(ctx context.Context, f serveFlags, stderr io.Writer) error {
 	}
 	reg := prometheus.NewRegistry()
 	reg.MustRegister(collectors.NewGoCollector(), collectors.NewProcessCollector(collectors.ProcessCollectorOpts{}))
-	srv, err := api.New(api.Config{}, api.Deps{Keys: st, Publisher: prod, Logger: log, Metrics: reg})
+	srv, err := api.New(api.Config{BaseURL: f.publicURL}, api.Deps{Keys: st, Publisher: prod, Destinations: st, Logger: log, Metrics: reg})
 	if err != nil {
 		return err
 	}

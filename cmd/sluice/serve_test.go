@@ -352,6 +352,8 @@ func TestServeFlagsValidate(t *testing.T) {
 		{name: "retention under the duplicate window", edit: func(f *serveFlags) { f.retention = time.Minute }, wantErr: "--retention 1m0s is shorter than the stream's duplicate window"},
 		{name: "no replicas", edit: func(f *serveFlags) { f.replicas = 0 }, wantErr: "--replicas 0"},
 		{name: "too many replicas", edit: func(f *serveFlags) { f.replicas = 6 }, wantErr: "--replicas 6: JetStream keeps 1 to 5 replicas"},
+		{name: "public url", edit: func(f *serveFlags) { f.publicURL = "https://sluice.example.com" }},
+		{name: "public url without scheme", edit: func(f *serveFlags) { f.publicURL = "sluice.example.com" }, wantErr: `--public-url "sluice.example.com" is not a full http or https URL`},
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {

@@ -1,0 +1,314 @@
+package api_test
+
+import (
+	"bytes"
+	"context"
+	"encoding/json"
+	"fmt"
+	"io"
+	"net/http"
+	"slices"
+	"strings"
+	"testing"
+
+	"github.com/sluicehq/sluice/store"
+)
+
+const (
+	testStreamARN   = "arn:aws:kinesis:us-east-1:123456789012:stream/events"
+	testFirehoseARN = "arn:aws:firehose:us-east-1:123456789012:deliverystream/events"
+	testRoleARN     = "arn:aws:iam::123456789012:role/sluice"
+	testKeyID       = "AKIAIOSFODNN7EXAMPLE"
+	testSecret      = "wJalrXUtnFEMI/K7MDENG/bPxRfiCYEXAMPLEKEY"
+)
+
+// kinesisBody is a valid destination body with a role.
+const kinesisBody = `{"description":"to kinesis","metadata":"{\"team\":\"ops\"}","target":{"kinesis":{"auth":{"role":{"role_arn":"` + testRoleARN + `"}},"stream_arn":"` + testStreamARN + `"}}}`
+
+// credsBody is a valid Firehose destination body with static credentials.
+const credsBody = `{"format":"JSON","target":{"firehose":{"auth":{"creds":{"aws_access_key_id":"` + testKeyID + `","aws_secret_access_key":"` + testSecret + `"}},"delivery_stream_arn":"` + testFirehoseARN + `"}}}`
+
+// call sends a management request with the usual headers and the key's
+// token, and checks that the secret is in no response.
+func (e *testEnv) call(t *testing.T, token, method, path, body string) (*http.Response, []byte) {
+	t.Helper()
+	var reader io.Reader
+	if body != "" {
+		reader = strings.NewReader(body)
+	}
+	req, err := http.NewRequest(method, e.url+path, reader)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if body != "" {
+		req.Header.Set("Content-Type", "application/json")
+	}
+	req.Header.Set("Authorization", "Bearer "+token)
+	req.Header.Set("Service-Version", "2")
+	resp, err := e.client.Do(req)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer resp.Body.Close()
+	out, err := io.ReadAll(resp.Body)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if bytes.Contains(out, []byte(testSecret)) || bytes.Contains(out, []byte("aws_secret_access_key")) {
+		t.Fatalf("%s %s: the response shows the secret: %s", method, path, out)
+	}
+	return resp, out
+}
+
+// destination is a destination as the API returns it.
+type destination struct {
+	ID          string          `json:"id"`
+	URI         string          `json:"uri"`
+	CreatedAt   string          `json:"created_at"`
+	Description string          `json:"description"`
+	Metadata    string          `json:"metadata"`
+	Format      string          `json:"format"`
+	Target      json.RawMessage `json:"target"`
+}
+
+type destinationList struct {
+	Destinations []destination `json:"event_destinations"`
+	URI          string        `json:"uri"`
+	NextPageURI  *string       `json:"next_page_uri"`
+}
+
+func decodeAs[T any](t *testing.T, body []byte) T {
+	t.Helper()
+	var v T
+	if err := json.Unmarshal(body, &v); err != nil {
+		t.Fatalf("decoding %s: %v", body, err)
+	}
+	return v
+}
+
+// wantStatus fails the test unless the response has the status.
+func wantStatus(t *testing.T, resp *http.Response, body []byte, status int) {
+	t.Helper()
+	if resp.StatusCode != status {
+		t.Fatalf("%s %s: status %d, want %d: %s", resp.Request.Method, resp.Request.URL.Path, resp.StatusCode, status, body)
+	}
+}
+
+func (e *testEnv) create(t *testing.T, body string) destination {
+	t.Helper()
+	resp, out := e.call(t, e.token, http.MethodPost, "/event_destinations", body)
+	wantStatus(t, resp, out, http.StatusCreated)
+	return decodeAs[destination](t, out)
+}
+
+func TestDestinationRoundTrip(t *testing.T) {
+	e := newTestEnv(t)
+	created := e.create(t, credsBody)
+	if created.URI != e.url+"/event_destinations/"+created.ID || created.Format != "json" ||
+		!strings.HasSuffix(created.CreatedAt, "Z") || !strings.Contains(string(created.Target), testKeyID) {
+		t.Fatalf("created %+v", created)
+	}
+	stored, err := e.store.GetDestination(context.Background(), e.account, created.ID)
+	if err != nil || stored.Target.Auth().Creds.SecretAccessKey != testSecret {
+		t.Fatalf("stored %v, %v: want the secret kept", stored, err)
+	}
+
+	resp, out := e.call(t, e.token, http.MethodGet, "/event_destinations/"+created.ID, "")
+	wantStatus(t, resp, out, http.StatusOK)
+	if got := decodeAs[destination](t, out); got.ID != created.ID || got.CreatedAt != created.CreatedAt {
+		t.Fatalf("got %+v, want %+v", got, created)
+	}
+
+	resp, out = e.call(t, e.token, http.MethodGet, "/event_destinations", "")
+	wantStatus(t, resp, out, http.StatusOK)
+	if list := decodeAs[destinationList](t, out); len(list.Destinations) != 1 || list.NextPageURI != nil || list.URI != e.url+"/event_destinations" {
+		t.Fatalf("list %s", out)
+	}
+
+	resp, out = e.call(t, e.token, http.MethodPatch, "/event_destinations/"+created.ID, `{"description":"renamed","metadata":"m"}`)
+	wantStatus(t, resp, out, http.StatusOK)
+	if got := decodeAs[destination](t, out); got.Description != "renamed" || got.Metadata != "m" || !strings.Contains(string(got.Target), testFirehoseARN) {
+		t.Fatalf("patched %s", out)
+	}
+	// A target of another type is refused.
+	resp, out = e.call(t, e.token, http.MethodPatch, "/event_destinations/"+created.ID, kinesisBody)
+	wantStatus(t, resp, out, http.StatusBadRequest)
+	if body := decodeError(t, out); body.ErrorCode != "ERR_SLUICE_333" || body.Details["field"] != "target" {
+		t.Fatalf("type change: %s", out)
+	}
+
+	resp, out = e.call(t, e.token, http.MethodDelete, "/event_destinations/"+created.ID, "")
+	wantStatus(t, resp, out, http.StatusNoContent)
+	resp, out = e.call(t, e.token, http.MethodGet, "/event_destinations/"+created.ID, "")
+	wantStatus(t, resp, out, http.StatusNotFound)
+	if body := decodeError(t, out); body.ErrorCode != "ERR_SLUICE_420" {
+		t.Fatalf("get after delete: %s", out)
+	}
+}
+
+// TestDestinationPatchKeepsSecret keeps the stored secret when creds are
+// sent again without it, for the same access key id.
+func TestDestinationPatchKeepsSecret(t *testing.T) {
+	e := newTestEnv(t)
+	created := e.create(t, credsBody)
+	without := strings.Replace(credsBody, `,"aws_secret_access_key":"`+testSecret+`"`, "", 1)
+	resp, out := e.call(t, e.token, http.MethodPatch, "/event_destinations/"+created.ID, without)
+	wantStatus(t, resp, out, http.StatusOK)
+	stored, err := e.store.GetDestination(context.Background(), e.account, created.ID)
+	if err != nil || stored.Target.Auth().Creds.SecretAccessKey != testSecret {
+		t.Fatalf("stored %v, %v: want the secret kept", stored, err)
+	}
+}
+
+func TestDestinationValidation(t *testing.T) {
+	e := newTestEnv(t)
+	tests := []struct {
+		name  string
+		body  string
+		code  string
+		field string // details.field, "" for none
+	}{
+		{"two targets", `{"target":{"kinesis":{"auth":{"role":{"role_arn":"` + testRoleARN + `"}},"stream_arn":"` + testStreamARN + `"},"firehose":{"auth":{"role":{"role_arn":"` + testRoleARN + `"}},"delivery_stream_arn":"` + testFirehoseARN + `"}}}`, "ERR_SLUICE_333", "target"},
+		{"no auth", `{"target":{"kinesis":{"stream_arn":"` + testStreamARN + `"}}}`, "ERR_SLUICE_333", "target.kinesis.auth"},
+		{"bad ARN", `{"target":{"kinesis":{"auth":{"role":{"role_arn":"` + testRoleARN + `"}},"stream_arn":"arn:aws:kinesis:us-east-1:123:table/x"}}}`, "ERR_SLUICE_333", "target.kinesis.stream_arn"},
+		{"format xml", strings.Replace(kinesisBody, `{"description"`, `{"format":"xml","description"`, 1), "ERR_SLUICE_333", "format"},
+		{"description of 256 bytes", strings.Replace(kinesisBody, `"to kinesis"`, `"`+strings.Repeat("d", 256)+`"`, 1), "ERR_SLUICE_333", "description"},
+		{"unknown field", strings.Replace(kinesisBody, `{"description"`, `{"colour":"red","description"`, 1), "ERR_SLUICE_331", ""},
+		{"wrong type", `{"target":{"kinesis":{"auth":{"role":{"role_arn":"` + testRoleARN + `"}},"stream_arn":42}}}`, "ERR_SLUICE_332", "target.kinesis.stream_arn"},
+		{"malformed", `{"target":`, "ERR_SLUICE_330", ""},
+		{"empty", ``, "ERR_SLUICE_330", ""},
+		{"trailing data", kinesisBody + `{}`, "ERR_SLUICE_330", ""},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			req, err := http.NewRequest(http.MethodPost, e.url+"/event_destinations", strings.NewReader(tt.body))
+			if err != nil {
+				t.Fatal(err)
+			}
+			req.Header.Set("Content-Type", "application/json")
+			req.Header.Set("Authorization", "Bearer "+e.token)
+			req.Header.Set("Service-Version", "2")
+			resp, err := e.client.Do(req)
+			if err != nil {
+				t.Fatal(err)
+			}
+			defer resp.Body.Close()
+			out, _ := io.ReadAll(resp.Body)
+			wantStatus(t, resp, out, http.StatusBadRequest)
+			body := decodeError(t, out)
+			if body.ErrorCode != tt.code {
+				t.Fatalf("code %s, want %s: %s", body.ErrorCode, tt.code, body.Msg)
+			}
+			if tt.field != "" && body.Details["field"] != tt.field {
+				t.Fatalf("details.field %v, want %s: %s", body.Details["field"], tt.field, body.Msg)
+			}
+		})
+	}
+	t.Run("wrong type message", func(t *testing.T) {
+		resp, out := e.call(t, e.token, http.MethodPost, "/event_destinations", tests[6].body)
+		wantStatus(t, resp, out, http.StatusBadRequest)
+		if msg := decodeError(t, out).Msg; msg != "field target.kinesis.stream_arn: expected string, got number" {
+			t.Fatalf("msg %q", msg)
+		}
+	})
+	t.Run("unknown field message", func(t *testing.T) {
+		resp, out := e.call(t, e.token, http.MethodPost, "/event_destinations", tests[5].body)
+		wantStatus(t, resp, out, http.StatusBadRequest)
+		if msg := decodeError(t, out).Msg; !strings.Contains(msg, `unknown field "colour"`) {
+			t.Fatalf("msg %q", msg)
+		}
+	})
+}
+
+func TestDestinationPaging(t *testing.T) {
+	e := newTestEnv(t)
+	var want []string
+	for range 25 {
+		want = append(want, e.create(t, kinesisBody).ID)
+	}
+	// Newest first is by id: KSUIDs order by time to the second, and then
+	// by their random part.
+	slices.Sort(want)
+	slices.Reverse(want)
+	var got []string
+	next := e.url + "/event_destinations?limit=7"
+	for pages := 0; next != ""; pages++ {
+		if pages > 4 {
+			t.Fatalf("more than 4 pages of 7 for 25 destinations")
+		}
+		resp, out := e.call(t, e.token, http.MethodGet, strings.TrimPrefix(next, e.url), "")
+		wantStatus(t, resp, out, http.StatusOK)
+		list := decodeAs[destinationList](t, out)
+		if list.URI != next {
+			t.Fatalf("uri %s, want %s", list.URI, next)
+		}
+		for _, d := range list.Destinations {
+			got = append(got, d.ID)
+		}
+		next = ""
+		if list.NextPageURI != nil {
+			next = *list.NextPageURI
+		}
+	}
+	if !slices.Equal(got, want) {
+		t.Fatalf("listed %v, want %v", got, want)
+	}
+	for _, q := range []string{"limit=0", "limit=101", "limit=x", "before_id=esb_nope"} {
+		resp, out := e.call(t, e.token, http.MethodGet, "/event_destinations?"+q, "")
+		wantStatus(t, resp, out, http.StatusBadRequest)
+		body := decodeError(t, out)
+		param, _, _ := strings.Cut(q, "=")
+		if body.ErrorCode != "ERR_SLUICE_334" || body.Details["parameter"] != param {
+			t.Fatalf("?%s: %s", q, out)
+		}
+	}
+}
+
+func TestDestinationOfAnotherAccount(t *testing.T) {
+	e := newTestEnv(t)
+	ctx := context.Background()
+	other, err := e.store.CreateAccount(ctx, "other")
+	if err != nil {
+		t.Fatal(err)
+	}
+	key, err := e.store.CreateAPIKey(ctx, other.ID, store.APIKeyInput{Description: "other"}, "")
+	if err != nil {
+		t.Fatal(err)
+	}
+	theirs := e.create(t, kinesisBody)
+	path := "/event_destinations/" + theirs.ID
+	for _, c := range []struct{ method, body string }{{http.MethodGet, ""}, {http.MethodPatch, `{"description":"mine"}`}, {http.MethodDelete, ""}} {
+		resp, out := e.call(t, key.Token, c.method, path, c.body)
+		wantStatus(t, resp, out, http.StatusNotFound)
+		if code := decodeError(t, out).ErrorCode; code != "ERR_SLUICE_420" {
+			t.Fatalf("%s: code %s", c.method, code)
+		}
+	}
+	resp, out := e.call(t, key.Token, http.MethodGet, "/event_destinations", "")
+	wantStatus(t, resp, out, http.StatusOK)
+	if list := decodeAs[destinationList](t, out); len(list.Destinations) != 0 {
+		t.Fatalf("the other account lists %s", out)
+	}
+	if _, err := e.store.GetDestination(ctx, e.account, theirs.ID); err != nil {
+		t.Fatalf("the destination is gone: %v", err)
+	}
+}
+
+func TestDestinationInUse(t *testing.T) {
+	e := newTestEnv(t)
+	d := e.create(t, kinesisBody)
+	sub, err := e.store.CreateSubscription(context.Background(), e.account, store.Subscription{
+		Sources:        []store.Source{{Type: "http_request_complete.v0"}},
+		DestinationIDs: []string{d.ID},
+	})
+	if err != nil {
+		t.Fatal(err)
+	}
+	resp, out := e.call(t, e.token, http.MethodDelete, "/event_destinations/"+d.ID, "")
+	wantStatus(t, resp, out, http.StatusConflict)
+	body := decodeError(t, out)
+	subs, _ := body.Details["subscriptions"].([]any)
+	if body.ErrorCode != "ERR_SLUICE_421" || !strings.Contains(body.Msg, sub.ID) || fmt.Sprint(subs) != "["+sub.ID+"]" {
+		t.Fatalf("got %s", out)
+	}
+}
