@@ -6,7 +6,6 @@ import (
 	"encoding/json"
 	"io"
 	"net/http"
-	"net/http/httptest"
 	"testing"
 	"time"
 
@@ -14,10 +13,8 @@ import (
 	"github.com/prometheus/client_golang/prometheus"
 
 	"github.com/sluicehq/sluice/api"
-	"github.com/sluicehq/sluice/internal/natstest"
+	"github.com/sluicehq/sluice/internal/apitest"
 	"github.com/sluicehq/sluice/internal/openapitest"
-	"github.com/sluicehq/sluice/pipeline"
-	"github.com/sluicehq/sluice/producer"
 	"github.com/sluicehq/sluice/schemas"
 	"github.com/sluicehq/sluice/store"
 )
@@ -36,37 +33,9 @@ type testEnv struct {
 
 func newTestEnv(t *testing.T) *testEnv {
 	t.Helper()
-	ctx := context.Background()
-	ns := natstest.Start(t)
-	nc, js := natstest.Connect(t, ns)
-	stream, err := pipeline.EnsureStream(ctx, js, pipeline.StreamConfig{})
-	if err != nil {
-		t.Fatal(err)
-	}
-	st, err := store.Open(ctx, js, store.Config{})
-	if err != nil {
-		t.Fatal(err)
-	}
-	acct, err := st.CreateAccount(ctx, "test")
-	if err != nil {
-		t.Fatal(err)
-	}
-	key, err := st.CreateAPIKey(ctx, acct.ID, store.APIKeyInput{Description: "test"}, "")
-	if err != nil {
-		t.Fatal(err)
-	}
-	prod, err := producer.New(nc, producer.Config{})
-	if err != nil {
-		t.Fatal(err)
-	}
-	reg := prometheus.NewRegistry()
-	srv, err := api.New(api.Config{}, api.Deps{Keys: st, Publisher: prod, Destinations: st, Metrics: reg})
-	if err != nil {
-		t.Fatal(err)
-	}
-	hs := httptest.NewServer(srv)
-	t.Cleanup(hs.Close)
-	return &testEnv{url: hs.URL, client: documentedClient(t), token: key.Token, account: acct.ID, stream: stream, js: js, reg: reg, store: st}
+	st := apitest.Start(t)
+	return &testEnv{url: st.URL, client: documentedClient(t), token: st.Token, account: st.AccountID,
+		stream: st.Stream, js: st.JS, reg: st.Metrics, store: st.Store}
 }
 
 // documentedClient returns an HTTP client that fails the test when a
@@ -79,12 +48,24 @@ func documentedClient(t *testing.T) *http.Client {
 // post sends body to POST /events with the usual headers, changed by edit.
 func (e *testEnv) post(t *testing.T, body []byte, edit func(*http.Request)) (*http.Response, []byte) {
 	t.Helper()
-	req, err := http.NewRequest(http.MethodPost, e.url+"/events", bytes.NewReader(body))
+	return e.do(t, http.MethodPost, "/events", e.token, bytes.NewReader(body), func(req *http.Request) {
+		req.Header.Set("Content-Type", "application/json")
+		if edit != nil {
+			edit(req)
+		}
+	})
+}
+
+// do sends a request with the key's token and Service-Version: 2, changed
+// by edit, through the client that checks it against docs/openapi.yaml, and
+// returns the response with its body read.
+func (e *testEnv) do(t *testing.T, method, path, token string, body io.Reader, edit func(*http.Request)) (*http.Response, []byte) {
+	t.Helper()
+	req, err := http.NewRequest(method, e.url+path, body)
 	if err != nil {
 		t.Fatal(err)
 	}
-	req.Header.Set("Content-Type", "application/json")
-	req.Header.Set("Authorization", "Bearer "+e.token)
+	req.Header.Set("Authorization", "Bearer "+token)
 	req.Header.Set("Service-Version", "2")
 	if edit != nil {
 		edit(req)

@@ -36,24 +36,11 @@ func (e *testEnv) call(t *testing.T, token, method, path, body string) (*http.Re
 	if body != "" {
 		reader = strings.NewReader(body)
 	}
-	req, err := http.NewRequest(method, e.url+path, reader)
-	if err != nil {
-		t.Fatal(err)
-	}
-	if body != "" {
-		req.Header.Set("Content-Type", "application/json")
-	}
-	req.Header.Set("Authorization", "Bearer "+token)
-	req.Header.Set("Service-Version", "2")
-	resp, err := e.client.Do(req)
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer resp.Body.Close()
-	out, err := io.ReadAll(resp.Body)
-	if err != nil {
-		t.Fatal(err)
-	}
+	resp, out := e.do(t, method, path, token, reader, func(req *http.Request) {
+		if body != "" {
+			req.Header.Set("Content-Type", "application/json")
+		}
+	})
 	if bytes.Contains(out, []byte(testSecret)) || bytes.Contains(out, []byte("aws_secret_access_key")) {
 		t.Fatalf("%s %s: the response shows the secret: %s", method, path, out)
 	}

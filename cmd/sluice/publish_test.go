@@ -18,12 +18,9 @@ import (
 
 	"github.com/nats-io/nats.go/jetstream"
 
-	"github.com/sluicehq/sluice/api"
-	"github.com/sluicehq/sluice/internal/natstest"
+	"github.com/sluicehq/sluice/internal/apitest"
 	"github.com/sluicehq/sluice/pipeline"
-	"github.com/sluicehq/sluice/producer"
 	"github.com/sluicehq/sluice/schemas"
-	"github.com/sluicehq/sluice/store"
 )
 
 // publishEnv is sluice's API on a real in-process NATS server.
@@ -35,35 +32,8 @@ type publishEnv struct {
 
 func newPublishEnv(t *testing.T) *publishEnv {
 	t.Helper()
-	ctx := context.Background()
-	nc, js := natstest.Connect(t, natstest.Start(t))
-	stream, err := pipeline.EnsureStream(ctx, js, pipeline.StreamConfig{})
-	if err != nil {
-		t.Fatal(err)
-	}
-	st, err := store.Open(ctx, js, store.Config{})
-	if err != nil {
-		t.Fatal(err)
-	}
-	acct, err := st.CreateAccount(ctx, "publish test")
-	if err != nil {
-		t.Fatal(err)
-	}
-	key, err := st.CreateAPIKey(ctx, acct.ID, store.APIKeyInput{Description: "publish test"}, "")
-	if err != nil {
-		t.Fatal(err)
-	}
-	prod, err := producer.New(nc, producer.Config{})
-	if err != nil {
-		t.Fatal(err)
-	}
-	srv, err := api.New(api.Config{}, api.Deps{Keys: st, Publisher: prod})
-	if err != nil {
-		t.Fatal(err)
-	}
-	hs := httptest.NewServer(srv)
-	t.Cleanup(hs.Close)
-	return &publishEnv{url: hs.URL, token: key.Token, stream: stream}
+	st := apitest.Start(t)
+	return &publishEnv{url: st.URL, token: st.Token, stream: st.Stream}
 }
 
 // storedIDs reads the stream and returns the id of every event in it.
