@@ -1,0 +1,222 @@
+package main
+
+import (
+	"context"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"io"
+	"net/url"
+	"os"
+
+	"github.com/spf13/cobra"
+	"github.com/spf13/pflag"
+)
+
+// The commands of this file and of destinations.go, subscriptions.go,
+// subscription_sources.go and apikeys.go are a thin client of the
+// management API: each call is one HTTP request (two for an update that
+// completes a destination's target), and what they print is what the API
+// answered.
+
+// resourceFlags are the flags of every command of the management API:
+// destinations, subscriptions and api-keys.
+type resourceFlags struct {
+	apiURL string
+	apiKey string
+	json   bool
+}
+
+func (f *resourceFlags) register(fl *pflag.FlagSet) {
+	fl.StringVar(&f.apiURL, "api-url", "http://127.0.0.1:8080", "base URL of the sluice API")
+	fl.StringVar(&f.apiKey, "api-key", "", "API key of the account (prefer SLUICE_API_KEY: flags show in process lists)")
+	fl.BoolVar(&f.json, "json", false, "print the API's JSON answer as it is, instead of a table")
+}
+
+// client returns a client of the API the flags name, or what is wrong with
+// them.
+func (f resourceFlags) client() (*apiClient, error) {
+	var errs []error
+	if f.apiKey == "" {
+		errs = append(errs, errors.New("--api-key is required (or set SLUICE_API_KEY)"))
+	}
+	if u, err := url.Parse(f.apiURL); err != nil || (u.Scheme != "http" && u.Scheme != "https") || u.Host == "" {
+		errs = append(errs, fmt.Errorf("--api-url %q: want an http or https URL such as http://127.0.0.1:8080", f.apiURL))
+	}
+	if err := errors.Join(errs...); err != nil {
+		return nil, err
+	}
+	return newAPIClient(f.apiURL, f.apiKey), nil
+}
+
+// resourceKind is a collection of the API, for the commands that every
+// collection has: list, get and delete.
+type resourceKind struct {
+	command string   // the command's name: "destinations"
+	plural  string   // for help and messages: "event destinations"
+	path    string   // the collection's path: "/event_destinations"
+	listKey string   // the field of a page that holds the items: "event_destinations"
+	columns []string // the header of the table of list
+	// view decodes one resource of the API's answers.
+	view func(raw []byte) (resourceView, error)
+}
+
+// itemPath is the path of the resource id.
+func (k resourceKind) itemPath(id string) string {
+	return k.path + "/" + url.PathEscape(id)
+}
+
+// resourceView is a resource as the API returns it, for tables.
+type resourceView interface {
+	row() []string           // its cells in the table of list, under resourceKind.columns
+	fields() []resourceField // what get, create and update print
+}
+
+// resourceField is a line of the table of one resource.
+type resourceField struct{ name, value string }
+
+// viewAs decodes a resource of the API as a T.
+func viewAs[T resourceView](raw []byte) (resourceView, error) {
+	var v T
+	if err := json.Unmarshal(raw, &v); err != nil {
+		return nil, fmt.Errorf("the API's answer is not the resource it should be: %w", err)
+	}
+	return v, nil
+}
+
+// newResourceCommand returns the command of a collection, with its list,
+// get and delete commands and the persistent flags f.
+func newResourceCommand(kind resourceKind, short, long string, f *resourceFlags) *cobra.Command {
+	cmd := &cobra.Command{
+		Use:   kind.command,
+		Short: short,
+		Long:  long,
+		Args:  cobra.NoArgs,
+	}
+	f.register(cmd.PersistentFlags())
+	cmd.AddCommand(newListCommand(kind, f), newGetCommand(kind, f), newDeleteCommand(kind, f))
+	return cmd
+}
+
+func newGetCommand(kind resourceKind, f *resourceFlags) *cobra.Command {
+	return &cobra.Command{
+		Use:   "get ID",
+		Short: "Show one of the account's " + kind.plural,
+		Args:  cobra.ExactArgs(1),
+		RunE: func(cmd *cobra.Command, args []string) error {
+			c, err := f.client()
+			if err != nil {
+				return err
+			}
+			raw, err := c.get(cmd.Context(), kind.itemPath(args[0]))
+			if err != nil {
+				return err
+			}
+			return printResource(cmd.OutOrStdout(), kind.view, raw, f.json)
+		},
+	}
+}
+
+func newDeleteCommand(kind resourceKind, f *resourceFlags) *cobra.Command {
+	return &cobra.Command{
+		Use:   "delete ID...",
+		Short: "Delete " + kind.plural + ", in turn; stop at the first that cannot be deleted",
+		Args:  cobra.MinimumNArgs(1),
+		RunE: func(cmd *cobra.Command, args []string) error {
+			c, err := f.client()
+			if err != nil {
+				return err
+			}
+			for _, id := range args {
+				if err := c.delete(cmd.Context(), kind.itemPath(id)); err != nil {
+					return err
+				}
+				fmt.Fprintln(cmd.ErrOrStderr(), "deleted", id)
+			}
+			return nil
+		},
+	}
+}
+
+// bodyFlags is --data, the JSON body of a create or update, on which the
+// command's other flags set fields.
+type bodyFlags struct {
+	data string
+}
+
+func (b *bodyFlags) register(fl *pflag.FlagSet) {
+	fl.StringVar(&b.data, "data", "", "the request's JSON body: an object, @FILE to read it from FILE, or - from standard input; the other flags set their fields on it")
+}
+
+// read returns the object of --data; an empty one without --data.
+func (b bodyFlags) read(stdin io.Reader) (map[string]any, error) {
+	text := []byte(b.data)
+	switch {
+	case b.data == "":
+		return map[string]any{}, nil
+	case b.data == "-":
+		raw, err := io.ReadAll(stdin)
+		if err != nil {
+			return nil, fmt.Errorf("--data -: reading standard input: %w", err)
+		}
+		text = raw
+	case b.data[0] == '@':
+		raw, err := os.ReadFile(b.data[1:])
+		if err != nil {
+			return nil, fmt.Errorf("--data %s: %w", b.data, err)
+		}
+		text = raw
+	}
+	body, err := decodeObject(text)
+	if err != nil {
+		return nil, fmt.Errorf("--data: %w", err)
+	}
+	return body, nil
+}
+
+// describedFlags are --description and --metadata, which every resource has.
+type describedFlags struct {
+	description string
+	metadata    string
+}
+
+func (d *describedFlags) register(fl *pflag.FlagSet) {
+	fl.StringVar(&d.description, "description", "", "free text for people, at most 255 bytes")
+	fl.StringVar(&d.metadata, "metadata", "", "free text for programs, such as JSON, at most 4096 bytes")
+}
+
+// apply sets on body the fields whose flags were given.
+func (d describedFlags) apply(fl *pflag.FlagSet, body map[string]any) {
+	if flagGiven(fl, "description") {
+		body["description"] = d.description
+	}
+	if flagGiven(fl, "metadata") {
+		body["metadata"] = d.metadata
+	}
+}
+
+// flagGiven reports whether the flag was given, on the command line or in
+// its environment variable: update sends only the fields given.
+func flagGiven(fl *pflag.FlagSet, name string) bool {
+	f := fl.Lookup(name)
+	if f == nil {
+		return false
+	}
+	_, inEnv := os.LookupEnv(envName(name))
+	return f.Changed || inEnv
+}
+
+// sendBody sends body with the method to the path and returns the API's
+// answer.
+func sendBody(ctx context.Context, c *apiClient, method, path string, body map[string]any) ([]byte, error) {
+	raw, err := encodeJSON(body)
+	if err != nil {
+		return nil, err
+	}
+	return c.send(ctx, method, path, raw)
+}
+
+// nothingToUpdate is the error of an update with no field to change.
+func nothingToUpdate(flags string) error {
+	return fmt.Errorf("nothing to update: give %s, or --data", flags)
+}

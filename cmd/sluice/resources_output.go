@@ -1,0 +1,111 @@
+package main
+
+import (
+	"bytes"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"io"
+	"strings"
+	"text/tabwriter"
+)
+
+// printResource prints a resource the API answered with: as it is with
+// asJSON, else as a table of its fields.
+func printResource(w io.Writer, view func([]byte) (resourceView, error), raw []byte, asJSON bool) error {
+	if asJSON {
+		return writeRawJSON(w, raw)
+	}
+	v, err := view(raw)
+	if err != nil {
+		return err
+	}
+	return printFields(w, v.fields())
+}
+
+// printFields prints the fields of one resource, a name and a value a line.
+func printFields(w io.Writer, fields []resourceField) error {
+	tw := tabwriter.NewWriter(w, 0, 4, 2, ' ', 0)
+	for _, f := range fields {
+		fmt.Fprintf(tw, "%s\t%s\n", f.name, cell(f.value))
+	}
+	return tw.Flush()
+}
+
+// printTable prints a header and rows of cells.
+func printTable(w io.Writer, columns []string, rows [][]string) error {
+	tw := tabwriter.NewWriter(w, 0, 4, 2, ' ', 0)
+	fmt.Fprintln(tw, strings.Join(columns, "\t"))
+	for _, row := range rows {
+		cells := make([]string, len(row))
+		for i, c := range row {
+			cells[i] = cell(c)
+		}
+		fmt.Fprintln(tw, strings.Join(cells, "\t"))
+	}
+	return tw.Flush()
+}
+
+// cell is s as a table shows it: "-" when empty, and on one line, as tabs
+// and line breaks would break the table.
+func cell(s string) string {
+	if s == "" {
+		return "-"
+	}
+	return strings.Map(func(r rune) rune {
+		if r < ' ' || r == 0x7f {
+			return ' '
+		}
+		return r
+	}, s)
+}
+
+// writeRawJSON writes a JSON answer of the API as it is, on its own line.
+func writeRawJSON(w io.Writer, raw []byte) error {
+	raw = bytes.TrimRight(raw, "\r\n")
+	_, err := w.Write(append(raw, '\n'))
+	return err
+}
+
+// writeJSONValue writes v as compact JSON on its own line.
+func writeJSONValue(w io.Writer, v any) error {
+	raw, err := encodeJSON(v)
+	if err != nil {
+		return err
+	}
+	return writeRawJSON(w, raw)
+}
+
+// encodeJSON encodes v as compact JSON, leaving <, > and & as they are so
+// that CEL filters stay readable.
+func encodeJSON(v any) ([]byte, error) {
+	var buf bytes.Buffer
+	enc := json.NewEncoder(&buf)
+	enc.SetEscapeHTML(false)
+	if err := enc.Encode(v); err != nil {
+		return nil, fmt.Errorf("encoding JSON: %w", err)
+	}
+	return bytes.TrimRight(buf.Bytes(), "\n"), nil
+}
+
+// decodeObject decodes text holding exactly one JSON object. Numbers stay
+// as they were written.
+func decodeObject(text []byte) (map[string]any, error) {
+	dec := json.NewDecoder(bytes.NewReader(text))
+	dec.UseNumber()
+	var v any
+	if err := dec.Decode(&v); err != nil {
+		if errors.Is(err, io.EOF) {
+			return nil, errors.New("empty: want a JSON object such as {\"description\": \"...\"}")
+		}
+		return nil, fmt.Errorf("not well-formed JSON: %w", err)
+	}
+	if _, err := dec.Token(); !errors.Is(err, io.EOF) {
+		return nil, errors.New("more than one JSON value: want a single JSON object")
+	}
+	object, ok := v.(map[string]any)
+	if !ok {
+		return nil, errors.New("not a JSON object: want one such as {\"description\": \"...\"}")
+	}
+	return object, nil
+}

@@ -1,0 +1,248 @@
+package main
+
+import (
+	"bytes"
+	"context"
+	"encoding/json"
+	"errors"
+	"io"
+	"net"
+	"net/http"
+	"net/http/httptest"
+	"os"
+	"path/filepath"
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/sluicehq/sluice/internal/apitest"
+	"github.com/sluicehq/sluice/internal/check"
+)
+
+// Sample ARNs the API takes.
+const (
+	kinesisARN  = "arn:aws:kinesis:us-east-1:123456789012:stream/events"
+	firehoseARN = "arn:aws:firehose:us-east-1:123456789012:deliverystream/events"
+	logGroupARN = "arn:aws:logs:us-east-1:123456789012:log-group:events"
+	roleARN     = "arn:aws:iam::123456789012:role/sluice"
+)
+
+// cliEnv is sluice's API on a real in-process NATS server, for running the
+// management commands against it.
+type cliEnv struct {
+	t     *testing.T
+	stack *apitest.Stack
+}
+
+func newCLIEnv(t *testing.T) *cliEnv {
+	t.Helper()
+	clearSluiceEnv(t)
+	return &cliEnv{t: t, stack: apitest.Start(t)}
+}
+
+// clearSluiceEnv unsets every SLUICE_ variable for the test, so that the
+// environment of whoever runs the tests does not set flags.
+func clearSluiceEnv(t *testing.T) {
+	t.Helper()
+	for _, kv := range os.Environ() {
+		name, _, _ := strings.Cut(kv, "=")
+		if strings.HasPrefix(name, envPrefix) {
+			t.Setenv(name, "") // restores the variable after the test
+			if err := os.Unsetenv(name); err != nil {
+				t.Fatal(err)
+			}
+		}
+	}
+}
+
+// runSluice runs sluice with the arguments and standard input, in process,
+// and returns its standard output and error and its error.
+func runSluice(t *testing.T, stdin string, args ...string) (stdout, stderr string, err error) {
+	t.Helper()
+	ctx, cancel := context.WithTimeout(context.Background(), time.Minute)
+	defer cancel()
+	cmd := newRootCommand()
+	var out, errOut bytes.Buffer
+	cmd.SetIn(strings.NewReader(stdin))
+	cmd.SetOut(&out)
+	cmd.SetErr(&errOut)
+	cmd.SetArgs(args)
+	err = cmd.ExecuteContext(ctx)
+	return out.String(), errOut.String(), err
+}
+
+// run runs sluice with the arguments and the stack's --api-url and
+// --api-key.
+func (e *cliEnv) run(args ...string) (stdout, stderr string, err error) {
+	e.t.Helper()
+	return e.runIn("", args...)
+}
+
+// runIn is run with standard input.
+func (e *cliEnv) runIn(stdin string, args ...string) (stdout, stderr string, err error) {
+	e.t.Helper()
+	return runSluice(e.t, stdin, append(args, "--api-url", e.stack.URL, "--api-key", e.stack.Token)...)
+}
+
+// must is run, failing the test on an error; it returns standard output.
+func (e *cliEnv) must(args ...string) string {
+	e.t.Helper()
+	out, errOut, err := e.run(args...)
+	if err != nil {
+		e.t.Fatalf("sluice %s: %v\nstderr: %s", strings.Join(args, " "), err, errOut)
+	}
+	return out
+}
+
+// mustJSON is must with --json, decoding what it prints.
+func (e *cliEnv) mustJSON(args ...string) map[string]any {
+	e.t.Helper()
+	return decodeJSONOutput(e.t, e.must(append(args, "--json")...))
+}
+
+func decodeJSONOutput(t *testing.T, out string) map[string]any {
+	t.Helper()
+	var v map[string]any
+	if err := json.Unmarshal([]byte(out), &v); err != nil {
+		t.Fatalf("printed %q, not a JSON object: %v", out, err)
+	}
+	return v
+}
+
+// field returns the value of the line NAME of a resource's table, "" if
+// there is none.
+func field(out, name string) string {
+	for line := range strings.Lines(out) {
+		if rest, ok := strings.CutPrefix(line, name+" "); ok {
+			return strings.TrimSpace(rest)
+		}
+	}
+	return ""
+}
+
+// tableRows returns the rows of a table, header excluded, as fields.
+func tableRows(t *testing.T, out string, header ...string) [][]string {
+	t.Helper()
+	lines := strings.Split(strings.TrimRight(out, "\n"), "\n")
+	if got := strings.Fields(lines[0]); strings.Join(got, " ") != strings.Join(header, " ") {
+		t.Fatalf("table header %q, want %q; table:\n%s", got, header, out)
+	}
+	var rows [][]string
+	for _, line := range lines[1:] {
+		rows = append(rows, strings.Fields(line))
+	}
+	return rows
+}
+
+// closedURL returns the URL of a port nothing listens on.
+func closedURL(t *testing.T) string {
+	t.Helper()
+	ln, err := net.Listen("tcp", "127.0.0.1:0")
+	if err != nil {
+		t.Fatal(err)
+	}
+	url := "http://" + ln.Addr().String()
+	if err := ln.Close(); err != nil {
+		t.Fatal(err)
+	}
+	return url
+}
+
+// TestResourceCommandsFlags checks what every management command says
+// before it sends anything.
+func TestResourceCommandsFlags(t *testing.T) {
+	clearSluiceEnv(t)
+	unreachable := closedURL(t)
+	for _, tc := range []struct {
+		name string
+		args []string
+		want string
+	}{
+		{"no key, destinations", []string{"destinations", "list"}, "--api-key is required (or set SLUICE_API_KEY)"},
+		{"bad URL", []string{"destinations", "list", "--api-key", "k", "--api-url", "127.0.0.1:8080"}, `--api-url "127.0.0.1:8080"`},
+		{"limit over 100", []string{"destinations", "list", "--api-key", "k", "--limit", "101"}, "--limit 101: must be from 1 to 100"},
+		{"unreachable hint", []string{"destinations", "get", "ed_x", "--api-key", "k", "--api-url", unreachable}, apiURLHint},
+		{"data not an object", []string{"destinations", "create", "--api-key", "k", "--data", "[1]"}, "--data: not a JSON object"},
+		{"data not JSON", []string{"destinations", "update", "ed_x", "--api-key", "k", "--data", "{"}, "--data: not well-formed JSON"},
+		{"data two values", []string{"destinations", "create", "--api-key", "k", "--data", "{} {}"}, "--data: more than one JSON value"},
+		{"data file missing", []string{"destinations", "update", "ed_x", "--api-key", "k", "--data", "@" + filepath.Join(t.TempDir(), "none.json")}, "--data @"},
+		{"nothing to update, destination", []string{"destinations", "update", "ed_x", "--api-key", "k"}, "nothing to update: give --description, --metadata, --format, a target ARN or its authentication, or --data"},
+		{"no target", []string{"destinations", "create", "--api-key", "k", "--description", "x"}, "give the target: one of --kinesis-stream-arn"},
+		{"two targets", []string{"destinations", "create", "--api-key", "k", "--kinesis-stream-arn", kinesisARN, "--firehose-delivery-stream-arn", firehoseARN}, "not both: a destination has one target"},
+		{"role and key", []string{"destinations", "create", "--api-key", "k", "--kinesis-stream-arn", kinesisARN, "--role-arn", roleARN, "--aws-access-key-id", "AKIA"}, "give --role-arn or --aws-access-key-id, not both"},
+		{"key without secret", []string{"destinations", "create", "--api-key", "k", "--kinesis-stream-arn", kinesisARN, "--aws-access-key-id", "AKIA"}, "set SLUICE_AWS_SECRET_ACCESS_KEY"},
+		{"secret without key", []string{"destinations", "create", "--api-key", "k", "--kinesis-stream-arn", kinesisARN, "--aws-secret-access-key", "s"}, "--aws-secret-access-key needs --aws-access-key-id"},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			_, _, err := runSluice(t, "", tc.args...)
+			check.ErrorContains(t, err, tc.want)
+		})
+	}
+}
+
+// TestAPIClientRequests checks the headers of every request, and the
+// errors of answers that are not the API's, on a fake server: a proxy in
+// front of sluice.
+func TestAPIClientRequests(t *testing.T) {
+	clearSluiceEnv(t)
+	type request struct {
+		method, path, auth, version, contentType, body string
+	}
+	requests := make(chan request, 10)
+	proxy := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		body, _ := io.ReadAll(r.Body)
+		requests <- request{r.Method, r.URL.Path, r.Header.Get("Authorization"), r.Header.Get("Service-Version"), r.Header.Get("Content-Type"), string(body)}
+		w.Header().Set("Content-Type", "text/html")
+		w.WriteHeader(http.StatusBadGateway)
+		io.WriteString(w, "<html><body>upstream sluice is down"+strings.Repeat(" and down", 100)+"</body></html>")
+	}))
+	t.Cleanup(proxy.Close)
+
+	_, _, err := runSluice(t, "", "destinations", "update", "ed_1", "--description", "x", "--api-url", proxy.URL, "--api-key", "sk_test")
+	check.ErrorContains(t, err, "PATCH "+proxy.URL+"/event_destinations/ed_1: HTTP 502, not an answer of the sluice API: <html><body>upstream sluice is down and down")
+	if !strings.HasSuffix(err.Error(), "...") || len(err.Error()) > 400 {
+		t.Errorf("error shows the whole body, not its start: %v", err)
+	}
+	got := <-requests
+	want := request{"PATCH", "/event_destinations/ed_1", "Bearer sk_test", "2", "application/json", `{"description":"x"}`}
+	if got != want {
+		t.Errorf("request %+v, want %+v", got, want)
+	}
+
+}
+
+// TestAPIClientTimeout checks that a request that gets no answer ends at
+// the client's timeout, or when its context does, saying which.
+func TestAPIClientTimeout(t *testing.T) {
+	stop := make(chan struct{})
+	silent := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		select {
+		case <-r.Context().Done():
+		case <-stop:
+		}
+	}))
+	t.Cleanup(silent.Close)
+	t.Cleanup(func() { close(stop) })
+
+	c := newAPIClient(silent.URL, "k")
+	c.timeout = 50 * time.Millisecond
+	_, err := c.get(context.Background(), "/api_keys")
+	check.ErrorContains(t, err, "GET "+silent.URL+"/api_keys: no answer within 50ms")
+
+	c.timeout = time.Minute
+	ctx, cancel := context.WithCancel(context.Background())
+	cancel()
+	_, err = c.get(ctx, "/api_keys")
+	if !errors.Is(err, context.Canceled) {
+		t.Errorf("error %v with the context canceled, want context.Canceled", err)
+	}
+}
+
+func TestAPIErrorText(t *testing.T) {
+	raw := []byte(`{"error_code":"ERR_SLUICE_333","status_code":400,"msg":"sources[0].type: \"x\" is not an event kind","details":{"operation_id":"op_2","field":"sources[0].type","subscriptions":["esb_1"]}}`)
+	err := newAPIError("POST", "http://h/event_subscriptions", 400, raw)
+	want := `ERR_SLUICE_333 (400): sources[0].type: "x" is not an event kind [details.field=sources[0].type] [details.subscriptions=["esb_1"]] (operation op_2)`
+	if err.Error() != want {
+		t.Errorf("error\n%s\nwant\n%s", err, want)
+	}
+}
