@@ -159,14 +159,20 @@ func TestResourceCommandsFlags(t *testing.T) {
 		want string
 	}{
 		{"no key, destinations", []string{"destinations", "list"}, "--api-key is required (or set SLUICE_API_KEY)"},
+		{"no key, subscriptions", []string{"subscriptions", "get", "esb_x"}, "--api-key is required (or set SLUICE_API_KEY)"},
+		{"no key, sources", []string{"subscriptions", "sources", "list", "esb_x"}, "--api-key is required (or set SLUICE_API_KEY)"},
+		{"no key, api keys", []string{"api-keys", "create"}, "--api-key is required (or set SLUICE_API_KEY)"},
 		{"bad URL", []string{"destinations", "list", "--api-key", "k", "--api-url", "127.0.0.1:8080"}, `--api-url "127.0.0.1:8080"`},
 		{"limit over 100", []string{"destinations", "list", "--api-key", "k", "--limit", "101"}, "--limit 101: must be from 1 to 100"},
+		{"unreachable", []string{"api-keys", "list", "--api-key", "k", "--api-url", unreachable}, "GET " + unreachable + "/api_keys: "},
 		{"unreachable hint", []string{"destinations", "get", "ed_x", "--api-key", "k", "--api-url", unreachable}, apiURLHint},
 		{"data not an object", []string{"destinations", "create", "--api-key", "k", "--data", "[1]"}, "--data: not a JSON object"},
 		{"data not JSON", []string{"destinations", "update", "ed_x", "--api-key", "k", "--data", "{"}, "--data: not well-formed JSON"},
 		{"data two values", []string{"destinations", "create", "--api-key", "k", "--data", "{} {}"}, "--data: more than one JSON value"},
 		{"data file missing", []string{"destinations", "update", "ed_x", "--api-key", "k", "--data", "@" + filepath.Join(t.TempDir(), "none.json")}, "--data @"},
+		{"nothing to update", []string{"api-keys", "update", "ak_x", "--api-key", "k"}, "nothing to update: give --description or --metadata, or --data"},
 		{"nothing to update, destination", []string{"destinations", "update", "ed_x", "--api-key", "k"}, "nothing to update: give --description, --metadata, --format, a target ARN or its authentication, or --data"},
+		{"source without type", []string{"subscriptions", "sources", "add", "esb_x", "--api-key", "k", "--filter", "true"}, "--type is required"},
 		{"no target", []string{"destinations", "create", "--api-key", "k", "--description", "x"}, "give the target: one of --kinesis-stream-arn"},
 		{"two targets", []string{"destinations", "create", "--api-key", "k", "--kinesis-stream-arn", kinesisARN, "--firehose-delivery-stream-arn", firehoseARN}, "not both: a destination has one target"},
 		{"role and key", []string{"destinations", "create", "--api-key", "k", "--kinesis-stream-arn", kinesisARN, "--role-arn", roleARN, "--aws-access-key-id", "AKIA"}, "give --role-arn or --aws-access-key-id, not both"},
@@ -209,6 +215,13 @@ func TestAPIClientRequests(t *testing.T) {
 		t.Errorf("request %+v, want %+v", got, want)
 	}
 
+	_, _, err = runSluice(t, "", "subscriptions", "sources", "get", "esb_1", "http_request_complete.v0", "--api-url", proxy.URL, "--api-key", "sk_test")
+	check.ErrorContains(t, err, "HTTP 502")
+	got = <-requests
+	want = request{"GET", "/event_subscriptions/esb_1/sources/http_request_complete.v0", "Bearer sk_test", "2", "", ""}
+	if got != want {
+		t.Errorf("request %+v, want %+v", got, want)
+	}
 }
 
 // TestAPIClientTimeout checks that a request that gets no answer ends at
