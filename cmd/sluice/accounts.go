@@ -65,7 +65,7 @@ func newAccountsCommand() *cobra.Command {
 		Args:  cobra.NoArgs,
 	}
 	f.register(cmd.PersistentFlags())
-	cmd.AddCommand(newAccountsCreateCommand(&f), newAccountsListCommand(&f))
+	cmd.AddCommand(newAccountsCreateCommand(&f), newAccountsListCommand(&f), newAccountsAddKeyCommand(&f))
 	return cmd
 }
 
@@ -113,6 +113,46 @@ func newAccountsListCommand(f *accountsFlags) *cobra.Command {
 	}
 }
 
+func newAccountsAddKeyCommand(f *accountsFlags) *cobra.Command {
+	var accountID, description string
+	cmd := &cobra.Command{
+		Use:   "add-key --account ID",
+		Short: "Give an account a new API key, whose token is printed only this once (for an account that lost its keys)",
+		Args:  cobra.NoArgs,
+		RunE: func(cmd *cobra.Command, _ []string) error {
+			if accountID == "" {
+				return errors.New("--account is empty: give the account's id (ac_...), as sluice accounts list shows it")
+			}
+			return withAccountStore(cmd.Context(), *f, func(ctx context.Context, st *store.Store) error {
+				added, err := addAPIKey(ctx, st, accountID, description)
+				if err != nil {
+					return err
+				}
+				return printCreatedAccount(cmd.OutOrStdout(), cmd.ErrOrStderr(), added, f.json)
+			})
+		},
+	}
+	cmd.Flags().StringVar(&accountID, "account", "", "the account's id (required)")
+	cmd.Flags().StringVar(&description, "description", "added by an operator", "description of the key")
+	return cmd
+}
+
+// addAPIKey creates an API key of the account.
+func addAPIKey(ctx context.Context, st *store.Store, accountID, description string) (createdAccount, error) {
+	account, err := st.GetAccount(ctx, accountID)
+	if errors.Is(err, store.ErrNotFound) {
+		return createdAccount{}, fmt.Errorf("there is no account %q; sluice accounts list shows them", accountID)
+	}
+	if err != nil {
+		return createdAccount{}, err
+	}
+	key, err := st.CreateAPIKey(ctx, account.ID, store.APIKeyInput{Description: description}, "")
+	if err != nil {
+		return createdAccount{}, fmt.Errorf("adding an API key to account %s: %w", account.ID, err)
+	}
+	return createdAccount{AccountID: account.ID, Name: account.Name, CreatedAt: account.CreatedAt, APIKeyID: key.ID, Token: key.Token}, nil
+}
+
 // createdAccount is a new account and its first key, as create prints it.
 type createdAccount struct {
 	AccountID string    `json:"account_id"`
@@ -130,7 +170,7 @@ func createAccount(ctx context.Context, st *store.Store, name, keyDescription st
 	}
 	key, err := st.CreateAPIKey(ctx, account.ID, store.APIKeyInput{Description: keyDescription}, "")
 	if err != nil {
-		return createdAccount{}, fmt.Errorf("account %s was created, but not its first API key: %w", account.ID, err)
+		return createdAccount{}, fmt.Errorf("account %s was created, but not its first API key (give it one with sluice accounts add-key --account %s): %w", account.ID, account.ID, err)
 	}
 	return createdAccount{
 		AccountID: account.ID,

@@ -103,6 +103,33 @@ func TestAccountsCreateAndList(t *testing.T) {
 	}
 }
 
+func TestAccountsAddKey(t *testing.T) {
+	url, st := startStore(t)
+	ctx := context.Background()
+	account, err := st.CreateAccount(ctx, "acme")
+	if err != nil {
+		t.Fatal(err)
+	}
+	out, errOut, err := runAccountsCommand(t, "add-key", "--account", account.ID, "--json", "--nats-url", url)
+	check.ErrorContains(t, err, "")
+	if !strings.Contains(errOut, "shown only this once") {
+		t.Errorf("add-key --json printed no warning on stderr: %q", errOut)
+	}
+	var added createdAccount
+	if err := json.Unmarshal([]byte(out), &added); err != nil {
+		t.Fatalf("add-key --json printed %q: %v", out, err)
+	}
+	key, err := st.Authenticate(ctx, added.Token)
+	if err != nil || key.AccountID != account.ID || key.ID != added.APIKeyID || key.Description != "added by an operator" {
+		t.Fatalf("the added token is %+v, %v; want a key of %s", key, err, account.ID)
+	}
+
+	_, _, err = runAccountsCommand(t, "add-key", "--account", "ac_3MS9bUONRqhCXceujBwuUPwZFZ4", "--nats-url", url)
+	check.ErrorContains(t, err, "there is no account")
+	_, _, err = runAccountsCommand(t, "add-key", "--nats-url", url)
+	check.ErrorContains(t, err, "--account is empty")
+}
+
 func TestAccountsErrors(t *testing.T) {
 	// A port nothing listens on.
 	ln, err := net.Listen("tcp", "127.0.0.1:0")
