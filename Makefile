@@ -25,6 +25,8 @@ lint:
 fuzz: ## a short run of each fuzz target, past its committed corpus
 	$(GO) test -run '^$$' -fuzz '^FuzzDecodeBatch$$' -fuzztime 300000x ./schemas
 	$(GO) test -run '^$$' -fuzz '^FuzzScanner$$' -fuzztime 300000x ./schemas
+	$(GO) test -run '^$$' -fuzz '^FuzzDecodeObject$$' -fuzztime 100000x ./api
+	$(GO) test -run '^$$' -fuzz '^FuzzCheck$$' -fuzztime 30000x ./store
 
 bench: ## micro-benchmarks, then the ingest benchmark against raw JetStream
 	$(GO) test -run '^$$' -bench . -benchmem -count 6 ./schemas

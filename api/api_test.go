@@ -29,13 +29,15 @@ type testEnv struct {
 	js      jetstream.JetStream
 	reg     *prometheus.Registry
 	store   *store.Store // nil in a fake env
+	keyID   string       // the id of token's key
+	logs    *apitest.Logs
 }
 
-func newTestEnv(t *testing.T) *testEnv {
+func newTestEnv(t *testing.T, opts ...apitest.Option) *testEnv {
 	t.Helper()
-	st := apitest.Start(t)
+	st := apitest.Start(t, opts...)
 	return &testEnv{url: st.URL, client: documentedClient(t), token: st.Token, account: st.AccountID,
-		stream: st.Stream, js: st.JS, reg: st.Metrics, store: st.Store}
+		stream: st.Stream, js: st.JS, reg: st.Metrics, store: st.Store, keyID: st.KeyID, logs: st.Logs}
 }
 
 // documentedClient returns an HTTP client that fails the test when a

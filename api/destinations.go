@@ -2,7 +2,7 @@ package api
 
 import (
 	"context"
-	"errors"
+	"encoding/json"
 	"net/http"
 
 	"github.com/sluicehq/sluice/schemas"
@@ -16,7 +16,7 @@ type Destinations interface {
 	GetDestination(ctx context.Context, accountID, id string) (store.Destination, error)
 	ListDestinations(ctx context.Context, accountID string, page store.Page) ([]store.Destination, string, error)
 	UpdateDestination(ctx context.Context, accountID, id string, fn func(*store.Destination) error) (store.Destination, error)
-	DeleteDestination(ctx context.Context, accountID, id string) error
+	DeleteDestination(ctx context.Context, accountID, id string) (store.Destination, error)
 }
 
 // routeDestinations registers the /event_destinations routes.
@@ -126,10 +126,16 @@ type roleBody struct {
 	RoleARN string `json:"role_arn"`
 }
 
-// credsBody is an access key without its secret.
+// credsBody is an access key without its secret. SecretAccessKey is nil in
+// responses, which have no such field, and null (jsonNull) in audit events,
+// which have it always null.
 type credsBody struct {
-	AccessKeyID string `json:"aws_access_key_id"`
+	AccessKeyID     string           `json:"aws_access_key_id"`
+	SecretAccessKey *json.RawMessage `json:"aws_secret_access_key,omitempty"`
 }
+
+// jsonNull is the JSON null.
+var jsonNull = json.RawMessage("null")
 
 // createdAtLayout is RFC 3339 with milliseconds, as times are shown.
 const createdAtLayout = "2006-01-02T15:04:05.000Z07:00"
@@ -151,6 +157,30 @@ func (s *Server) destinationResponse(r *http.Request, d store.Destination) desti
 		Format:      format,
 		Target:      targetResponse(d.Target),
 	}
+}
+
+// destinationAudit returns the object of an audit event of the
+// destination: its body, with aws_secret_access_key null.
+func (s *Server) destinationAudit(r *http.Request, d store.Destination) destinationBody {
+	body := s.destinationResponse(r, d)
+	if auth := authOf(body.Target); auth != nil && auth.Creds != nil {
+		auth.Creds.SecretAccessKey = &jsonNull
+	}
+	return body
+}
+
+// authOf returns the auth of the target (shared with t, whose targets are
+// pointers), or nil if it has none.
+func authOf(t targetBody) *authBody {
+	switch {
+	case t.Firehose != nil:
+		return &t.Firehose.Auth
+	case t.Kinesis != nil:
+		return &t.Kinesis.Auth
+	case t.CloudWatchLogs != nil:
+		return &t.CloudWatchLogs.Auth
+	}
+	return nil
 }
 
 func targetResponse(t store.Target) targetBody {
@@ -194,9 +224,10 @@ func (s *Server) createDestination(w http.ResponseWriter, r *http.Request) {
 	in.apply(&d)
 	created, err := s.destinations.CreateDestination(r.Context(), apiKey(r.Context()).AccountID, d)
 	if err != nil {
-		s.writeStoreError(w, r, err, "")
+		s.writeStoreError(w, r, err, destinationResource, "")
 		return
 	}
+	s.audit(r, auditDestination, changeCreated, s.destinationAudit(r, created))
 	writeJSON(w, http.StatusCreated, s.destinationResponse(r, created))
 }
 
@@ -208,7 +239,7 @@ func (s *Server) listDestinations(w http.ResponseWriter, r *http.Request) {
 	}
 	items, next, err := s.destinations.ListDestinations(r.Context(), apiKey(r.Context()).AccountID, page)
 	if err != nil {
-		s.writeStoreError(w, r, err, "")
+		s.writeStoreError(w, r, err, destinationResource, "")
 		return
 	}
 	list := destinationList{Destinations: make([]destinationBody, len(items))}
@@ -223,7 +254,7 @@ func (s *Server) getDestination(w http.ResponseWriter, r *http.Request) {
 	id := r.PathValue("id")
 	d, err := s.destinations.GetDestination(r.Context(), apiKey(r.Context()).AccountID, id)
 	if err != nil {
-		s.writeStoreError(w, r, err, id)
+		s.writeStoreError(w, r, err, destinationResource, id)
 		return
 	}
 	writeJSON(w, http.StatusOK, s.destinationResponse(r, d))
@@ -241,45 +272,20 @@ func (s *Server) updateDestination(w http.ResponseWriter, r *http.Request) {
 		return nil
 	})
 	if err != nil {
-		s.writeStoreError(w, r, err, id)
+		s.writeStoreError(w, r, err, destinationResource, id)
 		return
 	}
+	s.audit(r, auditDestination, changeUpdated, s.destinationAudit(r, d))
 	writeJSON(w, http.StatusOK, s.destinationResponse(r, d))
 }
 
 func (s *Server) deleteDestination(w http.ResponseWriter, r *http.Request) {
 	id := r.PathValue("id")
-	if err := s.destinations.DeleteDestination(r.Context(), apiKey(r.Context()).AccountID, id); err != nil {
-		s.writeStoreError(w, r, err, id)
+	deleted, err := s.destinations.DeleteDestination(r.Context(), apiKey(r.Context()).AccountID, id)
+	if err != nil {
+		s.writeStoreError(w, r, err, destinationResource, id)
 		return
 	}
+	s.audit(r, auditDestination, changeDeleted, s.destinationAudit(r, deleted))
 	w.WriteHeader(http.StatusNoContent)
-}
-
-// writeStoreError answers with the API error of an error of the store about
-// the destination id ("" for none). A *ValidationError is checked first, as
-// it may also match ErrNotFound.
-func (s *Server) writeStoreError(w http.ResponseWriter, r *http.Request, err error, id string) {
-	var (
-		invalid *store.ValidationError
-		inUse   *store.InUseError
-	)
-	switch {
-	case errors.As(err, &invalid):
-		e := newError(CodeInvalidField, "%s", invalid.Error())
-		e.Details = map[string]any{"field": invalid.Field}
-		writeError(w, r, e)
-	case errors.As(err, &inUse):
-		e := newError(CodeInUse, "%s", inUse.Error())
-		e.Details = map[string]any{"subscriptions": inUse.Subscriptions}
-		writeError(w, r, e)
-	case errors.Is(err, store.ErrNotFound):
-		writeError(w, r, newError(CodeResourceNotFound, "your account has no event destination %q; list yours with GET /event_destinations", id))
-	case errors.Is(err, store.ErrConflict):
-		writeError(w, r, newError(CodeConcurrentChange, "the event destination %s kept changing under concurrent updates; send the request again", id))
-	default:
-		s.log.Error("event destinations store failed", "operation_id", operationID(r.Context()), "method", r.Method, "path", r.URL.Path, "error", err)
-		w.Header().Set("Retry-After", "1")
-		writeError(w, r, newError(CodeConfigUnavailable, "sluice cannot reach its configuration store right now; retry shortly"))
-	}
 }

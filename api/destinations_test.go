@@ -251,36 +251,6 @@ func TestDestinationPaging(t *testing.T) {
 	}
 }
 
-func TestDestinationOfAnotherAccount(t *testing.T) {
-	e := newTestEnv(t)
-	ctx := context.Background()
-	other, err := e.store.CreateAccount(ctx, "other")
-	if err != nil {
-		t.Fatal(err)
-	}
-	key, err := e.store.CreateAPIKey(ctx, other.ID, store.APIKeyInput{Description: "other"}, "")
-	if err != nil {
-		t.Fatal(err)
-	}
-	theirs := e.create(t, kinesisBody)
-	path := "/event_destinations/" + theirs.ID
-	for _, c := range []struct{ method, body string }{{http.MethodGet, ""}, {http.MethodPatch, `{"description":"mine"}`}, {http.MethodDelete, ""}} {
-		resp, out := e.call(t, key.Token, c.method, path, c.body)
-		wantStatus(t, resp, out, http.StatusNotFound)
-		if code := decodeError(t, out).ErrorCode; code != "ERR_SLUICE_420" {
-			t.Fatalf("%s: code %s", c.method, code)
-		}
-	}
-	resp, out := e.call(t, key.Token, http.MethodGet, "/event_destinations", "")
-	wantStatus(t, resp, out, http.StatusOK)
-	if list := decodeAs[destinationList](t, out); len(list.Destinations) != 0 {
-		t.Fatalf("the other account lists %s", out)
-	}
-	if _, err := e.store.GetDestination(ctx, e.account, theirs.ID); err != nil {
-		t.Fatalf("the destination is gone: %v", err)
-	}
-}
-
 func TestDestinationInUse(t *testing.T) {
 	e := newTestEnv(t)
 	d := e.create(t, kinesisBody)

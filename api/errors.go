@@ -1,6 +1,7 @@
 package api
 
 import (
+	"bytes"
 	"encoding/json"
 	"fmt"
 	"net/http"
@@ -40,6 +41,8 @@ const (
 	CodeResourceNotFound   Code = 420 // 404: no such resource in the key's account
 	CodeInUse              Code = 421 // 409: a destination still used by subscriptions
 	CodeConcurrentChange   Code = 422 // 409: the resource kept changing under concurrent updates
+	CodeLastAPIKey         Code = 423 // 409: deleting the account's only API key
+	CodeSourceExists       Code = 424 // 409: adding a source of a kind the subscription has
 )
 
 // codeInfo documents a code: its HTTP status and when it is returned.
@@ -53,7 +56,7 @@ var codes = map[Code]codeInfo{
 	CodeUnavailable:        {http.StatusServiceUnavailable, "JetStream could not store some of the events; send the same events again, with the ids in details.event_ids, after Retry-After seconds: within the stream's 2-minute duplicate window, events already stored are not stored twice"},
 	CodeStoreUnavailable:   {http.StatusServiceUnavailable, "sluice cannot check API keys because its key store is unreachable; retry after Retry-After seconds"},
 	CodeBusy:               {http.StatusServiceUnavailable, "too many ingest requests are in flight; retry shortly, after Retry-After seconds"},
-	CodeConfigUnavailable:  {http.StatusServiceUnavailable, "sluice cannot read or write its configuration store (subscriptions, destinations) because it is unreachable; retry after Retry-After seconds"},
+	CodeConfigUnavailable:  {http.StatusServiceUnavailable, "sluice cannot read or write its configuration store (subscriptions, destinations, API keys) because it is unreachable; retry after Retry-After seconds"},
 	CodeVersionMissing:     {http.StatusBadRequest, "the Service-Version header is missing; send Service-Version: 2"},
 	CodeVersionUnsupported: {http.StatusBadRequest, "the Service-Version header names a version sluice does not support; send Service-Version: 2"},
 	CodeAuthMissing:        {http.StatusUnauthorized, "no Authorization: Bearer <API key> header"},
@@ -76,6 +79,8 @@ var codes = map[Code]codeInfo{
 	CodeResourceNotFound:   {http.StatusNotFound, "the key's account has no resource with this id (a resource of another account is not found either)"},
 	CodeInUse:              {http.StatusConflict, "the destination is still used by event subscriptions, listed in details.subscriptions; remove it from them, or delete them, first"},
 	CodeConcurrentChange:   {http.StatusConflict, "the resource kept changing under concurrent updates; send the request again"},
+	CodeLastAPIKey:         {http.StatusConflict, "the API key is the account's only one, and deleting it would lock the account out; create another key first"},
+	CodeSourceExists:       {http.StatusConflict, "the subscription has a source of this event kind already; change it with PATCH /event_subscriptions/{id}/sources/{type}"},
 }
 
 // String returns the code as it appears in error bodies: "ERR_SLUICE_301".
@@ -120,13 +125,18 @@ func writeError(w http.ResponseWriter, r *http.Request, e *Error) {
 	})
 }
 
+// writeJSON sends v as JSON, without escaping <, > and & (filters hold
+// them, and people read the answers).
 func writeJSON(w http.ResponseWriter, status int, v any) {
-	body, err := json.Marshal(v)
-	if err != nil {
+	var body bytes.Buffer
+	enc := json.NewEncoder(&body)
+	enc.SetEscapeHTML(false)
+	if err := enc.Encode(v); err != nil {
 		status = http.StatusInternalServerError
-		body = []byte(`{"error_code":"ERR_SLUICE_100","status_code":500,"msg":"encoding the response failed","details":{}}`)
+		body.Reset()
+		body.WriteString(`{"error_code":"ERR_SLUICE_100","status_code":500,"msg":"encoding the response failed","details":{}}` + "\n")
 	}
 	w.Header().Set("Content-Type", "application/json")
 	w.WriteHeader(status)
-	_, _ = w.Write(append(body, '\n'))
+	_, _ = w.Write(body.Bytes())
 }

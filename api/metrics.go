@@ -6,7 +6,7 @@ import (
 	"github.com/prometheus/client_golang/prometheus"
 )
 
-// metrics of the ingest API. Labels are bounded: event types come from the
+// metrics of the API. Labels are bounded: event types come from the
 // catalogue (only known kinds are stored), reasons and codes from fixed sets.
 type metrics struct {
 	events     *prometheus.CounterVec // stored, by event_type
@@ -14,6 +14,9 @@ type metrics struct {
 	rejected   *prometheus.CounterVec // by reason
 	unknown    *prometheus.CounterVec // unknown object fields, by event_type
 	requests   *prometheus.CounterVec // responses of POST /events, by HTTP status code
+	// audited and auditFailed count the audit events of management calls,
+	// stored or not, by event_type.
+	audited, auditFailed *prometheus.CounterVec
 }
 
 func newMetrics(reg prometheus.Registerer) (*metrics, error) {
@@ -38,13 +41,21 @@ func newMetrics(reg prometheus.Registerer) (*metrics, error) {
 			Name: "sluice_ingest_requests_total",
 			Help: "Responses to POST /events, by HTTP status code, including requests refused before their body was read (version, API key, too many in flight) and failures.",
 		}, []string{"code"}),
+		audited: prometheus.NewCounterVec(prometheus.CounterOpts{
+			Name: "sluice_audit_events_total",
+			Help: "Audit events of changes made through the management API stored in JetStream, by event type.",
+		}, []string{"event_type"}),
+		auditFailed: prometheus.NewCounterVec(prometheus.CounterOpts{
+			Name: "sluice_audit_events_failed_total",
+			Help: "Audit events of changes made through the management API that JetStream did not store within the audit timeout (the change was made; the event is in the error log), by event type.",
+		}, []string{"event_type"}),
 	}
 	if reg == nil {
 		return m, nil
 	}
-	for _, c := range []prometheus.Collector{m.events, m.duplicates, m.rejected, m.unknown, m.requests} {
+	for _, c := range []prometheus.Collector{m.events, m.duplicates, m.rejected, m.unknown, m.requests, m.audited, m.auditFailed} {
 		if err := reg.Register(c); err != nil {
-			return nil, fmt.Errorf("registering ingest metrics: %w", err)
+			return nil, fmt.Errorf("registering API metrics: %w", err)
 		}
 	}
 	return m, nil

@@ -1,6 +1,7 @@
 package api
 
 import (
+	"bytes"
 	"encoding/json"
 	"errors"
 	"fmt"
@@ -16,8 +17,10 @@ const maxRequestBytes = 1 << 20
 
 // decodeBody reads the JSON object of a management request into v,
 // strictly: the Content-Type must be JSON, the body at most 1 MiB, and it
-// must hold exactly one JSON value whose fields are all fields of v, each
-// of the right type. It returns the API error to send otherwise.
+// must hold exactly one JSON object whose members are all fields of v,
+// named exactly (encoding/json alone would take "DESCRIPTION" for
+// "description") and each once (it would keep the last of two), each of the
+// right type. It returns the API error to send otherwise.
 func decodeBody(w http.ResponseWriter, r *http.Request, v any) *Error {
 	contentType := r.Header.Get("Content-Type")
 	if media, _, err := mime.ParseMediaType(contentType); err != nil || media != mediaJSON {
@@ -26,19 +29,167 @@ func decodeBody(w http.ResponseWriter, r *http.Request, v any) *Error {
 		}
 		return newError(CodeContentType, "Content-Type %q is not supported; send %s", contentType, mediaJSON)
 	}
-	dec := json.NewDecoder(http.MaxBytesReader(w, r.Body, maxRequestBytes))
-	dec.DisallowUnknownFields()
-	if err := dec.Decode(v); err != nil {
+	body, err := io.ReadAll(http.MaxBytesReader(w, r.Body, maxRequestBytes))
+	if err != nil {
+		return bodyError(err)
+	}
+	return decodeObject(body, v)
+}
+
+// decodeObject decodes body into v as decodeBody does.
+func decodeObject(body []byte, v any) *Error {
+	trimmed := bytes.TrimLeft(body, " \t\r\n")
+	switch {
+	case len(trimmed) == 0:
+		return bodyError(io.EOF)
+	case trimmed[0] != '{':
+		return newError(CodeMalformedRequest, "the body is not a JSON object (it starts with %q); send one, such as {\"description\": \"...\"}", trimmed[:1])
+	}
+	dec := json.NewDecoder(bytes.NewReader(body))
+	if err := checkMembers(dec, reflect.TypeOf(v), ""); err != nil {
+		var member *memberError
+		if errors.As(err, &member) {
+			return member.apiError()
+		}
 		return bodyError(err)
 	}
 	if _, err := dec.Token(); !errors.Is(err, io.EOF) {
-		var tooLarge *http.MaxBytesError
-		if errors.As(err, &tooLarge) {
-			return bodyError(err)
-		}
 		return newError(CodeMalformedRequest, "the body holds more than one JSON value (trailing data after byte %d); send a single JSON object", dec.InputOffset())
 	}
+	typed := json.NewDecoder(bytes.NewReader(body))
+	typed.DisallowUnknownFields()
+	if err := typed.Decode(v); err != nil {
+		return bodyError(err)
+	}
 	return nil
+}
+
+// memberError is an object member that has no field of the same name, or
+// that appears twice in its object.
+type memberError struct {
+	path      string // JSON path of the member, such as sources[0].kind
+	twice     bool
+	candidate string // the field named like it but for case, or ""
+}
+
+func (e *memberError) Error() string { return "member " + e.path }
+
+func (e *memberError) apiError() *Error {
+	if e.twice {
+		err := newError(CodeMalformedRequest, "field %s appears twice; send it once", e.path)
+		err.Details = map[string]any{"field": e.path}
+		return err
+	}
+	hint := ""
+	if e.candidate != "" {
+		hint = fmt.Sprintf(" (did you mean %q? field names are case-sensitive)", e.candidate)
+	}
+	err := newError(CodeUnknownField, "unknown field %q%s; remove it (see docs/openapi.yaml for the fields this call takes)", e.path, hint)
+	err.Details = map[string]any{"field": e.path}
+	return err
+}
+
+// checkMembers reads the next JSON value of dec, which is to be decoded
+// into a value of type t (nil: unknown, or not a struct, map or slice), and
+// returns a *memberError for the first member of an object that has no
+// field of t by its exact name or appears twice, or the decoder's error for
+// malformed JSON. Types are not checked: decoding does that.
+func checkMembers(dec *json.Decoder, t reflect.Type, path string) error {
+	tok, err := dec.Token()
+	if err != nil {
+		return unexpectedEOF(err)
+	}
+	for t != nil && t.Kind() == reflect.Pointer {
+		t = t.Elem()
+	}
+	switch tok {
+	case json.Delim('{'):
+		fields := jsonFields(t)
+		seen := make(map[string]bool)
+		for dec.More() {
+			keyTok, err := dec.Token()
+			if err != nil {
+				return unexpectedEOF(err)
+			}
+			key, _ := keyTok.(string)
+			memberPath := key
+			if path != "" {
+				memberPath = path + "." + key
+			}
+			if seen[key] {
+				return &memberError{path: memberPath, twice: true}
+			}
+			seen[key] = true
+			var memberType reflect.Type
+			switch {
+			case t != nil && t.Kind() == reflect.Map:
+				memberType = t.Elem()
+			case fields != nil:
+				var ok bool
+				if memberType, ok = fields[key]; !ok {
+					return &memberError{path: memberPath, candidate: sameButCase(fields, key)}
+				}
+			}
+			if err := checkMembers(dec, memberType, memberPath); err != nil {
+				return err
+			}
+		}
+		_, err = dec.Token()
+		return unexpectedEOF(err)
+	case json.Delim('['):
+		var elem reflect.Type
+		if t != nil && (t.Kind() == reflect.Slice || t.Kind() == reflect.Array) {
+			elem = t.Elem()
+		}
+		for i := 0; dec.More(); i++ {
+			if err := checkMembers(dec, elem, fmt.Sprintf("%s[%d]", path, i)); err != nil {
+				return err
+			}
+		}
+		_, err = dec.Token()
+		return unexpectedEOF(err)
+	}
+	return nil
+}
+
+// unexpectedEOF returns io.ErrUnexpectedEOF for io.EOF: within a value, the
+// end of the body is early.
+func unexpectedEOF(err error) error {
+	if errors.Is(err, io.EOF) {
+		return io.ErrUnexpectedEOF
+	}
+	return err
+}
+
+// jsonFields returns the fields of the struct type t by their JSON names,
+// or nil if t is not a struct (any member name is left to decoding).
+func jsonFields(t reflect.Type) map[string]reflect.Type {
+	if t == nil || t.Kind() != reflect.Struct {
+		return nil
+	}
+	fields := make(map[string]reflect.Type, t.NumField())
+	for i := range t.NumField() {
+		f := t.Field(i)
+		name, _, _ := strings.Cut(f.Tag.Get("json"), ",")
+		if !f.IsExported() || name == "-" {
+			continue
+		}
+		if name == "" {
+			name = f.Name
+		}
+		fields[name] = f.Type
+	}
+	return fields
+}
+
+// sameButCase returns the field named key but for case, or "".
+func sameButCase(fields map[string]reflect.Type, key string) string {
+	for name := range fields {
+		if strings.EqualFold(name, key) {
+			return name
+		}
+	}
+	return ""
 }
 
 // bodyError turns an error of json.Decoder.Decode into the API error

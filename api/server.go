@@ -6,6 +6,7 @@ import (
 	"log/slog"
 	"net/http"
 	"strings"
+	"time"
 
 	"github.com/prometheus/client_golang/prometheus"
 
@@ -56,7 +57,13 @@ type Config struct {
 	// next_page_uri). Default: http:// (https:// over TLS) and the Host of
 	// each request.
 	BaseURL string
+	// AuditTimeout bounds the storing of the audit event of one change,
+	// retries included; default DefaultAuditTimeout.
+	AuditTimeout time.Duration
 }
+
+// DefaultAuditTimeout is the default of Config.AuditTimeout.
+const DefaultAuditTimeout = 15 * time.Second
 
 func (c *Config) setDefaults() {
 	if c.MaxBodyBytes <= 0 {
@@ -70,6 +77,9 @@ func (c *Config) setDefaults() {
 	}
 	if c.MaxInFlight <= 0 {
 		c.MaxInFlight = DefaultMaxInFlight
+	}
+	if c.AuditTimeout <= 0 {
+		c.AuditTimeout = DefaultAuditTimeout
 	}
 }
 
@@ -85,6 +95,11 @@ type Deps struct {
 	// Destinations keeps event destinations; nil: the /event_destinations
 	// routes are not served.
 	Destinations Destinations
+	// Subscriptions keeps event subscriptions; nil: the
+	// /event_subscriptions routes are not served.
+	Subscriptions Subscriptions
+	// APIKeys keeps API keys; nil: the /api_keys routes are not served.
+	APIKeys APIKeys
 }
 
 // Server is the HTTP API. It is an http.Handler.
@@ -92,13 +107,16 @@ type Server struct {
 	cfg       Config
 	keys      Keys
 	publisher Publisher
-	// destinations is nil when the destination routes are not served.
-	destinations Destinations
-	catalogue    *schemas.Catalogue
-	log          *slog.Logger
-	metrics      *metrics
-	mux          *http.ServeMux
-	handler      http.Handler
+	// destinations, subscriptions and apiKeys are nil when their routes
+	// are not served.
+	destinations  Destinations
+	subscriptions Subscriptions
+	apiKeys       APIKeys
+	catalogue     *schemas.Catalogue
+	log           *slog.Logger
+	metrics       *metrics
+	mux           *http.ServeMux
+	handler       http.Handler
 	// inFlight holds a token per ingest request being read or processed;
 	// its capacity is cfg.MaxInFlight.
 	inFlight chan struct{}
@@ -122,19 +140,27 @@ func New(cfg Config, deps Deps) (*Server, error) {
 		return nil, err
 	}
 	s := &Server{
-		cfg:          cfg,
-		keys:         deps.Keys,
-		publisher:    deps.Publisher,
-		destinations: deps.Destinations,
-		catalogue:    deps.Catalogue,
-		log:          deps.Logger,
-		metrics:      m,
-		mux:          http.NewServeMux(),
-		inFlight:     make(chan struct{}, cfg.MaxInFlight),
+		cfg:           cfg,
+		keys:          deps.Keys,
+		publisher:     deps.Publisher,
+		destinations:  deps.Destinations,
+		subscriptions: deps.Subscriptions,
+		apiKeys:       deps.APIKeys,
+		catalogue:     deps.Catalogue,
+		log:           deps.Logger,
+		metrics:       m,
+		mux:           http.NewServeMux(),
+		inFlight:      make(chan struct{}, cfg.MaxInFlight),
 	}
 	s.mux.Handle("POST /events", s.countRequests(s.authenticated(http.HandlerFunc(s.ingest))))
 	if s.destinations != nil {
 		s.routeDestinations()
+	}
+	if s.subscriptions != nil {
+		s.routeSubscriptions()
+	}
+	if s.apiKeys != nil {
+		s.routeAPIKeys()
 	}
 	s.mux.HandleFunc("/", s.fallback)
 	s.handler = s.withOperation(s.mux)

@@ -11,7 +11,6 @@ import (
 	"log/slog"
 	"math/big"
 	"time"
-	"unicode/utf8"
 
 	"github.com/sluicehq/sluice/schemas"
 )
@@ -107,15 +106,13 @@ type APIKeyInput struct {
 	Metadata    string
 }
 
+// validate returns a *ValidationError (matching ErrInvalid) for the first
+// field that breaks a limit, or nil.
 func (in APIKeyInput) validate() error {
-	var errs []error
-	if len(in.Description) > MaxDescription || !utf8.ValidString(in.Description) {
-		errs = append(errs, fmt.Errorf("%w: description must be at most %d bytes of UTF-8", ErrInvalid, MaxDescription))
+	if err := checkBytes("description", in.Description, MaxDescription); err != nil {
+		return err
 	}
-	if len(in.Metadata) > MaxMetadata || !utf8.ValidString(in.Metadata) {
-		errs = append(errs, fmt.Errorf("%w: metadata must be at most %d bytes of UTF-8", ErrInvalid, MaxMetadata))
-	}
-	return errors.Join(errs...)
+	return checkBytes("metadata", in.Metadata, MaxMetadata)
 }
 
 // NewAPIKeyToken returns a new bearer token: "sk_" and 43 base62 digits
@@ -167,7 +164,7 @@ func hashToken(token string) string {
 // with the same token exists.
 func (s *Store) CreateAPIKey(ctx context.Context, accountID string, in APIKeyInput, token string) (APIKey, error) {
 	if err := in.validate(); err != nil {
-		return APIKey{}, fmt.Errorf("api key: %w", err)
+		return APIKey{}, err
 	}
 	if token == "" {
 		var err error

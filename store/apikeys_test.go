@@ -261,3 +261,71 @@ func TestAPIKeyNeverShowsToken(t *testing.T) {
 		}
 	}
 }
+
+func TestAPIKeyLifecycle(t *testing.T) {
+	e := newEnv(t)
+	account := e.createAccount(t, "acme")
+	first, err := e.store.CreateAPIKey(e.ctx, account.ID, store.APIKeyInput{Description: "first"}, "")
+	if err != nil {
+		t.Fatal(err)
+	}
+	// The only key of the account cannot go.
+	wantErr(t, errOf(e.store.DeleteAPIKey(e.ctx, account.ID, first.ID)), store.ErrLastAPIKey)
+	second, err := e.store.CreateAPIKey(e.ctx, account.ID, store.APIKeyInput{Description: "second", Metadata: "m"}, "")
+	if err != nil {
+		t.Fatal(err)
+	}
+
+	got, err := e.store.GetAPIKey(e.ctx, account.ID, second.ID)
+	if err != nil {
+		t.Fatalf("GetAPIKey: %v", err)
+	}
+	if got.ID != second.ID || got.Description != "second" || got.Metadata != "m" || got.Token != "" || got.TokenHash != sha256Hex(second.Token) {
+		t.Fatalf("GetAPIKey = %+v, want the second key without its token", got)
+	}
+	// Newest first is by id; two keys made within a second order by the
+	// random part of their KSUIDs.
+	newer, older := second, first
+	if first.ID > second.ID {
+		newer, older = first, second
+	}
+	keys, next, err := e.store.ListAPIKeys(e.ctx, account.ID, store.Page{Limit: 1})
+	if err != nil || len(keys) != 1 || keys[0].ID != newer.ID || next != newer.ID {
+		t.Fatalf("ListAPIKeys(limit 1) = %+v, %q, %v; want the newest key and a next page", keys, next, err)
+	}
+	keys, next, err = e.store.ListAPIKeys(e.ctx, account.ID, store.Page{Limit: 1, BeforeID: next})
+	if err != nil || len(keys) != 1 || keys[0].ID != older.ID || next != "" {
+		t.Fatalf("ListAPIKeys(second page) = %+v, %q, %v; want the older key, last page", keys, next, err)
+	}
+
+	updated, err := e.store.UpdateAPIKey(e.ctx, account.ID, second.ID, func(k *store.APIKey) error {
+		k.Description = "renamed"
+		k.TokenHash = "forged" // not the caller's to change
+		return nil
+	})
+	if err != nil || updated.Description != "renamed" || updated.Metadata != "m" {
+		t.Fatalf("UpdateAPIKey = %+v, %v; want the description changed, metadata kept", updated, err)
+	}
+	if _, err := e.store.Authenticate(e.ctx, second.Token); err != nil {
+		t.Fatalf("the token stopped working after an update: %v", err)
+	}
+	_, err = e.store.UpdateAPIKey(e.ctx, account.ID, second.ID, func(k *store.APIKey) error {
+		k.Metadata = strings.Repeat("m", store.MaxMetadata+1)
+		return nil
+	})
+	wantInvalid(t, err, "metadata")
+
+	deleted, err := e.store.DeleteAPIKey(e.ctx, account.ID, second.ID)
+	if err != nil || deleted.ID != second.ID || deleted.Description != "renamed" {
+		t.Fatalf("DeleteAPIKey = %+v, %v; want the key as it was", deleted, err)
+	}
+	wantErr(t, errOf(e.store.Authenticate(e.ctx, second.Token)), store.ErrUnauthenticated)
+	wantErr(t, errOf(e.store.GetAPIKey(e.ctx, account.ID, second.ID)), store.ErrNotFound)
+	wantErr(t, errOf(e.store.DeleteAPIKey(e.ctx, account.ID, second.ID)), store.ErrNotFound)
+	if _, ok := e.rawEntries(t)["api_key_hashes."+sha256Hex(second.Token)]; ok {
+		t.Errorf("the token index of the deleted key is still stored")
+	}
+	if _, err := e.store.Authenticate(e.ctx, first.Token); err != nil {
+		t.Fatalf("the other key stopped working: %v", err)
+	}
+}

@@ -114,7 +114,8 @@ func (s *Store) UpdateDestination(ctx context.Context, accountID, id string, fn 
 	return after.value, nil
 }
 
-// DeleteDestination deletes the destination of the account with the id.
+// DeleteDestination deletes the destination of the account with the id and
+// returns it as it was, with its secret access key, if any.
 //
 // It returns an *InUseError (matching ErrConflict) naming the
 // subscriptions of the account that deliver to it, if any: it is not
@@ -126,16 +127,14 @@ func (s *Store) UpdateDestination(ctx context.Context, accountID, id string, fn 
 // destination read before the subscriptions were, and a subscription that
 // starts naming the destination rewrites it after being written (see
 // claimDestinations), so one of the two writers sees the other.
-func (s *Store) DeleteDestination(ctx context.Context, accountID, id string) error {
+func (s *Store) DeleteDestination(ctx context.Context, accountID, id string) (Destination, error) {
 	if err := checkOwnedID(accountID, schemas.PrefixDestination, id); err != nil {
-		return fmt.Errorf("destination %q: %w", id, err)
+		return Destination{}, fmt.Errorf("destination %q: %w", id, err)
 	}
 	key := destinationKey(accountID, id)
+	var deleted Destination
 	err := retryConflicts(ctx, func() error {
-		entry, err := s.kv.Get(ctx, key)
-		if errors.Is(err, jetstream.ErrKeyNotFound) {
-			return ErrNotFound
-		}
+		d, rev, err := getRecord[Destination](ctx, s, key)
 		if err != nil {
 			return err
 		}
@@ -146,16 +145,17 @@ func (s *Store) DeleteDestination(ctx context.Context, accountID, id string) err
 		if len(users) > 0 {
 			return &InUseError{DestinationID: id, Subscriptions: users}
 		}
-		return s.kv.Delete(ctx, key, jetstream.LastRevision(entry.Revision()))
+		deleted = d
+		return s.kv.Delete(ctx, key, jetstream.LastRevision(rev))
 	})
 	var inUse *InUseError
 	if errors.As(err, &inUse) {
-		return inUse
+		return Destination{}, inUse
 	}
 	if err != nil {
-		return fmt.Errorf("deleting destination %s: %w", id, err)
+		return Destination{}, fmt.Errorf("deleting destination %s: %w", id, err)
 	}
-	return nil
+	return deleted, nil
 }
 
 // subscriptionsUsing returns the ids of the account's subscriptions that

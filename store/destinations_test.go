@@ -246,12 +246,12 @@ func TestDestinationRoundTrip(t *testing.T) {
 	}
 	wantSameJSON(t, got, updated)
 
-	if err := e.store.DeleteDestination(e.ctx, account.ID, d.ID); err != nil {
+	if _, err := e.store.DeleteDestination(e.ctx, account.ID, d.ID); err != nil {
 		t.Fatalf("DeleteDestination: %v", err)
 	}
 	_, err = e.store.GetDestination(e.ctx, account.ID, d.ID)
 	wantErr(t, err, store.ErrNotFound)
-	wantErr(t, e.store.DeleteDestination(e.ctx, account.ID, d.ID), store.ErrNotFound)
+	wantErr(t, errOf(e.store.DeleteDestination(e.ctx, account.ID, d.ID)), store.ErrNotFound)
 	_, err = e.store.UpdateDestination(e.ctx, account.ID, d.ID, func(*store.Destination) error { return nil })
 	wantErr(t, err, store.ErrNotFound)
 }

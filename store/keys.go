@@ -40,5 +40,6 @@ func subscriptionKey(accountID, subscriptionID string) string {
 }
 
 // Filters matching every key of one kind and account.
+func accountAPIKeys(accountID string) string       { return "api_keys." + accountID + ".*" }
 func accountDestinations(accountID string) string  { return "destinations." + accountID + ".*" }
 func accountSubscriptions(accountID string) string { return "subscriptions." + accountID + ".*" }

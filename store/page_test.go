@@ -84,7 +84,7 @@ func TestListSubscriptionsPages(t *testing.T) {
 		t.Fatalf("pages %v (next %q), want %v and no next page", got, last, want)
 	}
 	// A cursor need not name an item that still exists.
-	if err := e.store.DeleteSubscription(e.ctx, account.ID, want[2]); err != nil {
+	if _, err := e.store.DeleteSubscription(e.ctx, account.ID, want[2]); err != nil {
 		t.Fatalf("DeleteSubscription: %v", err)
 	}
 	after, _, err := e.store.ListSubscriptions(e.ctx, account.ID, store.Page{BeforeID: want[2]})

@@ -18,6 +18,10 @@ func TestAccountIsolation(t *testing.T) {
 	sub := e.createSubscription(t, theirs.ID, store.Subscription{Sources: []store.Source{{Type: httpKind}}, DestinationIDs: []string{dest.ID}})
 	e.createDestination(t, mine.ID, kinesisDestination())
 	e.createSubscription(t, mine.ID, store.Subscription{})
+	key, err := e.store.CreateAPIKey(e.ctx, theirs.ID, store.APIKeyInput{}, "")
+	if err != nil {
+		t.Fatal(err)
+	}
 
 	called := false
 	calls := map[string]func() error{
@@ -33,7 +37,7 @@ func TestAccountIsolation(t *testing.T) {
 			})
 			return err
 		},
-		"DeleteDestination": func() error { return e.store.DeleteDestination(e.ctx, mine.ID, dest.ID) },
+		"DeleteDestination": func() error { return errOf(e.store.DeleteDestination(e.ctx, mine.ID, dest.ID)) },
 		"GetSubscription": func() error {
 			_, err := e.store.GetSubscription(e.ctx, mine.ID, sub.ID)
 			return err
@@ -46,7 +50,15 @@ func TestAccountIsolation(t *testing.T) {
 			})
 			return err
 		},
-		"DeleteSubscription": func() error { return e.store.DeleteSubscription(e.ctx, mine.ID, sub.ID) },
+		"DeleteSubscription": func() error { return errOf(e.store.DeleteSubscription(e.ctx, mine.ID, sub.ID)) },
+		"GetAPIKey":          func() error { return errOf(e.store.GetAPIKey(e.ctx, mine.ID, key.ID)) },
+		"UpdateAPIKey": func() error {
+			return errOf(e.store.UpdateAPIKey(e.ctx, mine.ID, key.ID, func(k *store.APIKey) error {
+				called = true
+				return nil
+			}))
+		},
+		"DeleteAPIKey": func() error { return errOf(e.store.DeleteAPIKey(e.ctx, mine.ID, key.ID)) },
 		"CreateSubscription naming their destination": func() error {
 			_, err := e.store.CreateSubscription(e.ctx, mine.ID, store.Subscription{DestinationIDs: []string{dest.ID}})
 			wantInvalid(t, err, "destination_ids[0]")

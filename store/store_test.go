@@ -126,3 +126,6 @@ func TestConfigValidate(t *testing.T) {
 		})
 	}
 }
+
+// errOf returns the error of a call that also returns a value.
+func errOf[T any](_ T, err error) error { return err }

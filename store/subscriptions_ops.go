@@ -6,6 +6,8 @@ import (
 	"fmt"
 	"slices"
 
+	"github.com/nats-io/nats.go/jetstream"
+
 	"github.com/sluicehq/sluice/schemas"
 )
 
@@ -126,21 +128,27 @@ func (s *Store) UpdateSubscription(ctx context.Context, accountID, id string, fn
 	return after.value, nil
 }
 
-// DeleteSubscription deletes the subscription of the account with the id.
-// It returns an error wrapping ErrNotFound if the account has no such
-// subscription.
-func (s *Store) DeleteSubscription(ctx context.Context, accountID, id string) error {
+// DeleteSubscription deletes the subscription of the account with the id
+// and returns it as it was. It returns an error wrapping ErrNotFound if the
+// account has no such subscription.
+func (s *Store) DeleteSubscription(ctx context.Context, accountID, id string) (Subscription, error) {
 	if err := checkOwnedID(accountID, schemas.PrefixSubscription, id); err != nil {
-		return fmt.Errorf("subscription %q: %w", id, err)
+		return Subscription{}, fmt.Errorf("subscription %q: %w", id, err)
 	}
 	key := subscriptionKey(accountID, id)
-	if _, _, err := getRecord[Subscription](ctx, s, key); err != nil {
-		return fmt.Errorf("deleting subscription %s: %w", id, err)
+	var deleted Subscription
+	err := retryConflicts(ctx, func() error {
+		sub, rev, err := getRecord[Subscription](ctx, s, key)
+		if err != nil {
+			return err
+		}
+		deleted = sub
+		return s.kv.Delete(ctx, key, jetstream.LastRevision(rev))
+	})
+	if err != nil {
+		return Subscription{}, fmt.Errorf("deleting subscription %s: %w", id, err)
 	}
-	if err := s.kv.Delete(ctx, key); err != nil {
-		return fmt.Errorf("deleting subscription %s: %w", id, err)
-	}
-	return nil
+	return deleted, nil
 }
 
 // checkSubscription checks and normalizes sub (Subscription.check), and

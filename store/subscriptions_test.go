@@ -184,12 +184,12 @@ func TestSubscriptionRoundTrip(t *testing.T) {
 	})
 	wantInvalid(t, err, "sources[3].type")
 
-	if err := e.store.DeleteSubscription(e.ctx, account.ID, sub.ID); err != nil {
+	if _, err := e.store.DeleteSubscription(e.ctx, account.ID, sub.ID); err != nil {
 		t.Fatalf("DeleteSubscription: %v", err)
 	}
 	_, err = e.store.GetSubscription(e.ctx, account.ID, sub.ID)
 	wantErr(t, err, store.ErrNotFound)
-	wantErr(t, e.store.DeleteSubscription(e.ctx, account.ID, sub.ID), store.ErrNotFound)
+	wantErr(t, errOf(e.store.DeleteSubscription(e.ctx, account.ID, sub.ID)), store.ErrNotFound)
 }
 
 func TestSubscriptionWithGivenFilters(t *testing.T) {
@@ -223,7 +223,7 @@ func TestDeleteDestinationInUse(t *testing.T) {
 	first := e.createSubscription(t, account.ID, store.Subscription{Sources: []store.Source{{Type: httpKind}}, DestinationIDs: []string{used.ID}})
 	second := e.createSubscription(t, account.ID, store.Subscription{DestinationIDs: []string{unused.ID, used.ID}})
 
-	err := e.store.DeleteDestination(e.ctx, account.ID, used.ID)
+	_, err := e.store.DeleteDestination(e.ctx, account.ID, used.ID)
 	var inUse *store.InUseError
 	if !errors.As(err, &inUse) || !errors.Is(err, store.ErrConflict) {
 		t.Fatalf("DeleteDestination of a used destination: error = %v, want an *InUseError matching ErrConflict", err)
@@ -237,7 +237,7 @@ func TestDeleteDestinationInUse(t *testing.T) {
 		t.Fatalf("error %q does not name the subscription", err)
 	}
 
-	if err := e.store.DeleteSubscription(e.ctx, account.ID, first.ID); err != nil {
+	if _, err := e.store.DeleteSubscription(e.ctx, account.ID, first.ID); err != nil {
 		t.Fatalf("DeleteSubscription: %v", err)
 	}
 	if _, err := e.store.UpdateSubscription(e.ctx, account.ID, second.ID, func(sub *store.Subscription) error {
@@ -246,7 +246,7 @@ func TestDeleteDestinationInUse(t *testing.T) {
 	}); err != nil {
 		t.Fatalf("UpdateSubscription: %v", err)
 	}
-	if err := e.store.DeleteDestination(e.ctx, account.ID, used.ID); err != nil {
+	if _, err := e.store.DeleteDestination(e.ctx, account.ID, used.ID); err != nil {
 		t.Fatalf("DeleteDestination once unused: %v", err)
 	}
 	_, err = e.store.GetDestination(e.ctx, account.ID, used.ID)
@@ -277,7 +277,7 @@ func TestDeleteDestinationWhileSubscribing(t *testing.T) {
 			})
 			updated <- err
 		}()
-		go func() { deleted <- e.store.DeleteDestination(e.ctx, account.ID, dest.ID) }()
+		go func() { deleted <- errOf(e.store.DeleteDestination(e.ctx, account.ID, dest.ID)) }()
 		for _, ch := range []chan error{created, updated, deleted} {
 			if err := <-ch; err != nil && !errors.Is(err, store.ErrNotFound) && !errors.Is(err, store.ErrConflict) {
 				t.Fatalf("unexpected error: %v", err)

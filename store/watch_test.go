@@ -42,7 +42,7 @@ func TestWatchConfig(t *testing.T) {
 	account := e.createAccount(t, "acme")
 	existing := e.createDestination(t, account.ID, credsDestination())
 	deleted := e.createDestination(t, account.ID, kinesisDestination())
-	if err := e.store.DeleteDestination(e.ctx, account.ID, deleted.ID); err != nil {
+	if _, err := e.store.DeleteDestination(e.ctx, account.ID, deleted.ID); err != nil {
 		t.Fatalf("DeleteDestination: %v", err)
 	}
 
@@ -91,7 +91,7 @@ func TestWatchConfig(t *testing.T) {
 	}
 	wantSameJSON(t, *change.Subscription, updated)
 
-	if err := e.store.DeleteSubscription(e.ctx, account.ID, sub.ID); err != nil {
+	if _, err := e.store.DeleteSubscription(e.ctx, account.ID, sub.ID); err != nil {
 		t.Fatalf("DeleteSubscription: %v", err)
 	}
 	gone := nextChange(t, changes, "deleted subscription", func(c store.ConfigChange) bool { return c.ID == sub.ID && c.Deleted })
@@ -99,7 +99,7 @@ func TestWatchConfig(t *testing.T) {
 		t.Fatalf("deleted change = %+v", gone)
 	}
 
-	if err := e.store.DeleteDestination(e.ctx, account.ID, existing.ID); err != nil {
+	if _, err := e.store.DeleteDestination(e.ctx, account.ID, existing.ID); err != nil {
 		t.Fatalf("DeleteDestination: %v", err)
 	}
 	nextChange(t, changes, "deleted destination", func(c store.ConfigChange) bool {

@@ -176,7 +176,7 @@ func runServe(ctx context.Context, f serveFlags, stderr io.Writer) error {
 	}
 	reg := prometheus.NewRegistry()
 	reg.MustRegister(collectors.NewGoCollector(), collectors.NewProcessCollector(collectors.ProcessCollectorOpts{}))
-	srv, err := api.New(api.Config{BaseURL: f.publicURL}, api.Deps{Keys: st, Publisher: prod, Destinations: st, Logger: log, Metrics: reg})
+	srv, err := api.New(api.Config{BaseURL: f.publicURL}, api.Deps{Keys: st, Publisher: prod, Destinations: st, Subscriptions: st, APIKeys: st, Logger: log, Metrics: reg})
 	if err != nil {
 		return err
 	}

@@ -4,8 +4,11 @@
 package apitest
 
 import (
+	"bytes"
 	"context"
+	"log/slog"
 	"net/http/httptest"
+	"sync"
 	"testing"
 
 	"github.com/nats-io/nats.go/jetstream"
@@ -20,8 +23,11 @@ import (
 
 // Stack is a running API and what it stands on.
 type Stack struct {
+	// Logs holds every line the API logged, at every level, as JSON.
+	Logs      *Logs
 	URL       string // base URL of the API
 	Token     string // an API key of AccountID
+	KeyID     string // the id of that key
 	AccountID string
 	JS        jetstream.JetStream
 	Stream    jetstream.Stream // SLUICE_EVENTS
@@ -29,9 +35,32 @@ type Stack struct {
 	Metrics   *prometheus.Registry // where the API registered its metrics
 }
 
+// Option changes the stack Start builds.
+type Option func(*options)
+
+type options struct {
+	publisher func(api.Publisher) api.Publisher
+	config    api.Config
+}
+
+// WithConfig starts the API with cfg.
+func WithConfig(cfg api.Config) Option {
+	return func(o *options) { o.config = cfg }
+}
+
+// WithPublisher has the API publish through wrap(p) instead of the real
+// producer p, to inject failures.
+func WithPublisher(wrap func(p api.Publisher) api.Publisher) Option {
+	return func(o *options) { o.publisher = wrap }
+}
+
 // Start starts the stack; t.Cleanup stops it.
-func Start(t testing.TB) *Stack {
+func Start(t testing.TB, opts ...Option) *Stack {
 	t.Helper()
+	var o options
+	for _, opt := range opts {
+		opt(&o)
+	}
 	ctx := context.Background()
 	nc, js := natstest.Connect(t, natstest.Start(t))
 	stream, err := pipeline.EnsureStream(ctx, js, pipeline.StreamConfig{})
@@ -54,12 +83,38 @@ func Start(t testing.TB) *Stack {
 	if err != nil {
 		t.Fatal(err)
 	}
+	var pub api.Publisher = prod
+	if o.publisher != nil {
+		pub = o.publisher(prod)
+	}
 	reg := prometheus.NewRegistry()
-	srv, err := api.New(api.Config{}, api.Deps{Keys: st, Publisher: prod, Destinations: st, Metrics: reg})
+	logs := &Logs{}
+	log := slog.New(slog.NewJSONHandler(logs, &slog.HandlerOptions{Level: slog.LevelDebug}))
+	srv, err := api.New(o.config, api.Deps{Keys: st, Publisher: pub, Destinations: st, Subscriptions: st, APIKeys: st, Logger: log, Metrics: reg})
 	if err != nil {
 		t.Fatal(err)
 	}
 	hs := httptest.NewServer(srv)
 	t.Cleanup(hs.Close)
-	return &Stack{URL: hs.URL, Token: key.Token, AccountID: acct.ID, JS: js, Stream: stream, Store: st, Metrics: reg}
+	return &Stack{Logs: logs, URL: hs.URL, Token: key.Token, KeyID: key.ID, AccountID: acct.ID, JS: js, Stream: stream, Store: st, Metrics: reg}
+}
+
+// Logs is a buffer of log lines safe for concurrent use.
+type Logs struct {
+	mu  sync.Mutex
+	buf bytes.Buffer
+}
+
+// Write appends p.
+func (l *Logs) Write(p []byte) (int, error) {
+	l.mu.Lock()
+	defer l.mu.Unlock()
+	return l.buf.Write(p)
+}
+
+// String returns every line written so far.
+func (l *Logs) String() string {
+	l.mu.Lock()
+	defer l.mu.Unlock()
+	return l.buf.String()
 }

@@ -1,0 +1,110 @@
+package api_test
+
+import (
+	"net/http"
+	"regexp"
+	"strings"
+	"testing"
+)
+
+// apiKey is an API key as the API returns it.
+type apiKey struct {
+	ID          string  `json:"id"`
+	URI         string  `json:"uri"`
+	Description string  `json:"description"`
+	Metadata    string  `json:"metadata"`
+	CreatedAt   string  `json:"created_at"`
+	Token       *string `json:"token"`
+}
+
+type apiKeyList struct {
+	APIKeys     []apiKey `json:"api_keys"`
+	URI         string   `json:"uri"`
+	NextPageURI *string  `json:"next_page_uri"`
+}
+
+var tokenPattern = regexp.MustCompile(`^sk_[0-9A-Za-z]{43}$`)
+
+// createKey creates an API key from body and returns it with its token.
+func (e *testEnv) createKey(t *testing.T, body string) apiKey {
+	t.Helper()
+	resp, out := e.call(t, e.token, http.MethodPost, "/api_keys", body)
+	wantStatus(t, resp, out, http.StatusCreated)
+	key := decodeAs[apiKey](t, out)
+	if key.Token == nil || !tokenPattern.MatchString(*key.Token) {
+		t.Fatalf("created key has no token: %s", out)
+	}
+	if resp.Header.Get("Cache-Control") != "no-store" {
+		t.Errorf("the answer with a token may be cached: Cache-Control %q", resp.Header.Get("Cache-Control"))
+	}
+	return key
+}
+
+func TestAPIKeyRoundTrip(t *testing.T) {
+	e := newTestEnv(t)
+	created := e.createKey(t, `{"description":"ci","metadata":"{\"team\":\"ops\"}"}`)
+	if !strings.HasPrefix(created.ID, "ak_") || created.URI != e.url+"/api_keys/"+created.ID || created.Description != "ci" || !strings.HasSuffix(created.CreatedAt, "Z") {
+		t.Fatalf("created %+v", created)
+	}
+	token := *created.Token
+
+	// The new key works, and no answer but the first shows its token.
+	resp, out := e.call(t, token, http.MethodGet, "/api_keys/"+created.ID, "")
+	wantStatus(t, resp, out, http.StatusOK)
+	if got := decodeAs[apiKey](t, out); got.Token != nil || got.ID != created.ID || got.Metadata != `{"team":"ops"}` {
+		t.Fatalf("got %s", out)
+	}
+	resp, out = e.call(t, token, http.MethodGet, "/api_keys", "")
+	wantStatus(t, resp, out, http.StatusOK)
+	list := decodeAs[apiKeyList](t, out)
+	if len(list.APIKeys) != 2 || list.NextPageURI != nil || strings.Contains(string(out), token) || strings.Contains(string(out), e.token) {
+		t.Fatalf("list %s: want both keys of the account, without tokens", out)
+	}
+
+	resp, out = e.call(t, e.token, http.MethodPatch, "/api_keys/"+created.ID, `{"description":"renamed"}`)
+	wantStatus(t, resp, out, http.StatusOK)
+	if got := decodeAs[apiKey](t, out); got.Description != "renamed" || got.Metadata != `{"team":"ops"}` || got.Token != nil {
+		t.Fatalf("patched %s", out)
+	}
+	resp, out = e.call(t, token, http.MethodGet, "/api_keys/"+created.ID, "")
+	wantStatus(t, resp, out, http.StatusOK) // an update keeps the token
+
+	// A key may delete itself; its token stops working at once.
+	resp, out = e.call(t, token, http.MethodDelete, "/api_keys/"+created.ID, "")
+	wantStatus(t, resp, out, http.StatusNoContent)
+	resp, out = e.call(t, token, http.MethodGet, "/api_keys", "")
+	wantError(t, resp, out, http.StatusUnauthorized, "ERR_SLUICE_211", "")
+	resp, out = e.call(t, e.token, http.MethodGet, "/api_keys/"+created.ID, "")
+	wantError(t, resp, out, http.StatusNotFound, "ERR_SLUICE_420", "")
+
+	// The account's only key cannot go.
+	resp, out = e.call(t, e.token, http.MethodDelete, "/api_keys/"+e.keyID, "")
+	wantError(t, resp, out, http.StatusConflict, "ERR_SLUICE_423", "")
+	resp, out = e.call(t, e.token, http.MethodGet, "/api_keys", "")
+	wantStatus(t, resp, out, http.StatusOK)
+}
+
+func TestAPIKeyValidation(t *testing.T) {
+	e := newTestEnv(t)
+	tests := []struct {
+		name, method, path, body, code, field string
+	}{
+		{"description of 256 bytes", http.MethodPost, "/api_keys", `{"description":"` + strings.Repeat("é", 128) + `"}`, "ERR_SLUICE_333", "description"},
+		{"metadata of 4097 bytes", http.MethodPost, "/api_keys", `{"metadata":"` + strings.Repeat("m", 4097) + `"}`, "ERR_SLUICE_333", "metadata"},
+		{"a token chosen", http.MethodPost, "/api_keys", `{"token":"sk_mine_0123456789"}`, "ERR_SLUICE_331", ""},
+		{"description a number", http.MethodPost, "/api_keys", `{"description":1}`, "ERR_SLUICE_332", "description"},
+		{"update too long", http.MethodPatch, "/api_keys/" + "KEY", `{"description":"` + strings.Repeat("d", 256) + `"}`, "ERR_SLUICE_333", "description"},
+		{"update the token", http.MethodPatch, "/api_keys/" + "KEY", `{"token":null}`, "ERR_SLUICE_331", ""},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			resp, out := e.call(t, e.token, tt.method, strings.Replace(tt.path, "KEY", e.keyID, 1), tt.body)
+			wantError(t, resp, out, http.StatusBadRequest, tt.code, tt.field)
+		})
+	}
+	resp, out := e.call(t, e.token, http.MethodGet, "/api_keys", "")
+	wantStatus(t, resp, out, http.StatusOK)
+	if keys := decodeAs[apiKeyList](t, out).APIKeys; len(keys) != 1 || keys[0].Description != "test" {
+		t.Fatalf("after refused calls, keys are %s", out)
+	}
+}

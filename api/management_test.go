@@ -1,0 +1,168 @@
+package api_test
+
+import (
+	"context"
+	"net/http"
+	"slices"
+	"strings"
+	"sync"
+	"testing"
+
+	"github.com/sluicehq/sluice/schemas"
+	"github.com/sluicehq/sluice/store"
+)
+
+// TestAccountIsolation checks that a key of one account finds none of
+// another account's resources: every call on them is a 404, every list is
+// empty, and nothing changes.
+func TestAccountIsolation(t *testing.T) {
+	e := newTestEnv(t)
+	ctx := context.Background()
+	other, err := e.store.CreateAccount(ctx, "other")
+	if err != nil {
+		t.Fatal(err)
+	}
+	otherKey, err := e.store.CreateAPIKey(ctx, other.ID, store.APIKeyInput{Description: "other"}, "")
+	if err != nil {
+		t.Fatal(err)
+	}
+	dest := e.create(t, kinesisBody)
+	sub := e.createSubscription(t, `{"sources":[{"type":"`+httpKind+`"}],"destination_ids":["`+dest.ID+`"]}`)
+	key := e.createKey(t, `{"description":"second"}`)
+	before := e.storedEvents(t, e.account)
+
+	paths := []struct{ path, patch string }{
+		{"/event_destinations/" + dest.ID, `{"description":"mine"}`},
+		{"/event_subscriptions/" + sub.ID, `{"description":"mine"}`},
+		{"/event_subscriptions/" + sub.ID + "/sources/" + httpKind, `{"filter":"true"}`},
+		{"/api_keys/" + key.ID, `{"description":"mine"}`},
+		{"/api_keys/" + e.keyID, `{"description":"mine"}`},
+	}
+	for _, p := range paths {
+		for _, c := range []struct{ method, body string }{{http.MethodGet, ""}, {http.MethodPatch, p.patch}, {http.MethodDelete, ""}} {
+			resp, out := e.call(t, otherKey.Token, c.method, p.path, c.body)
+			wantError(t, resp, out, http.StatusNotFound, "ERR_SLUICE_420", "")
+		}
+	}
+	for _, p := range []struct{ method, path, body string }{
+		{http.MethodGet, "/event_subscriptions/" + sub.ID + "/sources", ""},
+		{http.MethodPost, "/event_subscriptions/" + sub.ID + "/sources", `{"type":"` + tcpKind + `"}`},
+	} {
+		resp, out := e.call(t, otherKey.Token, p.method, p.path, p.body)
+		wantError(t, resp, out, http.StatusNotFound, "ERR_SLUICE_420", "")
+	}
+	resp, out := e.call(t, otherKey.Token, http.MethodPost, "/event_subscriptions", `{"destination_ids":["`+dest.ID+`"]}`)
+	wantError(t, resp, out, http.StatusBadRequest, "ERR_SLUICE_333", "destination_ids[0]")
+
+	lists := map[string]int{"/event_destinations": 0, "/event_subscriptions": 0, "/api_keys": 1}
+	for path, n := range lists {
+		resp, out := e.call(t, otherKey.Token, http.MethodGet, path, "")
+		wantStatus(t, resp, out, http.StatusOK)
+		if strings.Count(string(out), `"id":`) != n || strings.Contains(string(out), e.account) {
+			t.Errorf("GET %s by the other account: %s", path, out)
+		}
+	}
+
+	// Nothing of the first account changed, and no event says otherwise.
+	for _, path := range []string{"/event_destinations/" + dest.ID, "/event_subscriptions/" + sub.ID, "/api_keys/" + key.ID} {
+		resp, out := e.call(t, e.token, http.MethodGet, path, "")
+		wantStatus(t, resp, out, http.StatusOK)
+		if strings.Contains(string(out), "mine") {
+			t.Errorf("%s was changed by the other account: %s", path, out)
+		}
+	}
+	if after := e.storedEvents(t, e.account); len(after) != len(before) {
+		t.Errorf("%d events of the account after the other's calls, want %d", len(after), len(before))
+	}
+	if events := e.storedEvents(t, other.ID); len(events) != 0 {
+		t.Errorf("the other account's failed calls stored %d events", len(events))
+	}
+}
+
+// TestConcurrentSourceChanges adds sources to one subscription from many
+// clients at once: each is a read-modify-write of the whole subscription,
+// and none may be lost.
+func TestConcurrentSourceChanges(t *testing.T) {
+	e := newTestEnv(t)
+	sub := e.createSubscription(t, `{}`)
+	var kinds []string
+	for _, k := range schemas.Default().Kinds() {
+		if k.Class == schemas.ClassAudit && len(kinds) < 20 {
+			kinds = append(kinds, k.Name)
+		}
+	}
+	var wg sync.WaitGroup
+	for _, kind := range kinds {
+		wg.Go(func() {
+			resp, out := e.call(t, e.token, http.MethodPost, "/event_subscriptions/"+sub.ID+"/sources", `{"type":"`+kind+`"}`)
+			if resp.StatusCode != http.StatusCreated {
+				t.Errorf("adding %s: %d %s", kind, resp.StatusCode, out)
+			}
+		})
+	}
+	// And concurrent PATCHes of the description, each answered with its
+	// own change applied.
+	for i := range 10 {
+		wg.Go(func() {
+			desc := "writer " + strings.Repeat("x", i)
+			resp, out := e.call(t, e.token, http.MethodPatch, "/event_subscriptions/"+sub.ID, `{"description":"`+desc+`"}`)
+			if resp.StatusCode != http.StatusOK || !strings.Contains(string(out), `"description":"`+desc+`"`) {
+				t.Errorf("PATCH %d: %d %s", i, resp.StatusCode, out)
+			}
+		})
+	}
+	wg.Wait()
+	resp, out := e.call(t, e.token, http.MethodGet, "/event_subscriptions/"+sub.ID, "")
+	wantStatus(t, resp, out, http.StatusOK)
+	var got []string
+	for _, src := range decodeAs[subscription](t, out).Sources {
+		got = append(got, src.Type)
+	}
+	slices.Sort(got)
+	slices.Sort(kinds)
+	if !slices.Equal(got, kinds) {
+		t.Fatalf("sources %v, want all of %v", got, kinds)
+	}
+}
+
+// TestSubscriptionPaging pages through 250 subscriptions 7 at a time.
+func TestSubscriptionPaging(t *testing.T) {
+	if testing.Short() {
+		t.Skip("creates 250 subscriptions")
+	}
+	e := newTestEnv(t)
+	var want []string
+	for range 250 {
+		want = append(want, e.createSubscription(t, `{"sources":[{"type":"`+httpKind+`"}]}`).ID)
+	}
+	slices.Sort(want)
+	slices.Reverse(want)
+	var got []string
+	next := e.url + "/event_subscriptions?limit=7"
+	for pages := 0; next != ""; pages++ {
+		if pages > 36 {
+			t.Fatalf("more than 36 pages of 7 for 250 subscriptions")
+		}
+		resp, out := e.call(t, e.token, http.MethodGet, strings.TrimPrefix(next, e.url), "")
+		wantStatus(t, resp, out, http.StatusOK)
+		list := decodeAs[subscriptionList](t, out)
+		if list.URI != next || len(list.Subscriptions) > 7 {
+			t.Fatalf("page %s: uri %s, %d items", next, list.URI, len(list.Subscriptions))
+		}
+		for _, s := range list.Subscriptions {
+			got = append(got, s.ID)
+		}
+		next = ""
+		if list.NextPageURI != nil {
+			next = *list.NextPageURI
+		}
+	}
+	if !slices.Equal(got, want) {
+		t.Fatalf("listed %d subscriptions, want the %d newest first, each once", len(got), len(want))
+	}
+	resp, out := e.call(t, e.token, http.MethodGet, "/event_subscriptions?before_id="+want[0], "")
+	wantStatus(t, resp, out, http.StatusOK)
+	if list := decodeAs[subscriptionList](t, out); len(list.Subscriptions) != 100 || list.Subscriptions[0].ID != want[1] || list.NextPageURI == nil {
+		t.Fatalf("the default page after the newest holds %d, starting %s", len(list.Subscriptions), list.Subscriptions[0].ID)
+	}
+}

@@ -1,0 +1,247 @@
+package api_test
+
+import (
+	"net/http"
+	"slices"
+	"strings"
+	"testing"
+)
+
+// subscription is a subscription as the API returns it.
+type subscription struct {
+	ID           string   `json:"id"`
+	URI          string   `json:"uri"`
+	CreatedAt    string   `json:"created_at"`
+	Metadata     string   `json:"metadata"`
+	Description  string   `json:"description"`
+	Sources      []source `json:"sources"`
+	Destinations []struct {
+		ID  string `json:"id"`
+		URI string `json:"uri"`
+	} `json:"destinations"`
+}
+
+type source struct {
+	Type   string   `json:"type"`
+	URI    string   `json:"uri"`
+	Filter string   `json:"filter"`
+	Fields []string `json:"fields"`
+}
+
+type subscriptionList struct {
+	Subscriptions []subscription `json:"event_subscriptions"`
+	URI           string         `json:"uri"`
+	NextPageURI   *string        `json:"next_page_uri"`
+}
+
+const (
+	httpKind = "http_request_complete.v0"
+	tcpKind  = "tcp_connection_closed.v0"
+	keyKind  = "api_key_created.v0"
+)
+
+// createSubscription creates a subscription from body and returns it.
+func (e *testEnv) createSubscription(t *testing.T, body string) subscription {
+	t.Helper()
+	resp, out := e.call(t, e.token, http.MethodPost, "/event_subscriptions", body)
+	wantStatus(t, resp, out, http.StatusCreated)
+	return decodeAs[subscription](t, out)
+}
+
+// wantError fails the test unless the response is the status with the
+// error code and, when field is not "", details.field; it returns the
+// message.
+func wantError(t *testing.T, resp *http.Response, out []byte, status int, code, field string) string {
+	t.Helper()
+	wantStatus(t, resp, out, status)
+	body := decodeError(t, out)
+	if body.ErrorCode != code {
+		t.Fatalf("%s %s: code %s, want %s: %s", resp.Request.Method, resp.Request.URL.Path, body.ErrorCode, code, body.Msg)
+	}
+	if field != "" && body.Details["field"] != field {
+		t.Fatalf("%s %s: details.field %v, want %s: %s", resp.Request.Method, resp.Request.URL.Path, body.Details["field"], field, body.Msg)
+	}
+	return body.Msg
+}
+
+func TestSubscriptionRoundTrip(t *testing.T) {
+	e := newTestEnv(t)
+	dest := e.create(t, kinesisBody)
+	created := e.createSubscription(t, `{"description":"édge logs","metadata":"{}","sources":[
+		{"type":"`+httpKind+`","filter":"ev.conn.server_port == 443","fields":["conn.client_ip","http.request.method"]},
+		{"type":"`+keyKind+`"}],"destination_ids":["`+dest.ID+`"]}`)
+	subURI := e.url + "/event_subscriptions/" + created.ID
+	if !strings.HasPrefix(created.ID, "esb_") || created.URI != subURI || created.Description != "édge logs" || !strings.HasSuffix(created.CreatedAt, "Z") {
+		t.Fatalf("created %+v", created)
+	}
+	wantSources := []source{
+		{Type: httpKind, URI: subURI + "/sources/" + httpKind, Filter: "ev.conn.server_port == 443", Fields: []string{"conn.client_ip", "http.request.method"}},
+		{Type: keyKind, URI: subURI + "/sources/" + keyKind},
+	}
+	if !sourcesEqual(created.Sources, wantSources) {
+		t.Fatalf("sources %+v, want %+v", created.Sources, wantSources)
+	}
+	if len(created.Destinations) != 1 || created.Destinations[0].ID != dest.ID || created.Destinations[0].URI != dest.URI {
+		t.Fatalf("destinations %+v, want a ref to %s", created.Destinations, dest.URI)
+	}
+
+	resp, out := e.call(t, e.token, http.MethodGet, "/event_subscriptions/"+created.ID, "")
+	wantStatus(t, resp, out, http.StatusOK)
+	if got := decodeAs[subscription](t, out); got.ID != created.ID || !sourcesEqual(got.Sources, wantSources) {
+		t.Fatalf("got %s", out)
+	}
+
+	// PATCH changes what is sent: the lists are replaced whole.
+	resp, out = e.call(t, e.token, http.MethodPatch, "/event_subscriptions/"+created.ID, `{"sources":[{"type":"`+tcpKind+`"}],"destination_ids":[]}`)
+	wantStatus(t, resp, out, http.StatusOK)
+	patched := decodeAs[subscription](t, out)
+	if patched.Description != "édge logs" || len(patched.Sources) != 1 || patched.Sources[0].Type != tcpKind || len(patched.Destinations) != 0 {
+		t.Fatalf("patched %s", out)
+	}
+
+	resp, out = e.call(t, e.token, http.MethodGet, "/event_subscriptions", "")
+	wantStatus(t, resp, out, http.StatusOK)
+	if list := decodeAs[subscriptionList](t, out); len(list.Subscriptions) != 1 || list.NextPageURI != nil || list.URI != e.url+"/event_subscriptions" {
+		t.Fatalf("list %s", out)
+	}
+
+	resp, out = e.call(t, e.token, http.MethodDelete, "/event_subscriptions/"+created.ID, "")
+	wantStatus(t, resp, out, http.StatusNoContent)
+	if len(out) != 0 {
+		t.Fatalf("delete answered a body: %s", out)
+	}
+	resp, out = e.call(t, e.token, http.MethodGet, "/event_subscriptions/"+created.ID, "")
+	wantError(t, resp, out, http.StatusNotFound, "ERR_SLUICE_420", "")
+	// The destination is free to go once no subscription uses it.
+	resp, out = e.call(t, e.token, http.MethodDelete, "/event_destinations/"+dest.ID, "")
+	wantStatus(t, resp, out, http.StatusNoContent)
+}
+
+func sourcesEqual(got, want []source) bool {
+	return slices.EqualFunc(got, want, func(a, b source) bool {
+		return a.Type == b.Type && a.URI == b.URI && a.Filter == b.Filter && slices.Equal(a.Fields, b.Fields)
+	})
+}
+
+func TestSubscriptionEmpty(t *testing.T) {
+	e := newTestEnv(t)
+	created := e.createSubscription(t, `{}`)
+	if created.Sources == nil || created.Destinations == nil || len(created.Sources)+len(created.Destinations) != 0 {
+		t.Fatalf("an empty subscription must have empty lists: %+v", created)
+	}
+}
+
+func TestSubscriptionValidation(t *testing.T) {
+	e := newTestEnv(t)
+	dest := e.create(t, kinesisBody)
+	tests := []struct {
+		name  string
+		body  string
+		code  string
+		field string
+		msg   string // in the message, "" for any
+	}{
+		{"unknown kind", `{"sources":[{"type":"http_request_completed.v0"}]}`, "ERR_SLUICE_333", "sources[0].type", `did you mean "http_request_complete.v0"`},
+		{"no kind", `{"sources":[{"filter":"true"}]}`, "ERR_SLUICE_333", "sources[0].type", "is required"},
+		{"kind twice", `{"sources":[{"type":"` + tcpKind + `"},{"type":"` + tcpKind + `"}]}`, "ERR_SLUICE_333", "sources[1].type", "once"},
+		{"filter not CEL", `{"sources":[{"type":"` + httpKind + `","filter":"ev.conn.server_port =="}]}`, "ERR_SLUICE_333", "sources[0].filter", "1:"},
+		{"filter not boolean", `{"sources":[{"type":"` + httpKind + `","filter":"ev.conn.server_port"}]}`, "ERR_SLUICE_333", "sources[0].filter", "bool"},
+		{"filter on a field not filterable", `{"sources":[{"type":"` + httpKind + `","filter":"ev.http.response.status_code >= 500"}]}`, "ERR_SLUICE_333", "sources[0].filter", "conn.client_ip"},
+		{"filter on an audit kind", `{"sources":[{"type":"` + keyKind + `","filter":"true"}]}`, "ERR_SLUICE_333", "sources[0].filter", "audit"},
+		{"fields on an audit kind", `{"sources":[{"type":"` + keyKind + `","fields":["id"]}]}`, "ERR_SLUICE_333", "sources[0].fields", "audit"},
+		{"unknown field path", `{"sources":[{"type":"` + httpKind + `","fields":["conn.client_ip","conn.nope"]}]}`, "ERR_SLUICE_333", "sources[0].fields[1]", ""},
+		{"unknown destination", `{"destination_ids":["ed_2ZVXCKvrcw0TxPDk1JLmC8b3eBQ"]}`, "ERR_SLUICE_333", "destination_ids[0]", "create the destination first"},
+		{"destination twice", `{"destination_ids":["` + dest.ID + `","` + dest.ID + `"]}`, "ERR_SLUICE_333", "destination_ids[1]", ""},
+		{"not a destination id", `{"destination_ids":["nope"]}`, "ERR_SLUICE_333", "destination_ids[0]", ""},
+		{"description of 256 characters", `{"description":"` + strings.Repeat("é", 256) + `"}`, "ERR_SLUICE_333", "description", "255 characters"},
+		{"metadata of 4097 characters", `{"metadata":"` + strings.Repeat("m", 4097) + `"}`, "ERR_SLUICE_333", "metadata", "4096 characters"},
+		{"unknown field", `{"name":"x"}`, "ERR_SLUICE_331", "", `"name"`},
+		{"unknown source field", `{"sources":[{"type":"` + httpKind + `","kind":"x"}]}`, "ERR_SLUICE_331", "sources[0].kind", `"sources[0].kind"`},
+		{"field name in another case", `{"Description":"x"}`, "ERR_SLUICE_331", "Description", `did you mean "description"`},
+		{"field twice", `{"description":"a","description":"b"}`, "ERR_SLUICE_330", "description", "twice"},
+		{"source field twice", `{"sources":[{"type":"` + tcpKind + `","type":"` + httpKind + `"}]}`, "ERR_SLUICE_330", "sources[0].type", "twice"},
+		{"null", `null`, "ERR_SLUICE_330", "", "not a JSON object"},
+		{"array", `[{}]`, "ERR_SLUICE_330", "", "not a JSON object"},
+		{"sources not a list", `{"sources":{"type":"` + httpKind + `"}}`, "ERR_SLUICE_332", "sources", "array"},
+		{"destination id a number", `{"destination_ids":[7]}`, "ERR_SLUICE_332", "destination_ids", "string"},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			resp, out := e.call(t, e.token, http.MethodPost, "/event_subscriptions", tt.body)
+			msg := wantError(t, resp, out, http.StatusBadRequest, tt.code, tt.field)
+			if !strings.Contains(msg, tt.msg) {
+				t.Fatalf("message %q does not say %q", msg, tt.msg)
+			}
+		})
+	}
+	// 255 characters of two bytes each are within the limit.
+	e.createSubscription(t, `{"description":"`+strings.Repeat("é", 255)+`"}`)
+	resp, out := e.call(t, e.token, http.MethodGet, "/event_subscriptions", "")
+	wantStatus(t, resp, out, http.StatusOK)
+	if n := len(decodeAs[subscriptionList](t, out).Subscriptions); n != 1 {
+		t.Fatalf("%d subscriptions stored, want only the valid one", n)
+	}
+}
+
+func TestSources(t *testing.T) {
+	e := newTestEnv(t)
+	sub := e.createSubscription(t, `{"sources":[{"type":"`+keyKind+`"}]}`)
+	sources := "/event_subscriptions/" + sub.ID + "/sources"
+	httpURI := sub.URI + "/sources/" + httpKind
+
+	resp, out := e.call(t, e.token, http.MethodPost, sources, `{"type":"`+httpKind+`","filter":"inCIDR(ev.conn.client_ip, '203.0.113.0/24')","fields":["conn"]}`)
+	wantStatus(t, resp, out, http.StatusCreated)
+	if got := decodeAs[source](t, out); got.Type != httpKind || got.URI != httpURI || got.Filter == "" || !slices.Equal(got.Fields, []string{"conn"}) {
+		t.Fatalf("added %s", out)
+	}
+	resp, out = e.call(t, e.token, http.MethodPost, sources, `{"type":"`+httpKind+`"}`)
+	wantError(t, resp, out, http.StatusConflict, "ERR_SLUICE_424", "")
+
+	resp, out = e.call(t, e.token, http.MethodGet, sources, "")
+	wantStatus(t, resp, out, http.StatusOK)
+	list := decodeAs[struct {
+		Sources []source `json:"sources"`
+		URI     string   `json:"uri"`
+	}](t, out)
+	if len(list.Sources) != 2 || list.Sources[0].Type != keyKind || list.Sources[1].Type != httpKind || list.URI != sub.URI+"/sources" {
+		t.Fatalf("list %s", out)
+	}
+
+	resp, out = e.call(t, e.token, http.MethodPatch, sources+"/"+httpKind, `{"filter":"ev.conn.server_port == 443"}`)
+	wantStatus(t, resp, out, http.StatusOK)
+	if got := decodeAs[source](t, out); got.Filter != "ev.conn.server_port == 443" || !slices.Equal(got.Fields, []string{"conn"}) {
+		t.Fatalf("patched %s: want the filter replaced, the fields kept", out)
+	}
+	resp, out = e.call(t, e.token, http.MethodPatch, sources+"/"+httpKind, `{"filter":"ev.conn.server_port == "}`)
+	if msg := wantError(t, resp, out, http.StatusBadRequest, "ERR_SLUICE_333", "filter"); !strings.Contains(msg, httpKind) {
+		t.Fatalf("message %q does not name the source", msg)
+	}
+	resp, out = e.call(t, e.token, http.MethodPatch, sources+"/"+keyKind, `{"fields":["id"]}`)
+	wantError(t, resp, out, http.StatusBadRequest, "ERR_SLUICE_333", "fields")
+	resp, out = e.call(t, e.token, http.MethodPatch, sources+"/"+httpKind, `{"type":"`+tcpKind+`"}`)
+	wantError(t, resp, out, http.StatusBadRequest, "ERR_SLUICE_331", "")
+	resp, out = e.call(t, e.token, http.MethodPatch, sources+"/"+httpKind, `{"filter":"","fields":[]}`)
+	wantStatus(t, resp, out, http.StatusOK)
+	if got := decodeAs[source](t, out); got.Filter != "" || got.Fields != nil {
+		t.Fatalf("cleared %s: want neither filter nor fields", out)
+	}
+
+	resp, out = e.call(t, e.token, http.MethodGet, sources+"/"+httpKind, "")
+	wantStatus(t, resp, out, http.StatusOK)
+	resp, out = e.call(t, e.token, http.MethodDelete, sources+"/"+httpKind, "")
+	wantStatus(t, resp, out, http.StatusNoContent)
+	for _, method := range []string{http.MethodGet, http.MethodDelete} {
+		resp, out = e.call(t, e.token, method, sources+"/"+httpKind, "")
+		wantError(t, resp, out, http.StatusNotFound, "ERR_SLUICE_420", "")
+	}
+	resp, out = e.call(t, e.token, http.MethodPatch, sources+"/"+httpKind, `{"filter":"true"}`)
+	wantError(t, resp, out, http.StatusNotFound, "ERR_SLUICE_420", "")
+	resp, out = e.call(t, e.token, http.MethodGet, "/event_subscriptions/"+sub.ID, "")
+	wantStatus(t, resp, out, http.StatusOK)
+	if got := decodeAs[subscription](t, out); len(got.Sources) != 1 || got.Sources[0].Type != keyKind {
+		t.Fatalf("subscription after the source's delete: %s", out)
+	}
+	// The sources of a subscription that does not exist are not found.
+	resp, out = e.call(t, e.token, http.MethodGet, "/event_subscriptions/esb_2ZVXCKvrcw0TxPDk1JLmC8b3eBQ/sources", "")
+	wantError(t, resp, out, http.StatusNotFound, "ERR_SLUICE_420", "")
+}
