@@ -81,7 +81,7 @@ type listPage struct {
 	next  string // next_page_uri; "" on the last page
 }
 
-// fetchPage gets the page at target: a path, or a next_page_uri.
+// fetchPage gets the page at target, a path and query of the API.
 func fetchPage(ctx context.Context, c *apiClient, kind resourceKind, target string) (listPage, error) {
 	raw, err := c.get(ctx, target)
 	if err != nil {
@@ -113,14 +113,18 @@ func runList(ctx context.Context, c *apiClient, kind resourceKind, l listFlags, 
 	items, next := first.items, first.next
 	seen := map[string]bool{}
 	for l.all && next != "" {
-		if u, err := url.Parse(next); err != nil || (u.Scheme != "http" && u.Scheme != "https") {
+		u, err := url.Parse(next)
+		if err != nil || (u.Scheme != "http" && u.Scheme != "https") {
 			return fmt.Errorf("the API's next_page_uri %q is not an http or https URL", next)
 		}
 		if seen[next] {
 			return fmt.Errorf("the API gave the next_page_uri %s twice; stopping", next)
 		}
 		seen[next] = true
-		page, err := fetchPage(ctx, c, kind, next)
+		// Only its path and query are followed, at --api-url: the API
+		// builds the URL from its public address, which may not be the one
+		// this client reaches it at, and the API key must go nowhere else.
+		page, err := fetchPage(ctx, c, kind, u.RequestURI())
 		if err != nil {
 			return err
 		}
