@@ -10,9 +10,16 @@ run: ## run sluice with its embedded NATS server, data in ./sluice-data
 build:
 	$(GO) build -o bin/sluice ./cmd/sluice
 
-test: lint ## formatting, vet, every test with -race, a short fuzz run
+test: lint node_modules ## formatting, vet, every test with -race, a short fuzz run
 	$(GO) test -race -timeout 20m ./...
 	$(MAKE) fuzz
+
+# kinesalite, the Kinesis emulator of the end-to-end tests, as package-lock.json
+# pins it; reinstalled when the lock file changes. No install scripts: the
+# only one (leveldown's) serves on-disk storage, and the tests run in memory.
+node_modules: package-lock.json
+	npm ci --no-audit --no-fund --ignore-scripts
+	@touch node_modules
 
 lint:
 	@unformatted="$$(gofmt -l $(GOFILES))"; \
