@@ -1,0 +1,67 @@
+package kinesis
+
+import (
+	"context"
+	"fmt"
+	"net/http"
+	"sync/atomic"
+	"testing"
+
+	awshttp "github.com/aws/aws-sdk-go-v2/aws/transport/http"
+	"github.com/aws/aws-sdk-go-v2/service/kinesis"
+	"github.com/aws/smithy-go"
+	smithyhttp "github.com/aws/smithy-go/transport/http"
+
+	"github.com/sluicehq/sluice/sinks"
+)
+
+// testStreamARN is the stream of the unit tests.
+const testStreamARN = "arn:aws:kinesis:eu-west-1:123456789012:stream/events"
+
+// fakeKinesis is the Kinesis client of unit tests: putRecords answers each
+// call, and calls counts them.
+type fakeKinesis struct {
+	putRecordsAPI
+	putRecords func(ctx context.Context, in *kinesis.PutRecordsInput) (*kinesis.PutRecordsOutput, error)
+	calls      atomic.Int64
+}
+
+func (f *fakeKinesis) PutRecords(ctx context.Context, in *kinesis.PutRecordsInput, _ ...func(*kinesis.Options)) (*kinesis.PutRecordsOutput, error) {
+	f.calls.Add(1)
+	return f.putRecords(ctx, in)
+}
+
+// newFakeSink returns a sink of testStreamARN writing through fake.
+func newFakeSink(t *testing.T, fake *fakeKinesis) *Sink {
+	t.Helper()
+	target, err := parseStreamARN(testStreamARN)
+	if err != nil {
+		t.Fatal(err)
+	}
+	return &Sink{stream: target, client: fake}
+}
+
+// apiError returns err as the SDK returns the error of a PutRecords call
+// whose HTTP response had that status.
+func apiError(status int, err error) error {
+	return &smithy.OperationError{
+		ServiceID:     "Kinesis",
+		OperationName: "PutRecords",
+		Err: &awshttp.ResponseError{
+			ResponseError: &smithyhttp.ResponseError{
+				Response: &smithyhttp.Response{Response: &http.Response{StatusCode: status}},
+				Err:      err,
+			},
+			RequestID: "test-request",
+		},
+	}
+}
+
+// records returns n small records with IDs id-0, id-1, ...
+func records(n int) []sinks.Record {
+	rs := make([]sinks.Record, n)
+	for i := range rs {
+		rs[i] = sinks.Record{ID: fmt.Sprintf("id-%d", i), Data: fmt.Appendf(nil, `{"n":%d}`, i)}
+	}
+	return rs
+}

@@ -1,0 +1,232 @@
+package kinesis
+
+import (
+	"context"
+	"fmt"
+	"unicode/utf8"
+
+	"github.com/aws/aws-sdk-go-v2/aws"
+	"github.com/aws/aws-sdk-go-v2/config"
+	"github.com/aws/aws-sdk-go-v2/credentials"
+	"github.com/aws/aws-sdk-go-v2/credentials/stscreds"
+	"github.com/aws/aws-sdk-go-v2/service/kinesis"
+	"github.com/aws/aws-sdk-go-v2/service/kinesis/types"
+	"github.com/aws/aws-sdk-go-v2/service/sts"
+
+	"github.com/sluicehq/sluice/sinks"
+)
+
+// limits are PutRecords': 500 records and 5 MiB a call (10 MiB in some
+// regions, but not all), 1 MiB a record counting its partition key.
+var limits = sinks.Limits{
+	MaxRecords:     500,
+	MaxBatchBytes:  5 << 20,
+	MaxRecordBytes: 1 << 20,
+	CountID:        true,
+}
+
+// maxPartitionKey is the most Unicode characters of a partition key.
+const maxPartitionKey = 256
+
+// sessionName names the STS sessions of assumed roles, in the destination
+// account's CloudTrail.
+const sessionName = "sluice-delivery"
+
+// Codes of the records the sink refuses without sending them, as
+// sinks.Result.Code of a Permanent result. Kinesis would refuse the whole
+// call for any one of them.
+const (
+	// CodeRecordTooLarge: the record and its partition key are larger
+	// than Limits().MaxRecordBytes.
+	CodeRecordTooLarge = "RecordTooLarge"
+	// CodeBadPartitionKey: the record's ID is empty or longer than 256
+	// characters, which Kinesis does not take as a partition key.
+	CodeBadPartitionKey = "BadPartitionKey"
+)
+
+// putRecordsAPI is the call the sink makes of the Kinesis client.
+type putRecordsAPI interface {
+	PutRecords(ctx context.Context, in *kinesis.PutRecordsInput, optFns ...func(*kinesis.Options)) (*kinesis.PutRecordsOutput, error)
+}
+
+// Sink writes to one Kinesis data stream. It is safe for concurrent use.
+type Sink struct {
+	stream stream
+	client putRecordsAPI
+}
+
+var _ sinks.Sink = (*Sink)(nil)
+
+// New returns a sink writing to cfg.StreamARN. It does no network I/O: bad
+// credentials, a role that cannot be assumed or a missing stream surface as
+// the *sinks.DestinationError of Write. It returns an error wrapping
+// ErrConfig when cfg does not validate, and the SDK's when the process's AWS
+// configuration (environment, shared files) cannot be loaded.
+func New(ctx context.Context, cfg Config) (*Sink, error) {
+	if err := cfg.Validate(); err != nil {
+		return nil, err
+	}
+	target, err := parseStreamARN(cfg.StreamARN)
+	if err != nil {
+		return nil, err
+	}
+	opts := []func(*config.LoadOptions) error{
+		config.WithRegion(target.region),
+		config.WithRetryer(func() aws.Retryer { return aws.NopRetryer{} }),
+	}
+	if cfg.HTTPClient != nil {
+		opts = append(opts, config.WithHTTPClient(cfg.HTTPClient))
+	}
+	if cfg.Auth.AccessKeyID != "" {
+		opts = append(opts, config.WithCredentialsProvider(
+			credentials.NewStaticCredentialsProvider(cfg.Auth.AccessKeyID, cfg.Auth.SecretAccessKey, "")))
+	}
+	awsConfig, err := config.LoadDefaultConfig(ctx, opts...)
+	if err != nil {
+		return nil, fmt.Errorf("loading the AWS configuration for %s: %w", cfg.StreamARN, err)
+	}
+	if cfg.Auth.RoleARN != "" {
+		role := stscreds.NewAssumeRoleProvider(sts.NewFromConfig(awsConfig), cfg.Auth.RoleARN,
+			func(o *stscreds.AssumeRoleOptions) {
+				o.ExternalID = aws.String(cfg.ExternalID)
+				o.RoleSessionName = sessionName
+			})
+		awsConfig.Credentials = aws.NewCredentialsCache(role)
+	}
+	if awsConfig.Credentials != nil {
+		awsConfig.Credentials = markedCredentials{awsConfig.Credentials}
+	}
+	client := kinesis.NewFromConfig(awsConfig, func(o *kinesis.Options) {
+		if cfg.Endpoint != "" {
+			o.BaseEndpoint = aws.String(cfg.Endpoint)
+		}
+		// No retries but pipeline's: AWS_MAX_ATTEMPTS must not wrap
+		// the retryer either.
+		o.Retryer = aws.NopRetryer{}
+		o.RetryMaxAttempts = 0
+	})
+	return &Sink{stream: target, client: client}, nil
+}
+
+// Limits returns PutRecords' limits: 500 records and 5 MiB a call, 1 MiB a
+// record counting its ID, the partition key.
+func (s *Sink) Limits() sinks.Limits { return limits }
+
+// Write puts the records with one PutRecords call and returns one result per
+// record, in order. A record Kinesis could not store this time is
+// Retryable, whatever its error code: Kinesis reports no failure of one
+// record that a later call cannot fix. A record Kinesis would refuse (too
+// large, an ID that is no partition key) is Permanent and not sent, so that it
+// does not fail the rest of the batch.
+//
+// Write returns a *sinks.DestinationError when the call failed as a whole,
+// or when every record failed with an error of the destination rather than of
+// the record (a KMS key that is disabled or may not be used); ctx's error
+// when ctx ended. A batch of more than MaxRecords records or MaxBatchBytes
+// bytes fails whole, unsent, with ClassInvalid.
+func (s *Sink) Write(ctx context.Context, records []sinks.Record) ([]sinks.Result, error) {
+	if err := ctx.Err(); err != nil {
+		return nil, err
+	}
+	if err := checkBatch(records); err != nil {
+		return nil, err
+	}
+	results := make([]sinks.Result, len(records))
+	entries := make([]types.PutRecordsRequestEntry, 0, len(records))
+	sent := make([]int, 0, len(records)) // the index in records of each entry
+	for i, r := range records {
+		if refused, ok := refuse(r); ok {
+			results[i] = refused
+			continue
+		}
+		entries = append(entries, types.PutRecordsRequestEntry{PartitionKey: aws.String(r.ID), Data: r.Data})
+		sent = append(sent, i)
+	}
+	if len(entries) == 0 {
+		return results, nil
+	}
+	out, err := s.client.PutRecords(ctx, &kinesis.PutRecordsInput{
+		StreamARN:  aws.String(s.stream.arn),
+		StreamName: aws.String(s.stream.name),
+		Records:    entries,
+	})
+	if err != nil {
+		return nil, classify(ctx, err)
+	}
+	if err := recordResults(results, sent, out.Records); err != nil {
+		return nil, err
+	}
+	return results, nil
+}
+
+// checkBatch returns a *sinks.DestinationError of ClassInvalid when the
+// batch breaks the call's limits, which the caller should have kept.
+func checkBatch(records []sinks.Record) error {
+	if len(records) > limits.MaxRecords {
+		return &sinks.DestinationError{
+			Class:   sinks.ClassInvalid,
+			Code:    "BatchTooLarge",
+			Message: fmt.Sprintf("%d records, more than the %d of one PutRecords call", len(records), limits.MaxRecords),
+		}
+	}
+	size := 0
+	for _, r := range records {
+		size += limits.Size(r)
+	}
+	if size > limits.MaxBatchBytes {
+		return &sinks.DestinationError{
+			Class:   sinks.ClassInvalid,
+			Code:    "BatchTooLarge",
+			Message: fmt.Sprintf("%d bytes, more than the %d of one PutRecords call", size, limits.MaxBatchBytes),
+		}
+	}
+	return nil
+}
+
+// refuse returns the Permanent result of a record that Kinesis would refuse,
+// and false for a record to send.
+func refuse(r sinks.Record) (sinks.Result, bool) {
+	switch size := limits.Size(r); {
+	case size > limits.MaxRecordBytes:
+		return sinks.Result{
+			Status:  sinks.Permanent,
+			Code:    CodeRecordTooLarge,
+			Message: fmt.Sprintf("%d bytes with its partition key, more than the %d Kinesis takes", size, limits.MaxRecordBytes),
+		}, true
+	case r.ID == "" || utf8.RuneCountInString(r.ID) > maxPartitionKey:
+		return sinks.Result{
+			Status:  sinks.Permanent,
+			Code:    CodeBadPartitionKey,
+			Message: fmt.Sprintf("the ID %.40q is not a partition key of 1 to %d characters", r.ID, maxPartitionKey),
+		}, true
+	}
+	return sinks.Result{}, false
+}
+
+// recordResults fills in the results of the sent records from PutRecords'
+// answer, entry i of which is that of records[sent[i]]. A record the answer
+// leaves out is Retryable. It returns a *sinks.DestinationError instead when
+// every record failed for the destination (see destinationError).
+func recordResults(results []sinks.Result, sent []int, answer []types.PutRecordsResultEntry) error {
+	for i, index := range sent {
+		if i >= len(answer) {
+			results[index] = sinks.Result{Status: sinks.Retryable, Code: "MissingResult",
+				Message: fmt.Sprintf("PutRecords answered for %d of %d records", len(answer), len(sent))}
+			continue
+		}
+		entry := answer[i]
+		if entry.ErrorCode == nil {
+			results[index] = sinks.Result{Status: sinks.Accepted}
+			continue
+		}
+		results[index] = sinks.Result{
+			Status:  sinks.Retryable,
+			Code:    aws.ToString(entry.ErrorCode),
+			Message: aws.ToString(entry.ErrorMessage),
+		}
+	}
+	if len(sent) == len(results) {
+		return destinationError(results)
+	}
+	return nil
+}
