@@ -65,6 +65,9 @@ type Server struct {
 	Endpoint string
 
 	client *kinesis.Client
+	// pageLimit is the most records ReadAll asks for at once; 0 is the
+	// service's most, 10,000.
+	pageLimit int32
 }
 
 // Start starts kinesalite on a free loopback port, in memory, and waits until

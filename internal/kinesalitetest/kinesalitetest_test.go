@@ -1,4 +1,4 @@
-package kinesalitetest_test
+package kinesalitetest
 
 import (
 	"context"
@@ -8,20 +8,19 @@ import (
 	"github.com/aws/aws-sdk-go-v2/aws"
 	"github.com/aws/aws-sdk-go-v2/service/kinesis"
 	"github.com/aws/aws-sdk-go-v2/service/kinesis/types"
-
-	"github.com/sluicehq/sluice/internal/kinesalitetest"
 )
 
 // TestReadAllReturnsWhatWasPut puts records across the shards of a stream
-// and reads every one back.
+// and reads every one back, in pages of 100.
 func TestReadAllReturnsWhatWasPut(t *testing.T) {
-	srv := kinesalitetest.Start(t)
+	srv := Start(t)
+	srv.pageLimit = 100
 	arn := srv.CreateStream(t, "readall", 3)
 	if want := "arn:aws:kinesis:us-east-1:123456789012:stream/readall"; arn != want {
 		t.Fatalf("CreateStream returned %s, want %s", arn, want)
 	}
 
-	const n = 1200 // more than one GetRecords page would need on a slow day
+	const n = 1200
 	put := make(map[string]string, n)
 	var entries []types.PutRecordsRequestEntry
 	for i := range n {
@@ -58,7 +57,7 @@ func TestReadAllReturnsWhatWasPut(t *testing.T) {
 
 // TestStartTwice runs two servers side by side: each test gets its own.
 func TestStartTwice(t *testing.T) {
-	a, b := kinesalitetest.Start(t), kinesalitetest.Start(t)
+	a, b := Start(t), Start(t)
 	if a.Endpoint == b.Endpoint {
 		t.Fatalf("both servers at %s", a.Endpoint)
 	}

@@ -57,7 +57,8 @@ type Record struct {
 }
 
 // ReadAll returns every record of every shard of the stream, each shard's in
-// order, read from the oldest (TRIM_HORIZON) until a read returns nothing.
+// order, read from the oldest (TRIM_HORIZON) until a read returns nothing
+// (kinesalite, unlike Kinesis, returns an empty page only at the end).
 func (s *Server) ReadAll(t testing.TB, streamARN string) []Record {
 	t.Helper()
 	ctx, cancel := context.WithTimeout(context.Background(), callTimeout)
@@ -96,7 +97,11 @@ func (s *Server) readShard(ctx context.Context, t testing.TB, stream, shard stri
 	}
 	var records []Record
 	for iterator := it.ShardIterator; iterator != nil; {
-		out, err := s.client.GetRecords(ctx, &kinesis.GetRecordsInput{ShardIterator: iterator})
+		input := &kinesis.GetRecordsInput{ShardIterator: iterator}
+		if s.pageLimit > 0 {
+			input.Limit = aws.Int32(s.pageLimit)
+		}
+		out, err := s.client.GetRecords(ctx, input)
 		if err != nil {
 			t.Fatalf("getting records of %s/%s: %v", stream, shard, err)
 		}
