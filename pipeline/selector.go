@@ -1,0 +1,777 @@
+package pipeline
+
+import (
+	"bytes"
+	"context"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"strconv"
+	"strings"
+	"time"
+
+	"github.com/sluicehq/sluice/filters"
+	"github.com/sluicehq/sluice/schemas"
+	"github.com/sluicehq/sluice/store"
+)
+
+// Errors of ReadHeader and Select.
+var (
+	// ErrMalformedEvent means stored bytes are not an envelope as
+	// schemas.Event.AppendJSON writes it, or its object is not the JSON a
+	// validated event has. Such an event can never be delivered.
+	ErrMalformedEvent = errors.New("malformed stored event")
+	// ErrWrongKind means an event was given to the Selector of a source of
+	// another kind.
+	ErrWrongKind = errors.New("event of another kind than the source's")
+)
+
+// Header is what the delivery engine needs of an event besides its bytes:
+// the fields sinks.Record carries, and the kind that picks the source.
+type Header struct {
+	// ID is the event_id.
+	ID string
+	// Type is the event_type, such as "http_request_complete.v0".
+	Type string
+	// Timestamp is the event_timestamp.
+	Timestamp time.Time
+	// AccountID is the account_id.
+	AccountID string
+}
+
+// ReadHeader reads the header of a stored event from the start of its
+// envelope, where schemas.Event.AppendJSON puts event_id, event_type,
+// event_timestamp and account_id, in that order and compact. It reads
+// nothing past account_id, so it costs the same for any size of event, and
+// makes one allocation for the three strings. It returns an error wrapping
+// ErrMalformedEvent when the bytes do not start that way.
+func ReadHeader(data []byte) (Header, error) {
+	var h headerSpans
+	if err := h.scan(data); err != nil {
+		return Header{}, err
+	}
+	ts, err := parseEventTime(data[h.timestamp.start:h.timestamp.end])
+	if err != nil {
+		return Header{}, fmt.Errorf("%w: event_timestamp: %v", ErrMalformedEvent, err)
+	}
+	// One string holds the id, the type and the account id.
+	all := string(data[h.id.start:h.account.end])
+	at := func(s span) string { return all[s.start-h.id.start : s.end-h.id.start] }
+	return Header{ID: at(h.id), Type: at(h.kind), Timestamp: ts, AccountID: at(h.account)}, nil
+}
+
+// span is the position of the contents of a string in the envelope.
+type span struct{ start, end int }
+
+// headerSpans locates the header fields of an envelope.
+type headerSpans struct {
+	id, kind, timestamp, account span
+	end                          int // just past account_id's value
+}
+
+// The literal bytes around the header fields, as AppendJSON writes them.
+const (
+	litEventID   = `{"event_id":"`
+	litEventType = `","event_type":"`
+	litTimestamp = `","event_timestamp":"`
+	litAccountID = `","account_id":"`
+	litPrincipal = `","principal":`
+	litObject    = `,"object":`
+)
+
+// scan finds the header fields. Their values are ids, a kind name and a
+// timestamp, which never need escaping: a backslash is malformed.
+func (h *headerSpans) scan(data []byte) error {
+	pos := 0
+	field := func(lit, name string, s *span) error {
+		if len(data)-pos < len(lit) || string(data[pos:pos+len(lit)]) != lit {
+			return fmt.Errorf("%w: expected %s at offset %d", ErrMalformedEvent, name, pos)
+		}
+		pos += len(lit)
+		start := pos
+		for ; pos < len(data) && data[pos] != '"'; pos++ {
+			if data[pos] == '\\' {
+				return fmt.Errorf("%w: %s is not a plain string", ErrMalformedEvent, name)
+			}
+		}
+		if pos == len(data) {
+			return fmt.Errorf("%w: %s is not a plain string", ErrMalformedEvent, name)
+		}
+		*s = span{start, pos}
+		return nil
+	}
+	if err := field(litEventID, "event_id", &h.id); err != nil {
+		return err
+	}
+	if err := field(litEventType, "event_type", &h.kind); err != nil {
+		return err
+	}
+	if err := field(litTimestamp, "event_timestamp", &h.timestamp); err != nil {
+		return err
+	}
+	if err := field(litAccountID, "account_id", &h.account); err != nil {
+		return err
+	}
+	h.end = pos
+	return nil
+}
+
+// objectStart returns the offset of the object's value, after the
+// principal, which it skips.
+func (h *headerSpans) objectStart(data []byte) (int, error) {
+	c := jsonCursor{data: data, pos: h.end}
+	if !c.consume(litPrincipal) {
+		return 0, fmt.Errorf("%w: expected principal at offset %d", ErrMalformedEvent, c.pos)
+	}
+	if err := c.skipValue(); err != nil {
+		return 0, err
+	}
+	if !c.consume(litObject) {
+		return 0, fmt.Errorf("%w: expected object at offset %d", ErrMalformedEvent, c.pos)
+	}
+	return c.pos, nil
+}
+
+// parseEventTime parses an event_timestamp. AppendJSON always writes
+// schemas.TimeLayout, which is parsed by hand; anything else goes to
+// time.Parse.
+func parseEventTime(b []byte) (time.Time, error) {
+	const layout = schemas.TimeLayout
+	if len(b) == len(layout) && b[4] == '-' && b[7] == '-' && b[10] == 'T' && b[13] == ':' &&
+		b[16] == ':' && b[19] == '.' && b[23] == 'Z' {
+		year, month, day := decimal(b[0:4]), decimal(b[5:7]), decimal(b[8:10])
+		hour, minute, sec, milli := decimal(b[11:13]), decimal(b[14:16]), decimal(b[17:19]), decimal(b[20:23])
+		// Days past the 28th may not exist: time.Parse checks them.
+		if year >= 0 && 1 <= month && month <= 12 && 1 <= day && day <= 28 &&
+			0 <= hour && hour < 24 && 0 <= minute && minute < 60 && 0 <= sec && sec < 60 && milli >= 0 {
+			return time.Date(year, time.Month(month), day, hour, minute, sec, milli*int(time.Millisecond), time.UTC), nil
+		}
+	}
+	return time.Parse(time.RFC3339Nano, string(b))
+}
+
+// decimal returns the value of the digits b, or -1 if b holds another byte.
+func decimal(b []byte) int {
+	n := 0
+	for _, c := range b {
+		if c < '0' || c > '9' {
+			return -1
+		}
+		n = n*10 + int(c-'0')
+	}
+	return n
+}
+
+// Selector turns a stored event of one source's kind into the record the
+// source's route delivers: it evaluates the source's filter and keeps only
+// the selected fields. Build one per route and version of the source with
+// NewSelector; it is not safe for concurrent use (it reuses the filter's
+// field values), so each worker has its own.
+//
+// An event the source takes whole (no filter, no fields) is not decoded at
+// all. A filter reads only the fields it references, and stops reading the
+// event once it has them all. A field selection copies the selected
+// subtrees as they are stored, skipping the rest without decoding it.
+type Selector struct {
+	kind string
+	// program is the source's filter, or nil; fields and found are the
+	// values it reads, refilled for each event.
+	program *filters.Program
+	fields  *filters.Fields
+	found   []bool
+	// filterPlan holds the paths of the fields the filter reads, with
+	// their index in slots; nil without a filter.
+	filterPlan *planNode
+	slots      []fieldSlot
+	// selectPlan holds the selected paths; nil when every field is kept.
+	selectPlan *planNode
+}
+
+// fieldSlot is a filterable field the filter reads.
+type fieldSlot struct {
+	path string
+	kind valueKind
+}
+
+// valueKind is how a filterable field's JSON value is read.
+type valueKind uint8
+
+const (
+	valueString valueKind = iota + 1
+	valueInt
+	valueUint
+	valueDouble
+	valueBool
+	valueTimestamp
+)
+
+// planNode is one level of a path tree: the members of an object that
+// matter, by name.
+type planNode struct {
+	name     string
+	children []*planNode
+	// whole marks a selected field or group (in a selection plan): its
+	// value is copied as it is.
+	whole bool
+	// slot is the index of the filterable field (in a filter plan), or -1.
+	slot int
+}
+
+// NewSelector returns the selector of a source. An empty src.Fields keeps
+// every field, and an empty src.Filter every event; src.Fields need not be
+// normalized (filters.Normalize), as it is here. The filter's program comes from cache, compiled
+// once however many routes share it; env checks the field selection.
+//
+// NewSelector returns the errors of filters.Cache.Program and
+// filters.Env.CheckFields: filters.ErrUnknownKind, filters.ErrNotTraffic,
+// a *filters.CompileError or a *filters.FieldError.
+func NewSelector(env *filters.Env, cache *filters.Cache, src store.Source) (*Selector, error) {
+	if src.Type == "" {
+		return nil, errors.New("source without an event kind")
+	}
+	s := &Selector{kind: src.Type}
+	if src.Filter != "" {
+		if cache == nil {
+			return nil, fmt.Errorf("source %s has a filter but no filter cache was given", src.Type)
+		}
+		p, err := cache.Program(src.Type, src.Filter)
+		if err != nil {
+			return nil, fmt.Errorf("filter of %s: %w", src.Type, err)
+		}
+		if err := s.planFilter(p); err != nil {
+			return nil, err
+		}
+	}
+	if len(src.Fields) > 0 {
+		if env == nil {
+			return nil, fmt.Errorf("source %s selects fields but no filter environment was given", src.Type)
+		}
+		if err := env.CheckFields(src.Type, src.Fields); err != nil {
+			return nil, fmt.Errorf("fields of %s: %w", src.Type, err)
+		}
+		s.selectPlan = &planNode{slot: -1}
+		for _, path := range filters.Normalize(src.Fields) {
+			s.selectPlan.add(path).whole = true
+		}
+	}
+	return s, nil
+}
+
+// planFilter prepares the reading of the fields the program references,
+// finding the type of each by the setter its Fields accepts.
+func (s *Selector) planFilter(p *filters.Program) error {
+	s.program = p
+	s.fields = p.NewFields()
+	s.filterPlan = &planNode{slot: -1}
+	for _, path := range p.Fields() {
+		kind, err := probeKind(s.fields, path)
+		if err != nil {
+			return fmt.Errorf("filter of %s: %w", s.kind, err)
+		}
+		s.filterPlan.add(path).slot = len(s.slots)
+		s.slots = append(s.slots, fieldSlot{path: path, kind: kind})
+	}
+	s.fields.Reset()
+	s.found = make([]bool, len(s.slots))
+	return nil
+}
+
+// probeKind returns how the field at path is read, from the setter of f
+// that accepts it.
+func probeKind(f *filters.Fields, path string) (valueKind, error) {
+	switch {
+	case f.SetString(path, "") == nil:
+		return valueString, nil
+	case f.SetInt(path, 0) == nil:
+		return valueInt, nil
+	case f.SetUint(path, 0) == nil:
+		return valueUint, nil
+	case f.SetDouble(path, 0) == nil:
+		return valueDouble, nil
+	case f.SetBool(path, false) == nil:
+		return valueBool, nil
+	case f.SetTimestamp(path, time.Time{}) == nil:
+		return valueTimestamp, nil
+	}
+	return 0, fmt.Errorf("field %s: %w", path, filters.ErrNotFilterable)
+}
+
+// add returns the node of the dotted path under n, adding the missing ones.
+func (n *planNode) add(path string) *planNode {
+	for name := range strings.SplitSeq(path, ".") {
+		next := n.child(name)
+		if next == nil {
+			next = &planNode{name: name, slot: -1}
+			n.children = append(n.children, next)
+		}
+		n = next
+	}
+	return n
+}
+
+// child returns the child named name, or nil.
+func (n *planNode) child(name string) *planNode {
+	for _, c := range n.children {
+		if c.name == name {
+			return c
+		}
+	}
+	return nil
+}
+
+// childByKey returns the child named by an object key as it is written
+// between its quotes, or nil.
+func (n *planNode) childByKey(raw []byte) *planNode {
+	for _, c := range n.children {
+		if c.name == string(raw) {
+			return c
+		}
+	}
+	// A name of the plan never needs escaping, but may be escaped.
+	if bytes.IndexByte(raw, '\\') < 0 {
+		return nil
+	}
+	name, ok := unquote(raw)
+	if !ok {
+		return nil
+	}
+	return n.child(name)
+}
+
+// unquote returns the value of a JSON string from its contents between the
+// quotes, and whether they are valid.
+func unquote(raw []byte) (string, bool) {
+	if bytes.IndexByte(raw, '\\') < 0 {
+		return string(raw), true
+	}
+	var s string
+	q := make([]byte, 0, len(raw)+2)
+	q = append(append(append(q, '"'), raw...), '"')
+	if json.Unmarshal(q, &s) != nil {
+		return "", false
+	}
+	return s, true
+}
+
+// Select returns the envelope the route delivers for data, a stored event
+// of the source's kind, appended to dst, and whether the source's filter
+// keeps it. When the source takes the event whole it is data as stored:
+// then, if dst is nil, Select returns data itself (with its capacity cut to
+// its length) rather than a copy. When the filter rejects the event Select
+// returns dst unchanged and false.
+//
+// The filter sees a field the event lacks, or holds as null, as missing:
+// it has its zero value ("", 0, false, the Unix epoch; inCIDR of "" is
+// false). An event whose object repeats a key is filtered on the first of
+// them, and delivered with all of them.
+//
+// A field selection keeps the envelope's own fields, and of the object the
+// selected fields and groups present in the event, nested under their
+// parents, in the order they are stored; a group is kept with all it holds
+// (fields the catalogue does not declare too), and a parent none of whose
+// selected fields is present is left out.
+//
+// Select returns an error wrapping ErrMalformedEvent for bytes that are not
+// a stored envelope, ErrWrongKind for an event of another kind, or the
+// filter's error (filters.ErrCostLimit, ctx's error, a runtime error), for
+// which the filter could not decide: the caller dead-letters or counts the
+// event rather than dropping it silently.
+//
+// Select trusts the stored JSON: events are validated when they are
+// published. It never reads out of data's bounds on any input, but what it
+// returns for invalid JSON is unspecified.
+func (s *Selector) Select(ctx context.Context, data, dst []byte) (out []byte, keep bool, err error) {
+	var h headerSpans
+	if err := h.scan(data); err != nil {
+		return dst, false, err
+	}
+	if string(data[h.kind.start:h.kind.end]) != s.kind {
+		return dst, false, fmt.Errorf("%w: %s event given to the selector of %s", ErrWrongKind, data[h.kind.start:h.kind.end], s.kind)
+	}
+	if s.program == nil && s.selectPlan == nil {
+		return whole(data, dst), true, nil
+	}
+	start, err := h.objectStart(data)
+	if err != nil {
+		return dst, false, err
+	}
+	if s.program != nil {
+		ok, err := s.match(ctx, data, start)
+		if err != nil || !ok {
+			return dst, false, err
+		}
+	}
+	if s.selectPlan == nil {
+		return whole(data, dst), true, nil
+	}
+	out = append(dst, data[:start]...)
+	c := jsonCursor{data: data, pos: start}
+	out, _, err = c.project(s.selectPlan, out)
+	if err != nil {
+		return dst, false, err
+	}
+	c.ws()
+	if !c.consume("}") {
+		return dst, false, c.malformed("the envelope's closing brace")
+	}
+	if c.ws(); c.pos != len(data) {
+		return dst, false, c.malformed("the end of the event")
+	}
+	return append(out, '}'), true, nil
+}
+
+// whole returns data appended to dst, or data itself when dst is nil.
+func whole(data, dst []byte) []byte {
+	if dst == nil {
+		return data[:len(data):len(data)]
+	}
+	return append(dst, data...)
+}
+
+// match reads the fields the filter needs from the object at start and
+// evaluates the filter.
+func (s *Selector) match(ctx context.Context, data []byte, start int) (bool, error) {
+	s.fields.Reset()
+	clear(s.found)
+	r := fieldReader{s: s, missing: len(s.slots)}
+	c := jsonCursor{data: data, pos: start}
+	if r.missing > 0 {
+		if _, err := r.object(&c, s.filterPlan); err != nil {
+			return false, err
+		}
+	}
+	return s.program.Match(ctx, s.fields)
+}
+
+// fieldReader fills a Selector's field values from an event's object.
+type fieldReader struct {
+	s       *Selector
+	missing int // fields not found yet
+}
+
+// object reads the fields of plan n from the object at the cursor. It
+// returns done, and stops reading, once every field the filter needs is
+// found.
+func (r *fieldReader) object(c *jsonCursor, n *planNode) (done bool, err error) {
+	if err := c.openObject(); err != nil {
+		return false, err
+	}
+	for first := true; ; first = false {
+		key, ok, err := c.nextKey(first)
+		if err != nil || !ok {
+			return false, err
+		}
+		child := n.childByKey(key[1 : len(key)-1])
+		switch {
+		case child == nil:
+			err = c.skipValue()
+		case child.slot >= 0:
+			if err = r.leaf(c, child.slot); err == nil && r.missing == 0 {
+				return true, nil
+			}
+		case c.peek() == '{':
+			if done, err = r.object(c, child); done {
+				return true, nil
+			}
+		default:
+			// null, or not the object a validated event has: the
+			// fields under it are missing.
+			err = c.skipValue()
+		}
+		if err != nil {
+			return false, err
+		}
+	}
+}
+
+// leaf reads the value of the filterable field of slot i at the cursor;
+// the first one found counts.
+func (r *fieldReader) leaf(c *jsonCursor, i int) error {
+	start := c.pos
+	if err := c.skipValue(); err != nil {
+		return err
+	}
+	if r.s.found[i] {
+		return nil
+	}
+	r.s.found[i] = true
+	r.missing--
+	raw := c.data[start:c.pos]
+	if string(raw) == "null" {
+		return nil
+	}
+	slot := &r.s.slots[i]
+	if err := setField(r.s.fields, slot, raw); err != nil {
+		return fmt.Errorf("%w: object.%s: %v", ErrMalformedEvent, slot.path, err)
+	}
+	return nil
+}
+
+// setField sets the field of slot in f from its raw JSON value.
+func setField(f *filters.Fields, slot *fieldSlot, raw []byte) error {
+	switch slot.kind {
+	case valueString, valueTimestamp:
+		if raw[0] != '"' {
+			return errors.New("expected a string")
+		}
+		v, ok := unquote(raw[1 : len(raw)-1])
+		if !ok {
+			return errors.New("invalid string")
+		}
+		if slot.kind == valueString {
+			return f.SetString(slot.path, v)
+		}
+		t, err := time.Parse(time.RFC3339Nano, v)
+		if err != nil {
+			return err
+		}
+		return f.SetTimestamp(slot.path, t)
+	case valueInt:
+		n, err := strconv.ParseInt(string(raw), 10, 64)
+		if err != nil {
+			return errors.New("expected an integer")
+		}
+		return f.SetInt(slot.path, n)
+	case valueUint:
+		n, err := strconv.ParseUint(string(raw), 10, 64)
+		if err != nil {
+			return errors.New("expected an unsigned integer")
+		}
+		return f.SetUint(slot.path, n)
+	case valueDouble:
+		x, err := strconv.ParseFloat(string(raw), 64)
+		if err != nil {
+			return errors.New("expected a number")
+		}
+		return f.SetDouble(slot.path, x)
+	case valueBool:
+		switch string(raw) {
+		case "true":
+			return f.SetBool(slot.path, true)
+		case "false":
+			return f.SetBool(slot.path, false)
+		}
+		return errors.New("expected true or false")
+	}
+	return fmt.Errorf("field of unknown kind %d", slot.kind)
+}
+
+// project appends to out the object at the cursor with only the members
+// plan n selects, and returns how many it kept.
+func (c *jsonCursor) project(n *planNode, out []byte) ([]byte, int, error) {
+	if err := c.openObject(); err != nil {
+		return out, 0, err
+	}
+	out = append(out, '{')
+	kept := 0
+	for first := true; ; first = false {
+		key, ok, err := c.nextKey(first)
+		if err != nil {
+			return out, kept, err
+		}
+		if !ok {
+			return append(out, '}'), kept, nil
+		}
+		child := n.childByKey(key[1 : len(key)-1])
+		switch {
+		case child == nil:
+			err = c.skipValue()
+		case child.whole:
+			start := c.pos
+			if err = c.skipValue(); err == nil {
+				out = appendMember(out, kept, key)
+				out = append(out, c.data[start:c.pos]...)
+				kept++
+			}
+		case c.peek() == '{':
+			// Some fields below are selected: keep the member if one of
+			// them is there.
+			mark := len(out)
+			var inner int
+			out, inner, err = c.project(child, appendMember(out, kept, key))
+			if inner == 0 {
+				out = out[:mark]
+			} else {
+				kept++
+			}
+		default:
+			// null, or not an object: no selected field is under it.
+			err = c.skipValue()
+		}
+		if err != nil {
+			return out, kept, err
+		}
+	}
+}
+
+// appendMember appends the separator, if kept members come before, the key
+// and the colon of a member.
+func appendMember(out []byte, kept int, key []byte) []byte {
+	if kept > 0 {
+		out = append(out, ',')
+	}
+	out = append(out, key...)
+	return append(out, ':')
+}
+
+// jsonCursor reads the JSON of data from pos. It checks the structure as
+// far as it reads (strings, brackets, separators), not the literals and
+// numbers it skips: stored events are valid JSON.
+type jsonCursor struct {
+	data []byte
+	pos  int
+}
+
+func (c *jsonCursor) malformed(what string) error {
+	return fmt.Errorf("%w: expected %s at offset %d", ErrMalformedEvent, what, c.pos)
+}
+
+// ws skips white space.
+func (c *jsonCursor) ws() {
+	for c.pos < len(c.data) {
+		switch c.data[c.pos] {
+		case ' ', '\t', '\n', '\r':
+			c.pos++
+		default:
+			return
+		}
+	}
+}
+
+// peek returns the byte at the cursor, or 0 at the end.
+func (c *jsonCursor) peek() byte {
+	if c.pos < len(c.data) {
+		return c.data[c.pos]
+	}
+	return 0
+}
+
+// consume moves past lit if the data continues with it.
+func (c *jsonCursor) consume(lit string) bool {
+	if len(c.data)-c.pos < len(lit) || string(c.data[c.pos:c.pos+len(lit)]) != lit {
+		return false
+	}
+	c.pos += len(lit)
+	return true
+}
+
+// openObject moves past the '{' of an object.
+func (c *jsonCursor) openObject() error {
+	c.ws()
+	if c.peek() != '{' {
+		return c.malformed("an object")
+	}
+	c.pos++
+	return nil
+}
+
+// nextKey moves to the next member of an object: past the comma before it
+// (unless it is the first), its key and its colon. It returns the key with
+// its quotes, as written; ok is false at the closing brace, which it
+// consumes.
+func (c *jsonCursor) nextKey(first bool) (key []byte, ok bool, err error) {
+	c.ws()
+	if c.peek() == '}' {
+		c.pos++
+		return nil, false, nil
+	}
+	if !first {
+		if c.peek() != ',' {
+			return nil, false, c.malformed("a comma or a closing brace")
+		}
+		c.pos++
+		c.ws()
+	}
+	if c.peek() != '"' {
+		return nil, false, c.malformed("a key")
+	}
+	start := c.pos
+	if err := c.skipString(); err != nil {
+		return nil, false, err
+	}
+	key = c.data[start:c.pos]
+	c.ws()
+	if c.peek() != ':' {
+		return nil, false, c.malformed("a colon")
+	}
+	c.pos++
+	c.ws()
+	return key, true, nil
+}
+
+// skipValue moves past the value at the cursor.
+func (c *jsonCursor) skipValue() error {
+	c.ws()
+	switch c.peek() {
+	case '"':
+		return c.skipString()
+	case '{', '[':
+		return c.skipNested()
+	case 0, ',', ':', '}', ']':
+		return c.malformed("a value")
+	}
+	// A number or a literal: up to the next delimiter.
+	for ; c.pos < len(c.data); c.pos++ {
+		switch c.data[c.pos] {
+		case ',', ':', '}', ']', '{', '[', '"', ' ', '\t', '\n', '\r':
+			return nil
+		}
+	}
+	return nil
+}
+
+// skipString moves past the string whose opening quote is at the cursor.
+func (c *jsonCursor) skipString() error {
+	data := c.data
+	for i := c.pos + 1; i < len(data); i++ {
+		// Most strings are short (keys, values of fields): look at a few
+		// bytes one by one before calling IndexByte.
+		if j := min(i+16, len(data)); data[i] != '"' {
+			for i++; i < j && data[i] != '"'; i++ {
+			}
+			if i == j {
+				n := bytes.IndexByte(data[i:], '"')
+				if n < 0 {
+					break
+				}
+				i += n
+			}
+		}
+		// The quote ends the string unless an odd number of backslashes
+		// escapes it.
+		backslashes := 0
+		for k := i - 1; data[k] == '\\'; k-- {
+			backslashes++
+		}
+		if backslashes%2 == 0 {
+			c.pos = i + 1
+			return nil
+		}
+	}
+	return c.malformed("the end of a string")
+}
+
+// skipNested moves past the object or array at the cursor, with all it
+// holds.
+func (c *jsonCursor) skipNested() error {
+	depth := 0
+	for c.pos < len(c.data) {
+		switch c.data[c.pos] {
+		case '"':
+			if err := c.skipString(); err != nil {
+				return err
+			}
+			continue
+		case '{', '[':
+			depth++
+		case '}', ']':
+			depth--
+			if depth == 0 {
+				c.pos++
+				return nil
+			}
+		}
+		c.pos++
+	}
+	return c.malformed("the end of an object or array")
+}
