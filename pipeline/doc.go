@@ -1,12 +1,10 @@
 // Package pipeline carries events from JetStream to their destinations. It is
-// the home of the events stream, the route reconciler (one durable consumer
-// per subscription × destination) and the delivery worker (fetch, filter,
-// batch, send to the sink, ack).
-//
-// At present it holds the stream's configuration: EnsureStream creates or
-// updates SLUICE_EVENTS, where every event is stored on
-// sluice.events.<account_id>.<event_type>. The reconciler and the worker are
-// added by later changes.
+// the home of the events stream (EnsureStream: SLUICE_EVENTS, every event on
+// sluice.events.<account_id>.<event_type>), the dead-letter stream
+// (EnsureDLQStream: SLUICE_DLQ), the route reconciler (Reconciler: one durable
+// consumer per subscription × destination, kept in step with the store) and
+// delivery (Deliverer: one worker per route that fetches, filters, selects
+// fields, batches to the sink's limits with Batch, writes, retries and acks).
 //
 // It is not for validating events (package schemas), publishing them from
 // other services (package producer), or talking to AWS (package sinks).

@@ -1,0 +1,272 @@
+package pipeline
+
+import (
+	"context"
+	"fmt"
+	"log/slog"
+	"sync"
+	"sync/atomic"
+	"time"
+
+	"github.com/nats-io/nats.go/jetstream"
+
+	"github.com/sluicehq/sluice/filters"
+	"github.com/sluicehq/sluice/sinks"
+	"github.com/sluicehq/sluice/store"
+)
+
+// Defaults of DeliveryConfig.
+const (
+	DefaultLinger       = 200 * time.Millisecond
+	DefaultPrefetch     = 1000
+	DefaultRetryInitial = 100 * time.Millisecond
+	DefaultRetryMax     = 5 * time.Second
+	DefaultRetryBudget  = 30 * time.Second
+	DefaultNakDelayMax  = 5 * time.Minute
+)
+
+// DeliveryConfig tunes the delivery of every route.
+type DeliveryConfig struct {
+	// Linger is how long a batch that is not full waits for more events
+	// before it is sent; default DefaultLinger.
+	Linger time.Duration
+	// Prefetch is how many events a route's worker keeps pulled ahead;
+	// default DefaultPrefetch.
+	Prefetch int
+	// RetryInitial and RetryMax bound the jittered exponential backoff
+	// between attempts to send the records of a batch that failed;
+	// defaults DefaultRetryInitial and DefaultRetryMax.
+	RetryInitial, RetryMax time.Duration
+	// RetryBudget is how long a worker keeps retrying a batch itself,
+	// keeping its events in progress; after it, the events not delivered
+	// are handed back to JetStream with a delay growing with their
+	// deliveries, up to NakDelayMax. Defaults DefaultRetryBudget and
+	// DefaultNakDelayMax.
+	RetryBudget, NakDelayMax time.Duration
+	// AckWait must be the AckWait of the route consumers
+	// (ReconcilerConfig.AckWait): a batch being retried is kept in
+	// progress well within it. Default DefaultAckWait.
+	AckWait time.Duration
+	// FilterCacheSize is how many compiled filters the process keeps;
+	// default 4096.
+	FilterCacheSize int
+}
+
+func (c *DeliveryConfig) setDefaults() {
+	if c.Linger <= 0 {
+		c.Linger = DefaultLinger
+	}
+	if c.Prefetch <= 0 {
+		c.Prefetch = DefaultPrefetch
+	}
+	if c.RetryInitial <= 0 {
+		c.RetryInitial = DefaultRetryInitial
+	}
+	if c.RetryMax <= 0 {
+		c.RetryMax = DefaultRetryMax
+	}
+	if c.RetryBudget <= 0 {
+		c.RetryBudget = DefaultRetryBudget
+	}
+	if c.NakDelayMax <= 0 {
+		c.NakDelayMax = DefaultNakDelayMax
+	}
+	if c.AckWait <= 0 {
+		c.AckWait = DefaultAckWait
+	}
+	if c.FilterCacheSize <= 0 {
+		c.FilterCacheSize = 4096
+	}
+}
+
+// SinkFactory returns the sink writing to a destination. It must not do
+// network I/O: a destination that cannot be reached fails its writes, not
+// its construction.
+type SinkFactory func(ctx context.Context, d store.Destination) (sinks.Sink, error)
+
+// Deliverer runs one worker per route, delivering the route's events to
+// its destination. Its Apply is the Reconciler's apply: it starts the
+// workers of new routes, replaces those whose sources or destination
+// changed, and stops those of removed routes.
+type Deliverer struct {
+	js      jetstream.JetStream
+	stream  jetstream.Stream
+	newSink SinkFactory
+	env     *filters.Env
+	filters *filters.Cache
+	cfg     DeliveryConfig
+	log     *slog.Logger
+
+	mu      sync.Mutex                // guards workers; held while Apply waits for workers to stop
+	workers map[string]*runningWorker // by route name
+	wg      sync.WaitGroup
+
+	sinksMu sync.Mutex            // guards sinks; workers take it
+	sinks   map[string]cachedSink // by destination id
+}
+
+type runningWorker struct {
+	version string
+	plan    *atomic.Pointer[plan]
+	cancel  context.CancelFunc
+	done    chan struct{}
+}
+
+// plan is what a route's worker delivers with: the route, a selector per
+// source and the destination's sink. A change of the route swaps the plan
+// under the running worker, which keeps its place in the consumer and the
+// events it has pulled.
+type plan struct {
+	route     Route
+	selectors map[string]*Selector // by event kind
+	sink      sinks.Sink
+}
+
+type cachedSink struct {
+	version string // Route.Destination's version
+	sink    sinks.Sink
+}
+
+// NewDeliverer returns a deliverer of the routes of stream, publishing
+// dead letters through js.
+func NewDeliverer(js jetstream.JetStream, stream jetstream.Stream, env *filters.Env, newSink SinkFactory, cfg DeliveryConfig, log *slog.Logger) *Deliverer {
+	cfg.setDefaults()
+	return &Deliverer{
+		js: js, stream: stream, newSink: newSink, env: env, cfg: cfg, log: log,
+		filters: filters.NewCache(env, cfg.FilterCacheSize),
+		workers: make(map[string]*runningWorker),
+		sinks:   make(map[string]cachedSink),
+	}
+}
+
+// Apply makes the workers match routes. The workers run until ctx ends,
+// Apply stops them, or Stop is called. A route whose plan cannot be built
+// (a sink that cannot be made) is logged and left out until the next Apply.
+func (d *Deliverer) Apply(ctx context.Context, routes map[string]Route) {
+	d.mu.Lock()
+	defer d.mu.Unlock()
+	for name, w := range d.workers {
+		if _, ok := routes[name]; !ok {
+			w.cancel()
+			<-w.done
+			delete(d.workers, name)
+		}
+	}
+	for name, route := range routes {
+		w := d.workers[name]
+		version := route.Version()
+		if w != nil && w.version == version {
+			continue
+		}
+		p, err := d.plan(ctx, route)
+		if err != nil {
+			d.log.Error("cannot deliver a route; trying again at the next change or check", "route", name, "error", err)
+			continue
+		}
+		if w != nil {
+			w.plan.Store(p)
+			w.version = version
+			d.log.Info("route changed", "route", name)
+			continue
+		}
+		wctx, cancel := context.WithCancel(ctx)
+		w = &runningWorker{version: version, plan: new(atomic.Pointer[plan]), cancel: cancel, done: make(chan struct{})}
+		w.plan.Store(p)
+		d.workers[name] = w
+		d.wg.Add(1)
+		go func() {
+			defer d.wg.Done()
+			defer close(w.done)
+			d.supervise(wctx, name, w.plan)
+		}()
+		d.log.Info("route delivering", "route", name, "account_id", route.Subscription.AccountID, "destination_id", route.Destination.ID)
+	}
+	// Forget the sinks of destinations no route uses any more.
+	used := make(map[string]bool, len(routes))
+	for _, r := range routes {
+		used[r.Destination.ID] = true
+	}
+	d.sinksMu.Lock()
+	for id := range d.sinks {
+		if !used[id] {
+			delete(d.sinks, id)
+		}
+	}
+	d.sinksMu.Unlock()
+}
+
+// Stop stops every worker and waits for them.
+func (d *Deliverer) Stop() {
+	d.mu.Lock()
+	for name, w := range d.workers {
+		w.cancel()
+		delete(d.workers, name)
+	}
+	d.mu.Unlock()
+	d.wg.Wait()
+}
+
+// supervise runs the worker of a route until ctx ends, starting it again
+// after a failure (its consumer gone a moment) with a growing delay.
+func (d *Deliverer) supervise(ctx context.Context, name string, p *atomic.Pointer[plan]) {
+	log := d.log.With("route", name)
+	delay := d.cfg.RetryInitial
+	for ctx.Err() == nil {
+		err := d.runWorker(ctx, name, p, log)
+		if ctx.Err() != nil {
+			return
+		}
+		log.Warn("route worker stopped; starting it again", "error", err, "in", delay)
+		if !sleep(ctx, delay) {
+			return
+		}
+		delay = min(2*delay, d.cfg.RetryMax)
+	}
+}
+
+// runWorker runs the worker of a route on its consumer.
+func (d *Deliverer) runWorker(ctx context.Context, name string, p *atomic.Pointer[plan], log *slog.Logger) error {
+	consumer, err := d.stream.Consumer(ctx, name)
+	if err != nil {
+		return fmt.Errorf("consumer %s: %w", name, err)
+	}
+	w := &worker{plan: p, consumer: consumer, js: d.js, cfg: d.cfg, log: log}
+	return w.run(ctx)
+}
+
+// plan builds the plan of a route.
+func (d *Deliverer) plan(ctx context.Context, route Route) (*plan, error) {
+	sink, err := d.sink(ctx, route.Destination)
+	if err != nil {
+		return nil, fmt.Errorf("building the sink of destination %s: %w", route.Destination.ID, err)
+	}
+	selectors := make(map[string]*Selector, len(route.Subscription.Sources))
+	for _, src := range route.Subscription.Sources {
+		sel, err := NewSelector(d.env, d.filters, src)
+		if err != nil {
+			return nil, fmt.Errorf("source %s: %w", src.Type, err)
+		}
+		selectors[src.Type] = sel
+	}
+	return &plan{route: route, selectors: selectors, sink: sink}, nil
+}
+
+// sink returns the sink of the destination, built once per version of the
+// destination and shared by its routes.
+func (d *Deliverer) sink(ctx context.Context, dest store.Destination) (sinks.Sink, error) {
+	version := Route{Destination: dest}.Version()
+	d.sinksMu.Lock()
+	cached, ok := d.sinks[dest.ID]
+	d.sinksMu.Unlock()
+	if ok && cached.version == version {
+		return cached.sink, nil
+	}
+	sink, err := d.newSink(ctx, dest)
+	if err != nil {
+		return nil, err
+	}
+	d.sinksMu.Lock()
+	d.sinks[dest.ID] = cachedSink{version: version, sink: sink}
+	d.sinksMu.Unlock()
+	return sink, nil
+}

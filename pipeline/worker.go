@@ -1,0 +1,254 @@
+package pipeline
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"log/slog"
+	"sync/atomic"
+	"time"
+
+	"github.com/cenkalti/backoff/v4"
+	"github.com/nats-io/nats.go"
+	"github.com/nats-io/nats.go/jetstream"
+
+	"github.com/sluicehq/sluice/sinks"
+)
+
+// Classes of dead letters that are not a sink's.
+const (
+	dlqPermanent = "permanent" // the sink refused the record for good
+	dlqTooLarge  = "too_large" // over the sink's MaxRecordBytes
+	dlqFilter    = "filter"    // the filter failed on the event (cost limit)
+	dlqMalformed = "malformed" // the stored event is not an envelope
+)
+
+// pending is an event on its way: its message and the record it became.
+type pending struct {
+	msg    jetstream.Msg
+	record sinks.Record
+}
+
+// worker delivers the events of one route: it pulls them from the route's
+// consumer, selects them, batches them to the sink's limits and writes
+// them, acknowledging each event once its record is accepted, never before.
+type worker struct {
+	plan     *atomic.Pointer[plan] // swapped when the route changes
+	consumer jetstream.Consumer
+	js       jetstream.JetStream // for dead letters
+	cfg      DeliveryConfig
+	log      *slog.Logger
+	// naks counts the batches handed back to JetStream in a row, for the
+	// growing delay of the next; a batch delivered resets it.
+	naks int
+}
+
+// run delivers until ctx ends (then it returns nil, having handed the
+// events it held back to JetStream at once) or the consumer goes away.
+func (w *worker) run(ctx context.Context) error {
+	it, err := w.consumer.Messages(jetstream.PullMaxMessages(w.cfg.Prefetch))
+	if err != nil {
+		return fmt.Errorf("pulling: %w", err)
+	}
+	defer it.Stop()
+	// A destination's target type cannot change, so neither can its limits.
+	limits := w.plan.Load().sink.Limits()
+	batch := NewBatch(limits, w.cfg.Linger, func(p pending) int { return limits.Size(p.record) })
+	// Ending ctx drains the iterator: it pulls no more, and Next returns
+	// the events already pulled, then ErrMsgIteratorClosed.
+	drainOnCancel := context.AfterFunc(ctx, it.Drain)
+	defer drainOnCancel()
+	for {
+		var (
+			msg jetstream.Msg
+			err error
+		)
+		if deadline, ok := batch.Deadline(); ok {
+			// The batch goes at the linger of its first record.
+			msg, err = it.Next(jetstream.NextMaxWait(max(time.Until(deadline), time.Microsecond)))
+		} else {
+			msg, err = it.Next()
+		}
+		switch {
+		case ctx.Err() != nil:
+			if err == nil {
+				_ = msg.Nak()
+			}
+			w.release(batch.Take())
+			w.releasePulled(it)
+			return nil
+		case err == nil:
+			if p, ok := w.prepare(ctx, msg, limits); ok && !batch.Add(time.Now(), p) {
+				w.deliver(ctx, batch.Take())
+				batch.Add(time.Now(), p)
+			}
+		case errors.Is(err, nats.ErrTimeout):
+			// The linger ended: the batch goes below.
+		default:
+			w.release(batch.Take())
+			return fmt.Errorf("pulling: %w", err)
+		}
+		if batch.Ready(time.Now()) {
+			w.deliver(ctx, batch.Take())
+		}
+	}
+}
+
+// prepare turns a message into the record the route delivers. It returns
+// false for a message it has dealt with already: acknowledged (the filter
+// rejected it) or dead-lettered.
+func (w *worker) prepare(ctx context.Context, msg jetstream.Msg, limits sinks.Limits) (pending, bool) {
+	data := msg.Data()
+	head, err := ReadHeader(data)
+	if err != nil {
+		w.deadLetter(ctx, msg, "", dlqMalformed, "", err.Error())
+		return pending{}, false
+	}
+	p := w.plan.Load()
+	sel, ok := p.selectors[head.Type]
+	if !ok {
+		// Not a kind of the route's sources: the consumer's subjects were
+		// changed after it was pulled. Another worker of the new version
+		// gets it if it is selected there; here it is not.
+		_ = msg.Ack()
+		return pending{}, false
+	}
+	out, keep, err := sel.Select(ctx, data, nil)
+	switch {
+	case err != nil:
+		w.deadLetter(ctx, msg, head.ID, dlqFilter, "", err.Error())
+		return pending{}, false
+	case !keep:
+		_ = msg.Ack()
+		return pending{}, false
+	}
+	rec := sinks.Record{ID: head.ID, Data: out, Timestamp: head.Timestamp}
+	if size := limits.Size(rec); size > limits.MaxRecordBytes {
+		w.deadLetter(ctx, msg, head.ID, dlqTooLarge, "", fmt.Sprintf("the record is %d bytes; the destination takes at most %d", size, limits.MaxRecordBytes))
+		return pending{}, false
+	}
+	return pending{msg: msg, record: rec}, true
+}
+
+// deliver writes a batch until every record is accepted or dead-lettered,
+// or the retry budget is spent: the events not delivered then go back to
+// JetStream with a delay. It acknowledges each event whose record the sink
+// accepted.
+func (w *worker) deliver(ctx context.Context, batch []pending) {
+	if len(batch) == 0 {
+		return
+	}
+	policy := backoff.NewExponentialBackOff(
+		backoff.WithInitialInterval(w.cfg.RetryInitial),
+		backoff.WithMaxInterval(w.cfg.RetryMax),
+		backoff.WithMaxElapsedTime(0),
+	)
+	start, lastProgress := time.Now(), time.Now()
+	records := make([]sinks.Record, 0, len(batch))
+	for attempt := 1; ; attempt++ {
+		records = records[:0]
+		for _, p := range batch {
+			records = append(records, p.record)
+		}
+		p := w.plan.Load()
+		results, err := p.sink.Write(ctx, records)
+		if ctx.Err() != nil {
+			w.release(batch)
+			return
+		}
+		if err == nil && len(results) != len(batch) {
+			err = fmt.Errorf("the sink answered %d results for %d records", len(results), len(batch))
+		}
+		if err != nil {
+			w.log.Warn("writing a batch failed", "destination_id", p.route.Destination.ID, "class", sinks.ClassOf(err), "records", len(batch), "attempt", attempt, "error", err)
+		} else {
+			batch = w.settle(ctx, batch, results)
+			if len(batch) == 0 {
+				w.naks = 0
+				return
+			}
+		}
+		if time.Since(start) >= w.cfg.RetryBudget {
+			w.giveBack(batch)
+			return
+		}
+		if time.Since(lastProgress) >= w.cfg.AckWait/3 {
+			for _, p := range batch {
+				_ = p.msg.InProgress()
+			}
+			lastProgress = time.Now()
+		}
+		if !sleep(ctx, policy.NextBackOff()) {
+			w.release(batch)
+			return
+		}
+	}
+}
+
+// settle acknowledges the accepted records of a batch, dead-letters the
+// permanent failures and returns the events to send again.
+func (w *worker) settle(ctx context.Context, batch []pending, results []sinks.Result) []pending {
+	retry := batch[:0:0]
+	for i, p := range batch {
+		switch r := results[i]; r.Status {
+		case sinks.Accepted:
+			_ = p.msg.Ack()
+		case sinks.Permanent:
+			w.deadLetter(ctx, p.msg, p.record.ID, dlqPermanent, r.Code, r.Message)
+		default:
+			retry = append(retry, p)
+		}
+	}
+	return retry
+}
+
+// giveBack hands events JetStream will deliver again after a delay growing
+// with the batches given back in a row.
+func (w *worker) giveBack(batch []pending) {
+	delay := min(w.cfg.RetryMax<<min(w.naks, 16), w.cfg.NakDelayMax)
+	w.naks++
+	w.log.Warn("delivery keeps failing; the events go back to JetStream", "destination_id", w.plan.Load().route.Destination.ID, "events", len(batch), "retry_in", delay)
+	for _, p := range batch {
+		_ = p.msg.NakWithDelay(delay)
+	}
+}
+
+// release hands events back to JetStream at once, for a worker that stops:
+// the worker that replaces it, here or in another process, gets them.
+func (w *worker) release(batch []pending) {
+	for _, p := range batch {
+		_ = p.msg.Nak()
+	}
+}
+
+// releasePulled hands back the events a drained iterator still holds, so
+// that they need not wait out AckWait.
+func (w *worker) releasePulled(it jetstream.MessagesContext) {
+	for {
+		msg, err := it.Next(jetstream.NextMaxWait(time.Second))
+		if err != nil {
+			return
+		}
+		_ = msg.Nak()
+	}
+}
+
+// deadLetter stores an event that can never be delivered in the
+// dead-letter stream with the reason, then terminates its message. If the
+// dead letter cannot be stored, the message is handed back to be tried
+// again later: an event is never dropped.
+func (w *worker) deadLetter(ctx context.Context, msg jetstream.Msg, eventID, class, code, message string) {
+	attempts := uint64(1)
+	if meta, err := msg.Metadata(); err == nil {
+		attempts = meta.NumDelivered
+	}
+	route := w.plan.Load().route
+	letter := deadLetter{route: route, eventID: eventID, class: class, code: code, msg: message, attempts: attempts, firstFailure: time.Now()}
+	if _, err := w.js.PublishMsg(ctx, letter.message(msg.Data())); err != nil {
+		w.log.Error("storing a dead letter failed; the event will be tried again", "event_id", eventID, "class", class, "error", err)
+		_ = msg.NakWithDelay(w.cfg.RetryMax)
+		return
+	}
+	w.log.Warn("event dead-lettered", "event_id", eventID, "destination_id", route.Destination.ID, "class", class, "code", code, "reason", message)
+	_ = msg.Term()
+}
