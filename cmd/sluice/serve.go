@@ -23,9 +23,12 @@ import (
 
 	"github.com/sluicehq/sluice/api"
 	"github.com/sluicehq/sluice/docs"
+	"github.com/sluicehq/sluice/filters"
 	"github.com/sluicehq/sluice/natsserver"
 	"github.com/sluicehq/sluice/pipeline"
 	"github.com/sluicehq/sluice/producer"
+	"github.com/sluicehq/sluice/schemas"
+	"github.com/sluicehq/sluice/sinks/destinations"
 	"github.com/sluicehq/sluice/store"
 )
 
@@ -159,10 +162,20 @@ func runServe(ctx context.Context, f serveFlags, stderr io.Writer) error {
 
 	setupCtx, cancel := context.WithTimeout(ctx, 30*time.Second)
 	defer cancel()
-	if _, err := pipeline.EnsureStream(setupCtx, js, pipeline.StreamConfig{Retention: f.retention, Replicas: f.replicas}); err != nil {
+	stream, err := pipeline.EnsureStream(setupCtx, js, pipeline.StreamConfig{Retention: f.retention, Replicas: f.replicas})
+	if err != nil {
 		return err
 	}
-	st, err := store.Open(setupCtx, js, store.Config{Replicas: f.replicas})
+	if _, err := pipeline.EnsureDLQStream(setupCtx, js, 0, f.replicas); err != nil {
+		return err
+	}
+	// One filter environment per process: the API checks filters with it,
+	// and delivery runs the programs it compiles.
+	filterEnv, err := filters.NewEnv(schemas.Default())
+	if err != nil {
+		return err
+	}
+	st, err := store.Open(setupCtx, js, store.Config{Replicas: f.replicas}, store.WithFilters(filterEnv))
 	if err != nil {
 		return err
 	}
@@ -203,7 +216,16 @@ func runServe(ctx context.Context, f serveFlags, stderr io.Writer) error {
 	}
 	log.Info("sluice is serving", "http", "http://"+ln.Addr().String(), "nats", natsDescription(f))
 
+	deliverer := pipeline.NewDeliverer(js, stream, filterEnv, destinations.New, pipeline.DeliveryConfig{}, log)
+	reconciler := pipeline.NewReconciler(stream, st, pipeline.ReconcilerConfig{}, log, deliverer.Apply)
+
 	g, gctx := errgroup.WithContext(ctx)
+	g.Go(func() error {
+		// Delivery stops with the server: each worker hands the events it
+		// holds back to JetStream, for this process's next start or another.
+		defer deliverer.Stop()
+		return reconciler.Run(gctx)
+	})
 	g.Go(func() error {
 		if err := httpSrv.Serve(ln); !errors.Is(err, http.ErrServerClosed) {
 			return fmt.Errorf("serving HTTP: %w", err)
