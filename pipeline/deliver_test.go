@@ -115,7 +115,7 @@ func startDelivery(t *testing.T, cfg pipeline.DeliveryConfig) *deliveryEnv {
 // whose sinks newSink makes.
 func startDeliveryTo(t *testing.T, cfg pipeline.DeliveryConfig, newSink pipeline.SinkFactory) *deliveryEnv {
 	t.Helper()
-	ctx, cancel := context.WithTimeout(t.Context(), time.Minute)
+	ctx, cancel := context.WithTimeout(t.Context(), 3*time.Minute)
 	t.Cleanup(cancel)
 	nc, js := natstest.Connect(t, natstest.Start(t))
 	stream, err := pipeline.EnsureStream(ctx, js, pipeline.StreamConfig{})
@@ -286,10 +286,17 @@ func TestDeliverFilterAndFields(t *testing.T) {
 }
 
 // waitAllAcked waits until every route consumer has nothing pending or
-// unacknowledged.
+// unacknowledged, for at most 10 s.
 func waitAllAcked(t *testing.T, e *deliveryEnv) {
 	t.Helper()
-	deadline := time.Now().Add(10 * time.Second)
+	waitAllAckedWithin(t, e, 10*time.Second)
+}
+
+// waitAllAckedWithin waits until every route consumer has nothing pending
+// or unacknowledged, for at most d.
+func waitAllAckedWithin(t *testing.T, e *deliveryEnv, d time.Duration) {
+	t.Helper()
+	deadline := time.Now().Add(d)
 	for {
 		busy := ""
 		for c := range e.stream.ListConsumers(e.ctx).Info() {
@@ -301,7 +308,7 @@ func waitAllAcked(t *testing.T, e *deliveryEnv) {
 			return
 		}
 		if time.Now().After(deadline) {
-			t.Fatalf("not everything acknowledged within 10 s: %s", busy)
+			t.Fatalf("not everything acknowledged within %v: %s", d, busy)
 		}
 		time.Sleep(20 * time.Millisecond) // polling JetStream's state, with a deadline
 	}

@@ -31,34 +31,13 @@ func TestDeliverToKinesis(t *testing.T) {
 		t.Setenv(k, v)
 	}
 	e := startDeliveryTo(t, pipeline.DeliveryConfig{}, destinations.New)
-	newDest := func(name string) store.Destination {
-		d, err := e.store.CreateDestination(e.ctx, e.account, store.Destination{Target: store.Target{Kinesis: &store.KinesisTarget{
-			Auth:      store.AWSAuth{Creds: &store.AWSCreds{AccessKeyID: kinesalitetest.AccessKeyID, SecretAccessKey: kinesalitetest.SecretAccessKey}},
-			StreamARN: kl.CreateStream(t, name, 2),
-		}}})
-		if err != nil {
-			t.Fatal(err)
-		}
-		return d
-	}
-	a, b := newDest("sluice-a"), newDest("sluice-b")
-	subs := []store.Subscription{
-		// Every HTTPS request, three fields, to a.
-		{Sources: []store.Source{{Type: httpKind, Filter: "ev.conn.server_port == 443", Fields: []string{"conn.client_ip", "conn.server_port", "http.request.method"}}}, DestinationIDs: []string{a.ID}},
-		// Every TCP connection to port 22, whole, and API key audit events, to a and b.
-		{Sources: []store.Source{{Type: tcpKind, Filter: "ev.conn.server_port == 22"}, {Type: "api_key_created.v0"}}, DestinationIDs: []string{a.ID, b.ID}},
-		// Every HTTP request from 203.0.113.0/24, the conn group only, to b.
-		{Sources: []store.Source{{Type: httpKind, Filter: "inCIDR(ev.conn.client_ip, '203.0.113.0/24')", Fields: []string{"conn"}}}, DestinationIDs: []string{b.ID}},
-	}
-	for _, sub := range subs {
-		created, err := e.store.CreateSubscription(e.ctx, e.account, sub)
-		if err != nil {
-			t.Fatal(err)
-		}
-		for _, d := range sub.DestinationIDs {
-			e.waitConsumer(t, pipeline.ConsumerName(created.ID, d))
-		}
-	}
+	a, b := kinesisDestination(t, e, kl, "sluice-a"), kinesisDestination(t, e, kl, "sluice-b")
+	// Every HTTPS request, three fields, to a.
+	e.subscribe(t, []string{a.ID}, store.Source{Type: httpKind, Filter: "ev.conn.server_port == 443", Fields: []string{"conn.client_ip", "conn.server_port", "http.request.method"}})
+	// Every TCP connection to port 22, whole, and API key audit events, to a and b.
+	e.subscribe(t, []string{a.ID, b.ID}, store.Source{Type: tcpKind, Filter: "ev.conn.server_port == 22"}, store.Source{Type: "api_key_created.v0"})
+	// Every HTTP request from 203.0.113.0/24, the conn group only, to b.
+	e.subscribe(t, []string{b.ID}, store.Source{Type: httpKind, Filter: "inCIDR(ev.conn.client_ip, '203.0.113.0/24')", Fields: []string{"conn"}})
 
 	// 50,000 events: HTTP on 443 or 80 from two networks, TCP on 22 or
 	// 5432, API keys created, and a kind nobody subscribed to.
