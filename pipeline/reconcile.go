@@ -174,9 +174,10 @@ func (r *Reconciler) drain(changes <-chan store.ConfigChange, state *configState
 	}
 }
 
-// reconcile makes the consumers match routes, and with prune also deletes
-// the route consumers of the stream that no route needs (those left by
-// routes removed while no sluice ran). Then it applies the routes.
+// reconcile makes the consumers match routes, applies the routes whose
+// consumers are ready, then deletes the consumers of removed routes, and
+// with prune also the route consumers of the stream that no route needs
+// (those left by routes removed while no sluice ran).
 func (r *Reconciler) reconcile(ctx context.Context, routes map[string]Route, prune bool) error {
 	var errs []error
 	ready := make(map[string]Route, len(routes))
@@ -194,6 +195,10 @@ func (r *Reconciler) reconcile(ctx context.Context, routes map[string]Route, pru
 		r.applied[name] = subjects
 		ready[name] = route
 	}
+	// The workers of removed routes stop before their consumers go, so
+	// that they hand back what they hold instead of failing on a consumer
+	// that vanished.
+	r.apply(ctx, ready)
 	for _, name := range slices.Sorted(maps.Keys(r.applied)) {
 		if _, ok := routes[name]; ok {
 			continue
@@ -209,7 +214,6 @@ func (r *Reconciler) reconcile(ctx context.Context, routes map[string]Route, pru
 			errs = append(errs, err)
 		}
 	}
-	r.apply(ctx, ready)
 	return errors.Join(errs...)
 }
 
