@@ -137,14 +137,23 @@ func startDeliveryTo(t *testing.T, cfg pipeline.DeliveryConfig, newSink pipeline
 	if err != nil {
 		t.Fatal(err)
 	}
+	e := &deliveryEnv{ctx: ctx, js: js, stream: stream, store: st, prod: prod, account: account.ID}
+	e.startProcess(t, cfg, newSink)
+	return e
+}
+
+// startProcess starts a reconciler and a deliverer on the environment's
+// stream and store, as one sluice process runs them, until the test ends.
+func (e *deliveryEnv) startProcess(t *testing.T, cfg pipeline.DeliveryConfig, newSink pipeline.SinkFactory) {
+	t.Helper()
 	env, err := filters.NewEnv(schemas.Default())
 	if err != nil {
 		t.Fatal(err)
 	}
 	log := slog.New(slog.NewTextHandler(testWriter{t}, nil))
-	deliverer := pipeline.NewDeliverer(js, stream, env, newSink, cfg, log)
-	rec := pipeline.NewReconciler(stream, st, pipeline.ReconcilerConfig{}, log, deliverer.Apply)
-	runCtx, stop := context.WithCancel(ctx)
+	deliverer := pipeline.NewDeliverer(e.js, e.stream, env, newSink, cfg, log)
+	rec := pipeline.NewReconciler(e.stream, e.store, pipeline.ReconcilerConfig{}, log, deliverer.Apply)
+	runCtx, stop := context.WithCancel(e.ctx)
 	done := make(chan struct{})
 	go func() {
 		defer close(done)
@@ -155,7 +164,6 @@ func startDeliveryTo(t *testing.T, cfg pipeline.DeliveryConfig, newSink pipeline
 		<-done
 		deliverer.Stop()
 	})
-	return &deliveryEnv{ctx: ctx, js: js, stream: stream, store: st, prod: prod, account: account.ID}
 }
 
 // route creates a destination and a subscription of the sources to it, and
@@ -409,6 +417,46 @@ func TestDeliverDestinationDown(t *testing.T) {
 		t.Errorf("%d calls in about a second of outage: retrying too fast", calls)
 	}
 	waitAllAcked(t, e)
+}
+
+// TestDeliverSharedByProcesses runs two processes on one route: they
+// share its consumer, both deliver, and every event arrives once.
+func TestDeliverSharedByProcesses(t *testing.T) {
+	cfg := pipeline.DeliveryConfig{Linger: 5 * time.Millisecond, Prefetch: 50}
+	mine, theirs := newMemorySink(), newMemorySink()
+	mine.limits.MaxRecords, theirs.limits.MaxRecords = 20, 20
+	e := startDeliveryTo(t, cfg, func(context.Context, store.Destination) (sinks.Sink, error) { return mine, nil })
+	e.startProcess(t, cfg, func(context.Context, store.Destination) (sinks.Sink, error) { return theirs, nil })
+	sub, dest := e.route(t, store.Source{Type: tcpKind})
+	// Both processes pull before the events arrive.
+	consumer, err := e.stream.Consumer(e.ctx, pipeline.ConsumerName(sub.ID, dest.ID))
+	if err != nil {
+		t.Fatal(err)
+	}
+	deadline := time.Now().Add(5 * time.Second)
+	for {
+		info, err := consumer.Info(e.ctx)
+		if err != nil {
+			t.Fatal(err)
+		}
+		if info.NumWaiting >= 2 {
+			break
+		}
+		if time.Now().After(deadline) {
+			t.Fatalf("%d pull requests waiting after 5 s, want one per process", info.NumWaiting)
+		}
+		time.Sleep(10 * time.Millisecond) // polling JetStream's state, with a deadline
+	}
+	want := e.publish(t, tcpKind, 2000, nil)
+	waitAllAcked(t, e)
+	first := mine.waitFor(t, "anything", func([]sinks.Record) bool { return true })
+	second := theirs.waitFor(t, "anything", func([]sinks.Record) bool { return true })
+	if len(first) == 0 || len(second) == 0 {
+		t.Errorf("one process delivered everything: %d and %d records", len(first), len(second))
+	}
+	if got := ids(append(first, second...)); !slices.Equal(got, sorted(want)) {
+		t.Fatalf("delivered %d records, want the %d events each once", len(got), len(want))
+	}
 }
 
 // TestDeliverLiveChanges changes a filter while events flow: events
