@@ -2,6 +2,7 @@ package api
 
 import (
 	"bytes"
+	"encoding"
 	"encoding/json"
 	"errors"
 	"fmt"
@@ -47,9 +48,15 @@ func decodeObject(body []byte, v any) *Error {
 	}
 	dec := json.NewDecoder(bytes.NewReader(body))
 	if err := checkMembers(dec, reflect.TypeOf(v), ""); err != nil {
-		var member *memberError
-		if errors.As(err, &member) {
+		var (
+			member    *memberError
+			wrongType *memberTypeError
+		)
+		switch {
+		case errors.As(err, &member):
 			return member.apiError()
+		case errors.As(err, &wrongType):
+			return wrongType.apiError()
 		}
 		return bodyError(err)
 	}
@@ -89,11 +96,28 @@ func (e *memberError) apiError() *Error {
 	return err
 }
 
+// memberTypeError is a value whose JSON type its field does not take.
+type memberTypeError struct {
+	path string // JSON path of the value, such as sources[1].type
+	want string // the JSON type the field takes, such as "string"
+	got  string // the JSON type sent, such as "number"
+}
+
+func (e *memberTypeError) Error() string { return "member " + e.path + " is a " + e.got }
+
+func (e *memberTypeError) apiError() *Error {
+	err := newError(CodeWrongType, "field %s: expected %s, got %s", e.path, e.want, e.got)
+	err.Details = map[string]any{"field": e.path}
+	return err
+}
+
 // checkMembers reads the next JSON value of dec, which is to be decoded
 // into a value of type t (nil: unknown, or not a struct, map or slice), and
 // returns a *memberError for the first member of an object that has no
-// field of t by its exact name or appears twice, or the decoder's error for
-// malformed JSON. Types are not checked: decoding does that.
+// field of t by its exact name or appears twice, a *memberTypeError for the
+// first value of a JSON type its field does not take, both with the
+// value's JSON path, array indexes included (which encoding/json's own
+// type errors lack), or the decoder's error for malformed JSON.
 func checkMembers(dec *json.Decoder, t reflect.Type, path string) error {
 	tok, err := dec.Token()
 	if err != nil {
@@ -101,6 +125,9 @@ func checkMembers(dec *json.Decoder, t reflect.Type, path string) error {
 	}
 	for t != nil && t.Kind() == reflect.Pointer {
 		t = t.Elem()
+	}
+	if got, ok := takesToken(t, tok); !ok {
+		return &memberTypeError{path: path, want: jsonType(t), got: got}
 	}
 	switch tok {
 	case json.Delim('{'):
@@ -151,6 +178,37 @@ func checkMembers(dec *json.Decoder, t reflect.Type, path string) error {
 	}
 	return nil
 }
+
+// takesToken reports whether a value of type t (nil: any) can be decoded
+// from a JSON value that starts with tok, and names tok's JSON type as
+// encoding/json does. null is taken by every type, as encoding/json takes
+// it; so is anything by a type that decodes itself.
+func takesToken(t reflect.Type, tok json.Token) (string, bool) {
+	if t == nil || tok == nil || t.Kind() == reflect.Interface ||
+		t.Implements(jsonUnmarshaler) || reflect.PointerTo(t).Implements(jsonUnmarshaler) ||
+		reflect.PointerTo(t).Implements(textUnmarshaler) {
+		return "null", true
+	}
+	switch tok := tok.(type) {
+	case json.Delim:
+		if tok == '[' {
+			return "array", t.Kind() == reflect.Slice || t.Kind() == reflect.Array
+		}
+		return "object", t.Kind() == reflect.Struct || t.Kind() == reflect.Map
+	case string:
+		return "string", t.Kind() == reflect.String
+	case bool:
+		return "bool", t.Kind() == reflect.Bool
+	case float64, json.Number:
+		return "number", jsonType(t) == "number"
+	}
+	return fmt.Sprintf("%T", tok), false
+}
+
+var (
+	jsonUnmarshaler = reflect.TypeFor[json.Unmarshaler]()
+	textUnmarshaler = reflect.TypeFor[encoding.TextUnmarshaler]()
+)
 
 // unexpectedEOF returns io.ErrUnexpectedEOF for io.EOF: within a value, the
 // end of the body is early.

@@ -163,7 +163,11 @@ func TestSubscriptionValidation(t *testing.T) {
 		{"null", `null`, "ERR_SLUICE_330", "", "not a JSON object"},
 		{"array", `[{}]`, "ERR_SLUICE_330", "", "not a JSON object"},
 		{"sources not a list", `{"sources":{"type":"` + httpKind + `"}}`, "ERR_SLUICE_332", "sources", "array"},
-		{"destination id a number", `{"destination_ids":[7]}`, "ERR_SLUICE_332", "destination_ids", "string"},
+		{"destination id a number", `{"destination_ids":["` + dest.ID + `",7]}`, "ERR_SLUICE_332", "destination_ids[1]", "field destination_ids[1]: expected string, got number"},
+		{"second source's kind a number", `{"sources":[{"type":"` + tcpKind + `"},{"type":7}]}`, "ERR_SLUICE_332", "sources[1].type", "field sources[1].type: expected string, got number"},
+		{"a field path an object", `{"sources":[{"type":"` + httpKind + `","fields":["conn",{}]}]}`, "ERR_SLUICE_332", "sources[0].fields[1]", "expected string, got object"},
+		{"filter a boolean", `{"sources":[{"type":"` + httpKind + `","filter":true}]}`, "ERR_SLUICE_332", "sources[0].filter", "expected string, got bool"},
+		{"description an array", `{"description":["d"]}`, "ERR_SLUICE_332", "description", "expected string, got array"},
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
