@@ -1,0 +1,11 @@
+// Package tail reads back what sluice delivered to a destination, for log
+// analysts and for checking a destination by hand (sluice tail): every
+// shard of a Kinesis data stream, a CloudWatch Logs log group, or the
+// records a Firehose delivery stream of sluice's AWS emulator received. It
+// talks to AWS with the process's default credential chain and honours the
+// SDK's AWS_ENDPOINT_URL* variables, so it reads real AWS and the emulator
+// alike.
+//
+// It is not part of delivery (package pipeline, package sinks) and does not
+// write anything.
+package tail

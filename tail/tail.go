@@ -1,0 +1,115 @@
+package tail
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"strings"
+	"time"
+
+	"github.com/aws/aws-sdk-go-v2/aws"
+	"github.com/aws/aws-sdk-go-v2/aws/arn"
+	"github.com/aws/aws-sdk-go-v2/config"
+)
+
+// ErrTarget is the error, wrapped, of an ARN tail cannot read.
+var ErrTarget = errors.New("not a Kinesis stream, CloudWatch Logs log group or Firehose delivery stream ARN")
+
+// DefaultPoll is how often a reader that caught up asks for more.
+const DefaultPoll = time.Second
+
+// Record is one delivered event as the destination holds it.
+type Record struct {
+	// Data is the record: the event's envelope (Firehose's newline
+	// removed).
+	Data []byte
+	// Where says where it was read: the shard, or the log stream.
+	Where string
+	// Time is when the destination stored it (Kinesis' approximate
+	// arrival, CloudWatch's ingestion time), or the zero time.
+	Time time.Time
+}
+
+// Config says what to read.
+type Config struct {
+	// ARN is the stream's, log group's or delivery stream's ARN.
+	ARN string
+	// Since is where to start: the records stored from then on. The zero
+	// time starts at the end: only what arrives from now on.
+	Since time.Time
+	// Follow keeps reading as records arrive until ctx ends; otherwise Read
+	// returns once it has read what is there.
+	Follow bool
+	// Poll is how often a reader that caught up asks again; default
+	// DefaultPoll.
+	Poll time.Duration
+	// AWS, when set, is the AWS configuration to use, with its region
+	// replaced by the ARN's; otherwise the default chain's is loaded.
+	AWS *aws.Config
+}
+
+func (c *Config) setDefaults() {
+	if c.Poll <= 0 {
+		c.Poll = DefaultPoll
+	}
+}
+
+// Reader reads the records of one destination.
+type Reader interface {
+	// Read calls emit with each record, in order within each shard or log
+	// stream, until it has read everything (without Follow), ctx ends
+	// (then it returns nil) or emit returns an error (then Read returns
+	// it).
+	Read(ctx context.Context, emit func(Record) error) error
+}
+
+// New returns the reader of cfg.ARN. It returns an error wrapping
+// ErrTarget for an ARN of anything else.
+func New(ctx context.Context, cfg Config) (Reader, error) {
+	cfg.setDefaults()
+	parsed, err := arn.Parse(cfg.ARN)
+	if err != nil {
+		return nil, fmt.Errorf("%w: %q: %v", ErrTarget, cfg.ARN, err)
+	}
+	if parsed.Region == "" {
+		return nil, fmt.Errorf("%w: %q has no region", ErrTarget, cfg.ARN)
+	}
+	awsConfig, err := loadAWS(ctx, cfg, parsed.Region)
+	if err != nil {
+		return nil, err
+	}
+	switch resource := parsed.Resource; {
+	case parsed.Service == "kinesis" && strings.HasPrefix(resource, "stream/"):
+		return newKinesisReader(cfg, awsConfig, strings.TrimPrefix(resource, "stream/")), nil
+	case parsed.Service == "logs" && strings.HasPrefix(resource, "log-group:"):
+		group := strings.TrimSuffix(strings.TrimPrefix(resource, "log-group:"), ":*")
+		return newLogsReader(cfg, awsConfig, group), nil
+	}
+	return nil, fmt.Errorf("%w: %q", ErrTarget, cfg.ARN)
+}
+
+// loadAWS returns the AWS configuration to read with, in region.
+func loadAWS(ctx context.Context, cfg Config, region string) (aws.Config, error) {
+	if cfg.AWS != nil {
+		c := cfg.AWS.Copy()
+		c.Region = region
+		return c, nil
+	}
+	c, err := config.LoadDefaultConfig(ctx, config.WithRegion(region))
+	if err != nil {
+		return aws.Config{}, fmt.Errorf("loading the AWS configuration: %w", err)
+	}
+	return c, nil
+}
+
+// wait waits d or until ctx ends, and reports whether ctx is still live.
+func wait(ctx context.Context, d time.Duration) bool {
+	t := time.NewTimer(d)
+	defer t.Stop()
+	select {
+	case <-ctx.Done():
+		return false
+	case <-t.C:
+		return true
+	}
+}
