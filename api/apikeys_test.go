@@ -91,6 +91,8 @@ func TestAPIKeyValidation(t *testing.T) {
 	}{
 		{"description of 256 bytes", http.MethodPost, "/api_keys", `{"description":"` + strings.Repeat("é", 128) + `"}`, "ERR_SLUICE_333", "description"},
 		{"metadata of 4097 bytes", http.MethodPost, "/api_keys", `{"metadata":"` + strings.Repeat("m", 4097) + `"}`, "ERR_SLUICE_333", "metadata"},
+		{"metadata of 2049 two-byte characters, 4098 bytes", http.MethodPost, "/api_keys", `{"metadata":"` + strings.Repeat("é", 2049) + `"}`, "ERR_SLUICE_333", "metadata"},
+		{"update metadata of 4097 bytes", http.MethodPatch, "/api_keys/" + "KEY", `{"metadata":"` + strings.Repeat("m", 4097) + `"}`, "ERR_SLUICE_333", "metadata"},
 		{"a token chosen", http.MethodPost, "/api_keys", `{"token":"sk_mine_0123456789"}`, "ERR_SLUICE_331", ""},
 		{"description a number", http.MethodPost, "/api_keys", `{"description":1}`, "ERR_SLUICE_332", "description"},
 		{"update too long", http.MethodPatch, "/api_keys/" + "KEY", `{"description":"` + strings.Repeat("d", 256) + `"}`, "ERR_SLUICE_333", "description"},
@@ -106,5 +108,10 @@ func TestAPIKeyValidation(t *testing.T) {
 	wantStatus(t, resp, out, http.StatusOK)
 	if keys := decodeAs[apiKeyList](t, out).APIKeys; len(keys) != 1 || keys[0].Description != "test" {
 		t.Fatalf("after refused calls, keys are %s", out)
+	}
+	// 255 and 4096 bytes, in characters of two bytes, are within the limits.
+	desc, meta := "d"+strings.Repeat("é", 127), strings.Repeat("é", 2048)
+	if key := e.createKey(t, `{"description":"`+desc+`","metadata":"`+meta+`"}`); key.Description != desc || key.Metadata != meta {
+		t.Fatalf("created %+v", key)
 	}
 }

@@ -147,19 +147,67 @@ func TestDestinationPatchKeepsSecret(t *testing.T) {
 	}
 }
 
+// targetBody is a destination body with the target's members and nothing
+// else.
+func targetBody(target string) string { return `{"target":{` + target + `}}` }
+
+// destinationCase is a destination body the API refuses, and how.
+type destinationCase struct {
+	name  string
+	body  string
+	code  string
+	field string // details.field, "" for none
+}
+
+// TestDestinationLimits creates a destination of each target type, with
+// each kind of auth, at the limits of its fields: all are taken.
+func TestDestinationLimits(t *testing.T) {
+	e := newTestEnv(t)
+	role := `"auth":{"role":{"role_arn":"arn:aws-us-gov:iam::123456789012:role/a/b/sluice"}}`
+	creds := `"auth":{"creds":{"aws_access_key_id":"` + testKeyID + `","aws_secret_access_key":"` + testSecret + `"}}`
+	for _, target := range []string{
+		`"firehose":{` + creds + `,"delivery_stream_arn":"` + testFirehoseARN + `"}`,
+		`"kinesis":{` + role + `,"stream_arn":"arn:aws-us-gov:kinesis:us-gov-west-1:123456789012:stream/events"}`,
+		`"cloudwatch_logs":{` + creds + `,"log_group_arn":"arn:aws:logs:eu-west-1:123456789012:log-group:/sluice/events:*"}`,
+		`"cloudwatch_logs":{"auth":{"role":{"role_arn":"arn:aws-cn:iam::123456789012:role/sluice"}},"log_group_arn":"arn:aws-cn:logs:cn-north-1:123456789012:log-group:events"}`,
+	} {
+		// 255 bytes of description and 4096 of metadata, in characters
+		// of two bytes where they fit.
+		body := `{"description":"d` + strings.Repeat("é", 127) + `","metadata":"` + strings.Repeat("é", 2048) + `","format":"Json","target":{` + target + `}}`
+		created := e.create(t, body)
+		if len(created.Description) != 255 || len(created.Metadata) != 4096 || created.Format != "json" {
+			t.Fatalf("created %+v", created)
+		}
+		want := strings.ReplaceAll(target, `,"aws_secret_access_key":"`+testSecret+`"`, "")
+		if string(created.Target) != "{"+want+"}" {
+			t.Fatalf("target %s, want {%s}", created.Target, want)
+		}
+	}
+}
+
 func TestDestinationValidation(t *testing.T) {
 	e := newTestEnv(t)
-	tests := []struct {
-		name  string
-		body  string
-		code  string
-		field string // details.field, "" for none
-	}{
+	tests := []destinationCase{
 		{"two targets", `{"target":{"kinesis":{"auth":{"role":{"role_arn":"` + testRoleARN + `"}},"stream_arn":"` + testStreamARN + `"},"firehose":{"auth":{"role":{"role_arn":"` + testRoleARN + `"}},"delivery_stream_arn":"` + testFirehoseARN + `"}}}`, "ERR_SLUICE_333", "target"},
 		{"no auth", `{"target":{"kinesis":{"stream_arn":"` + testStreamARN + `"}}}`, "ERR_SLUICE_333", "target.kinesis.auth"},
 		{"bad ARN", `{"target":{"kinesis":{"auth":{"role":{"role_arn":"` + testRoleARN + `"}},"stream_arn":"arn:aws:kinesis:us-east-1:123:table/x"}}}`, "ERR_SLUICE_333", "target.kinesis.stream_arn"},
 		{"format xml", strings.Replace(kinesisBody, `{"description"`, `{"format":"xml","description"`, 1), "ERR_SLUICE_333", "format"},
 		{"description of 256 bytes", strings.Replace(kinesisBody, `"to kinesis"`, `"`+strings.Repeat("d", 256)+`"`, 1), "ERR_SLUICE_333", "description"},
+		{"description of 128 two-byte characters, 256 bytes", strings.Replace(kinesisBody, `"to kinesis"`, `"`+strings.Repeat("é", 128)+`"`, 1), "ERR_SLUICE_333", "description"},
+		{"metadata of 4097 bytes", strings.Replace(kinesisBody, `"{\"team\":\"ops\"}"`, `"`+strings.Repeat("m", 4097)+`"`, 1), "ERR_SLUICE_333", "metadata"},
+		{"metadata of 2049 two-byte characters, 4098 bytes", strings.Replace(kinesisBody, `"{\"team\":\"ops\"}"`, `"`+strings.Repeat("é", 2049)+`"`, 1), "ERR_SLUICE_333", "metadata"},
+		{"role and creds", targetBody(`"kinesis":{"auth":{"role":{"role_arn":"` + testRoleARN + `"},"creds":{"aws_access_key_id":"` + testKeyID + `","aws_secret_access_key":"s"}},"stream_arn":"` + testStreamARN + `"}`), "ERR_SLUICE_333", "target.kinesis.auth"},
+		{"no target", `{"description":"d"}`, "ERR_SLUICE_333", "target"},
+		{"empty target", `{"target":{}}`, "ERR_SLUICE_333", "target"},
+		{"a Kinesis ARN for Firehose", targetBody(`"firehose":{"auth":{"role":{"role_arn":"` + testRoleARN + `"}},"delivery_stream_arn":"` + testStreamARN + `"}`), "ERR_SLUICE_333", "target.firehose.delivery_stream_arn"},
+		{"a log stream for a log group", targetBody(`"cloudwatch_logs":{"auth":{"role":{"role_arn":"` + testRoleARN + `"}},"log_group_arn":"arn:aws:logs:us-east-1:123456789012:log-stream:x"}`), "ERR_SLUICE_333", "target.cloudwatch_logs.log_group_arn"},
+		{"an account of 11 digits", targetBody(`"kinesis":{"auth":{"role":{"role_arn":"` + testRoleARN + `"}},"stream_arn":"arn:aws:kinesis:us-east-1:12345678901:stream/events"}`), "ERR_SLUICE_333", "target.kinesis.stream_arn"},
+		{"an unknown partition", targetBody(`"kinesis":{"auth":{"role":{"role_arn":"` + testRoleARN + `"}},"stream_arn":"arn:aws-iso:kinesis:us-iso-east-1:123456789012:stream/events"}`), "ERR_SLUICE_333", "target.kinesis.stream_arn"},
+		{"a region of another partition", targetBody(`"kinesis":{"auth":{"role":{"role_arn":"` + testRoleARN + `"}},"stream_arn":"arn:aws-cn:kinesis:us-east-1:123456789012:stream/events"}`), "ERR_SLUICE_333", "target.kinesis.stream_arn"},
+		{"no region", targetBody(`"kinesis":{"auth":{"role":{"role_arn":"` + testRoleARN + `"}},"stream_arn":"arn:aws:kinesis::123456789012:stream/events"}`), "ERR_SLUICE_333", "target.kinesis.stream_arn"},
+		{"a role ARN with a region", targetBody(`"kinesis":{"auth":{"role":{"role_arn":"arn:aws:iam:us-east-1:123456789012:role/sluice"}},"stream_arn":"` + testStreamARN + `"}`), "ERR_SLUICE_333", "target.kinesis.auth.role.role_arn"},
+		{"a user ARN for a role", targetBody(`"kinesis":{"auth":{"role":{"role_arn":"arn:aws:iam::123456789012:user/sluice"}},"stream_arn":"` + testStreamARN + `"}`), "ERR_SLUICE_333", "target.kinesis.auth.role.role_arn"},
+		{"a role of another partition", targetBody(`"kinesis":{"auth":{"role":{"role_arn":"arn:aws-cn:iam::123456789012:role/sluice"}},"stream_arn":"` + testStreamARN + `"}`), "ERR_SLUICE_333", "target.kinesis.auth.role.role_arn"},
 		{"unknown field", strings.Replace(kinesisBody, `{"description"`, `{"colour":"red","description"`, 1), "ERR_SLUICE_331", ""},
 		{"wrong type", `{"target":{"kinesis":{"auth":{"role":{"role_arn":"` + testRoleARN + `"}},"stream_arn":42}}}`, "ERR_SLUICE_332", "target.kinesis.stream_arn"},
 		{"malformed", `{"target":`, "ERR_SLUICE_330", ""},
@@ -192,14 +240,14 @@ func TestDestinationValidation(t *testing.T) {
 		})
 	}
 	t.Run("wrong type message", func(t *testing.T) {
-		resp, out := e.call(t, e.token, http.MethodPost, "/event_destinations", tests[6].body)
+		resp, out := e.call(t, e.token, http.MethodPost, "/event_destinations", tests[slices.IndexFunc(tests, func(tt destinationCase) bool { return tt.name == "wrong type" })].body)
 		wantStatus(t, resp, out, http.StatusBadRequest)
 		if msg := decodeError(t, out).Msg; msg != "field target.kinesis.stream_arn: expected string, got number" {
 			t.Fatalf("msg %q", msg)
 		}
 	})
 	t.Run("unknown field message", func(t *testing.T) {
-		resp, out := e.call(t, e.token, http.MethodPost, "/event_destinations", tests[5].body)
+		resp, out := e.call(t, e.token, http.MethodPost, "/event_destinations", tests[slices.IndexFunc(tests, func(tt destinationCase) bool { return tt.name == "unknown field" })].body)
 		wantStatus(t, resp, out, http.StatusBadRequest)
 		if msg := decodeError(t, out).Msg; !strings.Contains(msg, `unknown field "colour"`) {
 			t.Fatalf("msg %q", msg)

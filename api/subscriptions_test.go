@@ -155,6 +155,7 @@ func TestSubscriptionValidation(t *testing.T) {
 		{"not a destination id", `{"destination_ids":["nope"]}`, "ERR_SLUICE_333", "destination_ids[0]", ""},
 		{"description of 256 characters", `{"description":"` + strings.Repeat("é", 256) + `"}`, "ERR_SLUICE_333", "description", "255 characters"},
 		{"metadata of 4097 characters", `{"metadata":"` + strings.Repeat("m", 4097) + `"}`, "ERR_SLUICE_333", "metadata", "4096 characters"},
+		{"metadata of 4097 two-byte characters", `{"metadata":"` + strings.Repeat("é", 4097) + `"}`, "ERR_SLUICE_333", "metadata", "this one is 4097"},
 		{"unknown field", `{"name":"x"}`, "ERR_SLUICE_331", "", `"name"`},
 		{"unknown source field", `{"sources":[{"type":"` + httpKind + `","kind":"x"}]}`, "ERR_SLUICE_331", "sources[0].kind", `"sources[0].kind"`},
 		{"field name in another case", `{"Description":"x"}`, "ERR_SLUICE_331", "Description", `did you mean "description"`},
@@ -178,9 +179,18 @@ func TestSubscriptionValidation(t *testing.T) {
 			}
 		})
 	}
-	// 255 characters of two bytes each are within the limit.
-	e.createSubscription(t, `{"description":"`+strings.Repeat("é", 255)+`"}`)
-	resp, out := e.call(t, e.token, http.MethodGet, "/event_subscriptions", "")
+	// 255 and 4096 characters of two bytes each (510 and 8192 bytes) are
+	// within the limits, on create and on update: they count characters.
+	desc, meta := strings.Repeat("é", 255), strings.Repeat("é", 4096)
+	created := e.createSubscription(t, `{"description":"`+desc+`","metadata":"`+meta+`"}`)
+	if created.Description != desc || created.Metadata != meta {
+		t.Fatalf("created with description %d bytes, metadata %d bytes", len(created.Description), len(created.Metadata))
+	}
+	resp, out := e.call(t, e.token, http.MethodPatch, "/event_subscriptions/"+created.ID, `{"description":"`+strings.Repeat("ü", 255)+`","metadata":"`+strings.Repeat("€", 4096)+`"}`)
+	wantStatus(t, resp, out, http.StatusOK)
+	resp, out = e.call(t, e.token, http.MethodPatch, "/event_subscriptions/"+created.ID, `{"description":"`+strings.Repeat("ü", 256)+`"}`)
+	wantError(t, resp, out, http.StatusBadRequest, "ERR_SLUICE_333", "description")
+	resp, out = e.call(t, e.token, http.MethodGet, "/event_subscriptions", "")
 	wantStatus(t, resp, out, http.StatusOK)
 	if n := len(decodeAs[subscriptionList](t, out).Subscriptions); n != 1 {
 		t.Fatalf("%d subscriptions stored, want only the valid one", n)
