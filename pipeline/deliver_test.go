@@ -513,3 +513,44 @@ func (w testWriter) Write(p []byte) (int, error) {
 	w.t.Log(strings.TrimSpace(string(p)))
 	return len(p), nil
 }
+
+// streamsSink is a destination that keeps each subscription's records in
+// a stream of its own, as CloudWatch Logs does.
+type streamsSink struct {
+	*memorySink
+	mu      sync.Mutex
+	streams map[string]*memorySink // by subscription id
+}
+
+func (s *streamsSink) ForSubscription(id string) sinks.Sink {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	if s.streams[id] == nil {
+		s.streams[id] = newMemorySink()
+	}
+	return s.streams[id]
+}
+
+// TestDeliverPerSubscription sends each subscription's events to its own
+// sink of a destination that keeps subscriptions apart.
+func TestDeliverPerSubscription(t *testing.T) {
+	dest := &streamsSink{memorySink: newMemorySink(), streams: map[string]*memorySink{}}
+	e := startDeliveryTo(t, pipeline.DeliveryConfig{Linger: 5 * time.Millisecond}, func(context.Context, store.Destination) (sinks.Sink, error) { return dest, nil })
+	tcpSub, d := e.route(t, store.Source{Type: tcpKind})
+	httpSub := e.subscribe(t, []string{d.ID}, store.Source{Type: httpKind})
+	tcp := e.publish(t, tcpKind, 30, nil)
+	http := e.publish(t, httpKind, 20, nil)
+	waitAllAcked(t, e)
+	for sub, want := range map[string][]string{tcpSub.ID: tcp, httpSub.ID: http} {
+		got := dest.ForSubscription(sub).(*memorySink).waitFor(t, "its events", func(r []sinks.Record) bool { return len(r) >= len(want) })
+		if !slices.Equal(ids(got), sorted(want)) {
+			t.Errorf("subscription %s: %d records, want its %d events", sub, len(got), len(want))
+		}
+	}
+	dest.memorySink.mu.Lock()
+	n := len(dest.memorySink.accepted)
+	dest.memorySink.mu.Unlock()
+	if n != 0 {
+		t.Errorf("%d records written to the destination's own sink", n)
+	}
+}
