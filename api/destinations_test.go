@@ -255,50 +255,6 @@ func TestDestinationValidation(t *testing.T) {
 	})
 }
 
-func TestDestinationPaging(t *testing.T) {
-	e := newTestEnv(t)
-	var want []string
-	for range 25 {
-		want = append(want, e.create(t, kinesisBody).ID)
-	}
-	// Newest first is by id: KSUIDs order by time to the second, and then
-	// by their random part.
-	slices.Sort(want)
-	slices.Reverse(want)
-	var got []string
-	next := e.url + "/event_destinations?limit=7"
-	for pages := 0; next != ""; pages++ {
-		if pages > 4 {
-			t.Fatalf("more than 4 pages of 7 for 25 destinations")
-		}
-		resp, out := e.call(t, e.token, http.MethodGet, strings.TrimPrefix(next, e.url), "")
-		wantStatus(t, resp, out, http.StatusOK)
-		list := decodeAs[destinationList](t, out)
-		if list.URI != next {
-			t.Fatalf("uri %s, want %s", list.URI, next)
-		}
-		for _, d := range list.Destinations {
-			got = append(got, d.ID)
-		}
-		next = ""
-		if list.NextPageURI != nil {
-			next = *list.NextPageURI
-		}
-	}
-	if !slices.Equal(got, want) {
-		t.Fatalf("listed %v, want %v", got, want)
-	}
-	for _, q := range []string{"limit=0", "limit=101", "limit=x", "before_id=esb_nope"} {
-		resp, out := e.call(t, e.token, http.MethodGet, "/event_destinations?"+q, "")
-		wantStatus(t, resp, out, http.StatusBadRequest)
-		body := decodeError(t, out)
-		param, _, _ := strings.Cut(q, "=")
-		if body.ErrorCode != "ERR_SLUICE_334" || body.Details["parameter"] != param {
-			t.Fatalf("?%s: %s", q, out)
-		}
-	}
-}
-
 func TestDestinationInUse(t *testing.T) {
 	e := newTestEnv(t)
 	d := e.create(t, kinesisBody)
