@@ -1,10 +1,30 @@
 // Package sinks defines what sluice asks of a destination service: write one
 // batch of records and say, for each, whether it was accepted, failed and
 // may be sent again, or can never be written. The sinks themselves are its
-// subpackages (sinks/kinesis, ...); sinks/sinktest is the conformance suite
-// every sink passes.
+// subpackages (sinks/kinesis, sinks/firehose, sinks/cloudwatchlogs);
+// sinks/sinktest is the conformance suite every sink passes.
 //
 // A sink does not batch, retry, wait or acknowledge: package pipeline does
 // all of that, the same way for every sink. A sink's Limits tell the
 // pipeline's batcher how to cut batches the service accepts.
+//
+// # AWS
+//
+// The AWS sinks share how they reach AWS and how they read its errors, so
+// that every destination behaves alike:
+//
+//   - AWSAuth and AWSAccess say which credentials sign the calls (static
+//     keys, a role assumed through STS with the sluice account id as
+//     external id, or the default chain) and in which region (the target
+//     ARN's, see ParseTargetARN);
+//   - LoadAWSConfig builds the aws.Config a sink makes its client from: no
+//     retries of the SDK's own, endpoints from the SDK's AWS_ENDPOINT_URL
+//     variables, failures to get credentials marked as *CredentialsError;
+//   - AWSErrorCodes.Classify turns the error of a whole call into a
+//     *DestinationError of the right Class, from the service's own error
+//     codes, those every AWS service shares, and the HTTP status.
+//
+// It is not the place for anything of one service only: PutRecords'
+// partition keys, Firehose's framing and CloudWatch Logs' log streams are
+// their sinks'.
 package sinks

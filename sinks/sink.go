@@ -48,6 +48,34 @@ func (l Limits) Size(r Record) int {
 	return n
 }
 
+// CodeBatchTooLarge is the Code of the *DestinationError of Check.
+const CodeBatchTooLarge = "BatchTooLarge"
+
+// Check returns a *DestinationError of ClassInvalid and CodeBatchTooLarge
+// when the batch has more than MaxRecords records or MaxBatchBytes bytes:
+// limits the pipeline should have kept, so that a sink sends no such batch.
+func (l Limits) Check(records []Record) error {
+	if len(records) > l.MaxRecords {
+		return &DestinationError{
+			Class:   ClassInvalid,
+			Code:    CodeBatchTooLarge,
+			Message: fmt.Sprintf("%d records, more than the %d of one call", len(records), l.MaxRecords),
+		}
+	}
+	size := 0
+	for _, r := range records {
+		size += l.Size(r)
+	}
+	if size > l.MaxBatchBytes {
+		return &DestinationError{
+			Class:   ClassInvalid,
+			Code:    CodeBatchTooLarge,
+			Message: fmt.Sprintf("%d bytes, more than the %d of one call", size, l.MaxBatchBytes),
+		}
+	}
+	return nil
+}
+
 // Status is what became of one record of a batch.
 type Status int
 

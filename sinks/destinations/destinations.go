@@ -24,7 +24,7 @@ func New(ctx context.Context, d store.Destination) (sinks.Sink, error) {
 	case t.Kinesis != nil:
 		return kinesis.New(ctx, kinesis.Config{
 			StreamARN:  t.Kinesis.StreamARN,
-			Auth:       kinesisAuth(t.Kinesis.Auth),
+			Auth:       awsAuth(t.Kinesis.Auth),
 			ExternalID: d.AccountID,
 		})
 	case t.Firehose != nil:
@@ -35,12 +35,13 @@ func New(ctx context.Context, d store.Destination) (sinks.Sink, error) {
 	return nil, fmt.Errorf("destination %s has no target", d.ID)
 }
 
-func kinesisAuth(a store.AWSAuth) kinesis.Auth {
+// awsAuth returns the sinks' form of a destination's credentials.
+func awsAuth(a store.AWSAuth) sinks.AWSAuth {
 	switch {
 	case a.Role != nil:
-		return kinesis.Auth{RoleARN: a.Role.RoleARN}
+		return sinks.AWSAuth{RoleARN: a.Role.RoleARN}
 	case a.Creds != nil:
-		return kinesis.Auth{AccessKeyID: a.Creds.AccessKeyID, SecretAccessKey: a.Creds.SecretAccessKey}
+		return sinks.AWSAuth{AccessKeyID: a.Creds.AccessKeyID, SecretAccessKey: a.Creds.SecretAccessKey}
 	}
-	return kinesis.Auth{}
+	return sinks.AWSAuth{}
 }

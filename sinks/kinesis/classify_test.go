@@ -32,7 +32,7 @@ func generic(code string) error {
 // could not be had because of err, as markedCredentials marks it.
 func credentialsFailure(err error) error {
 	return &smithy.OperationError{ServiceID: "Kinesis", OperationName: "PutRecords",
-		Err: errors.Join(errors.New("get identity"), &credentialsError{err: err})}
+		Err: errors.Join(errors.New("get identity"), &sinks.CredentialsError{Err: err})}
 }
 
 // stsError returns the error of an AssumeRole call.

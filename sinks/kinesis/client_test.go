@@ -128,7 +128,7 @@ func isolateAWS(t *testing.T, sts string) {
 	}
 }
 
-var staticKeys = Auth{AccessKeyID: "AKIASTATICKEY0000000", SecretAccessKey: "static-secret"}
+var staticKeys = sinks.AWSAuth{AccessKeyID: "AKIASTATICKEY0000000", SecretAccessKey: "static-secret"}
 
 // TestSDKDoesNotRetry checks that each failed call is made once, whatever
 // the SDK's retryer would have done, and classified from the real answer.
@@ -174,7 +174,7 @@ func TestCredentials(t *testing.T) {
 	const role = "arn:aws:iam::123456789012:role/sluice-delivery"
 	tests := []struct {
 		name       string
-		auth       Auth
+		auth       sinks.AWSAuth
 		assumeRole func() (int, string)
 		wantKey    string // the key signing PutRecords
 		wantToken  string // its session token
@@ -183,17 +183,17 @@ func TestCredentials(t *testing.T) {
 	}{
 		{name: "static keys", auth: staticKeys, wantKey: staticKeys.AccessKeyID},
 		{name: "default chain", wantKey: "AKIADEFAULTCHAIN0000"},
-		{name: "role", auth: Auth{RoleARN: role}, wantKey: "ASIAASSUMEDROLE00000", wantToken: "assumed-session-token", wantSTS: 1},
+		{name: "role", auth: sinks.AWSAuth{RoleARN: role}, wantKey: "ASIAASSUMEDROLE00000", wantToken: "assumed-session-token", wantSTS: 1},
 		{
 			name:       "role denied",
-			auth:       Auth{RoleARN: role},
+			auth:       sinks.AWSAuth{RoleARN: role},
 			assumeRole: func() (int, string) { return http.StatusForbidden, assumeRoleDenied },
 			wantSTS:    2,
 			wantClass:  sinks.ClassBadCredentials,
 		},
 		{
 			name:       "STS down",
-			auth:       Auth{RoleARN: role},
+			auth:       sinks.AWSAuth{RoleARN: role},
 			assumeRole: func() (int, string) { return http.StatusServiceUnavailable, "" },
 			wantSTS:    2,
 			wantClass:  sinks.ClassUnavailable,
@@ -251,8 +251,8 @@ func TestCredentials(t *testing.T) {
 				}
 			}
 			for i, form := range aws.stsCalls {
-				if form.Get("RoleArn") != role || form.Get("ExternalId") != "acc_2mE3example" || form.Get("RoleSessionName") != sessionName {
-					t.Errorf("AssumeRole with %v, want role %s, external id acc_2mE3example, session %s", form, role, sessionName)
+				if form.Get("RoleArn") != role || form.Get("ExternalId") != "acc_2mE3example" || form.Get("RoleSessionName") != sinks.AWSSessionName {
+					t.Errorf("AssumeRole with %v, want role %s, external id acc_2mE3example, session %s", form, role, sinks.AWSSessionName)
 				}
 				if !strings.Contains(aws.stsAuth[i], "Credential=AKIADEFAULTCHAIN0000/") || !strings.Contains(aws.stsAuth[i], "/eu-west-1/sts/") {
 					t.Errorf("AssumeRole signed with %q, want the default chain's key in eu-west-1", aws.stsAuth[i])
@@ -272,19 +272,19 @@ func TestConfigValidate(t *testing.T) {
 	}{
 		{"static keys", Config{StreamARN: testStreamARN, Auth: staticKeys}, true},
 		{"default chain", Config{StreamARN: testStreamARN}, true},
-		{"role", Config{StreamARN: testStreamARN, Auth: Auth{RoleARN: role}, ExternalID: "acc_1"}, true},
-		{"role with a path", Config{StreamARN: testStreamARN, Auth: Auth{RoleARN: "arn:aws:iam::123456789012:role/delivery/sluice"}, ExternalID: "acc_1"}, true},
+		{"role", Config{StreamARN: testStreamARN, Auth: sinks.AWSAuth{RoleARN: role}, ExternalID: "acc_1"}, true},
+		{"role with a path", Config{StreamARN: testStreamARN, Auth: sinks.AWSAuth{RoleARN: "arn:aws:iam::123456789012:role/delivery/sluice"}, ExternalID: "acc_1"}, true},
 		{"no ARN", Config{}, false},
 		{"not an ARN", Config{StreamARN: "events"}, false},
 		{"a Firehose ARN", Config{StreamARN: "arn:aws:firehose:eu-west-1:123456789012:deliverystream/events"}, false},
 		{"no stream name", Config{StreamARN: "arn:aws:kinesis:eu-west-1:123456789012:stream/"}, false},
 		{"no region", Config{StreamARN: "arn:aws:kinesis::123456789012:stream/events"}, false},
 		{"a consumer ARN", Config{StreamARN: "arn:aws:kinesis:eu-west-1:123456789012:stream/events/consumer/c:1"}, false},
-		{"role and keys", Config{StreamARN: testStreamARN, Auth: Auth{RoleARN: role, AccessKeyID: "A", SecretAccessKey: "B"}, ExternalID: "acc_1"}, false},
-		{"half a key pair", Config{StreamARN: testStreamARN, Auth: Auth{AccessKeyID: "A"}}, false},
-		{"the other half", Config{StreamARN: testStreamARN, Auth: Auth{SecretAccessKey: "B"}}, false},
-		{"role without external id", Config{StreamARN: testStreamARN, Auth: Auth{RoleARN: role}}, false},
-		{"role that is a user", Config{StreamARN: testStreamARN, Auth: Auth{RoleARN: "arn:aws:iam::123456789012:user/sluice"}, ExternalID: "acc_1"}, false},
+		{"role and keys", Config{StreamARN: testStreamARN, Auth: sinks.AWSAuth{RoleARN: role, AccessKeyID: "A", SecretAccessKey: "B"}, ExternalID: "acc_1"}, false},
+		{"half a key pair", Config{StreamARN: testStreamARN, Auth: sinks.AWSAuth{AccessKeyID: "A"}}, false},
+		{"the other half", Config{StreamARN: testStreamARN, Auth: sinks.AWSAuth{SecretAccessKey: "B"}}, false},
+		{"role without external id", Config{StreamARN: testStreamARN, Auth: sinks.AWSAuth{RoleARN: role}}, false},
+		{"role that is a user", Config{StreamARN: testStreamARN, Auth: sinks.AWSAuth{RoleARN: "arn:aws:iam::123456789012:user/sluice"}, ExternalID: "acc_1"}, false},
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {

@@ -24,7 +24,7 @@ func TestConformance(t *testing.T) {
 		arn := srv.CreateStream(t, fmt.Sprintf("conformance-%d", streams.Add(1)), 2)
 		sink, err := kinesis.New(context.Background(), kinesis.Config{
 			StreamARN:  arn,
-			Auth:       kinesis.Auth{AccessKeyID: kinesalitetest.AccessKeyID, SecretAccessKey: kinesalitetest.SecretAccessKey},
+			Auth:       sinks.AWSAuth{AccessKeyID: kinesalitetest.AccessKeyID, SecretAccessKey: kinesalitetest.SecretAccessKey},
 			Endpoint:   srv.Endpoint,
 			HTTPClient: client,
 		})
@@ -63,7 +63,7 @@ func TestEndpointFromEnvironment(t *testing.T) {
 			arn := srv.CreateStream(t, fmt.Sprintf("from-env-%d", i), 1)
 			sink, err := kinesis.New(context.Background(), kinesis.Config{
 				StreamARN:  arn,
-				Auth:       kinesis.Auth{AccessKeyID: kinesalitetest.AccessKeyID, SecretAccessKey: kinesalitetest.SecretAccessKey},
+				Auth:       sinks.AWSAuth{AccessKeyID: kinesalitetest.AccessKeyID, SecretAccessKey: kinesalitetest.SecretAccessKey},
 				HTTPClient: kinesalitetest.LoopbackHTTPClient(),
 			})
 			if err != nil {
@@ -88,7 +88,7 @@ func TestMissingStream(t *testing.T) {
 	srv := kinesalitetest.Start(t)
 	sink, err := kinesis.New(context.Background(), kinesis.Config{
 		StreamARN:  kinesalitetest.StreamARN("never-created"),
-		Auth:       kinesis.Auth{AccessKeyID: kinesalitetest.AccessKeyID, SecretAccessKey: kinesalitetest.SecretAccessKey},
+		Auth:       sinks.AWSAuth{AccessKeyID: kinesalitetest.AccessKeyID, SecretAccessKey: kinesalitetest.SecretAccessKey},
 		Endpoint:   srv.Endpoint,
 		HTTPClient: kinesalitetest.LoopbackHTTPClient(),
 	})

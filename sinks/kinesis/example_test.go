@@ -15,7 +15,7 @@ func ExampleNew() {
 	ctx := context.Background()
 	sink, err := kinesis.New(ctx, kinesis.Config{
 		StreamARN:  "arn:aws:kinesis:eu-west-1:123456789012:stream/sluice-events",
-		Auth:       kinesis.Auth{RoleARN: "arn:aws:iam::123456789012:role/sluice-delivery"},
+		Auth:       sinks.AWSAuth{RoleARN: "arn:aws:iam::123456789012:role/sluice-delivery"},
 		ExternalID: "acc_2mE3example", // the sluice account the destination belongs to
 	})
 	if err != nil {

@@ -6,12 +6,8 @@ import (
 	"unicode/utf8"
 
 	"github.com/aws/aws-sdk-go-v2/aws"
-	"github.com/aws/aws-sdk-go-v2/config"
-	"github.com/aws/aws-sdk-go-v2/credentials"
-	"github.com/aws/aws-sdk-go-v2/credentials/stscreds"
 	"github.com/aws/aws-sdk-go-v2/service/kinesis"
 	"github.com/aws/aws-sdk-go-v2/service/kinesis/types"
-	"github.com/aws/aws-sdk-go-v2/service/sts"
 
 	"github.com/sluicehq/sluice/sinks"
 )
@@ -27,10 +23,6 @@ var limits = sinks.Limits{
 
 // maxPartitionKey is the most Unicode characters of a partition key.
 const maxPartitionKey = 256
-
-// sessionName names the STS sessions of assumed roles, in the destination
-// account's CloudTrail.
-const sessionName = "sluice-delivery"
 
 // Codes of the records the sink refuses without sending them, as
 // sinks.Result.Code of a Permanent result. Kinesis would refuse the whole
@@ -70,40 +62,19 @@ func New(ctx context.Context, cfg Config) (*Sink, error) {
 	if err != nil {
 		return nil, err
 	}
-	opts := []func(*config.LoadOptions) error{
-		config.WithRegion(target.region),
-		config.WithRetryer(func() aws.Retryer { return aws.NopRetryer{} }),
-	}
-	if cfg.HTTPClient != nil {
-		opts = append(opts, config.WithHTTPClient(cfg.HTTPClient))
-	}
-	if cfg.Auth.AccessKeyID != "" {
-		opts = append(opts, config.WithCredentialsProvider(
-			credentials.NewStaticCredentialsProvider(cfg.Auth.AccessKeyID, cfg.Auth.SecretAccessKey, "")))
-	}
-	awsConfig, err := config.LoadDefaultConfig(ctx, opts...)
+	awsConfig, err := sinks.LoadAWSConfig(ctx, sinks.AWSAccess{
+		Region:     target.region,
+		Auth:       cfg.Auth,
+		ExternalID: cfg.ExternalID,
+		HTTPClient: cfg.HTTPClient,
+	})
 	if err != nil {
-		return nil, fmt.Errorf("loading the AWS configuration for %s: %w", cfg.StreamARN, err)
-	}
-	if cfg.Auth.RoleARN != "" {
-		role := stscreds.NewAssumeRoleProvider(sts.NewFromConfig(awsConfig), cfg.Auth.RoleARN,
-			func(o *stscreds.AssumeRoleOptions) {
-				o.ExternalID = aws.String(cfg.ExternalID)
-				o.RoleSessionName = sessionName
-			})
-		awsConfig.Credentials = aws.NewCredentialsCache(role)
-	}
-	if awsConfig.Credentials != nil {
-		awsConfig.Credentials = markedCredentials{awsConfig.Credentials}
+		return nil, fmt.Errorf("kinesis sink of %s: %w", cfg.StreamARN, err)
 	}
 	client := kinesis.NewFromConfig(awsConfig, func(o *kinesis.Options) {
 		if cfg.Endpoint != "" {
 			o.BaseEndpoint = aws.String(cfg.Endpoint)
 		}
-		// No retries but pipeline's: AWS_MAX_ATTEMPTS must not wrap
-		// the retryer either.
-		o.Retryer = aws.NopRetryer{}
-		o.RetryMaxAttempts = 0
 	})
 	return &Sink{stream: target, client: client}, nil
 }
@@ -128,7 +99,7 @@ func (s *Sink) Write(ctx context.Context, records []sinks.Record) ([]sinks.Resul
 	if err := ctx.Err(); err != nil {
 		return nil, err
 	}
-	if err := checkBatch(records); err != nil {
+	if err := limits.Check(records); err != nil {
 		return nil, err
 	}
 	results := make([]sinks.Result, len(records))
@@ -157,30 +128,6 @@ func (s *Sink) Write(ctx context.Context, records []sinks.Record) ([]sinks.Resul
 		return nil, err
 	}
 	return results, nil
-}
-
-// checkBatch returns a *sinks.DestinationError of ClassInvalid when the
-// batch breaks the call's limits, which the caller should have kept.
-func checkBatch(records []sinks.Record) error {
-	if len(records) > limits.MaxRecords {
-		return &sinks.DestinationError{
-			Class:   sinks.ClassInvalid,
-			Code:    "BatchTooLarge",
-			Message: fmt.Sprintf("%d records, more than the %d of one PutRecords call", len(records), limits.MaxRecords),
-		}
-	}
-	size := 0
-	for _, r := range records {
-		size += limits.Size(r)
-	}
-	if size > limits.MaxBatchBytes {
-		return &sinks.DestinationError{
-			Class:   sinks.ClassInvalid,
-			Code:    "BatchTooLarge",
-			Message: fmt.Sprintf("%d bytes, more than the %d of one PutRecords call", size, limits.MaxBatchBytes),
-		}
-	}
-	return nil
 }
 
 // refuse returns the Permanent result of a record that Kinesis would refuse,
