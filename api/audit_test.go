@@ -211,3 +211,49 @@ func TestAuditEventNotStored(t *testing.T) {
 		t.Errorf("the log shows the secret:\n%s", logs)
 	}
 }
+
+// TestAuditPrincipalIsTheKeyUsed makes changes with several keys of one
+// account: each event's principal is the key that made its change, even a
+// key deleting itself, and a key without a description is its own subject.
+func TestAuditPrincipalIsTheKeyUsed(t *testing.T) {
+	e := newTestEnv(t)
+	bot := e.createKey(t, `{"description":"ci bot"}`)
+	nameless := e.createKey(t, `{}`)
+	skip := len(e.storedEvents(t, e.account)) // the two api_key_created.v0, by the test's key
+
+	type change struct{ token, keyID, subject, kind string }
+	changes := []change{
+		{*bot.Token, bot.ID, "ci bot", "event_destination_created.v0"},
+		{*nameless.Token, nameless.ID, nameless.ID, "event_subscription_created.v0"},
+		{*bot.Token, bot.ID, "ci bot", "event_subscription_updated.v0"},
+		{*nameless.Token, nameless.ID, nameless.ID, "api_key_updated.v0"},
+		{*bot.Token, bot.ID, "ci bot", "api_key_deleted.v0"},
+	}
+	resp, out := e.call(t, *bot.Token, http.MethodPost, "/event_destinations", kinesisBody)
+	wantStatus(t, resp, out, http.StatusCreated)
+	resp, out = e.call(t, *nameless.Token, http.MethodPost, "/event_subscriptions", `{}`)
+	wantStatus(t, resp, out, http.StatusCreated)
+	sub := decodeAs[subscription](t, out)
+	resp, out = e.call(t, *bot.Token, http.MethodPost, "/event_subscriptions/"+sub.ID+"/sources", `{"type":"`+tcpKind+`"}`)
+	wantStatus(t, resp, out, http.StatusCreated)
+	resp, out = e.call(t, *nameless.Token, http.MethodPatch, "/api_keys/"+bot.ID, `{"metadata":"m"}`)
+	wantStatus(t, resp, out, http.StatusOK)
+	resp, out = e.call(t, *bot.Token, http.MethodDelete, "/api_keys/"+bot.ID, "")
+	wantStatus(t, resp, out, http.StatusNoContent)
+
+	events := e.storedEvents(t, e.account)[skip:]
+	if len(events) != len(changes) {
+		t.Fatalf("%d events for %d changes", len(events), len(changes))
+	}
+	for i, ev := range events {
+		want := changes[i]
+		p := ev.Principal
+		if ev.Type != want.kind || p.ID != want.keyID || p.Subject != want.subject || p.Source != "API" ||
+			p.Credential.ID != want.keyID || p.Credential.URI != e.url+"/api_keys/"+want.keyID {
+			t.Errorf("event %d: %s by %+v, want %s by %s (%s)", i, ev.Type, p, want.kind, want.keyID, want.subject)
+		}
+		if strings.Contains(ev.raw, want.token) || strings.Contains(ev.raw, e.token) {
+			t.Errorf("event %d shows a token: %s", i, ev.raw)
+		}
+	}
+}
