@@ -2,6 +2,7 @@ package api_test
 
 import (
 	"context"
+	"fmt"
 	"net/http"
 	"slices"
 	"strings"
@@ -122,5 +123,65 @@ func TestConcurrentSourceChanges(t *testing.T) {
 	slices.Sort(kinds)
 	if !slices.Equal(got, kinds) {
 		t.Fatalf("sources %v, want all of %v", got, kinds)
+	}
+}
+
+// TestConcurrentPatches sends, round after round, PATCHes of different
+// fields of one subscription (two of them through its sources), one
+// destination and one API key all at once: each is a read-modify-write of
+// the whole resource, and after every round each field holds its round's
+// value, so no PATCH lost another's change.
+func TestConcurrentPatches(t *testing.T) {
+	e := newTestEnv(t)
+	dests := []destination{e.create(t, kinesisBody), e.create(t, kinesisBody)}
+	sub := e.createSubscription(t, `{"sources":[{"type":"`+httpKind+`"},{"type":"`+tcpKind+`"}]}`)
+	key := e.createKey(t, `{}`)
+	subPath, destPath, keyPath := "/event_subscriptions/"+sub.ID, "/event_destinations/"+dests[0].ID, "/api_keys/"+key.ID
+	roleARN := func(round int) string { return fmt.Sprintf("arn:aws:iam::123456789012:role/sluice-%d", round) }
+	for round := range 8 {
+		patches := []struct{ path, body string }{
+			{subPath, fmt.Sprintf(`{"description":"d%d"}`, round)},
+			{subPath, fmt.Sprintf(`{"metadata":"m%d"}`, round)},
+			{subPath, fmt.Sprintf(`{"destination_ids":["%s"]}`, dests[round%2].ID)},
+			{subPath + "/sources/" + httpKind, fmt.Sprintf(`{"filter":"ev.conn.server_port == %d"}`, round)},
+			{subPath + "/sources/" + tcpKind, fmt.Sprintf(`{"fields":["conn.bytes_in","conn.server_port"],"filter":"ev.conn.server_port != %d"}`, round)},
+			{destPath, fmt.Sprintf(`{"description":"d%d"}`, round)},
+			{destPath, fmt.Sprintf(`{"metadata":"m%d"}`, round)},
+			{destPath, `{"target":{"kinesis":{"auth":{"role":{"role_arn":"` + roleARN(round) + `"}},"stream_arn":"` + testStreamARN + `"}}}`},
+			{keyPath, fmt.Sprintf(`{"description":"d%d"}`, round)},
+			{keyPath, fmt.Sprintf(`{"metadata":"m%d"}`, round)},
+		}
+		var wg sync.WaitGroup
+		for _, p := range patches {
+			wg.Go(func() {
+				resp, out := e.call(t, e.token, http.MethodPatch, p.path, p.body)
+				if resp.StatusCode != http.StatusOK {
+					t.Errorf("PATCH %s %s: %d %s", p.path, p.body, resp.StatusCode, out)
+				}
+			})
+		}
+		wg.Wait()
+
+		resp, out := e.call(t, e.token, http.MethodGet, subPath, "")
+		wantStatus(t, resp, out, http.StatusOK)
+		got := decodeAs[subscription](t, out)
+		wantSources := []source{
+			{Type: httpKind, URI: sub.URI + "/sources/" + httpKind, Filter: fmt.Sprintf("ev.conn.server_port == %d", round)},
+			{Type: tcpKind, URI: sub.URI + "/sources/" + tcpKind, Filter: fmt.Sprintf("ev.conn.server_port != %d", round), Fields: []string{"conn.bytes_in", "conn.server_port"}},
+		}
+		if got.Description != fmt.Sprintf("d%d", round) || got.Metadata != fmt.Sprintf("m%d", round) ||
+			len(got.Destinations) != 1 || got.Destinations[0].ID != dests[round%2].ID || !sourcesEqual(got.Sources, wantSources) {
+			t.Fatalf("round %d: a PATCH of the subscription was lost: %s", round, out)
+		}
+		resp, out = e.call(t, e.token, http.MethodGet, destPath, "")
+		wantStatus(t, resp, out, http.StatusOK)
+		if d := decodeAs[destination](t, out); d.Description != fmt.Sprintf("d%d", round) || d.Metadata != fmt.Sprintf("m%d", round) || !strings.Contains(string(d.Target), roleARN(round)+`"`) {
+			t.Fatalf("round %d: a PATCH of the destination was lost: %s", round, out)
+		}
+		resp, out = e.call(t, e.token, http.MethodGet, keyPath, "")
+		wantStatus(t, resp, out, http.StatusOK)
+		if k := decodeAs[apiKey](t, out); k.Description != fmt.Sprintf("d%d", round) || k.Metadata != fmt.Sprintf("m%d", round) {
+			t.Fatalf("round %d: a PATCH of the API key was lost: %s", round, out)
+		}
 	}
 }
