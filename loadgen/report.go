@@ -34,7 +34,8 @@ type IngestReport struct {
 
 // ModeReport is every measurement of one mode.
 type ModeReport struct {
-	// Mode is ModeRaw, ModeProducer or ModeHTTP.
+	// Mode is ModeRaw, ModeProducer or ModeHTTP of the ingest benchmark, or
+	// ModeRawDrain or ModeNullSink of the delivery benchmark.
 	Mode string `json:"mode"`
 	// Runs are the measurements, in the order taken.
 	Runs []RunResult `json:"runs"`
@@ -49,11 +50,14 @@ type ModeReport struct {
 
 // RunResult is one measurement of one mode.
 type RunResult struct {
-	// Events is how many events were published.
+	// Events is how many events were published (ingest) or drained
+	// (delivery).
 	Events int `json:"events"`
 	// Stored is how many messages the stream held afterwards.
 	Stored uint64 `json:"stored"`
-	// Seconds is the time from the first publish to the last ack.
+	// Seconds is the time from the first publish to the last ack (ingest),
+	// or from the first pull to the consumer having nothing pending or
+	// unacknowledged (delivery).
 	Seconds float64 `json:"seconds"`
 	// EventsPerSec is Events over Seconds.
 	EventsPerSec float64 `json:"events_per_sec"`
@@ -88,17 +92,21 @@ func newIngestReport(cfg IngestConfig) IngestReport {
 // summarise fills in the medians and ratios from the runs.
 func (r *IngestReport) summarise() {
 	for i := range r.Modes {
-		m := &r.Modes[i]
-		m.MedianEventsPerSec = medianOf(m.Runs, func(r RunResult) float64 { return r.EventsPerSec })
-		m.MedianCPUMicrosPerEvent = medianOf(m.Runs, func(r RunResult) float64 { return r.CPUMicrosPerEvent })
-		m.MedianAllocsPerEvent = medianOf(m.Runs, func(r RunResult) float64 { return r.AllocsPerEvent })
-		m.MedianAllocBytesPerEvent = medianOf(m.Runs, func(r RunResult) float64 { return r.AllocBytesPerEvent })
+		r.Modes[i].summarise()
 	}
 	raw := r.Modes[0].MedianEventsPerSec
 	if raw > 0 {
 		r.ProducerRatio = r.Modes[1].MedianEventsPerSec / raw
 		r.HTTPRatio = r.Modes[2].MedianEventsPerSec / raw
 	}
+}
+
+// summarise fills in the medians from the runs.
+func (m *ModeReport) summarise() {
+	m.MedianEventsPerSec = medianOf(m.Runs, func(r RunResult) float64 { return r.EventsPerSec })
+	m.MedianCPUMicrosPerEvent = medianOf(m.Runs, func(r RunResult) float64 { return r.CPUMicrosPerEvent })
+	m.MedianAllocsPerEvent = medianOf(m.Runs, func(r RunResult) float64 { return r.AllocsPerEvent })
+	m.MedianAllocBytesPerEvent = medianOf(m.Runs, func(r RunResult) float64 { return r.AllocBytesPerEvent })
 }
 
 // medianOf returns the median of one figure of the runs.
@@ -138,20 +146,35 @@ func (r IngestReport) Format(w io.Writer) error {
 		return err
 	}
 
+	if err := formatModes(w, cfg.Runs, r.Modes, r.verdict); err != nil {
+		return err
+	}
+	verdict := "\nevery ratio reaches its floor\n"
+	if err := r.CheckFloors(); err != nil {
+		verdict = "\nBELOW FLOOR: " + strings.ReplaceAll(err.Error(), "\n", "; ") + "\n"
+	}
+	_, err := io.WriteString(w, verdict)
+	return err
+}
+
+// formatModes writes the rate of every run of every mode, the medians and
+// what verdict says of each mode (its ratio to raw, floor and pass mark);
+// then the CPU time and heap allocations per event of each mode.
+func formatModes(w io.Writer, runs int, modes []ModeReport, verdict func(mode string) []string) error {
 	tw := tabwriter.NewWriter(w, 0, 0, 2, ' ', tabwriter.AlignRight)
 	header := []string{"mode"}
-	for i := range cfg.Runs {
+	for i := range runs {
 		header = append(header, fmt.Sprintf("run %d", i+1))
 	}
 	header = append(header, "median ev/s", "vs raw", "floor", "")
 	fmt.Fprintln(tw, strings.Join(header, "\t")+"\t")
-	for _, m := range r.Modes {
+	for _, m := range modes {
 		row := []string{m.Mode}
 		for _, run := range m.Runs {
 			row = append(row, fmt.Sprintf("%.0f", run.EventsPerSec))
 		}
 		row = append(row, fmt.Sprintf("%.0f", m.MedianEventsPerSec))
-		row = append(row, r.verdict(m.Mode)...)
+		row = append(row, verdict(m.Mode)...)
 		fmt.Fprintln(tw, strings.Join(row, "\t")+"\t")
 	}
 	if err := tw.Flush(); err != nil {
@@ -163,18 +186,19 @@ func (r IngestReport) Format(w io.Writer) error {
 	}
 	tw = tabwriter.NewWriter(w, 0, 0, 2, ' ', tabwriter.AlignRight)
 	fmt.Fprintln(tw, "mode\tCPU µs\theap allocs\theap bytes\t")
-	for _, m := range r.Modes {
+	for _, m := range modes {
 		fmt.Fprintf(tw, "%s\t%.1f\t%.1f\t%.0f\t\n", m.Mode, m.MedianCPUMicrosPerEvent, m.MedianAllocsPerEvent, m.MedianAllocBytesPerEvent)
 	}
-	if err := tw.Flush(); err != nil {
-		return err
+	return tw.Flush()
+}
+
+// ratioVerdict returns the ratio, floor and pass mark of a mode's row.
+func ratioVerdict(ratio, floor float64) []string {
+	mark := "ok"
+	if ratio < floor {
+		mark = "BELOW FLOOR"
 	}
-	verdict := "\nevery ratio reaches its floor\n"
-	if err := r.CheckFloors(); err != nil {
-		verdict = "\nBELOW FLOOR: " + strings.ReplaceAll(err.Error(), "\n", "; ") + "\n"
-	}
-	_, err := io.WriteString(w, verdict)
-	return err
+	return []string{fmt.Sprintf("%.2f", ratio), fmt.Sprintf("≥ %.2f", floor), mark}
 }
 
 // verdict returns the ratio, floor and pass mark of a mode's row.
@@ -188,21 +212,17 @@ func (r IngestReport) verdict(mode string) []string {
 	default:
 		return []string{"1.00", "", ""}
 	}
-	mark := "ok"
-	if ratio < floor {
-		mark = "BELOW FLOOR"
-	}
-	return []string{fmt.Sprintf("%.2f", ratio), fmt.Sprintf("≥ %.2f", floor), mark}
+	return ratioVerdict(ratio, floor)
 }
 
 // ErrBelowFloor is wrapped by the error CheckFloors returns when a ratio is
 // below its floor.
 var ErrBelowFloor = errors.New("below its floor")
 
-// FloorError is a way in whose median rate, as a share of the raw median,
-// is below its floor.
+// FloorError is a mode whose median rate, as a share of the raw median, is
+// below its floor.
 type FloorError struct {
-	Mode  string  // ModeProducer or ModeHTTP
+	Mode  string  // ModeProducer, ModeHTTP or ModeNullSink
 	Ratio float64 // the mode's median rate over the raw median rate
 	Floor float64 // the least ratio asked for
 }
