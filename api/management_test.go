@@ -14,8 +14,9 @@ import (
 )
 
 // TestAccountIsolation checks that a key of one account finds none of
-// another account's resources: every call on them is a 404, every list is
-// empty, and nothing changes.
+// another account's resources: every call on them is a 404, naming one of
+// its destinations in destination_ids is answered as naming one that does
+// not exist, every list holds only the key's own, and nothing changes.
 func TestAccountIsolation(t *testing.T) {
 	e := newTestEnv(t)
 	ctx := context.Background()
@@ -52,10 +53,30 @@ func TestAccountIsolation(t *testing.T) {
 		resp, out := e.call(t, otherKey.Token, p.method, p.path, p.body)
 		wantError(t, resp, out, http.StatusNotFound, "ERR_SLUICE_420", "")
 	}
-	resp, out := e.call(t, otherKey.Token, http.MethodPost, "/event_subscriptions", `{"destination_ids":["`+dest.ID+`"]}`)
-	wantError(t, resp, out, http.StatusBadRequest, "ERR_SLUICE_333", "destination_ids[0]")
+	// Naming another account's destination in a body is refused exactly as
+	// naming one that does not exist: a 400 of the field (the request's
+	// target exists; the body is wrong), with the same message.
+	otherSub, err := e.store.CreateSubscription(ctx, other.ID, store.Subscription{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	const missing = "ed_2ZVXCKvrcw0TxPDk1JLmC8b3eBQ"
+	for _, c := range []struct{ method, path string }{
+		{http.MethodPost, "/event_subscriptions"},
+		{http.MethodPatch, "/event_subscriptions/" + otherSub.ID},
+	} {
+		var msgs []string
+		for _, id := range []string{dest.ID, missing} {
+			resp, out := e.call(t, otherKey.Token, c.method, c.path, `{"destination_ids":["`+id+`"]}`)
+			msg := wantError(t, resp, out, http.StatusBadRequest, "ERR_SLUICE_333", "destination_ids[0]")
+			msgs = append(msgs, strings.ReplaceAll(msg, id, "ID"))
+		}
+		if msgs[0] != msgs[1] {
+			t.Errorf("%s %s tells another account's destination from a missing one: %q, %q", c.method, c.path, msgs[0], msgs[1])
+		}
+	}
 
-	lists := map[string]int{"/event_destinations": 0, "/event_subscriptions": 0, "/api_keys": 1}
+	lists := map[string]int{"/event_destinations": 0, "/event_subscriptions": 1, "/api_keys": 1}
 	for path, n := range lists {
 		resp, out := e.call(t, otherKey.Token, http.MethodGet, path, "")
 		wantStatus(t, resp, out, http.StatusOK)
