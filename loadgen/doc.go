@@ -1,8 +1,8 @@
 // Package loadgen is the engine of `sluice bench`: it measures how many
-// events per second sluice stores in JetStream, and sets the figure beside a
-// raw JetStream baseline measured in the same run on the same kind of
-// server, so that the ratio says what sluice's own logic costs on whatever
-// machine runs it.
+// events per second sluice stores in JetStream and delivers from it, and
+// sets each figure beside a raw JetStream baseline measured in the same run
+// on the same kind of server, so that the ratio says what sluice's own
+// logic costs on whatever machine runs it.
 //
 // RunIngest compares three ways in, each on a fresh embedded NATS server
 // with file storage: a minimal nats.go asynchronous-publish loop of
@@ -11,6 +11,12 @@
 // each measurement. Besides the rates it reports the CPU time and heap
 // allocations per event, which vary less than the rates on a shared
 // machine.
+//
+// RunDeliver compares two ways out of a backlog of the same events: a
+// minimal nats.go pull loop acknowledging each (the baseline), and
+// package pipeline's reconciler and deliverer running a filtered route,
+// made through package store, into a sink that accepts every record. It
+// verifies that the sink accepted exactly the events the filter passes.
 //
 // It is not a load tester for a deployed sluice: it starts its own servers
 // in process, and it is not used by `sluice serve`.

@@ -1,0 +1,57 @@
+package loadgen
+
+import (
+	"errors"
+	"fmt"
+)
+
+// DefaultDeliverEvents is the default of DeliverConfig.Events.
+const DefaultDeliverEvents = 200_000
+
+// DeliverFloor is the least rate, as a share of the raw JetStream drain
+// rate of the same run, at which sluice must drain a route into the null
+// sink.
+const DeliverFloor = 0.6
+
+// DeliverConfig says how to run the delivery benchmark. The zero value
+// gets the defaults.
+type DeliverConfig struct {
+	// Events is the backlog each mode drains in each run, half of which
+	// the route's filter passes; default DefaultDeliverEvents. It must be
+	// even.
+	Events int `json:"events"`
+	// Runs is how many times every mode is measured, after a warm-up round
+	// that is not reported; the report gives the median. Default
+	// DefaultRuns.
+	Runs int `json:"runs"`
+	// DataDir is where each server gets its own temporary directory,
+	// removed after its mode; default the system's temporary directory.
+	DataDir string `json:"-"`
+	// CPUProfileDir, when set, is where a CPU profile of the timed part of
+	// every measurement is written, as cpu-<mode>-<run>.pprof (run 0 is the
+	// warm-up).
+	CPUProfileDir string `json:"-"`
+}
+
+func (c *DeliverConfig) setDefaults() {
+	if c.Events == 0 {
+		c.Events = DefaultDeliverEvents
+	}
+	if c.Runs == 0 {
+		c.Runs = DefaultRuns
+	}
+}
+
+// Validate reports what is wrong with the configuration, after defaults have
+// been applied to the fields left zero.
+func (c DeliverConfig) Validate() error {
+	c.setDefaults()
+	var errs []error
+	if c.Events < 2 || c.Events%2 != 0 {
+		errs = append(errs, fmt.Errorf("events %d: must be an even number, at least 2 (the filter passes half)", c.Events))
+	}
+	if c.Runs < 1 {
+		errs = append(errs, fmt.Errorf("runs %d: must be at least 1", c.Runs))
+	}
+	return errors.Join(errs...)
+}
