@@ -35,7 +35,12 @@ type testEnv struct {
 
 func newTestEnv(t *testing.T, opts ...apitest.Option) *testEnv {
 	t.Helper()
-	st := apitest.Start(t, opts...)
+	return envOf(t, apitest.Start(t, opts...))
+}
+
+// envOf is the testEnv of a running stack.
+func envOf(t *testing.T, st *apitest.Stack) *testEnv {
+	t.Helper()
 	return &testEnv{url: st.URL, client: documentedClient(t), token: st.Token, account: st.AccountID,
 		stream: st.Stream, js: st.JS, reg: st.Metrics, store: st.Store, keyID: st.KeyID, logs: st.Logs}
 }

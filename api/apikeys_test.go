@@ -1,10 +1,13 @@
 package api_test
 
 import (
+	"fmt"
 	"net/http"
 	"regexp"
 	"strings"
 	"testing"
+
+	"github.com/sluicehq/sluice/internal/apitest"
 )
 
 // apiKey is an API key as the API returns it.
@@ -113,5 +116,29 @@ func TestAPIKeyValidation(t *testing.T) {
 	desc, meta := "d"+strings.Repeat("é", 127), strings.Repeat("é", 2048)
 	if key := e.createKey(t, `{"description":"`+desc+`","metadata":"`+meta+`"}`); key.Description != desc || key.Metadata != meta {
 		t.Fatalf("created %+v", key)
+	}
+}
+
+// TestDeletedKeyStopsInEveryProcess runs two APIs on one NATS server, as
+// two sluice processes: a key deleted through one is refused by both on
+// the very next call, with no wait.
+func TestDeletedKeyStopsInEveryProcess(t *testing.T) {
+	first := apitest.Start(t)
+	processes := []*testEnv{envOf(t, first), envOf(t, first.Another(t))}
+	for round, deleter := range processes {
+		key := processes[0].createKey(t, fmt.Sprintf(`{"description":"round %d"}`, round))
+		for _, p := range processes {
+			resp, out := p.call(t, *key.Token, http.MethodGet, "/api_keys/"+key.ID, "")
+			wantStatus(t, resp, out, http.StatusOK)
+		}
+		resp, out := deleter.call(t, deleter.token, http.MethodDelete, "/api_keys/"+key.ID, "")
+		wantStatus(t, resp, out, http.StatusNoContent)
+		for i, p := range processes {
+			resp, out := p.call(t, *key.Token, http.MethodGet, "/event_subscriptions", "")
+			if resp.StatusCode != http.StatusUnauthorized {
+				t.Fatalf("round %d: process %d took the key deleted through process %d: %d %s", round, i, round, resp.StatusCode, out)
+			}
+			wantError(t, resp, out, http.StatusUnauthorized, "ERR_SLUICE_211", "")
+		}
 	}
 }

@@ -16,6 +16,7 @@ import (
 
 	"github.com/sluicehq/sluice/api"
 	"github.com/sluicehq/sluice/internal/natstest"
+	"github.com/sluicehq/sluice/natsserver"
 	"github.com/sluicehq/sluice/pipeline"
 	"github.com/sluicehq/sluice/producer"
 	"github.com/sluicehq/sluice/store"
@@ -33,6 +34,7 @@ type Stack struct {
 	Stream    jetstream.Stream // SLUICE_EVENTS
 	Store     *store.Store
 	Metrics   *prometheus.Registry // where the API registered its metrics
+	nats      *natsserver.Server
 }
 
 // Option changes the stack Start builds.
@@ -61,21 +63,44 @@ func Start(t testing.TB, opts ...Option) *Stack {
 	for _, opt := range opts {
 		opt(&o)
 	}
+	s := startAPI(t, natstest.Start(t), o)
 	ctx := context.Background()
-	nc, js := natstest.Connect(t, natstest.Start(t))
+	acct, err := s.Store.CreateAccount(ctx, "test")
+	if err != nil {
+		t.Fatal(err)
+	}
+	key, err := s.Store.CreateAPIKey(ctx, acct.ID, store.APIKeyInput{Description: "test"}, "")
+	if err != nil {
+		t.Fatal(err)
+	}
+	s.AccountID, s.Token, s.KeyID = acct.ID, key.Token, key.ID
+	return s
+}
+
+// Another starts a second API on the NATS server of s, as a second sluice
+// process would run, with its own connection, store, logs and metrics, and
+// the options given; t.Cleanup stops it. Its account and key are those of s.
+func (s *Stack) Another(t testing.TB, opts ...Option) *Stack {
+	t.Helper()
+	var o options
+	for _, opt := range opts {
+		opt(&o)
+	}
+	another := startAPI(t, s.nats, o)
+	another.AccountID, another.Token, another.KeyID = s.AccountID, s.Token, s.KeyID
+	return another
+}
+
+// startAPI starts an API, with the stream and store it needs, on srv.
+func startAPI(t testing.TB, srv *natsserver.Server, o options) *Stack {
+	t.Helper()
+	ctx := context.Background()
+	nc, js := natstest.Connect(t, srv)
 	stream, err := pipeline.EnsureStream(ctx, js, pipeline.StreamConfig{})
 	if err != nil {
 		t.Fatal(err)
 	}
 	st, err := store.Open(ctx, js, store.Config{})
-	if err != nil {
-		t.Fatal(err)
-	}
-	acct, err := st.CreateAccount(ctx, "test")
-	if err != nil {
-		t.Fatal(err)
-	}
-	key, err := st.CreateAPIKey(ctx, acct.ID, store.APIKeyInput{Description: "test"}, "")
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -90,13 +115,13 @@ func Start(t testing.TB, opts ...Option) *Stack {
 	reg := prometheus.NewRegistry()
 	logs := &Logs{}
 	log := slog.New(slog.NewJSONHandler(logs, &slog.HandlerOptions{Level: slog.LevelDebug}))
-	srv, err := api.New(o.config, api.Deps{Keys: st, Publisher: pub, Destinations: st, Subscriptions: st, APIKeys: st, Logger: log, Metrics: reg})
+	handler, err := api.New(o.config, api.Deps{Keys: st, Publisher: pub, Destinations: st, Subscriptions: st, APIKeys: st, Logger: log, Metrics: reg})
 	if err != nil {
 		t.Fatal(err)
 	}
-	hs := httptest.NewServer(srv)
+	hs := httptest.NewServer(handler)
 	t.Cleanup(hs.Close)
-	return &Stack{Logs: logs, URL: hs.URL, Token: key.Token, KeyID: key.ID, AccountID: acct.ID, JS: js, Stream: stream, Store: st, Metrics: reg}
+	return &Stack{Logs: logs, URL: hs.URL, JS: js, Stream: stream, Store: st, Metrics: reg, nats: srv}
 }
 
 // Logs is a buffer of log lines safe for concurrent use.
