@@ -1,0 +1,96 @@
+package firehose
+
+import (
+	"errors"
+	"fmt"
+	"log/slog"
+	"strings"
+
+	"github.com/aws/aws-sdk-go-v2/aws"
+
+	"github.com/sluicehq/sluice/sinks"
+)
+
+// ErrConfig is the error, wrapped, of a Config that cannot work.
+var ErrConfig = errors.New("invalid firehose sink config")
+
+// Config is one Firehose destination. It is comparable, so that a cache of
+// sinks can be keyed by it.
+type Config struct {
+	// DeliveryStreamARN is the delivery stream's ARN,
+	// arn:aws:firehose:REGION:ACCOUNT:deliverystream/NAME. The client's
+	// region is the ARN's.
+	DeliveryStreamARN string
+	// Auth says which credentials sign the calls.
+	Auth sinks.AWSAuth
+	// ExternalID is the external id given to STS when assuming
+	// Auth.RoleARN: the sluice account id the destination belongs to.
+	// Required with a role.
+	ExternalID string
+	// Endpoint, when set, is the Firehose endpoint to call (an emulator's
+	// URL); otherwise the SDK resolves it, honouring
+	// AWS_ENDPOINT_URL_FIREHOSE and AWS_ENDPOINT_URL. It applies to
+	// Firehose only, not to STS.
+	Endpoint string
+	// HTTPClient, when set, makes the HTTP calls (of Firehose and STS);
+	// otherwise the SDK's default client does (see sinks.AWSAccess).
+	HTTPClient aws.HTTPClient
+}
+
+// LogValue shows the delivery stream, the credentials without their secret
+// and the endpoint.
+func (cfg Config) LogValue() slog.Value {
+	attrs := []slog.Attr{slog.String("delivery_stream_arn", cfg.DeliveryStreamARN), slog.String("auth", cfg.Auth.String())}
+	if cfg.Endpoint != "" {
+		attrs = append(attrs, slog.String("endpoint", cfg.Endpoint))
+	}
+	return slog.GroupValue(attrs...)
+}
+
+// Validate returns an error wrapping ErrConfig when cfg cannot work: a
+// DeliveryStreamARN that is not a delivery stream's, or credentials that
+// cannot work (see sinks.AWSAuth.Validate).
+func (cfg Config) Validate() error {
+	if _, err := parseDeliveryStreamARN(cfg.DeliveryStreamARN); err != nil {
+		return err
+	}
+	if err := cfg.Auth.Validate(cfg.ExternalID); err != nil {
+		return fmt.Errorf("%w: %w", ErrConfig, err)
+	}
+	return nil
+}
+
+// deliveryStream is what the sink needs of the delivery stream's ARN.
+type deliveryStream struct {
+	name, region string
+}
+
+// maxNameLength is the most characters of a delivery stream's name.
+const maxNameLength = 64
+
+// parseDeliveryStreamARN returns the delivery stream an ARN names, or an
+// error wrapping ErrConfig.
+func parseDeliveryStreamARN(s string) (deliveryStream, error) {
+	parsed, err := sinks.ParseTargetARN(s, "firehose")
+	if err != nil {
+		return deliveryStream{}, fmt.Errorf("%w: delivery stream %w", ErrConfig, err)
+	}
+	name, ok := strings.CutPrefix(parsed.Resource, "deliverystream/")
+	if !ok || !validName(name) {
+		return deliveryStream{}, fmt.Errorf("%w: %q is not the ARN of a Firehose delivery stream (arn:aws:firehose:REGION:ACCOUNT:deliverystream/NAME, NAME of 1 to %d letters, digits, '_', '.' and '-')", ErrConfig, s, maxNameLength)
+	}
+	return deliveryStream{name: name, region: parsed.Region}, nil
+}
+
+// validName reports whether name is a delivery stream's name.
+func validName(name string) bool {
+	if name == "" || len(name) > maxNameLength {
+		return false
+	}
+	for _, c := range name {
+		if !('a' <= c && c <= 'z' || 'A' <= c && c <= 'Z' || '0' <= c && c <= '9' || c == '_' || c == '.' || c == '-') {
+			return false
+		}
+	}
+	return true
+}
