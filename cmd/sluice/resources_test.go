@@ -259,3 +259,53 @@ func TestAPIErrorText(t *testing.T) {
 		t.Errorf("error\n%s\nwant\n%s", err, want)
 	}
 }
+
+// TestResourceCommandsFromEnvironment runs the management commands with
+// SLUICE_API_URL and SLUICE_API_KEY instead of flags, each command of each
+// collection, and checks that a flag given beats its variable.
+func TestResourceCommandsFromEnvironment(t *testing.T) {
+	e := newCLIEnv(t)
+	t.Setenv("SLUICE_API_URL", e.stack.URL)
+	t.Setenv("SLUICE_API_KEY", e.stack.Token)
+	sluice := func(args ...string) string {
+		t.Helper()
+		out, errOut, err := runSluice(t, "", args...)
+		if err != nil {
+			t.Fatalf("sluice %s: %v\nstderr: %s", strings.Join(args, " "), err, errOut)
+		}
+		return out
+	}
+	idOf := func(out string) string {
+		t.Helper()
+		id, _ := decodeJSONOutput(t, out)["id"].(string)
+		return id
+	}
+
+	dest := idOf(sluice("destinations", "create", "--kinesis-stream-arn", kinesisARN, "--role-arn", roleARN, "--json"))
+	sub := idOf(sluice("subscriptions", "create", "--source", "http_request_complete.v0", "--destination-id", dest, "--json"))
+	key := idOf(sluice("api-keys", "create", "--description", "from env", "--json"))
+	for _, r := range []struct{ command, id string }{{"destinations", dest}, {"subscriptions", sub}, {"api-keys", key}} {
+		if out := sluice(r.command, "list"); !strings.Contains(out, r.id) {
+			t.Errorf("%s list does not show %s:\n%s", r.command, r.id, out)
+		}
+		if out := sluice(r.command, "update", r.id, "--description", "changed"); field(out, "DESCRIPTION") != "changed" {
+			t.Errorf("%s update:\n%s", r.command, out)
+		}
+		if out := sluice(r.command, "get", r.id); field(out, "ID") != r.id {
+			t.Errorf("%s get:\n%s", r.command, out)
+		}
+	}
+	for _, r := range []struct{ command, id string }{{"subscriptions", sub}, {"destinations", dest}, {"api-keys", key}} {
+		sluice(r.command, "delete", r.id)
+	}
+
+	// A flag beats its variable.
+	t.Setenv("SLUICE_API_KEY", "sk_wrong_key_of_nobody")
+	_, _, err := runSluice(t, "", "destinations", "list")
+	check.ErrorContains(t, err, "ERR_SLUICE_211 (401): the API key is unknown or was deleted")
+	sluice("destinations", "list", "--api-key", e.stack.Token)
+	t.Setenv("SLUICE_API_URL", closedURL(t))
+	_, _, err = runSluice(t, "", "destinations", "list", "--api-key", e.stack.Token)
+	check.ErrorContains(t, err, "is sluice serve running there?")
+	sluice("destinations", "list", "--api-key", e.stack.Token, "--api-url", e.stack.URL)
+}
