@@ -18,8 +18,10 @@ import (
 //
 // It returns a *ValidationError (matching ErrInvalid) for the first field
 // of in that breaks a rule, one that also matches ErrNotFound for a
-// destination id that names no destination of the account, or an error
-// wrapping ErrNotFound if the account does not exist.
+// destination id that names no destination of the account, an error
+// wrapping ErrNotFound if the account does not exist, or one wrapping
+// ErrConflict if a destination it names kept changing under concurrent
+// writes while it was claimed (see claimDestinations).
 func (s *Store) CreateSubscription(ctx context.Context, accountID string, in Subscription) (Subscription, error) {
 	sub := Subscription{
 		ID:             schemas.NewID(schemas.PrefixSubscription),
