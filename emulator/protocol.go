@@ -1,0 +1,228 @@
+package emulator
+
+import (
+	"bytes"
+	"context"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"io"
+	"net/http"
+	"strconv"
+	"strings"
+	"sync/atomic"
+	"time"
+)
+
+// jsonContentType is the content type of the AWS JSON 1.1 protocol.
+const jsonContentType = "application/x-amz-json-1.1"
+
+// maxRequestBytes bounds a request's body: a full PutRecords (5 MiB of data,
+// base64-encoded, with 500 partition keys) is about 7 MiB.
+const maxRequestBytes = 16 << 20
+
+// targetPrefixes maps the prefix of X-Amz-Target to its service.
+var targetPrefixes = map[string]Service{
+	"Kinesis_20131202":  ServiceKinesis,
+	"Firehose_20150804": ServiceFirehose,
+	"Logs_20140328":     ServiceLogs,
+}
+
+// operation answers one call of one operation: it decodes c's body, names
+// the resource with c.enter, and returns the output to encode as JSON (nil
+// for an empty body) or an error (an *apiError for an AWS error).
+type operation func(c *call) (any, error)
+
+// call is one AWS call being answered.
+type call struct {
+	ctx     context.Context
+	server  *Server
+	service Service
+	op      string
+	region  string
+	body    []byte
+
+	// Set by enter: the resource the call names, and its fault if any.
+	resource string
+	fault    *faultRule
+	// Counted by the operation: records stored and refused one by one.
+	accepted, failed int
+}
+
+// decode decodes the call's body into v, or fails as AWS does with
+// SerializationException.
+func (c *call) decode(v any) error {
+	if err := json.Unmarshal(c.body, v); err != nil {
+		var typeErr *json.UnmarshalTypeError
+		if errors.As(err, &typeErr) {
+			return serializationError("Unexpected value type at %s: %s", typeErr.Field, typeErr.Value)
+		}
+		return serializationError("%s", err.Error())
+	}
+	return nil
+}
+
+// enter names the resource of the call, then injects that resource's
+// faults that apply to the whole call: latency, AccessDenied,
+// ResourceNotFound, a 5xx or a throttling error.
+func (c *call) enter(resource string) error {
+	c.resource = resource
+	c.fault = c.server.faults.match(c.service, resource, c.op)
+	if c.fault == nil {
+		return nil
+	}
+	return c.fault.beforeCall(c)
+}
+
+// arn returns the ARN of a resource of the call's service in the call's
+// region: arn:aws:SERVICE:REGION:ACCOUNT:RESOURCE.
+func (c *call) arn(resource string) string {
+	return arnOf(c.service, c.region, c.server.cfg.AccountID, resource)
+}
+
+func arnOf(svc Service, region, account, resource string) string {
+	return "arn:aws:" + string(svc) + ":" + region + ":" + account + ":" + resource
+}
+
+// serveAWS answers an AWS JSON 1.1 call.
+func (s *Server) serveAWS(w http.ResponseWriter, r *http.Request) {
+	w.Header().Set("x-amzn-RequestId", s.requestIDs.next())
+	svc, op, apiErr := s.route(r)
+	if apiErr != nil {
+		writeError(w, apiErr)
+		return
+	}
+	scope, apiErr := checkAuthorization(r, string(svc))
+	if apiErr != nil {
+		writeError(w, apiErr)
+		return
+	}
+	body, err := io.ReadAll(http.MaxBytesReader(w, r.Body, maxRequestBytes))
+	if err != nil {
+		var tooLarge *http.MaxBytesError
+		if errors.As(err, &tooLarge) {
+			writeError(w, &apiError{Code: "SerializationException", Message: fmt.Sprintf("Request body over %d bytes.", maxRequestBytes), Status: http.StatusRequestEntityTooLarge})
+			return
+		}
+		return // the client went away
+	}
+	if len(bytes.TrimSpace(body)) == 0 {
+		writeError(w, serializationError("Start of structure or map found where not expected."))
+		return
+	}
+	c := &call{ctx: r.Context(), server: s, service: svc, op: op.name, region: scope.Region, body: body}
+	start := time.Now()
+	out, err := op.fn(c)
+	s.counters.count(c, err)
+	if err != nil {
+		var apiErr *apiError
+		if !errors.As(err, &apiErr) {
+			if c.ctx.Err() != nil {
+				return // the client went away, or the emulator is stopping
+			}
+			s.log.Error("emulator call failed", "service", svc, "operation", op.name, "err", err)
+			apiErr = internalFailure()
+		}
+		s.log.Debug("emulator call", "service", svc, "operation", op.name, "resource", c.resource, "status", apiErr.Status, "error", apiErr.Code, "took", time.Since(start))
+		writeError(w, apiErr)
+		return
+	}
+	s.log.Debug("emulator call", "service", svc, "operation", op.name, "resource", c.resource, "status", http.StatusOK, "took", time.Since(start))
+	writeOutput(w, out)
+}
+
+// namedOperation is an operation with its name.
+type namedOperation struct {
+	name string
+	fn   operation
+}
+
+// route finds the operation X-Amz-Target names.
+func (s *Server) route(r *http.Request) (Service, namedOperation, *apiError) {
+	contentType, _, _ := strings.Cut(r.Header.Get("Content-Type"), ";")
+	if ct := strings.TrimSpace(contentType); ct != jsonContentType && ct != "application/x-amz-json-1.0" {
+		return "", namedOperation{}, serializationError("Content-Type %q is not %s.", ct, jsonContentType)
+	}
+	prefix, name, _ := strings.Cut(r.Header.Get("X-Amz-Target"), ".")
+	svc, ok := targetPrefixes[prefix]
+	if !ok {
+		return "", namedOperation{}, clientError("UnknownOperationException", "")
+	}
+	fn, ok := s.operations[svc][name]
+	if !ok {
+		return "", namedOperation{}, clientError("UnknownOperationException", "")
+	}
+	return svc, namedOperation{name: name, fn: fn}, nil
+}
+
+// writeOutput writes a 200 answer with out as JSON; nil is an empty body.
+func writeOutput(w http.ResponseWriter, out any) {
+	w.Header().Set("Content-Type", jsonContentType)
+	if out == nil {
+		w.Header().Set("Content-Length", "0")
+		w.WriteHeader(http.StatusOK)
+		return
+	}
+	body, err := json.Marshal(out)
+	if err != nil {
+		writeError(w, internalFailure())
+		return
+	}
+	w.Header().Set("Content-Length", strconv.Itoa(len(body)))
+	w.WriteHeader(http.StatusOK)
+	_, _ = w.Write(body)
+}
+
+// writeError writes an AWS error: {"__type": CODE, "message": MESSAGE}.
+func writeError(w http.ResponseWriter, e *apiError) {
+	body, _ := json.Marshal(struct {
+		Type    string `json:"__type"`
+		Message string `json:"message,omitempty"`
+	}{e.Code, e.Message})
+	w.Header().Set("Content-Type", jsonContentType)
+	w.Header().Set("Content-Length", strconv.Itoa(len(body)))
+	w.WriteHeader(e.Status)
+	_, _ = w.Write(body)
+}
+
+// requestIDs numbers the calls, for x-amzn-RequestId.
+type requestIDs struct{ n atomic.Uint64 }
+
+func (r *requestIDs) next() string {
+	n := r.n.Add(1)
+	return fmt.Sprintf("00000000-0000-4000-8000-%012x", n)
+}
+
+// epochSeconds is a timestamp of the JSON 1.1 protocol: seconds since the
+// epoch, as a number with a fraction.
+type epochSeconds time.Time
+
+func (t epochSeconds) MarshalJSON() ([]byte, error) {
+	ms := time.Time(t).UnixMilli()
+	return []byte(strconv.FormatFloat(float64(ms)/1000, 'f', 3, 64)), nil
+}
+
+func (t *epochSeconds) UnmarshalJSON(b []byte) error {
+	f, err := strconv.ParseFloat(string(b), 64)
+	if err != nil {
+		return fmt.Errorf("timestamp %s: %w", b, err)
+	}
+	sec := int64(f)
+	*t = epochSeconds(time.Unix(sec, int64((f-float64(sec))*1e9)))
+	return nil
+}
+
+// wait waits d, or until ctx ends.
+func wait(ctx context.Context, d time.Duration) error {
+	if d <= 0 {
+		return nil
+	}
+	timer := time.NewTimer(d)
+	defer timer.Stop()
+	select {
+	case <-ctx.Done():
+		return ctx.Err()
+	case <-timer.C:
+		return nil
+	}
+}
