@@ -45,7 +45,7 @@ type apiKeyFlags struct {
 
 func (a *apiKeyFlags) register(fl *pflag.FlagSet) {
 	a.body.register(fl)
-	a.described.register(fl)
+	a.described.register(fl, limitInBytes)
 }
 
 func (a *apiKeyFlags) build(fl *pflag.FlagSet, stdin io.Reader) (map[string]any, error) {

@@ -47,7 +47,7 @@ func newDestinationFlags() *destinationFlags {
 
 func (d *destinationFlags) register(fl *pflag.FlagSet) {
 	d.body.register(fl)
-	d.described.register(fl)
+	d.described.register(fl, limitInBytes)
 	fl.StringVar(&d.format, "format", "", `how events are serialized: "json", the only format (default json)`)
 	for i := range d.targets {
 		t := &d.targets[i]

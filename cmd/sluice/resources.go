@@ -180,9 +180,17 @@ type describedFlags struct {
 	metadata    string
 }
 
-func (d *describedFlags) register(fl *pflag.FlagSet) {
-	fl.StringVar(&d.description, "description", "", "free text for people, at most 255 bytes")
-	fl.StringVar(&d.metadata, "metadata", "", "free text for programs, such as JSON, at most 4096 bytes")
+// Units of the limits of --description and --metadata: subscriptions count
+// characters, the other resources bytes.
+const (
+	limitInBytes      = "bytes"
+	limitInCharacters = "characters"
+)
+
+// register adds the flags, whose limits the API counts in unit.
+func (d *describedFlags) register(fl *pflag.FlagSet, unit string) {
+	fl.StringVar(&d.description, "description", "", "free text for people, at most 255 "+unit)
+	fl.StringVar(&d.metadata, "metadata", "", "free text for programs, such as JSON, at most 4096 "+unit)
 }
 
 // apply sets on body the fields whose flags were given.

@@ -309,3 +309,31 @@ func TestResourceCommandsFromEnvironment(t *testing.T) {
 	check.ErrorContains(t, err, "is sluice serve running there?")
 	sluice("destinations", "list", "--api-key", e.stack.Token, "--api-url", e.stack.URL)
 }
+
+// TestDescribedFlagsHelp checks that --description and --metadata state
+// each resource's limits in the unit its API counts: characters for
+// subscriptions, bytes for the others.
+func TestDescribedFlagsHelp(t *testing.T) {
+	clearSluiceEnv(t)
+	for _, tc := range []struct {
+		args []string
+		unit string
+	}{
+		{[]string{"destinations", "create"}, "bytes"},
+		{[]string{"destinations", "update"}, "bytes"},
+		{[]string{"subscriptions", "create"}, "characters"},
+		{[]string{"subscriptions", "update"}, "characters"},
+		{[]string{"api-keys", "create"}, "bytes"},
+		{[]string{"api-keys", "update"}, "bytes"},
+	} {
+		out, _, err := runSluice(t, "", append(tc.args, "--help")...)
+		if err != nil {
+			t.Fatal(err)
+		}
+		for _, want := range []string{"at most 255 " + tc.unit, "at most 4096 " + tc.unit} {
+			if !strings.Contains(out, want) {
+				t.Errorf("sluice %s --help does not say %q:\n%s", strings.Join(tc.args, " "), want, out)
+			}
+		}
+	}
+}

@@ -48,7 +48,7 @@ type subscriptionFlags struct {
 
 func (s *subscriptionFlags) register(fl *pflag.FlagSet) {
 	s.body.register(fl)
-	s.described.register(fl)
+	s.described.register(fl, limitInCharacters)
 	fl.StringSliceVar(&s.sources, "source", nil, "route this event kind, such as http_request_complete.v0 (repeatable; replaces the sources of --data, and on update all the sources)")
 	fl.StringSliceVar(&s.destinationIDs, "destination-id", nil, "send to this event destination (repeatable; on update, replaces the destinations)")
 }
