@@ -259,3 +259,23 @@ func TestSources(t *testing.T) {
 	resp, out = e.call(t, e.token, http.MethodGet, "/event_subscriptions/esb_2ZVXCKvrcw0TxPDk1JLmC8b3eBQ/sources", "")
 	wantError(t, resp, out, http.StatusNotFound, "ERR_SLUICE_420", "")
 }
+
+// TestEmptyFilterAndFieldsMeanNone sends sources with an empty filter and
+// an empty list of fields, which mean none, audit kinds included: they are
+// taken, and answered without either.
+func TestEmptyFilterAndFieldsMeanNone(t *testing.T) {
+	e := newTestEnv(t)
+	sub := e.createSubscription(t, `{"sources":[{"type":"`+keyKind+`","filter":"","fields":[]},{"type":"`+httpKind+`","filter":"","fields":[]}]}`)
+	for _, src := range sub.Sources {
+		if src.Filter != "" || src.Fields != nil {
+			t.Fatalf("created %+v", sub)
+		}
+	}
+	resp, out := e.call(t, e.token, http.MethodPost, "/event_subscriptions/"+sub.ID+"/sources", `{"type":"api_key_deleted.v0","filter":"","fields":[]}`)
+	wantStatus(t, resp, out, http.StatusCreated)
+	if strings.Contains(string(out), "filter") || strings.Contains(string(out), "fields") {
+		t.Fatalf("added %s", out)
+	}
+	resp, out = e.call(t, e.token, http.MethodPatch, "/event_subscriptions/"+sub.ID+"/sources/"+keyKind, `{"filter":"","fields":[]}`)
+	wantStatus(t, resp, out, http.StatusOK)
+}
