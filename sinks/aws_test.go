@@ -144,6 +144,7 @@ func TestLimitsCheck(t *testing.T) {
 		{"at both limits", []Record{record(9), record(9), record(9)}, true},
 		{"a record too many", []Record{record(1), record(1), record(1), record(1)}, false},
 		{"a byte too many, counting the overhead", []Record{record(10), record(9), record(9)}, false},
+		{"a record too large does not count", []Record{record(9), record(9), record(9), record(25)}[1:], true},
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {

@@ -54,6 +54,8 @@ const CodeBatchTooLarge = "BatchTooLarge"
 // Check returns a *DestinationError of ClassInvalid and CodeBatchTooLarge
 // when the batch has more than MaxRecords records or MaxBatchBytes bytes:
 // limits the pipeline should have kept, so that a sink sends no such batch.
+// Records over MaxRecordBytes do not count towards MaxBatchBytes: a sink
+// refuses them one by one, Permanent, and sends the rest.
 func (l Limits) Check(records []Record) error {
 	if len(records) > l.MaxRecords {
 		return &DestinationError{
@@ -64,7 +66,9 @@ func (l Limits) Check(records []Record) error {
 	}
 	size := 0
 	for _, r := range records {
-		size += l.Size(r)
+		if n := l.Size(r); n <= l.MaxRecordBytes {
+			size += n
+		}
 	}
 	if size > l.MaxBatchBytes {
 		return &DestinationError{
@@ -121,6 +125,18 @@ type Sink interface {
 	// call failed as a whole (no record was stored), and ctx's error when
 	// ctx ended.
 	Write(ctx context.Context, records []Record) ([]Result, error)
+}
+
+// SubscriptionSink is a Sink whose records go apart for each subscription
+// they are delivered for: CloudWatch Logs writes each subscription's events
+// to a log stream named after it. The pipeline writes the batches of a
+// route through ForSubscription(the route's subscription id), so that the
+// routes of one destination share its sink and client.
+type SubscriptionSink interface {
+	Sink
+	// ForSubscription returns the sink of the records of one
+	// subscription. It does no I/O.
+	ForSubscription(subscriptionID string) Sink
 }
 
 // Class is the kind of a failure of a whole call to a destination.

@@ -194,14 +194,17 @@ func TestWriteRefusesOversizeBatches(t *testing.T) {
 	for i := range big {
 		big[i] = sinks.Record{ID: "big", Data: bytes.Repeat([]byte("x"), limits.MaxRecordBytes-1)}
 	}
-	exact := make([]sinks.Record, 4) // 4 MiB exactly, newlines counted
+	exact := make([]sinks.Record, 8) // 4 MiB exactly, newlines counted
 	for i := range exact {
-		exact[i] = sinks.Record{ID: "exact", Data: bytes.Repeat([]byte("x"), limits.MaxBatchBytes/4-1)}
+		exact[i] = sinks.Record{ID: "exact", Data: bytes.Repeat([]byte("x"), limits.MaxBatchBytes/8-1)}
+	}
+	if err := limits.Check(exact); err != nil {
+		t.Fatalf("the batch at the limit does not fit: %v", err)
 	}
 	for name, batch := range map[string][]sinks.Record{
 		"501 records":      records(501),
 		"more than 4 MiB":  big,
-		"4 MiB and 1 byte": append(exact[:4:4], sinks.Record{ID: "x"}),
+		"4 MiB and 1 byte": append(exact[:8:8], sinks.Record{ID: "x"}),
 	} {
 		t.Run(name, func(t *testing.T) {
 			fake := &fakeFirehose{putRecordBatch: func(ctx context.Context, in *firehose.PutRecordBatchInput) (*firehose.PutRecordBatchOutput, error) {

@@ -1,0 +1,142 @@
+package cloudwatchlogs
+
+import (
+	"context"
+	"errors"
+	"fmt"
+
+	"github.com/aws/aws-sdk-go-v2/aws"
+	"github.com/aws/aws-sdk-go-v2/service/cloudwatchlogs"
+	"github.com/aws/aws-sdk-go-v2/service/cloudwatchlogs/types"
+	"github.com/aws/smithy-go"
+
+	"github.com/sluicehq/sluice/sinks"
+)
+
+// limits are PutLogEvents': 10,000 events and 1,048,576 bytes a call, each
+// event counting its message and 26 bytes; an event of at most 1 MiB so
+// counted.
+var limits = sinks.Limits{
+	MaxRecords:     10000,
+	MaxBatchBytes:  1 << 20,
+	MaxRecordBytes: 1 << 20,
+	RecordOverhead: 26,
+}
+
+// logsAPI is the calls the sink makes of the CloudWatch Logs client.
+type logsAPI interface {
+	PutLogEvents(ctx context.Context, in *cloudwatchlogs.PutLogEventsInput, optFns ...func(*cloudwatchlogs.Options)) (*cloudwatchlogs.PutLogEventsOutput, error)
+	CreateLogStream(ctx context.Context, in *cloudwatchlogs.CreateLogStreamInput, optFns ...func(*cloudwatchlogs.Options)) (*cloudwatchlogs.CreateLogStreamOutput, error)
+}
+
+// Sink writes to one log stream of a CloudWatch Logs log group. It is safe
+// for concurrent use, and so are several sinks of one stream.
+type Sink struct {
+	group  logGroup
+	stream string
+	// streamErr is why stream cannot be written to, if it cannot.
+	streamErr error
+	client    logsAPI
+}
+
+var _ sinks.SubscriptionSink = (*Sink)(nil)
+
+// New returns a sink writing to the log stream cfg.LogStream of the group
+// cfg.LogGroupARN. It does no network I/O: bad credentials, a role that
+// cannot be assumed or a missing log group surface as the
+// *sinks.DestinationError of Write, and the log stream is created by the
+// first Write that finds it missing. It returns an error wrapping ErrConfig
+// when cfg does not validate, and the SDK's when the process's AWS
+// configuration (environment, shared files) cannot be loaded.
+func New(ctx context.Context, cfg Config) (*Sink, error) {
+	if err := cfg.Validate(); err != nil {
+		return nil, err
+	}
+	target, err := parseLogGroupARN(cfg.LogGroupARN)
+	if err != nil {
+		return nil, err
+	}
+	awsConfig, err := sinks.LoadAWSConfig(ctx, sinks.AWSAccess{
+		Region:     target.region,
+		Auth:       cfg.Auth,
+		ExternalID: cfg.ExternalID,
+		HTTPClient: cfg.HTTPClient,
+	})
+	if err != nil {
+		return nil, fmt.Errorf("cloudwatchlogs sink of %s: %w", cfg.LogGroupARN, err)
+	}
+	client := cloudwatchlogs.NewFromConfig(awsConfig, func(o *cloudwatchlogs.Options) {
+		if cfg.Endpoint != "" {
+			o.BaseEndpoint = aws.String(cfg.Endpoint)
+		}
+	})
+	s := &Sink{group: target, client: client}
+	return s.WithLogStream(cfg.LogStream), nil
+}
+
+// WithLogStream returns a sink writing to the log stream name of the same
+// group, with the same client and credentials. It does no I/O. When name is
+// no log stream's name, or empty, the sink's Writes fail with a
+// *sinks.DestinationError of ClassInvalid.
+func (s *Sink) WithLogStream(name string) *Sink {
+	other := &Sink{group: s.group, stream: name, client: s.client}
+	if name == "" {
+		other.streamErr = errors.New("the sink has no log stream: write through WithLogStream or ForSubscription")
+	} else if err := checkLogStream(name); err != nil {
+		other.streamErr = err
+	}
+	return other
+}
+
+// ForSubscription is WithLogStream(subscriptionID): the sink of the events
+// of one subscription, in the log stream named after it. It makes *Sink a
+// sinks.SubscriptionSink.
+func (s *Sink) ForSubscription(subscriptionID string) sinks.Sink {
+	return s.WithLogStream(subscriptionID)
+}
+
+// Limits returns PutLogEvents' limits: 10,000 events and 1,048,576 bytes a
+// call, each event counting 26 bytes more than its message.
+func (s *Sink) Limits() sinks.Limits { return limits }
+
+// putLogEvents puts events, sorted and spanning less than 24 hours, to the
+// sink's stream, creating the stream when it is missing. It returns
+// PutLogEvents' rejections, or a *sinks.DestinationError, or ctx's error.
+func (s *Sink) putLogEvents(ctx context.Context, events []types.InputLogEvent) (*types.RejectedLogEventsInfo, error) {
+	in := &cloudwatchlogs.PutLogEventsInput{
+		LogGroupName:  aws.String(s.group.name),
+		LogStreamName: aws.String(s.stream),
+		LogEvents:     events,
+	}
+	out, err := s.client.PutLogEvents(ctx, in)
+	if isCode(err, codeNotFound) && ctx.Err() == nil {
+		if err := s.createLogStream(ctx); err != nil {
+			return nil, err
+		}
+		out, err = s.client.PutLogEvents(ctx, in)
+	}
+	if err != nil {
+		return nil, codeClasses.Classify(ctx, err)
+	}
+	return out.RejectedLogEventsInfo, nil
+}
+
+// createLogStream creates the sink's log stream, which a writer of the same
+// stream may have just created too. A missing log group is a
+// *sinks.DestinationError of ClassNotFound: sluice does not create groups.
+func (s *Sink) createLogStream(ctx context.Context) error {
+	_, err := s.client.CreateLogStream(ctx, &cloudwatchlogs.CreateLogStreamInput{
+		LogGroupName:  aws.String(s.group.name),
+		LogStreamName: aws.String(s.stream),
+	})
+	if err == nil || isCode(err, codeAlreadyExists) {
+		return nil
+	}
+	return codeClasses.Classify(ctx, fmt.Errorf("creating log stream %s of log group %s: %w", s.stream, s.group.name, err))
+}
+
+// isCode reports whether err is an AWS error of that code.
+func isCode(err error, code string) bool {
+	var apiErr smithy.APIError
+	return errors.As(err, &apiErr) && apiErr.ErrorCode() == code
+}

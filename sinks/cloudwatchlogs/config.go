@@ -1,0 +1,124 @@
+package cloudwatchlogs
+
+import (
+	"errors"
+	"fmt"
+	"log/slog"
+	"strings"
+	"unicode/utf8"
+
+	"github.com/aws/aws-sdk-go-v2/aws"
+
+	"github.com/sluicehq/sluice/sinks"
+)
+
+// ErrConfig is the error, wrapped, of a Config that cannot work.
+var ErrConfig = errors.New("invalid cloudwatchlogs sink config")
+
+// Config is one CloudWatch Logs destination. It is comparable, so that a
+// cache of sinks can be keyed by it.
+type Config struct {
+	// LogGroupARN is the log group's ARN,
+	// arn:aws:logs:REGION:ACCOUNT:log-group:NAME, optionally followed by
+	// ":*". The client's region is the ARN's. The sink never creates the
+	// group.
+	LogGroupARN string
+	// LogStream is the log stream of the group the sink writes to, created
+	// when missing: sluice names it after the subscription whose events it
+	// holds. Empty, the sink is the log group's alone, and writes only
+	// through the sinks of WithLogStream or ForSubscription.
+	LogStream string
+	// Auth says which credentials sign the calls.
+	Auth sinks.AWSAuth
+	// ExternalID is the external id given to STS when assuming
+	// Auth.RoleARN: the sluice account id the destination belongs to.
+	// Required with a role.
+	ExternalID string
+	// Endpoint, when set, is the CloudWatch Logs endpoint to call (an
+	// emulator's URL); otherwise the SDK resolves it, honouring
+	// AWS_ENDPOINT_URL_CLOUDWATCH_LOGS and AWS_ENDPOINT_URL. It applies to
+	// CloudWatch Logs only, not to STS.
+	Endpoint string
+	// HTTPClient, when set, makes the HTTP calls (of CloudWatch Logs and
+	// STS); otherwise the SDK's default client does (see sinks.AWSAccess).
+	HTTPClient aws.HTTPClient
+}
+
+// LogValue shows the log group and stream, the credentials without their
+// secret and the endpoint.
+func (cfg Config) LogValue() slog.Value {
+	attrs := []slog.Attr{
+		slog.String("log_group_arn", cfg.LogGroupARN),
+		slog.String("log_stream", cfg.LogStream),
+		slog.String("auth", cfg.Auth.String()),
+	}
+	if cfg.Endpoint != "" {
+		attrs = append(attrs, slog.String("endpoint", cfg.Endpoint))
+	}
+	return slog.GroupValue(attrs...)
+}
+
+// Validate returns an error wrapping ErrConfig when cfg cannot work: a
+// LogGroupARN that is not a log group's, a LogStream that is no log
+// stream's name, or credentials that cannot work (see
+// sinks.AWSAuth.Validate).
+func (cfg Config) Validate() error {
+	if _, err := parseLogGroupARN(cfg.LogGroupARN); err != nil {
+		return err
+	}
+	if cfg.LogStream != "" {
+		if err := checkLogStream(cfg.LogStream); err != nil {
+			return err
+		}
+	}
+	if err := cfg.Auth.Validate(cfg.ExternalID); err != nil {
+		return fmt.Errorf("%w: %w", ErrConfig, err)
+	}
+	return nil
+}
+
+// maxNameLength is the most characters of the name of a log group or
+// stream.
+const maxNameLength = 512
+
+// logGroup is what the sink needs of the log group's ARN.
+type logGroup struct {
+	name, region string
+}
+
+// parseLogGroupARN returns the log group an ARN names, or an error wrapping
+// ErrConfig.
+func parseLogGroupARN(s string) (logGroup, error) {
+	parsed, err := sinks.ParseTargetARN(s, "logs")
+	if err != nil {
+		return logGroup{}, fmt.Errorf("%w: log group %w", ErrConfig, err)
+	}
+	name, ok := strings.CutPrefix(parsed.Resource, "log-group:")
+	name = strings.TrimSuffix(name, ":*")
+	if !ok || !validGroupName(name) {
+		return logGroup{}, fmt.Errorf("%w: %q is not the ARN of a CloudWatch Logs log group (arn:aws:logs:REGION:ACCOUNT:log-group:NAME, NAME of 1 to %d letters, digits, '_', '-', '/', '.' and '#')", ErrConfig, s, maxNameLength)
+	}
+	return logGroup{name: name, region: parsed.Region}, nil
+}
+
+// validGroupName reports whether name is a log group's name.
+func validGroupName(name string) bool {
+	if name == "" || len(name) > maxNameLength {
+		return false
+	}
+	for _, c := range name {
+		if !('a' <= c && c <= 'z' || 'A' <= c && c <= 'Z' || '0' <= c && c <= '9' || strings.ContainsRune("_-/.#", c)) {
+			return false
+		}
+	}
+	return true
+}
+
+// checkLogStream returns an error wrapping ErrConfig when name is no log
+// stream's name: 1 to 512 characters, neither ':' nor '*'.
+func checkLogStream(name string) error {
+	if name == "" || utf8.RuneCountInString(name) > maxNameLength || strings.ContainsAny(name, ":*") {
+		return fmt.Errorf("%w: log stream %.40q is not a name of 1 to %d characters without ':' or '*'", ErrConfig, name, maxNameLength)
+	}
+	return nil
+}
