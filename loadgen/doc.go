@@ -18,6 +18,9 @@
 // made through package store, into a sink that accepts every record. It
 // verifies that the sink accepted exactly the events the filter passes.
 //
+// RunPending measures the resident memory of the process while a million
+// events are pending for a destination that takes none.
+//
 // It is not a load tester for a deployed sluice: it starts its own servers
 // in process, and it is not used by `sluice serve`.
 package loadgen
