@@ -4,6 +4,8 @@ import (
 	"encoding/json"
 	"net/http"
 	"reflect"
+	"strconv"
+	"strings"
 	"testing"
 
 	"github.com/sluicehq/sluice/store"
@@ -41,6 +43,9 @@ func FuzzDecodeObject(f *testing.F) {
 		{`{"target":{"kinesis":{"auth":{"role":{"role_arn":1}}}}}`, 0},
 		{`{} {}`, 3},
 		{`null`, 2},
+		{`{"sources":[{"type":"x"},{"type":7}],"destination_ids":["ed_1",[]]}`, 1},
+		{`{"target":{"kinesis":{"auth":{"creds":{"aws_access_key_id":true}}}}}`, 0},
+		{`{"fields":["conn",{"a":1}]}`, 3},
 	} {
 		f.Add([]byte(seed.body), seed.which)
 	}
@@ -52,6 +57,14 @@ func FuzzDecodeObject(f *testing.F) {
 			}
 			if status := e.Code.Status(); status != http.StatusBadRequest && status != http.StatusRequestEntityTooLarge {
 				t.Fatalf("error %v has status %d", e, status)
+			}
+			if e.Code == CodeUnknownField || e.Code == CodeWrongType {
+				// The member at fault is named by its JSON path, which the
+				// message quotes.
+				field, ok := e.Details["field"].(string)
+				if !ok || !strings.Contains(e.Msg, field) && !strings.Contains(e.Msg, strconv.Quote(field)) {
+					t.Fatalf("error %v of %q does not name its field in details.field (%v)", e, body, e.Details)
+				}
 			}
 			return
 		}
