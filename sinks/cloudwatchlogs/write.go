@@ -162,9 +162,10 @@ func refuse(r sinks.Record) (sinks.Result, bool) {
 }
 
 // runResults sets the results of the events of a run PutLogEvents
-// accepted, from its rejections: events [0, expiredLogEventEndIndex) are
-// expired, then those up to tooOldLogEventEndIndex too old, and those from
-// tooNewLogEventStartIndex on too new; all others are accepted.
+// accepted, from its rejections: events [0, tooOldLogEventEndIndex) are too
+// old, then those up to expiredLogEventEndIndex expired (an event both is
+// too old), and those from tooNewLogEventStartIndex on too new; all others
+// are accepted.
 func runResults(results []sinks.Result, records []sinks.Record, run []event, rejected *types.RejectedLogEventsInfo) {
 	expiredEnd, tooOldEnd, tooNewStart := 0, 0, len(run)
 	if rejected != nil {
@@ -175,12 +176,12 @@ func runResults(results []sinks.Result, records []sinks.Record, run []event, rej
 	for i, e := range run {
 		at := records[e.index].Timestamp.UTC().Format(time.RFC3339Nano)
 		switch {
-		case i < expiredEnd:
-			results[e.index] = sinks.Result{Status: sinks.Permanent, Code: CodeExpired,
-				Message: fmt.Sprintf("CloudWatch Logs rejected the event of %s as older than the log group's retention", at)}
 		case i < tooOldEnd:
 			results[e.index] = sinks.Result{Status: sinks.Permanent, Code: CodeTooOld,
 				Message: fmt.Sprintf("CloudWatch Logs rejected the event of %s as older than 14 days", at)}
+		case i < expiredEnd:
+			results[e.index] = sinks.Result{Status: sinks.Permanent, Code: CodeExpired,
+				Message: fmt.Sprintf("CloudWatch Logs rejected the event of %s as older than the log group's retention", at)}
 		case i >= tooNewStart:
 			results[e.index] = sinks.Result{Status: sinks.Permanent, Code: CodeTooNew,
 				Message: fmt.Sprintf("CloudWatch Logs rejected the event of %s as more than 2 hours in the future", at)}

@@ -123,10 +123,11 @@ func TestWriteRejectedEvents(t *testing.T) {
 		{"too old", &types.RejectedLogEventsInfo{TooOldLogEventEndIndex: i32(2)}, []string{CodeTooOld, CodeTooOld, "", "", ""}},
 		{"too new", &types.RejectedLogEventsInfo{TooNewLogEventStartIndex: i32(3)}, []string{"", "", "", CodeTooNew, CodeTooNew}},
 		{"expired", &types.RejectedLogEventsInfo{ExpiredLogEventEndIndex: i32(1)}, []string{CodeExpired, "", "", "", ""}},
+		{"too old and expired: too old", &types.RejectedLogEventsInfo{ExpiredLogEventEndIndex: i32(2), TooOldLogEventEndIndex: i32(2)}, []string{CodeTooOld, CodeTooOld, "", "", ""}},
 		{
 			"all three",
-			&types.RejectedLogEventsInfo{ExpiredLogEventEndIndex: i32(1), TooOldLogEventEndIndex: i32(2), TooNewLogEventStartIndex: i32(4)},
-			[]string{CodeExpired, CodeTooOld, "", "", CodeTooNew},
+			&types.RejectedLogEventsInfo{ExpiredLogEventEndIndex: i32(3), TooOldLogEventEndIndex: i32(1), TooNewLogEventStartIndex: i32(4)},
+			[]string{CodeTooOld, CodeExpired, CodeExpired, "", CodeTooNew},
 		},
 		{"every event too new", &types.RejectedLogEventsInfo{TooNewLogEventStartIndex: i32(0)}, []string{CodeTooNew, CodeTooNew, CodeTooNew, CodeTooNew, CodeTooNew}},
 		{"indices out of range", &types.RejectedLogEventsInfo{TooOldLogEventEndIndex: i32(9), TooNewLogEventStartIndex: i32(-1)}, []string{CodeTooOld, CodeTooOld, CodeTooOld, CodeTooOld, CodeTooOld}},
