@@ -135,12 +135,8 @@ func measureDrain(ctx context.Context, cfg DeliverConfig, b *backlog, log *slog.
 	if err := b.publish(ctx, server.nc, server.account, cfg.Events); err != nil {
 		return RunResult{}, err
 	}
-	info, err := consumer.Info(ctx)
-	if err != nil {
-		return RunResult{}, fmt.Errorf("reading the consumer: %w", err)
-	}
-	if info.NumPending != uint64(cfg.Events) {
-		return RunResult{}, fmt.Errorf("%w: %d events published, %d pending for the consumer", ErrStreamCount, cfg.Events, info.NumPending)
+	if err := waitPending(ctx, consumer, uint64(cfg.Events)); err != nil {
+		return RunResult{}, err
 	}
 
 	stopProfile, err := startCPUProfile(cfg.CPUProfileDir, m.name, run)

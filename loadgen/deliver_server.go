@@ -201,6 +201,36 @@ func (d *delivery) stop() {
 	d.deliverer.Stop()
 }
 
+// pendingTimeout bounds the wait for a consumer to count every event of a
+// backlog just published.
+const pendingTimeout = 30 * time.Second
+
+// waitPending waits until the consumer counts n events pending. The server
+// tells its consumers of new events after it has acknowledged them to the
+// publisher, so a busy server's count can lag the publisher's a moment. It
+// returns an error wrapping ErrStreamCount if the count is not n within
+// pendingTimeout.
+func waitPending(ctx context.Context, consumer jetstream.Consumer, n uint64) error {
+	ctx, cancel := context.WithTimeout(ctx, pendingTimeout)
+	defer cancel()
+	t := time.NewTicker(drainPoll)
+	defer t.Stop()
+	for {
+		info, err := consumer.Info(ctx)
+		if err != nil {
+			return fmt.Errorf("reading consumer %s: %w", consumer.CachedInfo().Name, err)
+		}
+		if info.NumPending == n {
+			return nil
+		}
+		select {
+		case <-ctx.Done():
+			return fmt.Errorf("%w: %d events published, %d pending for the consumer after %s", ErrStreamCount, n, info.NumPending, pendingTimeout)
+		case <-t.C:
+		}
+	}
+}
+
 // errNotDrained is returned by waitDrained when ctx ends first.
 var errNotDrained = errors.New("consumer not drained")
 
