@@ -210,6 +210,24 @@ func TestSources(t *testing.T) {
 	}
 	resp, out = e.call(t, e.token, http.MethodPost, sources, `{"type":"`+httpKind+`"}`)
 	wantError(t, resp, out, http.StatusConflict, "ERR_SLUICE_424", "")
+	// Errors of a new source name its fields as its body does.
+	for _, bad := range []struct{ body, field, msg string }{
+		{`{}`, "type", "is required"},
+		{`{"type":"http_request_completed.v0"}`, "type", `did you mean "http_request_complete.v0"`},
+		{`{"type":"` + keyKind + `"}`, "", ""}, // a duplicate: 409 above
+		{`{"type":"api_key_deleted.v0","filter":"true"}`, "filter", "audit"},
+		{`{"type":"` + tcpKind + `","filter":"ev.conn.bytes_in > 0"}`, "filter", ""},
+		{`{"type":"` + tcpKind + `","fields":["conn.bytes_in","nope"]}`, "fields[1]", ""},
+	} {
+		resp, out = e.call(t, e.token, http.MethodPost, sources, bad.body)
+		if bad.field == "" {
+			wantError(t, resp, out, http.StatusConflict, "ERR_SLUICE_424", "")
+			continue
+		}
+		if msg := wantError(t, resp, out, http.StatusBadRequest, "ERR_SLUICE_333", bad.field); !strings.Contains(msg, bad.msg) {
+			t.Fatalf("POST %s: message %q does not say %q", bad.body, msg, bad.msg)
+		}
+	}
 
 	resp, out = e.call(t, e.token, http.MethodGet, sources, "")
 	wantStatus(t, resp, out, http.StatusOK)
