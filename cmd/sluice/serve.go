@@ -300,6 +300,10 @@ func (f serveFlags) connectNATS(log *slog.Logger) (*nats.Conn, func(context.Cont
 	if err != nil {
 		return nil, nil, fmt.Errorf("starting the embedded NATS server: %w", err)
 	}
+	if url := embedded.ClientURL(); url != "" {
+		// The port --nats-listen 127.0.0.1:0 got, for tools to connect to.
+		log.Info("the embedded NATS server is listening", "nats_url", url)
+	}
 	nc, err := embedded.Connect(opts...)
 	if err != nil {
 		embedded.Shutdown()

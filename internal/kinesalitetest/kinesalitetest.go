@@ -40,8 +40,16 @@ const startTimeout = 30 * time.Second
 // listens on every interface and cannot take port 0: here it listens on
 // loopback only, on a port the kernel picks, and prints that port. It exits
 // when its standard input closes, so it dies with the test binary even when
-// that is killed.
+// that is killed. A client that resets its connection in the middle of a
+// request (a sluice process killed while it writes) makes kinesalite's
+// request stream raise an error it does not handle; that must not end the
+// emulator.
 const launcher = `
+process.on('uncaughtException', err => {
+  if (err && err.code === 'ECONNRESET') return
+  console.error(err)
+  process.exit(1)
+})
 const kinesalite = require(process.argv[1])
 const server = kinesalite(JSON.parse(process.argv[2]))
 server.listen(0, '127.0.0.1', () => console.log('port ' + server.address().port))

@@ -3,6 +3,8 @@ package kinesalitetest
 import (
 	"context"
 	"fmt"
+	"net"
+	"strings"
 	"testing"
 
 	"github.com/aws/aws-sdk-go-v2/aws"
@@ -69,4 +71,23 @@ func TestStartTwice(t *testing.T) {
 	if len(out.StreamNames) != 0 {
 		t.Fatalf("b has streams %v", out.StreamNames)
 	}
+}
+
+// TestSurvivesResetRequests resets connections in the middle of requests,
+// as a killed writer does, and checks that kinesalite still answers.
+func TestSurvivesResetRequests(t *testing.T) {
+	srv := Start(t)
+	addr := strings.TrimPrefix(srv.Endpoint, "http://")
+	for range 3 {
+		conn, err := net.Dial("tcp", addr)
+		if err != nil {
+			t.Fatal(err)
+		}
+		fmt.Fprintf(conn, "POST / HTTP/1.1\r\nHost: %s\r\nContent-Type: application/x-amz-json-1.1\r\nX-Amz-Target: Kinesis_20131202.PutRecords\r\nContent-Length: 100000\r\n\r\n{\"Records\": [", addr)
+		if err := conn.(*net.TCPConn).SetLinger(0); err != nil { // close with a reset
+			t.Fatal(err)
+		}
+		conn.Close()
+	}
+	srv.CreateStream(t, "after-resets", 1)
 }
