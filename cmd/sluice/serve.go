@@ -54,6 +54,8 @@ type serveFlags struct {
 	httpAddr        string
 	publicURL       string
 	shutdownTimeout time.Duration
+	ackWait         time.Duration
+	linger          time.Duration
 	log             logFlags
 }
 
@@ -80,6 +82,8 @@ func newServeCommand() *cobra.Command {
 	fl.StringVar(&f.httpAddr, "http", "127.0.0.1:8080", "HOST:PORT of the HTTP API")
 	fl.StringVar(&f.publicURL, "public-url", "", "scheme and host clients reach the API at, such as https://sluice.example.com, for the URLs in responses (default: from each request's Host)")
 	fl.DurationVar(&f.shutdownTimeout, "shutdown-timeout", 15*time.Second, "how long a shutdown may take to finish requests in flight")
+	fl.DurationVar(&f.ackWait, "ack-wait", pipeline.DefaultAckWait, "how long an event handed to a sluice process that then died waits before another process gets it")
+	fl.DurationVar(&f.linger, "linger", pipeline.DefaultLinger, "how long a batch that is not full waits for more events before it is sent")
 	f.log.register(fl)
 	return cmd
 }
@@ -119,6 +123,12 @@ func (f serveFlags) validate() error {
 		errs = append(errs, fmt.Errorf("--retention %s is negative: give how long the stream keeps events, such as 72h", f.retention))
 	case f.retention < pipeline.DuplicateWindow:
 		errs = append(errs, fmt.Errorf("--retention %s is shorter than the stream's duplicate window of %s: give at least that, such as 72h", f.retention, pipeline.DuplicateWindow))
+	}
+	if f.ackWait < time.Second {
+		errs = append(errs, fmt.Errorf("--ack-wait %s: give at least 1s, such as 30s; sluice keeps events it is still sending in progress well within it", f.ackWait))
+	}
+	if f.linger <= 0 || f.linger > time.Minute {
+		errs = append(errs, fmt.Errorf("--linger %s: give a duration up to a minute, such as 200ms", f.linger))
 	}
 	if f.replicas < 1 || f.replicas > pipeline.MaxReplicas {
 		errs = append(errs, fmt.Errorf("--replicas %d: JetStream keeps 1 to %d replicas; use 1 on a single server, 3 on a cluster", f.replicas, pipeline.MaxReplicas))
@@ -216,8 +226,8 @@ func runServe(ctx context.Context, f serveFlags, stderr io.Writer) error {
 	}
 	log.Info("sluice is serving", "http", "http://"+ln.Addr().String(), "nats", natsDescription(f))
 
-	deliverer := pipeline.NewDeliverer(js, stream, filterEnv, destinations.New, pipeline.DeliveryConfig{}, log)
-	reconciler := pipeline.NewReconciler(stream, st, pipeline.ReconcilerConfig{}, log, deliverer.Apply)
+	deliverer := pipeline.NewDeliverer(js, stream, filterEnv, destinations.New, pipeline.DeliveryConfig{AckWait: f.ackWait, Linger: f.linger}, log)
+	reconciler := pipeline.NewReconciler(stream, st, pipeline.ReconcilerConfig{AckWait: f.ackWait}, log, deliverer.Apply)
 
 	g, gctx := errgroup.WithContext(ctx)
 	g.Go(func() error {

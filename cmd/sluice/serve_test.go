@@ -332,7 +332,7 @@ func TestServeFinishesRequestsInFlight(t *testing.T) {
 }
 
 func TestServeFlagsValidate(t *testing.T) {
-	valid := serveFlags{retention: 72 * time.Hour, replicas: 1, shutdownTimeout: 15 * time.Second}
+	valid := serveFlags{retention: 72 * time.Hour, replicas: 1, shutdownTimeout: 15 * time.Second, ackWait: 30 * time.Second, linger: 200 * time.Millisecond}
 	tests := []struct {
 		name    string
 		edit    func(*serveFlags)
@@ -352,6 +352,9 @@ func TestServeFlagsValidate(t *testing.T) {
 		{name: "retention under the duplicate window", edit: func(f *serveFlags) { f.retention = time.Minute }, wantErr: "--retention 1m0s is shorter than the stream's duplicate window"},
 		{name: "no replicas", edit: func(f *serveFlags) { f.replicas = 0 }, wantErr: "--replicas 0"},
 		{name: "too many replicas", edit: func(f *serveFlags) { f.replicas = 6 }, wantErr: "--replicas 6: JetStream keeps 1 to 5 replicas"},
+		{name: "ack wait under a second", edit: func(f *serveFlags) { f.ackWait = 100 * time.Millisecond }, wantErr: "--ack-wait 100ms: give at least 1s"},
+		{name: "no linger", edit: func(f *serveFlags) { f.linger = 0 }, wantErr: "--linger 0s: give a duration up to a minute"},
+		{name: "linger over a minute", edit: func(f *serveFlags) { f.linger = time.Hour }, wantErr: "--linger 1h0m0s"},
 		{name: "public url", edit: func(f *serveFlags) { f.publicURL = "https://sluice.example.com" }},
 		{name: "public url without scheme", edit: func(f *serveFlags) { f.publicURL = "sluice.example.com" }, wantErr: `--public-url "sluice.example.com" is not a full http or https URL`},
 	}
