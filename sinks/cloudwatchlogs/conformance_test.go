@@ -11,6 +11,7 @@ import (
 	"github.com/sluicehq/sluice/emulator/emulatortest"
 	"github.com/sluicehq/sluice/sinks"
 	"github.com/sluicehq/sluice/sinks/cloudwatchlogs"
+	"github.com/sluicehq/sluice/sinks/internal/awstest"
 	"github.com/sluicehq/sluice/sinks/sinktest"
 )
 
@@ -42,7 +43,7 @@ func newSink(t *testing.T, emu *emulatortest.Emulator, group string) *cloudwatch
 		LogGroupARN: fmt.Sprintf("arn:aws:logs:%s:%s:log-group:%s:*", emu.Region, emulator.DefaultAccountID, group),
 		Auth:        sinks.AWSAuth{AccessKeyID: emulatortest.AccessKeyID, SecretAccessKey: emulatortest.SecretAccessKey},
 		Endpoint:    emu.Endpoint,
-		HTTPClient:  emulatortest.LoopbackHTTPClient(),
+		HTTPClient:  awstest.HTTPClient(t),
 	})
 	if err != nil {
 		t.Fatalf("cloudwatchlogs.New: %v", err)

@@ -11,6 +11,7 @@ import (
 	"github.com/sluicehq/sluice/emulator/emulatortest"
 	"github.com/sluicehq/sluice/sinks"
 	"github.com/sluicehq/sluice/sinks/firehose"
+	"github.com/sluicehq/sluice/sinks/internal/awstest"
 	"github.com/sluicehq/sluice/sinks/sinktest"
 )
 
@@ -39,7 +40,7 @@ func newSink(t *testing.T, emu *emulatortest.Emulator, name string) *firehose.Si
 		DeliveryStreamARN: fmt.Sprintf("arn:aws:firehose:%s:%s:deliverystream/%s", emu.Region, emulator.DefaultAccountID, name),
 		Auth:              sinks.AWSAuth{AccessKeyID: emulatortest.AccessKeyID, SecretAccessKey: emulatortest.SecretAccessKey},
 		Endpoint:          emu.Endpoint,
-		HTTPClient:        emulatortest.LoopbackHTTPClient(),
+		HTTPClient:        awstest.HTTPClient(t),
 	})
 	if err != nil {
 		t.Fatalf("firehose.New: %v", err)
