@@ -9,8 +9,9 @@
 // id, over the process's default credential chain), and its endpoint from
 // the SDK's standard AWS_ENDPOINT_URL_KINESIS and AWS_ENDPOINT_URL
 // variables, so an emulator (kinesalite, LocalStack) needs no
-// sluice-specific setting. New does no network I/O: a bad role or a missing
-// stream shows on Write.
+// sluice-specific setting: all as package sinks' LoadAWSConfig does for
+// every AWS sink. New does no network I/O: a bad role or a missing stream
+// shows on Write.
 //
 // The sink neither batches nor retries: the SDK's retryer is off (for STS
 // too, and whatever AWS_MAX_ATTEMPTS says), so that package pipeline's
@@ -27,7 +28,8 @@
 // a failed call.
 //
 // A call that failed as a whole is a *sinks.DestinationError whose Class
-// comes from the error code, else the HTTP status:
+// comes from the error code (package sinks for those every service shares),
+// else the HTTP status:
 //
 //	not_found        ResourceNotFoundException, KMSNotFoundException; 404
 //	access_denied    AccessDeniedException, KMSAccessDeniedException,

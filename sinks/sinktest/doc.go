@@ -8,4 +8,7 @@
 // Write, and Writes may run concurrently. The failures a real service
 // causes (throttling, access denied) are each sink's own unit tests, with a
 // faked SDK.
+//
+// A destination that keeps no record IDs (Firehose, CloudWatch Logs) wraps
+// its sink in IDsByData, whose Record gives what ReadAll reads back its ID.
 package sinktest
