@@ -234,23 +234,15 @@ func (d *Deliverer) runWorker(ctx context.Context, name string, p *atomic.Pointe
 	return w.run(ctx)
 }
 
-// SubscriptionSink is a sink that keeps each subscription's events apart
-// in its destination, as the CloudWatch Logs sink does in a log stream
-// named after the subscription. The Deliverer builds one sink per
-// destination, sharing its client, and asks it for the sink of each route.
-type SubscriptionSink interface {
-	sinks.Sink
-	// ForSubscription returns the sink of the subscription's events.
-	ForSubscription(subscriptionID string) sinks.Sink
-}
-
 // plan builds the plan of a route.
 func (d *Deliverer) plan(ctx context.Context, route Route) (*plan, error) {
 	sink, err := d.sink(ctx, route.Destination)
 	if err != nil {
 		return nil, fmt.Errorf("building the sink of destination %s: %w", route.Destination.ID, err)
 	}
-	if s, ok := sink.(SubscriptionSink); ok {
+	// A destination that keeps subscriptions apart (CloudWatch Logs, a log
+	// stream each) gives each route its own sink on the shared client.
+	if s, ok := sink.(sinks.SubscriptionSink); ok {
 		sink = s.ForSubscription(route.Subscription.ID)
 	}
 	selectors := make(map[string]*Selector, len(route.Subscription.Sources))
