@@ -5,6 +5,7 @@ import (
 	"net/http"
 	"regexp"
 	"strings"
+	"sync"
 	"testing"
 
 	"github.com/sluicehq/sluice/internal/apitest"
@@ -141,4 +142,48 @@ func TestDeletedKeyStopsInEveryProcess(t *testing.T) {
 			wantError(t, resp, out, http.StatusUnauthorized, "ERR_SLUICE_211", "")
 		}
 	}
+}
+
+// TestConcurrentDeletesLeaveAKey deletes every key of the account at once
+// over HTTP, each with its own token: all but one go, the last is refused
+// with 409 ERR_SLUICE_423, and it still works.
+func TestConcurrentDeletesLeaveAKey(t *testing.T) {
+	e := newTestEnv(t)
+	keys := []apiKey{{ID: e.keyID, Token: &e.token}}
+	for i := range 5 {
+		keys = append(keys, e.createKey(t, fmt.Sprintf(`{"description":"%d"}`, i)))
+	}
+	statuses := make(chan int, len(keys))
+	var wg sync.WaitGroup
+	for _, k := range keys {
+		wg.Go(func() {
+			resp, out := e.call(t, *k.Token, http.MethodDelete, "/api_keys/"+k.ID, "")
+			if resp.StatusCode == http.StatusConflict && decodeError(t, out).ErrorCode != "ERR_SLUICE_423" {
+				t.Errorf("DELETE %s: %s", k.ID, out)
+			}
+			statuses <- resp.StatusCode
+		})
+	}
+	wg.Wait()
+	close(statuses)
+	refused := 0
+	for status := range statuses {
+		if status == http.StatusConflict {
+			refused++
+		} else if status != http.StatusNoContent {
+			t.Errorf("DELETE answered %d", status)
+		}
+	}
+	if refused != 1 {
+		t.Fatalf("%d deletes refused, want 1: the last key must stay", refused)
+	}
+	for _, k := range keys {
+		if resp, out := e.call(t, *k.Token, http.MethodGet, "/api_keys", ""); resp.StatusCode == http.StatusOK {
+			if n := len(decodeAs[apiKeyList](t, out).APIKeys); n != 1 {
+				t.Fatalf("%d keys left, want 1: %s", n, out)
+			}
+			return
+		}
+	}
+	t.Fatal("no key works any more")
 }

@@ -2,10 +2,7 @@ package store
 
 import (
 	"context"
-	"errors"
 	"fmt"
-
-	"github.com/nats-io/nats.go/jetstream"
 
 	"github.com/sluicehq/sluice/schemas"
 )
@@ -88,45 +85,4 @@ func (s *Store) UpdateAPIKey(ctx context.Context, accountID, id string, fn func(
 		return APIKey{}, passOrWrap(err, fnErr, "updating api key "+id)
 	}
 	return after.value.apiKey(), nil
-}
-
-// DeleteAPIKey deletes the API key of the account with the id and returns
-// it as it was, without its token. The token stops working at once in
-// every process: Authenticate reads the key on every call.
-//
-// It returns ErrLastAPIKey (matching ErrConflict) for the account's only
-// key, or an error wrapping ErrNotFound if the account has no such key.
-// Two keys deleted at the same moment may both go, leaving the account
-// without a key; `sluice accounts add-key` gives it a new one.
-func (s *Store) DeleteAPIKey(ctx context.Context, accountID, id string) (APIKey, error) {
-	if err := checkOwnedID(accountID, schemas.PrefixAPIKey, id); err != nil {
-		return APIKey{}, fmt.Errorf("api key %q: %w", id, err)
-	}
-	key := apiKeyKey(accountID, id)
-	var deleted apiKeyRecord
-	err := retryConflicts(ctx, func() error {
-		record, rev, err := getRecord[apiKeyRecord](ctx, s, key)
-		if err != nil {
-			return err
-		}
-		others, err := s.entries(ctx, accountAPIKeys(accountID))
-		if err != nil {
-			return fmt.Errorf("listing api keys: %w", err)
-		}
-		if len(others) <= 1 {
-			return ErrLastAPIKey
-		}
-		deleted = record
-		return s.kv.Delete(ctx, key, jetstream.LastRevision(rev))
-	})
-	if errors.Is(err, ErrLastAPIKey) {
-		return APIKey{}, err
-	}
-	if err != nil {
-		return APIKey{}, fmt.Errorf("deleting api key %s: %w", id, err)
-	}
-	// The key is gone and its token refused; the index only speeds up
-	// Authenticate, which refuses an index naming no key.
-	s.deleteIndex(ctx, deleted.TokenHash)
-	return deleted.apiKey(), nil
 }

@@ -1,6 +1,7 @@
 package store_test
 
 import (
+	"errors"
 	"fmt"
 	"strings"
 	"sync"
@@ -82,6 +83,52 @@ func concurrently(t *testing.T, n int, write func(i int) error) {
 	for err := range errs {
 		if err != nil {
 			t.Fatal(err)
+		}
+	}
+}
+
+// TestConcurrentKeyDeletesKeepOne deletes every API key of an account at
+// once, round after round, from two processes: one key always stays, so
+// the account is never locked out of its API.
+func TestConcurrentKeyDeletesKeepOne(t *testing.T) {
+	const rounds, keys = 20, 4
+	e := newEnv(t)
+	stores := []*store.Store{e.store, e.openAnother(t)}
+	for round := range rounds {
+		account := e.createAccount(t, fmt.Sprintf("round %d", round))
+		var ids []string
+		for range keys {
+			k, err := e.store.CreateAPIKey(e.ctx, account.ID, store.APIKeyInput{}, "")
+			if err != nil {
+				t.Fatal(err)
+			}
+			ids = append(ids, k.ID)
+		}
+		errs := make(chan error, keys)
+		var wg sync.WaitGroup
+		for i, id := range ids {
+			wg.Go(func() {
+				_, err := stores[i%len(stores)].DeleteAPIKey(e.ctx, account.ID, id)
+				errs <- err
+			})
+		}
+		wg.Wait()
+		close(errs)
+		refused := 0
+		for err := range errs {
+			switch {
+			case errors.Is(err, store.ErrLastAPIKey):
+				refused++
+			case err != nil:
+				t.Fatal(err)
+			}
+		}
+		left, _, err := e.store.ListAPIKeys(e.ctx, account.ID, store.Page{})
+		if err != nil {
+			t.Fatal(err)
+		}
+		if len(left) != 1 || refused != 1 {
+			t.Fatalf("round %d: %d keys left and %d deletes refused, want 1 and 1", round, len(left), refused)
 		}
 	}
 }

@@ -7,6 +7,7 @@ package store
 //	accounts.<account_id>                         Account
 //	api_keys.<account_id>.<api_key_id>            APIKey (without its token)
 //	api_key_hashes.<hex sha-256 of token>         apiKeyIndex (written before the APIKey)
+//	api_key_deletions.<account_id>                keyDeletions (API keys being deleted)
 //	bootstrap                                     bootstrapClaim
 //	destinations.<account_id>.<destination_id>    Destination (with its secret access key)
 //	subscriptions.<account_id>.<subscription_id>  Subscription
@@ -30,6 +31,8 @@ func apiKeyKey(accountID, apiKeyID string) string {
 }
 
 func apiKeyHashKey(tokenHash string) string { return "api_key_hashes." + tokenHash }
+
+func apiKeyDeletionsKey(accountID string) string { return "api_key_deletions." + accountID }
 
 func destinationKey(accountID, destinationID string) string {
 	return "destinations." + accountID + "." + destinationID

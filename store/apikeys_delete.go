@@ -1,0 +1,153 @@
+package store
+
+import (
+	"context"
+	"crypto/rand"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"slices"
+	"strings"
+
+	"github.com/nats-io/nats.go/jetstream"
+
+	"github.com/sluicehq/sluice/schemas"
+)
+
+// keyDeletions is the value of api_key_deletions.<account_id>: the API keys
+// of the account being deleted right now. DeleteAPIKey adds its key here,
+// with a compare-and-swap, before it deletes the key, and counts the keys
+// listed here as gone already; so of concurrent deletes, each decides
+// knowing the others, and they never delete the account's last key between
+// them.
+type keyDeletions struct {
+	Pending []pendingDeletion `json:"pending"`
+}
+
+// pendingDeletion is one DeleteAPIKey call between its claim and its
+// release. Two calls deleting the same key have two claims, so that the
+// release of one leaves the other's.
+type pendingDeletion struct {
+	Claim    string `json:"claim"`
+	APIKeyID string `json:"api_key_id"`
+}
+
+// DeleteAPIKey deletes the API key of the account with the id and returns
+// it as it was, without its token. The token stops working at once in
+// every process: Authenticate reads the key on every call.
+//
+// It returns ErrLastAPIKey (matching ErrConflict) for the account's only
+// key, counting as gone the keys that concurrent calls are deleting: so
+// concurrent deletes never leave the account without a key. It returns an
+// error wrapping ErrNotFound if the account has no such key.
+func (s *Store) DeleteAPIKey(ctx context.Context, accountID, id string) (APIKey, error) {
+	if err := checkOwnedID(accountID, schemas.PrefixAPIKey, id); err != nil {
+		return APIKey{}, fmt.Errorf("api key %q: %w", id, err)
+	}
+	key := apiKeyKey(accountID, id)
+	claim := rand.Text()
+	defer s.releaseKeyDeletion(ctx, accountID, claim)
+	var deleted apiKeyRecord
+	err := retryConflicts(ctx, func() error {
+		record, rev, err := getRecord[apiKeyRecord](ctx, s, key)
+		if err != nil {
+			return err
+		}
+		if err := s.claimKeyDeletion(ctx, accountID, id, claim); err != nil {
+			return err
+		}
+		deleted = record
+		return s.kv.Delete(ctx, key, jetstream.LastRevision(rev))
+	})
+	if errors.Is(err, ErrLastAPIKey) {
+		return APIKey{}, err
+	}
+	if err != nil {
+		return APIKey{}, fmt.Errorf("deleting api key %s: %w", id, err)
+	}
+	// The key is gone and its token refused; the index only speeds up
+	// Authenticate, which refuses an index naming no key.
+	s.deleteIndex(ctx, deleted.TokenHash)
+	return deleted.apiKey(), nil
+}
+
+// claimKeyDeletion records that the claim is deleting the key id of the
+// account, unless no other key would be left: it returns ErrLastAPIKey
+// then. It returns an error wrapping jetstream.ErrKeyRevisionMismatch (a
+// compare-and-swap conflict) if another deletion was recorded meanwhile.
+//
+// The pending deletions are read before the keys: a key deleted since is
+// either missing from the keys listed or still pending, and counted as
+// gone either way. Pending deletions of keys no longer listed are done, and
+// dropped.
+func (s *Store) claimKeyDeletion(ctx context.Context, accountID, id, claim string) error {
+	deletionsKey := apiKeyDeletionsKey(accountID)
+	deletions, rev, err := getRecord[keyDeletions](ctx, s, deletionsKey)
+	if err != nil && !errors.Is(err, ErrNotFound) {
+		return fmt.Errorf("reading the api key deletions of account %s: %w", accountID, err)
+	}
+	entries, err := s.entries(ctx, accountAPIKeys(accountID))
+	if err != nil {
+		return fmt.Errorf("listing api keys: %w", err)
+	}
+	prefix := apiKeyKey(accountID, "")
+	keys := make([]string, len(entries))
+	for i, entry := range entries {
+		keys[i] = strings.TrimPrefix(entry.Key(), prefix)
+	}
+	pending := slices.DeleteFunc(deletions.Pending, func(p pendingDeletion) bool {
+		return p.Claim == claim || !slices.Contains(keys, p.APIKeyID)
+	})
+	left := slices.DeleteFunc(slices.Clone(keys), func(k string) bool {
+		return k == id || slices.ContainsFunc(pending, func(p pendingDeletion) bool { return p.APIKeyID == k })
+	})
+	if len(left) == 0 {
+		return ErrLastAPIKey
+	}
+	deletions.Pending = append(pending, pendingDeletion{Claim: claim, APIKeyID: id})
+	return s.writeKeyDeletions(ctx, deletionsKey, deletions, rev)
+}
+
+// releaseKeyDeletion drops the claim from the account's pending deletions,
+// even if ctx has ended. If that fails, the claim stays until its key is
+// gone; until then that key counts as being deleted, which can only make
+// DeleteAPIKey refuse a delete, never allow one it should not.
+func (s *Store) releaseKeyDeletion(ctx context.Context, accountID, claim string) {
+	s.undo(ctx, func(ctx context.Context) error {
+		deletionsKey := apiKeyDeletionsKey(accountID)
+		return retryConflicts(ctx, func() error {
+			deletions, rev, err := getRecord[keyDeletions](ctx, s, deletionsKey)
+			if err != nil {
+				return err
+			}
+			n := len(deletions.Pending)
+			deletions.Pending = slices.DeleteFunc(deletions.Pending, func(p pendingDeletion) bool { return p.Claim == claim })
+			if len(deletions.Pending) == n {
+				return nil
+			}
+			return s.writeKeyDeletions(ctx, deletionsKey, deletions, rev)
+		})
+	})
+}
+
+// writeKeyDeletions writes the deletions if the key is still at revision
+// rev (0: if it does not exist), or returns an error wrapping
+// jetstream.ErrKeyRevisionMismatch.
+func (s *Store) writeKeyDeletions(ctx context.Context, key string, deletions keyDeletions, rev uint64) error {
+	if deletions.Pending == nil {
+		deletions.Pending = []pendingDeletion{}
+	}
+	value, err := json.Marshal(deletions)
+	if err != nil {
+		return fmt.Errorf("encoding %s: %w", key, err)
+	}
+	if rev == 0 {
+		_, err = s.kv.Create(ctx, key, value)
+		if errors.Is(err, jetstream.ErrKeyExists) {
+			return fmt.Errorf("%s was created meanwhile: %w", key, jetstream.ErrKeyRevisionMismatch)
+		}
+		return err
+	}
+	_, err = s.kv.Update(ctx, key, value, rev)
+	return err
+}
