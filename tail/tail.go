@@ -84,6 +84,8 @@ func New(ctx context.Context, cfg Config) (Reader, error) {
 	case parsed.Service == "logs" && strings.HasPrefix(resource, "log-group:"):
 		group := strings.TrimSuffix(strings.TrimPrefix(resource, "log-group:"), ":*")
 		return newLogsReader(cfg, awsConfig, group), nil
+	case parsed.Service == "firehose" && strings.HasPrefix(resource, "deliverystream/"):
+		return newFirehoseReader(cfg, awsConfig, strings.TrimPrefix(resource, "deliverystream/"))
 	}
 	return nil, fmt.Errorf("%w: %q", ErrTarget, cfg.ARN)
 }

@@ -1,0 +1,114 @@
+package tail
+
+import (
+	"bytes"
+	"context"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"io"
+	"net/http"
+	"net/url"
+	"os"
+	"strings"
+	"time"
+
+	"github.com/aws/aws-sdk-go-v2/aws"
+)
+
+// ErrFirehoseNeedsEmulator is returned for a Firehose delivery stream
+// without an emulator's endpoint: Firehose keeps no records to read back.
+var ErrFirehoseNeedsEmulator = errors.New("Firehose keeps no records to read back: read its destination (an S3 bucket, ...) instead, or point AWS_ENDPOINT_URL_FIREHOSE (or AWS_ENDPOINT_URL) at sluice's emulator")
+
+// firehoseReader reads the records a delivery stream of sluice's AWS
+// emulator received, through its admin endpoint.
+type firehoseReader struct {
+	cfg     Config
+	records string // the URL of the delivery stream's records
+	client  *http.Client
+}
+
+// newFirehoseReader returns the reader of a delivery stream of the
+// emulator that AWS_ENDPOINT_URL_FIREHOSE, or the configuration's base
+// endpoint (AWS_ENDPOINT_URL), names.
+func newFirehoseReader(cfg Config, awsConfig aws.Config, name string) (*firehoseReader, error) {
+	endpoint := os.Getenv("AWS_ENDPOINT_URL_FIREHOSE")
+	if endpoint == "" {
+		endpoint = aws.ToString(awsConfig.BaseEndpoint)
+	}
+	if endpoint == "" {
+		return nil, ErrFirehoseNeedsEmulator
+	}
+	return &firehoseReader{
+		cfg:     cfg,
+		records: strings.TrimSuffix(endpoint, "/") + "/_emulator/firehose/" + url.PathEscape(name) + "/records",
+		client:  &http.Client{Timeout: 30 * time.Second},
+	}, nil
+}
+
+// firehoseRecord is a record as the emulator answers it.
+type firehoseRecord struct {
+	ID      string    `json:"record_id"`
+	Data    []byte    `json:"data"`
+	Arrival time.Time `json:"arrival_time"`
+}
+
+// Read asks for the delivery stream's records, and emits those that
+// arrived from Since (or now) on and were not emitted before; following,
+// it asks again every Poll.
+func (r *firehoseReader) Read(ctx context.Context, emit func(Record) error) error {
+	since := r.cfg.Since
+	if since.IsZero() {
+		since = time.Now()
+	}
+	seen := make(map[string]bool)
+	for {
+		records, err := r.fetch(ctx)
+		if err != nil {
+			return ignoreEnd(ctx, err)
+		}
+		for _, rec := range records {
+			if seen[rec.ID] || rec.Arrival.Before(since) {
+				continue
+			}
+			seen[rec.ID] = true
+			// A Firehose record may hold several newline-terminated
+			// events; sluice writes one each.
+			for _, line := range bytes.Split(bytes.TrimRight(rec.Data, "\n"), []byte("\n")) {
+				if err := emit(Record{Data: line, Where: rec.ID, Time: rec.Arrival}); err != nil {
+					return err
+				}
+			}
+		}
+		if !r.cfg.Follow || !wait(ctx, r.cfg.Poll) {
+			return nil
+		}
+	}
+}
+
+// fetch asks the emulator for every record the delivery stream keeps.
+func (r *firehoseReader) fetch(ctx context.Context) ([]firehoseRecord, error) {
+	req, err := http.NewRequestWithContext(ctx, http.MethodGet, r.records, nil)
+	if err != nil {
+		return nil, err
+	}
+	resp, err := r.client.Do(req)
+	if err != nil {
+		return nil, fmt.Errorf("reading the emulator's Firehose records: %w", err)
+	}
+	defer resp.Body.Close()
+	body, err := io.ReadAll(io.LimitReader(resp.Body, 1<<30))
+	if err != nil {
+		return nil, fmt.Errorf("reading the emulator's Firehose records: %w", err)
+	}
+	if resp.StatusCode != http.StatusOK {
+		return nil, fmt.Errorf("reading the emulator's Firehose records at %s: %s: %s", r.records, resp.Status, bytes.TrimSpace(body))
+	}
+	var page struct {
+		Records []firehoseRecord `json:"records"`
+	}
+	if err := json.Unmarshal(body, &page); err != nil {
+		return nil, fmt.Errorf("reading the emulator's Firehose records at %s: %w", r.records, err)
+	}
+	return page.Records, nil
+}
