@@ -8,6 +8,7 @@ import (
 	"os"
 	"os/exec"
 	"path/filepath"
+	"slices"
 	"strings"
 	"sync"
 	"syscall"
@@ -130,6 +131,47 @@ func (p *serveProcess) waitLog(t *testing.T, msg string) {
 			defer p.mu.Unlock()
 			t.Fatalf("sluice serve did not log %q within 20s:\n%s", msg, strings.Join(p.later, "\n"))
 		}
+	}
+}
+
+// logAttr returns the string attribute key of the first line the process
+// logged with msg, from its start on, failing the test when there is none.
+func (p *serveProcess) logAttr(t *testing.T, msg, key string) string {
+	t.Helper()
+	p.mu.Lock()
+	lines := append(slices.Clone(p.stderr), p.later...)
+	p.mu.Unlock()
+	for _, line := range lines {
+		var rec map[string]any
+		if json.Unmarshal([]byte(line), &rec) != nil || rec["msg"] != msg {
+			continue
+		}
+		if v, ok := rec[key].(string); ok && v != "" {
+			return v
+		}
+		t.Fatalf("sluice serve logged %q without %s: %s", msg, key, line)
+	}
+	t.Fatalf("sluice serve did not log %q:\n%s", msg, strings.Join(lines, "\n"))
+	return ""
+}
+
+// tail returns the last lines the process logged, for a failure message.
+func (p *serveProcess) tail() string {
+	p.mu.Lock()
+	defer p.mu.Unlock()
+	return strings.Join(p.later[max(0, len(p.later)-30):], "\n")
+}
+
+// kill sends SIGKILL and waits until the process is gone.
+func (p *serveProcess) kill(t *testing.T) {
+	t.Helper()
+	if err := p.cmd.Process.Kill(); err != nil {
+		t.Fatal(err)
+	}
+	select {
+	case <-p.done:
+	case <-time.After(10 * time.Second):
+		t.Fatal("sluice serve still running 10s after SIGKILL")
 	}
 }
 
