@@ -4,10 +4,12 @@ import (
 	"bytes"
 	"encoding/json"
 	"errors"
+	"fmt"
 	"io"
 	"net/http"
 	"strings"
 	"testing"
+	"time"
 
 	awshttp "github.com/aws/aws-sdk-go-v2/aws/transport/http"
 	"github.com/aws/smithy-go"
@@ -43,13 +45,22 @@ type rawResponse struct {
 // dummy signature, and decodes the answer.
 func rawCall(t *testing.T, endpoint, target string, body any, header http.Header) rawResponse {
 	t.Helper()
+	resp, err := rawTry(endpoint, target, body, header, time.Minute)
+	if err != nil {
+		t.Fatalf("%s: %v", target, err)
+	}
+	return resp
+}
+
+// rawTry is rawCall giving up after timeout.
+func rawTry(endpoint, target string, body any, header http.Header, timeout time.Duration) (rawResponse, error) {
 	payload, err := json.Marshal(body)
 	if err != nil {
-		t.Fatalf("encoding %s: %v", target, err)
+		return rawResponse{}, err
 	}
 	req, err := http.NewRequest(http.MethodPost, endpoint+"/", bytes.NewReader(payload))
 	if err != nil {
-		t.Fatal(err)
+		return rawResponse{}, err
 	}
 	service := map[string]string{"Kinesis": "kinesis", "Firehose": "firehose", "Logs": "logs"}[strings.Split(target, "_")[0]]
 	req.Header.Set("Content-Type", "application/x-amz-json-1.1")
@@ -62,20 +73,20 @@ func rawCall(t *testing.T, endpoint, target string, body any, header http.Header
 			req.Header.Add(name, v)
 		}
 	}
-	resp, err := http.DefaultClient.Do(req)
+	resp, err := (&http.Client{Timeout: timeout}).Do(req)
 	if err != nil {
-		t.Fatalf("%s: %v", target, err)
+		return rawResponse{}, err
 	}
 	defer resp.Body.Close()
 	raw, err := io.ReadAll(resp.Body)
 	if err != nil {
-		t.Fatalf("%s: reading the answer: %v", target, err)
+		return rawResponse{}, fmt.Errorf("reading the answer: %w", err)
 	}
 	out := rawResponse{Status: resp.StatusCode}
 	if len(bytes.TrimSpace(raw)) > 0 {
 		if err := json.Unmarshal(raw, &out.Body); err != nil {
-			t.Fatalf("%s: answer %q is no JSON object: %v", target, raw, err)
+			return rawResponse{}, fmt.Errorf("answer %q is no JSON object: %w", raw, err)
 		}
 	}
-	return out
+	return out, nil
 }
