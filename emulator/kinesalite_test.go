@@ -218,4 +218,3 @@ func shape(body map[string]any) []string {
 	sort.Strings(out)
 	return out
 }
-
