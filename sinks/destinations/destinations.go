@@ -15,9 +15,27 @@ import (
 // ErrUnsupported is returned for a target no sink writes yet.
 var ErrUnsupported = errors.New("no sink writes to this target yet")
 
-// New returns the sink of the destination: the pipeline.SinkFactory. It
-// does no network I/O. The role of a destination is assumed with the
-// destination's account id as the external id.
+// Factory builds the sinks of stored destinations. Its zero value sends
+// every call to AWS with the destination's own credentials.
+type Factory struct {
+	// Endpoint, when set, receives the calls of every sink instead of the
+	// service's endpoint (sluice serve --dev sends them to its emulator).
+	Endpoint string
+	// Auth, when set, signs the calls of every sink instead of the
+	// destination's own credentials, which an emulator cannot check (it
+	// cannot assume a role).
+	Auth *sinks.AWSAuth
+}
+
+// New returns the sink of a destination with Factory's zero value: the
+// pipeline.SinkFactory of a sluice writing to AWS.
+func New(ctx context.Context, d store.Destination) (sinks.Sink, error) {
+	return Factory{}.New(ctx, d)
+}
+
+// New returns the sink of the destination. It does no network I/O. The
+// role of a destination is assumed with the destination's account id as
+// the external id.
 //
 // For a CloudWatch Logs destination it returns the log group's sink, a
 // sinks.SubscriptionSink: each subscription's events go to a log stream of
@@ -28,24 +46,7 @@ var ErrUnsupported = errors.New("no sink writes to this target yet")
 // It returns an error wrapping the sink's ErrConfig when the destination's
 // target or credentials cannot work, and ErrUnsupported for a target it
 // does not know.
-func New(ctx context.Context, d store.Destination) (sinks.Sink, error) {
-	return newSink(ctx, d, "")
-}
-
-// NewForSubscription returns the sink writing the events of one
-// subscription to the destination: for CloudWatch Logs, into the log stream
-// named subscriptionID; for the other targets, the sink New returns. Its
-// errors are New's.
-func NewForSubscription(ctx context.Context, d store.Destination, subscriptionID string) (sinks.Sink, error) {
-	if subscriptionID == "" {
-		return nil, fmt.Errorf("destination %s: no subscription id", d.ID)
-	}
-	return newSink(ctx, d, subscriptionID)
-}
-
-// newSink returns the sink of the destination, writing to the log stream
-// logStream for CloudWatch Logs.
-func newSink(ctx context.Context, d store.Destination, logStream string) (sinks.Sink, error) {
+func (f Factory) New(ctx context.Context, d store.Destination) (sinks.Sink, error) {
 	var (
 		sink sinks.Sink
 		err  error
@@ -54,21 +55,23 @@ func newSink(ctx context.Context, d store.Destination, logStream string) (sinks.
 	case t.Kinesis != nil:
 		sink, err = kinesis.New(ctx, kinesis.Config{
 			StreamARN:  t.Kinesis.StreamARN,
-			Auth:       awsAuth(t.Kinesis.Auth),
+			Auth:       f.auth(t.Kinesis.Auth),
 			ExternalID: d.AccountID,
+			Endpoint:   f.Endpoint,
 		})
 	case t.Firehose != nil:
 		sink, err = firehose.New(ctx, firehose.Config{
 			DeliveryStreamARN: t.Firehose.DeliveryStreamARN,
-			Auth:              awsAuth(t.Firehose.Auth),
+			Auth:              f.auth(t.Firehose.Auth),
 			ExternalID:        d.AccountID,
+			Endpoint:          f.Endpoint,
 		})
 	case t.CloudWatchLogs != nil:
 		sink, err = cloudwatchlogs.New(ctx, cloudwatchlogs.Config{
 			LogGroupARN: t.CloudWatchLogs.LogGroupARN,
-			LogStream:   logStream,
-			Auth:        awsAuth(t.CloudWatchLogs.Auth),
+			Auth:        f.auth(t.CloudWatchLogs.Auth),
 			ExternalID:  d.AccountID,
+			Endpoint:    f.Endpoint,
 		})
 	default:
 		return nil, fmt.Errorf("destination %s has no target: %w", d.ID, ErrUnsupported)
@@ -77,6 +80,14 @@ func newSink(ctx context.Context, d store.Destination, logStream string) (sinks.
 		return nil, fmt.Errorf("destination %s: %w", d.ID, err)
 	}
 	return sink, nil
+}
+
+// auth returns the credentials to sign a destination's calls with.
+func (f Factory) auth(a store.AWSAuth) sinks.AWSAuth {
+	if f.Auth != nil {
+		return *f.Auth
+	}
+	return awsAuth(a)
 }
 
 // awsAuth returns the sinks' form of a destination's credentials.

@@ -9,7 +9,6 @@ import (
 	"github.com/sluicehq/sluice/emulator"
 	"github.com/sluicehq/sluice/emulator/emulatortest"
 	"github.com/sluicehq/sluice/sinks"
-	"github.com/sluicehq/sluice/sinks/cloudwatchlogs"
 	"github.com/sluicehq/sluice/sinks/destinations"
 	"github.com/sluicehq/sluice/sinks/firehose"
 	"github.com/sluicehq/sluice/sinks/internal/awstest"
@@ -47,10 +46,6 @@ func TestNew(t *testing.T) {
 			if err != nil || !tt.check(sink) {
 				t.Fatalf("New = %T, %v", sink, err)
 			}
-			sink, err = destinations.NewForSubscription(context.Background(), destination(tt.target), "esb_test")
-			if err != nil || !tt.check(sink) {
-				t.Fatalf("NewForSubscription = %T, %v", sink, err)
-			}
 		})
 	}
 }
@@ -67,11 +62,12 @@ func TestNewRefuses(t *testing.T) {
 		t.Errorf("a Kinesis ARN as Firehose target: %v, want firehose.ErrConfig", err)
 	}
 	cwl := destination(store.Target{CloudWatchLogs: &store.CloudWatchLogsTarget{Auth: creds, LogGroupARN: "arn:aws:logs:eu-west-1:123456789012:log-group:/sluice/events"}})
-	if _, err := destinations.NewForSubscription(ctx, cwl, ""); err == nil {
-		t.Error("NewForSubscription with no subscription id succeeded")
+	group, err := destinations.New(ctx, cwl)
+	if err != nil {
+		t.Fatal(err)
 	}
-	if _, err := destinations.NewForSubscription(ctx, cwl, "esb:bad"); !errors.Is(err, cloudwatchlogs.ErrConfig) {
-		t.Errorf("a subscription id that names no log stream: %v, want cloudwatchlogs.ErrConfig", err)
+	if _, err := group.(sinks.SubscriptionSink).ForSubscription("esb:bad").Write(ctx, []sinks.Record{{ID: "ev_1", Data: []byte("{}"), Timestamp: time.Now()}}); sinks.ClassOf(err) != sinks.ClassInvalid {
+		t.Errorf("a subscription id that names no log stream: %v, want class invalid", err)
 	}
 }
 
@@ -110,11 +106,7 @@ func TestWriteThroughEmulator(t *testing.T) {
 	if _, err := group.Write(ctx, []sinks.Record{record}); sinks.ClassOf(err) != sinks.ClassInvalid {
 		t.Errorf("the group's sink wrote: %v, want class invalid", err)
 	}
-	second, err := destinations.NewForSubscription(ctx, cwl, "esb_second")
-	if err != nil {
-		t.Fatal(err)
-	}
-	for _, sink := range []sinks.Sink{group.(sinks.SubscriptionSink).ForSubscription("esb_first"), second} {
+	for _, sink := range []sinks.Sink{group.(sinks.SubscriptionSink).ForSubscription("esb_first"), group.(sinks.SubscriptionSink).ForSubscription("esb_second")} {
 		if results, err := sink.Write(ctx, []sinks.Record{record}); err != nil || results[0].Status != sinks.Accepted {
 			t.Fatalf("CloudWatch Logs: %v, %v", results, err)
 		}
@@ -122,6 +114,41 @@ func TestWriteThroughEmulator(t *testing.T) {
 	for _, stream := range []string{"esb_first", "esb_second"} {
 		if events, err := emu.LogEvents("/sluice/events", stream); err != nil || len(events) != 1 || events[0].Message != `{"event_id":"ev_1"}` {
 			t.Errorf("log stream %s holds %v, %v", stream, events, err)
+		}
+	}
+}
+
+// TestFactoryOverrides sends every call to one endpoint, signed with the
+// factory's keys, whatever the destination's credentials: a role, which
+// the emulator could not assume, works, as with sluice serve --dev.
+func TestFactoryOverrides(t *testing.T) {
+	emu := emulatortest.Start(t, emulator.Config{AutoCreate: true})
+	awstest.Isolate(t)
+	factory := destinations.Factory{Endpoint: emu.Endpoint, Auth: &sinks.AWSAuth{AccessKeyID: "dev", SecretAccessKey: "dev"}}
+	ctx := context.Background()
+	record := sinks.Record{ID: "ev_1", Data: []byte(`{"event_id":"ev_1"}`), Timestamp: time.Now()}
+	for _, target := range []store.Target{
+		{Kinesis: &store.KinesisTarget{Auth: role, StreamARN: "arn:aws:kinesis:eu-west-1:123456789012:stream/any"}},
+		{Firehose: &store.FirehoseTarget{Auth: role, DeliveryStreamARN: "arn:aws:firehose:eu-west-1:123456789012:deliverystream/any"}},
+		{CloudWatchLogs: &store.CloudWatchLogsTarget{Auth: role, LogGroupARN: "arn:aws:logs:eu-west-1:123456789012:log-group:any"}},
+	} {
+		sink, err := factory.New(ctx, destination(target))
+		if err != nil {
+			t.Fatal(err)
+		}
+		if s, ok := sink.(sinks.SubscriptionSink); ok {
+			sink = s.ForSubscription("esb_test")
+		}
+		if results, err := sink.Write(ctx, []sinks.Record{record}); err != nil || results[0].Status != sinks.Accepted {
+			t.Fatalf("%T: %v, %v", sink, results, err)
+		}
+	}
+	for _, want := range []struct {
+		svc      emulator.Service
+		resource string
+	}{{emulator.ServiceKinesis, "any"}, {emulator.ServiceFirehose, "any"}, {emulator.ServiceLogs, "any"}} {
+		if c := emu.Counters(want.svc, want.resource); c.Calls == 0 {
+			t.Errorf("no call reached %s %s", want.svc, want.resource)
 		}
 	}
 }
