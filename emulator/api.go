@@ -13,7 +13,7 @@ func (s *Server) SetFault(f Fault) error {
 	if err := s.faults.set(f); err != nil {
 		return err
 	}
-	s.log.Info("emulator: fault set", "service", f.Service, "resource", f.Resource, "fault", f)
+	s.log.Info("emulator: fault set", "fault", f.String())
 	return nil
 }
 

@@ -70,3 +70,30 @@ func parseFlagBool(value string, hasValue bool) (bool, error) {
 	}
 	return strconv.ParseBool(value)
 }
+
+// String writes f as ParseFault reads it.
+func (f Fault) String() string {
+	var settings []string
+	add := func(name string, v float64) {
+		if v > 0 {
+			settings = append(settings, name+"="+strconv.FormatFloat(v, 'g', -1, 64))
+		}
+	}
+	add("throttle_records", f.ThrottleRecords)
+	add("fail_records", f.FailRecords)
+	add("throttle_requests", f.ThrottleRequests)
+	add("server_errors", f.ServerErrors)
+	if f.Latency > 0 {
+		settings = append(settings, "latency="+f.Latency.String())
+	}
+	if f.AccessDenied {
+		settings = append(settings, "access_denied")
+	}
+	if f.NotFound {
+		settings = append(settings, "not_found")
+	}
+	if len(f.Operations) > 0 {
+		settings = append(settings, "operations="+strings.Join(f.Operations, "+"))
+	}
+	return string(f.Service) + "/" + f.Resource + ":" + strings.Join(settings, ",")
+}

@@ -149,6 +149,9 @@ func TestParseFault(t *testing.T) {
 			if g, w := mustJSON(t, got), mustJSON(t, tt.want); g != w {
 				t.Errorf("ParseFault = %s, want %s", g, w)
 			}
+			if again, err := emulator.ParseFault(got.String()); err != nil || mustJSON(t, again) != mustJSON(t, got) {
+				t.Errorf("ParseFault(%q) = %+v, %v: String does not read back", got.String(), again, err)
+			}
 		})
 	}
 	for _, bad := range []string{"kinesis", "kinesis/s", "kinesis/s:", "kinesis/s:throttle_records=x", "kinesis/s:speed=1", "s3/b:latency=1s", "kinesis/s:latency=-1s"} {

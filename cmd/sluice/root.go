@@ -25,6 +25,7 @@ func newRootCommand() *cobra.Command {
 		},
 	}
 	root.AddCommand(newServeCommand(), newSchemasCommand(), newPublishCommand(), newBenchCommand(), newAccountsCommand(), newDestinationsCommand(), newSubscriptionsCommand(), newAPIKeysCommand(), newTailCommand())
+	root.AddCommand(newEmulatorCommand())
 	return root
 }
 
