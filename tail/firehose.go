@@ -29,12 +29,12 @@ type firehoseReader struct {
 }
 
 // newFirehoseReader returns the reader of a delivery stream of the
-// emulator that AWS_ENDPOINT_URL_FIREHOSE, or the configuration's base
-// endpoint (AWS_ENDPOINT_URL), names.
+// emulator at the base endpoint of Config.AWS, or else at
+// AWS_ENDPOINT_URL_FIREHOSE or AWS_ENDPOINT_URL.
 func newFirehoseReader(cfg Config, awsConfig aws.Config, name string) (*firehoseReader, error) {
-	endpoint := os.Getenv("AWS_ENDPOINT_URL_FIREHOSE")
-	if endpoint == "" {
-		endpoint = aws.ToString(awsConfig.BaseEndpoint)
+	endpoint := aws.ToString(awsConfig.BaseEndpoint)
+	if specific := os.Getenv("AWS_ENDPOINT_URL_FIREHOSE"); specific != "" && cfg.AWS == nil {
+		endpoint = specific
 	}
 	if endpoint == "" {
 		return nil, ErrFirehoseNeedsEmulator

@@ -56,6 +56,8 @@ type serveFlags struct {
 	shutdownTimeout time.Duration
 	ackWait         time.Duration
 	linger          time.Duration
+	dev             bool
+	devAWSListen    string
 	log             logFlags
 }
 
@@ -84,6 +86,8 @@ func newServeCommand() *cobra.Command {
 	fl.DurationVar(&f.shutdownTimeout, "shutdown-timeout", 15*time.Second, "how long a shutdown may take to finish requests in flight")
 	fl.DurationVar(&f.ackWait, "ack-wait", pipeline.DefaultAckWait, "how long an event handed to a sluice process that then died waits before another process gets it")
 	fl.DurationVar(&f.linger, "linger", pipeline.DefaultLinger, "how long a batch that is not full waits for more events before it is sent")
+	fl.BoolVar(&f.dev, "dev", false, "run sluice's AWS emulator inside serve and deliver every destination to it: any ARN works, no AWS account needed")
+	fl.StringVar(&f.devAWSListen, "dev-aws-listen", "127.0.0.1:4566", "HOST:PORT of the AWS emulator of --dev, a loopback address")
 	f.log.register(fl)
 	return cmd
 }
@@ -106,6 +110,11 @@ func (f serveFlags) validate() error {
 	}
 	if err := (natsSecurity{tlsCert: f.natsTLSCert, tlsKey: f.natsTLSKey}).validate(); err != nil {
 		errs = append(errs, err)
+	}
+	if f.dev {
+		if err := checkLoopback(f.devAWSListen); err != nil {
+			errs = append(errs, fmt.Errorf("--dev-aws-listen: %w", err))
+		}
 	}
 	if f.natsListen != "" && f.natsURL != "" {
 		errs = append(errs, errors.New("--nats-listen exposes the embedded NATS server, which --nats-url replaces: drop one of them"))
@@ -224,12 +233,24 @@ func runServe(ctx context.Context, f serveFlags, stderr io.Writer) error {
 		IdleTimeout:       2 * time.Minute,
 		ErrorLog:          slog.NewLogLogger(log.Handler(), slog.LevelWarn),
 	}
+	newSink := destinations.New
+	var dev *devAWS
+	if f.dev {
+		if dev, err = startDevAWS(f.devAWSListen, log); err != nil {
+			return err
+		}
+		newSink = dev.sinkFactory().New
+		dev.announce(stderr, log)
+	}
 	log.Info("sluice is serving", "http", "http://"+ln.Addr().String(), "nats", natsDescription(f))
 
-	deliverer := pipeline.NewDeliverer(js, stream, filterEnv, destinations.New, pipeline.DeliveryConfig{AckWait: f.ackWait, Linger: f.linger}, log)
+	deliverer := pipeline.NewDeliverer(js, stream, filterEnv, newSink, pipeline.DeliveryConfig{AckWait: f.ackWait, Linger: f.linger}, log)
 	reconciler := pipeline.NewReconciler(stream, st, pipeline.ReconcilerConfig{AckWait: f.ackWait}, log, deliverer.Apply)
 
 	g, gctx := errgroup.WithContext(ctx)
+	if dev != nil {
+		g.Go(func() error { return dev.serve(gctx) })
+	}
 	g.Go(func() error {
 		// Delivery stops with the server: each worker hands the events it
 		// holds back to JetStream, for this process's next start or another.

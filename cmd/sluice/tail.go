@@ -11,6 +11,8 @@ import (
 	"strings"
 	"time"
 
+	"github.com/aws/aws-sdk-go-v2/aws"
+	"github.com/aws/aws-sdk-go-v2/credentials"
 	"github.com/spf13/cobra"
 
 	"github.com/sluicehq/sluice/filters"
@@ -22,12 +24,13 @@ var errEnough = errors.New("enough events")
 
 // tailFlags are the flags of sluice tail.
 type tailFlags struct {
-	since  string
-	follow bool
-	pretty bool
-	filter string
-	count  int
-	api    resourceFlags
+	since    string
+	follow   bool
+	pretty   bool
+	filter   string
+	count    int
+	emulator string
+	api      resourceFlags
 }
 
 func newTailCommand() *cobra.Command {
@@ -54,6 +57,7 @@ keeps the events a CEL expression over the event (ev) accepts, such as
   ev.event_type == "http_request_complete.v0" && ev.object.conn.server_port == 443`,
 		Example: `  sluice tail arn:aws:kinesis:us-east-1:123456789012:stream/edge
   sluice tail ed_36Jc... --since 1h --follow=false --pretty
+  sluice tail --emulator http://127.0.0.1:4566 arn:aws:firehose:us-east-1:123456789012:deliverystream/edge
   sluice tail arn:aws:logs:eu-west-1:123456789012:log-group:/sluice/audit --filter 'ev.event_type.startsWith("api_key_")'`,
 		Args: cobra.ExactArgs(1),
 		RunE: func(cmd *cobra.Command, args []string) error {
@@ -66,6 +70,7 @@ keeps the events a CEL expression over the event (ev) accepts, such as
 	fl.BoolVar(&f.pretty, "pretty", false, "print each event as indented JSON")
 	fl.StringVar(&f.filter, "filter", "", "print only the events this CEL expression over ev accepts")
 	fl.IntVar(&f.count, "count", 0, "stop after printing this many events (0: no limit)")
+	fl.StringVar(&f.emulator, "emulator", "", "read from sluice's AWS emulator at this URL (as sluice serve --dev prints) instead of AWS")
 	f.api.register(fl)
 	return cmd
 }
@@ -87,7 +92,13 @@ func runTail(ctx context.Context, target string, f tailFlags, out io.Writer) err
 			return err
 		}
 	}
-	reader, err := tail.New(ctx, tail.Config{ARN: arn, Since: since, Follow: f.follow})
+	cfg := tail.Config{ARN: arn, Since: since, Follow: f.follow}
+	if f.emulator != "" {
+		if cfg.AWS, err = emulatorAWS(f.emulator); err != nil {
+			return err
+		}
+	}
+	reader, err := tail.New(ctx, cfg)
 	if err != nil {
 		return err
 	}
@@ -112,6 +123,18 @@ func parseSince(s string, now time.Time) (time.Time, error) {
 		return t, nil
 	}
 	return time.Time{}, fmt.Errorf("--since %q: give a duration such as 15m or 2h, or an RFC 3339 time such as 2026-11-22T10:00:00Z", s)
+}
+
+// emulatorAWS is the AWS configuration that reaches sluice's emulator at
+// endpoint, which takes any keys.
+func emulatorAWS(endpoint string) (*aws.Config, error) {
+	if u, err := url.Parse(endpoint); err != nil || (u.Scheme != "http" && u.Scheme != "https") || u.Host == "" {
+		return nil, fmt.Errorf("--emulator %q: give the emulator's URL, such as http://127.0.0.1:4566", endpoint)
+	}
+	return &aws.Config{
+		BaseEndpoint: aws.String(endpoint),
+		Credentials:  credentials.NewStaticCredentialsProvider("sluice-dev", "sluice-dev", ""),
+	}, nil
 }
 
 // destinationARN asks the API for the ARN of a destination's target.

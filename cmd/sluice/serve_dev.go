@@ -1,0 +1,69 @@
+package main
+
+import (
+	"context"
+	"fmt"
+	"io"
+	"log/slog"
+	"net"
+	"strings"
+
+	"github.com/sluicehq/sluice/emulator"
+	"github.com/sluicehq/sluice/sinks"
+	"github.com/sluicehq/sluice/sinks/destinations"
+)
+
+// devAWS is the AWS emulator serve --dev runs and delivers to.
+type devAWS struct {
+	emulator *emulator.Server
+	ln       net.Listener
+	endpoint string
+}
+
+// startDevAWS makes the emulator of serve --dev, creating whatever stream,
+// delivery stream or log group a destination names, and listens for it on
+// addr. Serve runs it.
+func startDevAWS(addr string, log *slog.Logger) (*devAWS, error) {
+	emu, err := emulator.New(emulator.Config{AutoCreate: true, Logger: log.With("component", "emulator")})
+	if err != nil {
+		return nil, err
+	}
+	ln, err := net.Listen("tcp", addr)
+	if err != nil {
+		return nil, fmt.Errorf("--dev-aws-listen %s: %w", addr, err)
+	}
+	return &devAWS{emulator: emu, ln: ln, endpoint: "http://" + ln.Addr().String()}, nil
+}
+
+// sinkFactory builds sinks that write to the emulator, signed with keys it
+// takes, whatever the destination's credentials.
+func (d *devAWS) sinkFactory() destinations.Factory {
+	return destinations.Factory{Endpoint: d.endpoint, Auth: &sinks.AWSAuth{AccessKeyID: "sluice-dev", SecretAccessKey: "sluice-dev"}}
+}
+
+// announce tells the newcomer where the events go and how to read them.
+func (d *devAWS) announce(w io.Writer, log *slog.Logger) {
+	log.Info("dev mode: every destination delivers to the AWS emulator", "aws_endpoint", d.endpoint)
+	fmt.Fprintf(w, "sluice: --dev: every destination delivers to the AWS emulator at %s; any ARN works, and its stream, delivery stream or log group appears with the first events delivered to it. Read what arrives with\n\n    sluice tail --emulator %s <the destination's ARN or id>\n\n", d.endpoint, d.endpoint)
+}
+
+// serve runs the emulator until ctx ends.
+func (d *devAWS) serve(ctx context.Context) error {
+	if err := d.emulator.Serve(ctx, d.ln); err != nil {
+		return fmt.Errorf("the AWS emulator of --dev: %w", err)
+	}
+	return nil
+}
+
+// checkLoopback returns an error unless addr is HOST:PORT with a loopback
+// host: the emulator has no authentication.
+func checkLoopback(addr string) error {
+	host, _, err := net.SplitHostPort(addr)
+	if err != nil {
+		return fmt.Errorf("%q is not HOST:PORT: %w", addr, err)
+	}
+	if ip := net.ParseIP(host); !strings.EqualFold(host, "localhost") && (ip == nil || !ip.IsLoopback()) {
+		return fmt.Errorf("%q: the emulator has no authentication, so it listens on loopback only (127.0.0.1, ::1 or localhost)", addr)
+	}
+	return nil
+}
