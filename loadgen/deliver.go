@@ -9,6 +9,7 @@ import (
 	"runtime"
 	"time"
 
+	"github.com/nats-io/nats.go"
 	"github.com/nats-io/nats.go/jetstream"
 
 	"github.com/sluicehq/sluice/pipeline"
@@ -53,6 +54,9 @@ type drainEnv struct {
 	server  *deliveryServer
 	log     *slog.Logger
 	onClose []func()
+	// pullStalls counts the pulls of the raw loop that waited
+	// DefaultLinger for nothing.
+	pullStalls int
 }
 
 // RunDeliver measures the rate at which each mode drains a backlog of
@@ -103,6 +107,9 @@ func RunDeliver(ctx context.Context, cfg DeliverConfig, progress io.Writer) (Del
 			fmt.Fprintf(progress, "run %d/%d  %-9s  %d events in %.3fs  %6.0f events/s  %5.1f µs CPU, %5.1f allocs, %6.0f B per event\n",
 				run, cfg.Runs, m.name, result.Events, result.Seconds, result.EventsPerSec,
 				result.CPUMicrosPerEvent, result.AllocsPerEvent, result.AllocBytesPerEvent)
+			if result.PullStalls > 0 {
+				fmt.Fprintf(progress, "            %d pulls of the raw loop waited %s for nothing\n", result.PullStalls, pipeline.DefaultLinger)
+			}
 		}
 	}
 	report.summarise()
@@ -156,7 +163,7 @@ func measureDrain(ctx context.Context, cfg DeliverConfig, b *backlog, log *slog.
 		err = profErr
 	}
 	if err != nil {
-		return RunResult{}, err
+		return RunResult{}, server.explain(err)
 	}
 	stored, err := storedEvents(ctx, server.stream)
 	if err != nil {
@@ -170,6 +177,7 @@ func measureDrain(ctx context.Context, cfg DeliverConfig, b *backlog, log *slog.
 		Stored:       stored,
 		Seconds:      elapsed.Seconds(),
 		EventsPerSec: float64(cfg.Events) / elapsed.Seconds(),
+		PullStalls:   env.pullStalls,
 	}
 	result.setUsage(before, after)
 	return result, nil
@@ -201,14 +209,24 @@ func prepareRawDrain(ctx context.Context, env *drainEnv) (jetstream.Consumer, fu
 		defer it.Stop()
 		stopOnCancel := context.AfterFunc(ctx, it.Stop)
 		defer stopOnCancel()
-		for i := range events {
-			msg, err := it.Next()
-			if err != nil {
+		for i := 0; i < events; {
+			// A bounded wait, as the worker's while a batch is open: on a
+			// busy machine nats.go's iterator can fail to send its next
+			// pull, and only a Next that returns and is called again sends
+			// it (see docs/performance.md).
+			msg, err := it.Next(jetstream.NextMaxWait(pipeline.DefaultLinger))
+			switch {
+			case err == nil:
+			case errors.Is(err, nats.ErrTimeout), errors.Is(err, jetstream.ErrNoHeartbeat):
+				env.pullStalls++
+				continue
+			default:
 				return fmt.Errorf("pulling event %d: %w", i, err)
 			}
 			if err := msg.Ack(); err != nil {
 				return fmt.Errorf("acknowledging event %d: %w", i, err)
 			}
+			i++
 		}
 		return waitDrained(ctx, consumer)
 	}, nil

@@ -7,6 +7,7 @@ import (
 	"log/slog"
 	"os"
 	"sync"
+	"sync/atomic"
 	"time"
 
 	"github.com/nats-io/nats.go"
@@ -41,6 +42,9 @@ type deliveryServer struct {
 	account string
 	closers []func()
 	dir     string
+
+	asyncErrs atomic.Int64          // errors the connection reported asynchronously
+	lastAsync atomic.Pointer[error] // the last of them
 }
 
 // startDeliveryServer starts a server storing in a new temporary directory
@@ -61,7 +65,7 @@ func startDeliveryServer(ctx context.Context, dataDir, name string) (_ *delivery
 		return nil, err
 	}
 	s.closers = append(s.closers, srv.Shutdown)
-	if s.nc, err = srv.Connect(nats.Name("sluice-bench-" + name)); err != nil {
+	if s.nc, err = srv.Connect(nats.Name("sluice-bench-"+name), nats.ErrorHandler(s.recordAsync)); err != nil {
 		return nil, err
 	}
 	s.closers = append(s.closers, s.nc.Close)
@@ -86,6 +90,26 @@ func startDeliveryServer(ctx context.Context, dataDir, name string) (_ *delivery
 	}
 	s.account = account.ID
 	return s, nil
+}
+
+// recordAsync records an error the connection reports asynchronously,
+// such as a subscription dropping messages as a slow consumer.
+func (s *deliveryServer) recordAsync(_ *nats.Conn, sub *nats.Subscription, err error) {
+	if sub != nil {
+		err = fmt.Errorf("subscription %s: %w", sub.Subject, err)
+	}
+	s.asyncErrs.Add(1)
+	s.lastAsync.Store(&err)
+}
+
+// explain adds to err the asynchronous errors of the connection, if any:
+// they often say why a pull stalled.
+func (s *deliveryServer) explain(err error) error {
+	last := s.lastAsync.Load()
+	if err == nil || last == nil {
+		return err
+	}
+	return fmt.Errorf("%w (the connection reported %d asynchronous errors, the last: %w)", err, s.asyncErrs.Load(), *last)
 }
 
 // close stops the server and removes its directory.

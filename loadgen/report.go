@@ -72,6 +72,10 @@ type RunResult struct {
 	// whole process meanwhile, per event.
 	AllocsPerEvent     float64 `json:"allocs_per_event"`
 	AllocBytesPerEvent float64 `json:"alloc_bytes_per_event"`
+	// PullStalls is how many times the raw delivery loop waited
+	// pipeline.DefaultLinger with no event coming because nats.go had not
+	// sent its next pull (see docs/performance.md); 0 for other modes.
+	PullStalls int `json:"pull_stalls,omitempty"`
 }
 
 // newIngestReport returns an empty report of the three modes.
