@@ -81,7 +81,7 @@ func BenchmarkFirehosePutRecordBatch(b *testing.B) {
 }
 
 // BenchmarkLogsPutLogEvents puts calls as full as 1 KB events make them:
-// 998 events, 1,047,900 bytes counting 26 per event.
+// 1,024 events of 998 bytes, 1,048,576 bytes counting 26 per event.
 func BenchmarkLogsPutLogEvents(b *testing.B) {
 	emu := startBench(b)
 	if err := emu.CreateLogGroup("bench", 0); err != nil {
