@@ -101,6 +101,9 @@ func (a AWSAccess) LogValue() slog.Value {
 //   - no retries: aws.NopRetryer and RetryMaxAttempts 0, for STS and the
 //     service alike, whatever AWS_MAX_ATTEMPTS says, so that package
 //     pipeline's backoff is the one retry policy;
+//   - an HTTP client that sends each request from a copy of its body (see
+//     BodyCopyingHTTPClient), so that a call the service answered does not
+//     fail, and get sent again, for a connection closed too early;
 //   - the endpoints the SDK resolves, honouring AWS_ENDPOINT_URL and the
 //     service's AWS_ENDPOINT_URL_<SERVICE>. A sink given an endpoint of its
 //     own sets it as its client's BaseEndpoint option, which applies to its
@@ -127,6 +130,7 @@ func LoadAWSConfig(ctx context.Context, a AWSAccess) (aws.Config, error) {
 	// AWS_MAX_ATTEMPTS would wrap the retryer of every client made from
 	// this configuration, STS's included.
 	awsConfig.RetryMaxAttempts = 0
+	awsConfig.HTTPClient = BodyCopyingHTTPClient(awsConfig.HTTPClient)
 	if a.Auth.RoleARN != "" {
 		role := stscreds.NewAssumeRoleProvider(sts.NewFromConfig(awsConfig), a.Auth.RoleARN,
 			func(o *stscreds.AssumeRoleOptions) {

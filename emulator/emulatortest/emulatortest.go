@@ -12,13 +12,10 @@
 package emulatortest
 
 import (
-	"bytes"
 	"context"
 	"errors"
 	"fmt"
-	"io"
 	"net"
-	"net/http"
 	"syscall"
 	"testing"
 
@@ -29,6 +26,7 @@ import (
 	"github.com/aws/aws-sdk-go-v2/service/kinesis"
 
 	"github.com/sluicehq/sluice/emulator"
+	"github.com/sluicehq/sluice/sinks"
 )
 
 // Static credentials to sign requests with; the emulator takes any.
@@ -123,35 +121,14 @@ func (staticCredentials) Retrieve(context.Context) (aws.Credentials, error) {
 
 // LoopbackHTTPClient returns an SDK HTTP client that connects only to
 // loopback addresses, so that a client a test failed to point at the
-// emulator fails at once instead of calling AWS.
-//
-// It also sends each request from its own copy of the body. The SDK
-// (smithy-go) closes a request's body as soon as the answer's headers
-// arrive, and its closed body answers the transport's last read with
-// io.EOF as an error: when a server answers as fast as the emulator on
-// loopback, the transport then closes the connection under the answer
-// being read, and the call fails with "use of closed network connection"
-// although the server stored its records (aws/aws-sdk-go-v2#2737, which
-// AWS worked around by retrying it). With a copy, that cannot happen.
+// emulator fails at once instead of calling AWS. It sends each request from
+// its own copy of the body, as the sinks' clients do
+// (sinks.BodyCopyingHTTPClient): the emulator answers fast enough to meet
+// the SDK's early close of request bodies at every few hundred calls.
 func LoopbackHTTPClient() aws.HTTPClient {
-	return bodyCopyingClient{awshttp.NewBuildableClient().WithDialerOptions(func(d *net.Dialer) {
+	return sinks.BodyCopyingHTTPClient(awshttp.NewBuildableClient().WithDialerOptions(func(d *net.Dialer) {
 		d.Control = loopbackOnly
-	})}
-}
-
-// bodyCopyingClient sends each request from a copy of its body.
-type bodyCopyingClient struct{ client aws.HTTPClient }
-
-func (c bodyCopyingClient) Do(req *http.Request) (*http.Response, error) {
-	if req.Body != nil && req.Body != http.NoBody {
-		body, err := io.ReadAll(req.Body)
-		if err != nil {
-			return nil, fmt.Errorf("copying the request body: %w", err)
-		}
-		req.Body = io.NopCloser(bytes.NewReader(body))
-		req.GetBody = func() (io.ReadCloser, error) { return io.NopCloser(bytes.NewReader(body)), nil }
-	}
-	return c.client.Do(req)
+	}))
 }
 
 // errNotLoopback is the error of a connection refused by loopbackOnly.

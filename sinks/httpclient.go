@@ -1,0 +1,42 @@
+package sinks
+
+import (
+	"bytes"
+	"fmt"
+	"io"
+	"net/http"
+
+	"github.com/aws/aws-sdk-go-v2/aws"
+)
+
+// BodyCopyingHTTPClient returns an HTTP client that sends each request from
+// its own copy of the body, through client.
+//
+// The SDK (smithy-go) closes a request's body as soon as the answer's
+// headers arrive, and its closed body answers the transport's last read
+// with io.EOF as an error: when a server answers quickly, the transport
+// then closes the connection under the answer being read, and the call
+// fails with "use of closed network connection" although the service
+// stored its records (aws/aws-sdk-go-v2#2737, which the SDK works around
+// by retrying). sluice turns the SDK's retries off, so such a failure
+// would send the whole batch again: duplicates. With a copy, it cannot
+// happen. The bodies of sluice's calls are at most a few MiB, already in
+// memory.
+func BodyCopyingHTTPClient(client aws.HTTPClient) aws.HTTPClient {
+	return bodyCopyingClient{client: client}
+}
+
+type bodyCopyingClient struct{ client aws.HTTPClient }
+
+// Do sends req with a copy of its body.
+func (c bodyCopyingClient) Do(req *http.Request) (*http.Response, error) {
+	if req.Body != nil && req.Body != http.NoBody {
+		body, err := io.ReadAll(req.Body)
+		if err != nil {
+			return nil, fmt.Errorf("copying the request body: %w", err)
+		}
+		req.Body = io.NopCloser(bytes.NewReader(body))
+		req.GetBody = func() (io.ReadCloser, error) { return io.NopCloser(bytes.NewReader(body)), nil }
+	}
+	return c.client.Do(req)
+}
