@@ -220,3 +220,42 @@ func TestServeStopsWhenItsContextEnds(t *testing.T) {
 	}
 	<-slowDone
 }
+
+// TestServeClosesUnusedConnections ends Serve while a client holds a
+// connection it never sent a request on: Serve closes it once its
+// shutdown timeout passes and returns nil.
+func TestServeClosesUnusedConnections(t *testing.T) {
+	srv, err := emulator.New(emulator.Config{ShutdownTimeout: 100 * time.Millisecond})
+	if err != nil {
+		t.Fatal(err)
+	}
+	ln, err := net.Listen("tcp", "127.0.0.1:0")
+	if err != nil {
+		t.Fatal(err)
+	}
+	ctx, cancel := context.WithCancel(context.Background())
+	served := make(chan error, 1)
+	go func() { served <- srv.Serve(ctx, ln) }()
+	conn, err := net.Dial("tcp", ln.Addr().String())
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer conn.Close()
+	// A call on a second connection is answered after the server accepted
+	// the first, which connected before it.
+	client := &http.Client{Transport: &http.Transport{DisableKeepAlives: true}}
+	resp, err := client.Get("http://" + ln.Addr().String() + "/_emulator/healthz")
+	if err != nil {
+		t.Fatal(err)
+	}
+	resp.Body.Close()
+	cancel()
+	select {
+	case err := <-served:
+		if err != nil {
+			t.Fatalf("Serve = %v, want nil", err)
+		}
+	case <-time.After(10 * time.Second):
+		t.Fatal("Serve still running 10 s after its context ended")
+	}
+}
