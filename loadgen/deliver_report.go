@@ -22,6 +22,11 @@ type DeliverReport struct {
 	// rate; NullSinkFloor is the least the benchmark asks for.
 	NullSinkRatio float64 `json:"null_sink_ratio"`
 	NullSinkFloor float64 `json:"null_sink_floor"`
+	// CPURatio is the raw median CPU time per event over the null sink's:
+	// the share of the raw rate the null sink would reach if both were
+	// bound by the CPU alone. It varies much less than the rates on a
+	// shared machine; no floor applies to it.
+	CPURatio float64 `json:"cpu_ratio"`
 	// GOMAXPROCS, NumCPU, GoVersion, OS and Arch describe where it ran.
 	GOMAXPROCS int    `json:"gomaxprocs"`
 	NumCPU     int    `json:"num_cpu"`
@@ -54,6 +59,9 @@ func (r *DeliverReport) summarise() {
 	if raw := r.Modes[0].MedianEventsPerSec; raw > 0 {
 		r.NullSinkRatio = r.Modes[1].MedianEventsPerSec / raw
 	}
+	if null := r.Modes[1].MedianCPUMicrosPerEvent; null > 0 {
+		r.CPURatio = r.Modes[0].MedianCPUMicrosPerEvent / null
+	}
 }
 
 // Format writes the report as tables: the drain rate of every run of every
@@ -70,6 +78,9 @@ func (r DeliverReport) Format(w io.Writer) error {
 		return err
 	}
 	if err := formatModes(w, cfg.Runs, r.Modes, r.verdict); err != nil {
+		return err
+	}
+	if _, err := fmt.Fprintf(w, "\nraw CPU per event over the null sink's: %.2f (the rate ratio if both were bound by the CPU alone)\n", r.CPURatio); err != nil {
 		return err
 	}
 	verdict := "\nevery ratio reaches its floor\n"

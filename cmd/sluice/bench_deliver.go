@@ -67,7 +67,7 @@ Progress goes to standard error, the report to standard output.`, loadgen.Delive
 	}
 	fl := cmd.Flags()
 	fl.IntVar(&cfg.Events, "events", loadgen.DefaultDeliverEvents, "events of the backlog each mode drains in each run (even; the filter passes half)")
-	fl.IntVar(&cfg.Runs, "runs", loadgen.DefaultRuns, "measurements of each mode; the report gives the median")
+	fl.IntVar(&cfg.Runs, "runs", loadgen.DefaultDeliverRuns, "measurements of each mode; the report gives the median")
 	fl.StringVar(&cfg.CPUProfileDir, "cpuprofile-dir", "", "write a CPU profile of each timed drain to this directory, as cpu-<mode>-<run>.pprof")
 	fl.BoolVar(&memory, "pending", false, "measure the resident memory with events pending for a destination that is down, instead of the drain rate")
 	fl.IntVar(&pending.Events, "pending-events", loadgen.DefaultPendingEvents, "with --pending: events published to the route")
