@@ -60,6 +60,10 @@ type Config struct {
 	// AuditTimeout bounds the storing of the audit event of one change,
 	// retries included; default DefaultAuditTimeout.
 	AuditTimeout time.Duration
+	// WithoutIngest leaves POST /events out, so that it answers 404, for a
+	// process that serves only the management API. The management routes
+	// are left out by leaving their Deps nil.
+	WithoutIngest bool
 }
 
 // DefaultAuditTimeout is the default of Config.AuditTimeout.
@@ -87,7 +91,8 @@ func (c *Config) setDefaults() {
 type Deps struct {
 	// Keys checks the API key of every request; required.
 	Keys Keys
-	// Publisher stores the events of ingest requests; required.
+	// Publisher stores the events of ingest requests and the audit events
+	// of management calls; required.
 	Publisher Publisher
 	Catalogue *schemas.Catalogue    // default schemas.Default()
 	Logger    *slog.Logger          // default slog.Default()
@@ -152,7 +157,9 @@ func New(cfg Config, deps Deps) (*Server, error) {
 		mux:           http.NewServeMux(),
 		inFlight:      make(chan struct{}, cfg.MaxInFlight),
 	}
-	s.mux.Handle("POST /events", s.countRequests(s.authenticated(http.HandlerFunc(s.ingest))))
+	if !cfg.WithoutIngest {
+		s.mux.Handle("POST /events", s.countRequests(s.authenticated(http.HandlerFunc(s.ingest))))
+	}
 	if s.destinations != nil {
 		s.routeDestinations()
 	}
