@@ -17,12 +17,10 @@ import (
 	"github.com/nats-io/nats.go/jetstream"
 	"github.com/prometheus/client_golang/prometheus"
 	"github.com/prometheus/client_golang/prometheus/collectors"
-	"github.com/prometheus/client_golang/prometheus/promhttp"
 	"github.com/spf13/cobra"
 	"golang.org/x/sync/errgroup"
 
 	"github.com/sluicehq/sluice/api"
-	"github.com/sluicehq/sluice/docs"
 	"github.com/sluicehq/sluice/filters"
 	"github.com/sluicehq/sluice/natsserver"
 	"github.com/sluicehq/sluice/pipeline"
@@ -58,6 +56,9 @@ type serveFlags struct {
 	linger          time.Duration
 	dev             bool
 	devAWSListen    string
+	roles           []string
+	tlsCert         string
+	tlsKey          string
 	log             logFlags
 }
 
@@ -65,7 +66,7 @@ func newServeCommand() *cobra.Command {
 	var f serveFlags
 	cmd := &cobra.Command{
 		Use:   "serve",
-		Short: "Run sluice: the ingest API and, unless --nats-url is given, an embedded NATS JetStream server",
+		Short: "Run sluice: the HTTP API, delivery and, unless --nats-url is given, an embedded NATS JetStream server",
 		Args:  cobra.NoArgs,
 		RunE: func(cmd *cobra.Command, _ []string) error {
 			return runServe(cmd.Context(), f, cmd.ErrOrStderr())
@@ -82,6 +83,9 @@ func newServeCommand() *cobra.Command {
 	fl.DurationVar(&f.retention, "retention", 72*time.Hour, "how long the event stream keeps events (its MaxAge)")
 	fl.IntVar(&f.replicas, "replicas", 1, "replicas of the stream and key-value buckets (3 on a NATS cluster)")
 	fl.StringVar(&f.httpAddr, "http", "127.0.0.1:8080", "HOST:PORT of the HTTP API")
+	fl.StringVar(&f.tlsCert, "tls-cert", "", "certificate file (PEM, chain after it) to serve --http over HTTPS, with --tls-key")
+	fl.StringVar(&f.tlsKey, "tls-key", "", "private key file (PEM) of --tls-cert")
+	fl.StringSliceVar(&f.roles, "roles", allRoles(), "the roles this process runs, comma-separated: api (management API), ingest (POST /events), worker (route reconciler and delivery); every process serves /healthz, /readyz and /metrics")
 	fl.StringVar(&f.publicURL, "public-url", "", "scheme and host clients reach the API at, such as https://sluice.example.com, for the URLs in responses (default: from each request's Host)")
 	fl.DurationVar(&f.shutdownTimeout, "shutdown-timeout", 15*time.Second, "how long a shutdown may take to finish requests in flight")
 	fl.DurationVar(&f.ackWait, "ack-wait", pipeline.DefaultAckWait, "how long an event handed to a sluice process that then died waits before another process gets it")
@@ -111,10 +115,23 @@ func (f serveFlags) validate() error {
 	if err := (natsSecurity{tlsCert: f.natsTLSCert, tlsKey: f.natsTLSKey}).validate(); err != nil {
 		errs = append(errs, err)
 	}
+	roles, rolesErr := parseRoles(f.roles)
+	if rolesErr != nil {
+		errs = append(errs, rolesErr)
+	}
 	if f.dev {
 		if err := checkLoopback(f.devAWSListen); err != nil {
 			errs = append(errs, fmt.Errorf("--dev-aws-listen: %w", err))
 		}
+		if rolesErr == nil && !roles.worker {
+			errs = append(errs, fmt.Errorf("--dev delivers to its AWS emulator, and only the worker role delivers: add worker to --roles %s, or drop --dev", roles))
+		}
+	}
+	switch {
+	case f.tlsCert != "" && f.tlsKey == "":
+		errs = append(errs, errors.New("--tls-cert needs --tls-key: give the file of the certificate's private key too"))
+	case f.tlsKey != "" && f.tlsCert == "":
+		errs = append(errs, errors.New("--tls-key needs --tls-cert: give the certificate file too"))
 	}
 	if f.natsListen != "" && f.natsURL != "" {
 		errs = append(errs, errors.New("--nats-listen exposes the embedded NATS server, which --nats-url replaces: drop one of them"))
@@ -147,6 +164,14 @@ func (f serveFlags) validate() error {
 
 func runServe(ctx context.Context, f serveFlags, stderr io.Writer) error {
 	if err := f.validate(); err != nil {
+		return err
+	}
+	roles, err := parseRoles(f.roles)
+	if err != nil {
+		return err
+	}
+	tlsConfig, err := f.httpTLS()
+	if err != nil {
 		return err
 	}
 	// Read the bootstrap token once and drop it from the environment, so
@@ -208,26 +233,18 @@ func runServe(ctx context.Context, f serveFlags, stderr io.Writer) error {
 	}
 	reg := prometheus.NewRegistry()
 	reg.MustRegister(collectors.NewGoCollector(), collectors.NewProcessCollector(collectors.ProcessCollectorOpts{}))
-	srv, err := api.New(api.Config{BaseURL: f.publicURL}, api.Deps{Keys: st, Publisher: prod, Destinations: st, Subscriptions: st, APIKeys: st, Logger: log, Metrics: reg})
+	handler, err := httpHandler(api.Config{BaseURL: f.publicURL}, roles, st, prod, nc, js, reg, log)
 	if err != nil {
 		return err
 	}
-	srv.Handle("GET /metrics", promhttp.HandlerFor(reg, promhttp.HandlerOpts{Registry: reg}))
-	srv.Handle("GET /healthz", http.HandlerFunc(func(w http.ResponseWriter, _ *http.Request) {
-		_, _ = io.WriteString(w, "ok\n")
-	}))
-	srv.Handle("GET /readyz", readiness(nc, js, st))
-	srv.Handle("GET /openapi.yaml", http.HandlerFunc(func(w http.ResponseWriter, _ *http.Request) {
-		w.Header().Set("Content-Type", "application/yaml")
-		_, _ = w.Write(docs.OpenAPI)
-	}))
 
 	ln, err := net.Listen("tcp", f.httpAddr)
 	if err != nil {
 		return fmt.Errorf("--http %s: %w", f.httpAddr, err)
 	}
 	httpSrv := &http.Server{
-		Handler:           srv,
+		Handler:           handler,
+		TLSConfig:         tlsConfig,
 		ReadHeaderTimeout: 10 * time.Second,
 		ReadTimeout:       httpReadTimeout,
 		IdleTimeout:       2 * time.Minute,
@@ -242,23 +259,35 @@ func runServe(ctx context.Context, f serveFlags, stderr io.Writer) error {
 		newSink = dev.sinkFactory().New
 		dev.announce(stderr, log)
 	}
-	log.Info("sluice is serving", "http", "http://"+ln.Addr().String(), "nats", natsDescription(f))
-
-	deliverer := pipeline.NewDeliverer(js, stream, filterEnv, newSink, pipeline.DeliveryConfig{AckWait: f.ackWait, Linger: f.linger}, log)
-	reconciler := pipeline.NewReconciler(stream, st, pipeline.ReconcilerConfig{AckWait: f.ackWait}, log, deliverer.Apply)
+	scheme := "http://"
+	if tlsConfig != nil {
+		scheme = "https://"
+	}
+	log.Info("sluice is serving", "http", scheme+ln.Addr().String(), "roles", roles.String(), "nats", natsDescription(f))
 
 	g, gctx := errgroup.WithContext(ctx)
 	if dev != nil {
 		g.Go(func() error { return dev.serve(gctx) })
 	}
+	if roles.worker {
+		deliverer := pipeline.NewDeliverer(js, stream, filterEnv, newSink, pipeline.DeliveryConfig{AckWait: f.ackWait, Linger: f.linger}, log)
+		reconciler := pipeline.NewReconciler(stream, st, pipeline.ReconcilerConfig{AckWait: f.ackWait}, log, deliverer.Apply)
+		g.Go(func() error {
+			// Delivery stops with the server: each worker hands the events it
+			// holds back to JetStream, for this process's next start or another.
+			defer deliverer.Stop()
+			return reconciler.Run(gctx)
+		})
+	}
 	g.Go(func() error {
-		// Delivery stops with the server: each worker hands the events it
-		// holds back to JetStream, for this process's next start or another.
-		defer deliverer.Stop()
-		return reconciler.Run(gctx)
-	})
-	g.Go(func() error {
-		if err := httpSrv.Serve(ln); !errors.Is(err, http.ErrServerClosed) {
+		var err error
+		if tlsConfig != nil {
+			// The certificate is in httpSrv.TLSConfig already.
+			err = httpSrv.ServeTLS(ln, "", "")
+		} else {
+			err = httpSrv.Serve(ln)
+		}
+		if !errors.Is(err, http.ErrServerClosed) {
 			return fmt.Errorf("serving HTTP: %w", err)
 		}
 		return nil

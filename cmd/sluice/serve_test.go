@@ -374,7 +374,7 @@ func TestServeFinishesRequestsInFlight(t *testing.T) {
 }
 
 func TestServeFlagsValidate(t *testing.T) {
-	valid := serveFlags{retention: 72 * time.Hour, replicas: 1, shutdownTimeout: 15 * time.Second, ackWait: 30 * time.Second, linger: 200 * time.Millisecond}
+	valid := serveFlags{retention: 72 * time.Hour, replicas: 1, shutdownTimeout: 15 * time.Second, ackWait: 30 * time.Second, linger: 200 * time.Millisecond, roles: allRoles(), devAWSListen: "127.0.0.1:4566"}
 	tests := []struct {
 		name    string
 		edit    func(*serveFlags)
@@ -399,6 +399,15 @@ func TestServeFlagsValidate(t *testing.T) {
 		{name: "linger over a minute", edit: func(f *serveFlags) { f.linger = time.Hour }, wantErr: "--linger 1h0m0s"},
 		{name: "public url", edit: func(f *serveFlags) { f.publicURL = "https://sluice.example.com" }},
 		{name: "public url without scheme", edit: func(f *serveFlags) { f.publicURL = "sluice.example.com" }, wantErr: `--public-url "sluice.example.com" is not a full http or https URL`},
+		{name: "some roles", edit: func(f *serveFlags) { f.roles = []string{"api", " Worker"} }},
+		{name: "no roles", edit: func(f *serveFlags) { f.roles = nil }, wantErr: "--roles is empty: give one or more of api, ingest, worker"},
+		{name: "blank roles", edit: func(f *serveFlags) { f.roles = []string{"", " "} }, wantErr: "--roles is empty"},
+		{name: "unknown role", edit: func(f *serveFlags) { f.roles = []string{"api", "delivery"} }, wantErr: `--roles: unknown role "delivery": the roles are api, ingest, worker`},
+		{name: "dev with a worker", edit: func(f *serveFlags) { f.dev, f.roles = true, []string{"worker"} }},
+		{name: "dev without a worker", edit: func(f *serveFlags) { f.dev, f.roles = true, []string{"api", "ingest"} }, wantErr: "--dev delivers to its AWS emulator, and only the worker role delivers: add worker to --roles api,ingest"},
+		{name: "tls", edit: func(f *serveFlags) { f.tlsCert, f.tlsKey = "cert.pem", "key.pem" }},
+		{name: "tls cert without key", edit: func(f *serveFlags) { f.tlsCert = "cert.pem" }, wantErr: "--tls-cert needs --tls-key"},
+		{name: "tls key without cert", edit: func(f *serveFlags) { f.tlsKey = "key.pem" }, wantErr: "--tls-key needs --tls-cert"},
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {

@@ -1,0 +1,68 @@
+package main
+
+import (
+	"crypto/tls"
+	"fmt"
+	"io"
+	"log/slog"
+	"net/http"
+
+	"github.com/nats-io/nats.go"
+	"github.com/nats-io/nats.go/jetstream"
+	"github.com/prometheus/client_golang/prometheus"
+	"github.com/prometheus/client_golang/prometheus/promhttp"
+
+	"github.com/sluicehq/sluice/api"
+	"github.com/sluicehq/sluice/docs"
+	"github.com/sluicehq/sluice/store"
+)
+
+// Paths every serve process answers on, whatever its roles: probes and
+// scrapers (deploy/kubernetes, docker-compose.yml) use them.
+const (
+	healthzPath = "/healthz" // the process runs
+	readyzPath  = "/readyz"  // NATS is connected, the stream and store exist
+	metricsPath = "/metrics" // Prometheus metrics
+)
+
+// httpHandler returns the HTTP API of a process with these roles: the
+// management routes and /openapi.yaml with api, POST /events with ingest,
+// and always the health, readiness and metrics paths. Paths of the roles
+// the process does not run answer 404.
+func httpHandler(cfg api.Config, roles serveRoles, st *store.Store, publisher api.Publisher, nc *nats.Conn, js jetstream.JetStream, reg *prometheus.Registry, log *slog.Logger) (http.Handler, error) {
+	deps := api.Deps{Keys: st, Publisher: publisher, Logger: log, Metrics: reg}
+	if roles.api {
+		deps.Destinations, deps.Subscriptions, deps.APIKeys = st, st, st
+	}
+	cfg.WithoutIngest = !roles.ingest
+	srv, err := api.New(cfg, deps)
+	if err != nil {
+		return nil, err
+	}
+	srv.Handle("GET "+metricsPath, promhttp.HandlerFor(reg, promhttp.HandlerOpts{Registry: reg}))
+	srv.Handle("GET "+healthzPath, http.HandlerFunc(func(w http.ResponseWriter, _ *http.Request) {
+		_, _ = io.WriteString(w, "ok\n")
+	}))
+	srv.Handle("GET "+readyzPath, readiness(nc, js, st))
+	if roles.api {
+		srv.Handle("GET /openapi.yaml", http.HandlerFunc(func(w http.ResponseWriter, _ *http.Request) {
+			w.Header().Set("Content-Type", "application/yaml")
+			_, _ = w.Write(docs.OpenAPI)
+		}))
+	}
+	return srv, nil
+}
+
+// httpTLS loads the certificate and key of --tls-cert and --tls-key, so
+// that a file that is missing or wrong stops serve at once. It returns nil
+// when neither flag is given: the listener serves plain HTTP.
+func (f serveFlags) httpTLS() (*tls.Config, error) {
+	if f.tlsCert == "" && f.tlsKey == "" {
+		return nil, nil
+	}
+	cert, err := tls.LoadX509KeyPair(f.tlsCert, f.tlsKey)
+	if err != nil {
+		return nil, fmt.Errorf("--tls-cert %s and --tls-key %s: %w: give a PEM certificate (its chain after it) and the PEM private key that goes with it", f.tlsCert, f.tlsKey, err)
+	}
+	return &tls.Config{Certificates: []tls.Certificate{cert}, MinVersion: tls.VersionTLS12}, nil
+}
