@@ -26,6 +26,7 @@ func newRootCommand() *cobra.Command {
 	}
 	root.AddCommand(newServeCommand(), newSchemasCommand(), newPublishCommand(), newBenchCommand(), newAccountsCommand(), newDestinationsCommand(), newSubscriptionsCommand(), newAPIKeysCommand(), newTailCommand())
 	root.AddCommand(newEmulatorCommand())
+	root.AddCommand(newHealthcheckCommand())
 	return root
 }
 
