@@ -35,9 +35,13 @@ fuzz: ## a short run of each fuzz target, past its committed corpus
 	$(GO) test -run '^$$' -fuzz '^FuzzDecodeObject$$' -fuzztime 100000x ./api
 	$(GO) test -run '^$$' -fuzz '^FuzzCheck$$' -fuzztime 30000x ./store
 
-bench: ## micro-benchmarks, then the ingest benchmark against raw JetStream
+# docs/performance.md says what each measures, its floors and the figures.
+bench: ## micro-benchmarks, the ingest and delivery benchmarks against raw JetStream, then memory with 1,000,000 events pending
 	$(GO) test -run '^$$' -bench . -benchmem -count 6 ./schemas
+	$(GO) test -run '^$$' -bench . -benchmem -count 6 ./pipeline
 	$(GO) run ./cmd/sluice bench ingest
+	$(GO) run ./cmd/sluice bench deliver
+	$(GO) run ./cmd/sluice bench deliver --pending
 
 docs: ## regenerate the generated docs
 	$(GO) run ./cmd/sluice schemas docs > docs/events.md
