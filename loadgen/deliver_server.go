@@ -133,10 +133,16 @@ func (s *deliveryServer) subject() string {
 // through the store, as the API does; it returns the name of the route's
 // consumer.
 func (s *deliveryServer) createRoute(ctx context.Context, src store.Source) (string, error) {
-	dest, err := s.store.CreateDestination(ctx, s.account, store.Destination{Target: store.Target{Kinesis: &store.KinesisTarget{
+	return s.createRouteTo(ctx, src, store.Target{Kinesis: &store.KinesisTarget{
 		Auth:      store.AWSAuth{Role: &store.AWSRole{RoleARN: "arn:aws:iam::123456789012:role/sluice-bench"}},
 		StreamARN: "arn:aws:kinesis:us-east-1:123456789012:stream/sluice-bench",
-	}}})
+	}})
+}
+
+// createRouteTo creates a destination of the target and a subscription of
+// the source to it, and returns the name of the route's consumer.
+func (s *deliveryServer) createRouteTo(ctx context.Context, src store.Source, target store.Target) (string, error) {
+	dest, err := s.store.CreateDestination(ctx, s.account, store.Destination{Target: target})
 	if err != nil {
 		return "", fmt.Errorf("creating the destination: %w", err)
 	}

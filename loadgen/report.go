@@ -114,7 +114,7 @@ func (m *ModeReport) summarise() {
 }
 
 // medianOf returns the median of one figure of the runs.
-func medianOf(runs []RunResult, figure func(RunResult) float64) float64 {
+func medianOf[R any](runs []R, figure func(R) float64) float64 {
 	xs := make([]float64, len(runs))
 	for i, r := range runs {
 		xs[i] = figure(r)
