@@ -46,19 +46,55 @@ type worker struct {
 // run delivers until ctx ends (then it returns nil, having handed the
 // events it held back to JetStream at once) or the consumer goes away.
 func (w *worker) run(ctx context.Context) error {
+	// A destination's target type cannot change, so neither can its limits.
+	limits := w.plan.Load().sink.Limits()
+	batch := NewBatch(limits, w.cfg.Linger, func(p pending) int { return limits.Size(p.record) })
+	for {
+		err := w.pull(ctx, batch, limits)
+		if !errors.Is(err, errPaused) {
+			return err
+		}
+		if ctx.Err() != nil {
+			w.release(batch.Take())
+			return nil
+		}
+	}
+}
+
+// errPaused ends pull when a delivery was retried so long that the events
+// pulled ahead of it were handed back; pulling starts again after it.
+var errPaused = errors.New("pulling paused while a delivery is retried")
+
+// pull pulls events into batches and delivers them until ctx ends, pulling
+// fails (then it returns the error), or a delivery is retried long enough
+// to pause pulling (errPaused).
+func (w *worker) pull(ctx context.Context, batch *Batch[pending], limits sinks.Limits) error {
 	it, err := w.consumer.Messages(jetstream.PullMaxMessages(w.cfg.Prefetch))
 	if err != nil {
 		return fmt.Errorf("pulling: %w", err)
 	}
 	defer it.Stop()
-	// A destination's target type cannot change, so neither can its limits.
-	limits := w.plan.Load().sink.Limits()
-	batch := NewBatch(limits, w.cfg.Linger, func(p pending) int { return limits.Size(p.record) })
 	// Ending ctx drains the iterator: it pulls no more, and Next returns
 	// the events already pulled, then ErrMsgIteratorClosed.
 	drainOnCancel := context.AfterFunc(ctx, it.Drain)
 	defer drainOnCancel()
+	// The events pulled ahead wait in the iterator, not in progress: a
+	// delivery retried for long would keep them there past AckWait, and
+	// JetStream would hand them out again while this worker still holds
+	// them, so both copies would be delivered. Such a delivery pauses
+	// pulling and hands them back at once instead.
+	paused := false
+	pause := func() {
+		if !paused {
+			paused = true
+			it.Drain()
+			w.releasePulled(it)
+		}
+	}
 	for {
+		if paused {
+			return errPaused
+		}
 		var (
 			msg jetstream.Msg
 			err error
@@ -79,8 +115,14 @@ func (w *worker) run(ctx context.Context) error {
 			return nil
 		case err == nil:
 			if p, ok := w.prepare(ctx, msg, limits); ok && !batch.Add(time.Now(), p) {
-				w.deliver(ctx, batch.Take())
-				batch.Add(time.Now(), p)
+				w.deliver(ctx, batch.Take(), pause)
+				if paused {
+					// Pulled before the long delivery, it is handed
+					// back with the others.
+					w.release([]pending{p})
+				} else {
+					batch.Add(time.Now(), p)
+				}
 			}
 		case errors.Is(err, nats.ErrTimeout):
 			// The linger ended: the batch goes below.
@@ -89,7 +131,7 @@ func (w *worker) run(ctx context.Context) error {
 			return fmt.Errorf("pulling: %w", err)
 		}
 		if batch.Ready(time.Now()) {
-			w.deliver(ctx, batch.Take())
+			w.deliver(ctx, batch.Take(), pause)
 		}
 	}
 }
@@ -133,8 +175,9 @@ func (w *worker) prepare(ctx context.Context, msg jetstream.Msg, limits sinks.Li
 // deliver writes a batch until every record is accepted or dead-lettered,
 // or the retry budget is spent: the events not delivered then go back to
 // JetStream with a delay. It acknowledges each event whose record the sink
-// accepted.
-func (w *worker) deliver(ctx context.Context, batch []pending) {
+// accepted. Once it has retried for a third of AckWait, it keeps the
+// batch's events in progress, and calls pause.
+func (w *worker) deliver(ctx context.Context, batch []pending, pause func()) {
 	if len(batch) == 0 {
 		return
 	}
@@ -173,6 +216,7 @@ func (w *worker) deliver(ctx context.Context, batch []pending) {
 			return
 		}
 		if time.Since(lastProgress) >= w.cfg.AckWait/3 {
+			pause()
 			for _, p := range batch {
 				_ = p.msg.InProgress()
 			}
