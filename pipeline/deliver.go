@@ -22,7 +22,8 @@ const (
 	DefaultRetryInitial = 100 * time.Millisecond
 	DefaultRetryMax     = 5 * time.Second
 	DefaultRetryBudget  = 30 * time.Second
-	DefaultNakDelayMax  = 5 * time.Minute
+	DefaultNakDelayMax  = 30 * time.Second
+	DefaultConcurrency  = 4
 )
 
 // DeliveryConfig tunes the delivery of every route.
@@ -47,6 +48,10 @@ type DeliveryConfig struct {
 	// (ReconcilerConfig.AckWait): a batch being retried is kept in
 	// progress well within it. Default DefaultAckWait.
 	AckWait time.Duration
+	// Concurrency is how many batches of a route a worker writes at
+	// once; default DefaultConcurrency. While a call fails as a whole,
+	// one batch at a time probes the destination.
+	Concurrency int
 	// FilterCacheSize is how many compiled filters the process keeps;
 	// default 4096.
 	FilterCacheSize int
@@ -73,6 +78,9 @@ func (c *DeliveryConfig) setDefaults() {
 	}
 	if c.AckWait <= 0 {
 		c.AckWait = DefaultAckWait
+	}
+	if c.Concurrency <= 0 {
+		c.Concurrency = DefaultConcurrency
 	}
 	if c.FilterCacheSize <= 0 {
 		c.FilterCacheSize = 4096
@@ -230,7 +238,7 @@ func (d *Deliverer) runWorker(ctx context.Context, name string, p *atomic.Pointe
 	if err != nil {
 		return fmt.Errorf("consumer %s: %w", name, err)
 	}
-	w := &worker{plan: p, consumer: consumer, js: d.js, cfg: d.cfg, log: log}
+	w := newWorker(p, consumer, d.js, d.cfg, log)
 	return w.run(ctx)
 }
 

@@ -5,6 +5,7 @@ import (
 	"errors"
 	"fmt"
 	"log/slog"
+	"sync"
 	"sync/atomic"
 	"time"
 
@@ -29,9 +30,16 @@ type pending struct {
 	record sinks.Record
 }
 
+// idleWait bounds a worker's wait for events when it holds no batch: the
+// wait ends, and the worker asks again. nats.go's iterator sends its next
+// pull request from Next, and on a busy machine it can miss sending one;
+// a bounded wait keeps that from stalling a route until the pull expires.
+const idleWait = time.Second
+
 // worker delivers the events of one route: it pulls them from the route's
 // consumer, selects them, batches them to the sink's limits and writes
-// them, acknowledging each event once its record is accepted, never before.
+// them, up to DeliveryConfig.Concurrency batches at once, acknowledging
+// each event once its record is accepted, never before.
 type worker struct {
 	plan     *atomic.Pointer[plan] // swapped when the route changes
 	consumer jetstream.Consumer
@@ -40,12 +48,37 @@ type worker struct {
 	log      *slog.Logger
 	// naks counts the batches handed back to JetStream in a row, for the
 	// growing delay of the next; a batch delivered resets it.
-	naks int
+	naks atomic.Int64
+
+	// inFlight holds a token for each batch being delivered; deliveries
+	// counts them, so that the worker can wait for them to end.
+	inFlight   chan struct{}
+	deliveries sync.WaitGroup
+	// paused is signalled by a delivery retried so long that the events
+	// pulled ahead of it must be handed back (see pull).
+	paused chan struct{}
+	// probe holds a token while a delivery retries a call that failed as
+	// a whole (the destination refused it, or could not be reached): that
+	// delivery alone probes the destination, and no other batch is
+	// dispatched meanwhile, so that a failing destination receives the
+	// calls of one backoff, not Concurrency of them.
+	probe chan struct{}
+}
+
+func newWorker(p *atomic.Pointer[plan], consumer jetstream.Consumer, js jetstream.JetStream, cfg DeliveryConfig, log *slog.Logger) *worker {
+	return &worker{
+		plan: p, consumer: consumer, js: js, cfg: cfg, log: log,
+		inFlight: make(chan struct{}, cfg.Concurrency),
+		paused:   make(chan struct{}, 1),
+		probe:    make(chan struct{}, 1),
+	}
 }
 
 // run delivers until ctx ends (then it returns nil, having handed the
-// events it held back to JetStream at once) or the consumer goes away.
+// events it held back to JetStream at once) or the consumer goes away. It
+// returns once every delivery it started has ended.
 func (w *worker) run(ctx context.Context) error {
+	defer w.deliveries.Wait()
 	// A destination's target type cannot change, so neither can its limits.
 	limits := w.plan.Load().sink.Limits()
 	batch := NewBatch(limits, w.cfg.Linger, func(p pending) int { return limits.Size(p.record) })
@@ -54,8 +87,9 @@ func (w *worker) run(ctx context.Context) error {
 		if !errors.Is(err, errPaused) {
 			return err
 		}
+		// Pull again once the deliveries that paused pulling are done.
+		w.deliveries.Wait()
 		if ctx.Err() != nil {
-			w.release(batch.Take())
 			return nil
 		}
 	}
@@ -65,9 +99,15 @@ func (w *worker) run(ctx context.Context) error {
 // pulled ahead of it were handed back; pulling starts again after it.
 var errPaused = errors.New("pulling paused while a delivery is retried")
 
-// pull pulls events into batches and delivers them until ctx ends, pulling
-// fails (then it returns the error), or a delivery is retried long enough
-// to pause pulling (errPaused).
+// pull pulls events into batches and hands them to deliveries until ctx
+// ends, pulling fails (then it returns the error), or a delivery is
+// retried long enough to pause pulling (errPaused).
+//
+// The events pulled ahead wait in the iterator, not in progress: a
+// delivery retried for long would keep them there past AckWait, and
+// JetStream would hand them out again while this worker still holds them,
+// so both copies would be delivered. Such a delivery pauses pulling, and
+// pull hands them back at once, with the open batch.
 func (w *worker) pull(ctx context.Context, batch *Batch[pending], limits sinks.Limits) error {
 	it, err := w.consumer.Messages(jetstream.PullMaxMessages(w.cfg.Prefetch))
 	if err != nil {
@@ -78,61 +118,95 @@ func (w *worker) pull(ctx context.Context, batch *Batch[pending], limits sinks.L
 	// the events already pulled, then ErrMsgIteratorClosed.
 	drainOnCancel := context.AfterFunc(ctx, it.Drain)
 	defer drainOnCancel()
-	// The events pulled ahead wait in the iterator, not in progress: a
-	// delivery retried for long would keep them there past AckWait, and
-	// JetStream would hand them out again while this worker still holds
-	// them, so both copies would be delivered. Such a delivery pauses
-	// pulling and hands them back at once instead.
-	paused := false
-	pause := func() {
-		if !paused {
-			paused = true
-			it.Drain()
-			w.releasePulled(it)
-		}
+	handBack := func() {
+		it.Drain()
+		w.release(batch.Take())
+		w.releasePulled(it)
 	}
 	for {
-		if paused {
+		select {
+		case <-w.paused:
+			handBack()
 			return errPaused
+		default:
 		}
-		var (
-			msg jetstream.Msg
-			err error
-		)
+		wait := idleWait
 		if deadline, ok := batch.Deadline(); ok {
 			// The batch goes at the linger of its first record.
-			msg, err = it.Next(jetstream.NextMaxWait(max(time.Until(deadline), time.Microsecond)))
-		} else {
-			msg, err = it.Next()
+			wait = max(time.Until(deadline), time.Microsecond)
 		}
+		msg, err := it.Next(jetstream.NextMaxWait(wait))
 		switch {
 		case ctx.Err() != nil:
 			if err == nil {
 				_ = msg.Nak()
 			}
-			w.release(batch.Take())
-			w.releasePulled(it)
+			handBack()
 			return nil
 		case err == nil:
 			if p, ok := w.prepare(ctx, msg, limits); ok && !batch.Add(time.Now(), p) {
-				w.deliver(ctx, batch.Take(), pause)
-				if paused {
-					// Pulled before the long delivery, it is handed
-					// back with the others.
+				if !w.dispatch(ctx, batch.Take()) {
 					w.release([]pending{p})
-				} else {
-					batch.Add(time.Now(), p)
+					handBack()
+					return errPaused
 				}
+				batch.Add(time.Now(), p)
 			}
-		case errors.Is(err, nats.ErrTimeout):
-			// The linger ended: the batch goes below.
+		case errors.Is(err, nats.ErrTimeout), errors.Is(err, jetstream.ErrNoHeartbeat):
+			// The linger ended, or nothing came: the batch goes below if
+			// it is due, and the next Next pulls again.
 		default:
 			w.release(batch.Take())
 			return fmt.Errorf("pulling: %w", err)
 		}
-		if batch.Ready(time.Now()) {
-			w.deliver(ctx, batch.Take(), pause)
+		if batch.Ready(time.Now()) && !w.dispatch(ctx, batch.Take()) {
+			handBack()
+			return errPaused
 		}
+	}
+}
+
+// dispatch starts the delivery of a batch once no delivery is probing a
+// failing destination and fewer than Concurrency are under way. It returns
+// false, having handed the batch back, when pulling was paused, or ctx
+// ended, while it waited.
+func (w *worker) dispatch(ctx context.Context, batch []pending) bool {
+	if len(batch) == 0 {
+		return true
+	}
+	select {
+	case w.probe <- struct{}{}:
+		<-w.probe
+	case <-w.paused:
+		w.release(batch)
+		return false
+	case <-ctx.Done():
+		w.release(batch)
+		return false
+	}
+	select {
+	case w.inFlight <- struct{}{}:
+	case <-w.paused:
+		w.release(batch)
+		return false
+	case <-ctx.Done():
+		w.release(batch)
+		return false
+	}
+	w.deliveries.Add(1)
+	go func() {
+		defer w.deliveries.Done()
+		defer func() { <-w.inFlight }()
+		w.deliver(ctx, batch)
+	}()
+	return true
+}
+
+// pause asks pull to hand back the events pulled ahead.
+func (w *worker) pause() {
+	select {
+	case w.paused <- struct{}{}:
+	default:
 	}
 }
 
@@ -176,8 +250,8 @@ func (w *worker) prepare(ctx context.Context, msg jetstream.Msg, limits sinks.Li
 // or the retry budget is spent: the events not delivered then go back to
 // JetStream with a delay. It acknowledges each event whose record the sink
 // accepted. Once it has retried for a third of AckWait, it keeps the
-// batch's events in progress, and calls pause.
-func (w *worker) deliver(ctx context.Context, batch []pending, pause func()) {
+// batch's events in progress, and pauses pulling.
+func (w *worker) deliver(ctx context.Context, batch []pending) {
 	if len(batch) == 0 {
 		return
 	}
@@ -187,6 +261,7 @@ func (w *worker) deliver(ctx context.Context, batch []pending, pause func()) {
 		backoff.WithMaxElapsedTime(0),
 	)
 	start, lastProgress := time.Now(), time.Now()
+	probing := false
 	records := make([]sinks.Record, 0, len(batch))
 	for attempt := 1; ; attempt++ {
 		records = records[:0]
@@ -204,10 +279,22 @@ func (w *worker) deliver(ctx context.Context, batch []pending, pause func()) {
 		}
 		if err != nil {
 			w.log.Warn("writing a batch failed", "destination_id", p.route.Destination.ID, "class", sinks.ClassOf(err), "records", len(batch), "attempt", attempt, "error", err)
+			if !probing {
+				select {
+				case w.probe <- struct{}{}:
+					probing = true
+					defer func() { <-w.probe }()
+				default:
+					// Another delivery probes the destination: this
+					// batch waits in JetStream instead of adding calls.
+					w.giveBack(batch)
+					return
+				}
+			}
 		} else {
 			batch = w.settle(ctx, batch, results)
 			if len(batch) == 0 {
-				w.naks = 0
+				w.naks.Store(0)
 				return
 			}
 		}
@@ -216,7 +303,7 @@ func (w *worker) deliver(ctx context.Context, batch []pending, pause func()) {
 			return
 		}
 		if time.Since(lastProgress) >= w.cfg.AckWait/3 {
-			pause()
+			w.pause()
 			for _, p := range batch {
 				_ = p.msg.InProgress()
 			}
@@ -249,8 +336,7 @@ func (w *worker) settle(ctx context.Context, batch []pending, results []sinks.Re
 // giveBack hands events JetStream will deliver again after a delay growing
 // with the batches given back in a row.
 func (w *worker) giveBack(batch []pending) {
-	delay := min(w.cfg.RetryMax<<min(w.naks, 16), w.cfg.NakDelayMax)
-	w.naks++
+	delay := min(w.cfg.RetryMax<<min(w.naks.Add(1)-1, 16), w.cfg.NakDelayMax)
 	w.log.Warn("delivery keeps failing; the events go back to JetStream", "destination_id", w.plan.Load().route.Destination.ID, "events", len(batch), "retry_in", delay)
 	for _, p := range batch {
 		_ = p.msg.NakWithDelay(delay)
