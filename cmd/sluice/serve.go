@@ -56,6 +56,7 @@ type serveFlags struct {
 	ackWait         time.Duration
 	linger          time.Duration
 	dev             bool
+	memoryLimit     string
 	devAWSListen    string
 	roles           []string
 	tlsCert         string
@@ -96,6 +97,7 @@ func (f *serveFlags) register(fl *pflag.FlagSet) {
 	fl.DurationVar(&f.shutdownTimeout, "shutdown-timeout", 15*time.Second, "how long a shutdown may take to finish requests in flight")
 	fl.DurationVar(&f.ackWait, "ack-wait", pipeline.DefaultAckWait, "how long an event handed to a sluice process that then died waits before another process gets it")
 	fl.DurationVar(&f.linger, "linger", pipeline.DefaultLinger, "how long a batch that is not full waits for more events before it is sent")
+	fl.StringVar(&f.memoryLimit, "memory-limit", "", "soft memory limit of the process, such as 512MiB (default: GOMEMLIMIT, or else 90% of the container's memory limit, or none); 0 for none")
 	fl.BoolVar(&f.dev, "dev", false, "run sluice's AWS emulator inside serve and deliver every destination to it: any ARN works, no AWS account needed")
 	fl.StringVar(&f.devAWSListen, "dev-aws-listen", "127.0.0.1:4566", "HOST:PORT of the AWS emulator of --dev, a loopback address")
 	f.log.register(fl)
@@ -155,6 +157,11 @@ func (f serveFlags) validate() error {
 	case f.retention < pipeline.DuplicateWindow:
 		errs = append(errs, fmt.Errorf("--retention %s is shorter than the stream's duplicate window of %s: give at least that, such as 72h", f.retention, pipeline.DuplicateWindow))
 	}
+	if f.memoryLimit != "" {
+		if _, err := parseSize(f.memoryLimit); err != nil {
+			errs = append(errs, fmt.Errorf("--memory-limit %q: %w", f.memoryLimit, err))
+		}
+	}
 	if f.ackWait < time.Second {
 		errs = append(errs, fmt.Errorf("--ack-wait %s: give at least 1s, such as 30s; sluice keeps events it is still sending in progress well within it", f.ackWait))
 	}
@@ -187,6 +194,9 @@ func runServe(ctx context.Context, f serveFlags, stderr io.Writer) error {
 	}
 	log, err := f.log.logger(stderr)
 	if err != nil {
+		return err
+	}
+	if err := applyMemoryLimit(f.memoryLimit, log); err != nil {
 		return err
 	}
 	nc, closeNATS, err := f.connectNATS(log)

@@ -394,6 +394,8 @@ func TestServeFlagsValidate(t *testing.T) {
 		{name: "retention under the duplicate window", edit: func(f *serveFlags) { f.retention = time.Minute }, wantErr: "--retention 1m0s is shorter than the stream's duplicate window"},
 		{name: "no replicas", edit: func(f *serveFlags) { f.replicas = 0 }, wantErr: "--replicas 0"},
 		{name: "too many replicas", edit: func(f *serveFlags) { f.replicas = 6 }, wantErr: "--replicas 6: JetStream keeps 1 to 5 replicas"},
+		{name: "memory limit", edit: func(f *serveFlags) { f.memoryLimit = "512MiB" }},
+		{name: "memory limit not a size", edit: func(f *serveFlags) { f.memoryLimit = "half" }, wantErr: `--memory-limit "half": give a size such as 512MiB`},
 		{name: "ack wait under a second", edit: func(f *serveFlags) { f.ackWait = 100 * time.Millisecond }, wantErr: "--ack-wait 100ms: give at least 1s"},
 		{name: "no linger", edit: func(f *serveFlags) { f.linger = 0 }, wantErr: "--linger 0s: give a duration up to a minute"},
 		{name: "linger over a minute", edit: func(f *serveFlags) { f.linger = time.Hour }, wantErr: "--linger 1h0m0s"},
