@@ -36,12 +36,14 @@ fuzz: ## a short run of each fuzz target, past its committed corpus
 	$(GO) test -run '^$$' -fuzz '^FuzzCheck$$' -fuzztime 30000x ./store
 
 # docs/performance.md says what each measures, its floors and the figures.
-bench: ## micro-benchmarks, the ingest and delivery benchmarks against raw JetStream, then memory with 1,000,000 events pending
+bench: ## micro-benchmarks, the ingest and delivery benchmarks against raw JetStream, memory with 1,000,000 events pending, the sinks into the emulator
 	$(GO) test -run '^$$' -bench . -benchmem -count 6 ./schemas
 	$(GO) test -run '^$$' -bench . -benchmem -count 6 ./pipeline
 	$(GO) run ./cmd/sluice bench ingest
 	$(GO) run ./cmd/sluice bench deliver
-	$(GO) run ./cmd/sluice bench deliver --pending
+	GOMEMLIMIT=200MiB $(GO) run ./cmd/sluice bench deliver --pending
+	$(GO) test -run '^$$' -bench . -benchmem -count 5 ./emulator
+	$(GO) run ./cmd/sluice bench sinks
 
 docs: ## regenerate the generated docs
 	$(GO) run ./cmd/sluice schemas docs > docs/events.md
