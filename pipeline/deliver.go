@@ -55,6 +55,9 @@ type DeliveryConfig struct {
 	// FilterCacheSize is how many compiled filters the process keeps;
 	// default 4096.
 	FilterCacheSize int
+	// Metrics, when not nil, count what the workers deliver, filter out,
+	// retry and dead-letter (see NewMetrics).
+	Metrics *Metrics
 }
 
 func (c *DeliveryConfig) setDefaults() {
@@ -111,6 +114,10 @@ type Deliverer struct {
 
 	sinksMu sync.Mutex            // guards sinks; workers take it
 	sinks   map[string]cachedSink // by destination id
+
+	// delivering are the routes with a worker, by name, as the last Apply
+	// left them, for PendingCollector.
+	delivering atomic.Pointer[map[string]Route]
 }
 
 type runningWorker struct {
@@ -128,6 +135,7 @@ type plan struct {
 	route     Route
 	selectors map[string]*Selector // by event kind
 	sink      sinks.Sink
+	metrics   *routeMetrics // nil without DeliveryConfig.Metrics
 }
 
 type cachedSink struct {
@@ -158,6 +166,7 @@ func (d *Deliverer) Apply(ctx context.Context, routes map[string]Route) {
 			w.cancel()
 			<-w.done
 			delete(d.workers, name)
+			d.cfg.Metrics.forget(w.plan.Load().route)
 		}
 	}
 	for name, route := range routes {
@@ -189,6 +198,11 @@ func (d *Deliverer) Apply(ctx context.Context, routes map[string]Route) {
 		}()
 		d.log.Info("route delivering", "route", name, "account_id", route.Subscription.AccountID, "destination_id", route.Destination.ID)
 	}
+	delivering := make(map[string]Route, len(d.workers))
+	for name, w := range d.workers {
+		delivering[name] = w.plan.Load().route
+	}
+	d.delivering.Store(&delivering)
 	// Forget the sinks of destinations no route uses any more.
 	used := make(map[string]bool, len(routes))
 	for _, r := range routes {
@@ -210,6 +224,7 @@ func (d *Deliverer) Stop() {
 		w.cancel()
 		delete(d.workers, name)
 	}
+	d.delivering.Store(nil)
 	d.mu.Unlock()
 	d.wg.Wait()
 }
@@ -261,7 +276,7 @@ func (d *Deliverer) plan(ctx context.Context, route Route) (*plan, error) {
 		}
 		selectors[src.Type] = sel
 	}
-	return &plan{route: route, selectors: selectors, sink: sink}, nil
+	return &plan{route: route, selectors: selectors, sink: sink, metrics: d.cfg.Metrics.forRoute(route)}, nil
 }
 
 // sink returns the sink of the destination, built once per version of the

@@ -101,6 +101,8 @@ type deliveryEnv struct {
 	prod    *producer.Producer
 	sink    *memorySink
 	account string
+	// deliverer is that of the process started last.
+	deliverer *pipeline.Deliverer
 }
 
 func startDelivery(t *testing.T, cfg pipeline.DeliveryConfig) *deliveryEnv {
@@ -152,6 +154,7 @@ func (e *deliveryEnv) startProcess(t *testing.T, cfg pipeline.DeliveryConfig, ne
 	}
 	log := slog.New(slog.NewTextHandler(testWriter{t}, nil))
 	deliverer := pipeline.NewDeliverer(e.js, e.stream, env, newSink, cfg, log)
+	e.deliverer = deliverer
 	rec := pipeline.NewReconciler(e.stream, e.store, pipeline.ReconcilerConfig{}, log, deliverer.Apply)
 	runCtx, stop := context.WithCancel(e.ctx)
 	done := make(chan struct{})

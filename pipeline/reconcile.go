@@ -8,6 +8,7 @@ import (
 	"maps"
 	"slices"
 	"strings"
+	"sync/atomic"
 	"time"
 
 	"github.com/nats-io/nats.go/jetstream"
@@ -73,6 +74,9 @@ type Reconciler struct {
 	// applied are the filter subjects of the consumers this process made
 	// or checked, by consumer name.
 	applied map[string][]string
+	// ready is whether the last reconciliation, after the store's initial
+	// sync, succeeded.
+	ready atomic.Bool
 }
 
 // NewReconciler returns a reconciler of the routes of config on stream,
@@ -81,6 +85,12 @@ func NewReconciler(stream jetstream.Stream, config ConfigWatcher, cfg Reconciler
 	cfg.setDefaults()
 	return &Reconciler{stream: stream, config: config, cfg: cfg, log: log, apply: apply, applied: make(map[string][]string)}
 }
+
+// Ready reports whether the routes are reconciled: the store's routes were
+// read in full and the last reconciliation made or checked every route's
+// consumer. It is false until the first reconciliation succeeds, and while
+// reconciliations fail.
+func (r *Reconciler) Ready() bool { return r.ready.Load() }
 
 // Run watches the store and reconciles until ctx ends; then it returns
 // nil. At the start (and whenever the watch starts over) it converges from
@@ -139,9 +149,11 @@ func (r *Reconciler) watch(ctx context.Context) error {
 				return nil
 			}
 			r.log.Warn("reconciling route consumers failed; retrying", "error", err)
+			r.ready.Store(false)
 			next = reconcileRetry
 		} else {
 			prune = false
+			r.ready.Store(true)
 		}
 		timer.Reset(next)
 	}

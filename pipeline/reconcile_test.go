@@ -116,6 +116,9 @@ func TestReconciler(t *testing.T) {
 	runCtx, stop := context.WithCancel(ctx)
 	done := make(chan error, 1)
 	rec := pipeline.NewReconciler(stream, st, pipeline.ReconcilerConfig{}, slog.New(slog.DiscardHandler), seen.apply)
+	if rec.Ready() {
+		t.Fatal("Ready before Run")
+	}
 	go func() { done <- rec.Run(runCtx) }()
 	defer func() {
 		stop()
@@ -126,6 +129,12 @@ func TestReconciler(t *testing.T) {
 
 	name := pipeline.ConsumerName(sub.ID, dest.ID)
 	seen.waitFor(t, "the route", func(r map[string]pipeline.Route) bool { _, ok := r[name]; return len(r) == 1 && ok })
+	for deadline := time.Now().Add(2 * time.Second); !rec.Ready(); {
+		if time.Now().After(deadline) {
+			t.Fatal("not Ready within 2 s of the route's consumer being made")
+		}
+		time.Sleep(5 * time.Millisecond) // polling, with a deadline
+	}
 	if got := consumerSubjects(ctx, t, stream, name); !slices.Equal(got, []string{schemas.EventSubject(account.ID, httpKind)}) {
 		t.Fatalf("consumer subjects %v", got)
 	}

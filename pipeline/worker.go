@@ -236,6 +236,7 @@ func (w *worker) prepare(ctx context.Context, msg jetstream.Msg, limits sinks.Li
 		return pending{}, false
 	case !keep:
 		_ = msg.Ack()
+		p.metrics.filteredOut()
 		return pending{}, false
 	}
 	rec := sinks.Record{ID: head.ID, Data: out, Timestamp: head.Timestamp}
@@ -264,12 +265,20 @@ func (w *worker) deliver(ctx context.Context, batch []pending) {
 	probing := false
 	records := make([]sinks.Record, 0, len(batch))
 	for attempt := 1; ; attempt++ {
+		p := w.plan.Load()
+		if attempt > 1 {
+			p.metrics.retry(len(batch))
+		}
+		limits := p.sink.Limits()
 		records = records[:0]
+		bytes := 0
 		for _, p := range batch {
 			records = append(records, p.record)
+			bytes += limits.Size(p.record)
 		}
-		p := w.plan.Load()
+		began := time.Now()
 		results, err := p.sink.Write(ctx, records)
+		took := time.Since(began)
 		if ctx.Err() != nil {
 			w.release(batch)
 			return
@@ -278,6 +287,8 @@ func (w *worker) deliver(ctx context.Context, batch []pending) {
 			err = fmt.Errorf("the sink answered %d results for %d records", len(results), len(batch))
 		}
 		if err != nil {
+			p.metrics.wrote(len(records), bytes, took, writeFailed)
+			p.metrics.callFailed(sinks.ClassOf(err), len(batch))
 			w.log.Warn("writing a batch failed", "destination_id", p.route.Destination.ID, "class", sinks.ClassOf(err), "records", len(batch), "attempt", attempt, "error", err)
 			if !probing {
 				select {
@@ -292,7 +303,12 @@ func (w *worker) deliver(ctx context.Context, batch []pending) {
 				}
 			}
 		} else {
-			batch = w.settle(ctx, batch, results)
+			batch = w.settle(ctx, p.metrics, batch, results)
+			outcome := writeOK
+			if len(batch) > 0 {
+				outcome = writePartial
+			}
+			p.metrics.wrote(len(records), bytes, took, outcome)
 			if len(batch) == 0 {
 				w.naks.Store(0)
 				return
@@ -317,19 +333,26 @@ func (w *worker) deliver(ctx context.Context, batch []pending) {
 }
 
 // settle acknowledges the accepted records of a batch, dead-letters the
-// permanent failures and returns the events to send again.
-func (w *worker) settle(ctx context.Context, batch []pending, results []sinks.Result) []pending {
+// permanent failures and returns the events to send again, counting each
+// in m.
+func (w *worker) settle(ctx context.Context, m *routeMetrics, batch []pending, results []sinks.Result) []pending {
 	retry := batch[:0:0]
+	now := time.Now()
+	accepted, permanent := 0, 0
 	for i, p := range batch {
 		switch r := results[i]; r.Status {
 		case sinks.Accepted:
 			_ = p.msg.Ack()
+			accepted++
+			m.accepted(now, p.record.Timestamp)
 		case sinks.Permanent:
+			permanent++
 			w.deadLetter(ctx, p.msg, p.record.ID, dlqPermanent, r.Code, r.Message)
 		default:
 			retry = append(retry, p)
 		}
 	}
+	m.settled(accepted, len(retry), permanent)
 	return retry
 }
 
@@ -372,7 +395,8 @@ func (w *worker) deadLetter(ctx context.Context, msg jetstream.Msg, eventID, cla
 	if meta, err := msg.Metadata(); err == nil {
 		attempts = meta.NumDelivered
 	}
-	route := w.plan.Load().route
+	p := w.plan.Load()
+	route := p.route
 	letter := deadLetter{route: route, eventID: eventID, class: class, code: code, msg: message, attempts: attempts, firstFailure: time.Now()}
 	if _, err := w.js.PublishMsg(ctx, letter.message(msg.Data())); err != nil {
 		w.log.Error("storing a dead letter failed; the event will be tried again", "event_id", eventID, "class", class, "error", err)
@@ -381,4 +405,5 @@ func (w *worker) deadLetter(ctx context.Context, msg jetstream.Msg, eventID, cla
 	}
 	w.log.Warn("event dead-lettered", "event_id", eventID, "destination_id", route.Destination.ID, "class", class, "code", code, "reason", message)
 	_ = msg.Term()
+	p.metrics.deadLetter(class)
 }
