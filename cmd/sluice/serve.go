@@ -247,23 +247,14 @@ func runServe(ctx context.Context, f serveFlags, stderr io.Writer) error {
 		return err
 	}
 	reg := prometheus.NewRegistry()
-	reg.MustRegister(collectors.NewGoCollector(), collectors.NewProcessCollector(collectors.ProcessCollectorOpts{}))
-	handler, err := httpHandler(api.Config{BaseURL: f.publicURL}, roles, st, prod, nc, js, reg, log)
-	if err != nil {
-		return err
-	}
-
+	reg.MustRegister(
+		collectors.NewGoCollector(),
+		collectors.NewProcessCollector(collectors.ProcessCollectorOpts{}),
+		pipeline.StreamCollector(js, 0),
+	)
 	ln, err := net.Listen("tcp", f.httpAddr)
 	if err != nil {
 		return fmt.Errorf("--http %s: %w", f.httpAddr, err)
-	}
-	httpSrv := &http.Server{
-		Handler:           handler,
-		TLSConfig:         tlsConfig,
-		ReadHeaderTimeout: 10 * time.Second,
-		ReadTimeout:       httpReadTimeout,
-		IdleTimeout:       2 * time.Minute,
-		ErrorLog:          slog.NewLogLogger(log.Handler(), slog.LevelWarn),
 	}
 	newSink := destinations.New
 	var dev *devAWS
@@ -272,6 +263,36 @@ func runServe(ctx context.Context, f serveFlags, stderr io.Writer) error {
 			return err
 		}
 		newSink = dev.sinkFactory().New
+	}
+	var (
+		deliverer   *pipeline.Deliverer
+		reconciler  *pipeline.Reconciler
+		routesReady func() bool // nil without the worker role
+	)
+	if roles.worker {
+		metrics, err := pipeline.NewMetrics(reg)
+		if err != nil {
+			return err
+		}
+		deliverer = pipeline.NewDeliverer(js, stream, filterEnv, newSink, pipeline.DeliveryConfig{AckWait: f.ackWait, Linger: f.linger, Metrics: metrics}, log)
+		reconciler = pipeline.NewReconciler(stream, st, pipeline.ReconcilerConfig{AckWait: f.ackWait}, log, deliverer.Apply)
+		reg.MustRegister(deliverer.PendingCollector(0))
+		routesReady = reconciler.Ready
+	}
+	handler, err := httpHandler(api.Config{BaseURL: f.publicURL}, roles, st, prod, nc, js, reg, routesReady, log)
+	if err != nil {
+		return err
+	}
+
+	httpSrv := &http.Server{
+		Handler:           handler,
+		TLSConfig:         tlsConfig,
+		ReadHeaderTimeout: 10 * time.Second,
+		ReadTimeout:       httpReadTimeout,
+		IdleTimeout:       2 * time.Minute,
+		ErrorLog:          slog.NewLogLogger(log.Handler(), slog.LevelWarn),
+	}
+	if dev != nil {
 		dev.announce(stderr, log)
 	}
 	scheme := "http://"
@@ -285,8 +306,6 @@ func runServe(ctx context.Context, f serveFlags, stderr io.Writer) error {
 		g.Go(func() error { return dev.serve(gctx) })
 	}
 	if roles.worker {
-		deliverer := pipeline.NewDeliverer(js, stream, filterEnv, newSink, pipeline.DeliveryConfig{AckWait: f.ackWait, Linger: f.linger}, log)
-		reconciler := pipeline.NewReconciler(stream, st, pipeline.ReconcilerConfig{AckWait: f.ackWait}, log, deliverer.Apply)
 		g.Go(func() error {
 			// Delivery stops with the server: each worker hands the events it
 			// holds back to JetStream, for this process's next start or another.
@@ -440,8 +459,10 @@ func bootstrap(ctx context.Context, st *store.Store, token string, stderr io.Wri
 	return nil
 }
 
-// readiness answers 200 when NATS is connected and the stream and store exist.
-func readiness(nc *nats.Conn, js jetstream.JetStream, st *store.Store) http.Handler {
+// readiness answers 200 when NATS is connected, the stream and store exist
+// and, unless routesReady is nil (a process without the worker role), the
+// routes are reconciled.
+func readiness(nc *nats.Conn, js jetstream.JetStream, st *store.Store, routesReady func() bool) http.Handler {
 	return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
 		ctx, cancel := context.WithTimeout(r.Context(), 2*time.Second)
 		defer cancel()
@@ -452,6 +473,8 @@ func readiness(nc *nats.Conn, js jetstream.JetStream, st *store.Store) http.Hand
 			problem = "stream " + pipeline.EventsStream + ": " + err.Error()
 		} else if err := st.Ping(ctx); err != nil {
 			problem = "store: " + err.Error()
+		} else if routesReady != nil && !routesReady() {
+			problem = "routes not reconciled: the route consumers are not made or checked yet, or the last attempt failed"
 		}
 		if problem != "" {
 			http.Error(w, problem, http.StatusServiceUnavailable)

@@ -21,15 +21,16 @@ import (
 // scrapers (deploy/kubernetes, docker-compose.yml) use them.
 const (
 	healthzPath = "/healthz" // the process runs
-	readyzPath  = "/readyz"  // NATS is connected, the stream and store exist
+	readyzPath  = "/readyz"  // NATS is connected, the stream and store exist, routes are reconciled
 	metricsPath = "/metrics" // Prometheus metrics
 )
 
 // httpHandler returns the HTTP API of a process with these roles: the
 // management routes and /openapi.yaml with api, POST /events with ingest,
 // and always the health, readiness and metrics paths. Paths of the roles
-// the process does not run answer 404.
-func httpHandler(cfg api.Config, roles serveRoles, st *store.Store, publisher api.Publisher, nc *nats.Conn, js jetstream.JetStream, reg *prometheus.Registry, log *slog.Logger) (http.Handler, error) {
+// the process does not run answer 404. routesReady, nil without the worker
+// role, tells readiness whether the routes are reconciled.
+func httpHandler(cfg api.Config, roles serveRoles, st *store.Store, publisher api.Publisher, nc *nats.Conn, js jetstream.JetStream, reg *prometheus.Registry, routesReady func() bool, log *slog.Logger) (http.Handler, error) {
 	deps := api.Deps{Keys: st, Publisher: publisher, Logger: log, Metrics: reg}
 	if roles.api {
 		deps.Destinations, deps.Subscriptions, deps.APIKeys = st, st, st
@@ -43,7 +44,7 @@ func httpHandler(cfg api.Config, roles serveRoles, st *store.Store, publisher ap
 	srv.Handle("GET "+healthzPath, http.HandlerFunc(func(w http.ResponseWriter, _ *http.Request) {
 		_, _ = io.WriteString(w, "ok\n")
 	}))
-	srv.Handle("GET "+readyzPath, readiness(nc, js, st))
+	srv.Handle("GET "+readyzPath, readiness(nc, js, st, routesReady))
 	if roles.api {
 		srv.Handle("GET /openapi.yaml", http.HandlerFunc(func(w http.ResponseWriter, _ *http.Request) {
 			w.Header().Set("Content-Type", "application/yaml")

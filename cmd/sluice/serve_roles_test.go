@@ -126,6 +126,7 @@ func TestServeRoles(t *testing.T) {
 			if got := logAttrOf(t, p.logs.String(), "sluice is serving", "roles"); got != tt.roles {
 				t.Errorf("logged roles %q, want %q", got, tt.roles)
 			}
+			waitReady(t, p.url)
 			for _, path := range []string{healthzPath, readyzPath, metricsPath} {
 				if code, body := request(t, http.MethodGet, p.url+path, "", ""); code != http.StatusOK {
 					t.Errorf("GET %s: %d %s", path, code, body)

@@ -222,9 +222,7 @@ func TestServeEndToEnd(t *testing.T) {
 	if !strings.Contains(strings.Join(p.stderr, "\n"), "created the first account") {
 		t.Fatalf("first start did not bootstrap a key:\n%s", strings.Join(p.stderr, "\n"))
 	}
-	if code, body := request(t, "GET", p.url+"/readyz", "", ""); code != 200 {
-		t.Fatalf("readyz: %d %s", code, body)
-	}
+	waitReady(t, p.url)
 	if code, body := request(t, "GET", p.url+"/openapi.yaml", "", ""); code != 200 || !strings.HasPrefix(body, "openapi: 3.1") {
 		t.Fatalf("openapi.yaml: %d %.80s", code, body)
 	}

@@ -109,7 +109,13 @@ func TestServeTLS(t *testing.T) {
 		}
 		return resp, string(out)
 	}
+	// A worker is ready once its routes are reconciled, a moment after it
+	// serves.
 	resp, body := do(http.MethodGet, readyzPath, "")
+	for deadline := time.Now().Add(10 * time.Second); resp.StatusCode == http.StatusServiceUnavailable && time.Now().Before(deadline); {
+		time.Sleep(20 * time.Millisecond) // polling readiness, with a deadline
+		resp, body = do(http.MethodGet, readyzPath, "")
+	}
 	if resp.StatusCode != http.StatusOK || resp.TLS == nil {
 		t.Fatalf("GET %s over TLS: %d %s (TLS: %v)", readyzPath, resp.StatusCode, body, resp.TLS != nil)
 	}
