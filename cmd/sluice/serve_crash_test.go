@@ -35,8 +35,9 @@ const (
 	// of the batch being written when the process died, and those of the
 	// batches whose acks the killed NATS server had not written to disk
 	// (it writes a consumer's state at most every 100 ms); with a margin,
-	// all a worker can hold: its prefetch and two Kinesis batches.
-	crashMaxDuplicates = pipeline.DefaultPrefetch + 2*500
+	// all a worker can hold: its prefetch and a Kinesis batch for each of
+	// the batches it writes at once.
+	crashMaxDuplicates = pipeline.DefaultPrefetch + pipeline.DefaultConcurrency*500
 	// crashAckWait is the route consumer's AckWait (serve's --ack-wait,
 	// given as SLUICE_ACK_WAIT): the events the killed process held are
 	// delivered again once it has passed.
