@@ -270,13 +270,9 @@ func runServe(ctx context.Context, f serveFlags, stderr io.Writer) error {
 		routesReady func() bool // nil without the worker role
 	)
 	if roles.worker {
-		metrics, err := pipeline.NewMetrics(reg)
-		if err != nil {
+		if reconciler, deliverer, err = f.newDelivery(js, stream, filterEnv, st, newSink, reg, log); err != nil {
 			return err
 		}
-		deliverer = pipeline.NewDeliverer(js, stream, filterEnv, newSink, pipeline.DeliveryConfig{AckWait: f.ackWait, Linger: f.linger, Metrics: metrics}, log)
-		reconciler = pipeline.NewReconciler(stream, st, pipeline.ReconcilerConfig{AckWait: f.ackWait}, log, deliverer.Apply)
-		reg.MustRegister(deliverer.PendingCollector(0))
 		routesReady = reconciler.Ready
 	}
 	handler, err := httpHandler(api.Config{BaseURL: f.publicURL}, roles, st, prod, nc, js, reg, routesReady, log)
@@ -337,6 +333,22 @@ func runServe(ctx context.Context, f serveFlags, stderr io.Writer) error {
 	err = g.Wait()
 	log.Info("stopped")
 	return err
+}
+
+// newDelivery returns the route reconciler of a process with the worker
+// role and the deliverer it applies the routes to, writing with newSink,
+// with the delivery metrics and the routes' pending counts on reg.
+func (f serveFlags) newDelivery(js jetstream.JetStream, stream jetstream.Stream, env *filters.Env, st *store.Store, newSink pipeline.SinkFactory, reg prometheus.Registerer, log *slog.Logger) (*pipeline.Reconciler, *pipeline.Deliverer, error) {
+	metrics, err := pipeline.NewMetrics(reg)
+	if err != nil {
+		return nil, nil, err
+	}
+	deliverer := pipeline.NewDeliverer(js, stream, env, newSink, pipeline.DeliveryConfig{AckWait: f.ackWait, Linger: f.linger, Metrics: metrics}, log)
+	if err := reg.Register(deliverer.PendingCollector(0)); err != nil {
+		return nil, nil, fmt.Errorf("registering route metrics: %w", err)
+	}
+	reconciler := pipeline.NewReconciler(stream, st, pipeline.ReconcilerConfig{AckWait: f.ackWait}, log, deliverer.Apply)
+	return reconciler, deliverer, nil
 }
 
 // shutdownHTTP lets the requests in flight finish until ctx ends, then
