@@ -5,7 +5,6 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
-	"log/slog"
 	"net/http"
 	"strings"
 	"testing"
@@ -227,18 +226,10 @@ func TestConfigValidate(t *testing.T) {
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
-			err := tt.cfg.Validate()
-			if tt.ok && err != nil {
-				t.Fatalf("Validate: %v", err)
-			}
-			if !tt.ok && !errors.Is(err, ErrConfig) {
-				t.Fatalf("Validate = %v, want an error wrapping ErrConfig", err)
-			}
-			if !tt.ok {
-				if _, err := New(context.Background(), tt.cfg); !errors.Is(err, ErrConfig) {
-					t.Fatalf("New = %v, want an error wrapping ErrConfig", err)
-				}
-			}
+			awstest.CheckValidate(t, tt.ok, ErrConfig, tt.cfg.Validate, func() error {
+				_, err := New(context.Background(), tt.cfg)
+				return err
+			})
 		})
 	}
 }
@@ -247,14 +238,5 @@ func TestConfigValidate(t *testing.T) {
 // shows the secret access key.
 func TestConfigHidesSecret(t *testing.T) {
 	cfg := Config{LogGroupARN: testGroupARN, LogStream: testStream, Auth: staticKeys}
-	var logged strings.Builder
-	slog.New(slog.NewJSONHandler(&logged, nil)).Info("sink", "config", cfg)
-	for _, shown := range []string{fmt.Sprint(cfg), fmt.Sprintf("%+v", cfg), logged.String()} {
-		if strings.Contains(shown, staticKeys.SecretAccessKey) {
-			t.Errorf("the secret shows in %s", shown)
-		}
-		if !strings.Contains(shown, staticKeys.AccessKeyID) {
-			t.Errorf("the access key id is missing from %s", shown)
-		}
-	}
+	awstest.CheckHidesSecret(t, staticKeys, cfg)
 }

@@ -3,18 +3,16 @@ package cloudwatchlogs
 import (
 	"context"
 	"fmt"
-	"net/http"
 	"sync"
 	"testing"
 	"time"
 
 	"github.com/aws/aws-sdk-go-v2/aws"
-	awshttp "github.com/aws/aws-sdk-go-v2/aws/transport/http"
 	"github.com/aws/aws-sdk-go-v2/service/cloudwatchlogs"
 	"github.com/aws/smithy-go"
-	smithyhttp "github.com/aws/smithy-go/transport/http"
 
 	"github.com/sluicehq/sluice/sinks"
+	"github.com/sluicehq/sluice/sinks/internal/awstest"
 )
 
 // testGroupARN is the log group of the unit tests, and testStream their
@@ -77,17 +75,7 @@ func newFakeSink(t *testing.T, fake *fakeLogs) *Sink {
 // apiError returns the SDK's error of a call answered with that status,
 // code and message.
 func apiError(status int, code, message string) error {
-	return &smithy.OperationError{
-		ServiceID:     "CloudWatch Logs",
-		OperationName: "PutLogEvents",
-		Err: &awshttp.ResponseError{
-			ResponseError: &smithyhttp.ResponseError{
-				Response: &smithyhttp.Response{Response: &http.Response{StatusCode: status}},
-				Err:      &smithy.GenericAPIError{Code: code, Message: message},
-			},
-			RequestID: "test-request",
-		},
-	}
+	return awstest.APIError("CloudWatch Logs", "PutLogEvents", status, &smithy.GenericAPIError{Code: code, Message: message})
 }
 
 // Errors CloudWatch Logs answers.

@@ -3,18 +3,15 @@ package firehose
 import (
 	"context"
 	"fmt"
-	"net/http"
 	"sync/atomic"
 	"testing"
 
 	"github.com/aws/aws-sdk-go-v2/aws"
-	awshttp "github.com/aws/aws-sdk-go-v2/aws/transport/http"
 	"github.com/aws/aws-sdk-go-v2/service/firehose"
 	"github.com/aws/aws-sdk-go-v2/service/firehose/types"
-	"github.com/aws/smithy-go"
-	smithyhttp "github.com/aws/smithy-go/transport/http"
 
 	"github.com/sluicehq/sluice/sinks"
+	"github.com/sluicehq/sluice/sinks/internal/awstest"
 )
 
 // testStreamARN is the delivery stream of the unit tests.
@@ -66,17 +63,7 @@ func answer(codes ...string) *firehose.PutRecordBatchOutput {
 // apiError returns err as the SDK returns the error of a PutRecordBatch
 // call whose HTTP response had that status.
 func apiError(status int, err error) error {
-	return &smithy.OperationError{
-		ServiceID:     "Firehose",
-		OperationName: "PutRecordBatch",
-		Err: &awshttp.ResponseError{
-			ResponseError: &smithyhttp.ResponseError{
-				Response: &smithyhttp.Response{Response: &http.Response{StatusCode: status}},
-				Err:      err,
-			},
-			RequestID: "test-request",
-		},
-	}
+	return awstest.APIError("Firehose", "PutRecordBatch", status, err)
 }
 
 // records returns n small records with IDs id-0, id-1, ...

@@ -16,6 +16,7 @@ import (
 	smithyhttp "github.com/aws/smithy-go/transport/http"
 
 	"github.com/sluicehq/sluice/sinks"
+	"github.com/sluicehq/sluice/sinks/internal/awstest"
 )
 
 // TestWritePerRecordResults checks that the results of a PutRecordBatch
@@ -52,22 +53,7 @@ func TestWritePerRecordResults(t *testing.T) {
 			if calls := fake.calls.Load(); calls != 1 {
 				t.Errorf("PutRecordBatch called %d times, want 1", calls)
 			}
-			if len(results) != len(tt.want) {
-				t.Fatalf("%d results, want %d", len(results), len(tt.want))
-			}
-			for i, r := range results {
-				if r.Status != tt.want[i] {
-					t.Errorf("record %d: %v, want %v", i, r.Status, tt.want[i])
-				}
-				switch {
-				case r.Status == sinks.Accepted && (r.Code != "" || r.Message != ""):
-					t.Errorf("record %d accepted with code %q, message %q", i, r.Code, r.Message)
-				case r.Status != sinks.Accepted && i < len(tt.answer) && r.Code != tt.answer[i]:
-					t.Errorf("record %d: code %q, want %q", i, r.Code, tt.answer[i])
-				case r.Status != sinks.Accepted && r.Message == "":
-					t.Errorf("record %d: no message", i)
-				}
-			}
+			awstest.CheckResults(t, results, tt.want, tt.answer)
 		})
 	}
 }

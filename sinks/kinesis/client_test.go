@@ -2,14 +2,11 @@ package kinesis
 
 import (
 	"context"
-	"errors"
 	"fmt"
 	"io"
-	"log/slog"
 	"net/http"
 	"net/http/httptest"
 	"net/url"
-	"path/filepath"
 	"strings"
 	"sync"
 	"testing"
@@ -17,6 +14,7 @@ import (
 
 	"github.com/sluicehq/sluice/internal/kinesalitetest"
 	"github.com/sluicehq/sluice/sinks"
+	"github.com/sluicehq/sluice/sinks/internal/awstest"
 )
 
 // These tests run the real SDK client against fakeAWS, an HTTP server on
@@ -101,31 +99,11 @@ const assumeRoleDenied = `<ErrorResponse xmlns="https://sts.amazonaws.com/doc/20
   <RequestId>fake</RequestId>
 </ErrorResponse>`
 
-// isolateAWS makes the SDK see only this test's AWS environment: no shared
-// files, no instance metadata, default-chain keys AKIADEFAULTCHAIN0000,
-// STS at sts, and an attempt count that would turn retries on if the sink
-// let it.
+// isolateAWS is awstest.Isolate, with STS at sts.
 func isolateAWS(t *testing.T, sts string) {
 	t.Helper()
-	none := filepath.Join(t.TempDir(), "none")
-	for k, v := range map[string]string{
-		"AWS_CONFIG_FILE":             none,
-		"AWS_SHARED_CREDENTIALS_FILE": none,
-		"AWS_PROFILE":                 "",
-		"AWS_EC2_METADATA_DISABLED":   "true",
-		"AWS_ACCESS_KEY_ID":           "AKIADEFAULTCHAIN0000",
-		"AWS_SECRET_ACCESS_KEY":       "default-chain-secret",
-		"AWS_SESSION_TOKEN":           "",
-		"AWS_REGION":                  "",
-		"AWS_DEFAULT_REGION":          "",
-		"AWS_ENDPOINT_URL":            "",
-		"AWS_ENDPOINT_URL_KINESIS":    "",
-		"AWS_ENDPOINT_URL_STS":        sts,
-		"AWS_MAX_ATTEMPTS":            "5",
-		"AWS_RETRY_MODE":              "standard",
-	} {
-		t.Setenv(k, v)
-	}
+	awstest.Isolate(t)
+	t.Setenv("AWS_ENDPOINT_URL_STS", sts)
 }
 
 var staticKeys = sinks.AWSAuth{AccessKeyID: "AKIASTATICKEY0000000", SecretAccessKey: "static-secret"}
@@ -182,7 +160,7 @@ func TestCredentials(t *testing.T) {
 		wantClass  sinks.Class
 	}{
 		{name: "static keys", auth: staticKeys, wantKey: staticKeys.AccessKeyID},
-		{name: "default chain", wantKey: "AKIADEFAULTCHAIN0000"},
+		{name: "default chain", wantKey: awstest.DefaultChainKey},
 		{name: "role", auth: sinks.AWSAuth{RoleARN: role}, wantKey: "ASIAASSUMEDROLE00000", wantToken: "assumed-session-token", wantSTS: 1},
 		{
 			name:       "role denied",
@@ -254,7 +232,7 @@ func TestCredentials(t *testing.T) {
 				if form.Get("RoleArn") != role || form.Get("ExternalId") != "acc_2mE3example" || form.Get("RoleSessionName") != sinks.AWSSessionName {
 					t.Errorf("AssumeRole with %v, want role %s, external id acc_2mE3example, session %s", form, role, sinks.AWSSessionName)
 				}
-				if !strings.Contains(aws.stsAuth[i], "Credential=AKIADEFAULTCHAIN0000/") || !strings.Contains(aws.stsAuth[i], "/eu-west-1/sts/") {
+				if !strings.Contains(aws.stsAuth[i], "Credential="+awstest.DefaultChainKey+"/") || !strings.Contains(aws.stsAuth[i], "/eu-west-1/sts/") {
 					t.Errorf("AssumeRole signed with %q, want the default chain's key in eu-west-1", aws.stsAuth[i])
 				}
 			}
@@ -288,18 +266,10 @@ func TestConfigValidate(t *testing.T) {
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
-			err := tt.cfg.Validate()
-			if tt.ok && err != nil {
-				t.Fatalf("Validate: %v", err)
-			}
-			if !tt.ok && !errors.Is(err, ErrConfig) {
-				t.Fatalf("Validate = %v, want an error wrapping ErrConfig", err)
-			}
-			if !tt.ok {
-				if _, err := New(context.Background(), tt.cfg); !errors.Is(err, ErrConfig) {
-					t.Fatalf("New = %v, want an error wrapping ErrConfig", err)
-				}
-			}
+			awstest.CheckValidate(t, tt.ok, ErrConfig, tt.cfg.Validate, func() error {
+				_, err := New(context.Background(), tt.cfg)
+				return err
+			})
 		})
 	}
 }
@@ -308,14 +278,5 @@ func TestConfigValidate(t *testing.T) {
 // the secret access key.
 func TestAuthHidesSecret(t *testing.T) {
 	cfg := Config{StreamARN: testStreamARN, Auth: staticKeys}
-	var logged strings.Builder
-	slog.New(slog.NewJSONHandler(&logged, nil)).Info("sink", "auth", cfg.Auth, "config", cfg)
-	for _, shown := range []string{fmt.Sprint(cfg), fmt.Sprintf("%+v", cfg), fmt.Sprint(cfg.Auth), logged.String()} {
-		if strings.Contains(shown, staticKeys.SecretAccessKey) {
-			t.Errorf("the secret shows in %s", shown)
-		}
-		if !strings.Contains(shown, staticKeys.AccessKeyID) {
-			t.Errorf("the access key id is missing from %s", shown)
-		}
-	}
+	awstest.CheckHidesSecret(t, staticKeys, cfg, cfg.Auth)
 }

@@ -3,16 +3,13 @@ package kinesis
 import (
 	"context"
 	"fmt"
-	"net/http"
 	"sync/atomic"
 	"testing"
 
-	awshttp "github.com/aws/aws-sdk-go-v2/aws/transport/http"
 	"github.com/aws/aws-sdk-go-v2/service/kinesis"
-	"github.com/aws/smithy-go"
-	smithyhttp "github.com/aws/smithy-go/transport/http"
 
 	"github.com/sluicehq/sluice/sinks"
+	"github.com/sluicehq/sluice/sinks/internal/awstest"
 )
 
 // testStreamARN is the stream of the unit tests.
@@ -44,17 +41,7 @@ func newFakeSink(t *testing.T, fake *fakeKinesis) *Sink {
 // apiError returns err as the SDK returns the error of a PutRecords call
 // whose HTTP response had that status.
 func apiError(status int, err error) error {
-	return &smithy.OperationError{
-		ServiceID:     "Kinesis",
-		OperationName: "PutRecords",
-		Err: &awshttp.ResponseError{
-			ResponseError: &smithyhttp.ResponseError{
-				Response: &smithyhttp.Response{Response: &http.Response{StatusCode: status}},
-				Err:      err,
-			},
-			RequestID: "test-request",
-		},
-	}
+	return awstest.APIError("Kinesis", "PutRecords", status, err)
 }
 
 // records returns n small records with IDs id-0, id-1, ...

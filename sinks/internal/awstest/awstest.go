@@ -94,6 +94,7 @@ func Isolate(t *testing.T) {
 		"AWS_REGION":                       "",
 		"AWS_DEFAULT_REGION":               "",
 		"AWS_ENDPOINT_URL":                 "",
+		"AWS_ENDPOINT_URL_KINESIS":         "",
 		"AWS_ENDPOINT_URL_FIREHOSE":        "",
 		"AWS_ENDPOINT_URL_CLOUDWATCH_LOGS": "",
 		"AWS_ENDPOINT_URL_STS":             "",
