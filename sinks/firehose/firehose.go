@@ -142,21 +142,8 @@ func (s *Sink) entries(records []sinks.Record, results []sinks.Result) ([]types.
 // record with an ErrorCode is Retryable, one without is Accepted (whatever
 // FailedPutCount says), and a record the answer leaves out is Retryable.
 func recordResults(results []sinks.Result, sent []int, answer []types.PutRecordBatchResponseEntry) {
-	for i, index := range sent {
-		if i >= len(answer) {
-			results[index] = sinks.Result{Status: sinks.Retryable, Code: "MissingResult",
-				Message: fmt.Sprintf("PutRecordBatch answered for %d of %d records", len(answer), len(sent))}
-			continue
-		}
-		entry := answer[i]
-		if aws.ToString(entry.ErrorCode) == "" {
-			results[index] = sinks.Result{Status: sinks.Accepted}
-			continue
-		}
-		results[index] = sinks.Result{
-			Status:  sinks.Retryable,
-			Code:    aws.ToString(entry.ErrorCode),
-			Message: aws.ToString(entry.ErrorMessage),
-		}
-	}
+	sinks.SentResults(results, sent, answer, "PutRecordBatch", func(e types.PutRecordBatchResponseEntry) sinks.EntryError {
+		code := aws.ToString(e.ErrorCode)
+		return sinks.EntryError{Failed: code != "", Code: code, Message: aws.ToString(e.ErrorMessage)}
+	})
 }

@@ -155,23 +155,9 @@ func refuse(r sinks.Record) (sinks.Result, bool) {
 // leaves out is Retryable. It returns a *sinks.DestinationError instead when
 // every record failed for the destination (see destinationError).
 func recordResults(results []sinks.Result, sent []int, answer []types.PutRecordsResultEntry) error {
-	for i, index := range sent {
-		if i >= len(answer) {
-			results[index] = sinks.Result{Status: sinks.Retryable, Code: "MissingResult",
-				Message: fmt.Sprintf("PutRecords answered for %d of %d records", len(answer), len(sent))}
-			continue
-		}
-		entry := answer[i]
-		if entry.ErrorCode == nil {
-			results[index] = sinks.Result{Status: sinks.Accepted}
-			continue
-		}
-		results[index] = sinks.Result{
-			Status:  sinks.Retryable,
-			Code:    aws.ToString(entry.ErrorCode),
-			Message: aws.ToString(entry.ErrorMessage),
-		}
-	}
+	sinks.SentResults(results, sent, answer, "PutRecords", func(e types.PutRecordsResultEntry) sinks.EntryError {
+		return sinks.EntryError{Failed: e.ErrorCode != nil, Code: aws.ToString(e.ErrorCode), Message: aws.ToString(e.ErrorMessage)}
+	})
 	if len(sent) == len(results) {
 		return destinationError(results)
 	}
