@@ -58,6 +58,8 @@ func EnsureDLQStream(ctx context.Context, js jetstream.JetStream, retention time
 		MaxAge:      retention,
 		Duplicates:  DuplicateWindow,
 		Replicas:    replicas,
+		// Direct gets read dead letters newest first (DeadLetters.List).
+		AllowDirect: true,
 	})
 	if err != nil {
 		return nil, fmt.Errorf("creating or updating stream %s: %w", DLQStream, err)
