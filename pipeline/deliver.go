@@ -58,6 +58,9 @@ type DeliveryConfig struct {
 	// Metrics, when not nil, count what the workers deliver, filter out,
 	// retry and dead-letter (see NewMetrics).
 	Metrics *Metrics
+	// Status, when not nil, records the outcome of each write per
+	// destination, for GET /event_destinations/{id}/status.
+	Status *StatusRecorder
 }
 
 func (c *DeliveryConfig) setDefaults() {
@@ -135,7 +138,8 @@ type plan struct {
 	route     Route
 	selectors map[string]*Selector // by event kind
 	sink      sinks.Sink
-	metrics   *routeMetrics // nil without DeliveryConfig.Metrics
+	metrics   *routeMetrics      // nil without DeliveryConfig.Metrics
+	status    *destinationStatus // nil without DeliveryConfig.Status
 }
 
 type cachedSink struct {
@@ -276,7 +280,8 @@ func (d *Deliverer) plan(ctx context.Context, route Route) (*plan, error) {
 		}
 		selectors[src.Type] = sel
 	}
-	return &plan{route: route, selectors: selectors, sink: sink, metrics: d.cfg.Metrics.forRoute(route)}, nil
+	return &plan{route: route, selectors: selectors, sink: sink, metrics: d.cfg.Metrics.forRoute(route),
+		status: d.cfg.Status.forDestination(route.Destination.AccountID, route.Destination.ID)}, nil
 }
 
 // sink returns the sink of the destination, built once per version of the

@@ -117,6 +117,14 @@ func startDelivery(t *testing.T, cfg pipeline.DeliveryConfig) *deliveryEnv {
 // whose sinks newSink makes.
 func startDeliveryTo(t *testing.T, cfg pipeline.DeliveryConfig, newSink pipeline.SinkFactory) *deliveryEnv {
 	t.Helper()
+	e := newDeliveryEnv(t)
+	e.startProcess(t, cfg, newSink)
+	return e
+}
+
+// newDeliveryEnv starts a store and a stream, with no process delivering.
+func newDeliveryEnv(t *testing.T) *deliveryEnv {
+	t.Helper()
 	ctx, cancel := context.WithTimeout(t.Context(), 3*time.Minute)
 	t.Cleanup(cancel)
 	nc, js := natstest.Connect(t, natstest.Start(t))
@@ -139,9 +147,7 @@ func startDeliveryTo(t *testing.T, cfg pipeline.DeliveryConfig, newSink pipeline
 	if err != nil {
 		t.Fatal(err)
 	}
-	e := &deliveryEnv{ctx: ctx, js: js, stream: stream, store: st, prod: prod, account: account.ID}
-	e.startProcess(t, cfg, newSink)
-	return e
+	return &deliveryEnv{ctx: ctx, js: js, stream: stream, store: st, prod: prod, account: account.ID}
 }
 
 // startProcess starts a reconciler and a deliverer on the environment's

@@ -34,6 +34,7 @@ type Metrics struct {
 	records      *prometheus.HistogramVec // by destination_type
 	bytes        *prometheus.HistogramVec // by destination_type
 	duration     *prometheus.HistogramVec // by destination_type, outcome
+	failing      *prometheus.GaugeVec     // by account_id, destination_id
 }
 
 // NewMetrics returns the delivery metrics, registered on reg. Give them to
@@ -83,8 +84,12 @@ func NewMetrics(reg prometheus.Registerer) (*Metrics, error) {
 			Help:    "Duration of a write to a destination, by destination type and outcome: ok (every record accepted), partial (some refused) or failed (the call failed as a whole).",
 			Buckets: []float64{0.005, 0.01, 0.025, 0.05, 0.1, 0.25, 0.5, 1, 2.5, 5, 10, 30, 60},
 		}, []string{"destination_type", "outcome"}),
+		failing: prometheus.NewGaugeVec(prometheus.GaugeOpts{
+			Name: "sluice_destination_failing",
+			Help: "1 while this process's calls to a destination have failed as a whole for longer than --failing-after, 0 once it recovers; only destinations that failed have a series.",
+		}, []string{"account_id", "destination_id"}),
 	}
-	for _, c := range []prometheus.Collector{m.filtered, m.delivered, m.failed, m.retried, m.deadLettered, m.latency, m.records, m.bytes, m.duration} {
+	for _, c := range []prometheus.Collector{m.filtered, m.delivered, m.failed, m.retried, m.deadLettered, m.latency, m.records, m.bytes, m.duration, m.failing} {
 		if err := reg.Register(c); err != nil {
 			return nil, fmt.Errorf("registering delivery metrics: %w", err)
 		}
@@ -134,6 +139,18 @@ func (m *Metrics) forget(r Route) {
 	}{m.filtered, m.delivered, m.failed, m.retried, m.deadLettered, m.latency} {
 		v.DeletePartialMatch(labels)
 	}
+}
+
+// setFailing sets sluice_destination_failing of a destination.
+func (m *Metrics) setFailing(accountID, destinationID string, failing bool) {
+	if m == nil {
+		return
+	}
+	v := 0.0
+	if failing {
+		v = 1
+	}
+	m.failing.WithLabelValues(accountID, destinationID).Set(v)
 }
 
 // routeMetrics are the series of one route. Its methods do nothing on a

@@ -289,6 +289,7 @@ func (w *worker) deliver(ctx context.Context, batch []pending) {
 		if err != nil {
 			p.metrics.wrote(len(records), bytes, took, writeFailed)
 			p.metrics.callFailed(sinks.ClassOf(err), len(batch))
+			p.status.callFailed(time.Now(), err)
 			w.log.Warn("writing a batch failed", "destination_id", p.route.Destination.ID, "class", sinks.ClassOf(err), "records", len(batch), "attempt", attempt, "error", err)
 			if !probing {
 				select {
@@ -303,7 +304,7 @@ func (w *worker) deliver(ctx context.Context, batch []pending) {
 				}
 			}
 		} else {
-			batch = w.settle(ctx, p.metrics, batch, results)
+			batch = w.settle(ctx, p, batch, results)
 			outcome := writeOK
 			if len(batch) > 0 {
 				outcome = writePartial
@@ -334,11 +335,13 @@ func (w *worker) deliver(ctx context.Context, batch []pending) {
 
 // settle acknowledges the accepted records of a batch, dead-letters the
 // permanent failures and returns the events to send again, counting each
-// in m.
-func (w *worker) settle(ctx context.Context, m *routeMetrics, batch []pending, results []sinks.Result) []pending {
+// in the plan's metrics and recording the outcome in its status.
+func (w *worker) settle(ctx context.Context, pl *plan, batch []pending, results []sinks.Result) []pending {
+	m := pl.metrics
 	retry := batch[:0:0]
 	now := time.Now()
 	accepted, permanent := 0, 0
+	var refused *sinks.Result
 	for i, p := range batch {
 		switch r := results[i]; r.Status {
 		case sinks.Accepted:
@@ -347,12 +350,15 @@ func (w *worker) settle(ctx context.Context, m *routeMetrics, batch []pending, r
 			m.accepted(now, p.record.Timestamp)
 		case sinks.Permanent:
 			permanent++
+			refused = &results[i]
 			w.deadLetter(ctx, p.msg, p.record.ID, dlqPermanent, r.Code, r.Message)
 		default:
+			refused = &results[i]
 			retry = append(retry, p)
 		}
 	}
 	m.settled(accepted, len(retry), permanent)
+	pl.status.answered(now, accepted, refused, len(retry) > 0)
 	return retry
 }
 
