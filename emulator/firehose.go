@@ -116,15 +116,13 @@ type createDeliveryStreamInput struct {
 	DeliveryStreamType string `json:"DeliveryStreamType"`
 }
 
+func (in createDeliveryStreamInput) name() (string, error) {
+	return in.DeliveryStreamName, checkDeliveryStreamName(in.DeliveryStreamName)
+}
+
 func (s *Server) firehoseCreateDeliveryStream(c *call) (any, error) {
 	var in createDeliveryStreamInput
-	if err := c.decode(&in); err != nil {
-		return nil, err
-	}
-	if err := checkDeliveryStreamName(in.DeliveryStreamName); err != nil {
-		return nil, err
-	}
-	if err := c.enter(in.DeliveryStreamName); err != nil {
+	if _, err := c.decodeResource(&in); err != nil {
 		return nil, err
 	}
 	kind := in.DeliveryStreamType
@@ -147,15 +145,13 @@ type describeDeliveryStreamInput struct {
 	DeliveryStreamName string `json:"DeliveryStreamName"`
 }
 
+func (in describeDeliveryStreamInput) name() (string, error) {
+	return in.DeliveryStreamName, checkDeliveryStreamName(in.DeliveryStreamName)
+}
+
 func (s *Server) firehoseDescribeDeliveryStream(c *call) (any, error) {
 	var in describeDeliveryStreamInput
-	if err := c.decode(&in); err != nil {
-		return nil, err
-	}
-	if err := checkDeliveryStreamName(in.DeliveryStreamName); err != nil {
-		return nil, err
-	}
-	if err := c.enter(in.DeliveryStreamName); err != nil {
+	if _, err := c.decodeResource(&in); err != nil {
 		return nil, err
 	}
 	s.firehose.mu.Lock()
@@ -210,15 +206,13 @@ type firehosePutRecordInput struct {
 	Record             firehoseRecordEntry `json:"Record"`
 }
 
+func (in firehosePutRecordInput) name() (string, error) {
+	return in.DeliveryStreamName, checkDeliveryStreamName(in.DeliveryStreamName)
+}
+
 func (s *Server) firehosePutRecord(c *call) (any, error) {
 	var in firehosePutRecordInput
-	if err := c.decode(&in); err != nil {
-		return nil, err
-	}
-	if err := checkDeliveryStreamName(in.DeliveryStreamName); err != nil {
-		return nil, err
-	}
-	if err := c.enter(in.DeliveryStreamName); err != nil {
+	if _, err := c.decodeResource(&in); err != nil {
 		return nil, err
 	}
 	if err := checkFirehoseRecord(in.Record, "record."); err != nil {
@@ -245,6 +239,10 @@ type putRecordBatchInput struct {
 	Records            []firehoseRecordEntry `json:"Records"`
 }
 
+func (in putRecordBatchInput) name() (string, error) {
+	return in.DeliveryStreamName, checkDeliveryStreamName(in.DeliveryStreamName)
+}
+
 type putRecordBatchResult struct {
 	RecordId     string `json:"RecordId,omitempty"`
 	ErrorCode    string `json:"ErrorCode,omitempty"`
@@ -253,13 +251,7 @@ type putRecordBatchResult struct {
 
 func (s *Server) firehosePutRecordBatch(c *call) (any, error) {
 	var in putRecordBatchInput
-	if err := c.decode(&in); err != nil {
-		return nil, err
-	}
-	if err := checkDeliveryStreamName(in.DeliveryStreamName); err != nil {
-		return nil, err
-	}
-	if err := c.enter(in.DeliveryStreamName); err != nil {
+	if _, err := c.decodeResource(&in); err != nil {
 		return nil, err
 	}
 	switch n := len(in.Records); {

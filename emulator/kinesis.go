@@ -186,14 +186,8 @@ func (s *Server) kinesisCreateStream(c *call) (any, error) {
 
 func (s *Server) kinesisDescribeStreamSummary(c *call) (any, error) {
 	var in streamRef
-	if err := c.decode(&in); err != nil {
-		return nil, err
-	}
-	name, err := in.name()
+	name, err := c.decodeResource(&in)
 	if err != nil {
-		return nil, err
-	}
-	if err := c.enter(name); err != nil {
 		return nil, err
 	}
 	s.kinesis.mu.Lock()

@@ -161,14 +161,8 @@ type putRecordsInput struct {
 
 func (s *Server) kinesisPutRecords(c *call) (any, error) {
 	var in putRecordsInput
-	if err := c.decode(&in); err != nil {
-		return nil, err
-	}
-	name, err := in.name()
+	name, err := c.decodeResource(&in)
 	if err != nil {
-		return nil, err
-	}
-	if err := c.enter(name); err != nil {
 		return nil, err
 	}
 	switch n := len(in.Records); {
@@ -223,14 +217,8 @@ type putRecordInput struct {
 
 func (s *Server) kinesisPutRecord(c *call) (any, error) {
 	var in putRecordInput
-	if err := c.decode(&in); err != nil {
-		return nil, err
-	}
-	name, err := in.name()
+	name, err := c.decodeResource(&in)
 	if err != nil {
-		return nil, err
-	}
-	if err := c.enter(name); err != nil {
 		return nil, err
 	}
 	hi, lo, err := checkRecord(in.putRecordEntry, "")
@@ -264,14 +252,8 @@ type getShardIteratorInput struct {
 
 func (s *Server) kinesisGetShardIterator(c *call) (any, error) {
 	var in getShardIteratorInput
-	if err := c.decode(&in); err != nil {
-		return nil, err
-	}
-	name, err := in.name()
+	name, err := c.decodeResource(&in)
 	if err != nil {
-		return nil, err
-	}
-	if err := c.enter(name); err != nil {
 		return nil, err
 	}
 	s.kinesis.mu.Lock()

@@ -158,16 +158,14 @@ type createLogGroupInput struct {
 	LogGroupName string `json:"logGroupName"`
 }
 
+func (in createLogGroupInput) name() (string, error) {
+	return groupRef{LogGroupName: in.LogGroupName}.name()
+}
+
 func (s *Server) logsCreateLogGroup(c *call) (any, error) {
 	var in createLogGroupInput
-	if err := c.decode(&in); err != nil {
-		return nil, err
-	}
-	name, err := groupRef{LogGroupName: in.LogGroupName}.name()
+	name, err := c.decodeResource(&in)
 	if err != nil {
-		return nil, err
-	}
-	if err := c.enter(name); err != nil {
 		return nil, err
 	}
 	s.logs.mu.Lock()
@@ -247,16 +245,14 @@ type putRetentionPolicyInput struct {
 	RetentionInDays int    `json:"retentionInDays"`
 }
 
+func (in putRetentionPolicyInput) name() (string, error) {
+	return groupRef{LogGroupName: in.LogGroupName}.name()
+}
+
 func (s *Server) logsPutRetentionPolicy(c *call) (any, error) {
 	var in putRetentionPolicyInput
-	if err := c.decode(&in); err != nil {
-		return nil, err
-	}
-	name, err := groupRef{LogGroupName: in.LogGroupName}.name()
+	name, err := c.decodeResource(&in)
 	if err != nil {
-		return nil, err
-	}
-	if err := c.enter(name); err != nil {
 		return nil, err
 	}
 	if !slices.Contains(retentionDaysValues, in.RetentionInDays) {
@@ -277,27 +273,23 @@ type logStreamInput struct {
 	LogStreamName string `json:"logStreamName"`
 }
 
-// names checks and returns the log group and log stream a call names.
-func (in logStreamInput) names() (group, stream string, err error) {
-	group, err = groupRef{LogGroupName: in.LogGroupName}.name()
+// name checks the log group and log stream a call names, and returns the
+// group, the resource of the call.
+func (in logStreamInput) name() (string, error) {
+	group, err := groupRef{LogGroupName: in.LogGroupName}.name()
 	if err != nil {
-		return "", "", err
+		return "", err
 	}
-	return group, in.LogStreamName, checkStreamName(in.LogStreamName)
+	return group, checkStreamName(in.LogStreamName)
 }
 
 func (s *Server) logsCreateLogStream(c *call) (any, error) {
 	var in logStreamInput
-	if err := c.decode(&in); err != nil {
-		return nil, err
-	}
-	group, stream, err := in.names()
+	group, err := c.decodeResource(&in)
 	if err != nil {
 		return nil, err
 	}
-	if err := c.enter(group); err != nil {
-		return nil, err
-	}
+	stream := in.LogStreamName
 	s.logs.mu.Lock()
 	defer s.logs.mu.Unlock()
 	g, err := s.logGroup(c, group, true)
@@ -312,16 +304,11 @@ func (s *Server) logsCreateLogStream(c *call) (any, error) {
 
 func (s *Server) logsDeleteLogStream(c *call) (any, error) {
 	var in logStreamInput
-	if err := c.decode(&in); err != nil {
-		return nil, err
-	}
-	group, stream, err := in.names()
+	group, err := c.decodeResource(&in)
 	if err != nil {
 		return nil, err
 	}
-	if err := c.enter(group); err != nil {
-		return nil, err
-	}
+	stream := in.LogStreamName
 	s.logs.mu.Lock()
 	defer s.logs.mu.Unlock()
 	g, err := s.logGroup(c, group, false)

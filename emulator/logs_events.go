@@ -87,16 +87,11 @@ func rejectLogEvents(events []inputLogEvent, now time.Time, retentionDays int) (
 
 func (s *Server) logsPutLogEvents(c *call) (any, error) {
 	var in putLogEventsInput
-	if err := c.decode(&in); err != nil {
-		return nil, err
-	}
-	group, stream, err := in.names()
+	group, err := c.decodeResource(&in)
 	if err != nil {
 		return nil, err
 	}
-	if err := c.enter(group); err != nil {
-		return nil, err
-	}
+	stream := in.LogStreamName
 	if err := checkLogEvents(in.LogEvents); err != nil {
 		return nil, err
 	}

@@ -29,7 +29,8 @@ var targetPrefixes = map[string]Service{
 }
 
 // operation answers one call of one operation: it decodes c's body, names
-// the resource with c.enter, and returns the output to encode as JSON (nil
+// the resource with c.enter (both with c.decodeResource when its input
+// names one resource), and returns the output to encode as JSON (nil
 // for an empty body) or an error (an *apiError for an AWS error).
 type operation func(c *call) (any, error)
 
@@ -72,6 +73,28 @@ func (c *call) enter(resource string) error {
 		return nil
 	}
 	return c.fault.beforeCall(c)
+}
+
+// resourceInput is the input of an operation on one named resource.
+type resourceInput interface {
+	// name checks and returns the name of the call's resource.
+	name() (string, error)
+}
+
+// decodeResource decodes the call's body into in, checks the resource it
+// names and enters that resource: how each operation on one named resource
+// begins, failing as AWS does with a SerializationException first, then a
+// validation error, then the resource's faults. It returns the resource's
+// name.
+func (c *call) decodeResource(in resourceInput) (string, error) {
+	if err := c.decode(in); err != nil {
+		return "", err
+	}
+	name, err := in.name()
+	if err != nil {
+		return "", err
+	}
+	return name, c.enter(name)
 }
 
 // arn returns the ARN of a resource of the call's service in the call's
