@@ -128,17 +128,20 @@ func TestWholeCallFaults(t *testing.T) {
 			if err := errors.Join(emu.CreateStream("s", 1), emu.CreateDeliveryStream("d"), emu.CreateLogGroup("g", 0), emu.CreateLogStream("g", "x")); err != nil {
 				t.Fatal(err)
 			}
-			var err error
-			switch tt.fault.Service {
-			case emulator.ServiceKinesis:
-				_, err = emu.KinesisClient().PutRecords(ctx, &kinesis.PutRecordsInput{StreamName: aws.String("s"), Records: kinesisBatch(3)})
-			case emulator.ServiceFirehose:
-				_, err = emu.FirehoseClient().PutRecordBatch(ctx, &firehose.PutRecordBatchInput{DeliveryStreamName: aws.String("d"), Records: firehoseBatch(3)})
-			case emulator.ServiceLogs:
-				_, err = emu.LogsClient().PutLogEvents(ctx, &cloudwatchlogs.PutLogEventsInput{LogGroupName: aws.String("g"), LogStreamName: aws.String("x"),
-					LogEvents: []logstypes.InputLogEvent{{Timestamp: aws.Int64(time.Now().UnixMilli()), Message: aws.String("m")}}})
+			// put makes a call of the faulted service.
+			put := func() (err error) {
+				switch tt.fault.Service {
+				case emulator.ServiceKinesis:
+					_, err = emu.KinesisClient().PutRecords(ctx, &kinesis.PutRecordsInput{StreamName: aws.String("s"), Records: kinesisBatch(3)})
+				case emulator.ServiceFirehose:
+					_, err = emu.FirehoseClient().PutRecordBatch(ctx, &firehose.PutRecordBatchInput{DeliveryStreamName: aws.String("d"), Records: firehoseBatch(3)})
+				case emulator.ServiceLogs:
+					_, err = emu.LogsClient().PutLogEvents(ctx, &cloudwatchlogs.PutLogEventsInput{LogGroupName: aws.String("g"), LogStreamName: aws.String("x"),
+						LogEvents: []logstypes.InputLogEvent{{Timestamp: aws.Int64(time.Now().UnixMilli()), Message: aws.String("m")}}})
+				}
+				return err
 			}
-			wantAPIError(t, err, tt.wantCode, tt.wantStatus)
+			wantAPIError(t, put(), tt.wantCode, tt.wantStatus)
 			c := emu.Counters(tt.fault.Service, map[emulator.Service]string{emulator.ServiceKinesis: "s", emulator.ServiceFirehose: "d", emulator.ServiceLogs: "g"}[tt.fault.Service])
 			if c.Calls != 1 || c.Errors != 1 || c.RecordsAccepted != 0 {
 				t.Errorf("counters %+v", c.OperationCounters)
@@ -146,16 +149,7 @@ func TestWholeCallFaults(t *testing.T) {
 
 			// Cleared, the calls pass.
 			emu.ClearFault(tt.fault.Service, tt.fault.Resource)
-			switch tt.fault.Service {
-			case emulator.ServiceKinesis:
-				_, err = emu.KinesisClient().PutRecords(ctx, &kinesis.PutRecordsInput{StreamName: aws.String("s"), Records: kinesisBatch(3)})
-			case emulator.ServiceFirehose:
-				_, err = emu.FirehoseClient().PutRecordBatch(ctx, &firehose.PutRecordBatchInput{DeliveryStreamName: aws.String("d"), Records: firehoseBatch(3)})
-			case emulator.ServiceLogs:
-				_, err = emu.LogsClient().PutLogEvents(ctx, &cloudwatchlogs.PutLogEventsInput{LogGroupName: aws.String("g"), LogStreamName: aws.String("x"),
-					LogEvents: []logstypes.InputLogEvent{{Timestamp: aws.Int64(time.Now().UnixMilli()), Message: aws.String("m")}}})
-			}
-			if err != nil {
+			if err := put(); err != nil {
 				t.Fatalf("after ClearFault: %v", err)
 			}
 		})

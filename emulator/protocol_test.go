@@ -172,24 +172,45 @@ func mustJSON(t *testing.T, v any) string {
 	return string(b)
 }
 
-func TestServeStopsWhenItsContextEnds(t *testing.T) {
-	srv, err := emulator.New(emulator.Config{Faults: []emulator.Fault{{Service: emulator.ServiceKinesis, Resource: "*", Latency: time.Hour}}})
-	if err != nil {
-		t.Fatal(err)
-	}
+// serve runs srv.Serve on a loopback port and returns its address, and stop,
+// which ends Serve's context and fails the test unless Serve then returns
+// nil within 10 s.
+func serve(t *testing.T, srv *emulator.Server) (addr string, stop func()) {
+	t.Helper()
 	ln, err := net.Listen("tcp", "127.0.0.1:0")
 	if err != nil {
 		t.Fatal(err)
 	}
 	ctx, cancel := context.WithCancel(context.Background())
+	t.Cleanup(cancel)
 	served := make(chan error, 1)
 	go func() { served <- srv.Serve(ctx, ln) }()
+	return ln.Addr().String(), func() {
+		t.Helper()
+		cancel()
+		select {
+		case err := <-served:
+			if err != nil {
+				t.Fatalf("Serve = %v, want nil", err)
+			}
+		case <-time.After(10 * time.Second):
+			t.Fatal("Serve still running 10 s after its context ended")
+		}
+	}
+}
+
+func TestServeStopsWhenItsContextEnds(t *testing.T) {
+	srv, err := emulator.New(emulator.Config{Faults: []emulator.Fault{{Service: emulator.ServiceKinesis, Resource: "*", Latency: time.Hour}}})
+	if err != nil {
+		t.Fatal(err)
+	}
+	addr, stop := serve(t, srv)
 	// A call waiting out an hour of latency does not hold the shutdown.
 	answered := make(chan int, 1)
 	slowDone := make(chan struct{})
 	go func() {
 		defer close(slowDone)
-		req, _ := http.NewRequest(http.MethodGet, "http://"+ln.Addr().String()+"/_emulator/healthz", nil)
+		req, _ := http.NewRequest(http.MethodGet, "http://"+addr+"/_emulator/healthz", nil)
 		resp, err := http.DefaultClient.Do(req)
 		if err != nil {
 			answered <- 0
@@ -197,7 +218,7 @@ func TestServeStopsWhenItsContextEnds(t *testing.T) {
 		}
 		resp.Body.Close()
 		answered <- resp.StatusCode
-		slow, _ := http.NewRequest(http.MethodPost, "http://"+ln.Addr().String()+"/", strings.NewReader(`{"StreamName":"s"}`))
+		slow, _ := http.NewRequest(http.MethodPost, "http://"+addr+"/", strings.NewReader(`{"StreamName":"s"}`))
 		slow.Header.Set("Content-Type", "application/x-amz-json-1.1")
 		slow.Header.Set("X-Amz-Target", "Kinesis_20131202.DescribeStreamSummary")
 		slow.Header.Set("X-Amz-Date", "20260101T000000Z")
@@ -209,15 +230,7 @@ func TestServeStopsWhenItsContextEnds(t *testing.T) {
 	if status := <-answered; status != http.StatusOK {
 		t.Fatalf("healthz: %d", status)
 	}
-	cancel()
-	select {
-	case err := <-served:
-		if err != nil {
-			t.Fatalf("Serve: %v", err)
-		}
-	case <-time.After(10 * time.Second):
-		t.Fatal("Serve did not return within 10s of its context ending")
-	}
+	stop()
 	<-slowDone
 }
 
@@ -229,14 +242,8 @@ func TestServeClosesUnusedConnections(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	ln, err := net.Listen("tcp", "127.0.0.1:0")
-	if err != nil {
-		t.Fatal(err)
-	}
-	ctx, cancel := context.WithCancel(context.Background())
-	served := make(chan error, 1)
-	go func() { served <- srv.Serve(ctx, ln) }()
-	conn, err := net.Dial("tcp", ln.Addr().String())
+	addr, stop := serve(t, srv)
+	conn, err := net.Dial("tcp", addr)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -244,18 +251,10 @@ func TestServeClosesUnusedConnections(t *testing.T) {
 	// A call on a second connection is answered after the server accepted
 	// the first, which connected before it.
 	client := &http.Client{Transport: &http.Transport{DisableKeepAlives: true}}
-	resp, err := client.Get("http://" + ln.Addr().String() + "/_emulator/healthz")
+	resp, err := client.Get("http://" + addr + "/_emulator/healthz")
 	if err != nil {
 		t.Fatal(err)
 	}
 	resp.Body.Close()
-	cancel()
-	select {
-	case err := <-served:
-		if err != nil {
-			t.Fatalf("Serve = %v, want nil", err)
-		}
-	case <-time.After(10 * time.Second):
-		t.Fatal("Serve still running 10 s after its context ended")
-	}
+	stop()
 }
