@@ -127,14 +127,17 @@ func (staticCredentials) Retrieve(context.Context) (aws.Credentials, error) {
 // the SDK's early close of request bodies at every few hundred calls.
 func LoopbackHTTPClient() aws.HTTPClient {
 	return sinks.BodyCopyingHTTPClient(awshttp.NewBuildableClient().WithDialerOptions(func(d *net.Dialer) {
-		d.Control = loopbackOnly
+		d.Control = LoopbackOnly
 	}))
 }
 
-// errNotLoopback is the error of a connection refused by loopbackOnly.
+// errNotLoopback is the error of a connection refused by LoopbackOnly.
 var errNotLoopback = errors.New("test client dials loopback only")
 
-func loopbackOnly(_, address string, _ syscall.RawConn) error {
+// LoopbackOnly is a net.Dialer Control refusing a connection to any
+// address but a loopback one, before it is made: that of
+// LoopbackHTTPClient, for other test clients to share.
+func LoopbackOnly(_, address string, _ syscall.RawConn) error {
 	host, _, err := net.SplitHostPort(address)
 	if err != nil {
 		return err

@@ -2,15 +2,15 @@ package awstest
 
 import (
 	"context"
-	"fmt"
 	"net"
 	"net/http"
 	"sync"
-	"syscall"
 	"testing"
 	"time"
 
 	awshttp "github.com/aws/aws-sdk-go-v2/aws/transport/http"
+
+	"github.com/sluicehq/sluice/emulator/emulatortest"
 )
 
 // HTTPClient returns an HTTP client for a sink under test: it dials
@@ -28,7 +28,7 @@ func HTTPClient(t testing.TB) *awshttp.BuildableClient {
 		mu    sync.Mutex
 		conns []net.Conn
 	)
-	dialer := &net.Dialer{Timeout: 5 * time.Second, Control: loopbackOnly}
+	dialer := &net.Dialer{Timeout: 5 * time.Second, Control: emulatortest.LoopbackOnly}
 	dial := func(ctx context.Context, network, address string) (net.Conn, error) {
 		conn, err := dialer.DialContext(ctx, network, address)
 		if err == nil {
@@ -48,17 +48,4 @@ func HTTPClient(t testing.TB) *awshttp.BuildableClient {
 	// The SDK clones the transport (for AWS_CA_BUNDLE, say); the clone
 	// keeps DialContext.
 	return awshttp.NewBuildableClient().WithTransportOptions(func(tr *http.Transport) { tr.DialContext = dial })
-}
-
-// loopbackOnly refuses a connection to any address but a loopback one,
-// before it is made.
-func loopbackOnly(_, address string, _ syscall.RawConn) error {
-	host, _, err := net.SplitHostPort(address)
-	if err != nil {
-		return err
-	}
-	if ip := net.ParseIP(host); ip == nil || !ip.IsLoopback() {
-		return fmt.Errorf("test client dials loopback only, not %s", address)
-	}
-	return nil
 }
