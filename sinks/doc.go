@@ -23,6 +23,9 @@
 //   - AWSErrorCodes.Classify turns the error of a whole call into a
 //     *DestinationError of the right Class, from the service's own error
 //     codes, those every AWS service shares, and the HTTP status.
+//   - SentResults turns a per-record answer (PutRecords', PutRecordBatch's)
+//     into the results of the records sent, a record the answer leaves out
+//     being Retryable.
 //
 // It is not the place for anything of one service only: PutRecords'
 // partition keys, Firehose's framing and CloudWatch Logs' log streams are
