@@ -106,9 +106,7 @@ func TestClientCreatesLogStream(t *testing.T) {
 func TestClientRejectedEvents(t *testing.T) {
 	srv := awstest.Start(t)
 	awstest.Isolate(t)
-	srv.Answer(putLogEvents, func(awstest.Call) awstest.Answer {
-		return awstest.Answer{Status: http.StatusOK, Body: `{"rejectedLogEventsInfo":{"tooOldLogEventEndIndex":1,"tooNewLogEventStartIndex":2}}`}
-	})
+	srv.Answer(putLogEvents, awstest.Always(http.StatusOK, `{"rejectedLogEventsInfo":{"tooOldLogEventEndIndex":1,"tooNewLogEventStartIndex":2}}`))
 	results, err := newClientSink(t, srv).Write(context.Background(), records(3))
 	if err != nil {
 		t.Fatal(err)
@@ -140,7 +138,7 @@ func TestSDKDoesNotRetry(t *testing.T) {
 		t.Run(tt.name, func(t *testing.T) {
 			srv := awstest.Start(t)
 			awstest.Isolate(t)
-			srv.Answer(putLogEvents, func(awstest.Call) awstest.Answer { return awstest.Answer{Status: tt.status, Body: tt.body} })
+			srv.Answer(putLogEvents, awstest.Always(tt.status, tt.body))
 			_, err := newClientSink(t, srv).Write(context.Background(), records(2))
 			if got := sinks.ClassOf(err); got != tt.want {
 				t.Errorf("class %s, want %s (%v)", got, tt.want, err)
@@ -153,12 +151,8 @@ func TestSDKDoesNotRetry(t *testing.T) {
 	t.Run("no group", func(t *testing.T) {
 		srv := awstest.Start(t)
 		awstest.Isolate(t)
-		srv.Answer(putLogEvents, func(awstest.Call) awstest.Answer {
-			return awstest.Answer{Status: 400, Body: `{"__type":"ResourceNotFoundException","message":"The specified log group does not exist."}`}
-		})
-		srv.Answer(createLogStream, func(awstest.Call) awstest.Answer {
-			return awstest.Answer{Status: 400, Body: `{"__type":"ResourceNotFoundException","message":"The specified log group does not exist."}`}
-		})
+		srv.Answer(putLogEvents, awstest.Always(400, `{"__type":"ResourceNotFoundException","message":"The specified log group does not exist."}`))
+		srv.Answer(createLogStream, awstest.Always(400, `{"__type":"ResourceNotFoundException","message":"The specified log group does not exist."}`))
 		_, err := newClientSink(t, srv).Write(context.Background(), records(2))
 		var de *sinks.DestinationError
 		if !errors.As(err, &de) || de.Class != sinks.ClassNotFound || !strings.Contains(de.Message, "log group") {

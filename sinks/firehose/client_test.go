@@ -91,7 +91,7 @@ func TestSDKDoesNotRetry(t *testing.T) {
 		t.Run(tt.name, func(t *testing.T) {
 			srv := awstest.Start(t)
 			awstest.Isolate(t)
-			srv.Answer(putRecordBatch, func(awstest.Call) awstest.Answer { return awstest.Answer{Status: tt.status, Body: tt.body} })
+			srv.Answer(putRecordBatch, awstest.Always(tt.status, tt.body))
 			sink, err := New(context.Background(), Config{DeliveryStreamARN: testStreamARN, Auth: staticKeys, Endpoint: srv.URL, HTTPClient: kinesalitetest.LoopbackHTTPClient()})
 			if err != nil {
 				t.Fatal(err)

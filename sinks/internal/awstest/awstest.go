@@ -49,6 +49,12 @@ func (s *Server) Answer(target string, answer func(Call) Answer) {
 	s.answers[target] = answer
 }
 
+// Always returns an answer, for Server.Answer, giving every call status
+// and body.
+func Always(status int, body string) func(Call) Answer {
+	return func(Call) Answer { return Answer{Status: status, Body: body} }
+}
+
 // Calls returns the calls received so far, in order.
 func (s *Server) Calls() []Call {
 	s.mu.Lock()
