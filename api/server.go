@@ -105,6 +105,10 @@ type Deps struct {
 	Subscriptions Subscriptions
 	// APIKeys keeps API keys; nil: the /api_keys routes are not served.
 	APIKeys APIKeys
+	// DeadLetters reads and redrives the dead letters of destinations;
+	// nil (or Destinations nil): the /event_destinations/{id}/dead_letters
+	// routes are not served.
+	DeadLetters DeadLetters
 }
 
 // Server is the HTTP API. It is an http.Handler.
@@ -117,6 +121,7 @@ type Server struct {
 	destinations  Destinations
 	subscriptions Subscriptions
 	apiKeys       APIKeys
+	deadLetters   DeadLetters
 	catalogue     *schemas.Catalogue
 	log           *slog.Logger
 	metrics       *metrics
@@ -151,6 +156,7 @@ func New(cfg Config, deps Deps) (*Server, error) {
 		destinations:  deps.Destinations,
 		subscriptions: deps.Subscriptions,
 		apiKeys:       deps.APIKeys,
+		deadLetters:   deps.DeadLetters,
 		catalogue:     deps.Catalogue,
 		log:           deps.Logger,
 		metrics:       m,
@@ -162,6 +168,9 @@ func New(cfg Config, deps Deps) (*Server, error) {
 	}
 	if s.destinations != nil {
 		s.routeDestinations()
+	}
+	if s.destinations != nil && s.deadLetters != nil {
+		s.routeDeadLetters()
 	}
 	if s.subscriptions != nil {
 		s.routeSubscriptions()

@@ -29,7 +29,7 @@ const (
 const (
 	// RedriveNotFound: no dead letter of the destination has this id
 	// (redriven already, expired, or another destination's).
-	RedriveNotFound = "not_found"
+	RedriveNotFound = "unknown_id"
 	// RedriveUnroutable: the letter's subscription is gone, no longer sends
 	// to the destination, or no longer has a source of the event's kind.
 	RedriveUnroutable = "unroutable"
@@ -346,4 +346,10 @@ func (run *redriveRun) accepted(ctx context.Context, seq uint64) {
 	if err := run.r.letters.stream.DeleteMsg(ctx, seq); err != nil {
 		run.r.log.Warn("a redriven dead letter could not be removed; a later redrive sends it again", "destination_id", run.dest.ID, "dead_letter_id", DeadLetterID(seq), "error", err)
 	}
+}
+
+// List returns the dead letters of a destination as DeadLetters.List
+// does, so that one Redriver serves both calls of the API.
+func (r *Redriver) List(ctx context.Context, accountID, destinationID string, before uint64, limit int) ([]DeadLetter, bool, error) {
+	return r.letters.List(ctx, accountID, destinationID, before, limit)
 }

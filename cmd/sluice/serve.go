@@ -225,7 +225,8 @@ func runServe(ctx context.Context, f serveFlags, stderr io.Writer) error {
 	if err != nil {
 		return err
 	}
-	if _, err := pipeline.EnsureDLQStream(setupCtx, js, 0, f.replicas); err != nil {
+	dlq, err := pipeline.EnsureDLQStream(setupCtx, js, 0, f.replicas)
+	if err != nil {
 		return err
 	}
 	// One filter environment per process: the API checks filters with it,
@@ -264,6 +265,8 @@ func runServe(ctx context.Context, f serveFlags, stderr io.Writer) error {
 		}
 		newSink = dev.sinkFactory().New
 	}
+	// The API redrives dead letters through the sinks delivery uses.
+	deadLetters := pipeline.NewRedriver(pipeline.NewDeadLetters(js, dlq), st, filterEnv, newSink, log)
 	var (
 		deliverer   *pipeline.Deliverer
 		reconciler  *pipeline.Reconciler
@@ -275,7 +278,7 @@ func runServe(ctx context.Context, f serveFlags, stderr io.Writer) error {
 		}
 		routesReady = reconciler.Ready
 	}
-	handler, err := httpHandler(api.Config{BaseURL: f.publicURL}, roles, st, prod, nc, js, reg, routesReady, log)
+	handler, err := httpHandler(api.Config{BaseURL: f.publicURL}, roles, st, prod, nc, js, reg, routesReady, deadLetters, log)
 	if err != nil {
 		return err
 	}

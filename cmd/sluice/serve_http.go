@@ -29,11 +29,13 @@ const (
 // management routes and /openapi.yaml with api, POST /events with ingest,
 // and always the health, readiness and metrics paths. Paths of the roles
 // the process does not run answer 404. routesReady, nil without the worker
-// role, tells readiness whether the routes are reconciled.
-func httpHandler(cfg api.Config, roles serveRoles, st *store.Store, publisher api.Publisher, nc *nats.Conn, js jetstream.JetStream, reg *prometheus.Registry, routesReady func() bool, log *slog.Logger) (http.Handler, error) {
+// role, tells readiness whether the routes are reconciled; deadLetters
+// serves the dead-letter routes of destinations.
+func httpHandler(cfg api.Config, roles serveRoles, st *store.Store, publisher api.Publisher, nc *nats.Conn, js jetstream.JetStream, reg *prometheus.Registry, routesReady func() bool, deadLetters api.DeadLetters, log *slog.Logger) (http.Handler, error) {
 	deps := api.Deps{Keys: st, Publisher: publisher, Logger: log, Metrics: reg}
 	if roles.api {
 		deps.Destinations, deps.Subscriptions, deps.APIKeys = st, st, st
+		deps.DeadLetters = deadLetters
 	}
 	cfg.WithoutIngest = !roles.ingest
 	srv, err := api.New(cfg, deps)

@@ -1,0 +1,164 @@
+package main
+
+import (
+	"encoding/json"
+	"fmt"
+	"io"
+	"net/http"
+	"strconv"
+	"time"
+
+	"github.com/spf13/cobra"
+)
+
+// redriveTimeout bounds a redrive request, which writes up to 10,000
+// dead letters to the destination.
+const redriveTimeout = 5 * time.Minute
+
+// deadLettersKind is the list of the dead letters of a destination, for
+// runList.
+func deadLettersKind(destinations resourceKind, id string) resourceKind {
+	return resourceKind{
+		command: "dead-letters",
+		plural:  "dead letters of " + id,
+		path:    destinations.itemPath(id) + "/dead_letters",
+		listKey: "dead_letters",
+		columns: []string{"ID", "DEAD_LETTERED_AT", "EVENT_ID", "SUBSCRIPTION", "CLASS", "CODE", "ATTEMPTS", "MESSAGE"},
+		view:    viewAs[deadLetterView],
+	}
+}
+
+// deadLetterView is a dead letter as the API returns it.
+type deadLetterView struct {
+	ID             string          `json:"id"`
+	EventID        string          `json:"event_id"`
+	SubscriptionID string          `json:"subscription_id"`
+	Class          string          `json:"class"`
+	Code           string          `json:"code"`
+	Message        string          `json:"message"`
+	Attempts       int             `json:"attempts"`
+	FirstFailureAt string          `json:"first_failure_at"`
+	DeadLetteredAt string          `json:"dead_lettered_at"`
+	Event          json.RawMessage `json:"event"`
+}
+
+func (v deadLetterView) row() []string {
+	return []string{v.ID, v.DeadLetteredAt, v.EventID, v.SubscriptionID, v.Class, v.Code, strconv.Itoa(v.Attempts), v.Message}
+}
+
+func (v deadLetterView) fields() []resourceField {
+	return []resourceField{
+		{"ID", v.ID}, {"EVENT_ID", v.EventID}, {"SUBSCRIPTION", v.SubscriptionID},
+		{"CLASS", v.Class}, {"CODE", v.Code}, {"MESSAGE", v.Message},
+		{"ATTEMPTS", strconv.Itoa(v.Attempts)}, {"FIRST_FAILURE_AT", v.FirstFailureAt},
+		{"DEAD_LETTERED_AT", v.DeadLetteredAt}, {"EVENT", string(v.Event)},
+	}
+}
+
+// newDeadLettersCommand returns `sluice destinations dead-letters ID`.
+func newDeadLettersCommand(kind resourceKind, f *resourceFlags) *cobra.Command {
+	var l listFlags
+	cmd := &cobra.Command{
+		Use:   "dead-letters ID",
+		Short: "List the dead letters of an event destination, newest first, with why",
+		Long: `List the events the destination could never take, newest first, with why:
+GET /event_destinations/ID/dead_letters, a page of --limit at a time.
+
+--all follows next_page_uri to the last page; --json prints the API's answer,
+each letter's stored event included. Send them again after a fix with
+sluice destinations redrive ID.`,
+		Example: `  sluice destinations dead-letters ed_... --all
+  sluice destinations dead-letters ed_... --limit 10 --json`,
+		Args: cobra.ExactArgs(1),
+		RunE: func(cmd *cobra.Command, args []string) error {
+			c, err := f.client()
+			if err != nil {
+				return err
+			}
+			if err := l.validate(); err != nil {
+				return err
+			}
+			return runList(cmd.Context(), c, deadLettersKind(kind, args[0]), l, f.json, cmd.OutOrStdout(), cmd.ErrOrStderr())
+		},
+	}
+	fl := cmd.Flags()
+	fl.IntVar(&l.limit, "limit", 0, fmt.Sprintf("dead letters per page, from 1 to %d (default: the API's, %d)", maxListLimit, maxListLimit))
+	fl.StringVar(&l.beforeID, "before-id", "", "list the dead letters older than this id (the last of the previous page)")
+	fl.BoolVar(&l.all, "all", false, "list every page, following next_page_uri")
+	return cmd
+}
+
+// redriveView is the answer of a redrive.
+type redriveView struct {
+	Redriven  int `json:"redriven"`
+	Failed    int `json:"failed"`
+	Remaining int `json:"remaining"`
+	Failures  []struct {
+		ID      string `json:"id"`
+		Class   string `json:"class"`
+		Code    string `json:"code"`
+		Message string `json:"message"`
+	} `json:"failures"`
+}
+
+// newRedriveCommand returns `sluice destinations redrive ID`.
+func newRedriveCommand(kind resourceKind, f *resourceFlags) *cobra.Command {
+	var ids []string
+	cmd := &cobra.Command{
+		Use:   "redrive ID",
+		Short: "Send the dead letters of an event destination again, after a fix",
+		Long: `Send dead letters to the destination again, now:
+POST /event_destinations/ID/dead_letters/redrive. Without --id, all of them
+(at most 10,000 a call, oldest first); with --id, those.
+
+Each goes as its subscription selects it today. Those the destination takes
+are removed; those that fail again stay, and are printed with the reason.
+When "remaining" is above "failed", run it again for the rest.`,
+		Example: `  sluice destinations redrive ed_...
+  sluice destinations redrive ed_... --id dl_1042 --id dl_1043`,
+		Args: cobra.ExactArgs(1),
+		RunE: func(cmd *cobra.Command, args []string) error {
+			c, err := f.client()
+			if err != nil {
+				return err
+			}
+			c.timeout = max(c.timeout, redriveTimeout)
+			var body []byte
+			if len(ids) > 0 {
+				if body, err = json.Marshal(map[string][]string{"ids": ids}); err != nil {
+					return err
+				}
+			}
+			raw, err := c.send(cmd.Context(), http.MethodPost, kind.itemPath(args[0])+"/dead_letters/redrive", body)
+			if err != nil {
+				return err
+			}
+			if f.json {
+				return writeRawJSON(cmd.OutOrStdout(), raw)
+			}
+			return printRedrive(cmd.OutOrStdout(), raw)
+		},
+	}
+	cmd.Flags().StringSliceVar(&ids, "id", nil, "a dead letter to send (dl_...); repeat or separate with commas; none: all")
+	return cmd
+}
+
+// printRedrive prints the counts of a redrive, then its failures.
+func printRedrive(w io.Writer, raw []byte) error {
+	var v redriveView
+	if err := json.Unmarshal(raw, &v); err != nil {
+		return fmt.Errorf("the API's answer is not a redrive's: %w", err)
+	}
+	err := printFields(w, []resourceField{
+		{"REDRIVEN", strconv.Itoa(v.Redriven)}, {"FAILED", strconv.Itoa(v.Failed)}, {"REMAINING", strconv.Itoa(v.Remaining)},
+	})
+	if err != nil || len(v.Failures) == 0 {
+		return err
+	}
+	rows := make([][]string, len(v.Failures))
+	for i, f := range v.Failures {
+		rows[i] = []string{f.ID, f.Class, f.Code, f.Message}
+	}
+	fmt.Fprintln(w)
+	return printTable(w, []string{"ID", "CLASS", "CODE", "MESSAGE"}, rows)
+}
