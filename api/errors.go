@@ -19,6 +19,7 @@ const (
 	CodeStoreUnavailable   Code = 102 // 503: the key store is unreachable, so keys cannot be checked
 	CodeBusy               Code = 103 // 503: too many ingest requests in flight
 	CodeConfigUnavailable  Code = 104 // 503: the configuration store is unreachable
+	CodeStatusUnavailable  Code = 108 // 503: the delivery status cannot be read from JetStream
 	CodeDLQUnavailable     Code = 107 // 503: the dead-letter stream cannot be read or changed
 	CodeVersionMissing     Code = 200 // 400: no Service-Version header
 	CodeVersionUnsupported Code = 201 // 400: a Service-Version other than 2
@@ -58,6 +59,7 @@ var codes = map[Code]codeInfo{
 	CodeStoreUnavailable:   {http.StatusServiceUnavailable, "sluice cannot check API keys because its key store is unreachable; retry after Retry-After seconds"},
 	CodeBusy:               {http.StatusServiceUnavailable, "too many ingest requests are in flight; retry shortly, after Retry-After seconds"},
 	CodeConfigUnavailable:  {http.StatusServiceUnavailable, "sluice cannot read or write its configuration store (subscriptions, destinations, API keys) because it is unreachable; retry after Retry-After seconds"},
+	CodeStatusUnavailable:  {http.StatusServiceUnavailable, "sluice cannot read a destination's delivery status (the SLUICE_STATUS bucket, the route consumers, SLUICE_DLQ) because JetStream is unreachable; retry after Retry-After seconds"},
 	CodeDLQUnavailable:     {http.StatusServiceUnavailable, "sluice cannot read or change its dead-letter stream (SLUICE_DLQ) because JetStream is unreachable; retry after Retry-After seconds"},
 	CodeVersionMissing:     {http.StatusBadRequest, "the Service-Version header is missing; send Service-Version: 2"},
 	CodeVersionUnsupported: {http.StatusBadRequest, "the Service-Version header names a version sluice does not support; send Service-Version: 2"},

@@ -105,6 +105,12 @@ type Deps struct {
 	Subscriptions Subscriptions
 	// APIKeys keeps API keys; nil: the /api_keys routes are not served.
 	APIKeys APIKeys
+	// DeliveryStatus reads destinations' delivery status; nil (or
+	// Destinations nil): GET /event_destinations/{id}/status is not served.
+	DeliveryStatus DeliveryStatus
+	// DestinationTrial writes test events; nil (or Destinations nil):
+	// POST /event_destinations/{id}/test is not served.
+	DestinationTrial DestinationTrial
 	// DeadLetters reads and redrives the dead letters of destinations;
 	// nil (or Destinations nil): the /event_destinations/{id}/dead_letters
 	// routes are not served.
@@ -127,6 +133,11 @@ type Server struct {
 	metrics       *metrics
 	mux           *http.ServeMux
 	handler       http.Handler
+
+	// deliveryStatus and destinationTrial are nil when their routes are
+	// not served.
+	deliveryStatus   DeliveryStatus
+	destinationTrial DestinationTrial
 	// inFlight holds a token per ingest request being read or processed;
 	// its capacity is cfg.MaxInFlight.
 	inFlight chan struct{}
@@ -166,8 +177,10 @@ func New(cfg Config, deps Deps) (*Server, error) {
 	if !cfg.WithoutIngest {
 		s.mux.Handle("POST /events", s.countRequests(s.authenticated(http.HandlerFunc(s.ingest))))
 	}
+	s.deliveryStatus, s.destinationTrial = deps.DeliveryStatus, deps.DestinationTrial
 	if s.destinations != nil {
 		s.routeDestinations()
+		s.routeDestinationStatus()
 	}
 	if s.destinations != nil && s.deadLetters != nil {
 		s.routeDeadLetters()

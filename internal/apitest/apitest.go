@@ -43,6 +43,14 @@ type Option func(*options)
 type options struct {
 	publisher func(api.Publisher) api.Publisher
 	config    api.Config
+	deps      func(*api.Deps, jetstream.JetStream)
+}
+
+// WithDeps has edit change the API's dependencies before it starts, with
+// the stack's JetStream, to add those Start does not set (delivery status,
+// test writes).
+func WithDeps(edit func(deps *api.Deps, js jetstream.JetStream)) Option {
+	return func(o *options) { o.deps = edit }
 }
 
 // WithConfig starts the API with cfg.
@@ -115,7 +123,11 @@ func startAPI(t testing.TB, srv *natsserver.Server, o options) *Stack {
 	reg := prometheus.NewRegistry()
 	logs := &Logs{}
 	log := slog.New(slog.NewJSONHandler(logs, &slog.HandlerOptions{Level: slog.LevelDebug}))
-	handler, err := api.New(o.config, api.Deps{Keys: st, Publisher: pub, Destinations: st, Subscriptions: st, APIKeys: st, Logger: log, Metrics: reg})
+	deps := api.Deps{Keys: st, Publisher: pub, Destinations: st, Subscriptions: st, APIKeys: st, Logger: log, Metrics: reg}
+	if o.deps != nil {
+		o.deps(&deps, js)
+	}
+	handler, err := api.New(o.config, deps)
 	if err != nil {
 		t.Fatal(err)
 	}
