@@ -3,6 +3,7 @@ package pipeline_test
 import (
 	"context"
 	"encoding/json"
+	"errors"
 	"fmt"
 	"log/slog"
 	"slices"
@@ -157,5 +158,36 @@ func TestDeadLettersListAndRedrive(t *testing.T) {
 	left, more, err := letters.List(e.ctx, e.account, dest.ID, 0, 100)
 	if err != nil || more || len(left) != 5 {
 		t.Fatalf("left %d dead letters (more %v, %v), want 5", len(left), more, err)
+	}
+}
+
+func TestParseDeadLetterID(t *testing.T) {
+	for _, tt := range []struct {
+		id   string
+		want uint64
+		ok   bool
+	}{
+		{"dl_1", 1, true},
+		{"dl_18446744073709551615", 1<<64 - 1, true},
+		{"dl_0", 0, false},
+		{"dl_", 0, false},
+		{"dl_+1", 0, false},
+		{"dl_-1", 0, false},
+		{"ed_1", 0, false},
+		{"dl_1x", 0, false},
+		{"dl_18446744073709551616", 0, false},
+	} {
+		t.Run(tt.id, func(t *testing.T) {
+			got, err := pipeline.ParseDeadLetterID(tt.id)
+			if (err == nil) != tt.ok || got != tt.want {
+				t.Fatalf("ParseDeadLetterID(%q) = %d, %v", tt.id, got, err)
+			}
+			if err != nil && !errors.Is(err, pipeline.ErrDeadLetterID) {
+				t.Fatalf("error %v does not wrap ErrDeadLetterID", err)
+			}
+			if err == nil && pipeline.DeadLetterID(got) != tt.id {
+				t.Fatalf("DeadLetterID(%d) = %s", got, pipeline.DeadLetterID(got))
+			}
+		})
 	}
 }
