@@ -38,7 +38,8 @@ with --aws-secret-access-key, which shows in process lists and shell history.
 
 --api-url and --api-key can be set as SLUICE_API_URL and SLUICE_API_KEY.`,
 		&f)
-	cmd.AddCommand(newDestinationsCreateCommand(kind, &f), newDestinationsUpdateCommand(kind, &f))
+	cmd.AddCommand(newDestinationsCreateCommand(kind, &f), newDestinationsUpdateCommand(kind, &f),
+		newDestinationsStatusCommand(kind, &f), newDestinationsTestCommand(kind, &f))
 	cmd.AddCommand(newDeadLettersCommand(kind, &f), newRedriveCommand(kind, &f))
 	return cmd
 }

@@ -55,6 +55,7 @@ type serveFlags struct {
 	shutdownTimeout time.Duration
 	ackWait         time.Duration
 	linger          time.Duration
+	failingAfter    time.Duration
 	dev             bool
 	memoryLimit     string
 	devAWSListen    string
@@ -97,6 +98,7 @@ func (f *serveFlags) register(fl *pflag.FlagSet) {
 	fl.DurationVar(&f.shutdownTimeout, "shutdown-timeout", 15*time.Second, "how long a shutdown may take to finish requests in flight")
 	fl.DurationVar(&f.ackWait, "ack-wait", pipeline.DefaultAckWait, "how long an event handed to a sluice process that then died waits before another process gets it")
 	fl.DurationVar(&f.linger, "linger", pipeline.DefaultLinger, "how long a batch that is not full waits for more events before it is sent")
+	fl.DurationVar(&f.failingAfter, "failing-after", pipeline.DefaultFailingAfter, "how long a destination's calls fail as a whole before its status is failing (logged, and the gauge sluice_destination_failing) rather than retrying")
 	fl.StringVar(&f.memoryLimit, "memory-limit", "", "soft memory limit of the process, such as 512MiB (default: GOMEMLIMIT, or else 90% of the container's memory limit, or none); 0 for none")
 	fl.BoolVar(&f.dev, "dev", false, "run sluice's AWS emulator inside serve and deliver every destination to it: any ARN works, no AWS account needed")
 	fl.StringVar(&f.devAWSListen, "dev-aws-listen", "127.0.0.1:4566", "HOST:PORT of the AWS emulator of --dev, a loopback address")
@@ -164,6 +166,9 @@ func (f serveFlags) validate() error {
 	}
 	if f.ackWait < time.Second {
 		errs = append(errs, fmt.Errorf("--ack-wait %s: give at least 1s, such as 30s; sluice keeps events it is still sending in progress well within it", f.ackWait))
+	}
+	if f.failingAfter < 0 {
+		errs = append(errs, fmt.Errorf("--failing-after %s is negative: give how long a destination may fail before it is failing, such as 5m", f.failingAfter))
 	}
 	if f.linger <= 0 || f.linger > time.Minute {
 		errs = append(errs, fmt.Errorf("--linger %s: give a duration up to a minute, such as 200ms", f.linger))
@@ -242,6 +247,10 @@ func runServe(ctx context.Context, f serveFlags, stderr io.Writer) error {
 	if err := bootstrap(setupCtx, st, bootstrapToken, stderr, log); err != nil {
 		return err
 	}
+	statusKV, err := pipeline.EnsureStatusBucket(setupCtx, js, 0, f.replicas)
+	if err != nil {
+		return err
+	}
 
 	prod, err := producer.New(nc, producer.Config{})
 	if err != nil {
@@ -270,15 +279,17 @@ func runServe(ctx context.Context, f serveFlags, stderr io.Writer) error {
 	var (
 		deliverer   *pipeline.Deliverer
 		reconciler  *pipeline.Reconciler
+		status      *pipeline.StatusRecorder
 		routesReady func() bool // nil without the worker role
 	)
 	if roles.worker {
-		if reconciler, deliverer, err = f.newDelivery(js, stream, filterEnv, st, newSink, reg, log); err != nil {
+		if reconciler, deliverer, status, err = f.newDelivery(js, stream, filterEnv, st, newSink, statusKV, reg, log); err != nil {
 			return err
 		}
 		routesReady = reconciler.Ready
 	}
-	handler, err := httpHandler(api.Config{BaseURL: f.publicURL}, roles, st, prod, nc, js, reg, routesReady, deadLetters, log)
+	checks := destinationChecks{status: pipeline.NewStatusReader(js, statusKV, f.failingAfter), trial: pipeline.NewTrial(newSink, 0)}
+	handler, err := httpHandler(api.Config{BaseURL: f.publicURL}, roles, st, prod, nc, js, reg, routesReady, checks, deadLetters, log)
 	if err != nil {
 		return err
 	}
@@ -311,6 +322,7 @@ func runServe(ctx context.Context, f serveFlags, stderr io.Writer) error {
 			defer deliverer.Stop()
 			return reconciler.Run(gctx)
 		})
+		g.Go(func() error { return status.Run(gctx) })
 	}
 	g.Go(func() error {
 		var err error
@@ -339,19 +351,21 @@ func runServe(ctx context.Context, f serveFlags, stderr io.Writer) error {
 }
 
 // newDelivery returns the route reconciler of a process with the worker
-// role and the deliverer it applies the routes to, writing with newSink,
-// with the delivery metrics and the routes' pending counts on reg.
-func (f serveFlags) newDelivery(js jetstream.JetStream, stream jetstream.Stream, env *filters.Env, st *store.Store, newSink pipeline.SinkFactory, reg prometheus.Registerer, log *slog.Logger) (*pipeline.Reconciler, *pipeline.Deliverer, error) {
+// role, the deliverer it applies the routes to, writing with newSink, and
+// the recorder of the deliverer's status per destination in statusKV, with
+// the delivery metrics and the routes' pending counts on reg.
+func (f serveFlags) newDelivery(js jetstream.JetStream, stream jetstream.Stream, env *filters.Env, st *store.Store, newSink pipeline.SinkFactory, statusKV jetstream.KeyValue, reg prometheus.Registerer, log *slog.Logger) (*pipeline.Reconciler, *pipeline.Deliverer, *pipeline.StatusRecorder, error) {
 	metrics, err := pipeline.NewMetrics(reg)
 	if err != nil {
-		return nil, nil, err
+		return nil, nil, nil, err
 	}
-	deliverer := pipeline.NewDeliverer(js, stream, env, newSink, pipeline.DeliveryConfig{AckWait: f.ackWait, Linger: f.linger, Metrics: metrics}, log)
+	status := pipeline.NewStatusRecorder(statusKV, pipeline.StatusConfig{FailingAfter: f.failingAfter, Metrics: metrics}, log)
+	deliverer := pipeline.NewDeliverer(js, stream, env, newSink, pipeline.DeliveryConfig{AckWait: f.ackWait, Linger: f.linger, Metrics: metrics, Status: status}, log)
 	if err := reg.Register(deliverer.PendingCollector(0)); err != nil {
-		return nil, nil, fmt.Errorf("registering route metrics: %w", err)
+		return nil, nil, nil, fmt.Errorf("registering route metrics: %w", err)
 	}
 	reconciler := pipeline.NewReconciler(stream, st, pipeline.ReconcilerConfig{AckWait: f.ackWait}, log, deliverer.Apply)
-	return reconciler, deliverer, nil
+	return reconciler, deliverer, status, nil
 }
 
 // shutdownHTTP lets the requests in flight finish until ctx ends, then

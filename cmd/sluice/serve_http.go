@@ -25,17 +25,25 @@ const (
 	metricsPath = "/metrics" // Prometheus metrics
 )
 
+// destinationChecks are what the API's destination status and test
+// endpoints read and write with.
+type destinationChecks struct {
+	status api.DeliveryStatus
+	trial  api.DestinationTrial
+}
+
 // httpHandler returns the HTTP API of a process with these roles: the
 // management routes and /openapi.yaml with api, POST /events with ingest,
 // and always the health, readiness and metrics paths. Paths of the roles
 // the process does not run answer 404. routesReady, nil without the worker
 // role, tells readiness whether the routes are reconciled; deadLetters
 // serves the dead-letter routes of destinations.
-func httpHandler(cfg api.Config, roles serveRoles, st *store.Store, publisher api.Publisher, nc *nats.Conn, js jetstream.JetStream, reg *prometheus.Registry, routesReady func() bool, deadLetters api.DeadLetters, log *slog.Logger) (http.Handler, error) {
+func httpHandler(cfg api.Config, roles serveRoles, st *store.Store, publisher api.Publisher, nc *nats.Conn, js jetstream.JetStream, reg *prometheus.Registry, routesReady func() bool, checks destinationChecks, deadLetters api.DeadLetters, log *slog.Logger) (http.Handler, error) {
 	deps := api.Deps{Keys: st, Publisher: publisher, Logger: log, Metrics: reg}
 	if roles.api {
 		deps.Destinations, deps.Subscriptions, deps.APIKeys = st, st, st
 		deps.DeadLetters = deadLetters
+		deps.DeliveryStatus, deps.DestinationTrial = checks.status, checks.trial
 	}
 	cfg.WithoutIngest = !roles.ingest
 	srv, err := api.New(cfg, deps)
