@@ -5,8 +5,10 @@
 // consumer per subscription × destination, kept in step with the store) and
 // delivery (Deliverer: one worker per route that fetches, filters, selects
 // fields, batches to the sink's limits with Batch, writes, retries and acks),
-// and the recovery of dead letters (DeadLetters lists them, Redriver sends
-// them again).
+// the recovery of dead letters (DeadLetters lists them, Redriver sends
+// them again), and the delivery status of destinations (StatusRecorder keeps
+// each process's outcomes in the SLUICE_STATUS bucket, StatusReader merges
+// them; Trial writes one test record).
 //
 // It is not for validating events (package schemas), publishing them from
 // other services (package producer), or talking to AWS (package sinks).
