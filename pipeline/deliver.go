@@ -207,11 +207,14 @@ func (d *Deliverer) Apply(ctx context.Context, routes map[string]Route) {
 		delivering[name] = w.plan.Load().route
 	}
 	d.delivering.Store(&delivering)
-	// Forget the sinks of destinations no route uses any more.
+	// Forget the sinks and status of destinations no route uses any more.
 	used := make(map[string]bool, len(routes))
+	delivered := make(map[string]bool, len(routes))
 	for _, r := range routes {
 		used[r.Destination.ID] = true
+		delivered[r.Destination.AccountID+"."+r.Destination.ID] = true
 	}
+	d.cfg.Status.retain(delivered)
 	d.sinksMu.Lock()
 	for id := range d.sinks {
 		if !used[id] {

@@ -153,6 +153,14 @@ func (m *Metrics) setFailing(accountID, destinationID string, failing bool) {
 	m.failing.WithLabelValues(accountID, destinationID).Set(v)
 }
 
+// forgetDestination deletes the failing series of a destination no route
+// delivers to any more.
+func (m *Metrics) forgetDestination(accountID, destinationID string) {
+	if m != nil {
+		m.failing.DeleteLabelValues(accountID, destinationID)
+	}
+}
+
 // routeMetrics are the series of one route. Its methods do nothing on a
 // nil *routeMetrics (no metrics).
 type routeMetrics struct {

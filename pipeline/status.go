@@ -171,6 +171,23 @@ func (r *StatusRecorder) forDestination(accountID, destinationID string) *destin
 	return s
 }
 
+// retain forgets the destinations no route delivers to any more, keyed
+// by account_id.destination_id: their records expire from the bucket, and
+// their failing gauge goes.
+func (r *StatusRecorder) retain(delivered map[string]bool) {
+	if r == nil {
+		return
+	}
+	r.mu.Lock()
+	defer r.mu.Unlock()
+	for key, s := range r.destinations {
+		if !delivered[key] {
+			delete(r.destinations, key)
+			r.cfg.Metrics.forgetDestination(s.accountID, s.destinationID)
+		}
+	}
+}
+
 // callFailed records a call that failed as a whole at now.
 func (s *destinationStatus) callFailed(now time.Time, err error) {
 	if s == nil {
