@@ -21,6 +21,13 @@
 // RunPending measures the resident memory of the process while a million
 // events are pending for a destination that takes none.
 //
+// RunLoad runs sluice end to end in one process, as `sluice serve` does
+// (HTTP API, embedded JetStream, reconciler and deliverer), under paced or
+// flat-out load over HTTP into a null sink or sluice's AWS emulator, and
+// reports the rates in and out, the latency from event_timestamp to the
+// sink's acceptance, events lost or delivered twice, and the resident
+// memory over time (`make soak`).
+//
 // It is not a load tester for a deployed sluice: it starts its own servers
 // in process, and it is not used by `sluice serve`.
 package loadgen
