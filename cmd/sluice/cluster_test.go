@@ -67,8 +67,13 @@ func TestClusterLosesNothing(t *testing.T) {
 	deliveredAtKill := countSelected(kinesisByEventID(t, emu, "cluster"), events)
 	t.Logf("killed NATS node %s, the route consumer's leader (the events stream's too: %t), with %d events published, %d delivered",
 		leader.name, leadsStream, pub.acked(), deliveredAtKill)
-	// Delivery should go on within a few seconds; see resumesWithin for
-	// what happens when it does not.
+	// Delivery should go on within a few seconds. It does not when the
+	// killed node led the route's consumer: the pull requests of both
+	// workers died with it, and their iterators (jetstream Messages) never
+	// pull again, as the worker calls Next with NextMaxWait of at most
+	// idleWait (1 s), and each Next starts its missing-heartbeat timer of
+	// 2×15 s afresh. The test logs that as a FINDING and goes on: the
+	// restart of sluice b below pulls again.
 	if took, ok := resumesWithin(20*time.Second, func() bool {
 		return countSelected(kinesisByEventID(t, emu, "cluster"), events) >= deliveredAtKill+clusterRate
 	}); ok {
