@@ -121,7 +121,12 @@ func (r *Redriver) Redrive(ctx context.Context, dest store.Destination, seqs []u
 // each hands run the letters of subject to redrive, until run stops.
 func (r *Redriver) each(ctx context.Context, subject string, seqs []uint64, run *redriveRun) error {
 	if len(seqs) > 0 {
+		seen := make(map[uint64]bool, min(len(seqs), MaxRedrive))
 		for _, seq := range seqs[:min(len(seqs), MaxRedrive)] {
+			if seen[seq] {
+				continue // sent once, however often it is named
+			}
+			seen[seq] = true
 			d, ok, err := r.letters.get(ctx, subject, seq)
 			if err != nil {
 				return err

@@ -129,7 +129,7 @@ func TestDeadLettersListAndRedrive(t *testing.T) {
 		_, refused := stillRefused(0, sinks.Record{Data: d.Event})
 		return !refused
 	})
-	report, err = redriver.Redrive(e.ctx, dest, []uint64{seen[one].Seq, 9999})
+	report, err = redriver.Redrive(e.ctx, dest, []uint64{seen[one].Seq, 9999, seen[one].Seq})
 	if err != nil {
 		t.Fatal(err)
 	}
