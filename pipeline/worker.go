@@ -36,6 +36,13 @@ type pending struct {
 // a bounded wait keeps that from stalling a route until the pull expires.
 const idleWait = time.Second
 
+// repullAfter is how long a worker that receives nothing keeps its pull
+// requests before it makes new ones. A pull request dies with the NATS node
+// that leads the consumer, and nats.go's iterator notices only through
+// missed heartbeats, which every bounded wait resets: without a fresh pull,
+// a route would stay silent after a node of the cluster dies.
+const repullAfter = 10 * time.Second
+
 // worker delivers the events of one route: it pulls them from the route's
 // consumer, selects them, batches them to the sink's limits and writes
 // them, up to DeliveryConfig.Concurrency batches at once, acknowledging
@@ -84,6 +91,9 @@ func (w *worker) run(ctx context.Context) error {
 	batch := NewBatch(limits, w.cfg.Linger, func(p pending) int { return limits.Size(p.record) })
 	for {
 		err := w.pull(ctx, batch, limits)
+		if errors.Is(err, errRepull) {
+			continue
+		}
 		if !errors.Is(err, errPaused) {
 			return err
 		}
@@ -98,6 +108,10 @@ func (w *worker) run(ctx context.Context) error {
 // errPaused ends pull when a delivery was retried so long that the events
 // pulled ahead of it were handed back; pulling starts again after it.
 var errPaused = errors.New("pulling paused while a delivery is retried")
+
+// errRepull ends pull when nothing came for repullAfter, so that run makes
+// new pull requests.
+var errRepull = errors.New("nothing pulled for a while; pulling anew")
 
 // pull pulls events into batches and hands them to deliveries until ctx
 // ends, pulling fails (then it returns the error), or a delivery is
@@ -123,6 +137,7 @@ func (w *worker) pull(ctx context.Context, batch *Batch[pending], limits sinks.L
 		w.release(batch.Take())
 		w.releasePulled(it)
 	}
+	lastEvent := time.Now()
 	for {
 		select {
 		case <-w.paused:
@@ -144,6 +159,7 @@ func (w *worker) pull(ctx context.Context, batch *Batch[pending], limits sinks.L
 			handBack()
 			return nil
 		case err == nil:
+			lastEvent = time.Now()
 			if p, ok := w.prepare(ctx, msg, limits); ok && !batch.Add(time.Now(), p) {
 				if !w.dispatch(ctx, batch.Take()) {
 					w.release([]pending{p})
@@ -155,6 +171,14 @@ func (w *worker) pull(ctx context.Context, batch *Batch[pending], limits sinks.L
 		case errors.Is(err, nats.ErrTimeout), errors.Is(err, jetstream.ErrNoHeartbeat):
 			// The linger ended, or nothing came: the batch goes below if
 			// it is due, and the next Next pulls again.
+			if time.Since(lastEvent) >= repullAfter {
+				it.Drain()
+				w.releasePulled(it)
+				if batch.Ready(time.Now()) && !w.dispatch(ctx, batch.Take()) {
+					return errPaused
+				}
+				return errRepull
+			}
 		default:
 			w.release(batch.Take())
 			return fmt.Errorf("pulling: %w", err)
