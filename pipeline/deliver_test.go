@@ -563,3 +563,47 @@ func TestDeliverPerSubscription(t *testing.T) {
 		t.Errorf("%d records written to the destination's own sink", n)
 	}
 }
+
+// TestDeliverEventsStoredBeforeTheConsumer writes a subscription while no
+// sluice process runs, stores events, then starts one: the route's new
+// consumer starts at the subscription's write, so the events stored in
+// between are delivered, and none stored before it.
+func TestDeliverEventsStoredBeforeTheConsumer(t *testing.T) {
+	e := newDeliveryEnv(t)
+	newDest := func() store.Destination {
+		d, err := e.store.CreateDestination(e.ctx, e.account, store.Destination{Target: store.Target{Kinesis: &store.KinesisTarget{
+			Auth:      store.AWSAuth{Role: &store.AWSRole{RoleARN: "arn:aws:iam::123456789012:role/r"}},
+			StreamARN: "arn:aws:kinesis:us-east-1:123456789012:stream/s",
+		}}})
+		if err != nil {
+			t.Fatal(err)
+		}
+		return d
+	}
+	a := newDest()
+	old := e.publish(t, tcpKind, 5, nil) // before the subscription: not for it
+	sub, err := e.store.CreateSubscription(e.ctx, e.account, store.Subscription{Sources: []store.Source{{Type: tcpKind}}, DestinationIDs: []string{a.ID}})
+	if err != nil {
+		t.Fatal(err)
+	}
+	want := e.publish(t, tcpKind, 30, nil)
+	byDest := map[string]*memorySink{}
+	var mu sync.Mutex
+	e.startProcess(t, pipeline.DeliveryConfig{Linger: 5 * time.Millisecond}, func(_ context.Context, d store.Destination) (sinks.Sink, error) {
+		mu.Lock()
+		defer mu.Unlock()
+		if byDest[d.ID] == nil {
+			byDest[d.ID] = newMemorySink()
+		}
+		return byDest[d.ID], nil
+	})
+	e.waitConsumer(t, pipeline.ConsumerName(sub.ID, a.ID))
+	waitAllAcked(t, e)
+	mu.Lock()
+	sink := byDest[a.ID]
+	mu.Unlock()
+	got := ids(sink.waitFor(t, "the events stored before the consumer", func(r []sinks.Record) bool { return len(r) >= len(want) }))
+	if !slices.Equal(got, sorted(want)) || slices.ContainsFunc(old, func(id string) bool { return slices.Contains(got, id) }) {
+		t.Fatalf("delivered %d events, want the %d stored after the subscription and none before", len(got), len(want))
+	}
+}

@@ -199,7 +199,11 @@ func (r *Reconciler) reconcile(ctx context.Context, routes map[string]Route, pru
 			ready[name] = route
 			continue
 		}
-		if _, err := r.stream.CreateOrUpdateConsumer(ctx, r.consumerConfig(route, subjects)); err != nil {
+		cfg, err := r.consumerConfig(ctx, route, subjects)
+		if err == nil {
+			_, err = r.stream.CreateOrUpdateConsumer(ctx, cfg)
+		}
+		if err != nil {
 			errs = append(errs, fmt.Errorf("consumer %s: %w", name, err))
 			continue
 		}
@@ -261,9 +265,14 @@ func (r *Reconciler) deleteConsumer(ctx context.Context, name string) error {
 	return nil
 }
 
-// consumerConfig is the durable consumer of a route.
-func (r *Reconciler) consumerConfig(route Route, subjects []string) jetstream.ConsumerConfig {
-	return jetstream.ConsumerConfig{
+// consumerConfig is the durable consumer of a route. A consumer that
+// exists keeps where it started; a new one starts at the route's Since,
+// the last write of its subscription, so that the events stored since the
+// change are delivered even when the consumer is made later (this process
+// was down or busy meanwhile); with no Since, at the events stored from
+// now on.
+func (r *Reconciler) consumerConfig(ctx context.Context, route Route, subjects []string) (jetstream.ConsumerConfig, error) {
+	cfg := jetstream.ConsumerConfig{
 		Durable:        route.Name(),
 		Description:    "sluice route: subscription " + route.Subscription.ID + " to destination " + route.Destination.ID,
 		FilterSubjects: subjects,
@@ -273,6 +282,18 @@ func (r *Reconciler) consumerConfig(route Route, subjects []string) jetstream.Co
 		MaxAckPending:  r.cfg.MaxAckPending,
 		MaxDeliver:     -1,
 	}
+	existing, err := r.stream.Consumer(ctx, cfg.Durable)
+	switch {
+	case err == nil:
+		info := existing.CachedInfo()
+		cfg.DeliverPolicy, cfg.OptStartTime, cfg.OptStartSeq = info.Config.DeliverPolicy, info.Config.OptStartTime, info.Config.OptStartSeq
+	case !errors.Is(err, jetstream.ErrConsumerNotFound):
+		return cfg, err
+	case !route.Since.IsZero():
+		since := route.Since
+		cfg.DeliverPolicy, cfg.OptStartTime = jetstream.DeliverByStartTimePolicy, &since
+	}
+	return cfg, nil
 }
 
 // sleep waits d or until ctx ends, and reports whether ctx is still live.

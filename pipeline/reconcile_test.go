@@ -139,7 +139,11 @@ func TestReconciler(t *testing.T) {
 		t.Fatalf("consumer subjects %v", got)
 	}
 	c, _ := stream.Consumer(ctx, name)
-	if cfg := c.CachedInfo().Config; cfg.DeliverPolicy != jetstream.DeliverNewPolicy || cfg.AckPolicy != jetstream.AckExplicitPolicy || cfg.MaxAckPending != pipeline.DefaultMaxAckPending {
+	// The consumer starts at the subscription's write, so that no event
+	// stored between the change and the consumer's creation is missed.
+	if cfg := c.CachedInfo().Config; cfg.DeliverPolicy != jetstream.DeliverByStartTimePolicy || cfg.OptStartTime == nil ||
+		cfg.OptStartTime.Before(sub.CreatedAt.Add(-time.Second)) || cfg.OptStartTime.After(time.Now()) ||
+		cfg.AckPolicy != jetstream.AckExplicitPolicy || cfg.MaxAckPending != pipeline.DefaultMaxAckPending {
 		t.Fatalf("consumer config %+v", cfg)
 	}
 	if consumerSubjects(ctx, t, stream, stray) != nil {

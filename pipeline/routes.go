@@ -6,6 +6,7 @@ import (
 	"encoding/json"
 	"slices"
 	"strings"
+	"time"
 
 	"github.com/sluicehq/sluice/schemas"
 	"github.com/sluicehq/sluice/store"
@@ -23,6 +24,11 @@ type Route struct {
 	Subscription store.Subscription
 	// Destination is the destination as it is now, with its secret.
 	Destination store.Destination
+	// Since is when the subscription was last written: a route that has no
+	// consumer yet delivers the events stored from then on, so that none
+	// stored between the change and the consumer's creation is missed
+	// (this process was down, or busy, meanwhile).
+	Since time.Time
 }
 
 // Name is the name of the route's durable consumer: route_<subscription
@@ -62,12 +68,14 @@ func (r Route) Version() string {
 type configState struct {
 	destinations  map[string]store.Destination  // by account id / destination id
 	subscriptions map[string]store.Subscription // by account id / subscription id
+	written       map[string]time.Time          // when each subscription was last written
 }
 
 func newConfigState() *configState {
 	return &configState{
 		destinations:  make(map[string]store.Destination),
 		subscriptions: make(map[string]store.Subscription),
+		written:       make(map[string]time.Time),
 	}
 }
 
@@ -87,9 +95,11 @@ func (c *configState) apply(ch store.ConfigChange) {
 	case store.ConfigSubscription:
 		if ch.Deleted || ch.Err != nil || ch.Subscription == nil {
 			delete(c.subscriptions, key)
+			delete(c.written, key)
 			return
 		}
 		c.subscriptions[key] = *ch.Subscription
+		c.written[key] = ch.At
 	}
 }
 
@@ -108,7 +118,7 @@ func (c *configState) routes() map[string]Route {
 			if !ok {
 				continue // deleted at the same time; see store.undo
 			}
-			r := Route{Subscription: sub, Destination: dest}
+			r := Route{Subscription: sub, Destination: dest, Since: c.written[stateKey(sub.AccountID, sub.ID)]}
 			routes[r.Name()] = r
 		}
 	}

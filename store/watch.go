@@ -5,6 +5,7 @@ import (
 	"encoding/json"
 	"fmt"
 	"strings"
+	"time"
 
 	"github.com/nats-io/nats.go/jetstream"
 )
@@ -35,6 +36,9 @@ type ConfigChange struct {
 	// Revision is the revision of the change in the bucket; revisions grow
 	// with every change of any key.
 	Revision uint64
+	// At is when the change was stored, by the NATS server's clock (the
+	// clock of the events' timestamps in the stream).
+	At time.Time
 	// Synced marks the change that follows the initial state: every
 	// destination and subscription that existed when the watch started has
 	// been delivered before it. It comes once; its other fields are zero.
@@ -134,7 +138,7 @@ func decodeChange(entry jetstream.KeyValueEntry) (ConfigChange, bool) {
 	if !ok {
 		return ConfigChange{}, false
 	}
-	change := ConfigChange{Kind: kind, AccountID: accountID, ID: id, Revision: entry.Revision()}
+	change := ConfigChange{Kind: kind, AccountID: accountID, ID: id, Revision: entry.Revision(), At: entry.Created()}
 	if op := entry.Operation(); op == jetstream.KeyValueDelete || op == jetstream.KeyValuePurge {
 		change.Deleted = true
 		return change, true
