@@ -11,6 +11,7 @@ package store
 //	bootstrap                                     bootstrapClaim
 //	destinations.<account_id>.<destination_id>    Destination (with its secret access key)
 //	subscriptions.<account_id>.<subscription_id>  Subscription
+//	replays.<account_id>.<replay_id>              Replay
 
 // bootstrapKey is the key Bootstrap claims before it creates anything.
 const bootstrapKey = "bootstrap"

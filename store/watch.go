@@ -14,13 +14,14 @@ import (
 const (
 	ConfigDestination  = "destination"
 	ConfigSubscription = "subscription"
+	ConfigReplay       = "replay"
 )
 
 // ConfigChange is one change of a destination or subscription, or the
 // marker that the initial state has been delivered (Synced).
 type ConfigChange struct {
-	// Kind is ConfigDestination or ConfigSubscription; "" on the Synced
-	// marker.
+	// Kind is ConfigDestination, ConfigSubscription or ConfigReplay; ""
+	// on the Synced marker.
 	Kind string
 	// AccountID and ID name the resource changed.
 	AccountID, ID string
@@ -33,6 +34,9 @@ type ConfigChange struct {
 	// Subscription is the subscription as it is now, if Kind is
 	// ConfigSubscription and it was not deleted.
 	Subscription *Subscription
+	// Replay is the replay as it is now, if Kind is ConfigReplay and it
+	// was not deleted.
+	Replay *Replay
 	// Revision is the revision of the change in the bucket; revisions grow
 	// with every change of any key.
 	Revision uint64
@@ -52,7 +56,8 @@ type ConfigChange struct {
 // watchBuffer is how many changes wait for the consumer of a watch.
 const watchBuffer = 64
 
-// WatchConfig watches every destination and subscription of every account.
+// WatchConfig watches every destination, subscription and replay of every
+// account.
 // The channel delivers the current state first, one change per existing
 // resource (deleted ones are left out), then a change with Synced set, then
 // every change as it happens, usually within milliseconds and in the order
@@ -69,7 +74,7 @@ const watchBuffer = 64
 //
 // It returns an error if the watch cannot start.
 func (s *Store) WatchConfig(ctx context.Context) (<-chan ConfigChange, error) {
-	watcher, err := s.kv.WatchFiltered(ctx, []string{allDestinations, allSubscriptions})
+	watcher, err := s.kv.WatchFiltered(ctx, []string{allDestinations, allSubscriptions, allReplays})
 	if err != nil {
 		return nil, fmt.Errorf("watching destinations and subscriptions: %w", err)
 	}
@@ -148,12 +153,15 @@ func decodeChange(entry jetstream.KeyValueEntry) (ConfigChange, bool) {
 	case ConfigDestination:
 		change.Destination = new(Destination)
 		err = json.Unmarshal(entry.Value(), change.Destination)
+	case ConfigReplay:
+		change.Replay = new(Replay)
+		err = json.Unmarshal(entry.Value(), change.Replay)
 	default:
 		change.Subscription = new(Subscription)
 		err = json.Unmarshal(entry.Value(), change.Subscription)
 	}
 	if err != nil {
-		change.Destination, change.Subscription = nil, nil
+		change.Destination, change.Subscription, change.Replay = nil, nil, nil
 		change.Err = fmt.Errorf("decoding %s: %w", entry.Key(), err)
 	}
 	return change, true
@@ -171,6 +179,8 @@ func parseConfigKey(key string) (kind, accountID, id string, ok bool) {
 		kind = ConfigDestination
 	case "subscriptions":
 		kind = ConfigSubscription
+	case "replays":
+		kind = ConfigReplay
 	default:
 		return "", "", "", false
 	}

@@ -1,0 +1,133 @@
+package store
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"slices"
+	"strings"
+	"time"
+
+	"github.com/sluicehq/sluice/schemas"
+)
+
+// PrefixReplay starts the id of every replay.
+const PrefixReplay = "rpl_"
+
+// States of a Replay.
+const (
+	// ReplayRunning is the state of a replay whose events are still being
+	// delivered again.
+	ReplayRunning = "running"
+	// ReplayDone is the state of a replay that delivered every event of
+	// its range to every destination of its subscription.
+	ReplayDone = "done"
+)
+
+// Replay is a job that delivers the stored events of a subscription again,
+// from Since to EndSeq, to each destination of the subscription, through
+// consumers of its own, alongside the subscription's live delivery.
+type Replay struct {
+	ID             string `json:"id"`
+	AccountID      string `json:"account_id"`
+	SubscriptionID string `json:"subscription_id"`
+	// Since is the time of the first event to deliver again.
+	Since time.Time `json:"since"`
+	// Until is the time of the last event to deliver again.
+	Until time.Time `json:"until"`
+	// EndSeq is the stream sequence of the last event of the range: the
+	// stream's last sequence at or before Until when the replay was made.
+	// Events stored after it are not delivered again.
+	EndSeq uint64 `json:"end_seq"`
+	// State is ReplayRunning or ReplayDone.
+	State     string    `json:"state"`
+	CreatedAt time.Time `json:"created_at"`
+}
+
+// replayKey is the key of a replay: replays.<account_id>.<replay_id>.
+func replayKey(accountID, replayID string) string { return "replays." + accountID + "." + replayID }
+
+// allReplays matches the key of every replay.
+const allReplays = "replays.>"
+
+// CreateReplay creates a running replay of a subscription of the account
+// with the Since, Until and EndSeq of in; the store sets ID, AccountID,
+// State and CreatedAt. The caller checks that the range is one the stream
+// holds.
+//
+// It returns a *ValidationError (matching ErrInvalid) if Until is before
+// Since, or an error wrapping ErrNotFound if the account has no such
+// subscription.
+func (s *Store) CreateReplay(ctx context.Context, accountID, subscriptionID string, in Replay) (Replay, error) {
+	if in.Since.IsZero() || in.Until.Before(in.Since) {
+		return Replay{}, &ValidationError{Field: "until", Msg: "must not be before since"}
+	}
+	if _, err := s.GetSubscription(ctx, accountID, subscriptionID); err != nil {
+		return Replay{}, fmt.Errorf("creating replay: %w", err)
+	}
+	r := Replay{
+		ID:             schemas.NewID(PrefixReplay),
+		AccountID:      accountID,
+		SubscriptionID: subscriptionID,
+		Since:          in.Since.UTC(),
+		Until:          in.Until.UTC(),
+		EndSeq:         in.EndSeq,
+		State:          ReplayRunning,
+		CreatedAt:      now(),
+	}
+	if err := s.createJSON(ctx, replayKey(accountID, r.ID), r); err != nil {
+		return Replay{}, fmt.Errorf("creating replay %s: %w", r.ID, err)
+	}
+	return r, nil
+}
+
+// GetReplay returns the replay of the account with the id. It returns an
+// error wrapping ErrNotFound if the account has no such replay, including
+// when another account has.
+func (s *Store) GetReplay(ctx context.Context, accountID, id string) (Replay, error) {
+	if err := checkOwnedID(accountID, PrefixReplay, id); err != nil {
+		return Replay{}, fmt.Errorf("replay %q: %w", id, err)
+	}
+	r, _, err := getRecord[Replay](ctx, s, replayKey(accountID, id))
+	if err != nil {
+		return Replay{}, fmt.Errorf("reading replay %s: %w", id, err)
+	}
+	return r, nil
+}
+
+// ListReplays returns the replays of a subscription of the account, newest
+// first. It returns an error wrapping ErrNotFound if accountID is not an
+// account id.
+func (s *Store) ListReplays(ctx context.Context, accountID, subscriptionID string) ([]Replay, error) {
+	if err := schemas.CheckID(schemas.PrefixAccount, accountID); err != nil {
+		return nil, fmt.Errorf("account %q: %w", accountID, ErrNotFound)
+	}
+	all, err := listRecords[Replay](ctx, s, "replays."+accountID+".*")
+	if err != nil {
+		return nil, fmt.Errorf("listing replays: %w", err)
+	}
+	replays := slices.DeleteFunc(all, func(r Replay) bool { return r.SubscriptionID != subscriptionID })
+	slices.SortFunc(replays, func(a, b Replay) int { return strings.Compare(b.ID, a.ID) })
+	return replays, nil
+}
+
+// FinishReplay marks a replay done; marking one that is done already
+// changes nothing, so every process delivering it may call it. It returns
+// an error wrapping ErrNotFound if the replay does not exist, or one
+// wrapping ErrConflict if it kept changing under concurrent writes.
+func (s *Store) FinishReplay(ctx context.Context, accountID, id string) error {
+	if err := checkOwnedID(accountID, PrefixReplay, id); err != nil {
+		return fmt.Errorf("replay %q: %w", id, err)
+	}
+	_, _, err := modify(ctx, s, replayKey(accountID, id), func(r *Replay) error {
+		r.State = ReplayDone
+		return nil
+	})
+	if err != nil && !errors.Is(err, ErrNotFound) {
+		return fmt.Errorf("finishing replay %s: %w", id, err)
+	}
+	if err != nil {
+		return fmt.Errorf("replay %s: %w", id, err)
+	}
+	return nil
+}
