@@ -61,6 +61,9 @@ type DeliveryConfig struct {
 	// Status, when not nil, records the outcome of each write per
 	// destination, for GET /event_destinations/{id}/status.
 	Status *StatusRecorder
+	// Replays, when not nil, is told when a replay's route has delivered
+	// its range; without it, replays are delivered but never end.
+	Replays ReplayFinisher
 }
 
 func (c *DeliveryConfig) setDefaults() {
@@ -170,7 +173,10 @@ func (d *Deliverer) Apply(ctx context.Context, routes map[string]Route) {
 			w.cancel()
 			<-w.done
 			delete(d.workers, name)
-			d.cfg.Metrics.forget(w.plan.Load().route)
+			if route := w.plan.Load().route; route.Replay == nil {
+				// A replay shares the series of its live route.
+				d.cfg.Metrics.forget(route)
+			}
 		}
 	}
 	for name, route := range routes {

@@ -95,7 +95,7 @@ func (c *pendingCollector) Collect(ch chan<- prometheus.Metric) {
 	infos := c.deliverer.stream.ListConsumers(ctx)
 	for info := range infos.Info() {
 		route, ok := (*routes)[info.Name]
-		if !ok {
+		if !ok || route.Replay != nil { // a replay would repeat its live route's series
 			continue
 		}
 		values := []string{route.Subscription.AccountID, route.Subscription.ID, route.Destination.ID}

@@ -238,7 +238,7 @@ func (r *Reconciler) prune(ctx context.Context, routes map[string]Route) error {
 	names := r.stream.ConsumerNames(ctx)
 	var stray []string
 	for name := range names.Name() {
-		if _, ok := routes[name]; isRouteConsumer(name) && !ok {
+		if _, ok := routes[name]; (isRouteConsumer(name) || isReplayConsumer(name)) && !ok {
 			stray = append(stray, name)
 		}
 	}
@@ -272,9 +272,13 @@ func (r *Reconciler) deleteConsumer(ctx context.Context, name string) error {
 // was down or busy meanwhile); with no Since, at the events stored from
 // now on.
 func (r *Reconciler) consumerConfig(ctx context.Context, route Route, subjects []string) (jetstream.ConsumerConfig, error) {
+	description := "sluice route: subscription " + route.Subscription.ID + " to destination " + route.Destination.ID
+	if route.Replay != nil {
+		description = "sluice replay " + route.Replay.ID + ": subscription " + route.Subscription.ID + " to destination " + route.Destination.ID
+	}
 	cfg := jetstream.ConsumerConfig{
 		Durable:        route.Name(),
-		Description:    "sluice route: subscription " + route.Subscription.ID + " to destination " + route.Destination.ID,
+		Description:    description,
 		FilterSubjects: subjects,
 		DeliverPolicy:  jetstream.DeliverNewPolicy,
 		AckPolicy:      jetstream.AckExplicitPolicy,

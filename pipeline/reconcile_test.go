@@ -107,6 +107,11 @@ func TestReconciler(t *testing.T) {
 	if _, err := stream.CreateOrUpdateConsumer(ctx, jetstream.ConsumerConfig{Durable: stray, FilterSubject: "sluice.events.x.y"}); err != nil {
 		t.Fatal(err)
 	}
+	// And the consumer of a replay that no longer exists.
+	strayReplay := pipeline.ReplayConsumerName(schemas.NewID(store.PrefixReplay), dest.ID)
+	if _, err := stream.CreateOrUpdateConsumer(ctx, jetstream.ConsumerConfig{Durable: strayReplay, FilterSubject: "sluice.events.x.y"}); err != nil {
+		t.Fatal(err)
+	}
 	other, err := stream.CreateOrUpdateConsumer(ctx, jetstream.ConsumerConfig{Durable: "someone_elses"})
 	if err != nil {
 		t.Fatal(err)
@@ -148,6 +153,9 @@ func TestReconciler(t *testing.T) {
 	}
 	if consumerSubjects(ctx, t, stream, stray) != nil {
 		t.Fatalf("the stray route consumer %s was not deleted", stray)
+	}
+	if consumerSubjects(ctx, t, stream, strayReplay) != nil {
+		t.Fatalf("the stray replay consumer %s was not deleted", strayReplay)
 	}
 	if _, err := stream.Consumer(ctx, other.CachedInfo().Name); err != nil {
 		t.Fatalf("a consumer that is not a route's was deleted")

@@ -27,14 +27,24 @@ type Route struct {
 	// Since is when the subscription was last written: a route that has no
 	// consumer yet delivers the events stored from then on, so that none
 	// stored between the change and the consumer's creation is missed
-	// (this process was down, or busy, meanwhile).
+	// (this process was down, or busy, meanwhile). For a replay, it is
+	// the replay's Since.
 	Since time.Time
+	// Replay, when not nil, makes the route a replay's: it delivers again
+	// the events of its subscription from Replay.Since to Replay.EndSeq,
+	// through a consumer of its own (see ReplayConsumerName).
+	Replay *store.Replay
 }
 
 // Name is the name of the route's durable consumer: route_<subscription
 // id>_<destination id>. Ids are a prefix and base62, so the name holds no
 // character JetStream refuses.
-func (r Route) Name() string { return ConsumerName(r.Subscription.ID, r.Destination.ID) }
+func (r Route) Name() string {
+	if r.Replay != nil {
+		return ReplayConsumerName(r.Replay.ID, r.Destination.ID)
+	}
+	return ConsumerName(r.Subscription.ID, r.Destination.ID)
+}
 
 // ConsumerName is the name of the durable consumer of the route of a
 // subscription and a destination.
@@ -69,6 +79,7 @@ type configState struct {
 	destinations  map[string]store.Destination  // by account id / destination id
 	subscriptions map[string]store.Subscription // by account id / subscription id
 	written       map[string]time.Time          // when each subscription was last written
+	replays       map[string]store.Replay       // running replays, by account id / replay id
 }
 
 func newConfigState() *configState {
@@ -76,6 +87,7 @@ func newConfigState() *configState {
 		destinations:  make(map[string]store.Destination),
 		subscriptions: make(map[string]store.Subscription),
 		written:       make(map[string]time.Time),
+		replays:       make(map[string]store.Replay),
 	}
 }
 
@@ -100,6 +112,12 @@ func (c *configState) apply(ch store.ConfigChange) {
 		}
 		c.subscriptions[key] = *ch.Subscription
 		c.written[key] = ch.At
+	case store.ConfigReplay:
+		if ch.Deleted || ch.Err != nil || ch.Replay == nil || ch.Replay.State != store.ReplayRunning {
+			delete(c.replays, key)
+			return
+		}
+		c.replays[key] = *ch.Replay
 	}
 }
 
@@ -122,6 +140,7 @@ func (c *configState) routes() map[string]Route {
 			routes[r.Name()] = r
 		}
 	}
+	c.addReplayRoutes(routes)
 	return routes
 }
 

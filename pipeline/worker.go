@@ -64,6 +64,11 @@ type worker struct {
 	// paused is signalled by a delivery retried so long that the events
 	// pulled ahead of it must be handed back (see pull).
 	paused chan struct{}
+	// replayChecked is when checkReplay last asked whether the replay is
+	// done, and replayFinished whether it was marked done; pull alone
+	// uses them.
+	replayChecked  time.Time
+	replayFinished bool
 	// probe holds a token while a delivery retries a call that failed as
 	// a whole (the destination refused it, or could not be reached): that
 	// delivery alone probes the destination, and no other batch is
@@ -145,6 +150,7 @@ func (w *worker) pull(ctx context.Context, batch *Batch[pending], limits sinks.L
 			return errPaused
 		default:
 		}
+		w.checkReplay(ctx)
 		wait := idleWait
 		if deadline, ok := batch.Deadline(); ok {
 			// The batch goes at the linger of its first record.
@@ -245,6 +251,10 @@ func (w *worker) prepare(ctx context.Context, msg jetstream.Msg, limits sinks.Li
 		return pending{}, false
 	}
 	p := w.plan.Load()
+	if w.pastReplay(p, msg) {
+		_ = msg.Ack()
+		return pending{}, false
+	}
 	sel, ok := p.selectors[head.Type]
 	if !ok {
 		// Not a kind of the route's sources: the consumer's subjects were

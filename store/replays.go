@@ -40,8 +40,12 @@ type Replay struct {
 	// Events stored after it are not delivered again.
 	EndSeq uint64 `json:"end_seq"`
 	// State is ReplayRunning or ReplayDone.
-	State     string    `json:"state"`
-	CreatedAt time.Time `json:"created_at"`
+	State string `json:"state"`
+	// DeliveredTo are the destinations that have received the whole range
+	// again, sorted; the replay is done once every destination of its
+	// subscription has.
+	DeliveredTo []string  `json:"delivered_to,omitempty"`
+	CreatedAt   time.Time `json:"created_at"`
 }
 
 // replayKey is the key of a replay: replays.<account_id>.<replay_id>.
@@ -111,16 +115,33 @@ func (s *Store) ListReplays(ctx context.Context, accountID, subscriptionID strin
 	return replays, nil
 }
 
-// FinishReplay marks a replay done; marking one that is done already
-// changes nothing, so every process delivering it may call it. It returns
-// an error wrapping ErrNotFound if the replay does not exist, or one
-// wrapping ErrConflict if it kept changing under concurrent writes.
-func (s *Store) FinishReplay(ctx context.Context, accountID, id string) error {
+// FinishReplay records that a replay has delivered its whole range to a
+// destination, and marks it done once every destination of its
+// subscription (or none, the subscription deleted) has it. Recording it
+// again changes nothing, so every process delivering the replay may call
+// it. It returns an error wrapping ErrNotFound if the replay does not
+// exist, or one wrapping ErrConflict if it kept changing under concurrent
+// writes.
+func (s *Store) FinishReplay(ctx context.Context, accountID, id, destinationID string) error {
 	if err := checkOwnedID(accountID, PrefixReplay, id); err != nil {
 		return fmt.Errorf("replay %q: %w", id, err)
 	}
 	_, _, err := modify(ctx, s, replayKey(accountID, id), func(r *Replay) error {
-		r.State = ReplayDone
+		if !slices.Contains(r.DeliveredTo, destinationID) {
+			r.DeliveredTo = append(r.DeliveredTo, destinationID)
+			slices.Sort(r.DeliveredTo)
+		}
+		var pending []string
+		sub, err := s.GetSubscription(ctx, accountID, r.SubscriptionID)
+		switch {
+		case err == nil:
+			pending = slices.DeleteFunc(sub.DestinationIDs, func(id string) bool { return slices.Contains(r.DeliveredTo, id) })
+		case !errors.Is(err, ErrNotFound):
+			return err
+		}
+		if len(pending) == 0 {
+			r.State = ReplayDone
+		}
 		return nil
 	})
 	if err != nil && !errors.Is(err, ErrNotFound) {

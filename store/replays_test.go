@@ -14,7 +14,8 @@ func TestReplays(t *testing.T) {
 	account := e.createAccount(t, "acme")
 	other := e.createAccount(t, "other")
 	dest := e.createDestination(t, account.ID, credsDestination())
-	sub := e.createSubscription(t, account.ID, store.Subscription{Sources: []store.Source{{Type: httpKind}}, DestinationIDs: []string{dest.ID}})
+	second := e.createDestination(t, account.ID, kinesisDestination())
+	sub := e.createSubscription(t, account.ID, store.Subscription{Sources: []store.Source{{Type: httpKind}}, DestinationIDs: []string{dest.ID, second.ID}})
 
 	ctx, cancel := context.WithCancel(e.ctx)
 	defer cancel()
@@ -58,15 +59,23 @@ func TestReplays(t *testing.T) {
 	}
 
 	for range 2 { // finishing twice changes nothing the second time
-		if err := e.store.FinishReplay(e.ctx, account.ID, r.ID); err != nil {
+		if err := e.store.FinishReplay(e.ctx, account.ID, r.ID, dest.ID); err != nil {
 			t.Fatalf("FinishReplay: %v", err)
 		}
 	}
-	done := nextChange(t, changes, "finished replay", func(c store.ConfigChange) bool { return c.ID == r.ID && c.Replay != nil && c.Replay.State == store.ReplayDone })
+	if got, err := e.store.GetReplay(e.ctx, account.ID, r.ID); err != nil || got.State != store.ReplayRunning || len(got.DeliveredTo) != 1 {
+		t.Fatalf("replay delivered to one of two destinations = %+v, %v; want running, delivered to one", got, err)
+	}
+	if err := e.store.FinishReplay(e.ctx, account.ID, r.ID, second.ID); err != nil {
+		t.Fatalf("FinishReplay: %v", err)
+	}
+	done := nextChange(t, changes, "finished replay", func(c store.ConfigChange) bool {
+		return c.ID == r.ID && c.Replay != nil && c.Replay.State == store.ReplayDone
+	})
 	if done.Revision <= created.Revision {
 		t.Fatalf("revision of the finish %d is not after that of the creation %d", done.Revision, created.Revision)
 	}
-	if err := e.store.FinishReplay(e.ctx, other.ID, r.ID); !errors.Is(err, store.ErrNotFound) {
+	if err := e.store.FinishReplay(e.ctx, other.ID, r.ID, dest.ID); !errors.Is(err, store.ErrNotFound) {
 		t.Fatalf("FinishReplay from another account: error %v, want ErrNotFound", err)
 	}
 }

@@ -360,7 +360,7 @@ func (f serveFlags) newDelivery(js jetstream.JetStream, stream jetstream.Stream,
 		return nil, nil, nil, err
 	}
 	status := pipeline.NewStatusRecorder(statusKV, pipeline.StatusConfig{FailingAfter: f.failingAfter, Metrics: metrics}, log)
-	deliverer := pipeline.NewDeliverer(js, stream, env, newSink, pipeline.DeliveryConfig{AckWait: f.ackWait, Linger: f.linger, Metrics: metrics, Status: status}, log)
+	deliverer := pipeline.NewDeliverer(js, stream, env, newSink, pipeline.DeliveryConfig{AckWait: f.ackWait, Linger: f.linger, Metrics: metrics, Status: status, Replays: st}, log)
 	if err := reg.Register(deliverer.PendingCollector(0)); err != nil {
 		return nil, nil, nil, fmt.Errorf("registering route metrics: %w", err)
 	}
