@@ -115,6 +115,10 @@ type Deps struct {
 	// nil (or Destinations nil): the /event_destinations/{id}/dead_letters
 	// routes are not served.
 	DeadLetters DeadLetters
+	// Replays starts and reads replays of subscriptions; nil (or
+	// Subscriptions nil): the replay routes of /event_subscriptions are
+	// not served.
+	Replays Replays
 }
 
 // Server is the HTTP API. It is an http.Handler.
@@ -128,6 +132,7 @@ type Server struct {
 	subscriptions Subscriptions
 	apiKeys       APIKeys
 	deadLetters   DeadLetters
+	replays       Replays
 	catalogue     *schemas.Catalogue
 	log           *slog.Logger
 	metrics       *metrics
@@ -168,6 +173,7 @@ func New(cfg Config, deps Deps) (*Server, error) {
 		subscriptions: deps.Subscriptions,
 		apiKeys:       deps.APIKeys,
 		deadLetters:   deps.DeadLetters,
+		replays:       deps.Replays,
 		catalogue:     deps.Catalogue,
 		log:           deps.Logger,
 		metrics:       m,
@@ -187,6 +193,9 @@ func New(cfg Config, deps Deps) (*Server, error) {
 	}
 	if s.subscriptions != nil {
 		s.routeSubscriptions()
+	}
+	if s.subscriptions != nil && s.replays != nil {
+		s.routeReplays()
 	}
 	if s.apiKeys != nil {
 		s.routeAPIKeys()

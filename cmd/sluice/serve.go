@@ -289,7 +289,7 @@ func runServe(ctx context.Context, f serveFlags, stderr io.Writer) error {
 		routesReady = reconciler.Ready
 	}
 	checks := destinationChecks{status: pipeline.NewStatusReader(js, statusKV, f.failingAfter), trial: pipeline.NewTrial(newSink, 0)}
-	handler, err := httpHandler(api.Config{BaseURL: f.publicURL}, roles, st, prod, nc, js, reg, routesReady, checks, deadLetters, log)
+	handler, err := httpHandler(api.Config{BaseURL: f.publicURL}, roles, st, prod, nc, js, reg, routesReady, checks, deadLetters, pipeline.NewReplayer(stream, st), log)
 	if err != nil {
 		return err
 	}

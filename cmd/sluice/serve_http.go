@@ -37,12 +37,13 @@ type destinationChecks struct {
 // and always the health, readiness and metrics paths. Paths of the roles
 // the process does not run answer 404. routesReady, nil without the worker
 // role, tells readiness whether the routes are reconciled; deadLetters
-// serves the dead-letter routes of destinations.
-func httpHandler(cfg api.Config, roles serveRoles, st *store.Store, publisher api.Publisher, nc *nats.Conn, js jetstream.JetStream, reg *prometheus.Registry, routesReady func() bool, checks destinationChecks, deadLetters api.DeadLetters, log *slog.Logger) (http.Handler, error) {
+// serves the dead-letter routes of destinations, replays the replay routes
+// of subscriptions.
+func httpHandler(cfg api.Config, roles serveRoles, st *store.Store, publisher api.Publisher, nc *nats.Conn, js jetstream.JetStream, reg *prometheus.Registry, routesReady func() bool, checks destinationChecks, deadLetters api.DeadLetters, replays api.Replays, log *slog.Logger) (http.Handler, error) {
 	deps := api.Deps{Keys: st, Publisher: publisher, Logger: log, Metrics: reg}
 	if roles.api {
 		deps.Destinations, deps.Subscriptions, deps.APIKeys = st, st, st
-		deps.DeadLetters = deadLetters
+		deps.DeadLetters, deps.Replays = deadLetters, replays
 		deps.DeliveryStatus, deps.DestinationTrial = checks.status, checks.trial
 	}
 	cfg.WithoutIngest = !roles.ingest

@@ -1,0 +1,123 @@
+package pipeline
+
+import (
+	"context"
+	"fmt"
+	"time"
+
+	"github.com/nats-io/nats.go/jetstream"
+
+	"github.com/sluicehq/sluice/store"
+)
+
+// ReplayStore keeps replay jobs. *store.Store implements it; see its
+// methods for the errors each returns.
+type ReplayStore interface {
+	CreateReplay(ctx context.Context, accountID, subscriptionID string, in store.Replay) (store.Replay, error)
+	GetReplay(ctx context.Context, accountID, id string) (store.Replay, error)
+	ListReplays(ctx context.Context, accountID, subscriptionID string) ([]store.Replay, error)
+}
+
+// Replayer starts replays: it checks a replay's range against what the
+// events stream holds, finds the range's last sequence, and stores the
+// job, which every process's reconciler then delivers (see Reconciler).
+type Replayer struct {
+	stream jetstream.Stream
+	store  ReplayStore
+	now    func() time.Time
+}
+
+// NewReplayer returns a Replayer of the events of stream, storing jobs in
+// st.
+func NewReplayer(stream jetstream.Stream, st ReplayStore) *Replayer {
+	return &Replayer{stream: stream, store: st, now: time.Now}
+}
+
+// StartReplay stores a running replay of the subscription's events from
+// since to until (the zero time: now). It returns a *store.ValidationError
+// (matching store.ErrInvalid) for a since outside the stream's retention or
+// not before until, or an until in the future; an error wrapping
+// store.ErrNotFound if the account has no such subscription; or the error
+// of the stream or the store.
+func (r *Replayer) StartReplay(ctx context.Context, accountID, subscriptionID string, since, until time.Time) (store.Replay, error) {
+	now := r.now()
+	if until.IsZero() {
+		until = now
+	}
+	if until.After(now) {
+		return store.Replay{}, &store.ValidationError{Field: "until", Msg: fmt.Sprintf("%s is in the future; give a time up to now, or leave until out", until.UTC().Format(time.RFC3339))}
+	}
+	if !since.Before(until) {
+		return store.Replay{}, &store.ValidationError{Field: "since", Msg: fmt.Sprintf("%s is not before until (%s); give an earlier since", since.UTC().Format(time.RFC3339), until.UTC().Format(time.RFC3339))}
+	}
+	info, err := r.stream.Info(ctx)
+	if err != nil {
+		return store.Replay{}, fmt.Errorf("reading the events stream: %w", err)
+	}
+	if oldest, ok := retainedFrom(info, now); ok && since.Before(oldest) {
+		return store.Replay{}, &store.ValidationError{Field: "since", Msg: fmt.Sprintf("%s is before the oldest event the stream holds (%s); give a later since", since.UTC().Format(time.RFC3339), oldest.UTC().Format(time.RFC3339))}
+	}
+	end, err := r.lastSeqAt(ctx, info.State, until)
+	if err != nil {
+		return store.Replay{}, fmt.Errorf("finding the last event before %s: %w", until.UTC().Format(time.RFC3339), err)
+	}
+	return r.store.CreateReplay(ctx, accountID, subscriptionID, store.Replay{Since: since, Until: until, EndSeq: end})
+}
+
+// GetReplay returns a replay of the account; see store.Store.GetReplay.
+func (r *Replayer) GetReplay(ctx context.Context, accountID, id string) (store.Replay, error) {
+	return r.store.GetReplay(ctx, accountID, id)
+}
+
+// ListReplays returns the replays of a subscription of the account,
+// newest first; see store.Store.ListReplays.
+func (r *Replayer) ListReplays(ctx context.Context, accountID, subscriptionID string) ([]store.Replay, error) {
+	return r.store.ListReplays(ctx, accountID, subscriptionID)
+}
+
+// retainedFrom is the time of the oldest event the stream may still hold,
+// and false when it holds every event ever stored: its MaxAge ago, or the
+// first event it holds once it has dropped some.
+func retainedFrom(info *jetstream.StreamInfo, now time.Time) (time.Time, bool) {
+	var oldest time.Time
+	if info.Config.MaxAge > 0 {
+		oldest = now.Add(-info.Config.MaxAge)
+	}
+	if info.State.FirstSeq > 1 && info.State.FirstTime.After(oldest) {
+		oldest = info.State.FirstTime
+	}
+	return oldest, !oldest.IsZero()
+}
+
+// lastSeqAt returns the sequence of the last event stored at or before t
+// (0 if there is none), searching the stream by halves.
+func (r *Replayer) lastSeqAt(ctx context.Context, state jetstream.StreamState, t time.Time) (uint64, error) {
+	if state.Msgs == 0 || !state.LastTime.After(t) {
+		return state.LastSeq, nil
+	}
+	// The first event at or after a sequence, whatever its subject: the
+	// stream may have gaps.
+	next := func(seq uint64) (*jetstream.RawStreamMsg, error) {
+		return r.stream.GetMsg(ctx, seq, jetstream.WithGetMsgSubject(">"))
+	}
+	// lo..hi holds the first sequence whose next event is after t; the
+	// last event is after t, so hi starts there.
+	lo, hi := state.FirstSeq, state.LastSeq
+	for lo < hi {
+		mid := lo + (hi-lo)/2
+		msg, err := next(mid)
+		if err != nil {
+			return 0, err
+		}
+		if msg.Time.After(t) {
+			hi = mid
+		} else {
+			lo = msg.Sequence + 1
+		}
+	}
+	msg, err := next(lo)
+	if err != nil {
+		return 0, err
+	}
+	return msg.Sequence - 1, nil
+}
