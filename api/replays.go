@@ -69,10 +69,12 @@ type replayBody struct {
 	CreatedAt      string `json:"created_at"`
 }
 
-// replayList is the replays of a subscription, newest first.
+// replayList is the replays of a subscription, newest first, on one
+// page: NextPageURI is always nil.
 type replayList struct {
-	Replays []replayBody `json:"replays"`
-	URI     string       `json:"uri"`
+	Replays     []replayBody `json:"replays"`
+	URI         string       `json:"uri"`
+	NextPageURI *string      `json:"next_page_uri"`
 }
 
 func replaysPath(subscriptionID string) string { return subscriptionPath(subscriptionID) + "/replays" }

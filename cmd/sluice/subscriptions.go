@@ -35,6 +35,7 @@ some fields; "subscriptions sources" changes one source at a time.
 --api-url and --api-key can be set as SLUICE_API_URL and SLUICE_API_KEY.`,
 		&f)
 	cmd.AddCommand(newSubscriptionsCreateCommand(kind, &f), newSubscriptionsUpdateCommand(kind, &f), newSourcesCommand(kind, &f))
+	cmd.AddCommand(newReplayCommand(kind, &f), newReplaysCommand(kind, &f))
 	return cmd
 }
 
