@@ -2,7 +2,9 @@ package pipeline
 
 import (
 	"context"
+	"errors"
 	"fmt"
+	"slices"
 	"time"
 
 	"github.com/nats-io/nats.go/jetstream"
@@ -16,6 +18,7 @@ type ReplayStore interface {
 	CreateReplay(ctx context.Context, accountID, subscriptionID string, in store.Replay) (store.Replay, error)
 	GetReplay(ctx context.Context, accountID, id string) (store.Replay, error)
 	ListReplays(ctx context.Context, accountID, subscriptionID string) ([]store.Replay, error)
+	GetSubscription(ctx context.Context, accountID, id string) (store.Subscription, error)
 }
 
 // Replayer starts replays: it checks a replay's range against what the
@@ -64,15 +67,55 @@ func (r *Replayer) StartReplay(ctx context.Context, accountID, subscriptionID st
 	return r.store.CreateReplay(ctx, accountID, subscriptionID, store.Replay{Since: since, Until: until, EndSeq: end})
 }
 
-// GetReplay returns a replay of the account; see store.Store.GetReplay.
+// GetReplay returns a replay of the account, with its state as of now
+// (see settled); see store.Store.GetReplay for the errors.
 func (r *Replayer) GetReplay(ctx context.Context, accountID, id string) (store.Replay, error) {
-	return r.store.GetReplay(ctx, accountID, id)
+	replay, err := r.store.GetReplay(ctx, accountID, id)
+	if err != nil {
+		return store.Replay{}, err
+	}
+	return r.settled(ctx, replay)
 }
 
 // ListReplays returns the replays of a subscription of the account,
-// newest first; see store.Store.ListReplays.
+// newest first, with their states as of now (see settled); see
+// store.Store.ListReplays for the errors.
 func (r *Replayer) ListReplays(ctx context.Context, accountID, subscriptionID string) ([]store.Replay, error) {
-	return r.store.ListReplays(ctx, accountID, subscriptionID)
+	replays, err := r.store.ListReplays(ctx, accountID, subscriptionID)
+	if err != nil {
+		return nil, err
+	}
+	for i, replay := range replays {
+		if replays[i], err = r.settled(ctx, replay); err != nil {
+			return nil, err
+		}
+	}
+	return replays, nil
+}
+
+// settled returns the replay done if it has nothing left to deliver
+// although the store still has it running: its subscription was deleted,
+// or the destinations it had not yet delivered to were taken out of the
+// subscription. No worker would mark such a replay done.
+func (r *Replayer) settled(ctx context.Context, replay store.Replay) (store.Replay, error) {
+	if replay.State != store.ReplayRunning {
+		return replay, nil
+	}
+	sub, err := r.store.GetSubscription(ctx, replay.AccountID, replay.SubscriptionID)
+	switch {
+	case errors.Is(err, store.ErrNotFound):
+		replay.State = store.ReplayDone
+		return replay, nil
+	case err != nil:
+		return store.Replay{}, err
+	}
+	for _, id := range sub.DestinationIDs {
+		if !slices.Contains(replay.DeliveredTo, id) {
+			return replay, nil
+		}
+	}
+	replay.State = store.ReplayDone
+	return replay, nil
 }
 
 // retainedFrom is the time of the oldest event the stream may still hold,

@@ -77,4 +77,29 @@ func TestReplayerRange(t *testing.T) {
 	if _, err := replayer.StartReplay(e.ctx, e.account, dest.ID, start, time.Time{}); !errors.Is(err, store.ErrNotFound) {
 		t.Fatalf("replay of no subscription: error %v, want ErrNotFound", err)
 	}
+
+	// A replay whose subscription is deleted has nothing left to deliver:
+	// it reads done, though no worker marked it so.
+	r, err := replayer.StartReplay(e.ctx, e.account, sub.ID, start, time.Time{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if got, err := replayer.GetReplay(e.ctx, e.account, r.ID); err != nil || got.State != store.ReplayRunning {
+		t.Fatalf("GetReplay = %+v, %v; want running", got, err)
+	}
+	if _, err := e.store.DeleteSubscription(e.ctx, e.account, sub.ID); err != nil {
+		t.Fatal(err)
+	}
+	if got, err := replayer.GetReplay(e.ctx, e.account, r.ID); err != nil || got.State != store.ReplayDone {
+		t.Fatalf("GetReplay after the subscription's deletion = %+v, %v; want done", got, err)
+	}
+	list, err := replayer.ListReplays(e.ctx, e.account, sub.ID)
+	if err != nil || len(list) != 4 {
+		t.Fatalf("ListReplays = %d replays, %v; want 4", len(list), err)
+	}
+	for _, got := range list {
+		if got.State != store.ReplayDone {
+			t.Fatalf("replay %s of a deleted subscription is %s", got.ID, got.State)
+		}
+	}
 }
