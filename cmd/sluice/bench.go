@@ -2,6 +2,7 @@ package main
 
 import (
 	"fmt"
+	"io"
 
 	"github.com/spf13/cobra"
 
@@ -49,17 +50,7 @@ Progress goes to standard error, the report to standard output.`, loadgen.Produc
 			if err != nil {
 				return err
 			}
-			write := report.Format
-			if asJSON {
-				write = report.WriteJSON
-			}
-			if err := write(cmd.OutOrStdout()); err != nil {
-				return err
-			}
-			if err := report.CheckFloors(); err != nil {
-				return fmt.Errorf("bench ingest: %w", err)
-			}
-			return nil
+			return printReport(cmd, report, asJSON, "bench ingest", report.CheckFloors())
 		},
 	}
 	fl := cmd.Flags()
@@ -72,4 +63,28 @@ Progress goes to standard error, the report to standard output.`, loadgen.Produc
 	fl.StringVar(&cfg.CPUProfileDir, "cpuprofile-dir", "", "write a CPU profile of each timed measurement to this directory, as cpu-<mode>-<run>.pprof")
 	fl.BoolVar(&asJSON, "json", false, "print the report as JSON")
 	return cmd
+}
+
+// benchReport is the report of a sluice bench command.
+type benchReport interface {
+	Format(io.Writer) error
+	WriteJSON(io.Writer) error
+}
+
+// printReport prints a benchmark's report on standard output, as tables or
+// with asJSON as JSON, and then returns verdict, the report's check of its
+// floors or limits, named after the command: the report is printed even
+// when a floor is missed, so that one can see by how much.
+func printReport(cmd *cobra.Command, report benchReport, asJSON bool, command string, verdict error) error {
+	write := report.Format
+	if asJSON {
+		write = report.WriteJSON
+	}
+	if err := write(cmd.OutOrStdout()); err != nil {
+		return err
+	}
+	if verdict != nil {
+		return fmt.Errorf("%s: %w", command, verdict)
+	}
+	return nil
 }

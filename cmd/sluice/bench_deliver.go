@@ -52,17 +52,7 @@ Progress goes to standard error, the report to standard output.`, loadgen.Delive
 			if err != nil {
 				return err
 			}
-			write := report.Format
-			if asJSON {
-				write = report.WriteJSON
-			}
-			if err := write(cmd.OutOrStdout()); err != nil {
-				return err
-			}
-			if err := report.CheckFloors(); err != nil {
-				return fmt.Errorf("bench deliver: %w", err)
-			}
-			return nil
+			return printReport(cmd, report, asJSON, "bench deliver", report.CheckFloors())
 		},
 	}
 	fl := cmd.Flags()
@@ -85,15 +75,5 @@ func runBenchPending(cmd *cobra.Command, cfg loadgen.PendingConfig, asJSON bool)
 	if err != nil {
 		return err
 	}
-	write := report.Format
-	if asJSON {
-		write = report.WriteJSON
-	}
-	if err := write(cmd.OutOrStdout()); err != nil {
-		return err
-	}
-	if err := report.CheckLimit(); err != nil {
-		return fmt.Errorf("bench deliver --pending: %w", err)
-	}
-	return nil
+	return printReport(cmd, report, asJSON, "bench deliver --pending", report.CheckLimit())
 }

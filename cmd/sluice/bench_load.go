@@ -2,7 +2,6 @@ package main
 
 import (
 	"errors"
-	"fmt"
 
 	"github.com/spf13/cobra"
 
@@ -46,17 +45,7 @@ intervals exceeds that of the second third by more than that share.`,
 			if err != nil {
 				return err
 			}
-			write := report.Format
-			if asJSON {
-				write = report.WriteJSON
-			}
-			if err := write(cmd.OutOrStdout()); err != nil {
-				return err
-			}
-			if err := errors.Join(report.CheckDelivered(), report.CheckRSSGrowth()); err != nil {
-				return fmt.Errorf("bench load: %w", err)
-			}
-			return nil
+			return printReport(cmd, report, asJSON, "bench load", errors.Join(report.CheckDelivered(), report.CheckRSSGrowth()))
 		},
 	}
 	fl := cmd.Flags()

@@ -36,17 +36,7 @@ Progress goes to standard error, the report to standard output.`, 100*loadgen.Ca
 			if err != nil {
 				return err
 			}
-			write := report.Format
-			if asJSON {
-				write = report.WriteJSON
-			}
-			if err := write(cmd.OutOrStdout()); err != nil {
-				return err
-			}
-			if err := report.CheckFloors(); err != nil {
-				return fmt.Errorf("bench sinks: %w", err)
-			}
-			return nil
+			return printReport(cmd, report, asJSON, "bench sinks", report.CheckFloors())
 		},
 	}
 	fl := cmd.Flags()
