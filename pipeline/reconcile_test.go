@@ -188,7 +188,11 @@ func TestReconciler(t *testing.T) {
 		t.Fatal(err)
 	}
 	seen.waitFor(t, "no route", func(r map[string]pipeline.Route) bool { return len(r) == 0 })
-	if consumerSubjects(ctx, t, stream, name) != nil {
-		t.Fatalf("the consumer of the deleted route is still there")
+	// The workers stop first (apply), then the consumer is deleted.
+	for deadline := time.Now().Add(2 * time.Second); consumerSubjects(ctx, t, stream, name) != nil; {
+		if time.Now().After(deadline) {
+			t.Fatalf("the consumer of the deleted route is still there 2 s after the route went")
+		}
+		time.Sleep(5 * time.Millisecond) // polling JetStream's state, with a deadline
 	}
 }
