@@ -156,38 +156,54 @@ func (r *currentServer) set(url string) {
 // eventPublisher publishes events in batches, in order, to whichever sluice
 // serve runs, sending a batch again (same ids) until it is accepted.
 type eventPublisher struct {
+	*publishRun
 	server  *currentServer
-	events  []crashEvent
 	pauseAt int
-	client  *http.Client
 	resumed chan struct{}
-	done    chan struct{}
-	err     error // set before done closes
+}
+
+// publishRun is what the tests' publishers share: the events, their HTTP
+// client, how far they got and how they ended.
+type publishRun struct {
+	events []crashEvent
+	client *http.Client
+	done   chan struct{}
+	err    error // set before done closes
 
 	mu       sync.Mutex
 	accepted int // events[:accepted] were answered 202
 	attempts int // requests that failed and were sent again
 }
 
+func newPublishRun(events []crashEvent) *publishRun {
+	return &publishRun{
+		events: events,
+		client: &http.Client{Timeout: 30 * time.Second, Transport: &http.Transport{}},
+		done:   make(chan struct{}),
+	}
+}
+
+// start runs run until it returns or the test ends.
+func (r *publishRun) start(t *testing.T, run func(context.Context) error) {
+	t.Helper()
+	ctx, cancel := context.WithCancel(context.Background())
+	go func() {
+		defer close(r.done)
+		r.err = run(ctx)
+	}()
+	t.Cleanup(func() {
+		cancel()
+		<-r.done
+		r.client.CloseIdleConnections()
+	})
+}
+
 // startPublisher starts publishing; it stops at pauseAt until resume. The
 // test's end stops it.
 func startPublisher(t *testing.T, server *currentServer, events []crashEvent, pauseAt int) *eventPublisher {
 	t.Helper()
-	ctx, cancel := context.WithCancel(context.Background())
-	p := &eventPublisher{
-		server: server, events: events, pauseAt: pauseAt,
-		client:  &http.Client{Timeout: 30 * time.Second, Transport: &http.Transport{}},
-		resumed: make(chan struct{}), done: make(chan struct{}),
-	}
-	go func() {
-		defer close(p.done)
-		p.err = p.run(ctx)
-	}()
-	t.Cleanup(func() {
-		cancel()
-		<-p.done
-		p.client.CloseIdleConnections()
-	})
+	p := &eventPublisher{publishRun: newPublishRun(events), server: server, pauseAt: pauseAt, resumed: make(chan struct{})}
+	p.start(t, p.run)
 	return p
 }
 
@@ -240,14 +256,14 @@ func (p *eventPublisher) send(ctx context.Context, batch []crashEvent) error {
 func (p *eventPublisher) resume() { close(p.resumed) }
 
 // acked returns how many events, from the first, were answered 202.
-func (p *eventPublisher) acked() int {
+func (p *publishRun) acked() int {
 	p.mu.Lock()
 	defer p.mu.Unlock()
 	return p.accepted
 }
 
 // resent returns how many requests failed and were sent again.
-func (p *eventPublisher) resent() int {
+func (p *publishRun) resent() int {
 	p.mu.Lock()
 	defer p.mu.Unlock()
 	return p.attempts
@@ -255,7 +271,7 @@ func (p *eventPublisher) resent() int {
 
 // failed returns the error the publisher stopped with, or nil while it
 // runs or when it published everything.
-func (p *eventPublisher) failed() error {
+func (p *publishRun) failed() error {
 	select {
 	case <-p.done:
 		return p.err
@@ -265,7 +281,7 @@ func (p *eventPublisher) failed() error {
 }
 
 // wait waits until every event is published.
-func (p *eventPublisher) wait(timeout time.Duration) error {
+func (p *publishRun) wait(timeout time.Duration) error {
 	select {
 	case <-p.done:
 		return p.err

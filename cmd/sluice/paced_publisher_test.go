@@ -3,7 +3,6 @@ package main
 import (
 	"context"
 	"fmt"
-	"net/http"
 	"sync"
 	"testing"
 	"time"
@@ -36,40 +35,22 @@ func (s *serverSet) set(i int, url string) {
 // one accepts it. A batch that is late (its sending took long) goes out at
 // once, so the rate holds on average.
 type pacedPublisher struct {
+	*publishRun
 	servers  *serverSet
-	events   []crashEvent
 	batch    int
 	interval time.Duration // between the starts of two batches
-	client   *http.Client
-	done     chan struct{}
-	err      error // set before done closes
-
-	mu       sync.Mutex
-	accepted int         // events[:accepted] were answered 202
-	attempts int         // requests that failed and were sent again
-	sentAt   []time.Time // when each batch was first sent
+	sentAt   []time.Time   // when each batch was first sent, guarded by mu
 }
 
 // startPacedPublisher publishes events at perSecond events a second in
 // batches of batch. The test's end stops it.
 func startPacedPublisher(t *testing.T, servers *serverSet, events []crashEvent, batch, perSecond int) *pacedPublisher {
 	t.Helper()
-	ctx, cancel := context.WithCancel(context.Background())
 	p := &pacedPublisher{
-		servers: servers, events: events, batch: batch,
+		publishRun: newPublishRun(events), servers: servers, batch: batch,
 		interval: time.Duration(batch) * time.Second / time.Duration(perSecond),
-		client:   &http.Client{Timeout: 30 * time.Second, Transport: &http.Transport{}},
-		done:     make(chan struct{}),
 	}
-	go func() {
-		defer close(p.done)
-		p.err = p.run(ctx)
-	}()
-	t.Cleanup(func() {
-		cancel()
-		<-p.done
-		p.client.CloseIdleConnections()
-	})
+	p.start(t, p.run)
 	return p
 }
 
@@ -127,20 +108,6 @@ func (p *pacedPublisher) send(ctx context.Context, batch []crashEvent, target in
 	}
 }
 
-// acked returns how many events, from the first, were answered 202.
-func (p *pacedPublisher) acked() int {
-	p.mu.Lock()
-	defer p.mu.Unlock()
-	return p.accepted
-}
-
-// resent returns how many requests failed and were sent again.
-func (p *pacedPublisher) resent() int {
-	p.mu.Lock()
-	defer p.mu.Unlock()
-	return p.attempts
-}
-
 // firstSent returns when the batch of event i was first sent, and false
 // when it has not been yet.
 func (p *pacedPublisher) firstSent(i int) (time.Time, bool) {
@@ -150,27 +117,6 @@ func (p *pacedPublisher) firstSent(i int) (time.Time, bool) {
 		return p.sentAt[k], true
 	}
 	return time.Time{}, false
-}
-
-// failed returns the error the publisher stopped with, or nil while it
-// runs or when it published everything.
-func (p *pacedPublisher) failed() error {
-	select {
-	case <-p.done:
-		return p.err
-	default:
-		return nil
-	}
-}
-
-// wait waits until every event is published.
-func (p *pacedPublisher) wait(timeout time.Duration) error {
-	select {
-	case <-p.done:
-		return p.err
-	case <-time.After(timeout):
-		return fmt.Errorf("not every event published within %s: %d of %d", timeout, p.acked(), len(p.events))
-	}
 }
 
 // waitAcked waits until at least n events are published, failing the test
