@@ -3,7 +3,6 @@ package loadgen
 import (
 	"bytes"
 	"context"
-	"encoding/json"
 	"errors"
 	"strings"
 	"testing"
@@ -45,23 +44,7 @@ func TestRunDeliver(t *testing.T) {
 		t.Errorf("null sink ratio %f, want it positive", report.NullSinkRatio)
 	}
 
-	var table bytes.Buffer
-	if err := report.Format(&table); err != nil {
-		t.Fatalf("Format: %v", err)
-	}
-	for _, m := range want {
-		if !strings.Contains(table.String(), m) {
-			t.Errorf("table lacks mode %s:\n%s", m, table.String())
-		}
-	}
-	var js bytes.Buffer
-	if err := report.WriteJSON(&js); err != nil {
-		t.Fatalf("WriteJSON: %v", err)
-	}
-	var decoded DeliverReport
-	if err := json.Unmarshal(js.Bytes(), &decoded); err != nil || len(decoded.Modes) != 2 {
-		t.Errorf("JSON form does not decode to two modes (err %v):\n%s", err, js.String())
-	}
+	checkReportForms(t, report, want, func(r DeliverReport) int { return len(r.Modes) })
 }
 
 func TestDeliverConfigValidate(t *testing.T) {

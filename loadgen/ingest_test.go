@@ -5,6 +5,7 @@ import (
 	"context"
 	"encoding/json"
 	"errors"
+	"io"
 	"strings"
 	"testing"
 	"time"
@@ -43,11 +44,24 @@ func TestRunIngest(t *testing.T) {
 		t.Errorf("ratios producer %f, http %f; want both positive", report.ProducerRatio, report.HTTPRatio)
 	}
 
+	checkReportForms(t, report, want, func(r IngestReport) int { return len(r.Modes) })
+}
+
+// printedReport is a benchmark report in its two printed forms.
+type printedReport interface {
+	Format(io.Writer) error
+	WriteJSON(io.Writer) error
+}
+
+// checkReportForms checks that a report's table names every mode and that
+// its JSON form decodes back to an R with as many modes.
+func checkReportForms[R any](t *testing.T, report printedReport, modes []string, countModes func(R) int) {
+	t.Helper()
 	var table bytes.Buffer
 	if err := report.Format(&table); err != nil {
 		t.Fatalf("Format: %v", err)
 	}
-	for _, m := range want {
+	for _, m := range modes {
 		if !strings.Contains(table.String(), m) {
 			t.Errorf("table lacks mode %s:\n%s", m, table.String())
 		}
@@ -56,9 +70,9 @@ func TestRunIngest(t *testing.T) {
 	if err := report.WriteJSON(&js); err != nil {
 		t.Fatalf("WriteJSON: %v", err)
 	}
-	var decoded IngestReport
-	if err := json.Unmarshal(js.Bytes(), &decoded); err != nil || len(decoded.Modes) != 3 {
-		t.Errorf("JSON form does not decode to three modes (err %v):\n%s", err, js.String())
+	var decoded R
+	if err := json.Unmarshal(js.Bytes(), &decoded); err != nil || countModes(decoded) != len(modes) {
+		t.Errorf("JSON form does not decode to %d modes (err %v):\n%s", len(modes), err, js.String())
 	}
 }
 
