@@ -3,6 +3,7 @@ package filters
 import (
 	"context"
 	"errors"
+	"regexp"
 	"runtime"
 	"strings"
 	"testing"
@@ -103,14 +104,16 @@ func TestRegexCostIsItsProgram(t *testing.T) {
 func TestRegexCompiledOnce(t *testing.T) {
 	env := newTestEnv(t)
 	plain := mustCompile(t, env, httpKind, `ev.conn.server_name.startsWith('api')`)
-	regex := mustCompile(t, env, httpKind, `ev.conn.server_name.matches('^(api|www|mail)[.][a-z]+[.](com|org|net)$')`)
+	const pattern = `^(api|www|mail)[.][a-z]+[.](com|org|net)$`
+	regex := mustCompile(t, env, httpKind, `ev.conn.server_name.matches('`+pattern+`')`)
 	allocs := func(p *Program) float64 {
 		f := p.NewFields()
 		_ = f.SetString("conn.server_name", "api.example.com")
 		return testing.AllocsPerRun(100, func() { _, _ = p.Match(context.Background(), f) })
 	}
-	if a, b := allocs(plain), allocs(regex); b > a+2 {
-		t.Errorf("a regex filter allocates %v times per evaluation, a plain one %v: the pattern is compiled each time", b, a)
+	compiling := testing.AllocsPerRun(10, func() { regexp.MustCompile(pattern) })
+	if a, b := allocs(plain), allocs(regex); b >= a+compiling/2 {
+		t.Errorf("a regex filter allocates %v times per evaluation, a plain one %v, compiling the pattern %v: the pattern is compiled each time", b, a, compiling)
 	}
 }
 
