@@ -1,13 +1,16 @@
 package pipeline_test
 
 import (
+	"context"
 	"encoding/json"
+	"errors"
 	"strings"
 	"testing"
 	"time"
 
 	"github.com/nats-io/nats.go"
 
+	"github.com/sluicehq/sluice/filters"
 	"github.com/sluicehq/sluice/pipeline"
 	"github.com/sluicehq/sluice/schemas"
 	"github.com/sluicehq/sluice/sinks"
@@ -24,13 +27,13 @@ import (
 // delivered on every route.
 func TestDeliverPoisonEventDeadLetteredOnce(t *testing.T) {
 	e := startDelivery(t, pipeline.DeliveryConfig{Linger: 20 * time.Millisecond})
-	filters := []struct{ filter, reason string }{
+	routes := []struct{ filter, reason string }{
 		{`ev.conn.server_name.replace('', '` + strings.Repeat("x", 390) + `') != 'x'`, "object.conn.server_name"},
 		{`100 / ev.conn.server_port >= 0`, "division by zero"},
 		{`ev.conn.server_name.size() < 1000 && ev.conn.server_port > 0`, "limit of 253 bytes"},
 	}
 	reasons := map[string]string{} // by destination
-	for _, f := range filters {
+	for _, f := range routes {
 		_, dest := e.route(t, store.Source{Type: httpKind, Filter: f.filter})
 		reasons[dest.ID] = f.reason
 	}
@@ -41,14 +44,14 @@ func TestDeliverPoisonEventDeadLetteredOnce(t *testing.T) {
 	poison := storeUnchecked(t, e, `{"conn":{"server_name":"`+strings.Repeat("a", 1_000_000)+`","server_port":0}}`)
 	want = append(want, e.publish(t, httpKind, 10, ordinary)...)
 
-	got := e.sink.waitFor(t, "every ordinary event on every route", func(r []sinks.Record) bool { return len(r) >= len(filters)*len(want) })
+	got := e.sink.waitFor(t, "every ordinary event on every route", func(r []sinks.Record) bool { return len(r) >= len(routes)*len(want) })
 	count := map[string]int{}
 	for _, r := range got {
 		count[r.ID]++
 	}
 	for _, id := range want {
-		if count[id] != len(filters) {
-			t.Errorf("event %s delivered %d times, want once per route (%d)", id, count[id], len(filters))
+		if count[id] != len(routes) {
+			t.Errorf("event %s delivered %d times, want once per route (%d)", id, count[id], len(routes))
 		}
 	}
 	if count[poison] != 0 {
@@ -69,8 +72,8 @@ func TestDeliverPoisonEventDeadLetteredOnce(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	if info.State.Msgs != uint64(len(filters)) {
-		t.Fatalf("%d dead letters, want %d: one per route", info.State.Msgs, len(filters))
+	if info.State.Msgs != uint64(len(routes)) {
+		t.Fatalf("%d dead letters, want %d: one per route", info.State.Msgs, len(routes))
 	}
 	seen := map[string]bool{}
 	for seq := info.State.FirstSeq; seq <= info.State.LastSeq; seq++ {
@@ -111,4 +114,25 @@ func storeUnchecked(t *testing.T, e *deliveryEnv, object string) string {
 		t.Fatalf("storing the unchecked event: %v", err)
 	}
 	return ev.ID
+}
+
+// TestSelectRefusesOverLongField gives a selector a stored event whose
+// field the filter reads is longer than the catalogue allows: it is not
+// evaluated, and the error names the field and its limit. A source that
+// does not read the field takes the event as usual.
+func TestSelectRefusesOverLongField(t *testing.T) {
+	env, cache := selEnv(t)
+	data := selEnvelope(selHTTP, `{"conn":{"server_name":"`+strings.Repeat("a", 254)+`","server_port":443}}`)
+	s := selNew(t, env, cache, store.Source{Type: selHTTP, Filter: `ev.conn.server_name != ""`})
+	_, keep, err := s.Select(context.Background(), data, nil)
+	if keep || !errors.Is(err, filters.ErrFieldTooLong) || errors.Is(err, pipeline.ErrMalformedEvent) {
+		t.Fatalf("Select = %v, %v; want ErrFieldTooLong", keep, err)
+	}
+	if msg := err.Error(); !strings.Contains(msg, "object.conn.server_name") || !strings.Contains(msg, "limit of 253 bytes") {
+		t.Errorf("error %q does not name the field and its limit", msg)
+	}
+	other := selNew(t, env, cache, store.Source{Type: selHTTP, Filter: `ev.conn.server_port == 443`})
+	if _, keep, err := other.Select(context.Background(), data, nil); !keep || err != nil {
+		t.Errorf("a filter on another field: Select = %v, %v; want the event kept", keep, err)
+	}
 }
