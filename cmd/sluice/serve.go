@@ -51,6 +51,7 @@ type serveFlags struct {
 	retention       time.Duration
 	replicas        int
 	httpAddr        string
+	metricsAddr     string
 	publicURL       string
 	shutdownTimeout time.Duration
 	ackWait         time.Duration
@@ -91,9 +92,10 @@ func (f *serveFlags) register(fl *pflag.FlagSet) {
 	fl.DurationVar(&f.retention, "retention", 72*time.Hour, "how long the event stream keeps events (its MaxAge)")
 	fl.IntVar(&f.replicas, "replicas", 1, "replicas of the stream and key-value buckets (3 on a NATS cluster)")
 	fl.StringVar(&f.httpAddr, "http", "127.0.0.1:8080", "HOST:PORT of the HTTP API")
+	fl.StringVar(&f.metricsAddr, "metrics-http", "127.0.0.1:9464", "HOST:PORT of the listener of /metrics (with /healthz and /readyz), apart from --http as it names every account's ids: keep it off the public network; empty for none")
 	fl.StringVar(&f.tlsCert, "tls-cert", "", "certificate file (PEM, chain after it) to serve --http over HTTPS, with --tls-key")
 	fl.StringVar(&f.tlsKey, "tls-key", "", "private key file (PEM) of --tls-cert")
-	fl.StringSliceVar(&f.roles, "roles", allRoles(), "the roles this process runs, comma-separated: api (management API), ingest (POST /events), worker (route reconciler and delivery); every process serves /healthz, /readyz and /metrics")
+	fl.StringSliceVar(&f.roles, "roles", allRoles(), "the roles this process runs, comma-separated: api (management API), ingest (POST /events), worker (route reconciler and delivery); every process serves /healthz and /readyz, and /metrics on --metrics-http")
 	fl.StringVar(&f.publicURL, "public-url", "", "scheme and host clients reach the API at, such as https://sluice.example.com, for the URLs in responses (default: from each request's Host)")
 	fl.DurationVar(&f.shutdownTimeout, "shutdown-timeout", 15*time.Second, "how long a shutdown may take to finish requests in flight")
 	fl.DurationVar(&f.ackWait, "ack-wait", pipeline.DefaultAckWait, "how long an event handed to a sluice process that then died waits before another process gets it")
@@ -141,6 +143,13 @@ func (f serveFlags) validate() error {
 		errs = append(errs, errors.New("--tls-cert needs --tls-key: give the file of the certificate's private key too"))
 	case f.tlsKey != "" && f.tlsCert == "":
 		errs = append(errs, errors.New("--tls-key needs --tls-cert: give the certificate file too"))
+	}
+	if f.metricsAddr != "" {
+		if _, port, err := net.SplitHostPort(f.metricsAddr); err != nil {
+			errs = append(errs, fmt.Errorf("--metrics-http %q is not HOST:PORT: give the address of the metrics listener, such as 127.0.0.1:9464, or an empty value for none", f.metricsAddr))
+		} else if f.metricsAddr == f.httpAddr && port != "0" {
+			errs = append(errs, fmt.Errorf("--metrics-http %s is the address of --http: give /metrics its own port, such as 127.0.0.1:9464, as it must not be reachable where the API is", f.metricsAddr))
+		}
 	}
 	if f.natsListen != "" && f.natsURL != "" {
 		errs = append(errs, errors.New("--nats-listen exposes the embedded NATS server, which --nats-url replaces: drop one of them"))
@@ -266,6 +275,12 @@ func runServe(ctx context.Context, f serveFlags, stderr io.Writer) error {
 	if err != nil {
 		return fmt.Errorf("--http %s: %w", f.httpAddr, err)
 	}
+	var metricsLn net.Listener // nil with --metrics-http ""
+	if f.metricsAddr != "" {
+		if metricsLn, err = net.Listen("tcp", f.metricsAddr); err != nil {
+			return fmt.Errorf("--metrics-http %s: %w", f.metricsAddr, err)
+		}
+	}
 	newSink := destinations.New
 	var dev *devAWS
 	if f.dev {
@@ -309,7 +324,17 @@ func runServe(ctx context.Context, f serveFlags, stderr io.Writer) error {
 	if tlsConfig != nil {
 		scheme = "https://"
 	}
-	log.Info("sluice is serving", "http", scheme+ln.Addr().String(), "roles", roles.String(), "nats", natsDescription(f))
+	metricsSrv := &http.Server{
+		Handler:           metricsHandler(reg, readiness(nc, js, st, routesReady)),
+		ReadHeaderTimeout: 10 * time.Second,
+		ReadTimeout:       httpReadTimeout,
+		ErrorLog:          httpSrv.ErrorLog,
+	}
+	serving := []any{"http", scheme + ln.Addr().String(), "roles", roles.String(), "nats", natsDescription(f)}
+	if metricsLn != nil {
+		serving = append(serving, "metrics", "http://"+metricsLn.Addr().String())
+	}
+	log.Info("sluice is serving", serving...)
 
 	g, gctx := errgroup.WithContext(ctx)
 	if dev != nil {
@@ -337,13 +362,23 @@ func runServe(ctx context.Context, f serveFlags, stderr io.Writer) error {
 		}
 		return nil
 	})
+	if metricsLn != nil {
+		g.Go(func() error {
+			if err := metricsSrv.Serve(metricsLn); !errors.Is(err, http.ErrServerClosed) {
+				return fmt.Errorf("serving metrics: %w", err)
+			}
+			return nil
+		})
+	}
 	g.Go(func() error {
 		<-gctx.Done()
 		shutdownDeadline = time.Now().Add(f.shutdownTimeout)
 		log.Info("shutting down", "deadline", f.shutdownTimeout)
 		shutdownCtx, cancel := context.WithDeadline(context.Background(), shutdownDeadline)
 		defer cancel()
-		return shutdownHTTP(shutdownCtx, httpSrv, log)
+		// Metrics stay up while requests finish: they say how that goes.
+		err := shutdownHTTP(shutdownCtx, httpSrv, log)
+		return errors.Join(err, shutdownHTTP(shutdownCtx, metricsSrv, log))
 	})
 	err = g.Wait()
 	log.Info("stopped")

@@ -18,7 +18,9 @@ import (
 )
 
 // Paths every serve process answers on, whatever its roles: probes and
-// scrapers (deploy/kubernetes, docker-compose.yml) use them.
+// scrapers (deploy/kubernetes, docker-compose.yml) use them. /metrics is
+// served on --metrics-http only, as its labels name every account's ids;
+// the probes on both listeners.
 const (
 	healthzPath = "/healthz" // the process runs
 	readyzPath  = "/readyz"  // NATS is connected, the stream and store exist, routes are reconciled
@@ -34,7 +36,7 @@ type destinationChecks struct {
 
 // httpHandler returns the HTTP API of a process with these roles: the
 // management routes and /openapi.yaml with api, POST /events with ingest,
-// and always the health, readiness and metrics paths. Paths of the roles
+// and always the health and readiness paths (metrics are on metricsHandler). Paths of the roles
 // the process does not run answer 404. routesReady, nil without the worker
 // role, tells readiness whether the routes are reconciled; deadLetters
 // serves the dead-letter routes of destinations, replays the replay routes
@@ -51,10 +53,7 @@ func httpHandler(cfg api.Config, roles serveRoles, st *store.Store, publisher ap
 	if err != nil {
 		return nil, err
 	}
-	srv.Handle("GET "+metricsPath, promhttp.HandlerFor(reg, promhttp.HandlerOpts{Registry: reg}))
-	srv.Handle("GET "+healthzPath, http.HandlerFunc(func(w http.ResponseWriter, _ *http.Request) {
-		_, _ = io.WriteString(w, "ok\n")
-	}))
+	srv.Handle("GET "+healthzPath, http.HandlerFunc(healthz))
 	srv.Handle("GET "+readyzPath, readiness(nc, js, st, routesReady))
 	if roles.api {
 		srv.Handle("GET /openapi.yaml", http.HandlerFunc(func(w http.ResponseWriter, _ *http.Request) {
@@ -63,6 +62,22 @@ func httpHandler(cfg api.Config, roles serveRoles, st *store.Store, publisher ap
 		}))
 	}
 	return srv, nil
+}
+
+// metricsHandler serves the listener of --metrics-http: the metrics of reg,
+// and the health and readiness paths as on the API's listener, so that a
+// probe may use either. Every other path answers 404.
+func metricsHandler(reg *prometheus.Registry, ready http.Handler) http.Handler {
+	mux := http.NewServeMux()
+	mux.Handle("GET "+metricsPath, promhttp.HandlerFor(reg, promhttp.HandlerOpts{Registry: reg}))
+	mux.HandleFunc("GET "+healthzPath, healthz)
+	mux.Handle("GET "+readyzPath, ready)
+	return mux
+}
+
+// healthz answers that the process runs.
+func healthz(w http.ResponseWriter, _ *http.Request) {
+	_, _ = io.WriteString(w, "ok\n")
 }
 
 // httpTLS loads the certificate and key of --tls-cert and --tls-key, so
