@@ -96,7 +96,7 @@ func (f *serveFlags) register(fl *pflag.FlagSet) {
 	fl.StringVar(&f.tlsCert, "tls-cert", "", "certificate file (PEM, chain after it) to serve --http over HTTPS, with --tls-key")
 	fl.StringVar(&f.tlsKey, "tls-key", "", "private key file (PEM) of --tls-cert")
 	fl.StringSliceVar(&f.roles, "roles", allRoles(), "the roles this process runs, comma-separated: api (management API), ingest (POST /events), worker (route reconciler and delivery); every process serves /healthz and /readyz, and /metrics on --metrics-http")
-	fl.StringVar(&f.publicURL, "public-url", "", "scheme and host clients reach the API at, such as https://sluice.example.com, for the URLs in responses (default: from each request's Host)")
+	fl.StringVar(&f.publicURL, "public-url", "", "scheme and host clients reach the API at, such as https://sluice.example.com, for the URLs in responses and audit events (default: http:// or https:// and the address of --http; never a request's Host)")
 	fl.DurationVar(&f.shutdownTimeout, "shutdown-timeout", 15*time.Second, "how long a shutdown may take to finish requests in flight")
 	fl.DurationVar(&f.ackWait, "ack-wait", pipeline.DefaultAckWait, "how long an event handed to a sluice process that then died waits before another process gets it")
 	fl.DurationVar(&f.linger, "linger", pipeline.DefaultLinger, "how long a batch that is not full waits for more events before it is sent")
@@ -304,7 +304,7 @@ func runServe(ctx context.Context, f serveFlags, stderr io.Writer) error {
 		routesReady = reconciler.Ready
 	}
 	checks := destinationChecks{status: pipeline.NewStatusReader(js, statusKV, f.failingAfter), trial: pipeline.NewTrial(newSink, 0)}
-	handler, err := httpHandler(api.Config{BaseURL: f.publicURL}, roles, st, prod, nc, js, reg, routesReady, checks, deadLetters, pipeline.NewReplayer(stream, st), log)
+	handler, err := httpHandler(api.Config{BaseURL: f.apiBaseURL(ln.Addr(), tlsConfig != nil, log)}, roles, st, prod, nc, js, reg, routesReady, checks, deadLetters, pipeline.NewReplayer(stream, st), log)
 	if err != nil {
 		return err
 	}
@@ -320,17 +320,13 @@ func runServe(ctx context.Context, f serveFlags, stderr io.Writer) error {
 	if dev != nil {
 		dev.announce(stderr, log)
 	}
-	scheme := "http://"
-	if tlsConfig != nil {
-		scheme = "https://"
-	}
 	metricsSrv := &http.Server{
 		Handler:           metricsHandler(reg, readiness(nc, js, st, routesReady)),
 		ReadHeaderTimeout: 10 * time.Second,
 		ReadTimeout:       httpReadTimeout,
 		ErrorLog:          httpSrv.ErrorLog,
 	}
-	serving := []any{"http", scheme + ln.Addr().String(), "roles", roles.String(), "nats", natsDescription(f)}
+	serving := []any{"http", listenURL(ln.Addr(), tlsConfig != nil), "roles", roles.String(), "nats", natsDescription(f)}
 	if metricsLn != nil {
 		serving = append(serving, "metrics", "http://"+metricsLn.Addr().String())
 	}

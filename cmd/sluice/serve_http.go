@@ -5,6 +5,7 @@ import (
 	"fmt"
 	"io"
 	"log/slog"
+	"net"
 	"net/http"
 
 	"github.com/nats-io/nats.go"
@@ -62,6 +63,30 @@ func httpHandler(cfg api.Config, roles serveRoles, st *store.Store, publisher ap
 		}))
 	}
 	return srv, nil
+}
+
+// apiBaseURL is the base of the URLs the API answers with and stores in
+// audit events: --public-url, or else the address --http listens on. It is
+// never a request's Host, which the client chooses. Without --public-url on
+// an address beyond loopback, it logs that clients may not reach that URL.
+func (f serveFlags) apiBaseURL(addr net.Addr, tls bool, log *slog.Logger) string {
+	if f.publicURL != "" {
+		return f.publicURL
+	}
+	base := listenURL(addr, tls)
+	if tcp, ok := addr.(*net.TCPAddr); ok && !tcp.IP.IsLoopback() {
+		log.Warn("--public-url is not set: the uri of resources and audit events is the address of --http, which clients may not reach; set --public-url to the URL they use", "public_url", base)
+	}
+	return base
+}
+
+// listenURL is the URL of a listener's address: http://127.0.0.1:8080,
+// or https:// when it serves TLS.
+func listenURL(addr net.Addr, tls bool) string {
+	if tls {
+		return "https://" + addr.String()
+	}
+	return "http://" + addr.String()
 }
 
 // metricsHandler serves the listener of --metrics-http: the metrics of reg,
