@@ -42,6 +42,7 @@ const httpReadTimeout = 60 * time.Second
 
 type serveFlags struct {
 	dataDir         string
+	dataKeyFile     string
 	natsListen      string
 	natsURL         string
 	natsCreds       string
@@ -83,6 +84,7 @@ func newServeCommand() *cobra.Command {
 // register defines serve's flags on fl, with their defaults, filling f.
 func (f *serveFlags) register(fl *pflag.FlagSet) {
 	fl.StringVar(&f.dataDir, "data-dir", "./sluice-data", "where the embedded NATS server stores streams and state")
+	fl.StringVar(&f.dataKeyFile, "data-key-file", "", "file holding the key (at least 32 bytes, such as the output of openssl rand -hex 32; mode 600) the embedded NATS server encrypts everything it stores in --data-dir with, AWS secret access keys included; the same key at every start after (default: not encrypted)")
 	fl.StringVar(&f.natsListen, "nats-listen", "", "expose the embedded NATS server's client port at HOST:PORT, a loopback address: it has no authentication (default: not exposed)")
 	fl.StringVar(&f.natsURL, "nats-url", "", "use this external NATS server or cluster instead of the embedded one (comma-separated URLs)")
 	fl.StringVar(&f.natsCreds, "nats-creds", "", "credentials file (JWT and NKey seed) for --nats-url")
@@ -150,6 +152,9 @@ func (f serveFlags) validate() error {
 		} else if f.metricsAddr == f.httpAddr && port != "0" {
 			errs = append(errs, fmt.Errorf("--metrics-http %s is the address of --http: give /metrics its own port, such as 127.0.0.1:9464, as it must not be reachable where the API is", f.metricsAddr))
 		}
+	}
+	if f.dataKeyFile != "" && f.natsURL != "" {
+		errs = append(errs, errors.New("--data-key-file encrypts the store of the embedded NATS server, which --nats-url replaces: give the external server its own key (jetstream { cipher, key } in its configuration), and drop --data-key-file"))
 	}
 	if f.natsListen != "" && f.natsURL != "" {
 		errs = append(errs, errors.New("--nats-listen exposes the embedded NATS server, which --nats-url replaces: drop one of them"))
@@ -446,7 +451,15 @@ func (f serveFlags) connectNATS(log *slog.Logger) (*nats.Conn, func(context.Cont
 		}
 		return nc, func(ctx context.Context) { drain(ctx, nc, closed, log) }, nil
 	}
+	var key string
+	if f.dataKeyFile != "" {
+		var err error
+		if key, err = natsserver.ReadKeyFile(f.dataKeyFile); err != nil {
+			return nil, nil, fmt.Errorf("--data-key-file: %w", err)
+		}
+	}
 	embedded, err := natsserver.Start(natsserver.Config{
+		Key:     key,
 		DataDir: f.dataDir,
 		Listen:  f.natsListen,
 		Logger:  log.With("component", "nats"),
@@ -487,13 +500,17 @@ func drain(ctx context.Context, nc *nats.Conn, closed <-chan struct{}, log *slog
 }
 
 func natsDescription(f serveFlags) string {
+	data := ", data in " + f.dataDir
+	if f.dataKeyFile != "" {
+		data += ", encrypted"
+	}
 	switch {
 	case f.natsURL != "":
 		return f.natsURL
 	case f.natsListen != "":
-		return "embedded, listening on " + f.natsListen + ", data in " + f.dataDir
+		return "embedded, listening on " + f.natsListen + data
 	}
-	return "embedded, in-process only, data in " + f.dataDir
+	return "embedded, in-process only" + data
 }
 
 // bootstrap creates the first account and API key when no key exists. The

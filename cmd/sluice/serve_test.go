@@ -411,6 +411,8 @@ func TestServeFlagsValidate(t *testing.T) {
 		{name: "metrics on the api's address", edit: func(f *serveFlags) { f.httpAddr, f.metricsAddr = "0.0.0.0:8080", "0.0.0.0:8080" }, wantErr: "--metrics-http 0.0.0.0:8080 is the address of --http: give /metrics its own port"},
 		{name: "metrics not host and port", edit: func(f *serveFlags) { f.metricsAddr = "9464" }, wantErr: `--metrics-http "9464" is not HOST:PORT`},
 		{name: "tls", edit: func(f *serveFlags) { f.tlsCert, f.tlsKey = "cert.pem", "key.pem" }},
+		{name: "data key", edit: func(f *serveFlags) { f.dataKeyFile = "data.key" }},
+		{name: "data key and url", edit: func(f *serveFlags) { f.natsURL, f.dataKeyFile = "nats://n:4222", "data.key" }, wantErr: "--data-key-file encrypts the store of the embedded NATS server, which --nats-url replaces"},
 		{name: "tls cert without key", edit: func(f *serveFlags) { f.tlsCert = "cert.pem" }, wantErr: "--tls-cert needs --tls-key"},
 		{name: "tls key without cert", edit: func(f *serveFlags) { f.tlsKey = "key.pem" }, wantErr: "--tls-key needs --tls-cert"},
 	}
