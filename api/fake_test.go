@@ -211,7 +211,7 @@ func TestIngestCountsEveryResponse(t *testing.T) {
 		return storeAll(ctx, evs)
 	}}
 	e := newFakeEnv(t, api.Config{}, fakeKeysFor("ac_fake"), pub)
-	good := mustJSON(t, []wireEvent{{Type: "api_key_created.v0", Object: json.RawMessage(`{}`)}})
+	good := mustJSON(t, []wireEvent{{Type: "ip_policy_created.v0", Object: json.RawMessage(`{}`)}})
 	panics := mustJSON(t, []wireEvent{{Type: "tcp_connection_closed.v0", Object: json.RawMessage(`{}`)}})
 
 	requests := []struct {

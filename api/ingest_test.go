@@ -4,6 +4,7 @@ import (
 	"bytes"
 	"context"
 	"encoding/json"
+	"fmt"
 	"net/http"
 	"strings"
 	"testing"
@@ -11,6 +12,7 @@ import (
 	"github.com/nats-io/nats.go/jetstream"
 
 	"github.com/sluicehq/sluice/schemas"
+	"github.com/sluicehq/sluice/store"
 )
 
 // TestIngestStoresEveryEventOnce sends 100,000 events over HTTP and reads
@@ -92,7 +94,7 @@ func checkStream(t *testing.T, js jetstream.JetStream, account string, events []
 			if want[env.ID] != env.Type || env.Account != account {
 				t.Fatalf("unexpected event %s of type %s account %s", env.ID, env.Type, env.Account)
 			}
-			if msg.Subject() != schemas.EventSubject(account, env.Type) || msg.Headers().Get(jetstream.MsgIDHeader) != env.ID {
+			if msg.Subject() != schemas.EventSubject(account, env.Type) || msg.Headers().Get(jetstream.MsgIDHeader) != schemas.MsgID(account, env.ID) {
 				t.Fatalf("event %s on subject %s with msg id %q", env.ID, msg.Subject(), msg.Headers().Get(jetstream.MsgIDHeader))
 			}
 		}
@@ -105,13 +107,107 @@ func checkStream(t *testing.T, js jetstream.JetStream, account string, events []
 	}
 }
 
+// TestIngestEventIDsAreUniquePerAccount posts an event of account A, then
+// the same event with B's key, within the duplicate window: both are
+// stored, each on its own account's subject, and B's answer does not say
+// that A has the id; the same event from A again is a duplicate.
+func TestIngestEventIDsAreUniquePerAccount(t *testing.T) {
+	a := newTestEnv(t)
+	acct, err := a.store.CreateAccount(context.Background(), "b")
+	if err != nil {
+		t.Fatal(err)
+	}
+	key, err := a.store.CreateAPIKey(context.Background(), acct.ID, store.APIKeyInput{Description: "b"}, "")
+	if err != nil {
+		t.Fatal(err)
+	}
+	b := *a
+	b.token, b.account, b.keyID = key.Token, acct.ID, key.ID
+	events := samples(t, 11, 2)
+	body := mustJSON(t, events)
+
+	for _, step := range []struct {
+		name               string
+		env                *testEnv
+		stored, duplicates int
+	}{
+		{"A", a, 2, 0},
+		{"B, same ids", &b, 2, 0},
+		{"A again", a, 0, 2},
+		{"B again", &b, 0, 2},
+	} {
+		resp, out := step.env.post(t, body, nil)
+		if resp.StatusCode != http.StatusAccepted {
+			t.Fatalf("%s: %d %s", step.name, resp.StatusCode, out)
+		}
+		want := fmt.Sprintf(`{"event_ids":[%q,%q],"stored":%d,"duplicates":%d}`, events[0].ID, events[1].ID, step.stored, step.duplicates)
+		if got := string(bytes.TrimSpace(out)); got != want {
+			t.Fatalf("%s: answered %s, want %s", step.name, got, want)
+		}
+	}
+	if n := a.stored(t); n != 4 {
+		t.Fatalf("the stream holds %d events, want 4", n)
+	}
+	for _, env := range []*testEnv{a, &b} {
+		for _, ev := range events {
+			msg, err := env.stream.GetLastMsgForSubject(context.Background(), schemas.EventSubject(env.account, ev.Type))
+			if err != nil {
+				t.Fatalf("account %s: no %s: %v", env.account, ev.Type, err)
+			}
+			if !bytes.HasPrefix(msg.Data, []byte(`{"event_id":"`+ev.ID+`"`)) || !bytes.Contains(msg.Data, []byte(`"account_id":"`+env.account+`"`)) {
+				t.Fatalf("account %s: stored %.200s", env.account, msg.Data)
+			}
+		}
+	}
+}
+
+// TestIngestRefusesKindsOnlySluiceEmits posts an event of each kind sluice
+// emits about its own resources, with a principal like sluice's own: each
+// is refused with a message saying why, and nothing is stored. A change
+// through the management API still stores its audit event.
+func TestIngestRefusesKindsOnlySluiceEmits(t *testing.T) {
+	e := newTestEnv(t)
+	s := schemas.NewSampler(4)
+	own := 0
+	for _, k := range schemas.Default().Kinds() {
+		if !k.EmittedBySluice {
+			continue
+		}
+		own++
+		ev, err := s.Event(k.Name)
+		if err != nil {
+			t.Fatal(err)
+		}
+		body := mustJSON(t, []wireEvent{{ID: ev.ID, Type: ev.Type, Principal: ev.Principal, Object: ev.Object}})
+		resp, out := e.post(t, body, nil)
+		got := decodeAs[errorBody](t, out)
+		want := k.Name + " is emitted by sluice itself about its own resources and cannot be published"
+		if resp.StatusCode != http.StatusBadRequest || got.ErrorCode != "ERR_SLUICE_301" || !strings.Contains(string(out), want) {
+			t.Errorf("%s: %d %s, want 400 ERR_SLUICE_301 saying %q", k.Name, resp.StatusCode, out, want)
+		}
+	}
+	if own == 0 {
+		t.Fatal("the catalogue marks no kind as emitted by sluice")
+	}
+	if n := e.stored(t); n != 0 {
+		t.Fatalf("the stream holds %d events, want none", n)
+	}
+	resp, out := e.call(t, e.token, http.MethodPost, "/api_keys", `{"description":"second"}`)
+	wantStatus(t, resp, out, http.StatusCreated)
+	// The audit event is stored before the answer.
+	events := e.storedEvents(t, e.account)
+	if len(events) != 1 || events[0].Type != "api_key_created.v0" {
+		t.Fatalf("stored %v after creating a key, want its api_key_created.v0", events)
+	}
+}
+
 func TestIngestRejectsBadInput(t *testing.T) {
 	e := newTestEnv(t)
 	good := mustJSON(t, samples(t, 2, 3))
-	oneEvent := `{"event_type":"api_key_created.v0","object":{}}`
-	bigEvent := `{"event_type":"api_key_created.v0","object":{"description":"` + strings.Repeat("x", 1<<20) + `"}}`
+	oneEvent := `{"event_type":"ip_policy_created.v0","object":{}}`
+	bigEvent := `{"event_type":"ip_policy_created.v0","object":{"description":"` + strings.Repeat("x", 1<<20) + `"}}`
 	manyEvents := "[" + strings.Repeat(oneEvent+",", 10_000) + oneEvent + "]"
-	hugeBody := "[" + strings.Repeat(`{"event_type":"api_key_created.v0","object":{"description":"`+strings.Repeat("y", 900_000)+`"}},`, 12) + oneEvent + "]"
+	hugeBody := "[" + strings.Repeat(`{"event_type":"ip_policy_created.v0","object":{"description":"`+strings.Repeat("y", 900_000)+`"}},`, 12) + oneEvent + "]"
 	tests := []struct {
 		name   string
 		body   string
@@ -120,7 +216,7 @@ func TestIngestRejectsBadInput(t *testing.T) {
 		code   string
 		msg    string // the message says this
 	}{
-		{name: "malformed JSON", body: `[{"event_type": "api_key_created.v0", "object": {]`, status: 400, code: "ERR_SLUICE_300", msg: "malformed JSON at byte"},
+		{name: "malformed JSON", body: `[{"event_type": "ip_policy_created.v0", "object": {]`, status: 400, code: "ERR_SLUICE_300", msg: "malformed JSON at byte"},
 		{name: "truncated body", body: string(good[:len(good)/2]), status: 400, code: "ERR_SLUICE_300", msg: "malformed JSON"},
 		{name: "not an array", body: oneEvent, status: 400, code: "ERR_SLUICE_300", msg: "wrap events in a JSON array"},
 		{name: "empty array", body: `[]`, status: 400, code: "ERR_SLUICE_302", msg: "holds no events"},
@@ -158,9 +254,9 @@ func TestIngestRejectsBadInput(t *testing.T) {
 
 func TestIngestListsEveryInvalidEvent(t *testing.T) {
 	e := newTestEnv(t)
-	body := `[{"event_type":"api_key_created.v0","object":{}},
+	body := `[{"event_type":"ip_policy_created.v0","object":{}},
 	{"event_type":"http_request_complete.v0","object":{"conn":{"server_port":"443"}}},
-	{"event_type":"api_key_created.v0","object":{},"event_id":"ev_1"}]`
+	{"event_type":"ip_policy_created.v0","object":{},"event_id":"ev_1"}]`
 	resp, out := e.post(t, []byte(body), nil)
 	if resp.StatusCode != http.StatusBadRequest {
 		t.Fatalf("status %d: %s", resp.StatusCode, out)

@@ -100,7 +100,7 @@ func (b *backlog) publish(ctx context.Context, nc *nats.Conn, account string, n 
 		msg := &nats.Msg{
 			Subject: enc.Subject(),
 			Data:    enc.Data,
-			Header:  nats.Header{jetstream.MsgIDHeader: []string{enc.ID}},
+			Header:  nats.Header{jetstream.MsgIDHeader: []string{enc.MsgID()}},
 		}
 		if err := publishRaw(ctx, js, msg); err != nil {
 			return fmt.Errorf("publishing event %d: %w", i, err)

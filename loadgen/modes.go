@@ -36,7 +36,7 @@ func prepareRaw(_ context.Context, env *environment) (func(context.Context) erro
 			msg := &nats.Msg{
 				Subject: subjects[i],
 				Data:    encoded[i].Data,
-				Header:  nats.Header{jetstream.MsgIDHeader: []string{encoded[i].ID}},
+				Header:  nats.Header{jetstream.MsgIDHeader: []string{encoded[i].MsgID()}},
 			}
 			if err := publishRaw(ctx, js, msg); err != nil {
 				return fmt.Errorf("publishing event %d: %w", i, err)

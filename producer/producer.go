@@ -67,8 +67,9 @@ type Result struct {
 	// (a retried publish): it was not stored again.
 	Duplicate bool
 	// Err is nil when the event is stored. It is a validation error
-	// (*schemas.FieldError, *schemas.SyntaxError, schemas.ErrUnknownKind),
-	// or wraps ErrNotStored.
+	// (*schemas.FieldError, *schemas.SyntaxError, schemas.ErrUnknownKind,
+	// and schemas.ErrEmittedBySluice for a kind only sluice emits), or
+	// wraps ErrNotStored.
 	Err error
 }
 
@@ -118,7 +119,7 @@ func (p *Producer) start(ctx context.Context, enc *schemas.Encoded) *Future {
 	msg := &nats.Msg{
 		Subject: enc.Subject(),
 		Data:    enc.Data,
-		Header:  nats.Header{jetstream.MsgIDHeader: []string{enc.ID}},
+		Header:  nats.Header{jetstream.MsgIDHeader: []string{enc.MsgID()}},
 	}
 	for {
 		ack, err := p.js.PublishMsgAsync(msg)
@@ -157,14 +158,21 @@ func (p *Producer) Publish(ctx context.Context, events ...schemas.Event) []Resul
 
 // PublishEncoded publishes events already validated and encoded (by
 // schemas.Catalogue.DecodeBatch or Encode) and waits for every outcome.
-// Results[i] is the outcome of events[i]. When ctx has ended nothing is
-// published, and every Result's error wraps ErrNotStored and ctx.Err().
+// Results[i] is the outcome of events[i]. An event of a kind only sluice
+// emits is not published unless schemas.Catalogue.EncodeBySluice made it:
+// its Result's error wraps schemas.ErrEmittedBySluice. When ctx has ended
+// nothing is published, and every Result's error wraps ErrNotStored and
+// ctx.Err().
 func (p *Producer) PublishEncoded(ctx context.Context, events []schemas.Encoded) []Result {
 	futures := make([]*Future, len(events))
+	results := make([]Result, len(events))
 	for i := range events {
+		if err := p.cfg.Catalogue.CheckPublishable(&events[i]); err != nil {
+			results[i] = Result{EventID: events[i].ID, Err: err}
+			continue
+		}
 		futures[i] = p.start(ctx, &events[i])
 	}
-	results := make([]Result, len(events))
 	p.wait(ctx, futures, results)
 	return results
 }

@@ -61,8 +61,10 @@ func (e *streamEnv) stored(t *testing.T) uint64 {
 // are http_request_complete.v0 of a typical size (HTTPRequest1KB).
 func sampleEvents(t *testing.T, n int, accounts ...string) []schemas.Event {
 	t.Helper()
-	// The other traffic kind, and audit kinds with and without lists.
-	kinds := []string{"tcp_connection_closed.v0", "api_key_created.v0", "ip_policy_rule_updated.v0", "event_destination_updated.v0"}
+	// The other traffic kind, and audit kinds with secrets, lists of strings
+	// and maps (the kinds with lists of objects are sluice's own, which the
+	// producer refuses).
+	kinds := []string{"tcp_connection_closed.v0", "tunnel_credential_created.v0", "ip_policy_rule_updated.v0", "ssh_host_certificate_updated.v0"}
 	s := schemas.NewSampler(7)
 	var pool []schemas.Event
 	for range 8 {
@@ -85,8 +87,8 @@ func sampleEvents(t *testing.T, n int, accounts ...string) []schemas.Event {
 }
 
 // checkStream reads the whole stream with an ordered consumer and checks
-// that it holds exactly the events, each once, on its subject, with its id
-// as Nats-Msg-Id.
+// that it holds exactly the events, each once, on its subject, with its
+// account id and event id as Nats-Msg-Id.
 func checkStream(t *testing.T, stream jetstream.Stream, events []schemas.Event) {
 	t.Helper()
 	ctx, cancel := context.WithTimeout(context.Background(), time.Minute)
@@ -109,15 +111,18 @@ func checkStream(t *testing.T, stream jetstream.Stream, events []schemas.Event) 
 			t.Fatal(err)
 		}
 		for msg := range batch.Messages() {
-			id := msg.Headers().Get(jetstream.MsgIDHeader)
+			msgID := msg.Headers().Get(jetstream.MsgIDHeader)
+			_, id, _ := strings.Cut(msgID, ":")
 			ev, ok := want[id]
 			switch {
 			case !ok:
-				t.Fatalf("the stream holds an unexpected event %q", id)
+				t.Fatalf("the stream holds an unexpected event %q", msgID)
 			case seen[id]:
 				t.Fatalf("the stream holds event %s twice", id)
 			case msg.Subject() != schemas.EventSubject(ev.AccountID, ev.Type):
 				t.Fatalf("event %s is on %s, want %s", id, msg.Subject(), schemas.EventSubject(ev.AccountID, ev.Type))
+			case msgID != schemas.MsgID(ev.AccountID, ev.ID):
+				t.Fatalf("event %s: Nats-Msg-Id %q, want account_id:event_id", id, msgID)
 			case !bytes.HasPrefix(msg.Data(), []byte(`{"event_id":"`+id+`"`)):
 				t.Fatalf("event %s: Nats-Msg-Id differs from event_id in %.80s", id, msg.Data())
 			}
@@ -189,6 +194,64 @@ func TestPublishStoresEachEventOnce(t *testing.T) {
 		if !round.duplicate {
 			checkStream(t, env.stream, events)
 		}
+	}
+}
+
+// TestEventIDsAreUniquePerAccount publishes an event of account A, then
+// one of account B with the same event_id, within the duplicate window:
+// both are stored, each on its account's subject; the same event of A
+// again, with Publish, PublishAsync or PublishEncoded, is a duplicate.
+func TestEventIDsAreUniquePerAccount(t *testing.T) {
+	ctx, cancel := context.WithTimeout(context.Background(), time.Minute)
+	defer cancel()
+	env := newStreamEnv(t)
+	p := newProducer(t, env.nc, producer.Config{})
+	a, b := schemas.NewID(schemas.PrefixAccount), schemas.NewID(schemas.PrefixAccount)
+	evA := sampleEvents(t, 1, a)[0]
+	evB := evA
+	evB.AccountID = b
+
+	for _, step := range []struct {
+		name      string
+		publish   func(schemas.Event) producer.Result
+		ev        schemas.Event
+		duplicate bool
+	}{
+		{"A", func(ev schemas.Event) producer.Result { return p.Publish(ctx, ev)[0] }, evA, false},
+		{"B, same id", func(ev schemas.Event) producer.Result { return p.Publish(ctx, ev)[0] }, evB, false},
+		{"A again", func(ev schemas.Event) producer.Result { return p.Publish(ctx, ev)[0] }, evA, true},
+		{"A again, async", func(ev schemas.Event) producer.Result {
+			f, err := p.PublishAsync(ctx, ev)
+			if err != nil {
+				t.Fatal(err)
+			}
+			return f.Wait(ctx)
+		}, evA, true},
+		{"B again, encoded", func(ev schemas.Event) producer.Result {
+			enc, err := schemas.Default().Encode(ev)
+			if err != nil {
+				t.Fatal(err)
+			}
+			return p.PublishEncoded(ctx, []schemas.Encoded{enc})[0]
+		}, evB, true},
+	} {
+		res := step.publish(step.ev)
+		if res.Err != nil || res.EventID != evA.ID || res.Duplicate != step.duplicate {
+			t.Fatalf("%s: %+v, want event %s stored with duplicate %t", step.name, res, evA.ID, step.duplicate)
+		}
+	}
+	for _, account := range []string{a, b} {
+		subject := schemas.EventSubject(account, evA.Type)
+		msg, err := env.stream.GetLastMsgForSubject(ctx, subject)
+		if err != nil {
+			t.Fatalf("account %s: no event on %s: %v", account, subject, err)
+		}
+		if !bytes.HasPrefix(msg.Data, []byte(`{"event_id":"`+evA.ID+`"`)) || !bytes.Contains(msg.Data, []byte(`"account_id":"`+account+`"`)) {
+			t.Fatalf("account %s: stored %.200s", account, msg.Data)
+		}
+	}
+	if n := env.stored(t); n != 2 {
+		t.Fatalf("the stream holds %d events, want 2", n)
 	}
 }
 
@@ -473,5 +536,57 @@ func TestPublishEncodedCancelledPublishesNothing(t *testing.T) {
 	}
 	if after := env.stored(t); after != before {
 		t.Fatalf("the stream holds %d events after a cancelled publish, want %d", after, before)
+	}
+}
+
+// TestPublishRefusesKindsOnlySluiceEmits publishes an event of each kind
+// sluice emits about its own resources, with Publish, PublishAsync and
+// PublishEncoded of an Encoded built by hand: each is refused with
+// schemas.ErrEmittedBySluice and nothing is stored. The same event made by
+// schemas.Catalogue.EncodeBySluice, as sluice's management API makes its
+// audit events, is stored.
+func TestPublishRefusesKindsOnlySluiceEmits(t *testing.T) {
+	ctx, cancel := context.WithTimeout(context.Background(), time.Minute)
+	defer cancel()
+	env := newStreamEnv(t)
+	p := newProducer(t, env.nc, producer.Config{})
+	cat := schemas.Default()
+	account := schemas.NewID(schemas.PrefixAccount)
+	s := schemas.NewSampler(9)
+	own := 0
+	for _, k := range cat.Kinds() {
+		if !k.EmittedBySluice {
+			continue
+		}
+		own++
+		ev, err := s.Event(k.Name)
+		if err != nil {
+			t.Fatal(err)
+		}
+		ev.AccountID = account
+		refused := func(how string, err error) {
+			t.Helper()
+			if !errors.Is(err, schemas.ErrEmittedBySluice) || !strings.Contains(err.Error(), "emitted by sluice itself") {
+				t.Errorf("%s of %s: error %v, want one wrapping schemas.ErrEmittedBySluice", how, k.Name, err)
+			}
+		}
+		refused("Publish", p.Publish(ctx, ev)[0].Err)
+		_, err = p.PublishAsync(ctx, ev)
+		refused("PublishAsync", err)
+		bySluice, err := cat.EncodeBySluice(ev)
+		if err != nil {
+			t.Fatal(err)
+		}
+		forged := schemas.Encoded{ID: bySluice.ID, Type: bySluice.Type, AccountID: bySluice.AccountID, Data: bySluice.Data}
+		refused("PublishEncoded", p.PublishEncoded(ctx, []schemas.Encoded{forged})[0].Err)
+		if n := env.stored(t); n != uint64(own-1) {
+			t.Fatalf("after %s the stream holds %d events, want %d", k.Name, n, own-1)
+		}
+		if res := p.PublishEncoded(ctx, []schemas.Encoded{bySluice})[0]; res.Err != nil || res.Duplicate {
+			t.Fatalf("sluice's own %s: %+v, want it stored", k.Name, res)
+		}
+	}
+	if own == 0 {
+		t.Fatal("the catalogue marks no kind as emitted by sluice")
 	}
 }

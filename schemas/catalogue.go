@@ -61,6 +61,7 @@ func build() (*Catalogue, error) {
 			if err != nil {
 				return nil, err
 			}
+			k.EmittedBySluice = a.bySluice
 			c.add(k)
 		}
 	}

@@ -338,6 +338,9 @@ func (d *decoder) eventType(e *envelope) error {
 		d.v.fail("event_type", "%v %q: %ssee docs/events.md or `sluice schemas list` for the %d kinds", ErrUnknownKind, name, hint, len(d.c.kinds))
 		return nil
 	}
+	if k.EmittedBySluice {
+		d.v.refuse(emittedBySluiceError(k))
+	}
 	e.kind = k
 	return nil
 }
@@ -441,14 +444,23 @@ func (d *decoder) encode(e *envelope) Encoded {
 // Encode validates an event built in Go and returns it in its stored form. An
 // empty ID gets a new one and a zero Timestamp the current time. Unknown
 // fields of the object and the principal are kept and counted. It returns
-// an error wrapping ErrUnknownKind for an unknown Type, a *FieldError for a
-// field of the wrong type, or a *SyntaxError for malformed Object or
-// Principal JSON.
+// an error wrapping ErrUnknownKind for an unknown Type, a *FieldError
+// wrapping ErrEmittedBySluice for a kind only sluice emits
+// (Kind.EmittedBySluice), a *FieldError for a field of the wrong type, or a
+// *SyntaxError for malformed Object or Principal JSON.
 func (c *Catalogue) Encode(ev Event) (Encoded, error) {
 	k, ok := c.Kind(ev.Type)
 	if !ok {
 		return Encoded{}, fmt.Errorf("event_type %q: %w", ev.Type, ErrUnknownKind)
 	}
+	if k.EmittedBySluice {
+		return Encoded{}, emittedBySluiceError(k)
+	}
+	return c.encode(k, ev)
+}
+
+// encode validates ev, of kind k, and returns it in its stored form.
+func (c *Catalogue) encode(k *Kind, ev Event) (Encoded, error) {
 	if err := CheckID(PrefixAccount, ev.AccountID); err != nil {
 		return Encoded{}, &FieldError{Path: "account_id", Msg: err.Error()}
 	}

@@ -39,11 +39,21 @@ func (c *Catalogue) Markdown() []byte {
 		"and the AWS secret access keys of event destinations, are always null: events never carry secrets, " +
 		"and sluice refuses an event that has any other value in one.\n")
 	families := map[string][]*Kind{}
+	var own []string
 	for _, k := range c.kinds {
 		if k.Class == ClassAudit {
 			families[k.Family] = append(families[k.Family], k)
 		}
+		if k.EmittedBySluice {
+			own = append(own, "`"+k.Name+"`")
+		}
 	}
+	b.WriteString("\n### Kinds only sluice emits\n\n")
+	b.WriteString("sluice emits the audit events of its own resources, the ones its management API changes, " +
+		"and no one else may: `POST /events` and the Go `producer` refuse them whatever the credentials " +
+		"(`ERR_SLUICE_301` with a message saying so), so that a delivered event of these kinds is always sluice's own. " +
+		"Subscribe to them to receive them. They are:\n\n")
+	b.WriteString(strings.Join(own, ", ") + ".\n")
 	for _, name := range slices.Sorted(maps.Keys(families)) {
 		writeAuditFamily(&b, families[name])
 	}
@@ -108,6 +118,9 @@ func writeTrafficKind(b *bytes.Buffer, k *Kind) {
 
 func writeAuditFamily(b *bytes.Buffer, kinds []*Kind) {
 	fmt.Fprintf(b, "\n### `%s`\n\n", kinds[0].Family)
+	if kinds[0].EmittedBySluice {
+		b.WriteString("Emitted by sluice itself: publishing these kinds is refused.\n\n")
+	}
 	for _, k := range kinds {
 		fmt.Fprintf(b, "- `%s`: %s\n", k.Name, markdownText(k.Description))
 	}

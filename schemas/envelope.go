@@ -150,11 +150,25 @@ type Encoded struct {
 	// they are kept and delivered.
 	UnknownFields int
 
-	givenID bool // the producer gave the id (it may repeat within a batch)
+	givenID  bool // the producer gave the id (it may repeat within a batch)
+	bySluice bool // made by EncodeBySluice: a kind only sluice emits
 }
 
 // Subject returns the JetStream subject the event is stored on.
 func (e *Encoded) Subject() string { return EventSubject(e.AccountID, e.Type) }
+
+// MsgID returns the event's JetStream message id (the Nats-Msg-Id header),
+// which the stream deduplicates on within its duplicate window.
+func (e *Encoded) MsgID() string { return MsgID(e.AccountID, e.ID) }
+
+// MsgID returns the JetStream message id of the event eventID of the
+// account: "<account_id>:<event_id>". Event ids are unique per account,
+// not across accounts: an event of one account is never taken for a
+// duplicate of another account's, so it is stored, and its answer tells
+// nothing about what other accounts sent. Neither id can hold a colon (each
+// is a prefix and base62 characters, and an account id is a subject
+// token), so an id reads one way only.
+func MsgID(accountID, eventID string) string { return accountID + ":" + eventID }
 
 // appendString appends s as a JSON string. Ids, kinds and account ids need
 // no escaping, so they are copied as they are; anything else goes through

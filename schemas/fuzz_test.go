@@ -39,9 +39,9 @@ func FuzzDecodeBatch(f *testing.F) {
 	f.Add([]byte(`[{"event_type":"http_request_complete.v0","object":{"conn":{"server_port":443}}}]`), false)
 	f.Add([]byte(`[{"object":{"id":"x","sources":[{"type":"t"}]},"event_type":"event_subscription_created.v0","principal":{"id":"ak"}}]`), false)
 	f.Add([]byte("{\"event_type\":\"tcp_connection_closed.v0\",\"object\":{ \"conn\" : { \"bytes_in\" : 1 } }}\n{}\n"), true)
-	f.Add([]byte(`[{"event_type":"api_key_created.v0","object":{},"event_timestamp":"2026-11-22T10:04:05+01:00","event_id":"ev_2Yq3A9cC0c7ZkU6e7d0a9oKf1xG"}]`), false)
-	f.Add([]byte(`[{"event_type":"api_key_created.v0","object":{"conn":{"server_port":"x"}},"event_type":"http_request_complete.v0"}]`), false)
-	f.Add([]byte(`[{"event_type":"api_key_created.v0","object":{"token":"sk_x"},"principal":null}]`), false)
+	f.Add([]byte(`[{"event_type":"tunnel_credential_created.v0","object":{},"event_timestamp":"2026-11-22T10:04:05+01:00","event_id":"ev_2Yq3A9cC0c7ZkU6e7d0a9oKf1xG"}]`), false)
+	f.Add([]byte(`[{"event_type":"tunnel_credential_created.v0","object":{"conn":{"server_port":"x"}},"event_type":"http_request_complete.v0"}]`), false)
+	f.Add([]byte(`[{"event_type":"tunnel_credential_created.v0","object":{"token":"sk_x"},"principal":null}]`), false)
 	c := Default()
 	f.Fuzz(func(t *testing.T, body []byte, ndjson bool) {
 		b, err := c.DecodeBatch(body, DecodeOptions{AccountID: testAccount, NDJSON: ndjson})

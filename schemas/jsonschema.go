@@ -114,11 +114,15 @@ func (c *Catalogue) JSONSchema(kind string) ([]byte, error) {
 	if !ok {
 		return nil, fmt.Errorf("%w: %q", ErrUnknownKind, kind)
 	}
+	desc := fmt.Sprintf("%s Class: %s.", k.Description, k.Class)
+	if k.EmittedBySluice {
+		desc += " Emitted by sluice itself about its own resources: publishing it is refused."
+	}
 	doc := &jsonSchema{
 		Schema:      JSONSchemaDraft,
 		ID:          JSONSchemaBaseURL + k.Name + ".json",
 		Title:       k.Name,
-		Description: fmt.Sprintf("%s Class: %s.", k.Description, k.Class),
+		Description: desc,
 		Type:        schemaType{"object"},
 		Properties: schemaProperties{
 			{"event_id", &jsonSchema{

@@ -109,6 +109,13 @@ type Kind struct {
 	Family string
 	// Description says when the event is emitted.
 	Description string
+	// EmittedBySluice marks the audit kinds sluice emits about its own
+	// resources (API keys, event destinations, event subscriptions). They
+	// are sluice's alone: POST /events, Catalogue.DecodeBatch,
+	// Catalogue.Encode and the producer package refuse them, so that no one
+	// can forge what sluice asserts; sluice makes them with
+	// Catalogue.EncodeBySluice.
+	EmittedBySluice bool
 	// Fields are the leaf fields of the object, sorted by path.
 	Fields []Field
 

@@ -15,15 +15,24 @@ import (
 // ErrUnknownKind is returned for an event_type the catalogue does not know.
 var ErrUnknownKind = errors.New("unknown event kind")
 
+// ErrEmittedBySluice is wrapped by the error for an event of a kind sluice
+// emits itself about its own resources (Kind.EmittedBySluice), which no one
+// else may publish.
+var ErrEmittedBySluice = errors.New("emitted by sluice itself")
+
 // FieldError is a field whose value does not have its declared type, or an
 // envelope field that is missing or malformed.
 type FieldError struct {
 	Path string // where, such as "object.conn.server_port" or "event_id"
 	Msg  string // what is wrong and what was expected
+	Err  error  // the sentinel error it wraps, such as ErrEmittedBySluice; or nil
 }
 
 // Error returns the path and what is wrong: "object.conn.server_port: expected int32, got a string".
 func (e *FieldError) Error() string { return e.Path + ": " + e.Msg }
+
+// Unwrap returns the sentinel error the FieldError wraps, or nil.
+func (e *FieldError) Unwrap() error { return e.Err }
 
 // validator walks a JSON value along a catalogue node. Syntax errors stop
 // it; the first type error is kept in err and the walk goes on, so that the
@@ -37,6 +46,13 @@ type validator struct {
 func (v *validator) fail(path, format string, args ...any) {
 	if v.err == nil {
 		v.err = &FieldError{Path: path, Msg: fmt.Sprintf(format, args...)}
+	}
+}
+
+// refuse records e unless an error is recorded already.
+func (v *validator) refuse(e *FieldError) {
+	if v.err == nil {
+		v.err = e
 	}
 }
 

@@ -66,7 +66,7 @@ Progress goes to standard error each second when it is a terminal, or with
 	fl := cmd.Flags()
 	fl.StringVar(&f.apiURL, "api-url", "http://127.0.0.1:8080", "base URL of the sluice API")
 	fl.StringVar(&f.apiKey, "api-key", "", "API key of the account the events belong to (prefer SLUICE_API_KEY: flags show in process lists)")
-	fl.StringVar(&f.sample, "sample", "", `generate sample events of this kind instead of reading them: a kind name, "mixed" (mostly traffic, some audit), "traffic" or "audit"`)
+	fl.StringVar(&f.sample, "sample", "", `generate sample events of this kind instead of reading them: a kind name, "mixed" (mostly traffic, some audit), "traffic" or "audit" (never the audit kinds sluice emits about its own resources, which ingest refuses)`)
 	fl.IntVar(&f.count, "count", 1000, "sample events to send with --sample; 0 sends until interrupted")
 	fl.Uint64Var(&f.seed, "seed", 0, "seed of the samples: the same seed makes the same events, ids included (default: random)")
 	fl.Float64Var(&f.rate, "rate", 0, "events per second at most (default: as fast as sluice takes them)")

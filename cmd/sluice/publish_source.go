@@ -199,15 +199,22 @@ type kindMix struct {
 }
 
 // newKindMix returns the mix --sample names: one kind, "traffic" or "audit"
-// (their kinds evenly), or "mixed" (trafficShare percent traffic).
+// (their kinds evenly), or "mixed" (trafficShare percent traffic). The
+// audit kinds sluice emits about its own resources are left out: ingest
+// refuses them, and naming one is an error.
 func newKindMix(c *schemas.Catalogue, sample string, seed uint64) (*kindMix, error) {
 	m := &kindMix{rng: rand.New(rand.NewPCG(seed, ^seed))}
 	for _, k := range c.Kinds() {
-		if k.Class == schemas.ClassTraffic {
+		switch {
+		case k.EmittedBySluice:
+		case k.Class == schemas.ClassTraffic:
 			m.traffic = append(m.traffic, k.Name)
-		} else {
+		default:
 			m.audit = append(m.audit, k.Name)
 		}
+	}
+	if k, ok := c.Kind(sample); ok && k.EmittedBySluice {
+		return nil, fmt.Errorf("--sample %s: %w: sluice emits it about its own resources and ingest refuses it; use mixed, traffic, audit or another kind of `sluice schemas list`", sample, schemas.ErrEmittedBySluice)
 	}
 	switch sample {
 	case "mixed":

@@ -263,7 +263,7 @@ func TestServeGeneratesAndPrintsAKeyOnce(t *testing.T) {
 	if token == "" {
 		t.Fatalf("no key printed:\n%s", strings.Join(p.stderr, "\n"))
 	}
-	if code, body := request(t, "POST", p.url+"/events", token, `[{"event_type":"api_key_created.v0","object":{}}]`); code != 202 {
+	if code, body := request(t, "POST", p.url+"/events", token, `[{"event_type":"ip_policy_created.v0","object":{}}]`); code != 202 {
 		t.Fatalf("printed key does not work: %d %s", code, body)
 	}
 	for _, line := range p.stderr {

@@ -1,0 +1,61 @@
+package schemas
+
+import (
+	"fmt"
+	"strings"
+)
+
+// This file keeps the audit kinds sluice emits about its own resources
+// (Kind.EmittedBySluice, marked in catalogue_table.go) sluice's alone.
+//
+// The HTTP ingest API decodes with DecodeBatch, which refuses them whatever
+// the API key, and has no way to allow them: sluice's management API makes
+// its audit events with EncodeBySluice, which nothing a client sends
+// reaches. The producer package refuses them too (Encode, and
+// CheckPublishable for PublishEncoded), but a Go program with NATS
+// credentials can publish any bytes on sluice's subjects: for services
+// publishing over NATS, the boundary is NATS authorization (see
+// producer's package documentation).
+
+// emittedBySluiceError returns the error for an event of k, a kind only
+// sluice emits, sent to be published.
+func emittedBySluiceError(k *Kind) *FieldError {
+	return &FieldError{
+		Path: "event_type",
+		Err:  ErrEmittedBySluice,
+		Msg: fmt.Sprintf("%s is emitted by sluice itself about its own resources and cannot be published: "+
+			"sluice stores it when one of the account's %ss changes through sluice's management API. "+
+			"To receive it, subscribe to it; docs/events.md lists the kinds only sluice emits",
+			k.Name, strings.ReplaceAll(k.Family, "_", " ")),
+	}
+}
+
+// EncodeBySluice validates an event of a kind sluice emits about its own
+// resources (Kind.EmittedBySluice) and returns it in its stored form,
+// marked as sluice's own so that producer.PublishEncoded publishes it
+// (CheckPublishable). Encode and DecodeBatch refuse these kinds; this is
+// the one way to make them, and it is for sluice's management API, which
+// reports its own changes with it: no client request reaches it. It
+// returns the errors of Encode, and an error wrapping ErrUnknownKind for a
+// kind the catalogue does not have or sluice does not emit.
+func (c *Catalogue) EncodeBySluice(ev Event) (Encoded, error) {
+	k, ok := c.Kind(ev.Type)
+	if !ok || !k.EmittedBySluice {
+		return Encoded{}, fmt.Errorf("event_type %q: %w of sluice's own resources (use Encode for other kinds)", ev.Type, ErrUnknownKind)
+	}
+	enc, err := c.encode(k, ev)
+	enc.bySluice = err == nil
+	return enc, err
+}
+
+// CheckPublishable returns nil when e may be published into sluice's
+// stream: its kind is not one sluice emits about its own resources, or
+// EncodeBySluice made it. Otherwise it returns a *FieldError wrapping
+// ErrEmittedBySluice. Events from DecodeBatch and Encode always pass; an
+// Encoded built by hand with such a kind does not.
+func (c *Catalogue) CheckPublishable(e *Encoded) error {
+	if k, ok := c.Kind(e.Type); ok && k.EmittedBySluice && !e.bySluice {
+		return emittedBySluiceError(k)
+	}
+	return nil
+}
