@@ -201,6 +201,43 @@ func TestIngestRefusesKindsOnlySluiceEmits(t *testing.T) {
 	}
 }
 
+// TestIngestRefusesWhatReadsTwoWays posts a batch with events that JSON
+// readers read differently: a member name twice, a lone surrogate and a
+// number beyond float64, in known and unknown fields. The batch is refused
+// with 400 ERR_SLUICE_301, each event's error naming its path.
+func TestIngestRefusesWhatReadsTwoWays(t *testing.T) {
+	e := newTestEnv(t)
+	body := `[{"event_type":"http_request_complete.v0","object":{"conn":{"server_name":"allowed.example.com","server_name":"internal.example.org"}}},
+	{"event_type":"tcp_connection_closed.v0","object":{"conn":{"server_port":22},"edge":{"names":["ok","\ud800"]}}},
+	{"event_type":"tcp_connection_closed.v0","object":{"edge":{"load":1e999}}},
+	{"event_type":"tcp_connection_closed.v0","object":{"edge":{"pop":"fra1","po\u0070":"ams1"}}},
+	{"event_type":"tcp_connection_closed.v0","object":{"edge":{"pop":"fra1"},"n":1e-400,"s":"\ud834\udd1e"}}]`
+	resp, out := e.post(t, []byte(body), nil)
+	if resp.StatusCode != http.StatusBadRequest {
+		t.Fatalf("status %d, want 400: %s", resp.StatusCode, out)
+	}
+	got := decodeError(t, out)
+	errs, _ := got.Details["errors"].([]any)
+	want := []string{
+		"object.conn.server_name: the name appears twice",
+		`object.edge.names[1]: the string holds \ud800`,
+		"object.edge.load: the number 1e999 is beyond the range of a float64",
+		"object.edge.pop: the name appears twice",
+	}
+	if got.ErrorCode != "ERR_SLUICE_301" || len(errs) != len(want) {
+		t.Fatalf("got %s with errors %v, want ERR_SLUICE_301 with %d", got.ErrorCode, errs, len(want))
+	}
+	for i, w := range want {
+		entry, _ := errs[i].(map[string]any)
+		if msg, _ := entry["error"].(string); entry["index"] != float64(i) || !strings.HasPrefix(msg, w) {
+			t.Errorf("errors[%d] = %v, want index %d and an error starting %q", i, entry, i, w)
+		}
+	}
+	if n := e.stored(t); n != 0 {
+		t.Fatalf("%d events stored after a rejected request", n)
+	}
+}
+
 func TestIngestRejectsBadInput(t *testing.T) {
 	e := newTestEnv(t)
 	good := mustJSON(t, samples(t, 2, 3))

@@ -17,7 +17,7 @@ import (
 // process does not serve answers 404 with the API's error body, and routes
 // added with Handle are served either way.
 func TestRouteGroups(t *testing.T) {
-	event := `[{"event_type":"api_key_created.v0","object":{}}]`
+	event := `[{"event_type":"ip_policy_created.v0","object":{}}]`
 	tests := []struct {
 		name       string
 		cfg        api.Config

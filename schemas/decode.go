@@ -236,13 +236,14 @@ type envelope struct {
 // fieldErr; syntax and limit errors in err.
 func (d *decoder) event(index int) (ev Encoded, fieldErr error, err error) {
 	v, s := &d.v, &d.v.s
-	v.err, v.unknown = nil, 0
+	v.s.invalid, v.unknown = nil, 0
+	s.pathRoot, s.pathBase = "", s.depth // paths start at the event
 	if k := s.peek(); k != kindObject {
 		if k == kindInvalid {
 			return ev, nil, s.unexpected("an event (a JSON object)")
 		}
 		v.fail("event", "each event must be a JSON object, got %s", k)
-		return ev, v.err, s.skip()
+		return ev, v.s.invalid, s.skip()
 	}
 	start := s.pos
 	var e envelope
@@ -253,8 +254,8 @@ func (d *decoder) event(index int) (ev Encoded, fieldErr error, err error) {
 		return ev, nil, &LimitError{What: "bytes per event", Max: d.opts.MaxEventBytes, Got: size, Index: index}
 	}
 	d.finish(&e)
-	if v.err != nil {
-		return ev, v.err, nil
+	if v.s.invalid != nil {
+		return ev, v.s.invalid, nil
 	}
 	return d.encode(&e), nil, nil
 }
@@ -339,7 +340,7 @@ func (d *decoder) eventType(e *envelope) error {
 		return nil
 	}
 	if k.EmittedBySluice {
-		d.v.refuse(emittedBySluiceError(k))
+		d.v.failWith(emittedBySluiceError(k))
 	}
 	e.kind = k
 	return nil
@@ -366,16 +367,17 @@ func (d *decoder) finish(e *envelope) {
 	if !e.objectSet || bytes.Equal(e.object, []byte("null")) {
 		v.fail("object", "missing: every event needs its object, a JSON object of the kind's fields")
 	}
-	if v.err != nil || e.kind == nil {
+	if v.s.invalid != nil || e.kind == nil {
 		return
 	}
 	if !e.objectChecked {
 		var sub validator
 		sub.s.reset(e.object)
+		sub.s.pathRoot = e.kind.root.path
 		_ = sub.object(e.kind.root) // syntax was checked when the object was skipped
 		v.unknown += sub.unknown
-		if sub.err != nil && v.err == nil {
-			v.err = sub.err
+		if sub.s.invalid != nil && v.s.invalid == nil {
+			v.s.invalid = sub.s.invalid
 		}
 	}
 	if e.principalSet && e.kind.Class == ClassTraffic && !bytes.Equal(e.principal, []byte("null")) {
@@ -446,7 +448,8 @@ func (d *decoder) encode(e *envelope) Encoded {
 // fields of the object and the principal are kept and counted. It returns
 // an error wrapping ErrUnknownKind for an unknown Type, a *FieldError
 // wrapping ErrEmittedBySluice for a kind only sluice emits
-// (Kind.EmittedBySluice), a *FieldError for a field of the wrong type, or a
+// (Kind.EmittedBySluice), a *FieldError for a field of the wrong type or
+// a value JSON readers read differently (see ValidateObject), or a
 // *SyntaxError for malformed Object or Principal JSON.
 func (c *Catalogue) Encode(ev Event) (Encoded, error) {
 	k, ok := c.Kind(ev.Type)
@@ -506,15 +509,15 @@ func (c *Catalogue) encode(k *Kind, ev Event) (Encoded, error) {
 // check validates one JSON object against root and returns it compact.
 func (v *validator) check(data []byte, root *node) ([]byte, error) {
 	v.s.reset(data)
-	v.err = nil
+	v.s.pathRoot = root.path
 	if err := v.object(root); err != nil {
 		return nil, err
 	}
 	if err := v.s.end(); err != nil {
 		return nil, err
 	}
-	if v.err != nil {
-		return nil, v.err
+	if v.s.invalid != nil {
+		return nil, v.s.invalid
 	}
 	if v.s.spaced {
 		return compact(data), nil

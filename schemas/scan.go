@@ -37,18 +37,55 @@ var jsonKindNames = [...]string{"invalid JSON", "null", "a boolean", "a number",
 
 func (k jsonKind) String() string { return jsonKindNames[k] }
 
-// scanner is a strict JSON scanner over a byte slice. It never allocates on
-// valid input. It accepts exactly RFC 8259 JSON in valid UTF-8, nested at most
-// maxDepth levels.
+// scanner is a strict JSON scanner over a byte slice. It accepts exactly
+// RFC 8259 JSON in valid UTF-8, nested at most maxDepth levels, and returns
+// a *SyntaxError for anything else. Of that JSON it refuses, in invalid, a
+// value that different readers read differently, and goes on: an object
+// with a member name twice (readers keep the first, the last, or both), a
+// string with a lone UTF-16 surrogate escape (readers replace it, keep it,
+// or fail), and a number beyond float64's range (readers fail, or read
+// infinity). It never allocates on valid input whose open objects hold at
+// most len(keyBuf) members in all.
 type scanner struct {
 	data   []byte
 	pos    int
 	depth  int
 	spaced bool // whitespace was skipped: the input is not compact
+
+	// invalid is the first value refused: a *FieldError naming its path.
+	invalid error
+	// pathRoot names the value the scan starts at in the paths of
+	// invalid ("object", or "" for an event); the containers open at
+	// depths below pathBase (a batch's array) are not in paths.
+	pathRoot string
+	pathBase int
+	inKey    bool // a member name is being read
+
+	frames [maxDepth]frame // the open objects and arrays, outermost first
+	// The member names read so far of the open objects, outermost first:
+	// the first len(keyBuf) in keyBuf, the others in more.
+	keyBuf [64]keyRange
+	more   []keyRange
+	nkeys  int
+}
+
+// frame is an open object or array.
+type frame struct {
+	array bool
+	index int // arrays: the element being read, from 0
+	mark  int // the number of member names when it opened
+}
+
+// keyRange is the raw contents of a member name in the input.
+type keyRange struct {
+	start, end int
+	escaped    bool
 }
 
 func (s *scanner) reset(data []byte) {
-	*s = scanner{data: data}
+	s.data, s.pos, s.depth, s.spaced = data, 0, 0, false
+	s.invalid, s.pathRoot, s.pathBase, s.inKey = nil, "", 0, false
+	s.nkeys, s.more = 0, s.more[:0]
 }
 
 func (s *scanner) errorf(format string, args ...any) error {
@@ -185,19 +222,64 @@ func (s *scanner) escape() error {
 		if len(s.data)-s.pos < 4 {
 			return s.errorf("short \\u escape")
 		}
-		for _, h := range s.data[s.pos : s.pos+4] {
-			if !isHex(h) {
-				return s.errorf("invalid \\u escape")
-			}
+		r, ok := hexValue(s.data[s.pos:])
+		if !ok {
+			return s.errorf("invalid \\u escape")
 		}
 		s.pos += 4
+		switch {
+		case r < 0xd800 || r > 0xdfff:
+		case r <= 0xdbff && s.lowSurrogateNext():
+			s.pos += 6
+		default:
+			s.refuseSurrogate(r)
+		}
 		return nil
 	}
 	return s.errorf("invalid escape %q", s.data[s.pos])
 }
 
-func isHex(c byte) bool {
-	return (c >= '0' && c <= '9') || (c >= 'a' && c <= 'f') || (c >= 'A' && c <= 'F')
+// lowSurrogateNext reports whether a \u escape of a low surrogate
+// (DC00-DFFF) comes next, completing the pair of the high one before it.
+func (s *scanner) lowSurrogateNext() bool {
+	rest := s.data[s.pos:]
+	if len(rest) < 6 || rest[0] != '\\' || rest[1] != 'u' {
+		return false
+	}
+	r, ok := hexValue(rest[2:])
+	return ok && r >= 0xdc00 && r <= 0xdfff
+}
+
+// refuseSurrogate refuses the string being read for the lone surrogate r.
+func (s *scanner) refuseSurrogate(r rune) {
+	if s.invalid != nil {
+		return
+	}
+	what := "the string"
+	path := s.path(s.depth)
+	if s.inKey {
+		what, path = "a member name", s.path(s.depth-1)
+	}
+	s.refuse(path, "%s holds \\u%04x, half of a UTF-16 surrogate pair without its other half, which JSON readers "+
+		"read differently (or not at all): send the character in UTF-8, or escape it as a whole pair", what, r)
+}
+
+// hexValue decodes the 4 hexadecimal digits at the start of b.
+func hexValue(b []byte) (rune, bool) {
+	var r rune
+	for _, c := range b[:4] {
+		switch {
+		case c >= '0' && c <= '9':
+			r = r<<4 | rune(c-'0')
+		case c >= 'a' && c <= 'f':
+			r = r<<4 | rune(c-'a'+10)
+		case c >= 'A' && c <= 'F':
+			r = r<<4 | rune(c-'A'+10)
+		default:
+			return 0, false
+		}
+	}
+	return r, true
 }
 
 // number consumes a number and returns its text and whether it is an
@@ -233,7 +315,12 @@ func (s *scanner) number() (raw []byte, integer bool, err error) {
 			return nil, false, s.unexpected("a digit in the exponent")
 		}
 	}
-	return s.data[start:s.pos], integer, nil
+	raw = s.data[start:s.pos]
+	if !inFloatRange(raw) && s.invalid == nil {
+		s.refuse(s.path(s.depth), "the number %.40s is beyond the range of a float64 (about ±1.8e308), "+
+			"which JSON readers refuse or read as infinity: send a number within it, or a string", raw)
+	}
+	return raw, integer, nil
 }
 
 func (s *scanner) digits() bool {
@@ -249,18 +336,20 @@ func (s *scanner) beginObject() error {
 	if s.depth++; s.depth > maxDepth {
 		return s.errorf("nested deeper than %d levels", maxDepth)
 	}
+	s.frames[s.depth-1] = frame{mark: s.nkeys}
 	s.pos++
 	return nil
 }
 
 // nextKey moves to the next member of an object: it consumes the separator
 // and the key and its colon, and returns the key's raw contents; ok is false
-// at the closing brace, which it consumes.
+// at the closing brace, which it consumes, having checked that no name
+// came twice.
 func (s *scanner) nextKey(first bool) (key []byte, escaped, ok bool, err error) {
 	s.ws()
 	if s.pos < len(s.data) && s.data[s.pos] == '}' {
 		s.pos++
-		s.depth--
+		s.endObject()
 		return nil, false, false, nil
 	}
 	if !first {
@@ -270,10 +359,14 @@ func (s *scanner) nextKey(first bool) (key []byte, escaped, ok bool, err error) 
 		s.pos++
 		s.ws()
 	}
+	start := s.pos + 1
+	s.inKey = true
 	key, escaped, err = s.str()
+	s.inKey = false
 	if err != nil {
 		return nil, false, false, err
 	}
+	s.pushKey(keyRange{start: start, end: start + len(key), escaped: escaped})
 	s.ws()
 	if s.pos >= len(s.data) || s.data[s.pos] != ':' {
 		return nil, false, false, s.unexpected("':'")
@@ -287,6 +380,7 @@ func (s *scanner) beginArray() error {
 	if s.depth++; s.depth > maxDepth {
 		return s.errorf("nested deeper than %d levels", maxDepth)
 	}
+	s.frames[s.depth-1] = frame{array: true, index: -1, mark: s.nkeys}
 	s.pos++
 	return nil
 }
@@ -306,6 +400,7 @@ func (s *scanner) nextElem(first bool) (ok bool, err error) {
 		}
 		s.pos++
 	}
+	s.frames[s.depth-1].index++
 	return true, nil
 }
 

@@ -4,7 +4,6 @@ import (
 	"bytes"
 	"encoding/json"
 	"errors"
-	"fmt"
 	"math"
 	"strconv"
 	"time"
@@ -35,24 +34,22 @@ func (e *FieldError) Error() string { return e.Path + ": " + e.Msg }
 func (e *FieldError) Unwrap() error { return e.Err }
 
 // validator walks a JSON value along a catalogue node. Syntax errors stop
-// it; the first type error is kept in err and the walk goes on, so that the
-// caller can still find where the value ends.
+// it; the first type error is kept, with what the scanner refuses, in
+// s.invalid, and the walk goes on, so that the caller can still find where
+// the value ends.
 type validator struct {
 	s       scanner
 	unknown int
-	err     error
 }
 
 func (v *validator) fail(path, format string, args ...any) {
-	if v.err == nil {
-		v.err = &FieldError{Path: path, Msg: fmt.Sprintf(format, args...)}
-	}
+	v.s.refuse(path, format, args...)
 }
 
-// refuse records e unless an error is recorded already.
-func (v *validator) refuse(e *FieldError) {
-	if v.err == nil {
-		v.err = e
+// failWith records e unless an error is recorded already.
+func (v *validator) failWith(e *FieldError) {
+	if v.s.invalid == nil {
+		v.s.invalid = e
 	}
 }
 
@@ -386,17 +383,20 @@ func isTimestamp(b []byte) bool {
 // ValidateObject checks object, the JSON of an event's object, against the
 // kind's fields. Fields the kind does not declare are allowed, and counted in
 // unknown. It returns a *SyntaxError for malformed JSON, or a *FieldError for
-// the first field whose value does not have its declared type.
+// the first field whose value does not have its declared type, or that
+// JSON readers read differently: a member name twice in an object, a lone
+// surrogate, a number beyond float64's range.
 func (k *Kind) ValidateObject(object []byte) (unknown int, err error) {
 	var v validator
 	v.s.reset(object)
+	v.s.pathRoot = k.root.path
 	if err := v.object(k.root); err != nil {
 		return 0, err
 	}
 	if err := v.s.end(); err != nil {
 		return 0, err
 	}
-	return v.unknown, v.err
+	return v.unknown, v.s.invalid
 }
 
 // object checks the next value, which must be a JSON object, against root.
