@@ -119,6 +119,11 @@ type Deps struct {
 	// Subscriptions nil): the replay routes of /event_subscriptions are
 	// not served.
 	Replays Replays
+	// Storage says whether JetStream's store takes writes; while it does
+	// not, every request that writes is refused at once with 503
+	// ERR_SLUICE_110. nil: not watched (an external NATS server, whose
+	// refusals are reported as they come).
+	Storage Storage
 }
 
 // Server is the HTTP API. It is an http.Handler.
@@ -133,6 +138,7 @@ type Server struct {
 	apiKeys       APIKeys
 	deadLetters   DeadLetters
 	replays       Replays
+	storage       Storage
 	catalogue     *schemas.Catalogue
 	log           *slog.Logger
 	metrics       *metrics
@@ -174,6 +180,7 @@ func New(cfg Config, deps Deps) (*Server, error) {
 		apiKeys:       deps.APIKeys,
 		deadLetters:   deps.DeadLetters,
 		replays:       deps.Replays,
+		storage:       deps.Storage,
 		catalogue:     deps.Catalogue,
 		log:           deps.Logger,
 		metrics:       m,
@@ -201,7 +208,7 @@ func New(cfg Config, deps Deps) (*Server, error) {
 		s.routeAPIKeys()
 	}
 	s.mux.HandleFunc("/", s.fallback)
-	s.handler = s.withOperation(s.mux)
+	s.handler = s.withOperation(s.guardStorage(s.mux))
 	return s, nil
 }
 
