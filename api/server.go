@@ -119,6 +119,10 @@ type Deps struct {
 	// Subscriptions nil): the replay routes of /event_subscriptions are
 	// not served.
 	Replays Replays
+	// Outbox is where the store keeps the audit events of changes until
+	// they are published; the API takes out the events it publishes. nil:
+	// they are left to an AuditRelay.
+	Outbox Outbox
 	// Storage says whether JetStream's store takes writes; while it does
 	// not, every request that writes is refused at once with 503
 	// ERR_SLUICE_110. nil: not watched (an external NATS server, whose
@@ -139,6 +143,7 @@ type Server struct {
 	deadLetters   DeadLetters
 	replays       Replays
 	storage       Storage
+	outbox        Outbox
 	catalogue     *schemas.Catalogue
 	log           *slog.Logger
 	metrics       *metrics
@@ -181,6 +186,7 @@ func New(cfg Config, deps Deps) (*Server, error) {
 		deadLetters:   deps.DeadLetters,
 		replays:       deps.Replays,
 		storage:       deps.Storage,
+		outbox:        deps.Outbox,
 		catalogue:     deps.Catalogue,
 		log:           deps.Logger,
 		metrics:       m,

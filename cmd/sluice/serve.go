@@ -300,6 +300,14 @@ func runServe(ctx context.Context, f serveFlags, stderr io.Writer) error {
 		routesReady = reconciler.Ready
 	}
 	checks := destinationChecks{status: pipeline.NewStatusReader(js, statusKV, f.failingAfter), trial: pipeline.NewTrial(newSink, 0)}
+	// Every process serving the management API publishes the audit events
+	// of changes whose own process could not (see api.AuditRelay).
+	var auditRelay *api.AuditRelay
+	if roles.api {
+		if auditRelay, err = api.NewAuditRelay(st, prod, api.AuditRelayConfig{Metrics: reg}, log.With("component", "audit_relay")); err != nil {
+			return err
+		}
+	}
 	handler, err := httpHandler(api.Config{BaseURL: f.publicURL}, roles, st, prod, nc, js, reg, routesReady, storage, checks, deadLetters, pipeline.NewReplayer(stream, st), log)
 	if err != nil {
 		return err
@@ -328,6 +336,9 @@ func runServe(ctx context.Context, f serveFlags, stderr io.Writer) error {
 	}
 	if storageWatch != nil {
 		g.Go(func() error { return storageWatch.Run(gctx) })
+	}
+	if auditRelay != nil {
+		g.Go(func() error { return auditRelay.Run(gctx) })
 	}
 	if roles.worker {
 		g.Go(func() error {

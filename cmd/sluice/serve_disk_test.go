@@ -249,3 +249,60 @@ func checkAudited(t *testing.T, p *serveProcess, nc *nats.Conn) {
 		return len(missing) == 0
 	}, func() string { return fmt.Sprintf("destinations without their created event: %v", missing) })
 }
+
+// TestServeAuditSurvivesACrash makes a change while SLUICE_EVENTS refuses
+// writes (a message limit reached, the KV bucket still writable), kills
+// sluice serve right after the 201 and starts it again: the change's audit
+// event, stored with it, reaches the stream through the new process's
+// relay.
+func TestServeAuditSurvivesACrash(t *testing.T) {
+	if testing.Short() {
+		t.Skip("builds, runs and kills the binary")
+	}
+	bin := buildSluice(t)
+	dataDir := t.TempDir()
+	p := startServe(t, bin, dataDir, "SLUICE_BOOTSTRAP_API_KEY="+diskToken, "SLUICE_NATS_LISTEN=127.0.0.1:0")
+	waitReady(t, p.url)
+	nc, err := nats.Connect(p.logAttr(t, "the embedded NATS server is listening", "nats_url"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	ctx, cancel := context.WithTimeout(context.Background(), 30*time.Second)
+	defer cancel()
+	js, err := jetstream.New(nc)
+	if err != nil {
+		t.Fatal(err)
+	}
+	stream, err := js.Stream(ctx, pipeline.EventsStream)
+	if err != nil {
+		t.Fatal(err)
+	}
+	cfg := stream.CachedInfo().Config
+	cfg.MaxMsgs, cfg.Discard = 1, jetstream.DiscardNew
+	if code, body, _ := timedPost(t, p.url); code != http.StatusAccepted {
+		t.Fatalf("POST /events: %d %s", code, body)
+	}
+	if _, err := js.UpdateStream(ctx, cfg); err != nil {
+		t.Fatal(err)
+	}
+	nc.Close()
+	if code, body, _ := timedPost(t, p.url); code == http.StatusAccepted {
+		t.Fatalf("POST /events stored with the stream full: %s", body)
+	}
+	start := time.Now()
+	code, body := request(t, http.MethodPost, p.url+"/event_destinations", diskToken, destinationBody)
+	if code != http.StatusCreated {
+		t.Fatalf("POST /event_destinations: %d %s", code, body)
+	}
+	t.Logf("POST /event_destinations answered 201 in %s with the events stream refusing its audit event", time.Since(start).Round(time.Millisecond))
+	p.kill(t)
+
+	// The new process makes the stream as it should be again.
+	p = startServe(t, bin, dataDir, "SLUICE_NATS_LISTEN=127.0.0.1:0")
+	nc, err = nats.Connect(p.logAttr(t, "the embedded NATS server is listening", "nats_url"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer nc.Close()
+	checkAudited(t, p, nc)
+}

@@ -43,7 +43,7 @@ type destinationChecks struct {
 func httpHandler(cfg api.Config, roles serveRoles, st *store.Store, publisher api.Publisher, nc *nats.Conn, js jetstream.JetStream, reg *prometheus.Registry, routesReady func() bool, storage api.Storage, checks destinationChecks, deadLetters api.DeadLetters, replays api.Replays, log *slog.Logger) (http.Handler, error) {
 	deps := api.Deps{Keys: st, Publisher: publisher, Logger: log, Metrics: reg, Storage: storage}
 	if roles.api {
-		deps.Destinations, deps.Subscriptions, deps.APIKeys = st, st, st
+		deps.Destinations, deps.Subscriptions, deps.APIKeys, deps.Outbox = st, st, st, st
 		deps.DeadLetters, deps.Replays = deadLetters, replays
 		deps.DeliveryStatus, deps.DestinationTrial = checks.status, checks.trial
 	}
