@@ -57,8 +57,9 @@ type Config struct {
 	// next_page_uri). Default: http:// (https:// over TLS) and the Host of
 	// each request.
 	BaseURL string
-	// AuditTimeout bounds the storing of the audit event of one change,
-	// retries included; default DefaultAuditTimeout.
+	// AuditTimeout bounds the publishing of the audit event of one change
+	// when it is made; an event not published by then waits in the
+	// store's outbox for an AuditRelay. Default DefaultAuditTimeout.
 	AuditTimeout time.Duration
 	// WithoutIngest leaves POST /events out, so that it answers 404, for a
 	// process that serves only the management API. The management routes
@@ -67,7 +68,7 @@ type Config struct {
 }
 
 // DefaultAuditTimeout is the default of Config.AuditTimeout.
-const DefaultAuditTimeout = 15 * time.Second
+const DefaultAuditTimeout = 5 * time.Second
 
 func (c *Config) setDefaults() {
 	if c.MaxBodyBytes <= 0 {

@@ -82,8 +82,8 @@ func (s *Server) storageError(ctx context.Context, err error) error {
 	if errors.Is(context.Cause(ctx), errStorage) {
 		return errStorage
 	}
-	var apiErr *jetstream.APIError
-	if errors.As(err, &apiErr) && apiErr.ErrorCode == jsInsufficientResources {
+	var jsErr jetstream.JetStreamError
+	if errors.As(err, &jsErr) && jsErr.APIError() != nil && jsErr.APIError().ErrorCode == jsInsufficientResources {
 		return err
 	}
 	if strings.Contains(err.Error(), "no space left on device") {

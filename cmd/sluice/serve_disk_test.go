@@ -134,13 +134,19 @@ func TestServeFullDisk(t *testing.T) {
 	}
 	disk := disktest.Mount(t, diskSize)
 	bin := buildSluice(t)
-	p := startServe(t, bin, filepath.Join(disk, "data"), "SLUICE_BOOTSTRAP_API_KEY="+diskToken, "SLUICE_NATS_LISTEN=127.0.0.1:0")
+	clearSluiceEnv(t)
+	p := startServe(t, bin, filepath.Join(disk, "data"), "SLUICE_BOOTSTRAP_API_KEY="+diskToken, "SLUICE_NATS_LISTEN=127.0.0.1:0", "SLUICE_DEV=true", "SLUICE_DEV_AWS_LISTEN=127.0.0.1:0")
+	endpoint := p.logAttr(t, "dev mode: every destination delivers to the AWS emulator", "aws_endpoint")
 	waitReady(t, p.url)
 	nc, err := nats.Connect(p.logAttr(t, "the embedded NATS server is listening", "nats_url"))
 	if err != nil {
 		t.Fatal(err)
 	}
 	defer nc.Close()
+	// A route to the emulator, to check that delivery goes on after.
+	destID := createByToken(t, p.url+"/event_destinations", destinationBody)
+	createByToken(t, p.url+"/event_subscriptions", `{"sources":[{"type":"http_request_complete.v0"}],"destination_ids":["`+destID+`"]}`)
+	waitDelivered(t, p, endpoint)
 
 	var accepted []string
 	for range 10 {
@@ -209,6 +215,7 @@ func TestServeFullDisk(t *testing.T) {
 		t.Fatalf("POST /event_destinations after space returned: %d %s", code, body)
 	}
 	checkAudited(t, p, nc)
+	waitDelivered(t, p, endpoint)
 
 	stored := streamEventIDs(t, nc)
 	for _, id := range accepted {
@@ -217,6 +224,42 @@ func TestServeFullDisk(t *testing.T) {
 		}
 	}
 	t.Logf("%d events answered 202, all in the stream", len(accepted))
+}
+
+// createByToken POSTs body with the test's key and returns the id of the
+// resource created.
+func createByToken(t *testing.T, url, body string) string {
+	t.Helper()
+	code, out := request(t, http.MethodPost, url, diskToken, body)
+	var created struct {
+		ID string `json:"id"`
+	}
+	if code != http.StatusCreated || json.Unmarshal([]byte(out), &created) != nil || created.ID == "" {
+		t.Fatalf("POST %s: %d %s", url, code, out)
+	}
+	return created.ID
+}
+
+// waitDelivered posts events until one reaches the Kinesis stream of
+// destinationBody in the emulator at endpoint.
+func waitDelivered(t *testing.T, p *serveProcess, endpoint string) {
+	t.Helper()
+	var posted []string
+	pollUntil(t, 30*time.Second, time.Second, "an event delivered to the emulator", func() bool {
+		if code, body, _ := timedPost(t, p.url); code == http.StatusAccepted {
+			posted = append(posted, acceptedIDs(t, body)...)
+		}
+		out, _, err := runSluice(t, "", "tail", "--emulator", endpoint, "arn:aws:kinesis:us-east-1:123456789012:stream/s", "--since", "5m", "--follow=false")
+		if err != nil {
+			return false // the stream is made by the first delivery
+		}
+		for _, id := range posted {
+			if strings.Contains(out, id) {
+				return true
+			}
+		}
+		return false
+	}, p.tail)
 }
 
 // checkAudited checks that every destination of the account has its
