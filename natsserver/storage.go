@@ -134,13 +134,17 @@ func (w *StorageWatch) Run(ctx context.Context) error {
 func (w *StorageWatch) check() error {
 	var err error
 	health := w.srv.srv.Healthz(&server.HealthzOptions{})
-	// Only a write error is the store's: a server starting, or JetStream
-	// off for another reason, is not something the watch can mend.
-	if health.Error != "" && strings.Contains(health.Error, "write error") {
+	switch {
+	case !w.srv.srv.JetStreamEnabled():
+		// The server turned JetStream off (it does on a permission error
+		// while writing), or a restart of the watch's failed.
+		err = fmt.Errorf("%w (JetStream is off: %s)", ErrStorageRefusesWrites, health.Error)
+	case strings.Contains(health.Error, "no space left"):
+		err = fmt.Errorf("%w (%s)", ErrStorageFull, health.Error)
+	case strings.Contains(health.Error, "write error"):
+		// Only a write error is the store's: another failure of the health
+		// check (a stream not recovered) is not for the watch to mend.
 		err = fmt.Errorf("%w (%s)", ErrStorageRefusesWrites, health.Error)
-		if strings.Contains(health.Error, "no space left") {
-			err = fmt.Errorf("%w (%s)", ErrStorageFull, health.Error)
-		}
 	}
 	w.set(err)
 	return err
