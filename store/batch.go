@@ -144,5 +144,10 @@ func allowAtomicBatches(ctx context.Context, js jetstream.JetStream) (jetstream.
 	if stream, err = js.UpdateStream(ctx, cfg); err != nil {
 		return nil, fmt.Errorf("letting stream %s take atomic batches (it needs nats-server 2.12 or later): %w", kvStream, err)
 	}
+	// A server older than 2.12 takes the update and ignores the setting;
+	// it would store a batch's messages one by one.
+	if !stream.CachedInfo().Config.AllowAtomicPublish {
+		return nil, fmt.Errorf("stream %s does not take atomic batches: sluice needs nats-server 2.12 or later on every node, to store each change with its audit event", kvStream)
+	}
 	return stream, nil
 }
