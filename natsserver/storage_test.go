@@ -15,12 +15,18 @@ import (
 )
 
 // TestStorageWatchRecoversFromAFullDisk fills the disk under the embedded
-// server: the watch reports the storage full once a write has failed, and
-// once space returns it restarts JetStream, so that the stream takes
-// messages again with every acknowledged one still there.
+// server, plain and encrypted: the watch reports the storage full once a
+// write has failed, and once space returns it restarts JetStream, so that
+// the stream takes messages again with every acknowledged one still there.
 func TestStorageWatchRecoversFromAFullDisk(t *testing.T) {
+	for _, key := range []string{"", "a-key-of-at-least-thirty-two-characters-0123456789"} {
+		t.Run(fmt.Sprintf("encrypted=%v", key != ""), func(t *testing.T) { testStorageWatch(t, key) })
+	}
+}
+
+func testStorageWatch(t *testing.T, key string) {
 	disk := disktest.Mount(t, 32<<20)
-	srv := startServer(t, natsserver.Config{DataDir: disk})
+	srv := startServer(t, natsserver.Config{DataDir: disk, Key: key})
 	ctx := testContext(t)
 	watch := srv.NewStorageWatch(natsserver.StorageWatchConfig{CheckInterval: 20 * time.Millisecond, ProbeInterval: 50 * time.Millisecond})
 	runCtx, stop := context.WithCancel(ctx)
