@@ -11,11 +11,11 @@ import (
 // APIKeys keeps the API keys of accounts. *store.Store implements it; see
 // its methods for the errors each returns.
 type APIKeys interface {
-	CreateAPIKey(ctx context.Context, accountID string, in store.APIKeyInput, token string) (store.APIKey, error)
+	CreateAPIKey(ctx context.Context, accountID string, in store.APIKeyInput, token string, opts ...store.WriteOption) (store.APIKey, error)
 	GetAPIKey(ctx context.Context, accountID, id string) (store.APIKey, error)
 	ListAPIKeys(ctx context.Context, accountID string, page store.Page) ([]store.APIKey, string, error)
-	UpdateAPIKey(ctx context.Context, accountID, id string, fn func(*store.APIKey) error) (store.APIKey, error)
-	DeleteAPIKey(ctx context.Context, accountID, id string) (store.APIKey, error)
+	UpdateAPIKey(ctx context.Context, accountID, id string, fn func(*store.APIKey) error, opts ...store.WriteOption) (store.APIKey, error)
+	DeleteAPIKey(ctx context.Context, accountID, id string, opts ...store.WriteOption) (store.APIKey, error)
 }
 
 // routeAPIKeys registers the /api_keys routes.
@@ -64,6 +64,12 @@ func (s *Server) apiKeyResponse(r *http.Request, k store.APIKey) apiKeyBody {
 	}
 }
 
+// apiKeyAudit returns the object of an API key's audit event: its body,
+// without its token.
+func (s *Server) apiKeyAudit(r *http.Request) func(store.APIKey) any {
+	return func(k store.APIKey) any { return s.apiKeyResponse(r, k) }
+}
+
 func (s *Server) createAPIKey(w http.ResponseWriter, r *http.Request) {
 	var in apiKeyInput
 	if e := decodeBody(w, r, &in); e != nil {
@@ -77,13 +83,14 @@ func (s *Server) createAPIKey(w http.ResponseWriter, r *http.Request) {
 	if in.Metadata != nil {
 		fields.Metadata = *in.Metadata
 	}
-	created, err := s.apiKeys.CreateAPIKey(r.Context(), apiKey(r.Context()).AccountID, fields, "")
+	audit := newAudit(s, r, auditAPIKey, changeCreated, s.apiKeyAudit(r))
+	created, err := s.apiKeys.CreateAPIKey(r.Context(), apiKey(r.Context()).AccountID, fields, "", audit.option())
 	if err != nil {
 		s.writeStoreError(w, r, err, apiKeyResource, "")
 		return
 	}
+	audit.publish()
 	body := s.apiKeyResponse(r, created)
-	s.audit(r, auditAPIKey, changeCreated, body)
 	body.Token = &created.Token
 	w.Header().Set("Cache-Control", "no-store")
 	writeJSON(w, http.StatusCreated, body)
@@ -125,6 +132,7 @@ func (s *Server) updateAPIKey(w http.ResponseWriter, r *http.Request) {
 		writeError(w, r, e)
 		return
 	}
+	audit := newAudit(s, r, auditAPIKey, changeUpdated, s.apiKeyAudit(r))
 	k, err := s.apiKeys.UpdateAPIKey(r.Context(), apiKey(r.Context()).AccountID, id, func(k *store.APIKey) error {
 		if in.Description != nil {
 			k.Description = *in.Description
@@ -133,23 +141,22 @@ func (s *Server) updateAPIKey(w http.ResponseWriter, r *http.Request) {
 			k.Metadata = *in.Metadata
 		}
 		return nil
-	})
+	}, audit.option())
 	if err != nil {
 		s.writeStoreError(w, r, err, apiKeyResource, id)
 		return
 	}
-	body := s.apiKeyResponse(r, k)
-	s.audit(r, auditAPIKey, changeUpdated, body)
-	writeJSON(w, http.StatusOK, body)
+	audit.publish()
+	writeJSON(w, http.StatusOK, s.apiKeyResponse(r, k))
 }
 
 func (s *Server) deleteAPIKey(w http.ResponseWriter, r *http.Request) {
 	id := r.PathValue("id")
-	deleted, err := s.apiKeys.DeleteAPIKey(r.Context(), apiKey(r.Context()).AccountID, id)
-	if err != nil {
+	audit := newAudit(s, r, auditAPIKey, changeDeleted, s.apiKeyAudit(r))
+	if _, err := s.apiKeys.DeleteAPIKey(r.Context(), apiKey(r.Context()).AccountID, id, audit.option()); err != nil {
 		s.writeStoreError(w, r, err, apiKeyResource, id)
 		return
 	}
-	s.audit(r, auditAPIKey, changeDeleted, s.apiKeyResponse(r, deleted))
+	audit.publish()
 	w.WriteHeader(http.StatusNoContent)
 }

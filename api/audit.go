@@ -3,13 +3,9 @@ package api
 import (
 	"context"
 	"encoding/json"
-	"errors"
+	"fmt"
 	"net/http"
-	"time"
 
-	"github.com/cenkalti/backoff/v4"
-
-	"github.com/sluicehq/sluice/producer"
 	"github.com/sluicehq/sluice/schemas"
 	"github.com/sluicehq/sluice/store"
 )
@@ -32,48 +28,67 @@ const (
 	changeDeleted = "deleted"
 )
 
-// audit stores the audit event of a change the request made, such as
-// ("event_destination", "created"), whose object is the resource as it was
-// after the change (before it, for a deletion) in the JSON shape of the
-// API, with secrets null. The principal is the API key of the request.
-//
-// The change is made when audit runs, so it does not fail the request: an
-// event JetStream does not store within Config.AuditTimeout (which runs on
-// after the client hangs up) is logged, with its
-// id and object, and counted in sluice_audit_events_failed_total.
-func (s *Server) audit(r *http.Request, family, change string, object any) {
-	kind := family + "_" + change + ".v0"
-	key := apiKey(r.Context())
-	log := s.log.With("operation_id", operationID(r.Context()), "event_type", kind, "account_id", key.AccountID)
-	ev, err := s.auditEvent(r, kind, key, object)
-	if err != nil {
-		// A bug: the API's own resources must fit the catalogue.
-		log.Error("audit event does not fit the catalogue", "error", err)
-		s.metrics.auditFailed.WithLabelValues(kind).Inc()
-		return
-	}
-	ctx, cancel := context.WithTimeout(context.WithoutCancel(r.Context()), s.cfg.AuditTimeout)
-	defer cancel()
-	policy := backoff.WithContext(backoff.NewExponentialBackOff(
-		backoff.WithInitialInterval(50*time.Millisecond),
-		backoff.WithMaxInterval(2*time.Second),
-		backoff.WithMaxElapsedTime(0), // the context bounds it
-	), ctx)
-	err = backoff.Retry(func() error {
-		// The same event id each time: a publish that was stored but whose
-		// ack was lost is not stored twice.
-		res := s.publisher.PublishEncoded(ctx, []schemas.Encoded{ev})[0]
-		if res.Err != nil && !errors.Is(res.Err, producer.ErrNotStored) {
-			return backoff.Permanent(res.Err)
+// auditing is the audit event of one change a request makes. The store
+// builds it, through option, when it writes the change, and stores both
+// together or neither (store.WithAudit): the event waits in the store's
+// outbox. Once the change is made, publish sends it to SLUICE_EVENTS right
+// away; if that fails, or the process dies first, an AuditRelay (in every
+// process serving the API) publishes it a little later. So no change is
+// ever without its audit event.
+type auditing[T any] struct {
+	s      *Server
+	r      *http.Request
+	kind   string
+	object func(T) any // the event's object: the resource in the API's JSON shape, secrets null
+	event  schemas.Encoded
+}
+
+// newAudit returns the auditing of a change of family, such as
+// ("event_destination", "created"), whose object is object(resource) with
+// resource as it is after the change (before it, for a deletion). The
+// principal is the API key of the request.
+func newAudit[T any](s *Server, r *http.Request, family, change string, object func(T) any) *auditing[T] {
+	return &auditing[T]{s: s, r: r, kind: family + "_" + change + ".v0", object: object}
+}
+
+// option is the store's option that writes the event with the change.
+func (a *auditing[T]) option() store.WriteOption {
+	return store.WithAudit(func(resource any) (schemas.Encoded, error) {
+		v, ok := resource.(T)
+		if !ok {
+			return schemas.Encoded{}, fmt.Errorf("audit event %s: the store gave a %T", a.kind, resource)
 		}
-		return res.Err
-	}, policy)
+		ev, err := a.s.auditEvent(a.r, a.kind, apiKey(a.r.Context()), a.object(v))
+		if err != nil {
+			// A bug: the API's own resources must fit the catalogue.
+			a.s.log.Error("audit event does not fit the catalogue", "operation_id", operationID(a.r.Context()), "event_type", a.kind, "error", err)
+			return schemas.Encoded{}, err
+		}
+		a.event = ev
+		return ev, nil
+	})
+}
+
+// publish sends the event of the change just made to SLUICE_EVENTS and
+// takes it out of the outbox, trying once for at most Config.AuditTimeout
+// (which runs on after the client hangs up). If that fails, the event stays
+// in the outbox for the relay: it is logged and counted in
+// sluice_audit_events_failed_total, and the request does not fail, as
+// its change was made with its event.
+func (a *auditing[T]) publish() {
+	s, ev := a.s, a.event
+	ctx, cancel := context.WithTimeout(context.WithoutCancel(a.r.Context()), s.cfg.AuditTimeout)
+	defer cancel()
+	err := s.publisher.PublishEncoded(ctx, []schemas.Encoded{ev})[0].Err
+	if err == nil && s.outbox != nil {
+		err = s.outbox.AuditPublished(ctx, ev.ID)
+	}
 	if err != nil {
-		log.Error("audit event not stored", "event_id", ev.ID, "object", json.RawMessage(eventObject(ev)), "error", err)
-		s.metrics.auditFailed.WithLabelValues(kind).Inc()
+		s.log.Warn("audit event left in the outbox for the relay", "operation_id", operationID(a.r.Context()), "event_type", a.kind, "event_id", ev.ID, "error", err)
+		s.metrics.auditFailed.WithLabelValues(a.kind).Inc()
 		return
 	}
-	s.metrics.audited.WithLabelValues(kind).Inc()
+	s.metrics.audited.WithLabelValues(a.kind).Inc()
 }
 
 // auditEvent returns the audit event of kind made by key, validated.
@@ -105,16 +120,4 @@ func (s *Server) principal(r *http.Request, key store.APIKey) schemas.Principal 
 		Source:     principalSource,
 		Credential: schemas.Ref{ID: key.ID, URI: s.resourceURI(r, "/api_keys/"+key.ID)},
 	}
-}
-
-// eventObject returns the object of a stored event, for the log line of an
-// event that could not be stored.
-func eventObject(ev schemas.Encoded) []byte {
-	var envelope struct {
-		Object json.RawMessage `json:"object"`
-	}
-	if json.Unmarshal(ev.Data, &envelope) != nil {
-		return []byte("null")
-	}
-	return envelope.Object
 }

@@ -12,11 +12,11 @@ import (
 // Destinations keeps the event destinations of accounts. *store.Store
 // implements it; see its methods for the errors each returns.
 type Destinations interface {
-	CreateDestination(ctx context.Context, accountID string, in store.Destination) (store.Destination, error)
+	CreateDestination(ctx context.Context, accountID string, in store.Destination, opts ...store.WriteOption) (store.Destination, error)
 	GetDestination(ctx context.Context, accountID, id string) (store.Destination, error)
 	ListDestinations(ctx context.Context, accountID string, page store.Page) ([]store.Destination, string, error)
-	UpdateDestination(ctx context.Context, accountID, id string, fn func(*store.Destination) error) (store.Destination, error)
-	DeleteDestination(ctx context.Context, accountID, id string) (store.Destination, error)
+	UpdateDestination(ctx context.Context, accountID, id string, fn func(*store.Destination) error, opts ...store.WriteOption) (store.Destination, error)
+	DeleteDestination(ctx context.Context, accountID, id string, opts ...store.WriteOption) (store.Destination, error)
 }
 
 // routeDestinations registers the /event_destinations routes.
@@ -214,6 +214,12 @@ type destinationList struct {
 	NextPageURI  *string           `json:"next_page_uri"`
 }
 
+// destinationAuditObject returns the object of a destination's audit
+// event (destinationAudit).
+func (s *Server) destinationAuditObject(r *http.Request) func(store.Destination) any {
+	return func(d store.Destination) any { return s.destinationAudit(r, d) }
+}
+
 func (s *Server) createDestination(w http.ResponseWriter, r *http.Request) {
 	var in destinationInput
 	if e := decodeBody(w, r, &in); e != nil {
@@ -222,12 +228,13 @@ func (s *Server) createDestination(w http.ResponseWriter, r *http.Request) {
 	}
 	var d store.Destination
 	in.apply(&d)
-	created, err := s.destinations.CreateDestination(r.Context(), apiKey(r.Context()).AccountID, d)
+	audit := newAudit(s, r, auditDestination, changeCreated, s.destinationAuditObject(r))
+	created, err := s.destinations.CreateDestination(r.Context(), apiKey(r.Context()).AccountID, d, audit.option())
 	if err != nil {
 		s.writeStoreError(w, r, err, destinationResource, "")
 		return
 	}
-	s.audit(r, auditDestination, changeCreated, s.destinationAudit(r, created))
+	audit.publish()
 	writeJSON(w, http.StatusCreated, s.destinationResponse(r, created))
 }
 
@@ -267,25 +274,26 @@ func (s *Server) updateDestination(w http.ResponseWriter, r *http.Request) {
 		writeError(w, r, e)
 		return
 	}
+	audit := newAudit(s, r, auditDestination, changeUpdated, s.destinationAuditObject(r))
 	d, err := s.destinations.UpdateDestination(r.Context(), apiKey(r.Context()).AccountID, id, func(d *store.Destination) error {
 		in.apply(d)
 		return nil
-	})
+	}, audit.option())
 	if err != nil {
 		s.writeStoreError(w, r, err, destinationResource, id)
 		return
 	}
-	s.audit(r, auditDestination, changeUpdated, s.destinationAudit(r, d))
+	audit.publish()
 	writeJSON(w, http.StatusOK, s.destinationResponse(r, d))
 }
 
 func (s *Server) deleteDestination(w http.ResponseWriter, r *http.Request) {
 	id := r.PathValue("id")
-	deleted, err := s.destinations.DeleteDestination(r.Context(), apiKey(r.Context()).AccountID, id)
-	if err != nil {
+	audit := newAudit(s, r, auditDestination, changeDeleted, s.destinationAuditObject(r))
+	if _, err := s.destinations.DeleteDestination(r.Context(), apiKey(r.Context()).AccountID, id, audit.option()); err != nil {
 		s.writeStoreError(w, r, err, destinationResource, id)
 		return
 	}
-	s.audit(r, auditDestination, changeDeleted, s.destinationAudit(r, deleted))
+	audit.publish()
 	w.WriteHeader(http.StatusNoContent)
 }

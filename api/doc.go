@@ -4,5 +4,8 @@
 // ERR_SLUICE_ codes, and an operation id on every response.
 //
 // It holds no state of its own: keys are checked against package store and
-// events are published through package producer.
+// events are published through package producer. AuditRelay publishes the
+// audit events a change left in the store's outbox; while JetStream's
+// storage refuses writes (Storage), requests that write are refused at
+// once.
 package api

@@ -21,6 +21,7 @@ const (
 	CodeConfigUnavailable  Code = 104 // 503: the configuration store is unreachable
 	CodeStatusUnavailable  Code = 108 // 503: the delivery status cannot be read from JetStream
 	CodeDLQUnavailable     Code = 107 // 503: the dead-letter stream cannot be read or changed
+	CodeStorageFull        Code = 110 // 503: JetStream's storage is full, or refuses writes
 	CodeVersionMissing     Code = 200 // 400: no Service-Version header
 	CodeVersionUnsupported Code = 201 // 400: a Service-Version other than 2
 	CodeAuthMissing        Code = 210 // 401: no bearer token
@@ -61,6 +62,7 @@ var codes = map[Code]codeInfo{
 	CodeConfigUnavailable:  {http.StatusServiceUnavailable, "sluice cannot read or write its configuration store (subscriptions, destinations, API keys) because it is unreachable; retry after Retry-After seconds"},
 	CodeStatusUnavailable:  {http.StatusServiceUnavailable, "sluice cannot read a destination's delivery status (the SLUICE_STATUS bucket, the route consumers, SLUICE_DLQ) because JetStream is unreachable; retry after Retry-After seconds"},
 	CodeDLQUnavailable:     {http.StatusServiceUnavailable, "sluice cannot read or change its dead-letter stream (SLUICE_DLQ) because JetStream is unreachable; retry after Retry-After seconds"},
+	CodeStorageFull:        {http.StatusServiceUnavailable, "JetStream's storage is full (or refuses writes for another reason the message gives), so nothing can be stored: neither events nor changes; sluice takes writes again by itself within seconds of space being freed. Send the same request again after Retry-After seconds (with the same event ids, for events)"},
 	CodeVersionMissing:     {http.StatusBadRequest, "the Service-Version header is missing; send Service-Version: 2"},
 	CodeVersionUnsupported: {http.StatusBadRequest, "the Service-Version header names a version sluice does not support; send Service-Version: 2"},
 	CodeAuthMissing:        {http.StatusUnauthorized, "no Authorization: Bearer <API key> header"},

@@ -3,6 +3,7 @@ package api
 import (
 	"bytes"
 	"errors"
+	"fmt"
 	"io"
 	"mime"
 	"net"
@@ -103,6 +104,11 @@ func (s *Server) ingestBatch(w http.ResponseWriter, r *http.Request) *Error {
 	if len(failed) > 0 {
 		firstErr := results[failed[0]].Err
 		s.log.Warn("storing events", "operation_id", operationID(r.Context()), "failed", len(failed), "of", len(results), "error", firstErr)
+		if s.storageError(r.Context(), firstErr) != nil {
+			e := storageFull(w, fmt.Sprintf("%d of %d events were not stored (details.event_ids lists the batch's ids)", len(failed), len(results)))
+			e.Details = map[string]any{"event_ids": resp.EventIDs}
+			return e
+		}
 		w.Header().Set("Retry-After", "1")
 		e := newError(CodeUnavailable, "JetStream did not store %d of %d events (%v); send the batch again with the event ids in details.event_ids: within the stream's 2-minute duplicate window, events already stored are not stored twice", len(failed), len(results), firstErr)
 		e.Details = map[string]any{"event_ids": resp.EventIDs}

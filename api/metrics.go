@@ -43,11 +43,11 @@ func newMetrics(reg prometheus.Registerer) (*metrics, error) {
 		}, []string{"code"}),
 		audited: prometheus.NewCounterVec(prometheus.CounterOpts{
 			Name: "sluice_audit_events_total",
-			Help: "Audit events of changes made through the management API stored in JetStream, by event type.",
+			Help: "Audit events of changes made through the management API published to SLUICE_EVENTS when the change was made, by event type.",
 		}, []string{"event_type"}),
 		auditFailed: prometheus.NewCounterVec(prometheus.CounterOpts{
 			Name: "sluice_audit_events_failed_total",
-			Help: "Audit events of changes made through the management API that JetStream did not store within the audit timeout (the change was made; the event is in the error log), by event type.",
+			Help: "Audit events of changes made through the management API that could not be published to SLUICE_EVENTS within the audit timeout when the change was made; each was stored with its change and waits in the store's outbox for the audit relay (sluice_audit_outbox_pending), by event type.",
 		}, []string{"event_type"}),
 	}
 	if reg == nil {

@@ -42,6 +42,9 @@ func (s *Server) writeStoreError(w http.ResponseWriter, r *http.Request, err err
 		writeError(w, r, newError(CodeResourceNotFound, "your account has no %s %q; list yours with GET %s", res.noun, id, res.listPath))
 	case errors.Is(err, store.ErrConflict):
 		writeError(w, r, newError(CodeConcurrentChange, "the %s %s kept changing under concurrent updates; send the request again", res.noun, id))
+	case s.storageError(r.Context(), err) != nil:
+		s.log.Warn("configuration store refuses writes", "operation_id", operationID(r.Context()), "method", r.Method, "path", r.URL.Path, "error", err, "storage", s.storageError(r.Context(), err))
+		writeStorageError(w, r)
 	default:
 		s.log.Error("configuration store failed", "operation_id", operationID(r.Context()), "method", r.Method, "path", r.URL.Path, "error", err)
 		w.Header().Set("Retry-After", "1")

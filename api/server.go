@@ -61,8 +61,9 @@ type Config struct {
 	// never taken from a request's Host, which the client chooses: a
 	// stored event must not carry a host a caller made up.
 	BaseURL string
-	// AuditTimeout bounds the storing of the audit event of one change,
-	// retries included; default DefaultAuditTimeout.
+	// AuditTimeout bounds the publishing of the audit event of one change
+	// when it is made; an event not published by then waits in the
+	// store's outbox for an AuditRelay. Default DefaultAuditTimeout.
 	AuditTimeout time.Duration
 	// WithoutIngest leaves POST /events out, so that it answers 404, for a
 	// process that serves only the management API. The management routes
@@ -71,7 +72,7 @@ type Config struct {
 }
 
 // DefaultAuditTimeout is the default of Config.AuditTimeout.
-const DefaultAuditTimeout = 15 * time.Second
+const DefaultAuditTimeout = 5 * time.Second
 
 func (c *Config) setDefaults() {
 	if c.MaxBodyBytes <= 0 {
@@ -123,6 +124,15 @@ type Deps struct {
 	// Subscriptions nil): the replay routes of /event_subscriptions are
 	// not served.
 	Replays Replays
+	// Outbox is where the store keeps the audit events of changes until
+	// they are published; the API takes out the events it publishes. nil:
+	// they are left to an AuditRelay.
+	Outbox Outbox
+	// Storage says whether JetStream's store takes writes; while it does
+	// not, every request that writes is refused at once with 503
+	// ERR_SLUICE_110. nil: not watched (an external NATS server, whose
+	// refusals are reported as they come).
+	Storage Storage
 }
 
 // Server is the HTTP API. It is an http.Handler.
@@ -137,6 +147,8 @@ type Server struct {
 	apiKeys       APIKeys
 	deadLetters   DeadLetters
 	replays       Replays
+	storage       Storage
+	outbox        Outbox
 	catalogue     *schemas.Catalogue
 	log           *slog.Logger
 	metrics       *metrics
@@ -183,6 +195,8 @@ func New(cfg Config, deps Deps) (*Server, error) {
 		apiKeys:       deps.APIKeys,
 		deadLetters:   deps.DeadLetters,
 		replays:       deps.Replays,
+		storage:       deps.Storage,
+		outbox:        deps.Outbox,
 		catalogue:     deps.Catalogue,
 		log:           deps.Logger,
 		metrics:       m,
@@ -210,7 +224,7 @@ func New(cfg Config, deps Deps) (*Server, error) {
 		s.routeAPIKeys()
 	}
 	s.mux.HandleFunc("/", s.fallback)
-	s.handler = s.withOperation(s.mux)
+	s.handler = s.withOperation(s.guardStorage(s.mux))
 	return s, nil
 }
 

@@ -124,7 +124,8 @@ func (s *Server) deleteSource(w http.ResponseWriter, r *http.Request) {
 // source of kind (no body for 204).
 func (s *Server) changeSource(w http.ResponseWriter, r *http.Request, status int, kind string, change func(*store.Subscription) error) {
 	id := r.PathValue("id")
-	sub, err := s.subscriptions.UpdateSubscription(r.Context(), apiKey(r.Context()).AccountID, id, change)
+	audit := newAudit(s, r, auditSubscription, changeUpdated, s.subscriptionAudit(r))
+	sub, err := s.subscriptions.UpdateSubscription(r.Context(), apiKey(r.Context()).AccountID, id, change, audit.option())
 	switch {
 	case errors.Is(err, errSourceExists):
 		writeError(w, r, newError(CodeSourceExists, "event subscription %s has a source of %s already; change it with PATCH %s", id, kind, sourcePath(id, kind)))
@@ -136,7 +137,7 @@ func (s *Server) changeSource(w http.ResponseWriter, r *http.Request, status int
 		s.writeStoreError(w, r, sourceField(err, kind), subscriptionResource, id)
 		return
 	}
-	s.audit(r, auditSubscription, changeUpdated, s.subscriptionResponse(r, sub))
+	audit.publish()
 	if status == http.StatusNoContent {
 		w.WriteHeader(status)
 		return

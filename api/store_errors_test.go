@@ -19,7 +19,7 @@ import (
 // every call of which returns err.
 type failingStore struct{ err error }
 
-func (f failingStore) CreateDestination(context.Context, string, store.Destination) (store.Destination, error) {
+func (f failingStore) CreateDestination(context.Context, string, store.Destination, ...store.WriteOption) (store.Destination, error) {
 	return store.Destination{}, f.err
 }
 
@@ -31,15 +31,15 @@ func (f failingStore) ListDestinations(context.Context, string, store.Page) ([]s
 	return nil, "", f.err
 }
 
-func (f failingStore) UpdateDestination(context.Context, string, string, func(*store.Destination) error) (store.Destination, error) {
+func (f failingStore) UpdateDestination(context.Context, string, string, func(*store.Destination) error, ...store.WriteOption) (store.Destination, error) {
 	return store.Destination{}, f.err
 }
 
-func (f failingStore) DeleteDestination(context.Context, string, string) (store.Destination, error) {
+func (f failingStore) DeleteDestination(context.Context, string, string, ...store.WriteOption) (store.Destination, error) {
 	return store.Destination{}, f.err
 }
 
-func (f failingStore) CreateSubscription(context.Context, string, store.Subscription) (store.Subscription, error) {
+func (f failingStore) CreateSubscription(context.Context, string, store.Subscription, ...store.WriteOption) (store.Subscription, error) {
 	return store.Subscription{}, f.err
 }
 
@@ -51,15 +51,15 @@ func (f failingStore) ListSubscriptions(context.Context, string, store.Page) ([]
 	return nil, "", f.err
 }
 
-func (f failingStore) UpdateSubscription(context.Context, string, string, func(*store.Subscription) error) (store.Subscription, error) {
+func (f failingStore) UpdateSubscription(context.Context, string, string, func(*store.Subscription) error, ...store.WriteOption) (store.Subscription, error) {
 	return store.Subscription{}, f.err
 }
 
-func (f failingStore) DeleteSubscription(context.Context, string, string) (store.Subscription, error) {
+func (f failingStore) DeleteSubscription(context.Context, string, string, ...store.WriteOption) (store.Subscription, error) {
 	return store.Subscription{}, f.err
 }
 
-func (f failingStore) CreateAPIKey(context.Context, string, store.APIKeyInput, string) (store.APIKey, error) {
+func (f failingStore) CreateAPIKey(context.Context, string, store.APIKeyInput, string, ...store.WriteOption) (store.APIKey, error) {
 	return store.APIKey{}, f.err
 }
 
@@ -71,11 +71,11 @@ func (f failingStore) ListAPIKeys(context.Context, string, store.Page) ([]store.
 	return nil, "", f.err
 }
 
-func (f failingStore) UpdateAPIKey(context.Context, string, string, func(*store.APIKey) error) (store.APIKey, error) {
+func (f failingStore) UpdateAPIKey(context.Context, string, string, func(*store.APIKey) error, ...store.WriteOption) (store.APIKey, error) {
 	return store.APIKey{}, f.err
 }
 
-func (f failingStore) DeleteAPIKey(context.Context, string, string) (store.APIKey, error) {
+func (f failingStore) DeleteAPIKey(context.Context, string, string, ...store.WriteOption) (store.APIKey, error) {
 	return store.APIKey{}, f.err
 }
 

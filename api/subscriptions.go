@@ -12,11 +12,11 @@ import (
 // Subscriptions keeps the event subscriptions of accounts. *store.Store
 // implements it; see its methods for the errors each returns.
 type Subscriptions interface {
-	CreateSubscription(ctx context.Context, accountID string, in store.Subscription) (store.Subscription, error)
+	CreateSubscription(ctx context.Context, accountID string, in store.Subscription, opts ...store.WriteOption) (store.Subscription, error)
 	GetSubscription(ctx context.Context, accountID, id string) (store.Subscription, error)
 	ListSubscriptions(ctx context.Context, accountID string, page store.Page) ([]store.Subscription, string, error)
-	UpdateSubscription(ctx context.Context, accountID, id string, fn func(*store.Subscription) error) (store.Subscription, error)
-	DeleteSubscription(ctx context.Context, accountID, id string) (store.Subscription, error)
+	UpdateSubscription(ctx context.Context, accountID, id string, fn func(*store.Subscription) error, opts ...store.WriteOption) (store.Subscription, error)
+	DeleteSubscription(ctx context.Context, accountID, id string, opts ...store.WriteOption) (store.Subscription, error)
 }
 
 // routeSubscriptions registers the /event_subscriptions routes, sources
@@ -125,6 +125,12 @@ func (s *Server) sourceResponse(r *http.Request, subscriptionID string, src stor
 	}
 }
 
+// subscriptionAudit returns the object of a subscription's audit event:
+// its body.
+func (s *Server) subscriptionAudit(r *http.Request) func(store.Subscription) any {
+	return func(sub store.Subscription) any { return s.subscriptionResponse(r, sub) }
+}
+
 func (s *Server) createSubscription(w http.ResponseWriter, r *http.Request) {
 	var in subscriptionInput
 	if e := decodeBody(w, r, &in); e != nil {
@@ -133,14 +139,14 @@ func (s *Server) createSubscription(w http.ResponseWriter, r *http.Request) {
 	}
 	var sub store.Subscription
 	in.apply(&sub)
-	created, err := s.subscriptions.CreateSubscription(r.Context(), apiKey(r.Context()).AccountID, sub)
+	audit := newAudit(s, r, auditSubscription, changeCreated, s.subscriptionAudit(r))
+	created, err := s.subscriptions.CreateSubscription(r.Context(), apiKey(r.Context()).AccountID, sub, audit.option())
 	if err != nil {
 		s.writeStoreError(w, r, err, subscriptionResource, "")
 		return
 	}
-	body := s.subscriptionResponse(r, created)
-	s.audit(r, auditSubscription, changeCreated, body)
-	writeJSON(w, http.StatusCreated, body)
+	audit.publish()
+	writeJSON(w, http.StatusCreated, s.subscriptionResponse(r, created))
 }
 
 func (s *Server) listSubscriptions(w http.ResponseWriter, r *http.Request) {
@@ -179,26 +185,26 @@ func (s *Server) updateSubscription(w http.ResponseWriter, r *http.Request) {
 		writeError(w, r, e)
 		return
 	}
+	audit := newAudit(s, r, auditSubscription, changeUpdated, s.subscriptionAudit(r))
 	sub, err := s.subscriptions.UpdateSubscription(r.Context(), apiKey(r.Context()).AccountID, id, func(sub *store.Subscription) error {
 		in.apply(sub)
 		return nil
-	})
+	}, audit.option())
 	if err != nil {
 		s.writeStoreError(w, r, err, subscriptionResource, id)
 		return
 	}
-	body := s.subscriptionResponse(r, sub)
-	s.audit(r, auditSubscription, changeUpdated, body)
-	writeJSON(w, http.StatusOK, body)
+	audit.publish()
+	writeJSON(w, http.StatusOK, s.subscriptionResponse(r, sub))
 }
 
 func (s *Server) deleteSubscription(w http.ResponseWriter, r *http.Request) {
 	id := r.PathValue("id")
-	deleted, err := s.subscriptions.DeleteSubscription(r.Context(), apiKey(r.Context()).AccountID, id)
-	if err != nil {
+	audit := newAudit(s, r, auditSubscription, changeDeleted, s.subscriptionAudit(r))
+	if _, err := s.subscriptions.DeleteSubscription(r.Context(), apiKey(r.Context()).AccountID, id, audit.option()); err != nil {
 		s.writeStoreError(w, r, err, subscriptionResource, id)
 		return
 	}
-	s.audit(r, auditSubscription, changeDeleted, s.subscriptionResponse(r, deleted))
+	audit.publish()
 	w.WriteHeader(http.StatusNoContent)
 }

@@ -8,6 +8,8 @@
 // and then only on loopback (it has no authentication), and logs nothing
 // unless given a *slog.Logger. Clients in the same process connect with
 // (*Server).Connect, which needs no listener.
+// A StorageWatch says whether JetStream's store takes writes, and restarts
+// JetStream once space returns after a full disk.
 //
 // It is not for running a NATS cluster: past one machine, sluice connects to
 // an external NATS JetStream cluster instead, and this package is not used.

@@ -27,6 +27,7 @@ const readyPoll = 50 * time.Millisecond
 // safe for concurrent use.
 type Server struct {
 	srv    *server.Server
+	opts   *server.Options // as started, for a restart of JetStream
 	listen bool
 }
 
@@ -55,7 +56,7 @@ func Start(cfg Config) (*Server, error) {
 	srv.SetLoggerV2(log, log.enabled(slog.LevelDebug), log.enabled(LevelTrace), false)
 	srv.Start()
 
-	s := &Server{srv: srv, listen: !opts.DontListen}
+	s := &Server{srv: srv, opts: opts, listen: !opts.DontListen}
 	if err := s.waitReady(cfg.ReadyTimeout, log.fatal); err != nil {
 		s.Shutdown()
 		return nil, err

@@ -162,7 +162,7 @@ func hashToken(token string) string {
 // It returns an error wrapping ErrInvalid if the input or token breaks a
 // limit, ErrNotFound if the account does not exist, or ErrConflict if a key
 // with the same token exists.
-func (s *Store) CreateAPIKey(ctx context.Context, accountID string, in APIKeyInput, token string) (APIKey, error) {
+func (s *Store) CreateAPIKey(ctx context.Context, accountID string, in APIKeyInput, token string, opts ...WriteOption) (APIKey, error) {
 	if err := in.validate(); err != nil {
 		return APIKey{}, err
 	}
@@ -195,7 +195,7 @@ func (s *Store) CreateAPIKey(ctx context.Context, accountID string, in APIKeyInp
 		}
 		return APIKey{}, fmt.Errorf("creating api key %s: indexing its token: %w", record.ID, err)
 	}
-	if err := s.createJSON(ctx, apiKeyKey(accountID, record.ID), record); err != nil {
+	if err := s.create(ctx, newWriteOptions(opts), apiKeyKey(accountID, record.ID), record); err != nil {
 		s.deleteIndex(ctx, record.TokenHash)
 		return APIKey{}, fmt.Errorf("creating api key %s: %w", record.ID, err)
 	}

@@ -40,7 +40,7 @@ type pendingDeletion struct {
 // key, counting as gone the keys that concurrent calls are deleting: so
 // concurrent deletes never leave the account without a key. It returns an
 // error wrapping ErrNotFound if the account has no such key.
-func (s *Store) DeleteAPIKey(ctx context.Context, accountID, id string) (APIKey, error) {
+func (s *Store) DeleteAPIKey(ctx context.Context, accountID, id string, opts ...WriteOption) (APIKey, error) {
 	if err := checkOwnedID(accountID, schemas.PrefixAPIKey, id); err != nil {
 		return APIKey{}, fmt.Errorf("api key %q: %w", id, err)
 	}
@@ -57,7 +57,8 @@ func (s *Store) DeleteAPIKey(ctx context.Context, accountID, id string) (APIKey,
 			return err
 		}
 		deleted = record
-		return s.kv.Delete(ctx, key, jetstream.LastRevision(rev))
+		_, err = s.commit(ctx, newWriteOptions(opts), record, write{key: key, del: true, revision: rev})
+		return err
 	})
 	if errors.Is(err, ErrLastAPIKey) {
 		return APIKey{}, err

@@ -64,7 +64,7 @@ func (s *Store) ListAPIKeys(ctx context.Context, accountID string, page Page) ([
 // limit, an error wrapping ErrNotFound if the account has no such key, or
 // one wrapping ErrConflict if the key kept changing under concurrent
 // updates.
-func (s *Store) UpdateAPIKey(ctx context.Context, accountID, id string, fn func(*APIKey) error) (APIKey, error) {
+func (s *Store) UpdateAPIKey(ctx context.Context, accountID, id string, fn func(*APIKey) error, opts ...WriteOption) (APIKey, error) {
 	if err := checkOwnedID(accountID, schemas.PrefixAPIKey, id); err != nil {
 		return APIKey{}, fmt.Errorf("api key %q: %w", id, err)
 	}
@@ -80,7 +80,7 @@ func (s *Store) UpdateAPIKey(ctx context.Context, accountID, id string, fn func(
 		}
 		r.Description, r.Metadata = in.Description, in.Metadata
 		return nil
-	})
+	}, newWriteOptions(opts), nil)
 	if err != nil {
 		return APIKey{}, passOrWrap(err, fnErr, "updating api key "+id)
 	}

@@ -6,8 +6,6 @@ import (
 	"fmt"
 	"slices"
 
-	"github.com/nats-io/nats.go/jetstream"
-
 	"github.com/sluicehq/sluice/schemas"
 )
 
@@ -19,7 +17,7 @@ import (
 // It returns a *ValidationError (matching ErrInvalid) for the first field
 // of in that breaks a rule, or an error wrapping ErrNotFound if the account
 // does not exist.
-func (s *Store) CreateDestination(ctx context.Context, accountID string, in Destination) (Destination, error) {
+func (s *Store) CreateDestination(ctx context.Context, accountID string, in Destination, opts ...WriteOption) (Destination, error) {
 	d := Destination{
 		ID:          schemas.NewID(schemas.PrefixDestination),
 		AccountID:   accountID,
@@ -35,7 +33,7 @@ func (s *Store) CreateDestination(ctx context.Context, accountID string, in Dest
 	if _, err := s.GetAccount(ctx, accountID); err != nil {
 		return Destination{}, fmt.Errorf("creating destination: %w", err)
 	}
-	if err := s.createJSON(ctx, destinationKey(accountID, d.ID), d); err != nil {
+	if err := s.create(ctx, newWriteOptions(opts), destinationKey(accountID, d.ID), d); err != nil {
 		return Destination{}, fmt.Errorf("creating destination %s: %w", d.ID, err)
 	}
 	return d, nil
@@ -92,7 +90,7 @@ func (s *Store) ListDestinations(ctx context.Context, accountID string, page Pag
 // wrapping ErrNotFound if the account has no such destination, or one
 // wrapping ErrConflict if the destination kept changing under concurrent
 // updates.
-func (s *Store) UpdateDestination(ctx context.Context, accountID, id string, fn func(*Destination) error) (Destination, error) {
+func (s *Store) UpdateDestination(ctx context.Context, accountID, id string, fn func(*Destination) error, opts ...WriteOption) (Destination, error) {
 	if err := checkOwnedID(accountID, schemas.PrefixDestination, id); err != nil {
 		return Destination{}, fmt.Errorf("destination %q: %w", id, err)
 	}
@@ -107,7 +105,7 @@ func (s *Store) UpdateDestination(ctx context.Context, accountID, id string, fn 
 			return err
 		}
 		return sameTargetType(was, d.Target.Type())
-	})
+	}, newWriteOptions(opts), nil)
 	if err != nil {
 		return Destination{}, passOrWrap(err, fnErr, "updating destination "+id)
 	}
@@ -127,7 +125,7 @@ func (s *Store) UpdateDestination(ctx context.Context, accountID, id string, fn 
 // destination read before the subscriptions were, and a subscription that
 // starts naming the destination rewrites it after being written (see
 // claimDestinations), so one of the two writers sees the other.
-func (s *Store) DeleteDestination(ctx context.Context, accountID, id string) (Destination, error) {
+func (s *Store) DeleteDestination(ctx context.Context, accountID, id string, opts ...WriteOption) (Destination, error) {
 	if err := checkOwnedID(accountID, schemas.PrefixDestination, id); err != nil {
 		return Destination{}, fmt.Errorf("destination %q: %w", id, err)
 	}
@@ -146,7 +144,8 @@ func (s *Store) DeleteDestination(ctx context.Context, accountID, id string) (De
 			return &InUseError{DestinationID: id, Subscriptions: users}
 		}
 		deleted = d
-		return s.kv.Delete(ctx, key, jetstream.LastRevision(rev))
+		_, err = s.commit(ctx, newWriteOptions(opts), d, write{key: key, del: true, revision: rev})
+		return err
 	})
 	var inUse *InUseError
 	if errors.As(err, &inUse) {

@@ -9,7 +9,9 @@
 // Changes are compare-and-swap writes on the revision of the key that was
 // read (UpdateDestination, UpdateSubscription), retried from a fresh read
 // when another writer came first, so two concurrent updates never silently
-// lose one of them.
+// lose one of them. A change made with WithAudit is written with its audit
+// event, in one JetStream atomic batch, into an outbox the API publishes
+// from (PendingAudits, AuditPublished; see outbox.go).
 //
 // API keys are stored as the SHA-256 hash of their token; the token itself
 // is returned once, by CreateAPIKey or Bootstrap, and never stored or

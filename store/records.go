@@ -117,10 +117,15 @@ type revision[T any] struct {
 // times, each time on a fresh value; it must not have other effects. It
 // writes nothing if change leaves the value as it was.
 //
+// The write carries the audit event o asks for, and the writes extra
+// returns for the values before and after the change (nil: none), in one
+// atomic batch; a conflict on any of them starts over too, and extra's
+// error is returned as it is.
+//
 // It returns the value before and after the change, or the error of change
 // as it is, ErrNotFound if the key does not exist, or an error wrapping
 // ErrConflict after casAttempts conflicts.
-func modify[T any](ctx context.Context, s *Store, key string, change func(*T) error) (before, after revision[T], err error) {
+func modify[T any](ctx context.Context, s *Store, key string, change func(*T) error, o writeOptions, extra func(before, after T) ([]write, error)) (before, after revision[T], err error) {
 	err = retryConflicts(ctx, func() error {
 		entry, err := s.kv.Get(ctx, key)
 		if errors.Is(err, jetstream.ErrKeyNotFound) {
@@ -149,25 +154,20 @@ func modify[T any](ctx context.Context, s *Store, key string, change func(*T) er
 			after.revision = before.revision
 			return nil
 		}
-		after.revision, err = s.kv.Update(ctx, key, after.raw, before.revision)
-		return err
-	})
-	return before, after, err
-}
-
-// touch rewrites the value of key unchanged, giving it a new revision, so
-// that a compare-and-swap based on an earlier read of it fails. It returns
-// ErrNotFound if the key does not exist.
-func (s *Store) touch(ctx context.Context, key string) error {
-	return retryConflicts(ctx, func() error {
-		entry, err := s.kv.Get(ctx, key)
-		if errors.Is(err, jetstream.ErrKeyNotFound) {
-			return ErrNotFound
+		writes := []write{{key: key, value: after.raw, revision: before.revision}}
+		if extra != nil {
+			more, err := extra(before.value, after.value)
+			if err != nil {
+				return err
+			}
+			writes = append(writes, more...)
 		}
+		revisions, err := s.commit(ctx, o, after.value, writes...)
 		if err != nil {
 			return err
 		}
-		_, err = s.kv.Update(ctx, key, entry.Value(), entry.Revision())
-		return err
+		after.revision = revisions[0]
+		return nil
 	})
+	return before, after, err
 }

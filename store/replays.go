@@ -143,7 +143,7 @@ func (s *Store) FinishReplay(ctx context.Context, accountID, id, destinationID s
 			r.State = ReplayDone
 		}
 		return nil
-	})
+	}, writeOptions{}, nil)
 	if err != nil && !errors.Is(err, ErrNotFound) {
 		return fmt.Errorf("finishing replay %s: %w", id, err)
 	}

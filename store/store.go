@@ -8,6 +8,7 @@ import (
 	"sync"
 	"time"
 
+	"github.com/nats-io/nats.go"
 	"github.com/nats-io/nats.go/jetstream"
 
 	"github.com/sluicehq/sluice/filters"
@@ -66,6 +67,10 @@ func (c Config) Validate() error {
 // processes sharing the bucket.
 type Store struct {
 	kv jetstream.KeyValue
+	// stream is the bucket's stream, and nc the connection, that changes
+	// and their audit events are written with, in one atomic batch.
+	stream jetstream.Stream
+	nc     *nats.Conn
 	// filters returns the CEL environments subscription sources are
 	// checked with.
 	filters func() (*filters.Env, error)
@@ -95,6 +100,37 @@ func Open(ctx context.Context, js jetstream.JetStream, cfg Config, opts ...Optio
 	if err := cfg.Validate(); err != nil {
 		return nil, fmt.Errorf("store config: %w", err)
 	}
+	kv, err := openBucket(ctx, js, cfg)
+	if err != nil {
+		return nil, err
+	}
+	stream, err := allowAtomicBatches(ctx, js)
+	if err != nil {
+		return nil, err
+	}
+	s := &Store{kv: kv, stream: stream, nc: js.Conn(), filters: sync.OnceValues(defaultFilters)}
+	for _, opt := range opts {
+		opt(s)
+	}
+	return s, nil
+}
+
+// openBucket creates the bucket, or updates it when its replicas are not
+// cfg's, and returns it. A bucket as wanted is left as it is: updating it
+// through the key-value API would also turn off the atomic batches of its
+// stream, under the feet of processes already writing them.
+func openBucket(ctx context.Context, js jetstream.JetStream, cfg Config) (jetstream.KeyValue, error) {
+	stream, err := js.Stream(ctx, kvStream)
+	if err == nil && stream.CachedInfo().Config.Replicas == cfg.Replicas {
+		kv, err := js.KeyValue(ctx, Bucket)
+		if err != nil {
+			return nil, fmt.Errorf("opening bucket %s: %w", Bucket, err)
+		}
+		return kv, nil
+	}
+	if err != nil && !errors.Is(err, jetstream.ErrStreamNotFound) {
+		return nil, fmt.Errorf("reading stream %s: %w", kvStream, err)
+	}
 	kv, err := js.CreateOrUpdateKeyValue(ctx, jetstream.KeyValueConfig{
 		Bucket:      Bucket,
 		Description: "sluice accounts, API keys, event destinations and event subscriptions",
@@ -105,11 +141,7 @@ func Open(ctx context.Context, js jetstream.JetStream, cfg Config, opts ...Optio
 	if err != nil {
 		return nil, fmt.Errorf("creating or updating bucket %s: %w", Bucket, err)
 	}
-	s := &Store{kv: kv, filters: sync.OnceValues(defaultFilters)}
-	for _, opt := range opts {
-		opt(s)
-	}
-	return s, nil
+	return kv, nil
 }
 
 // defaultFilters builds the CEL environments of the default catalogue.
@@ -155,6 +187,22 @@ func (s *Store) createJSON(ctx context.Context, key string, v any) error {
 	}
 	if _, err := s.kv.Create(ctx, key, value); err != nil {
 		if errors.Is(err, jetstream.ErrKeyExists) {
+			return ErrConflict
+		}
+		return err
+	}
+	return nil
+}
+
+// create stores v under key, with the audit event o asks for, unless the
+// key exists. It returns an error wrapping ErrConflict if it does.
+func (s *Store) create(ctx context.Context, o writeOptions, key string, v any) error {
+	value, err := json.Marshal(v)
+	if err != nil {
+		return err
+	}
+	if _, err := s.commit(ctx, o, v, write{key: key, value: value}); err != nil {
+		if errors.Is(err, jetstream.ErrKeyExists) || casConflict(err) {
 			return ErrConflict
 		}
 		return err

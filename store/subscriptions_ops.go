@@ -2,6 +2,7 @@ package store
 
 import (
 	"context"
+	"encoding/json"
 	"errors"
 	"fmt"
 	"slices"
@@ -22,7 +23,7 @@ import (
 // wrapping ErrNotFound if the account does not exist, or one wrapping
 // ErrConflict if a destination it names kept changing under concurrent
 // writes while it was claimed (see claimDestinations).
-func (s *Store) CreateSubscription(ctx context.Context, accountID string, in Subscription) (Subscription, error) {
+func (s *Store) CreateSubscription(ctx context.Context, accountID string, in Subscription, opts ...WriteOption) (Subscription, error) {
 	sub := Subscription{
 		ID:             schemas.NewID(schemas.PrefixSubscription),
 		AccountID:      accountID,
@@ -39,12 +40,19 @@ func (s *Store) CreateSubscription(ctx context.Context, accountID string, in Sub
 	if _, err := s.GetAccount(ctx, accountID); err != nil {
 		return Subscription{}, fmt.Errorf("creating subscription: %w", err)
 	}
-	key := subscriptionKey(accountID, sub.ID)
-	if err := s.createJSON(ctx, key, sub); err != nil {
-		return Subscription{}, fmt.Errorf("creating subscription %s: %w", sub.ID, err)
+	value, err := json.Marshal(sub)
+	if err != nil {
+		return Subscription{}, fmt.Errorf("encoding subscription %s: %w", sub.ID, err)
 	}
-	if err := s.claimDestinations(ctx, accountID, sub.DestinationIDs, nil); err != nil {
-		s.undo(ctx, func(ctx context.Context) error { return s.kv.Delete(ctx, key) })
+	err = retryConflicts(ctx, func() error {
+		claims, err := s.claimDestinations(ctx, accountID, sub.DestinationIDs, nil)
+		if err != nil {
+			return err
+		}
+		_, err = s.commit(ctx, newWriteOptions(opts), sub, append([]write{{key: subscriptionKey(accountID, sub.ID), value: value}}, claims...)...)
+		return err
+	})
+	if err != nil {
 		return Subscription{}, passOrWrap(err, nil, "creating subscription "+sub.ID)
 	}
 	return sub, nil
@@ -100,32 +108,24 @@ func (s *Store) ListSubscriptions(ctx context.Context, accountID string, page Pa
 // destination of the account), an error wrapping ErrNotFound if the account
 // has no such subscription, or one wrapping ErrConflict if the
 // subscription kept changing under concurrent updates.
-func (s *Store) UpdateSubscription(ctx context.Context, accountID, id string, fn func(*Subscription) error) (Subscription, error) {
+func (s *Store) UpdateSubscription(ctx context.Context, accountID, id string, fn func(*Subscription) error, opts ...WriteOption) (Subscription, error) {
 	if err := checkOwnedID(accountID, schemas.PrefixSubscription, id); err != nil {
 		return Subscription{}, fmt.Errorf("subscription %q: %w", id, err)
 	}
 	key := subscriptionKey(accountID, id)
 	var fnErr error
-	before, after, err := modify(ctx, s, key, func(sub *Subscription) error {
+	_, after, err := modify(ctx, s, key, func(sub *Subscription) error {
 		keepID, keepAccount, keepCreated := sub.ID, sub.AccountID, sub.CreatedAt
 		if fnErr = fn(sub); fnErr != nil {
 			return fnErr
 		}
 		sub.ID, sub.AccountID, sub.CreatedAt = keepID, keepAccount, keepCreated
 		return s.checkSubscription(ctx, sub)
+	}, newWriteOptions(opts), func(before, after Subscription) ([]write, error) {
+		return s.claimDestinations(ctx, accountID, after.DestinationIDs, before.DestinationIDs)
 	})
 	if err != nil {
 		return Subscription{}, passOrWrap(err, fnErr, "updating subscription "+id)
-	}
-	if after.revision != before.revision {
-		err := s.claimDestinations(ctx, accountID, after.value.DestinationIDs, before.value.DestinationIDs)
-		if err != nil {
-			s.undo(ctx, func(ctx context.Context) error {
-				_, err := s.kv.Update(ctx, key, before.raw, after.revision)
-				return err
-			})
-			return Subscription{}, passOrWrap(err, nil, "updating subscription "+id)
-		}
 	}
 	return after.value, nil
 }
@@ -133,7 +133,7 @@ func (s *Store) UpdateSubscription(ctx context.Context, accountID, id string, fn
 // DeleteSubscription deletes the subscription of the account with the id
 // and returns it as it was. It returns an error wrapping ErrNotFound if the
 // account has no such subscription.
-func (s *Store) DeleteSubscription(ctx context.Context, accountID, id string) (Subscription, error) {
+func (s *Store) DeleteSubscription(ctx context.Context, accountID, id string, opts ...WriteOption) (Subscription, error) {
 	if err := checkOwnedID(accountID, schemas.PrefixSubscription, id); err != nil {
 		return Subscription{}, fmt.Errorf("subscription %q: %w", id, err)
 	}
@@ -145,7 +145,8 @@ func (s *Store) DeleteSubscription(ctx context.Context, accountID, id string) (S
 			return err
 		}
 		deleted = sub
-		return s.kv.Delete(ctx, key, jetstream.LastRevision(rev))
+		_, err = s.commit(ctx, newWriteOptions(opts), sub, write{key: key, del: true, revision: rev})
+		return err
 	})
 	if err != nil {
 		return Subscription{}, fmt.Errorf("deleting subscription %s: %w", id, err)
@@ -175,26 +176,32 @@ func (s *Store) checkSubscription(ctx context.Context, sub *Subscription) error 
 	return nil
 }
 
-// claimDestinations rewrites, unchanged, each destination of ids that is
-// not among already (which a subscription named before it was written), so
-// that a DeleteDestination that read it before the subscription was written
-// fails its compare-and-swap, starts over and sees the subscription. Call it
-// after writing the subscription. It returns the *ValidationError of a
-// destination that no longer exists: the subscription must then be undone.
-func (s *Store) claimDestinations(ctx context.Context, accountID string, ids, already []string) error {
+// claimDestinations returns the writes that rewrite, unchanged, each
+// destination of ids that is not among already (which a subscription named
+// before), each at the revision read now: written in the subscription's
+// batch, they make a DeleteDestination that read a destination before the
+// subscription was written fail its compare-and-swap, start over and see
+// the subscription; and a destination deleted since it was read here fails
+// the batch's compare-and-swap, so that the write starts over and finds it
+// gone. It returns the *ValidationError of a destination that no longer
+// exists.
+func (s *Store) claimDestinations(ctx context.Context, accountID string, ids, already []string) ([]write, error) {
+	var claims []write
 	for j, id := range ids {
 		if slices.Contains(already, id) {
 			continue
 		}
-		err := s.touch(ctx, destinationKey(accountID, id))
-		if errors.Is(err, ErrNotFound) {
-			return noSuchDestination(fmt.Sprintf("destination_ids[%d]", j), id)
+		key := destinationKey(accountID, id)
+		entry, err := s.kv.Get(ctx, key)
+		if errors.Is(err, jetstream.ErrKeyNotFound) {
+			return nil, noSuchDestination(fmt.Sprintf("destination_ids[%d]", j), id)
 		}
 		if err != nil {
-			return fmt.Errorf("claiming destination %s: %w", id, err)
+			return nil, fmt.Errorf("claiming destination %s: %w", id, err)
 		}
+		claims = append(claims, write{key: key, value: entry.Value(), revision: entry.Revision()})
 	}
-	return nil
+	return claims, nil
 }
 
 // undo runs a write that reverts one that must not stand, even if ctx has

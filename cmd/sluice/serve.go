@@ -218,9 +218,20 @@ func runServe(ctx context.Context, f serveFlags, stderr io.Writer) error {
 	if err := applyMemoryLimit(f.memoryLimit, log); err != nil {
 		return err
 	}
-	nc, closeNATS, err := f.connectNATS(log)
+	nc, embedded, closeNATS, err := f.connectNATS(log)
 	if err != nil {
 		return err
+	}
+	// The embedded server's storage is watched, and brought back when a
+	// full disk has space again; an external server's refusals are
+	// reported as they come.
+	var (
+		storageWatch *natsserver.StorageWatch
+		storage      api.Storage
+	)
+	if embedded != nil {
+		storageWatch = embedded.NewStorageWatch(natsserver.StorageWatchConfig{Logger: log.With("component", "storage")})
+		storage = storageWatch
 	}
 	// shutdownDeadline is set when the shutdown starts; closing NATS may
 	// take what is left of it.
@@ -309,7 +320,15 @@ func runServe(ctx context.Context, f serveFlags, stderr io.Writer) error {
 		routesReady = reconciler.Ready
 	}
 	checks := destinationChecks{status: pipeline.NewStatusReader(js, statusKV, f.failingAfter), trial: pipeline.NewTrial(newSink, 0)}
-	handler, err := httpHandler(api.Config{BaseURL: f.apiBaseURL(ln.Addr(), tlsConfig != nil, log)}, roles, st, prod, nc, js, reg, routesReady, checks, deadLetters, pipeline.NewReplayer(stream, st), log)
+	// Every process serving the management API publishes the audit events
+	// of changes whose own process could not (see api.AuditRelay).
+	var auditRelay *api.AuditRelay
+	if roles.api {
+		if auditRelay, err = api.NewAuditRelay(st, prod, api.AuditRelayConfig{Metrics: reg}, log.With("component", "audit_relay")); err != nil {
+			return err
+		}
+	}
+	handler, err := httpHandler(api.Config{BaseURL: f.apiBaseURL(ln.Addr(), tlsConfig != nil, log)}, roles, st, prod, nc, js, reg, routesReady, storage, checks, deadLetters, pipeline.NewReplayer(stream, st), log)
 	if err != nil {
 		return err
 	}
@@ -326,7 +345,7 @@ func runServe(ctx context.Context, f serveFlags, stderr io.Writer) error {
 		dev.announce(stderr, log)
 	}
 	metricsSrv := &http.Server{
-		Handler:           metricsHandler(reg, readiness(nc, js, st, routesReady)),
+		Handler:           metricsHandler(reg, readiness(nc, js, st, routesReady, storage)),
 		ReadHeaderTimeout: 10 * time.Second,
 		ReadTimeout:       httpReadTimeout,
 		ErrorLog:          httpSrv.ErrorLog,
@@ -340,6 +359,12 @@ func runServe(ctx context.Context, f serveFlags, stderr io.Writer) error {
 	g, gctx := errgroup.WithContext(ctx)
 	if dev != nil {
 		g.Go(func() error { return dev.serve(gctx) })
+	}
+	if storageWatch != nil {
+		g.Go(func() error { return storageWatch.Run(gctx) })
+	}
+	if auditRelay != nil {
+		g.Go(func() error { return auditRelay.Run(gctx) })
 	}
 	if roles.worker {
 		g.Go(func() error {
@@ -420,10 +445,11 @@ func shutdownHTTP(ctx context.Context, srv *http.Server, log *slog.Logger) error
 }
 
 // connectNATS starts the embedded server, or connects to --nats-url and
-// checks that the server takes messages as large as sluice's. The returned
-// func drains the connection, waiting at most until its ctx ends, and then
-// stops the embedded server.
-func (f serveFlags) connectNATS(log *slog.Logger) (*nats.Conn, func(context.Context), error) {
+// checks that the server takes messages as large as sluice's. It returns
+// the embedded server, nil with --nats-url. The returned func drains the
+// connection, waiting at most until its ctx ends, and then stops the
+// embedded server.
+func (f serveFlags) connectNATS(log *slog.Logger) (*nats.Conn, *natsserver.Server, func(context.Context), error) {
 	closed := make(chan struct{})
 	var closedOnce sync.Once
 	opts := []nats.Option{
@@ -442,20 +468,20 @@ func (f serveFlags) connectNATS(log *slog.Logger) (*nats.Conn, func(context.Cont
 		opts = append(opts, security.options()...)
 		nc, err := nats.Connect(f.natsURL, opts...)
 		if err != nil {
-			return nil, nil, fmt.Errorf("connecting to --nats-url %s: %w", f.natsURL, err)
+			return nil, nil, nil, fmt.Errorf("connecting to --nats-url %s: %w", f.natsURL, err)
 		}
 		if limit := nc.MaxPayload(); limit < natsserver.RequiredMaxPayload {
 			url := nc.ConnectedUrlRedacted()
 			nc.Close()
-			return nil, nil, fmt.Errorf("the NATS server at %s takes messages of at most %d bytes (its max_payload), too few for a 1 MiB event and its envelope: set max_payload to at least %d in its configuration (4MB, as the embedded server uses, is fine)", url, limit, natsserver.RequiredMaxPayload)
+			return nil, nil, nil, fmt.Errorf("the NATS server at %s takes messages of at most %d bytes (its max_payload), too few for a 1 MiB event and its envelope: set max_payload to at least %d in its configuration (4MB, as the embedded server uses, is fine)", url, limit, natsserver.RequiredMaxPayload)
 		}
-		return nc, func(ctx context.Context) { drain(ctx, nc, closed, log) }, nil
+		return nc, nil, func(ctx context.Context) { drain(ctx, nc, closed, log) }, nil
 	}
 	var key string
 	if f.dataKeyFile != "" {
 		var err error
 		if key, err = natsserver.ReadKeyFile(f.dataKeyFile); err != nil {
-			return nil, nil, fmt.Errorf("--data-key-file: %w", err)
+			return nil, nil, nil, fmt.Errorf("--data-key-file: %w", err)
 		}
 	}
 	embedded, err := natsserver.Start(natsserver.Config{
@@ -465,7 +491,7 @@ func (f serveFlags) connectNATS(log *slog.Logger) (*nats.Conn, func(context.Cont
 		Logger:  log.With("component", "nats"),
 	})
 	if err != nil {
-		return nil, nil, fmt.Errorf("starting the embedded NATS server: %w", err)
+		return nil, nil, nil, fmt.Errorf("starting the embedded NATS server: %w", err)
 	}
 	if url := embedded.ClientURL(); url != "" {
 		// The port --nats-listen 127.0.0.1:0 got, for tools to connect to.
@@ -474,9 +500,9 @@ func (f serveFlags) connectNATS(log *slog.Logger) (*nats.Conn, func(context.Cont
 	nc, err := embedded.Connect(opts...)
 	if err != nil {
 		embedded.Shutdown()
-		return nil, nil, fmt.Errorf("connecting to the embedded NATS server: %w", err)
+		return nil, nil, nil, fmt.Errorf("connecting to the embedded NATS server: %w", err)
 	}
-	return nc, func(ctx context.Context) {
+	return nc, embedded, func(ctx context.Context) {
 		drain(ctx, nc, closed, log)
 		embedded.Shutdown()
 	}, nil
@@ -536,16 +562,19 @@ func bootstrap(ctx context.Context, st *store.Store, token string, stderr io.Wri
 	return nil
 }
 
-// readiness answers 200 when NATS is connected, the stream and store exist
-// and, unless routesReady is nil (a process without the worker role), the
-// routes are reconciled.
-func readiness(nc *nats.Conn, js jetstream.JetStream, st *store.Store, routesReady func() bool) http.Handler {
+// readiness answers 200 when NATS is connected, JetStream's storage takes
+// writes (unless storage is nil: an external server), the stream and store
+// exist and, unless routesReady is nil (a process without the worker
+// role), the routes are reconciled.
+func readiness(nc *nats.Conn, js jetstream.JetStream, st *store.Store, routesReady func() bool, storage api.Storage) http.Handler {
 	return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
 		ctx, cancel := context.WithTimeout(r.Context(), 2*time.Second)
 		defer cancel()
 		var problem string
 		if !nc.IsConnected() {
 			problem = "not connected to NATS"
+		} else if err := storageErr(storage); err != nil {
+			problem = err.Error()
 		} else if _, err := js.Stream(ctx, pipeline.EventsStream); err != nil {
 			problem = "stream " + pipeline.EventsStream + ": " + err.Error()
 		} else if err := st.Ping(ctx); err != nil {
@@ -559,4 +588,13 @@ func readiness(nc *nats.Conn, js jetstream.JetStream, st *store.Store, routesRea
 		}
 		_, _ = io.WriteString(w, "ready\n")
 	})
+}
+
+// storageErr returns why JetStream's storage refuses writes, or nil when it
+// takes them or is not watched (storage nil).
+func storageErr(storage api.Storage) error {
+	if storage == nil {
+		return nil
+	}
+	return storage.Err()
 }

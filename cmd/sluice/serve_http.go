@@ -39,13 +39,14 @@ type destinationChecks struct {
 // management routes and /openapi.yaml with api, POST /events with ingest,
 // and always the health and readiness paths (metrics are on metricsHandler). Paths of the roles
 // the process does not run answer 404. routesReady, nil without the worker
-// role, tells readiness whether the routes are reconciled; deadLetters
+// role, tells readiness whether the routes are reconciled, storage (nil
+// with an external NATS server) whether JetStream takes writes; deadLetters
 // serves the dead-letter routes of destinations, replays the replay routes
 // of subscriptions.
-func httpHandler(cfg api.Config, roles serveRoles, st *store.Store, publisher api.Publisher, nc *nats.Conn, js jetstream.JetStream, reg *prometheus.Registry, routesReady func() bool, checks destinationChecks, deadLetters api.DeadLetters, replays api.Replays, log *slog.Logger) (http.Handler, error) {
-	deps := api.Deps{Keys: st, Publisher: publisher, Logger: log, Metrics: reg}
+func httpHandler(cfg api.Config, roles serveRoles, st *store.Store, publisher api.Publisher, nc *nats.Conn, js jetstream.JetStream, reg *prometheus.Registry, routesReady func() bool, storage api.Storage, checks destinationChecks, deadLetters api.DeadLetters, replays api.Replays, log *slog.Logger) (http.Handler, error) {
+	deps := api.Deps{Keys: st, Publisher: publisher, Logger: log, Metrics: reg, Storage: storage}
 	if roles.api {
-		deps.Destinations, deps.Subscriptions, deps.APIKeys = st, st, st
+		deps.Destinations, deps.Subscriptions, deps.APIKeys, deps.Outbox = st, st, st, st
 		deps.DeadLetters, deps.Replays = deadLetters, replays
 		deps.DeliveryStatus, deps.DestinationTrial = checks.status, checks.trial
 	}
@@ -55,7 +56,7 @@ func httpHandler(cfg api.Config, roles serveRoles, st *store.Store, publisher ap
 		return nil, err
 	}
 	srv.Handle("GET "+healthzPath, http.HandlerFunc(healthz))
-	srv.Handle("GET "+readyzPath, readiness(nc, js, st, routesReady))
+	srv.Handle("GET "+readyzPath, readiness(nc, js, st, routesReady, storage))
 	if roles.api {
 		srv.Handle("GET /openapi.yaml", http.HandlerFunc(func(w http.ResponseWriter, _ *http.Request) {
 			w.Header().Set("Content-Type", "application/yaml")
