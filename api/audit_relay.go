@@ -8,6 +8,7 @@ import (
 
 	"github.com/prometheus/client_golang/prometheus"
 
+	"github.com/sluicehq/sluice/producer"
 	"github.com/sluicehq/sluice/schemas"
 	"github.com/sluicehq/sluice/store"
 )
@@ -39,6 +40,9 @@ type AuditRelayConfig struct {
 	Grace time.Duration
 	// Metrics is where the relay registers its metrics; nil: nowhere.
 	Metrics prometheus.Registerer
+	// Catalogue checks the events before they are published again;
+	// default schemas.Default().
+	Catalogue *schemas.Catalogue
 }
 
 func (c *AuditRelayConfig) setDefaults() {
@@ -47,6 +51,9 @@ func (c *AuditRelayConfig) setDefaults() {
 	}
 	if c.Grace <= 0 {
 		c.Grace = DefaultAuditRelayGrace
+	}
+	if c.Catalogue == nil {
+		c.Catalogue = schemas.Default()
 	}
 }
 
@@ -122,8 +129,14 @@ func (r *AuditRelay) Relay(ctx context.Context) error {
 		if time.Since(p.Stored) < r.cfg.Grace {
 			continue
 		}
-		res := r.publisher.PublishEncoded(ctx, []schemas.Encoded{p.Event})[0]
-		err := res.Err
+		// The outbox holds only what sluice wrote, so the event is taken
+		// back as sluice's own: its kind is one clients may not publish.
+		ev, err := r.cfg.Catalogue.RestoreBySluice(p.Event.Data)
+		var res producer.Result
+		if err == nil {
+			res = r.publisher.PublishEncoded(ctx, []schemas.Encoded{ev})[0]
+			err = res.Err
+		}
 		if err == nil {
 			err = r.outbox.AuditPublished(ctx, p.Event.ID)
 		}

@@ -1,6 +1,7 @@
 package schemas
 
 import (
+	"encoding/json"
 	"fmt"
 	"strings"
 )
@@ -58,4 +59,18 @@ func (c *Catalogue) CheckPublishable(e *Encoded) error {
 		return emittedBySluiceError(k)
 	}
 	return nil
+}
+
+// RestoreBySluice takes back the stored form of an event EncodeBySluice
+// made earlier (its Data), as sluice keeps it in its own outbox until it is
+// published, and returns it validated and marked as sluice's own again. It
+// is for sluice's audit relay, which reads only what sluice itself wrote:
+// nothing a client sends reaches it. It returns the errors of
+// EncodeBySluice, and one for Data that is not an envelope.
+func (c *Catalogue) RestoreBySluice(data []byte) (Encoded, error) {
+	var ev Event
+	if err := json.Unmarshal(data, &ev); err != nil {
+		return Encoded{}, fmt.Errorf("reading a stored audit event: %w", err)
+	}
+	return c.EncodeBySluice(ev)
 }
