@@ -142,6 +142,9 @@ func RunAttacks(ctx context.Context, cfg AttackConfig, target AttackTarget, prog
 			p.A.Delivered, p.A.Delivery = final.Delivered, final.Delivery
 			p.A.Missing = r.victim.missingIn(f)
 		}
+		if p != &report.Baseline {
+			p.BaselineDelivery = report.Baseline.A.Delivery
+		}
 	}
 	return report, nil
 }

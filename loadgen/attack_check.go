@@ -45,8 +45,12 @@ func (r AttackReport) Violations() map[string][]string {
 			add(p.Name, "the attack could not be played to its end: %s", p.Error)
 		}
 		r.checkVictim(p, add)
-		if p.A.Delivery.P99Millis > r.Baseline.A.Delivery.P99Millis+MaxDeliveryOverBaselineMillis {
-			add(p.Name, "A's delivery latency p99 %.0f ms is over the baseline's %.0f ms plus %d ms", p.A.Delivery.P99Millis, r.Baseline.A.Delivery.P99Millis, MaxDeliveryOverBaselineMillis)
+		baseline := p.BaselineDelivery
+		if baseline == (Latencies{}) {
+			baseline = r.Baseline.A.Delivery
+		}
+		if p.A.Delivery.P99Millis > baseline.P99Millis+MaxDeliveryOverBaselineMillis {
+			add(p.Name, "A's delivery latency p99 %.0f ms is over the baseline's %.0f ms plus %d ms", p.A.Delivery.P99Millis, baseline.P99Millis, MaxDeliveryOverBaselineMillis)
 		}
 		switch p.Name {
 		case AttackLeaks:

@@ -69,8 +69,10 @@ type AttackPhase struct {
 	Error string `json:"error,omitempty"`
 	// Seconds is how long the phase lasted, settling included.
 	Seconds float64 `json:"seconds"`
-	// A is the victim's figures.
-	A VictimFigures `json:"a"`
+	// A is the victim's figures; BaselineDelivery A's delivery latency in
+	// the baseline this phase is compared with.
+	A                VictimFigures `json:"a"`
+	BaselineDelivery Latencies     `json:"baseline_delivery"`
 	// PeakRSSBytes is the process's peak resident memory during the
 	// phase (VmHWM, reset at its start where allowed, else the highest
 	// VmRSS sampled); CPUSeconds the CPU time it used.
@@ -109,6 +111,22 @@ type AttackReport struct {
 	Up bool `json:"up"`
 }
 
+// Merge appends the attacks of other, a run on another process, to r's,
+// and adds up what A sent and got delivered: each phase keeps the
+// baseline it was measured beside.
+func (r *AttackReport) Merge(other AttackReport) {
+	if len(r.Attacks) == 0 && r.Baseline.Name == "" {
+		r.Target, r.Config, r.Baseline, r.Up = other.Target, other.Config, other.Baseline, true
+		r.Config.Attacks = nil
+	}
+	r.Config.Attacks = append(r.Config.Attacks, other.Config.Attacks...)
+	r.Attacks = append(r.Attacks, other.Attacks...)
+	r.Acked += other.Acked
+	r.Delivered += other.Delivered
+	r.Missing += other.Missing
+	r.Up = r.Up && other.Up
+}
+
 // Phase returns the phase of the attack named name.
 func (r AttackReport) Phase(name string) (AttackPhase, bool) {
 	i := slices.IndexFunc(r.Attacks, func(p AttackPhase) bool { return p.Name == name })
@@ -122,14 +140,18 @@ func (r AttackReport) Phase(name string) (AttackPhase, bool) {
 // then each attack's answers and findings.
 func (r AttackReport) Format(w io.Writer) error {
 	tw := tabwriter.NewWriter(w, 0, 4, 2, ' ', tabwriter.AlignRight)
-	fmt.Fprintln(tw, "phase\tup\tpeak RSS MiB\tCPU s\tA reqs\tA codes\tA ingest p50/p99/max ms\tA acked\tA delivered\tA missing\tA delivery p50/p99/max ms\t")
+	fmt.Fprintln(tw, "phase\tup\tpeak RSS MiB\tCPU s\tA reqs\tA codes\tA ingest p50/p99/max ms\tA acked\tA delivered\tA missing\tA delivery p50/p99/max ms\tbaseline p99 ms\t")
 	for _, p := range append([]AttackPhase{r.Baseline}, r.Attacks...) {
 		peak := fmt.Sprintf("%.0f", float64(p.PeakRSSBytes)/(1<<20))
 		if !p.PeakExact {
 			peak = "~" + peak
 		}
-		fmt.Fprintf(tw, "%s\t%t\t%s\t%.1f\t%d\t%s\t%s\t%d\t%d\t%d\t%s\t\n", p.Name, p.Up, peak, p.CPUSeconds,
-			p.A.Requests, codesText(p.A.Codes, p.A.NotSent), latencyText(p.A.Ingest), p.A.Acked, p.A.Delivered, p.A.Missing, latencyText(p.A.Delivery))
+		base := "-"
+		if p.BaselineDelivery != (Latencies{}) {
+			base = fmt.Sprintf("%.0f", p.BaselineDelivery.P99Millis)
+		}
+		fmt.Fprintf(tw, "%s\t%t\t%s\t%.1f\t%d\t%s\t%s\t%d\t%d\t%d\t%s\t%s\t\n", p.Name, p.Up, peak, p.CPUSeconds,
+			p.A.Requests, codesText(p.A.Codes, p.A.NotSent), latencyText(p.A.Ingest), p.A.Acked, p.A.Delivered, p.A.Missing, latencyText(p.A.Delivery), base)
 	}
 	if err := tw.Flush(); err != nil {
 		return err

@@ -174,3 +174,25 @@ func TestAttackReportForms(t *testing.T) {
 		t.Errorf("the JSON report names a token:\n%s", js.String())
 	}
 }
+
+func TestAttackReportMerge(t *testing.T) {
+	first, second := fixedReport(), fixedReport()
+	first.Attacks, first.Config.Attacks = first.Attacks[:1], first.Config.Attacks[:1]
+	second.Attacks, second.Config.Attacks = second.Attacks[1:2], second.Config.Attacks[1:2]
+	second.Attacks[0].BaselineDelivery = Latencies{P99Millis: 900}
+	second.Attacks[0].A.Delivery.P99Millis = 1800 // within its own baseline plus a second
+	second.Up, second.Missing = false, 2
+	var merged AttackReport
+	merged.Merge(first)
+	merged.Merge(second)
+	if len(merged.Attacks) != 2 || merged.Acked != 1800 || merged.Missing != 2 || merged.Up || len(merged.Config.Attacks) != 2 {
+		t.Errorf("merged: %d attacks %v, acked %d, missing %d, up %t", len(merged.Attacks), merged.Config.Attacks, merged.Acked, merged.Missing, merged.Up)
+	}
+	v := merged.Violations()
+	if len(v[merged.Attacks[1].Name]) > 0 {
+		t.Errorf("the second run's attack is checked against the first run's baseline: %v", v)
+	}
+	if len(v["run"]) != 2 {
+		t.Errorf("violations of the run: %v, want the process down and the events missing", v["run"])
+	}
+}

@@ -6,6 +6,7 @@ import (
 	"crypto/rand"
 	"encoding/hex"
 	"encoding/json"
+	"errors"
 	"fmt"
 	"io"
 	"os"
@@ -32,6 +33,7 @@ func newBenchAttackCommand() *cobra.Command {
 		spawn       attackSpawn
 		asJSON      bool
 		noGuarantee bool
+		fresh       bool
 	)
 	cmd := &cobra.Command{
 		Use:   "attack",
@@ -68,6 +70,9 @@ data dir and, when serve has the flag, --metrics-http 127.0.0.1:0; account A
 is the bootstrap account, B is made through --nats-listen. Give --url (with
 --token-a, --token-b, --emulator, and --pid, --data-dir, --metrics-url for
 those figures) to attack a sluice you started instead; it must be on loopback.
+With --fresh it spawns a new sluice for each attack, measured beside its own
+baseline, so that what one attack leaves behind (memory, a backlog, ingest
+slots still held) does not show in the next one's figures.
 
 The command fails (exits non-zero) after printing the report when a
 guarantee of issue 11 broke (the report's last lines list which), unless
@@ -75,6 +80,20 @@ guarantee of issue 11 broke (the report's last lines list which), unless
 		Args: cobra.NoArgs,
 		RunE: func(cmd *cobra.Command, _ []string) error {
 			ctx := cmd.Context()
+			if fresh {
+				if target.URL != "" {
+					return errors.New("--fresh spawns a sluice for each attack: drop --url")
+				}
+				report, err := attackEachFresh(ctx, cfg, spawn, cmd.ErrOrStderr())
+				if err != nil {
+					return err
+				}
+				verdict := report.CheckGuarantees()
+				if noGuarantee {
+					verdict = nil
+				}
+				return printReport(cmd, report, asJSON, "bench attack", verdict)
+			}
 			if target.URL == "" {
 				served, err := spawnAttackServe(ctx, spawn, cmd.ErrOrStderr())
 				if err != nil {
@@ -128,7 +147,39 @@ guarantee of issue 11 broke (the report's last lines list which), unless
 	fl.StringVar(&spawn.logFile, "serve-log", "", "write the spawned sluice's log to this file")
 	fl.BoolVar(&asJSON, "json", false, "print the report as JSON")
 	fl.BoolVar(&noGuarantee, "no-verdict", false, "exit 0 even when a guarantee broke")
+	fl.BoolVar(&fresh, "fresh", false, "spawn a new sluice for each attack, each with its own baseline, so that no attack's figures carry what an earlier one left behind")
 	return cmd
+}
+
+// attackEachFresh plays each attack of cfg against a sluice spawned for it
+// alone, and merges the reports.
+func attackEachFresh(ctx context.Context, cfg loadgen.AttackConfig, spawn attackSpawn, progress io.Writer) (loadgen.AttackReport, error) {
+	attacks := cfg.Attacks
+	if len(attacks) == 0 {
+		attacks = loadgen.AllAttacks
+	}
+	var merged loadgen.AttackReport
+	for _, name := range attacks {
+		one := cfg
+		one.Attacks = []string{name}
+		report, err := attackSpawned(ctx, one, spawn, progress)
+		if err != nil {
+			return merged, fmt.Errorf("attack %s: %w", name, err)
+		}
+		merged.Merge(report)
+	}
+	return merged, nil
+}
+
+// attackSpawned spawns a sluice, plays cfg's attacks against it and stops
+// it.
+func attackSpawned(ctx context.Context, cfg loadgen.AttackConfig, spawn attackSpawn, progress io.Writer) (loadgen.AttackReport, error) {
+	served, err := spawnAttackServe(ctx, spawn, progress)
+	if err != nil {
+		return loadgen.AttackReport{}, err
+	}
+	defer served.stop()
+	return loadgen.RunAttacks(ctx, cfg, served.target, progress)
 }
 
 // attackSpawn says how to spawn the sluice serve to attack.
