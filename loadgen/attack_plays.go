@@ -433,7 +433,7 @@ func (r *attackRun) playBigBodies(ctx context.Context) attackOutcome {
 	}
 	wg.Wait()
 	ok, all := t.accepted(AnswerBigBody)
-	return attackOutcome{summary: fmt.Sprintf("%d bodies of %d MiB sent, %d accepted", all, len(body)>>20, ok), answers: t.answers}
+	return attackOutcome{summary: fmt.Sprintf("%d bodies of %.1f MiB sent, %d accepted", all, float64(len(body))/(1<<20), ok), answers: t.answers}
 }
 
 // invalidEvents returns a JSON array of about n bytes of events of a kind
@@ -592,11 +592,15 @@ func (r *attackRun) removeAll(ctx context.Context, subs, dests, keys []string) {
 	wg.Wait()
 }
 
+// bombReplaceSubscriptions is how many subscriptions of the replace filter
+// B makes: three, with one event, OOM-kill a 512 MiB container on main.
+const bombReplaceSubscriptions = 3
+
 // playFilterBombs has B make the two filters of issue 11 that cost more
 // than their estimate, and publish the events that set them off: a 1 MB
-// server_name for the replace filter (HTTP requests), a 50 KB one for
-// the matches filter (TCP connections, so that the matches filter never
-// sees the 1 MB one).
+// server_name for bombReplaceSubscriptions subscriptions of the replace
+// filter (HTTP requests), a 50 KB one for the matches filter (TCP
+// connections, so that the matches filter never sees the 1 MB one).
 func (r *attackRun) playFilterBombs(ctx context.Context) attackOutcome {
 	var t tally
 	stream := "sluice-attack-bomb-" + r.runID
@@ -607,10 +611,13 @@ func (r *attackRun) playFilterBombs(ctx context.Context) attackOutcome {
 	var subs []string
 	defer func() { r.removeAll(context.WithoutCancel(ctx), subs, []string{dest}, nil) }()
 	replace := "ev.conn.server_name.replace('', '" + strings.Repeat("a", 390) + "') == 'x'"
-	for _, c := range []struct{ what, kind, filter string }{
-		{AnswerReplaceFilter, "http_request_complete.v0", replace},
+	bombs := []struct{ what, kind, filter string }{
 		{AnswerMatchesFilter, "tcp_connection_closed.v0", "ev.conn.server_name.matches(ev.conn.server_name)"},
-	} {
+	}
+	for range bombReplaceSubscriptions {
+		bombs = append(bombs, struct{ what, kind, filter string }{AnswerReplaceFilter, "http_request_complete.v0", replace})
+	}
+	for _, c := range bombs {
 		body, _ := json.Marshal(map[string]any{"sources": []map[string]string{{"type": c.kind, "filter": c.filter}}, "destination_ids": []string{dest}})
 		id, a := r.b.create(ctx, "/event_subscriptions", body)
 		t.add(c.what, a)

@@ -11,6 +11,7 @@ import (
 	"io"
 	"os"
 	"os/exec"
+	"path/filepath"
 	"strings"
 	"sync"
 	"syscall"
@@ -66,7 +67,8 @@ The attacks, in the order played (--attacks picks some):
 
 By default it spawns the sluice serve to attack: this binary (or
 --sluice-bin) with --dev, --memory-limit 460MiB, loopback ports, a temporary
-data dir and, when serve has the flag, --metrics-http 127.0.0.1:0; account A
+data dir and, when serve has the flags, --metrics-http 127.0.0.1:0 and
+--data-key-file with a random key kept outside the data dir; account A
 is the bootstrap account, B is made through --nats-listen. Give --url (with
 --token-a, --token-b, --emulator, and --pid, --data-dir, --metrics-url for
 those figures) to attack a sluice you started instead; it must be on loopback.
@@ -195,6 +197,7 @@ type attackServe struct {
 	cmd     *exec.Cmd
 	target  loadgen.AttackTarget
 	dataDir string
+	keyDir  string // holds the data key, when serve encrypts its store
 	exited  chan struct{}
 
 	mu   sync.Mutex
@@ -222,11 +225,29 @@ func spawnAttackServe(ctx context.Context, s attackSpawn, progress io.Writer) (_
 	if err != nil {
 		return nil, err
 	}
+	p := &attackServe{dataDir: dataDir, exited: make(chan struct{})}
+	defer func() {
+		if err != nil {
+			p.stop()
+		}
+	}()
 	tokenA := "sk_attack_a_" + randomToken()
 	args := []string{"serve", "--dev", "--http", "127.0.0.1:0", "--nats-listen", "127.0.0.1:0", "--dev-aws-listen", "127.0.0.1:0",
 		"--log-format", "json", "--data-dir", dataDir, "--memory-limit", s.memoryLimit}
 	if serveHasFlag(bin, "--metrics-http") {
 		args = append(args, "--metrics-http", "127.0.0.1:0")
+	}
+	// Where serve can encrypt its store, it does, as an operator who
+	// keeps AWS secrets would have it: the key sits outside the data dir.
+	if serveHasFlag(bin, "--data-key-file") {
+		if p.keyDir, err = os.MkdirTemp("", "sluice-attack-key-"); err != nil {
+			return nil, err
+		}
+		keyFile := filepath.Join(p.keyDir, "data.key")
+		if err := os.WriteFile(keyFile, []byte(randomToken()+randomToken()+"\n"), 0o600); err != nil {
+			return nil, fmt.Errorf("writing the data key: %w", err)
+		}
+		args = append(args, "--data-key-file", keyFile)
 	}
 	args = append(args, s.extraArgs...)
 	cmd := exec.Command(bin, args...)
@@ -242,14 +263,12 @@ func spawnAttackServe(ctx context.Context, s attackSpawn, progress io.Writer) (_
 		}
 	}
 	if err := cmd.Start(); err != nil {
+		if logFile != nil {
+			logFile.Close()
+		}
 		return nil, fmt.Errorf("starting %s serve: %w", bin, err)
 	}
-	p := &attackServe{cmd: cmd, dataDir: dataDir, exited: make(chan struct{})}
-	defer func() {
-		if err != nil {
-			p.stop()
-		}
-	}()
+	p.cmd = cmd
 	fmt.Fprintf(progress, "spawned %s %s (pid %d)\n", bin, strings.Join(args, " "), cmd.Process.Pid)
 	served := make(chan map[string]string, 1)
 	go p.readLog(stderr, logFile, served)
@@ -329,17 +348,22 @@ func (p *attackServe) tail() string {
 	return strings.Join(p.last, "\n")
 }
 
-// stop ends the process, with SIGTERM and after 20 s SIGKILL, and removes
-// its data dir.
+// stop ends the process, if it started, with SIGTERM and after 20 s
+// SIGKILL, and removes its data dir and key.
 func (p *attackServe) stop() {
-	_ = p.cmd.Process.Signal(syscall.SIGTERM)
-	select {
-	case <-p.exited:
-	case <-time.After(20 * time.Second):
-		_ = p.cmd.Process.Kill()
-		<-p.exited
+	if p.cmd != nil {
+		_ = p.cmd.Process.Signal(syscall.SIGTERM)
+		select {
+		case <-p.exited:
+		case <-time.After(20 * time.Second):
+			_ = p.cmd.Process.Kill()
+			<-p.exited
+		}
 	}
 	_ = os.RemoveAll(p.dataDir)
+	if p.keyDir != "" {
+		_ = os.RemoveAll(p.keyDir)
+	}
 }
 
 // serveHasFlag reports whether bin's serve command has the flag.
