@@ -134,12 +134,11 @@ func RunAttacks(ctx context.Context, cfg AttackConfig, target AttackTarget, prog
 	report.Acked, report.Delivered, _ = r.victim.counts()
 	report.Missing = report.Acked - report.Delivered
 	report.Up = r.alive(ctx)
-	// Events sent in a phase may arrive after it: their delivery counts
-	// in the phase they were sent in.
+	// A request sent in a phase may be answered, and its events
+	// delivered, after it: they count in the phase they were sent in.
 	for _, p := range append([]*AttackPhase{&report.Baseline}, pointers(report.Attacks)...) {
 		if f := r.figures[p.Name]; f != nil {
-			final := f.snapshot()
-			p.A.Delivered, p.A.Delivery = final.Delivered, final.Delivery
+			p.A = f.snapshot()
 			p.A.Missing = r.victim.missingIn(f)
 		}
 		if p != &report.Baseline {
