@@ -22,8 +22,10 @@ const (
 	AttackFilterBomb = "filter-bombs"
 )
 
-// AllAttacks is every attack, in the order RunAttacks plays them.
-var AllAttacks = []string{AttackLeaks, AttackBadJSON, AttackForged, AttackDedup, AttackSlowloris, AttackBigBodies, AttackFloods, AttackFilterBomb}
+// AllAttacks returns every attack, in the order RunAttacks plays them.
+func AllAttacks() []string {
+	return []string{AttackLeaks, AttackBadJSON, AttackForged, AttackDedup, AttackSlowloris, AttackBigBodies, AttackFloods, AttackFilterBomb}
+}
 
 // Defaults of AttackConfig.
 const (
@@ -116,7 +118,7 @@ type AttackConfig struct {
 
 func (c *AttackConfig) setDefaults() {
 	if len(c.Attacks) == 0 {
-		c.Attacks = slices.Clone(AllAttacks)
+		c.Attacks = AllAttacks()
 	}
 	setDefault(&c.Rate, DefaultAttackRate)
 	setDefault(&c.Batch, DefaultAttackBatch)
@@ -147,8 +149,8 @@ func (c AttackConfig) Validate() error {
 	c.setDefaults()
 	var errs []error
 	for _, a := range c.Attacks {
-		if !slices.Contains(AllAttacks, a) {
-			errs = append(errs, fmt.Errorf("attack %q: must be one of %s", a, strings.Join(AllAttacks, ", ")))
+		if !slices.Contains(AllAttacks(), a) {
+			errs = append(errs, fmt.Errorf("attack %q: must be one of %s", a, strings.Join(AllAttacks(), ", ")))
 		}
 	}
 	for _, n := range []struct {

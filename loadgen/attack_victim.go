@@ -38,8 +38,7 @@ type victim struct {
 	rate  int
 	batch int
 
-	sampler *schemas.Sampler // used by the dispatching goroutine only
-	samples []schemas.Event
+	samples []schemas.Event // cycled through, each sent with its own id and time
 
 	phase atomic.Pointer[phaseFigures] // the phase events are sent in; nil between phases
 
@@ -65,7 +64,7 @@ func newVictim(api *apiClient, rate, batch int) *victim {
 	for i := range samples {
 		samples[i] = s.HTTPRequest1KB()
 	}
-	return &victim{api: api, token: newRunToken(), rate: rate, batch: batch, sampler: s, samples: samples}
+	return &victim{api: api, token: newRunToken(), rate: rate, batch: batch, samples: samples}
 }
 
 // publish sends a batch every batch/rate seconds until ctx ends, then

@@ -122,7 +122,7 @@ guarantee of issue 11 broke (the report's last lines list which), unless
 		},
 	}
 	fl := cmd.Flags()
-	fl.StringSliceVar(&cfg.Attacks, "attacks", loadgen.AllAttacks, "the attacks to play, comma-separated")
+	fl.StringSliceVar(&cfg.Attacks, "attacks", loadgen.AllAttacks(), "the attacks to play, comma-separated")
 	fl.IntVar(&cfg.Rate, "rate", loadgen.DefaultAttackRate, "events per second account A publishes throughout")
 	fl.IntVar(&cfg.Batch, "batch", loadgen.DefaultAttackBatch, "events per request of A")
 	fl.DurationVar(&cfg.Baseline, "baseline", loadgen.DefaultAttackBaseline, "how long A is measured with no attack first")
@@ -158,7 +158,7 @@ guarantee of issue 11 broke (the report's last lines list which), unless
 func attackEachFresh(ctx context.Context, cfg loadgen.AttackConfig, spawn attackSpawn, progress io.Writer) (loadgen.AttackReport, error) {
 	attacks := cfg.Attacks
 	if len(attacks) == 0 {
-		attacks = loadgen.AllAttacks
+		attacks = loadgen.AllAttacks()
 	}
 	var merged loadgen.AttackReport
 	for _, name := range attacks {

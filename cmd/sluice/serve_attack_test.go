@@ -9,26 +9,28 @@ import (
 	"github.com/sluicehq/sluice/loadgen"
 )
 
-// attackTestConfig keeps TestServeUnderAttack well under three minutes on
+// attackTestConfig is what keeps TestServeUnderAttack well under three minutes on
 // two cores under -race: every attack of issue 11 at its full width (64
 // slow uploads, 64 bodies of 10 MiB, 30 replays) but shorter, and fewer
 // resources in the floods.
-var attackTestConfig = loadgen.AttackConfig{
-	Rate:         200,
-	Batch:        10,
-	Baseline:     5 * time.Second,
-	Settle:       2 * time.Second,
-	SlowUploads:  64,
-	SlowFor:      12 * time.Second,
-	SlowEvery:    2 * time.Second,
-	BigBodies:    64,
-	FloodCount:   20,
-	Replays:      30,
-	BombFor:      10 * time.Second,
-	DrainTimeout: 45 * time.Second,
-	// A's requests and B's big bodies wait at most this long for an
-	// answer.
-	RequestTimeout: 15 * time.Second,
+func attackTestConfig() loadgen.AttackConfig {
+	return loadgen.AttackConfig{
+		Rate:         200,
+		Batch:        10,
+		Baseline:     5 * time.Second,
+		Settle:       2 * time.Second,
+		SlowUploads:  64,
+		SlowFor:      12 * time.Second,
+		SlowEvery:    2 * time.Second,
+		BigBodies:    64,
+		FloodCount:   20,
+		Replays:      30,
+		BombFor:      10 * time.Second,
+		DrainTimeout: 45 * time.Second,
+		// A's requests and B's big bodies wait at most this long for an
+		// answer.
+		RequestTimeout: 15 * time.Second,
+	}
 }
 
 // TestServeUnderAttack runs a real `sluice serve --dev --memory-limit
@@ -62,7 +64,7 @@ func TestServeUnderAttack(t *testing.T) {
 		t.Fatal(err)
 	}
 	defer served.stop()
-	report, err := loadgen.RunAttacks(ctx, attackTestConfig, served.target, testLogWriter{t})
+	report, err := loadgen.RunAttacks(ctx, attackTestConfig(), served.target, testLogWriter{t})
 	if err != nil {
 		t.Fatalf("%v\nlast lines of sluice:\n%s", err, served.tail())
 	}
@@ -81,7 +83,7 @@ func TestServeUnderAttack(t *testing.T) {
 		})
 	}
 	check("baseline")
-	for _, name := range loadgen.AllAttacks {
+	for _, name := range loadgen.AllAttacks() {
 		if _, played := report.Phase(name); !played {
 			t.Errorf("attack %s was not played", name)
 			continue
