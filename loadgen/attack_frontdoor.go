@@ -3,7 +3,9 @@ package loadgen
 import (
 	"bufio"
 	"context"
+	"encoding/json"
 	"fmt"
+	"io"
 	"net"
 	"net/http"
 	"net/url"
@@ -31,12 +33,12 @@ func (r *attackRun) playSlowloris(ctx context.Context) attackOutcome {
 	end := time.Now().Add(r.cfg.SlowFor)
 	for range r.cfg.SlowUploads {
 		wg.Go(func() {
-			status, retryAfter, how := slowUpload(ctx, u.Host, r.target.TokenB, end, r.cfg.SlowEvery)
+			res := slowUpload(ctx, u.Host, r.target.TokenB, end, r.cfg.SlowEvery)
 			mu.Lock()
 			defer mu.Unlock()
-			switch how {
+			switch res.how {
 			case slowAnswered:
-				t.addAnswer(AttackAnswer{What: AnswerSlowUpload, Status: status, Count: 1, RetryAfter: retryAfter})
+				t.addAnswer(res.answer)
 			case slowOpen:
 				open++
 			default:
@@ -72,70 +74,76 @@ const (
 	slowCut             // sluice closed it without an answer
 )
 
-// slowUpload posts a chunked body to host a byte every every until end,
-// and returns sluice's answer if one came.
-func slowUpload(ctx context.Context, host, token string, end time.Time, every time.Duration) (status int, retryAfter bool, how int) {
+// slowResult is how a slow upload ended, and sluice's answer if one came.
+type slowResult struct {
+	how    int
+	answer AttackAnswer
+	err    error // of reading the answer
+}
+
+// slowUpload posts a chunked body to host a byte every every until end.
+// The goroutine reading the answer ends when the connection is closed, on
+// return.
+func slowUpload(ctx context.Context, host, token string, end time.Time, every time.Duration) slowResult {
 	var d net.Dialer
 	c, err := d.DialContext(ctx, "tcp", host)
 	if err != nil {
-		return 0, false, slowCut
+		return slowResult{how: slowCut}
 	}
 	defer c.Close()
 	_ = c.SetDeadline(end.Add(5 * time.Second))
 	head := "POST /events HTTP/1.1\r\nHost: " + host + "\r\nService-Version: " + api.SupportedVersion + "\r\nAuthorization: Bearer " + token + "\r\nContent-Type: application/json\r\nTransfer-Encoding: chunked\r\n\r\n"
 	if _, err := c.Write([]byte(head)); err != nil {
-		return 0, false, slowCut
+		return slowResult{how: slowCut}
 	}
-	type result struct {
-		status     int
-		retryAfter bool
-		err        error
-	}
-	answered := make(chan result, 1)
-	go func() {
-		resp, err := http.ReadResponse(bufio.NewReader(c), nil)
-		if err != nil {
-			answered <- result{err: err}
-			return
-		}
-		resp.Body.Close()
-		answered <- result{status: resp.StatusCode, retryAfter: resp.Header.Get("Retry-After") != ""}
-	}()
+	answered := make(chan slowResult, 1)
+	go func() { answered <- readSlowAnswer(c) }()
 	tick := time.NewTicker(every)
 	defer tick.Stop()
 	chunk := []byte("1\r\n[\r\n")
 	for time.Now().Before(end) {
 		select {
 		case res := <-answered:
-			if res.err != nil {
-				return 0, false, slowCut
-			}
-			return res.status, res.retryAfter, slowAnswered
+			return res
 		case <-ctx.Done():
-			return 0, false, slowOpen
+			return slowResult{how: slowOpen}
 		case <-tick.C:
 			if _, err := c.Write(chunk); err != nil {
+				// Closed by sluice: with an answer, or without.
 				select {
 				case res := <-answered:
-					if res.err == nil {
-						return res.status, res.retryAfter, slowAnswered
-					}
+					return res
 				case <-time.After(time.Second):
+					return slowResult{how: slowCut}
 				}
-				return 0, false, slowCut
 			}
 			chunk = []byte("1\r\n \r\n")
 		}
 	}
 	select {
 	case res := <-answered:
-		if res.err == nil {
-			return res.status, res.retryAfter, slowAnswered
-		}
-		return 0, false, slowCut
+		return res
 	default:
-		return 0, false, slowOpen
+		return slowResult{how: slowOpen}
 	}
+}
+
+// readSlowAnswer reads sluice's answer to a slow upload.
+func readSlowAnswer(c net.Conn) slowResult {
+	resp, err := http.ReadResponse(bufio.NewReader(c), nil)
+	if err != nil {
+		return slowResult{how: slowCut, err: err}
+	}
+	defer resp.Body.Close()
+	body, _ := io.ReadAll(io.LimitReader(resp.Body, 64<<10))
+	a := answer{status: resp.StatusCode, retryAfter: resp.Header.Get("Retry-After"), body: body}
+	var e struct {
+		Code string `json:"error_code"`
+	}
+	if json.Unmarshal(body, &e) == nil {
+		a.code = e.Code
+	}
+	return slowResult{how: slowAnswered, answer: a.attackAnswer(AnswerSlowUpload)}
 }
 
 // playBigBodies posts cfg.BigBodies bodies of cfg.BigBodyBytes of invalid
