@@ -131,6 +131,9 @@ func RunAttacks(ctx context.Context, cfg AttackConfig, target AttackTarget, prog
 	r.drain(ctx, followErr)
 	stopFollowing()
 
+	if err := ctx.Err(); err != nil {
+		report.CutShort = err.Error()
+	}
 	report.Acked, report.Delivered, _ = r.victim.counts()
 	report.Missing = report.Acked - report.Delivered
 	report.Up = r.alive(ctx)
@@ -234,8 +237,10 @@ func (r *attackRun) alive(ctx context.Context) bool {
 			return false
 		}
 	}
+	// Asked even when ctx has ended: a run cut short does not make the
+	// process down.
 	probe := &apiClient{http: r.a.http, base: r.target.URL, timeout: 10 * time.Second}
-	return probe.do(ctx, http.MethodGet, "/healthz", nil, nil).status == http.StatusOK
+	return probe.do(context.WithoutCancel(ctx), http.MethodGet, "/healthz", nil, nil).status == http.StatusOK
 }
 
 // setUpVictim makes A's Kinesis destination, gives it a second secret (so

@@ -33,6 +33,9 @@ var ErrAttackGuarantee = errors.New("a guarantee of tenancy broke")
 func (r AttackReport) Violations() map[string][]string {
 	out := map[string][]string{}
 	add := func(phase, format string, args ...any) { out[phase] = append(out[phase], fmt.Sprintf(format, args...)) }
+	if r.CutShort != "" {
+		add("run", "the run was cut short (%s): the attacks and the wait for A's deliveries were not played to their end", r.CutShort)
+	}
 	if !r.Up {
 		add("run", "the process was down at the end")
 	}

@@ -109,6 +109,10 @@ type AttackReport struct {
 	Missing   int `json:"missing"`
 	// Up says whether the process was up at the end.
 	Up bool `json:"up"`
+	// CutShort, when set, says why the run ended before it had played
+	// every attack and waited for A's deliveries (its context ended): the
+	// figures of the phases it cut are partial.
+	CutShort string `json:"cut_short,omitempty"`
 }
 
 // Merge appends the attacks of other, a run on another process, to r's,
@@ -125,6 +129,9 @@ func (r *AttackReport) Merge(other AttackReport) {
 	r.Delivered += other.Delivered
 	r.Missing += other.Missing
 	r.Up = r.Up && other.Up
+	if other.CutShort != "" {
+		r.CutShort = other.CutShort
+	}
 }
 
 // Phase returns the phase of the attack named name.
@@ -155,6 +162,9 @@ func (r AttackReport) Format(w io.Writer) error {
 	}
 	if err := tw.Flush(); err != nil {
 		return err
+	}
+	if r.CutShort != "" {
+		fmt.Fprintf(w, "\nthe run was cut short (%s): the phases it cut have partial figures\n", r.CutShort)
 	}
 	fmt.Fprintf(w, "\nA: %d events acknowledged, %d delivered, %d missing; the process was up at the end: %t; memory limit %s\n\n",
 		r.Acked, r.Delivered, r.Missing, r.Up, limitText(r.Target.MemoryLimit))

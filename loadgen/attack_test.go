@@ -112,6 +112,7 @@ func TestAttackReportViolations(t *testing.T) {
 		{"A's delivery late", AttackFloods, func(_ *AttackReport, p *AttackPhase) { p.A.Delivery.P99Millis = 1300 }, "over the baseline's 200 ms"},
 		{"memory", AttackBigBodies, func(_ *AttackReport, p *AttackPhase) { p.PeakRSSBytes = 1 << 30 }, "1024 MiB is over the memory limit 460 MiB"},
 		{"lost events", "run", func(r *AttackReport, _ *AttackPhase) { r.Missing = 3 }, "3 of the 900 events"},
+		{"cut short", "run", func(r *AttackReport, _ *AttackPhase) { r.CutShort = "context deadline exceeded" }, "cut short (context deadline exceeded)"},
 		{"metrics on the API", AttackLeaks, func(_ *AttackReport, p *AttackPhase) { p.Answers[0].Status = 200 }, "/metrics is served on the API listener"},
 		{"evil host", AttackLeaks, func(_ *AttackReport, p *AttackPhase) { p.Findings[FindingEvilInAudit] = true }, "carries the request's Host"},
 		{"replaced secret", AttackLeaks, func(_ *AttackReport, p *AttackPhase) { p.Findings[FindingReplacedSecret] = 2 }, "in clear in 2 files"},

@@ -202,6 +202,8 @@ type attackServe struct {
 
 	mu   sync.Mutex
 	last []string // the last lines logged
+	exit error    // how it exited, once exited is closed
+	gone bool
 }
 
 // serveStartTimeout bounds the wait for the spawned serve to serve.
@@ -338,7 +340,23 @@ func (p *attackServe) readLog(stderr io.Reader, logFile *os.File, served chan<- 
 			sent = true
 		}
 	}
-	_ = p.cmd.Wait()
+	err := p.cmd.Wait()
+	p.mu.Lock()
+	p.exit, p.gone = err, true
+	p.mu.Unlock()
+}
+
+// state says whether the process is running or how it exited.
+func (p *attackServe) state() string {
+	p.mu.Lock()
+	defer p.mu.Unlock()
+	switch {
+	case !p.gone:
+		return "running"
+	case p.exit == nil:
+		return "exited with status 0"
+	}
+	return "exited: " + p.exit.Error()
 }
 
 // tail returns the last lines the process logged.

@@ -57,7 +57,10 @@ func TestServeUnderAttack(t *testing.T) {
 	clearSluiceEnv(t)
 	began := time.Now()
 	bin := buildSluice(t)
-	ctx, cancel := context.WithTimeout(context.Background(), 4*time.Minute)
+	// About two minutes once issue 11 is fixed; on main, where the
+	// attacks hold the process's memory and CPU, up to five on a loaded
+	// machine.
+	ctx, cancel := context.WithTimeout(context.Background(), 7*time.Minute)
 	defer cancel()
 	served, err := spawnAttackServe(ctx, attackSpawn{bin: bin, memoryLimit: defaultAttackMemoryLimit}, testLogWriter{t})
 	if err != nil {
@@ -92,7 +95,7 @@ func TestServeUnderAttack(t *testing.T) {
 	}
 	check("run")
 	if len(violations) > 0 {
-		t.Logf("last lines of sluice:\n%s", served.tail())
+		t.Logf("last lines of sluice (%s):\n%s", served.state(), served.tail())
 	}
 }
 
