@@ -28,6 +28,16 @@
 // sink's acceptance, events lost or delivered twice, and the resident
 // memory over time (`make soak`).
 //
-// It is not a load tester for a deployed sluice: it starts its own servers
-// in process, and it is not used by `sluice serve`.
+// RunAttacks is the exception to that: it plays the attacks of a hostile
+// tenant (issue 11: filter bombs, reused event ids, slow uploads, big
+// bodies, resource floods, leaks, ambiguous JSON, forged audit events)
+// from one account against a separate `sluice serve --dev` process on this
+// machine, while another account publishes at a steady rate, and reports
+// per attack what sluice answered, the victim's ingest and delivery
+// latency beside a baseline, and the process's peak resident memory, CPU
+// time and liveness; AttackReport.Violations says which guarantee of
+// tenancy broke. It refuses any address but loopback.
+//
+// Otherwise it is not a load tester for a deployed sluice: it starts its
+// own servers in process, and it is not used by `sluice serve`.
 package loadgen
