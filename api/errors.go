@@ -48,6 +48,11 @@ const (
 	CodeConcurrentChange   Code = 422 // 409: the resource kept changing under concurrent updates
 	CodeLastAPIKey         Code = 423 // 409: deleting the account's only API key
 	CodeSourceExists       Code = 424 // 409: adding a source of a kind the subscription has
+	CodeDestinationLimit   Code = 440 // 409: the account has its limit of destinations
+	CodeSubscriptionLimit  Code = 441 // 409: the account has its limit of subscriptions
+	CodeSourceLimit        Code = 442 // 409: more sources than a subscription may have
+	CodeReplayLimit        Code = 443 // 409: the account has its limit of running replays
+	CodeAPIKeyLimit        Code = 444 // 409: the account has its limit of API keys
 )
 
 // codeInfo documents a code: its HTTP status and when it is returned.
@@ -91,6 +96,11 @@ var codes = map[Code]codeInfo{
 	CodeConcurrentChange:   {http.StatusConflict, "the resource kept changing under concurrent updates; send the request again"},
 	CodeLastAPIKey:         {http.StatusConflict, "the API key is the account's only one, and deleting it would lock the account out; create another key first"},
 	CodeSourceExists:       {http.StatusConflict, "the subscription has a source of this event kind already; change it with PATCH /event_subscriptions/{id}/sources/{type}"},
+	CodeDestinationLimit:   {http.StatusConflict, "the account has as many event destinations as sluice allows one account (100 by default, serve --max-destinations); delete one, or have the limit raised; details.limit and details.max name it"},
+	CodeSubscriptionLimit:  {http.StatusConflict, "the account has as many event subscriptions as sluice allows one account (1000 by default, serve --max-subscriptions); delete one, or have the limit raised; details.limit and details.max name it"},
+	CodeSourceLimit:        {http.StatusConflict, "the subscription would have more sources than sluice allows one subscription (by default one per event kind, serve --max-sources-per-subscription); details.limit and details.max name it"},
+	CodeReplayLimit:        {http.StatusConflict, "the account has as many replays running as sluice allows one account (5 by default, serve --max-running-replays); wait for one to finish, or have the limit raised; details.limit and details.max name it"},
+	CodeAPIKeyLimit:        {http.StatusConflict, "the account has as many API keys as sluice allows one account (100 by default, serve --max-api-keys); delete one, or have the limit raised; details.limit and details.max name it"},
 }
 
 // String returns the code as it appears in error bodies: "ERR_SLUICE_301".

@@ -43,12 +43,16 @@ type Config struct {
 	// Replicas is how many copies of the bucket the JetStream cluster keeps;
 	// default 1. Use 3 (or 5) on a cluster.
 	Replicas int
+	// Limits bound what one account can have; zero fields get their
+	// defaults.
+	Limits Limits
 }
 
 func (c *Config) setDefaults() {
 	if c.Replicas == 0 {
 		c.Replicas = 1
 	}
+	c.Limits.setDefaults()
 }
 
 // Validate reports what is wrong with the configuration, after defaults have
@@ -65,7 +69,8 @@ func (c Config) Validate() error {
 // subscriptions. Its methods are safe for concurrent use, also by several
 // processes sharing the bucket.
 type Store struct {
-	kv jetstream.KeyValue
+	kv     jetstream.KeyValue
+	limits Limits
 	// filters returns the CEL environments subscription sources are
 	// checked with.
 	filters func() (*filters.Env, error)
@@ -105,7 +110,7 @@ func Open(ctx context.Context, js jetstream.JetStream, cfg Config, opts ...Optio
 	if err != nil {
 		return nil, fmt.Errorf("creating or updating bucket %s: %w", Bucket, err)
 	}
-	s := &Store{kv: kv, filters: sync.OnceValues(defaultFilters)}
+	s := &Store{kv: kv, limits: cfg.Limits, filters: sync.OnceValues(defaultFilters)}
 	for _, opt := range opts {
 		opt(s)
 	}
