@@ -21,7 +21,6 @@ import (
 	"github.com/spf13/pflag"
 	"golang.org/x/sync/errgroup"
 
-	"github.com/sluicehq/sluice/api"
 	"github.com/sluicehq/sluice/filters"
 	"github.com/sluicehq/sluice/natsserver"
 	"github.com/sluicehq/sluice/pipeline"
@@ -37,7 +36,9 @@ import (
 const bootstrapKeyEnv = "SLUICE_BOOTSTRAP_API_KEY"
 
 // httpReadTimeout bounds the reading of a whole request, body included, so
-// that a client trickling its body cannot hold an ingest slot for long.
+// that a client trickling its body cannot hold a connection for long. An
+// ingest body is bound by --min-body-rate instead, which lets a large body
+// on a slow link take longer.
 const httpReadTimeout = 60 * time.Second
 
 type serveFlags struct {
@@ -63,6 +64,7 @@ type serveFlags struct {
 	tlsCert         string
 	tlsKey          string
 	log             logFlags
+	limits          limitFlags // the front door of ingest, what an account may have
 }
 
 func newServeCommand() *cobra.Command {
@@ -103,6 +105,7 @@ func (f *serveFlags) register(fl *pflag.FlagSet) {
 	fl.BoolVar(&f.dev, "dev", false, "run sluice's AWS emulator inside serve and deliver every destination to it: any ARN works, no AWS account needed")
 	fl.StringVar(&f.devAWSListen, "dev-aws-listen", "127.0.0.1:4566", "HOST:PORT of the AWS emulator of --dev, a loopback address")
 	f.log.register(fl)
+	f.limits.register(fl)
 }
 
 // validate reports the flags that contradict each other or are out of
@@ -176,6 +179,7 @@ func (f serveFlags) validate() error {
 	if f.replicas < 1 || f.replicas > pipeline.MaxReplicas {
 		errs = append(errs, fmt.Errorf("--replicas %d: JetStream keeps 1 to %d replicas; use 1 on a single server, 3 on a cluster", f.replicas, pipeline.MaxReplicas))
 	}
+	errs = append(errs, f.limits.validate()...)
 	return errors.Join(errs...)
 }
 
@@ -240,7 +244,7 @@ func runServe(ctx context.Context, f serveFlags, stderr io.Writer) error {
 	if err != nil {
 		return err
 	}
-	st, err := store.Open(setupCtx, js, store.Config{Replicas: f.replicas}, store.WithFilters(filterEnv))
+	st, err := store.Open(setupCtx, js, store.Config{Replicas: f.replicas, Limits: f.limits.storeLimits()}, store.WithFilters(filterEnv))
 	if err != nil {
 		return err
 	}
@@ -289,7 +293,9 @@ func runServe(ctx context.Context, f serveFlags, stderr io.Writer) error {
 		routesReady = reconciler.Ready
 	}
 	checks := destinationChecks{status: pipeline.NewStatusReader(js, statusKV, f.failingAfter), trial: pipeline.NewTrial(newSink, 0)}
-	handler, err := httpHandler(api.Config{BaseURL: f.publicURL}, roles, st, prod, nc, js, reg, routesReady, checks, deadLetters, pipeline.NewReplayer(stream, st), log)
+	apiConfig := f.limits.apiConfig(log)
+	apiConfig.BaseURL = f.publicURL
+	handler, err := httpHandler(apiConfig, roles, st, prod, nc, js, reg, routesReady, checks, deadLetters, pipeline.NewReplayer(stream, st), log)
 	if err != nil {
 		return err
 	}
