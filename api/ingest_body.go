@@ -114,13 +114,13 @@ func (s *Server) readBody(w http.ResponseWriter, r *http.Request, t *ticket) ([]
 	case errors.Is(err, errRefused):
 		s.countRefusal(metered.refused)
 		w.Header().Set("Retry-After", "1")
-		dropUnread(w)
+		dropUnread(w, r)
 		return nil, s.refusalError(metered.refused)
 	case errors.As(err, &tooLarge):
 		return nil, s.bodyTooLarge()
 	case errors.As(err, &netErr) && netErr.Timeout():
 		s.metrics.refused.WithLabelValues("too_slow").Inc()
-		dropUnread(w)
+		dropUnread(w, r)
 		return nil, newError(CodeBodyTooSlow, "the body arrived slower than sluice's minimum of %d bytes every %s (it had sent %d bytes); send it faster, or split the events into smaller requests", metered.windowBytes, s.cfg.BodyRateWindow, len(body))
 	case errors.Is(err, io.ErrUnexpectedEOF):
 		return nil, newError(CodeMalformedBody, "the body ended after %d bytes, before its Content-Length of %d; send the whole body", len(body), r.ContentLength)
@@ -163,15 +163,19 @@ func readAll(r io.Reader, sizeHint int64) ([]byte, error) {
 func (s *Server) refuse(w http.ResponseWriter, r *http.Request, why refusal) {
 	s.countRefusal(why)
 	w.Header().Set("Retry-After", "1")
-	dropUnread(w)
+	dropUnread(w, r)
 	writeError(w, r, s.refusalError(why))
 }
 
 // dropUnread has the server close the connection after the answer, instead
 // of reading what is left of the body first (up to 256 KiB, for as long as
-// the client takes): a refused body is not read any further.
-func dropUnread(w http.ResponseWriter) {
-	w.Header().Set("Connection", "close")
+// the client takes): a refused body is not read any further. Over HTTP/2,
+// where the stream's reset drops the body and a Connection header would
+// take down the client's other streams, it does nothing.
+func dropUnread(w http.ResponseWriter, r *http.Request) {
+	if r.ProtoMajor == 1 {
+		w.Header().Set("Connection", "close")
+	}
 }
 
 func (s *Server) countRefusal(why refusal) {

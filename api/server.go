@@ -307,7 +307,7 @@ func (s *Server) withOperation(next http.Handler) http.Handler {
 func (s *Server) authenticated(next http.Handler) http.Handler {
 	return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
 		if r.ContentLength != 0 {
-			dropUnread(w) // taken back below once the key is good
+			dropUnread(w, r) // taken back below once the key is good
 		}
 		if e := checkVersion(r); e != nil {
 			writeError(w, r, e)
