@@ -392,3 +392,23 @@ func TestFrontDoorAccountOverShareIsDocumented(t *testing.T) {
 		t.Fatalf("A's request: %d %s, want 202", resp.StatusCode, out)
 	}
 }
+
+// TestFrontDoorUnauthenticatedBodyIsNotRead: a request without a valid key
+// gets its 401 at once, its body left unread and its connection closed,
+// however slowly the body comes: it holds no bytes and no slot.
+func TestFrontDoorUnauthenticatedBodyIsNotRead(t *testing.T) {
+	fd := newFrontDoorEnv(t, api.Config{})
+	ctx, stop := context.WithTimeout(context.Background(), 10*time.Second)
+	defer stop()
+	start := time.Now()
+	got := send(ctx, fd.url, "sk_not_a_key_of_anyone_here", trickle(ctx, time.Second))
+	if got.status != http.StatusUnauthorized || got.code != "ERR_SLUICE_211" {
+		t.Fatalf("slow body with an unknown key: %+v, want 401 ERR_SLUICE_211 at once", got)
+	}
+	if took := time.Since(start); took > 5*time.Second {
+		t.Fatalf("401 after %s, want it at once", took)
+	}
+	if n := gaugeValue(t, fd, "sluice_ingest_body_bytes_in_flight"); n != 0 {
+		t.Fatalf("%v body bytes in flight after an unauthenticated request", n)
+	}
+}
