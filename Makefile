@@ -34,6 +34,7 @@ fuzz: ## a short run of each fuzz target, past its committed corpus
 	$(GO) test -run '^$$' -fuzz '^FuzzScanner$$' -fuzztime 300000x ./schemas
 	$(GO) test -run '^$$' -fuzz '^FuzzDecodeObject$$' -fuzztime 100000x ./api
 	$(GO) test -run '^$$' -fuzz '^FuzzCheck$$' -fuzztime 30000x ./store
+	$(GO) test -run '^$$' -fuzz '^FuzzFilterBounds$$' -fuzztime 2000x ./filters
 
 # docs/performance.md says what each measures, its floors and the figures.
 bench: ## micro-benchmarks, the ingest and delivery benchmarks against raw JetStream, memory with 1,000,000 events pending, the sinks into the emulator

@@ -56,12 +56,14 @@ func newDeadLetterEnv(t *testing.T) *deadLetterEnv {
 	if err != nil {
 		t.Fatal(err)
 	}
-	srv, err := api.New(api.Config{}, api.Deps{Keys: stack.Store, Publisher: prod, Destinations: stack.Store, Subscriptions: stack.Store, APIKeys: stack.Store, DeadLetters: redriver, Logger: log})
+	hs := httptest.NewUnstartedServer(nil)
+	t.Cleanup(hs.Close)
+	srv, err := api.New(api.Config{BaseURL: "http://" + hs.Listener.Addr().String()}, api.Deps{Keys: stack.Store, Publisher: prod, Destinations: stack.Store, Subscriptions: stack.Store, APIKeys: stack.Store, DeadLetters: redriver, Logger: log})
 	if err != nil {
 		t.Fatal(err)
 	}
-	hs := httptest.NewServer(srv)
-	t.Cleanup(hs.Close)
+	hs.Config.Handler = srv
+	hs.Start()
 	e := envOf(t, stack)
 	e.url = hs.URL
 	return &deadLetterEnv{testEnv: e, stack: stack, emu: emu}

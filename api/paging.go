@@ -35,22 +35,11 @@ func badParameter(name, format string, args ...any) *Error {
 	return e
 }
 
-// baseURL is the scheme and host clients reach the API at, without a
-// trailing slash: Config.BaseURL, or else the Host of the request.
-func (s *Server) baseURL(r *http.Request) string {
-	if s.cfg.BaseURL != "" {
-		return strings.TrimRight(s.cfg.BaseURL, "/")
-	}
-	scheme := "http"
-	if r.TLS != nil {
-		scheme = "https"
-	}
-	return scheme + "://" + r.Host
-}
-
-// resourceURI is the full URL of a path of the API.
-func (s *Server) resourceURI(r *http.Request, path string) string {
-	return s.baseURL(r) + path
+// resourceURI is the full URL of a path of the API: Config.BaseURL and the
+// path. The request is not read: its Host is the client's to choose, and
+// the URL may be stored in an audit event.
+func (s *Server) resourceURI(_ *http.Request, path string) string {
+	return strings.TrimRight(s.cfg.BaseURL, "/") + path
 }
 
 // listURIs returns the full URL of the list requested and that of its next

@@ -3,8 +3,10 @@ package api
 import (
 	"context"
 	"errors"
+	"fmt"
 	"log/slog"
 	"net/http"
+	"net/url"
 	"strings"
 	"time"
 
@@ -85,9 +87,11 @@ type Config struct {
 	MinBodyRate    int64 // bytes per second
 	BodyRateWindow time.Duration
 	// BaseURL is the scheme and host clients reach the API at, such as
-	// https://sluice.example.com, for the full URLs of responses (uri,
-	// next_page_uri). Default: http:// (https:// over TLS) and the Host of
-	// each request.
+	// https://sluice.example.com, for the full URLs of responses and of
+	// the audit events stored (uri, next_page_uri). Required with any
+	// management route (Deps.Destinations, Subscriptions or APIKeys). It is
+	// never taken from a request's Host, which the client chooses: a
+	// stored event must not carry a host a caller made up.
 	BaseURL string
 	// AuditTimeout bounds the storing of the audit event of one change,
 	// retries included; default DefaultAuditTimeout.
@@ -203,6 +207,11 @@ func New(cfg Config, deps Deps) (*Server, error) {
 	cfg.setDefaults()
 	if deps.Keys == nil || deps.Publisher == nil {
 		return nil, errors.New("api: Keys and Publisher are required")
+	}
+	if deps.Destinations != nil || deps.Subscriptions != nil || deps.APIKeys != nil {
+		if u, err := url.Parse(cfg.BaseURL); err != nil || (u.Scheme != "http" && u.Scheme != "https") || u.Host == "" {
+			return nil, fmt.Errorf("api: BaseURL %q is not a full http or https URL: the management routes need the scheme and host clients reach the API at, for the uri of resources and audit events", cfg.BaseURL)
+		}
 	}
 	if deps.Catalogue == nil {
 		deps.Catalogue = schemas.Default()

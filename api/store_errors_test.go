@@ -108,7 +108,7 @@ func TestStoreErrors(t *testing.T) {
 		t.Run(tt.name, func(t *testing.T) {
 			logs := &apitest.Logs{}
 			fail := failingStore{err: tt.err}
-			srv, err := api.New(api.Config{}, api.Deps{
+			srv, err := api.New(api.Config{BaseURL: "http://sluice.test"}, api.Deps{
 				Keys:          fakeKeysFor(account),
 				Publisher:     fakePublisher{publishEncoded: storeAll},
 				Destinations:  fail,

@@ -148,6 +148,8 @@ func TestSubscriptionValidation(t *testing.T) {
 		{"filter not boolean", `{"sources":[{"type":"` + httpKind + `","filter":"ev.conn.server_port"}]}`, "ERR_SLUICE_333", "sources[0].filter", "bool"},
 		{"filter on a field not filterable", `{"sources":[{"type":"` + httpKind + `","filter":"ev.http.response.status_code >= 500"}]}`, "ERR_SLUICE_333", "sources[0].filter", "conn.client_ip"},
 		{"filter on an audit kind", `{"sources":[{"type":"` + keyKind + `","filter":"true"}]}`, "ERR_SLUICE_333", "sources[0].filter", "audit"},
+		{"filter with a regular expression from the event", `{"sources":[{"type":"` + httpKind + `","filter":"ev.conn.server_name.matches(ev.conn.server_name)"}]}`, "ERR_SLUICE_333", "sources[0].filter", "must be a constant string"},
+		{"filter with a constant that cannot be evaluated", `{"sources":[{"type":"` + httpKind + `","filter":"int('x') == 1"}]}`, "ERR_SLUICE_333", "sources[0].filter", "cannot be evaluated"},
 		{"fields on an audit kind", `{"sources":[{"type":"` + keyKind + `","fields":["id"]}]}`, "ERR_SLUICE_333", "sources[0].fields", "audit"},
 		{"unknown field path", `{"sources":[{"type":"` + httpKind + `","fields":["conn.client_ip","conn.nope"]}]}`, "ERR_SLUICE_333", "sources[0].fields[1]", ""},
 		{"unknown destination", `{"destination_ids":["ed_2ZVXCKvrcw0TxPDk1JLmC8b3eBQ"]}`, "ERR_SLUICE_333", "destination_ids[0]", "create the destination first"},

@@ -20,11 +20,13 @@ import (
 // filterable fields of the kind (ev.conn.client_ip, ev.conn.server_ip,
 // ev.conn.server_name, ev.conn.server_port in the specification), the CEL
 // standard library, the string extensions (cel-go ext.Strings) and
-// inCIDR(ip, cidr). It must be a boolean.
+// inCIDR(ip, cidr). It must be a boolean. The regular expression of
+// matches must be a string literal: it is compiled here, once.
 //
 // Compile returns ErrUnknownKind, ErrNotTraffic, or a *CompileError whose Err
 // is ErrEmptyFilter, ErrFilterTooLong, ErrNotBoolean, ErrFilterTooCostly, or
-// ErrInvalidFilter when CEL rejects the expression.
+// ErrInvalidFilter when CEL rejects the expression (also when a constant
+// part of it, such as double('x'), cannot be evaluated).
 func (e *Env) Compile(kind, expr string) (*Program, error) {
 	ke, err := e.kind(kind)
 	if err != nil {
@@ -64,7 +66,8 @@ func (ke *kindEnv) compile(expr string) (*Program, error) {
 	}
 	if estimate.Max > MaxCost {
 		return nil, wholeError(expr, ErrFilterTooCostly, fmt.Sprintf(
-			"the estimated cost of this filter, up to %d, is above the limit of %d: avoid loops over large lists, and loops in loops",
+			"the estimated cost of this filter, up to %d, is above the limit of %d: avoid loops over large lists, loops in loops, "+
+				"and large regular expressions (to match one of many names, write ev.conn.server_name in [\"a.example.com\", \"b.example.com\"])",
 			estimate.Max, MaxCost))
 	}
 	prg, err := ke.cel.Program(checked,
@@ -73,7 +76,9 @@ func (ke *kindEnv) compile(expr string) (*Program, error) {
 		cel.InterruptCheckFrequency(interruptCheckFrequency),
 	)
 	if err != nil {
-		return nil, fmt.Errorf("planning filter %q: %w", expr, err)
+		// Planning folds constants and compiles regular expressions: what
+		// fails there is in the expression, such as double('x').
+		return nil, wholeError(expr, ErrInvalidFilter, "this filter cannot be evaluated: "+err.Error())
 	}
 	return &Program{
 		kind:    ke,
@@ -82,6 +87,7 @@ func (ke *kindEnv) compile(expr string) (*Program, error) {
 		fields:  ke.referencedFields(checked),
 		cost:    estimate.Max,
 		loops:   hasComprehension(checked),
+		maxTime: MaxEvalTime,
 	}, nil
 }
 

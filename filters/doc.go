@@ -13,6 +13,13 @@
 // program references (Program.Fields), and calls Program.Match per event.
 // Nothing is parsed or type-checked per event.
 //
+// Every evaluation is bounded. The cost estimate Compile checks against
+// MaxCost assumes each string field is as long as its maximum in the
+// catalogue (schemas.Field.MaxBytes), which validation enforces on events
+// and Fields.SetString enforces again; regular expressions must be string
+// literals, compiled once and charged by their program's size; Match
+// enforces MaxCost, bounds loops by MaxEvalTime and recovers from panics.
+//
 // Filters and field selections apply only to traffic kinds; for an audit
 // kind every function here returns ErrNotTraffic.
 //

@@ -25,31 +25,30 @@ const (
 	// filter can hold a delivery worker for long: a filter at the limit, a
 	// loop in a loop over 110 integers, takes about 4 ms per event.
 	//
+	// The estimate assumes each string field is as long as its maximum,
+	// schemas.Field.MaxBytes, which validation enforces on every event, so
+	// no event can make a filter cost more than its estimate.
+	//
 	// The filters one writes for real cost far less: comparing a field costs
-	// 2, a regular expression on the server name under 50, a list of 230 CIDR
+	// 2, a short regular expression on the server name under 1,000 (it is
+	// charged by the size of its compiled program), a list of 230 CIDR
 	// ranges (about as many as MaxExprLen allows) under 2,000. The limit is
 	// there to stop nested loops over large literals, which can cost
 	// millions. Raising it later is safe; lowering it would reject stored
 	// subscriptions, so it starts low.
 	MaxCost = 100_000
 
+	// MaxEvalTime bounds the wall-clock time of one evaluation of a filter
+	// with a comprehension, checked every interruptCheckFrequency
+	// iterations. MaxCost keeps evaluations far shorter; this is the
+	// backstop for a machine so loaded that they are not, or a cost the
+	// estimate got wrong.
+	MaxEvalTime = time.Second
+
 	// interruptCheckFrequency is how many comprehension iterations run
 	// between two checks of the evaluation's context.
 	interruptCheckFrequency = 100
 )
-
-// maxStringSize is the size the cost estimate assumes for a string field a
-// filter may use, in bytes. A longer value at run time is still bounded by
-// MaxCost.
-func maxStringSize(path string) uint64 {
-	switch path {
-	case "conn.client_ip", "conn.server_ip":
-		return 64 // an IPv6 address with a zone
-	case "conn.server_name":
-		return 253 // a DNS name
-	}
-	return 4096
-}
 
 // Env holds the CEL environments of every traffic kind of a catalogue: one
 // per kind, built once by NewEnv, in which the kind's filterable fields are
@@ -74,10 +73,11 @@ type kindEnv struct {
 
 // variable is a filterable field, declared in CEL as "ev." + its path.
 type variable struct {
-	path string
-	name string
-	typ  schemas.Type
-	zero ref.Val // the value of the field when the event lacks it
+	path     string
+	name     string
+	typ      schemas.Type
+	maxBytes int     // the longest value of a string field (schemas.Field.MaxBytes)
+	zero     ref.Val // the value of the field when the event lacks it
 }
 
 // The expression sees the event's object as ev, and each filterable field
@@ -89,11 +89,13 @@ const (
 
 // NewEnv builds the CEL environment of every traffic kind of c. It returns
 // an error if a filterable field has a type a filter cannot use (lists, maps
-// and objects).
+// and objects), or is a string without a maximum length
+// (schemas.Field.MaxBytes), which the cost estimate of filters needs.
 func NewEnv(c *schemas.Catalogue) (*Env, error) {
 	base, err := cel.NewEnv(
 		ext.Strings(),
 		cidrLibrary(),
+		regexLibrary(),
 		cel.ExtendedValidations(),
 	)
 	if err != nil {
@@ -130,12 +132,16 @@ func newKindEnv(base *cel.Env, k *schemas.Kind) (*kindEnv, error) {
 		if !ok {
 			return nil, fmt.Errorf("filterable field %s has type %s, which a filter cannot use", f.Path, f.Type)
 		}
-		v := variable{path: f.Path, name: varPrefix + f.Path, typ: f.Type, zero: zero}
+		v := variable{path: f.Path, name: varPrefix + f.Path, typ: f.Type, maxBytes: f.MaxBytes, zero: zero}
 		ke.vars = append(ke.vars, v)
 		names = append(names, v.name)
 		opts = append(opts, cel.Variable(v.name, typ))
 		if f.Type == schemas.TypeString {
-			ke.estimator.sizes[v.name] = maxStringSize(f.Path)
+			if f.MaxBytes <= 0 {
+				return nil, fmt.Errorf("filterable string field %s has no maximum length, which the cost estimate of filters needs", f.Path)
+			}
+			// CEL measures a string in code points, never more than its bytes.
+			ke.estimator.sizes[v.name] = uint64(f.MaxBytes)
 		}
 	}
 	env, err := base.Extend(opts...)

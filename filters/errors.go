@@ -29,12 +29,19 @@ var (
 	// ErrCostLimit means an evaluation went over MaxCost, which only a
 	// field far larger than the estimate assumes can cause.
 	ErrCostLimit = errors.New("filter cost limit exceeded")
+	// ErrEvalTimeout means an evaluation ran longer than MaxEvalTime.
+	ErrEvalTimeout = errors.New("filter evaluation took too long")
+	// ErrEvalPanic means an evaluation panicked; Match recovered.
+	ErrEvalPanic = errors.New("filter evaluation panicked")
 
 	// ErrNotFilterable means a value was set in Fields for a path that is
 	// not a filterable field of the kind.
 	ErrNotFilterable = errors.New("not a filterable field")
 	// ErrFieldType means a value set in Fields does not have the field's type.
 	ErrFieldType = errors.New("value does not have the field's type")
+	// ErrFieldTooLong means a string set in Fields is longer than its
+	// field's maximum, schemas.Field.MaxBytes.
+	ErrFieldTooLong = errors.New("value longer than the field's maximum")
 
 	// ErrInvalidField is matched by every *FieldError.
 	ErrInvalidField = errors.New("invalid field")

@@ -51,9 +51,20 @@ func (f *Fields) Kind() string { return f.kind.name }
 func (f *Fields) Reset() { clear(f.values) }
 
 // SetString sets a string field, such as "conn.client_ip". It returns
-// ErrNotFilterable or ErrFieldType.
+// ErrNotFilterable, ErrFieldType, or ErrFieldTooLong for a value longer
+// than the field's maximum (schemas.Field.MaxBytes), which validation
+// refuses and the cost estimate of filters assumes: such a value is never
+// evaluated.
 func (f *Fields) SetString(path, v string) error {
-	return f.set(path, types.String(v), schemas.TypeString)
+	i, err := f.index(path, schemas.TypeString)
+	if err != nil {
+		return err
+	}
+	if max := f.kind.vars[i].maxBytes; len(v) > max {
+		return fmt.Errorf("%w: %s of %s is %d bytes long, over its limit of %d bytes", ErrFieldTooLong, path, f.kind.name, len(v), max)
+	}
+	f.values[i] = types.String(v)
+	return nil
 }
 
 // SetInt sets an int32 or int64 field, such as "conn.server_port". It
@@ -83,6 +94,17 @@ func (f *Fields) SetTimestamp(path string, v time.Time) error {
 }
 
 func (f *Fields) set(path string, v ref.Val, accepted ...schemas.Type) error {
+	i, err := f.index(path, accepted...)
+	if err != nil {
+		return err
+	}
+	f.values[i] = v
+	return nil
+}
+
+// index returns the index of the field at path if it has one of the
+// accepted types, or ErrNotFilterable or ErrFieldType.
+func (f *Fields) index(path string, accepted ...schemas.Type) (int, error) {
 	for i := range f.kind.vars {
 		field := &f.kind.vars[i]
 		if field.path != path {
@@ -90,13 +112,12 @@ func (f *Fields) set(path string, v ref.Val, accepted ...schemas.Type) error {
 		}
 		for _, t := range accepted {
 			if field.typ == t {
-				f.values[i] = v
-				return nil
+				return i, nil
 			}
 		}
-		return fmt.Errorf("%w: %s of %s is %s, not %s", ErrFieldType, path, f.kind.name, field.typ, accepted[0])
+		return -1, fmt.Errorf("%w: %s of %s is %s, not %s", ErrFieldType, path, f.kind.name, field.typ, accepted[0])
 	}
-	return fmt.Errorf("%w: %s of %s", ErrNotFilterable, path, f.kind.name)
+	return -1, fmt.Errorf("%w: %s of %s", ErrNotFilterable, path, f.kind.name)
 }
 
 // ResolveName returns the value of the variable name, such as

@@ -47,6 +47,12 @@ type Config struct {
 	// ReadyTimeout bounds how long Start waits for the server to accept
 	// connections; default DefaultReadyTimeout.
 	ReadyTimeout time.Duration
+	// Key, when not empty, has JetStream encrypt everything it stores
+	// (ChaCha20-Poly1305, keys derived from it): streams, key-value
+	// buckets and consumers, those stored before included. The same key
+	// must be given at every start after the first with one: Start refuses
+	// another key, or none, with ErrWrongKey. See ReadKeyFile.
+	Key string
 }
 
 func (c *Config) setDefaults() {

@@ -2,10 +2,12 @@
 // sluice process: the server `sluice serve` starts when no external NATS URL
 // is given, and the one tests and benchmarks run against.
 //
-// The server stores JetStream's files under Config.DataDir, listens for
-// clients only when Config.Listen asks it to, and then only on loopback (it
-// has no authentication), and logs nothing unless given a *slog.Logger. Clients in the
-// same process connect with (*Server).Connect, which needs no listener.
+// The server stores JetStream's files under Config.DataDir, encrypted when
+// Config.Key is set (a key ReadKeyFile reads; Start refuses another with
+// ErrWrongKey), listens for clients only when Config.Listen asks it to,
+// and then only on loopback (it has no authentication), and logs nothing
+// unless given a *slog.Logger. Clients in the same process connect with
+// (*Server).Connect, which needs no listener.
 //
 // It is not for running a NATS cluster: past one machine, sluice connects to
 // an external NATS JetStream cluster instead, and this package is not used.

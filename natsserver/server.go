@@ -44,6 +44,9 @@ func Start(cfg Config) (*Server, error) {
 	if err != nil {
 		return nil, err
 	}
+	if err := cfg.checkKey(); err != nil {
+		return nil, err
+	}
 	srv, err := server.NewServer(opts)
 	if err != nil {
 		return nil, fmt.Errorf("creating nats server: %w", err)
@@ -54,6 +57,10 @@ func Start(cfg Config) (*Server, error) {
 
 	s := &Server{srv: srv, listen: !opts.DontListen}
 	if err := s.waitReady(cfg.ReadyTimeout, log.fatal); err != nil {
+		s.Shutdown()
+		return nil, err
+	}
+	if err := s.checkEncryption(cfg); err != nil {
 		s.Shutdown()
 		return nil, err
 	}
@@ -94,6 +101,9 @@ func (c Config) options() (*server.Options, error) {
 		// An event may be 1 MiB as sent, and its envelope adds to that:
 		// NATS's default of 1 MiB per message would refuse it.
 		MaxPayload: MaxPayload,
+		// Encryption at rest, when a key is given.
+		JetStreamKey:    c.Key,
+		JetStreamCipher: server.ChaCha,
 	}
 	if opts.DontListen {
 		opts.Host, opts.Port = loopback, randomPort

@@ -372,10 +372,13 @@ func unquote(raw []byte) (string, bool) {
 // selected fields is present is left out.
 //
 // Select returns an error wrapping ErrMalformedEvent for bytes that are not
-// a stored envelope, ErrWrongKind for an event of another kind, or the
-// filter's error (filters.ErrCostLimit, ctx's error, a runtime error), for
-// which the filter could not decide: the caller dead-letters or counts the
-// event rather than dropping it silently.
+// a stored envelope, ErrWrongKind for an event of another kind,
+// filters.ErrFieldTooLong for a field the filter reads that is longer than
+// the catalogue allows (an event stored before validation enforced it: it
+// is not evaluated, since the filter's cost estimate does not hold for it),
+// or the filter's error (filters.ErrCostLimit, filters.ErrEvalTimeout,
+// ctx's error, a runtime error), for which the filter could not decide: the
+// caller dead-letters or counts the event rather than dropping it silently.
 //
 // Select trusts the stored JSON: events are validated when they are
 // published. It never reads out of data's bounds on any input, but what it
@@ -502,6 +505,10 @@ func (r *fieldReader) leaf(c *jsonCursor, i int) error {
 	}
 	slot := &r.s.slots[i]
 	if err := setField(r.s.fields, slot, raw); err != nil {
+		if errors.Is(err, filters.ErrFieldTooLong) {
+			// Stored before validation had the limit: never evaluated.
+			return fmt.Errorf("object.%s: %w", slot.path, err)
+		}
 		return fmt.Errorf("%w: object.%s: %v", ErrMalformedEvent, slot.path, err)
 	}
 	return nil

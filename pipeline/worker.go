@@ -20,7 +20,7 @@ import (
 const (
 	dlqPermanent = "permanent" // the sink refused the record for good
 	dlqTooLarge  = "too_large" // over the sink's MaxRecordBytes
-	dlqFilter    = "filter"    // the filter failed on the event (cost limit)
+	dlqFilter    = "filter"    // the filter could not decide: an error, a bound, a field over its limit
 	dlqMalformed = "malformed" // the stored event is not an envelope
 )
 
@@ -263,9 +263,16 @@ func (w *worker) prepare(ctx context.Context, msg jetstream.Msg, limits sinks.Li
 		_ = msg.Ack()
 		return pending{}, false
 	}
-	out, keep, err := sel.Select(ctx, data, nil)
+	out, keep, err := selectEvent(ctx, sel, data)
 	switch {
+	case err != nil && ctx.Err() != nil:
+		// Stopping: the filter was interrupted, it did not fail.
+		_ = msg.Nak()
+		return pending{}, false
 	case err != nil:
+		// The filter could not decide (it failed, ran out of its bounds or
+		// panicked), or the event cannot be read: dead-lettered once with
+		// the reason and terminated, never redelivered.
 		w.deadLetter(ctx, msg, head.ID, dlqFilter, "", err.Error())
 		return pending{}, false
 	case !keep:
@@ -279,6 +286,18 @@ func (w *worker) prepare(ctx context.Context, msg jetstream.Msg, limits sinks.Li
 		return pending{}, false
 	}
 	return pending{msg: msg, record: rec}, true
+}
+
+// selectEvent runs sel on data, turning a panic into an error, so that an
+// event that breaks the selector or its filter is dead-lettered rather than
+// taking the process down.
+func selectEvent(ctx context.Context, sel *Selector, data []byte) (out []byte, keep bool, err error) {
+	defer func() {
+		if r := recover(); r != nil {
+			out, keep, err = nil, false, fmt.Errorf("selecting the event: panic: %v", r)
+		}
+	}()
+	return sel.Select(ctx, data, nil)
 }
 
 // deliver writes a batch until every record is accepted or dead-lettered,

@@ -5,6 +5,7 @@ import (
 	"context"
 	"encoding/json"
 	"errors"
+	"strings"
 	"sync"
 	"testing"
 	"time"
@@ -252,6 +253,13 @@ func TestPublishReportsEachInvalidEvent(t *testing.T) {
 			name:  "wrong field type",
 			edit:  func(ev *schemas.Event) { ev.Object = json.RawMessage(`{"conn":{"client_ip":42}}`) },
 			check: fieldError("object.conn.client_ip"),
+		},
+		{
+			name: "filterable field over its limit",
+			edit: func(ev *schemas.Event) {
+				ev.Object = json.RawMessage(`{"conn":{"server_name":"` + strings.Repeat("a", 1_000_000) + `"}}`)
+			},
+			check: fieldError("object.conn.server_name"),
 		},
 		{
 			name:  "bad account id",

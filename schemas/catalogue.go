@@ -67,7 +67,7 @@ func build() (*Catalogue, error) {
 	slices.SortFunc(c.kinds, func(a, b *Kind) int { return strings.Compare(a.Name, b.Name) })
 	c.principal = newGroup("principal")
 	for _, f := range principalSpec {
-		if err := c.principal.insert(f.path, f.typ, false); err != nil {
+		if err := c.principal.insert(f.path, f.typ, false, 0); err != nil {
 			return nil, fmt.Errorf("principal: %w", err)
 		}
 	}
@@ -103,7 +103,18 @@ func newKind(name string, class Class, family, desc string, specs []fieldSpec) (
 	for _, s := range specs {
 		path := strings.ReplaceAll(s.path, "[]", "")
 		secret := class == ClassAudit && isSecret(path)
-		if err := k.root.insert(s.path, s.typ, secret); err != nil {
+		maxBytes, filterable := filterablePaths[path]
+		filterable = filterable && class == ClassTraffic
+		if !filterable {
+			maxBytes = 0
+		}
+		switch {
+		case filterable && s.typ == TypeString && maxBytes <= 0:
+			return nil, fmt.Errorf("kind %s: filterable string field %q has no maximum length", name, path)
+		case maxBytes > 0 && s.typ != TypeString:
+			return nil, fmt.Errorf("kind %s: field %q has a maximum length but is not a string", name, path)
+		}
+		if err := k.root.insert(s.path, s.typ, secret, maxBytes); err != nil {
 			return nil, fmt.Errorf("kind %s: %w", name, err)
 		}
 		var inList string
@@ -113,7 +124,8 @@ func newKind(name string, class Class, family, desc string, specs []fieldSpec) (
 		k.Fields = append(k.Fields, Field{
 			Path:        path,
 			Type:        s.typ,
-			Filterable:  class == ClassTraffic && filterablePaths[path],
+			Filterable:  filterable,
+			MaxBytes:    maxBytes,
 			Selectable:  class == ClassTraffic,
 			Extension:   s.ext,
 			Secret:      secret,

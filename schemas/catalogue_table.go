@@ -13,12 +13,28 @@ type fieldSpec struct {
 	ext  bool // not in the specification: a sluice extension
 }
 
-// filterablePaths are the traffic fields a CEL filter may use (spec 6.2, 6.3).
-var filterablePaths = map[string]bool{
-	"conn.client_ip":   true,
-	"conn.server_ip":   true,
-	"conn.server_name": true,
-	"conn.server_port": true,
+// The longest values of the fields that hold a host name or an IP address.
+const (
+	// MaxHostnameBytes is the longest DNS name, 253 bytes (RFC 1035 and
+	// RFC 2181, without the final dot).
+	MaxHostnameBytes = 253
+	// MaxIPBytes is the longest text of an IP address, 45 bytes: an IPv6
+	// address ending in an IPv4 one, such as
+	// ffff:ffff:ffff:ffff:ffff:ffff:255.255.255.255.
+	MaxIPBytes = 45
+)
+
+// filterablePaths are the traffic fields a CEL filter may use (spec 6.2,
+// 6.3), each with the longest value accepted, in bytes, for a string field
+// (0 for the others). Every filterable string field must have one: the CEL
+// cost estimate of a filter assumes these sizes, and validation refuses an
+// event with a longer value, so no event can cost more than its filter's
+// estimate.
+var filterablePaths = map[string]int{
+	"conn.client_ip":   MaxIPBytes,
+	"conn.server_ip":   MaxIPBytes,
+	"conn.server_name": MaxHostnameBytes,
+	"conn.server_port": 0,
 }
 
 type trafficSpec struct {

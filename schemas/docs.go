@@ -22,7 +22,9 @@ func (c *Catalogue) Markdown() []byte {
 	b.WriteString("\n## Traffic events\n\n")
 	b.WriteString("The edge emits a traffic event for every HTTP request and every TCP connection. " +
 		"A subscription's source of a traffic kind may have a CEL filter over the fields marked filterable, " +
-		"and may select which fields to deliver; every traffic field can be selected.\n")
+		"and may select which fields to deliver; every traffic field can be selected. " +
+		"A filterable string field has a maximum length, shown with its type: sluice refuses an event " +
+		"with a longer value (HTTP 400 naming the field and the limit), so that no event can make a filter cost more than the limit it was checked against.\n")
 	for _, k := range c.kinds {
 		if k.Class == ClassTraffic {
 			writeTrafficKind(&b, k)
@@ -122,6 +124,9 @@ func writeAuditFamily(b *bytes.Buffer, kinds []*Kind) {
 func fieldType(f *Field) string {
 	if f.Secret {
 		return "`" + f.Type.String() + "`, *always null (secret)*"
+	}
+	if f.MaxBytes > 0 {
+		return fmt.Sprintf("`%s`, at most %d bytes", f.Type, f.MaxBytes)
 	}
 	return "`" + f.Type.String() + "`"
 }

@@ -31,6 +31,7 @@ type jsonSchema struct {
 	Const                string           `json:"const,omitempty"`
 	Format               string           `json:"format,omitempty"`
 	Pattern              string           `json:"pattern,omitempty"`
+	MaxLength            int              `json:"maxLength,omitempty"`
 	Minimum              json.Number      `json:"minimum,omitempty"`
 	Maximum              json.Number      `json:"maximum,omitempty"`
 	Items                *jsonSchema      `json:"items,omitempty"`
@@ -273,6 +274,12 @@ func leafSchema(f *Field) *jsonSchema {
 		s.Type = nullable("boolean")
 	case TypeString:
 		s.Type = nullable("string")
+		if f.MaxBytes > 0 {
+			// maxLength counts characters, which are never more than
+			// bytes: the limit in bytes is in the description.
+			s.MaxLength = f.MaxBytes
+			s.Description += fmt.Sprintf(" (at most %d bytes of UTF-8)", f.MaxBytes)
+		}
 	case TypeInt32:
 		s.Type, s.Minimum, s.Maximum = nullable("integer"), "-2147483648", "2147483647"
 	case TypeInt64:

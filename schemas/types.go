@@ -78,6 +78,12 @@ type Field struct {
 	Type Type
 	// Filterable marks the fields a CEL filter may use.
 	Filterable bool
+	// MaxBytes is the longest value of a string field, in bytes of UTF-8
+	// once its JSON escapes are decoded, or 0 when the field has no limit
+	// of its own (the event's size bounds it). Validation refuses a longer
+	// value; every filterable string field has one, and a filter's cost
+	// estimate assumes it.
+	MaxBytes int
 	// Selectable marks the fields a subscription source may select.
 	Selectable bool
 	// Extension marks a field sluice adds to what the specification lists.
@@ -121,6 +127,7 @@ func (k *Kind) Field(path string) (*Field, bool) {
 type node struct {
 	typ      Type             // the leaf type; 0 for an object or list of objects
 	secret   bool             // a leaf that must be null
+	maxBytes int              // the longest string value of a leaf, or 0
 	list     bool             // a list of objects whose elements are children
 	children map[string]*node // for objects and lists of objects
 	path     string           // dotted path, for errors
@@ -133,8 +140,9 @@ func newGroup(path string) *node {
 }
 
 // insert adds a leaf at the segments of spec path p ("a.b[].c"), creating
-// intermediate objects and lists of objects.
-func (n *node) insert(p string, t Type, secret bool) error {
+// intermediate objects and lists of objects. maxBytes is the longest string
+// value of the leaf, or 0.
+func (n *node) insert(p string, t Type, secret bool, maxBytes int) error {
 	cur := n
 	segs := strings.Split(p, ".")
 	for i, seg := range segs {
@@ -145,7 +153,7 @@ func (n *node) insert(p string, t Type, secret bool) error {
 			if child != nil || list {
 				return fmt.Errorf("field %q declared twice or as a list", p)
 			}
-			cur.children[name] = &node{typ: t, secret: secret, path: joinPath(cur.path, name)}
+			cur.children[name] = &node{typ: t, secret: secret, maxBytes: maxBytes, path: joinPath(cur.path, name)}
 			return nil
 		}
 		if child == nil {

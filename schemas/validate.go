@@ -8,6 +8,8 @@ import (
 	"math"
 	"strconv"
 	"time"
+	"unicode/utf16"
+	"unicode/utf8"
 )
 
 // ErrUnknownKind is returned for an event_type the catalogue does not know.
@@ -129,7 +131,12 @@ func (v *validator) leaf(n *node) error {
 	case k == kindBool && n.typ == TypeBool:
 		return v.s.boolean()
 	case k == kindString && n.typ == TypeString:
-		_, _, err := v.s.str()
+		raw, escaped, err := v.s.str()
+		if err == nil && n.maxBytes > 0 && len(raw) > n.maxBytes {
+			if size := decodedLen(raw, escaped); size > n.maxBytes {
+				v.fail(n.path, "is %d bytes long, over its limit of %d bytes", size, n.maxBytes)
+			}
+		}
 		return err
 	case k == kindString && n.typ == TypeTimestamp:
 		raw, escaped, err := v.s.str()
@@ -207,6 +214,60 @@ func (v *validator) mapOf(n *node) error {
 			return err
 		}
 	}
+}
+
+// decodedLen returns the length in bytes of the string whose raw contents,
+// between the quotes, are raw, once its escapes are decoded as
+// encoding/json decodes them (a lone surrogate becomes U+FFFD). It does not
+// allocate.
+func decodedLen(raw []byte, escaped bool) int {
+	if !escaped {
+		return len(raw)
+	}
+	n := 0
+	for i := 0; i < len(raw); {
+		if raw[i] != '\\' {
+			n++
+			i++
+			continue
+		}
+		if raw[i+1] != 'u' {
+			n++
+			i += 2
+			continue
+		}
+		r := hex4(raw[i+2 : i+6])
+		i += 6
+		if utf16.IsSurrogate(r) && i+6 <= len(raw) && raw[i] == '\\' && raw[i+1] == 'u' {
+			if utf16.DecodeRune(r, hex4(raw[i+2:i+6])) != utf8.RuneError {
+				n += 4
+				i += 6
+				continue
+			}
+		}
+		if utf16.IsSurrogate(r) {
+			r = utf8.RuneError
+		}
+		n += utf8.RuneLen(r)
+	}
+	return n
+}
+
+// hex4 returns the value of four hexadecimal digits, checked by the scanner.
+func hex4(b []byte) rune {
+	var r rune
+	for _, c := range b {
+		switch {
+		case c >= '0' && c <= '9':
+			c -= '0'
+		case c >= 'a' && c <= 'f':
+			c -= 'a' - 10
+		default:
+			c -= 'A' - 10
+		}
+		r = r<<4 | rune(c)
+	}
+	return r
 }
 
 func elementPath(path string, key []byte, i int) string {

@@ -19,9 +19,12 @@
 // given, in clear, because delivery signs its requests with it: access to
 // the bucket (the NATS account and its permissions on $KV.SLUICE_STORE.>
 // and the stream KV_SLUICE_STORE) must be restricted to sluice itself.
-// Encrypting it at rest is out of scope for now. It is returned by the
-// store's reads and its watch, and never by Destination.Redacted, nor shown
-// by any LogValue or String.
+// The bucket keeps one revision per key, so a replaced or deleted secret is
+// in no message a reader gets; its bytes stay in the stream's files until
+// JetStream compacts them, which is why the files must be encrypted at rest
+// (natsserver.Config.Key, or the external server's jetstream cipher). The
+// secret is returned by the store's reads and its watch, and never by
+// Destination.Redacted, nor shown by any LogValue or String.
 //
 // It is not the HTTP API: it checks the invariants of what it stores (ids,
 // lengths, uniqueness, existence of the account and of the destinations a

@@ -104,7 +104,8 @@ func natsServerVersion(t *testing.T) string {
 // TestDockerCompose checks docker-compose.yml: three NATS nodes routed to
 // each other with JetStream and a max_payload sluice can use, two sluice
 // processes using all three with --replicas 3, the emulator as their AWS,
-// and health checks on every service.
+// their metrics on a listener of their own published on loopback only, and
+// health checks on every service.
 func TestDockerCompose(t *testing.T) {
 	c := readCompose(t)
 	var nodes, sluices []string
@@ -178,15 +179,30 @@ func TestDockerCompose(t *testing.T) {
 		if err != nil || host != "0.0.0.0" {
 			t.Errorf("%s: --http %s, want 0.0.0.0:PORT to be reached from outside the container", name, f.httpAddr)
 		}
+		metricsHost, metricsPort, err := net.SplitHostPort(f.metricsAddr)
+		if err != nil || metricsHost != "0.0.0.0" {
+			t.Errorf("%s: --metrics-http %q, want 0.0.0.0:PORT for a Prometheus in another container", name, f.metricsAddr)
+		}
+		published := map[string]bool{}
 		for _, p := range svc.Ports {
 			hostPart, containerPort := splitPublished(p)
-			if containerPort != port {
-				t.Errorf("%s publishes %s, but serves on port %s", name, p, port)
+			switch containerPort {
+			case port:
+			case metricsPort:
+				if !strings.HasPrefix(p, "127.0.0.1:") {
+					t.Errorf("%s publishes its metrics as %s, beyond the host's loopback: they name every account's ids", name, p)
+				}
+			default:
+				t.Errorf("%s publishes %s, but serves on ports %s and %s", name, p, port, metricsPort)
 			}
+			published[containerPort] = true
 			if other, ok := hostPorts[hostPart]; ok {
 				t.Errorf("%s and %s both publish %s", name, other, hostPart)
 			}
 			hostPorts[hostPart] = name
+		}
+		if !published[port] {
+			t.Errorf("%s does not publish its API's port %s", name, port)
 		}
 		checkProbe(t, name, svc.Healthcheck.Test, port, readyzPath)
 		for _, dep := range append(slices.Clone(nodes), "emulator") {
@@ -207,8 +223,8 @@ func TestDockerCompose(t *testing.T) {
 			t.Errorf("%s: build: %v", name, err)
 		}
 	}
-	if len(hostPorts) != 2 {
-		t.Errorf("the sluice processes publish %v, want one host port each", hostPorts)
+	if len(hostPorts) != 4 {
+		t.Errorf("the sluice processes publish %v, want two host ports each: the API's and the metrics'", hostPorts)
 	}
 }
 

@@ -99,7 +99,8 @@ type k8sDeployment struct {
 		Selector labelSelector `yaml:"selector"`
 		Template struct {
 			Metadata struct {
-				Labels map[string]string `yaml:"labels"`
+				Labels      map[string]string `yaml:"labels"`
+				Annotations map[string]string `yaml:"annotations"`
 			} `yaml:"metadata"`
 			Spec struct {
 				TerminationGracePeriodSeconds int `yaml:"terminationGracePeriodSeconds"`
@@ -175,8 +176,10 @@ type k8sKustomization struct {
 
 // TestKubernetesManifests checks deploy/kubernetes: known kinds with
 // names, a Deployment of two sluice pods against the NATS chart's service
-// with probes on the paths serve answers, limits and a locked-down security
-// context, and a Service and PodDisruptionBudget that select its pods.
+// with probes on the paths serve answers, metrics on a port of their own
+// that Prometheus is told to scrape, limits and a locked-down security
+// context, and a Service (without the metrics port) and
+// PodDisruptionBudget that select its pods.
 func TestKubernetesManifests(t *testing.T) {
 	objects := readManifests(t, kubernetesDir)
 	byKind := map[string][]k8sObject{}
@@ -235,6 +238,19 @@ func TestKubernetesManifests(t *testing.T) {
 	if host != "0.0.0.0" || portName == "" {
 		t.Errorf("Deployment: --http %s, want 0.0.0.0 and a port the container declares (%+v)", f.httpAddr, c.Ports)
 	}
+	metricsHost, metricsPort, _ := strings.Cut(f.metricsAddr, ":")
+	metricsPortName := ""
+	for _, p := range c.Ports {
+		if strconv.Itoa(p.ContainerPort) == metricsPort {
+			metricsPortName = p.Name
+		}
+	}
+	if metricsHost != "0.0.0.0" || metricsPortName == "" {
+		t.Errorf("Deployment: --metrics-http %q, want 0.0.0.0 and a port the container declares (%+v), for Prometheus to scrape", f.metricsAddr, c.Ports)
+	}
+	if a := d.Spec.Template.Metadata.Annotations; a["prometheus.io/scrape"] != "true" || a["prometheus.io/port"] != metricsPort || a["prometheus.io/path"] != metricsPath {
+		t.Errorf("Deployment: pod annotations %v, want prometheus.io/scrape true on port %s, path %s", a, metricsPort, metricsPath)
+	}
 	for _, p := range []struct {
 		name  string
 		probe *k8sProbe
@@ -285,7 +301,7 @@ func TestKubernetesManifests(t *testing.T) {
 	}
 	for _, p := range svc.Spec.Ports {
 		if p.TargetPort != portName && p.TargetPort != port {
-			t.Errorf("Service: targetPort %s, want %s", p.TargetPort, portName)
+			t.Errorf("Service: targetPort %s, want %s (and never the metrics port, whose metrics name every account's ids)", p.TargetPort, portName)
 		}
 	}
 

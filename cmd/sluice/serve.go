@@ -43,6 +43,7 @@ const httpReadTimeout = 60 * time.Second
 
 type serveFlags struct {
 	dataDir         string
+	dataKeyFile     string
 	natsListen      string
 	natsURL         string
 	natsCreds       string
@@ -52,6 +53,7 @@ type serveFlags struct {
 	retention       time.Duration
 	replicas        int
 	httpAddr        string
+	metricsAddr     string
 	publicURL       string
 	shutdownTimeout time.Duration
 	ackWait         time.Duration
@@ -84,6 +86,7 @@ func newServeCommand() *cobra.Command {
 // register defines serve's flags on fl, with their defaults, filling f.
 func (f *serveFlags) register(fl *pflag.FlagSet) {
 	fl.StringVar(&f.dataDir, "data-dir", "./sluice-data", "where the embedded NATS server stores streams and state")
+	fl.StringVar(&f.dataKeyFile, "data-key-file", "", "file holding the key (at least 32 bytes, such as the output of openssl rand -hex 32; mode 600) the embedded NATS server encrypts everything it stores in --data-dir with, AWS secret access keys included; the same key at every start after (default: not encrypted)")
 	fl.StringVar(&f.natsListen, "nats-listen", "", "expose the embedded NATS server's client port at HOST:PORT, a loopback address: it has no authentication (default: not exposed)")
 	fl.StringVar(&f.natsURL, "nats-url", "", "use this external NATS server or cluster instead of the embedded one (comma-separated URLs)")
 	fl.StringVar(&f.natsCreds, "nats-creds", "", "credentials file (JWT and NKey seed) for --nats-url")
@@ -93,10 +96,11 @@ func (f *serveFlags) register(fl *pflag.FlagSet) {
 	fl.DurationVar(&f.retention, "retention", 72*time.Hour, "how long the event stream keeps events (its MaxAge)")
 	fl.IntVar(&f.replicas, "replicas", 1, "replicas of the stream and key-value buckets (3 on a NATS cluster)")
 	fl.StringVar(&f.httpAddr, "http", "127.0.0.1:8080", "HOST:PORT of the HTTP API")
+	fl.StringVar(&f.metricsAddr, "metrics-http", "127.0.0.1:9464", "HOST:PORT of the listener of /metrics (with /healthz and /readyz), apart from --http as it names every account's ids: keep it off the public network; empty for none")
 	fl.StringVar(&f.tlsCert, "tls-cert", "", "certificate file (PEM, chain after it) to serve --http over HTTPS, with --tls-key")
 	fl.StringVar(&f.tlsKey, "tls-key", "", "private key file (PEM) of --tls-cert")
-	fl.StringSliceVar(&f.roles, "roles", allRoles(), "the roles this process runs, comma-separated: api (management API), ingest (POST /events), worker (route reconciler and delivery); every process serves /healthz, /readyz and /metrics")
-	fl.StringVar(&f.publicURL, "public-url", "", "scheme and host clients reach the API at, such as https://sluice.example.com, for the URLs in responses (default: from each request's Host)")
+	fl.StringSliceVar(&f.roles, "roles", allRoles(), "the roles this process runs, comma-separated: api (management API), ingest (POST /events), worker (route reconciler and delivery); every process serves /healthz and /readyz, and /metrics on --metrics-http")
+	fl.StringVar(&f.publicURL, "public-url", "", "scheme and host clients reach the API at, such as https://sluice.example.com, for the URLs in responses and audit events (default: http:// or https:// and the address of --http; never a request's Host)")
 	fl.DurationVar(&f.shutdownTimeout, "shutdown-timeout", 15*time.Second, "how long a shutdown may take to finish requests in flight")
 	fl.DurationVar(&f.ackWait, "ack-wait", pipeline.DefaultAckWait, "how long an event handed to a sluice process that then died waits before another process gets it")
 	fl.DurationVar(&f.linger, "linger", pipeline.DefaultLinger, "how long a batch that is not full waits for more events before it is sent")
@@ -144,6 +148,16 @@ func (f serveFlags) validate() error {
 		errs = append(errs, errors.New("--tls-cert needs --tls-key: give the file of the certificate's private key too"))
 	case f.tlsKey != "" && f.tlsCert == "":
 		errs = append(errs, errors.New("--tls-key needs --tls-cert: give the certificate file too"))
+	}
+	if f.metricsAddr != "" {
+		if _, port, err := net.SplitHostPort(f.metricsAddr); err != nil {
+			errs = append(errs, fmt.Errorf("--metrics-http %q is not HOST:PORT: give the address of the metrics listener, such as 127.0.0.1:9464, or an empty value for none", f.metricsAddr))
+		} else if f.metricsAddr == f.httpAddr && port != "0" {
+			errs = append(errs, fmt.Errorf("--metrics-http %s is the address of --http: give /metrics its own port, such as 127.0.0.1:9464, as it must not be reachable where the API is", f.metricsAddr))
+		}
+	}
+	if f.dataKeyFile != "" && f.natsURL != "" {
+		errs = append(errs, errors.New("--data-key-file encrypts the store of the embedded NATS server, which --nats-url replaces: give the external server its own key (jetstream { cipher, key } in its configuration), and drop --data-key-file"))
 	}
 	if f.natsListen != "" && f.natsURL != "" {
 		errs = append(errs, errors.New("--nats-listen exposes the embedded NATS server, which --nats-url replaces: drop one of them"))
@@ -270,6 +284,12 @@ func runServe(ctx context.Context, f serveFlags, stderr io.Writer) error {
 	if err != nil {
 		return fmt.Errorf("--http %s: %w", f.httpAddr, err)
 	}
+	var metricsLn net.Listener // nil with --metrics-http ""
+	if f.metricsAddr != "" {
+		if metricsLn, err = net.Listen("tcp", f.metricsAddr); err != nil {
+			return fmt.Errorf("--metrics-http %s: %w", f.metricsAddr, err)
+		}
+	}
 	newSink := destinations.New
 	var dev *devAWS
 	if f.dev {
@@ -294,7 +314,7 @@ func runServe(ctx context.Context, f serveFlags, stderr io.Writer) error {
 	}
 	checks := destinationChecks{status: pipeline.NewStatusReader(js, statusKV, f.failingAfter), trial: pipeline.NewTrial(newSink, 0)}
 	apiConfig := f.limits.apiConfig(log)
-	apiConfig.BaseURL = f.publicURL
+	apiConfig.BaseURL = f.apiBaseURL(ln.Addr(), tlsConfig != nil, log)
 	handler, err := httpHandler(apiConfig, roles, st, prod, nc, js, reg, routesReady, checks, deadLetters, pipeline.NewReplayer(stream, st), log)
 	if err != nil {
 		return err
@@ -311,11 +331,17 @@ func runServe(ctx context.Context, f serveFlags, stderr io.Writer) error {
 	if dev != nil {
 		dev.announce(stderr, log)
 	}
-	scheme := "http://"
-	if tlsConfig != nil {
-		scheme = "https://"
+	metricsSrv := &http.Server{
+		Handler:           metricsHandler(reg, readiness(nc, js, st, routesReady)),
+		ReadHeaderTimeout: 10 * time.Second,
+		ReadTimeout:       httpReadTimeout,
+		ErrorLog:          httpSrv.ErrorLog,
 	}
-	log.Info("sluice is serving", "http", scheme+ln.Addr().String(), "roles", roles.String(), "nats", natsDescription(f))
+	serving := []any{"http", listenURL(ln.Addr(), tlsConfig != nil), "roles", roles.String(), "nats", natsDescription(f)}
+	if metricsLn != nil {
+		serving = append(serving, "metrics", "http://"+metricsLn.Addr().String())
+	}
+	log.Info("sluice is serving", serving...)
 
 	g, gctx := errgroup.WithContext(ctx)
 	if dev != nil {
@@ -343,13 +369,23 @@ func runServe(ctx context.Context, f serveFlags, stderr io.Writer) error {
 		}
 		return nil
 	})
+	if metricsLn != nil {
+		g.Go(func() error {
+			if err := metricsSrv.Serve(metricsLn); !errors.Is(err, http.ErrServerClosed) {
+				return fmt.Errorf("serving metrics: %w", err)
+			}
+			return nil
+		})
+	}
 	g.Go(func() error {
 		<-gctx.Done()
 		shutdownDeadline = time.Now().Add(f.shutdownTimeout)
 		log.Info("shutting down", "deadline", f.shutdownTimeout)
 		shutdownCtx, cancel := context.WithDeadline(context.Background(), shutdownDeadline)
 		defer cancel()
-		return shutdownHTTP(shutdownCtx, httpSrv, log)
+		// Metrics stay up while requests finish: they say how that goes.
+		err := shutdownHTTP(shutdownCtx, httpSrv, log)
+		return errors.Join(err, shutdownHTTP(shutdownCtx, metricsSrv, log))
 	})
 	err = g.Wait()
 	log.Info("stopped")
@@ -421,7 +457,15 @@ func (f serveFlags) connectNATS(log *slog.Logger) (*nats.Conn, func(context.Cont
 		}
 		return nc, func(ctx context.Context) { drain(ctx, nc, closed, log) }, nil
 	}
+	var key string
+	if f.dataKeyFile != "" {
+		var err error
+		if key, err = natsserver.ReadKeyFile(f.dataKeyFile); err != nil {
+			return nil, nil, fmt.Errorf("--data-key-file: %w", err)
+		}
+	}
 	embedded, err := natsserver.Start(natsserver.Config{
+		Key:     key,
 		DataDir: f.dataDir,
 		Listen:  f.natsListen,
 		Logger:  log.With("component", "nats"),
@@ -462,13 +506,17 @@ func drain(ctx context.Context, nc *nats.Conn, closed <-chan struct{}, log *slog
 }
 
 func natsDescription(f serveFlags) string {
+	data := ", data in " + f.dataDir
+	if f.dataKeyFile != "" {
+		data += ", encrypted"
+	}
 	switch {
 	case f.natsURL != "":
 		return f.natsURL
 	case f.natsListen != "":
-		return "embedded, listening on " + f.natsListen + ", data in " + f.dataDir
+		return "embedded, listening on " + f.natsListen + data
 	}
-	return "embedded, in-process only, data in " + f.dataDir
+	return "embedded, in-process only" + data
 }
 
 // bootstrap creates the first account and API key when no key exists. The

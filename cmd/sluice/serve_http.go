@@ -5,6 +5,7 @@ import (
 	"fmt"
 	"io"
 	"log/slog"
+	"net"
 	"net/http"
 
 	"github.com/nats-io/nats.go"
@@ -18,7 +19,9 @@ import (
 )
 
 // Paths every serve process answers on, whatever its roles: probes and
-// scrapers (deploy/kubernetes, docker-compose.yml) use them.
+// scrapers (deploy/kubernetes, docker-compose.yml) use them. /metrics is
+// served on --metrics-http only, as its labels name every account's ids;
+// the probes on both listeners.
 const (
 	healthzPath = "/healthz" // the process runs
 	readyzPath  = "/readyz"  // NATS is connected, the stream and store exist, routes are reconciled
@@ -34,7 +37,7 @@ type destinationChecks struct {
 
 // httpHandler returns the HTTP API of a process with these roles: the
 // management routes and /openapi.yaml with api, POST /events with ingest,
-// and always the health, readiness and metrics paths. Paths of the roles
+// and always the health and readiness paths (metrics are on metricsHandler). Paths of the roles
 // the process does not run answer 404. routesReady, nil without the worker
 // role, tells readiness whether the routes are reconciled; deadLetters
 // serves the dead-letter routes of destinations, replays the replay routes
@@ -51,10 +54,7 @@ func httpHandler(cfg api.Config, roles serveRoles, st *store.Store, publisher ap
 	if err != nil {
 		return nil, err
 	}
-	srv.Handle("GET "+metricsPath, promhttp.HandlerFor(reg, promhttp.HandlerOpts{Registry: reg}))
-	srv.Handle("GET "+healthzPath, http.HandlerFunc(func(w http.ResponseWriter, _ *http.Request) {
-		_, _ = io.WriteString(w, "ok\n")
-	}))
+	srv.Handle("GET "+healthzPath, http.HandlerFunc(healthz))
 	srv.Handle("GET "+readyzPath, readiness(nc, js, st, routesReady))
 	if roles.api {
 		srv.Handle("GET /openapi.yaml", http.HandlerFunc(func(w http.ResponseWriter, _ *http.Request) {
@@ -63,6 +63,46 @@ func httpHandler(cfg api.Config, roles serveRoles, st *store.Store, publisher ap
 		}))
 	}
 	return srv, nil
+}
+
+// apiBaseURL is the base of the URLs the API answers with and stores in
+// audit events: --public-url, or else the address --http listens on. It is
+// never a request's Host, which the client chooses. Without --public-url on
+// an address beyond loopback, it logs that clients may not reach that URL.
+func (f serveFlags) apiBaseURL(addr net.Addr, tls bool, log *slog.Logger) string {
+	if f.publicURL != "" {
+		return f.publicURL
+	}
+	base := listenURL(addr, tls)
+	if tcp, ok := addr.(*net.TCPAddr); ok && !tcp.IP.IsLoopback() {
+		log.Warn("--public-url is not set: the uri of resources and audit events is the address of --http, which clients may not reach; set --public-url to the URL they use", "public_url", base)
+	}
+	return base
+}
+
+// listenURL is the URL of a listener's address: http://127.0.0.1:8080,
+// or https:// when it serves TLS.
+func listenURL(addr net.Addr, tls bool) string {
+	if tls {
+		return "https://" + addr.String()
+	}
+	return "http://" + addr.String()
+}
+
+// metricsHandler serves the listener of --metrics-http: the metrics of reg,
+// and the health and readiness paths as on the API's listener, so that a
+// probe may use either. Every other path answers 404.
+func metricsHandler(reg *prometheus.Registry, ready http.Handler) http.Handler {
+	mux := http.NewServeMux()
+	mux.Handle("GET "+metricsPath, promhttp.HandlerFor(reg, promhttp.HandlerOpts{Registry: reg}))
+	mux.HandleFunc("GET "+healthzPath, healthz)
+	mux.Handle("GET "+readyzPath, ready)
+	return mux
+}
+
+// healthz answers that the process runs.
+func healthz(w http.ResponseWriter, _ *http.Request) {
+	_, _ = io.WriteString(w, "ok\n")
 }
 
 // httpTLS loads the certificate and key of --tls-cert and --tls-key, so

@@ -27,8 +27,9 @@ func waitReady(t *testing.T, url string) {
 }
 
 // TestServeMetrics runs serve --dev with a route to the emulator: once
-// events flow, /metrics shows the delivery, route and stream metrics, and
-// /readyz answers 200.
+// events flow, /metrics on --metrics-http shows the delivery, route and
+// stream metrics, /metrics on --http answers 404, and /readyz answers 200
+// on both.
 func TestServeMetrics(t *testing.T) {
 	if testing.Short() {
 		t.Skip("runs sluice serve --dev")
@@ -64,7 +65,7 @@ func TestServeMetrics(t *testing.T) {
 		if status, body := request(t, http.MethodPost, p.url+"/events", token, events); status != http.StatusAccepted {
 			t.Fatalf("publishing: %d %s", status, body)
 		}
-		status, metrics = request(t, http.MethodGet, p.url+metricsPath, "", "")
+		status, metrics = request(t, http.MethodGet, p.metricsURL+metricsPath, "", "")
 		if status != http.StatusOK {
 			t.Fatalf("GET %s: %d %.300s", metricsPath, status, metrics)
 		}
@@ -96,10 +97,33 @@ func TestServeMetrics(t *testing.T) {
 	if t.Failed() {
 		t.Logf("%s:\n%s", metricsPath, metrics)
 	}
-	if code, body := request(t, http.MethodGet, p.url+readyzPath, "", ""); code != http.StatusOK {
-		t.Errorf("GET %s: %d %s", readyzPath, code, body)
+	// The metrics name every account's ids: the API's listener, which
+	// anyone who reaches the API reaches without a key, does not serve them.
+	if code, body := request(t, http.MethodGet, p.url+metricsPath, "", ""); code != http.StatusNotFound || strings.Contains(body, dest.ID) {
+		t.Errorf("GET %s on --http: %d %.300s, want 404 without the destination's id", metricsPath, code, body)
 	}
-	if code, body := request(t, http.MethodGet, p.url+healthzPath, "", ""); code != http.StatusOK || body != "ok\n" {
-		t.Errorf("GET %s: %d %q", healthzPath, code, body)
+	for _, url := range []string{p.url, p.metricsURL} {
+		if code, body := request(t, http.MethodGet, url+readyzPath, "", ""); code != http.StatusOK {
+			t.Errorf("GET %s%s: %d %s", url, readyzPath, code, body)
+		}
+		if code, body := request(t, http.MethodGet, url+healthzPath, "", ""); code != http.StatusOK || body != "ok\n" {
+			t.Errorf("GET %s%s: %d %q", url, healthzPath, code, body)
+		}
+	}
+}
+
+// TestServeWithoutMetrics runs serve with --metrics-http empty: it serves
+// no metrics anywhere, and says so by logging no metrics address.
+func TestServeWithoutMetrics(t *testing.T) {
+	if testing.Short() {
+		t.Skip("runs sluice serve")
+	}
+	clearSluiceEnv(t)
+	p := startServeInProcess(t, "--roles", "api", "--metrics-http", "")
+	if p.metricsURL != "" {
+		t.Errorf("logged metrics at %s, want none", p.metricsURL)
+	}
+	if code, body := request(t, http.MethodGet, p.url+metricsPath, "", ""); code != http.StatusNotFound {
+		t.Errorf("GET %s on --http: %d %.200s, want 404", metricsPath, code, body)
 	}
 }

@@ -15,21 +15,22 @@ import (
 // inProcessServe is `sluice serve` running in the test process, with its
 // own embedded NATS server.
 type inProcessServe struct {
-	url  string
-	logs *serveLog
-	done chan struct{} // closed when serve has returned, with err set
-	err  error
+	url        string
+	metricsURL string // of --metrics-http
+	logs       *serveLog
+	done       chan struct{} // closed when serve has returned, with err set
+	err        error
 }
 
 // startServeInProcess runs `sluice serve` with the arguments on a free
-// loopback port and a data dir of its own, and waits until it says where
+// loopback port (and metrics on another) and a data dir of its own, and waits until it says where
 // it serves. The test's cleanup stops it.
 func startServeInProcess(t *testing.T, args ...string) *inProcessServe {
 	t.Helper()
 	ctx, cancel := context.WithCancel(context.Background())
 	p := &inProcessServe{logs: &serveLog{served: make(chan string, 1)}, done: make(chan struct{})}
 	cmd := newRootCommand()
-	cmd.SetArgs(append([]string{"serve", "--http", "127.0.0.1:0", "--log-format", "json", "--data-dir", t.TempDir()}, args...))
+	cmd.SetArgs(append([]string{"serve", "--http", "127.0.0.1:0", "--metrics-http", "127.0.0.1:0", "--log-format", "json", "--data-dir", t.TempDir()}, args...))
 	cmd.SetOut(io.Discard)
 	cmd.SetErr(p.logs)
 	go func() {
@@ -49,6 +50,7 @@ func startServeInProcess(t *testing.T, args ...string) *inProcessServe {
 	})
 	select {
 	case p.url = <-p.logs.served:
+		p.metricsURL = logAttrOf(t, p.logs.String(), "sluice is serving", "metrics")
 	case <-p.done:
 		t.Fatalf("sluice serve stopped before serving: %v\n%s", p.err, p.logs)
 	case <-time.After(30 * time.Second):
@@ -101,7 +103,8 @@ func (l *serveLog) String() string {
 }
 
 // TestServeRoles runs one process per role: each serves its role's routes,
-// answers 404 on the others, and serves health, readiness and metrics.
+// answers 404 on the others, and serves health and readiness on both its
+// listeners, metrics on --metrics-http only.
 func TestServeRoles(t *testing.T) {
 	if testing.Short() {
 		t.Skip("runs sluice serve")
@@ -127,10 +130,16 @@ func TestServeRoles(t *testing.T) {
 				t.Errorf("logged roles %q, want %q", got, tt.roles)
 			}
 			waitReady(t, p.url)
-			for _, path := range []string{healthzPath, readyzPath, metricsPath} {
-				if code, body := request(t, http.MethodGet, p.url+path, "", ""); code != http.StatusOK {
-					t.Errorf("GET %s: %d %s", path, code, body)
+			for _, get := range []struct{ url, path string }{
+				{p.url, healthzPath}, {p.url, readyzPath},
+				{p.metricsURL, healthzPath}, {p.metricsURL, readyzPath}, {p.metricsURL, metricsPath},
+			} {
+				if code, body := request(t, http.MethodGet, get.url+get.path, "", ""); code != http.StatusOK {
+					t.Errorf("GET %s%s: %d %s", get.url, get.path, code, body)
 				}
+			}
+			if code, body := request(t, http.MethodGet, p.url+metricsPath, "", ""); code != http.StatusNotFound {
+				t.Errorf("GET %s on --http: %d %.200s, want 404: metrics are on --metrics-http only", metricsPath, code, body)
 			}
 			if code, body := request(t, http.MethodPost, p.url+"/events", token, events); code != tt.wantIngest {
 				t.Errorf("POST /events: %d %s, want %d", code, body, tt.wantIngest)

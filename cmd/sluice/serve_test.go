@@ -31,10 +31,11 @@ func buildSluice(t *testing.T) string {
 
 // serveProcess is a running `sluice serve`.
 type serveProcess struct {
-	cmd    *exec.Cmd
-	url    string
-	stderr []string // lines logged until it served
-	done   chan error
+	cmd        *exec.Cmd
+	url        string
+	metricsURL string   // of --metrics-http
+	stderr     []string // lines logged until it served
+	done       chan error
 
 	mu    sync.Mutex
 	later []string      // lines logged after it served
@@ -45,7 +46,7 @@ type serveProcess struct {
 // until it says where it serves.
 func startServe(t *testing.T, bin, dataDir string, env ...string) *serveProcess {
 	t.Helper()
-	cmd := exec.Command(bin, "serve", "--http", "127.0.0.1:0", "--log-format", "json")
+	cmd := exec.Command(bin, "serve", "--http", "127.0.0.1:0", "--metrics-http", "127.0.0.1:0", "--log-format", "json")
 	cmd.Env = append(os.Environ(), append([]string{"SLUICE_DATA_DIR=" + dataDir}, env...)...)
 	stderr, err := cmd.StderrPipe()
 	if err != nil {
@@ -78,11 +79,12 @@ func startServe(t *testing.T, bin, dataDir string, env ...string) *serveProcess 
 			}
 			p.stderr = append(p.stderr, line)
 			var rec struct {
-				Msg  string `json:"msg"`
-				HTTP string `json:"http"`
+				Msg     string `json:"msg"`
+				HTTP    string `json:"http"`
+				Metrics string `json:"metrics"`
 			}
 			if json.Unmarshal([]byte(line), &rec) == nil && rec.Msg == "sluice is serving" {
-				p.url = rec.HTTP
+				p.url, p.metricsURL = rec.HTTP, rec.Metrics
 			}
 		case <-deadline:
 			t.Fatalf("sluice serve did not start:\n%s", strings.Join(p.stderr, "\n"))
@@ -229,7 +231,7 @@ func TestServeEndToEnd(t *testing.T) {
 	if code, body := request(t, "POST", p.url+"/events", token, events); code != 202 || !strings.Contains(body, `"stored":1`) {
 		t.Fatalf("ingest: %d %s", code, body)
 	}
-	if code, body := request(t, "GET", p.url+"/metrics", "", ""); code != 200 || !strings.Contains(body, `sluice_ingest_events_total{event_type="http_request_complete.v0"} 1`) {
+	if code, body := request(t, "GET", p.metricsURL+"/metrics", "", ""); code != 200 || !strings.Contains(body, `sluice_ingest_events_total{event_type="http_request_complete.v0"} 1`) {
 		t.Fatalf("metrics: %d %.500s", code, body)
 	}
 	p.stop(t)
@@ -405,7 +407,12 @@ func TestServeFlagsValidate(t *testing.T) {
 		{name: "unknown role", edit: func(f *serveFlags) { f.roles = []string{"api", "delivery"} }, wantErr: `--roles: unknown role "delivery": the roles are api, ingest, worker`},
 		{name: "dev with a worker", edit: func(f *serveFlags) { f.dev, f.roles = true, []string{"worker"} }},
 		{name: "dev without a worker", edit: func(f *serveFlags) { f.dev, f.roles = true, []string{"api", "ingest"} }, wantErr: "--dev delivers to its AWS emulator, and only the worker role delivers: add worker to --roles api,ingest"},
+		{name: "metrics listener", edit: func(f *serveFlags) { f.httpAddr, f.metricsAddr = "0.0.0.0:8080", "0.0.0.0:9464" }},
+		{name: "metrics on the api's address", edit: func(f *serveFlags) { f.httpAddr, f.metricsAddr = "0.0.0.0:8080", "0.0.0.0:8080" }, wantErr: "--metrics-http 0.0.0.0:8080 is the address of --http: give /metrics its own port"},
+		{name: "metrics not host and port", edit: func(f *serveFlags) { f.metricsAddr = "9464" }, wantErr: `--metrics-http "9464" is not HOST:PORT`},
 		{name: "tls", edit: func(f *serveFlags) { f.tlsCert, f.tlsKey = "cert.pem", "key.pem" }},
+		{name: "data key", edit: func(f *serveFlags) { f.dataKeyFile = "data.key" }},
+		{name: "data key and url", edit: func(f *serveFlags) { f.natsURL, f.dataKeyFile = "nats://n:4222", "data.key" }, wantErr: "--data-key-file encrypts the store of the embedded NATS server, which --nats-url replaces"},
 		{name: "tls cert without key", edit: func(f *serveFlags) { f.tlsCert = "cert.pem" }, wantErr: "--tls-cert needs --tls-key"},
 		{name: "tls key without cert", edit: func(f *serveFlags) { f.tlsKey = "key.pem" }, wantErr: "--tls-key needs --tls-cert"},
 	}

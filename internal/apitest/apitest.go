@@ -133,12 +133,19 @@ func startAPI(t testing.TB, srv *natsserver.Server, o options) *Stack {
 	if o.deps != nil {
 		o.deps(&deps, js)
 	}
-	handler, err := api.New(o.config, deps)
+	// The API's base URL is the server's, unless the options set another.
+	hs := httptest.NewUnstartedServer(nil)
+	t.Cleanup(hs.Close)
+	cfg := o.config
+	if cfg.BaseURL == "" {
+		cfg.BaseURL = "http://" + hs.Listener.Addr().String()
+	}
+	handler, err := api.New(cfg, deps)
 	if err != nil {
 		t.Fatal(err)
 	}
-	hs := httptest.NewServer(handler)
-	t.Cleanup(hs.Close)
+	hs.Config.Handler = handler
+	hs.Start()
 	return &Stack{Logs: logs, URL: hs.URL, JS: js, Stream: stream, Store: st, Metrics: reg, nats: srv}
 }
 
