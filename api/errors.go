@@ -22,6 +22,9 @@ const (
 	CodeStatusUnavailable  Code = 108 // 503: the delivery status cannot be read from JetStream
 	CodeDLQUnavailable     Code = 107 // 503: the dead-letter stream cannot be read or changed
 	CodeStorageFull        Code = 110 // 503: JetStream's storage is full, or refuses writes
+	CodeAccountBusy        Code = 130 // 429: the account has its share of ingest requests in flight
+	CodeAccountBytes       Code = 131 // 429: the account's ingest bodies in flight hold its share of bytes
+	CodeBodyTooSlow        Code = 132 // 408: the ingest body arrived slower than the minimum rate
 	CodeVersionMissing     Code = 200 // 400: no Service-Version header
 	CodeVersionUnsupported Code = 201 // 400: a Service-Version other than 2
 	CodeAuthMissing        Code = 210 // 401: no bearer token
@@ -46,6 +49,11 @@ const (
 	CodeConcurrentChange   Code = 422 // 409: the resource kept changing under concurrent updates
 	CodeLastAPIKey         Code = 423 // 409: deleting the account's only API key
 	CodeSourceExists       Code = 424 // 409: adding a source of a kind the subscription has
+	CodeDestinationLimit   Code = 440 // 409: the account has its limit of destinations
+	CodeSubscriptionLimit  Code = 441 // 409: the account has its limit of subscriptions
+	CodeSourceLimit        Code = 442 // 409: more sources than a subscription may have
+	CodeReplayLimit        Code = 443 // 409: the account has its limit of running replays
+	CodeAPIKeyLimit        Code = 444 // 409: the account has its limit of API keys
 )
 
 // codeInfo documents a code: its HTTP status and when it is returned.
@@ -58,7 +66,10 @@ var codes = map[Code]codeInfo{
 	CodeInternal:           {http.StatusInternalServerError, "sluice failed unexpectedly; the operation id in the response finds the log line"},
 	CodeUnavailable:        {http.StatusServiceUnavailable, "JetStream could not store some of the events; send the same events again, with the ids in details.event_ids, after Retry-After seconds: within the stream's 2-minute duplicate window, events already stored are not stored twice"},
 	CodeStoreUnavailable:   {http.StatusServiceUnavailable, "sluice cannot check API keys because its key store is unreachable; retry after Retry-After seconds"},
-	CodeBusy:               {http.StatusServiceUnavailable, "too many ingest requests are in flight; retry shortly, after Retry-After seconds"},
+	CodeBusy:               {http.StatusServiceUnavailable, "sluice as a whole has as many ingest requests in flight as it takes (--max-in-flight), or their bodies hold its whole budget of bytes (--max-bytes-in-flight); retry after Retry-After seconds"},
+	CodeAccountBusy:        {http.StatusTooManyRequests, "the key's account has its share of ingest requests in flight (--max-account-in-flight, a quarter of sluice's by default), so that it cannot crowd out other accounts; retry after Retry-After seconds, or send fewer requests at once"},
+	CodeAccountBytes:       {http.StatusTooManyRequests, "the bodies of the account's ingest requests in flight hold its share of bytes (--max-account-bytes-in-flight, a quarter of sluice's budget by default); retry after Retry-After seconds, or send fewer or smaller requests at once"},
+	CodeBodyTooSlow:        {http.StatusRequestTimeout, "the body of an ingest request arrived slower than the minimum rate (by default 10 KiB in every 10 s, --min-body-rate), so the request was cut; send it faster, or in smaller requests"},
 	CodeConfigUnavailable:  {http.StatusServiceUnavailable, "sluice cannot read or write its configuration store (subscriptions, destinations, API keys) because it is unreachable; retry after Retry-After seconds"},
 	CodeStatusUnavailable:  {http.StatusServiceUnavailable, "sluice cannot read a destination's delivery status (the SLUICE_STATUS bucket, the route consumers, SLUICE_DLQ) because JetStream is unreachable; retry after Retry-After seconds"},
 	CodeDLQUnavailable:     {http.StatusServiceUnavailable, "sluice cannot read or change its dead-letter stream (SLUICE_DLQ) because JetStream is unreachable; retry after Retry-After seconds"},
@@ -87,6 +98,11 @@ var codes = map[Code]codeInfo{
 	CodeConcurrentChange:   {http.StatusConflict, "the resource kept changing under concurrent updates; send the request again"},
 	CodeLastAPIKey:         {http.StatusConflict, "the API key is the account's only one, and deleting it would lock the account out; create another key first"},
 	CodeSourceExists:       {http.StatusConflict, "the subscription has a source of this event kind already; change it with PATCH /event_subscriptions/{id}/sources/{type}"},
+	CodeDestinationLimit:   {http.StatusConflict, "the account has as many event destinations as sluice allows one account (100 by default, serve --max-destinations); delete one, or have the limit raised; details.limit and details.max name it"},
+	CodeSubscriptionLimit:  {http.StatusConflict, "the account has as many event subscriptions as sluice allows one account (1000 by default, serve --max-subscriptions); delete one, or have the limit raised; details.limit and details.max name it"},
+	CodeSourceLimit:        {http.StatusConflict, "the subscription would have more sources than sluice allows one subscription (by default one per event kind, serve --max-sources-per-subscription); details.limit and details.max name it"},
+	CodeReplayLimit:        {http.StatusConflict, "the account has as many replays running as sluice allows one account (5 by default, serve --max-running-replays); wait for one to finish, or have the limit raised; details.limit and details.max name it"},
+	CodeAPIKeyLimit:        {http.StatusConflict, "the account has as many API keys as sluice allows one account (100 by default, serve --max-api-keys); delete one, or have the limit raised; details.limit and details.max name it"},
 }
 
 // String returns the code as it appears in error bodies: "ERR_SLUICE_301".

@@ -1,12 +1,9 @@
 package api
 
 import (
-	"bytes"
 	"errors"
 	"fmt"
-	"io"
 	"mime"
-	"net"
 	"net/http"
 
 	"github.com/nats-io/nats.go"
@@ -31,31 +28,36 @@ type ingestResponse struct {
 	Duplicates int `json:"duplicates"`
 }
 
-// ingest serves POST /events: validate the whole batch, then store it. At
-// most cfg.MaxInFlight requests are read and processed at once; the others
-// are refused at once, so that slow bodies cannot pile up in memory.
+// ingest serves POST /events: admit the request through the front door,
+// then validate the whole batch and store it. A request beyond the
+// process's bounds (requests or body bytes in flight) is refused at once
+// with 503, one beyond its account's share with 429, both with
+// Retry-After, so that slow or large bodies pile up neither in memory nor
+// in front of other accounts.
 func (s *Server) ingest(w http.ResponseWriter, r *http.Request) {
-	select {
-	case s.inFlight <- struct{}{}:
-		defer func() { <-s.inFlight }()
-	default:
-		w.Header().Set("Retry-After", "1")
-		writeError(w, r, newError(CodeBusy, "too many ingest requests in flight (the limit is %d); retry shortly", s.cfg.MaxInFlight))
+	if r.ContentLength > s.cfg.MaxBodyBytes {
+		writeError(w, r, s.bodyTooLarge())
 		return
 	}
-	if e := s.ingestBatch(w, r); e != nil {
+	t, refused := s.admission.admit(apiKey(r.Context()).AccountID, firstGrant(r.ContentLength, s.cfg.MaxBodyBytes))
+	if refused != admitted {
+		s.refuse(w, r, refused)
+		return
+	}
+	defer t.release()
+	if e := s.ingestBatch(w, r, t); e != nil {
 		writeError(w, r, e)
 	}
 }
 
 // ingestBatch reads, validates and stores the batch of r, and sends the 202
 // answer; it returns the error to send instead.
-func (s *Server) ingestBatch(w http.ResponseWriter, r *http.Request) *Error {
+func (s *Server) ingestBatch(w http.ResponseWriter, r *http.Request, t *ticket) *Error {
 	ndjson, e := ingestFraming(r.Header.Get("Content-Type"))
 	if e != nil {
 		return e
 	}
-	body, e := s.readBody(w, r)
+	body, e := s.readBody(w, r, t)
 	if e != nil {
 		return e
 	}
@@ -160,36 +162,6 @@ func ingestFraming(contentType string) (ndjson bool, e *Error) {
 		return false, newError(CodeContentType, "the Content-Type header is missing; send %s (a JSON array of events) or %s (one event per line)", mediaJSON, mediaNDJSON)
 	}
 	return false, newError(CodeContentType, "Content-Type %q is not supported; send %s (a JSON array of events) or %s (one event per line)", contentType, mediaJSON, mediaNDJSON)
-}
-
-// initialBodyBuffer bounds the buffer readBody sets aside before the body
-// arrives: a Content-Length is a promise, and a client sending slowly (or
-// never) must not make sluice hold its whole size meanwhile.
-const initialBodyBuffer = 1 << 20
-
-// readBody reads the whole body, up to the limit.
-func (s *Server) readBody(w http.ResponseWriter, r *http.Request) ([]byte, *Error) {
-	if r.ContentLength > s.cfg.MaxBodyBytes {
-		return nil, s.bodyTooLarge()
-	}
-	var buf bytes.Buffer
-	if r.ContentLength > 0 {
-		buf.Grow(int(min(r.ContentLength, initialBodyBuffer)) + bytes.MinRead)
-	}
-	_, err := buf.ReadFrom(http.MaxBytesReader(w, r.Body, s.cfg.MaxBodyBytes))
-	var tooLarge *http.MaxBytesError
-	var netErr net.Error
-	switch {
-	case errors.As(err, &tooLarge):
-		return nil, s.bodyTooLarge()
-	case errors.As(err, &netErr) && netErr.Timeout():
-		return nil, newError(CodeMalformedBody, "the body had not arrived after %d bytes when the server's read timeout passed; send it faster, or split the events into smaller requests", buf.Len())
-	case errors.Is(err, io.ErrUnexpectedEOF):
-		return nil, newError(CodeMalformedBody, "the body ended after %d bytes, before its Content-Length of %d; send the whole body", buf.Len(), r.ContentLength)
-	case err != nil:
-		return nil, newError(CodeMalformedBody, "reading the body: %v", err)
-	}
-	return buf.Bytes(), nil
 }
 
 func (s *Server) bodyTooLarge() *Error {

@@ -10,6 +10,7 @@ import (
 	"strings"
 	"testing"
 
+	"github.com/sluicehq/sluice/internal/apitest"
 	"github.com/sluicehq/sluice/store"
 )
 
@@ -58,7 +59,8 @@ func TestPaging(t *testing.T) {
 	if testing.Short() {
 		t.Skip("creates 250 resources of each kind")
 	}
-	e := newTestEnv(t)
+	// More of each than one account may have by default, to page through.
+	e := newTestEnv(t, apitest.WithStoreConfig(store.Config{Limits: store.Limits{Destinations: 2 * pagedCount, APIKeys: 2 * pagedCount}}))
 	ctx := context.Background()
 	other, err := e.store.CreateAccount(ctx, "other")
 	if err != nil {

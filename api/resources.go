@@ -26,8 +26,11 @@ func (s *Server) writeStoreError(w http.ResponseWriter, r *http.Request, err err
 	var (
 		invalid *store.ValidationError
 		inUse   *store.InUseError
+		limit   *store.LimitError
 	)
 	switch {
+	case errors.As(err, &limit):
+		writeError(w, r, limitError(limit))
 	case errors.As(err, &invalid):
 		e := newError(CodeInvalidField, "%s", invalid.Error())
 		e.Details = map[string]any{"field": invalid.Field}
@@ -50,4 +53,27 @@ func (s *Server) writeStoreError(w http.ResponseWriter, r *http.Request, err err
 		w.Header().Set("Retry-After", "1")
 		writeError(w, r, newError(CodeConfigUnavailable, "sluice cannot reach its configuration store right now; retry shortly"))
 	}
+}
+
+// limits are the API's words for each limit of store.Limits: its code, what
+// frees room under it, and the serve flag that raises it.
+var limits = map[string]struct {
+	code Code
+	free string
+	flag string
+}{
+	store.LimitDestinations:           {CodeDestinationLimit, "delete one you no longer use (DELETE /event_destinations/{id})", "--max-destinations"},
+	store.LimitSubscriptions:          {CodeSubscriptionLimit, "delete one you no longer use (DELETE /event_subscriptions/{id})", "--max-subscriptions"},
+	store.LimitSourcesPerSubscription: {CodeSourceLimit, "remove a source, or route the kinds through another subscription", "--max-sources-per-subscription"},
+	store.LimitRunningReplays:         {CodeReplayLimit, "wait for one to finish (GET /event_subscriptions/{id}/replays shows their state)", "--max-running-replays"},
+	store.LimitAPIKeys:                {CodeAPIKeyLimit, "delete one you no longer use (DELETE /api_keys/{id})", "--max-api-keys"},
+}
+
+// limitError is the API error of a create over a limit of the account: it
+// names the limit, how to free room, and how to have it raised.
+func limitError(l *store.LimitError) *Error {
+	words := limits[l.Limit]
+	e := newError(words.code, "your account has reached its limit of %d %s: %s, or ask the operator of sluice to raise the limit (%s)", l.Max, l.Limit, words.free, words.flag)
+	e.Details = map[string]any{"limit": l.Limit, "max": l.Max}
+	return e
 }

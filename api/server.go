@@ -42,8 +42,16 @@ type Publisher interface {
 	PublishEncoded(ctx context.Context, events []schemas.Encoded) []producer.Result
 }
 
-// DefaultMaxInFlight is the default of Config.MaxInFlight.
-const DefaultMaxInFlight = 64
+// Defaults of the front door of ingest (Config).
+const (
+	DefaultMaxInFlight      = 64
+	DefaultMaxBytesInFlight = 256 << 20
+	// DefaultMinBodyRate, 1 KiB/s (8 kbit/s), is below the speed of any
+	// link a producer uses; a body stalled for a whole window, or trickled
+	// a byte at a time, is cut.
+	DefaultMinBodyRate    = 1 << 10
+	DefaultBodyRateWindow = 10 * time.Second
+)
 
 // Config sets the API's limits. The zero value gets the defaults.
 type Config struct {
@@ -54,6 +62,30 @@ type Config struct {
 	// once; requests beyond it are refused at once with 503 ERR_SLUICE_103.
 	// Default DefaultMaxInFlight.
 	MaxInFlight int
+	// MaxAccountInFlight bounds the ingest requests of one account in
+	// flight, its share of MaxInFlight; requests beyond it are refused at
+	// once with 429 ERR_SLUICE_130. Default a quarter of MaxInFlight, at
+	// least 1, at most MaxInFlight.
+	MaxAccountInFlight int
+	// MaxBytesInFlight bounds the body bytes all ingest requests in flight
+	// hold; a request that would take more is refused with 503
+	// ERR_SLUICE_103. A body of known length is counted whole when its
+	// request is admitted, any other as it arrives. cmd/sluice derives it
+	// from the memory limit. Default DefaultMaxBytesInFlight, at least
+	// MaxBodyBytes and one, so that a body of the largest size fits.
+	MaxBytesInFlight int64
+	// MaxAccountBytesInFlight bounds the body bytes one account's ingest
+	// requests in flight hold; beyond it they are refused with 429
+	// ERR_SLUICE_131. Default a quarter of MaxBytesInFlight, at least
+	// MaxBodyBytes and one, at most MaxBytesInFlight.
+	MaxAccountBytesInFlight int64
+	// MinBodyRate and BodyRateWindow are the slowest an ingest body may
+	// arrive: each BodyRateWindow must bring MinBodyRate×BodyRateWindow
+	// more bytes, or the end of the body, or the request is cut with 408
+	// ERR_SLUICE_132. Defaults DefaultMinBodyRate and
+	// DefaultBodyRateWindow.
+	MinBodyRate    int64 // bytes per second
+	BodyRateWindow time.Duration
 	// BaseURL is the scheme and host clients reach the API at, such as
 	// https://sluice.example.com, for the full URLs of responses and of
 	// the audit events stored (uri, next_page_uri). Required with any
@@ -86,6 +118,24 @@ func (c *Config) setDefaults() {
 	}
 	if c.MaxInFlight <= 0 {
 		c.MaxInFlight = DefaultMaxInFlight
+	}
+	if c.MaxAccountInFlight <= 0 {
+		c.MaxAccountInFlight = max(1, c.MaxInFlight/4)
+	}
+	c.MaxAccountInFlight = min(c.MaxAccountInFlight, c.MaxInFlight)
+	if c.MaxBytesInFlight <= 0 {
+		c.MaxBytesInFlight = DefaultMaxBytesInFlight
+	}
+	c.MaxBytesInFlight = max(c.MaxBytesInFlight, c.MaxBodyBytes+1)
+	if c.MaxAccountBytesInFlight <= 0 {
+		c.MaxAccountBytesInFlight = c.MaxBytesInFlight / 4
+	}
+	c.MaxAccountBytesInFlight = min(max(c.MaxAccountBytesInFlight, c.MaxBodyBytes+1), c.MaxBytesInFlight)
+	if c.MinBodyRate <= 0 {
+		c.MinBodyRate = DefaultMinBodyRate
+	}
+	if c.BodyRateWindow <= 0 {
+		c.BodyRateWindow = DefaultBodyRateWindow
 	}
 	if c.AuditTimeout <= 0 {
 		c.AuditTimeout = DefaultAuditTimeout
@@ -159,9 +209,8 @@ type Server struct {
 	// not served.
 	deliveryStatus   DeliveryStatus
 	destinationTrial DestinationTrial
-	// inFlight holds a token per ingest request being read or processed;
-	// its capacity is cfg.MaxInFlight.
-	inFlight chan struct{}
+	// admission bounds the ingest requests in flight and their bytes.
+	admission *admission
 }
 
 // New returns the API server. Extra routes (health, metrics) can be added
@@ -182,7 +231,8 @@ func New(cfg Config, deps Deps) (*Server, error) {
 	if deps.Logger == nil {
 		deps.Logger = slog.Default()
 	}
-	m, err := newMetrics(deps.Metrics)
+	door := newAdmission(cfg)
+	m, err := newMetrics(deps.Metrics, door)
 	if err != nil {
 		return nil, err
 	}
@@ -201,7 +251,7 @@ func New(cfg Config, deps Deps) (*Server, error) {
 		log:           deps.Logger,
 		metrics:       m,
 		mux:           http.NewServeMux(),
-		inFlight:      make(chan struct{}, cfg.MaxInFlight),
+		admission:     door,
 	}
 	if !cfg.WithoutIngest {
 		s.mux.Handle("POST /events", s.countRequests(s.authenticated(http.HandlerFunc(s.ingest))))
@@ -273,9 +323,15 @@ func (s *Server) withOperation(next http.Handler) http.Handler {
 	})
 }
 
-// authenticated checks Service-Version and the bearer key before next.
+// authenticated checks Service-Version and the bearer key before next. A
+// request it refuses has its body left unread and its connection closed
+// after the answer: without a key, a client holds no body bytes and no
+// slot.
 func (s *Server) authenticated(next http.Handler) http.Handler {
 	return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		if r.ContentLength != 0 {
+			dropUnread(w, r) // taken back below once the key is good
+		}
 		if e := checkVersion(r); e != nil {
 			writeError(w, r, e)
 			return
@@ -298,6 +354,7 @@ func (s *Server) authenticated(next http.Handler) http.Handler {
 			writeError(w, r, newError(CodeStoreUnavailable, "sluice cannot check API keys right now (its key store is unreachable); retry shortly"))
 			return
 		}
+		w.Header().Del("Connection")
 		next.ServeHTTP(w, r.WithContext(context.WithValue(r.Context(), ctxAPIKey, key)))
 	})
 }

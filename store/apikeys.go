@@ -160,8 +160,9 @@ func hashToken(token string) string {
 // key carries the token; the store keeps only its hash.
 //
 // It returns an error wrapping ErrInvalid if the input or token breaks a
-// limit, ErrNotFound if the account does not exist, or ErrConflict if a key
-// with the same token exists.
+// limit, a *LimitError (matching ErrLimit) if the account has
+// Limits.APIKeys, ErrNotFound if the account does not exist, or
+// ErrConflict if a key with the same token exists.
 func (s *Store) CreateAPIKey(ctx context.Context, accountID string, in APIKeyInput, token string, opts ...WriteOption) (APIKey, error) {
 	if err := in.validate(); err != nil {
 		return APIKey{}, err
@@ -186,18 +187,24 @@ func (s *Store) CreateAPIKey(ctx context.Context, accountID string, in APIKeyInp
 		CreatedAt:   now(),
 		TokenHash:   hashToken(token),
 	}
-	// The index goes first: Create refuses a second key with the same token
-	// before anything else is written.
-	index := apiKeyIndex{AccountID: accountID, APIKeyID: record.ID}
-	if err := s.createJSON(ctx, apiKeyHashKey(record.TokenHash), index); err != nil {
-		if errors.Is(err, ErrConflict) {
-			return APIKey{}, fmt.Errorf("creating api key: %w: an api key with this token exists", ErrConflict)
+	err := s.withinLimit(ctx, accountID, countedAPIKeys, record.ID, func() error {
+		// The index goes first: Create refuses a second key with the same
+		// token before anything else is written.
+		index := apiKeyIndex{AccountID: accountID, APIKeyID: record.ID}
+		if err := s.createJSON(ctx, apiKeyHashKey(record.TokenHash), index); err != nil {
+			if errors.Is(err, ErrConflict) {
+				return fmt.Errorf("creating api key: %w: an api key with this token exists", ErrConflict)
+			}
+			return fmt.Errorf("creating api key %s: indexing its token: %w", record.ID, err)
 		}
-		return APIKey{}, fmt.Errorf("creating api key %s: indexing its token: %w", record.ID, err)
-	}
-	if err := s.create(ctx, newWriteOptions(opts), apiKeyKey(accountID, record.ID), record); err != nil {
-		s.deleteIndex(ctx, record.TokenHash)
-		return APIKey{}, fmt.Errorf("creating api key %s: %w", record.ID, err)
+		if err := s.create(ctx, newWriteOptions(opts), apiKeyKey(accountID, record.ID), record); err != nil {
+			s.deleteIndex(ctx, record.TokenHash)
+			return fmt.Errorf("creating api key %s: %w", record.ID, err)
+		}
+		return nil
+	})
+	if err != nil {
+		return APIKey{}, err
 	}
 
 	key := record.apiKey()

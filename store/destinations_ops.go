@@ -15,8 +15,9 @@ import (
 // access key, if any.
 //
 // It returns a *ValidationError (matching ErrInvalid) for the first field
-// of in that breaks a rule, or an error wrapping ErrNotFound if the account
-// does not exist.
+// of in that breaks a rule, a *LimitError (matching ErrLimit) if the
+// account has Limits.Destinations, or an error wrapping ErrNotFound if the
+// account does not exist.
 func (s *Store) CreateDestination(ctx context.Context, accountID string, in Destination, opts ...WriteOption) (Destination, error) {
 	d := Destination{
 		ID:          schemas.NewID(schemas.PrefixDestination),
@@ -33,8 +34,14 @@ func (s *Store) CreateDestination(ctx context.Context, accountID string, in Dest
 	if _, err := s.GetAccount(ctx, accountID); err != nil {
 		return Destination{}, fmt.Errorf("creating destination: %w", err)
 	}
-	if err := s.create(ctx, newWriteOptions(opts), destinationKey(accountID, d.ID), d); err != nil {
-		return Destination{}, fmt.Errorf("creating destination %s: %w", d.ID, err)
+	err := s.withinLimit(ctx, accountID, countedDestinations, d.ID, func() error {
+		if err := s.create(ctx, newWriteOptions(opts), destinationKey(accountID, d.ID), d); err != nil {
+			return fmt.Errorf("creating destination %s: %w", d.ID, err)
+		}
+		return nil
+	})
+	if err != nil {
+		return Destination{}, err
 	}
 	return d, nil
 }

@@ -12,6 +12,7 @@ package store
 //	destinations.<account_id>.<destination_id>    Destination (with its secret access key)
 //	subscriptions.<account_id>.<subscription_id>  Subscription
 //	replays.<account_id>.<replay_id>              Replay
+//	creations.<account_id>.<kind>                 creationClaims (creates under way, for Limits)
 
 // bootstrapKey is the key Bootstrap claims before it creates anything.
 const bootstrapKey = "bootstrap"

@@ -13,7 +13,7 @@ import (
 // each comes once, newest first, and the last page says there is no next.
 func TestListDestinationsPages(t *testing.T) {
 	const count, limit = 250, 7
-	e := newEnv(t)
+	e := newEnvWith(t, store.Config{Limits: store.Limits{Destinations: count}})
 	account := e.createAccount(t, "acme")
 	other := e.createAccount(t, "other")
 	e.createDestination(t, other.ID, kinesisDestination())

@@ -60,8 +60,9 @@ const allReplays = "replays.>"
 // holds.
 //
 // It returns a *ValidationError (matching ErrInvalid) if Until is before
-// Since, or an error wrapping ErrNotFound if the account has no such
-// subscription.
+// Since, a *LimitError (matching ErrLimit) if the account has
+// Limits.RunningReplays running, or an error wrapping ErrNotFound if the
+// account has no such subscription.
 func (s *Store) CreateReplay(ctx context.Context, accountID, subscriptionID string, in Replay) (Replay, error) {
 	if in.Since.IsZero() || in.Until.Before(in.Since) {
 		return Replay{}, &ValidationError{Field: "until", Msg: "must not be before since"}
@@ -79,8 +80,14 @@ func (s *Store) CreateReplay(ctx context.Context, accountID, subscriptionID stri
 		State:          ReplayRunning,
 		CreatedAt:      now(),
 	}
-	if err := s.createJSON(ctx, replayKey(accountID, r.ID), r); err != nil {
-		return Replay{}, fmt.Errorf("creating replay %s: %w", r.ID, err)
+	err := s.withinLimit(ctx, accountID, countedReplays, r.ID, func() error {
+		if err := s.createJSON(ctx, replayKey(accountID, r.ID), r); err != nil {
+			return fmt.Errorf("creating replay %s: %w", r.ID, err)
+		}
+		return nil
+	})
+	if err != nil {
+		return Replay{}, err
 	}
 	return r, nil
 }

@@ -44,12 +44,16 @@ type Config struct {
 	// Replicas is how many copies of the bucket the JetStream cluster keeps;
 	// default 1. Use 3 (or 5) on a cluster.
 	Replicas int
+	// Limits bound what one account can have; zero fields get their
+	// defaults.
+	Limits Limits
 }
 
 func (c *Config) setDefaults() {
 	if c.Replicas == 0 {
 		c.Replicas = 1
 	}
+	c.Limits.setDefaults()
 }
 
 // Validate reports what is wrong with the configuration, after defaults have
@@ -71,6 +75,7 @@ type Store struct {
 	// and their audit events are written with, in one atomic batch.
 	stream jetstream.Stream
 	nc     *nats.Conn
+	limits Limits
 	// filters returns the CEL environments subscription sources are
 	// checked with.
 	filters func() (*filters.Env, error)
@@ -108,7 +113,7 @@ func Open(ctx context.Context, js jetstream.JetStream, cfg Config, opts ...Optio
 	if err != nil {
 		return nil, err
 	}
-	s := &Store{kv: kv, stream: stream, nc: js.Conn(), filters: sync.OnceValues(defaultFilters)}
+	s := &Store{kv: kv, stream: stream, nc: js.Conn(), limits: cfg.Limits, filters: sync.OnceValues(defaultFilters)}
 	for _, opt := range opts {
 		opt(s)
 	}

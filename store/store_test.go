@@ -21,15 +21,22 @@ type env struct {
 	srv   *natsserver.Server
 	store *store.Store
 	kv    jetstream.KeyValue
+	cfg   store.Config // what store was opened with
 }
 
 func newEnv(t *testing.T) env {
+	t.Helper()
+	return newEnvWith(t, store.Config{})
+}
+
+// newEnvWith is newEnv with the store opened with cfg.
+func newEnvWith(t *testing.T, cfg store.Config) env {
 	t.Helper()
 	ctx, cancel := context.WithTimeout(t.Context(), 30*time.Second)
 	t.Cleanup(cancel)
 	srv := natstest.Start(t)
 	_, js := natstest.Connect(t, srv)
-	s, err := store.Open(ctx, js, store.Config{})
+	s, err := store.Open(ctx, js, cfg)
 	if err != nil {
 		t.Fatalf("Open: %v", err)
 	}
@@ -37,7 +44,7 @@ func newEnv(t *testing.T) env {
 	if err != nil {
 		t.Fatalf("KeyValue(%s): %v", store.Bucket, err)
 	}
-	return env{ctx: ctx, srv: srv, store: s, kv: kv}
+	return env{ctx: ctx, srv: srv, store: s, kv: kv, cfg: cfg}
 }
 
 // openAnother opens the store of e on a connection of its own, as another
@@ -45,7 +52,7 @@ func newEnv(t *testing.T) env {
 func (e env) openAnother(t *testing.T) *store.Store {
 	t.Helper()
 	_, js := natstest.Connect(t, e.srv)
-	s, err := store.Open(e.ctx, js, store.Config{})
+	s, err := store.Open(e.ctx, js, e.cfg)
 	if err != nil {
 		t.Fatalf("Open: %v", err)
 	}

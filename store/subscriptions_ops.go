@@ -19,7 +19,9 @@ import (
 //
 // It returns a *ValidationError (matching ErrInvalid) for the first field
 // of in that breaks a rule, one that also matches ErrNotFound for a
-// destination id that names no destination of the account, an error
+// destination id that names no destination of the account, a *LimitError
+// (matching ErrLimit) if the account has Limits.Subscriptions or in has
+// more than Limits.SourcesPerSubscription sources, an error
 // wrapping ErrNotFound if the account does not exist, or one wrapping
 // ErrConflict if a destination it names kept changing under concurrent
 // writes while it was claimed (see claimDestinations).
@@ -44,13 +46,15 @@ func (s *Store) CreateSubscription(ctx context.Context, accountID string, in Sub
 	if err != nil {
 		return Subscription{}, fmt.Errorf("encoding subscription %s: %w", sub.ID, err)
 	}
-	err = retryConflicts(ctx, func() error {
-		claims, err := s.claimDestinations(ctx, accountID, sub.DestinationIDs, nil)
-		if err != nil {
+	err = s.withinLimit(ctx, accountID, countedSubscriptions, sub.ID, func() error {
+		return retryConflicts(ctx, func() error {
+			claims, err := s.claimDestinations(ctx, accountID, sub.DestinationIDs, nil)
+			if err != nil {
+				return err
+			}
+			_, err = s.commit(ctx, newWriteOptions(opts), sub, append([]write{{key: subscriptionKey(accountID, sub.ID), value: value}}, claims...)...)
 			return err
-		}
-		_, err = s.commit(ctx, newWriteOptions(opts), sub, append([]write{{key: subscriptionKey(accountID, sub.ID), value: value}}, claims...)...)
-		return err
+		})
 	})
 	if err != nil {
 		return Subscription{}, passOrWrap(err, nil, "creating subscription "+sub.ID)
@@ -105,7 +109,9 @@ func (s *Store) ListSubscriptions(ctx context.Context, accountID string, page Pa
 // It returns the subscription written, or the error of fn as it is, a
 // *ValidationError (matching ErrInvalid) for the first field that breaks a
 // rule (also matching ErrNotFound for a destination id that names no
-// destination of the account), an error wrapping ErrNotFound if the account
+// destination of the account), a *LimitError (matching ErrLimit) for more
+// than Limits.SourcesPerSubscription sources, an error wrapping
+// ErrNotFound if the account
 // has no such subscription, or one wrapping ErrConflict if the
 // subscription kept changing under concurrent updates.
 func (s *Store) UpdateSubscription(ctx context.Context, accountID, id string, fn func(*Subscription) error, opts ...WriteOption) (Subscription, error) {
@@ -163,6 +169,9 @@ func (s *Store) checkSubscription(ctx context.Context, sub *Subscription) error 
 	}
 	if err := sub.check(env); err != nil {
 		return err
+	}
+	if len(sub.Sources) > s.limits.SourcesPerSubscription {
+		return &LimitError{Limit: LimitSourcesPerSubscription, Max: s.limits.SourcesPerSubscription}
 	}
 	for j, id := range sub.DestinationIDs {
 		_, _, err := getRecord[Destination](ctx, s, destinationKey(sub.AccountID, id))

@@ -37,7 +37,9 @@ import (
 const bootstrapKeyEnv = "SLUICE_BOOTSTRAP_API_KEY"
 
 // httpReadTimeout bounds the reading of a whole request, body included, so
-// that a client trickling its body cannot hold an ingest slot for long.
+// that a client trickling its body cannot hold a connection for long. An
+// ingest body is bound by --min-body-rate instead, which lets a large body
+// on a slow link take longer.
 const httpReadTimeout = 60 * time.Second
 
 type serveFlags struct {
@@ -65,6 +67,7 @@ type serveFlags struct {
 	tlsCert         string
 	tlsKey          string
 	log             logFlags
+	limits          limitFlags // the front door of ingest, what an account may have
 }
 
 func newServeCommand() *cobra.Command {
@@ -107,6 +110,7 @@ func (f *serveFlags) register(fl *pflag.FlagSet) {
 	fl.BoolVar(&f.dev, "dev", false, "run sluice's AWS emulator inside serve and deliver every destination to it: any ARN works, no AWS account needed")
 	fl.StringVar(&f.devAWSListen, "dev-aws-listen", "127.0.0.1:4566", "HOST:PORT of the AWS emulator of --dev, a loopback address")
 	f.log.register(fl)
+	f.limits.register(fl)
 }
 
 // validate reports the flags that contradict each other or are out of
@@ -190,6 +194,7 @@ func (f serveFlags) validate() error {
 	if f.replicas < 1 || f.replicas > pipeline.MaxReplicas {
 		errs = append(errs, fmt.Errorf("--replicas %d: JetStream keeps 1 to %d replicas; use 1 on a single server, 3 on a cluster", f.replicas, pipeline.MaxReplicas))
 	}
+	errs = append(errs, f.limits.validate()...)
 	return errors.Join(errs...)
 }
 
@@ -265,7 +270,7 @@ func runServe(ctx context.Context, f serveFlags, stderr io.Writer) error {
 	if err != nil {
 		return err
 	}
-	st, err := store.Open(setupCtx, js, store.Config{Replicas: f.replicas}, store.WithFilters(filterEnv))
+	st, err := store.Open(setupCtx, js, store.Config{Replicas: f.replicas, Limits: f.limits.storeLimits()}, store.WithFilters(filterEnv))
 	if err != nil {
 		return err
 	}
@@ -328,7 +333,9 @@ func runServe(ctx context.Context, f serveFlags, stderr io.Writer) error {
 			return err
 		}
 	}
-	handler, err := httpHandler(api.Config{BaseURL: f.apiBaseURL(ln.Addr(), tlsConfig != nil, log)}, roles, st, prod, nc, js, reg, routesReady, storage, checks, deadLetters, pipeline.NewReplayer(stream, st), log)
+	apiConfig := f.limits.apiConfig(log)
+	apiConfig.BaseURL = f.apiBaseURL(ln.Addr(), tlsConfig != nil, log)
+	handler, err := httpHandler(apiConfig, roles, st, prod, nc, js, reg, routesReady, storage, checks, deadLetters, pipeline.NewReplayer(stream, st), log)
 	if err != nil {
 		return err
 	}

@@ -43,6 +43,7 @@ type Option func(*options)
 type options struct {
 	publisher func(api.Publisher) api.Publisher
 	config    api.Config
+	store     store.Config
 	deps      func(*api.Deps, jetstream.JetStream)
 }
 
@@ -56,6 +57,11 @@ func WithDeps(edit func(deps *api.Deps, js jetstream.JetStream)) Option {
 // WithConfig starts the API with cfg.
 func WithConfig(cfg api.Config) Option {
 	return func(o *options) { o.config = cfg }
+}
+
+// WithStoreConfig opens the store with cfg, such as with lower limits.
+func WithStoreConfig(cfg store.Config) Option {
+	return func(o *options) { o.store = cfg }
 }
 
 // WithPublisher has the API publish through wrap(p) instead of the real
@@ -108,7 +114,7 @@ func startAPI(t testing.TB, srv *natsserver.Server, o options) *Stack {
 	if err != nil {
 		t.Fatal(err)
 	}
-	st, err := store.Open(ctx, js, store.Config{})
+	st, err := store.Open(ctx, js, o.store)
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -235,7 +235,7 @@ func TestCheck(t *testing.T) {
 		{name: "400 with status_code 401", method: "POST", path: "/events", body: validBatch,
 			answer: answer{status: 400, body: errorBody("ERR_SLUICE_301", 401, "")}, want: "status_code"},
 		{name: "undocumented status", method: "POST", path: "/events", body: validBatch,
-			answer: answer{status: http.StatusTeapot, body: errorBody("ERR_SLUICE_999", 418, "")}, want: "does not list (it lists 202, 400, 401, 413, 415, 500, 503)"},
+			answer: answer{status: http.StatusTeapot, body: errorBody("ERR_SLUICE_999", 418, "")}, want: "does not list (it lists 202, 400, 401, 408, 413, 415, 429, 500, 503)"},
 		{name: "503 without Retry-After", method: "POST", path: "/events", body: validBatch,
 			answer: answer{status: 503, body: errorBody("ERR_SLUICE_101", 503, `,"event_ids":["`+eventID+`"]`)}, want: "Retry-After"},
 		{name: "text error", method: "POST", path: "/events", body: validBatch,

@@ -1,0 +1,134 @@
+package main
+
+import (
+	"fmt"
+	"log/slog"
+	"math"
+	"runtime/debug"
+
+	"github.com/spf13/pflag"
+
+	"github.com/sluicehq/sluice/api"
+	"github.com/sluicehq/sluice/store"
+)
+
+// The memory an ingest body costs while its request is in flight, per body
+// byte: the body itself (1), and the events decoded from it and encoded in
+// their envelopes (1.84 for a 9 MiB batch of sampled events, 1.30 for a
+// 10 MiB batch of invalid ones), and what publishing them holds. 4 covers
+// it with room to spare.
+const bodyByteCost = 4
+
+// ingestMemoryShare is the share of the memory limit that the bodies of
+// ingest requests in flight may cost; the rest is for delivery, the
+// embedded NATS server and Go's own overhead.
+const ingestMemoryShare = 0.5
+
+// limitFlags are serve's flags of the front door of ingest and of what one
+// account may have.
+type limitFlags struct {
+	maxInFlight             int
+	maxAccountInFlight      int
+	maxBytesInFlight        string
+	maxAccountBytesInFlight string
+	minBodyRate             string
+
+	destinations           int
+	subscriptions          int
+	sourcesPerSubscription int
+	runningReplays         int
+	apiKeys                int
+}
+
+func (f *limitFlags) register(fl *pflag.FlagSet) {
+	fl.IntVar(&f.maxInFlight, "max-in-flight", api.DefaultMaxInFlight, "ingest requests read and processed at once; beyond, 503")
+	fl.IntVar(&f.maxAccountInFlight, "max-account-in-flight", 0, "ingest requests of one account in flight; beyond, 429 (default a quarter of --max-in-flight)")
+	fl.StringVar(&f.maxBytesInFlight, "max-bytes-in-flight", "", "body bytes of the ingest requests in flight, such as 64MiB; beyond, 503 (default: half the memory limit over 4 bytes of memory per body byte, or 256MiB without a memory limit)")
+	fl.StringVar(&f.maxAccountBytesInFlight, "max-account-bytes-in-flight", "", "body bytes of one account's ingest requests in flight; beyond, 429 (default a quarter of --max-bytes-in-flight, at least the 10 MiB of one body)")
+	fl.StringVar(&f.minBodyRate, "min-body-rate", "1KiB", "slowest an ingest body may arrive, per second, measured over every 10 s; slower, 408")
+	fl.IntVar(&f.destinations, "max-destinations", store.DefaultMaxDestinations, "event destinations one account may have")
+	fl.IntVar(&f.subscriptions, "max-subscriptions", store.DefaultMaxSubscriptions, "event subscriptions one account may have")
+	fl.IntVar(&f.sourcesPerSubscription, "max-sources-per-subscription", 0, "sources one subscription may have (default and most: one per event kind)")
+	fl.IntVar(&f.runningReplays, "max-running-replays", store.DefaultMaxRunningReplay, "replays one account may have running at once")
+	fl.IntVar(&f.apiKeys, "max-api-keys", store.DefaultMaxAPIKeys, "API keys one account may have")
+}
+
+// validate returns what is wrong with the flags, each with what to do. A
+// number or size of 0 takes its default.
+func (f limitFlags) validate() []error {
+	var errs []error
+	for _, n := range []struct {
+		name  string
+		value int
+	}{
+		{"--max-in-flight", f.maxInFlight},
+		{"--max-account-in-flight", f.maxAccountInFlight},
+		{"--max-destinations", f.destinations},
+		{"--max-subscriptions", f.subscriptions},
+		{"--max-sources-per-subscription", f.sourcesPerSubscription},
+		{"--max-running-replays", f.runningReplays},
+		{"--max-api-keys", f.apiKeys},
+	} {
+		if n.value < 0 {
+			errs = append(errs, fmt.Errorf("%s %d is negative: give a positive number (0 takes the default)", n.name, n.value))
+		}
+	}
+	for _, s := range []struct{ name, value string }{
+		{"--max-bytes-in-flight", f.maxBytesInFlight},
+		{"--max-account-bytes-in-flight", f.maxAccountBytesInFlight},
+		{"--min-body-rate", f.minBodyRate},
+	} {
+		if s.value == "" {
+			continue
+		}
+		if _, err := parseSize(s.value); err != nil {
+			errs = append(errs, fmt.Errorf("%s %q: %w", s.name, s.value, err))
+		}
+	}
+	return errs
+}
+
+// apiConfig returns the front door of the API: the budget of body bytes
+// in flight is --max-bytes-in-flight or else derived from the memory limit
+// in force (call it after applyMemoryLimit). It logs the bounds chosen.
+func (f limitFlags) apiConfig(log *slog.Logger) api.Config {
+	cfg := api.Config{
+		MaxInFlight:        f.maxInFlight,
+		MaxAccountInFlight: f.maxAccountInFlight,
+	}
+	from := "--max-bytes-in-flight"
+	cfg.MaxBytesInFlight = mustSize(f.maxBytesInFlight)
+	if cfg.MaxBytesInFlight == 0 {
+		cfg.MaxBytesInFlight, from = bytesInFlightFor(debug.SetMemoryLimit(-1))
+	}
+	cfg.MaxAccountBytesInFlight = mustSize(f.maxAccountBytesInFlight)
+	cfg.MinBodyRate = mustSize(f.minBodyRate)
+	log.Info("ingest front door", "max_in_flight", f.maxInFlight, "max_bytes_in_flight", cfg.MaxBytesInFlight, "bytes_from", from, "min_body_rate", cfg.MinBodyRate)
+	return cfg
+}
+
+// bytesInFlightFor is the budget of body bytes in flight for a memory
+// limit (math.MaxInt64: none), and where it came from.
+func bytesInFlightFor(memoryLimit int64) (int64, string) {
+	if memoryLimit <= 0 || memoryLimit == math.MaxInt64 {
+		return api.DefaultMaxBytesInFlight, "the default, without a memory limit"
+	}
+	return int64(float64(memoryLimit) * ingestMemoryShare / bodyByteCost), "the memory limit"
+}
+
+// mustSize is the size s, which validate checked, or 0 for "".
+func mustSize(s string) int64 {
+	n, _ := parseSize(s)
+	return n
+}
+
+// storeLimits are the limits of what one account may have.
+func (f limitFlags) storeLimits() store.Limits {
+	return store.Limits{
+		Destinations:           f.destinations,
+		Subscriptions:          f.subscriptions,
+		SourcesPerSubscription: f.sourcesPerSubscription,
+		RunningReplays:         f.runningReplays,
+		APIKeys:                f.apiKeys,
+	}
+}

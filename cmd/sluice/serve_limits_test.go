@@ -1,0 +1,56 @@
+package main
+
+import (
+	"io"
+	"log/slog"
+	"math"
+	"testing"
+
+	"github.com/sluicehq/sluice/api"
+	"github.com/sluicehq/sluice/internal/check"
+	"github.com/sluicehq/sluice/store"
+)
+
+func TestLimitFlagsValidate(t *testing.T) {
+	tests := []struct {
+		name    string
+		f       limitFlags
+		wantErr string
+	}{
+		{name: "defaults", f: limitFlags{maxInFlight: 64, minBodyRate: "1KiB"}},
+		{name: "sizes", f: limitFlags{maxBytesInFlight: "64MiB", maxAccountBytesInFlight: "16MiB", minBodyRate: "512B"}},
+		{name: "negative destinations", f: limitFlags{destinations: -1}, wantErr: "--max-destinations -1 is negative"},
+		{name: "negative account share", f: limitFlags{maxAccountInFlight: -4}, wantErr: "--max-account-in-flight -4 is negative"},
+		{name: "bytes not a size", f: limitFlags{maxBytesInFlight: "lots"}, wantErr: `--max-bytes-in-flight "lots": give a size such as 512MiB`},
+		{name: "rate not a size", f: limitFlags{minBodyRate: "1KiB/s"}, wantErr: `--min-body-rate "1KiB/s"`},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			var err error
+			if errs := tt.f.validate(); len(errs) > 0 {
+				err = errs[0]
+			}
+			check.ErrorContains(t, err, tt.wantErr)
+		})
+	}
+}
+
+// TestBytesInFlightFromMemoryLimit: the budget of body bytes in flight is
+// half the memory limit over 4 bytes of memory per body byte; without a
+// limit, the API's default.
+func TestBytesInFlightFromMemoryLimit(t *testing.T) {
+	if got, _ := bytesInFlightFor(460 << 20); got != 460<<20/8 {
+		t.Fatalf("budget for 460 MiB: %d, want %d", got, 460<<20/8)
+	}
+	if got, _ := bytesInFlightFor(math.MaxInt64); got != api.DefaultMaxBytesInFlight {
+		t.Fatalf("budget without a limit: %d, want %d", got, api.DefaultMaxBytesInFlight)
+	}
+	f := limitFlags{maxInFlight: 10, maxBytesInFlight: "32MiB", minBodyRate: "2KiB", destinations: 3, apiKeys: 7}
+	cfg := f.apiConfig(slog.New(slog.NewTextHandler(io.Discard, nil)))
+	if cfg.MaxInFlight != 10 || cfg.MaxBytesInFlight != 32<<20 || cfg.MinBodyRate != 2<<10 {
+		t.Fatalf("api config %+v", cfg)
+	}
+	if l := f.storeLimits(); l != (store.Limits{Destinations: 3, APIKeys: 7}) {
+		t.Fatalf("store limits %+v", l)
+	}
+}

@@ -1,0 +1,249 @@
+package store
+
+import (
+	"context"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"slices"
+	"strings"
+	"time"
+
+	"github.com/nats-io/nats.go/jetstream"
+
+	"github.com/sluicehq/sluice/schemas"
+)
+
+// Defaults of Limits. They are generous for an operator (a hundred
+// destinations is more AWS streams than a team runs; a thousand
+// subscriptions covers a subscription per service and environment) and
+// bound what a hostile account can make the process deliver: every running
+// replay delivers a subscription's whole stored range again.
+const (
+	DefaultMaxDestinations  = 100
+	DefaultMaxSubscriptions = 1000
+	DefaultMaxRunningReplay = 5
+	DefaultMaxAPIKeys       = 100
+)
+
+// Limits bound what one account can have. A zero field gets its default.
+type Limits struct {
+	// Destinations is the most event destinations of an account; default
+	// DefaultMaxDestinations.
+	Destinations int
+	// Subscriptions is the most event subscriptions of an account; default
+	// DefaultMaxSubscriptions.
+	Subscriptions int
+	// SourcesPerSubscription is the most sources of one subscription;
+	// default (and most) the number of event kinds of the catalogue, as a
+	// kind appears once in a subscription.
+	SourcesPerSubscription int
+	// RunningReplays is the most replays of an account running at once;
+	// default DefaultMaxRunningReplay.
+	RunningReplays int
+	// APIKeys is the most API keys of an account; default
+	// DefaultMaxAPIKeys.
+	APIKeys int
+}
+
+func (l *Limits) setDefaults() {
+	kinds := len(schemas.Default().Kinds())
+	if l.Destinations <= 0 {
+		l.Destinations = DefaultMaxDestinations
+	}
+	if l.Subscriptions <= 0 {
+		l.Subscriptions = DefaultMaxSubscriptions
+	}
+	if l.SourcesPerSubscription <= 0 || l.SourcesPerSubscription > kinds {
+		l.SourcesPerSubscription = kinds
+	}
+	if l.RunningReplays <= 0 {
+		l.RunningReplays = DefaultMaxRunningReplay
+	}
+	if l.APIKeys <= 0 {
+		l.APIKeys = DefaultMaxAPIKeys
+	}
+}
+
+// ErrLimit means the account has as many resources of a kind as the
+// process allows (*LimitError).
+var ErrLimit = errors.New("account limit reached")
+
+// Names of the limits, in LimitError.Limit.
+const (
+	LimitDestinations           = "destinations"
+	LimitSubscriptions          = "subscriptions"
+	LimitSourcesPerSubscription = "sources per subscription"
+	LimitRunningReplays         = "running replays"
+	LimitAPIKeys                = "api keys"
+)
+
+// LimitError is a create refused because the account has as many resources
+// of a kind as Limits allows, or a subscription given more sources than it
+// allows. It matches ErrLimit.
+type LimitError struct {
+	Limit string // one of the Limit* names
+	Max   int
+}
+
+func (e *LimitError) Error() string {
+	return fmt.Sprintf("the account has reached its limit of %d %s", e.Max, e.Limit)
+}
+
+// Is matches ErrLimit.
+func (e *LimitError) Is(target error) bool { return target == ErrLimit }
+
+// creationClaimTTL is how long a claim of a create that never released it
+// (its process died) counts against the limit.
+const creationClaimTTL = time.Minute
+
+// creationClaims is the value of creations.<account_id>.<kind>: the
+// resources of the kind being created right now. A create adds its
+// resource's id here with a compare-and-swap, after counting the resources
+// that exist and those claimed, and removes it once its resource is
+// written; so of concurrent creates, each counts the others, and together
+// they never pass the limit.
+type creationClaims struct {
+	Pending []creationClaim `json:"pending"`
+}
+
+type creationClaim struct {
+	ID string    `json:"id"`
+	At time.Time `json:"at"`
+}
+
+// creationsKey is the key of the claims of creates of a kind of an account.
+func creationsKey(accountID, kind string) string {
+	return "creations." + accountID + "." + kind
+}
+
+// counted is a kind of resource under a limit: its name in keys, its limit
+// and the ids of the account's resources that count against it.
+type counted struct {
+	kind  string
+	limit string
+	max   func(Limits) int
+	ids   func(ctx context.Context, s *Store, accountID string) ([]string, error)
+}
+
+var (
+	countedDestinations = counted{kind: "destinations", limit: LimitDestinations,
+		max: func(l Limits) int { return l.Destinations }, ids: keyIDs(accountDestinations)}
+	countedSubscriptions = counted{kind: "subscriptions", limit: LimitSubscriptions,
+		max: func(l Limits) int { return l.Subscriptions }, ids: keyIDs(accountSubscriptions)}
+	countedAPIKeys = counted{kind: "api_keys", limit: LimitAPIKeys,
+		max: func(l Limits) int { return l.APIKeys }, ids: keyIDs(accountAPIKeys)}
+	countedReplays = counted{kind: "replays", limit: LimitRunningReplays,
+		max: func(l Limits) int { return l.RunningReplays }, ids: runningReplayIDs}
+)
+
+// keyIDs returns the ids of the account's keys matching filter(account).
+func keyIDs(filter func(accountID string) string) func(context.Context, *Store, string) ([]string, error) {
+	return func(ctx context.Context, s *Store, accountID string) ([]string, error) {
+		f := filter(accountID)
+		entries, err := s.entries(ctx, f)
+		if err != nil {
+			return nil, err
+		}
+		ids := make([]string, len(entries))
+		for i, e := range entries {
+			ids[i] = strings.TrimPrefix(e.Key(), strings.TrimSuffix(f, "*"))
+		}
+		return ids, nil
+	}
+}
+
+// runningReplayIDs returns the ids of the account's running replays.
+func runningReplayIDs(ctx context.Context, s *Store, accountID string) ([]string, error) {
+	all, err := listRecords[Replay](ctx, s, "replays."+accountID+".*")
+	if err != nil {
+		return nil, err
+	}
+	var ids []string
+	for _, r := range all {
+		if r.State == ReplayRunning {
+			ids = append(ids, r.ID)
+		}
+	}
+	return ids, nil
+}
+
+// withinLimit runs create, which writes the resource id of the kind c, if
+// the account has fewer than its limit of them, counting those other calls
+// are creating at the same time. It returns a *LimitError otherwise, or an
+// error wrapping ErrConflict if the claims kept changing under concurrent
+// creates.
+//
+// The claims are read before the resources: a resource written since is
+// either among the resources listed or still claimed, and counted once
+// either way (claims of listed resources are dropped).
+func (s *Store) withinLimit(ctx context.Context, accountID string, c counted, id string, create func() error) error {
+	key := creationsKey(accountID, c.kind)
+	limit := c.max(s.limits)
+	err := retryConflicts(ctx, func() error {
+		claims, rev, err := getRecord[creationClaims](ctx, s, key)
+		if err != nil && !errors.Is(err, ErrNotFound) {
+			return fmt.Errorf("reading the creations of account %s: %w", accountID, err)
+		}
+		ids, err := c.ids(ctx, s, accountID)
+		if err != nil {
+			return fmt.Errorf("counting %s: %w", c.limit, err)
+		}
+		stale := time.Now().Add(-creationClaimTTL)
+		pending := slices.DeleteFunc(claims.Pending, func(p creationClaim) bool {
+			return p.At.Before(stale) || slices.Contains(ids, p.ID)
+		})
+		if len(ids)+len(pending) >= limit {
+			return &LimitError{Limit: c.limit, Max: limit}
+		}
+		claims.Pending = append(pending, creationClaim{ID: id, At: time.Now().UTC()})
+		return s.writeClaims(ctx, key, claims, rev)
+	})
+	if err != nil {
+		return err
+	}
+	defer s.releaseClaim(ctx, key, id)
+	return create()
+}
+
+// releaseClaim drops the claim of id, even if ctx has ended. If that
+// fails, the claim is dropped by the next create that sees its resource,
+// or after creationClaimTTL.
+func (s *Store) releaseClaim(ctx context.Context, key, id string) {
+	s.undo(ctx, func(ctx context.Context) error {
+		return retryConflicts(ctx, func() error {
+			claims, rev, err := getRecord[creationClaims](ctx, s, key)
+			if err != nil {
+				return err
+			}
+			n := len(claims.Pending)
+			claims.Pending = slices.DeleteFunc(claims.Pending, func(p creationClaim) bool { return p.ID == id })
+			if len(claims.Pending) == n {
+				return nil
+			}
+			return s.writeClaims(ctx, key, claims, rev)
+		})
+	})
+}
+
+// writeClaims writes the claims if the key is still at revision rev (0: if
+// it does not exist), or returns an error wrapping
+// jetstream.ErrKeyRevisionMismatch.
+func (s *Store) writeClaims(ctx context.Context, key string, claims creationClaims, rev uint64) error {
+	if claims.Pending == nil {
+		claims.Pending = []creationClaim{}
+	}
+	value, err := json.Marshal(claims)
+	if err != nil {
+		return fmt.Errorf("encoding %s: %w", key, err)
+	}
+	if rev == 0 {
+		_, err = s.kv.Create(ctx, key, value)
+		if errors.Is(err, jetstream.ErrKeyExists) {
+			return fmt.Errorf("%s was created meanwhile: %w", key, jetstream.ErrKeyRevisionMismatch)
+		}
+		return err
+	}
+	_, err = s.kv.Update(ctx, key, value, rev)
+	return err
+}
