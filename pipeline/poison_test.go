@@ -22,9 +22,11 @@ import (
 // limit field sizes could have stored it: a million-byte server name and
 // port 0. Three routes' filters fail on it, two because the server name is
 // over its limit (it is not evaluated at all) and one on a division by
-// zero. Each route dead-letters it exactly once with the reason and
-// acknowledges it; it is never redelivered, and every other event is
-// delivered on every route.
+// zero. A second one, published past the producer, gives conn.server_name
+// and conn.server_port twice, a third conn itself twice, which the filters
+// would read differently from a reader downstream. Each route dead-letters
+// each of them exactly once with the reason and acknowledges it; none is
+// ever redelivered, and every other event is delivered on every route.
 func TestDeliverPoisonEventDeadLetteredOnce(t *testing.T) {
 	e := startDelivery(t, pipeline.DeliveryConfig{Linger: 20 * time.Millisecond})
 	routes := []struct{ filter, reason string }{
@@ -42,6 +44,10 @@ func TestDeliverPoisonEventDeadLetteredOnce(t *testing.T) {
 	}
 	want := e.publish(t, httpKind, 10, ordinary)
 	poison := storeUnchecked(t, e, `{"conn":{"server_name":"`+strings.Repeat("a", 1_000_000)+`","server_port":0}}`)
+	twice := map[string]bool{
+		storeUnchecked(t, e, `{"conn":{"server_name":"allowed.example.com","server_port":443,"server_name":"internal.example.org","server_port":80}}`):          true,
+		storeUnchecked(t, e, `{"conn":{"server_name":"allowed.example.com","server_port":443},"conn":{"server_name":"internal.example.org","server_port":80}}`): true,
+	}
 	want = append(want, e.publish(t, httpKind, 10, ordinary)...)
 
 	got := e.sink.waitFor(t, "every ordinary event on every route", func(r []sinks.Record) bool { return len(r) >= len(routes)*len(want) })
@@ -56,6 +62,11 @@ func TestDeliverPoisonEventDeadLetteredOnce(t *testing.T) {
 	}
 	if count[poison] != 0 {
 		t.Errorf("the poison event was delivered %d times", count[poison])
+	}
+	for id := range twice {
+		if count[id] != 0 {
+			t.Errorf("event %s, with names given twice, was delivered %d times", id, count[id])
+		}
 	}
 	waitAllAcked(t, e)
 
@@ -72,8 +83,8 @@ func TestDeliverPoisonEventDeadLetteredOnce(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	if info.State.Msgs != uint64(len(routes)) {
-		t.Fatalf("%d dead letters, want %d: one per route", info.State.Msgs, len(routes))
+	if want := uint64(len(routes) * (1 + len(twice))); info.State.Msgs != want {
+		t.Fatalf("%d dead letters, want %d: one per route and poison event", info.State.Msgs, want)
 	}
 	seen := map[string]bool{}
 	for seq := info.State.FirstSeq; seq <= info.State.LastSeq; seq++ {
@@ -83,16 +94,21 @@ func TestDeliverPoisonEventDeadLetteredOnce(t *testing.T) {
 		}
 		dest := msg.Header.Get(pipeline.HeaderDLQDestinationID)
 		why := msg.Header.Get(pipeline.HeaderDLQMessage)
-		if msg.Header.Get(pipeline.HeaderDLQEventID) != poison || msg.Header.Get(pipeline.HeaderDLQClass) != "filter" {
-			t.Errorf("dead letter %d: event %s, class %s; want the poison event, class filter", seq, msg.Header.Get(pipeline.HeaderDLQEventID), msg.Header.Get(pipeline.HeaderDLQClass))
+		id := msg.Header.Get(pipeline.HeaderDLQEventID)
+		if (id != poison && !twice[id]) || msg.Header.Get(pipeline.HeaderDLQClass) != "filter" {
+			t.Errorf("dead letter %d: event %s, class %s; want a poison event, class filter", seq, id, msg.Header.Get(pipeline.HeaderDLQClass))
 		}
-		if !strings.Contains(why, reasons[dest]) {
-			t.Errorf("dead letter of destination %s says %q, want it to say %q", dest, why, reasons[dest])
+		reason := reasons[dest]
+		if twice[id] {
+			reason = "appears twice"
 		}
-		if seen[dest] {
-			t.Errorf("two dead letters for destination %s", dest)
+		if !strings.Contains(why, reason) {
+			t.Errorf("dead letter of event %s for destination %s says %q, want it to say %q", id, dest, why, reason)
 		}
-		seen[dest] = true
+		if seen[dest+" "+id] {
+			t.Errorf("two dead letters of event %s for destination %s", id, dest)
+		}
+		seen[dest+" "+id] = true
 	}
 }
 

@@ -9,6 +9,7 @@ import (
 	"strconv"
 	"strings"
 	"time"
+	"unicode/utf8"
 
 	"github.com/sluicehq/sluice/filters"
 	"github.com/sluicehq/sluice/schemas"
@@ -170,21 +171,75 @@ func decimal(b []byte) int {
 //
 // An event the source takes whole (no filter, no fields) is not decoded at
 // all. A filter reads only the fields it references, and stops reading the
-// event once it has them all. A field selection copies the selected
-// subtrees as they are stored, skipping the rest without decoding it.
+// event once it has them all and the rest cannot name them again. A field
+// selection copies the selected subtrees as they are stored, skipping the
+// rest without decoding it.
 type Selector struct {
 	kind string
-	// program is the source's filter, or nil; fields and found are the
-	// values it reads, refilled for each event.
+	// program is the source's filter, or nil; fields holds the values it
+	// reads, refilled for each event.
 	program *filters.Program
 	fields  *filters.Fields
-	found   []bool
 	// filterPlan holds the paths of the fields the filter reads, with
 	// their index in slots; nil without a filter.
 	filterPlan *planNode
 	slots      []fieldSlot
+	// filterNames are the names of filterPlan's nodes between quotes,
+	// each once, and nameBytes the bytes they are made of: what a member
+	// naming one of them again holds (see mayNameAgain).
+	filterNames []quotedName
+	nameBytes   [utf8.RuneSelf]bool
 	// selectPlan holds the selected paths; nil when every field is kept.
 	selectPlan *planNode
+	// walk counts the walks of an object along a plan, to tell the
+	// members met in this one (planNode.seen) from those of the last.
+	walk uint64
+}
+
+// quotedName is the name of a plan's node between quotes, as a member
+// gives it when it needs no escape, with the index in it of the byte to
+// look for first: the one least common in events.
+type quotedName struct {
+	quoted []byte
+	anchor int
+}
+
+// commonBytes are the bytes of events' JSON, roughly the most common
+// first; the others are rarer still.
+const commonBytes = `"etaonisrh:,lcdupm_0.1/-2gfywb{}vk3456789x[]jqz`
+
+// newQuotedName returns the quoted name, anchored at its rarest byte.
+func newQuotedName(name string) quotedName {
+	q := quotedName{quoted: []byte(`"` + name + `"`), anchor: 1}
+	rank := -1
+	for i := 1; i <= len(name); i++ {
+		r := strings.IndexByte(commonBytes, q.quoted[i])
+		if r < 0 {
+			r = len(commonBytes)
+		}
+		if r > rank {
+			q.anchor, rank = i, r
+		}
+	}
+	return q
+}
+
+// in reports whether data holds the quoted name, looking for its rarest
+// byte with bytes.IndexByte (vectorised, unlike bytes.Index's search for a
+// pattern that starts with a quote, of which events are full).
+func (q *quotedName) in(data []byte) bool {
+	b := q.quoted[q.anchor]
+	for i := q.anchor; i < len(data); i++ {
+		j := bytes.IndexByte(data[i:], b)
+		if j < 0 {
+			return false
+		}
+		i += j
+		if start := i - q.anchor; start+len(q.quoted) <= len(data) && bytes.Equal(data[start:start+len(q.quoted)], q.quoted) {
+			return true
+		}
+	}
+	return false
 }
 
 // fieldSlot is a filterable field the filter reads.
@@ -209,7 +264,11 @@ const (
 // matter, by name.
 type planNode struct {
 	name     string
+	path     string // the dotted path from the object, for errors
 	children []*planNode
+	// seen is the walk (Selector.walk) that last met this member: the
+	// walk that meets it again has it twice in one object.
+	seen uint64
 	// whole marks a selected field or group (in a selection plan): its
 	// value is copied as it is.
 	whole bool
@@ -257,6 +316,13 @@ func NewSelector(env *filters.Env, cache *filters.Cache, src store.Source) (*Sel
 	return s, nil
 }
 
+// nextWalk starts a walk of an event's object along a plan, and returns
+// its number.
+func (s *Selector) nextWalk() uint64 {
+	s.walk++
+	return s.walk
+}
+
 // planFilter prepares the reading of the fields the program references,
 // finding the type of each by the setter its Fields accepts.
 func (s *Selector) planFilter(p *filters.Program) error {
@@ -272,8 +338,29 @@ func (s *Selector) planFilter(p *filters.Program) error {
 		s.slots = append(s.slots, fieldSlot{path: path, kind: kind})
 	}
 	s.fields.Reset()
-	s.found = make([]bool, len(s.slots))
+	s.filterPlan.names(func(name string) {
+		for _, q := range s.filterNames {
+			if string(q.quoted[1:len(q.quoted)-1]) == name {
+				return
+			}
+		}
+		s.filterNames = append(s.filterNames, newQuotedName(name))
+		for i := range len(name) {
+			// An escape of a rune past ASCII is always suspect.
+			if name[i] < utf8.RuneSelf {
+				s.nameBytes[name[i]] = true
+			}
+		}
+	})
 	return nil
+}
+
+// names calls yield with the name of each node below n.
+func (n *planNode) names(yield func(string)) {
+	for _, c := range n.children {
+		yield(c.name)
+		c.names(yield)
+	}
 }
 
 // probeKind returns how the field at path is read, from the setter of f
@@ -301,12 +388,26 @@ func (n *planNode) add(path string) *planNode {
 	for name := range strings.SplitSeq(path, ".") {
 		next := n.child(name)
 		if next == nil {
-			next = &planNode{name: name, slot: -1}
+			next = &planNode{name: name, path: name, slot: -1}
+			if n.path != "" {
+				next.path = n.path + "." + name
+			}
 			n.children = append(n.children, next)
 		}
 		n = next
 	}
 	return n
+}
+
+// meet marks the member of n met in the walk, and returns an error wrapping
+// ErrMalformedEvent, naming its path, if the walk met it before: its object
+// gives its name twice.
+func (n *planNode) meet(walk uint64) error {
+	if n.seen == walk {
+		return fmt.Errorf("%w: object.%s: the name appears twice in its object, and JSON readers keep either value, or both", ErrMalformedEvent, n.path)
+	}
+	n.seen = walk
+	return nil
 }
 
 // child returns the child named name, or nil.
@@ -362,8 +463,18 @@ func unquote(raw []byte) (string, bool) {
 //
 // The filter sees a field the event lacks, or holds as null, as missing:
 // it has its zero value ("", 0, false, the Unix epoch; inCIDR of "" is
-// false). An event whose object repeats a key is filtered on the first of
-// them, and delivered with all of them.
+// false).
+//
+// An object that gives a member name twice reads differently to different
+// readers (the first value, the last, or both), so Select refuses the event
+// (ErrMalformedEvent, naming the path) when a member it reads is given
+// twice: a field the filter reads or an object on its way there, and a
+// member the field selection walks into or keeps. It does not look for
+// repeated names where it reads nothing: in members the filter does not
+// read of an event it delivers whole, in a kept group, or anywhere in an
+// event the source takes whole. Those go out as they are stored, and the
+// reader downstream sees the bytes sluice stored, with no value of sluice's
+// own reading to disagree with.
 //
 // A field selection keeps the envelope's own fields, and of the object the
 // selected fields and groups present in the event, nested under their
@@ -372,7 +483,7 @@ func unquote(raw []byte) (string, bool) {
 // selected fields is present is left out.
 //
 // Select returns an error wrapping ErrMalformedEvent for bytes that are not
-// a stored envelope, ErrWrongKind for an event of another kind,
+// a stored envelope or a member name given twice, ErrWrongKind for an event of another kind,
 // filters.ErrFieldTooLong for a field the filter reads that is longer than
 // the catalogue allows (an event stored before validation enforced it: it
 // is not evaluated, since the filter's cost estimate does not hold for it),
@@ -392,6 +503,8 @@ func (s *Selector) Select(ctx context.Context, data, dst []byte) (out []byte, ke
 		return dst, false, fmt.Errorf("%w: %s event given to the selector of %s", ErrWrongKind, data[h.kind.start:h.kind.end], s.kind)
 	}
 	if s.program == nil && s.selectPlan == nil {
+		// Not read at all: a name given twice reaches the reader as
+		// sluice stored it, and sluice decided nothing on either value.
 		return whole(data, dst), true, nil
 	}
 	start, err := h.objectStart(data)
@@ -409,7 +522,7 @@ func (s *Selector) Select(ctx context.Context, data, dst []byte) (out []byte, ke
 	}
 	out = append(dst, data[:start]...)
 	c := jsonCursor{data: data, pos: start}
-	out, _, err = c.project(s.selectPlan, out)
+	out, _, err = c.project(s.selectPlan, s.nextWalk(), out)
 	if err != nil {
 		return dst, false, err
 	}
@@ -435,8 +548,7 @@ func whole(data, dst []byte) []byte {
 // evaluates the filter.
 func (s *Selector) match(ctx context.Context, data []byte, start int) (bool, error) {
 	s.fields.Reset()
-	clear(s.found)
-	r := fieldReader{s: s, missing: len(s.slots)}
+	r := fieldReader{s: s, walk: s.nextWalk(), missing: len(s.slots)}
 	c := jsonCursor{data: data, pos: start}
 	if r.missing > 0 {
 		if _, err := r.object(&c, s.filterPlan); err != nil {
@@ -449,12 +561,16 @@ func (s *Selector) match(ctx context.Context, data []byte, start int) (bool, err
 // fieldReader fills a Selector's field values from an event's object.
 type fieldReader struct {
 	s       *Selector
-	missing int // fields not found yet
+	walk    uint64 // this walk, for planNode.meet
+	missing int    // fields not found yet
 }
 
-// object reads the fields of plan n from the object at the cursor. It
-// returns done, and stops reading, once every field the filter needs is
-// found.
+// object reads the fields of plan n from the object at the cursor,
+// refusing a member of the plan given twice. It returns done, and stops
+// reading, once every field the filter needs is found and the rest of the
+// event cannot give the name of one of them, or of an object on the way to
+// one, again (see mayNameAgain); otherwise it reads on to the end of the
+// object, to find a name given again.
 func (r *fieldReader) object(c *jsonCursor, n *planNode) (done bool, err error) {
 	if err := c.openObject(); err != nil {
 		return false, err
@@ -465,11 +581,18 @@ func (r *fieldReader) object(c *jsonCursor, n *planNode) (done bool, err error) 
 			return false, err
 		}
 		child := n.childByKey(key[1 : len(key)-1])
+		if child != nil {
+			if err := child.meet(r.walk); err != nil {
+				return false, err
+			}
+		}
 		switch {
 		case child == nil:
 			err = c.skipValue()
 		case child.slot >= 0:
-			if err = r.leaf(c, child.slot); err == nil && r.missing == 0 {
+			// Met once, so read once: the last field makes missing 0,
+			// once in a walk.
+			if err = r.leaf(c, child.slot); err == nil && r.missing == 0 && !r.s.mayNameAgain(c.data[c.pos:]) {
 				return true, nil
 			}
 		case c.peek() == '{':
@@ -487,17 +610,12 @@ func (r *fieldReader) object(c *jsonCursor, n *planNode) (done bool, err error) 
 	}
 }
 
-// leaf reads the value of the filterable field of slot i at the cursor;
-// the first one found counts.
+// leaf reads the value of the filterable field of slot i at the cursor.
 func (r *fieldReader) leaf(c *jsonCursor, i int) error {
 	start := c.pos
 	if err := c.skipValue(); err != nil {
 		return err
 	}
-	if r.s.found[i] {
-		return nil
-	}
-	r.s.found[i] = true
 	r.missing--
 	raw := c.data[start:c.pos]
 	if string(raw) == "null" {
@@ -512,6 +630,71 @@ func (r *fieldReader) leaf(c *jsonCursor, i int) error {
 		return fmt.Errorf("%w: object.%s: %v", ErrMalformedEvent, slot.path, err)
 	}
 	return nil
+}
+
+// mayNameAgain reports whether rest, the bytes of an event after the last
+// field the filter reads, may hold a member named as a node of the filter's
+// plan. Every node was met once by then (each is on the way to a field),
+// so such a member would be a name given twice in an object the filter
+// read. It answers from a search for each name between quotes, and for
+// escapes (\u0063) that could spell one; true may be wrong (the name is in
+// a string, or in an object the filter does not read), and then the reader
+// reads on to find out. It does not allocate.
+func (s *Selector) mayNameAgain(rest []byte) bool {
+	for i := range s.filterNames {
+		if s.filterNames[i].in(rest) {
+			return true
+		}
+	}
+	for i := bytes.IndexByte(rest, '\\'); i >= 0 && i+1 < len(rest); {
+		var b int
+		switch rest[i+1] {
+		case 'u':
+			b = -1
+			if i+6 <= len(rest) {
+				b = hex4(rest[i+2 : i+6])
+			}
+		case 'b':
+			b = '\b'
+		case 'f':
+			b = '\f'
+		case 'n':
+			b = '\n'
+		case 'r':
+			b = '\r'
+		case 't':
+			b = '\t'
+		default: // '"', '\\', '/'
+			b = int(rest[i+1])
+		}
+		if b < 0 || b >= utf8.RuneSelf || s.nameBytes[b] {
+			return true
+		}
+		next := bytes.IndexByte(rest[i+2:], '\\')
+		if next < 0 {
+			break
+		}
+		i += 2 + next
+	}
+	return false
+}
+
+// hex4 returns the value of the four hex digits of a \u escape, or -1.
+func hex4(b []byte) int {
+	v := 0
+	for _, c := range b[:4] {
+		switch {
+		case '0' <= c && c <= '9':
+			v = v<<4 | int(c-'0')
+		case 'a' <= c && c <= 'f':
+			v = v<<4 | int(c-'a'+10)
+		case 'A' <= c && c <= 'F':
+			v = v<<4 | int(c-'A'+10)
+		default:
+			return -1
+		}
+	}
+	return v
 }
 
 // setField sets the field of slot in f from its raw JSON value.
@@ -564,8 +747,10 @@ func setField(f *filters.Fields, slot *fieldSlot, raw []byte) error {
 }
 
 // project appends to out the object at the cursor with only the members
-// plan n selects, and returns how many it kept.
-func (c *jsonCursor) project(n *planNode, out []byte) ([]byte, int, error) {
+// plan n selects, and returns how many it kept. A member of the plan given
+// twice in one object, in walk, is an error (see planNode.meet); names are
+// not compared inside a kept group, which is copied as it is stored.
+func (c *jsonCursor) project(n *planNode, walk uint64, out []byte) ([]byte, int, error) {
 	if err := c.openObject(); err != nil {
 		return out, 0, err
 	}
@@ -580,6 +765,11 @@ func (c *jsonCursor) project(n *planNode, out []byte) ([]byte, int, error) {
 			return append(out, '}'), kept, nil
 		}
 		child := n.childByKey(key[1 : len(key)-1])
+		if child != nil {
+			if err := child.meet(walk); err != nil {
+				return out, kept, err
+			}
+		}
 		switch {
 		case child == nil:
 			err = c.skipValue()
@@ -595,7 +785,7 @@ func (c *jsonCursor) project(n *planNode, out []byte) ([]byte, int, error) {
 			// them is there.
 			mark := len(out)
 			var inner int
-			out, inner, err = c.project(child, appendMember(out, kept, key))
+			out, inner, err = c.project(child, walk, appendMember(out, kept, key))
 			if inner == 0 {
 				out = out[:mark]
 			} else {
