@@ -6,6 +6,7 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
+	"slices"
 	"strconv"
 	"strings"
 	"time"
@@ -184,11 +185,9 @@ type Selector struct {
 	// their index in slots; nil without a filter.
 	filterPlan *planNode
 	slots      []fieldSlot
-	// filterNames are the names of filterPlan's nodes between quotes,
-	// each once, and nameBytes the bytes they are made of: what a member
-	// naming one of them again holds (see mayNameAgain).
-	filterNames []quotedName
-	nameBytes   [utf8.RuneSelf]bool
+	// nameBytes are the bytes the names of filterPlan's nodes are made
+	// of: what an escaped name of one of them holds (see mayNameAgain).
+	nameBytes [utf8.RuneSelf]bool
 	// selectPlan holds the selected paths; nil when every field is kept.
 	selectPlan *planNode
 	// walk counts the walks of an object along a plan, to tell the
@@ -235,7 +234,9 @@ func (q *quotedName) in(data []byte) bool {
 			return false
 		}
 		i += j
-		if start := i - q.anchor; start+len(q.quoted) <= len(data) && bytes.Equal(data[start:start+len(q.quoted)], q.quoted) {
+		// The quotes around it first: cheaper than comparing it all.
+		if end := i - q.anchor + len(q.quoted); end <= len(data) && data[end-1] == '"' && data[i-q.anchor] == '"' &&
+			string(data[i-q.anchor:end]) == string(q.quoted) {
 			return true
 		}
 	}
@@ -269,6 +270,10 @@ type planNode struct {
 	// seen is the walk (Selector.walk) that last met this member: the
 	// walk that meets it again has it twice in one object.
 	seen uint64
+	// outer are the names of the children of the nodes above this one,
+	// each once (in a filter plan): the names the objects still open
+	// when this node's object ends may give again.
+	outer []quotedName
 	// whole marks a selected field or group (in a selection plan): its
 	// value is copied as it is.
 	whole bool
@@ -338,28 +343,28 @@ func (s *Selector) planFilter(p *filters.Program) error {
 		s.slots = append(s.slots, fieldSlot{path: path, kind: kind})
 	}
 	s.fields.Reset()
-	s.filterPlan.names(func(name string) {
-		for _, q := range s.filterNames {
-			if string(q.quoted[1:len(q.quoted)-1]) == name {
-				return
-			}
-		}
-		s.filterNames = append(s.filterNames, newQuotedName(name))
-		for i := range len(name) {
-			// An escape of a rune past ASCII is always suspect.
-			if name[i] < utf8.RuneSelf {
-				s.nameBytes[name[i]] = true
-			}
-		}
-	})
+	s.filterPlan.setOuter(nil, &s.nameBytes)
 	return nil
 }
 
-// names calls yield with the name of each node below n.
-func (n *planNode) names(yield func(string)) {
+// setOuter sets the outer names of the nodes below n, n's being outer, and
+// marks the bytes of their names in nameBytes.
+func (n *planNode) setOuter(outer []quotedName, nameBytes *[utf8.RuneSelf]bool) {
+	n.outer = outer
+	inner := slices.Clip(outer)
 	for _, c := range n.children {
-		yield(c.name)
-		c.names(yield)
+		if !slices.ContainsFunc(inner, func(q quotedName) bool { return string(q.quoted[1:len(q.quoted)-1]) == c.name }) {
+			inner = append(inner, newQuotedName(c.name))
+		}
+		for i := range len(c.name) {
+			// An escape of a rune past ASCII is always suspect.
+			if c.name[i] < utf8.RuneSelf {
+				nameBytes[c.name[i]] = true
+			}
+		}
+	}
+	for _, c := range n.children {
+		c.setOuter(inner, nameBytes)
 	}
 }
 
@@ -566,19 +571,23 @@ type fieldReader struct {
 }
 
 // object reads the fields of plan n from the object at the cursor,
-// refusing a member of the plan given twice. It returns done, and stops
-// reading, once every field the filter needs is found and the rest of the
-// event cannot give the name of one of them, or of an object on the way to
-// one, again (see mayNameAgain); otherwise it reads on to the end of the
-// object, to find a name given again.
+// refusing a member of the plan given twice, to its end. It returns done
+// when every field the filter needs is found and the rest of the event
+// cannot give the name of a member of the objects still open again (see
+// mayNameAgain): then they are read no further. Filterable fields are
+// members of a small object (conn), so reading to its end costs little,
+// and checks them all.
 func (r *fieldReader) object(c *jsonCursor, n *planNode) (done bool, err error) {
 	if err := c.openObject(); err != nil {
 		return false, err
 	}
 	for first := true; ; first = false {
 		key, ok, err := c.nextKey(first)
-		if err != nil || !ok {
+		if err != nil {
 			return false, err
+		}
+		if !ok {
+			return r.missing == 0 && !r.s.mayNameAgain(n.outer, c.data[c.pos:]), nil
 		}
 		child := n.childByKey(key[1 : len(key)-1])
 		if child != nil {
@@ -590,11 +599,8 @@ func (r *fieldReader) object(c *jsonCursor, n *planNode) (done bool, err error) 
 		case child == nil:
 			err = c.skipValue()
 		case child.slot >= 0:
-			// Met once, so read once: the last field makes missing 0,
-			// once in a walk.
-			if err = r.leaf(c, child.slot); err == nil && r.missing == 0 && !r.s.mayNameAgain(c.data[c.pos:]) {
-				return true, nil
-			}
+			// Met once, so read once.
+			err = r.leaf(c, child.slot)
 		case c.peek() == '{':
 			if done, err = r.object(c, child); done {
 				return true, nil
@@ -632,17 +638,18 @@ func (r *fieldReader) leaf(c *jsonCursor, i int) error {
 	return nil
 }
 
-// mayNameAgain reports whether rest, the bytes of an event after the last
-// field the filter reads, may hold a member named as a node of the filter's
-// plan. Every node was met once by then (each is on the way to a field),
-// so such a member would be a name given twice in an object the filter
-// read. It answers from a search for each name between quotes, and for
-// escapes (\u0063) that could spell one; true may be wrong (the name is in
-// a string, or in an object the filter does not read), and then the reader
-// reads on to find out. It does not allocate.
-func (s *Selector) mayNameAgain(rest []byte) bool {
-	for i := range s.filterNames {
-		if s.filterNames[i].in(rest) {
+// mayNameAgain reports whether rest, the bytes of an event after the
+// object that held the last field the filter reads, may hold one of names,
+// those of the plan's nodes in the objects still open. Every node was met
+// once by then (each is on the way to a field), so such a member would be a
+// name given twice in an object the filter read. It answers from a search
+// for each name between quotes, and for escapes (\u0063) that could spell
+// one; true may be wrong (the name is in a string, or in an object the
+// filter does not read), and then the reader reads on to find out. It does
+// not allocate.
+func (s *Selector) mayNameAgain(names []quotedName, rest []byte) bool {
+	for i := range names {
+		if names[i].in(rest) {
 			return true
 		}
 	}
