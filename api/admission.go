@@ -20,6 +20,9 @@ const (
 	// refusedAccountBytes: the account's bodies in flight hold its share of
 	// bytes, MaxAccountBytesInFlight (429).
 	refusedAccountBytes
+	// refusedAccountManagement: the account has its share of management
+	// requests with a body in flight, MaxAccountManagementInFlight (429).
+	refusedAccountManagement
 )
 
 // metricReason is the reason label of sluice_ingest_refused_requests_total.
@@ -33,39 +36,47 @@ func (r refusal) metricReason() string {
 		return "account_requests"
 	case refusedAccountBytes:
 		return "account_bytes"
+	case refusedAccountManagement:
+		return "account_management"
 	}
 	return "admitted"
 }
 
 // admission is the front door of ingest: it bounds the requests in flight
 // and the body bytes they hold, for the process and for each account, so
-// that one account can neither take every slot nor every byte. The counts
+// that one account can neither take every slot nor every byte. Management
+// requests with a body go through it too, with a share of their own for
+// each account (and none of the process's ingest slots), their bodies
+// counted in the same bytes, the process's and the account's. The counts
 // sit under one mutex, held for a few map operations twice per small
 // request (admit with its first grant, release) and once per further grant
 // of a large body.
 type admission struct {
 	maxRequests, accountRequests int
+	accountManagement            int
 	maxBytes, accountBytes       int64
 
 	mu       sync.Mutex
-	requests int
+	requests int // ingest requests in flight
 	bytes    int64
 	accounts map[string]*accountShare // accounts with requests in flight only
 }
 
 // accountShare is what one account holds now.
 type accountShare struct {
-	requests int
-	bytes    int64
+	requests   int // ingest requests
+	management int // management requests with a body
+	bytes      int64
 }
 
 func newAdmission(cfg Config) *admission {
 	return &admission{
-		maxRequests:     cfg.MaxInFlight,
-		accountRequests: cfg.MaxAccountInFlight,
-		maxBytes:        cfg.MaxBytesInFlight,
-		accountBytes:    cfg.MaxAccountBytesInFlight,
-		accounts:        make(map[string]*accountShare),
+		maxRequests:       cfg.MaxInFlight,
+		accountRequests:   cfg.MaxAccountInFlight,
+		accountManagement: cfg.MaxAccountManagementInFlight,
+		maxBytes:          cfg.MaxBytesInFlight,
+		accountBytes:      cfg.MaxAccountBytesInFlight,
+		accounts:          make(map[string]*accountShare),
 	}
 }
 
@@ -93,6 +104,29 @@ func (a *admission) admit(account string, grant int64) (*ticket, refusal) {
 	share.requests++
 	a.accounts[account] = share
 	return &ticket{admission: a, account: account, share: share, bytes: grant}, admitted
+}
+
+// admitManagement lets a management request of the account with a body
+// in, with a first grant of bytes for it, or says why not. It takes a
+// slot of the account's management share, not one of the process's ingest
+// slots, so that ingest and management do not crowd each other out; the
+// bytes count as an ingest body's do.
+func (a *admission) admitManagement(account string, grant int64) (*ticket, refusal) {
+	a.mu.Lock()
+	defer a.mu.Unlock()
+	share := a.accounts[account]
+	if share == nil {
+		share = &accountShare{}
+	}
+	if share.management >= a.accountManagement {
+		return nil, refusedAccountManagement
+	}
+	if r := a.reserve(share, grant); r != admitted {
+		return nil, r
+	}
+	share.management++
+	a.accounts[account] = share
+	return &ticket{admission: a, account: account, share: share, bytes: grant, management: true}, admitted
 }
 
 // reserve adds n bytes to the share and the process's count if both stay
@@ -123,6 +157,9 @@ type ticket struct {
 	account   string
 	share     *accountShare
 	bytes     int64
+	// management: the ticket holds a slot of the account's management
+	// share, not an ingest slot.
+	management bool
 }
 
 // grow grants n more bytes to the request's body, or says why not.
@@ -142,11 +179,15 @@ func (t *ticket) release() {
 	a := t.admission
 	a.mu.Lock()
 	defer a.mu.Unlock()
-	a.requests--
+	if t.management {
+		t.share.management--
+	} else {
+		a.requests--
+		t.share.requests--
+	}
 	a.bytes -= t.bytes
-	t.share.requests--
 	t.share.bytes -= t.bytes
-	if t.share.requests == 0 {
+	if t.share.requests == 0 && t.share.management == 0 {
 		delete(a.accounts, t.account)
 	}
 }

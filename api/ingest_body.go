@@ -91,17 +91,24 @@ func (b *meteredBody) extend() {
 	_ = b.rc.SetReadDeadline(time.Now().Add(b.window))
 }
 
-// readBody reads the whole body, up to the limit, within the bytes the
-// ticket can grow to and at the minimum rate.
-func (s *Server) readBody(w http.ResponseWriter, r *http.Request, t *ticket) ([]byte, *Error) {
-	metered := &meteredBody{
+// meter returns the body of r metered by the ticket, to be granted limit
+// bytes in all, at most, and cut below the minimum rate. Call its extend
+// to start its first window.
+func (s *Server) meter(w http.ResponseWriter, r *http.Request, t *ticket, limit int64) *meteredBody {
+	return &meteredBody{
 		body:        r.Body,
 		ticket:      t,
-		limit:       s.cfg.MaxBodyBytes + 1,
+		limit:       limit,
 		rc:          http.NewResponseController(w),
 		window:      s.cfg.BodyRateWindow,
 		windowBytes: max(1, int64(float64(s.cfg.MinBodyRate)*s.cfg.BodyRateWindow.Seconds())),
 	}
+}
+
+// readBody reads the whole body, up to the limit, within the bytes the
+// ticket can grow to and at the minimum rate.
+func (s *Server) readBody(w http.ResponseWriter, r *http.Request, t *ticket) ([]byte, *Error) {
+	metered := s.meter(w, r, t, s.cfg.MaxBodyBytes+1)
 	metered.extend()
 	// Once the body is read, no deadline: the server's reading in the
 	// background (to see a client go away) must not end the request's
@@ -188,11 +195,13 @@ func (s *Server) refusalError(why refusal) *Error {
 	case refusedRequests:
 		return newError(CodeBusy, "sluice has %d ingest requests in flight, as many as it takes at once; retry after Retry-After seconds", s.cfg.MaxInFlight)
 	case refusedBytes:
-		return newError(CodeBusy, "the bodies of the ingest requests in flight hold sluice's whole budget of %s; retry after Retry-After seconds", sizeText(s.cfg.MaxBytesInFlight))
+		return newError(CodeBusy, "the bodies of the requests in flight (ingest and management) hold sluice's whole budget of %s; retry after Retry-After seconds", sizeText(s.cfg.MaxBytesInFlight))
 	case refusedAccountRequests:
 		return newError(CodeAccountBusy, "your account has %d ingest requests in flight, its share; wait for one to finish and retry after Retry-After seconds, or send fewer requests at once", s.cfg.MaxAccountInFlight)
+	case refusedAccountManagement:
+		return newError(CodeAccountBusy, "your account has %d management requests with a body in flight, its share; wait for one to finish and retry after Retry-After seconds, or send fewer requests at once", s.cfg.MaxAccountManagementInFlight)
 	}
-	return newError(CodeAccountBytes, "the bodies of your account's ingest requests in flight hold its share of %s; retry after Retry-After seconds, or send fewer or smaller requests at once", sizeText(s.cfg.MaxAccountBytesInFlight))
+	return newError(CodeAccountBytes, "the bodies of your account's requests in flight (ingest and management) hold its share of %s; retry after Retry-After seconds, or send fewer or smaller requests at once", sizeText(s.cfg.MaxAccountBytesInFlight))
 }
 
 // sizeText writes a byte count for people: "41943040 bytes (40 MiB)".

@@ -9,6 +9,8 @@ import (
 	"sync"
 	"testing"
 
+	"github.com/sluicehq/sluice/api"
+	"github.com/sluicehq/sluice/internal/apitest"
 	"github.com/sluicehq/sluice/schemas"
 	"github.com/sluicehq/sluice/store"
 )
@@ -101,11 +103,18 @@ func TestAccountIsolation(t *testing.T) {
 	}
 }
 
+// manyChangesAtOnce lets one account have more management requests in
+// flight than the front door's default share, for the tests of concurrent
+// changes to one resource.
+func manyChangesAtOnce() apitest.Option {
+	return apitest.WithConfig(api.Config{MaxAccountManagementInFlight: 64})
+}
+
 // TestConcurrentSourceChanges adds sources to one subscription from many
 // clients at once: each is a read-modify-write of the whole subscription,
 // and none may be lost.
 func TestConcurrentSourceChanges(t *testing.T) {
-	e := newTestEnv(t)
+	e := newTestEnv(t, manyChangesAtOnce())
 	sub := e.createSubscription(t, `{}`)
 	var kinds []string
 	for _, k := range schemas.Default().Kinds() {
@@ -153,7 +162,7 @@ func TestConcurrentSourceChanges(t *testing.T) {
 // the whole resource, and after every round each field holds its round's
 // value, so no PATCH lost another's change.
 func TestConcurrentPatches(t *testing.T) {
-	e := newTestEnv(t)
+	e := newTestEnv(t, manyChangesAtOnce())
 	dests := []destination{e.create(t, kinesisBody), e.create(t, kinesisBody)}
 	sub := e.createSubscription(t, `{"sources":[{"type":"`+httpKind+`"},{"type":"`+tcpKind+`"}]}`)
 	key := e.createKey(t, `{}`)

@@ -46,7 +46,7 @@ func newMetrics(reg prometheus.Registerer, door *admission) (*metrics, error) {
 		}, []string{"code"}),
 		refused: prometheus.NewCounterVec(prometheus.CounterOpts{
 			Name: "sluice_ingest_refused_requests_total",
-			Help: "Requests to POST /events refused by the front door, by reason: requests or bytes (sluice's bounds reached, 503), account_requests or account_bytes (an account at its share, 429), too_slow (a body cut below the minimum rate, 408).",
+			Help: "Requests refused by the front door, to POST /events and management requests with a body, by reason: requests or bytes (sluice's bounds reached, 503), account_requests, account_management or account_bytes (an account at its share of ingest requests, of management requests or of bytes, 429), too_slow (a body cut below the minimum rate, 408).",
 		}, []string{"reason"}),
 		inFlightRequests: prometheus.NewGaugeFunc(prometheus.GaugeOpts{
 			Name: "sluice_ingest_requests_in_flight",
@@ -54,7 +54,7 @@ func newMetrics(reg prometheus.Registerer, door *admission) (*metrics, error) {
 		}, func() float64 { n, _ := door.inFlight(); return float64(n) }),
 		inFlightBytes: prometheus.NewGaugeFunc(prometheus.GaugeOpts{
 			Name: "sluice_ingest_body_bytes_in_flight",
-			Help: "Body bytes granted to the requests to POST /events in flight (a body of known length counts whole from its admission).",
+			Help: "Body bytes granted to the requests in flight, to POST /events and management requests with a body (a body of known length counts whole from its admission).",
 		}, func() float64 { _, n := door.inFlight(); return float64(n) }),
 		audited: prometheus.NewCounterVec(prometheus.CounterOpts{
 			Name: "sluice_audit_events_total",

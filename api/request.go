@@ -250,15 +250,19 @@ func sameButCase(fields map[string]reflect.Type, key string) string {
 	return ""
 }
 
-// bodyError turns an error of json.Decoder.Decode into the API error
-// saying what is wrong with the body.
+// bodyError turns an error of reading the body or of json.Decoder.Decode
+// into the API error saying what is wrong with the body.
 func bodyError(err error) *Error {
 	var (
 		syntax    *json.SyntaxError
 		wrongType *json.UnmarshalTypeError
 		tooLarge  *http.MaxBytesError
+		cut       *Error
 	)
 	switch {
+	case errors.As(err, &cut):
+		// The front door cut the body (admitBody).
+		return cut
 	case errors.As(err, &tooLarge):
 		return newError(CodeRequestTooLarge, "the body is over %d bytes; send a smaller one", tooLarge.Limit)
 	case errors.Is(err, io.EOF):

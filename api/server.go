@@ -51,6 +51,9 @@ const (
 	// a byte at a time, is cut.
 	DefaultMinBodyRate    = 1 << 10
 	DefaultBodyRateWindow = 10 * time.Second
+	// DefaultMaxAccountManagementInFlight is ample for a person or a
+	// deployment tool, whose changes come a few at a time.
+	DefaultMaxAccountManagementInFlight = 8
 )
 
 // Config sets the API's limits. The zero value gets the defaults.
@@ -86,6 +89,13 @@ type Config struct {
 	// DefaultBodyRateWindow.
 	MinBodyRate    int64 // bytes per second
 	BodyRateWindow time.Duration
+	// MaxAccountManagementInFlight bounds the management requests with a
+	// body (POST, PATCH) of one account in flight; requests beyond it are
+	// refused at once with 429 ERR_SLUICE_130. Their bodies (up to 1 MiB
+	// each) count in MaxBytesInFlight and MaxAccountBytesInFlight and must
+	// arrive at MinBodyRate, as ingest bodies do. Default
+	// DefaultMaxAccountManagementInFlight.
+	MaxAccountManagementInFlight int
 	// BaseURL is the scheme and host clients reach the API at, such as
 	// https://sluice.example.com, for the full URLs of responses and of
 	// the audit events stored (uri, next_page_uri). Required with any
@@ -136,6 +146,9 @@ func (c *Config) setDefaults() {
 	}
 	if c.BodyRateWindow <= 0 {
 		c.BodyRateWindow = DefaultBodyRateWindow
+	}
+	if c.MaxAccountManagementInFlight <= 0 {
+		c.MaxAccountManagementInFlight = DefaultMaxAccountManagementInFlight
 	}
 	if c.AuditTimeout <= 0 {
 		c.AuditTimeout = DefaultAuditTimeout
@@ -254,7 +267,7 @@ func New(cfg Config, deps Deps) (*Server, error) {
 		admission:     door,
 	}
 	if !cfg.WithoutIngest {
-		s.mux.Handle("POST /events", s.countRequests(s.authenticated(http.HandlerFunc(s.ingest))))
+		s.mux.Handle("POST /events", s.countRequests(s.checkKey(http.HandlerFunc(s.ingest))))
 	}
 	s.deliveryStatus, s.destinationTrial = deps.DeliveryStatus, deps.DestinationTrial
 	if s.destinations != nil {
@@ -323,11 +336,19 @@ func (s *Server) withOperation(next http.Handler) http.Handler {
 	})
 }
 
-// authenticated checks Service-Version and the bearer key before next. A
+// authenticated is the way in of every management route: it checks
+// Service-Version and the bearer key (checkKey), then admits the request's
+// body, if it has one, through the front door (admitBody). POST /events,
+// which has an admission of its own, takes checkKey alone.
+func (s *Server) authenticated(next http.Handler) http.Handler {
+	return s.checkKey(s.admitBody(next))
+}
+
+// checkKey checks Service-Version and the bearer key before next. A
 // request it refuses has its body left unread and its connection closed
 // after the answer: without a key, a client holds no body bytes and no
 // slot.
-func (s *Server) authenticated(next http.Handler) http.Handler {
+func (s *Server) checkKey(next http.Handler) http.Handler {
 	return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
 		if r.ContentLength != 0 {
 			dropUnread(w, r) // taken back below once the key is good

@@ -32,6 +32,7 @@ type limitFlags struct {
 	maxBytesInFlight        string
 	maxAccountBytesInFlight string
 	minBodyRate             string
+	maxAccountManagement    int
 
 	destinations           int
 	subscriptions          int
@@ -45,7 +46,8 @@ func (f *limitFlags) register(fl *pflag.FlagSet) {
 	fl.IntVar(&f.maxAccountInFlight, "max-account-in-flight", 0, "ingest requests of one account in flight; beyond, 429 (default a quarter of --max-in-flight)")
 	fl.StringVar(&f.maxBytesInFlight, "max-bytes-in-flight", "", "body bytes of the ingest requests in flight, such as 64MiB; beyond, 503 (default: half the memory limit over 4 bytes of memory per body byte, or 256MiB without a memory limit)")
 	fl.StringVar(&f.maxAccountBytesInFlight, "max-account-bytes-in-flight", "", "body bytes of one account's ingest requests in flight; beyond, 429 (default a quarter of --max-bytes-in-flight, at least the 10 MiB of one body)")
-	fl.StringVar(&f.minBodyRate, "min-body-rate", "1KiB", "slowest an ingest body may arrive, per second, measured over every 10 s; slower, 408")
+	fl.StringVar(&f.minBodyRate, "min-body-rate", "1KiB", "slowest an ingest or management body may arrive, per second, measured over every 10 s; slower, 408")
+	fl.IntVar(&f.maxAccountManagement, "max-account-management-in-flight", api.DefaultMaxAccountManagementInFlight, "management requests with a body (POST, PATCH) of one account in flight; beyond, 429 (their bodies count in the bytes in flight)")
 	fl.IntVar(&f.destinations, "max-destinations", store.DefaultMaxDestinations, "event destinations one account may have")
 	fl.IntVar(&f.subscriptions, "max-subscriptions", store.DefaultMaxSubscriptions, "event subscriptions one account may have")
 	fl.IntVar(&f.sourcesPerSubscription, "max-sources-per-subscription", 0, "sources one subscription may have (default and most: one per event kind)")
@@ -63,6 +65,7 @@ func (f limitFlags) validate() []error {
 	}{
 		{"--max-in-flight", f.maxInFlight},
 		{"--max-account-in-flight", f.maxAccountInFlight},
+		{"--max-account-management-in-flight", f.maxAccountManagement},
 		{"--max-destinations", f.destinations},
 		{"--max-subscriptions", f.subscriptions},
 		{"--max-sources-per-subscription", f.sourcesPerSubscription},
@@ -93,8 +96,9 @@ func (f limitFlags) validate() []error {
 // in force (call it after applyMemoryLimit). It logs the bounds chosen.
 func (f limitFlags) apiConfig(log *slog.Logger) api.Config {
 	cfg := api.Config{
-		MaxInFlight:        f.maxInFlight,
-		MaxAccountInFlight: f.maxAccountInFlight,
+		MaxInFlight:                  f.maxInFlight,
+		MaxAccountInFlight:           f.maxAccountInFlight,
+		MaxAccountManagementInFlight: f.maxAccountManagement,
 	}
 	from := "--max-bytes-in-flight"
 	cfg.MaxBytesInFlight = mustSize(f.maxBytesInFlight)
@@ -103,7 +107,7 @@ func (f limitFlags) apiConfig(log *slog.Logger) api.Config {
 	}
 	cfg.MaxAccountBytesInFlight = mustSize(f.maxAccountBytesInFlight)
 	cfg.MinBodyRate = mustSize(f.minBodyRate)
-	log.Info("ingest front door", "max_in_flight", f.maxInFlight, "max_bytes_in_flight", cfg.MaxBytesInFlight, "bytes_from", from, "min_body_rate", cfg.MinBodyRate)
+	log.Info("ingest front door", "max_in_flight", f.maxInFlight, "max_bytes_in_flight", cfg.MaxBytesInFlight, "bytes_from", from, "min_body_rate", cfg.MinBodyRate, "max_account_management_in_flight", f.maxAccountManagement)
 	return cfg
 }
 

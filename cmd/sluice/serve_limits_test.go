@@ -6,6 +6,8 @@ import (
 	"math"
 	"testing"
 
+	"github.com/spf13/pflag"
+
 	"github.com/sluicehq/sluice/api"
 	"github.com/sluicehq/sluice/internal/check"
 	"github.com/sluicehq/sluice/store"
@@ -21,6 +23,7 @@ func TestLimitFlagsValidate(t *testing.T) {
 		{name: "sizes", f: limitFlags{maxBytesInFlight: "64MiB", maxAccountBytesInFlight: "16MiB", minBodyRate: "512B"}},
 		{name: "negative destinations", f: limitFlags{destinations: -1}, wantErr: "--max-destinations -1 is negative"},
 		{name: "negative account share", f: limitFlags{maxAccountInFlight: -4}, wantErr: "--max-account-in-flight -4 is negative"},
+		{name: "negative management share", f: limitFlags{maxAccountManagement: -1}, wantErr: "--max-account-management-in-flight -1 is negative"},
 		{name: "bytes not a size", f: limitFlags{maxBytesInFlight: "lots"}, wantErr: `--max-bytes-in-flight "lots": give a size such as 512MiB`},
 		{name: "rate not a size", f: limitFlags{minBodyRate: "1KiB/s"}, wantErr: `--min-body-rate "1KiB/s"`},
 	}
@@ -52,5 +55,35 @@ func TestBytesInFlightFromMemoryLimit(t *testing.T) {
 	}
 	if l := f.storeLimits(); l != (store.Limits{Destinations: 3, APIKeys: 7}) {
 		t.Fatalf("store limits %+v", l)
+	}
+}
+
+// TestManagementShareFlag: --max-account-management-in-flight, or
+// SLUICE_MAX_ACCOUNT_MANAGEMENT_IN_FLIGHT, sets the API's share of
+// management requests of one account, by default the API's default.
+func TestManagementShareFlag(t *testing.T) {
+	discard := slog.New(slog.NewTextHandler(io.Discard, nil))
+	parse := func(t *testing.T, args ...string) api.Config {
+		t.Helper()
+		var f limitFlags
+		fl := pflag.NewFlagSet("serve", pflag.ContinueOnError)
+		f.register(fl)
+		if err := fl.Parse(args); err != nil {
+			t.Fatal(err)
+		}
+		if err := flagsFromEnv(fl); err != nil {
+			t.Fatal(err)
+		}
+		return f.apiConfig(discard)
+	}
+	if cfg := parse(t); cfg.MaxAccountManagementInFlight != api.DefaultMaxAccountManagementInFlight {
+		t.Fatalf("default share: %d, want %d", cfg.MaxAccountManagementInFlight, api.DefaultMaxAccountManagementInFlight)
+	}
+	if cfg := parse(t, "--max-account-management-in-flight", "3"); cfg.MaxAccountManagementInFlight != 3 {
+		t.Fatalf("share from the flag: %d, want 3", cfg.MaxAccountManagementInFlight)
+	}
+	t.Setenv("SLUICE_MAX_ACCOUNT_MANAGEMENT_IN_FLIGHT", "5")
+	if cfg := parse(t); cfg.MaxAccountManagementInFlight != 5 {
+		t.Fatalf("share from the environment: %d, want 5", cfg.MaxAccountManagementInFlight)
 	}
 }

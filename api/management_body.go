@@ -1,0 +1,77 @@
+package api
+
+import (
+	"errors"
+	"io"
+	"net"
+	"net/http"
+	"time"
+)
+
+// admitBody puts the body of a management request (a POST, PATCH or PUT
+// with a body: the calls that read one) through the front door: it takes a
+// slot of the account's management share and grants of body bytes from the
+// account's and the process's budgets, as ingest does, and cuts a body that
+// arrives slower than the minimum rate. A request beyond the account's
+// share, or beyond the bytes, is refused at once with Retry-After (429 for
+// the account's share, 503 for sluice's), its body left unread. The
+// handler reads the body as it reads any (decodeBody); a cut reaches it as
+// the *Error to answer, which bodyError passes on. The slot and the bytes
+// are given back when the handler returns, so that a body decoded and
+// being stored still counts.
+func (s *Server) admitBody(next http.Handler) http.Handler {
+	return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		if !takesBody(r.Method) || r.ContentLength == 0 || r.Body == nil || r.Body == http.NoBody {
+			next.ServeHTTP(w, r)
+			return
+		}
+		t, refused := s.admission.admitManagement(apiKey(r.Context()).AccountID, firstGrant(r.ContentLength, maxRequestBytes))
+		if refused != admitted {
+			s.refuse(w, r, refused)
+			return
+		}
+		defer t.release()
+		body := &managementBody{meteredBody: s.meter(w, r, t, maxRequestBytes+1), s: s, w: w, r: r}
+		body.extend()
+		r.Body = body
+		next.ServeHTTP(w, r)
+	})
+}
+
+// managementBody is the metered body of a management request. It turns the
+// front door's cuts into the API errors to answer, and lifts the read
+// deadline once the body is read, so that the server's reading in the
+// background (to see a client go away) does not end the request's context
+// while its change is being stored.
+type managementBody struct {
+	*meteredBody
+	s *Server
+	w http.ResponseWriter
+	r *http.Request
+}
+
+// Read reads the body; its errors are *Error for a cut.
+func (b *managementBody) Read(p []byte) (int, error) {
+	n, err := b.meteredBody.Read(p)
+	var netErr net.Error
+	switch {
+	case errors.Is(err, io.EOF):
+		_ = b.rc.SetReadDeadline(time.Time{})
+	case errors.Is(err, errRefused):
+		b.s.countRefusal(b.refused)
+		b.w.Header().Set("Retry-After", "1")
+		dropUnread(b.w, b.r)
+		return n, b.s.refusalError(b.refused)
+	case errors.As(err, &netErr) && netErr.Timeout():
+		b.s.metrics.refused.WithLabelValues("too_slow").Inc()
+		dropUnread(b.w, b.r)
+		return n, newError(CodeBodyTooSlow, "the body arrived slower than sluice's minimum of %d bytes every %s (it had sent %d bytes); send it faster", b.windowBytes, b.window, b.read)
+	}
+	return n, err
+}
+
+// takesBody reports whether a request of the method may have a body that
+// its handler reads.
+func takesBody(method string) bool {
+	return method == http.MethodPost || method == http.MethodPatch || method == http.MethodPut
+}
