@@ -179,3 +179,43 @@ func TestFrontDoorManagementBodiesCountInAccountBytes(t *testing.T) {
 	wait()
 	waitForNoBytesInFlight(t, fd)
 }
+
+func TestFrontDoorAccountWriteRate(t *testing.T) {
+	// B may make 3 changes at once, then one every 1000 s: the fourth is
+	// refused, whatever the call, while B's reads and A's changes go on.
+	fd := newFrontDoorEnv(t, api.Config{AccountWriteRate: 0.001, AccountWriteBurst: 3})
+	create := func(token string) (*http.Response, []byte) {
+		return fd.do(t, http.MethodPost, "/api_keys", token, strings.NewReader(`{"description":"rate"}`), func(r *http.Request) {
+			r.Header.Set("Content-Type", "application/json")
+		})
+	}
+	var made []string
+	for i := range 3 {
+		resp, body := create(fd.tokenB)
+		if resp.StatusCode != http.StatusCreated {
+			t.Fatalf("B's change %d of its burst: %d %s", i+1, resp.StatusCode, body)
+		}
+		var key struct {
+			ID string `json:"id"`
+		}
+		if err := json.Unmarshal(body, &key); err != nil {
+			t.Fatal(err)
+		}
+		made = append(made, key.ID)
+	}
+	resp, body := create(fd.tokenB)
+	if resp.StatusCode != http.StatusTooManyRequests || !strings.Contains(string(body), "ERR_SLUICE_139") || resp.Header.Get("Retry-After") == "" {
+		t.Fatalf("B's change past its rate: %d, Retry-After %q, %s; want 429 ERR_SLUICE_139 with Retry-After", resp.StatusCode, resp.Header.Get("Retry-After"), body)
+	}
+	// A delete is a change too.
+	resp, body = fd.do(t, http.MethodDelete, "/api_keys/"+made[0], fd.tokenB, nil, nil)
+	if resp.StatusCode != http.StatusTooManyRequests {
+		t.Fatalf("B's delete past its rate: %d %s; want 429", resp.StatusCode, body)
+	}
+	if resp, body := fd.do(t, http.MethodGet, "/api_keys", fd.tokenB, nil, nil); resp.StatusCode != http.StatusOK {
+		t.Fatalf("B's read while past its rate of changes: %d %s; want 200", resp.StatusCode, body)
+	}
+	if resp, body := create(fd.token); resp.StatusCode != http.StatusCreated {
+		t.Fatalf("A's change while B is past its rate: %d %s; want 201", resp.StatusCode, body)
+	}
+}

@@ -46,7 +46,7 @@ func newMetrics(reg prometheus.Registerer, door *admission) (*metrics, error) {
 		}, []string{"code"}),
 		refused: prometheus.NewCounterVec(prometheus.CounterOpts{
 			Name: "sluice_ingest_refused_requests_total",
-			Help: "Requests refused by the front door, to POST /events and management requests with a body, by reason: requests or bytes (sluice's bounds reached, 503), account_requests, account_management or account_bytes (an account at its share of ingest requests, of management requests or of bytes, 429), too_slow (a body cut below the minimum rate, 408).",
+			Help: "Requests refused by the front door, to POST /events and management requests with a body, by reason: requests or bytes (sluice's bounds reached, 503), account_requests, account_management or account_bytes (an account at its share of ingest requests, of management requests or of bytes, 429), too_slow (a body cut below the minimum rate, 408), account_write_rate (an account changing its configuration faster than its rate, 429).",
 		}, []string{"reason"}),
 		inFlightRequests: prometheus.NewGaugeFunc(prometheus.GaugeOpts{
 			Name: "sluice_ingest_requests_in_flight",

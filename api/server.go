@@ -96,6 +96,15 @@ type Config struct {
 	// arrive at MinBodyRate, as ingest bodies do. Default
 	// DefaultMaxAccountManagementInFlight.
 	MaxAccountManagementInFlight int
+	// AccountWriteRate and AccountWriteBurst bound how fast one account
+	// changes its configuration: every management call that is not a GET
+	// takes a token of its account's bucket of AccountWriteBurst tokens,
+	// refilled at AccountWriteRate a second, and one that finds it empty
+	// is refused with 429 ERR_SLUICE_139 and the wait in Retry-After.
+	// Defaults DefaultAccountWriteRate and DefaultAccountWriteBurst; a
+	// negative rate leaves changes unbounded.
+	AccountWriteRate  float64
+	AccountWriteBurst int
 	// BaseURL is the scheme and host clients reach the API at, such as
 	// https://sluice.example.com, for the full URLs of responses and of
 	// the audit events stored (uri, next_page_uri). Required with any
@@ -149,6 +158,12 @@ func (c *Config) setDefaults() {
 	}
 	if c.MaxAccountManagementInFlight <= 0 {
 		c.MaxAccountManagementInFlight = DefaultMaxAccountManagementInFlight
+	}
+	if c.AccountWriteRate == 0 {
+		c.AccountWriteRate = DefaultAccountWriteRate
+	}
+	if c.AccountWriteBurst <= 0 {
+		c.AccountWriteBurst = DefaultAccountWriteBurst
 	}
 	if c.AuditTimeout <= 0 {
 		c.AuditTimeout = DefaultAuditTimeout
@@ -224,6 +239,9 @@ type Server struct {
 	destinationTrial DestinationTrial
 	// admission bounds the ingest requests in flight and their bytes.
 	admission *admission
+	// writeRate bounds how fast each account changes its configuration;
+	// nil: unbounded.
+	writeRate *writeRate
 }
 
 // New returns the API server. Extra routes (health, metrics) can be added
@@ -265,6 +283,7 @@ func New(cfg Config, deps Deps) (*Server, error) {
 		metrics:       m,
 		mux:           http.NewServeMux(),
 		admission:     door,
+		writeRate:     newWriteRate(cfg.AccountWriteRate, cfg.AccountWriteBurst),
 	}
 	if !cfg.WithoutIngest {
 		s.mux.Handle("POST /events", s.countRequests(s.checkKey(http.HandlerFunc(s.ingest))))
@@ -341,7 +360,7 @@ func (s *Server) withOperation(next http.Handler) http.Handler {
 // body, if it has one, through the front door (admitBody). POST /events,
 // which has an admission of its own, takes checkKey alone.
 func (s *Server) authenticated(next http.Handler) http.Handler {
-	return s.checkKey(s.admitBody(next))
+	return s.checkKey(s.limitWrites(s.admitBody(next)))
 }
 
 // checkKey checks Service-Version and the bearer key before next. A

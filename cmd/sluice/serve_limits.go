@@ -34,6 +34,9 @@ type limitFlags struct {
 	minBodyRate             string
 	maxAccountManagement    int
 
+	accountWriteRate  float64
+	accountWriteBurst int
+
 	destinations           int
 	subscriptions          int
 	sourcesPerSubscription int
@@ -48,6 +51,8 @@ func (f *limitFlags) register(fl *pflag.FlagSet) {
 	fl.StringVar(&f.maxAccountBytesInFlight, "max-account-bytes-in-flight", "", "body bytes of one account's ingest requests in flight; beyond, 429 (default a quarter of --max-bytes-in-flight, at least the 10 MiB of one body)")
 	fl.StringVar(&f.minBodyRate, "min-body-rate", "1KiB", "slowest an ingest or management body may arrive, per second, measured over every 10 s; slower, 408")
 	fl.IntVar(&f.maxAccountManagement, "max-account-management-in-flight", api.DefaultMaxAccountManagementInFlight, "management requests with a body (POST, PATCH) of one account in flight; beyond, 429 (their bodies count in the bytes in flight)")
+	fl.Float64Var(&f.accountWriteRate, "account-write-rate", api.DefaultAccountWriteRate, "changes one account may make a second through the management API (every call but a GET), after a burst of --account-write-burst; beyond, 429; -1: unbounded")
+	fl.IntVar(&f.accountWriteBurst, "account-write-burst", api.DefaultAccountWriteBurst, "changes one account may make at once before --account-write-rate applies")
 	fl.IntVar(&f.destinations, "max-destinations", store.DefaultMaxDestinations, "event destinations one account may have")
 	fl.IntVar(&f.subscriptions, "max-subscriptions", store.DefaultMaxSubscriptions, "event subscriptions one account may have")
 	fl.IntVar(&f.sourcesPerSubscription, "max-sources-per-subscription", 0, "sources one subscription may have (default and most: one per event kind)")
@@ -66,6 +71,7 @@ func (f limitFlags) validate() []error {
 		{"--max-in-flight", f.maxInFlight},
 		{"--max-account-in-flight", f.maxAccountInFlight},
 		{"--max-account-management-in-flight", f.maxAccountManagement},
+		{"--account-write-burst", f.accountWriteBurst},
 		{"--max-destinations", f.destinations},
 		{"--max-subscriptions", f.subscriptions},
 		{"--max-sources-per-subscription", f.sourcesPerSubscription},
@@ -75,6 +81,9 @@ func (f limitFlags) validate() []error {
 		if n.value < 0 {
 			errs = append(errs, fmt.Errorf("%s %d is negative: give a positive number (0 takes the default)", n.name, n.value))
 		}
+	}
+	if f.accountWriteRate < 0 && f.accountWriteRate != -1 {
+		errs = append(errs, fmt.Errorf("--account-write-rate %g is negative: give changes a second, or -1 for no bound", f.accountWriteRate))
 	}
 	for _, s := range []struct{ name, value string }{
 		{"--max-bytes-in-flight", f.maxBytesInFlight},
@@ -99,6 +108,8 @@ func (f limitFlags) apiConfig(log *slog.Logger) api.Config {
 		MaxInFlight:                  f.maxInFlight,
 		MaxAccountInFlight:           f.maxAccountInFlight,
 		MaxAccountManagementInFlight: f.maxAccountManagement,
+		AccountWriteRate:             f.accountWriteRate,
+		AccountWriteBurst:            f.accountWriteBurst,
 	}
 	from := "--max-bytes-in-flight"
 	cfg.MaxBytesInFlight = mustSize(f.maxBytesInFlight)

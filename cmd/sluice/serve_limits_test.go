@@ -25,6 +25,9 @@ func TestLimitFlagsValidate(t *testing.T) {
 		{name: "negative account share", f: limitFlags{maxAccountInFlight: -4}, wantErr: "--max-account-in-flight -4 is negative"},
 		{name: "negative management share", f: limitFlags{maxAccountManagement: -1}, wantErr: "--max-account-management-in-flight -1 is negative"},
 		{name: "bytes not a size", f: limitFlags{maxBytesInFlight: "lots"}, wantErr: `--max-bytes-in-flight "lots": give a size such as 512MiB`},
+		{name: "write rate unbounded", f: limitFlags{accountWriteRate: -1}},
+		{name: "write rate negative", f: limitFlags{accountWriteRate: -2}, wantErr: "--account-write-rate -2 is negative"},
+		{name: "negative write burst", f: limitFlags{accountWriteBurst: -1}, wantErr: "--account-write-burst -1 is negative"},
 		{name: "rate not a size", f: limitFlags{minBodyRate: "1KiB/s"}, wantErr: `--min-body-rate "1KiB/s"`},
 	}
 	for _, tt := range tests {

@@ -54,7 +54,8 @@ func WithDeps(edit func(deps *api.Deps, js jetstream.JetStream)) Option {
 	return func(o *options) { o.deps = edit }
 }
 
-// WithConfig starts the API with cfg.
+// WithConfig starts the API with cfg. Without an AccountWriteRate, the
+// account's changes are not bounded (the API's default is).
 func WithConfig(cfg api.Config) Option {
 	return func(o *options) { o.config = cfg }
 }
@@ -137,6 +138,11 @@ func startAPI(t testing.TB, srv *natsserver.Server, o options) *Stack {
 	hs := httptest.NewUnstartedServer(nil)
 	t.Cleanup(hs.Close)
 	cfg := o.config
+	if cfg.AccountWriteRate == 0 {
+		// Tests make changes as fast as they can, and many at once; the
+		// rate of changes is tested by giving one.
+		cfg.AccountWriteRate = -1
+	}
 	if cfg.BaseURL == "" {
 		cfg.BaseURL = "http://" + hs.Listener.Addr().String()
 	}
