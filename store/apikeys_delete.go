@@ -3,13 +3,10 @@ package store
 import (
 	"context"
 	"crypto/rand"
-	"encoding/json"
 	"errors"
 	"fmt"
 	"slices"
 	"strings"
-
-	"github.com/nats-io/nats.go/jetstream"
 
 	"github.com/sluicehq/sluice/schemas"
 )
@@ -138,17 +135,5 @@ func (s *Store) writeKeyDeletions(ctx context.Context, key string, deletions key
 	if deletions.Pending == nil {
 		deletions.Pending = []pendingDeletion{}
 	}
-	value, err := json.Marshal(deletions)
-	if err != nil {
-		return fmt.Errorf("encoding %s: %w", key, err)
-	}
-	if rev == 0 {
-		_, err = s.kv.Create(ctx, key, value)
-		if errors.Is(err, jetstream.ErrKeyExists) {
-			return fmt.Errorf("%s was created meanwhile: %w", key, jetstream.ErrKeyRevisionMismatch)
-		}
-		return err
-	}
-	_, err = s.kv.Update(ctx, key, value, rev)
-	return err
+	return putRecordAt(ctx, s, key, deletions, rev)
 }

@@ -2,14 +2,11 @@ package store
 
 import (
 	"context"
-	"encoding/json"
 	"errors"
 	"fmt"
 	"slices"
 	"strings"
 	"time"
-
-	"github.com/nats-io/nats.go/jetstream"
 
 	"github.com/sluicehq/sluice/schemas"
 )
@@ -233,17 +230,5 @@ func (s *Store) writeClaims(ctx context.Context, key string, claims creationClai
 	if claims.Pending == nil {
 		claims.Pending = []creationClaim{}
 	}
-	value, err := json.Marshal(claims)
-	if err != nil {
-		return fmt.Errorf("encoding %s: %w", key, err)
-	}
-	if rev == 0 {
-		_, err = s.kv.Create(ctx, key, value)
-		if errors.Is(err, jetstream.ErrKeyExists) {
-			return fmt.Errorf("%s was created meanwhile: %w", key, jetstream.ErrKeyRevisionMismatch)
-		}
-		return err
-	}
-	_, err = s.kv.Update(ctx, key, value, rev)
-	return err
+	return putRecordAt(ctx, s, key, claims, rev)
 }

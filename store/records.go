@@ -171,3 +171,23 @@ func modify[T any](ctx context.Context, s *Store, key string, change func(*T) er
 	})
 	return before, after, err
 }
+
+// putRecordAt writes value at key if the key is still at revision rev (0:
+// if it does not exist), or returns an error wrapping
+// jetstream.ErrKeyRevisionMismatch, as a compare-and-swap of a record
+// read with getRecord.
+func putRecordAt[T any](ctx context.Context, s *Store, key string, value T, rev uint64) error {
+	data, err := json.Marshal(value)
+	if err != nil {
+		return fmt.Errorf("encoding %s: %w", key, err)
+	}
+	if rev == 0 {
+		_, err = s.kv.Create(ctx, key, data)
+		if errors.Is(err, jetstream.ErrKeyExists) {
+			return fmt.Errorf("%s was created meanwhile: %w", key, jetstream.ErrKeyRevisionMismatch)
+		}
+		return err
+	}
+	_, err = s.kv.Update(ctx, key, data, rev)
+	return err
+}
