@@ -49,14 +49,18 @@ type write struct {
 // jetstream.ErrKeyRevisionMismatch) or the store fails. It returns the
 // revision each write got.
 //
-// A batch the server took but did not answer (ctx ended, connection lost)
-// may or may not have been stored, like any publish.
+// A batch the server took but did not answer (connection lost) may or may
+// not have been stored, like any publish.
+//
+// A batch once begun is sent to its commit whatever becomes of ctx (its
+// values are kept, its end is not; batchTimeout bounds it): JetStream keeps
+// a batch without its commit for 10 s and at most 50 at once per stream,
+// and every account's changes share the bucket's stream, so a client that
+// hangs up during its requests could otherwise hold them all and stop
+// every other account's changes.
 func (s *Store) commitBatch(ctx context.Context, writes []write) ([]uint64, error) {
-	if _, ok := ctx.Deadline(); !ok {
-		var cancel context.CancelFunc
-		ctx, cancel = context.WithTimeout(ctx, batchTimeout)
-		defer cancel()
-	}
+	ctx, cancel := context.WithTimeout(context.WithoutCancel(ctx), batchTimeout)
+	defer cancel()
 	id := rand.Text()
 	var answer []byte
 	for i, w := range writes {
