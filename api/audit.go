@@ -75,10 +75,23 @@ func (a *auditing[T]) option() store.WriteOption {
 // in the outbox for the relay: it is logged and counted in
 // sluice_audit_events_failed_total, and the request does not fail, as
 // its change was made with its event.
+//
+// The event the store last built may not have been written: a change that
+// found nothing to change writes nothing, and one whose compare-and-swap
+// was lost is built again. So publish sends only an event that waits in
+// the outbox, and nothing for a change that was not made.
 func (a *auditing[T]) publish() {
 	s, ev := a.s, a.event
+	if ev.ID == "" {
+		return // nothing was built: nothing changed
+	}
 	ctx, cancel := context.WithTimeout(context.WithoutCancel(a.r.Context()), s.cfg.AuditTimeout)
 	defer cancel()
+	if s.outbox != nil {
+		if pending, err := s.outbox.AuditPending(ctx, ev.ID); err == nil && !pending {
+			return // not written with a change, or published already
+		}
+	}
 	err := s.publisher.PublishEncoded(ctx, []schemas.Encoded{ev})[0].Err
 	if err == nil && s.outbox != nil {
 		err = s.outbox.AuditPublished(ctx, ev.ID)

@@ -21,6 +21,9 @@ type Outbox interface {
 	// AuditPublished takes the event with the id out, once it is in
 	// SLUICE_EVENTS; an event no longer there is no error.
 	AuditPublished(ctx context.Context, eventID string) error
+	// AuditPending reports whether the event with the id waits in the
+	// outbox: stored with its change and not yet published.
+	AuditPending(ctx context.Context, eventID string) (bool, error)
 }
 
 // Defaults of AuditRelayConfig.

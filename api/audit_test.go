@@ -296,3 +296,21 @@ func TestAuditPrincipalIsTheKeyUsed(t *testing.T) {
 		}
 	}
 }
+
+// TestAuditNoChangeNoEvent: a PATCH that changes nothing writes nothing,
+// so it has no audit event to publish: none is published, and none is
+// counted or logged as failed.
+func TestAuditNoChangeNoEvent(t *testing.T) {
+	e := newTestEnv(t)
+	dest := e.create(t, credsBody)
+	for range 2 {
+		resp, out := e.call(t, e.token, http.MethodPatch, "/event_destinations/"+dest.ID, `{"description":"same"}`)
+		wantStatus(t, resp, out, http.StatusOK)
+	}
+	if n := counterValue(t, e.reg, "sluice_audit_events_failed_total", "event_type", "event_destination_updated.v0"); n != 0 {
+		t.Errorf("sluice_audit_events_failed_total{event_destination_updated.v0} = %v after a PATCH that changed nothing, want 0", n)
+	}
+	if n := counterValue(t, e.reg, "sluice_audit_events_total", "event_type", "event_destination_updated.v0"); n != 1 {
+		t.Errorf("sluice_audit_events_total{event_destination_updated.v0} = %v after one change and one PATCH that changed nothing, want 1", n)
+	}
+}

@@ -160,6 +160,24 @@ func (s *Store) PendingAudits(ctx context.Context) ([]PendingAudit, error) {
 	return pending, errors.Join(errs...)
 }
 
+// AuditPending reports whether the audit event with the id waits in the
+// outbox: it was stored with its change and is not yet published. An event
+// built for a change that was then not written (a compare-and-swap lost, a
+// change that found nothing to change) was never there.
+func (s *Store) AuditPending(ctx context.Context, eventID string) (bool, error) {
+	if strings.ContainsAny(eventID, ".*> ") || eventID == "" {
+		return false, nil
+	}
+	_, err := s.kv.Get(ctx, outboxKey(eventID))
+	switch {
+	case errors.Is(err, jetstream.ErrKeyNotFound):
+		return false, nil
+	case err != nil:
+		return false, fmt.Errorf("reading pending audit event %s: %w", eventID, err)
+	}
+	return true, nil
+}
+
 // AuditPublished removes the audit event with the id from the outbox, once
 // it is in SLUICE_EVENTS. The entry is purged from the bucket's stream
 // (the key-value stream denies deleting one message), so that no delete
