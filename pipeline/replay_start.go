@@ -4,7 +4,6 @@ import (
 	"context"
 	"errors"
 	"fmt"
-	"slices"
 	"time"
 
 	"github.com/nats-io/nats.go/jetstream"
@@ -102,19 +101,16 @@ func (r *Replayer) settled(ctx context.Context, replay store.Replay) (store.Repl
 		return replay, nil
 	}
 	sub, err := r.store.GetSubscription(ctx, replay.AccountID, replay.SubscriptionID)
+	var current *store.Subscription
 	switch {
-	case errors.Is(err, store.ErrNotFound):
-		replay.State = store.ReplayDone
-		return replay, nil
-	case err != nil:
+	case err == nil:
+		current = &sub
+	case !errors.Is(err, store.ErrNotFound):
 		return store.Replay{}, err
 	}
-	for _, id := range sub.DestinationIDs {
-		if !slices.Contains(replay.DeliveredTo, id) {
-			return replay, nil
-		}
+	if replay.Finished(current) {
+		replay.State = store.ReplayDone
 	}
-	replay.State = store.ReplayDone
 	return replay, nil
 }
 

@@ -157,8 +157,24 @@ func runningReplayIDs(ctx context.Context, s *Store, accountID string) ([]string
 		return nil, err
 	}
 	var ids []string
+	var subs map[string]*Subscription
 	for _, r := range all {
-		if r.State == ReplayRunning {
+		if r.State != ReplayRunning {
+			continue
+		}
+		if subs == nil {
+			list, err := listRecords[Subscription](ctx, s, accountSubscriptions(accountID))
+			if err != nil {
+				return nil, err
+			}
+			subs = make(map[string]*Subscription, len(list))
+			for i := range list {
+				subs[list[i].ID] = &list[i]
+			}
+		}
+		// A replay with nothing left to deliver stays "running" in the
+		// bucket (see Replay.Finished), and must not hold the limit.
+		if !r.Finished(subs[r.SubscriptionID]) {
 			ids = append(ids, r.ID)
 		}
 	}

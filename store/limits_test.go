@@ -20,6 +20,7 @@ func TestLimitsHoldUnderConcurrentCreates(t *testing.T) {
 	stores := []*store.Store{e.store, e.openAnother(t)}
 	since, until := time.Now().Add(-time.Hour), time.Now()
 
+	var replayDest string // the destination of the running replays case's subscription
 	tests := []struct {
 		name   string
 		limit  string
@@ -85,8 +86,7 @@ func TestLimitsHoldUnderConcurrentCreates(t *testing.T) {
 				}
 				return len(rs)
 			},
-			// The replay's subscription has no destinations: done at once.
-			free: func(account, id string) error { return e.store.FinishReplay(e.ctx, account, id, "") },
+			free: func(account, id string) error { return e.store.FinishReplay(e.ctx, account, id, replayDest) },
 		},
 	}
 	for _, tt := range tests {
@@ -94,7 +94,14 @@ func TestLimitsHoldUnderConcurrentCreates(t *testing.T) {
 			account := e.createAccount(t, "hostile")
 			// Replays are of a subscription, made before the limit is tested
 			// (the subscriptions case subtracts it).
-			replayOf := e.createSubscription(t, account.ID, store.Subscription{Sources: []store.Source{{Type: httpKind}}}).ID
+			replaySub := store.Subscription{Sources: []store.Source{{Type: httpKind}}}
+			if tt.name == "running replays" {
+				// A replay of a subscription without destinations has
+				// nothing to deliver, and is not running.
+				replayDest = e.createDestination(t, account.ID, kinesisDestination()).ID
+				replaySub.DestinationIDs = []string{replayDest}
+			}
+			replayOf := e.createSubscription(t, account.ID, replaySub).ID
 			want := limit
 			if tt.name == "subscriptions" {
 				want = limit - 1 // that subscription counts
@@ -172,5 +179,27 @@ func TestSourcesPerSubscriptionLimit(t *testing.T) {
 	})
 	if !errors.Is(err, store.ErrLimit) {
 		t.Fatalf("adding a second source: error %v, want ErrLimit", err)
+	}
+}
+
+// TestFinishedReplaysDoNotHoldTheLimit: a replay whose subscription was
+// deleted stays "running" in the bucket, as no worker is left to mark it
+// done; it must not count against the account's running replays.
+func TestFinishedReplaysDoNotHoldTheLimit(t *testing.T) {
+	e := newEnvWith(t, store.Config{Limits: store.Limits{RunningReplays: 2}})
+	account := e.createAccount(t, "a")
+	since, until := time.Now().Add(-time.Hour), time.Now()
+	for range 2 {
+		sub := e.createSubscription(t, account.ID, store.Subscription{Sources: []store.Source{{Type: httpKind}}})
+		if _, err := e.store.CreateReplay(e.ctx, account.ID, sub.ID, store.Replay{Since: since, Until: until}); err != nil {
+			t.Fatal(err)
+		}
+		if _, err := e.store.DeleteSubscription(e.ctx, account.ID, sub.ID); err != nil {
+			t.Fatal(err)
+		}
+	}
+	sub := e.createSubscription(t, account.ID, store.Subscription{Sources: []store.Source{{Type: httpKind}}})
+	if _, err := e.store.CreateReplay(e.ctx, account.ID, sub.ID, store.Replay{Since: since, Until: until}); err != nil {
+		t.Fatalf("a replay after two of deleted subscriptions: %v", err)
 	}
 }

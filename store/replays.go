@@ -159,3 +159,21 @@ func (s *Store) FinishReplay(ctx context.Context, accountID, id, destinationID s
 	}
 	return nil
 }
+
+// Finished reports whether the replay has nothing left to deliver, given
+// its subscription as it is now (nil: deleted): it is done, or its
+// subscription is gone, or every destination the subscription still has
+// got the whole range. No worker marks a replay done whose subscription
+// or remaining destinations were taken away, so this is how such a replay
+// is told apart from one still running.
+func (r Replay) Finished(sub *Subscription) bool {
+	if r.State != ReplayRunning || sub == nil {
+		return true
+	}
+	for _, id := range sub.DestinationIDs {
+		if !slices.Contains(r.DeliveredTo, id) {
+			return false
+		}
+	}
+	return true
+}
