@@ -1,6 +1,7 @@
 package natsserver
 
 import (
+	"cmp"
 	"context"
 	"errors"
 	"fmt"
@@ -86,7 +87,18 @@ type StorageWatch struct {
 	mu     sync.Mutex
 	err    error
 	failed chan struct{} // closed when err becomes non-nil; a new one once it is nil again
+
+	// Owned by Run: a restart that did not clear the error doubles the
+	// wait before the next one (up to maxRestartWait), so that a fault
+	// the probe cannot see (a failing disk, a permission) does not have
+	// JetStream recover every stream once a second.
+	restartWait time.Duration
+	nextRestart time.Time
 }
+
+// maxRestartWait is the longest wait between two restarts of JetStream
+// that did not clear its storage's error.
+const maxRestartWait = time.Minute
 
 // NewStorageWatch returns a watch of the server's storage; Run runs it.
 func (s *Server) NewStorageWatch(cfg StorageWatchConfig) *StorageWatch {
@@ -168,27 +180,38 @@ func (w *StorageWatch) set(err error) {
 // recover restarts JetStream if space has returned, so that its streams
 // drop the write error they keep.
 func (w *StorageWatch) recover(cause error) {
+	if time.Now().Before(w.nextRestart) {
+		return
+	}
 	if err := w.probe(); err != nil {
 		w.cfg.Logger.Debug("no space yet for JetStream's storage", "error", err)
 		return
 	}
 	w.cfg.Logger.Warn("space has returned: restarting JetStream to reopen its streams", "cause", cause)
 	start := time.Now()
-	if err := w.srv.restartJetStream(); err != nil {
-		w.cfg.Logger.Error("restarting JetStream", "error", err)
+	err := w.srv.restartJetStream()
+	if err == nil {
+		err = w.check()
+	}
+	if err != nil {
+		w.restartWait = min(max(2*w.restartWait, w.cfg.ProbeInterval), maxRestartWait)
+		w.nextRestart = time.Now().Add(w.restartWait)
+		w.cfg.Logger.Error("JetStream restarted, but its storage still refuses writes", "error", err, "next_restart_in", w.restartWait)
 		return
 	}
-	if err := w.check(); err != nil {
-		w.cfg.Logger.Error("JetStream restarted, but its storage still refuses writes", "error", err)
-		return
-	}
+	w.restartWait, w.nextRestart = 0, time.Time{}
 	w.cfg.Logger.Info("JetStream restarted", "took", time.Since(start))
 }
 
-// probe writes ProbeBytes in the store's directory and removes them, and
-// returns the error of the write.
+// probe writes ProbeBytes in JetStream's directory (or the store's, before
+// JetStream made its own) and removes them, and returns the error of the
+// write.
 func (w *StorageWatch) probe() error {
-	f, err := os.CreateTemp(w.srv.opts.StoreDir, ".space-probe-")
+	dir := filepath.Join(w.srv.opts.StoreDir, "jetstream")
+	if _, err := os.Stat(dir); err != nil {
+		dir = w.srv.opts.StoreDir
+	}
+	f, err := os.CreateTemp(dir, ".space-probe-")
 	if err != nil {
 		return err
 	}
@@ -201,8 +224,15 @@ func (w *StorageWatch) probe() error {
 }
 
 // restartJetStream stops JetStream, keeping its state on disk, and starts
-// it again with the configuration the server started with.
+// it again with the configuration the server started with, and the limits
+// it was running with: limits left 0 would be sized anew from the space
+// free now, which after a full disk can be less than the streams already
+// hold, and refuse every write.
 func (s *Server) restartJetStream() error {
+	var maxMemory, maxStore int64
+	if running := s.srv.JetStreamConfig(); running != nil {
+		maxMemory, maxStore = running.MaxMemory, running.MaxStore
+	}
 	if err := s.srv.ShutdownJetStream(); err != nil {
 		return fmt.Errorf("stopping JetStream: %w", err)
 	}
@@ -212,8 +242,8 @@ func (s *Server) restartJetStream() error {
 		SyncInterval: o.SyncInterval,
 		SyncAlways:   o.SyncAlways,
 		Strict:       !o.NoJetStreamStrict,
-		MaxMemory:    o.JetStreamMaxMemory,
-		MaxStore:     o.JetStreamMaxStore,
+		MaxMemory:    cmp.Or(maxMemory, o.JetStreamMaxMemory),
+		MaxStore:     cmp.Or(maxStore, o.JetStreamMaxStore),
 		Domain:       o.JetStreamDomain,
 		CompressOK:   true,
 		UniqueTag:    o.JetStreamUniqueTag,
