@@ -82,6 +82,15 @@ guarantee of issue 11 broke (the report's last lines list which), unless
 		Args: cobra.NoArgs,
 		RunE: func(cmd *cobra.Command, _ []string) error {
 			ctx := cmd.Context()
+			// printVerdict prints the report and fails the command when a
+			// guarantee broke, unless --no-verdict.
+			printVerdict := func(report loadgen.AttackReport) error {
+				verdict := report.CheckGuarantees()
+				if noGuarantee {
+					verdict = nil
+				}
+				return printReport(cmd, report, asJSON, "bench attack", verdict)
+			}
 			if fresh {
 				if target.URL != "" {
 					return errors.New("--fresh spawns a sluice for each attack: drop --url")
@@ -90,11 +99,7 @@ guarantee of issue 11 broke (the report's last lines list which), unless
 				if err != nil {
 					return err
 				}
-				verdict := report.CheckGuarantees()
-				if noGuarantee {
-					verdict = nil
-				}
-				return printReport(cmd, report, asJSON, "bench attack", verdict)
+				return printVerdict(report)
 			}
 			if target.URL == "" {
 				served, err := spawnAttackServe(ctx, spawn, cmd.ErrOrStderr())
@@ -114,11 +119,7 @@ guarantee of issue 11 broke (the report's last lines list which), unless
 			if err != nil {
 				return err
 			}
-			verdict := report.CheckGuarantees()
-			if noGuarantee {
-				verdict = nil
-			}
-			return printReport(cmd, report, asJSON, "bench attack", verdict)
+			return printVerdict(report)
 		},
 	}
 	fl := cmd.Flags()
