@@ -2,6 +2,7 @@ package api
 
 import (
 	"context"
+	"errors"
 	"fmt"
 	"log/slog"
 	"time"
@@ -29,7 +30,7 @@ type Outbox interface {
 // Defaults of AuditRelayConfig.
 const (
 	DefaultAuditRelayInterval = 2 * time.Second
-	DefaultAuditRelayGrace    = 2 * time.Second
+	DefaultAuditRelayGrace    = DefaultAuditTimeout + time.Second // past the request's own try
 )
 
 // AuditRelayConfig tunes an AuditRelay. The zero value gets the defaults.
@@ -123,7 +124,10 @@ func (r *AuditRelay) Run(ctx context.Context) error {
 }
 
 // Relay publishes every pending event older than Grace and takes it out
-// of the outbox. It returns the first error, after trying every event.
+// of the outbox. It returns the first error. A publish that fails ends the
+// pass: the events stream refuses writes, and waiting on each of the
+// others in turn would only hold the pass (every change of every account
+// waits in the outbox then); the next pass tries again.
 func (r *AuditRelay) Relay(ctx context.Context) error {
 	pending, listErr := r.outbox.PendingAudits(ctx)
 	r.pending.Set(float64(len(pending)))
@@ -138,7 +142,9 @@ func (r *AuditRelay) Relay(ctx context.Context) error {
 		var res producer.Result
 		if err == nil {
 			res = r.publisher.PublishEncoded(ctx, []schemas.Encoded{ev})[0]
-			err = res.Err
+			if res.Err != nil {
+				return errors.Join(fmt.Errorf("audit event %s: %w", p.Event.ID, res.Err), firstErr, listErr)
+			}
 		}
 		if err == nil {
 			err = r.outbox.AuditPublished(ctx, p.Event.ID)

@@ -8,6 +8,8 @@ import (
 	"strings"
 	"time"
 
+	"github.com/nats-io/nats.go/jetstream"
+
 	"github.com/sluicehq/sluice/schemas"
 )
 
@@ -138,7 +140,7 @@ var (
 func keyIDs(filter func(accountID string) string) func(context.Context, *Store, string) ([]string, error) {
 	return func(ctx context.Context, s *Store, accountID string) ([]string, error) {
 		f := filter(accountID)
-		entries, err := s.entries(ctx, f)
+		entries, err := s.entries(ctx, f, jetstream.MetaOnly()) // the keys are all it needs
 		if err != nil {
 			return nil, err
 		}

@@ -130,8 +130,6 @@ type PendingAudit struct {
 	Event schemas.Encoded
 	// Stored is when it was stored, by the NATS server's clock.
 	Stored time.Time
-	// Revision identifies it in the bucket, for AuditPublished.
-	Revision uint64
 }
 
 // PendingAudits returns the audit events waiting in the outbox, oldest
@@ -152,9 +150,8 @@ func (s *Store) PendingAudits(ctx context.Context) ([]PendingAudit, error) {
 			continue
 		}
 		pending = append(pending, PendingAudit{
-			Event:    schemas.Encoded{ID: e.ID, Type: e.Type, AccountID: e.AccountID, Data: e.Data},
-			Stored:   entry.Created(),
-			Revision: entry.Revision(),
+			Event:  schemas.Encoded{ID: e.ID, Type: e.Type, AccountID: e.AccountID, Data: e.Data},
+			Stored: entry.Created(),
 		})
 	}
 	return pending, errors.Join(errs...)
