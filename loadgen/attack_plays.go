@@ -4,6 +4,7 @@ import (
 	"bytes"
 	"context"
 	"encoding/json"
+	"errors"
 	"fmt"
 	"io/fs"
 	"net/http"
@@ -186,12 +187,18 @@ func (r *attackRun) waitAudit(ctx context.Context, kind, id string, timeout time
 // hold current.
 func filesHolding(dir, old, current string) (withOld, withCurrent int, err error) {
 	err = filepath.WalkDir(dir, func(path string, d fs.DirEntry, err error) error {
-		if err != nil || d.IsDir() {
+		if errors.Is(err, fs.ErrNotExist) {
 			return nil // a file that went while walking
 		}
+		if err != nil || d.IsDir() {
+			return err
+		}
 		b, err := os.ReadFile(path)
-		if err != nil {
+		if errors.Is(err, fs.ErrNotExist) {
 			return nil
+		}
+		if err != nil {
+			return err // a file not read could hold a secret
 		}
 		if bytes.Contains(b, []byte(old)) {
 			withOld++
