@@ -249,10 +249,10 @@ func decodedLen(raw []byte, escaped bool) int {
 			i += 2
 			continue
 		}
-		r := hex4(raw[i+2 : i+6])
+		r, _ := hexValue(raw[i+2 : i+6]) // the scanner checked the digits
 		i += 6
 		if utf16.IsSurrogate(r) && i+6 <= len(raw) && raw[i] == '\\' && raw[i+1] == 'u' {
-			if utf16.DecodeRune(r, hex4(raw[i+2:i+6])) != utf8.RuneError {
+			if low, _ := hexValue(raw[i+2 : i+6]); utf16.DecodeRune(r, low) != utf8.RuneError {
 				n += 4
 				i += 6
 				continue
@@ -264,23 +264,6 @@ func decodedLen(raw []byte, escaped bool) int {
 		n += utf8.RuneLen(r)
 	}
 	return n
-}
-
-// hex4 returns the value of four hexadecimal digits, checked by the scanner.
-func hex4(b []byte) rune {
-	var r rune
-	for _, c := range b {
-		switch {
-		case c >= '0' && c <= '9':
-			c -= '0'
-		case c >= 'a' && c <= 'f':
-			c -= 'a' - 10
-		default:
-			c -= 'A' - 10
-		}
-		r = r<<4 | rune(c)
-	}
-	return r
 }
 
 func elementPath(path string, key []byte, i int) string {
