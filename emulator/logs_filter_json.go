@@ -337,6 +337,9 @@ func (p *jsonPatternParser) parseCondition() (jsonExpr, error) {
 	case tokString:
 		c.glob = value.text
 	case tokWord:
+		if len(value.text) > 1 && strings.HasPrefix(value.text, "%") && strings.HasSuffix(value.text, "%") {
+			return nil, p.fail(fmt.Sprintf("the emulator does not support regular expressions (%s): use a string with * wildcards", value.text))
+		}
 		if f, err := strconv.ParseFloat(value.text, 64); err == nil && !math.IsInf(f, 0) && !math.IsNaN(f) {
 			c.isNumber, c.number = true, f
 		} else {

@@ -112,6 +112,7 @@ func TestJSONFilterPatternErrors(t *testing.T) {
 		{`{ $x = 1 }`, "a selector is made of .field and [index]"},
 		{`{ $.x = 1 & $.y = 2 }`, `unexpected "&"`},
 		{`[ip, user]`, "term patterns"},
+		{`{ $.x = %ab+c% }`, "does not support regular expressions"},
 	}
 	for _, tt := range tests {
 		t.Run(tt.pattern, func(t *testing.T) {
