@@ -67,6 +67,14 @@ func (s *Server) markChanged() {
 // errors name the file and say what to do.
 func (s *Server) load() error {
 	p := s.persist
+	// Temporary files of saves a crash interrupted: the state file is
+	// whole without them.
+	stale, _ := filepath.Glob(filepath.Join(filepath.Dir(p.path), "."+StateFile+".*.tmp"))
+	for _, name := range stale {
+		if err := os.Remove(name); err != nil {
+			s.log.Warn("emulator: removing the temporary file of an interrupted save", "file", name, "err", err)
+		}
+	}
 	f, err := os.Open(p.path)
 	if errors.Is(err, fs.ErrNotExist) {
 		return nil

@@ -214,3 +214,19 @@ func TestDataDirCorruptState(t *testing.T) {
 		})
 	}
 }
+
+// TestDataDirRemovesTemporaryFiles checks that the temporary file of a
+// save a crash interrupted is removed at the next start.
+func TestDataDirRemovesTemporaryFiles(t *testing.T) {
+	dir := t.TempDir()
+	stale := filepath.Join(dir, "."+emulator.StateFile+".123456.tmp")
+	if err := os.WriteFile(stale, []byte(`{"version": 1, "kinesis`), 0o600); err != nil {
+		t.Fatal(err)
+	}
+	if _, err := emulator.New(emulator.Config{DataDir: dir}); err != nil {
+		t.Fatalf("New: %v", err)
+	}
+	if _, err := os.Stat(stale); !os.IsNotExist(err) {
+		t.Errorf("the temporary file of an interrupted save is still there: %v", err)
+	}
+}
