@@ -305,7 +305,7 @@ func runServe(ctx context.Context, f serveFlags, stderr io.Writer) error {
 	newSink := destinations.New
 	var dev *devAWS
 	if f.dev {
-		if dev, err = startDevAWS(f.devAWSListen, log); err != nil {
+		if dev, err = startDevAWS(f.devAWSListen, f.dataDir, log); err != nil {
 			return err
 		}
 		newSink = dev.sinkFactory().New
