@@ -100,6 +100,10 @@ func (f *ReadingFilter) Kind() string { return f.program.Kind() }
 // Expr returns the expression as written.
 func (f *ReadingFilter) Expr() string { return f.program.Expr() }
 
+// Fields returns the paths of the object's fields the filter reads, such
+// as "conn.server_port", sorted.
+func (f *ReadingFilter) Fields() []string { return f.program.Fields() }
+
 // Match reports whether the delivered event, its envelope's JSON, passes
 // the filter. A field the event lacks, or holds as null, has its zero
 // value, as in a subscription's filter (after a field selection, the

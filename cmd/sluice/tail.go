@@ -115,12 +115,15 @@ func runTail(ctx context.Context, target string, f tailFlags, out, errOut io.Wri
 		if arn, devEndpoint, err = destinationARN(ctx, f.api, target); err != nil {
 			return err
 		}
-		if kinds.expr != "" && kinds.types == nil {
+		if kinds.expr != "" {
 			sent, err := destinationKinds(ctx, f.api, target)
 			if err != nil {
 				return err
 			}
 			if err := kinds.refuseUnfit(target, sent); err != nil {
+				return err
+			}
+			if err := kinds.warnUnselected(errOut, target, sent); err != nil {
 				return err
 			}
 		}

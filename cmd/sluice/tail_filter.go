@@ -5,6 +5,7 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
+	"io"
 	"maps"
 	"net/url"
 	"slices"
@@ -112,32 +113,65 @@ func (k *kindFilters) match(ctx context.Context, kind string, data []byte) (bool
 	return ok, err
 }
 
+// destinationSource is a source of a subscription that sends to the
+// destination tail reads.
+type destinationSource struct {
+	subscription string
+	fields       []string // its field selection; nil: every field
+}
+
 // refuseUnfit returns an error if the filter does not fit a kind that a
-// subscription sends to the destination: sent maps each such kind to a
-// subscription that sends it.
-func (k *kindFilters) refuseUnfit(destination string, sent map[string]string) error {
+// subscription sends to the destination: sent holds the sources of each
+// such kind.
+func (k *kindFilters) refuseUnfit(destination string, sent map[string][]destinationSource) error {
 	if k.expr == "" || k.types != nil {
 		return nil
 	}
 	for _, kind := range slices.Sorted(maps.Keys(sent)) {
 		if why := k.refusals[kind]; why != nil {
 			return fmt.Errorf("--filter does not fit events of %s, which subscription %s sends to %s: %w; "+
-				"give --type with the kinds it is for, to print only those", kind, sent[kind], destination, why)
+				"give --type with the kinds it is for, to print only those", kind, sent[kind][0].subscription, destination, why)
 		}
 	}
 	return nil
 }
 
-// destinationKinds asks the API which kinds the subscriptions of the
-// account send to the destination, each with one subscription that sends
-// it.
-func destinationKinds(ctx context.Context, flags resourceFlags, destination string) (map[string]string, error) {
+// warnUnselected writes a warning for each field the filter reads that a
+// source's field selection leaves out of the events it sends to the
+// destination: in those events the filter reads the field's zero value.
+func (k *kindFilters) warnUnselected(w io.Writer, destination string, sent map[string][]destinationSource) error {
+	for _, kind := range slices.Sorted(maps.Keys(sent)) {
+		f, ok := k.filters[kind]
+		if !ok || (k.types != nil && !slices.Contains(k.types, kind)) {
+			continue
+		}
+		for _, path := range f.Fields() {
+			for _, src := range sent[kind] {
+				if src.fields == nil || slices.ContainsFunc(src.fields, func(selected string) bool {
+					return path == selected || strings.HasPrefix(path, selected+".")
+				}) {
+					continue
+				}
+				if _, err := fmt.Fprintf(w, "sluice tail: warning: --filter reads ev.%s, which subscription %s leaves out of the %s events it sends to %s "+
+					"(its fields: %s), so in them the filter reads it as its zero value (\"\", 0, false)\n",
+					path, src.subscription, kind, destination, strings.Join(src.fields, ", ")); err != nil {
+					return err
+				}
+			}
+		}
+	}
+	return nil
+}
+
+// destinationKinds asks the API which sources of the account's
+// subscriptions send to the destination, by kind.
+func destinationKinds(ctx context.Context, flags resourceFlags, destination string) (map[string][]destinationSource, error) {
 	client, err := flags.client()
 	if err != nil {
 		return nil, err
 	}
 	kind := subscriptionsKind()
-	sent := map[string]string{}
+	sent := map[string][]destinationSource{}
 	seen := map[string]bool{}
 	for target := kind.path + fmt.Sprintf("?limit=%d", maxListLimit); target != ""; {
 		page, err := fetchPage(ctx, client, kind, target)
@@ -153,9 +187,7 @@ func destinationKinds(ctx context.Context, flags resourceFlags, destination stri
 				continue
 			}
 			for _, source := range sub.Sources {
-				if _, ok := sent[source.Type]; !ok {
-					sent[source.Type] = sub.ID
-				}
+				sent[source.Type] = append(sent[source.Type], destinationSource{subscription: sub.ID, fields: source.Fields})
 			}
 		}
 		target = ""
@@ -173,14 +205,15 @@ func destinationKinds(ctx context.Context, flags resourceFlags, destination stri
 }
 
 // subscriptionRoute is what tail reads of a subscription: which kinds it
-// sends where.
+// sends where, and which of their fields.
 type subscriptionRoute struct {
 	ID           string `json:"id"`
 	Destinations []struct {
 		ID string `json:"id"`
 	} `json:"destinations"`
 	Sources []struct {
-		Type string `json:"type"`
+		Type   string   `json:"type"`
+		Fields []string `json:"fields"`
 	} `json:"sources"`
 }
 

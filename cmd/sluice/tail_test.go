@@ -154,6 +154,16 @@ func TestTailFilterKinds(t *testing.T) {
 	if strings.Count(out, "\n") != 1 || !strings.Contains(out, "ev_1") {
 		t.Fatalf("tail %s --type http_request_complete.v0 printed %q, want ev_1 alone", dest["id"], out)
 	}
+	// A filter reading a field a subscription's field selection leaves
+	// out reads it as 0 in the events sent since: tail says so.
+	dest2 := e.mustJSON("destinations", "create", "--kinesis-stream-arn", streamARN,
+		"--aws-access-key-id", kinesalitetest.AccessKeyID, "--aws-secret-access-key", kinesalitetest.SecretAccessKey)
+	sub2 := e.mustJSON("subscriptions", "create", "--data",
+		`{"sources": [{"type": "http_request_complete.v0", "fields": ["conn.client_ip"]}], "destination_ids": ["`+dest2["id"].(string)+`"]}`)
+	out, errOut, err := e.run("tail", dest2["id"].(string), "--since", "1h", "--follow=false", "--filter", filter, "--type", "http_request_complete.v0")
+	if want := "warning: --filter reads ev.conn.server_port, which subscription " + sub2["id"].(string) + " leaves out"; err != nil || !strings.Contains(errOut, want) || !strings.Contains(out, "ev_1") {
+		t.Fatalf("tail %s --filter %s: %v, printing %q and on standard error %q; want ev_1 and a warning saying %q", dest2["id"], filter, err, out, errOut, want)
+	}
 	out = e.must("tail", streamARN, "--since", "1h", "--follow=false", "--type", "api_key_created.v0")
 	if out != "- api_key_created.v0 ev_2 {\"id\":\"ak_1\"} principal={\"source\":\"api\"}\n" {
 		t.Fatalf("tail --type api_key_created.v0 printed %q, want ev_2 alone", out)
