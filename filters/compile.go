@@ -36,6 +36,12 @@ func (e *Env) Compile(kind, expr string) (*Program, error) {
 }
 
 func (ke *kindEnv) compile(expr string) (*Program, error) {
+	return ke.compileIn(ke.cel, ke.estimator, expr)
+}
+
+// compileIn compiles expr in env, an environment of the kind (its own, or
+// one extended with more variables), estimating sizes with est.
+func (ke *kindEnv) compileIn(env *cel.Env, est sizeEstimator, expr string) (*Program, error) {
 	if strings.TrimSpace(expr) == "" {
 		return nil, wholeError(expr, ErrEmptyFilter,
 			"a filter must not be empty: write a boolean expression over "+ke.varList+", or leave the filter out to receive every event")
@@ -44,7 +50,7 @@ func (ke *kindEnv) compile(expr string) (*Program, error) {
 		return nil, wholeError(expr, ErrFilterTooLong,
 			fmt.Sprintf("a filter must be at most %d bytes long, this one is %d", MaxExprLen, len(expr)))
 	}
-	parsed, iss := ke.cel.Parse(expr)
+	parsed, iss := env.Parse(expr)
 	if iss.Err() != nil {
 		return nil, &CompileError{Expr: expr, Issues: celIssues(iss), Err: ErrInvalidFilter}
 	}
@@ -52,7 +58,7 @@ func (ke *kindEnv) compile(expr string) (*Program, error) {
 	// to 'ev'" where this can say which field is wrong and why.
 	refIssues := ke.checkReferences(parsed)
 	start := startOf(parsed) // before Check, which rewrites the parsed expression
-	checked, iss := ke.cel.Check(parsed)
+	checked, iss := env.Check(parsed)
 	if issues := mergeIssues(refIssues, celIssues(iss)); len(issues) > 0 {
 		return nil, &CompileError{Expr: expr, Issues: issues, Err: ErrInvalidFilter}
 	}
@@ -60,7 +66,7 @@ func (ke *kindEnv) compile(expr string) (*Program, error) {
 		return nil, &CompileError{Expr: expr, Err: ErrNotBoolean, Issues: []Issue{issueAt(start,
 			fmt.Sprintf("a filter must be a boolean expression, this one is %s: compare it, as in ev.conn.server_port == 443", cel.FormatCELType(t)))}}
 	}
-	estimate, err := ke.cel.EstimateCost(checked, ke.estimator)
+	estimate, err := env.EstimateCost(checked, est)
 	if err != nil {
 		return nil, fmt.Errorf("estimating the cost of filter %q: %w", expr, err)
 	}
@@ -70,7 +76,7 @@ func (ke *kindEnv) compile(expr string) (*Program, error) {
 				"and large regular expressions (to match one of many names, write ev.conn.server_name in [\"a.example.com\", \"b.example.com\"])",
 			estimate.Max, MaxCost))
 	}
-	prg, err := ke.cel.Program(checked,
+	prg, err := env.Program(checked,
 		cel.CostLimit(MaxCost),
 		cel.EvalOptions(cel.OptOptimize),
 		cel.InterruptCheckFrequency(interruptCheckFrequency),

@@ -20,8 +20,13 @@
 // literals, compiled once and charged by their program's size; Match
 // enforces MaxCost, bounds loops by MaxEvalTime and recovers from panics.
 //
+// Readers of delivered events (sluice tail) use CompileReading: a
+// subscription's filter of one kind that may also use the envelope's
+// fields (envelope.event_type, ...), evaluated on the event's JSON.
+//
 // Filters and field selections apply only to traffic kinds; for an audit
-// kind every function here returns ErrNotTraffic.
+// kind every function here returns ErrNotTraffic, but CompileReading,
+// whose filters of an audit kind may use only the envelope's fields.
 //
 // It is not for extracting values from events or for projecting selected
 // fields into the delivered JSON: the delivery engine reads the event's JSON

@@ -57,6 +57,7 @@ const (
 type Env struct {
 	catalogue *schemas.Catalogue
 	kinds     map[string]*kindEnv // traffic kinds only
+	audit     map[string]*kindEnv // audit kinds, which have no filterable field, for CompileReading
 }
 
 // kindEnv is what an Env knows of one traffic kind.
@@ -101,16 +102,17 @@ func NewEnv(c *schemas.Catalogue) (*Env, error) {
 	if err != nil {
 		return nil, fmt.Errorf("building the base CEL environment: %w", err)
 	}
-	e := &Env{catalogue: c, kinds: map[string]*kindEnv{}}
+	e := &Env{catalogue: c, kinds: map[string]*kindEnv{}, audit: map[string]*kindEnv{}}
 	for _, k := range c.Kinds() {
-		if k.Class != schemas.ClassTraffic {
-			continue
-		}
 		ke, err := newKindEnv(base, k)
 		if err != nil {
 			return nil, fmt.Errorf("kind %s: %w", k.Name, err)
 		}
-		e.kinds[k.Name] = ke
+		if k.Class == schemas.ClassTraffic {
+			e.kinds[k.Name] = ke
+		} else {
+			e.audit[k.Name] = ke
+		}
 	}
 	return e, nil
 }

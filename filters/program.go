@@ -72,6 +72,12 @@ func (p *Program) Match(ctx context.Context, fields *Fields) (ok bool, err error
 	} else if fields.kind != p.kind {
 		return false, fmt.Errorf("fields of %s given to a filter of %s", fields.kind.name, p.kind.name)
 	}
+	return p.eval(ctx, fields)
+}
+
+// eval evaluates the program with the variables of act, bounded as Match
+// says.
+func (p *Program) eval(ctx context.Context, act interpreter.Activation) (ok bool, err error) {
 	if err := ctx.Err(); err != nil {
 		return false, fmt.Errorf("evaluating filter of %s: %w", p.kind.name, err)
 	}
@@ -83,10 +89,10 @@ func (p *Program) Match(ctx context.Context, fields *Fields) (ok bool, err error
 	var out ref.Val
 	if p.loops {
 		evalCtx, cancel := context.WithTimeoutCause(ctx, p.maxTime, errEvalDeadline)
-		out, _, err = p.program.ContextEval(evalCtx, fields)
+		out, _, err = p.program.ContextEval(evalCtx, act)
 		cancel()
 	} else {
-		out, _, err = p.program.Eval(fields)
+		out, _, err = p.program.Eval(act)
 	}
 	if err != nil {
 		var cancelled interpreter.EvalCancelledError

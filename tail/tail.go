@@ -15,6 +15,10 @@ import (
 // ErrTarget is the error, wrapped, of an ARN tail cannot read.
 var ErrTarget = errors.New("not a Kinesis stream, CloudWatch Logs log group or Firehose delivery stream ARN")
 
+// ErrNoCredentials is the error, wrapped, of a reader that found no AWS
+// credentials in the default chain.
+var ErrNoCredentials = errors.New("no AWS credentials found")
+
 // DefaultPoll is how often a reader that caught up asks for more.
 const DefaultPoll = time.Second
 
@@ -64,7 +68,8 @@ type Reader interface {
 }
 
 // New returns the reader of cfg.ARN. It returns an error wrapping
-// ErrTarget for an ARN of anything else.
+// ErrTarget for an ARN of anything else, and one wrapping ErrNoCredentials
+// when cfg.AWS is nil and the default chain finds no credentials.
 func New(ctx context.Context, cfg Config) (Reader, error) {
 	cfg.setDefaults()
 	parsed, err := arn.Parse(cfg.ARN)
@@ -100,6 +105,11 @@ func loadAWS(ctx context.Context, cfg Config, region string) (aws.Config, error)
 	c, err := config.LoadDefaultConfig(ctx, config.WithRegion(region))
 	if err != nil {
 		return aws.Config{}, fmt.Errorf("loading the AWS configuration: %w", err)
+	}
+	// Find them now, so that their absence is one clear error rather than
+	// the first call's (such as "no EC2 IMDS role found").
+	if _, err := c.Credentials.Retrieve(ctx); err != nil {
+		return aws.Config{}, fmt.Errorf("%w (environment, shared files, SSO, instance role): %w", ErrNoCredentials, err)
 	}
 	return c, nil
 }

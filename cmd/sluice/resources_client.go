@@ -54,6 +54,11 @@ func (c *apiClient) get(ctx context.Context, target string) ([]byte, error) {
 	return c.do(ctx, http.MethodGet, target, nil)
 }
 
+// getWithHeader is get that also returns the reply's header.
+func (c *apiClient) getWithHeader(ctx context.Context, target string) ([]byte, http.Header, error) {
+	return c.exchange(ctx, http.MethodGet, target, nil)
+}
+
 // send returns the JSON reply of a POST or PATCH of body to the path.
 func (c *apiClient) send(ctx context.Context, method, path string, body []byte) ([]byte, error) {
 	return c.do(ctx, method, path, body)
@@ -69,6 +74,12 @@ func (c *apiClient) delete(ctx context.Context, path string) error {
 // *apiError for any other status, and an error naming the URL when the
 // API could not be reached or did not answer within c.timeout.
 func (c *apiClient) do(ctx context.Context, method, target string, body []byte) ([]byte, error) {
+	raw, _, err := c.exchange(ctx, method, target, body)
+	return raw, err
+}
+
+// exchange is do that also returns the reply's header.
+func (c *apiClient) exchange(ctx context.Context, method, target string, body []byte) ([]byte, http.Header, error) {
 	endpoint := target
 	if strings.HasPrefix(target, "/") {
 		endpoint = c.baseURL + target
@@ -81,7 +92,7 @@ func (c *apiClient) do(ctx context.Context, method, target string, body []byte) 
 	}
 	req, err := http.NewRequestWithContext(reqCtx, method, endpoint, reader)
 	if err != nil {
-		return nil, fmt.Errorf("building the request %s %s: %w", method, endpoint, err)
+		return nil, nil, fmt.Errorf("building the request %s %s: %w", method, endpoint, err)
 	}
 	req.Header.Set("Authorization", "Bearer "+c.apiKey)
 	req.Header.Set(api.HeaderVersion, api.SupportedVersion)
@@ -91,17 +102,17 @@ func (c *apiClient) do(ctx context.Context, method, target string, body []byte) 
 	}
 	resp, err := c.http.Do(req)
 	if err != nil {
-		return nil, c.transportError(ctx, reqCtx, method, endpoint, err)
+		return nil, nil, c.transportError(ctx, reqCtx, method, endpoint, err)
 	}
 	defer resp.Body.Close()
 	raw, err := io.ReadAll(io.LimitReader(resp.Body, apiMaxReplyBytes))
 	if err != nil {
-		return nil, c.transportError(ctx, reqCtx, method, endpoint, fmt.Errorf("reading the reply: %w", err))
+		return nil, nil, c.transportError(ctx, reqCtx, method, endpoint, fmt.Errorf("reading the reply: %w", err))
 	}
 	if resp.StatusCode < 200 || resp.StatusCode > 299 {
-		return nil, newAPIError(method, endpoint, resp.StatusCode, raw)
+		return nil, nil, newAPIError(method, endpoint, resp.StatusCode, raw)
 	}
-	return raw, nil
+	return raw, resp.Header, nil
 }
 
 // transportError says why a request got no reply: ctx ended, the request

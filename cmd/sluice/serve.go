@@ -340,6 +340,9 @@ func runServe(ctx context.Context, f serveFlags, stderr io.Writer) error {
 		return err
 	}
 
+	if dev != nil {
+		handler = dev.markAnswers(handler)
+	}
 	httpSrv := &http.Server{
 		Handler:           handler,
 		TLSConfig:         tlsConfig,

@@ -6,6 +6,7 @@ import (
 	"io"
 	"log/slog"
 	"net"
+	"net/http"
 	"path/filepath"
 	"strings"
 
@@ -46,10 +47,26 @@ func (d *devAWS) sinkFactory() destinations.Factory {
 	return destinations.Factory{Endpoint: d.endpoint, Auth: &sinks.AWSAuth{AccessKeyID: "sluice-dev", SecretAccessKey: "sluice-dev"}}
 }
 
+// headerDevAWSEndpoint is the header of every answer of a serve --dev
+// process, whose value is the URL of its AWS emulator: sluice tail reads
+// it to read a destination from the emulator it was delivered to. The
+// emulator listens on loopback only and needs no secret, so the header
+// tells nothing a caller could not learn on the server's machine.
+const headerDevAWSEndpoint = "Sluice-Dev-Aws-Endpoint"
+
+// markAnswers returns next with every answer carrying
+// headerDevAWSEndpoint.
+func (d *devAWS) markAnswers(next http.Handler) http.Handler {
+	return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		w.Header().Set(headerDevAWSEndpoint, d.endpoint)
+		next.ServeHTTP(w, r)
+	})
+}
+
 // announce tells the newcomer where the events go and how to read them.
 func (d *devAWS) announce(w io.Writer, log *slog.Logger) {
 	log.Info("dev mode: every destination delivers to the AWS emulator", "aws_endpoint", d.endpoint)
-	fmt.Fprintf(w, "sluice: --dev: every destination delivers to the AWS emulator at %s; any ARN works, and its stream, delivery stream or log group appears with the first events delivered to it. Read what arrives with\n\n    sluice tail --emulator %s <the destination's ARN or id>\n\n", d.endpoint, d.endpoint)
+	fmt.Fprintf(w, "sluice: --dev: every destination delivers to the AWS emulator at %s; any ARN works, and its stream, delivery stream or log group appears with the first events delivered to it. Read what arrives with\n\n    sluice tail <the destination's id or ARN>\n\n(with SLUICE_API_KEY set, tail asks this server where its emulator is; elsewhere, give --emulator %s)\n\n", d.endpoint, d.endpoint)
 }
 
 // serve runs the emulator until ctx ends.

@@ -1,13 +1,14 @@
 package main
 
 import (
-	"bytes"
 	"context"
 	"encoding/json"
 	"errors"
 	"fmt"
 	"io"
+	"net/http"
 	"net/url"
+	"os"
 	"strings"
 	"time"
 
@@ -15,12 +16,20 @@ import (
 	"github.com/aws/aws-sdk-go-v2/credentials"
 	"github.com/spf13/cobra"
 
-	"github.com/sluicehq/sluice/filters"
 	"github.com/sluicehq/sluice/tail"
 )
 
 // errEnough ends a tail that printed --count events.
 var errEnough = errors.New("enough events")
+
+// devProbeTimeout bounds the request that asks the API of an ARN tail
+// whether it is a serve --dev process.
+const devProbeTimeout = 3 * time.Second
+
+// noCredentialsHint says what to do when tail finds no AWS credentials.
+const noCredentialsHint = "to read AWS, set AWS_PROFILE (a profile of ~/.aws/config) or AWS_ACCESS_KEY_ID and AWS_SECRET_ACCESS_KEY; " +
+	"to read an AWS emulator, give --emulator URL (such as http://127.0.0.1:4566); " +
+	"to read what sluice serve --dev delivered, give the destination's id (ed_...) with SLUICE_API_KEY (and SLUICE_API_URL) of that server"
 
 // tailFlags are the flags of sluice tail.
 type tailFlags struct {
@@ -28,6 +37,7 @@ type tailFlags struct {
 	follow   bool
 	pretty   bool
 	filter   string
+	types    []string
 	count    int
 	emulator string
 	api      resourceFlags
@@ -38,76 +48,142 @@ func newTailCommand() *cobra.Command {
 	cmd := &cobra.Command{
 		Use:   "tail ARN|DESTINATION_ID",
 		Short: "Print the events a destination holds: a Kinesis stream, a CloudWatch Logs log group, or the emulator's Firehose records",
-		Long: `Print the events a destination holds, one per line (or indented with --pretty):
-every shard of a Kinesis data stream, a CloudWatch Logs log group (with
-FilterLogEvents), or the records a Firehose delivery stream of sluice's AWS
-emulator received.
+		Long: `Print the events a destination holds, one a line: its time, kind, id and
+object (--json: the event's JSON, one document a line; --pretty: indented
+JSON). It reads every shard of a Kinesis data stream, a CloudWatch Logs log
+group (with FilterLogEvents), or the records a Firehose delivery stream of
+sluice's AWS emulator received.
 
 Give the ARN of the stream, log group or delivery stream, or the id of an event
 destination (ed_...), whose target sluice's API tells (SLUICE_API_URL,
 SLUICE_API_KEY). AWS is reached with the default credential chain (environment,
 shared files, the instance's role) and the SDK's endpoint variables
 (AWS_ENDPOINT_URL, AWS_ENDPOINT_URL_KINESIS, ...), so the same command reads real
-AWS and an emulator.
+AWS and an emulator. A sluice serve --dev tells tail where its emulator is, so
+its destinations are read from there; --emulator URL reads from that emulator
+instead.
 
 By default it prints what arrives from now on until interrupted; --since starts
 earlier (a duration such as 15m, or an RFC 3339 time), --follow=false stops once
 it has read what is there, and --count stops after that many events. --filter
-keeps the events a CEL expression over the event (ev) accepts, such as
-  ev.event_type == "http_request_complete.v0" && ev.object.conn.server_port == 443`,
-		Example: `  sluice tail arn:aws:kinesis:us-east-1:123456789012:stream/edge
+keeps the events a CEL expression accepts, written as a subscription's filter:
+ev is the event's object, with the filterable fields of its kind, and
+envelope.event_type, envelope.event_id, envelope.event_timestamp and
+envelope.account_id are the envelope's, such as
+  envelope.event_type == "http_request_complete.v0" && ev.conn.server_port == 443
+It is type-checked against each kind's fields: one that fits no kind, a kind of
+--type, or a kind the destination's subscriptions send it, is refused at once,
+and an event of a kind it does not fit stops the tail with the error. --type
+keeps only the events of the kinds given.`,
+		Example: `  sluice tail arn:aws:kinesis:us-east-1:123456789012:stream/edge --filter 'ev.conn.server_port == 443'
   sluice tail ed_36Jc... --since 1h --follow=false --pretty
+  sluice tail ed_36Jc... --since 1h --follow=false --json | jq .object.conn
   sluice tail --emulator http://127.0.0.1:4566 arn:aws:firehose:us-east-1:123456789012:deliverystream/edge
-  sluice tail arn:aws:logs:eu-west-1:123456789012:log-group:/sluice/audit --filter 'ev.event_type.startsWith("api_key_")'`,
+  sluice tail arn:aws:logs:eu-west-1:123456789012:log-group:/sluice/audit --filter 'envelope.event_type.startsWith("api_key_")'`,
 		Args: cobra.ExactArgs(1),
 		RunE: func(cmd *cobra.Command, args []string) error {
-			return runTail(cmd.Context(), args[0], f, cmd.OutOrStdout())
+			return runTail(cmd.Context(), args[0], f, cmd.OutOrStdout(), cmd.ErrOrStderr())
 		},
 	}
 	fl := cmd.Flags()
 	fl.StringVar(&f.since, "since", "", "start this long ago (15m, 2h) or at this RFC 3339 time; default: now")
 	fl.BoolVarP(&f.follow, "follow", "f", true, "keep printing events as they arrive")
 	fl.BoolVar(&f.pretty, "pretty", false, "print each event as indented JSON")
-	fl.StringVar(&f.filter, "filter", "", "print only the events this CEL expression over ev accepts")
+	fl.StringVar(&f.filter, "filter", "", "print only the events this CEL expression accepts: ev is the object (as in a subscription's filter), envelope.event_type etc. the envelope's fields")
+	fl.StringSliceVar(&f.types, "type", nil, "print only the events of this kind, such as http_request_complete.v0 (repeatable)")
 	fl.IntVar(&f.count, "count", 0, "stop after printing this many events (0: no limit)")
-	fl.StringVar(&f.emulator, "emulator", "", "read from sluice's AWS emulator at this URL (as sluice serve --dev prints) instead of AWS")
+	fl.StringVar(&f.emulator, "emulator", "", "read from the AWS emulator at this URL (sluice emulator, or the one of sluice serve --dev) instead of AWS")
 	f.api.register(fl)
+	fl.Lookup("json").Usage = "print each event's JSON, one document a line, for machines (jq)"
 	return cmd
 }
 
-func runTail(ctx context.Context, target string, f tailFlags, out io.Writer) error {
+func runTail(ctx context.Context, target string, f tailFlags, out, errOut io.Writer) error {
 	since, err := parseSince(f.since, time.Now())
 	if err != nil {
 		return err
 	}
-	var filter *filters.EnvelopeFilter
-	if f.filter != "" {
-		if filter, err = filters.CompileEnvelope(f.filter); err != nil {
-			return fmt.Errorf("--filter: %w", err)
-		}
+	if f.api.json && f.pretty {
+		return errors.New("--json prints one event a line, --pretty indents them: give one or the other")
 	}
-	arn := target
+	kinds, err := newKindFilters(f.filter, f.types)
+	if err != nil {
+		return err
+	}
+	arn, devEndpoint := target, ""
 	if strings.HasPrefix(target, "ed_") {
-		if arn, err = destinationARN(ctx, f.api, target); err != nil {
+		if arn, devEndpoint, err = destinationARN(ctx, f.api, target); err != nil {
 			return err
 		}
+		if kinds.expr != "" {
+			sent, err := destinationKinds(ctx, f.api, target)
+			if err != nil {
+				return err
+			}
+			if err := kinds.refuseUnfit(target, sent); err != nil {
+				return err
+			}
+			if err := kinds.warnUnselected(errOut, target, sent); err != nil {
+				return err
+			}
+		}
+	} else if f.emulator == "" && f.api.apiKey != "" && !awsEndpointSet() {
+		devEndpoint = probeDevServer(ctx, f.api.apiURL)
 	}
 	cfg := tail.Config{ARN: arn, Since: since, Follow: f.follow}
-	if f.emulator != "" {
-		if cfg.AWS, err = emulatorAWS(f.emulator); err != nil {
+	switch {
+	case f.emulator != "":
+		if cfg.AWS, err = emulatorAWS("--emulator", f.emulator); err != nil {
+			return err
+		}
+	case devEndpoint != "":
+		if cfg.AWS, err = emulatorAWS("the "+headerDevAWSEndpoint+" of "+f.api.apiURL, devEndpoint); err != nil {
 			return err
 		}
 	}
 	reader, err := tail.New(ctx, cfg)
+	if errors.Is(err, tail.ErrNoCredentials) {
+		return fmt.Errorf("%w; %s", err, noCredentialsHint)
+	}
 	if err != nil {
 		return err
 	}
-	printer := &eventPrinter{out: out, pretty: f.pretty, filter: filter, limit: f.count}
-	err = reader.Read(ctx, func(r tail.Record) error { return printer.print(ctx, r.Data) })
+	printer := &eventPrinter{out: out, errOut: errOut, format: outputFormat(f), kinds: kinds, limit: f.count}
+	err = reader.Read(ctx, func(r tail.Record) error { return printer.print(ctx, r) })
 	if errors.Is(err, errEnough) {
 		return nil
 	}
 	return err
+}
+
+// awsEndpointSet reports whether an AWS_ENDPOINT_URL variable of the SDK
+// says where AWS is: then an ARN tail does not ask sluice's API.
+func awsEndpointSet() bool {
+	for _, kv := range os.Environ() {
+		if name, value, _ := strings.Cut(kv, "="); strings.HasPrefix(name, "AWS_ENDPOINT_URL") && value != "" {
+			return true
+		}
+	}
+	return false
+}
+
+// probeDevServer asks the sluice API at apiURL whether it is a serve --dev
+// process, and returns the URL of its AWS emulator if it is, "" if it is
+// not or does not answer: an ARN tail then reads AWS.
+func probeDevServer(ctx context.Context, apiURL string) string {
+	ctx, cancel := context.WithTimeout(ctx, devProbeTimeout)
+	defer cancel()
+	req, err := http.NewRequestWithContext(ctx, http.MethodGet, strings.TrimRight(apiURL, "/")+healthzPath, nil)
+	if err != nil {
+		return ""
+	}
+	resp, err := (&http.Client{}).Do(req)
+	if err != nil {
+		return ""
+	}
+	defer resp.Body.Close()
+	_, _ = io.Copy(io.Discard, io.LimitReader(resp.Body, 4096))
+	return resp.Header.Get(headerDevAWSEndpoint)
 }
 
 // parseSince reads --since: empty (now, the zero time), a duration ago, or
@@ -126,10 +202,10 @@ func parseSince(s string, now time.Time) (time.Time, error) {
 }
 
 // emulatorAWS is the AWS configuration that reaches sluice's emulator at
-// endpoint, which takes any keys.
-func emulatorAWS(endpoint string) (*aws.Config, error) {
+// endpoint, which takes any keys; from says where the endpoint came from.
+func emulatorAWS(from, endpoint string) (*aws.Config, error) {
 	if u, err := url.Parse(endpoint); err != nil || (u.Scheme != "http" && u.Scheme != "https") || u.Host == "" {
-		return nil, fmt.Errorf("--emulator %q: give the emulator's URL, such as http://127.0.0.1:4566", endpoint)
+		return nil, fmt.Errorf("%s %q: give the emulator's URL, such as http://127.0.0.1:4566", from, endpoint)
 	}
 	return &aws.Config{
 		BaseEndpoint: aws.String(endpoint),
@@ -137,16 +213,19 @@ func emulatorAWS(endpoint string) (*aws.Config, error) {
 	}, nil
 }
 
-// destinationARN asks the API for the ARN of a destination's target.
-func destinationARN(ctx context.Context, flags resourceFlags, id string) (string, error) {
+// destinationARN asks the API for the ARN of a destination's target, and
+// returns it with the URL of the API's AWS emulator when the API is a
+// serve --dev process (headerDevAWSEndpoint), "" otherwise.
+func destinationARN(ctx context.Context, flags resourceFlags, id string) (arn, devEndpoint string, err error) {
 	client, err := flags.client()
 	if err != nil {
-		return "", err
+		return "", "", err
 	}
-	raw, err := client.get(ctx, "/event_destinations/"+url.PathEscape(id))
+	raw, header, err := client.getWithHeader(ctx, "/event_destinations/"+url.PathEscape(id))
 	if err != nil {
-		return "", err
+		return "", "", err
 	}
+	devEndpoint = header.Get(headerDevAWSEndpoint)
 	var d struct {
 		Target struct {
 			Firehose *struct {
@@ -161,58 +240,15 @@ func destinationARN(ctx context.Context, flags resourceFlags, id string) (string
 		} `json:"target"`
 	}
 	if err := json.Unmarshal(raw, &d); err != nil {
-		return "", fmt.Errorf("reading destination %s: %w", id, err)
+		return "", "", fmt.Errorf("reading destination %s: %w", id, err)
 	}
 	switch t := d.Target; {
 	case t.Kinesis != nil:
-		return t.Kinesis.StreamARN, nil
+		return t.Kinesis.StreamARN, devEndpoint, nil
 	case t.Firehose != nil:
-		return t.Firehose.DeliveryStreamARN, nil
+		return t.Firehose.DeliveryStreamARN, devEndpoint, nil
 	case t.CloudWatchLogs != nil:
-		return t.CloudWatchLogs.LogGroupARN, nil
+		return t.CloudWatchLogs.LogGroupARN, devEndpoint, nil
 	}
-	return "", fmt.Errorf("destination %s has no target sluice tail can read", id)
-}
-
-// eventPrinter prints the events a filter accepts, up to a limit.
-type eventPrinter struct {
-	out     io.Writer
-	pretty  bool
-	filter  *filters.EnvelopeFilter
-	limit   int
-	printed int
-}
-
-// print prints one record; a record that is not a JSON object is printed
-// as it is, unless a filter is set.
-func (p *eventPrinter) print(ctx context.Context, data []byte) error {
-	data = bytes.TrimRight(data, "\n")
-	if p.filter != nil {
-		var event map[string]any
-		if err := json.Unmarshal(data, &event); err != nil {
-			return nil
-		}
-		ok, err := p.filter.Match(ctx, event)
-		if err != nil {
-			return err
-		}
-		if !ok {
-			return nil
-		}
-	}
-	line := data
-	if p.pretty {
-		var buf bytes.Buffer
-		if json.Indent(&buf, data, "", "  ") == nil {
-			line = buf.Bytes()
-		}
-	}
-	if _, err := fmt.Fprintf(p.out, "%s\n", line); err != nil {
-		return err
-	}
-	p.printed++
-	if p.limit > 0 && p.printed >= p.limit {
-		return errEnough
-	}
-	return nil
+	return "", "", fmt.Errorf("destination %s has no target sluice tail can read", id)
 }
