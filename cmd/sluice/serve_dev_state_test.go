@@ -73,7 +73,7 @@ func TestServeDevKeepsEmulatorState(t *testing.T) {
 		if status != http.StatusAccepted {
 			t.Fatalf("publishing: %d %s", status, body)
 		}
-		out, _, err := runSluice(t, "", "tail", "--emulator", endpoint, arn, "--since", "1h", "--follow=false")
+		out, _, err := runSluice(t, "", "tail", "--json", "--emulator", endpoint, arn, "--since", "1h", "--follow=false")
 		if err == nil && strings.Contains(out, `"event_id":"ev_`) {
 			delivered = out
 			break
@@ -92,7 +92,7 @@ func TestServeDevKeepsEmulatorState(t *testing.T) {
 	emu = &emulatortest.Emulator{Endpoint: endpoint, Region: emulator.DefaultRegion}
 	kc, fc, lc = emu.KinesisClient(), emu.FirehoseClient(), emu.LogsClient()
 
-	out, _, err := runSluice(t, "", "tail", "--emulator", endpoint, arn, "--since", "1h", "--follow=false")
+	out, _, err := runSluice(t, "", "tail", "--json", "--emulator", endpoint, arn, "--since", "1h", "--follow=false")
 	if err != nil || !strings.Contains(out, firstID) {
 		t.Errorf("after the restart, sluice tail of %s: %v, does not show %s:\n%s", arn, err, firstID, out)
 	}
