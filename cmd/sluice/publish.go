@@ -47,8 +47,10 @@ second before), or from --sample-time on, a second apart.
 Events go out in NDJSON batches of --batch events and at most 10 MiB,
 --concurrency batches at a time. Every event is sent with an event_id (one
 is made for a line without one), so a batch sent again after a 503 or a
-lost connection is stored once; a batch is given up after 90 seconds, well
-within the two minutes in which sluice recognises an event sent again. A
+lost connection is stored once; a batch is given up within 90 seconds, well
+within the two minutes in which sluice recognises an event sent again. Until
+sluice has answered once, a batch that cannot connect is given up after 3
+seconds: nothing listens at --api-url. A
 batch with an invalid event is not stored and stops the command (batches
 sent before it are stored): the API's message says what is wrong with each
 invalid event and on which line it is. A line over 1 MiB, the API's limit
