@@ -21,16 +21,12 @@ type devAWS struct {
 }
 
 // startDevAWS makes the emulator of serve --dev, creating whatever stream,
-// delivery stream or log group a destination names, and listens for it on
-// addr. Serve runs it.
-func startDevAWS(addr string, log *slog.Logger) (*devAWS, error) {
+// delivery stream or log group a destination names, to serve on ln
+// (--dev-aws-listen, bound already). Serve runs it.
+func startDevAWS(ln net.Listener, log *slog.Logger) (*devAWS, error) {
 	emu, err := emulator.New(emulator.Config{AutoCreate: true, Logger: log.With("component", "emulator")})
 	if err != nil {
 		return nil, err
-	}
-	ln, err := net.Listen("tcp", addr)
-	if err != nil {
-		return nil, fmt.Errorf("--dev-aws-listen %s: %w", addr, err)
 	}
 	return &devAWS{emulator: emu, ln: ln, endpoint: "http://" + ln.Addr().String()}, nil
 }
