@@ -1,5 +1,5 @@
 // Package api is sluice's HTTP API: the ingest endpoint POST /events, and
-// the conventions every endpoint shares (DESIGN.md section 5): the
+// the conventions every endpoint shares (docs/architecture.md#the-management-api): the
 // Service-Version header, bearer API keys, the error body with its
 // ERR_SLUICE_ codes, and an operation id on every response.
 //

@@ -59,6 +59,7 @@ type KinesisRecord struct {
 // would in Config.Region. It returns an error wrapping ErrExists when the
 // stream exists.
 func (s *Server) CreateStream(name string, shards int) error {
+	defer s.markChanged()
 	if !kinesisNamePattern.MatchString(name) || shards < 1 || shards > kinesisMaxShards {
 		return fmt.Errorf("creating stream %q of %d shards: invalid name or shard count", name, shards)
 	}
@@ -93,6 +94,7 @@ func (s *Server) KinesisRecords(stream string) ([]KinesisRecord, error) {
 // CreateDeliveryStream creates a DirectPut Firehose delivery stream. It
 // returns an error wrapping ErrExists when it exists.
 func (s *Server) CreateDeliveryStream(name string) error {
+	defer s.markChanged()
 	if err := checkDeliveryStreamName(name); err != nil {
 		return fmt.Errorf("creating delivery stream: %w", err)
 	}
@@ -123,6 +125,7 @@ func (s *Server) FirehoseRecords(name string) (records []FirehoseRecord, dropped
 // days (0: events never expire; otherwise a value PutRetentionPolicy
 // takes). It returns an error wrapping ErrExists when it exists.
 func (s *Server) CreateLogGroup(name string, retentionDays int) error {
+	defer s.markChanged()
 	if _, err := (groupRef{LogGroupName: name}).name(); err != nil {
 		return fmt.Errorf("creating log group: %w", err)
 	}
@@ -143,6 +146,7 @@ func (s *Server) CreateLogGroup(name string, retentionDays int) error {
 // ErrNotFound when the group does not exist, ErrExists when the stream
 // does.
 func (s *Server) CreateLogStream(group, stream string) error {
+	defer s.markChanged()
 	if err := checkStreamName(stream); err != nil {
 		return fmt.Errorf("creating log stream: %w", err)
 	}
@@ -162,6 +166,7 @@ func (s *Server) CreateLogStream(group, stream string) error {
 // would. It returns an error wrapping ErrNotFound when either does not
 // exist.
 func (s *Server) DeleteLogStream(group, stream string) error {
+	defer s.markChanged()
 	s.logs.mu.Lock()
 	defer s.logs.mu.Unlock()
 	g, ok := s.logs.groups[group]

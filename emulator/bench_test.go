@@ -58,8 +58,16 @@ func BenchmarkKinesisPutRecords(b *testing.B) {
 	b.ReportMetric(float64(b.N*len(entries))/b.Elapsed().Seconds(), "records/s")
 }
 
-func BenchmarkFirehosePutRecordBatch(b *testing.B) {
-	emu := startBench(b)
+func BenchmarkFirehosePutRecordBatch(b *testing.B) { benchFirehose(b, startBench(b)) }
+
+// BenchmarkFirehosePutRecordBatchDataDir is BenchmarkFirehosePutRecordBatch
+// with the state saved to a directory while the calls go on, as under
+// serve --dev: 10,000 records of 1 KB, saved each second or so.
+func BenchmarkFirehosePutRecordBatchDataDir(b *testing.B) {
+	benchFirehose(b, emulatortest.Start(b, emulator.Config{MaxStoredRecords: 10_000, DataDir: b.TempDir()}))
+}
+
+func benchFirehose(b *testing.B, emu *emulatortest.Emulator) {
 	if err := emu.CreateDeliveryStream("bench"); err != nil {
 		b.Fatal(err)
 	}

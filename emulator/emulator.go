@@ -69,6 +69,15 @@ type Config struct {
 	// Now is the clock (default time.Now), for tests of the time checks of
 	// PutLogEvents and of shard iterators' expiry.
 	Now func() time.Time
+	// DataDir, when set, keeps the streams, delivery streams and log
+	// groups and the records they keep across restarts, in
+	// DataDir/state.json (StateFile): New loads it, Serve saves it
+	// SaveDelay after changes and when it stops (Save saves it at once).
+	// One emulator per directory. Empty (the default): memory only.
+	DataDir string
+	// SaveDelay is how long Serve waits after a change before saving the
+	// state, so that a burst of calls makes one save (default 1s).
+	SaveDelay time.Duration
 }
 
 func (c *Config) setDefaults() {
@@ -93,6 +102,9 @@ func (c *Config) setDefaults() {
 	if c.Now == nil {
 		c.Now = time.Now
 	}
+	if c.SaveDelay == 0 {
+		c.SaveDelay = DefaultSaveDelay
+	}
 }
 
 // Validate reports what is wrong with c, once defaults are set.
@@ -102,6 +114,9 @@ func (c *Config) Validate() error {
 	}
 	if c.MaxStoredRecords < 1 || c.MaxStoredBytes < 1 {
 		return errors.New("MaxStoredRecords and MaxStoredBytes must be positive")
+	}
+	if c.SaveDelay < 0 {
+		return errors.New("SaveDelay must not be negative")
 	}
 	for _, f := range c.Faults {
 		if err := f.Validate(); err != nil {
@@ -123,10 +138,13 @@ type Server struct {
 	firehose   *firehoseStore
 	logs       *logsStore
 	requestIDs requestIDs
+	persist    *persister // nil without Config.DataDir
 }
 
 // New returns an emulator configured by cfg. It starts nothing: serve it
-// with Serve, or mount Handler in a server of yours.
+// with Serve, or mount Handler in a server of yours. With Config.DataDir,
+// it loads the state saved there, and returns an error naming the file
+// and what to do when the file cannot be read.
 func New(cfg Config) (*Server, error) {
 	cfg.setDefaults()
 	if err := cfg.Validate(); err != nil {
@@ -151,6 +169,12 @@ func New(cfg Config) (*Server, error) {
 			return nil, err
 		}
 	}
+	if cfg.DataDir != "" {
+		s.persist = newPersister(cfg.DataDir)
+		if err := s.load(); err != nil {
+			return nil, err
+		}
+	}
 	return s, nil
 }
 
@@ -167,8 +191,24 @@ func (s *Server) Handler() http.Handler {
 // calls, waits up to Config.ShutdownTimeout for those in flight (injected
 // latency ends at once), closes the connections still open and returns
 // nil. It returns an error when serving
-// fails. It closes ln.
-func (s *Server) Serve(ctx context.Context, ln net.Listener) error {
+// fails. It closes ln. With Config.DataDir, it saves the state after
+// changes while it serves, and once more when it stops.
+func (s *Server) Serve(ctx context.Context, ln net.Listener) (err error) {
+	if s.persist != nil {
+		saverCtx, stopSaver := context.WithCancel(ctx)
+		saverDone := make(chan struct{})
+		go func() {
+			defer close(saverDone)
+			s.runSaver(saverCtx)
+		}()
+		defer func() {
+			stopSaver()
+			<-saverDone
+			if saveErr := s.Save(); saveErr != nil {
+				err = errors.Join(err, saveErr)
+			}
+		}()
+	}
 	srv := &http.Server{
 		Handler:           s.Handler(),
 		ReadHeaderTimeout: 10 * time.Second,
@@ -184,7 +224,7 @@ func (s *Server) Serve(ctx context.Context, ln net.Listener) error {
 	}
 	shutdownCtx, cancel := context.WithTimeout(context.WithoutCancel(ctx), s.cfg.ShutdownTimeout)
 	defer cancel()
-	err := srv.Shutdown(shutdownCtx)
+	err = srv.Shutdown(shutdownCtx)
 	if errors.Is(err, context.DeadlineExceeded) {
 		// Connections still open: calls that did not finish in time, or
 		// connections a client dialed and never used, which net/http takes

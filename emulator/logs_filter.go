@@ -5,22 +5,29 @@ import (
 	"strings"
 )
 
-// filterPattern is a term filter pattern of FilterLogEvents, the only kind
-// the emulator supports: space-separated terms, a term a word or a
-// "quoted phrase", matched case-sensitively anywhere in the message.
-// Every plain term must appear; of the terms marked ?, at least one; no
-// term marked - may appear. JSON ({ $.x = ... }), space-delimited ([...])
-// and regular-expression (%...%) patterns are refused.
+// filterPattern is a filter pattern of FilterLogEvents, of one of the two
+// kinds the emulator supports. A JSON pattern ({ $.x = ... }) is a
+// jsonPattern. A term pattern is space-separated terms, a term a word or a
+// "quoted phrase", matched case-sensitively anywhere in the message:
+// every plain term must appear; of the terms marked ?, at least one; no
+// term marked - may appear. Space-delimited ([...]) and
+// regular-expression (%...%) patterns are refused.
 type filterPattern struct {
 	all, any, none []string
+	json           *jsonPattern
 }
 
-// parseFilterPattern parses a term filter pattern.
+// parseFilterPattern parses a term or JSON filter pattern.
 func parseFilterPattern(pattern string) (filterPattern, error) {
 	var p filterPattern
 	rest := strings.TrimSpace(pattern)
-	if strings.HasPrefix(rest, "{") || strings.HasPrefix(rest, "[") || strings.HasPrefix(rest, "%") {
-		return p, invalidParameter(ServiceLogs, "Invalid filter pattern: the emulator supports term patterns only (words, \"quoted phrases\", ?any, -none), not %q.", pattern)
+	if isJSONPattern(rest) {
+		var err error
+		p.json, err = parseJSONPattern(rest)
+		return p, err
+	}
+	if strings.HasPrefix(rest, "[") || strings.HasPrefix(rest, "%") {
+		return p, invalidParameter(ServiceLogs, "Invalid filter pattern: the emulator supports term patterns (words, \"quoted phrases\", ?any, -none) and JSON patterns ({ $.field = value }), not %q.", pattern)
 	}
 	for rest != "" {
 		var kind byte
@@ -59,6 +66,9 @@ func parseFilterPattern(pattern string) (filterPattern, error) {
 
 // matches reports whether a message matches the pattern.
 func (p filterPattern) matches(message string) bool {
+	if p.json != nil {
+		return p.json.matches(message)
+	}
 	contains := func(term string) bool { return strings.Contains(message, term) }
 	if slices.ContainsFunc(p.none, contains) {
 		return false

@@ -133,7 +133,7 @@ func TestLogsRoundTrip(t *testing.T) {
 				}
 			})
 		}
-		_, err := client.FilterLogEvents(ctx, &cloudwatchlogs.FilterLogEventsInput{LogGroupName: group, FilterPattern: aws.String("{ $.x = 1 }")})
+		_, err := client.FilterLogEvents(ctx, &cloudwatchlogs.FilterLogEventsInput{LogGroupName: group, FilterPattern: aws.String("[ip, user]")})
 		wantAPIError(t, err, "InvalidParameterException", 400)
 	})
 

@@ -137,6 +137,9 @@ func (s *Server) serveAWS(w http.ResponseWriter, r *http.Request) {
 	start := time.Now()
 	out, err := op.fn(c)
 	s.counters.count(c, err)
+	if mutates(op.name) {
+		s.markChanged()
+	}
 	if err != nil {
 		var apiErr *apiError
 		if !errors.As(err, &apiErr) {

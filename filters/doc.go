@@ -1,6 +1,6 @@
 // Package filters checks and evaluates the CEL filters and field selections
-// of event subscription sources (specification section 6, design sections 3
-// and 5).
+// of event subscription sources (specification section 6; docs/architecture.md#components
+// and #the-management-api).
 //
 // Everything is built from the event catalogue of package schemas, once: an
 // Env holds one CEL environment per traffic kind, in which each filterable

@@ -9,7 +9,7 @@ import (
 	"github.com/sluicehq/sluice/store"
 )
 
-// kinesisLimits are the limits of Kinesis PutRecords (DESIGN.md section 6),
+// kinesisLimits are the limits of Kinesis PutRecords (docs/architecture.md#sinks),
 // which the benchmark's sinks take as theirs.
 var kinesisLimits = sinks.Limits{MaxRecords: 500, MaxBatchBytes: 5 << 20, MaxRecordBytes: 1 << 20, CountID: true}
 

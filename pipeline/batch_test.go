@@ -12,7 +12,7 @@ import (
 )
 
 // The limits of the batch tests: Kinesis PutRecords and CloudWatch Logs
-// PutLogEvents, as DESIGN.md section 6 has them.
+// PutLogEvents, as docs/architecture.md#sinks has them.
 var (
 	batchKinesis = sinks.Limits{MaxRecords: 500, MaxBatchBytes: 5 << 20, MaxRecordBytes: 1 << 20, CountID: true}
 	batchLogs    = sinks.Limits{MaxRecords: 10_000, MaxBatchBytes: 1_048_576, MaxRecordBytes: 1_048_576 - 26, RecordOverhead: 26}

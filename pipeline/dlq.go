@@ -11,7 +11,7 @@ import (
 )
 
 // DLQStream is the stream of events that can never be delivered to a
-// destination (DESIGN.md 4.2).
+// destination (docs/architecture.md#streams).
 const DLQStream = "SLUICE_DLQ"
 
 // DLQSubjectPrefix starts the subject of every dead letter:

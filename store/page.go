@@ -7,7 +7,7 @@ import (
 	"github.com/sluicehq/sluice/schemas"
 )
 
-// Sizes of a page of a list (design section 5).
+// Sizes of a page of a list (docs/architecture.md#the-management-api).
 const (
 	DefaultPageLimit = 100
 	MaxPageLimit     = 100

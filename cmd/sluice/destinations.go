@@ -46,6 +46,7 @@ with --aws-secret-access-key, which shows in process lists and shell history.
 
 func newDestinationsCreateCommand(kind resourceKind, f *resourceFlags) *cobra.Command {
 	d := newDestinationFlags()
+	var quiet quietFlag
 	cmd := &cobra.Command{
 		Use:   "create",
 		Short: "Create an event destination",
@@ -75,10 +76,11 @@ the flags set their fields on it.`,
 			if err != nil {
 				return err
 			}
-			return printResource(cmd.OutOrStdout(), kind.view, raw, f.json)
+			return printCreated(cmd.OutOrStdout(), kind.view, raw, f.json, quiet)
 		},
 	}
 	d.register(cmd.Flags())
+	quiet.register(cmd.Flags())
 	return cmd
 }
 

@@ -5,6 +5,7 @@ import (
 	"fmt"
 	"io"
 	"net"
+	"path/filepath"
 	"strings"
 	"time"
 
@@ -27,6 +28,7 @@ type emulatorFlags struct {
 	maxStoredRecords int
 	maxStoredBytes   int64
 	shutdownTimeout  time.Duration
+	dataDir          string
 	log              logFlags
 }
 
@@ -63,6 +65,7 @@ operations=OP+OP. In SLUICE_FAULT, separate faults with ';'.`,
 	fl.IntVar(&f.maxStoredRecords, "max-stored-records", emulator.DefaultMaxStoredRecords, "records kept per stream, delivery stream and log stream; older ones are dropped")
 	fl.Int64Var(&f.maxStoredBytes, "max-stored-bytes", emulator.DefaultMaxStoredBytes, "bytes kept per stream, delivery stream and log stream; older records are dropped")
 	fl.DurationVar(&f.shutdownTimeout, "shutdown-timeout", emulator.DefaultShutdownTimeout, "how long to wait for calls in flight on SIGINT or SIGTERM")
+	fl.StringVar(&f.dataDir, "data-dir", "", "keep the streams, delivery streams, log groups and their records across restarts in DIR/emulator, as serve --dev does in its --data-dir (default: in memory only)")
 	f.log.register(fl)
 	return cmd
 }
@@ -77,6 +80,9 @@ func (f emulatorFlags) emulatorConfig() (emulator.Config, error) {
 		MaxStoredRecords: f.maxStoredRecords,
 		MaxStoredBytes:   f.maxStoredBytes,
 		ShutdownTimeout:  f.shutdownTimeout,
+	}
+	if f.dataDir != "" {
+		cfg.DataDir = filepath.Join(f.dataDir, devAWSDir)
 	}
 	for _, value := range f.faults {
 		for _, spec := range strings.Split(value, ";") {
@@ -123,6 +129,9 @@ Point an AWS SDK or the AWS CLI at it with:
   export AWS_SECRET_ACCESS_KEY=%[3]s
 Admin API: %[1]s%[4]s (faults, counters, records); see docs/emulator.md
 `, endpoint, f.region, emulatorCredential, emulator.AdminPrefix)
+	if cfg.DataDir != "" {
+		fmt.Fprintf(stdout, "State: kept across restarts in %s\n", filepath.Join(cfg.DataDir, emulator.StateFile))
+	}
 	for _, fault := range cfg.Faults {
 		log.Info("injecting a fault", "fault", fault.String())
 	}

@@ -8,6 +8,8 @@ import (
 	"io"
 	"strings"
 	"text/tabwriter"
+
+	"github.com/spf13/pflag"
 )
 
 // printResource prints a resource the API answered with: as it is with
@@ -21,6 +23,30 @@ func printResource(w io.Writer, view func([]byte) (resourceView, error), raw []b
 		return err
 	}
 	return printFields(w, v.fields())
+}
+
+// quietFlag is --quiet of a create command, for scripts:
+// ID=$(sluice destinations create -q ...).
+type quietFlag bool
+
+func (q *quietFlag) register(fl *pflag.FlagSet) {
+	fl.BoolVarP((*bool)(q), "quiet", "q", false, "print only the new id, for scripts: ID=$(sluice ... create -q ...)")
+}
+
+// printCreated prints a resource the API created: only its id with quiet,
+// else as printResource does.
+func printCreated(w io.Writer, view func([]byte) (resourceView, error), raw []byte, asJSON bool, quiet quietFlag) error {
+	if !quiet {
+		return printResource(w, view, raw, asJSON)
+	}
+	var created struct {
+		ID string `json:"id"`
+	}
+	if err := json.Unmarshal(raw, &created); err != nil || created.ID == "" {
+		return fmt.Errorf("the API's answer has no id: %s", raw)
+	}
+	_, err := fmt.Fprintln(w, created.ID)
+	return err
 }
 
 // printFields prints the fields of one resource, a name and a value a line.

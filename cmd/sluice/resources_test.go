@@ -337,3 +337,24 @@ func TestDescribedFlagsHelp(t *testing.T) {
 		}
 	}
 }
+
+// TestCreateQuiet checks that create -q prints the new id alone, the id
+// get finds, so that a script can capture it: ED=$(sluice destinations
+// create -q ...).
+func TestCreateQuiet(t *testing.T) {
+	e := newCLIEnv(t)
+	id := func(what string, args ...string) string {
+		t.Helper()
+		out := e.must(args...)
+		id := strings.TrimSuffix(out, "\n")
+		if !strings.HasPrefix(id, what) || strings.ContainsAny(id, " \n\t") {
+			t.Fatalf("sluice %s printed %q, want the new id alone on a line", strings.Join(args, " "), out)
+		}
+		if got := field(e.must(args[0], "get", id), "ID"); got != id {
+			t.Fatalf("sluice %s get %s shows ID %q", args[0], id, got)
+		}
+		return id
+	}
+	destination := id("ed_", "destinations", "create", "-q", "--kinesis-stream-arn", kinesisARN, "--role-arn", roleARN)
+	id("esb_", "subscriptions", "create", "--quiet", "--source", "api_key_created.v0", "--destination-id", destination)
+}

@@ -202,8 +202,9 @@ func runServe(ctx context.Context, f serveFlags, stderr io.Writer) error {
 	if err := f.validate(); err != nil {
 		return err
 	}
-	// One serve at a time per data dir, checked before anything opens it.
-	if f.natsURL == "" {
+	// One serve at a time per data dir, checked before anything opens it:
+	// the embedded NATS server's store, and the emulator's with --dev.
+	if f.natsURL == "" || f.dev {
 		lock, err := lockDataDir(f.dataDir)
 		if err != nil {
 			return err
@@ -311,7 +312,7 @@ func runServe(ctx context.Context, f serveFlags, stderr io.Writer) error {
 	newSink := destinations.New
 	var dev *devAWS
 	if f.dev {
-		if dev, err = startDevAWS(listeners.devAWS, log); err != nil {
+		if dev, err = startDevAWS(listeners.devAWS, f.dataDir, log); err != nil {
 			return err
 		}
 		newSink = dev.sinkFactory().New

@@ -6,6 +6,7 @@ import (
 	"io"
 	"log/slog"
 	"net"
+	"path/filepath"
 	"strings"
 
 	"github.com/sluicehq/sluice/emulator"
@@ -20,13 +21,18 @@ type devAWS struct {
 	endpoint string
 }
 
+// devAWSDir is the directory, in --data-dir, where the emulator of --dev
+// keeps its streams, delivery streams, log groups and records.
+const devAWSDir = "emulator"
+
 // startDevAWS makes the emulator of serve --dev, creating whatever stream,
-// delivery stream or log group a destination names, to serve on ln
-// (--dev-aws-listen, bound already). Serve runs it.
-func startDevAWS(ln net.Listener, log *slog.Logger) (*devAWS, error) {
-	emu, err := emulator.New(emulator.Config{AutoCreate: true, Logger: log.With("component", "emulator")})
+// delivery stream or log group a destination names and keeping them in
+// dataDir/emulator, to serve on ln (--dev-aws-listen, bound already).
+// Serve runs it.
+func startDevAWS(ln net.Listener, dataDir string, log *slog.Logger) (*devAWS, error) {
+	emu, err := emulator.New(emulator.Config{AutoCreate: true, DataDir: filepath.Join(dataDir, devAWSDir), Logger: log.With("component", "emulator")})
 	if err != nil {
-		return nil, err
+		return nil, fmt.Errorf("the AWS emulator of --dev: %w", err)
 	}
 	return &devAWS{emulator: emu, ln: ln, endpoint: "http://" + ln.Addr().String()}, nil
 }

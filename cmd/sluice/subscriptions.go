@@ -77,6 +77,7 @@ func (s *subscriptionFlags) build(fl *pflag.FlagSet, stdin io.Reader) (map[strin
 
 func newSubscriptionsCreateCommand(kind resourceKind, f *resourceFlags) *cobra.Command {
 	var s subscriptionFlags
+	var quiet quietFlag
 	cmd := &cobra.Command{
 		Use:   "create",
 		Short: "Create an event subscription",
@@ -104,10 +105,11 @@ EventSubscriptionCreate in docs/openapi.yaml), or add them afterwards with
 			if err != nil {
 				return err
 			}
-			return printResource(cmd.OutOrStdout(), kind.view, raw, f.json)
+			return printCreated(cmd.OutOrStdout(), kind.view, raw, f.json, quiet)
 		},
 	}
 	s.register(cmd.Flags())
+	quiet.register(cmd.Flags())
 	return cmd
 }
 

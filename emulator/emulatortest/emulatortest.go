@@ -16,6 +16,7 @@ import (
 	"errors"
 	"fmt"
 	"net"
+	"sync"
 	"syscall"
 	"testing"
 
@@ -43,10 +44,11 @@ type Emulator struct {
 	Endpoint string
 	// Region is the region the clients sign for (cfg.Region).
 	Region string
+	stop   func() error
 }
 
 // Start starts an emulator configured by cfg on a free loopback port. It
-// stops, and Start's caller waits for it, when the test ends.
+// stops, and Start's caller waits for it, when the test ends, or at Stop.
 func Start(t testing.TB, cfg emulator.Config) *Emulator {
 	t.Helper()
 	if cfg.Region == "" {
@@ -63,14 +65,21 @@ func Start(t testing.TB, cfg emulator.Config) *Emulator {
 	ctx, cancel := context.WithCancel(context.Background())
 	served := make(chan error, 1)
 	go func() { served <- srv.Serve(ctx, ln) }()
-	t.Cleanup(func() {
+	stop := sync.OnceValue(func() error {
 		cancel()
-		if err := <-served; err != nil {
+		return <-served
+	})
+	t.Cleanup(func() {
+		if err := stop(); err != nil {
 			t.Errorf("emulator: %v", err)
 		}
 	})
-	return &Emulator{Server: srv, Endpoint: "http://" + ln.Addr().String(), Region: cfg.Region}
+	return &Emulator{Server: srv, Endpoint: "http://" + ln.Addr().String(), Region: cfg.Region, stop: stop}
 }
+
+// Stop stops the emulator as the end of the test would, and returns what
+// Serve returned: to restart one on the same Config.DataDir.
+func (e *Emulator) Stop() error { return e.stop() }
 
 // Env returns the environment that points an AWS SDK at the emulator, for a
 // subprocess: AWS_ENDPOINT_URL, AWS_REGION and static keys.
