@@ -19,24 +19,53 @@ import (
 const sampleStream = 0x5111ce5eed
 
 // Sampler generates realistic sample events for tests and benchmarks. Its
-// output depends only on its seed and the calls made: two samplers with the
-// same seed return the same events. A Sampler is not safe for concurrent use.
+// output depends only on its seed, its options and the calls made: two
+// samplers with the same seed and options return the same events, and two
+// with the same seed return the same events apart from their times (ids
+// included, as they are made from the sampler's own timeline). A Sampler is
+// not safe for concurrent use.
 type Sampler struct {
 	cat       *Catalogue
 	rng       *rand.Rand
-	n         int       // events generated so far
-	base      time.Time // the time of event 0
-	account   string    // account_id of every event
+	n         int              // events generated so far
+	base      time.Time        // the time of event 0 on the timeline ids are made from
+	start     time.Time        // the time of event 0 as dated; zero: base
+	now       func() time.Time // dates each event at its time less a jitter; nil: start or base
+	idShift   time.Duration    // from the event's time to its time on the timeline
+	account   string           // account_id of every event
 	principal json.RawMessage
 }
 
+// SamplerOption dates the events of a Sampler otherwise than from
+// 2026-11-22T10:00:00Z on.
+type SamplerOption func(*Sampler)
+
+// SampleStart dates event n at start plus n seconds and up to a second
+// more, so that a seed makes the same events, times included, at every run.
+func SampleStart(start time.Time) SamplerOption {
+	return func(s *Sampler) { s.start = start }
+}
+
+// SampleClock dates each event at the time now returns when it is made,
+// less up to a second, so that events look as if they just happened.
+func SampleClock(now func() time.Time) SamplerOption {
+	return func(s *Sampler) { s.now = now }
+}
+
 // NewSampler returns a Sampler of the Default catalogue's kinds whose
-// randomness comes from a PCG generator seeded with seed.
-func NewSampler(seed uint64) *Sampler {
+// randomness comes from a PCG generator seeded with seed. Its events are
+// dated from 2026-11-22T10:00:00Z on, a second apart, unless an option
+// says otherwise.
+func NewSampler(seed uint64, opts ...SamplerOption) *Sampler {
 	s := &Sampler{
-		cat:  Default(),
-		rng:  rand.New(rand.NewPCG(seed, sampleStream)),
+		cat: Default(),
+		rng: rand.New(rand.NewPCG(seed, sampleStream)),
+		// The timeline ids are made from, and the events' times unless an
+		// option dates them otherwise.
 		base: time.Date(2026, time.November, 22, 10, 0, 0, 0, time.UTC),
+	}
+	for _, opt := range opts {
+		opt(s)
 	}
 	s.account = s.id(PrefixAccount, s.base.AddDate(-1, 0, 0))
 	key := s.id(PrefixAPIKey, s.base.AddDate(0, -2, 0))
@@ -59,7 +88,8 @@ const sampleAPIBase = "https://api.sluice.local"
 // Event returns a new event of the kind with every field of the kind
 // present: realistic values, and null where the resource would hold null
 // (tokens, secrets, fields of a module that did not run). Each call advances
-// the event time by about a second. It returns an error wrapping
+// the event time by about a second, or takes the clock's time with
+// SampleClock. It returns an error wrapping
 // ErrUnknownKind for a kind the catalogue does not have.
 func (s *Sampler) Event(kind string) (Event, error) {
 	k, ok := s.cat.Kind(kind)
@@ -137,7 +167,18 @@ func getPath(obj map[string]any, path string) any {
 // event returns a new event of k and its object before encoding.
 func (s *Sampler) event(k *Kind) (Event, map[string]any) {
 	s.n++
-	at := s.base.Add(time.Duration(s.n)*time.Second + time.Duration(s.rng.IntN(1000))*time.Millisecond)
+	jitter := time.Duration(s.rng.IntN(1000)) * time.Millisecond
+	offset := time.Duration(s.n)*time.Second + jitter
+	at := s.base.Add(offset)
+	switch {
+	case s.now != nil:
+		at = s.now().Add(-jitter)
+	case !s.start.IsZero():
+		at = s.start.Add(offset)
+	}
+	// Ids are made from the timeline whatever the event's time, so that a
+	// seed makes the same ids.
+	s.idShift = s.base.Add(offset).Sub(at)
 	ev := Event{
 		ID:        s.id(PrefixEvent, at),
 		Type:      k.Name,
@@ -211,13 +252,13 @@ func (s *Sampler) typeValue(f *Field, at time.Time) any {
 	return nil
 }
 
-// id returns prefix and a KSUID of time t whose payload comes from the
-// sampler's randomness.
+// id returns prefix and a KSUID of time t, moved onto the sampler's
+// timeline, whose payload comes from the sampler's randomness.
 func (s *Sampler) id(prefix string, t time.Time) string {
 	var payload [16]byte
 	binary.BigEndian.PutUint64(payload[:8], s.rng.Uint64())
 	binary.BigEndian.PutUint64(payload[8:], s.rng.Uint64())
-	k, _ := ksuid.FromParts(t, payload[:]) // cannot fail: the payload has 16 bytes
+	k, _ := ksuid.FromParts(t.Add(s.idShift), payload[:]) // cannot fail: the payload has 16 bytes
 	return prefix + k.String()
 }
 

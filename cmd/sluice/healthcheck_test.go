@@ -46,3 +46,53 @@ func TestHealthcheck(t *testing.T) {
 		})
 	}
 }
+
+// TestHealthcheckAPIURL checks that healthcheck finds the process as the
+// other commands do: --api-url or SLUICE_API_URL, then its /readyz.
+func TestHealthcheckAPIURL(t *testing.T) {
+	paths := make(chan string, 10)
+	ready := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		paths <- r.URL.Path
+		_, _ = w.Write([]byte("ready\n"))
+	}))
+	t.Cleanup(ready.Close)
+
+	tests := []struct {
+		name     string
+		env      string // SLUICE_API_URL
+		args     []string
+		wantPath string
+	}{
+		{name: "SLUICE_API_URL", env: ready.URL, wantPath: readyzPath},
+		{name: "SLUICE_API_URL with a slash", env: ready.URL + "/", wantPath: readyzPath},
+		{name: "--api-url", args: []string{"--api-url", ready.URL}, wantPath: readyzPath},
+		{name: "--url wins", env: "http://127.0.0.1:1", args: []string{"--url", ready.URL + healthzPath}, wantPath: healthzPath},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			clearSluiceEnv(t)
+			if tt.env != "" {
+				t.Setenv("SLUICE_API_URL", tt.env)
+			}
+			out, _, err := runSluice(t, "", append([]string{"healthcheck", "--timeout", "5s"}, tt.args...)...)
+			if err != nil {
+				t.Fatalf("error %v", err)
+			}
+			if out != "ready\n" {
+				t.Fatalf("printed %q, want %q", out, "ready\n")
+			}
+			if got := <-paths; got != tt.wantPath {
+				t.Fatalf("checked %s, want %s", got, tt.wantPath)
+			}
+		})
+	}
+
+	t.Run("nobody there", func(t *testing.T) {
+		clearSluiceEnv(t)
+		t.Setenv("SLUICE_API_URL", "http://127.0.0.1:1")
+		_, _, err := runSluice(t, "", "healthcheck")
+		if err == nil || !strings.Contains(err.Error(), "checking http://127.0.0.1:1/readyz") || !strings.Contains(err.Error(), apiURLHint) {
+			t.Fatalf("error %v, want one naming http://127.0.0.1:1/readyz and saying %q", err, apiURLHint)
+		}
+	})
+}

@@ -22,6 +22,7 @@ type publishFlags struct {
 	sample      string  // a kind, "mixed", "traffic" or "audit"; "" reads NDJSON
 	count       int     // sample events to send; 0: until interrupted
 	seed        uint64  // seed of the samples; 0: a random one
+	sampleTime  string  // RFC 3339 time of the first sample; "": each sample dated now
 	rate        float64 // events per second; 0: as fast as the API takes them
 	batch       int     // events per request
 	concurrency int     // requests in flight
@@ -40,13 +41,16 @@ func newPublishCommand() *cobra.Command {
 Events are read from FILE, or standard input when FILE is "-" or not given,
 one JSON object per line as producers send them: event_type and object, and
 optionally event_id, event_timestamp and principal. With --sample, realistic
-sample events are generated instead.
+sample events are generated instead, each dated when it is made (within the
+second before), or from --sample-time on, a second apart.
 
 Events go out in NDJSON batches of --batch events and at most 10 MiB,
 --concurrency batches at a time. Every event is sent with an event_id (one
 is made for a line without one), so a batch sent again after a 503 or a
-lost connection is stored once; a batch is given up after 90 seconds, well
-within the two minutes in which sluice recognises an event sent again. A
+lost connection is stored once; a batch is given up within 90 seconds, well
+within the two minutes in which sluice recognises an event sent again. Until
+sluice has answered once, a batch that cannot connect is given up after 3
+seconds: nothing listens at --api-url. A
 batch with an invalid event is not stored and stops the command (batches
 sent before it are stored): the API's message says what is wrong with each
 invalid event and on which line it is. A line over 1 MiB, the API's limit
@@ -68,7 +72,8 @@ Progress goes to standard error each second when it is a terminal, or with
 	fl.StringVar(&f.apiKey, "api-key", "", "API key of the account the events belong to (prefer SLUICE_API_KEY: flags show in process lists)")
 	fl.StringVar(&f.sample, "sample", "", `generate sample events of this kind instead of reading them: a kind name, "mixed" (mostly traffic, some audit), "traffic" or "audit" (never the audit kinds sluice emits about its own resources, which ingest refuses)`)
 	fl.IntVar(&f.count, "count", 1000, "sample events to send with --sample; 0 sends until interrupted")
-	fl.Uint64Var(&f.seed, "seed", 0, "seed of the samples: the same seed makes the same events, ids included (default: random)")
+	fl.Uint64Var(&f.seed, "seed", 0, "seed of the samples: the same seed makes the same events, ids included, but for their times (default: random)")
+	fl.StringVar(&f.sampleTime, "sample-time", "", "date the samples from this RFC 3339 time on, such as 2026-11-22T10:00:00Z, a second apart, so that a seed makes the same events at every run, times included (default: each sample dated when it is made, within the second before)")
 	fl.Float64Var(&f.rate, "rate", 0, "events per second at most (default: as fast as sluice takes them)")
 	fl.IntVar(&f.batch, "batch", 500, fmt.Sprintf("events per request, at most %d", schemas.DefaultMaxEvents))
 	fl.IntVar(&f.concurrency, "concurrency", 4, "requests in flight")
@@ -96,6 +101,12 @@ func (f publishFlags) validate(args []string) error {
 	}
 	if f.sample != "" && len(args) > 0 {
 		errs = append(errs, fmt.Errorf("give either FILE (%s) or --sample, not both", args[0]))
+	}
+	if _, err := f.sampleStart(); err != nil {
+		errs = append(errs, err)
+	}
+	if f.sampleTime != "" && f.sample == "" {
+		errs = append(errs, fmt.Errorf("--sample-time %s dates generated samples: add --sample, or drop --sample-time (events read from a file keep their own event_timestamp)", f.sampleTime))
 	}
 	if f.sample != "" && f.count < 0 {
 		errs = append(errs, fmt.Errorf("--count %d: must be 0 (until interrupted) or more", f.count))
@@ -140,10 +151,28 @@ func runPublish(ctx context.Context, f publishFlags, args []string, stdin io.Rea
 	return err
 }
 
+// sampleStart returns the time of --sample-time, zero without it.
+func (f publishFlags) sampleStart() (time.Time, error) {
+	if f.sampleTime == "" {
+		return time.Time{}, nil
+	}
+	start, err := time.Parse(time.RFC3339Nano, f.sampleTime)
+	if err != nil {
+		return time.Time{}, fmt.Errorf("--sample-time %q is not an RFC 3339 time: give one such as 2026-11-22T10:00:00Z, or drop it to date the samples now", f.sampleTime)
+	}
+	return start, nil
+}
+
 // source opens where the events come from: samples, FILE or standard input.
 func (f publishFlags) source(args []string, stdin io.Reader) (eventSource, func(), error) {
 	if f.sample != "" {
-		src, err := newSampleSource(schemas.Default(), f.sample, f.count, f.seed)
+		dates := schemas.SampleClock(time.Now)
+		if start, err := f.sampleStart(); err != nil {
+			return nil, nil, err
+		} else if !start.IsZero() {
+			dates = schemas.SampleStart(start)
+		}
+		src, err := newSampleSource(schemas.Default(), f.sample, f.count, f.seed, dates)
 		return src, func() {}, err
 	}
 	if len(args) == 0 || args[0] == "-" {

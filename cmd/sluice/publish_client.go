@@ -8,9 +8,12 @@ import (
 	"fmt"
 	"io"
 	"math/rand/v2"
+	"net"
 	"net/http"
+	"net/url"
 	"strconv"
 	"strings"
+	"sync/atomic"
 	"time"
 
 	"github.com/cenkalti/backoff/v4"
@@ -24,6 +27,7 @@ const (
 	ingestRetryMax       = 10 * time.Second       // longest wait between retries
 	ingestRequestTimeout = time.Minute            // one request, body and reply included; capped by ingestRetryFor
 	ingestMinAttempt     = 5 * time.Second        // no retry starts with less of ingestRetryFor left
+	ingestUnreachableFor = 3 * time.Second        // how long a batch retries a sluice that never answered
 	ingestMaxRetryAfter  = 30 * time.Second       // longest Retry-After honoured
 	ingestMaxReplyBytes  = 8 << 20                // event_ids of 10,000 events fit
 	ingestErrorsShown    = 5                      // invalid events an error lists
@@ -42,15 +46,19 @@ const ingestRetryFor = 90 * time.Second
 // ingestClient sends batches of NDJSON events to POST /events. A batch that
 // the API could not store (503, or 502, 504 or 429 from a proxy) or that did
 // not reach it is sent again, the same bytes with the same event ids, after
-// a jittered exponential backoff: the stream stores each event once. It is
-// safe for concurrent use.
+// a jittered exponential backoff: the stream stores each event once. Until
+// the API has answered once, a batch that cannot connect is given up after
+// unreachableFor: nobody is there, or not at this address. It is safe for
+// concurrent use.
 type ingestClient struct {
-	http       *http.Client
-	endpoint   string // URL of POST /events
-	apiKey     string
-	newBackOff func() backoff.BackOff
-	retryFor   time.Duration // ingestRetryFor
-	minAttempt time.Duration // ingestMinAttempt
+	http           *http.Client
+	endpoint       string // URL of POST /events
+	apiKey         string
+	newBackOff     func() backoff.BackOff
+	retryFor       time.Duration // ingestRetryFor
+	minAttempt     time.Duration // ingestMinAttempt
+	unreachableFor time.Duration // ingestUnreachableFor
+	answered       atomic.Bool   // whether the API (or a proxy) has answered a request
 	// retrying, if set, is called before each retry with the error and the
 	// wait. It may be called from several goroutines at once.
 	retrying func(err error, wait time.Duration)
@@ -82,16 +90,19 @@ func newIngestClient(apiURL, apiKey string, conns int) *ingestClient {
 				backoff.WithMaxInterval(ingestRetryMax),
 				backoff.WithMaxElapsedTime(ingestRetryFor))
 		},
-		retryFor:   ingestRetryFor,
-		minAttempt: ingestMinAttempt,
+		retryFor:       ingestRetryFor,
+		minAttempt:     ingestMinAttempt,
+		unreachableFor: ingestUnreachableFor,
 	}
 }
 
 // send posts an NDJSON batch, retrying while the API is unavailable, until
-// it is accepted, ctx ends or the batch has taken retryFor. It returns an
-// *ingestError when the API refused the batch or stayed unavailable, and
-// says when it gave up for lack of time.
+// it is accepted, ctx ends or the batch has taken retryFor (unreachableFor
+// while the API has never answered and cannot be connected to). It returns
+// an *ingestError when the API refused the batch or stayed unavailable, and
+// says when it gave up for lack of time, after how long.
 func (c *ingestClient) send(ctx context.Context, body []byte) (ingestReply, error) {
+	start := time.Now()
 	// Every request runs under the batch's deadline, so that the last one
 	// cannot outlast retryFor by its own timeout.
 	batchCtx, cancel := context.WithTimeout(ctx, c.retryFor)
@@ -109,6 +120,9 @@ func (c *ingestClient) send(ctx context.Context, body []byte) (ingestReply, erro
 		if err != nil && batchCtx.Err() == nil {
 			last = err
 		}
+		if elapsed := time.Since(start); err != nil && elapsed >= c.unreachableFor && !c.answered.Load() && isDialError(err) {
+			return reply, backoff.Permanent(fmt.Errorf("no sluice answered at %s in %s: %w; %s", c.endpoint, roundElapsed(elapsed), unwrapURLError(err), apiURLHint))
+		}
 		return reply, err
 	}
 	var notify backoff.Notify
@@ -125,7 +139,30 @@ func (c *ingestClient) send(ctx context.Context, body []byte) (ingestReply, erro
 			err = fmt.Errorf("%w; then no reply in time", last)
 		}
 	}
-	return reply, fmt.Errorf("giving up on a batch after %s, so that sending it again cannot store its events twice: %w", c.retryFor, err)
+	return reply, fmt.Errorf("giving up on a batch after %s of the %s a batch may take, so that sending it again cannot store its events twice: %w", roundElapsed(time.Since(start)), c.retryFor, err)
+}
+
+// roundElapsed rounds a measured duration for messages: to a tenth of a
+// second.
+func roundElapsed(d time.Duration) time.Duration {
+	return d.Round(100 * time.Millisecond)
+}
+
+// isDialError reports whether err is a failure to connect: refused, no
+// route, or a name that does not resolve.
+func isDialError(err error) bool {
+	var opErr *net.OpError
+	return errors.As(err, &opErr) && opErr.Op == "dial"
+}
+
+// unwrapURLError returns the error inside a *url.Error, whose text repeats
+// the method and URL, or err itself.
+func unwrapURLError(err error) error {
+	var urlErr *url.Error
+	if errors.As(err, &urlErr) {
+		return urlErr.Err
+	}
+	return err
 }
 
 // post sends the batch once. Errors worth retrying are returned as they
@@ -146,6 +183,7 @@ func (c *ingestClient) post(ctx context.Context, body []byte) (ingestReply, erro
 		return ingestReply{}, fmt.Errorf("sending events to %s: %w", c.endpoint, err)
 	}
 	defer resp.Body.Close()
+	c.answered.Store(true)
 	raw, err := io.ReadAll(io.LimitReader(resp.Body, ingestMaxReplyBytes))
 	if err != nil {
 		// The events may be stored or not: sending them again is safe.

@@ -153,7 +153,9 @@ type sampleEvent struct {
 	Object    json.RawMessage `json:"object"`
 }
 
-func newSampleSource(c *schemas.Catalogue, sample string, count int, seed uint64) (*sampleSource, error) {
+// newSampleSource returns count samples (0: no end) of the mix sample
+// names, made from seed and dated as dates says.
+func newSampleSource(c *schemas.Catalogue, sample string, count int, seed uint64, dates schemas.SamplerOption) (*sampleSource, error) {
 	if seed == 0 {
 		seed = rand.Uint64()
 	}
@@ -161,7 +163,7 @@ func newSampleSource(c *schemas.Catalogue, sample string, count int, seed uint64
 	if err != nil {
 		return nil, err
 	}
-	return &sampleSource{sampler: schemas.NewSampler(seed), kinds: kinds, count: count}, nil
+	return &sampleSource{sampler: schemas.NewSampler(seed, dates), kinds: kinds, count: count}, nil
 }
 
 func (s *sampleSource) next() ([]byte, int, error) {

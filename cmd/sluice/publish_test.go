@@ -739,12 +739,12 @@ func TestIngestRetryBudget(t *testing.T) {
 		handler http.Handler
 		want    []string
 	}{
-		{name: "always 503", handler: &fakeIngest{t: t, statuses: []int{503}}, want: []string{"giving up on a batch after 1.5s", "ERR_SLUICE_101 (HTTP 503)"}},
-		{name: "no reply", handler: hang, want: []string{"giving up on a batch after 1.5s", "no reply in time"}},
+		{name: "always 503", handler: &fakeIngest{t: t, statuses: []int{503}}, want: []string{"of the 1.5s a batch may take", "ERR_SLUICE_101 (HTTP 503)"}},
+		{name: "no reply", handler: hang, want: []string{"of the 1.5s a batch may take", "no reply in time"}},
 		{name: "Retry-After past the budget", handler: http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
 			w.Header().Set("Retry-After", "20")
 			w.WriteHeader(http.StatusTooManyRequests)
-		}), want: []string{"giving up on a batch after 1.5s", "HTTP 429"}},
+		}), want: []string{"of the 1.5s a batch may take", "HTTP 429"}},
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
@@ -757,11 +757,13 @@ func TestIngestRetryBudget(t *testing.T) {
 			if elapsed := time.Since(start); elapsed > client.retryFor+time.Second {
 				t.Errorf("send took %s, want at most the %s budget", elapsed, client.retryFor)
 			}
+			elapsed := time.Since(start)
 			for _, want := range tt.want {
 				if err == nil || !strings.Contains(err.Error(), want) {
-					t.Errorf("error %v, want one saying %q", err, want)
+					t.Fatalf("error %v, want one saying %q", err, want)
 				}
 			}
+			checkStatedDuration(t, err.Error(), `giving up on a batch after (\S+) of`, elapsed)
 			hs.CloseClientConnections()
 		})
 	}

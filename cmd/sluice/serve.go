@@ -86,7 +86,7 @@ func newServeCommand() *cobra.Command {
 
 // register defines serve's flags on fl, with their defaults, filling f.
 func (f *serveFlags) register(fl *pflag.FlagSet) {
-	fl.StringVar(&f.dataDir, "data-dir", "./sluice-data", "where the embedded NATS server stores streams and state")
+	fl.StringVar(&f.dataDir, "data-dir", "./sluice-data", "where the embedded NATS server stores streams and state; one serve at a time uses it (it holds sluice.lock in it)")
 	fl.StringVar(&f.dataKeyFile, "data-key-file", "", "file holding the key (at least 32 bytes, such as the output of openssl rand -hex 32; mode 600) the embedded NATS server encrypts everything it stores in --data-dir with, AWS secret access keys included; the same key at every start after (default: not encrypted)")
 	fl.StringVar(&f.natsListen, "nats-listen", "", "expose the embedded NATS server's client port at HOST:PORT, a loopback address: it has no authentication (default: not exposed)")
 	fl.StringVar(&f.natsURL, "nats-url", "", "use this external NATS server or cluster instead of the embedded one (comma-separated URLs)")
@@ -202,6 +202,15 @@ func runServe(ctx context.Context, f serveFlags, stderr io.Writer) error {
 	if err := f.validate(); err != nil {
 		return err
 	}
+	// One serve at a time per data dir, checked before anything opens it:
+	// the embedded NATS server's store, and the emulator's with --dev.
+	if f.natsURL == "" || f.dev {
+		lock, err := lockDataDir(f.dataDir)
+		if err != nil {
+			return err
+		}
+		defer lock.release()
+	}
 	roles, err := parseRoles(f.roles)
 	if err != nil {
 		return err
@@ -223,6 +232,14 @@ func runServe(ctx context.Context, f serveFlags, stderr io.Writer) error {
 	if err := applyMemoryLimit(f.memoryLimit, log); err != nil {
 		return err
 	}
+	// Every address is bound before NATS starts and the first account is
+	// made: an address in use stops serve with nothing done.
+	listeners, err := f.listen()
+	if err != nil {
+		return err
+	}
+	defer listeners.close()
+	ln, metricsLn := listeners.http, listeners.metrics
 	nc, embedded, closeNATS, err := f.connectNATS(log)
 	if err != nil {
 		return err
@@ -292,20 +309,10 @@ func runServe(ctx context.Context, f serveFlags, stderr io.Writer) error {
 		collectors.NewProcessCollector(collectors.ProcessCollectorOpts{}),
 		pipeline.StreamCollector(js, 0),
 	)
-	ln, err := net.Listen("tcp", f.httpAddr)
-	if err != nil {
-		return fmt.Errorf("--http %s: %w", f.httpAddr, err)
-	}
-	var metricsLn net.Listener // nil with --metrics-http ""
-	if f.metricsAddr != "" {
-		if metricsLn, err = net.Listen("tcp", f.metricsAddr); err != nil {
-			return fmt.Errorf("--metrics-http %s: %w", f.metricsAddr, err)
-		}
-	}
 	newSink := destinations.New
 	var dev *devAWS
 	if f.dev {
-		if dev, err = startDevAWS(f.devAWSListen, f.dataDir, log); err != nil {
+		if dev, err = startDevAWS(listeners.devAWS, f.dataDir, log); err != nil {
 			return err
 		}
 		newSink = dev.sinkFactory().New

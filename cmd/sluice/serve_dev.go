@@ -28,15 +28,12 @@ const devAWSDir = "emulator"
 
 // startDevAWS makes the emulator of serve --dev, creating whatever stream,
 // delivery stream or log group a destination names and keeping them in
-// dataDir/emulator, and listens for it on addr. Serve runs it.
-func startDevAWS(addr, dataDir string, log *slog.Logger) (*devAWS, error) {
+// dataDir/emulator, to serve on ln (--dev-aws-listen, bound already).
+// Serve runs it.
+func startDevAWS(ln net.Listener, dataDir string, log *slog.Logger) (*devAWS, error) {
 	emu, err := emulator.New(emulator.Config{AutoCreate: true, DataDir: filepath.Join(dataDir, devAWSDir), Logger: log.With("component", "emulator")})
 	if err != nil {
 		return nil, fmt.Errorf("the AWS emulator of --dev: %w", err)
-	}
-	ln, err := net.Listen("tcp", addr)
-	if err != nil {
-		return nil, fmt.Errorf("--dev-aws-listen %s: %w", addr, err)
 	}
 	return &devAWS{emulator: emu, ln: ln, endpoint: "http://" + ln.Addr().String()}, nil
 }
