@@ -240,6 +240,14 @@ func runServe(ctx context.Context, f serveFlags, stderr io.Writer) error {
 	}
 	defer listeners.close()
 	ln, metricsLn := listeners.http, listeners.metrics
+	// The emulator of --dev loads its state before anything else is made,
+	// so that a state file it cannot read stops serve with nothing done.
+	var dev *devAWS
+	if f.dev {
+		if dev, err = startDevAWS(listeners.devAWS, f.dataDir, log); err != nil {
+			return err
+		}
+	}
 	nc, embedded, closeNATS, err := f.connectNATS(log)
 	if err != nil {
 		return err
@@ -310,11 +318,7 @@ func runServe(ctx context.Context, f serveFlags, stderr io.Writer) error {
 		pipeline.StreamCollector(js, 0),
 	)
 	newSink := destinations.New
-	var dev *devAWS
-	if f.dev {
-		if dev, err = startDevAWS(listeners.devAWS, f.dataDir, log); err != nil {
-			return err
-		}
+	if dev != nil {
 		newSink = dev.sinkFactory().New
 	}
 	// The API redrives dead letters through the sinks delivery uses.

@@ -6,6 +6,7 @@ import (
 	"net"
 	"os"
 	"os/exec"
+	"path/filepath"
 	"strconv"
 	"strings"
 	"testing"
@@ -137,5 +138,36 @@ func TestServeBindsBeforeBootstrap(t *testing.T) {
 				t.Fatalf("the start after did not make the first account:\n%s", p.logs)
 			}
 		})
+	}
+}
+
+// TestServeDevCorruptStateBeforeBootstrap checks that serve --dev reads its
+// emulator's state file before it makes anything: a file it cannot read
+// stops serve on a fresh data dir with no account made and no key printed.
+func TestServeDevCorruptStateBeforeBootstrap(t *testing.T) {
+	if testing.Short() {
+		t.Skip("runs sluice serve")
+	}
+	clearSluiceEnv(t)
+	dataDir := t.TempDir()
+	state := filepath.Join(dataDir, devAWSDir, "state.json")
+	if err := os.MkdirAll(filepath.Dir(state), 0o700); err != nil {
+		t.Fatal(err)
+	}
+	if err := os.WriteFile(state, []byte(`{"version":`), 0o600); err != nil {
+		t.Fatal(err)
+	}
+	logs := &serveLog{served: make(chan string, 1)}
+	cmd := newRootCommand()
+	cmd.SetArgs([]string{"serve", "--dev", "--http", "127.0.0.1:0", "--metrics-http", "127.0.0.1:0", "--dev-aws-listen", "127.0.0.1:0", "--log-format", "json", "--data-dir", dataDir})
+	cmd.SetErr(logs)
+	ctx, cancel := context.WithTimeout(t.Context(), 20*time.Second)
+	defer cancel()
+	err := cmd.ExecuteContext(ctx)
+	if err == nil || ctx.Err() != nil || !strings.Contains(err.Error(), "state.json") {
+		t.Fatalf("serve --dev with a corrupt state file: %v, want it refused naming the file", err)
+	}
+	if printed := logs.String(); strings.Contains(printed, "sk_") || strings.Contains(printed, "created the first account") {
+		t.Fatalf("serve made the first account and printed its key before failing:\n%s", printed)
 	}
 }
