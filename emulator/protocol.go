@@ -9,7 +9,6 @@ import (
 	"io"
 	"net/http"
 	"net/url"
-	"slices"
 	"strconv"
 	"strings"
 	"sync/atomic"
@@ -48,11 +47,7 @@ func mediaType(r *http.Request) string {
 // emulator does not serve: 400 UnknownOperationException (InvalidAction
 // for STS), naming the operation and those served.
 func unknownOperation(s *Server, svc Service, name string) *apiError {
-	served := make([]string, 0, len(s.operations[svc]))
-	for op := range s.operations[svc] {
-		served = append(served, op)
-	}
-	slices.Sort(served)
+	served := s.Operations(svc)
 	code := "UnknownOperationException"
 	if svc == ServiceSTS {
 		code = "InvalidAction"
