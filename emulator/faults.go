@@ -24,7 +24,8 @@ const AnyResource = "*"
 // a call that passed, ThrottleRecords and FailRecords.
 type Fault struct {
 	// Service and Resource say which resource: a stream, delivery stream
-	// or log group name, or AnyResource.
+	// or log group name, a role's name for ServiceSTS (sluice for
+	// arn:aws:iam::123456789012:role/sluice), or AnyResource.
 	Service  Service `json:"service"`
 	Resource string  `json:"resource"`
 	// Operations, when not empty, limits the fault to these operations

@@ -64,7 +64,8 @@ type stsStore struct {
 	mu sync.Mutex
 	// assumed are the newest stsKeptAssumptions calls, oldest first.
 	assumed []AssumedRole
-	// sessions maps an issued access key to its call, until it expires.
+	// sessions maps an issued access key to its call, until it expires
+	// or the call leaves assumed.
 	sessions map[string]AssumedRole
 }
 
@@ -78,6 +79,7 @@ func (st *stsStore) record(a AssumedRole, now time.Time) {
 	st.mu.Lock()
 	defer st.mu.Unlock()
 	if len(st.assumed) == stsKeptAssumptions {
+		delete(st.sessions, st.assumed[0].AccessKeyID)
 		st.assumed[0] = AssumedRole{}
 		st.assumed = st.assumed[1:]
 	}
