@@ -27,6 +27,7 @@ const maxAdminBody = 1 << 20
 //	GET    /_emulator/firehose/{name}/records[?format=raw]
 //	GET    /_emulator/kinesis/{stream}/records
 //	GET    /_emulator/logs/events?group=G&stream=S
+//	GET    /_emulator/sts/assumed-roles             {"assumed_roles": [AssumedRole...]}
 func (s *Server) registerAdmin(mux *http.ServeMux) {
 	mux.HandleFunc("GET /_emulator/healthz", func(w http.ResponseWriter, _ *http.Request) {
 		w.Header().Set("Content-Type", "text/plain; charset=utf-8")
@@ -63,6 +64,9 @@ func (s *Server) registerAdmin(mux *http.ServeMux) {
 		w.WriteHeader(http.StatusNoContent)
 	})
 	mux.HandleFunc("GET /_emulator/firehose/{name}/records", s.adminFirehoseRecords)
+	mux.HandleFunc("GET /_emulator/sts/assumed-roles", func(w http.ResponseWriter, _ *http.Request) {
+		writeAdminJSON(w, http.StatusOK, map[string][]AssumedRole{"assumed_roles": s.AssumedRoles()})
+	})
 	mux.HandleFunc("GET /_emulator/kinesis/{stream}/records", func(w http.ResponseWriter, r *http.Request) {
 		records, err := s.KinesisRecords(r.PathValue("stream"))
 		if err != nil {

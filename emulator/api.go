@@ -213,3 +213,15 @@ func (s *Server) LogStreams(group string) ([]string, error) {
 	slices.Sort(names)
 	return names, nil
 }
+
+// Operations returns the names of the operations the emulator serves for
+// svc (PutRecords, AssumeRole, ...), sorted; none for a service it does
+// not emulate.
+func (s *Server) Operations(svc Service) []string {
+	out := make([]string, 0, len(s.operations[svc]))
+	for name := range s.operations[svc] {
+		out = append(out, name)
+	}
+	slices.Sort(out)
+	return out
+}

@@ -1,7 +1,8 @@
 // Package emulator is an in-memory AWS endpoint speaking the JSON 1.1
 // protocol of the calls sluice and its users make to Amazon Kinesis Data
-// Streams, Amazon Data Firehose and Amazon CloudWatch Logs, with fault
-// injection, so that sinks can be tested, and sluice tried, without an AWS
+// Streams, Amazon Data Firehose and Amazon CloudWatch Logs, and STS's
+// AssumeRole and GetCallerIdentity in the query protocol (so that roles
+// work against it), with fault injection, so that sinks can be tested, and sluice tried, without an AWS
 // account.
 //
 // It is for: the sink tests and the failing-destination tests (start one

@@ -20,6 +20,9 @@ const (
 	ServiceKinesis  Service = "kinesis"
 	ServiceFirehose Service = "firehose"
 	ServiceLogs     Service = "logs"
+	// ServiceSTS is STS (AssumeRole, GetCallerIdentity), served in the
+	// query protocol; its faults name a role by its name.
+	ServiceSTS Service = "sts"
 )
 
 // Defaults of Config.
@@ -137,6 +140,7 @@ type Server struct {
 	kinesis    *kinesisStore
 	firehose   *firehoseStore
 	logs       *logsStore
+	sts        *stsStore
 	requestIDs requestIDs
 	persist    *persister // nil without Config.DataDir
 }
@@ -158,11 +162,13 @@ func New(cfg Config) (*Server, error) {
 		kinesis:  newKinesisStore(),
 		firehose: newFirehoseStore(),
 		logs:     newLogsStore(),
+		sts:      newSTSStore(),
 	}
 	s.operations = map[Service]map[string]operation{
 		ServiceKinesis:  s.kinesisOperations(),
 		ServiceFirehose: s.firehoseOperations(),
 		ServiceLogs:     s.logsOperations(),
+		ServiceSTS:      s.stsOperations(),
 	}
 	for _, f := range cfg.Faults {
 		if err := s.faults.set(f); err != nil {

@@ -11,12 +11,13 @@ import (
 //
 //	SERVICE/RESOURCE:SETTING[,SETTING...]
 //
-// SERVICE is kinesis, firehose or logs; RESOURCE a stream, delivery stream
-// or log group name (log groups may hold slashes), or * for every one; a
-// SETTING is one of
+// SERVICE is kinesis, firehose, logs or sts; RESOURCE a stream, delivery
+// stream or log group name (log groups may hold slashes), a role's name
+// for sts, or * for every one; a SETTING is one of
 //
 //	throttle_records=F  fail_records=F  throttle_requests=F  server_errors=F
 //	latency=DURATION    access_denied   not_found   operations=OP[+OP...]
+//	external_id=ID (sts only)
 //
 // with F a fraction in [0, 1]: "kinesis/orders:throttle_records=0.3",
 // "logs//sluice/audit:server_errors=0.2,latency=300ms". It returns an error
@@ -49,6 +50,8 @@ func ParseFault(s string) (Fault, error) {
 			f.NotFound, err = parseFlagBool(value, hasValue)
 		case "operations":
 			f.Operations = strings.Split(value, "+")
+		case "external_id":
+			f.ExternalID = value
 		default:
 			err = fmt.Errorf("unknown setting %q", key)
 		}
@@ -94,6 +97,9 @@ func (f Fault) String() string {
 	}
 	if len(f.Operations) > 0 {
 		settings = append(settings, "operations="+strings.Join(f.Operations, "+"))
+	}
+	if f.ExternalID != "" {
+		settings = append(settings, "external_id="+f.ExternalID)
 	}
 	return string(f.Service) + "/" + f.Resource + ":" + strings.Join(settings, ",")
 }

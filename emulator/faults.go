@@ -24,7 +24,8 @@ const AnyResource = "*"
 // a call that passed, ThrottleRecords and FailRecords.
 type Fault struct {
 	// Service and Resource say which resource: a stream, delivery stream
-	// or log group name, or AnyResource.
+	// or log group name, a role's name for ServiceSTS (sluice for
+	// arn:aws:iam::123456789012:role/sluice), or AnyResource.
 	Service  Service `json:"service"`
 	Resource string  `json:"resource"`
 	// Operations, when not empty, limits the fault to these operations
@@ -59,6 +60,10 @@ type Fault struct {
 	// FailRecords is the fraction of records failed one by one with
 	// InternalFailure, as ThrottleRecords.
 	FailRecords float64 `json:"fail_records,omitempty"`
+	// ExternalID, for STS only, refuses an AssumeRole of the role whose
+	// ExternalId is another (or none) with 403 AccessDenied, as AWS does
+	// when the role's trust policy requires that sts:ExternalId.
+	ExternalID string `json:"external_id,omitempty"`
 }
 
 // faultJSON is a Fault as the admin API writes it: latency as a duration
@@ -99,12 +104,18 @@ func (f *Fault) UnmarshalJSON(b []byte) error {
 // Validate reports what is wrong with f, wrapping ErrInvalidFault.
 func (f Fault) Validate() error {
 	switch f.Service {
-	case ServiceKinesis, ServiceFirehose, ServiceLogs:
+	case ServiceKinesis, ServiceFirehose, ServiceLogs, ServiceSTS:
 	default:
-		return fmt.Errorf("%w: service %q: use kinesis, firehose or logs", ErrInvalidFault, f.Service)
+		return fmt.Errorf("%w: service %q: use kinesis, firehose, logs or sts", ErrInvalidFault, f.Service)
 	}
 	if f.Resource == "" {
-		return fmt.Errorf("%w: no resource: name a stream, delivery stream or log group, or %s for every one", ErrInvalidFault, AnyResource)
+		return fmt.Errorf("%w: no resource: name a stream, delivery stream, log group or role (by its name), or %s for every one", ErrInvalidFault, AnyResource)
+	}
+	if f.Service == ServiceSTS && (f.NotFound || f.ThrottleRecords > 0 || f.FailRecords > 0) {
+		return fmt.Errorf("%w: STS takes latency, access_denied, server_errors, throttle_requests and external_id", ErrInvalidFault)
+	}
+	if f.ExternalID != "" && f.Service != ServiceSTS {
+		return fmt.Errorf("%w: external_id is a fault of STS roles only", ErrInvalidFault)
 	}
 	for name, v := range map[string]float64{"server_errors": f.ServerErrors, "throttle_requests": f.ThrottleRequests, "throttle_records": f.ThrottleRecords, "fail_records": f.FailRecords} {
 		if !(v >= 0 && v <= 1) {
@@ -239,6 +250,8 @@ func (r *faultRule) beforeCall(c *call) error {
 		return err
 	}
 	switch {
+	case r.AccessDenied && c.service == ServiceSTS:
+		return stsAccessDenied(c, c.form.Get("RoleArn"), "the emulator was told to deny it")
 	case r.AccessDenied:
 		return clientError("AccessDeniedException", "User: arn:aws:iam::%s:user/emulator is not authorized to perform: %s:%s on resource: %s because the emulator was told to deny it",
 			c.server.cfg.AccountID, c.service, c.op, c.resource)
@@ -300,6 +313,8 @@ func throttled(c *call) *apiError {
 		return clientError("LimitExceededException", "Rate exceeded for stream %s under account %s.", c.resource, account)
 	case c.service == ServiceFirehose:
 		return serverError("ServiceUnavailableException", http.StatusServiceUnavailable, "Slow down.")
+	case c.service == ServiceSTS:
+		return clientError("Throttling", "Rate exceeded")
 	}
 	return clientError("ThrottlingException", "Rate exceeded")
 }

@@ -59,8 +59,12 @@ func (s *Server) firehoseOperations() map[string]operation {
 		"DescribeDeliveryStream": s.firehoseDescribeDeliveryStream,
 		"PutRecord":              s.firehosePutRecord,
 		"PutRecordBatch":         s.firehosePutRecordBatch,
+		"ListDeliveryStreams":    s.firehoseListDeliveryStreams,
 	}
 }
+
+// deliveryStreamTypes are the values of DeliveryStreamType.
+var deliveryStreamTypes = []string{"DirectPut", "KinesisStreamAsSource", "MSKAsSource", "DatabaseAsSource"}
 
 // checkDeliveryStreamName checks a DeliveryStreamName.
 func checkDeliveryStreamName(name string) error {
@@ -129,7 +133,7 @@ func (s *Server) firehoseCreateDeliveryStream(c *call) (any, error) {
 	if kind == "" {
 		kind = "DirectPut"
 	}
-	if !slices.Contains([]string{"DirectPut", "KinesisStreamAsSource", "MSKAsSource", "DatabaseAsSource"}, kind) {
+	if !slices.Contains(deliveryStreamTypes, kind) {
 		return nil, constraintError(ServiceFirehose, "'"+kind+"'", "deliveryStreamType", "must satisfy enum value set: [DirectPut, KinesisStreamAsSource, MSKAsSource, DatabaseAsSource]")
 	}
 	s.firehose.mu.Lock()

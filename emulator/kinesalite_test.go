@@ -24,6 +24,8 @@ type backend struct {
 	shardID  string
 	seq      string
 	iterator string
+	// page is what a paged answer said, for comparing the backends'.
+	page string
 }
 
 // diffStep is one call of the differential test; body makes its input
@@ -70,14 +72,44 @@ func TestKinesisMatchesKinesalite(t *testing.T) {
 		spread = append(spread, map[string]string{"PartitionKey": fmt.Sprintf("key-%d", i), "Data": blob(10)})
 	}
 
+	// AWS has answered ListStreams' StreamSummaries (and NextToken) since
+	// 2022 (API_ListStreams); kinesalite answers StreamNames only.
+	streamSummaries := []string{"StreamSummaries", "StreamSummaries[].StreamARN", "StreamSummaries[].StreamCreationTimestamp", "StreamSummaries[].StreamModeDetails", "StreamSummaries[].StreamModeDetails.StreamMode", "StreamSummaries[].StreamName", "StreamSummaries[].StreamStatus"}
 	steps := []diffStep{
 		{name: "create", target: "CreateStream", body: constant(map[string]any{"StreamName": stream, "ShardCount": 2})},
+		{name: "create another", target: "CreateStream", body: constant(map[string]any{"StreamName": stream + "-other", "ShardCount": 1})},
+		{
+			name: "list streams, a page of one", target: "ListStreams", body: constant(map[string]any{"Limit": 1}),
+			kinesaliteLacks: append([]string{"NextToken"}, streamSummaries...),
+			save: func(b *backend, a rawResponse) {
+				b.page = fmt.Sprintf("%v %v", a.Body["HasMoreStreams"], a.Body["StreamNames"])
+			},
+		},
+		{
+			name: "list streams after the first", target: "ListStreams", body: constant(map[string]any{"ExclusiveStartStreamName": stream}), kinesaliteLacks: streamSummaries,
+			save: func(b *backend, a rawResponse) {
+				b.page = fmt.Sprintf("%v %v", a.Body["HasMoreStreams"], a.Body["StreamNames"])
+			},
+		},
 		{name: "create again", target: "CreateStream", body: constant(map[string]any{"StreamName": stream, "ShardCount": 2}), want: "ResourceInUseException"},
 		{
 			name: "describe", target: "DescribeStreamSummary", body: constant(map[string]any{"StreamName": stream}),
 			// AWS has answered StreamModeDetails since on-demand streams (2021).
 			kinesaliteLacks: []string{"StreamDescriptionSummary.StreamModeDetails", "StreamDescriptionSummary.StreamModeDetails.StreamMode"},
 		},
+		{
+			name: "describe stream", target: "DescribeStream", body: constant(map[string]any{"StreamName": stream}),
+			kinesaliteLacks: []string{"StreamDescription.StreamModeDetails", "StreamDescription.StreamModeDetails.StreamMode"},
+		},
+		{
+			name: "describe stream, a page of one shard", target: "DescribeStream", body: constant(map[string]any{"StreamName": stream, "Limit": 1}),
+			kinesaliteDiffers: "kinesalite ignores DescribeStream's Limit and ExclusiveStartShardId and answers every shard; AWS answers at most Limit shards after ExclusiveStartShardId, with HasMoreShards (API_DescribeStream)",
+		},
+		{name: "describe stream with a limit of 0", target: "DescribeStream", body: constant(map[string]any{"StreamName": stream, "Limit": 0}), want: "ValidationException"},
+		{name: "describe a missing stream in full", target: "DescribeStream", body: constant(map[string]any{"StreamName": "missing"}), want: "ResourceNotFoundException"},
+		{name: "list streams", target: "ListStreams", body: constant(map[string]any{}), kinesaliteLacks: streamSummaries},
+		{name: "list streams after the last", target: "ListStreams", body: constant(map[string]any{"ExclusiveStartStreamName": stream + "-other"}), kinesaliteLacks: []string{"StreamSummaries"}},
+		{name: "list streams with a limit of 0", target: "ListStreams", body: constant(map[string]any{"Limit": 0}), want: "ValidationException"},
 		{name: "list shards", target: "ListShards", body: constant(map[string]any{"StreamName": stream}), save: func(b *backend, a rawResponse) {
 			b.shardID = a.Body["Shards"].([]any)[0].(map[string]any)["ShardId"].(string)
 		}},
@@ -141,6 +173,9 @@ func TestKinesisMatchesKinesalite(t *testing.T) {
 	for _, step := range steps {
 		t.Run(step.name, func(t *testing.T) {
 			answers := make([]rawResponse, len(backends))
+			for _, b := range backends {
+				b.page = ""
+			}
 			for i, b := range backends {
 				timeout := time.Minute
 				if step.kinesaliteDiffers != "" {
@@ -173,6 +208,9 @@ func TestKinesisMatchesKinesalite(t *testing.T) {
 			o = slices.DeleteFunc(o, func(path string) bool { return slices.Contains(step.kinesaliteLacks, path) })
 			if !slices.Equal(o, k) {
 				t.Errorf("answers differ in shape:\nemulator:   %v\nkinesalite: %v", o, k)
+			}
+			if backends[0].page != backends[1].page {
+				t.Errorf("pages differ: emulator %s, kinesalite %s", backends[0].page, backends[1].page)
 			}
 		})
 	}

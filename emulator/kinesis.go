@@ -61,6 +61,8 @@ func (s *Server) kinesisOperations() map[string]operation {
 		"PutRecords":            s.kinesisPutRecords,
 		"GetShardIterator":      s.kinesisGetShardIterator,
 		"GetRecords":            s.kinesisGetRecords,
+		"ListStreams":           s.kinesisListStreams,
+		"DescribeStream":        s.kinesisDescribeStream,
 	}
 }
 

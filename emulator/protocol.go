@@ -8,6 +8,7 @@ import (
 	"fmt"
 	"io"
 	"net/http"
+	"net/url"
 	"strconv"
 	"strings"
 	"sync/atomic"
@@ -23,9 +24,43 @@ const maxRequestBytes = 16 << 20
 
 // targetPrefixes maps the prefix of X-Amz-Target to its service.
 var targetPrefixes = map[string]Service{
-	"Kinesis_20131202":  ServiceKinesis,
-	"Firehose_20150804": ServiceFirehose,
-	"Logs_20140328":     ServiceLogs,
+	kinesisTargetPrefix:  ServiceKinesis,
+	firehoseTargetPrefix: ServiceFirehose,
+	logsTargetPrefix:     ServiceLogs,
+}
+
+// The prefixes of X-Amz-Target.
+const (
+	kinesisTargetPrefix  = "Kinesis_20131202"
+	firehoseTargetPrefix = "Firehose_20150804"
+	logsTargetPrefix     = "Logs_20140328"
+)
+
+// mediaType is the media type of a request's Content-Type, without
+// parameters.
+func mediaType(r *http.Request) string {
+	contentType, _, _ := strings.Cut(r.Header.Get("Content-Type"), ";")
+	return strings.TrimSpace(contentType)
+}
+
+// unknownOperation is the error of a call of an operation svc has but the
+// emulator does not serve: 400 UnknownOperationException (InvalidAction
+// for STS), naming the operation and those served.
+func unknownOperation(s *Server, svc Service, name string) *apiError {
+	served := s.Operations(svc)
+	code := "UnknownOperationException"
+	if svc == ServiceSTS {
+		code = "InvalidAction"
+	}
+	return clientError(code, "Operation %s of %s is not served by this emulator; it serves %s.", name, serviceTitles[svc], strings.Join(served, ", "))
+}
+
+// serviceTitles names the services in messages.
+var serviceTitles = map[Service]string{
+	ServiceKinesis:  "Kinesis (" + kinesisTargetPrefix + ")",
+	ServiceFirehose: "Firehose (" + firehoseTargetPrefix + ")",
+	ServiceLogs:     "CloudWatch Logs (" + logsTargetPrefix + ")",
+	ServiceSTS:      "STS (version " + stsVersion + ")",
 }
 
 // operation answers one call of one operation: it decodes c's body, names
@@ -42,6 +77,12 @@ type call struct {
 	op      string
 	region  string
 	body    []byte
+
+	// accessKeyID is the access key of the call's credential scope.
+	accessKeyID string
+	// form is the input of a query-protocol call (STS), body that of a
+	// JSON one.
+	form url.Values
 
 	// Set by enter: the resource the call names, and its fault if any.
 	resource string
@@ -109,6 +150,10 @@ func arnOf(svc Service, region, account, resource string) string {
 
 // serveAWS answers an AWS JSON 1.1 call.
 func (s *Server) serveAWS(w http.ResponseWriter, r *http.Request) {
+	if mediaType(r) == queryContentType {
+		s.serveQuery(w, r)
+		return
+	}
 	w.Header().Set("x-amzn-RequestId", s.requestIDs.next())
 	svc, op, apiErr := s.route(r)
 	if apiErr != nil {
@@ -133,7 +178,25 @@ func (s *Server) serveAWS(w http.ResponseWriter, r *http.Request) {
 		writeError(w, serializationError("Start of structure or map found where not expected."))
 		return
 	}
-	c := &call{ctx: r.Context(), server: s, service: svc, op: op.name, region: scope.Region, body: body}
+	c := &call{ctx: r.Context(), server: s, service: svc, op: op.name, region: scope.Region, accessKeyID: scope.AccessKeyID, body: body}
+	out, apiErr := s.run(c, op)
+	switch {
+	case apiErr == errClientGone:
+	case apiErr != nil:
+		writeError(w, apiErr)
+	default:
+		writeOutput(w, out)
+	}
+}
+
+// errClientGone is run's answer when the client went away, or the emulator
+// is stopping: nothing is to be written.
+var errClientGone = &apiError{Code: "ClientGone", Status: 499}
+
+// run answers a call with op, counts it and logs it. It returns the
+// output, or the error to answer (errClientGone when there is no one to
+// answer).
+func (s *Server) run(c *call, op namedOperation) (any, *apiError) {
 	start := time.Now()
 	out, err := op.fn(c)
 	s.counters.count(c, err)
@@ -144,17 +207,16 @@ func (s *Server) serveAWS(w http.ResponseWriter, r *http.Request) {
 		var apiErr *apiError
 		if !errors.As(err, &apiErr) {
 			if c.ctx.Err() != nil {
-				return // the client went away, or the emulator is stopping
+				return nil, errClientGone
 			}
-			s.log.Error("emulator call failed", "service", svc, "operation", op.name, "err", err)
+			s.log.Error("emulator call failed", "service", c.service, "operation", op.name, "err", err)
 			apiErr = internalFailure()
 		}
-		s.log.Debug("emulator call", "service", svc, "operation", op.name, "resource", c.resource, "status", apiErr.Status, "error", apiErr.Code, "took", time.Since(start))
-		writeError(w, apiErr)
-		return
+		s.log.Debug("emulator call", "service", c.service, "operation", op.name, "resource", c.resource, "status", apiErr.Status, "error", apiErr.Code, "took", time.Since(start))
+		return nil, apiErr
 	}
-	s.log.Debug("emulator call", "service", svc, "operation", op.name, "resource", c.resource, "status", http.StatusOK, "took", time.Since(start))
-	writeOutput(w, out)
+	s.log.Debug("emulator call", "service", c.service, "operation", op.name, "resource", c.resource, "status", http.StatusOK, "took", time.Since(start))
+	return out, nil
 }
 
 // namedOperation is an operation with its name.
@@ -165,18 +227,22 @@ type namedOperation struct {
 
 // route finds the operation X-Amz-Target names.
 func (s *Server) route(r *http.Request) (Service, namedOperation, *apiError) {
-	contentType, _, _ := strings.Cut(r.Header.Get("Content-Type"), ";")
-	if ct := strings.TrimSpace(contentType); ct != jsonContentType && ct != "application/x-amz-json-1.0" {
-		return "", namedOperation{}, serializationError("Content-Type %q is not %s.", ct, jsonContentType)
+	if ct := mediaType(r); ct != jsonContentType && ct != "application/x-amz-json-1.0" {
+		return "", namedOperation{}, serializationError("Content-Type %q is not %s (the JSON protocol of Kinesis, Firehose and CloudWatch Logs) nor %s (the query protocol of STS).", ct, jsonContentType, queryContentType)
 	}
-	prefix, name, _ := strings.Cut(r.Header.Get("X-Amz-Target"), ".")
+	target := r.Header.Get("X-Amz-Target")
+	if target == "" {
+		return "", namedOperation{}, clientError("UnknownOperationException", "No X-Amz-Target header: a call of the JSON protocol names its operation there (Kinesis_20131202.PutRecords).")
+	}
+	prefix, name, _ := strings.Cut(target, ".")
 	svc, ok := targetPrefixes[prefix]
 	if !ok {
-		return "", namedOperation{}, clientError("UnknownOperationException", "")
+		return "", namedOperation{}, clientError("UnknownOperationException", "Operation %s of service %s is not served by this emulator: it serves Kinesis (%s), Firehose (%s) and CloudWatch Logs (%s) in the JSON protocol, and STS in the query protocol.",
+			name, prefix, kinesisTargetPrefix, firehoseTargetPrefix, logsTargetPrefix)
 	}
 	fn, ok := s.operations[svc][name]
 	if !ok {
-		return "", namedOperation{}, clientError("UnknownOperationException", "")
+		return "", namedOperation{}, unknownOperation(s, svc, name)
 	}
 	return svc, namedOperation{name: name, fn: fn}, nil
 }

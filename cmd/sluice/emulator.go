@@ -38,8 +38,9 @@ func newEmulatorCommand() *cobra.Command {
 		Use:   "emulator",
 		Short: "Run an AWS emulator of Kinesis, Firehose and CloudWatch Logs with fault injection, for trying sluice and testing sinks",
 		Long: `Run an in-memory AWS endpoint speaking the JSON 1.1 protocol of the Kinesis,
-Firehose and CloudWatch Logs calls sluice makes, with fault injection per
-stream, delivery stream or log group. Point an AWS SDK at it with the
+Firehose and CloudWatch Logs calls sluice makes, and STS's AssumeRole and
+GetCallerIdentity (so that destinations with a role work), with fault
+injection per stream, delivery stream, log group or role. Point an AWS SDK at it with the
 environment it prints. It is for loopback: its admin API (/_emulator/) has no
 authentication. docs/emulator.md describes the admin API and the faults.
 
@@ -47,9 +48,10 @@ A fault is SERVICE/RESOURCE:SETTING[,SETTING...], for example
   --fault kinesis/orders:throttle_records=0.3
   --fault 'logs//sluice/audit:server_errors=0.2,latency=300ms'
   --fault 'firehose/*:access_denied'
+  --fault sts/sluice:external_id=ac_36Jc...   (role "sluice" requires that external id)
 with settings throttle_records, fail_records, throttle_requests, server_errors
-(fractions), latency (a duration), access_denied, not_found and
-operations=OP+OP. In SLUICE_FAULT, separate faults with ';'.`,
+(fractions), latency (a duration), access_denied, not_found,
+operations=OP+OP and, for sts, external_id=ID. In SLUICE_FAULT, separate faults with ';'.`,
 		Args: cobra.NoArgs,
 		RunE: func(cmd *cobra.Command, _ []string) error {
 			return runEmulator(cmd.Context(), f, cmd.OutOrStdout(), cmd.ErrOrStderr())
