@@ -2,7 +2,7 @@
 GO ?= go
 GOFILES = $(shell find . -name '*.go' -not -path './node_modules/*')
 
-.PHONY: run build test lint fuzz bench docs awscli
+.PHONY: run build test lint fuzz bench docs awscli jq
 
 run: ## run sluice with its embedded NATS server, data in ./sluice-data
 	$(GO) run ./cmd/sluice serve
@@ -10,7 +10,7 @@ run: ## run sluice with its embedded NATS server, data in ./sluice-data
 build:
 	$(GO) build -o bin/sluice ./cmd/sluice
 
-test: lint node_modules awscli ## formatting, vet, every test with -race, a short fuzz run
+test: lint node_modules awscli jq ## formatting, vet, every test with -race, a short fuzz run
 	$(GO) test -race -timeout 20m ./...
 	$(MAKE) fuzz
 
@@ -36,6 +36,17 @@ awscli:
 	$$sudo apt-get install -y --no-install-recommends awscli \
 		|| { $$sudo apt-get update && $$sudo apt-get install -y --no-install-recommends awscli; } \
 		|| echo "awscli: could not install Debian's awscli: TestAWSCLI will skip"
+
+# jq, which the README's examples use to pick ids out of answers, and so
+# TestREADME that runs them: Debian's, installed when missing, as awscli.
+jq:
+	@command -v jq >/dev/null 2>&1 && exit 0; \
+	if ! command -v apt-get >/dev/null 2>&1; then echo "jq: not found and no apt-get to install it: TestREADME will skip"; exit 0; fi; \
+	sudo=""; if [ "$$(id -u)" != 0 ]; then sudo="sudo -n"; fi; \
+	echo "jq: installing Debian's jq for TestREADME"; \
+	$$sudo apt-get install -y --no-install-recommends jq \
+		|| { $$sudo apt-get update && $$sudo apt-get install -y --no-install-recommends jq; } \
+		|| echo "jq: could not install Debian's jq: TestREADME will skip"
 
 lint:
 	@unformatted="$$(gofmt -l $(GOFILES))"; \

@@ -2,11 +2,13 @@ package tail
 
 import (
 	"context"
+	"errors"
 	"fmt"
 	"time"
 
 	"github.com/aws/aws-sdk-go-v2/aws"
 	"github.com/aws/aws-sdk-go-v2/service/cloudwatchlogs"
+	"github.com/aws/aws-sdk-go-v2/service/cloudwatchlogs/types"
 )
 
 // logsLag is how far before the newest event seen a following reader asks
@@ -64,6 +66,12 @@ func (r *logsReader) readFrom(ctx context.Context, start time.Time, seen map[str
 	input := &cloudwatchlogs.FilterLogEventsInput{LogGroupName: aws.String(r.group), StartTime: aws.Int64(start.UnixMilli())}
 	for {
 		out, err := r.client.FilterLogEvents(ctx, input)
+		var missing *types.ResourceNotFoundException
+		if r.cfg.Follow && errors.As(err, &missing) {
+			// Following a log group that does not exist yet waits for it.
+			r.cfg.waiting("log group " + r.group)
+			return newest, nil
+		}
 		if err != nil {
 			return newest, fmt.Errorf("reading log group %s: %w", r.group, err)
 		}

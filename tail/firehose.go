@@ -24,6 +24,7 @@ var ErrFirehoseNeedsEmulator = errors.New("Firehose keeps no records to read bac
 // emulator received, through its admin endpoint.
 type firehoseReader struct {
 	cfg     Config
+	name    string // the delivery stream's
 	records string // the URL of the delivery stream's records
 	client  *http.Client
 }
@@ -41,6 +42,7 @@ func newFirehoseReader(cfg Config, awsConfig aws.Config, name string) (*firehose
 	}
 	return &firehoseReader{
 		cfg:     cfg,
+		name:    name,
 		records: strings.TrimSuffix(endpoint, "/") + "/_emulator/firehose/" + url.PathEscape(name) + "/records",
 		client:  &http.Client{Timeout: 30 * time.Second},
 	}, nil
@@ -100,6 +102,11 @@ func (r *firehoseReader) fetch(ctx context.Context) ([]firehoseRecord, error) {
 	body, err := io.ReadAll(io.LimitReader(resp.Body, 1<<30))
 	if err != nil {
 		return nil, fmt.Errorf("reading the emulator's Firehose records: %w", err)
+	}
+	if resp.StatusCode == http.StatusNotFound && r.cfg.Follow {
+		// Following a delivery stream that does not exist yet waits for it.
+		r.cfg.waiting("Firehose delivery stream " + r.name)
+		return nil, nil
 	}
 	if resp.StatusCode != http.StatusOK {
 		return nil, fmt.Errorf("reading the emulator's Firehose records at %s: %s: %s", r.records, resp.Status, bytes.TrimSpace(body))

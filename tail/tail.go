@@ -50,6 +50,19 @@ type Config struct {
 	// AWS, when set, is the AWS configuration to use, with its region
 	// replaced by the ARN's; otherwise the default chain's is loaded.
 	AWS *aws.Config
+	// Waiting, when set, is called once when a following reader finds
+	// that its stream, log group or delivery stream does not exist yet
+	// and waits for it to appear (sluice's emulator makes one with the
+	// first records delivered to it), with what it waits for.
+	Waiting func(what string)
+}
+
+// waiting tells cfg.Waiting, once, that the reader waits for what.
+func (c *Config) waiting(what string) {
+	if c.Waiting != nil {
+		c.Waiting(what)
+		c.Waiting = nil
+	}
 }
 
 func (c *Config) setDefaults() {

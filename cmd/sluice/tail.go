@@ -130,7 +130,9 @@ func runTail(ctx context.Context, target string, f tailFlags, out, errOut io.Wri
 	} else if f.emulator == "" && f.api.apiKey != "" && !awsEndpointSet() {
 		devEndpoint = probeDevServer(ctx, f.api.apiURL)
 	}
-	cfg := tail.Config{ARN: arn, Since: since, Follow: f.follow}
+	cfg := tail.Config{ARN: arn, Since: since, Follow: f.follow, Waiting: func(what string) {
+		fmt.Fprintf(errOut, "sluice: %s does not exist yet; waiting for it to appear (sluice serve --dev's emulator makes it with the first events delivered to it)\n", what)
+	}}
 	switch {
 	case f.emulator != "":
 		if cfg.AWS, err = emulatorAWS("--emulator", f.emulator); err != nil {
