@@ -33,7 +33,9 @@ func (s *Store) CreateAccount(ctx context.Context, name string) (Account, error)
 	if name == "" || len(name) > maxAccountName || !utf8.ValidString(name) {
 		return Account{}, fmt.Errorf("account name %q: %w: must be 1 to %d bytes of UTF-8", name, ErrInvalid, maxAccountName)
 	}
-	account := Account{ID: schemas.NewID(schemas.PrefixAccount), Name: name, CreatedAt: now()}
+	var account Account
+	account.ID, account.CreatedAt = s.newID(schemas.PrefixAccount)
+	account.Name = name
 	if err := s.createJSON(ctx, accountKey(account.ID), account); err != nil {
 		return Account{}, fmt.Errorf("creating account %s: %w", account.ID, err)
 	}
@@ -53,9 +55,9 @@ func (s *Store) GetAccount(ctx context.Context, id string) (Account, error) {
 	return account, nil
 }
 
-// newestFirst orders accounts by creation time, newest first. Ids are
-// KSUIDs, which sort by creation time too but only to the second; they break
-// ties of CreatedAt.
+// newestFirst orders accounts by creation time, newest first. CreatedAt is
+// to the millisecond; ids break its ties, and sort by creation exactly
+// (see Store.newID).
 func newestFirst(a, b Account) int {
 	if c := b.CreatedAt.Compare(a.CreatedAt); c != 0 {
 		return c
