@@ -4,6 +4,7 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"strings"
 	"time"
 
 	"github.com/nats-io/nats.go/jetstream"
@@ -56,8 +57,8 @@ func (r *Replayer) StartReplay(ctx context.Context, accountID, subscriptionID st
 	if err != nil {
 		return store.Replay{}, fmt.Errorf("reading the events stream: %w", err)
 	}
-	if oldest, ok := retainedFrom(info, now); ok && since.Before(oldest) {
-		return store.Replay{}, &store.ValidationError{Field: "since", Msg: fmt.Sprintf("%s is before the oldest event the stream holds (%s); give a later since", since.UTC().Format(time.RFC3339), oldest.UTC().Format(time.RFC3339))}
+	if err := checkRetained(info, now, since); err != nil {
+		return store.Replay{}, err
 	}
 	end, err := r.lastSeqAt(ctx, info.State, until)
 	if err != nil {
@@ -114,18 +115,52 @@ func (r *Replayer) settled(ctx context.Context, replay store.Replay) (store.Repl
 	return replay, nil
 }
 
-// retainedFrom is the time of the oldest event the stream may still hold,
-// and false when it holds every event ever stored: its MaxAge ago, or the
-// first event it holds once it has dropped some.
-func retainedFrom(info *jetstream.StreamInfo, now time.Time) (time.Time, bool) {
-	var oldest time.Time
-	if info.Config.MaxAge > 0 {
-		oldest = now.Add(-info.Config.MaxAge)
+// checkRetained returns a *store.ValidationError of since if the stream
+// may have dropped events at or after since: since is before its retention
+// (its MaxAge ago), or before the first event it still holds once it has
+// dropped some. The message says which boundary it is and the earliest
+// since to give.
+func checkRetained(info *jetstream.StreamInfo, now, since time.Time) error {
+	maxAge := info.Config.MaxAge
+	var retained time.Time
+	if maxAge > 0 {
+		retained = now.Add(-maxAge)
 	}
-	if info.State.FirstSeq > 1 && info.State.FirstTime.After(oldest) {
-		oldest = info.State.FirstTime
+	first := info.State.FirstTime
+	if info.State.FirstSeq > 1 && first.After(retained) {
+		if !since.Before(first) {
+			return nil
+		}
+		// Events expire only once older than the retention: the stream
+		// lost those before first in another way (a purge, or storage lost).
+		within := ""
+		if maxAge > 0 {
+			within = fmt.Sprintf(", though within the stream's %s retention", retentionText(maxAge))
+		}
+		return &store.ValidationError{Field: "since", Msg: fmt.Sprintf("%s is before the oldest event the stream still holds (stored %s): the events stored before it are gone%s; give a since at or after %s",
+			since.UTC().Format(time.RFC3339), first.UTC().Format(time.RFC3339Nano), within, first.UTC().Format(time.RFC3339Nano))}
 	}
-	return oldest, !oldest.IsZero()
+	if retained.IsZero() || !since.Before(retained) {
+		return nil
+	}
+	// The boundary moves with the clock: the next whole minute leaves
+	// the caller time to send the request again.
+	earliest := retained.Truncate(time.Minute).Add(time.Minute)
+	return &store.ValidationError{Field: "since", Msg: fmt.Sprintf("%s is too early: the stream keeps events for %s (its retention, sluice serve --retention), so older events are gone; give a since at or after %s",
+		since.UTC().Format(time.RFC3339), retentionText(maxAge), earliest.UTC().Format(time.RFC3339))}
+}
+
+// retentionText writes a retention as people do: 72h, 90m, 1h30m; not
+// 72h0m0s.
+func retentionText(d time.Duration) string {
+	text := d.String()
+	if d%time.Minute == 0 {
+		text = strings.TrimSuffix(text, "0s")
+	}
+	if d%time.Hour == 0 {
+		text = strings.TrimSuffix(text, "0m")
+	}
+	return text
 }
 
 // lastSeqAt returns the sequence of the last event stored at or before t

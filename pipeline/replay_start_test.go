@@ -2,8 +2,11 @@ package pipeline_test
 
 import (
 	"errors"
+	"strings"
 	"testing"
 	"time"
+
+	"github.com/nats-io/nats.go/jetstream"
 
 	"github.com/sluicehq/sluice/pipeline"
 	"github.com/sluicehq/sluice/store"
@@ -61,16 +64,37 @@ func TestReplayerRange(t *testing.T) {
 		name         string
 		since, until time.Time
 		field        string
+		says         []string // what the message says
 	}{
-		{"until in the future", start, time.Now().Add(time.Hour), "until"},
-		{"since after until", time.Now(), start, "since"},
-		{"since before the retention", time.Now().Add(-pipeline.DefaultRetention - time.Hour), time.Time{}, "since"},
+		{"until in the future", start, time.Now().Add(time.Hour), "until", nil},
+		{"since after until", time.Now(), start, "since", nil},
+		{"since before the retention", time.Now().Add(-pipeline.DefaultRetention - time.Hour), time.Time{}, "since", []string{
+			"too early", "the stream keeps events for 72h (its retention, sluice serve --retention), so older events are gone",
+			"; give a since at or after ",
+		}},
 	} {
 		t.Run(c.name, func(t *testing.T) {
 			_, err := replayer.StartReplay(e.ctx, e.account, sub.ID, c.since, c.until)
 			var invalid *store.ValidationError
 			if !errors.As(err, &invalid) || invalid.Field != c.field {
 				t.Fatalf("error %v, want a validation error of %s", err, c.field)
+			}
+			for _, want := range c.says {
+				if !strings.Contains(invalid.Msg, want) {
+					t.Fatalf("message %q does not say %q", invalid.Msg, want)
+				}
+			}
+			if strings.Contains(invalid.Msg, "oldest event") {
+				t.Fatalf("message %q calls the retention the oldest event the stream holds", invalid.Msg)
+			}
+			if _, after, ok := strings.Cut(invalid.Msg, "give a since at or after "); ok && c.field == "since" {
+				// The earliest since to give: the retention's boundary,
+				// rounded up to the minute.
+				earliest, err := time.Parse(time.RFC3339, after)
+				boundary := time.Now().Add(-pipeline.DefaultRetention)
+				if err != nil || earliest.Before(boundary) || earliest.After(boundary.Add(2*time.Minute)) {
+					t.Fatalf("message %q gives %q as the earliest since, want a time just after %s", invalid.Msg, after, boundary.UTC().Format(time.RFC3339))
+				}
 			}
 		})
 	}
@@ -101,5 +125,45 @@ func TestReplayerRange(t *testing.T) {
 		if got.State != store.ReplayDone {
 			t.Fatalf("replay %s of a deleted subscription is %s", got.ID, got.State)
 		}
+	}
+}
+
+// TestReplayerRangeAfterEventsWereLost refuses a since before the first
+// event the stream holds once events within its retention are gone (here
+// purged), saying so and naming the earliest since to give.
+func TestReplayerRangeAfterEventsWereLost(t *testing.T) {
+	e := newDeliveryEnv(t)
+	sub, err := e.store.CreateSubscription(e.ctx, e.account, store.Subscription{Sources: []store.Source{{Type: httpKind}}})
+	if err != nil {
+		t.Fatal(err)
+	}
+	replayer := pipeline.NewReplayer(e.stream, e.store)
+	start := time.Now().Add(-time.Minute)
+	e.publish(t, httpKind, 5, nil)
+	if err := e.stream.Purge(e.ctx, jetstream.WithPurgeSequence(4)); err != nil {
+		t.Fatalf("purging the first 3 events: %v", err)
+	}
+	info, err := e.stream.Info(e.ctx)
+	if err != nil {
+		t.Fatal(err)
+	}
+	first := info.State.FirstTime.UTC().Format(time.RFC3339Nano)
+
+	_, err = replayer.StartReplay(e.ctx, e.account, sub.ID, start, time.Time{})
+	var invalid *store.ValidationError
+	if !errors.As(err, &invalid) || invalid.Field != "since" {
+		t.Fatalf("error %v, want a validation error of since", err)
+	}
+	for _, want := range []string{
+		"before the oldest event the stream still holds (stored " + first + ")",
+		"the events stored before it are gone, though within the stream's 72h retention",
+		"give a since at or after " + first,
+	} {
+		if !strings.Contains(invalid.Msg, want) {
+			t.Fatalf("message %q does not say %q", invalid.Msg, want)
+		}
+	}
+	if _, err := replayer.StartReplay(e.ctx, e.account, sub.ID, info.State.FirstTime, time.Time{}); err != nil {
+		t.Fatalf("a replay since the first event held: %v", err)
 	}
 }

@@ -11,7 +11,7 @@ import (
 )
 
 // ID prefixes. An id is a prefix and a 27-character KSUID, so sorting ids
-// sorts them by creation time.
+// sorts them by creation time (to the second; exactly for ids of IDs).
 const (
 	PrefixEvent        = "ev_"
 	PrefixAccount      = "ac_"
@@ -31,7 +31,8 @@ const SubjectPrefix = "sluice.events."
 // ErrBadID is returned when an id does not have its prefix and a valid KSUID.
 var ErrBadID = errors.New("malformed id")
 
-// NewID returns prefix followed by a new KSUID.
+// NewID returns prefix followed by a new KSUID. Ids made within one second
+// sort at random; IDs makes ids that sort by creation exactly.
 func NewID(prefix string) string {
 	return prefix + ksuid.New().String()
 }

@@ -8,6 +8,7 @@ import (
 	"slices"
 	"strings"
 	"time"
+	"unicode"
 	"unicode/utf8"
 
 	"github.com/sluicehq/sluice/schemas"
@@ -26,19 +27,109 @@ type Account struct {
 	CreatedAt time.Time `json:"created_at"`
 }
 
-// CreateAccount creates an account with the given name. It returns an error
-// wrapping ErrInvalid if the name is empty, longer than 255 bytes or not
-// UTF-8.
+// CreateAccount creates an account with the given name. Names are unique
+// ignoring case (Unicode simple case folding, as strings.EqualFold): with
+// "team-a" taken, "Team-A" is refused too; the name is kept as given.
+//
+// It returns an error wrapping ErrInvalid if the name is empty, longer than
+// 255 bytes or not UTF-8, or a *NameTakenError (matching ErrConflict) if an
+// account has the name. Two creates of one name at once, from any
+// processes, never both succeed: the account is written in one atomic batch
+// with its name's index key, which must not exist.
 func (s *Store) CreateAccount(ctx context.Context, name string) (Account, error) {
 	if name == "" || len(name) > maxAccountName || !utf8.ValidString(name) {
 		return Account{}, fmt.Errorf("account name %q: %w: must be 1 to %d bytes of UTF-8", name, ErrInvalid, maxAccountName)
 	}
-	account := Account{ID: schemas.NewID(schemas.PrefixAccount), Name: name, CreatedAt: now()}
-	if err := s.createJSON(ctx, accountKey(account.ID), account); err != nil {
+	// Accounts created before names had an index have no index key: look
+	// for them by name. Of duplicates such stores may hold, the oldest
+	// is named.
+	accounts, err := s.ListAccounts(ctx)
+	if err != nil {
+		return Account{}, fmt.Errorf("creating account %q: %w", name, err)
+	}
+	for _, a := range slices.Backward(accounts) {
+		if strings.EqualFold(a.Name, name) {
+			return Account{}, &NameTakenError{Name: name, Account: a}
+		}
+	}
+
+	var account Account
+	account.ID, account.CreatedAt = s.newID(schemas.PrefixAccount)
+	account.Name = name
+	value, err := json.Marshal(account)
+	if err != nil {
+		return Account{}, err
+	}
+	index, err := json.Marshal(accountNameIndex{AccountID: account.ID})
+	if err != nil {
+		return Account{}, err
+	}
+	nameKey := accountNameKey(name)
+	_, err = s.commit(ctx, writeOptions{}, nil, write{key: nameKey, value: index}, write{key: accountKey(account.ID), value: value})
+	if casConflict(err) {
+		return Account{}, s.nameTaken(ctx, name, nameKey, err)
+	}
+	if err != nil {
 		return Account{}, fmt.Errorf("creating account %s: %w", account.ID, err)
 	}
 	return account, nil
 }
+
+// nameTaken returns the *NameTakenError of a create of an account whose
+// name index key exists, naming the account the key names, or the create's
+// error wrapping ErrConflict if that cannot be read.
+func (s *Store) nameTaken(ctx context.Context, name, nameKey string, createErr error) error {
+	index, _, err := getRecord[accountNameIndex](ctx, s, nameKey)
+	if err != nil {
+		return fmt.Errorf("creating account %q: %w: %w", name, ErrConflict, createErr)
+	}
+	taken := &NameTakenError{Name: name, Account: Account{ID: index.AccountID}}
+	if account, err := s.GetAccount(ctx, index.AccountID); err == nil {
+		taken.Account = account
+	}
+	return taken
+}
+
+// accountNameIndex is the value of an account name's index key: the
+// account that has the name.
+type accountNameIndex struct {
+	AccountID string `json:"account_id"`
+}
+
+// foldName returns the name with each rune replaced by the smallest rune
+// of its Unicode simple case folding orbit, so that two names are
+// strings.EqualFold exactly when their foldName are equal.
+func foldName(name string) string {
+	return strings.Map(func(r rune) rune {
+		least := r
+		for f := unicode.SimpleFold(r); f != r; f = unicode.SimpleFold(f) {
+			least = min(least, f)
+		}
+		return least
+	}, name)
+}
+
+// NameTakenError is the error of a create of an account whose name an
+// account has already, ignoring case. It matches ErrConflict.
+type NameTakenError struct {
+	// Name is the name asked for.
+	Name string
+	// Account is the account that has it; only its ID is set if the
+	// account could not be read.
+	Account Account
+}
+
+func (e *NameTakenError) Error() string {
+	held := e.Account.ID
+	if e.Account.Name != "" && e.Account.Name != e.Name {
+		held = fmt.Sprintf("%s, named %q", e.Account.ID, e.Account.Name)
+	}
+	return fmt.Sprintf("an account named %q exists already (%s); account names are unique, ignoring case: use that account (sluice accounts add-key --account %s gives it another API key), or choose another name",
+		e.Name, held, e.Account.ID)
+}
+
+// Is reports whether target is ErrConflict.
+func (e *NameTakenError) Is(target error) bool { return target == ErrConflict }
 
 // GetAccount returns the account with the id. It returns an error wrapping
 // ErrNotFound if there is none, or if id is not an account id.
@@ -53,9 +144,9 @@ func (s *Store) GetAccount(ctx context.Context, id string) (Account, error) {
 	return account, nil
 }
 
-// newestFirst orders accounts by creation time, newest first. Ids are
-// KSUIDs, which sort by creation time too but only to the second; they break
-// ties of CreatedAt.
+// newestFirst orders accounts by creation time, newest first. CreatedAt is
+// to the millisecond; ids break its ties, and sort by creation exactly
+// (see Store.newID).
 func newestFirst(a, b Account) int {
 	if c := b.CreatedAt.Compare(a.CreatedAt); c != 0 {
 		return c

@@ -179,12 +179,13 @@ func (s *Store) CreateAPIKey(ctx context.Context, accountID string, in APIKeyInp
 		return APIKey{}, fmt.Errorf("creating api key: %w", err)
 	}
 
+	id, createdAt := s.newID(schemas.PrefixAPIKey)
 	record := apiKeyRecord{
-		ID:          schemas.NewID(schemas.PrefixAPIKey),
+		ID:          id,
 		AccountID:   accountID,
 		Description: in.Description,
 		Metadata:    in.Metadata,
-		CreatedAt:   now(),
+		CreatedAt:   createdAt,
 		TokenHash:   hashToken(token),
 	}
 	err := s.withinLimit(ctx, accountID, countedAPIKeys, record.ID, func() error {

@@ -40,8 +40,10 @@ type BootstrapResult struct {
 // Bootstrap gives a new installation its first credential. When the store
 // holds no API key record at all (token index entries of keys whose
 // creation did not finish do not count), it creates an account named
-// "default" and an API key of it with the given token, or a generated one
-// when token is "". Otherwise it changes nothing and returns Created false.
+// "default" (or takes the account of that name if one exists, left by a
+// bootstrap that died before its key) and an API key of it with the given
+// token, or a generated one when token is "". Otherwise it changes nothing
+// and returns Created false.
 //
 // Several processes may call it at once: each claims the bootstrap key with
 // a create-if-absent write first, and only the one that wins creates
@@ -79,6 +81,13 @@ func (s *Store) Bootstrap(ctx context.Context, token string) (BootstrapResult, e
 	}
 
 	account, err := s.CreateAccount(ctx, BootstrapAccountName)
+	var taken *NameTakenError
+	if errors.As(err, &taken) && taken.Account.Name != "" {
+		// A bootstrap that died before creating the key left its account
+		// (or an operator made one of that name): it has no key, as no
+		// account has, so give it this one.
+		account, err = taken.Account, nil
+	}
 	if err != nil {
 		return BootstrapResult{}, fmt.Errorf("bootstrap: %w", err)
 	}

@@ -201,3 +201,23 @@ func TestBootstrapAfterUnfinishedKey(t *testing.T) {
 		})
 	}
 }
+
+// TestBootstrapAfterUnfinishedAccount leaves the "default" account
+// without a key, as a bootstrap that died between the two does: Bootstrap
+// gives that account its key rather than failing on the taken name or
+// making a second "default".
+func TestBootstrapAfterUnfinishedAccount(t *testing.T) {
+	e := newEnv(t)
+	left := e.createAccount(t, store.BootstrapAccountName)
+	res, err := e.store.Bootstrap(e.ctx, "")
+	if err != nil {
+		t.Fatalf("Bootstrap: %v", err)
+	}
+	checkBootstrapped(t, e, res, "")
+	if res.Account != left {
+		t.Fatalf("Bootstrap used account %+v, want the one left, %+v", res.Account, left)
+	}
+	if n := countAccounts(t, e); n != 1 {
+		t.Fatalf("store holds %d accounts, want 1", n)
+	}
+}

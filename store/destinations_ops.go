@@ -19,10 +19,11 @@ import (
 // account has Limits.Destinations, or an error wrapping ErrNotFound if the
 // account does not exist.
 func (s *Store) CreateDestination(ctx context.Context, accountID string, in Destination, opts ...WriteOption) (Destination, error) {
+	id, createdAt := s.newID(schemas.PrefixDestination)
 	d := Destination{
-		ID:          schemas.NewID(schemas.PrefixDestination),
+		ID:          id,
 		AccountID:   accountID,
-		CreatedAt:   now(),
+		CreatedAt:   createdAt,
 		Description: in.Description,
 		Metadata:    in.Metadata,
 		Format:      in.Format,

@@ -1,10 +1,16 @@
 package store
 
+import (
+	"crypto/sha256"
+	"encoding/hex"
+)
+
 // The key layout of the bucket. Every key of a resource owned by an account
 // starts with the resource's kind and then the account id, so that all keys
 // of one kind, or of one kind and account, match one filter.
 //
 //	accounts.<account_id>                         Account
+//	account_names.<hex sha-256 of folded name>    accountNameIndex (written with its Account)
 //	api_keys.<account_id>.<api_key_id>            APIKey (without its token)
 //	api_key_hashes.<hex sha-256 of token>         apiKeyIndex (written before the APIKey)
 //	api_key_deletions.<account_id>                keyDeletions (API keys being deleted)
@@ -27,6 +33,13 @@ const (
 )
 
 func accountKey(accountID string) string { return "accounts." + accountID }
+
+// accountNameKey is the index key of an account name: any two names equal
+// ignoring case (see foldName) have one key.
+func accountNameKey(name string) string {
+	sum := sha256.Sum256([]byte(foldName(name)))
+	return "account_names." + hex.EncodeToString(sum[:])
+}
 
 func apiKeyKey(accountID, apiKeyID string) string {
 	return "api_keys." + accountID + "." + apiKeyID

@@ -91,7 +91,7 @@ func TestLimitsHoldUnderConcurrentCreates(t *testing.T) {
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
-			account := e.createAccount(t, "hostile")
+			account := e.createAccount(t, "hostile "+tt.name)
 			// Replays are of a subscription, made before the limit is tested
 			// (the subscriptions case subtracts it).
 			replaySub := store.Subscription{Sources: []store.Source{{Type: httpKind}}}
@@ -153,7 +153,7 @@ func TestLimitsHoldUnderConcurrentCreates(t *testing.T) {
 			if _, err := tt.create(e.store, account.ID, replayOf); err != nil {
 				t.Fatalf("create after one was freed: %v", err)
 			}
-			other := e.createAccount(t, "other")
+			other := e.createAccount(t, "other "+tt.name)
 			otherSub := e.createSubscription(t, other.ID, store.Subscription{Sources: []store.Source{{Type: httpKind}}}).ID
 			if _, err := tt.create(e.store, other.ID, otherSub); err != nil {
 				t.Fatalf("another account's create: %v", err)

@@ -45,8 +45,11 @@ func (p Page) resolve(prefix string) (Page, error) {
 
 // paginate sorts items newest first and returns those of the page, and the
 // BeforeID of the next page, or "" if this page is the last. Ids are a
-// prefix and a KSUID, whose string order is their time order (to the
-// second) and total, so no two items tie.
+// prefix and a KSUID, whose string order is total, so no two items tie and
+// a page starts exactly after BeforeID, whether or not that item still
+// exists. The store makes ids with schemas.IDs (see Store.newID), whose
+// string order is their creation order to the nanosecond; ids made before
+// it sort by creation only to the second.
 func paginate[T any](items []T, id func(T) string, p Page) ([]T, string) {
 	slices.SortFunc(items, func(a, b T) int { return strings.Compare(id(b), id(a)) })
 	if p.BeforeID != "" {

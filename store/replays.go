@@ -70,15 +70,16 @@ func (s *Store) CreateReplay(ctx context.Context, accountID, subscriptionID stri
 	if _, err := s.GetSubscription(ctx, accountID, subscriptionID); err != nil {
 		return Replay{}, fmt.Errorf("creating replay: %w", err)
 	}
+	id, createdAt := s.newID(PrefixReplay)
 	r := Replay{
-		ID:             schemas.NewID(PrefixReplay),
+		ID:             id,
 		AccountID:      accountID,
 		SubscriptionID: subscriptionID,
 		Since:          in.Since.UTC(),
 		Until:          in.Until.UTC(),
 		EndSeq:         in.EndSeq,
 		State:          ReplayRunning,
-		CreatedAt:      now(),
+		CreatedAt:      createdAt,
 	}
 	err := s.withinLimit(ctx, accountID, countedReplays, r.ID, func() error {
 		if err := s.createJSON(ctx, replayKey(accountID, r.ID), r); err != nil {

@@ -79,6 +79,8 @@ type Store struct {
 	// filters returns the CEL environments subscription sources are
 	// checked with.
 	filters func() (*filters.Env, error)
+	// ids makes the ids of what the store creates (see newID).
+	ids schemas.IDs
 }
 
 // Option is an optional extra of Open.
@@ -169,6 +171,17 @@ func (s *Store) Ping(ctx context.Context) error {
 // now is the time stored in created_at: UTC, milliseconds, as the API shows
 // it.
 func now() time.Time { return time.Now().UTC().Truncate(time.Millisecond) }
+
+// newID returns the id of a new resource, prefix and a KSUID, and its
+// created_at. Lists sort by id, newest first, and the ids of schemas.IDs
+// sort by the nanosecond they were made in (strictly ascending within the
+// process), so lists are in creation order exactly, also between resources
+// made within one second; created_at is the id's time to the millisecond
+// (as now), so it never contradicts that order.
+func (s *Store) newID(prefix string) (string, time.Time) {
+	id, at := s.ids.New(prefix)
+	return id, at.Truncate(time.Millisecond)
+}
 
 // getJSON decodes the value of key into v. It returns an error wrapping
 // ErrNotFound if the key does not exist or was deleted.

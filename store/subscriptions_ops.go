@@ -26,10 +26,11 @@ import (
 // ErrConflict if a destination it names kept changing under concurrent
 // writes while it was claimed (see claimDestinations).
 func (s *Store) CreateSubscription(ctx context.Context, accountID string, in Subscription, opts ...WriteOption) (Subscription, error) {
+	id, createdAt := s.newID(schemas.PrefixSubscription)
 	sub := Subscription{
-		ID:             schemas.NewID(schemas.PrefixSubscription),
+		ID:             id,
 		AccountID:      accountID,
-		CreatedAt:      now(),
+		CreatedAt:      createdAt,
 		Description:    in.Description,
 		Metadata:       in.Metadata,
 		Sources:        in.Sources,

@@ -103,6 +103,34 @@ func TestAccountsCreateAndList(t *testing.T) {
 	}
 }
 
+// TestAccountsCreateRefusesTakenName refuses a second account of a name,
+// in any case, saying which account has it.
+func TestAccountsCreateRefusesTakenName(t *testing.T) {
+	url, st := startStore(t)
+	out, _, err := runAccountsCommand(t, "create", "--name", "team-a", "--json", "--nats-url", url)
+	check.ErrorContains(t, err, "")
+	var first createdAccount
+	if err := json.Unmarshal([]byte(out), &first); err != nil {
+		t.Fatalf("create --json printed %q: %v", out, err)
+	}
+	for _, name := range []string{"team-a", "Team-A"} {
+		out, _, err := runAccountsCommand(t, "create", "--name", name, "--nats-url", url)
+		check.ErrorContains(t, err, "exists already")
+		for _, want := range []string{first.AccountID, "names are unique, ignoring case", "sluice accounts add-key --account " + first.AccountID} {
+			if !strings.Contains(err.Error(), want) {
+				t.Errorf("create --name %s: error %q does not say %q", name, err, want)
+			}
+		}
+		if strings.Contains(out, tokenShownOnce) {
+			t.Errorf("create --name %s of a taken name printed a token:\n%s", name, out)
+		}
+	}
+	accounts, err := st.ListAccounts(context.Background())
+	if err != nil || len(accounts) != 1 {
+		t.Fatalf("ListAccounts = %+v, %v; want only %s", accounts, err, first.AccountID)
+	}
+}
+
 func TestAccountsAddKey(t *testing.T) {
 	url, st := startStore(t)
 	ctx := context.Background()
