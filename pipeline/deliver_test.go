@@ -598,10 +598,22 @@ func TestDeliverEventsStoredBeforeTheConsumer(t *testing.T) {
 		return byDest[d.ID], nil
 	})
 	e.waitConsumer(t, pipeline.ConsumerName(sub.ID, a.ID))
+	// The destination's sink is made with its first delivery. Waiting for
+	// everything acknowledged alone once ended before any delivery (in CI,
+	// under load: the consumer, just made at the right start, reported
+	// nothing delivered and nothing pending), so wait for the sink first.
+	var sink *memorySink
+	for deadline := time.Now().Add(10 * time.Second); sink == nil; {
+		mu.Lock()
+		sink = byDest[a.ID]
+		mu.Unlock()
+		if sink == nil && time.Now().After(deadline) {
+			t.Fatal("nothing delivered to the destination within 10 s")
+		}
+		time.Sleep(5 * time.Millisecond) // polling for the sink, with a deadline
+	}
+	sink.waitFor(t, "the events stored before the consumer", func(r []sinks.Record) bool { return len(r) >= len(want) })
 	waitAllAcked(t, e)
-	mu.Lock()
-	sink := byDest[a.ID]
-	mu.Unlock()
 	got := ids(sink.waitFor(t, "the events stored before the consumer", func(r []sinks.Record) bool { return len(r) >= len(want) }))
 	if !slices.Equal(got, sorted(want)) || slices.ContainsFunc(old, func(id string) bool { return slices.Contains(got, id) }) {
 		t.Fatalf("delivered %d events, want the %d stored after the subscription and none before", len(got), len(want))
