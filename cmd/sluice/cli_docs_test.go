@@ -12,35 +12,37 @@ import (
 	"github.com/spf13/pflag"
 )
 
-// cliDocs says where each of sluice's commands is documented for its
-// users: the file, from the repository's root, and the heading of the
-// section that documents it (empty for the whole file). A command is
-// documented when its path and every flag it defines (hidden ones aside)
-// are written there.
-var cliDocs = map[string]struct{ file, section string }{
-	"destinations":  {"docs/cli.md", ""},
-	"subscriptions": {"docs/cli.md", ""},
-	"api-keys":      {"docs/cli.md", ""},
-	"publish":       {"docs/cli.md", "## Sending events: `sluice publish`"},
-	"healthcheck":   {"docs/cli.md", "## Checking a process: `sluice healthcheck`"},
-	"tail":          {"docs/cli.md", "## Reading what a destination holds: `sluice tail`"},
-	"serve":         {"README.md", "## Configuration"},
-	"accounts":      {"README.md", "## Accounts"},
-	"schemas":       {"README.md", "## The event catalogue"},
-	"emulator":      {"docs/emulator.md", "## Running it"},
-}
-
-// cliUndocumented are the commands left out of cliDocs, and why.
-var cliUndocumented = map[string]string{
-	"bench": "a developer's tool: docs/performance.md gives the runs it makes, --help every flag",
-}
-
 // TestCLIDocsCoverEveryCommand walks sluice's commands from newRootCommand
 // and checks that the documentation cliDocs names for each writes its path
 // and each of its flags (--name), so that a command or flag added without a
 // word in the docs fails here: docs/cli.md once lacked
 // destinations dead-letters, destinations redrive and tail's --emulator.
 func TestCLIDocsCoverEveryCommand(t *testing.T) {
+	// Where each command is documented for its users: the file, from the
+	// repository's root, and the heading of the section that documents it
+	// (empty for the whole file). A command is documented when its path and
+	// every flag it defines (hidden ones aside) are written there; in a row
+	// of a table when table is set.
+	type docPlace struct {
+		file, section string
+		table         bool
+	}
+	cliDocs := map[string]docPlace{
+		"destinations":  {file: "docs/cli.md"},
+		"subscriptions": {file: "docs/cli.md"},
+		"api-keys":      {file: "docs/cli.md"},
+		"publish":       {file: "docs/cli.md", section: "## Sending events: `sluice publish`"},
+		"healthcheck":   {file: "docs/cli.md", section: "## Checking a process: `sluice healthcheck`"},
+		"tail":          {file: "docs/cli.md", section: "## Reading what a destination holds: `sluice tail`"},
+		"serve":         {file: "README.md", section: "## Configuration", table: true},
+		"accounts":      {file: "README.md", section: "## Accounts"},
+		"schemas":       {file: "README.md", section: "## The event catalogue"},
+		"emulator":      {file: "docs/emulator.md", section: "## Running it", table: true},
+	}
+	// The commands left out of cliDocs, and why.
+	cliUndocumented := map[string]string{
+		"bench": "a developer's tool: docs/performance.md gives the runs it makes, --help every flag",
+	}
 	root := newRootCommand()
 	for _, top := range root.Commands() {
 		if top.Hidden || top.Name() == "help" || top.Name() == "completion" {
@@ -63,6 +65,11 @@ func TestCLIDocsCoverEveryCommand(t *testing.T) {
 		if where.section != "" {
 			place += ` section "` + where.section + `"`
 		}
+		flagText := text
+		if where.table {
+			flagText = markdownTableRows(text)
+			place += "'s table"
+		}
 		walkCommands(top, func(cmd *cobra.Command) {
 			path := strings.TrimPrefix(cmd.CommandPath(), "sluice ")
 			if !mentionsCommand(text, path) {
@@ -72,7 +79,7 @@ func TestCLIDocsCoverEveryCommand(t *testing.T) {
 				if f.Hidden || f.Name == "help" {
 					return
 				}
-				if !mentionsFlag(text, f.Name) {
+				if !mentionsFlag(flagText, f.Name) {
 					t.Errorf("%s does not mention --%s of %q (%s)", place, f.Name, "sluice "+path, f.Usage)
 				}
 			})
@@ -119,6 +126,18 @@ func TestCLIDocsCheckFails(t *testing.T) {
 		if got := mentionsFlag(doc, c.name); got != c.want {
 			t.Errorf("mentionsFlag(%q) = %v, want %v", c.name, got, c.want)
 		}
+	}
+	md := "# T\n## A\n| `--a` | x |\n```sh\n# a comment, not a heading\n```\n### Sub\n`--sub`\n## B\n| `--b` | |\n"
+	section, ok := markdownSection(md, "## A")
+	want := "## A\n| `--a` | x |\n```sh\n# a comment, not a heading\n```\n### Sub\n`--sub`"
+	if !ok || section != want {
+		t.Errorf("markdownSection(## A) = %q, %v; want %q", section, ok, want)
+	}
+	if rows := markdownTableRows(section); rows != "| `--a` | x |" {
+		t.Errorf("markdownTableRows = %q, want the one row", rows)
+	}
+	if _, ok := markdownSection(md, "## C"); ok {
+		t.Errorf("markdownSection found a heading md lacks")
 	}
 }
 
@@ -168,20 +187,40 @@ func mentionsCommand(text, path string) bool {
 	return false
 }
 
+// markdownTableRows returns the lines of text that are rows of a Markdown table.
+func markdownTableRows(text string) string {
+	var rows []string
+	for _, line := range strings.Split(text, "\n") {
+		if strings.HasPrefix(strings.TrimSpace(line), "|") {
+			rows = append(rows, line)
+		}
+	}
+	return strings.Join(rows, "\n")
+}
+
 // docSection reads file (from the repository's root) and returns the
-// section under heading, up to the next heading of its level or above; the
-// whole file when heading is empty.
+// section under heading; the whole file when heading is empty.
 func docSection(file, heading string) (string, error) {
 	b, err := os.ReadFile(filepath.Join("..", "..", filepath.FromSlash(file)))
 	if err != nil {
 		return "", err
 	}
-	text := string(b)
 	if heading == "" {
-		return text, nil
+		return string(b), nil
 	}
+	section, ok := markdownSection(string(b), heading)
+	if !ok {
+		return "", fmt.Errorf("%s has no heading %q: say in cliDocs where the command is documented now", file, heading)
+	}
+	return section, nil
+}
+
+// markdownSection returns the lines of md from the line heading (such as
+// "## Accounts") up to the next heading of its level or above, outside
+// fenced code blocks; false when md has no such heading.
+func markdownSection(md, heading string) (string, bool) {
 	level := strings.Index(heading, " ")
-	lines := strings.Split(text, "\n")
+	lines := strings.Split(md, "\n")
 	start := -1
 	inFence := false
 	for i, line := range lines {
@@ -199,11 +238,11 @@ func docSection(file, heading string) (string, error) {
 			continue
 		}
 		if n := len(line) - len(strings.TrimLeft(line, "#")); n > 0 && n <= level && strings.HasPrefix(line[n:], " ") {
-			return strings.Join(lines[start:i], "\n"), nil
+			return strings.Join(lines[start:i], "\n"), true
 		}
 	}
 	if start < 0 {
-		return "", fmt.Errorf("%s has no heading %q: say in cliDocs where the command is documented now", file, heading)
+		return "", false
 	}
-	return strings.Join(lines[start:], "\n"), nil
+	return strings.Join(lines[start:], "\n"), true
 }
