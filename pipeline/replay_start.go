@@ -116,38 +116,32 @@ func (r *Replayer) settled(ctx context.Context, replay store.Replay) (store.Repl
 }
 
 // checkRetained returns a *store.ValidationError of since if the stream
-// may have dropped events at or after since: since is before its retention
-// (its MaxAge ago), or before the first event it still holds once it has
-// dropped some. The message says which boundary it is and the earliest
-// since to give.
+// may have dropped events at or after since, saying which boundary it is
+// and the earliest since to give. With a retention (MaxAge), that is since
+// before it: events expire only once older than the retention, so a since
+// within it loses nothing, however quiet the stream was before its oldest
+// event (a purge is not told apart from a quiet time, and the replay then
+// starts at the oldest event held). With none, it is since before the
+// oldest event held once the stream has dropped some (purged, or its
+// storage lost).
 func checkRetained(info *jetstream.StreamInfo, now, since time.Time) error {
-	maxAge := info.Config.MaxAge
-	var retained time.Time
-	if maxAge > 0 {
-		retained = now.Add(-maxAge)
-	}
-	first := info.State.FirstTime
-	if info.State.FirstSeq > 1 && first.After(retained) {
-		if !since.Before(first) {
+	if maxAge := info.Config.MaxAge; maxAge > 0 {
+		retained := now.Add(-maxAge)
+		if !since.Before(retained) {
 			return nil
 		}
-		// Events expire only once older than the retention: the stream
-		// lost those before first in another way (a purge, or storage lost).
-		within := ""
-		if maxAge > 0 {
-			within = fmt.Sprintf(", though within the stream's %s retention", retentionText(maxAge))
-		}
-		return &store.ValidationError{Field: "since", Msg: fmt.Sprintf("%s is before the oldest event the stream still holds (stored %s): the events stored before it are gone%s; give a since at or after %s",
-			since.UTC().Format(time.RFC3339), first.UTC().Format(time.RFC3339Nano), within, first.UTC().Format(time.RFC3339Nano))}
+		// The boundary moves with the clock: the next whole minute leaves
+		// the caller time to send the request again.
+		earliest := retained.Truncate(time.Minute).Add(time.Minute)
+		return &store.ValidationError{Field: "since", Msg: fmt.Sprintf("%s is too early: the stream keeps events for %s (its retention, sluice serve --retention), so older events are gone; give a since at or after %s",
+			since.UTC().Format(time.RFC3339), retentionText(maxAge), earliest.UTC().Format(time.RFC3339))}
 	}
-	if retained.IsZero() || !since.Before(retained) {
+	first := info.State.FirstTime
+	if info.State.FirstSeq <= 1 || !since.Before(first) {
 		return nil
 	}
-	// The boundary moves with the clock: the next whole minute leaves
-	// the caller time to send the request again.
-	earliest := retained.Truncate(time.Minute).Add(time.Minute)
-	return &store.ValidationError{Field: "since", Msg: fmt.Sprintf("%s is too early: the stream keeps events for %s (its retention, sluice serve --retention), so older events are gone; give a since at or after %s",
-		since.UTC().Format(time.RFC3339), retentionText(maxAge), earliest.UTC().Format(time.RFC3339))}
+	return &store.ValidationError{Field: "since", Msg: fmt.Sprintf("%s is before the oldest event the stream still holds (stored %s): the events stored before it are gone; give a since at or after %s",
+		since.UTC().Format(time.RFC3339), first.UTC().Format(time.RFC3339Nano), first.UTC().Format(time.RFC3339Nano))}
 }
 
 // retentionText writes a retention as people do: 72h, 90m, 1h30m; not

@@ -128,9 +128,12 @@ func TestReplayerRange(t *testing.T) {
 	}
 }
 
-// TestReplayerRangeAfterEventsWereLost refuses a since before the first
-// event the stream holds once events within its retention are gone (here
-// purged), saying so and naming the earliest since to give.
+// TestReplayerRangeAfterEventsWereLost checks the boundary of a replay's
+// since once the stream has dropped events: within the stream's retention
+// any since is taken (events expire only once older than it, so the time
+// before the oldest event held is a quiet one, or a purge no replay can
+// undo), starting at the oldest event held; a stream kept without a
+// retention refuses a since before its oldest event, saying so.
 func TestReplayerRangeAfterEventsWereLost(t *testing.T) {
 	e := newDeliveryEnv(t)
 	sub, err := e.store.CreateSubscription(e.ctx, e.account, store.Subscription{Sources: []store.Source{{Type: httpKind}}})
@@ -147,23 +150,39 @@ func TestReplayerRangeAfterEventsWereLost(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	first := info.State.FirstTime.UTC().Format(time.RFC3339Nano)
+	if _, err := replayer.StartReplay(e.ctx, e.account, sub.ID, start, time.Time{}); err != nil {
+		t.Fatalf("a replay since %v, within the retention though before the oldest event held: %v", start, err)
+	}
 
-	_, err = replayer.StartReplay(e.ctx, e.account, sub.ID, start, time.Time{})
+	// An hour of quiet before the oldest event held, within a retention.
+	now := info.State.FirstTime.Add(time.Hour)
+	quiet := *info
+	if err := pipeline.CheckRetained(&quiet, now, now.Add(-2*time.Hour)); err != nil {
+		t.Errorf("since 2 h ago, the oldest event held 1 h old, retention %v: %v", quiet.Config.MaxAge, err)
+	}
+	if err := pipeline.CheckRetained(&quiet, now, now.Add(-quiet.Config.MaxAge-time.Hour)); err == nil {
+		t.Errorf("since before the retention: no error")
+	}
+
+	// Without a retention, only a purge (or lost storage) drops events.
+	kept := *info
+	kept.Config.MaxAge = 0
+	err = pipeline.CheckRetained(&kept, now, start)
 	var invalid *store.ValidationError
 	if !errors.As(err, &invalid) || invalid.Field != "since" {
 		t.Fatalf("error %v, want a validation error of since", err)
 	}
+	first := info.State.FirstTime.UTC().Format(time.RFC3339Nano)
 	for _, want := range []string{
 		"before the oldest event the stream still holds (stored " + first + ")",
-		"the events stored before it are gone, though within the stream's 72h retention",
+		"the events stored before it are gone",
 		"give a since at or after " + first,
 	} {
 		if !strings.Contains(invalid.Msg, want) {
 			t.Fatalf("message %q does not say %q", invalid.Msg, want)
 		}
 	}
-	if _, err := replayer.StartReplay(e.ctx, e.account, sub.ID, info.State.FirstTime, time.Time{}); err != nil {
-		t.Fatalf("a replay since the first event held: %v", err)
+	if err := pipeline.CheckRetained(&kept, now, info.State.FirstTime); err != nil {
+		t.Errorf("since the oldest event held, without a retention: %v", err)
 	}
 }
