@@ -21,32 +21,32 @@ node_modules: package-lock.json
 	npm ci --no-audit --no-fund --ignore-scripts
 	@touch node_modules
 
+# apt_install,PACKAGE,TEST installs Debian's PACKAGE with apt-get, as root
+# or with password-less sudo, for TEST; when it cannot, it says so and the
+# build goes on: TEST then skips, saying why.
+define apt_install
+if ! command -v apt-get >/dev/null 2>&1; then echo "$(1): not found, and no apt-get to install it: $(2) will skip"; exit 0; fi; \
+sudo=""; if [ "$$(id -u)" != 0 ]; then sudo="sudo -n"; fi; \
+echo "$(1): installing Debian's $(1) for $(2)"; \
+$$sudo apt-get install -y --no-install-recommends $(1) \
+	|| { $$sudo apt-get update && $$sudo apt-get install -y --no-install-recommends $(1); } \
+	|| echo "$(1): could not install Debian's $(1): $(2) will skip"
+endef
+
 # The AWS CLI v2 that the emulator's TestAWSCLI drives: Debian's awscli,
 # installed when no aws v2 is found (a pip aws-cli 1.x earlier in PATH does
-# not count). Installing needs apt-get and root or password-less sudo; when
-# it cannot, this says so and the build goes on: the test then skips, saying
-# why.
+# not count).
 awscli:
 	@for dir in $$(echo "$$PATH" | tr ':' ' ') /usr/bin /usr/local/bin; do \
 		if [ -x "$$dir/aws" ] && "$$dir/aws" --version 2>&1 | grep -q '^aws-cli/2\.'; then exit 0; fi; \
 	done; \
-	if ! command -v apt-get >/dev/null 2>&1; then echo "awscli: no AWS CLI v2 and no apt-get to install one: TestAWSCLI will skip"; exit 0; fi; \
-	sudo=""; if [ "$$(id -u)" != 0 ]; then sudo="sudo -n"; fi; \
-	echo "awscli: installing Debian's awscli for TestAWSCLI"; \
-	$$sudo apt-get install -y --no-install-recommends awscli \
-		|| { $$sudo apt-get update && $$sudo apt-get install -y --no-install-recommends awscli; } \
-		|| echo "awscli: could not install Debian's awscli: TestAWSCLI will skip"
+	$(call apt_install,awscli,TestAWSCLI)
 
 # jq, which the README's examples use to pick ids out of answers, and so
-# TestREADME that runs them: Debian's, installed when missing, as awscli.
+# TestREADME that runs them.
 jq:
 	@command -v jq >/dev/null 2>&1 && exit 0; \
-	if ! command -v apt-get >/dev/null 2>&1; then echo "jq: not found and no apt-get to install it: TestREADME will skip"; exit 0; fi; \
-	sudo=""; if [ "$$(id -u)" != 0 ]; then sudo="sudo -n"; fi; \
-	echo "jq: installing Debian's jq for TestREADME"; \
-	$$sudo apt-get install -y --no-install-recommends jq \
-		|| { $$sudo apt-get update && $$sudo apt-get install -y --no-install-recommends jq; } \
-		|| echo "jq: could not install Debian's jq: TestREADME will skip"
+	$(call apt_install,jq,TestREADME)
 
 lint:
 	@unformatted="$$(gofmt -l $(GOFILES))"; \
