@@ -36,8 +36,10 @@
 //
 // # Lifecycle
 //
-// New starts nothing. Serve serves a listener until its context ends, then
-// shuts down gracefully; Handler serves in a server of the caller's. The
-// Go methods (SetFault, Counters, FirehoseRecords, ...) are safe for
+// New starts nothing, but with Config.DataDir it locks the directory, one
+// process at a time. Serve serves a listener until its context ends, then
+// shuts down gracefully and releases the directory; Handler serves in a
+// server of the caller's, who calls Close when done with it. The Go
+// methods (SetFault, Counters, FirehoseRecords, ...) are safe for
 // concurrent use with serving.
 package emulator

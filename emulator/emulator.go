@@ -76,7 +76,9 @@ type Config struct {
 	// groups and the records they keep across restarts, in
 	// DataDir/state.json (StateFile): New loads it, Serve saves it
 	// SaveDelay after changes and when it stops (Save saves it at once).
-	// One emulator per directory. Empty (the default): memory only.
+	// One emulator per directory: New locks it (LockFile) until Close or
+	// the end of Serve, and refuses a directory another process holds.
+	// Empty (the default): memory only.
 	DataDir string
 	// SaveDelay is how long Serve waits after a change before saving the
 	// state, so that a burst of calls makes one save (default 1s).
@@ -147,8 +149,9 @@ type Server struct {
 
 // New returns an emulator configured by cfg. It starts nothing: serve it
 // with Serve, or mount Handler in a server of yours. With Config.DataDir,
-// it loads the state saved there, and returns an error naming the file
-// and what to do when the file cannot be read.
+// it locks the directory, refusing with a *DataDirInUseError one another
+// emulator holds, loads the state saved there, and returns an error naming
+// the file and what to do when the file cannot be read.
 func New(cfg Config) (*Server, error) {
 	cfg.setDefaults()
 	if err := cfg.Validate(); err != nil {
@@ -176,8 +179,14 @@ func New(cfg Config) (*Server, error) {
 		}
 	}
 	if cfg.DataDir != "" {
+		lock, err := lockDir(cfg.DataDir)
+		if err != nil {
+			return nil, err
+		}
 		s.persist = newPersister(cfg.DataDir)
+		s.persist.lock = lock
 		if err := s.load(); err != nil {
+			lock.release()
 			return nil, err
 		}
 	}
@@ -198,7 +207,8 @@ func (s *Server) Handler() http.Handler {
 // latency ends at once), closes the connections still open and returns
 // nil. It returns an error when serving
 // fails. It closes ln. With Config.DataDir, it saves the state after
-// changes while it serves, and once more when it stops.
+// changes while it serves, and when it stops it closes the Server (Close):
+// a last save, and the directory released.
 func (s *Server) Serve(ctx context.Context, ln net.Listener) (err error) {
 	if s.persist != nil {
 		saverCtx, stopSaver := context.WithCancel(ctx)
@@ -210,8 +220,8 @@ func (s *Server) Serve(ctx context.Context, ln net.Listener) (err error) {
 		defer func() {
 			stopSaver()
 			<-saverDone
-			if saveErr := s.Save(); saveErr != nil {
-				err = errors.Join(err, saveErr)
+			if closeErr := s.Close(); closeErr != nil {
+				err = errors.Join(err, closeErr)
 			}
 		}()
 	}

@@ -70,6 +70,13 @@ func serializationError(format string, args ...any) *apiError {
 	return clientError("SerializationException", format, args...)
 }
 
+// unreadableBody is the 400 answer to a request whose body could not be
+// read to its end (a malformed chunked encoding, a client that stopped
+// sending).
+func unreadableBody(err error) *apiError {
+	return clientError("SerializationException", "The request body could not be read: %v. Send the whole body, of the length Content-Length gives.", err)
+}
+
 // serverError is a 5xx answer.
 func serverError(code string, status int, message string) *apiError {
 	return &apiError{Code: code, Message: message, Status: status}

@@ -3,7 +3,12 @@ package emulator
 import (
 	"slices"
 	"strings"
+	"unicode/utf8"
 )
+
+// maxFilterPatternLength is AWS's limit of FilterLogEvents' filterPattern,
+// in characters.
+const maxFilterPatternLength = 1024
 
 // filterPattern is a filter pattern of FilterLogEvents, of one of the two
 // kinds the emulator supports. A JSON pattern ({ $.x = ... }) is a
@@ -17,9 +22,13 @@ type filterPattern struct {
 	json           *jsonPattern
 }
 
-// parseFilterPattern parses a term or JSON filter pattern.
+// parseFilterPattern parses a term or JSON filter pattern, of at most
+// maxFilterPatternLength characters.
 func parseFilterPattern(pattern string) (filterPattern, error) {
 	var p filterPattern
+	if n := utf8.RuneCountInString(pattern); n > maxFilterPatternLength {
+		return p, invalidParameter(ServiceLogs, "1 validation error detected: Value at 'filterPattern' failed to satisfy constraint: Member must have length less than or equal to %d (this one has %d characters): shorten the pattern.", maxFilterPatternLength, n)
+	}
 	rest := strings.TrimSpace(pattern)
 	if isJSONPattern(rest) {
 		var err error

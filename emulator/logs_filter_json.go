@@ -33,13 +33,31 @@ type jsonExpr interface {
 	eval(doc any) bool
 }
 
-type jsonAnd struct{ left, right jsonExpr }
+// jsonAnd holds when all its operands do. It is flat, a && b && c one
+// node of three, so that eval recurses only as deep as the parentheses
+// nest, which the parser bounds (maxJSONPatternDepth).
+type jsonAnd []jsonExpr
 
-func (e jsonAnd) eval(doc any) bool { return e.left.eval(doc) && e.right.eval(doc) }
+func (e jsonAnd) eval(doc any) bool {
+	for _, operand := range e {
+		if !operand.eval(doc) {
+			return false
+		}
+	}
+	return true
+}
 
-type jsonOr struct{ left, right jsonExpr }
+// jsonOr holds when one of its operands does; flat like jsonAnd.
+type jsonOr []jsonExpr
 
-func (e jsonOr) eval(doc any) bool { return e.left.eval(doc) || e.right.eval(doc) }
+func (e jsonOr) eval(doc any) bool {
+	for _, operand := range e {
+		if operand.eval(doc) {
+			return true
+		}
+	}
+	return false
+}
 
 // jsonStep is one step of a selector: a member name, or an array index
 // when index >= 0.
@@ -228,6 +246,11 @@ func (t jsonToken) String() string {
 	return strconv.Quote(t.text)
 }
 
+// maxJSONPatternDepth is how deep parentheses may nest in a JSON pattern:
+// the parser and eval recurse once per level, so that no pattern can
+// exhaust the stack.
+const maxJSONPatternDepth = 32
+
 // jsonPatternParser is a recursive-descent parser of the inside of a
 // JSON pattern, one token ahead.
 type jsonPatternParser struct {
@@ -236,6 +259,7 @@ type jsonPatternParser struct {
 	base    int    // the offset of src in pattern
 	pos     int
 	tok     jsonToken
+	depth   int // of the parentheses open
 }
 
 func (p *jsonPatternParser) fail(what string) error {
@@ -244,40 +268,48 @@ func (p *jsonPatternParser) fail(what string) error {
 
 // parseOr parses and-expressions joined by ||.
 func (p *jsonPatternParser) parseOr() (jsonExpr, error) {
-	left, err := p.parseAnd()
+	first, err := p.parseAnd()
 	if err != nil {
 		return nil, err
 	}
+	if p.tok.kind != tokOr {
+		return first, nil
+	}
+	or := jsonOr{first}
 	for p.tok.kind == tokOr {
 		if err := p.next(); err != nil {
 			return nil, err
 		}
-		right, err := p.parseAnd()
+		next, err := p.parseAnd()
 		if err != nil {
 			return nil, err
 		}
-		left = jsonOr{left, right}
+		or = append(or, next)
 	}
-	return left, nil
+	return or, nil
 }
 
 // parseAnd parses primaries joined by &&.
 func (p *jsonPatternParser) parseAnd() (jsonExpr, error) {
-	left, err := p.parsePrimary()
+	first, err := p.parsePrimary()
 	if err != nil {
 		return nil, err
 	}
+	if p.tok.kind != tokAnd {
+		return first, nil
+	}
+	and := jsonAnd{first}
 	for p.tok.kind == tokAnd {
 		if err := p.next(); err != nil {
 			return nil, err
 		}
-		right, err := p.parsePrimary()
+		next, err := p.parsePrimary()
 		if err != nil {
 			return nil, err
 		}
-		left = jsonAnd{left, right}
+		and = append(and, next)
 	}
-	return left, nil
+	return and, nil
 }
 
 // parsePrimary parses ( expression ) or a condition.
@@ -285,6 +317,10 @@ func (p *jsonPatternParser) parsePrimary() (jsonExpr, error) {
 	switch p.tok.kind {
 	case tokOpen:
 		open := p.tok.offset
+		if p.depth == maxJSONPatternDepth {
+			return nil, p.fail(fmt.Sprintf("the ( at offset %d nests parentheses deeper than %d levels, the most the emulator takes: write the expression with fewer", open, maxJSONPatternDepth))
+		}
+		p.depth++
 		if err := p.next(); err != nil {
 			return nil, err
 		}
@@ -292,6 +328,7 @@ func (p *jsonPatternParser) parsePrimary() (jsonExpr, error) {
 		if err != nil {
 			return nil, err
 		}
+		p.depth--
 		if p.tok.kind != tokClose {
 			return nil, p.fail(fmt.Sprintf("the ( at offset %d is not closed", open))
 		}

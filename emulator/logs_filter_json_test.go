@@ -130,3 +130,88 @@ func TestJSONFilterPatternErrors(t *testing.T) {
 		})
 	}
 }
+
+// TestFilterPatternLimits checks that a pattern longer than AWS's 1024
+// characters, or nesting parentheses deeper than 32 levels, is refused
+// with a message saying so, whatever its size, instead of recursing until
+// the stack overflows; and that what is taken evaluates as deep as its
+// parentheses nest, not as long as its chains of && and ||.
+func TestFilterPatternLimits(t *testing.T) {
+	nested := func(depth int) string {
+		return "{ " + strings.Repeat("(", depth) + "$.a = 1" + strings.Repeat(")", depth) + " }"
+	}
+	refused := func(t *testing.T, err error, want string) {
+		t.Helper()
+		var apiErr *apiError
+		if !errors.As(err, &apiErr) || apiErr.Code != "InvalidParameterException" {
+			t.Fatalf("error %v, want an InvalidParameterException", err)
+		}
+		if !strings.Contains(apiErr.Message, want) {
+			t.Errorf("message %q does not say %q", apiErr.Message, want)
+		}
+	}
+	t.Run("length", func(t *testing.T) {
+		if _, err := parseFilterPattern(strings.Repeat("é", maxFilterPatternLength)); err != nil {
+			t.Fatalf("a pattern of 1024 characters: %v", err)
+		}
+		_, err := parseFilterPattern(strings.Repeat("ab ", 342)) // 1026
+		refused(t, err, "Member must have length less than or equal to 1024 (this one has 1026 characters)")
+		_, err = parseFilterPattern(nested(6_000_000))
+		refused(t, err, "less than or equal to 1024")
+		if n := len(err.Error()); n > 1024 {
+			t.Errorf("the refusal of a 12 MB pattern is %d bytes long", n)
+		}
+	})
+	t.Run("depth", func(t *testing.T) {
+		p, err := parseFilterPattern(nested(maxJSONPatternDepth))
+		if err != nil {
+			t.Fatalf("parentheses 32 deep: %v", err)
+		}
+		if !p.matches(`{"a": 1}`) {
+			t.Error("the pattern 32 deep does not match")
+		}
+		_, err = parseFilterPattern(nested(maxJSONPatternDepth + 1))
+		refused(t, err, "nests parentheses deeper than 32 levels")
+		// Past the length limit, for callers that parse without it.
+		_, err = parseJSONPattern(nested(1_000_000))
+		refused(t, err, "deeper than 32 levels")
+	})
+	t.Run("eval depth", func(t *testing.T) {
+		conditions := make([]string, 120)
+		for i := range conditions {
+			conditions[i] = "$.a = 1"
+		}
+		for _, join := range []string{" && ", " || ", " && $.b = 1 || "} {
+			p, err := parseJSONPattern("{ " + strings.Join(conditions, join) + " }")
+			if err != nil {
+				t.Fatal(err)
+			}
+			if d := exprDepth(p.root); d > 3 {
+				t.Errorf("a chain of %q is %d nodes deep, want at most 3", join, d)
+			}
+		}
+		p, err := parseJSONPattern(nested(maxJSONPatternDepth))
+		if err != nil {
+			t.Fatal(err)
+		}
+		if d := exprDepth(p.root); d > 2*maxJSONPatternDepth+3 {
+			t.Errorf("parentheses %d deep make a tree %d deep", maxJSONPatternDepth, d)
+		}
+	})
+}
+
+// exprDepth is how deep eval recurses into e.
+func exprDepth(e jsonExpr) int {
+	var operands []jsonExpr
+	switch e := e.(type) {
+	case jsonAnd:
+		operands = e
+	case jsonOr:
+		operands = e
+	}
+	deepest := 0
+	for _, o := range operands {
+		deepest = max(deepest, exprDepth(o))
+	}
+	return deepest + 1
+}

@@ -29,8 +29,10 @@ type persister struct {
 	changed chan struct{}
 	// changes counts the changes; saved is its value at the last save.
 	changes atomic.Uint64
-	mu      sync.Mutex // one save at a time; guards saved
+	mu      sync.Mutex // one save at a time; guards saved, lock and closed
 	saved   uint64
+	lock    *dirLock // of the directory, from New to Close
+	closed  bool     // by Close: saves are refused
 }
 
 func newPersister(dir string) *persister {
@@ -116,11 +118,34 @@ func (s *Server) Save() error {
 	if changes == p.saved {
 		return nil
 	}
+	if p.closed {
+		return fmt.Errorf("saving the emulator's state: the emulator is closed and %s released, so the changes made since are not saved", filepath.Dir(p.path))
+	}
 	if err := writeStateFile(p.path, s.snapshot()); err != nil {
 		return err
 	}
 	p.saved = changes
 	return nil
+}
+
+// Close saves the state, if it changed, and releases Config.DataDir for
+// another emulator or process to use. Serve closes the Server when it
+// returns; Close is for an emulator served through Handler, or made and
+// never served. After Close, Save refuses to save changes. Close can be
+// called again; without a DataDir it does nothing.
+func (s *Server) Close() error {
+	p := s.persist
+	if p == nil {
+		return nil
+	}
+	err := s.Save()
+	p.mu.Lock()
+	defer p.mu.Unlock()
+	if !p.closed {
+		p.closed = true
+		p.lock.release()
+	}
+	return err
 }
 
 // writeStateFile writes st to path through a temporary file in the same

@@ -2,6 +2,8 @@ package emulator_test
 
 import (
 	"context"
+	"errors"
+	"fmt"
 	"os"
 	"path/filepath"
 	"slices"
@@ -173,13 +175,23 @@ func TestDataDirSavesWhileServing(t *testing.T) {
 	}
 	deadline := time.Now().Add(10 * time.Second)
 	for {
-		// Another emulator on the same directory reads what was saved (it
-		// never serves, so it never writes).
-		reader, err := emulator.New(emulator.Config{DataDir: dir})
+		// Another emulator reads a copy of what was saved (the directory
+		// is the serving one's).
+		copied := t.TempDir()
+		if state, err := os.ReadFile(filepath.Join(dir, emulator.StateFile)); err == nil {
+			if err := os.WriteFile(filepath.Join(copied, emulator.StateFile), state, 0o600); err != nil {
+				t.Fatal(err)
+			}
+		}
+		reader, err := emulator.New(emulator.Config{DataDir: copied})
 		if err != nil {
 			t.Fatal(err)
 		}
-		if records, _, err := reader.FirehoseRecords("events"); err == nil && len(records) == 1 && string(records[0].Data) == "kept" {
+		records, _, err := reader.FirehoseRecords("events")
+		if err := reader.Close(); err != nil {
+			t.Fatal(err)
+		}
+		if err == nil && len(records) == 1 && string(records[0].Data) == "kept" {
 			return
 		}
 		if time.Now().After(deadline) {
@@ -211,6 +223,17 @@ func TestDataDirCorruptState(t *testing.T) {
 			if msg := err.Error(); !strings.Contains(msg, path) || !strings.Contains(msg, "move it away") {
 				t.Errorf("error %q does not name the file and what to do", msg)
 			}
+			// The refusal released the directory.
+			if err := os.Remove(path); err != nil {
+				t.Fatal(err)
+			}
+			emu, err := emulator.New(emulator.Config{DataDir: dir})
+			if err != nil {
+				t.Fatalf("New once the file is moved away: %v", err)
+			}
+			if err := emu.Close(); err != nil {
+				t.Fatal(err)
+			}
 		})
 	}
 }
@@ -223,10 +246,68 @@ func TestDataDirRemovesTemporaryFiles(t *testing.T) {
 	if err := os.WriteFile(stale, []byte(`{"version": 1, "kinesis`), 0o600); err != nil {
 		t.Fatal(err)
 	}
-	if _, err := emulator.New(emulator.Config{DataDir: dir}); err != nil {
+	emu, err := emulator.New(emulator.Config{DataDir: dir})
+	if err != nil {
 		t.Fatalf("New: %v", err)
 	}
+	t.Cleanup(func() { _ = emu.Close() })
 	if _, err := os.Stat(stale); !os.IsNotExist(err) {
 		t.Errorf("the temporary file of an interrupted save is still there: %v", err)
+	}
+}
+
+// TestDataDirLocked checks that two emulators never share a DataDir: the
+// second New is refused, naming the directory and the process holding
+// it, until the first is closed or its Serve returns.
+func TestDataDirLocked(t *testing.T) {
+	dir := t.TempDir()
+	first, err := emulator.New(emulator.Config{DataDir: dir})
+	if err != nil {
+		t.Fatal(err)
+	}
+	_, err = emulator.New(emulator.Config{DataDir: dir})
+	var inUse *emulator.DataDirInUseError
+	if !errors.As(err, &inUse) || inUse.Dir != dir || inUse.PID != os.Getpid() {
+		t.Fatalf("a second New on the directory: %v, want a DataDirInUseError naming it and pid %d", err, os.Getpid())
+	}
+	if want := fmt.Sprintf("%s is in use by another emulator or sluice serve --dev (pid %d)", dir, os.Getpid()); !strings.Contains(err.Error(), want) {
+		t.Errorf("error %q does not say %q", err, want)
+	}
+	if err := first.CreateDeliveryStream("events"); err != nil {
+		t.Fatal(err)
+	}
+	if err := first.Close(); err != nil {
+		t.Fatalf("Close: %v", err)
+	}
+	if err := first.Close(); err != nil {
+		t.Fatalf("Close again: %v", err)
+	}
+
+	// Once closed, the directory is another's, with what the first saved
+	// at Close.
+	served := emulatortest.Start(t, emulator.Config{DataDir: dir})
+	if _, _, err := served.FirehoseRecords("events"); err != nil {
+		t.Fatalf("the delivery stream made before Close: %v", err)
+	}
+	if _, err := emulator.New(emulator.Config{DataDir: dir}); !errors.As(err, &inUse) {
+		t.Fatalf("New beside a serving emulator: %v, want a DataDirInUseError", err)
+	}
+	if err := served.Stop(); err != nil {
+		t.Fatal(err)
+	}
+	// The end of Serve released it too; a change made after is not saved,
+	// and Save says so.
+	if err := served.CreateDeliveryStream("late"); err != nil {
+		t.Fatal(err)
+	}
+	if err := served.Save(); err == nil || !strings.Contains(err.Error(), "closed") {
+		t.Errorf("Save after Serve returned: %v, want it refused", err)
+	}
+	again, err := emulator.New(emulator.Config{DataDir: dir})
+	if err != nil {
+		t.Fatalf("New once Serve returned: %v", err)
+	}
+	if err := again.Close(); err != nil {
+		t.Fatal(err)
 	}
 }

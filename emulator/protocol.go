@@ -172,7 +172,10 @@ func (s *Server) serveAWS(w http.ResponseWriter, r *http.Request) {
 			writeError(w, &apiError{Code: "SerializationException", Message: fmt.Sprintf("Request body over %d bytes.", maxRequestBytes), Status: http.StatusRequestEntityTooLarge})
 			return
 		}
-		return // the client went away
+		// Never an empty 200 the client takes for success; a client that
+		// went away reads nothing.
+		writeError(w, unreadableBody(err))
+		return
 	}
 	if len(bytes.TrimSpace(body)) == 0 {
 		writeError(w, serializationError("Start of structure or map found where not expected."))

@@ -126,7 +126,11 @@ func (s *Server) serveQuery(w http.ResponseWriter, r *http.Request) {
 		var tooLarge *http.MaxBytesError
 		if errors.As(err, &tooLarge) {
 			writeQueryError(w, requestID, &apiError{Code: "RequestEntityTooLarge", Message: fmt.Sprintf("Request body over %d bytes.", maxRequestBytes), Status: http.StatusRequestEntityTooLarge})
+			return
 		}
+		// Never an empty 200 the client takes for success; a client that
+		// went away reads nothing.
+		writeQueryError(w, requestID, unreadableBody(err))
 		return
 	}
 	form, err := url.ParseQuery(string(body))

@@ -3,9 +3,13 @@ package emulator_test
 import (
 	"context"
 	"encoding/json"
+	"errors"
+	"io"
 	"net/http"
+	"net/http/httptest"
 	"strings"
 	"testing"
+	"testing/iotest"
 
 	"github.com/aws/aws-sdk-go-v2/aws"
 	"github.com/aws/aws-sdk-go-v2/credentials/stscreds"
@@ -128,5 +132,35 @@ func TestSTSErrors(t *testing.T) {
 	}
 	if f, err := emulator.ParseFault("sts/sluice:external_id=ac_36Jc"); err != nil || f.ExternalID != "ac_36Jc" || f.String() != "sts/sluice:external_id=ac_36Jc" {
 		t.Errorf("ParseFault(external_id) = %+v %v", f, err)
+	}
+}
+
+// TestUnreadableBody checks that a call whose body fails to read is
+// answered with a 400 saying so, in the query protocol (STS) and the JSON
+// one, never with an empty 200 a client takes for success.
+func TestUnreadableBody(t *testing.T) {
+	srv, err := emulator.New(emulator.Config{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	broken := func() io.Reader {
+		return io.MultiReader(strings.NewReader("Action=GetCallerIdentity&Vers"), iotest.ErrReader(errors.New("unexpected EOF in chunked body")))
+	}
+	sts := httptest.NewRequest(http.MethodPost, "/", broken())
+	sts.Header.Set("Content-Type", "application/x-www-form-urlencoded")
+	kinesis := httptest.NewRequest(http.MethodPost, "/", broken())
+	kinesis.Header.Set("Content-Type", "application/x-amz-json-1.1")
+	kinesis.Header.Set("X-Amz-Target", "Kinesis_20131202.ListStreams")
+	kinesis.Header.Set("X-Amz-Date", "20260101T000000Z")
+	kinesis.Header.Set("Authorization", "AWS4-HMAC-SHA256 Credential=AKIDEXAMPLE/20260101/us-east-1/kinesis/aws4_request, SignedHeaders=host;x-amz-date, Signature="+strings.Repeat("0", 64))
+	for name, r := range map[string]*http.Request{"sts": sts, "kinesis": kinesis} {
+		t.Run(name, func(t *testing.T) {
+			w := httptest.NewRecorder()
+			srv.Handler().ServeHTTP(w, r)
+			body := w.Body.String()
+			if w.Code != http.StatusBadRequest || !strings.Contains(body, "The request body could not be read: unexpected EOF in chunked body") {
+				t.Fatalf("answer %d %q, want 400 saying the body could not be read", w.Code, body)
+			}
+		})
 	}
 }

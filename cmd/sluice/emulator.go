@@ -2,6 +2,7 @@ package main
 
 import (
 	"context"
+	"errors"
 	"fmt"
 	"io"
 	"net"
@@ -67,7 +68,7 @@ operations=OP+OP and, for sts, external_id=ID. In SLUICE_FAULT, separate faults 
 	fl.IntVar(&f.maxStoredRecords, "max-stored-records", emulator.DefaultMaxStoredRecords, "records kept per stream, delivery stream and log stream; older ones are dropped")
 	fl.Int64Var(&f.maxStoredBytes, "max-stored-bytes", emulator.DefaultMaxStoredBytes, "bytes kept per stream, delivery stream and log stream; older records are dropped")
 	fl.DurationVar(&f.shutdownTimeout, "shutdown-timeout", emulator.DefaultShutdownTimeout, "how long to wait for calls in flight on SIGINT or SIGTERM")
-	fl.StringVar(&f.dataDir, "data-dir", "", "keep the streams, delivery streams, log groups and their records across restarts in DIR/emulator, as serve --dev does in its --data-dir (default: in memory only)")
+	fl.StringVar(&f.dataDir, "data-dir", "", "keep the streams, delivery streams, log groups and their records across restarts in DIR/emulator, as serve --dev does in its --data-dir; one process at a time uses it, so not beside a serve --dev on the same DIR (default: in memory only)")
 	f.log.register(fl)
 	return cmd
 }
@@ -112,6 +113,10 @@ func runEmulator(ctx context.Context, f emulatorFlags, stdout, stderr io.Writer)
 	}
 	cfg.Logger = log
 	srv, err := emulator.New(cfg)
+	var inUse *emulator.DataDirInUseError
+	if errors.As(err, &inUse) {
+		return fmt.Errorf("--data-dir %s: %w", f.dataDir, err)
+	}
 	if err != nil {
 		return err
 	}

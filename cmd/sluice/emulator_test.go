@@ -4,7 +4,10 @@ import (
 	"bufio"
 	"context"
 	"errors"
+	"fmt"
 	"io"
+	"os"
+	"path/filepath"
 	"strings"
 	"testing"
 	"time"
@@ -107,6 +110,40 @@ func TestEmulatorCommand(t *testing.T) {
 			}
 		}
 	})
+}
+
+// TestEmulatorDataDirInUse checks that `sluice emulator --data-dir D`
+// refuses a D another emulator uses, and so does `sluice serve --dev
+// --data-dir D`, naming the directory and the process holding it: two
+// processes never write one state file.
+func TestEmulatorDataDirInUse(t *testing.T) {
+	clearSluiceEnv(t)
+	dataDir := t.TempDir()
+	startEmulatorCommand(t, "--data-dir", dataDir)
+	inUse := fmt.Sprintf("%s is in use by another emulator or sluice serve --dev (pid %d)", filepath.Join(dataDir, devAWSDir), os.Getpid())
+
+	second := newRootCommand()
+	second.SetArgs([]string{"emulator", "--listen", "127.0.0.1:0", "--data-dir", dataDir})
+	second.SetOut(io.Discard)
+	second.SetErr(io.Discard)
+	ctx, cancel := context.WithTimeout(t.Context(), 20*time.Second)
+	defer cancel()
+	err := second.ExecuteContext(ctx)
+	if err == nil || ctx.Err() != nil || !strings.Contains(err.Error(), "--data-dir "+dataDir) || !strings.Contains(err.Error(), inUse) {
+		t.Fatalf("a second sluice emulator on --data-dir %s: %v, want it refused saying %q", dataDir, err, inUse)
+	}
+
+	if testing.Short() {
+		t.Skip("runs sluice serve")
+	}
+	serve := newRootCommand()
+	serve.SetArgs([]string{"serve", "--dev", "--http", "127.0.0.1:0", "--metrics-http", "127.0.0.1:0", "--dev-aws-listen", "127.0.0.1:0", "--log-format", "json", "--data-dir", dataDir})
+	serve.SetOut(io.Discard)
+	serve.SetErr(io.Discard)
+	err = serve.ExecuteContext(ctx)
+	if err == nil || ctx.Err() != nil || !strings.Contains(err.Error(), inUse) {
+		t.Fatalf("sluice serve --dev beside sluice emulator on --data-dir %s: %v, want it refused saying %q", dataDir, err, inUse)
+	}
 }
 
 func TestEmulatorFlags(t *testing.T) {

@@ -87,7 +87,7 @@ func newServeCommand() *cobra.Command {
 // register defines serve's flags on fl, with their defaults, filling f.
 func (f *serveFlags) register(fl *pflag.FlagSet) {
 	fl.StringVar(&f.dataDir, "data-dir", "./sluice-data", "where the embedded NATS server stores streams and state; one serve at a time uses it (it holds sluice.lock in it)")
-	fl.StringVar(&f.dataKeyFile, "data-key-file", "", "file holding the key (at least 32 bytes, such as the output of openssl rand -hex 32; mode 600) the embedded NATS server encrypts everything it stores in --data-dir with, AWS secret access keys included; the same key at every start after (default: not encrypted)")
+	fl.StringVar(&f.dataKeyFile, "data-key-file", "", "file holding the key (at least 32 bytes, such as the output of openssl rand -hex 32; mode 600) the embedded NATS server encrypts everything it stores in --data-dir with, AWS secret access keys included (not the --dev emulator's DIR/emulator/state.json, which holds the records delivered to it in clear); the same key at every start after (default: not encrypted)")
 	fl.StringVar(&f.natsListen, "nats-listen", "", "expose the embedded NATS server's client port at HOST:PORT, a loopback address: it has no authentication (default: not exposed)")
 	fl.StringVar(&f.natsURL, "nats-url", "", "use this external NATS server or cluster instead of the embedded one (comma-separated URLs)")
 	fl.StringVar(&f.natsCreds, "nats-creds", "", "credentials file (JWT and NKey seed) for --nats-url")
