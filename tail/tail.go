@@ -10,13 +10,16 @@ import (
 	"github.com/aws/aws-sdk-go-v2/aws"
 	"github.com/aws/aws-sdk-go-v2/aws/arn"
 	"github.com/aws/aws-sdk-go-v2/config"
+	"github.com/aws/aws-sdk-go-v2/credentials/ec2rolecreds"
 )
 
 // ErrTarget is the error, wrapped, of an ARN tail cannot read.
 var ErrTarget = errors.New("not a Kinesis stream, CloudWatch Logs log group or Firehose delivery stream ARN")
 
 // ErrNoCredentials is the error, wrapped, of a reader that found no AWS
-// credentials in the default chain.
+// credentials in the default chain: nothing named any, and there is no
+// instance role. A failure to get credentials that something names (a
+// profile's SSO, role or process) is not it.
 var ErrNoCredentials = errors.New("no AWS credentials found")
 
 // DefaultPoll is how often a reader that caught up asks for more.
@@ -120,9 +123,16 @@ func loadAWS(ctx context.Context, cfg Config, region string) (aws.Config, error)
 		return aws.Config{}, fmt.Errorf("loading the AWS configuration: %w", err)
 	}
 	// Find them now, so that their absence is one clear error rather than
-	// the first call's (such as "no EC2 IMDS role found").
+	// the first call's (such as "no EC2 IMDS role found"). The chain falls
+	// back to the instance's role when nothing else names credentials
+	// (environment, profile, container, web identity), so its failure there
+	// is the chain finding none; any other failure, such as an expired SSO
+	// token or a refused AssumeRole, is told as it is.
 	if _, err := c.Credentials.Retrieve(ctx); err != nil {
-		return aws.Config{}, fmt.Errorf("%w (environment, shared files, SSO, instance role): %w", ErrNoCredentials, err)
+		if aws.IsCredentialsProvider(c.Credentials, (*ec2rolecreds.Provider)(nil)) {
+			return aws.Config{}, fmt.Errorf("%w (environment, shared files, SSO, instance role): %w", ErrNoCredentials, err)
+		}
+		return aws.Config{}, fmt.Errorf("loading AWS credentials: %w", err)
 	}
 	return c, nil
 }
