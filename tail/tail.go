@@ -53,11 +53,22 @@ type Config struct {
 	// AWS, when set, is the AWS configuration to use, with its region
 	// replaced by the ARN's; otherwise the default chain's is loaded.
 	AWS *aws.Config
-	// Waiting, when set, is called once when a following reader finds
-	// that its stream, log group or delivery stream does not exist yet
-	// and waits for it to appear (sluice's emulator makes one with the
-	// first records delivered to it), with what it waits for.
+	// WaitForTarget makes a following reader whose stream, log group or
+	// delivery stream does not exist wait for it to appear, as sluice's
+	// emulator makes one with the first records delivered to it. Set it
+	// only to read an emulator: against AWS, a missing target is a typo
+	// that nothing will create, and without WaitForTarget (or without
+	// Follow) Read returns the error naming it.
+	WaitForTarget bool
+	// Waiting, when set, is called once when a reader with WaitForTarget
+	// starts waiting for its target, with what it waits for.
 	Waiting func(what string)
+}
+
+// waitsFor reports whether the reader waits for a target that does not
+// exist yet rather than return the error.
+func (c *Config) waitsFor() bool {
+	return c.Follow && c.WaitForTarget
 }
 
 // waiting tells cfg.Waiting, once, that the reader waits for what.
