@@ -67,8 +67,9 @@ func (r *logsReader) readFrom(ctx context.Context, start time.Time, seen map[str
 	for {
 		out, err := r.client.FilterLogEvents(ctx, input)
 		var missing *types.ResourceNotFoundException
-		if r.cfg.Follow && errors.As(err, &missing) {
-			// Following a log group that does not exist yet waits for it.
+		if r.cfg.waitsFor() && errors.As(err, &missing) {
+			// Following a log group that does not exist yet with
+			// WaitForTarget waits for it.
 			r.cfg.waiting("log group " + r.group)
 			return newest, nil
 		}

@@ -103,8 +103,9 @@ func (r *firehoseReader) fetch(ctx context.Context) ([]firehoseRecord, error) {
 	if err != nil {
 		return nil, fmt.Errorf("reading the emulator's Firehose records: %w", err)
 	}
-	if resp.StatusCode == http.StatusNotFound && r.cfg.Follow {
-		// Following a delivery stream that does not exist yet waits for it.
+	if resp.StatusCode == http.StatusNotFound && r.cfg.waitsFor() {
+		// Following a delivery stream that does not exist yet with
+		// WaitForTarget waits for it.
 		r.cfg.waiting("Firehose delivery stream " + r.name)
 		return nil, nil
 	}

@@ -3,6 +3,7 @@ package tail_test
 import (
 	"context"
 	"errors"
+	"strings"
 	"testing"
 	"time"
 
@@ -17,12 +18,12 @@ import (
 	"github.com/sluicehq/sluice/tail"
 )
 
-// TestFollowWaitsForTheTarget checks that a following reader of a stream,
-// log group or delivery stream that does not exist yet says so once, waits
-// for it, and reads what arrives in it, as a tail started right after a
-// destination was made (before the first delivery makes its stream in the
-// emulator of serve --dev) must; without Follow, the missing target is an
-// error.
+// TestFollowWaitsForTheTarget checks that a following reader told to wait
+// for its target (WaitForTarget), of a stream, log group or delivery stream
+// that does not exist yet, says so once, waits for it, and reads what
+// arrives in it, as a tail started right after a destination was made
+// (before the first delivery makes its stream in the emulator of serve
+// --dev) must; without Follow, the missing target is an error.
 func TestFollowWaitsForTheTarget(t *testing.T) {
 	emu := startEmulator(t)
 	for _, tt := range []struct {
@@ -68,7 +69,7 @@ func TestFollowWaitsForTheTarget(t *testing.T) {
 			}
 
 			waiting := make(chan string, 2)
-			r, err := tail.New(t.Context(), tail.Config{ARN: tt.arn, Follow: true, Poll: 20 * time.Millisecond, Waiting: func(what string) { waiting <- what }})
+			r, err := tail.New(t.Context(), tail.Config{ARN: tt.arn, Follow: true, WaitForTarget: true, Poll: 20 * time.Millisecond, Waiting: func(what string) { waiting <- what }})
 			if err != nil {
 				t.Fatal(err)
 			}
@@ -106,6 +107,36 @@ func TestFollowWaitsForTheTarget(t *testing.T) {
 			}
 			if len(waiting) != 0 {
 				t.Errorf("told it waits more than once: %q", <-waiting)
+			}
+		})
+	}
+}
+
+// TestFollowMissingTargetIsAnError checks that a following reader not told
+// to wait for its target returns the error naming a stream, log group or
+// delivery stream that does not exist, as against AWS, where it is a typo
+// that nothing will create, rather than wait forever.
+func TestFollowMissingTargetIsAnError(t *testing.T) {
+	startEmulator(t)
+	for name, tt := range map[string]struct{ arn, want string }{
+		"kinesis":  {"arn:aws:kinesis:us-east-1:123456789012:stream/typo", "typo"},
+		"logs":     {"arn:aws:logs:us-east-1:123456789012:log-group:/typo:*", "/typo"},
+		"firehose": {"arn:aws:firehose:us-east-1:123456789012:deliverystream/typo", "typo"},
+	} {
+		t.Run(name, func(t *testing.T) {
+			ctx, cancel := context.WithTimeout(t.Context(), 10*time.Second)
+			defer cancel()
+			waited := false
+			r, err := tail.New(ctx, tail.Config{ARN: tt.arn, Follow: true, Poll: 20 * time.Millisecond, Waiting: func(string) { waited = true }})
+			if err != nil {
+				t.Fatal(err)
+			}
+			err = r.Read(ctx, func(tail.Record) error { return nil })
+			if err == nil || !strings.Contains(err.Error(), tt.want) {
+				t.Fatalf("following %s, which does not exist, without WaitForTarget: %v, want an error naming %s", tt.arn, err, tt.want)
+			}
+			if waited {
+				t.Errorf("following %s without WaitForTarget: told it waits for it", tt.arn)
 			}
 		})
 	}

@@ -37,15 +37,16 @@ type shardCursor struct {
 // Read reads every shard in turn, a page at a time.
 func (r *kinesisReader) Read(ctx context.Context, emit func(Record) error) error {
 	cursors := make(map[string]*shardCursor)
-	// Following a stream that does not exist yet waits for it, and then
-	// reads it from its start: all it holds arrived after the tail began.
+	// Following a stream that does not exist yet with WaitForTarget waits
+	// for it, and then reads it from its start: all it holds arrived after
+	// the tail began.
 	for waited := false; ; waited = true {
 		err := r.addShards(ctx, cursors, !waited)
 		var missing *types.ResourceNotFoundException
 		if err == nil {
 			break
 		}
-		if !r.cfg.Follow || !errors.As(err, &missing) {
+		if !r.cfg.waitsFor() || !errors.As(err, &missing) {
 			return ignoreEnd(ctx, err)
 		}
 		r.cfg.waiting("Kinesis stream " + r.stream)

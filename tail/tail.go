@@ -10,13 +10,16 @@ import (
 	"github.com/aws/aws-sdk-go-v2/aws"
 	"github.com/aws/aws-sdk-go-v2/aws/arn"
 	"github.com/aws/aws-sdk-go-v2/config"
+	"github.com/aws/aws-sdk-go-v2/credentials/ec2rolecreds"
 )
 
 // ErrTarget is the error, wrapped, of an ARN tail cannot read.
 var ErrTarget = errors.New("not a Kinesis stream, CloudWatch Logs log group or Firehose delivery stream ARN")
 
 // ErrNoCredentials is the error, wrapped, of a reader that found no AWS
-// credentials in the default chain.
+// credentials in the default chain: nothing named any, and there is no
+// instance role. A failure to get credentials that something names (a
+// profile's SSO, role or process) is not it.
 var ErrNoCredentials = errors.New("no AWS credentials found")
 
 // DefaultPoll is how often a reader that caught up asks for more.
@@ -50,11 +53,22 @@ type Config struct {
 	// AWS, when set, is the AWS configuration to use, with its region
 	// replaced by the ARN's; otherwise the default chain's is loaded.
 	AWS *aws.Config
-	// Waiting, when set, is called once when a following reader finds
-	// that its stream, log group or delivery stream does not exist yet
-	// and waits for it to appear (sluice's emulator makes one with the
-	// first records delivered to it), with what it waits for.
+	// WaitForTarget makes a following reader whose stream, log group or
+	// delivery stream does not exist wait for it to appear, as sluice's
+	// emulator makes one with the first records delivered to it. Set it
+	// only to read an emulator: against AWS, a missing target is a typo
+	// that nothing will create, and without WaitForTarget (or without
+	// Follow) Read returns the error naming it.
+	WaitForTarget bool
+	// Waiting, when set, is called once when a reader with WaitForTarget
+	// starts waiting for its target, with what it waits for.
 	Waiting func(what string)
+}
+
+// waitsFor reports whether the reader waits for a target that does not
+// exist yet rather than return the error.
+func (c *Config) waitsFor() bool {
+	return c.Follow && c.WaitForTarget
 }
 
 // waiting tells cfg.Waiting, once, that the reader waits for what.
@@ -120,9 +134,16 @@ func loadAWS(ctx context.Context, cfg Config, region string) (aws.Config, error)
 		return aws.Config{}, fmt.Errorf("loading the AWS configuration: %w", err)
 	}
 	// Find them now, so that their absence is one clear error rather than
-	// the first call's (such as "no EC2 IMDS role found").
+	// the first call's (such as "no EC2 IMDS role found"). The chain falls
+	// back to the instance's role when nothing else names credentials
+	// (environment, profile, container, web identity), so its failure there
+	// is the chain finding none; any other failure, such as an expired SSO
+	// token or a refused AssumeRole, is told as it is.
 	if _, err := c.Credentials.Retrieve(ctx); err != nil {
-		return aws.Config{}, fmt.Errorf("%w (environment, shared files, SSO, instance role): %w", ErrNoCredentials, err)
+		if aws.IsCredentialsProvider(c.Credentials, (*ec2rolecreds.Provider)(nil)) {
+			return aws.Config{}, fmt.Errorf("%w (environment, shared files, SSO, instance role): %w", ErrNoCredentials, err)
+		}
+		return aws.Config{}, fmt.Errorf("loading AWS credentials: %w", err)
 	}
 	return c, nil
 }

@@ -104,21 +104,18 @@ func fetchPage(ctx context.Context, c *apiClient, kind resourceKind, target stri
 	return page, nil
 }
 
-// runList lists the pages the flags ask for and prints them.
-func runList(ctx context.Context, c *apiClient, kind resourceKind, l listFlags, asJSON bool, stdout, stderr io.Writer) error {
-	first, err := fetchPage(ctx, c, kind, kind.path+l.query())
-	if err != nil {
-		return err
-	}
+// allItems returns the items of the first page and of every page after
+// it, following next_page_uri to the last.
+func allItems(ctx context.Context, c *apiClient, kind resourceKind, first listPage) ([]json.RawMessage, error) {
 	items, next := first.items, first.next
 	seen := map[string]bool{}
-	for l.all && next != "" {
+	for next != "" {
 		u, err := url.Parse(next)
 		if err != nil || (u.Scheme != "http" && u.Scheme != "https") {
-			return fmt.Errorf("the API's next_page_uri %q is not an http or https URL", next)
+			return nil, fmt.Errorf("the API's next_page_uri %q is not an http or https URL", next)
 		}
 		if seen[next] {
-			return fmt.Errorf("the API gave the next_page_uri %s twice; stopping", next)
+			return nil, fmt.Errorf("the API gave the next_page_uri %s twice; stopping", next)
 		}
 		seen[next] = true
 		// Only its path and query are followed, at --api-url: the API
@@ -126,9 +123,25 @@ func runList(ctx context.Context, c *apiClient, kind resourceKind, l listFlags, 
 		// this client reaches it at, and the API key must go nowhere else.
 		page, err := fetchPage(ctx, c, kind, u.RequestURI())
 		if err != nil {
-			return err
+			return nil, err
 		}
 		items, next = append(items, page.items...), page.next
+	}
+	return items, nil
+}
+
+// runList lists the pages the flags ask for and prints them.
+func runList(ctx context.Context, c *apiClient, kind resourceKind, l listFlags, asJSON bool, stdout, stderr io.Writer) error {
+	first, err := fetchPage(ctx, c, kind, kind.path+l.query())
+	if err != nil {
+		return err
+	}
+	items, next := first.items, first.next
+	if l.all {
+		if items, err = allItems(ctx, c, kind, first); err != nil {
+			return err
+		}
+		next = ""
 	}
 	if asJSON {
 		if !l.all {

@@ -6,7 +6,7 @@ import (
 	"errors"
 	"fmt"
 	"io"
-	"net/http"
+	"net"
 	"net/url"
 	"os"
 	"strings"
@@ -60,10 +60,12 @@ SLUICE_API_KEY). AWS is reached with the default credential chain (environment,
 shared files, the instance's role) and the SDK's endpoint variables
 (AWS_ENDPOINT_URL, AWS_ENDPOINT_URL_KINESIS, ...), so the same command reads real
 AWS and an emulator. A sluice serve --dev tells tail where its emulator is, so
-its destinations are read from there; --emulator URL reads from that emulator
-instead.
+its destinations are read from there, and so are ARNs when SLUICE_API_KEY is
+set and SLUICE_API_URL is on this machine (loopback); tail says so on standard
+error. --emulator URL reads from the emulator at URL instead.
 
-By default it prints what arrives from now on until interrupted; --since starts
+By default it prints what arrives from now on until interrupted, and, reading an
+emulator, waits for a stream that does not exist yet; --since starts
 earlier (a duration such as 15m, or an RFC 3339 time), --follow=false stops once
 it has read what is there, and --count stops after that many events. --filter
 keeps the events a CEL expression accepts, written as a subscription's filter:
@@ -127,21 +129,33 @@ func runTail(ctx context.Context, target string, f tailFlags, out, errOut io.Wri
 				return err
 			}
 		}
-	} else if f.emulator == "" && f.api.apiKey != "" && !awsEndpointSet() {
-		devEndpoint = probeDevServer(ctx, f.api.apiURL)
+	} else if f.emulator == "" && f.api.apiKey != "" && !awsEndpointSet() && loopbackAPI(f.api.apiURL) {
+		// Only a serve --dev on this machine: its emulator listens on
+		// loopback, so a remote server's would be this machine's
+		// 127.0.0.1, something else.
+		devEndpoint = devServerEndpoint(ctx, f.api)
 	}
 	cfg := tail.Config{ARN: arn, Since: since, Follow: f.follow, Waiting: func(what string) {
-		fmt.Fprintf(errOut, "sluice: %s does not exist yet; waiting for it to appear (sluice serve --dev's emulator makes it with the first events delivered to it)\n", what)
+		fmt.Fprintf(errOut, "sluice: %s does not exist yet; waiting for it to appear (the emulator of sluice serve --dev, or sluice emulator --auto-create, makes it with the first events delivered to it)\n", what)
 	}}
+	// Only an emulator makes a missing target later: against AWS, it is a
+	// typo, and the error names it.
 	switch {
 	case f.emulator != "":
 		if cfg.AWS, err = emulatorAWS("--emulator", f.emulator); err != nil {
 			return err
 		}
+		cfg.WaitForTarget = true
 	case devEndpoint != "":
 		if cfg.AWS, err = emulatorAWS("the "+headerDevAWSEndpoint+" of "+f.api.apiURL, devEndpoint); err != nil {
 			return err
 		}
+		cfg.WaitForTarget = true
+		elsewhere := "give --emulator URL to read another emulator"
+		if arn == target {
+			elsewhere = "give --emulator URL or set AWS_ENDPOINT_URL to read elsewhere, or unset SLUICE_API_KEY to read AWS"
+		}
+		fmt.Fprintf(errOut, "sluice: reading the AWS emulator %s of the sluice serve --dev at %s; %s\n", devEndpoint, f.api.apiURL, elsewhere)
 	}
 	reader, err := tail.New(ctx, cfg)
 	if errors.Is(err, tail.ErrNoCredentials) {
@@ -169,23 +183,36 @@ func awsEndpointSet() bool {
 	return false
 }
 
-// probeDevServer asks the sluice API at apiURL whether it is a serve --dev
+// loopbackAPI reports whether the API URL's host is this machine's
+// loopback: an address of 127.0.0.0/8 or ::1, or localhost.
+func loopbackAPI(apiURL string) bool {
+	u, err := url.Parse(apiURL)
+	if err != nil {
+		return false
+	}
+	host := u.Hostname()
+	if strings.EqualFold(host, "localhost") {
+		return true
+	}
+	ip := net.ParseIP(host)
+	return ip != nil && ip.IsLoopback()
+}
+
+// devServerEndpoint asks the sluice API whether it is a serve --dev
 // process, and returns the URL of its AWS emulator if it is, "" if it is
-// not or does not answer: an ARN tail then reads AWS.
-func probeDevServer(ctx context.Context, apiURL string) string {
-	ctx, cancel := context.WithTimeout(ctx, devProbeTimeout)
-	defer cancel()
-	req, err := http.NewRequestWithContext(ctx, http.MethodGet, strings.TrimRight(apiURL, "/")+healthzPath, nil)
+// not or does not answer within devProbeTimeout: an ARN tail then reads
+// AWS.
+func devServerEndpoint(ctx context.Context, flags resourceFlags) string {
+	client, err := flags.client()
 	if err != nil {
 		return ""
 	}
-	resp, err := (&http.Client{}).Do(req)
+	client.timeout = devProbeTimeout
+	_, header, err := client.getWithHeader(ctx, healthzPath)
 	if err != nil {
 		return ""
 	}
-	defer resp.Body.Close()
-	_, _ = io.Copy(io.Discard, io.LimitReader(resp.Body, 4096))
-	return resp.Header.Get(headerDevAWSEndpoint)
+	return header.Get(headerDevAWSEndpoint)
 }
 
 // parseSince reads --since: empty (now, the zero time), a duration ago, or

@@ -7,7 +7,6 @@ import (
 	"fmt"
 	"io"
 	"maps"
-	"net/url"
 	"slices"
 	"strings"
 
@@ -171,34 +170,25 @@ func destinationKinds(ctx context.Context, flags resourceFlags, destination stri
 		return nil, err
 	}
 	kind := subscriptionsKind()
+	first, err := fetchPage(ctx, client, kind, kind.path+fmt.Sprintf("?limit=%d", maxListLimit))
+	if err != nil {
+		return nil, err
+	}
+	subscriptions, err := allItems(ctx, client, kind, first)
+	if err != nil {
+		return nil, err
+	}
 	sent := map[string][]destinationSource{}
-	seen := map[string]bool{}
-	for target := kind.path + fmt.Sprintf("?limit=%d", maxListLimit); target != ""; {
-		page, err := fetchPage(ctx, client, kind, target)
-		if err != nil {
-			return nil, err
+	for _, raw := range subscriptions {
+		var sub subscriptionRoute
+		if err := json.Unmarshal(raw, &sub); err != nil {
+			return nil, fmt.Errorf("reading the subscriptions: %w", err)
 		}
-		for _, raw := range page.items {
-			var sub subscriptionRoute
-			if err := json.Unmarshal(raw, &sub); err != nil {
-				return nil, fmt.Errorf("reading the subscriptions: %w", err)
-			}
-			if !sub.sendsTo(destination) {
-				continue
-			}
-			for _, source := range sub.Sources {
-				sent[source.Type] = append(sent[source.Type], destinationSource{subscription: sub.ID, fields: source.Fields})
-			}
+		if !sub.sendsTo(destination) {
+			continue
 		}
-		target = ""
-		if page.next != "" && !seen[page.next] {
-			seen[page.next] = true
-			u, err := url.Parse(page.next)
-			if err != nil {
-				return nil, fmt.Errorf("the API's next_page_uri %q: %w", page.next, err)
-			}
-			// Its path and query only, at --api-url, as list --all does.
-			target = u.RequestURI()
+		for _, source := range sub.Sources {
+			sent[source.Type] = append(sent[source.Type], destinationSource{subscription: sub.ID, fields: source.Fields})
 		}
 	}
 	return sent, nil

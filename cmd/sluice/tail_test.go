@@ -1,9 +1,18 @@
 package main
 
 import (
+	"bytes"
+	"context"
 	"encoding/json"
 	"fmt"
+	"io"
+	"net"
+	"net/http"
+	"net/http/httptest"
+	"os"
 	"strings"
+	"sync"
+	"sync/atomic"
 	"testing"
 	"time"
 
@@ -11,6 +20,8 @@ import (
 	"github.com/aws/aws-sdk-go-v2/service/kinesis"
 	"github.com/aws/aws-sdk-go-v2/service/kinesis/types"
 
+	"github.com/sluicehq/sluice/emulator"
+	"github.com/sluicehq/sluice/emulator/emulatortest"
 	"github.com/sluicehq/sluice/internal/kinesalitetest"
 )
 
@@ -216,18 +227,200 @@ func TestParseSince(t *testing.T) {
 // TestTailNoCredentials: without AWS credentials, tail says what to do.
 func TestTailNoCredentials(t *testing.T) {
 	clearSluiceEnv(t)
-	for _, name := range []string{"AWS_ACCESS_KEY_ID", "AWS_SECRET_ACCESS_KEY", "AWS_SESSION_TOKEN", "AWS_PROFILE",
-		"AWS_CONTAINER_CREDENTIALS_FULL_URI", "AWS_CONTAINER_CREDENTIALS_RELATIVE_URI", "AWS_WEB_IDENTITY_TOKEN_FILE", "AWS_ENDPOINT_URL"} {
-		t.Setenv(name, "")
+	clearAWSEnv(t)
+	_, _, err := runSluice(t, "", "tail", "arn:aws:kinesis:us-east-1:123456789012:stream/edge", "--follow=false")
+	for _, want := range []string{"no AWS credentials found", "AWS_PROFILE", "AWS_ACCESS_KEY_ID", "--emulator URL", "sluice serve --dev"} {
+		if err == nil || !strings.Contains(err.Error(), want) {
+			t.Fatalf("tail without AWS credentials: %v, want an error saying %q", err, want)
+		}
+	}
+}
+
+// clearAWSEnv leaves the test without AWS credentials or endpoints, and
+// without waiting on an instance role.
+func clearAWSEnv(t *testing.T) {
+	t.Helper()
+	for _, kv := range os.Environ() {
+		if name, _, _ := strings.Cut(kv, "="); strings.HasPrefix(name, "AWS_") {
+			t.Setenv(name, "")
+		}
 	}
 	dir := t.TempDir()
 	t.Setenv("AWS_SHARED_CREDENTIALS_FILE", dir+"/credentials")
 	t.Setenv("AWS_CONFIG_FILE", dir+"/config")
 	t.Setenv("AWS_EC2_METADATA_DISABLED", "true")
-	_, _, err := runSluice(t, "", "tail", "arn:aws:kinesis:us-east-1:123456789012:stream/edge", "--follow=false")
-	for _, want := range []string{"no AWS credentials found", "AWS_PROFILE", "AWS_ACCESS_KEY_ID", "--emulator URL", "sluice serve --dev"} {
-		if err == nil || !strings.Contains(err.Error(), want) {
-			t.Fatalf("tail without AWS credentials: %v, want an error saying %q", err, want)
+}
+
+// TestTailMissingTarget: a following tail waits for a stream that does not
+// exist yet only when it reads an emulator it was told of (--emulator, or
+// a serve --dev's); elsewhere, as against AWS, the stream is a typo that
+// nothing will create, and the error names it rather than tail waiting
+// forever.
+func TestTailMissingTarget(t *testing.T) {
+	clearSluiceEnv(t)
+	clearAWSEnv(t)
+	emu := emulatortest.Start(t, emulator.Config{})
+	const arn = "arn:aws:kinesis:us-east-1:123456789012:stream/typo"
+
+	// Told of the emulator: it waits, saying so, until interrupted.
+	ctx, cancel := context.WithCancel(t.Context())
+	defer cancel()
+	errOut := &syncBuffer{}
+	cmd := newRootCommand()
+	cmd.SetArgs([]string{"tail", arn, "--emulator", emu.Endpoint})
+	cmd.SetOut(io.Discard)
+	cmd.SetErr(errOut)
+	errRun := make(chan error, 1)
+	go func() { errRun <- cmd.ExecuteContext(ctx) }()
+	deadline := time.Now().Add(10 * time.Second)
+	for !strings.Contains(errOut.String(), "Kinesis stream typo does not exist yet; waiting") {
+		select {
+		case err := <-errRun:
+			t.Fatalf("tail --emulator of a stream that does not exist yet: %v, want it to wait", err)
+		default:
+		}
+		if time.Now().After(deadline) {
+			t.Fatalf("tail --emulator of a stream that does not exist yet said %q after 10 s, want it to say it waits", errOut.String())
+		}
+		time.Sleep(10 * time.Millisecond) // polling its standard error
+	}
+	cancel()
+	if err := <-errRun; err != nil {
+		t.Fatalf("tail --emulator, interrupted while waiting: %v", err)
+	}
+
+	// Reached through the SDK's endpoint variables, as AWS is: an error.
+	for _, kv := range emu.Env() {
+		k, v, _ := strings.Cut(kv, "=")
+		t.Setenv(k, v)
+	}
+	ctx, cancel = context.WithTimeout(t.Context(), 20*time.Second)
+	defer cancel()
+	cmd = newRootCommand()
+	cmd.SetArgs([]string{"tail", arn})
+	cmd.SetOut(io.Discard)
+	cmd.SetErr(io.Discard)
+	err := cmd.ExecuteContext(ctx)
+	if err == nil || !strings.Contains(err.Error(), "typo") || !strings.Contains(err.Error(), "ResourceNotFoundException") {
+		t.Fatalf("tail %s, which does not exist, against an endpoint not known to be an emulator: %v, want an error naming it", arn, err)
+	}
+}
+
+// syncBuffer is a bytes.Buffer safe for a writer and a reader at once.
+type syncBuffer struct {
+	mu sync.Mutex
+	b  bytes.Buffer
+}
+
+func (s *syncBuffer) Write(p []byte) (int, error) {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	return s.b.Write(p)
+}
+
+func (s *syncBuffer) String() string {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	return s.b.String()
+}
+
+// fakeDevServer is an API that answers as a serve --dev does, with the
+// header telling its emulator, and counts the requests it gets.
+func fakeDevServer(t *testing.T, ln net.Listener, emulatorURL string) (apiURL string, requests *atomic.Int32) {
+	t.Helper()
+	requests = &atomic.Int32{}
+	srv := httptest.NewUnstartedServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		requests.Add(1)
+		w.Header().Set(headerDevAWSEndpoint, emulatorURL)
+		w.Header().Set("Content-Type", "application/json")
+		_, _ = io.WriteString(w, `{"status":"ok"}`)
+	}))
+	srv.Listener.Close()
+	srv.Listener = ln
+	srv.Start()
+	t.Cleanup(srv.Close)
+	return srv.URL, requests
+}
+
+// TestTailARNOfDevServer: with SLUICE_API_KEY set, an ARN is read from the
+// emulator of a serve --dev only when the API is on this machine
+// (loopback), and tail says on standard error where it reads; a remote
+// API's header would send it to this machine's 127.0.0.1, which is not
+// that server's emulator.
+func TestTailARNOfDevServer(t *testing.T) {
+	clearSluiceEnv(t)
+	clearAWSEnv(t)
+	emu := emulatortest.Start(t, emulator.Config{})
+	kc := emu.KinesisClient()
+	if _, err := kc.CreateStream(t.Context(), &kinesis.CreateStreamInput{StreamName: aws.String("dev"), ShardCount: aws.Int32(1)}); err != nil {
+		t.Fatal(err)
+	}
+	if _, err := kc.PutRecord(t.Context(), &kinesis.PutRecordInput{StreamName: aws.String("dev"), PartitionKey: aws.String("k"),
+		Data: []byte(`{"event_id":"ev_1","event_type":"http_request_complete.v0","object":{}}`)}); err != nil {
+		t.Fatal(err)
+	}
+	const arn = "arn:aws:kinesis:us-east-1:123456789012:stream/dev"
+
+	ln, err := net.Listen("tcp", "127.0.0.1:0")
+	if err != nil {
+		t.Fatal(err)
+	}
+	apiURL, _ := fakeDevServer(t, ln, emu.Endpoint)
+	t.Setenv("SLUICE_API_KEY", "sk_test")
+	out, errOut, err := runSluice(t, "", "tail", arn, "--since", "1h", "--follow=false", "--api-url", apiURL)
+	if err != nil || !strings.Contains(out, "ev_1") {
+		t.Fatalf("tail %s with the API of a serve --dev on loopback: %v, printing %q; want the emulator's event", arn, err, out)
+	}
+	if want := "reading the AWS emulator " + emu.Endpoint + " of the sluice serve --dev at " + apiURL; !strings.Contains(errOut, want) ||
+		!strings.Contains(errOut, "--emulator") || !strings.Contains(errOut, "AWS_ENDPOINT_URL") || strings.Count(errOut, "\n") != 1 {
+		t.Fatalf("tail %s read a serve --dev's emulator saying %q on standard error, want one line saying %q and how to read elsewhere", arn, errOut, want)
+	}
+
+	// A dev server elsewhere: not asked, and AWS is read.
+	ip := nonLoopbackIP(t)
+	ln, err = net.Listen("tcp", net.JoinHostPort(ip.String(), "0"))
+	if err != nil {
+		t.Skipf("listening on %s: %v", ip, err)
+	}
+	apiURL, requests := fakeDevServer(t, ln, emu.Endpoint)
+	_, _, err = runSluice(t, "", "tail", arn, "--since", "1h", "--follow=false", "--api-url", apiURL)
+	if err == nil || !strings.Contains(err.Error(), "no AWS credentials found") || requests.Load() != 0 {
+		t.Fatalf("tail %s with the API of a serve --dev at %s: %v after %d requests to it; want AWS read (no credentials here), and the API not asked", arn, apiURL, err, requests.Load())
+	}
+}
+
+// nonLoopbackIP is an address of this machine that is not loopback; it
+// skips the test when there is none.
+func nonLoopbackIP(t *testing.T) net.IP {
+	t.Helper()
+	addrs, err := net.InterfaceAddrs()
+	if err != nil {
+		t.Skipf("this machine's addresses: %v", err)
+	}
+	for _, a := range addrs {
+		if n, ok := a.(*net.IPNet); ok && !n.IP.IsLoopback() && n.IP.To4() != nil && !n.IP.IsLinkLocalUnicast() {
+			return n.IP
+		}
+	}
+	t.Skip("this machine has no address but loopback")
+	return nil
+}
+
+func TestTailLoopbackAPI(t *testing.T) {
+	for u, want := range map[string]bool{
+		"http://127.0.0.1:8080":      true,
+		"http://127.3.2.1":           true,
+		"https://[::1]:8443/":        true,
+		"http://localhost:8080":      true,
+		"http://LocalHost":           true,
+		"http://10.0.0.7:8080":       false,
+		"https://sluice.example.com": false,
+		"http://0.0.0.0:8080":        false,
+		"http://localhost.evil.com":  false,
+		"not a url":                  false,
+	} {
+		if got := loopbackAPI(u); got != want {
+			t.Errorf("loopbackAPI(%q) = %v, want %v", u, got, want)
 		}
 	}
 }
