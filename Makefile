@@ -59,8 +59,8 @@ lint:
 fuzz: ## a short run of each fuzz target, past its committed corpus
 	$(GO) test -run '^$$' -fuzz '^FuzzDecodeBatch$$' -fuzztime 300000x ./schemas
 	$(GO) test -run '^$$' -fuzz '^FuzzScanner$$' -fuzztime 300000x ./schemas
-	$(GO) test -run '^$$' -fuzz '^FuzzDecodeObject$$' -fuzztime 100000x ./api
-	$(GO) test -run '^$$' -fuzz '^FuzzCheck$$' -fuzztime 30000x ./store
+	$(GO) test -run '^$$' -fuzz '^FuzzDecodeObject$$' -fuzztime 100000x ./internal/api
+	$(GO) test -run '^$$' -fuzz '^FuzzCheck$$' -fuzztime 30000x ./internal/store
 	$(GO) test -run '^$$' -fuzz '^FuzzFilterBounds$$' -fuzztime 2000x ./filters
 
 # docs/performance.md says what each measures, its floors and the figures.
@@ -70,7 +70,7 @@ bench: ## micro-benchmarks, the ingest and delivery benchmarks against raw JetSt
 	$(GO) run ./cmd/sluice bench ingest
 	$(GO) run ./cmd/sluice bench deliver
 	GOMEMLIMIT=200MiB $(GO) run ./cmd/sluice bench deliver --pending
-	$(GO) test -run '^$$' -bench . -benchmem -count 5 ./emulator
+	$(GO) test -run '^$$' -bench . -benchmem -count 5 ./internal/emulator
 	$(GO) run ./cmd/sluice bench sinks
 
 # Minutes of steady load through one process into the emulator, a line of

@@ -15,11 +15,11 @@ import (
 
 	"github.com/sluicehq/sluice/filters"
 	"github.com/sluicehq/sluice/internal/natstest"
+	"github.com/sluicehq/sluice/internal/store"
 	"github.com/sluicehq/sluice/pipeline"
 	"github.com/sluicehq/sluice/producer"
 	"github.com/sluicehq/sluice/schemas"
 	"github.com/sluicehq/sluice/sinks"
-	"github.com/sluicehq/sluice/store"
 )
 
 // memorySink keeps what it accepts. Its answers can be scripted per

@@ -7,12 +7,12 @@ import (
 	"testing"
 	"time"
 
-	"github.com/sluicehq/sluice/emulator"
+	"github.com/sluicehq/sluice/internal/emulator"
+	"github.com/sluicehq/sluice/internal/store"
 	"github.com/sluicehq/sluice/pipeline"
 	"github.com/sluicehq/sluice/schemas"
 	"github.com/sluicehq/sluice/sinks/cloudwatchlogs"
 	"github.com/sluicehq/sluice/sinks/destinations"
-	"github.com/sluicehq/sluice/store"
 )
 
 // deadLetterSeen is a dead letter as read back from SLUICE_DLQ.

@@ -8,12 +8,12 @@ import (
 	"testing"
 	"time"
 
-	"github.com/sluicehq/sluice/emulator"
-	"github.com/sluicehq/sluice/emulator/emulatortest"
+	"github.com/sluicehq/sluice/internal/emulator"
+	"github.com/sluicehq/sluice/internal/emulator/emulatortest"
+	"github.com/sluicehq/sluice/internal/store"
 	"github.com/sluicehq/sluice/pipeline"
 	"github.com/sluicehq/sluice/schemas"
 	"github.com/sluicehq/sluice/sinks/destinations"
-	"github.com/sluicehq/sluice/store"
 )
 
 // The failing-destination tests (faults_*_e2e_test.go) deliver through the

@@ -4,9 +4,9 @@ import (
 	"testing"
 	"time"
 
-	"github.com/sluicehq/sluice/emulator"
+	"github.com/sluicehq/sluice/internal/emulator"
+	"github.com/sluicehq/sluice/internal/store"
 	"github.com/sluicehq/sluice/pipeline"
-	"github.com/sluicehq/sluice/store"
 )
 
 // flakyFaults returns the fault of each target's resource: throttling

@@ -10,10 +10,10 @@ import (
 	"github.com/aws/aws-sdk-go-v2/aws"
 	"github.com/aws/aws-sdk-go-v2/service/cloudwatchlogs"
 
-	"github.com/sluicehq/sluice/emulator"
-	"github.com/sluicehq/sluice/emulator/emulatortest"
+	"github.com/sluicehq/sluice/internal/emulator"
+	"github.com/sluicehq/sluice/internal/emulator/emulatortest"
+	"github.com/sluicehq/sluice/internal/store"
 	"github.com/sluicehq/sluice/pipeline"
-	"github.com/sluicehq/sluice/store"
 )
 
 // deleteLogStreamTarget is the X-Amz-Target of DeleteLogStream.

@@ -7,9 +7,9 @@ import (
 
 	"github.com/cenkalti/backoff/v4"
 
-	"github.com/sluicehq/sluice/emulator"
+	"github.com/sluicehq/sluice/internal/emulator"
+	"github.com/sluicehq/sluice/internal/store"
 	"github.com/sluicehq/sluice/pipeline"
-	"github.com/sluicehq/sluice/store"
 )
 
 // The outage of TestFaultsAccessDenied, and how soon the other destination

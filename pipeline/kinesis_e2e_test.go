@@ -10,10 +10,10 @@ import (
 	"time"
 
 	"github.com/sluicehq/sluice/internal/kinesalitetest"
+	"github.com/sluicehq/sluice/internal/store"
 	"github.com/sluicehq/sluice/pipeline"
 	"github.com/sluicehq/sluice/schemas"
 	"github.com/sluicehq/sluice/sinks/destinations"
-	"github.com/sluicehq/sluice/store"
 )
 
 // TestDeliverToKinesis routes 50,000 mixed events through three

@@ -9,10 +9,10 @@ import (
 	"time"
 
 	"github.com/sluicehq/sluice/internal/kinesalitetest"
+	"github.com/sluicehq/sluice/internal/store"
 	"github.com/sluicehq/sluice/pipeline"
 	"github.com/sluicehq/sluice/schemas"
 	"github.com/sluicehq/sluice/sinks/destinations"
-	"github.com/sluicehq/sluice/store"
 )
 
 // takeEffect is how soon a change of the configuration must show in

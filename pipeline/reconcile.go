@@ -13,7 +13,7 @@ import (
 
 	"github.com/nats-io/nats.go/jetstream"
 
-	"github.com/sluicehq/sluice/store"
+	"github.com/sluicehq/sluice/internal/store"
 )
 
 // Defaults of ReconcilerConfig.

@@ -9,7 +9,7 @@ import (
 
 	"github.com/nats-io/nats.go/jetstream"
 
-	"github.com/sluicehq/sluice/store"
+	"github.com/sluicehq/sluice/internal/store"
 )
 
 // ReplayStore keeps replay jobs. *store.Store implements it; see its

@@ -8,8 +8,8 @@ import (
 
 	"github.com/nats-io/nats.go/jetstream"
 
+	"github.com/sluicehq/sluice/internal/store"
 	"github.com/sluicehq/sluice/pipeline"
-	"github.com/sluicehq/sluice/store"
 )
 
 // TestReplayerRange checks a replay's range against the stream and finds

@@ -9,9 +9,9 @@ import (
 
 	"github.com/nats-io/nats.go/jetstream"
 
+	"github.com/sluicehq/sluice/internal/store"
 	"github.com/sluicehq/sluice/pipeline"
 	"github.com/sluicehq/sluice/sinks"
-	"github.com/sluicehq/sluice/store"
 )
 
 // TestDeliverReplay replays a subscription from a time between two bursts

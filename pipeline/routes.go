@@ -8,8 +8,8 @@ import (
 	"strings"
 	"time"
 
+	"github.com/sluicehq/sluice/internal/store"
 	"github.com/sluicehq/sluice/schemas"
-	"github.com/sluicehq/sluice/store"
 )
 
 // routeConsumerPrefix starts the name of every route's durable consumer,

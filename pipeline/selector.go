@@ -13,8 +13,8 @@ import (
 	"unicode/utf8"
 
 	"github.com/sluicehq/sluice/filters"
+	"github.com/sluicehq/sluice/internal/store"
 	"github.com/sluicehq/sluice/schemas"
-	"github.com/sluicehq/sluice/store"
 )
 
 // Errors of ReadHeader and Select.

@@ -5,10 +5,10 @@ import (
 	"testing"
 
 	"github.com/sluicehq/sluice/filters"
+	"github.com/sluicehq/sluice/internal/store"
 	"github.com/sluicehq/sluice/pipeline"
 	"github.com/sluicehq/sluice/schemas"
 	"github.com/sluicehq/sluice/sinks"
-	"github.com/sluicehq/sluice/store"
 )
 
 // BenchmarkSelect measures what a worker does per event between pulling it

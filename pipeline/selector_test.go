@@ -13,9 +13,9 @@ import (
 	"time"
 
 	"github.com/sluicehq/sluice/filters"
+	"github.com/sluicehq/sluice/internal/store"
 	"github.com/sluicehq/sluice/pipeline"
 	"github.com/sluicehq/sluice/schemas"
-	"github.com/sluicehq/sluice/store"
 )
 
 // The traffic kinds of the selector tests.

@@ -6,8 +6,8 @@ import (
 	"fmt"
 	"time"
 
+	"github.com/sluicehq/sluice/internal/store"
 	"github.com/sluicehq/sluice/sinks"
-	"github.com/sluicehq/sluice/store"
 )
 
 // TrialLogStream is the CloudWatch Logs log stream a trial write goes to.

@@ -14,7 +14,7 @@ import (
 	"github.com/spf13/cobra"
 	"github.com/spf13/pflag"
 
-	"github.com/sluicehq/sluice/store"
+	"github.com/sluicehq/sluice/internal/store"
 )
 
 const (

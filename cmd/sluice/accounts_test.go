@@ -14,7 +14,7 @@ import (
 
 	"github.com/sluicehq/sluice/internal/check"
 	"github.com/sluicehq/sluice/internal/natstest"
-	"github.com/sluicehq/sluice/store"
+	"github.com/sluicehq/sluice/internal/store"
 )
 
 // runAccountsCommand runs `sluice accounts` with the arguments, in process,

@@ -6,7 +6,7 @@ import (
 
 	"github.com/spf13/cobra"
 
-	"github.com/sluicehq/sluice/loadgen"
+	"github.com/sluicehq/sluice/internal/loadgen"
 )
 
 // newBenchCommand returns `sluice bench`, which measures sluice on this

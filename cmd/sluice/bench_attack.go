@@ -19,8 +19,8 @@ import (
 
 	"github.com/spf13/cobra"
 
-	"github.com/sluicehq/sluice/loadgen"
-	"github.com/sluicehq/sluice/store"
+	"github.com/sluicehq/sluice/internal/loadgen"
+	"github.com/sluicehq/sluice/internal/store"
 )
 
 // defaultAttackMemoryLimit is the --memory-limit of the sluice serve the

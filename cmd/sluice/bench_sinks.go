@@ -5,7 +5,7 @@ import (
 
 	"github.com/spf13/cobra"
 
-	"github.com/sluicehq/sluice/loadgen"
+	"github.com/sluicehq/sluice/internal/loadgen"
 )
 
 func newBenchSinksCommand() *cobra.Command {
@@ -27,7 +27,7 @@ The report gives each sink's events per second and records per AWS call, and
 the call fill: records per call over the most one call can carry. The command
 fails (exits non-zero) after printing the report when a sink's median call fill
 is below %.0f%%. The emulator's own ceiling, measured alone, is
-go test -run '^$' -bench . ./emulator.
+go test -run '^$' -bench . ./internal/emulator.
 
 Progress goes to standard error, the report to standard output.`, 100*loadgen.CallFillFloor),
 		Args: cobra.NoArgs,

@@ -5,7 +5,7 @@ import (
 	"testing"
 	"time"
 
-	"github.com/sluicehq/sluice/emulator/emulatortest"
+	"github.com/sluicehq/sluice/internal/emulator/emulatortest"
 )
 
 // phaseDelivery is what a phase of the outage test measured at the

@@ -20,7 +20,7 @@ import (
 	"github.com/spf13/pflag"
 	"go.yaml.in/yaml/v3"
 
-	"github.com/sluicehq/sluice/natsserver"
+	"github.com/sluicehq/sluice/internal/natsserver"
 )
 
 // repoRoot is the repository root, seen from this package's directory,

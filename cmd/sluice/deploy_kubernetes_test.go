@@ -16,7 +16,7 @@ import (
 	"github.com/nats-io/nats-server/v2/conf"
 	"go.yaml.in/yaml/v3"
 
-	"github.com/sluicehq/sluice/natsserver"
+	"github.com/sluicehq/sluice/internal/natsserver"
 )
 
 // kubernetesDir holds the Kubernetes manifests and the NATS chart's values.

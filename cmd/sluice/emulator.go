@@ -12,7 +12,7 @@ import (
 
 	"github.com/spf13/cobra"
 
-	"github.com/sluicehq/sluice/emulator"
+	"github.com/sluicehq/sluice/internal/emulator"
 )
 
 // emulatorCredential is the dummy access key and secret `sluice emulator`

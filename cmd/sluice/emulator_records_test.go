@@ -7,8 +7,8 @@ import (
 	"testing"
 	"time"
 
-	"github.com/sluicehq/sluice/emulator"
-	"github.com/sluicehq/sluice/emulator/emulatortest"
+	"github.com/sluicehq/sluice/internal/emulator"
+	"github.com/sluicehq/sluice/internal/emulator/emulatortest"
 )
 
 // startEmulator starts the AWS emulator for a test, keeping every record

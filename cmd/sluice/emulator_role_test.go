@@ -7,7 +7,7 @@ import (
 	"testing"
 	"time"
 
-	"github.com/sluicehq/sluice/emulator"
+	"github.com/sluicehq/sluice/internal/emulator"
 )
 
 // TestServeDeliversWithARoleThroughTheEmulator runs sluice serve with

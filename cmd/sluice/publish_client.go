@@ -18,7 +18,7 @@ import (
 
 	"github.com/cenkalti/backoff/v4"
 
-	"github.com/sluicehq/sluice/api"
+	"github.com/sluicehq/sluice/internal/api"
 )
 
 // Limits and retry policy of ingestClient.

@@ -14,7 +14,7 @@ import (
 	"strings"
 	"time"
 
-	"github.com/sluicehq/sluice/api"
+	"github.com/sluicehq/sluice/internal/api"
 )
 
 const (

@@ -21,14 +21,14 @@ import (
 	"github.com/spf13/pflag"
 	"golang.org/x/sync/errgroup"
 
-	"github.com/sluicehq/sluice/api"
 	"github.com/sluicehq/sluice/filters"
-	"github.com/sluicehq/sluice/natsserver"
+	"github.com/sluicehq/sluice/internal/api"
+	"github.com/sluicehq/sluice/internal/natsserver"
+	"github.com/sluicehq/sluice/internal/store"
 	"github.com/sluicehq/sluice/pipeline"
 	"github.com/sluicehq/sluice/producer"
 	"github.com/sluicehq/sluice/schemas"
 	"github.com/sluicehq/sluice/sinks/destinations"
-	"github.com/sluicehq/sluice/store"
 )
 
 // bootstrapKeyEnv names the environment variable whose token becomes the

@@ -10,7 +10,7 @@ import (
 	"path/filepath"
 	"strings"
 
-	"github.com/sluicehq/sluice/emulator"
+	"github.com/sluicehq/sluice/internal/emulator"
 	"github.com/sluicehq/sluice/sinks"
 	"github.com/sluicehq/sluice/sinks/destinations"
 )

@@ -13,9 +13,9 @@ import (
 	"github.com/prometheus/client_golang/prometheus"
 	"github.com/prometheus/client_golang/prometheus/promhttp"
 
-	"github.com/sluicehq/sluice/api"
 	"github.com/sluicehq/sluice/docs"
-	"github.com/sluicehq/sluice/store"
+	"github.com/sluicehq/sluice/internal/api"
+	"github.com/sluicehq/sluice/internal/store"
 )
 
 // Paths every serve process answers on, whatever its roles: probes and

@@ -8,8 +8,8 @@ import (
 
 	"github.com/spf13/pflag"
 
-	"github.com/sluicehq/sluice/api"
-	"github.com/sluicehq/sluice/store"
+	"github.com/sluicehq/sluice/internal/api"
+	"github.com/sluicehq/sluice/internal/store"
 )
 
 // The memory an ingest body costs while its request is in flight, per body

@@ -8,9 +8,9 @@ import (
 
 	"github.com/spf13/pflag"
 
-	"github.com/sluicehq/sluice/api"
+	"github.com/sluicehq/sluice/internal/api"
 	"github.com/sluicehq/sluice/internal/check"
-	"github.com/sluicehq/sluice/store"
+	"github.com/sluicehq/sluice/internal/store"
 )
 
 func TestLimitFlagsValidate(t *testing.T) {

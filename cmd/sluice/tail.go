@@ -16,7 +16,7 @@ import (
 	"github.com/aws/aws-sdk-go-v2/credentials"
 	"github.com/spf13/cobra"
 
-	"github.com/sluicehq/sluice/tail"
+	"github.com/sluicehq/sluice/internal/tail"
 )
 
 // errEnough ends a tail that printed --count events.

@@ -7,7 +7,7 @@ import (
 	"fmt"
 	"io"
 
-	"github.com/sluicehq/sluice/tail"
+	"github.com/sluicehq/sluice/internal/tail"
 )
 
 // tailFormat is how sluice tail prints an event.

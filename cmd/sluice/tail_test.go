@@ -20,8 +20,8 @@ import (
 	"github.com/aws/aws-sdk-go-v2/service/kinesis"
 	"github.com/aws/aws-sdk-go-v2/service/kinesis/types"
 
-	"github.com/sluicehq/sluice/emulator"
-	"github.com/sluicehq/sluice/emulator/emulatortest"
+	"github.com/sluicehq/sluice/internal/emulator"
+	"github.com/sluicehq/sluice/internal/emulator/emulatortest"
 	"github.com/sluicehq/sluice/internal/kinesalitetest"
 )
 

@@ -14,12 +14,12 @@ import (
 	"github.com/nats-io/nats.go/jetstream"
 	"github.com/prometheus/client_golang/prometheus"
 
-	"github.com/sluicehq/sluice/api"
+	"github.com/sluicehq/sluice/internal/api"
+	"github.com/sluicehq/sluice/internal/natsserver"
 	"github.com/sluicehq/sluice/internal/natstest"
-	"github.com/sluicehq/sluice/natsserver"
+	"github.com/sluicehq/sluice/internal/store"
 	"github.com/sluicehq/sluice/pipeline"
 	"github.com/sluicehq/sluice/producer"
-	"github.com/sluicehq/sluice/store"
 )
 
 // Stack is a running API and what it stands on.

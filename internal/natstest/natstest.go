@@ -6,7 +6,7 @@ import (
 	"github.com/nats-io/nats.go"
 	"github.com/nats-io/nats.go/jetstream"
 
-	"github.com/sluicehq/sluice/natsserver"
+	"github.com/sluicehq/sluice/internal/natsserver"
 )
 
 // Start starts a NATS server with JetStream storing in a directory of

@@ -5,11 +5,11 @@ import (
 	"errors"
 	"fmt"
 
+	"github.com/sluicehq/sluice/internal/store"
 	"github.com/sluicehq/sluice/sinks"
 	"github.com/sluicehq/sluice/sinks/cloudwatchlogs"
 	"github.com/sluicehq/sluice/sinks/firehose"
 	"github.com/sluicehq/sluice/sinks/kinesis"
-	"github.com/sluicehq/sluice/store"
 )
 
 // ErrUnsupported is returned for a target no sink writes yet.

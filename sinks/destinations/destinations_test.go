@@ -6,14 +6,14 @@ import (
 	"testing"
 	"time"
 
-	"github.com/sluicehq/sluice/emulator"
-	"github.com/sluicehq/sluice/emulator/emulatortest"
+	"github.com/sluicehq/sluice/internal/emulator"
+	"github.com/sluicehq/sluice/internal/emulator/emulatortest"
+	"github.com/sluicehq/sluice/internal/store"
 	"github.com/sluicehq/sluice/sinks"
 	"github.com/sluicehq/sluice/sinks/destinations"
 	"github.com/sluicehq/sluice/sinks/firehose"
 	"github.com/sluicehq/sluice/sinks/internal/awstest"
 	"github.com/sluicehq/sluice/sinks/kinesis"
-	"github.com/sluicehq/sluice/store"
 )
 
 var (

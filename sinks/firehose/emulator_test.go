@@ -7,8 +7,8 @@ import (
 	"fmt"
 	"testing"
 
-	"github.com/sluicehq/sluice/emulator"
-	"github.com/sluicehq/sluice/emulator/emulatortest"
+	"github.com/sluicehq/sluice/internal/emulator"
+	"github.com/sluicehq/sluice/internal/emulator/emulatortest"
 	"github.com/sluicehq/sluice/sinks"
 	"github.com/sluicehq/sluice/sinks/firehose"
 )

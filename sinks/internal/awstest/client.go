@@ -10,7 +10,7 @@ import (
 
 	awshttp "github.com/aws/aws-sdk-go-v2/aws/transport/http"
 
-	"github.com/sluicehq/sluice/emulator/emulatortest"
+	"github.com/sluicehq/sluice/internal/emulator/emulatortest"
 )
 
 // HTTPClient returns an HTTP client for a sink under test: it dials

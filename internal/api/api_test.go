@@ -1,0 +1,157 @@
+package api_test
+
+import (
+	"bytes"
+	"context"
+	"encoding/json"
+	"io"
+	"net/http"
+	"testing"
+	"time"
+
+	"github.com/nats-io/nats.go/jetstream"
+	"github.com/prometheus/client_golang/prometheus"
+
+	"github.com/sluicehq/sluice/internal/api"
+	"github.com/sluicehq/sluice/internal/apitest"
+	"github.com/sluicehq/sluice/internal/openapitest"
+	"github.com/sluicehq/sluice/internal/store"
+	"github.com/sluicehq/sluice/schemas"
+)
+
+// testEnv is a sluice API on a real in-process NATS server.
+type testEnv struct {
+	url     string
+	client  *http.Client // checks every exchange against docs/openapi.yaml
+	token   string
+	account string
+	stream  jetstream.Stream
+	js      jetstream.JetStream
+	reg     *prometheus.Registry
+	store   *store.Store // nil in a fake env
+	keyID   string       // the id of token's key
+	logs    *apitest.Logs
+}
+
+func newTestEnv(t *testing.T, opts ...apitest.Option) *testEnv {
+	t.Helper()
+	return envOf(t, apitest.Start(t, opts...))
+}
+
+// envOf is the testEnv of a running stack.
+func envOf(t *testing.T, st *apitest.Stack) *testEnv {
+	t.Helper()
+	return &testEnv{url: st.URL, client: documentedClient(t), token: st.Token, account: st.AccountID,
+		stream: st.Stream, js: st.JS, reg: st.Metrics, store: st.Store, keyID: st.KeyID, logs: st.Logs}
+}
+
+// documentedClient returns an HTTP client that fails the test when a
+// request or response does not match docs/openapi.yaml.
+func documentedClient(t *testing.T) *http.Client {
+	t.Helper()
+	return &http.Client{Transport: openapitest.Load(t, "../../docs/openapi.yaml").Transport(t, nil)}
+}
+
+// post sends body to POST /events with the usual headers, changed by edit.
+func (e *testEnv) post(t *testing.T, body []byte, edit func(*http.Request)) (*http.Response, []byte) {
+	t.Helper()
+	return e.do(t, http.MethodPost, "/events", e.token, bytes.NewReader(body), func(req *http.Request) {
+		req.Header.Set("Content-Type", "application/json")
+		if edit != nil {
+			edit(req)
+		}
+	})
+}
+
+// do sends a request with the key's token and Service-Version: 2, changed
+// by edit, through the client that checks it against docs/openapi.yaml, and
+// returns the response with its body read.
+func (e *testEnv) do(t *testing.T, method, path, token string, body io.Reader, edit func(*http.Request)) (*http.Response, []byte) {
+	t.Helper()
+	req, err := http.NewRequest(method, e.url+path, body)
+	if err != nil {
+		t.Fatal(err)
+	}
+	req.Header.Set("Authorization", "Bearer "+token)
+	req.Header.Set("Service-Version", "2")
+	if edit != nil {
+		edit(req)
+	}
+	resp, err := e.client.Do(req)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer resp.Body.Close()
+	out, err := io.ReadAll(resp.Body)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if resp.Header.Get(api.HeaderOperationID) == "" {
+		t.Errorf("response has no %s header", api.HeaderOperationID)
+	}
+	return resp, out
+}
+
+// stored returns the number of messages in the stream.
+func (e *testEnv) stored(t *testing.T) uint64 {
+	t.Helper()
+	info, err := e.stream.Info(context.Background())
+	if err != nil {
+		t.Fatal(err)
+	}
+	return info.State.Msgs
+}
+
+// wireEvent is an event as a producer sends it: no account_id.
+type wireEvent struct {
+	ID        string          `json:"event_id,omitempty"`
+	Type      string          `json:"event_type"`
+	Timestamp string          `json:"event_timestamp,omitempty"`
+	Principal json.RawMessage `json:"principal,omitempty"`
+	Object    json.RawMessage `json:"object"`
+}
+
+// samples returns n sampled events of mixed kinds, as producers send them.
+func samples(t *testing.T, seed uint64, n int) []wireEvent {
+	t.Helper()
+	s := schemas.NewSampler(seed)
+	kinds := []string{"http_request_complete.v0", "tcp_connection_closed.v0", "tunnel_credential_created.v0", "ssh_host_certificate_updated.v0"}
+	out := make([]wireEvent, n)
+	for i := range out {
+		ev, err := s.Event(kinds[i%len(kinds)])
+		if err != nil {
+			t.Fatal(err)
+		}
+		out[i] = wireEvent{ID: ev.ID, Type: ev.Type, Timestamp: ev.Timestamp.UTC().Format(time.RFC3339Nano), Principal: ev.Principal, Object: ev.Object}
+	}
+	return out
+}
+
+func mustJSON(t *testing.T, v any) []byte {
+	t.Helper()
+	b, err := json.Marshal(v)
+	if err != nil {
+		t.Fatal(err)
+	}
+	return b
+}
+
+// errorBody is the API's error shape.
+type errorBody struct {
+	ErrorCode  string         `json:"error_code"`
+	StatusCode int            `json:"status_code"`
+	Msg        string         `json:"msg"`
+	Details    map[string]any `json:"details"`
+}
+
+func decodeError(t *testing.T, body []byte) errorBody {
+	t.Helper()
+	var e errorBody
+	if err := json.Unmarshal(body, &e); err != nil {
+		t.Fatalf("error body is not JSON: %v: %s", err, body)
+	}
+	if op, _ := e.Details["operation_id"].(string); schemas.CheckID(schemas.PrefixOperation, op) != nil {
+		t.Errorf("error body has no operation id: %s", body)
+	}
+	return e
+}

@@ -1,0 +1,299 @@
+package api
+
+import (
+	"context"
+	"encoding/json"
+	"net/http"
+
+	"github.com/sluicehq/sluice/internal/store"
+	"github.com/sluicehq/sluice/schemas"
+)
+
+// Destinations keeps the event destinations of accounts. *store.Store
+// implements it; see its methods for the errors each returns.
+type Destinations interface {
+	CreateDestination(ctx context.Context, accountID string, in store.Destination, opts ...store.WriteOption) (store.Destination, error)
+	GetDestination(ctx context.Context, accountID, id string) (store.Destination, error)
+	ListDestinations(ctx context.Context, accountID string, page store.Page) ([]store.Destination, string, error)
+	UpdateDestination(ctx context.Context, accountID, id string, fn func(*store.Destination) error, opts ...store.WriteOption) (store.Destination, error)
+	DeleteDestination(ctx context.Context, accountID, id string, opts ...store.WriteOption) (store.Destination, error)
+}
+
+// routeDestinations registers the /event_destinations routes.
+func (s *Server) routeDestinations() {
+	s.mux.Handle("POST /event_destinations", s.authenticated(http.HandlerFunc(s.createDestination)))
+	s.mux.Handle("GET /event_destinations", s.authenticated(http.HandlerFunc(s.listDestinations)))
+	s.mux.Handle("GET /event_destinations/{id}", s.authenticated(http.HandlerFunc(s.getDestination)))
+	s.mux.Handle("PATCH /event_destinations/{id}", s.authenticated(http.HandlerFunc(s.updateDestination)))
+	s.mux.Handle("DELETE /event_destinations/{id}", s.authenticated(http.HandlerFunc(s.deleteDestination)))
+}
+
+// destinationInput is the body of a create or update: the fields sent are
+// set, the others nil. Target has the JSON shape of TargetInput, secret
+// included.
+type destinationInput struct {
+	Description *string       `json:"description"`
+	Metadata    *string       `json:"metadata"`
+	Format      *string       `json:"format"`
+	Target      *store.Target `json:"target"`
+}
+
+// apply sets the fields of in on d. A target sent with an access key but
+// without its secret keeps the stored secret of the same access key id.
+func (in destinationInput) apply(d *store.Destination) {
+	if in.Description != nil {
+		d.Description = *in.Description
+	}
+	if in.Metadata != nil {
+		d.Metadata = *in.Metadata
+	}
+	if in.Format != nil {
+		d.Format = *in.Format
+	}
+	if in.Target != nil {
+		d.Target = withStoredSecret(*in.Target, d.Target.Auth())
+	}
+}
+
+// withStoredSecret returns the target sent, with the secret of stored's
+// credentials when the credentials sent have the same access key id and no
+// secret. It does not change sent's fields.
+func withStoredSecret(sent store.Target, stored store.AWSAuth) store.Target {
+	keep := func(c *store.AWSCreds) *store.AWSCreds {
+		if c == nil || c.SecretAccessKey != "" || stored.Creds == nil || stored.Creds.AccessKeyID != c.AccessKeyID {
+			return c
+		}
+		kept := *c
+		kept.SecretAccessKey = stored.Creds.SecretAccessKey
+		return &kept
+	}
+	switch {
+	case sent.Firehose != nil:
+		f := *sent.Firehose
+		f.Auth.Creds = keep(f.Auth.Creds)
+		sent.Firehose = &f
+	case sent.Kinesis != nil:
+		k := *sent.Kinesis
+		k.Auth.Creds = keep(k.Auth.Creds)
+		sent.Kinesis = &k
+	case sent.CloudWatchLogs != nil:
+		c := *sent.CloudWatchLogs
+		c.Auth.Creds = keep(c.Auth.Creds)
+		sent.CloudWatchLogs = &c
+	}
+	return sent
+}
+
+// destinationBody is a destination as the API returns it. It has no field
+// for the secret access key, so that no response can carry it.
+type destinationBody struct {
+	ID          string     `json:"id"`
+	URI         string     `json:"uri"`
+	CreatedAt   string     `json:"created_at"`
+	Description string     `json:"description"`
+	Metadata    string     `json:"metadata"`
+	Format      string     `json:"format"`
+	Target      targetBody `json:"target"`
+}
+
+type targetBody struct {
+	Firehose       *firehoseBody       `json:"firehose,omitempty"`
+	Kinesis        *kinesisBody        `json:"kinesis,omitempty"`
+	CloudWatchLogs *cloudWatchLogsBody `json:"cloudwatch_logs,omitempty"`
+}
+
+type firehoseBody struct {
+	Auth              authBody `json:"auth"`
+	DeliveryStreamARN string   `json:"delivery_stream_arn"`
+}
+
+type kinesisBody struct {
+	Auth      authBody `json:"auth"`
+	StreamARN string   `json:"stream_arn"`
+}
+
+type cloudWatchLogsBody struct {
+	Auth        authBody `json:"auth"`
+	LogGroupARN string   `json:"log_group_arn"`
+}
+
+type authBody struct {
+	Role  *roleBody  `json:"role,omitempty"`
+	Creds *credsBody `json:"creds,omitempty"`
+}
+
+type roleBody struct {
+	RoleARN string `json:"role_arn"`
+}
+
+// credsBody is an access key without its secret. SecretAccessKey is nil in
+// responses, which have no such field, and null (jsonNull) in audit events,
+// which have it always null.
+type credsBody struct {
+	AccessKeyID     string           `json:"aws_access_key_id"`
+	SecretAccessKey *json.RawMessage `json:"aws_secret_access_key,omitempty"`
+}
+
+// jsonNull is the JSON null.
+var jsonNull = json.RawMessage("null")
+
+// createdAtLayout is RFC 3339 with milliseconds, as times are shown.
+const createdAtLayout = "2006-01-02T15:04:05.000Z07:00"
+
+// destinationResponse returns the body of the destination, redacted, with
+// its full URL.
+func (s *Server) destinationResponse(r *http.Request, d store.Destination) destinationBody {
+	d = d.Redacted()
+	format := d.Format
+	if format == "" {
+		format = store.FormatJSON
+	}
+	return destinationBody{
+		ID:          d.ID,
+		URI:         s.resourceURI(r, "/event_destinations/"+d.ID),
+		CreatedAt:   d.CreatedAt.UTC().Format(createdAtLayout),
+		Description: d.Description,
+		Metadata:    d.Metadata,
+		Format:      format,
+		Target:      targetResponse(d.Target),
+	}
+}
+
+// destinationAudit returns the object of an audit event of the
+// destination: its body, with aws_secret_access_key null.
+func (s *Server) destinationAudit(r *http.Request, d store.Destination) destinationBody {
+	body := s.destinationResponse(r, d)
+	if auth := authOf(body.Target); auth != nil && auth.Creds != nil {
+		auth.Creds.SecretAccessKey = &jsonNull
+	}
+	return body
+}
+
+// authOf returns the auth of the target (shared with t, whose targets are
+// pointers), or nil if it has none.
+func authOf(t targetBody) *authBody {
+	switch {
+	case t.Firehose != nil:
+		return &t.Firehose.Auth
+	case t.Kinesis != nil:
+		return &t.Kinesis.Auth
+	case t.CloudWatchLogs != nil:
+		return &t.CloudWatchLogs.Auth
+	}
+	return nil
+}
+
+func targetResponse(t store.Target) targetBody {
+	var b targetBody
+	switch {
+	case t.Firehose != nil:
+		b.Firehose = &firehoseBody{Auth: authResponse(t.Firehose.Auth), DeliveryStreamARN: t.Firehose.DeliveryStreamARN}
+	case t.Kinesis != nil:
+		b.Kinesis = &kinesisBody{Auth: authResponse(t.Kinesis.Auth), StreamARN: t.Kinesis.StreamARN}
+	case t.CloudWatchLogs != nil:
+		b.CloudWatchLogs = &cloudWatchLogsBody{Auth: authResponse(t.CloudWatchLogs.Auth), LogGroupARN: t.CloudWatchLogs.LogGroupARN}
+	}
+	return b
+}
+
+func authResponse(a store.AWSAuth) authBody {
+	var b authBody
+	if a.Role != nil {
+		b.Role = &roleBody{RoleARN: a.Role.RoleARN}
+	}
+	if a.Creds != nil {
+		b.Creds = &credsBody{AccessKeyID: a.Creds.AccessKeyID}
+	}
+	return b
+}
+
+// destinationList is a page of destinations.
+type destinationList struct {
+	Destinations []destinationBody `json:"event_destinations"`
+	URI          string            `json:"uri"`
+	NextPageURI  *string           `json:"next_page_uri"`
+}
+
+// destinationAuditObject returns the object of a destination's audit
+// event (destinationAudit).
+func (s *Server) destinationAuditObject(r *http.Request) func(store.Destination) any {
+	return func(d store.Destination) any { return s.destinationAudit(r, d) }
+}
+
+func (s *Server) createDestination(w http.ResponseWriter, r *http.Request) {
+	var in destinationInput
+	if e := decodeBody(w, r, &in); e != nil {
+		writeError(w, r, e)
+		return
+	}
+	var d store.Destination
+	in.apply(&d)
+	audit := newAudit(s, r, auditDestination, changeCreated, s.destinationAuditObject(r))
+	created, err := s.destinations.CreateDestination(r.Context(), apiKey(r.Context()).AccountID, d, audit.option())
+	if err != nil {
+		s.writeStoreError(w, r, err, destinationResource, "")
+		return
+	}
+	audit.publish()
+	writeJSON(w, http.StatusCreated, s.destinationResponse(r, created))
+}
+
+func (s *Server) listDestinations(w http.ResponseWriter, r *http.Request) {
+	page, e := readPage(r, schemas.PrefixDestination)
+	if e != nil {
+		writeError(w, r, e)
+		return
+	}
+	items, next, err := s.destinations.ListDestinations(r.Context(), apiKey(r.Context()).AccountID, page)
+	if err != nil {
+		s.writeStoreError(w, r, err, destinationResource, "")
+		return
+	}
+	list := destinationList{Destinations: make([]destinationBody, len(items))}
+	for i, d := range items {
+		list.Destinations[i] = s.destinationResponse(r, d)
+	}
+	list.URI, list.NextPageURI = s.listURIs(r, page, next)
+	writeJSON(w, http.StatusOK, list)
+}
+
+func (s *Server) getDestination(w http.ResponseWriter, r *http.Request) {
+	id := r.PathValue("id")
+	d, err := s.destinations.GetDestination(r.Context(), apiKey(r.Context()).AccountID, id)
+	if err != nil {
+		s.writeStoreError(w, r, err, destinationResource, id)
+		return
+	}
+	writeJSON(w, http.StatusOK, s.destinationResponse(r, d))
+}
+
+func (s *Server) updateDestination(w http.ResponseWriter, r *http.Request) {
+	id := r.PathValue("id")
+	var in destinationInput
+	if e := decodeBody(w, r, &in); e != nil {
+		writeError(w, r, e)
+		return
+	}
+	audit := newAudit(s, r, auditDestination, changeUpdated, s.destinationAuditObject(r))
+	d, err := s.destinations.UpdateDestination(r.Context(), apiKey(r.Context()).AccountID, id, func(d *store.Destination) error {
+		in.apply(d)
+		return nil
+	}, audit.option())
+	if err != nil {
+		s.writeStoreError(w, r, err, destinationResource, id)
+		return
+	}
+	audit.publish()
+	writeJSON(w, http.StatusOK, s.destinationResponse(r, d))
+}
+
+func (s *Server) deleteDestination(w http.ResponseWriter, r *http.Request) {
+	id := r.PathValue("id")
+	audit := newAudit(s, r, auditDestination, changeDeleted, s.destinationAuditObject(r))
+	if _, err := s.destinations.DeleteDestination(r.Context(), apiKey(r.Context()).AccountID, id, audit.option()); err != nil {
+		s.writeStoreError(w, r, err, destinationResource, id)
+		return
+	}
+	audit.publish()
+	w.WriteHeader(http.StatusNoContent)
+}

@@ -1,0 +1,79 @@
+package api
+
+import (
+	"errors"
+	"net/http"
+
+	"github.com/sluicehq/sluice/internal/store"
+)
+
+// resource names a kind of resource of the management API in messages.
+type resource struct {
+	noun     string // "event destination"
+	listPath string // "/event_destinations"
+}
+
+var (
+	destinationResource  = resource{noun: "event destination", listPath: "/event_destinations"}
+	subscriptionResource = resource{noun: "event subscription", listPath: "/event_subscriptions"}
+	apiKeyResource       = resource{noun: "API key", listPath: "/api_keys"}
+)
+
+// writeStoreError answers with the API error of an error of the store about
+// the resource id of the kind res ("" for none). A *ValidationError is
+// checked first, as it may also match ErrNotFound.
+func (s *Server) writeStoreError(w http.ResponseWriter, r *http.Request, err error, res resource, id string) {
+	var (
+		invalid *store.ValidationError
+		inUse   *store.InUseError
+		limit   *store.LimitError
+	)
+	switch {
+	case errors.As(err, &limit):
+		writeError(w, r, limitError(limit))
+	case errors.As(err, &invalid):
+		e := newError(CodeInvalidField, "%s", invalid.Error())
+		e.Details = map[string]any{"field": invalid.Field}
+		writeError(w, r, e)
+	case errors.As(err, &inUse):
+		e := newError(CodeInUse, "%s", inUse.Error())
+		e.Details = map[string]any{"subscriptions": inUse.Subscriptions}
+		writeError(w, r, e)
+	case errors.Is(err, store.ErrLastAPIKey):
+		writeError(w, r, newError(CodeLastAPIKey, "API key %s is your account's only key, and deleting it would lock the account out: create another key with POST /api_keys first", id))
+	case errors.Is(err, store.ErrNotFound):
+		writeError(w, r, newError(CodeResourceNotFound, "your account has no %s %q; list yours with GET %s", res.noun, id, res.listPath))
+	case errors.Is(err, store.ErrConflict):
+		writeError(w, r, newError(CodeConcurrentChange, "the %s %s kept changing under concurrent updates; send the request again", res.noun, id))
+	case s.storageError(r.Context(), err) != nil:
+		s.log.Warn("configuration store refuses writes", "operation_id", operationID(r.Context()), "method", r.Method, "path", r.URL.Path, "error", err, "storage", s.storageError(r.Context(), err))
+		writeStorageError(w, r)
+	default:
+		s.log.Error("configuration store failed", "operation_id", operationID(r.Context()), "method", r.Method, "path", r.URL.Path, "error", err)
+		w.Header().Set("Retry-After", "1")
+		writeError(w, r, newError(CodeConfigUnavailable, "sluice cannot reach its configuration store right now; retry shortly"))
+	}
+}
+
+// limits are the API's words for each limit of store.Limits: its code, what
+// frees room under it, and the serve flag that raises it.
+var limits = map[string]struct {
+	code Code
+	free string
+	flag string
+}{
+	store.LimitDestinations:           {CodeDestinationLimit, "delete one you no longer use (DELETE /event_destinations/{id})", "--max-destinations"},
+	store.LimitSubscriptions:          {CodeSubscriptionLimit, "delete one you no longer use (DELETE /event_subscriptions/{id})", "--max-subscriptions"},
+	store.LimitSourcesPerSubscription: {CodeSourceLimit, "remove a source, or route the kinds through another subscription", "--max-sources-per-subscription"},
+	store.LimitRunningReplays:         {CodeReplayLimit, "wait for one to finish (GET /event_subscriptions/{id}/replays shows their state)", "--max-running-replays"},
+	store.LimitAPIKeys:                {CodeAPIKeyLimit, "delete one you no longer use (DELETE /api_keys/{id})", "--max-api-keys"},
+}
+
+// limitError is the API error of a create over a limit of the account: it
+// names the limit, how to free room, and how to have it raised.
+func limitError(l *store.LimitError) *Error {
+	words := limits[l.Limit]
+	e := newError(words.code, "your account has reached its limit of %d %s: %s, or ask the operator of sluice to raise the limit (%s)", l.Max, l.Limit, words.free, words.flag)
+	e.Details = map[string]any{"limit": l.Limit, "max": l.Max}
+	return e
+}

@@ -1,0 +1,85 @@
+package api_test
+
+import (
+	"encoding/json"
+	"io"
+	"log/slog"
+	"net/http"
+	"net/http/httptest"
+	"strings"
+	"testing"
+
+	"github.com/sluicehq/sluice/internal/api"
+)
+
+// TestRouteGroups serves the ingest route only when the config asks for it
+// and the management routes only when their stores are given: a route a
+// process does not serve answers 404 with the API's error body, and routes
+// added with Handle are served either way.
+func TestRouteGroups(t *testing.T) {
+	event := `[{"event_type":"ip_policy_created.v0","object":{}}]`
+	tests := []struct {
+		name       string
+		cfg        api.Config
+		wantIngest int
+	}{
+		{name: "ingest", cfg: api.Config{}, wantIngest: http.StatusAccepted},
+		{name: "without ingest", cfg: api.Config{WithoutIngest: true}, wantIngest: http.StatusNotFound},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			srv, err := api.New(tt.cfg, api.Deps{
+				Keys:      fakeKeysFor("ac_fake"),
+				Publisher: fakePublisher{publishEncoded: storeAll},
+				Logger:    slog.New(slog.DiscardHandler),
+			})
+			if err != nil {
+				t.Fatal(err)
+			}
+			srv.Handle("GET /healthz", http.HandlerFunc(func(w http.ResponseWriter, _ *http.Request) {
+				_, _ = io.WriteString(w, "ok\n")
+			}))
+			hs := httptest.NewServer(srv)
+			t.Cleanup(hs.Close)
+
+			checkStatus(t, hs.URL, http.MethodPost, "/events", event, tt.wantIngest)
+			// No Destinations, Subscriptions nor APIKeys: no management routes.
+			for _, path := range []string{"/event_destinations", "/event_subscriptions", "/api_keys"} {
+				checkStatus(t, hs.URL, http.MethodGet, path, "", http.StatusNotFound)
+			}
+			checkStatus(t, hs.URL, http.MethodGet, "/healthz", "", http.StatusOK)
+		})
+	}
+}
+
+// checkStatus sends an authenticated request and fails the test unless it
+// is answered with want, and a 404 with the API's error body.
+func checkStatus(t *testing.T, base, method, path, body string, want int) {
+	t.Helper()
+	req, err := http.NewRequest(method, base+path, strings.NewReader(body))
+	if err != nil {
+		t.Fatal(err)
+	}
+	req.Header.Set("Authorization", "Bearer "+fakeToken)
+	req.Header.Set(api.HeaderVersion, api.SupportedVersion)
+	req.Header.Set("Content-Type", "application/json")
+	resp, err := http.DefaultClient.Do(req)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer resp.Body.Close()
+	out, err := io.ReadAll(resp.Body)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if resp.StatusCode != want {
+		t.Fatalf("%s %s: %d %s, want %d", method, path, resp.StatusCode, out, want)
+	}
+	if want != http.StatusNotFound {
+		return
+	}
+	var e errorBody
+	if err := json.Unmarshal(out, &e); err != nil || e.ErrorCode != api.CodeNotFound.String() {
+		t.Fatalf("%s %s: 404 body %s, want error code %s", method, path, out, api.CodeNotFound)
+	}
+}

@@ -1,0 +1,441 @@
+package api
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"log/slog"
+	"net/http"
+	"net/url"
+	"strings"
+	"time"
+
+	"github.com/prometheus/client_golang/prometheus"
+
+	"github.com/sluicehq/sluice/internal/store"
+	"github.com/sluicehq/sluice/producer"
+	"github.com/sluicehq/sluice/schemas"
+)
+
+// SupportedVersion is the only value of the Service-Version header sluice accepts.
+const SupportedVersion = "2"
+
+// Header names of the API.
+const (
+	HeaderVersion     = "Service-Version"
+	HeaderOperationID = "Service-Operation-Id"
+)
+
+// Keys checks API keys. *store.Store implements it.
+type Keys interface {
+	// Authenticate returns the key whose token this is, or an error wrapping
+	// store.ErrUnauthenticated.
+	Authenticate(ctx context.Context, token string) (store.APIKey, error)
+}
+
+// Publisher stores validated events. *producer.Producer implements it.
+type Publisher interface {
+	// PublishEncoded stores events and returns one Result per event, in
+	// order. A Result's error wraps producer.ErrNotStored when JetStream did
+	// not acknowledge the event, and nats.ErrMaxPayload too when the event
+	// is larger than the NATS server accepts.
+	PublishEncoded(ctx context.Context, events []schemas.Encoded) []producer.Result
+}
+
+// Defaults of the front door of ingest (Config).
+const (
+	DefaultMaxInFlight      = 64
+	DefaultMaxBytesInFlight = 256 << 20
+	// DefaultMinBodyRate, 1 KiB/s (8 kbit/s), is below the speed of any
+	// link a producer uses; a body stalled for a whole window, or trickled
+	// a byte at a time, is cut.
+	DefaultMinBodyRate    = 1 << 10
+	DefaultBodyRateWindow = 10 * time.Second
+	// DefaultMaxAccountManagementInFlight is ample for a person or a
+	// deployment tool, whose changes come a few at a time.
+	DefaultMaxAccountManagementInFlight = 8
+)
+
+// Config sets the API's limits. The zero value gets the defaults.
+type Config struct {
+	MaxBodyBytes  int64 // bytes per ingest request; default 10 MiB
+	MaxEvents     int   // events per ingest request; default 10,000
+	MaxEventBytes int   // bytes per event; default 1 MiB
+	// MaxInFlight bounds the ingest requests being read and processed at
+	// once; requests beyond it are refused at once with 503 ERR_SLUICE_103.
+	// Default DefaultMaxInFlight.
+	MaxInFlight int
+	// MaxAccountInFlight bounds the ingest requests of one account in
+	// flight, its share of MaxInFlight; requests beyond it are refused at
+	// once with 429 ERR_SLUICE_130. Default a quarter of MaxInFlight, at
+	// least 1, at most MaxInFlight.
+	MaxAccountInFlight int
+	// MaxBytesInFlight bounds the body bytes all ingest requests in flight
+	// hold; a request that would take more is refused with 503
+	// ERR_SLUICE_103. A body of known length is counted whole when its
+	// request is admitted, any other as it arrives. cmd/sluice derives it
+	// from the memory limit. Default DefaultMaxBytesInFlight, at least
+	// MaxBodyBytes and one, so that a body of the largest size fits.
+	MaxBytesInFlight int64
+	// MaxAccountBytesInFlight bounds the body bytes one account's ingest
+	// requests in flight hold; beyond it they are refused with 429
+	// ERR_SLUICE_131. Default a quarter of MaxBytesInFlight, at least
+	// MaxBodyBytes and one, at most MaxBytesInFlight.
+	MaxAccountBytesInFlight int64
+	// MinBodyRate and BodyRateWindow are the slowest an ingest body may
+	// arrive: each BodyRateWindow must bring MinBodyRate×BodyRateWindow
+	// more bytes, or the end of the body, or the request is cut with 408
+	// ERR_SLUICE_132. Defaults DefaultMinBodyRate and
+	// DefaultBodyRateWindow.
+	MinBodyRate    int64 // bytes per second
+	BodyRateWindow time.Duration
+	// MaxAccountManagementInFlight bounds the management requests with a
+	// body (POST, PATCH) of one account in flight; requests beyond it are
+	// refused at once with 429 ERR_SLUICE_130. Their bodies (up to 1 MiB
+	// each) count in MaxBytesInFlight and MaxAccountBytesInFlight and must
+	// arrive at MinBodyRate, as ingest bodies do. Default
+	// DefaultMaxAccountManagementInFlight.
+	MaxAccountManagementInFlight int
+	// AccountWriteRate and AccountWriteBurst bound how fast one account
+	// changes its configuration: every management call that is not a GET
+	// takes a token of its account's bucket of AccountWriteBurst tokens,
+	// refilled at AccountWriteRate a second, and one that finds it empty
+	// is refused with 429 ERR_SLUICE_139 and the wait in Retry-After.
+	// Defaults DefaultAccountWriteRate and DefaultAccountWriteBurst; a
+	// negative rate leaves changes unbounded.
+	AccountWriteRate  float64
+	AccountWriteBurst int
+	// BaseURL is the scheme and host clients reach the API at, such as
+	// https://sluice.example.com, for the full URLs of responses and of
+	// the audit events stored (uri, next_page_uri). Required with any
+	// management route (Deps.Destinations, Subscriptions or APIKeys). It is
+	// never taken from a request's Host, which the client chooses: a
+	// stored event must not carry a host a caller made up.
+	BaseURL string
+	// AuditTimeout bounds the publishing of the audit event of one change
+	// when it is made; an event not published by then waits in the
+	// store's outbox for an AuditRelay. Default DefaultAuditTimeout.
+	AuditTimeout time.Duration
+	// WithoutIngest leaves POST /events out, so that it answers 404, for a
+	// process that serves only the management API. The management routes
+	// are left out by leaving their Deps nil.
+	WithoutIngest bool
+}
+
+// DefaultAuditTimeout is the default of Config.AuditTimeout.
+const DefaultAuditTimeout = 5 * time.Second
+
+func (c *Config) setDefaults() {
+	if c.MaxBodyBytes <= 0 {
+		c.MaxBodyBytes = 10 << 20
+	}
+	if c.MaxEvents <= 0 {
+		c.MaxEvents = schemas.DefaultMaxEvents
+	}
+	if c.MaxEventBytes <= 0 {
+		c.MaxEventBytes = schemas.DefaultMaxEventBytes
+	}
+	if c.MaxInFlight <= 0 {
+		c.MaxInFlight = DefaultMaxInFlight
+	}
+	if c.MaxAccountInFlight <= 0 {
+		c.MaxAccountInFlight = max(1, c.MaxInFlight/4)
+	}
+	c.MaxAccountInFlight = min(c.MaxAccountInFlight, c.MaxInFlight)
+	if c.MaxBytesInFlight <= 0 {
+		c.MaxBytesInFlight = DefaultMaxBytesInFlight
+	}
+	c.MaxBytesInFlight = max(c.MaxBytesInFlight, c.MaxBodyBytes+1)
+	if c.MaxAccountBytesInFlight <= 0 {
+		c.MaxAccountBytesInFlight = c.MaxBytesInFlight / 4
+	}
+	c.MaxAccountBytesInFlight = min(max(c.MaxAccountBytesInFlight, c.MaxBodyBytes+1), c.MaxBytesInFlight)
+	if c.MinBodyRate <= 0 {
+		c.MinBodyRate = DefaultMinBodyRate
+	}
+	if c.BodyRateWindow <= 0 {
+		c.BodyRateWindow = DefaultBodyRateWindow
+	}
+	if c.MaxAccountManagementInFlight <= 0 {
+		c.MaxAccountManagementInFlight = DefaultMaxAccountManagementInFlight
+	}
+	if c.AccountWriteRate == 0 {
+		c.AccountWriteRate = DefaultAccountWriteRate
+	}
+	if c.AccountWriteBurst <= 0 {
+		c.AccountWriteBurst = DefaultAccountWriteBurst
+	}
+	if c.AuditTimeout <= 0 {
+		c.AuditTimeout = DefaultAuditTimeout
+	}
+}
+
+// Deps are what the API talks to.
+type Deps struct {
+	// Keys checks the API key of every request; required.
+	Keys Keys
+	// Publisher stores the events of ingest requests and the audit events
+	// of management calls; required.
+	Publisher Publisher
+	Catalogue *schemas.Catalogue    // default schemas.Default()
+	Logger    *slog.Logger          // default slog.Default()
+	Metrics   prometheus.Registerer // where the API registers its metrics; nil: not registered
+	// Destinations keeps event destinations; nil: the /event_destinations
+	// routes are not served.
+	Destinations Destinations
+	// Subscriptions keeps event subscriptions; nil: the
+	// /event_subscriptions routes are not served.
+	Subscriptions Subscriptions
+	// APIKeys keeps API keys; nil: the /api_keys routes are not served.
+	APIKeys APIKeys
+	// DeliveryStatus reads destinations' delivery status; nil (or
+	// Destinations nil): GET /event_destinations/{id}/status is not served.
+	DeliveryStatus DeliveryStatus
+	// DestinationTrial writes test events; nil (or Destinations nil):
+	// POST /event_destinations/{id}/test is not served.
+	DestinationTrial DestinationTrial
+	// DeadLetters reads and redrives the dead letters of destinations;
+	// nil (or Destinations nil): the /event_destinations/{id}/dead_letters
+	// routes are not served.
+	DeadLetters DeadLetters
+	// Replays starts and reads replays of subscriptions; nil (or
+	// Subscriptions nil): the replay routes of /event_subscriptions are
+	// not served.
+	Replays Replays
+	// Outbox is where the store keeps the audit events of changes until
+	// they are published; the API takes out the events it publishes. nil:
+	// they are left to an AuditRelay.
+	Outbox Outbox
+	// Storage says whether JetStream's store takes writes; while it does
+	// not, every request that writes is refused at once with 503
+	// ERR_SLUICE_110. nil: not watched (an external NATS server, whose
+	// refusals are reported as they come).
+	Storage Storage
+}
+
+// Server is the HTTP API. It is an http.Handler.
+type Server struct {
+	cfg       Config
+	keys      Keys
+	publisher Publisher
+	// destinations, subscriptions and apiKeys are nil when their routes
+	// are not served.
+	destinations  Destinations
+	subscriptions Subscriptions
+	apiKeys       APIKeys
+	deadLetters   DeadLetters
+	replays       Replays
+	storage       Storage
+	outbox        Outbox
+	catalogue     *schemas.Catalogue
+	log           *slog.Logger
+	metrics       *metrics
+	mux           *http.ServeMux
+	handler       http.Handler
+
+	// deliveryStatus and destinationTrial are nil when their routes are
+	// not served.
+	deliveryStatus   DeliveryStatus
+	destinationTrial DestinationTrial
+	// admission bounds the ingest requests in flight and their bytes.
+	admission *admission
+	// writeRate bounds how fast each account changes its configuration;
+	// nil: unbounded.
+	writeRate *writeRate
+}
+
+// New returns the API server. Extra routes (health, metrics) can be added
+// with Handle before serving.
+func New(cfg Config, deps Deps) (*Server, error) {
+	cfg.setDefaults()
+	if deps.Keys == nil || deps.Publisher == nil {
+		return nil, errors.New("api: Keys and Publisher are required")
+	}
+	if deps.Destinations != nil || deps.Subscriptions != nil || deps.APIKeys != nil {
+		if u, err := url.Parse(cfg.BaseURL); err != nil || (u.Scheme != "http" && u.Scheme != "https") || u.Host == "" {
+			return nil, fmt.Errorf("api: BaseURL %q is not a full http or https URL: the management routes need the scheme and host clients reach the API at, for the uri of resources and audit events", cfg.BaseURL)
+		}
+	}
+	if deps.Catalogue == nil {
+		deps.Catalogue = schemas.Default()
+	}
+	if deps.Logger == nil {
+		deps.Logger = slog.Default()
+	}
+	door := newAdmission(cfg)
+	m, err := newMetrics(deps.Metrics, door)
+	if err != nil {
+		return nil, err
+	}
+	s := &Server{
+		cfg:           cfg,
+		keys:          deps.Keys,
+		publisher:     deps.Publisher,
+		destinations:  deps.Destinations,
+		subscriptions: deps.Subscriptions,
+		apiKeys:       deps.APIKeys,
+		deadLetters:   deps.DeadLetters,
+		replays:       deps.Replays,
+		storage:       deps.Storage,
+		outbox:        deps.Outbox,
+		catalogue:     deps.Catalogue,
+		log:           deps.Logger,
+		metrics:       m,
+		mux:           http.NewServeMux(),
+		admission:     door,
+		writeRate:     newWriteRate(cfg.AccountWriteRate, cfg.AccountWriteBurst),
+	}
+	if !cfg.WithoutIngest {
+		s.mux.Handle("POST /events", s.countRequests(s.checkKey(http.HandlerFunc(s.ingest))))
+	}
+	s.deliveryStatus, s.destinationTrial = deps.DeliveryStatus, deps.DestinationTrial
+	if s.destinations != nil {
+		s.routeDestinations()
+		s.routeDestinationStatus()
+	}
+	if s.destinations != nil && s.deadLetters != nil {
+		s.routeDeadLetters()
+	}
+	if s.subscriptions != nil {
+		s.routeSubscriptions()
+	}
+	if s.subscriptions != nil && s.replays != nil {
+		s.routeReplays()
+	}
+	if s.apiKeys != nil {
+		s.routeAPIKeys()
+	}
+	s.mux.HandleFunc("/", s.fallback)
+	s.handler = s.withOperation(s.guardStorage(s.mux))
+	return s, nil
+}
+
+// Handle adds a route that needs neither a version nor a key, such as
+// /healthz or /metrics.
+func (s *Server) Handle(pattern string, h http.Handler) { s.mux.Handle(pattern, h) }
+
+// ServeHTTP serves the API.
+func (s *Server) ServeHTTP(w http.ResponseWriter, r *http.Request) { s.handler.ServeHTTP(w, r) }
+
+type ctxKey int
+
+const (
+	ctxOperation ctxKey = iota
+	ctxAPIKey
+)
+
+func operationID(ctx context.Context) string {
+	id, _ := ctx.Value(ctxOperation).(string)
+	return id
+}
+
+// apiKey returns the key that authenticated the request.
+func apiKey(ctx context.Context) store.APIKey {
+	k, _ := ctx.Value(ctxAPIKey).(store.APIKey)
+	return k
+}
+
+// withOperation gives every request an operation id, sent back in a header
+// and in error bodies, and turns a panic into a logged 500.
+func (s *Server) withOperation(next http.Handler) http.Handler {
+	return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		id := schemas.NewID(schemas.PrefixOperation)
+		w.Header().Set(HeaderOperationID, id)
+		r = r.WithContext(context.WithValue(r.Context(), ctxOperation, id))
+		defer func() {
+			if p := recover(); p != nil {
+				if p == http.ErrAbortHandler {
+					panic(p)
+				}
+				s.log.Error("handler panicked", "operation_id", id, "method", r.Method, "path", r.URL.Path, "panic", p)
+				writeError(w, r, newError(CodeInternal, "sluice failed unexpectedly; report operation id %s", id))
+			}
+		}()
+		next.ServeHTTP(w, r)
+	})
+}
+
+// authenticated is the way in of every management route: it checks
+// Service-Version and the bearer key (checkKey), then admits the request's
+// body, if it has one, through the front door (admitBody). POST /events,
+// which has an admission of its own, takes checkKey alone.
+func (s *Server) authenticated(next http.Handler) http.Handler {
+	return s.checkKey(s.limitWrites(s.admitBody(next)))
+}
+
+// checkKey checks Service-Version and the bearer key before next. A
+// request it refuses has its body left unread and its connection closed
+// after the answer: without a key, a client holds no body bytes and no
+// slot.
+func (s *Server) checkKey(next http.Handler) http.Handler {
+	return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		if r.ContentLength != 0 {
+			dropUnread(w, r) // taken back below once the key is good
+		}
+		if e := checkVersion(r); e != nil {
+			writeError(w, r, e)
+			return
+		}
+		token, ok := bearerToken(r)
+		if !ok {
+			w.Header().Set("WWW-Authenticate", `Bearer realm="sluice"`)
+			writeError(w, r, newError(CodeAuthMissing, "send your API key as Authorization: Bearer <API key>"))
+			return
+		}
+		key, err := s.keys.Authenticate(r.Context(), token)
+		switch {
+		case errors.Is(err, store.ErrUnauthenticated):
+			w.Header().Set("WWW-Authenticate", `Bearer realm="sluice", error="invalid_token"`)
+			writeError(w, r, newError(CodeAuthInvalid, "the API key is unknown or was deleted; use the key sluice printed at its first start (or SLUICE_BOOTSTRAP_API_KEY)"))
+			return
+		case err != nil:
+			s.log.Error("checking API key", "operation_id", operationID(r.Context()), "error", err)
+			w.Header().Set("Retry-After", "1")
+			writeError(w, r, newError(CodeStoreUnavailable, "sluice cannot check API keys right now (its key store is unreachable); retry shortly"))
+			return
+		}
+		w.Header().Del("Connection")
+		next.ServeHTTP(w, r.WithContext(context.WithValue(r.Context(), ctxAPIKey, key)))
+	})
+}
+
+func checkVersion(r *http.Request) *Error {
+	v := r.Header.Values(HeaderVersion)
+	switch {
+	case len(v) == 0:
+		return newError(CodeVersionMissing, "the %s header is missing; send %s: %s (the only version supported)", HeaderVersion, HeaderVersion, SupportedVersion)
+	case len(v) > 1 || strings.TrimSpace(v[0]) != SupportedVersion:
+		return newError(CodeVersionUnsupported, "%s %q is not supported; send %s: %s (the only version supported)", HeaderVersion, strings.Join(v, ", "), HeaderVersion, SupportedVersion)
+	}
+	return nil
+}
+
+func bearerToken(r *http.Request) (string, bool) {
+	scheme, token, ok := strings.Cut(r.Header.Get("Authorization"), " ")
+	if !ok || !strings.EqualFold(scheme, "Bearer") {
+		return "", false
+	}
+	token = strings.TrimSpace(token)
+	return token, token != ""
+}
+
+var methods = []string{http.MethodGet, http.MethodPost, http.MethodPut, http.MethodPatch, http.MethodDelete}
+
+// fallback answers requests no route took: 405 with Allow when the path
+// takes other methods, else 404, both with the API's error body.
+func (s *Server) fallback(w http.ResponseWriter, r *http.Request) {
+	var allowed []string
+	for _, m := range methods {
+		probe := r.Clone(r.Context())
+		probe.Method = m
+		if _, pattern := s.mux.Handler(probe); pattern != "/" && pattern != "" {
+			allowed = append(allowed, m)
+		}
+	}
+	if len(allowed) > 0 {
+		w.Header().Set("Allow", strings.Join(allowed, ", "))
+		writeError(w, r, newError(CodeMethodNotAllowed, "%s does not accept %s; use %s", r.URL.Path, r.Method, strings.Join(allowed, " or ")))
+		return
+	}
+	writeError(w, r, newError(CodeNotFound, "no such path: %s %s", r.Method, r.URL.Path))
+}
