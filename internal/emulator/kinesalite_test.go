@@ -178,8 +178,8 @@ func TestKinesisMatchesKinesalite(t *testing.T) {
 			}
 			for i, b := range backends {
 				timeout := time.Minute
-				if step.kinesaliteDiffers != "" {
-					timeout = 2 * time.Second // kinesalite may never answer
+				if step.kinesaliteDiffers != "" && b.name != "emulator" {
+					timeout = 2 * time.Second // kinesalite may never answer; the emulator must, however loaded the machine
 				}
 				answer, err := rawTry(b.endpoint, "Kinesis_20131202."+step.target, step.body(b), step.header, timeout)
 				if err != nil && (b.name == "emulator" || step.kinesaliteDiffers == "") {
