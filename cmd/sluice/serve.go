@@ -6,9 +6,7 @@ import (
 	"fmt"
 	"io"
 	"log/slog"
-	"net"
 	"net/http"
-	"net/url"
 	"os"
 	"sync"
 	"time"
@@ -111,91 +109,6 @@ func (f *serveFlags) register(fl *pflag.FlagSet) {
 	fl.StringVar(&f.devAWSListen, "dev-aws-listen", "127.0.0.1:4566", "HOST:PORT of the AWS emulator of --dev, a loopback address")
 	f.log.register(fl)
 	f.limits.register(fl)
-}
-
-// validate reports the flags that contradict each other or are out of
-// range, each with what to do, before anything starts.
-func (f serveFlags) validate() error {
-	var errs []error
-	if f.natsURL == "" {
-		for _, fl := range []struct{ name, value string }{
-			{"--nats-creds", f.natsCreds},
-			{"--nats-tls-ca", f.natsTLSCA},
-			{"--nats-tls-cert", f.natsTLSCert},
-			{"--nats-tls-key", f.natsTLSKey},
-		} {
-			if fl.value != "" {
-				errs = append(errs, fmt.Errorf("%s is for an external NATS server: give its address with --nats-url, or drop %s to use the embedded server", fl.name, fl.name))
-			}
-		}
-	}
-	if err := (natsSecurity{tlsCert: f.natsTLSCert, tlsKey: f.natsTLSKey}).validate(); err != nil {
-		errs = append(errs, err)
-	}
-	roles, rolesErr := parseRoles(f.roles)
-	if rolesErr != nil {
-		errs = append(errs, rolesErr)
-	}
-	if f.dev {
-		if err := checkLoopback(f.devAWSListen); err != nil {
-			errs = append(errs, fmt.Errorf("--dev-aws-listen: %w", err))
-		}
-		if rolesErr == nil && !roles.worker {
-			errs = append(errs, fmt.Errorf("--dev delivers to its AWS emulator, and only the worker role delivers: add worker to --roles %s, or drop --dev", roles))
-		}
-	}
-	switch {
-	case f.tlsCert != "" && f.tlsKey == "":
-		errs = append(errs, errors.New("--tls-cert needs --tls-key: give the file of the certificate's private key too"))
-	case f.tlsKey != "" && f.tlsCert == "":
-		errs = append(errs, errors.New("--tls-key needs --tls-cert: give the certificate file too"))
-	}
-	if f.metricsAddr != "" {
-		if _, port, err := net.SplitHostPort(f.metricsAddr); err != nil {
-			errs = append(errs, fmt.Errorf("--metrics-http %q is not HOST:PORT: give the address of the metrics listener, such as 127.0.0.1:9464, or an empty value for none", f.metricsAddr))
-		} else if f.metricsAddr == f.httpAddr && port != "0" {
-			errs = append(errs, fmt.Errorf("--metrics-http %s is the address of --http: give /metrics its own port, such as 127.0.0.1:9464, as it must not be reachable where the API is", f.metricsAddr))
-		}
-	}
-	if f.dataKeyFile != "" && f.natsURL != "" {
-		errs = append(errs, errors.New("--data-key-file encrypts the store of the embedded NATS server, which --nats-url replaces: give the external server its own key (jetstream { cipher, key } in its configuration), and drop --data-key-file"))
-	}
-	if f.natsListen != "" && f.natsURL != "" {
-		errs = append(errs, errors.New("--nats-listen exposes the embedded NATS server, which --nats-url replaces: drop one of them"))
-	}
-	if f.publicURL != "" {
-		if u, err := url.Parse(f.publicURL); err != nil || (u.Scheme != "http" && u.Scheme != "https") || u.Host == "" {
-			errs = append(errs, fmt.Errorf("--public-url %q is not a full http or https URL: give the scheme and host clients reach the API at, such as https://sluice.example.com", f.publicURL))
-		}
-	}
-	if f.shutdownTimeout < 0 {
-		errs = append(errs, fmt.Errorf("--shutdown-timeout %s is negative: give how long requests in flight may take to finish, such as 15s", f.shutdownTimeout))
-	}
-	switch {
-	case f.retention < 0:
-		errs = append(errs, fmt.Errorf("--retention %s is negative: give how long the stream keeps events, such as 72h", f.retention))
-	case f.retention < pipeline.DuplicateWindow:
-		errs = append(errs, fmt.Errorf("--retention %s is shorter than the stream's duplicate window of %s: give at least that, such as 72h", f.retention, pipeline.DuplicateWindow))
-	}
-	if f.memoryLimit != "" {
-		if _, err := parseSize(f.memoryLimit); err != nil {
-			errs = append(errs, fmt.Errorf("--memory-limit %q: %w", f.memoryLimit, err))
-		}
-	}
-	if f.ackWait < time.Second {
-		errs = append(errs, fmt.Errorf("--ack-wait %s: give at least 1s, such as 30s; sluice keeps events it is still sending in progress well within it", f.ackWait))
-	}
-	if f.failingAfter < 0 {
-		errs = append(errs, fmt.Errorf("--failing-after %s is negative: give how long a destination may fail before it is failing, such as 5m", f.failingAfter))
-	}
-	if f.linger <= 0 || f.linger > time.Minute {
-		errs = append(errs, fmt.Errorf("--linger %s: give a duration up to a minute, such as 200ms", f.linger))
-	}
-	if f.replicas < 1 || f.replicas > pipeline.MaxReplicas {
-		errs = append(errs, fmt.Errorf("--replicas %d: JetStream keeps 1 to %d replicas; use 1 on a single server, 3 on a cluster", f.replicas, pipeline.MaxReplicas))
-	}
-	errs = append(errs, f.limits.validate()...)
-	return errors.Join(errs...)
 }
 
 func runServe(ctx context.Context, f serveFlags, stderr io.Writer) error {
@@ -485,8 +398,7 @@ func (f serveFlags) connectNATS(log *slog.Logger) (*nats.Conn, *natsserver.Serve
 		nats.ReconnectHandler(func(nc *nats.Conn) { log.Info("reconnected to NATS", "url", nc.ConnectedUrlRedacted()) }),
 	}
 	if f.natsURL != "" {
-		security := natsSecurity{creds: f.natsCreds, tlsCA: f.natsTLSCA, tlsCert: f.natsTLSCert, tlsKey: f.natsTLSKey}
-		opts = append(opts, security.options()...)
+		opts = append(opts, f.natsSecurity().options()...)
 		nc, err := nats.Connect(f.natsURL, opts...)
 		if err != nil {
 			return nil, nil, nil, fmt.Errorf("connecting to --nats-url %s: %w", f.natsURL, err)
