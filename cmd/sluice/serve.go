@@ -6,29 +6,17 @@ import (
 	"fmt"
 	"io"
 	"log/slog"
-	"net"
 	"net/http"
-	"net/url"
-	"os"
 	"sync"
 	"time"
 
 	"github.com/nats-io/nats.go"
-	"github.com/nats-io/nats.go/jetstream"
-	"github.com/prometheus/client_golang/prometheus"
-	"github.com/prometheus/client_golang/prometheus/collectors"
 	"github.com/spf13/cobra"
 	"github.com/spf13/pflag"
-	"golang.org/x/sync/errgroup"
 
-	"github.com/sluicehq/sluice/filters"
-	"github.com/sluicehq/sluice/internal/api"
 	"github.com/sluicehq/sluice/internal/natsserver"
 	"github.com/sluicehq/sluice/internal/store"
 	"github.com/sluicehq/sluice/pipeline"
-	"github.com/sluicehq/sluice/producer"
-	"github.com/sluicehq/sluice/schemas"
-	"github.com/sluicehq/sluice/sinks/destinations"
 )
 
 // bootstrapKeyEnv names the environment variable whose token becomes the
@@ -113,341 +101,14 @@ func (f *serveFlags) register(fl *pflag.FlagSet) {
 	f.limits.register(fl)
 }
 
-// validate reports the flags that contradict each other or are out of
-// range, each with what to do, before anything starts.
-func (f serveFlags) validate() error {
-	var errs []error
-	if f.natsURL == "" {
-		for _, fl := range []struct{ name, value string }{
-			{"--nats-creds", f.natsCreds},
-			{"--nats-tls-ca", f.natsTLSCA},
-			{"--nats-tls-cert", f.natsTLSCert},
-			{"--nats-tls-key", f.natsTLSKey},
-		} {
-			if fl.value != "" {
-				errs = append(errs, fmt.Errorf("%s is for an external NATS server: give its address with --nats-url, or drop %s to use the embedded server", fl.name, fl.name))
-			}
-		}
-	}
-	if err := (natsSecurity{tlsCert: f.natsTLSCert, tlsKey: f.natsTLSKey}).validate(); err != nil {
-		errs = append(errs, err)
-	}
-	roles, rolesErr := parseRoles(f.roles)
-	if rolesErr != nil {
-		errs = append(errs, rolesErr)
-	}
-	if f.dev {
-		if err := checkLoopback(f.devAWSListen); err != nil {
-			errs = append(errs, fmt.Errorf("--dev-aws-listen: %w", err))
-		}
-		if rolesErr == nil && !roles.worker {
-			errs = append(errs, fmt.Errorf("--dev delivers to its AWS emulator, and only the worker role delivers: add worker to --roles %s, or drop --dev", roles))
-		}
-	}
-	switch {
-	case f.tlsCert != "" && f.tlsKey == "":
-		errs = append(errs, errors.New("--tls-cert needs --tls-key: give the file of the certificate's private key too"))
-	case f.tlsKey != "" && f.tlsCert == "":
-		errs = append(errs, errors.New("--tls-key needs --tls-cert: give the certificate file too"))
-	}
-	if f.metricsAddr != "" {
-		if _, port, err := net.SplitHostPort(f.metricsAddr); err != nil {
-			errs = append(errs, fmt.Errorf("--metrics-http %q is not HOST:PORT: give the address of the metrics listener, such as 127.0.0.1:9464, or an empty value for none", f.metricsAddr))
-		} else if f.metricsAddr == f.httpAddr && port != "0" {
-			errs = append(errs, fmt.Errorf("--metrics-http %s is the address of --http: give /metrics its own port, such as 127.0.0.1:9464, as it must not be reachable where the API is", f.metricsAddr))
-		}
-	}
-	if f.dataKeyFile != "" && f.natsURL != "" {
-		errs = append(errs, errors.New("--data-key-file encrypts the store of the embedded NATS server, which --nats-url replaces: give the external server its own key (jetstream { cipher, key } in its configuration), and drop --data-key-file"))
-	}
-	if f.natsListen != "" && f.natsURL != "" {
-		errs = append(errs, errors.New("--nats-listen exposes the embedded NATS server, which --nats-url replaces: drop one of them"))
-	}
-	if f.publicURL != "" {
-		if u, err := url.Parse(f.publicURL); err != nil || (u.Scheme != "http" && u.Scheme != "https") || u.Host == "" {
-			errs = append(errs, fmt.Errorf("--public-url %q is not a full http or https URL: give the scheme and host clients reach the API at, such as https://sluice.example.com", f.publicURL))
-		}
-	}
-	if f.shutdownTimeout < 0 {
-		errs = append(errs, fmt.Errorf("--shutdown-timeout %s is negative: give how long requests in flight may take to finish, such as 15s", f.shutdownTimeout))
-	}
-	switch {
-	case f.retention < 0:
-		errs = append(errs, fmt.Errorf("--retention %s is negative: give how long the stream keeps events, such as 72h", f.retention))
-	case f.retention < pipeline.DuplicateWindow:
-		errs = append(errs, fmt.Errorf("--retention %s is shorter than the stream's duplicate window of %s: give at least that, such as 72h", f.retention, pipeline.DuplicateWindow))
-	}
-	if f.memoryLimit != "" {
-		if _, err := parseSize(f.memoryLimit); err != nil {
-			errs = append(errs, fmt.Errorf("--memory-limit %q: %w", f.memoryLimit, err))
-		}
-	}
-	if f.ackWait < time.Second {
-		errs = append(errs, fmt.Errorf("--ack-wait %s: give at least 1s, such as 30s; sluice keeps events it is still sending in progress well within it", f.ackWait))
-	}
-	if f.failingAfter < 0 {
-		errs = append(errs, fmt.Errorf("--failing-after %s is negative: give how long a destination may fail before it is failing, such as 5m", f.failingAfter))
-	}
-	if f.linger <= 0 || f.linger > time.Minute {
-		errs = append(errs, fmt.Errorf("--linger %s: give a duration up to a minute, such as 200ms", f.linger))
-	}
-	if f.replicas < 1 || f.replicas > pipeline.MaxReplicas {
-		errs = append(errs, fmt.Errorf("--replicas %d: JetStream keeps 1 to %d replicas; use 1 on a single server, 3 on a cluster", f.replicas, pipeline.MaxReplicas))
-	}
-	errs = append(errs, f.limits.validate()...)
-	return errors.Join(errs...)
-}
-
+// runServe runs a serve process until ctx ends.
 func runServe(ctx context.Context, f serveFlags, stderr io.Writer) error {
-	if err := f.validate(); err != nil {
-		return err
-	}
-	// One serve at a time per data dir, checked before anything opens it:
-	// the embedded NATS server's store, and the emulator's with --dev.
-	if f.natsURL == "" || f.dev {
-		lock, err := lockDataDir(f.dataDir)
-		if err != nil {
-			return err
-		}
-		defer lock.release()
-	}
-	roles, err := parseRoles(f.roles)
+	a, err := newApp(ctx, f, stderr)
 	if err != nil {
 		return err
 	}
-	tlsConfig, err := f.httpTLS()
-	if err != nil {
-		return err
-	}
-	// Read the bootstrap token once and drop it from the environment, so
-	// that nothing sluice starts or reports later can see it.
-	bootstrapToken := os.Getenv(bootstrapKeyEnv)
-	if err := os.Unsetenv(bootstrapKeyEnv); err != nil {
-		return fmt.Errorf("removing %s from the environment: %w", bootstrapKeyEnv, err)
-	}
-	log, err := f.log.logger(stderr)
-	if err != nil {
-		return err
-	}
-	if err := applyMemoryLimit(f.memoryLimit, log); err != nil {
-		return err
-	}
-	// Every address is bound before NATS starts and the first account is
-	// made: an address in use stops serve with nothing done.
-	listeners, err := f.listen()
-	if err != nil {
-		return err
-	}
-	defer listeners.close()
-	ln, metricsLn := listeners.http, listeners.metrics
-	// The emulator of --dev loads its state before anything else is made,
-	// so that a state file it cannot read stops serve with nothing done.
-	var dev *devAWS
-	if f.dev {
-		if dev, err = startDevAWS(listeners.devAWS, f.dataDir, log); err != nil {
-			return err
-		}
-	}
-	nc, embedded, closeNATS, err := f.connectNATS(log)
-	if err != nil {
-		return err
-	}
-	// The embedded server's storage is watched, and brought back when a
-	// full disk has space again; an external server's refusals are
-	// reported as they come.
-	var (
-		storageWatch *natsserver.StorageWatch
-		storage      api.Storage
-	)
-	if embedded != nil {
-		storageWatch = embedded.NewStorageWatch(natsserver.StorageWatchConfig{Logger: log.With("component", "storage")})
-		storage = storageWatch
-	}
-	// shutdownDeadline is set when the shutdown starts; closing NATS may
-	// take what is left of it.
-	var shutdownDeadline time.Time
-	defer func() {
-		if shutdownDeadline.IsZero() {
-			shutdownDeadline = time.Now().Add(f.shutdownTimeout)
-		}
-		closeCtx, cancel := context.WithDeadline(context.Background(), shutdownDeadline)
-		defer cancel()
-		closeNATS(closeCtx)
-	}()
-	js, err := jetstream.New(nc)
-	if err != nil {
-		return fmt.Errorf("creating JetStream context: %w", err)
-	}
-
-	setupCtx, cancel := context.WithTimeout(ctx, 30*time.Second)
-	defer cancel()
-	stream, err := pipeline.EnsureStream(setupCtx, js, pipeline.StreamConfig{Retention: f.retention, Replicas: f.replicas})
-	if err != nil {
-		return err
-	}
-	dlq, err := pipeline.EnsureDLQStream(setupCtx, js, 0, f.replicas)
-	if err != nil {
-		return err
-	}
-	// One filter environment per process: the API checks filters with it,
-	// and delivery runs the programs it compiles.
-	filterEnv, err := filters.NewEnv(schemas.Default())
-	if err != nil {
-		return err
-	}
-	st, err := store.Open(setupCtx, js, store.Config{Replicas: f.replicas, Limits: f.limits.storeLimits()}, store.WithFilters(filterEnv))
-	if err != nil {
-		return err
-	}
-	if err := bootstrap(setupCtx, st, bootstrapToken, stderr, log); err != nil {
-		return err
-	}
-	statusKV, err := pipeline.EnsureStatusBucket(setupCtx, js, 0, f.replicas)
-	if err != nil {
-		return err
-	}
-
-	prod, err := producer.New(nc, producer.Config{})
-	if err != nil {
-		return err
-	}
-	reg := prometheus.NewRegistry()
-	reg.MustRegister(
-		collectors.NewGoCollector(),
-		collectors.NewProcessCollector(collectors.ProcessCollectorOpts{}),
-		pipeline.StreamCollector(js, 0),
-	)
-	newSink := destinations.New
-	if dev != nil {
-		newSink = dev.sinkFactory().New
-	}
-	// The API redrives dead letters through the sinks delivery uses.
-	deadLetters := pipeline.NewRedriver(pipeline.NewDeadLetters(js, dlq), st, filterEnv, newSink, log)
-	var (
-		deliverer   *pipeline.Deliverer
-		reconciler  *pipeline.Reconciler
-		status      *pipeline.StatusRecorder
-		routesReady func() bool // nil without the worker role
-	)
-	if roles.worker {
-		if reconciler, deliverer, status, err = f.newDelivery(js, stream, filterEnv, st, newSink, statusKV, reg, log); err != nil {
-			return err
-		}
-		routesReady = reconciler.Ready
-	}
-	checks := destinationChecks{status: pipeline.NewStatusReader(js, statusKV, f.failingAfter), trial: pipeline.NewTrial(newSink, 0)}
-	// Every process serving the management API publishes the audit events
-	// of changes whose own process could not (see api.AuditRelay).
-	var auditRelay *api.AuditRelay
-	if roles.api {
-		if auditRelay, err = api.NewAuditRelay(st, prod, api.AuditRelayConfig{Metrics: reg}, log.With("component", "audit_relay")); err != nil {
-			return err
-		}
-	}
-	apiConfig := f.limits.apiConfig(log)
-	apiConfig.BaseURL = f.apiBaseURL(ln.Addr(), tlsConfig != nil, log)
-	handler, err := httpHandler(apiConfig, roles, st, prod, nc, js, reg, routesReady, storage, checks, deadLetters, pipeline.NewReplayer(stream, st), log)
-	if err != nil {
-		return err
-	}
-
-	if dev != nil {
-		handler = dev.markAnswers(handler)
-	}
-	httpSrv := &http.Server{
-		Handler:           handler,
-		TLSConfig:         tlsConfig,
-		ReadHeaderTimeout: 10 * time.Second,
-		ReadTimeout:       httpReadTimeout,
-		IdleTimeout:       2 * time.Minute,
-		ErrorLog:          slog.NewLogLogger(log.Handler(), slog.LevelWarn),
-	}
-	if dev != nil {
-		dev.announce(stderr, log)
-	}
-	metricsSrv := &http.Server{
-		Handler:           metricsHandler(reg, readiness(nc, js, st, routesReady, storage)),
-		ReadHeaderTimeout: 10 * time.Second,
-		ReadTimeout:       httpReadTimeout,
-		ErrorLog:          httpSrv.ErrorLog,
-	}
-	serving := []any{"http", listenURL(ln.Addr(), tlsConfig != nil), "roles", roles.String(), "nats", natsDescription(f)}
-	if metricsLn != nil {
-		serving = append(serving, "metrics", "http://"+metricsLn.Addr().String())
-	}
-	log.Info("sluice is serving", serving...)
-
-	g, gctx := errgroup.WithContext(ctx)
-	if dev != nil {
-		g.Go(func() error { return dev.serve(gctx) })
-	}
-	if storageWatch != nil {
-		g.Go(func() error { return storageWatch.Run(gctx) })
-	}
-	if auditRelay != nil {
-		g.Go(func() error { return auditRelay.Run(gctx) })
-	}
-	if roles.worker {
-		g.Go(func() error {
-			// Delivery stops with the server: each worker hands the events it
-			// holds back to JetStream, for this process's next start or another.
-			defer deliverer.Stop()
-			return reconciler.Run(gctx)
-		})
-		g.Go(func() error { return status.Run(gctx) })
-	}
-	g.Go(func() error {
-		var err error
-		if tlsConfig != nil {
-			// The certificate is in httpSrv.TLSConfig already.
-			err = httpSrv.ServeTLS(ln, "", "")
-		} else {
-			err = httpSrv.Serve(ln)
-		}
-		if !errors.Is(err, http.ErrServerClosed) {
-			return fmt.Errorf("serving HTTP: %w", err)
-		}
-		return nil
-	})
-	if metricsLn != nil {
-		g.Go(func() error {
-			if err := metricsSrv.Serve(metricsLn); !errors.Is(err, http.ErrServerClosed) {
-				return fmt.Errorf("serving metrics: %w", err)
-			}
-			return nil
-		})
-	}
-	g.Go(func() error {
-		<-gctx.Done()
-		shutdownDeadline = time.Now().Add(f.shutdownTimeout)
-		log.Info("shutting down", "deadline", f.shutdownTimeout)
-		shutdownCtx, cancel := context.WithDeadline(context.Background(), shutdownDeadline)
-		defer cancel()
-		// Metrics stay up while requests finish: they say how that goes.
-		err := shutdownHTTP(shutdownCtx, httpSrv, log)
-		return errors.Join(err, shutdownHTTP(shutdownCtx, metricsSrv, log))
-	})
-	err = g.Wait()
-	log.Info("stopped")
-	return err
-}
-
-// newDelivery returns the route reconciler of a process with the worker
-// role, the deliverer it applies the routes to, writing with newSink, and
-// the recorder of the deliverer's status per destination in statusKV, with
-// the delivery metrics and the routes' pending counts on reg.
-func (f serveFlags) newDelivery(js jetstream.JetStream, stream jetstream.Stream, env *filters.Env, st *store.Store, newSink pipeline.SinkFactory, statusKV jetstream.KeyValue, reg prometheus.Registerer, log *slog.Logger) (*pipeline.Reconciler, *pipeline.Deliverer, *pipeline.StatusRecorder, error) {
-	metrics, err := pipeline.NewMetrics(reg)
-	if err != nil {
-		return nil, nil, nil, err
-	}
-	status := pipeline.NewStatusRecorder(statusKV, pipeline.StatusConfig{FailingAfter: f.failingAfter, Metrics: metrics}, log)
-	deliverer := pipeline.NewDeliverer(js, stream, env, newSink, pipeline.DeliveryConfig{AckWait: f.ackWait, Linger: f.linger, Metrics: metrics, Status: status, Replays: st}, log)
-	if err := reg.Register(deliverer.PendingCollector(0)); err != nil {
-		return nil, nil, nil, fmt.Errorf("registering route metrics: %w", err)
-	}
-	reconciler := pipeline.NewReconciler(stream, st, pipeline.ReconcilerConfig{AckWait: f.ackWait}, log, deliverer.Apply)
-	return reconciler, deliverer, status, nil
+	defer a.Close()
+	return a.Run(ctx)
 }
 
 // shutdownHTTP lets the requests in flight finish until ctx ends, then
@@ -485,8 +146,7 @@ func (f serveFlags) connectNATS(log *slog.Logger) (*nats.Conn, *natsserver.Serve
 		nats.ReconnectHandler(func(nc *nats.Conn) { log.Info("reconnected to NATS", "url", nc.ConnectedUrlRedacted()) }),
 	}
 	if f.natsURL != "" {
-		security := natsSecurity{creds: f.natsCreds, tlsCA: f.natsTLSCA, tlsCert: f.natsTLSCert, tlsKey: f.natsTLSKey}
-		opts = append(opts, security.options()...)
+		opts = append(opts, f.natsSecurity().options()...)
 		nc, err := nats.Connect(f.natsURL, opts...)
 		if err != nil {
 			return nil, nil, nil, fmt.Errorf("connecting to --nats-url %s: %w", f.natsURL, err)
@@ -581,41 +241,4 @@ func bootstrap(ctx context.Context, st *store.Store, token string, stderr io.Wri
 	}
 	fmt.Fprintf(stderr, "\nsluice: created account %s and its first API key. It is shown only this once:\n\n    %s\n\n", res.Account.ID, res.Key.Token)
 	return nil
-}
-
-// readiness answers 200 when NATS is connected, JetStream's storage takes
-// writes (unless storage is nil: an external server), the stream and store
-// exist and, unless routesReady is nil (a process without the worker
-// role), the routes are reconciled.
-func readiness(nc *nats.Conn, js jetstream.JetStream, st *store.Store, routesReady func() bool, storage api.Storage) http.Handler {
-	return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
-		ctx, cancel := context.WithTimeout(r.Context(), 2*time.Second)
-		defer cancel()
-		var problem string
-		if !nc.IsConnected() {
-			problem = "not connected to NATS"
-		} else if err := storageErr(storage); err != nil {
-			problem = err.Error()
-		} else if _, err := js.Stream(ctx, pipeline.EventsStream); err != nil {
-			problem = "stream " + pipeline.EventsStream + ": " + err.Error()
-		} else if err := st.Ping(ctx); err != nil {
-			problem = "store: " + err.Error()
-		} else if routesReady != nil && !routesReady() {
-			problem = "routes not reconciled: the route consumers are not made or checked yet, or the last attempt failed"
-		}
-		if problem != "" {
-			http.Error(w, problem, http.StatusServiceUnavailable)
-			return
-		}
-		_, _ = io.WriteString(w, "ready\n")
-	})
-}
-
-// storageErr returns why JetStream's storage refuses writes, or nil when it
-// takes them or is not watched (storage nil).
-func storageErr(storage api.Storage) error {
-	if storage == nil {
-		return nil
-	}
-	return storage.Err()
 }

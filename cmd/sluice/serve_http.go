@@ -1,21 +1,21 @@
 package main
 
 import (
+	"context"
 	"crypto/tls"
 	"fmt"
 	"io"
 	"log/slog"
 	"net"
 	"net/http"
+	"time"
 
-	"github.com/nats-io/nats.go"
-	"github.com/nats-io/nats.go/jetstream"
 	"github.com/prometheus/client_golang/prometheus"
 	"github.com/prometheus/client_golang/prometheus/promhttp"
 
 	"github.com/sluicehq/sluice/docs"
 	"github.com/sluicehq/sluice/internal/api"
-	"github.com/sluicehq/sluice/internal/store"
+	"github.com/sluicehq/sluice/pipeline"
 )
 
 // Paths every serve process answers on, whatever its roles: probes and
@@ -28,36 +28,26 @@ const (
 	metricsPath = "/metrics" // Prometheus metrics
 )
 
-// destinationChecks are what the API's destination status and test
-// endpoints read and write with.
-type destinationChecks struct {
-	status api.DeliveryStatus
-	trial  api.DestinationTrial
-}
-
-// httpHandler returns the HTTP API of a process with these roles: the
-// management routes and /openapi.yaml with api, POST /events with ingest,
-// and always the health and readiness paths (metrics are on metricsHandler). Paths of the roles
-// the process does not run answer 404. routesReady, nil without the worker
-// role, tells readiness whether the routes are reconciled, storage (nil
-// with an external NATS server) whether JetStream takes writes; deadLetters
-// serves the dead-letter routes of destinations, replays the replay routes
-// of subscriptions.
-func httpHandler(cfg api.Config, roles serveRoles, st *store.Store, publisher api.Publisher, nc *nats.Conn, js jetstream.JetStream, reg *prometheus.Registry, routesReady func() bool, storage api.Storage, checks destinationChecks, deadLetters api.DeadLetters, replays api.Replays, log *slog.Logger) (http.Handler, error) {
-	deps := api.Deps{Keys: st, Publisher: publisher, Logger: log, Metrics: reg, Storage: storage}
-	if roles.api {
-		deps.Destinations, deps.Subscriptions, deps.APIKeys, deps.Outbox = st, st, st, st
-		deps.DeadLetters, deps.Replays = deadLetters, replays
-		deps.DeliveryStatus, deps.DestinationTrial = checks.status, checks.trial
+// httpHandler returns the HTTP API of the process's roles: the management
+// routes and /openapi.yaml with api, POST /events with ingest, and always
+// the health and readiness paths (metrics are on metricsHandler). Paths of
+// the roles the process does not run answer 404.
+func (a *app) httpHandler(cfg api.Config) (http.Handler, error) {
+	deps := api.Deps{Keys: a.store, Publisher: a.producer, Logger: a.log, Metrics: a.registry, Storage: a.storage()}
+	if a.roles.api {
+		deps.Destinations, deps.Subscriptions, deps.APIKeys, deps.Outbox = a.store, a.store, a.store, a.store
+		deps.DeadLetters, deps.Replays = a.redriver, pipeline.NewReplayer(a.stream, a.store)
+		deps.DeliveryStatus = pipeline.NewStatusReader(a.js, a.statusKV, a.flags.failingAfter)
+		deps.DestinationTrial = pipeline.NewTrial(a.newSink, 0)
 	}
-	cfg.WithoutIngest = !roles.ingest
+	cfg.WithoutIngest = !a.roles.ingest
 	srv, err := api.New(cfg, deps)
 	if err != nil {
 		return nil, err
 	}
 	srv.Handle("GET "+healthzPath, http.HandlerFunc(healthz))
-	srv.Handle("GET "+readyzPath, readiness(nc, js, st, routesReady, storage))
-	if roles.api {
+	srv.Handle("GET "+readyzPath, a.readiness())
+	if a.roles.api {
 		srv.Handle("GET /openapi.yaml", http.HandlerFunc(func(w http.ResponseWriter, _ *http.Request) {
 			w.Header().Set("Content-Type", "application/yaml")
 			_, _ = w.Write(docs.OpenAPI)
@@ -104,6 +94,43 @@ func metricsHandler(reg *prometheus.Registry, ready http.Handler) http.Handler {
 // healthz answers that the process runs.
 func healthz(w http.ResponseWriter, _ *http.Request) {
 	_, _ = io.WriteString(w, "ok\n")
+}
+
+// readiness answers 200 when NATS is connected, JetStream's storage takes
+// writes (unless not watched: an external server), the stream and store
+// exist and, with the worker role, the routes are reconciled.
+func (a *app) readiness() http.Handler {
+	storage := a.storage()
+	return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		ctx, cancel := context.WithTimeout(r.Context(), 2*time.Second)
+		defer cancel()
+		var problem string
+		if !a.nc.IsConnected() {
+			problem = "not connected to NATS"
+		} else if err := storageErr(storage); err != nil {
+			problem = err.Error()
+		} else if _, err := a.js.Stream(ctx, pipeline.EventsStream); err != nil {
+			problem = "stream " + pipeline.EventsStream + ": " + err.Error()
+		} else if err := a.store.Ping(ctx); err != nil {
+			problem = "store: " + err.Error()
+		} else if a.delivery != nil && !a.delivery.reconciler.Ready() {
+			problem = "routes not reconciled: the route consumers are not made or checked yet, or the last attempt failed"
+		}
+		if problem != "" {
+			http.Error(w, problem, http.StatusServiceUnavailable)
+			return
+		}
+		_, _ = io.WriteString(w, "ready\n")
+	})
+}
+
+// storageErr returns why JetStream's storage refuses writes, or nil when it
+// takes them or is not watched (storage nil).
+func storageErr(storage api.Storage) error {
+	if storage == nil {
+		return nil
+	}
+	return storage.Err()
 }
 
 // httpTLS loads the certificate and key of --tls-cert and --tls-key, so
