@@ -7,6 +7,8 @@ import (
 	"io"
 
 	"github.com/spf13/pflag"
+
+	"github.com/sluicehq/sluice/sinks/desttype"
 )
 
 // targetMissing says how to give a destination's target.
@@ -35,14 +37,11 @@ type destinationTargetFlag struct {
 }
 
 func newDestinationFlags() *destinationFlags {
-	return &destinationFlags{targets: []destinationTargetFlag{
-		{flag: "kinesis-stream-arn", targetType: "kinesis", arnField: "stream_arn",
-			usage: "deliver to this Kinesis data stream, such as arn:aws:kinesis:us-east-1:123456789012:stream/events"},
-		{flag: "firehose-delivery-stream-arn", targetType: "firehose", arnField: "delivery_stream_arn",
-			usage: "deliver to this Data Firehose delivery stream, such as arn:aws:firehose:us-east-1:123456789012:deliverystream/events"},
-		{flag: "cloudwatch-log-group-arn", targetType: "cloudwatch_logs", arnField: "log_group_arn",
-			usage: "deliver to this CloudWatch Logs log group, such as arn:aws:logs:us-east-1:123456789012:log-group:events"},
-	}}
+	d := &destinationFlags{}
+	for _, t := range desttype.All() {
+		d.targets = append(d.targets, destinationTargetFlag{flag: t.Flag, targetType: t.Name, arnField: t.ARNField, usage: t.FlagUsage})
+	}
+	return d
 }
 
 func (d *destinationFlags) register(fl *pflag.FlagSet) {

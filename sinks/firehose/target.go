@@ -1,0 +1,36 @@
+package firehose
+
+import (
+	"context"
+	"regexp"
+
+	"github.com/sluicehq/sluice/sinks"
+)
+
+// deliveryStreamName is what a delivery stream's name may hold.
+var deliveryStreamName = regexp.MustCompile(`^[a-zA-Z0-9_.-]+$`)
+
+// TargetType returns the Firehose delivery stream type of destination
+// target: {"firehose": {"delivery_stream_arn": ..., "auth": ...}}.
+func TargetType() sinks.TargetType {
+	return sinks.TargetType{
+		Name:     "firehose",
+		ARNField: "delivery_stream_arn",
+		ARN: sinks.ARNRule{
+			What:           "Firehose delivery stream",
+			Service:        "firehose",
+			ResourcePrefix: "deliverystream/",
+			CheckName:      sinks.NameRule(64, deliveryStreamName, "letters, digits, '_', '.' and '-'"),
+			Example:        "arn:aws:firehose:us-east-1:123456789012:deliverystream/sluice-events",
+		},
+		Flag:      "firehose-delivery-stream-arn",
+		FlagUsage: "deliver to this Data Firehose delivery stream, such as arn:aws:firehose:us-east-1:123456789012:deliverystream/events",
+		NewSink: func(ctx context.Context, t sinks.Target) (sinks.Sink, error) {
+			sink, err := New(ctx, Config{DeliveryStreamARN: t.ARN, Auth: t.Auth, ExternalID: t.ExternalID, Endpoint: t.Endpoint})
+			if err != nil {
+				return nil, err
+			}
+			return sink, nil
+		},
+	}
+}
