@@ -5,15 +5,12 @@ import (
 	"errors"
 	"fmt"
 	"io"
+	"strings"
 
 	"github.com/spf13/pflag"
 
 	"github.com/sluicehq/sluice/sinks/desttype"
 )
-
-// targetMissing says how to give a destination's target.
-const targetMissing = "give the target: one of --kinesis-stream-arn, --firehose-delivery-stream-arn and --cloudwatch-log-group-arn, " +
-	"with --role-arn or --aws-access-key-id (or a target in --data)"
 
 // destinationFlags are the flags of destinations create and update.
 type destinationFlags struct {
@@ -42,6 +39,18 @@ func newDestinationFlags() *destinationFlags {
 		d.targets = append(d.targets, destinationTargetFlag{flag: t.Flag, targetType: t.Name, arnField: t.ARNField, usage: t.FlagUsage})
 	}
 	return d
+}
+
+// targetMissing returns the error of a destination without a target,
+// saying how to give one.
+func (d *destinationFlags) targetMissing() error {
+	flags := make([]string, len(d.targets))
+	for i, t := range d.targets {
+		flags[i] = "--" + t.flag
+	}
+	last := len(flags) - 1
+	return fmt.Errorf("give the target: one of %s and %s, with --role-arn or --aws-access-key-id (or a target in --data)",
+		strings.Join(flags[:last], ", "), flags[last])
 }
 
 func (d *destinationFlags) register(fl *pflag.FlagSet) {
@@ -99,7 +108,7 @@ func (d *destinationFlags) applyTarget(fl *pflag.FlagSet, body map[string]any, c
 	}
 	if len(chosen) == 0 && !role && !creds {
 		if creating && body["target"] == nil {
-			return errors.New(targetMissing)
+			return d.targetMissing()
 		}
 		return nil
 	}
@@ -119,7 +128,7 @@ func (d *destinationFlags) applyTarget(fl *pflag.FlagSet, body map[string]any, c
 		target[t.arnField] = t.arn
 	}
 	if targetType == "" {
-		return errors.New(targetMissing)
+		return d.targetMissing()
 	}
 	switch {
 	case role:
