@@ -75,3 +75,13 @@ func NameRule(maxLen int, pattern *regexp.Regexp, allowed string) func(string) s
 		return ""
 	}
 }
+
+// SinkOf returns the sink and error of a sink package's New as a
+// TargetType.NewSink returns them: no sink, rather than a nil pointer in a
+// non-nil Sink, with an error.
+func SinkOf[S Sink](sink S, err error) (Sink, error) {
+	if err != nil {
+		return nil, err
+	}
+	return sink, nil
+}

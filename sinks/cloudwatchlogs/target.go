@@ -9,9 +9,6 @@ import (
 	"github.com/sluicehq/sluice/sinks"
 )
 
-// maxLogGroupName is the most characters of a log group's name.
-const maxLogGroupName = 512
-
 // logGroupName is what a log group's name may hold.
 var logGroupName = regexp.MustCompile(`^[a-zA-Z0-9_./#-]+$`)
 
@@ -32,11 +29,7 @@ func TargetType() sinks.TargetType {
 		Flag:      "cloudwatch-log-group-arn",
 		FlagUsage: "deliver to this CloudWatch Logs log group, such as arn:aws:logs:us-east-1:123456789012:log-group:events",
 		NewSink: func(ctx context.Context, t sinks.Target) (sinks.Sink, error) {
-			sink, err := New(ctx, Config{LogGroupARN: t.ARN, Auth: t.Auth, ExternalID: t.ExternalID, Endpoint: t.Endpoint})
-			if err != nil {
-				return nil, err
-			}
-			return sink, nil
+			return sinks.SinkOf(New(ctx, Config{LogGroupARN: t.ARN, Auth: t.Auth, ExternalID: t.ExternalID, Endpoint: t.Endpoint}))
 		},
 	}
 }
@@ -48,8 +41,8 @@ func checkLogGroupName(name string) string {
 	switch {
 	case name == "":
 		return "the log group name is missing"
-	case len(name) > maxLogGroupName:
-		return "the log group name is longer than " + strconv.Itoa(maxLogGroupName) + " characters"
+	case len(name) > maxNameLength:
+		return "the log group name is longer than " + strconv.Itoa(maxNameLength) + " characters"
 	case !logGroupName.MatchString(name):
 		return "the log group name " + strconv.Quote(name) + " may hold only letters, digits, '_', '.', '/', '#' and '-' (and end with :* at most)"
 	}

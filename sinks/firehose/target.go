@@ -7,9 +7,6 @@ import (
 	"github.com/sluicehq/sluice/sinks"
 )
 
-// deliveryStreamName is what a delivery stream's name may hold.
-var deliveryStreamName = regexp.MustCompile(`^[a-zA-Z0-9_.-]+$`)
-
 // TargetType returns the Firehose delivery stream type of destination
 // target: {"firehose": {"delivery_stream_arn": ..., "auth": ...}}.
 func TargetType() sinks.TargetType {
@@ -20,17 +17,21 @@ func TargetType() sinks.TargetType {
 			What:           "Firehose delivery stream",
 			Service:        "firehose",
 			ResourcePrefix: "deliverystream/",
-			CheckName:      sinks.NameRule(64, deliveryStreamName, "letters, digits, '_', '.' and '-'"),
+			CheckName:      checkName,
 			Example:        "arn:aws:firehose:us-east-1:123456789012:deliverystream/sluice-events",
 		},
 		Flag:      "firehose-delivery-stream-arn",
 		FlagUsage: "deliver to this Data Firehose delivery stream, such as arn:aws:firehose:us-east-1:123456789012:deliverystream/events",
 		NewSink: func(ctx context.Context, t sinks.Target) (sinks.Sink, error) {
-			sink, err := New(ctx, Config{DeliveryStreamARN: t.ARN, Auth: t.Auth, ExternalID: t.ExternalID, Endpoint: t.Endpoint})
-			if err != nil {
-				return nil, err
-			}
-			return sink, nil
+			return sinks.SinkOf(New(ctx, Config{DeliveryStreamARN: t.ARN, Auth: t.Auth, ExternalID: t.ExternalID, Endpoint: t.Endpoint}))
 		},
 	}
+}
+
+// deliveryStreamName is what a delivery stream's name may hold.
+var deliveryStreamName = regexp.MustCompile(`^[a-zA-Z0-9_.-]+$`)
+
+// checkName returns what is wrong with a delivery stream's name, or "".
+func checkName(name string) string {
+	return sinks.NameRule(maxNameLength, deliveryStreamName, "letters, digits, '_', '.' and '-'")(name)
 }

@@ -26,11 +26,7 @@ func TargetType() sinks.TargetType {
 		Flag:      "kinesis-stream-arn",
 		FlagUsage: "deliver to this Kinesis data stream, such as arn:aws:kinesis:us-east-1:123456789012:stream/events",
 		NewSink: func(ctx context.Context, t sinks.Target) (sinks.Sink, error) {
-			sink, err := New(ctx, Config{StreamARN: t.ARN, Auth: t.Auth, ExternalID: t.ExternalID, Endpoint: t.Endpoint})
-			if err != nil {
-				return nil, err
-			}
-			return sink, nil
+			return sinks.SinkOf(New(ctx, Config{StreamARN: t.ARN, Auth: t.Auth, ExternalID: t.ExternalID, Endpoint: t.Endpoint}))
 		},
 	}
 }
