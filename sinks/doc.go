@@ -4,6 +4,11 @@
 // subpackages (sinks/kinesis, sinks/firehose, sinks/cloudwatchlogs);
 // sinks/sinktest is the conformance suite every sink passes.
 //
+// Each sink's package also declares its TargetType: the names of its
+// target in a destination's JSON, the rules of its ARN, its CLI flag and
+// how to build its sink. Package sinks/desttype lists the types, so that
+// the rest of sluice names none of them.
+//
 // A sink does not batch, retry, wait or acknowledge: package pipeline does
 // all of that, the same way for every sink. A sink's Limits tell the
 // pipeline's batcher how to cut batches the service accepts.

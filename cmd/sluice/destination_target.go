@@ -5,13 +5,12 @@ import (
 	"errors"
 	"fmt"
 	"io"
+	"strings"
 
 	"github.com/spf13/pflag"
-)
 
-// targetMissing says how to give a destination's target.
-const targetMissing = "give the target: one of --kinesis-stream-arn, --firehose-delivery-stream-arn and --cloudwatch-log-group-arn, " +
-	"with --role-arn or --aws-access-key-id (or a target in --data)"
+	"github.com/sluicehq/sluice/sinks/desttype"
+)
 
 // destinationFlags are the flags of destinations create and update.
 type destinationFlags struct {
@@ -35,14 +34,23 @@ type destinationTargetFlag struct {
 }
 
 func newDestinationFlags() *destinationFlags {
-	return &destinationFlags{targets: []destinationTargetFlag{
-		{flag: "kinesis-stream-arn", targetType: "kinesis", arnField: "stream_arn",
-			usage: "deliver to this Kinesis data stream, such as arn:aws:kinesis:us-east-1:123456789012:stream/events"},
-		{flag: "firehose-delivery-stream-arn", targetType: "firehose", arnField: "delivery_stream_arn",
-			usage: "deliver to this Data Firehose delivery stream, such as arn:aws:firehose:us-east-1:123456789012:deliverystream/events"},
-		{flag: "cloudwatch-log-group-arn", targetType: "cloudwatch_logs", arnField: "log_group_arn",
-			usage: "deliver to this CloudWatch Logs log group, such as arn:aws:logs:us-east-1:123456789012:log-group:events"},
-	}}
+	d := &destinationFlags{}
+	for _, t := range desttype.All() {
+		d.targets = append(d.targets, destinationTargetFlag{flag: t.Flag, targetType: t.Name, arnField: t.ARNField, usage: t.FlagUsage})
+	}
+	return d
+}
+
+// targetMissing returns the error of a destination without a target,
+// saying how to give one.
+func (d *destinationFlags) targetMissing() error {
+	flags := make([]string, len(d.targets))
+	for i, t := range d.targets {
+		flags[i] = "--" + t.flag
+	}
+	last := len(flags) - 1
+	return fmt.Errorf("give the target: one of %s and %s, with --role-arn or --aws-access-key-id (or a target in --data)",
+		strings.Join(flags[:last], ", "), flags[last])
 }
 
 func (d *destinationFlags) register(fl *pflag.FlagSet) {
@@ -100,7 +108,7 @@ func (d *destinationFlags) applyTarget(fl *pflag.FlagSet, body map[string]any, c
 	}
 	if len(chosen) == 0 && !role && !creds {
 		if creating && body["target"] == nil {
-			return errors.New(targetMissing)
+			return d.targetMissing()
 		}
 		return nil
 	}
@@ -120,7 +128,7 @@ func (d *destinationFlags) applyTarget(fl *pflag.FlagSet, body map[string]any, c
 		target[t.arnField] = t.arn
 	}
 	if targetType == "" {
-		return errors.New(targetMissing)
+		return d.targetMissing()
 	}
 	switch {
 	case role:

@@ -17,6 +17,7 @@ import (
 	"github.com/spf13/cobra"
 
 	"github.com/sluicehq/sluice/internal/tail"
+	"github.com/sluicehq/sluice/sinks/desttype"
 )
 
 // errEnough ends a tail that printed --count events.
@@ -256,28 +257,22 @@ func destinationARN(ctx context.Context, flags resourceFlags, id string) (arn, d
 	}
 	devEndpoint = header.Get(headerDevAWSEndpoint)
 	var d struct {
-		Target struct {
-			Firehose *struct {
-				DeliveryStreamARN string `json:"delivery_stream_arn"`
-			} `json:"firehose"`
-			Kinesis *struct {
-				StreamARN string `json:"stream_arn"`
-			} `json:"kinesis"`
-			CloudWatchLogs *struct {
-				LogGroupARN string `json:"log_group_arn"`
-			} `json:"cloudwatch_logs"`
-		} `json:"target"`
+		Target map[string]map[string]json.RawMessage `json:"target"`
 	}
 	if err := json.Unmarshal(raw, &d); err != nil {
 		return "", "", fmt.Errorf("reading destination %s: %w", id, err)
 	}
-	switch t := d.Target; {
-	case t.Kinesis != nil:
-		return t.Kinesis.StreamARN, devEndpoint, nil
-	case t.Firehose != nil:
-		return t.Firehose.DeliveryStreamARN, devEndpoint, nil
-	case t.CloudWatchLogs != nil:
-		return t.CloudWatchLogs.LogGroupARN, devEndpoint, nil
+	for _, t := range desttype.All() {
+		target, ok := d.Target[t.Name]
+		if !ok || target == nil {
+			continue
+		}
+		if field, ok := target[t.ARNField]; ok {
+			if err := json.Unmarshal(field, &arn); err != nil {
+				return "", "", fmt.Errorf("reading destination %s: %w", id, err)
+			}
+		}
+		return arn, devEndpoint, nil
 	}
 	return "", "", fmt.Errorf("destination %s has no target sluice tail can read", id)
 }

@@ -1,12 +1,15 @@
 package api
 
 import (
+	"bytes"
 	"context"
 	"encoding/json"
 	"net/http"
 
 	"github.com/sluicehq/sluice/internal/store"
 	"github.com/sluicehq/sluice/schemas"
+	"github.com/sluicehq/sluice/sinks"
+	"github.com/sluicehq/sluice/sinks/desttype"
 )
 
 // Destinations keeps the event destinations of accounts. *store.Store
@@ -59,29 +62,13 @@ func (in destinationInput) apply(d *store.Destination) {
 // credentials when the credentials sent have the same access key id and no
 // secret. It does not change sent's fields.
 func withStoredSecret(sent store.Target, stored store.AWSAuth) store.Target {
-	keep := func(c *store.AWSCreds) *store.AWSCreds {
-		if c == nil || c.SecretAccessKey != "" || stored.Creds == nil || stored.Creds.AccessKeyID != c.AccessKeyID {
-			return c
-		}
+	auth := sent.Auth()
+	if c := auth.Creds; c != nil && c.SecretAccessKey == "" && stored.Creds != nil && stored.Creds.AccessKeyID == c.AccessKeyID {
 		kept := *c
 		kept.SecretAccessKey = stored.Creds.SecretAccessKey
-		return &kept
+		auth.Creds = &kept
 	}
-	switch {
-	case sent.Firehose != nil:
-		f := *sent.Firehose
-		f.Auth.Creds = keep(f.Auth.Creds)
-		sent.Firehose = &f
-	case sent.Kinesis != nil:
-		k := *sent.Kinesis
-		k.Auth.Creds = keep(k.Auth.Creds)
-		sent.Kinesis = &k
-	case sent.CloudWatchLogs != nil:
-		c := *sent.CloudWatchLogs
-		c.Auth.Creds = keep(c.Auth.Creds)
-		sent.CloudWatchLogs = &c
-	}
-	return sent
+	return sent.WithAuth(auth)
 }
 
 // destinationBody is a destination as the API returns it. It has no field
@@ -96,25 +83,46 @@ type destinationBody struct {
 	Target      targetBody `json:"target"`
 }
 
+// targetBody is a destination's target as the API shows it:
+// {"TYPE": {"auth": ..., "ARN_FIELD": "ARN"}}, the names those of the
+// target's type (sinks.TargetType), or {} for no target.
 type targetBody struct {
-	Firehose       *firehoseBody       `json:"firehose,omitempty"`
-	Kinesis        *kinesisBody        `json:"kinesis,omitempty"`
-	CloudWatchLogs *cloudWatchLogsBody `json:"cloudwatch_logs,omitempty"`
+	typ  sinks.TargetType
+	arn  string
+	auth authBody
 }
 
-type firehoseBody struct {
-	Auth              authBody `json:"auth"`
-	DeliveryStreamARN string   `json:"delivery_stream_arn"`
-}
-
-type kinesisBody struct {
-	Auth      authBody `json:"auth"`
-	StreamARN string   `json:"stream_arn"`
-}
-
-type cloudWatchLogsBody struct {
-	Auth        authBody `json:"auth"`
-	LogGroupARN string   `json:"log_group_arn"`
+// MarshalJSON writes the target, without escaping HTML characters, as
+// writeJSON writes the rest of a body.
+func (b targetBody) MarshalJSON() ([]byte, error) {
+	if b.typ.Name == "" {
+		return []byte("{}"), nil
+	}
+	var out bytes.Buffer
+	enc := json.NewEncoder(&out)
+	enc.SetEscapeHTML(false)
+	write := func(prefix string, v any) error {
+		out.WriteString(prefix)
+		if err := enc.Encode(v); err != nil {
+			return err
+		}
+		out.Truncate(out.Len() - 1) // Encode's newline
+		return nil
+	}
+	if err := write("{", b.typ.Name); err != nil {
+		return nil, err
+	}
+	if err := write(`:{"auth":`, b.auth); err != nil {
+		return nil, err
+	}
+	if err := write(",", b.typ.ARNField); err != nil {
+		return nil, err
+	}
+	if err := write(":", b.arn); err != nil {
+		return nil, err
+	}
+	out.WriteString("}}")
+	return out.Bytes(), nil
 }
 
 type authBody struct {
@@ -163,37 +171,20 @@ func (s *Server) destinationResponse(r *http.Request, d store.Destination) desti
 // destination: its body, with aws_secret_access_key null.
 func (s *Server) destinationAudit(r *http.Request, d store.Destination) destinationBody {
 	body := s.destinationResponse(r, d)
-	if auth := authOf(body.Target); auth != nil && auth.Creds != nil {
-		auth.Creds.SecretAccessKey = &jsonNull
+	if creds := body.Target.auth.Creds; creds != nil {
+		creds.SecretAccessKey = &jsonNull
 	}
 	return body
 }
 
-// authOf returns the auth of the target (shared with t, whose targets are
-// pointers), or nil if it has none.
-func authOf(t targetBody) *authBody {
-	switch {
-	case t.Firehose != nil:
-		return &t.Firehose.Auth
-	case t.Kinesis != nil:
-		return &t.Kinesis.Auth
-	case t.CloudWatchLogs != nil:
-		return &t.CloudWatchLogs.Auth
-	}
-	return nil
-}
-
+// targetResponse returns the body of the target, whose secret is the
+// caller's to remove.
 func targetResponse(t store.Target) targetBody {
-	var b targetBody
-	switch {
-	case t.Firehose != nil:
-		b.Firehose = &firehoseBody{Auth: authResponse(t.Firehose.Auth), DeliveryStreamARN: t.Firehose.DeliveryStreamARN}
-	case t.Kinesis != nil:
-		b.Kinesis = &kinesisBody{Auth: authResponse(t.Kinesis.Auth), StreamARN: t.Kinesis.StreamARN}
-	case t.CloudWatchLogs != nil:
-		b.CloudWatchLogs = &cloudWatchLogsBody{Auth: authResponse(t.CloudWatchLogs.Auth), LogGroupARN: t.CloudWatchLogs.LogGroupARN}
+	typ, ok := desttype.Named(t.Type())
+	if !ok {
+		return targetBody{}
 	}
-	return b
+	return targetBody{typ: typ, arn: t.ARN(), auth: authResponse(t.Auth())}
 }
 
 func authResponse(a store.AWSAuth) authBody {

@@ -7,6 +7,8 @@ import (
 	"strings"
 
 	"github.com/aws/aws-sdk-go-v2/aws/arn"
+
+	"github.com/sluicehq/sluice/sinks"
 )
 
 // arnRule is what an ARN of one kind of AWS resource looks like.
@@ -26,54 +28,39 @@ type arnRule struct {
 	example string
 }
 
-// The ARNs a destination names.
-var (
-	firehoseARN = arnRule{
-		what:           "Firehose delivery stream",
-		service:        "firehose",
-		resourcePrefix: "deliverystream/",
-		checkName:      nameChecker(64, deliveryStreamName, "letters, digits, '_', '.' and '-'"),
-		example:        "arn:aws:firehose:us-east-1:123456789012:deliverystream/sluice-events",
+// roleARN is the ARN of the role a destination's auth.role names. The ARNs
+// of the targets are their types' (targetARNRule).
+var roleARN = arnRule{
+	what:           "IAM role",
+	service:        "iam",
+	global:         true,
+	resourcePrefix: "role/",
+	checkName:      checkRoleName,
+	example:        "arn:aws:iam::123456789012:role/sluice-delivery",
+}
+
+// targetARNRule returns the rule of the ARN of a type of target.
+func targetARNRule(rule sinks.ARNRule) arnRule {
+	return arnRule{
+		what:           rule.What,
+		service:        rule.Service,
+		resourcePrefix: rule.ResourcePrefix,
+		checkName:      rule.CheckName,
+		example:        rule.Example,
 	}
-	kinesisARN = arnRule{
-		what:           "Kinesis data stream",
-		service:        "kinesis",
-		resourcePrefix: "stream/",
-		checkName:      nameChecker(128, streamName, "letters, digits, '_', '.' and '-'"),
-		example:        "arn:aws:kinesis:us-east-1:123456789012:stream/sluice-events",
-	}
-	logGroupARN = arnRule{
-		what:           "CloudWatch Logs log group",
-		service:        "logs",
-		resourcePrefix: "log-group:",
-		checkName:      checkLogGroupName,
-		example:        "arn:aws:logs:us-east-1:123456789012:log-group:/sluice/events",
-	}
-	roleARN = arnRule{
-		what:           "IAM role",
-		service:        "iam",
-		global:         true,
-		resourcePrefix: "role/",
-		checkName:      checkRoleName,
-		example:        "arn:aws:iam::123456789012:role/sluice-delivery",
-	}
-)
+}
 
 var (
-	deliveryStreamName = regexp.MustCompile(`^[a-zA-Z0-9_.-]+$`)
-	streamName         = regexp.MustCompile(`^[a-zA-Z0-9_.-]+$`)
-	logGroupName       = regexp.MustCompile(`^[a-zA-Z0-9_./#-]+$`)
-	roleName           = regexp.MustCompile(`^[a-zA-Z0-9_+=,.@-]+$`)
-	rolePath           = regexp.MustCompile(`^[\x21-\x2e\x30-\x7e]*$`) // printable ASCII but '/'
-	region             = regexp.MustCompile(`^[a-z]{2}(-[a-z]+)+-[0-9]+$`)
-	awsAccountID       = regexp.MustCompile(`^[0-9]{12}$`)
+	roleName     = regexp.MustCompile(`^[a-zA-Z0-9_+=,.@-]+$`)
+	rolePath     = regexp.MustCompile(`^[\x21-\x2e\x30-\x7e]*$`) // printable ASCII but '/'
+	region       = regexp.MustCompile(`^[a-z]{2}(-[a-z]+)+-[0-9]+$`)
+	awsAccountID = regexp.MustCompile(`^[0-9]{12}$`)
 )
 
 // Lengths of the names in ARNs, as AWS limits them.
 const (
-	maxLogGroupName = 512
-	maxRoleName     = 64
-	maxRolePath     = 512
+	maxRoleName = 64
+	maxRolePath = 512
 )
 
 // regionPrefixes says how the regions of each partition sluice delivers to
@@ -138,37 +125,6 @@ func regionInPartition(region, partition, prefix string) bool {
 		}
 	}
 	return true
-}
-
-// nameChecker returns a check of a resource name of at most maxLen characters
-// matching pattern, whose characters allowed describes.
-func nameChecker(maxLen int, pattern *regexp.Regexp, allowed string) func(string) string {
-	return func(name string) string {
-		switch {
-		case name == "":
-			return "the name is missing"
-		case len(name) > maxLen:
-			return "the name is longer than " + strconv.Itoa(maxLen) + " characters"
-		case !pattern.MatchString(name):
-			return "the name " + strconv.Quote(name) + " may hold only " + allowed
-		}
-		return ""
-	}
-}
-
-// checkLogGroupName checks "NAME" or "NAME:*", the two forms a log group
-// ARN takes.
-func checkLogGroupName(name string) string {
-	name = strings.TrimSuffix(name, ":*")
-	switch {
-	case name == "":
-		return "the log group name is missing"
-	case len(name) > maxLogGroupName:
-		return "the log group name is longer than " + strconv.Itoa(maxLogGroupName) + " characters"
-	case !logGroupName.MatchString(name):
-		return "the log group name " + strconv.Quote(name) + " may hold only letters, digits, '_', '.', '/', '#' and '-' (and end with :* at most)"
-	}
-	return ""
 }
 
 // checkRoleName checks "NAME" or "PATH/NAME", what follows "role/" in a

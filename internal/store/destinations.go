@@ -112,27 +112,16 @@ func (t Target) Type() string {
 // types returns the types of the targets set.
 func (t Target) types() []string {
 	var set []string
-	if t.Firehose != nil {
-		set = append(set, TargetFirehose)
-	}
-	if t.Kinesis != nil {
-		set = append(set, TargetKinesis)
-	}
-	if t.CloudWatchLogs != nil {
-		set = append(set, TargetCloudWatchLogs)
+	for _, m := range t.members() {
+		set = append(set, m.typ)
 	}
 	return set
 }
 
 // ARN returns the ARN of the target set, or "" if none is.
 func (t Target) ARN() string {
-	switch {
-	case t.Firehose != nil:
-		return t.Firehose.DeliveryStreamARN
-	case t.Kinesis != nil:
-		return t.Kinesis.StreamARN
-	case t.CloudWatchLogs != nil:
-		return t.CloudWatchLogs.LogGroupARN
+	if set := t.members(); len(set) > 0 {
+		return *set[0].arn
 	}
 	return ""
 }
@@ -140,59 +129,104 @@ func (t Target) ARN() string {
 // Auth returns the authentication of the target set, or the zero AWSAuth if
 // none is.
 func (t Target) Auth() AWSAuth {
-	switch {
-	case t.Firehose != nil:
-		return t.Firehose.Auth
-	case t.Kinesis != nil:
-		return t.Kinesis.Auth
-	case t.CloudWatchLogs != nil:
-		return t.CloudWatchLogs.Auth
+	if set := t.members(); len(set) > 0 {
+		return *set[0].auth
 	}
 	return AWSAuth{}
+}
+
+// WithAuth returns a copy of t whose target set has the authentication
+// auth. It does not change t.
+func (t Target) WithAuth(auth AWSAuth) Target {
+	t = t.clone()
+	if set := t.members(); len(set) > 0 {
+		*set[0].auth = auth.clone()
+	}
+	return t
 }
 
 // Redacted returns a copy of the destination without the secret access key,
 // to show to a user or to put in an audit event. It does not change d.
 func (d Destination) Redacted() Destination {
 	d.Target = d.Target.clone()
-	for _, auth := range []*AWSAuth{d.Target.auth(TargetFirehose), d.Target.auth(TargetKinesis), d.Target.auth(TargetCloudWatchLogs)} {
-		if auth != nil && auth.Creds != nil {
-			auth.Creds.SecretAccessKey = ""
+	for _, m := range d.Target.members() {
+		if m.auth.Creds != nil {
+			m.auth.Creds.SecretAccessKey = ""
 		}
 	}
 	return d
 }
 
-// auth returns the authentication of the target of the type, or nil if it
-// is not set.
-func (t Target) auth(typ string) *AWSAuth {
-	switch {
-	case typ == TargetFirehose && t.Firehose != nil:
-		return &t.Firehose.Auth
-	case typ == TargetKinesis && t.Kinesis != nil:
-		return &t.Kinesis.Auth
-	case typ == TargetCloudWatchLogs && t.CloudWatchLogs != nil:
-		return &t.CloudWatchLogs.Auth
+// targetField is a field of Target: the target of one type.
+type targetField struct {
+	// typ is the name of the type, the field's JSON name.
+	typ string
+	// target returns the ARN and authentication of the field's target,
+	// pointers into it, or nils if the field is not set.
+	target func() (*string, *AWSAuth)
+	// clone makes the field point to a copy of its target, if set.
+	clone func()
+}
+
+// fields returns the fields of t, one per type of target, in their order.
+// It is the one place that names them: what a type's target means (its
+// ARN's rules, its sink) is its type's, in package sinks/desttype.
+func (t *Target) fields() []targetField {
+	return []targetField{
+		fieldOf(TargetFirehose, &t.Firehose, func(f *FirehoseTarget) *string { return &f.DeliveryStreamARN }, func(f *FirehoseTarget) *AWSAuth { return &f.Auth }),
+		fieldOf(TargetKinesis, &t.Kinesis, func(k *KinesisTarget) *string { return &k.StreamARN }, func(k *KinesisTarget) *AWSAuth { return &k.Auth }),
+		fieldOf(TargetCloudWatchLogs, &t.CloudWatchLogs, func(c *CloudWatchLogsTarget) *string { return &c.LogGroupARN }, func(c *CloudWatchLogsTarget) *AWSAuth { return &c.Auth }),
 	}
-	return nil
+}
+
+// fieldOf returns the targetField of the field at p, of type typ, whose
+// target has its ARN at arn and its authentication at auth.
+func fieldOf[T any](typ string, p **T, arn func(*T) *string, auth func(*T) *AWSAuth) targetField {
+	return targetField{
+		typ: typ,
+		target: func() (*string, *AWSAuth) {
+			if *p == nil {
+				return nil, nil
+			}
+			return arn(*p), auth(*p)
+		},
+		clone: func() {
+			if *p != nil {
+				c := **p
+				*p = &c
+			}
+		},
+	}
+}
+
+// member is a target set in a Target: the name of its type, and pointers to
+// its ARN and authentication.
+type member struct {
+	typ  string
+	arn  *string
+	auth *AWSAuth
+}
+
+// members returns the targets set in t, in the order of its fields. Their
+// pointers point into t's targets, which t shares with its copies: clone t
+// before changing them.
+func (t *Target) members() []member {
+	var set []member
+	for _, f := range t.fields() {
+		if arn, auth := f.target(); arn != nil {
+			set = append(set, member{typ: f.typ, arn: arn, auth: auth})
+		}
+	}
+	return set
 }
 
 // clone returns a deep copy of the target.
 func (t Target) clone() Target {
-	if t.Firehose != nil {
-		f := *t.Firehose
-		f.Auth = f.Auth.clone()
-		t.Firehose = &f
+	for _, f := range t.fields() {
+		f.clone()
 	}
-	if t.Kinesis != nil {
-		k := *t.Kinesis
-		k.Auth = k.Auth.clone()
-		t.Kinesis = &k
-	}
-	if t.CloudWatchLogs != nil {
-		c := *t.CloudWatchLogs
-		c.Auth = c.Auth.clone()
-		t.CloudWatchLogs = &c
+	for _, m := range t.members() {
+		*m.auth = m.auth.clone()
 	}
 	return t
 }

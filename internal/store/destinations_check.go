@@ -1,8 +1,11 @@
 package store
 
 import (
+	"fmt"
 	"regexp"
 	"strings"
+
+	"github.com/sluicehq/sluice/sinks/desttype"
 )
 
 // Lengths of static credentials, in bytes. AWS access key ids are 16 to 128
@@ -35,23 +38,33 @@ func (d *Destination) check() error {
 }
 
 // check returns a *ValidationError for the first field of the target that
-// breaks a rule, or nil.
+// breaks a rule, or nil. The rules of a type's ARN are its type's.
 func (t Target) check() error {
-	switch set := t.types(); len(set) {
+	set := t.members()
+	switch len(set) {
 	case 0:
-		return invalid("target", "is required: set exactly one of target.firehose, target.kinesis or target.cloudwatch_logs")
+		return invalid("target", "is required: set exactly one of %s", targetChoices())
 	case 1:
 	default:
-		return invalid("target", "sets %s: set exactly one target, and create one destination per target", strings.Join(set, " and "))
+		return invalid("target", "sets %s: set exactly one target, and create one destination per target", strings.Join(t.types(), " and "))
 	}
-	switch {
-	case t.Firehose != nil:
-		return checkTargetARN("target.firehose", "delivery_stream_arn", t.Firehose.DeliveryStreamARN, firehoseARN, t.Firehose.Auth)
-	case t.Kinesis != nil:
-		return checkTargetARN("target.kinesis", "stream_arn", t.Kinesis.StreamARN, kinesisARN, t.Kinesis.Auth)
-	default:
-		return checkTargetARN("target.cloudwatch_logs", "log_group_arn", t.CloudWatchLogs.LogGroupARN, logGroupARN, t.CloudWatchLogs.Auth)
+	m := set[0]
+	typ, ok := desttype.Named(m.typ)
+	if !ok {
+		return fmt.Errorf("target type %q is not one of package desttype's", m.typ)
 	}
+	return checkTargetARN("target."+typ.Name, typ.ARNField, *m.arn, targetARNRule(typ.ARN), *m.auth)
+}
+
+// targetChoices names the fields of a target, "target.a, target.b or
+// target.c".
+func targetChoices() string {
+	var names []string
+	for _, f := range (&Target{}).fields() {
+		names = append(names, "target."+f.typ)
+	}
+	last := len(names) - 1
+	return strings.Join(names[:last], ", ") + " or " + names[last]
 }
 
 // checkTargetARN checks the ARN of a target, in the field arnField of the

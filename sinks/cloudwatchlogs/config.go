@@ -94,24 +94,10 @@ func parseLogGroupARN(s string) (logGroup, error) {
 		return logGroup{}, fmt.Errorf("%w: log group %w", ErrConfig, err)
 	}
 	name, ok := strings.CutPrefix(parsed.Resource, "log-group:")
-	name = strings.TrimSuffix(name, ":*")
-	if !ok || !validGroupName(name) {
+	if !ok || checkLogGroupName(name) != "" {
 		return logGroup{}, fmt.Errorf("%w: %q is not the ARN of a CloudWatch Logs log group (arn:aws:logs:REGION:ACCOUNT:log-group:NAME, NAME of 1 to %d letters, digits, '_', '-', '/', '.' and '#')", ErrConfig, s, maxNameLength)
 	}
-	return logGroup{name: name, region: parsed.Region}, nil
-}
-
-// validGroupName reports whether name is a log group's name.
-func validGroupName(name string) bool {
-	if name == "" || len(name) > maxNameLength {
-		return false
-	}
-	for _, c := range name {
-		if !('a' <= c && c <= 'z' || 'A' <= c && c <= 'Z' || '0' <= c && c <= '9' || strings.ContainsRune("_-/.#", c)) {
-			return false
-		}
-	}
-	return true
+	return logGroup{name: strings.TrimSuffix(name, ":*"), region: parsed.Region}, nil
 }
 
 // checkLogStream returns an error wrapping ErrConfig when name is no log

@@ -7,9 +7,7 @@ import (
 
 	"github.com/sluicehq/sluice/internal/store"
 	"github.com/sluicehq/sluice/sinks"
-	"github.com/sluicehq/sluice/sinks/cloudwatchlogs"
-	"github.com/sluicehq/sluice/sinks/firehose"
-	"github.com/sluicehq/sluice/sinks/kinesis"
+	"github.com/sluicehq/sluice/sinks/desttype"
 )
 
 // ErrUnsupported is returned for a target no sink writes yet.
@@ -47,35 +45,16 @@ func New(ctx context.Context, d store.Destination) (sinks.Sink, error) {
 // target or credentials cannot work, and ErrUnsupported for a target it
 // does not know.
 func (f Factory) New(ctx context.Context, d store.Destination) (sinks.Sink, error) {
-	var (
-		sink sinks.Sink
-		err  error
-	)
-	switch t := d.Target; {
-	case t.Kinesis != nil:
-		sink, err = kinesis.New(ctx, kinesis.Config{
-			StreamARN:  t.Kinesis.StreamARN,
-			Auth:       f.auth(t.Kinesis.Auth),
-			ExternalID: d.AccountID,
-			Endpoint:   f.Endpoint,
-		})
-	case t.Firehose != nil:
-		sink, err = firehose.New(ctx, firehose.Config{
-			DeliveryStreamARN: t.Firehose.DeliveryStreamARN,
-			Auth:              f.auth(t.Firehose.Auth),
-			ExternalID:        d.AccountID,
-			Endpoint:          f.Endpoint,
-		})
-	case t.CloudWatchLogs != nil:
-		sink, err = cloudwatchlogs.New(ctx, cloudwatchlogs.Config{
-			LogGroupARN: t.CloudWatchLogs.LogGroupARN,
-			Auth:        f.auth(t.CloudWatchLogs.Auth),
-			ExternalID:  d.AccountID,
-			Endpoint:    f.Endpoint,
-		})
-	default:
+	typ, ok := desttype.Named(d.Target.Type())
+	if !ok {
 		return nil, fmt.Errorf("destination %s has no target: %w", d.ID, ErrUnsupported)
 	}
+	sink, err := typ.NewSink(ctx, sinks.Target{
+		ARN:        d.Target.ARN(),
+		Auth:       f.auth(d.Target.Auth()),
+		ExternalID: d.AccountID,
+		Endpoint:   f.Endpoint,
+	})
 	if err != nil {
 		return nil, fmt.Errorf("destination %s: %w", d.ID, err)
 	}

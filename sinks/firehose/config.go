@@ -76,21 +76,8 @@ func parseDeliveryStreamARN(s string) (deliveryStream, error) {
 		return deliveryStream{}, fmt.Errorf("%w: delivery stream %w", ErrConfig, err)
 	}
 	name, ok := strings.CutPrefix(parsed.Resource, "deliverystream/")
-	if !ok || !validName(name) {
+	if !ok || checkName(name) != "" {
 		return deliveryStream{}, fmt.Errorf("%w: %q is not the ARN of a Firehose delivery stream (arn:aws:firehose:REGION:ACCOUNT:deliverystream/NAME, NAME of 1 to %d letters, digits, '_', '.' and '-')", ErrConfig, s, maxNameLength)
 	}
 	return deliveryStream{name: name, region: parsed.Region}, nil
-}
-
-// validName reports whether name is a delivery stream's name.
-func validName(name string) bool {
-	if name == "" || len(name) > maxNameLength {
-		return false
-	}
-	for _, c := range name {
-		if !('a' <= c && c <= 'z' || 'A' <= c && c <= 'Z' || '0' <= c && c <= '9' || c == '_' || c == '.' || c == '-') {
-			return false
-		}
-	}
-	return true
 }
