@@ -327,13 +327,6 @@ func (p *pacedPublisher) fail(err error) {
 	p.err = err
 }
 
-// published returns the events published so far.
-func (p *pacedPublisher) published() []published {
-	p.mu.Lock()
-	defer p.mu.Unlock()
-	return slices.Clone(p.events)
-}
-
 // end stops publishing and returns every event published.
 func (p *pacedPublisher) end(t *testing.T) []published {
 	t.Helper()

@@ -34,6 +34,7 @@ func (r *attackRun) playFloods(ctx context.Context) attackOutcome {
 	}
 	made(AnswerDestination, r.cfg.FloodCount, func(int) []byte { return destinationBody("flood", stream, "attackFloodSecret") }, "/event_destinations", &dests)
 	if len(dests) == 0 {
+		//lint:ignore ST1005 B is the attacking tenant's name, as the report calls it
 		out.err = fmt.Errorf("B could not make one destination")
 		out.answers = t.answers
 		return out
@@ -168,6 +169,7 @@ func (r *attackRun) playFilterBombs(ctx context.Context) attackOutcome {
 	stream := "sluice-attack-bomb-" + r.runID
 	dest, a := r.b.create(ctx, "/event_destinations", destinationBody("bomb", stream, "attackBombSecret"))
 	if dest == "" {
+		//lint:ignore ST1005 B is the attacking tenant's name, as the report calls it
 		return attackOutcome{err: fmt.Errorf("B could not make a destination: %s", a.text())}
 	}
 	var subs []string
