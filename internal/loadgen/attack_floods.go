@@ -10,6 +10,7 @@ import (
 	"sync"
 	"time"
 
+	"github.com/sluicehq/sluice/internal/retry"
 	"github.com/sluicehq/sluice/schemas"
 )
 
@@ -72,7 +73,7 @@ func (r *attackRun) playFloods(ctx context.Context) attackOutcome {
 		}
 		wg.Wait()
 		// Let the replays run a while, then count what B's stream got.
-		sleepCtx(ctx, 10*time.Second)
+		_ = retry.Sleep(ctx, 10*time.Second)
 		out.findings[FindingReplayDeliveries] = r.emulatorRecords(ctx, stream)
 	}
 	out.answers = t.answers
@@ -190,7 +191,7 @@ func (r *attackRun) playFilterBombs(ctx context.Context) attackOutcome {
 		}
 	}
 	// Let the routes start before the events come.
-	sleepCtx(ctx, 2*time.Second)
+	_ = retry.Sleep(ctx, 2*time.Second)
 	for _, c := range []struct {
 		what, kind string
 		size       int
@@ -204,7 +205,7 @@ func (r *attackRun) playFilterBombs(ctx context.Context) attackOutcome {
 		}
 		t.add(c.what, r.b.do(ctx, http.MethodPost, "/events", body, nil))
 	}
-	sleepCtx(ctx, r.cfg.BombFor)
+	_ = retry.Sleep(ctx, r.cfg.BombFor)
 	var parts []string
 	for _, what := range []string{AnswerReplaceFilter, AnswerMatchesFilter, AnswerHugeServerName, AnswerLongServerName} {
 		ok, _ := t.accepted(what)

@@ -14,6 +14,7 @@ import (
 	"sync"
 	"time"
 
+	"github.com/sluicehq/sluice/internal/retry"
 	"github.com/sluicehq/sluice/schemas"
 )
 
@@ -177,7 +178,7 @@ func (r *attackRun) waitAudit(ctx context.Context, kind, id string, timeout time
 				return a.data, true
 			}
 		}
-		if time.Now().After(deadline) || !sleepCtx(ctx, 100*time.Millisecond) {
+		if time.Now().After(deadline) || retry.Sleep(ctx, 100*time.Millisecond) != nil {
 			return nil, false
 		}
 	}
