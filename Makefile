@@ -52,6 +52,7 @@ lint:
 	@unformatted="$$(gofmt -l $(GOFILES))"; \
 	if [ -n "$$unformatted" ]; then echo "gofmt would change:"; echo "$$unformatted"; exit 1; fi
 	$(GO) vet ./...
+	$(GO) tool staticcheck ./...
 
 # Fuzz budgets are execution counts, not durations: with a duration, Go
 # 1.26's fuzz coordinator can report its own deadline as a failure at the

@@ -1,7 +1,6 @@
 package filters
 
 import (
-	"context"
 	"strings"
 	"testing"
 
@@ -25,7 +24,7 @@ func BenchmarkMatch(b *testing.B) {
 		b.Run(bf.name, func(b *testing.B) {
 			p := mustCompile(b, env, httpKind, bf.expr)
 			f := p.NewFields()
-			ctx := context.Background()
+			ctx := b.Context()
 			b.ReportAllocs()
 			for b.Loop() {
 				f.Reset()
@@ -75,7 +74,7 @@ func BenchmarkMatchWorstCase(b *testing.B) {
 	if err := f.SetString("conn.server_name", strings.Repeat("a", schemas.MaxHostnameBytes)); err != nil {
 		b.Fatal(err)
 	}
-	ctx := context.Background()
+	ctx := b.Context()
 	b.ReportAllocs()
 	for b.Loop() {
 		if ok, err := p.Match(ctx, f); ok || err != nil {

@@ -1,7 +1,6 @@
 package filters
 
 import (
-	"context"
 	"errors"
 	"fmt"
 	"math/rand/v2"
@@ -251,7 +250,7 @@ func checkBounds(t *testing.T, env *Env, expr string) (compiled bool) {
 			var before, after runtime.MemStats
 			runtime.ReadMemStats(&before)
 			start := time.Now()
-			_, err := p.Match(context.Background(), fields)
+			_, err := p.Match(t.Context(), fields)
 			took := time.Since(start)
 			runtime.ReadMemStats(&after)
 			if errors.Is(err, ErrEvalPanic) || errors.Is(err, ErrCostLimit) || errors.Is(err, ErrEvalTimeout) {

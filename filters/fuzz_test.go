@@ -1,7 +1,6 @@
 package filters
 
 import (
-	"context"
 	"errors"
 	"testing"
 )
@@ -35,6 +34,6 @@ func FuzzCompile(f *testing.F) {
 		fields := p.NewFields()
 		_ = fields.SetString("conn.client_ip", "203.0.113.7")
 		_ = fields.SetInt("conn.server_port", 443)
-		_, _ = p.Match(context.Background(), fields)
+		_, _ = p.Match(t.Context(), fields)
 	})
 }

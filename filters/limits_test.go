@@ -30,7 +30,7 @@ func TestIssueReproductionReplace(t *testing.T) {
 	var before, after runtime.MemStats
 	runtime.ReadMemStats(&before)
 	start := time.Now()
-	ok, err := p.Match(context.Background(), f)
+	ok, err := p.Match(t.Context(), f)
 	took := time.Since(start)
 	runtime.ReadMemStats(&after)
 	if ok || err != nil {
@@ -143,7 +143,7 @@ func TestMatchBoundsErrors(t *testing.T) {
 		if p.program, err = ke.cel.Program(checked, cel.CostLimit(10)); err != nil {
 			t.Fatal(err)
 		}
-		_, err := p.Match(context.Background(), maxFields(t, p, 'a'))
+		_, err := p.Match(t.Context(), maxFields(t, p, 'a'))
 		if !errors.Is(err, ErrCostLimit) {
 			t.Errorf("error %v, want ErrCostLimit", err)
 		}
@@ -151,13 +151,13 @@ func TestMatchBoundsErrors(t *testing.T) {
 	t.Run("wall clock", func(t *testing.T) {
 		p := mustCompile(t, env, httpKind, zeros(1000)+`.all(i, i == 0)`)
 		p.maxTime = time.Nanosecond
-		if _, err := p.Match(context.Background(), nil); !errors.Is(err, ErrEvalTimeout) {
+		if _, err := p.Match(t.Context(), nil); !errors.Is(err, ErrEvalTimeout) {
 			t.Errorf("error %v, want ErrEvalTimeout", err)
 		}
 	})
 	t.Run("caller cancelled", func(t *testing.T) {
 		p := mustCompile(t, env, httpKind, `[1, 2].exists(x, x == ev.conn.server_port)`)
-		ctx, cancel := context.WithCancel(context.Background())
+		ctx, cancel := context.WithCancel(t.Context())
 		cancel()
 		_, err := p.Match(ctx, nil)
 		if !errors.Is(err, context.Canceled) || errors.Is(err, ErrEvalTimeout) {
@@ -168,7 +168,7 @@ func TestMatchBoundsErrors(t *testing.T) {
 		for _, expr := range []string{`ev.conn.server_port == 1`, `[1].exists(x, x == ev.conn.server_port)`} {
 			p := mustCompile(t, env, httpKind, expr)
 			p.program = panicking{p.program}
-			ok, err := p.Match(context.Background(), nil)
+			ok, err := p.Match(t.Context(), nil)
 			if ok || !errors.Is(err, ErrEvalPanic) || !strings.Contains(err.Error(), "boom") {
 				t.Errorf("%s: Match = %v, %v; want ErrEvalPanic saying boom", expr, ok, err)
 			}

@@ -73,7 +73,7 @@ func TestMatch(t *testing.T) {
 			p := mustCompile(t, env, httpKind, tt.expr)
 			f := p.NewFields()
 			tt.ev.fill(t, f)
-			got, err := p.Match(context.Background(), f)
+			got, err := p.Match(t.Context(), f)
 			if err != nil {
 				t.Fatalf("Match: %v", err)
 			}
@@ -89,11 +89,11 @@ func TestMatchReusesFields(t *testing.T) {
 	p := mustCompile(t, env, httpKind, `ev.conn.server_name == ""`)
 	f := p.NewFields()
 	event{serverName: "api.example.com"}.fill(t, f)
-	if got, _ := p.Match(context.Background(), f); got {
+	if got, _ := p.Match(t.Context(), f); got {
 		t.Fatalf("Match with a server name = true")
 	}
 	event{}.fill(t, f) // Reset: the server name is missing again
-	if got, _ := p.Match(context.Background(), f); !got {
+	if got, _ := p.Match(t.Context(), f); !got {
 		t.Fatalf("Match after Reset = false, want the missing field to be empty")
 	}
 }
@@ -101,7 +101,7 @@ func TestMatchReusesFields(t *testing.T) {
 func TestMatchNilFields(t *testing.T) {
 	env := newTestEnv(t)
 	p := mustCompile(t, env, httpKind, `ev.conn.server_port == 0 && ev.conn.client_ip == ""`)
-	if got, err := p.Match(context.Background(), nil); err != nil || !got {
+	if got, err := p.Match(t.Context(), nil); err != nil || !got {
 		t.Fatalf("Match(nil) = %v, %v; want true: every field missing", got, err)
 	}
 }
@@ -116,7 +116,7 @@ func TestMatchFieldsOfAnotherKind(t *testing.T) {
 	if f.Kind() != tcpKind {
 		t.Errorf("Kind() = %s", f.Kind())
 	}
-	if _, err := p.Match(context.Background(), f); err == nil {
+	if _, err := p.Match(t.Context(), f); err == nil {
 		t.Fatal("Match with fields of tcp_connection_closed.v0 succeeded")
 	}
 }
@@ -138,7 +138,7 @@ func TestMatchRuntimeErrors(t *testing.T) {
 			p := mustCompile(t, env, httpKind, tt.expr)
 			f := p.NewFields()
 			tt.ev.fill(t, f)
-			got, err := p.Match(context.Background(), f)
+			got, err := p.Match(t.Context(), f)
 			if err == nil {
 				t.Fatalf("Match = %v, want an error", got)
 			}
@@ -188,7 +188,7 @@ func TestFieldsSetErrors(t *testing.T) {
 
 func TestMatchCancelledContext(t *testing.T) {
 	env := newTestEnv(t)
-	ctx, cancel := context.WithCancel(context.Background())
+	ctx, cancel := context.WithCancel(t.Context())
 	cancel()
 	for _, expr := range []string{
 		`ev.conn.server_port == 0`,
@@ -208,7 +208,7 @@ func TestMatchDeadlineStopsLoop(t *testing.T) {
 	// expiresDuringEval is not done when Match first looks, and done as soon
 	// as evaluation starts, so only CEL's interrupt checks in the loop can
 	// stop it.
-	ctx := &expiresDuringEval{Context: context.Background(), done: make(chan struct{})}
+	ctx := &expiresDuringEval{Context: t.Context(), done: make(chan struct{})}
 	close(ctx.done)
 	_, err := p.Match(ctx, nil)
 	if !errors.Is(err, context.DeadlineExceeded) {

@@ -35,20 +35,12 @@ func NewBatch[T any](limits sinks.Limits, linger time.Duration, size func(T) int
 	return &Batch[T]{limits: limits, linger: max(linger, 0), size: size}
 }
 
-// Fits reports whether item can be sent in a batch at all: whether its
-// size is within MaxRecordBytes and MaxBatchBytes. An item that does not
-// fit can never be written to the sink; the caller dead-letters it, as Add
-// refuses it even when the batch is empty.
-func (b *Batch[T]) Fits(item T) bool {
-	n := b.size(item)
-	return within(n, b.limits.MaxRecordBytes) && within(n, b.limits.MaxBatchBytes)
-}
-
 // Add adds item, added at now, and reports whether it did. It refuses an
 // item that would take the batch over MaxRecords or MaxBatchBytes: the
 // caller then takes the batch, sends it and adds the item to the empty
-// batch, where it is accepted if Fits. It also refuses an item that does
-// not Fit.
+// batch, where it is accepted unless it is larger than MaxRecordBytes or
+// MaxBatchBytes: such an item can never be written to the sink, and the
+// caller dead-letters it.
 func (b *Batch[T]) Add(now time.Time, item T) bool {
 	n := b.size(item)
 	if !within(n, b.limits.MaxRecordBytes) ||
@@ -105,9 +97,3 @@ func (b *Batch[T]) Take() []T {
 	b.first = time.Time{}
 	return items
 }
-
-// Len returns the number of items in the batch.
-func (b *Batch[T]) Len() int { return len(b.items) }
-
-// Bytes returns the sum of the sizes of the items in the batch.
-func (b *Batch[T]) Bytes() int { return b.bytes }

@@ -11,6 +11,7 @@ import (
 	"github.com/nats-io/nats.go/jetstream"
 
 	"github.com/sluicehq/sluice/filters"
+	"github.com/sluicehq/sluice/internal/retry"
 	"github.com/sluicehq/sluice/internal/store"
 	"github.com/sluicehq/sluice/sinks"
 )
@@ -246,17 +247,18 @@ func (d *Deliverer) Stop() {
 // after a failure (its consumer gone a moment) with a growing delay.
 func (d *Deliverer) supervise(ctx context.Context, name string, p *atomic.Pointer[plan]) {
 	log := d.log.With("route", name)
-	delay := d.cfg.RetryInitial
+	restart := retry.Policy{Initial: d.cfg.RetryInitial, Max: d.cfg.RetryMax}
+	delay := restart.Initial
 	for ctx.Err() == nil {
 		err := d.runWorker(ctx, name, p, log)
 		if ctx.Err() != nil {
 			return
 		}
 		log.Warn("route worker stopped; starting it again", "error", err, "in", delay)
-		if !sleep(ctx, delay) {
+		if retry.Sleep(ctx, delay) != nil {
 			return
 		}
-		delay = min(2*delay, d.cfg.RetryMax)
+		delay = restart.Next(delay)
 	}
 }
 

@@ -14,6 +14,7 @@ import (
 	"github.com/nats-io/nats.go/jetstream"
 
 	"github.com/sluicehq/sluice/filters"
+	"github.com/sluicehq/sluice/internal/check"
 	"github.com/sluicehq/sluice/internal/natstest"
 	"github.com/sluicehq/sluice/internal/store"
 	"github.com/sluicehq/sluice/pipeline"
@@ -196,16 +197,10 @@ func (e *deliveryEnv) route(t *testing.T, sources ...store.Source) (store.Subscr
 
 func (e *deliveryEnv) waitConsumer(t *testing.T, name string) {
 	t.Helper()
-	deadline := time.Now().Add(2 * time.Second)
-	for {
-		if _, err := e.stream.Consumer(e.ctx, name); err == nil {
-			return
-		}
-		if time.Now().After(deadline) {
-			t.Fatalf("consumer %s not made within 2 s", name)
-		}
-		time.Sleep(10 * time.Millisecond) // polling JetStream's state, with a deadline
-	}
+	check.Eventually(t, 2*time.Second, "consumer "+name+" made", func() (error, bool) {
+		_, err := e.stream.Consumer(e.ctx, name)
+		return err, err == nil
+	})
 }
 
 // publish stores n sampled events of the kind and returns their ids.
@@ -313,22 +308,15 @@ func waitAllAcked(t *testing.T, e *deliveryEnv) {
 // or unacknowledged, for at most d.
 func waitAllAckedWithin(t *testing.T, e *deliveryEnv, d time.Duration) {
 	t.Helper()
-	deadline := time.Now().Add(d)
-	for {
+	check.Eventually(t, d, "everything acknowledged", func() (string, bool) {
 		busy := ""
 		for c := range e.stream.ListConsumers(e.ctx).Info() {
 			if c.NumPending+uint64(c.NumAckPending) > 0 {
 				busy = fmt.Sprintf("%s: %d pending, %d unacknowledged", c.Name, c.NumPending, c.NumAckPending)
 			}
 		}
-		if busy == "" {
-			return
-		}
-		if time.Now().After(deadline) {
-			t.Fatalf("not everything acknowledged within %v: %s", d, busy)
-		}
-		time.Sleep(20 * time.Millisecond) // polling JetStream's state, with a deadline
-	}
+		return busy, busy == ""
+	})
 }
 
 // TestDeliverRetriesOnlyFailedRecords fails every third record on the
@@ -442,20 +430,13 @@ func TestDeliverSharedByProcesses(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	deadline := time.Now().Add(5 * time.Second)
-	for {
+	check.Eventually(t, 5*time.Second, "a pull request waiting per process", func() (string, bool) {
 		info, err := consumer.Info(e.ctx)
 		if err != nil {
 			t.Fatal(err)
 		}
-		if info.NumWaiting >= 2 {
-			break
-		}
-		if time.Now().After(deadline) {
-			t.Fatalf("%d pull requests waiting after 5 s, want one per process", info.NumWaiting)
-		}
-		time.Sleep(10 * time.Millisecond) // polling JetStream's state, with a deadline
-	}
+		return fmt.Sprintf("%d pull requests waiting", info.NumWaiting), info.NumWaiting >= 2
+	})
 	want := e.publish(t, tcpKind, 2000, nil)
 	waitAllAcked(t, e)
 	first := mine.waitFor(t, "anything", func([]sinks.Record) bool { return true })
@@ -602,16 +583,11 @@ func TestDeliverEventsStoredBeforeTheConsumer(t *testing.T) {
 	// everything acknowledged alone once ended before any delivery (in CI,
 	// under load: the consumer, just made at the right start, reported
 	// nothing delivered and nothing pending), so wait for the sink first.
-	var sink *memorySink
-	for deadline := time.Now().Add(10 * time.Second); sink == nil; {
+	sink := check.Eventually(t, 10*time.Second, "a delivery to the destination", func() (*memorySink, bool) {
 		mu.Lock()
-		sink = byDest[a.ID]
-		mu.Unlock()
-		if sink == nil && time.Now().After(deadline) {
-			t.Fatal("nothing delivered to the destination within 10 s")
-		}
-		time.Sleep(5 * time.Millisecond) // polling for the sink, with a deadline
-	}
+		defer mu.Unlock()
+		return byDest[a.ID], byDest[a.ID] != nil
+	})
 	sink.waitFor(t, "the events stored before the consumer", func(r []sinks.Record) bool { return len(r) >= len(want) })
 	waitAllAcked(t, e)
 	got := ids(sink.waitFor(t, "the events stored before the consumer", func(r []sinks.Record) bool { return len(r) >= len(want) }))

@@ -2,11 +2,13 @@ package pipeline_test
 
 import (
 	"encoding/json"
+	"fmt"
 	"strconv"
 	"strings"
 	"testing"
 	"time"
 
+	"github.com/sluicehq/sluice/internal/check"
 	"github.com/sluicehq/sluice/internal/emulator"
 	"github.com/sluicehq/sluice/internal/store"
 	"github.com/sluicehq/sluice/pipeline"
@@ -30,20 +32,13 @@ func (f *faultEnv) deadLetters(t *testing.T, n uint64, within time.Duration) []d
 	if err != nil {
 		t.Fatal(err)
 	}
-	deadline := time.Now().Add(within)
-	for {
+	check.Eventually(t, within, fmt.Sprintf("%d dead letters", n), func() (string, bool) {
 		info, err := dlq.Info(f.ctx)
 		if err != nil {
 			t.Fatal(err)
 		}
-		if info.State.Msgs >= n {
-			break
-		}
-		if time.Now().After(deadline) {
-			t.Fatalf("%d dead letters within %v, want %d", info.State.Msgs, within, n)
-		}
-		time.Sleep(100 * time.Millisecond) // polling JetStream's state, with a deadline
-	}
+		return fmt.Sprintf("%d dead letters", info.State.Msgs), info.State.Msgs >= n
+	})
 	info, err := dlq.Info(f.ctx)
 	if err != nil {
 		t.Fatal(err)

@@ -8,6 +8,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/sluicehq/sluice/internal/check"
 	"github.com/sluicehq/sluice/internal/emulator"
 	"github.com/sluicehq/sluice/internal/emulator/emulatortest"
 	"github.com/sluicehq/sluice/internal/store"
@@ -185,17 +186,10 @@ func (f *faultEnv) puts(d emulatorTarget) emulator.OperationCounters {
 // the target, for at most within, polling its counters.
 func (f *faultEnv) waitAccepted(t *testing.T, d emulatorTarget, n int64, within time.Duration) {
 	t.Helper()
-	deadline := time.Now().Add(within)
-	for {
+	check.Eventually(t, within, fmt.Sprintf("%s to accept %d records", d, n), func() (string, bool) {
 		got := f.puts(d).RecordsAccepted
-		if got >= n {
-			return
-		}
-		if time.Now().After(deadline) {
-			t.Fatalf("%s accepted %d records within %v, want %d", d, got, within, n)
-		}
-		time.Sleep(100 * time.Millisecond) // polling the emulator's counters, with a deadline
-	}
+		return fmt.Sprintf("%d records accepted", got), got >= n
+	})
 }
 
 // tally compares the events published with the records a destination
@@ -325,13 +319,6 @@ func (p *pacedPublisher) fail(err error) {
 	p.mu.Lock()
 	defer p.mu.Unlock()
 	p.err = err
-}
-
-// published returns the events published so far.
-func (p *pacedPublisher) published() []published {
-	p.mu.Lock()
-	defer p.mu.Unlock()
-	return slices.Clone(p.events)
 }
 
 // end stops publishing and returns every event published.

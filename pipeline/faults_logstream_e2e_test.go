@@ -1,6 +1,7 @@
 package pipeline_test
 
 import (
+	"fmt"
 	"net/http"
 	"net/http/httptest"
 	"sync"
@@ -10,6 +11,7 @@ import (
 	"github.com/aws/aws-sdk-go-v2/aws"
 	"github.com/aws/aws-sdk-go-v2/service/cloudwatchlogs"
 
+	"github.com/sluicehq/sluice/internal/check"
 	"github.com/sluicehq/sluice/internal/emulator"
 	"github.com/sluicehq/sluice/internal/emulator/emulatortest"
 	"github.com/sluicehq/sluice/internal/store"
@@ -68,16 +70,13 @@ func (f *faultEnv) deleteLogStream(t *testing.T, gate *callGate, group, stream s
 // at most within.
 func (f *faultEnv) waitLogEvents(t *testing.T, group, stream string, within time.Duration) {
 	t.Helper()
-	deadline := time.Now().Add(within)
-	for {
-		if events, err := f.emu.LogEvents(group, stream); err == nil && len(events) > 0 {
-			return
+	check.Eventually(t, within, fmt.Sprintf("an event in log stream %s of %s", stream, group), func() (string, bool) {
+		events, err := f.emu.LogEvents(group, stream)
+		if err != nil {
+			return err.Error(), false
 		}
-		if time.Now().After(deadline) {
-			t.Fatalf("log stream %s of %s holds no event within %v", stream, group, within)
-		}
-		time.Sleep(50 * time.Millisecond) // polling the emulator, with a deadline
-	}
+		return fmt.Sprintf("%d events", len(events)), len(events) > 0
+	})
 }
 
 // TestFaultsLogStreamDeleted deletes a subscription's log stream three

@@ -5,8 +5,6 @@ import (
 	"testing"
 	"time"
 
-	"github.com/cenkalti/backoff/v4"
-
 	"github.com/sluicehq/sluice/internal/emulator"
 	"github.com/sluicehq/sluice/internal/store"
 	"github.com/sluicehq/sluice/pipeline"
@@ -21,19 +19,20 @@ const (
 )
 
 // callsPerDelivery returns the most calls one delivery of a batch makes to
-// a destination that refuses every call: the worker's backoff
-// (cenkalti/backoff's jittered exponential, with its default randomization
-// factor and multiplier) waits at least half of each interval, and the
-// worker stops trying once the retry budget is spent.
+// a destination that refuses every call: the worker's backoff (a
+// retry.Policy spread from half to one and a half times each interval)
+// waits at least half of each interval, and the worker stops trying once
+// the retry budget is spent.
 func callsPerDelivery(cfg pipeline.DeliveryConfig) int {
-	calls, interval, elapsed := 0, cfg.RetryInitial, time.Duration(0)
+	policy := pipeline.DeliveryRetry(cfg)
+	calls, interval, elapsed := 0, policy.Initial, time.Duration(0)
 	for {
 		calls++
 		if elapsed >= cfg.RetryBudget {
 			return calls
 		}
-		elapsed += time.Duration(float64(interval) * (1 - backoff.DefaultRandomizationFactor))
-		interval = min(time.Duration(float64(interval)*backoff.DefaultMultiplier), cfg.RetryMax)
+		elapsed += interval / 2
+		interval = policy.Next(interval)
 	}
 }
 

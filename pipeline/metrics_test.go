@@ -2,6 +2,7 @@ package pipeline_test
 
 import (
 	"context"
+	"fmt"
 	"strings"
 	"testing"
 	"time"
@@ -9,6 +10,7 @@ import (
 	"github.com/prometheus/client_golang/prometheus"
 	"github.com/prometheus/client_golang/prometheus/testutil"
 
+	"github.com/sluicehq/sluice/internal/check"
 	"github.com/sluicehq/sluice/internal/store"
 	"github.com/sluicehq/sluice/pipeline"
 	"github.com/sluicehq/sluice/sinks"
@@ -57,17 +59,10 @@ func metricSum(t *testing.T, reg prometheus.Gatherer, name string, labels map[st
 // ok, for at most 10 s, and returns it.
 func waitMetric(t *testing.T, reg prometheus.Gatherer, name string, labels map[string]string, what string, ok func(float64) bool) float64 {
 	t.Helper()
-	deadline := time.Now().Add(10 * time.Second)
-	for {
+	return check.Eventually(t, 10*time.Second, fmt.Sprintf("%s%v %s", name, labels, what), func() (float64, bool) {
 		got, _ := metricSum(t, reg, name, labels)
-		if ok(got) {
-			return got
-		}
-		if time.Now().After(deadline) {
-			t.Fatalf("%s%v is %v after 10 s, want %s", name, labels, got, what)
-		}
-		time.Sleep(10 * time.Millisecond) // polling counters the workers update, with a deadline
-	}
+		return got, ok(got)
+	})
 }
 
 func equal(want float64) func(float64) bool { return func(got float64) bool { return got == want } }
@@ -163,16 +158,9 @@ func TestDeliverMetrics(t *testing.T) {
 	if _, err := e.store.DeleteSubscription(e.ctx, e.account, sub.ID); err != nil {
 		t.Fatal(err)
 	}
-	deadline := time.Now().Add(10 * time.Second)
-	for {
+	check.Eventually(t, 10*time.Second, "no delivered or pending series of a removed route", func() (string, bool) {
 		_, n := metricSum(t, reg, "sluice_delivery_delivered_events_total", nil)
 		_, pending := metricSum(t, reg, "sluice_route_pending_events", nil)
-		if n == 0 && pending == 0 {
-			break
-		}
-		if time.Now().After(deadline) {
-			t.Fatalf("%d delivered and %d pending series of a removed route left after 10 s", n, pending)
-		}
-		time.Sleep(10 * time.Millisecond) // polling, with a deadline
-	}
+		return fmt.Sprintf("%d delivered and %d pending series", n, pending), n == 0 && pending == 0
+	})
 }

@@ -1,7 +1,6 @@
 package pipeline_test
 
 import (
-	"context"
 	"encoding/json"
 	"errors"
 	"strings"
@@ -140,7 +139,7 @@ func TestSelectRefusesOverLongField(t *testing.T) {
 	env, cache := selEnv(t)
 	data := selEnvelope(selHTTP, `{"conn":{"server_name":"`+strings.Repeat("a", 254)+`","server_port":443}}`)
 	s := selNew(t, env, cache, store.Source{Type: selHTTP, Filter: `ev.conn.server_name != ""`})
-	_, keep, err := s.Select(context.Background(), data, nil)
+	_, keep, err := s.Select(t.Context(), data, nil)
 	if keep || !errors.Is(err, filters.ErrFieldTooLong) || errors.Is(err, pipeline.ErrMalformedEvent) {
 		t.Fatalf("Select = %v, %v; want ErrFieldTooLong", keep, err)
 	}
@@ -148,7 +147,7 @@ func TestSelectRefusesOverLongField(t *testing.T) {
 		t.Errorf("error %q does not name the field and its limit", msg)
 	}
 	other := selNew(t, env, cache, store.Source{Type: selHTTP, Filter: `ev.conn.server_port == 443`})
-	if _, keep, err := other.Select(context.Background(), data, nil); !keep || err != nil {
+	if _, keep, err := other.Select(t.Context(), data, nil); !keep || err != nil {
 		t.Errorf("a filter on another field: Select = %v, %v; want the event kept", keep, err)
 	}
 }

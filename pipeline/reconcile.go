@@ -13,6 +13,7 @@ import (
 
 	"github.com/nats-io/nats.go/jetstream"
 
+	"github.com/sluicehq/sluice/internal/retry"
 	"github.com/sluicehq/sluice/internal/store"
 )
 
@@ -101,7 +102,7 @@ func (r *Reconciler) Run(ctx context.Context) error {
 		if err := r.watch(ctx); err != nil && ctx.Err() == nil {
 			r.log.Warn("watching the configuration failed; watching again", "error", err)
 		}
-		if !sleep(ctx, reconcileRetry) {
+		if retry.Sleep(ctx, reconcileRetry) != nil {
 			return nil
 		}
 	}
@@ -298,16 +299,4 @@ func (r *Reconciler) consumerConfig(ctx context.Context, route Route, subjects [
 		cfg.DeliverPolicy, cfg.OptStartTime = jetstream.DeliverByStartTimePolicy, &since
 	}
 	return cfg, nil
-}
-
-// sleep waits d or until ctx ends, and reports whether ctx is still live.
-func sleep(ctx context.Context, d time.Duration) bool {
-	t := time.NewTimer(d)
-	defer t.Stop()
-	select {
-	case <-ctx.Done():
-		return false
-	case <-t.C:
-		return true
-	}
 }

@@ -11,6 +11,7 @@ import (
 
 	"github.com/nats-io/nats.go/jetstream"
 
+	"github.com/sluicehq/sluice/internal/check"
 	"github.com/sluicehq/sluice/internal/store"
 	"github.com/sluicehq/sluice/pipeline"
 	"github.com/sluicehq/sluice/schemas"
@@ -134,12 +135,7 @@ func TestReconciler(t *testing.T) {
 
 	name := pipeline.ConsumerName(sub.ID, dest.ID)
 	seen.waitFor(t, "the route", func(r map[string]pipeline.Route) bool { _, ok := r[name]; return len(r) == 1 && ok })
-	for deadline := time.Now().Add(2 * time.Second); !rec.Ready(); {
-		if time.Now().After(deadline) {
-			t.Fatal("not Ready within 2 s of the route's consumer being made")
-		}
-		time.Sleep(5 * time.Millisecond) // polling, with a deadline
-	}
+	check.Eventually(t, 2*time.Second, "Ready after the route's consumer is made", func() (bool, bool) { return rec.Ready(), rec.Ready() })
 	if got := consumerSubjects(ctx, t, stream, name); !slices.Equal(got, []string{schemas.EventSubject(account.ID, httpKind)}) {
 		t.Fatalf("consumer subjects %v", got)
 	}
@@ -189,10 +185,8 @@ func TestReconciler(t *testing.T) {
 	}
 	seen.waitFor(t, "no route", func(r map[string]pipeline.Route) bool { return len(r) == 0 })
 	// The workers stop first (apply), then the consumer is deleted.
-	for deadline := time.Now().Add(2 * time.Second); consumerSubjects(ctx, t, stream, name) != nil; {
-		if time.Now().After(deadline) {
-			t.Fatalf("the consumer of the deleted route is still there 2 s after the route went")
-		}
-		time.Sleep(5 * time.Millisecond) // polling JetStream's state, with a deadline
-	}
+	check.Eventually(t, 2*time.Second, "the consumer of the deleted route gone", func() ([]string, bool) {
+		subjects := consumerSubjects(ctx, t, stream, name)
+		return subjects, subjects == nil
+	})
 }

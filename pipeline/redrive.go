@@ -9,6 +9,7 @@ import (
 	"time"
 
 	"github.com/sluicehq/sluice/filters"
+	"github.com/sluicehq/sluice/internal/retry"
 	"github.com/sluicehq/sluice/internal/store"
 	"github.com/sluicehq/sluice/sinks"
 )
@@ -24,6 +25,10 @@ const (
 	// destination refused for now, are sent before they are left.
 	redriveAttempts = 3
 )
+
+// redriveRetry is the wait before each attempt of a redriven batch after
+// the first: DefaultRetryInitial, twice as long each time.
+var redriveRetry = retry.Policy{Initial: DefaultRetryInitial}
 
 // Classes of RedriveFailure besides those of dead letters and sinks.Class.
 const (
@@ -288,7 +293,6 @@ func (run *redriveRun) route(ctx context.Context, subscriptionID string) (*redri
 func (run *redriveRun) flush(ctx context.Context, route *redriveRoute) error {
 	batch := route.batch
 	route.batch, route.bytes = nil, 0
-	delay := DefaultRetryInitial
 	for attempt := 1; len(batch) > 0; attempt++ {
 		records := make([]sinks.Record, len(batch))
 		for i, b := range batch {
@@ -316,7 +320,7 @@ func (run *redriveRun) flush(ctx context.Context, route *redriveRoute) error {
 				return nil
 			}
 		} else {
-			var retry []redriveRecord
+			var again []redriveRecord
 			for i, res := range results {
 				switch {
 				case res.Status == sinks.Accepted:
@@ -326,18 +330,17 @@ func (run *redriveRun) flush(ctx context.Context, route *redriveRoute) error {
 				case last:
 					run.fail(batch[i].seq, RedriveRetryable, res.Code, res.Message)
 				default:
-					retry = append(retry, batch[i])
+					again = append(again, batch[i])
 				}
 			}
-			batch = retry
+			batch = again
 			if len(batch) == 0 {
 				return nil
 			}
 		}
-		if !sleep(ctx, delay) {
-			return ctx.Err()
+		if err := retry.Sleep(ctx, redriveRetry.Delay(attempt-1)); err != nil {
+			return err
 		}
-		delay *= 2
 	}
 	return nil
 }

@@ -9,6 +9,7 @@ import (
 
 	"github.com/nats-io/nats.go/jetstream"
 
+	"github.com/sluicehq/sluice/internal/check"
 	"github.com/sluicehq/sluice/internal/store"
 	"github.com/sluicehq/sluice/pipeline"
 	"github.com/sluicehq/sluice/sinks"
@@ -47,20 +48,13 @@ func TestDeliverReplay(t *testing.T) {
 	}
 	after := e.publish(t, httpKind, 25, setPort(443)) // live, past the replay's range
 
-	deadline := time.Now().Add(20 * time.Second)
-	for {
+	check.Eventually(t, 20*time.Second, "the replay done", func() (string, bool) {
 		r, err := e.store.GetReplay(e.ctx, e.account, replay.ID)
 		if err != nil {
 			t.Fatal(err)
 		}
-		if r.State == store.ReplayDone {
-			break
-		}
-		if time.Now().After(deadline) {
-			t.Fatalf("replay still %s after 20 s", r.State)
-		}
-		time.Sleep(50 * time.Millisecond) // polling the store, with a deadline
-	}
+		return r.State, r.State == store.ReplayDone
+	})
 	got := e.sink.waitFor(t, "the live events", func(r []sinks.Record) bool {
 		return len(r) >= len(before)+2*len(replayed)+len(after)
 	})
@@ -93,17 +87,10 @@ func TestDeliverReplay(t *testing.T) {
 	}
 
 	name := pipeline.ReplayConsumerName(replay.ID, dest.ID)
-	deadline = time.Now().Add(5 * time.Second)
-	for {
+	check.Eventually(t, 5*time.Second, "the replay's consumer "+name+" gone once it is done", func() (error, bool) {
 		_, err := e.stream.Consumer(e.ctx, name)
-		if errors.Is(err, jetstream.ErrConsumerNotFound) {
-			break
-		}
-		if time.Now().After(deadline) {
-			t.Fatalf("the replay's consumer %s is still there 5 s after it was done (%v)", name, err)
-		}
-		time.Sleep(20 * time.Millisecond) // polling JetStream's state, with a deadline
-	}
+		return err, errors.Is(err, jetstream.ErrConsumerNotFound)
+	})
 	if _, err := e.stream.Consumer(e.ctx, pipeline.ConsumerName(sub.ID, dest.ID)); err != nil {
 		t.Fatalf("the route's consumer: %v", err)
 	}

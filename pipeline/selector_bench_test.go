@@ -1,7 +1,6 @@
 package pipeline_test
 
 import (
-	"context"
 	"testing"
 
 	"github.com/sluicehq/sluice/filters"
@@ -39,7 +38,7 @@ func BenchmarkSelect(b *testing.B) {
 			s := selNew(b, env, cache, bc.src)
 			ev := schemas.NewSampler(1).HTTPRequest1KB()
 			data := ev.AppendJSON(nil)
-			ctx := context.Background()
+			ctx := b.Context()
 			var buf []byte
 			if bc.src.Fields != nil {
 				buf = make([]byte, 0, len(data))

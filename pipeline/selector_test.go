@@ -150,7 +150,7 @@ func TestSelectWhole(t *testing.T) {
 				t.Fatal(err)
 			}
 			data := ev.AppendJSON(nil)
-			out, keep, err := s.Select(context.Background(), data, nil)
+			out, keep, err := s.Select(t.Context(), data, nil)
 			if err != nil || !keep || !bytes.Equal(out, data) {
 				t.Fatalf("Select = %s, %v, %v; want the event as it is", out, keep, err)
 			}
@@ -158,7 +158,7 @@ func TestSelectWhole(t *testing.T) {
 				t.Error("Select copied an event it takes whole into a nil dst")
 			}
 			dst := []byte("prefix")
-			out, keep, err = s.Select(context.Background(), data, dst)
+			out, keep, err = s.Select(t.Context(), data, dst)
 			if err != nil || !keep || string(out) != "prefix"+string(data) {
 				t.Fatalf("Select with dst = %s, %v, %v; want data appended", out, keep, err)
 			}
@@ -194,7 +194,7 @@ func TestSelectFields(t *testing.T) {
 			env, cache := selEnv(t)
 			s := selNew(t, env, cache, store.Source{Type: selHTTP, Fields: filters.Normalize(tc.fields)})
 			data := selEnvelope(selHTTP, object)
-			out, keep, err := s.Select(context.Background(), data, nil)
+			out, keep, err := s.Select(t.Context(), data, nil)
 			if err != nil || !keep {
 				t.Fatalf("Select = %v, %v", keep, err)
 			}
@@ -226,7 +226,7 @@ func TestSelectFieldsOfSamples(t *testing.T) {
 			}
 			s := selNew(t, env, cache, store.Source{Type: h.Type, Fields: filters.Normalize(fields)})
 			dst := []byte("reused")
-			out, keep, err := s.Select(context.Background(), data, dst[:0])
+			out, keep, err := s.Select(t.Context(), data, dst[:0])
 			if err != nil || !keep {
 				t.Fatalf("Select(%s) = %v, %v", fields, keep, err)
 			}
@@ -263,7 +263,7 @@ func TestSelectFilter(t *testing.T) {
 			s := selNew(t, env, cache, store.Source{Type: selHTTP, Filter: tc.filter})
 			data := selEnvelope(selHTTP, tc.object)
 			dst := []byte("dst")
-			out, keep, err := s.Select(context.Background(), data, dst)
+			out, keep, err := s.Select(t.Context(), data, dst)
 			if err != nil || keep != tc.want {
 				t.Fatalf("Select = %v, %v; want %v", keep, err, tc.want)
 			}
@@ -294,7 +294,7 @@ func TestSelectFilterAndFields(t *testing.T) {
 		{`{"conn":{"client_ip":"198.51.100.7","server_port":443}}`, ""},
 	} {
 		data := selEnvelope(selHTTP, tc.object)
-		out, keep, err := s.Select(context.Background(), data, nil)
+		out, keep, err := s.Select(t.Context(), data, nil)
 		if err != nil || keep != (tc.want != "") {
 			t.Fatalf("Select(%s) = %v, %v", tc.object, keep, err)
 		}
@@ -306,7 +306,7 @@ func TestSelectFilterAndFields(t *testing.T) {
 
 func TestSelectErrors(t *testing.T) {
 	env, cache := selEnv(t)
-	cancelled, cancel := context.WithCancel(context.Background())
+	cancelled, cancel := context.WithCancel(t.Context())
 	cancel()
 	const filter = `ev.conn.server_port == 443`
 	for _, tc := range []struct {
@@ -330,7 +330,7 @@ func TestSelectErrors(t *testing.T) {
 			s := selNew(t, env, cache, tc.src)
 			ctx := tc.ctx
 			if ctx == nil {
-				ctx = context.Background()
+				ctx = t.Context()
 			}
 			out, keep, err := s.Select(ctx, tc.data, []byte("dst"))
 			if !errors.Is(err, tc.wantErr) || keep || string(out) != "dst" {
@@ -404,7 +404,7 @@ func TestSelectRefusesRepeatedNames(t *testing.T) {
 			// Twice: what the selector marks while reading one event must
 			// not count for the next.
 			for range 2 {
-				out, keep, err := s.Select(context.Background(), data, []byte("dst"))
+				out, keep, err := s.Select(t.Context(), data, []byte("dst"))
 				if tc.path != "" {
 					if !errors.Is(err, pipeline.ErrMalformedEvent) || keep || string(out) != "dst" {
 						t.Fatalf("Select = %q, %v, %v; want dst, false, ErrMalformedEvent", out, keep, err)
@@ -431,10 +431,10 @@ func TestSelectRefusesRepeatedNames(t *testing.T) {
 func TestSelectFilterRuntimeError(t *testing.T) {
 	env, cache := selEnv(t)
 	s := selNew(t, env, cache, store.Source{Type: selHTTP, Filter: `1000 / ev.conn.server_port > 100`})
-	if _, keep, err := s.Select(context.Background(), selEnvelope(selHTTP, `{"conn":{"server_port":443}}`), nil); err != nil || keep {
+	if _, keep, err := s.Select(t.Context(), selEnvelope(selHTTP, `{"conn":{"server_port":443}}`), nil); err != nil || keep {
 		t.Fatalf("Select = %v, %v; want false, nil", keep, err)
 	}
-	_, keep, err := s.Select(context.Background(), selEnvelope(selHTTP, `{"conn":{}}`), nil)
+	_, keep, err := s.Select(t.Context(), selEnvelope(selHTTP, `{"conn":{}}`), nil)
 	if err == nil || keep || errors.Is(err, pipeline.ErrMalformedEvent) {
 		t.Fatalf("Select dividing by a missing field = %v, %v; want the filter's error", keep, err)
 	}
@@ -605,7 +605,7 @@ func FuzzSelect(f *testing.F) {
 	f.Fuzz(func(t *testing.T, data []byte, choice uint8) {
 		i := int(choice) % len(sources)
 		s, src := selectors[i], sources[i]
-		if out, keep, err := s.Select(context.Background(), data, nil); err == nil && keep {
+		if out, keep, err := s.Select(t.Context(), data, nil); err == nil && keep {
 			if object, ok := selStoredObject(data); ok && selValid(kind, object) {
 				selCheckProjection(t, data, src.Fields, out)
 			}
@@ -615,7 +615,7 @@ func FuzzSelect(f *testing.F) {
 			return
 		}
 		event := selEnvelope(selHTTP, object.String())
-		out, keep, err := s.Select(context.Background(), event, []byte{})
+		out, keep, err := s.Select(t.Context(), event, []byte{})
 		if !selValid(kind, object.Bytes()) {
 			return
 		}

@@ -4,6 +4,7 @@ import (
 	"bytes"
 	"context"
 	"encoding/json"
+	"fmt"
 	"log/slog"
 	"strings"
 	"sync"
@@ -13,6 +14,7 @@ import (
 	"github.com/prometheus/client_golang/prometheus"
 	"github.com/prometheus/client_golang/prometheus/testutil"
 
+	"github.com/sluicehq/sluice/internal/check"
 	"github.com/sluicehq/sluice/internal/store"
 	"github.com/sluicehq/sluice/pipeline"
 	"github.com/sluicehq/sluice/sinks"
@@ -87,20 +89,15 @@ func startStatusEnv(t *testing.T) *statusEnv {
 // most 10 s.
 func (e *statusEnv) waitStatus(t *testing.T, destinationID, what string, ok func(pipeline.DestinationStatus) bool) pipeline.DestinationStatus {
 	t.Helper()
-	deadline := time.Now().Add(10 * time.Second)
-	for {
-		st, err := e.reader.DestinationStatus(e.ctx, e.account, destinationID)
-		if err != nil {
+	var st pipeline.DestinationStatus
+	check.Eventually(t, 10*time.Second, "the status "+what, func() (string, bool) {
+		var err error
+		if st, err = e.reader.DestinationStatus(e.ctx, e.account, destinationID); err != nil {
 			t.Fatal(err)
 		}
-		if ok(st) {
-			return st
-		}
-		if time.Now().After(deadline) {
-			t.Fatalf("status never %s: %+v (last error %+v)", what, st, st.LastError)
-		}
-		time.Sleep(20 * time.Millisecond) // polling the bucket, with a deadline
-	}
+		return fmt.Sprintf("%+v (last error %+v)", st, st.LastError), ok(st)
+	})
+	return st
 }
 
 // TestStatusStates takes a destination from ok through retrying and
@@ -210,13 +207,7 @@ func gauge(t *testing.T, reg *prometheus.Registry, accountID, destinationID stri
 
 func waitFor(t *testing.T, what string, ok func() bool) {
 	t.Helper()
-	deadline := time.Now().Add(10 * time.Second)
-	for !ok() {
-		if time.Now().After(deadline) {
-			t.Fatalf("never %s", what)
-		}
-		time.Sleep(20 * time.Millisecond) // polling, with a deadline
-	}
+	check.Eventually(t, 10*time.Second, what, func() (bool, bool) { done := ok(); return done, done })
 }
 
 // TestStatusMergesProcesses reads the records two processes wrote: the

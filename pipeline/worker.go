@@ -9,10 +9,10 @@ import (
 	"sync/atomic"
 	"time"
 
-	"github.com/cenkalti/backoff/v4"
 	"github.com/nats-io/nats.go"
 	"github.com/nats-io/nats.go/jetstream"
 
+	"github.com/sluicehq/sluice/internal/retry"
 	"github.com/sluicehq/sluice/sinks"
 )
 
@@ -309,11 +309,7 @@ func (w *worker) deliver(ctx context.Context, batch []pending) {
 	if len(batch) == 0 {
 		return
 	}
-	policy := backoff.NewExponentialBackOff(
-		backoff.WithInitialInterval(w.cfg.RetryInitial),
-		backoff.WithMaxInterval(w.cfg.RetryMax),
-		backoff.WithMaxElapsedTime(0),
-	)
+	policy := deliveryRetry(w.cfg)
 	start, lastProgress := time.Now(), time.Now()
 	probing := false
 	records := make([]sinks.Record, 0, len(batch))
@@ -379,11 +375,19 @@ func (w *worker) deliver(ctx context.Context, batch []pending) {
 			}
 			lastProgress = time.Now()
 		}
-		if !sleep(ctx, policy.NextBackOff()) {
+		if retry.Sleep(ctx, policy.Delay(attempt-1)) != nil {
 			w.release(batch)
 			return
 		}
 	}
+}
+
+// deliveryRetry is the wait between attempts to deliver a batch: from
+// RetryInitial, half as long again each time up to RetryMax, spread from
+// half to one and a half times that, so that workers failing together do
+// not retry together.
+func deliveryRetry(cfg DeliveryConfig) retry.Policy {
+	return retry.Policy{Initial: cfg.RetryInitial, Max: cfg.RetryMax, Multiplier: 1.5, Jitter: retry.Spread}
 }
 
 // settle acknowledges the accepted records of a batch, dead-letters the
@@ -418,7 +422,7 @@ func (w *worker) settle(ctx context.Context, pl *plan, batch []pending, results 
 // giveBack hands events JetStream will deliver again after a delay growing
 // with the batches given back in a row.
 func (w *worker) giveBack(batch []pending) {
-	delay := min(w.cfg.RetryMax<<min(w.naks.Add(1)-1, 16), w.cfg.NakDelayMax)
+	delay := retry.Policy{Initial: w.cfg.RetryMax, Max: w.cfg.NakDelayMax}.Delay(int(w.naks.Add(1) - 1))
 	w.log.Warn("delivery keeps failing; the events go back to JetStream", "destination_id", w.plan.Load().route.Destination.ID, "events", len(batch), "retry_in", delay)
 	for _, p := range batch {
 		_ = p.msg.NakWithDelay(delay)

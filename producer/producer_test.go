@@ -28,7 +28,7 @@ type streamEnv struct {
 func newStreamEnv(t *testing.T) *streamEnv {
 	t.Helper()
 	nc, js := natstest.Connect(t, natstest.Start(t))
-	stream, err := pipeline.EnsureStream(context.Background(), js, pipeline.StreamConfig{})
+	stream, err := pipeline.EnsureStream(t.Context(), js, pipeline.StreamConfig{})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -48,7 +48,7 @@ func newProducer(t *testing.T, nc *nats.Conn, cfg producer.Config) *producer.Pro
 // stored returns the number of messages in the stream.
 func (e *streamEnv) stored(t *testing.T) uint64 {
 	t.Helper()
-	info, err := e.stream.Info(context.Background())
+	info, err := e.stream.Info(t.Context())
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -91,7 +91,7 @@ func sampleEvents(t *testing.T, n int, accounts ...string) []schemas.Event {
 // account id and event id as Nats-Msg-Id.
 func checkStream(t *testing.T, stream jetstream.Stream, events []schemas.Event) {
 	t.Helper()
-	ctx, cancel := context.WithTimeout(context.Background(), time.Minute)
+	ctx, cancel := context.WithTimeout(t.Context(), time.Minute)
 	defer cancel()
 	want := make(map[string]*schemas.Event, len(events))
 	for i := range events {
@@ -154,7 +154,7 @@ func TestPublishStoresEachEventOnce(t *testing.T) {
 	if testing.Short() {
 		t.Skip("publishes 100,000 events")
 	}
-	ctx, cancel := context.WithTimeout(context.Background(), 2*time.Minute)
+	ctx, cancel := context.WithTimeout(t.Context(), 2*time.Minute)
 	defer cancel()
 	env := newStreamEnv(t)
 	p := newProducer(t, env.nc, producer.Config{})
@@ -202,7 +202,7 @@ func TestPublishStoresEachEventOnce(t *testing.T) {
 // both are stored, each on its account's subject; the same event of A
 // again, with Publish, PublishAsync or PublishEncoded, is a duplicate.
 func TestEventIDsAreUniquePerAccount(t *testing.T) {
-	ctx, cancel := context.WithTimeout(context.Background(), time.Minute)
+	ctx, cancel := context.WithTimeout(t.Context(), time.Minute)
 	defer cancel()
 	env := newStreamEnv(t)
 	p := newProducer(t, env.nc, producer.Config{})
@@ -349,7 +349,7 @@ func TestPublishReportsEachInvalidEvent(t *testing.T) {
 		tt.edit(&events[i])
 	}
 
-	results := p.Publish(context.Background(), events...)
+	results := p.Publish(t.Context(), events...)
 	if len(results) != len(events) {
 		t.Fatalf("%d results for %d events", len(results), len(events))
 	}
@@ -394,7 +394,7 @@ func TestPublishWithoutStream(t *testing.T) {
 	nc, _ := natstest.Connect(t, natstest.Start(t))
 	p := newProducer(t, nc, producer.Config{AckTimeout: 500 * time.Millisecond})
 	events := sampleEvents(t, 20, schemas.NewID(schemas.PrefixAccount))
-	ctx, cancel := context.WithTimeout(context.Background(), 20*time.Second)
+	ctx, cancel := context.WithTimeout(t.Context(), 20*time.Second)
 	defer cancel()
 
 	tests := []struct {
@@ -476,11 +476,11 @@ func TestPublishCancelled(t *testing.T) {
 		t.Run(tt.name, func(t *testing.T) {
 			p := newProducer(t, nc, producer.Config{MaxPending: 1, AckTimeout: time.Hour})
 			for range tt.pending {
-				if _, err := p.PublishAsync(context.Background(), events[2]); err != nil {
+				if _, err := p.PublishAsync(t.Context(), events[2]); err != nil {
 					t.Fatal(err)
 				}
 			}
-			ctx, cancel := context.WithCancel(context.Background())
+			ctx, cancel := context.WithCancel(t.Context())
 			cancel()
 			done := make(chan producer.Result, 1)
 			go func() { done <- tt.publish(ctx, p) }()
@@ -514,7 +514,7 @@ func TestPublishEncodedCancelledPublishesNothing(t *testing.T) {
 	}
 	before := env.stored(t)
 
-	ctx, cancel := context.WithCancel(context.Background())
+	ctx, cancel := context.WithCancel(t.Context())
 	cancel()
 	results := p.PublishEncoded(ctx, encoded)
 
@@ -546,7 +546,7 @@ func TestPublishEncodedCancelledPublishesNothing(t *testing.T) {
 // schemas.Catalogue.EncodeBySluice, as sluice's management API makes its
 // audit events, is stored.
 func TestPublishRefusesKindsOnlySluiceEmits(t *testing.T) {
-	ctx, cancel := context.WithTimeout(context.Background(), time.Minute)
+	ctx, cancel := context.WithTimeout(t.Context(), time.Minute)
 	defer cancel()
 	env := newStreamEnv(t)
 	p := newProducer(t, env.nc, producer.Config{})

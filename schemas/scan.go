@@ -157,14 +157,6 @@ func (s *scanner) literal(word string) error {
 	return nil
 }
 
-// null consumes a null if one comes next.
-func (s *scanner) null() (bool, error) {
-	if s.peek() != kindNull {
-		return false, nil
-	}
-	return true, s.literal("null")
-}
-
 // boolean consumes true or false.
 func (s *scanner) boolean() error {
 	if s.data[s.pos] == 't' {

@@ -2,7 +2,6 @@ package sinks
 
 import (
 	"bytes"
-	"context"
 	"errors"
 	"fmt"
 	"log/slog"
@@ -101,7 +100,7 @@ func TestLoadAWSConfig(t *testing.T) {
 	} {
 		t.Setenv(k, v)
 	}
-	ctx := context.Background()
+	ctx := t.Context()
 	static, err := LoadAWSConfig(ctx, AWSAccess{Region: "eu-west-1", Auth: AWSAuth{AccessKeyID: "AKIA0", SecretAccessKey: "s"}})
 	if err != nil {
 		t.Fatal(err)

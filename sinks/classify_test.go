@@ -82,7 +82,7 @@ func TestClassify(t *testing.T) {
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
-			err := service.Classify(context.Background(), tt.err)
+			err := service.Classify(t.Context(), tt.err)
 			var de *DestinationError
 			if !errors.As(err, &de) {
 				t.Fatalf("Classify = %v, want a *DestinationError", err)
@@ -103,7 +103,7 @@ func TestClassify(t *testing.T) {
 // TestClassifyEndedContext checks that the error of a call whose context
 // ended is the context's, not a DestinationError.
 func TestClassifyEndedContext(t *testing.T) {
-	ctx, cancel := context.WithCancel(context.Background())
+	ctx, cancel := context.WithCancel(t.Context())
 	cancel()
 	err := AWSErrorCodes{}.Classify(ctx, noAnswer)
 	var de *DestinationError

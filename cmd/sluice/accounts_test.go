@@ -21,7 +21,7 @@ import (
 // and returns its standard output and error and its error.
 func runAccountsCommand(t *testing.T, args ...string) (stdout, stderr string, err error) {
 	t.Helper()
-	ctx, cancel := context.WithTimeout(context.Background(), time.Minute)
+	ctx, cancel := context.WithTimeout(t.Context(), time.Minute)
 	defer cancel()
 	cmd := newRootCommand()
 	var out, errOut bytes.Buffer
@@ -38,7 +38,7 @@ func startStore(t *testing.T) (string, *store.Store) {
 	t.Helper()
 	srv := natstest.Start(t)
 	_, js := natstest.Connect(t, srv)
-	st, err := store.Open(context.Background(), js, store.Config{})
+	st, err := store.Open(t.Context(), js, store.Config{})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -47,7 +47,7 @@ func startStore(t *testing.T) (string, *store.Store) {
 
 func TestAccountsCreateAndList(t *testing.T) {
 	url, st := startStore(t)
-	ctx := context.Background()
+	ctx := t.Context()
 
 	// The first in a table, the second as JSON.
 	out, _, err := runAccountsCommand(t, "create", "--name", "acme", "--nats-url", url)
@@ -125,7 +125,7 @@ func TestAccountsCreateRefusesTakenName(t *testing.T) {
 			t.Errorf("create --name %s of a taken name printed a token:\n%s", name, out)
 		}
 	}
-	accounts, err := st.ListAccounts(context.Background())
+	accounts, err := st.ListAccounts(t.Context())
 	if err != nil || len(accounts) != 1 {
 		t.Fatalf("ListAccounts = %+v, %v; want only %s", accounts, err, first.AccountID)
 	}
@@ -133,7 +133,7 @@ func TestAccountsCreateRefusesTakenName(t *testing.T) {
 
 func TestAccountsAddKey(t *testing.T) {
 	url, st := startStore(t)
-	ctx := context.Background()
+	ctx := t.Context()
 	account, err := st.CreateAccount(ctx, "acme")
 	if err != nil {
 		t.Fatal(err)
@@ -191,7 +191,7 @@ func TestAccountsErrors(t *testing.T) {
 	}
 	// accounts never creates the bucket: serve does, with its replicas.
 	_, js := natstest.Connect(t, bare)
-	if _, err := js.KeyValue(context.Background(), store.Bucket); !errors.Is(err, jetstream.ErrBucketNotFound) {
+	if _, err := js.KeyValue(t.Context(), store.Bucket); !errors.Is(err, jetstream.ErrBucketNotFound) {
 		t.Errorf("bucket %s after accounts ran on a bare server: %v, want it not found", store.Bucket, err)
 	}
 }

@@ -347,19 +347,6 @@ func (p *attackServe) readLog(stderr io.Reader, logFile *os.File, served chan<- 
 	p.mu.Unlock()
 }
 
-// state says whether the process is running or how it exited.
-func (p *attackServe) state() string {
-	p.mu.Lock()
-	defer p.mu.Unlock()
-	switch {
-	case !p.gone:
-		return "running"
-	case p.exit == nil:
-		return "exited with status 0"
-	}
-	return "exited: " + p.exit.Error()
-}
-
 // tail returns the last lines the process logged.
 func (p *attackServe) tail() string {
 	p.mu.Lock()

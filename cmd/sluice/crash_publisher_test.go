@@ -186,7 +186,7 @@ func newPublishRun(events []crashEvent) *publishRun {
 // start runs run until it returns or the test ends.
 func (r *publishRun) start(t *testing.T, run func(context.Context) error) {
 	t.Helper()
-	ctx, cancel := context.WithCancel(context.Background())
+	ctx, cancel := context.WithCancel(t.Context())
 	go func() {
 		defer close(r.done)
 		r.err = run(ctx)

@@ -1,7 +1,6 @@
 package main
 
 import (
-	"context"
 	"fmt"
 	"os"
 	"path/filepath"
@@ -85,7 +84,7 @@ func TestDestinationsCreate(t *testing.T) {
 			}
 
 			// The secret reached the store, and no answer prints it.
-			stored, err := e.stack.Store.GetDestination(context.Background(), e.stack.AccountID, id)
+			stored, err := e.stack.Store.GetDestination(t.Context(), e.stack.AccountID, id)
 			if err != nil {
 				t.Fatal(err)
 			}
@@ -172,7 +171,7 @@ func TestDestinationsListGetUpdateDelete(t *testing.T) {
 		}
 		t.Setenv("SLUICE_AWS_SECRET_ACCESS_KEY", "")
 		e.must("destinations", "update", secondID, "--cloudwatch-log-group-arn", logGroupARN+"-2")
-		stored, err := e.stack.Store.GetDestination(context.Background(), e.stack.AccountID, secondID)
+		stored, err := e.stack.Store.GetDestination(t.Context(), e.stack.AccountID, secondID)
 		if err != nil {
 			t.Fatal(err)
 		}

@@ -26,7 +26,7 @@ import (
 // must then have returned nil.
 func startEmulatorCommand(t *testing.T, args ...string) map[string]string {
 	t.Helper()
-	ctx, cancel := context.WithCancel(context.Background())
+	ctx, cancel := context.WithCancel(t.Context())
 	out, printed := io.Pipe()
 	root := newRootCommand()
 	root.SetArgs(append([]string{"emulator", "--listen", "127.0.0.1:0", "--log-level", "error"}, args...))
@@ -85,7 +85,7 @@ func TestEmulatorCommand(t *testing.T) {
 			t.Fatalf("printed environment %v", env)
 		}
 		client := firehoseClientOf(env)
-		ctx := context.Background()
+		ctx := t.Context()
 		put := func(name string) error {
 			_, err := client.PutRecordBatch(ctx, &firehose.PutRecordBatchInput{DeliveryStreamName: aws.String(name), Records: []types.Record{{Data: []byte("x\n")}}})
 			return err
@@ -103,7 +103,7 @@ func TestEmulatorCommand(t *testing.T) {
 		env := startEmulatorCommand(t)
 		client := firehoseClientOf(env)
 		for name, want := range map[string]string{"a": "ResourceNotFoundException", "b": "AccessDeniedException"} {
-			_, err := client.DescribeDeliveryStream(context.Background(), &firehose.DescribeDeliveryStreamInput{DeliveryStreamName: aws.String(name)})
+			_, err := client.DescribeDeliveryStream(t.Context(), &firehose.DescribeDeliveryStreamInput{DeliveryStreamName: aws.String(name)})
 			var apiErr smithy.APIError
 			if !errors.As(err, &apiErr) || apiErr.ErrorCode() != want {
 				t.Errorf("%s: %v, want %s", name, err, want)

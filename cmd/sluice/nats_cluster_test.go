@@ -169,7 +169,7 @@ func (c *natsCluster) waitJetStream(t *testing.T) {
 // consumer of stream, and whether it leads the stream's too.
 func (c *natsCluster) consumerLeader(t *testing.T, js jetstream.JetStream, stream, consumer string) (node *natsNode, leadsStream bool) {
 	t.Helper()
-	ctx, cancel := context.WithTimeout(context.Background(), 5*time.Second)
+	ctx, cancel := context.WithTimeout(t.Context(), 5*time.Second)
 	defer cancel()
 	s, err := js.Stream(ctx, stream)
 	if err != nil {

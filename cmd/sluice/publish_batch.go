@@ -5,6 +5,8 @@ import (
 	"errors"
 	"io"
 	"time"
+
+	"github.com/sluicehq/sluice/internal/retry"
 )
 
 // sourceEvent is an event read from a source, or the error that ended the
@@ -179,16 +181,5 @@ func (p *pacer) wait(ctx context.Context, n int) error {
 	if p.rate <= 0 {
 		return nil
 	}
-	d := time.Until(p.due(n))
-	if d <= 0 {
-		return nil
-	}
-	timer := time.NewTimer(d)
-	defer timer.Stop()
-	select {
-	case <-ctx.Done():
-		return ctx.Err()
-	case <-timer.C:
-		return nil
-	}
+	return retry.Sleep(ctx, time.Until(p.due(n)))
 }

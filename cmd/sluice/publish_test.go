@@ -39,7 +39,7 @@ func newPublishEnv(t *testing.T) *publishEnv {
 // storedIDs reads the stream and returns the id of every event in it.
 func (e *publishEnv) storedIDs(t *testing.T) map[string]bool {
 	t.Helper()
-	ctx, cancel := context.WithTimeout(context.Background(), 10*time.Second)
+	ctx, cancel := context.WithTimeout(t.Context(), 10*time.Second)
 	defer cancel()
 	info, err := e.stream.Info(ctx)
 	if err != nil {
@@ -78,7 +78,7 @@ func (e *publishEnv) storedIDs(t *testing.T) map[string]bool {
 // input, and returns its standard output and error and its error.
 func runPublishCommand(t *testing.T, stdin string, args ...string) (stdout, stderr string, err error) {
 	t.Helper()
-	ctx, cancel := context.WithTimeout(context.Background(), time.Minute)
+	ctx, cancel := context.WithTimeout(t.Context(), time.Minute)
 	defer cancel()
 	return runPublishCommandContext(ctx, t, strings.NewReader(stdin), args...)
 }
@@ -437,7 +437,7 @@ func TestPublishSlowInput(t *testing.T) {
 	t.Cleanup(hs.Close)
 	stdin, input := io.Pipe()
 	t.Cleanup(func() { _ = input.Close() })
-	ctx, cancel := context.WithCancel(context.Background())
+	ctx, cancel := context.WithCancel(t.Context())
 	defer cancel()
 	type outcome struct {
 		stdout string

@@ -94,7 +94,7 @@ func TestREADME(t *testing.T) {
 		"SLUICE_API_URL="+local.api,
 		"SLUICE_NATS_URL="+local.nats,
 	)
-	ctx, cancel := context.WithTimeout(context.Background(), 2*time.Minute)
+	ctx, cancel := context.WithTimeout(t.Context(), 2*time.Minute)
 	defer cancel()
 	start := time.Now()
 	if err := runShellBlocks(ctx, blocks, local.rewrite, env, t.TempDir()); err != nil {
@@ -130,7 +130,7 @@ func TestRunShellBlocksFails(t *testing.T) {
 		t.Run(c.name, func(t *testing.T) {
 			blocks, err := readmeBlocks(c.readme)
 			if err == nil {
-				err = runShellBlocks(context.Background(), blocks, rewrite, os.Environ(), t.TempDir())
+				err = runShellBlocks(t.Context(), blocks, rewrite, os.Environ(), t.TempDir())
 			}
 			switch {
 			case c.want == "" && err != nil:

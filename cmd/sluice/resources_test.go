@@ -59,7 +59,7 @@ func clearSluiceEnv(t *testing.T) {
 // and returns its standard output and error and its error.
 func runSluice(t *testing.T, stdin string, args ...string) (stdout, stderr string, err error) {
 	t.Helper()
-	ctx, cancel := context.WithTimeout(context.Background(), time.Minute)
+	ctx, cancel := context.WithTimeout(t.Context(), time.Minute)
 	defer cancel()
 	cmd := newRootCommand()
 	var out, errOut bytes.Buffer
@@ -239,11 +239,11 @@ func TestAPIClientTimeout(t *testing.T) {
 
 	c := newAPIClient(silent.URL, "k")
 	c.timeout = 50 * time.Millisecond
-	_, err := c.get(context.Background(), "/api_keys")
+	_, err := c.get(t.Context(), "/api_keys")
 	check.ErrorContains(t, err, "GET "+silent.URL+"/api_keys: no answer within 50ms")
 
 	c.timeout = time.Minute
-	ctx, cancel := context.WithCancel(context.Background())
+	ctx, cancel := context.WithCancel(t.Context())
 	cancel()
 	_, err = c.get(ctx, "/api_keys")
 	if !errors.Is(err, context.Canceled) {

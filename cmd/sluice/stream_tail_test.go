@@ -27,7 +27,7 @@ type streamTail struct {
 
 func newStreamTail(t *testing.T, kl *kinesalitetest.Server, streamARN string) *streamTail {
 	t.Helper()
-	ctx, cancel := context.WithTimeout(context.Background(), 10*time.Second)
+	ctx, cancel := context.WithTimeout(t.Context(), 10*time.Second)
 	defer cancel()
 	s := &streamTail{kl: kl, streamARN: streamARN, client: kl.Client(), iterators: map[string]*string{}, seen: map[string]int{}}
 	// kinesalite takes stream names, not ARNs.
@@ -56,7 +56,7 @@ func newStreamTail(t *testing.T, kl *kinesalitetest.Server, streamARN string) *s
 // own.
 func (s *streamTail) read(t *testing.T) map[string]int {
 	t.Helper()
-	ctx, cancel := context.WithTimeout(context.Background(), 30*time.Second)
+	ctx, cancel := context.WithTimeout(t.Context(), 30*time.Second)
 	defer cancel()
 	for shard, it := range s.iterators {
 		out, err := s.client.GetRecords(ctx, &kinesis.GetRecordsInput{ShardIterator: it})

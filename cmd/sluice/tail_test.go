@@ -20,6 +20,7 @@ import (
 	"github.com/aws/aws-sdk-go-v2/service/kinesis"
 	"github.com/aws/aws-sdk-go-v2/service/kinesis/types"
 
+	"github.com/sluicehq/sluice/internal/check"
 	"github.com/sluicehq/sluice/internal/emulator"
 	"github.com/sluicehq/sluice/internal/emulator/emulatortest"
 	"github.com/sluicehq/sluice/internal/kinesalitetest"
@@ -272,18 +273,15 @@ func TestTailMissingTarget(t *testing.T) {
 	cmd.SetErr(errOut)
 	errRun := make(chan error, 1)
 	go func() { errRun <- cmd.ExecuteContext(ctx) }()
-	deadline := time.Now().Add(10 * time.Second)
-	for !strings.Contains(errOut.String(), "Kinesis stream typo does not exist yet; waiting") {
+	check.Eventually(t, 10*time.Second, "tail --emulator of a stream that does not exist yet to say it waits", func() (string, bool) {
 		select {
 		case err := <-errRun:
 			t.Fatalf("tail --emulator of a stream that does not exist yet: %v, want it to wait", err)
 		default:
 		}
-		if time.Now().After(deadline) {
-			t.Fatalf("tail --emulator of a stream that does not exist yet said %q after 10 s, want it to say it waits", errOut.String())
-		}
-		time.Sleep(10 * time.Millisecond) // polling its standard error
-	}
+		said := errOut.String()
+		return said, strings.Contains(said, "Kinesis stream typo does not exist yet; waiting")
+	})
 	cancel()
 	if err := <-errRun; err != nil {
 		t.Fatalf("tail --emulator, interrupted while waiting: %v", err)

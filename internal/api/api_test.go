@@ -2,7 +2,6 @@ package api_test
 
 import (
 	"bytes"
-	"context"
 	"encoding/json"
 	"io"
 	"net/http"
@@ -95,7 +94,7 @@ func (e *testEnv) do(t *testing.T, method, path, token string, body io.Reader, e
 // stored returns the number of messages in the stream.
 func (e *testEnv) stored(t *testing.T) uint64 {
 	t.Helper()
-	info, err := e.stream.Info(context.Background())
+	info, err := e.stream.Info(t.Context())
 	if err != nil {
 		t.Fatal(err)
 	}

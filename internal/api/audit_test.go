@@ -41,7 +41,7 @@ type auditEvent struct {
 // order stored.
 func (e *testEnv) storedEvents(t *testing.T, account string) []auditEvent {
 	t.Helper()
-	ctx, cancel := context.WithTimeout(context.Background(), 10*time.Second)
+	ctx, cancel := context.WithTimeout(t.Context(), 10*time.Second)
 	defer cancel()
 	cons, err := e.stream.OrderedConsumer(ctx, jetstream.OrderedConsumerConfig{FilterSubjects: []string{schemas.EventSubject(account, ">")}})
 	if err != nil {
@@ -199,7 +199,7 @@ func TestAuditEventNotLost(t *testing.T) {
 	if took := time.Since(start); took > 2*time.Second {
 		t.Errorf("the create took %v", took)
 	}
-	if _, err := e.store.GetDestination(context.Background(), e.account, d.ID); err != nil {
+	if _, err := e.store.GetDestination(t.Context(), e.account, d.ID); err != nil {
 		t.Fatalf("the destination was not kept: %v", err)
 	}
 	if events := e.storedEvents(t, e.account); len(events) != 0 {
@@ -216,7 +216,7 @@ func TestAuditEventNotLost(t *testing.T) {
 	wantStatus(t, resp, out, http.StatusBadRequest)
 
 	second := first.Another(t)
-	ctx := context.Background()
+	ctx := t.Context()
 	pending, err := second.Store.PendingAudits(ctx)
 	if err != nil || len(pending) != 1 {
 		t.Fatalf("pending audit events: %+v, %v; want the one of the create", pending, err)

@@ -1,7 +1,6 @@
 package api_test
 
 import (
-	"context"
 	"encoding/json"
 	"log/slog"
 	"net/http"
@@ -35,7 +34,7 @@ type deadLetterEnv struct {
 
 func newDeadLetterEnv(t *testing.T) *deadLetterEnv {
 	t.Helper()
-	ctx := context.Background()
+	ctx := t.Context()
 	stack := apitest.Start(t)
 	dlq, err := pipeline.EnsureDLQStream(ctx, stack.JS, 0, 0)
 	if err != nil {
@@ -83,7 +82,7 @@ func (e *deadLetterEnv) deadLetter(t *testing.T, subID, destID string, data []by
 	msg.Header.Set(pipeline.HeaderDLQSubscriptionID, subID)
 	msg.Header.Set(pipeline.HeaderDLQDestinationID, destID)
 	msg.Header.Set(pipeline.HeaderDLQEventID, eventID)
-	if _, err := e.js.PublishMsg(context.Background(), msg); err != nil {
+	if _, err := e.js.PublishMsg(t.Context(), msg); err != nil {
 		t.Fatal(err)
 	}
 }
@@ -112,7 +111,7 @@ type redriveResult struct {
 
 func TestDeadLetters(t *testing.T) {
 	e := newDeadLetterEnv(t)
-	ctx := context.Background()
+	ctx := t.Context()
 	resp, out := e.call(t, e.token, http.MethodPost, "/event_destinations", `{"target":{"kinesis":{"auth":{"creds":{"aws_access_key_id":"`+testKeyID+`","aws_secret_access_key":"`+testSecret+`"}},"stream_arn":"`+testStreamARN+`"}}}`)
 	if resp.StatusCode != http.StatusCreated {
 		t.Fatalf("creating the destination: %d %s", resp.StatusCode, out)

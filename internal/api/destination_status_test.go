@@ -51,7 +51,7 @@ type trialResponse struct {
 // returns the destination's id.
 func otherAccountDestination(t *testing.T, st *store.Store) string {
 	t.Helper()
-	ctx := context.Background()
+	ctx := t.Context()
 	other, err := st.CreateAccount(ctx, "other")
 	if err != nil {
 		t.Fatal(err)
@@ -77,7 +77,7 @@ func TestDestinationStatus(t *testing.T) {
 		}
 		deps.DeliveryStatus = pipeline.NewStatusReader(js, kv, 5*time.Minute)
 	}))
-	ctx := context.Background()
+	ctx := t.Context()
 	resp, body := e.call(t, e.token, http.MethodPost, "/event_destinations", kinesisBody)
 	wantStatus(t, resp, body, http.StatusCreated)
 	dest := decodeAs[destination](t, body)
@@ -178,7 +178,7 @@ func TestDestinationTest(t *testing.T) {
 	if res := decodeAs[trialResponse](t, body); res.Result != "delivered" || res.Class != nil || res.Code != nil || res.Message != nil {
 		t.Fatalf("test of a working destination: %s", body)
 	}
-	out, err := emu.LogsClient().GetLogEvents(context.Background(), &cloudwatchlogs.GetLogEventsInput{
+	out, err := emu.LogsClient().GetLogEvents(t.Context(), &cloudwatchlogs.GetLogEventsInput{
 		LogGroupName: aws.String(group), LogStreamName: aws.String(pipeline.TrialLogStream),
 	})
 	if err != nil {

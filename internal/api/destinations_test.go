@@ -2,7 +2,6 @@ package api_test
 
 import (
 	"bytes"
-	"context"
 	"encoding/json"
 	"fmt"
 	"io"
@@ -95,7 +94,7 @@ func TestDestinationRoundTrip(t *testing.T) {
 		!strings.HasSuffix(created.CreatedAt, "Z") || !strings.Contains(string(created.Target), testKeyID) {
 		t.Fatalf("created %+v", created)
 	}
-	stored, err := e.store.GetDestination(context.Background(), e.account, created.ID)
+	stored, err := e.store.GetDestination(t.Context(), e.account, created.ID)
 	if err != nil || stored.Target.Auth().Creds.SecretAccessKey != testSecret {
 		t.Fatalf("stored %v, %v: want the secret kept", stored, err)
 	}
@@ -141,7 +140,7 @@ func TestDestinationPatchKeepsSecret(t *testing.T) {
 	without := strings.Replace(credsBody, `,"aws_secret_access_key":"`+testSecret+`"`, "", 1)
 	resp, out := e.call(t, e.token, http.MethodPatch, "/event_destinations/"+created.ID, without)
 	wantStatus(t, resp, out, http.StatusOK)
-	stored, err := e.store.GetDestination(context.Background(), e.account, created.ID)
+	stored, err := e.store.GetDestination(t.Context(), e.account, created.ID)
 	if err != nil || stored.Target.Auth().Creds.SecretAccessKey != testSecret {
 		t.Fatalf("stored %v, %v: want the secret kept", stored, err)
 	}
@@ -258,7 +257,7 @@ func TestDestinationValidation(t *testing.T) {
 func TestDestinationInUse(t *testing.T) {
 	e := newTestEnv(t)
 	d := e.create(t, kinesisBody)
-	sub, err := e.store.CreateSubscription(context.Background(), e.account, store.Subscription{
+	sub, err := e.store.CreateSubscription(t.Context(), e.account, store.Subscription{
 		Sources:        []store.Source{{Type: "http_request_complete.v0"}},
 		DestinationIDs: []string{d.ID},
 	})

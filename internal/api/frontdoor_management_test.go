@@ -3,6 +3,7 @@ package api_test
 import (
 	"context"
 	"encoding/json"
+	"fmt"
 	"io"
 	"net/http"
 	"strings"
@@ -11,6 +12,7 @@ import (
 	"time"
 
 	"github.com/sluicehq/sluice/internal/api"
+	"github.com/sluicehq/sluice/internal/check"
 	"github.com/sluicehq/sluice/internal/openapitest"
 )
 
@@ -74,8 +76,9 @@ func slowManagement(ctx context.Context, fd *frontDoorEnv, n int, method, path s
 // back.
 func waitForNoBytesInFlight(t *testing.T, fd *frontDoorEnv) {
 	t.Helper()
-	waitFor(t, 10*time.Second, "body bytes in flight back to 0", func() bool {
-		return gaugeValue(t, fd, "sluice_ingest_body_bytes_in_flight") == 0
+	check.Eventually(t, 10*time.Second, "body bytes in flight back to 0", func() (float64, bool) {
+		inFlight := gaugeValue(t, fd, "sluice_ingest_body_bytes_in_flight")
+		return inFlight, inFlight == 0
 	})
 }
 
@@ -89,12 +92,13 @@ func TestFrontDoorManagementShare(t *testing.T) {
 	// second: they are held, not cut.
 	fd := newFrontDoorEnv(t, api.Config{MinBodyRate: 1})
 	share := api.DefaultMaxAccountManagementInFlight
-	ctx, stop := context.WithCancel(context.Background())
+	ctx, stop := context.WithCancel(t.Context())
 	wait := slowManagement(ctx, fd, share, http.MethodPost, "/event_destinations", func() io.Reader { return trickle(ctx, 200*time.Millisecond) }, -1)
 	t.Cleanup(func() { stop(); wait() })
 	// A chunked body is granted 64 KiB when it is admitted.
-	waitFor(t, 20*time.Second, "B's slow management bodies admitted, their bytes in flight", func() bool {
-		return fd.authB.Load() == int64(share) && gaugeValue(t, fd, "sluice_ingest_body_bytes_in_flight") == float64(share*64<<10)
+	check.Eventually(t, 20*time.Second, "B's slow management bodies admitted, their bytes in flight", func() (string, bool) {
+		authenticated, inFlight := fd.authB.Load(), gaugeValue(t, fd, "sluice_ingest_body_bytes_in_flight")
+		return fmt.Sprintf("%d authenticated, %v bytes in flight", authenticated, inFlight), authenticated == int64(share) && inFlight == float64(share*64<<10)
 	})
 
 	resp, out := fd.do(t, http.MethodPost, "/event_destinations", fd.tokenB, strings.NewReader(credsBody), func(r *http.Request) {
@@ -130,7 +134,7 @@ func TestFrontDoorManagementCutsSlowBodies(t *testing.T) {
 	fd := newFrontDoorEnv(t, api.Config{MinBodyRate: 1000, BodyRateWindow: window})
 	created := fd.create(t, credsBody)
 
-	ctx, cancel := context.WithTimeout(context.Background(), 10*time.Second)
+	ctx, cancel := context.WithTimeout(t.Context(), 10*time.Second)
 	defer cancel()
 	start := time.Now()
 	x := sendManagement(ctx, fd.url, fd.token, http.MethodPatch, "/event_destinations/"+created.ID, trickle(ctx, 100*time.Millisecond), -1)
@@ -156,12 +160,13 @@ func TestFrontDoorManagementCutsSlowBodies(t *testing.T) {
 func TestFrontDoorManagementBodiesCountInAccountBytes(t *testing.T) {
 	const bodyLimit = 1 << 20
 	fd := newFrontDoorEnv(t, api.Config{MaxBodyBytes: bodyLimit, MaxBytesInFlight: 8 << 20, MaxAccountBytesInFlight: 3 << 19, MinBodyRate: 1})
-	ctx, stop := context.WithCancel(context.Background())
+	ctx, stop := context.WithCancel(t.Context())
 	// Promises 1 MiB, sends a byte every 200 ms.
 	wait := slowManagement(ctx, fd, 1, http.MethodPost, "/event_subscriptions", func() io.Reader { return trickle(ctx, 200*time.Millisecond) }, bodyLimit)
 	t.Cleanup(func() { stop(); wait() })
-	waitFor(t, 20*time.Second, "B's slow 1 MiB management body admitted, its bytes in flight", func() bool {
-		return gaugeValue(t, fd, "sluice_ingest_body_bytes_in_flight") == bodyLimit+1
+	check.Eventually(t, 20*time.Second, "B's slow 1 MiB management body admitted, its bytes in flight", func() (float64, bool) {
+		inFlight := gaugeValue(t, fd, "sluice_ingest_body_bytes_in_flight")
+		return inFlight, inFlight == bodyLimit+1
 	})
 
 	// Promises 600 KiB, more than is left of B's share of 1.5 MiB, and is

@@ -20,6 +20,7 @@ import (
 
 	"github.com/sluicehq/sluice/internal/api"
 	"github.com/sluicehq/sluice/internal/apitest"
+	"github.com/sluicehq/sluice/internal/check"
 	"github.com/sluicehq/sluice/internal/store"
 )
 
@@ -53,7 +54,7 @@ func newFrontDoorEnv(t *testing.T, cfg api.Config) *frontDoorEnv {
 		deps.Keys = countingKeys{Keys: deps.Keys, fd: fd}
 	}))
 	fd.testEnv = envOf(t, stack)
-	ctx := context.Background()
+	ctx := t.Context()
 	b, err := stack.Store.CreateAccount(ctx, "attacker")
 	if err != nil {
 		t.Fatal(err)
@@ -153,18 +154,6 @@ func (a *attack) answered() []answer {
 	return slices.Clone(a.answers)
 }
 
-// waitFor polls cond until it holds, failing the test after timeout.
-func waitFor(t *testing.T, timeout time.Duration, what string, cond func() bool) {
-	t.Helper()
-	deadline := time.Now().Add(timeout)
-	for !cond() {
-		if time.Now().After(deadline) {
-			t.Fatalf("%s: not after %s", what, timeout)
-		}
-		time.Sleep(5 * time.Millisecond)
-	}
-}
-
 // latencies are A's ingest latencies under an attack.
 type latencies []time.Duration
 
@@ -202,10 +191,13 @@ func ingestAsA(t *testing.T, fd *frontDoorEnv, d time.Duration) latencies {
 // POSTs get 202 within a second all along.
 func TestFrontDoorSlowlorisLeavesOtherAccountsIngesting(t *testing.T) {
 	fd := newFrontDoorEnv(t, api.Config{})
-	ctx, stop := context.WithCancel(context.Background())
+	ctx, stop := context.WithCancel(t.Context())
 	b := startAttack(ctx, fd, api.DefaultMaxInFlight, func() io.Reader { return trickle(ctx, 200*time.Millisecond) })
 	t.Cleanup(func() { stop(); b.wg.Wait() })
-	waitFor(t, 30*time.Second, "B's 64 requests authenticated", func() bool { return fd.authB.Load() == api.DefaultMaxInFlight })
+	check.Eventually(t, 30*time.Second, "B's 64 requests authenticated", func() (int64, bool) {
+		authenticated := fd.authB.Load()
+		return authenticated, authenticated == api.DefaultMaxInFlight
+	})
 
 	lat := ingestAsA(t, fd, 3*time.Second)
 	t.Logf("A's ingest during B's slowloris: %s", lat)
@@ -230,7 +222,7 @@ func TestFrontDoorSlowlorisLeavesOtherAccountsIngesting(t *testing.T) {
 func TestFrontDoorCutsSlowBodies(t *testing.T) {
 	const window = 300 * time.Millisecond
 	fd := newFrontDoorEnv(t, api.Config{MinBodyRate: 1000, BodyRateWindow: window})
-	ctx, stop := context.WithCancel(context.Background())
+	ctx, stop := context.WithCancel(t.Context())
 	defer stop()
 
 	start := time.Now()
@@ -302,7 +294,7 @@ func TestFrontDoorBoundsBytesOfLargeBodies(t *testing.T) {
 	body := largeInvalidBody()
 	baseline := heapBytes()
 
-	ctx, stop := context.WithCancel(context.Background())
+	ctx, stop := context.WithCancel(t.Context())
 	defer stop()
 	var peakHeap, peakGauge atomic.Uint64
 	sampled := make(chan struct{})
@@ -377,10 +369,13 @@ func gaugeValue(t *testing.T, fd *frontDoorEnv, name string) float64 {
 // still served.
 func TestFrontDoorAccountOverShareIsDocumented(t *testing.T) {
 	fd := newFrontDoorEnv(t, api.Config{MaxInFlight: 4, MaxAccountInFlight: 1})
-	ctx, stop := context.WithCancel(context.Background())
+	ctx, stop := context.WithCancel(t.Context())
 	b := startAttack(ctx, fd, 1, func() io.Reader { return trickle(ctx, time.Second) })
 	t.Cleanup(func() { stop(); b.wg.Wait() })
-	waitFor(t, 30*time.Second, "B's first request in flight", func() bool { return gaugeValue(t, fd, "sluice_ingest_requests_in_flight") == 1 })
+	check.Eventually(t, 30*time.Second, "B's first request in flight", func() (float64, bool) {
+		inFlight := gaugeValue(t, fd, "sluice_ingest_requests_in_flight")
+		return inFlight, inFlight == 1
+	})
 
 	resp, out := fd.do(t, http.MethodPost, "/events", fd.tokenB, bytes.NewReader(mustJSON(t, samples(t, 1, 1))), func(r *http.Request) {
 		r.Header.Set("Content-Type", "application/json")
@@ -398,7 +393,7 @@ func TestFrontDoorAccountOverShareIsDocumented(t *testing.T) {
 // however slowly the body comes: it holds no bytes and no slot.
 func TestFrontDoorUnauthenticatedBodyIsNotRead(t *testing.T) {
 	fd := newFrontDoorEnv(t, api.Config{})
-	ctx, stop := context.WithTimeout(context.Background(), 10*time.Second)
+	ctx, stop := context.WithTimeout(t.Context(), 10*time.Second)
 	defer stop()
 	start := time.Now()
 	got := send(ctx, fd.url, "sk_not_a_key_of_anyone_here", trickle(ctx, time.Second))

@@ -2,7 +2,6 @@ package api_test
 
 import (
 	"bytes"
-	"context"
 	"encoding/json"
 	"fmt"
 	"net/http"
@@ -61,7 +60,7 @@ func TestIngestStoresEveryEventOnce(t *testing.T) {
 // exactly the events, each once, on its subject.
 func checkStream(t *testing.T, js jetstream.JetStream, account string, events []wireEvent) {
 	t.Helper()
-	ctx := context.Background()
+	ctx := t.Context()
 	want := make(map[string]string, len(events))
 	for _, ev := range events {
 		want[ev.ID] = ev.Type
@@ -113,11 +112,11 @@ func checkStream(t *testing.T, js jetstream.JetStream, account string, events []
 // that A has the id; the same event from A again is a duplicate.
 func TestIngestEventIDsAreUniquePerAccount(t *testing.T) {
 	a := newTestEnv(t)
-	acct, err := a.store.CreateAccount(context.Background(), "b")
+	acct, err := a.store.CreateAccount(t.Context(), "b")
 	if err != nil {
 		t.Fatal(err)
 	}
-	key, err := a.store.CreateAPIKey(context.Background(), acct.ID, store.APIKeyInput{Description: "b"}, "")
+	key, err := a.store.CreateAPIKey(t.Context(), acct.ID, store.APIKeyInput{Description: "b"}, "")
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -150,7 +149,7 @@ func TestIngestEventIDsAreUniquePerAccount(t *testing.T) {
 	}
 	for _, env := range []*testEnv{a, &b} {
 		for _, ev := range events {
-			msg, err := env.stream.GetLastMsgForSubject(context.Background(), schemas.EventSubject(env.account, ev.Type))
+			msg, err := env.stream.GetLastMsgForSubject(t.Context(), schemas.EventSubject(env.account, ev.Type))
 			if err != nil {
 				t.Fatalf("account %s: no %s: %v", env.account, ev.Type, err)
 			}

@@ -1,7 +1,6 @@
 package api_test
 
 import (
-	"context"
 	"fmt"
 	"net/http"
 	"slices"
@@ -21,7 +20,7 @@ import (
 // not exist, every list holds only the key's own, and nothing changes.
 func TestAccountIsolation(t *testing.T) {
 	e := newTestEnv(t)
-	ctx := context.Background()
+	ctx := t.Context()
 	other, err := e.store.CreateAccount(ctx, "other")
 	if err != nil {
 		t.Fatal(err)

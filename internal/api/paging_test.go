@@ -1,7 +1,6 @@
 package api_test
 
 import (
-	"context"
 	"encoding/json"
 	"net/http"
 	"net/url"
@@ -61,7 +60,7 @@ func TestPaging(t *testing.T) {
 	}
 	// More of each than one account may have by default, to page through.
 	e := newTestEnv(t, apitest.WithStoreConfig(store.Config{Limits: store.Limits{Destinations: 2 * pagedCount, APIKeys: 2 * pagedCount}}))
-	ctx := context.Background()
+	ctx := t.Context()
 	other, err := e.store.CreateAccount(ctx, "other")
 	if err != nil {
 		t.Fatal(err)

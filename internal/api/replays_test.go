@@ -78,11 +78,11 @@ func TestReplays(t *testing.T) {
 	}
 
 	// Another account's subscription, and a replay of another subscription, are not found.
-	other, err := e.store.CreateAccount(context.Background(), "other")
+	other, err := e.store.CreateAccount(t.Context(), "other")
 	if err != nil {
 		t.Fatal(err)
 	}
-	otherSub, err := e.store.CreateSubscription(context.Background(), other.ID, store.Subscription{Sources: []store.Source{{Type: httpKind}}})
+	otherSub, err := e.store.CreateSubscription(t.Context(), other.ID, store.Subscription{Sources: []store.Source{{Type: httpKind}}})
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -254,7 +254,7 @@ func TestAWSCLI(t *testing.T) {
 // JSON output (none is an empty map), failing the test when it fails.
 func runAWSCLI(t *testing.T, cli string, env []string, endpoint string, args []string) map[string]any {
 	t.Helper()
-	ctx, cancel := context.WithTimeout(context.Background(), 2*time.Minute)
+	ctx, cancel := context.WithTimeout(t.Context(), 2*time.Minute)
 	defer cancel()
 	full := append(append([]string{}, args...), "--endpoint-url", endpoint, "--output", "json", "--no-cli-pager")
 	cmd := exec.CommandContext(ctx, cli, full...)

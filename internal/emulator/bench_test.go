@@ -2,7 +2,6 @@ package emulator_test
 
 import (
 	"bytes"
-	"context"
 	"fmt"
 	"testing"
 	"time"
@@ -47,7 +46,7 @@ func BenchmarkKinesisPutRecords(b *testing.B) {
 		entries[i] = kinesistypes.PutRecordsRequestEntry{PartitionKey: aws.String(fmt.Sprintf("ev_%020d", i)), Data: benchRecord}
 	}
 	in := &kinesis.PutRecordsInput{StreamName: aws.String("bench"), Records: entries}
-	ctx := context.Background()
+	ctx := b.Context()
 	b.ResetTimer()
 	for b.Loop() {
 		out, err := client.PutRecords(ctx, in)
@@ -77,7 +76,7 @@ func benchFirehose(b *testing.B, emu *emulatortest.Emulator) {
 		records[i] = firehosetypes.Record{Data: benchRecord}
 	}
 	in := &firehose.PutRecordBatchInput{DeliveryStreamName: aws.String("bench"), Records: records}
-	ctx := context.Background()
+	ctx := b.Context()
 	b.ResetTimer()
 	for b.Loop() {
 		out, err := client.PutRecordBatch(ctx, in)
@@ -101,7 +100,7 @@ func BenchmarkLogsPutLogEvents(b *testing.B) {
 	client := emu.LogsClient()
 	message := string(benchRecord[:1024-26])
 	events := make([]logstypes.InputLogEvent, 1_048_576/1024)
-	ctx := context.Background()
+	ctx := b.Context()
 	b.ResetTimer()
 	for b.Loop() {
 		now := time.Now().UnixMilli()

@@ -64,7 +64,7 @@ func TestConcurrentCalls(t *testing.T) {
 
 func TestPagination(t *testing.T) {
 	emu := emulatortest.Start(t, emulator.Config{})
-	ctx := context.Background()
+	ctx := t.Context()
 	t.Run("ListShards", func(t *testing.T) {
 		if err := emu.CreateStream("s", 5); err != nil {
 			t.Fatal(err)

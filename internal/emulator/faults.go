@@ -9,6 +9,8 @@ import (
 	"slices"
 	"sync"
 	"time"
+
+	"github.com/sluicehq/sluice/internal/retry"
 )
 
 // AnyResource as a Fault's Resource makes the fault apply to every resource
@@ -246,7 +248,7 @@ func (r *faultRule) draw(p float64) bool {
 
 // beforeCall injects the faults that apply to a whole call.
 func (r *faultRule) beforeCall(c *call) error {
-	if err := wait(c.ctx, r.Latency); err != nil {
+	if err := retry.Sleep(c.ctx, r.Latency); err != nil {
 		return err
 	}
 	switch {

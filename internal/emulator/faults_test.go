@@ -45,7 +45,7 @@ func TestPerRecordFaults(t *testing.T) {
 	if err := emu.CreateDeliveryStream("d"); err != nil {
 		t.Fatal(err)
 	}
-	ctx := context.Background()
+	ctx := t.Context()
 
 	t.Run("kinesis", func(t *testing.T) {
 		if err := emu.SetFault(emulator.Fault{Service: emulator.ServiceKinesis, Resource: "s", ThrottleRecords: 0.3}); err != nil {
@@ -124,7 +124,7 @@ func TestWholeCallFaults(t *testing.T) {
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
 			emu := emulatortest.Start(t, emulator.Config{Faults: []emulator.Fault{tt.fault}})
-			ctx := context.Background()
+			ctx := t.Context()
 			if err := errors.Join(emu.CreateStream("s", 1), emu.CreateDeliveryStream("d"), emu.CreateLogGroup("g", 0), emu.CreateLogStream("g", "x")); err != nil {
 				t.Fatal(err)
 			}
@@ -162,7 +162,7 @@ func TestFaultOperationsAndLatency(t *testing.T) {
 		t.Fatal(err)
 	}
 	client := emu.KinesisClient()
-	ctx := context.Background()
+	ctx := t.Context()
 	if err := emu.SetFault(emulator.Fault{Service: emulator.ServiceKinesis, Resource: "s", Operations: []string{"PutRecords"}, AccessDenied: true, Latency: 50 * time.Millisecond}); err != nil {
 		t.Fatal(err)
 	}

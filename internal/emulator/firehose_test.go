@@ -2,7 +2,6 @@ package emulator_test
 
 import (
 	"bytes"
-	"context"
 	"encoding/json"
 	"fmt"
 	"io"
@@ -20,7 +19,7 @@ import (
 func TestFirehoseRoundTrip(t *testing.T) {
 	emu := emulatortest.Start(t, emulator.Config{})
 	client := emu.FirehoseClient()
-	ctx := context.Background()
+	ctx := t.Context()
 	created, err := client.CreateDeliveryStream(ctx, &firehose.CreateDeliveryStreamInput{DeliveryStreamName: aws.String("events")})
 	if err != nil {
 		t.Fatalf("CreateDeliveryStream: %v", err)
@@ -116,7 +115,7 @@ func TestFirehoseLimits(t *testing.T) {
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
-			out, err := client.PutRecordBatch(context.Background(), &firehose.PutRecordBatchInput{DeliveryStreamName: aws.String(tt.stream), Records: tt.records})
+			out, err := client.PutRecordBatch(t.Context(), &firehose.PutRecordBatchInput{DeliveryStreamName: aws.String(tt.stream), Records: tt.records})
 			if tt.wantCode != "" {
 				wantAPIError(t, err, tt.wantCode, 400)
 				return
@@ -133,7 +132,7 @@ func TestFirehoseLimits(t *testing.T) {
 
 func TestFirehoseAutoCreate(t *testing.T) {
 	emu := emulatortest.Start(t, emulator.Config{AutoCreate: true})
-	_, err := emu.FirehoseClient().PutRecordBatch(context.Background(), &firehose.PutRecordBatchInput{DeliveryStreamName: aws.String("new"), Records: []types.Record{{Data: []byte("x")}}})
+	_, err := emu.FirehoseClient().PutRecordBatch(t.Context(), &firehose.PutRecordBatchInput{DeliveryStreamName: aws.String("new"), Records: []types.Record{{Data: []byte("x")}}})
 	if err != nil {
 		t.Fatalf("PutRecordBatch to a new delivery stream: %v", err)
 	}

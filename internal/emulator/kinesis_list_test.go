@@ -1,7 +1,6 @@
 package emulator_test
 
 import (
-	"context"
 	"fmt"
 	"slices"
 	"testing"
@@ -18,7 +17,7 @@ import (
 
 func TestKinesisListStreams(t *testing.T) {
 	emu := emulatortest.Start(t, emulator.Config{})
-	ctx := context.Background()
+	ctx := t.Context()
 	client := emu.KinesisClient()
 	var want []string
 	for i := range 5 {
@@ -71,7 +70,7 @@ func TestKinesisListStreams(t *testing.T) {
 
 func TestKinesisDescribeStream(t *testing.T) {
 	emu := emulatortest.Start(t, emulator.Config{})
-	ctx := context.Background()
+	ctx := t.Context()
 	client := emu.KinesisClient()
 	if err := emu.CreateStream("s", 3); err != nil {
 		t.Fatal(err)
@@ -128,7 +127,7 @@ func TestKinesisDescribeStream(t *testing.T) {
 
 func TestFirehoseListDeliveryStreams(t *testing.T) {
 	emu := emulatortest.Start(t, emulator.Config{})
-	ctx := context.Background()
+	ctx := t.Context()
 	client := emu.FirehoseClient()
 	var want []string
 	for i := range 12 {

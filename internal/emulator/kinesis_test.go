@@ -2,7 +2,6 @@ package emulator_test
 
 import (
 	"bytes"
-	"context"
 	"fmt"
 	"strings"
 	"testing"
@@ -19,7 +18,7 @@ import (
 func TestKinesisRoundTrip(t *testing.T) {
 	emu := emulatortest.Start(t, emulator.Config{Region: "eu-west-1"})
 	client := emu.KinesisClient()
-	ctx := context.Background()
+	ctx := t.Context()
 	if _, err := client.CreateStream(ctx, &kinesis.CreateStreamInput{StreamName: aws.String("orders"), ShardCount: aws.Int32(3)}); err != nil {
 		t.Fatalf("CreateStream: %v", err)
 	}
@@ -107,7 +106,7 @@ func TestKinesisShardIteratorTypes(t *testing.T) {
 	clock := now
 	emu := emulatortest.Start(t, emulator.Config{Now: func() time.Time { return clock }})
 	client := emu.KinesisClient()
-	ctx := context.Background()
+	ctx := t.Context()
 	if err := emu.CreateStream("s", 1); err != nil {
 		t.Fatal(err)
 	}
@@ -167,7 +166,7 @@ func TestKinesisShardIteratorTypes(t *testing.T) {
 func TestKinesisLimits(t *testing.T) {
 	emu := emulatortest.Start(t, emulator.Config{})
 	client := emu.KinesisClient()
-	ctx := context.Background()
+	ctx := t.Context()
 	if err := emu.CreateStream("s", 2); err != nil {
 		t.Fatal(err)
 	}
@@ -218,7 +217,7 @@ func TestKinesisLimits(t *testing.T) {
 func TestKinesisAutoCreate(t *testing.T) {
 	emu := emulatortest.Start(t, emulator.Config{AutoCreate: true})
 	arn := "arn:aws:kinesis:ap-south-1:999999999999:stream/anything"
-	_, err := emu.KinesisClient().PutRecord(context.Background(), &kinesis.PutRecordInput{StreamARN: aws.String(arn), PartitionKey: aws.String("k"), Data: []byte("x")})
+	_, err := emu.KinesisClient().PutRecord(t.Context(), &kinesis.PutRecordInput{StreamARN: aws.String(arn), PartitionKey: aws.String("k"), Data: []byte("x")})
 	if err != nil {
 		t.Fatalf("PutRecord to a new stream: %v", err)
 	}
@@ -233,7 +232,7 @@ func TestKinesisBoundedStorage(t *testing.T) {
 		t.Fatal(err)
 	}
 	for i := range 25 {
-		_, err := emu.KinesisClient().PutRecord(context.Background(), &kinesis.PutRecordInput{StreamName: aws.String("s"), PartitionKey: aws.String(fmt.Sprint(i)), Data: []byte{byte(i)}})
+		_, err := emu.KinesisClient().PutRecord(t.Context(), &kinesis.PutRecordInput{StreamName: aws.String("s"), PartitionKey: aws.String(fmt.Sprint(i)), Data: []byte{byte(i)}})
 		if err != nil {
 			t.Fatal(err)
 		}

@@ -1,7 +1,6 @@
 package emulator_test
 
 import (
-	"context"
 	"errors"
 	"slices"
 	"strings"
@@ -21,7 +20,7 @@ import (
 // SDK's FilterLogEvents, two streams and pages of two.
 func TestFilterLogEventsJSONPatterns(t *testing.T) {
 	emu, client := startLogs(t, emulator.Config{})
-	ctx := context.Background()
+	ctx := t.Context()
 	group := "/sluice/edge"
 	if err := emu.CreateLogGroup(group, 0); err != nil {
 		t.Fatal(err)

@@ -1,7 +1,6 @@
 package emulator_test
 
 import (
-	"context"
 	"fmt"
 	"strings"
 	"testing"
@@ -35,7 +34,7 @@ func events(stamps ...time.Time) []types.InputLogEvent {
 
 func TestLogsRoundTrip(t *testing.T) {
 	emu, client := startLogs(t, emulator.Config{})
-	ctx := context.Background()
+	ctx := t.Context()
 	group, stream := aws.String("/sluice/audit"), aws.String("sub_1")
 
 	_, err := client.CreateLogStream(ctx, &cloudwatchlogs.CreateLogStreamInput{LogGroupName: group, LogStreamName: stream})
@@ -201,7 +200,7 @@ func TestPutLogEventsChecks(t *testing.T) {
 			if err := emu.CreateLogStream(tt.group, stream); err != nil {
 				t.Fatal(err)
 			}
-			out, err := client.PutLogEvents(context.Background(), &cloudwatchlogs.PutLogEventsInput{LogGroupName: aws.String(tt.group), LogStreamName: aws.String(stream), LogEvents: tt.events})
+			out, err := client.PutLogEvents(t.Context(), &cloudwatchlogs.PutLogEventsInput{LogGroupName: aws.String(tt.group), LogStreamName: aws.String(stream), LogEvents: tt.events})
 			if tt.wantCode != "" {
 				wantAPIError(t, err, tt.wantCode, 400)
 				return
@@ -236,7 +235,7 @@ func deref(info *types.RejectedLogEventsInfo) [3]int32 {
 
 func TestLogsAutoCreate(t *testing.T) {
 	emu, client := startLogs(t, emulator.Config{AutoCreate: true})
-	_, err := client.PutLogEvents(context.Background(), &cloudwatchlogs.PutLogEventsInput{LogGroupName: aws.String("new/group"), LogStreamName: aws.String("s"), LogEvents: events(logsNow)})
+	_, err := client.PutLogEvents(t.Context(), &cloudwatchlogs.PutLogEventsInput{LogGroupName: aws.String("new/group"), LogStreamName: aws.String("s"), LogEvents: events(logsNow)})
 	if err != nil {
 		t.Fatalf("PutLogEvents to a new group: %v", err)
 	}

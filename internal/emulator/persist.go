@@ -12,6 +12,8 @@ import (
 	"sync"
 	"sync/atomic"
 	"time"
+
+	"github.com/sluicehq/sluice/internal/retry"
 )
 
 // StateFile is the file, in Config.DataDir, that keeps the emulator's
@@ -197,6 +199,10 @@ func syncDir(dir string) error {
 	return nil
 }
 
+// saveRetry is how runSaver waits longer after each failed save: twice as
+// long each time, up to a minute.
+var saveRetry = retry.Policy{Max: time.Minute}
+
 // runSaver saves the state after changes until ctx ends: Config.SaveDelay
 // after the first change not saved, or four times as long as the last
 // save took when that is longer, so that saving a large state takes at
@@ -211,13 +217,13 @@ func (s *Server) runSaver(ctx context.Context) {
 			return
 		case <-p.changed:
 		}
-		if wait(ctx, delay) != nil {
+		if retry.Sleep(ctx, delay) != nil {
 			return
 		}
 		start := time.Now()
 		if err := s.Save(); err != nil {
 			s.log.Error("emulator: saving the state failed; trying again", "file", p.path, "err", err)
-			delay = min(2*delay, time.Minute)
+			delay = saveRetry.Next(delay)
 			select {
 			case p.changed <- struct{}{}:
 			default:

@@ -1,7 +1,6 @@
 package emulator_test
 
 import (
-	"context"
 	"errors"
 	"fmt"
 	"os"
@@ -19,6 +18,7 @@ import (
 	"github.com/aws/aws-sdk-go-v2/service/kinesis"
 	kinesistypes "github.com/aws/aws-sdk-go-v2/service/kinesis/types"
 
+	"github.com/sluicehq/sluice/internal/check"
 	"github.com/sluicehq/sluice/internal/emulator"
 	"github.com/sluicehq/sluice/internal/emulator/emulatortest"
 )
@@ -29,7 +29,7 @@ import (
 // log groups, their records, and the counters that number new ones.
 func TestDataDirKeepsStateAcrossRestarts(t *testing.T) {
 	dir := t.TempDir()
-	ctx := context.Background()
+	ctx := t.Context()
 	now := time.Now()
 	emu := emulatortest.Start(t, emulator.Config{DataDir: dir, AutoCreate: true})
 
@@ -170,11 +170,10 @@ func TestDataDirSavesWhileServing(t *testing.T) {
 	if err := emu.CreateDeliveryStream("events"); err != nil {
 		t.Fatal(err)
 	}
-	if _, err := emu.FirehoseClient().PutRecord(context.Background(), &firehose.PutRecordInput{DeliveryStreamName: aws.String("events"), Record: &firehosetypes.Record{Data: []byte("kept")}}); err != nil {
+	if _, err := emu.FirehoseClient().PutRecord(t.Context(), &firehose.PutRecordInput{DeliveryStreamName: aws.String("events"), Record: &firehosetypes.Record{Data: []byte("kept")}}); err != nil {
 		t.Fatalf("PutRecord: %v", err)
 	}
-	deadline := time.Now().Add(10 * time.Second)
-	for {
+	check.Eventually(t, 10*time.Second, "the record put saved", func() (string, bool) {
 		// Another emulator reads a copy of what was saved (the directory
 		// is the serving one's).
 		copied := t.TempDir()
@@ -191,14 +190,11 @@ func TestDataDirSavesWhileServing(t *testing.T) {
 		if err := reader.Close(); err != nil {
 			t.Fatal(err)
 		}
-		if err == nil && len(records) == 1 && string(records[0].Data) == "kept" {
-			return
+		if err != nil {
+			return err.Error(), false
 		}
-		if time.Now().After(deadline) {
-			t.Fatal("the record put was not saved within 10 s")
-		}
-		time.Sleep(20 * time.Millisecond) // polling the file
-	}
+		return fmt.Sprintf("%d records", len(records)), len(records) == 1 && string(records[0].Data) == "kept"
+	})
 }
 
 // TestDataDirCorruptState checks that a state file the emulator cannot

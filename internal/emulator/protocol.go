@@ -306,18 +306,3 @@ func (t *epochSeconds) UnmarshalJSON(b []byte) error {
 	*t = epochSeconds(time.Unix(sec, int64((f-float64(sec))*1e9)))
 	return nil
 }
-
-// wait waits d, or until ctx ends.
-func wait(ctx context.Context, d time.Duration) error {
-	if d <= 0 {
-		return nil
-	}
-	timer := time.NewTimer(d)
-	defer timer.Stop()
-	select {
-	case <-ctx.Done():
-		return ctx.Err()
-	case <-timer.C:
-		return nil
-	}
-}

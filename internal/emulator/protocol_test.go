@@ -181,7 +181,7 @@ func serve(t *testing.T, srv *emulator.Server) (addr string, stop func()) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	ctx, cancel := context.WithCancel(context.Background())
+	ctx, cancel := context.WithCancel(t.Context())
 	t.Cleanup(cancel)
 	served := make(chan error, 1)
 	go func() { served <- srv.Serve(ctx, ln) }()

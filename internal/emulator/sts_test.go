@@ -1,7 +1,6 @@
 package emulator_test
 
 import (
-	"context"
 	"encoding/json"
 	"errors"
 	"io"
@@ -26,7 +25,7 @@ func stsClient(emu *emulatortest.Emulator) *sts.Client {
 
 func TestSTSAssumeRole(t *testing.T) {
 	emu := emulatortest.Start(t, emulator.Config{})
-	ctx := context.Background()
+	ctx := t.Context()
 	client := stsClient(emu)
 	const role = "arn:aws:iam::210987654321:role/team/sluice"
 
@@ -85,7 +84,7 @@ func TestSTSAssumeRole(t *testing.T) {
 
 func TestSTSErrors(t *testing.T) {
 	emu := emulatortest.Start(t, emulator.Config{})
-	ctx := context.Background()
+	ctx := t.Context()
 	client := stsClient(emu)
 	assume := func(role, session, externalID string) error {
 		in := &sts.AssumeRoleInput{RoleArn: aws.String(role), RoleSessionName: aws.String(session)}

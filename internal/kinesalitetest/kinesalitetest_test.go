@@ -1,7 +1,6 @@
 package kinesalitetest
 
 import (
-	"context"
 	"fmt"
 	"net"
 	"strings"
@@ -31,7 +30,7 @@ func TestReadAllReturnsWhatWasPut(t *testing.T) {
 		entries = append(entries, types.PutRecordsRequestEntry{PartitionKey: aws.String(key), Data: []byte(data)})
 	}
 	for start := 0; start < n; start += 500 {
-		out, err := srv.Client().PutRecords(context.Background(), &kinesis.PutRecordsInput{
+		out, err := srv.Client().PutRecords(t.Context(), &kinesis.PutRecordsInput{
 			StreamName: aws.String("readall"),
 			Records:    entries[start:min(start+500, n)],
 		})
@@ -64,7 +63,7 @@ func TestStartTwice(t *testing.T) {
 		t.Fatalf("both servers at %s", a.Endpoint)
 	}
 	a.CreateStream(t, "only-in-a", 1)
-	out, err := b.Client().ListStreams(context.Background(), &kinesis.ListStreamsInput{})
+	out, err := b.Client().ListStreams(t.Context(), &kinesis.ListStreamsInput{})
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -16,6 +16,7 @@ import (
 	"github.com/aws/aws-sdk-go-v2/aws"
 	"github.com/aws/aws-sdk-go-v2/credentials"
 
+	"github.com/sluicehq/sluice/internal/retry"
 	"github.com/sluicehq/sluice/internal/tail"
 )
 
@@ -102,7 +103,7 @@ func RunAttacks(ctx context.Context, cfg AttackConfig, target AttackTarget, prog
 	}
 	r.logf("A's route delivers; measuring the baseline for %s", cfg.Baseline)
 	report.Baseline = r.phase(ctx, "baseline", func(ctx context.Context) attackOutcome {
-		if !sleepCtx(ctx, cfg.Baseline) {
+		if retry.Sleep(ctx, cfg.Baseline) != nil {
 			return attackOutcome{err: ctx.Err()}
 		}
 		return attackOutcome{summary: "no attack"}
@@ -173,7 +174,7 @@ func (r *attackRun) phase(ctx context.Context, name string, play func(context.Co
 
 	r.victim.phase.Store(figures)
 	out := play(ctx)
-	sleepCtx(ctx, r.cfg.Settle)
+	_ = retry.Sleep(ctx, r.cfg.Settle)
 	r.victim.phase.Store(nil)
 
 	stopSampling()
@@ -273,7 +274,7 @@ func (r *attackRun) waitStream(ctx context.Context) error {
 		if time.Now().After(deadline) {
 			return fmt.Errorf("none of A's events reached its stream %s in the emulator at %s within 60s of its subscription: is that the emulator of this sluice's --dev?", r.aStream, r.target.EmulatorURL)
 		}
-		if !sleepCtx(ctx, 100*time.Millisecond) {
+		if retry.Sleep(ctx, 100*time.Millisecond) != nil {
 			return ctx.Err()
 		}
 	}
@@ -315,7 +316,7 @@ func (r *attackRun) quiesce(ctx context.Context) {
 		acked, delivered, _ := r.victim.counts()
 		// A's requests of the last quarter second may still be on their
 		// way.
-		if acked-delivered <= r.cfg.Rate/2 || time.Now().After(deadline) || !sleepCtx(ctx, 100*time.Millisecond) {
+		if acked-delivered <= r.cfg.Rate/2 || time.Now().After(deadline) || retry.Sleep(ctx, 100*time.Millisecond) != nil {
 			return
 		}
 	}
@@ -371,18 +372,6 @@ func targetJSON(stream, secret string) string {
 
 func destinationBody(description, stream, secret string) []byte {
 	return []byte(fmt.Sprintf(`{"description":%q,"target":%s}`, description, targetJSON(stream, secret)))
-}
-
-// sleepCtx waits d, and reports whether ctx is still live.
-func sleepCtx(ctx context.Context, d time.Duration) bool {
-	t := time.NewTimer(d)
-	defer t.Stop()
-	select {
-	case <-ctx.Done():
-		return false
-	case <-t.C:
-		return true
-	}
 }
 
 func randomHex(n int) string {

@@ -10,6 +10,7 @@ import (
 	"sync"
 	"time"
 
+	"github.com/sluicehq/sluice/internal/retry"
 	"github.com/sluicehq/sluice/schemas"
 )
 
@@ -34,6 +35,7 @@ func (r *attackRun) playFloods(ctx context.Context) attackOutcome {
 	}
 	made(AnswerDestination, r.cfg.FloodCount, func(int) []byte { return destinationBody("flood", stream, "attackFloodSecret") }, "/event_destinations", &dests)
 	if len(dests) == 0 {
+		//lint:ignore ST1005 B is the attacking tenant's name, as the report calls it
 		out.err = fmt.Errorf("B could not make one destination")
 		out.answers = t.answers
 		return out
@@ -71,7 +73,7 @@ func (r *attackRun) playFloods(ctx context.Context) attackOutcome {
 		}
 		wg.Wait()
 		// Let the replays run a while, then count what B's stream got.
-		sleepCtx(ctx, 10*time.Second)
+		_ = retry.Sleep(ctx, 10*time.Second)
 		out.findings[FindingReplayDeliveries] = r.emulatorRecords(ctx, stream)
 	}
 	out.answers = t.answers
@@ -168,6 +170,7 @@ func (r *attackRun) playFilterBombs(ctx context.Context) attackOutcome {
 	stream := "sluice-attack-bomb-" + r.runID
 	dest, a := r.b.create(ctx, "/event_destinations", destinationBody("bomb", stream, "attackBombSecret"))
 	if dest == "" {
+		//lint:ignore ST1005 B is the attacking tenant's name, as the report calls it
 		return attackOutcome{err: fmt.Errorf("B could not make a destination: %s", a.text())}
 	}
 	var subs []string
@@ -188,7 +191,7 @@ func (r *attackRun) playFilterBombs(ctx context.Context) attackOutcome {
 		}
 	}
 	// Let the routes start before the events come.
-	sleepCtx(ctx, 2*time.Second)
+	_ = retry.Sleep(ctx, 2*time.Second)
 	for _, c := range []struct {
 		what, kind string
 		size       int
@@ -202,7 +205,7 @@ func (r *attackRun) playFilterBombs(ctx context.Context) attackOutcome {
 		}
 		t.add(c.what, r.b.do(ctx, http.MethodPost, "/events", body, nil))
 	}
-	sleepCtx(ctx, r.cfg.BombFor)
+	_ = retry.Sleep(ctx, r.cfg.BombFor)
 	var parts []string
 	for _, what := range []string{AnswerReplaceFilter, AnswerMatchesFilter, AnswerHugeServerName, AnswerLongServerName} {
 		ok, _ := t.accepted(what)

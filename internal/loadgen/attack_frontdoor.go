@@ -14,6 +14,7 @@ import (
 	"time"
 
 	"github.com/sluicehq/sluice/internal/api"
+	"github.com/sluicehq/sluice/internal/retry"
 )
 
 // playSlowloris opens cfg.SlowUploads uploads from B that send one byte
@@ -47,7 +48,7 @@ func (r *attackRun) playSlowloris(ctx context.Context) attackOutcome {
 		})
 	}
 	// Once every upload has started, B tries an ordinary request too.
-	if sleepCtx(ctx, min(3*time.Second, r.cfg.SlowFor/2)) {
+	if retry.Sleep(ctx, min(3*time.Second, r.cfg.SlowFor/2)) == nil {
 		body, err := r.bEvent("http_request_complete.v0", "", nil)
 		if err == nil {
 			t.add(AnswerBOrdinary, r.b.do(ctx, http.MethodPost, "/events", body, nil))

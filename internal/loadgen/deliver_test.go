@@ -10,7 +10,7 @@ import (
 )
 
 func TestRunDeliver(t *testing.T) {
-	ctx, cancel := context.WithTimeout(context.Background(), 2*time.Minute)
+	ctx, cancel := context.WithTimeout(t.Context(), 2*time.Minute)
 	t.Cleanup(cancel)
 	const events = 2000
 	var progress bytes.Buffer

@@ -12,7 +12,7 @@ import (
 )
 
 func TestRunIngest(t *testing.T) {
-	ctx, cancel := context.WithTimeout(context.Background(), 2*time.Minute)
+	ctx, cancel := context.WithTimeout(t.Context(), 2*time.Minute)
 	t.Cleanup(cancel)
 	const events = 3000
 	var progress bytes.Buffer

@@ -14,6 +14,7 @@ import (
 	"golang.org/x/sync/errgroup"
 
 	"github.com/sluicehq/sluice/internal/api"
+	"github.com/sluicehq/sluice/internal/retry"
 )
 
 // pacingTick is how often a paced publisher hands out the batches now due.
@@ -101,12 +102,8 @@ func (p *loadPublisher) publishBatch(ctx context.Context, first uint64) error {
 			return err
 		}
 		p.refused.Add(1)
-		wait := time.NewTimer(retryAfter)
-		select {
-		case <-ctx.Done():
-			wait.Stop()
-			return ctx.Err()
-		case <-wait.C:
+		if err := retry.Sleep(ctx, retryAfter); err != nil {
+			return err
 		}
 	}
 }

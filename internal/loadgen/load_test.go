@@ -15,7 +15,7 @@ import (
 func TestRunLoad(t *testing.T) {
 	for _, sink := range []string{LoadSinkNull, LoadSinkEmulator} {
 		t.Run(sink, func(t *testing.T) {
-			ctx, cancel := context.WithTimeout(context.Background(), 2*time.Minute)
+			ctx, cancel := context.WithTimeout(t.Context(), 2*time.Minute)
 			t.Cleanup(cancel)
 			cfg := LoadConfig{
 				Sink:         sink,

@@ -13,7 +13,7 @@ func TestRunPending(t *testing.T) {
 	if _, _, err := readRSS(); err != nil {
 		t.Skipf("no resident memory to read: %v", err)
 	}
-	ctx, cancel := context.WithTimeout(context.Background(), 2*time.Minute)
+	ctx, cancel := context.WithTimeout(t.Context(), 2*time.Minute)
 	t.Cleanup(cancel)
 	for _, sink := range []string{PendingSinkRefusing, PendingSinkBlocking} {
 		t.Run(sink, func(t *testing.T) {

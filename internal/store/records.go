@@ -6,10 +6,11 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
-	"math/rand/v2"
 	"time"
 
 	"github.com/nats-io/nats.go/jetstream"
+
+	"github.com/sluicehq/sluice/internal/retry"
 )
 
 // Read-modify-write of a key retries when another writer changed the key
@@ -21,6 +22,11 @@ const (
 	casBaseDelay = 2 * time.Millisecond
 	casMaxDelay  = 200 * time.Millisecond
 )
+
+// casRetry draws the delay before a compare-and-swap retry: at least half
+// of casBaseDelay, up to casBaseDelay times two to the attempt, at most
+// casMaxDelay, so that writers contending for one key spread apart.
+var casRetry = retry.Policy{Initial: casBaseDelay, Max: casMaxDelay, Jitter: retry.Full}
 
 // errTooManyConflicts is returned, wrapping ErrConflict, when a key kept
 // changing under a read-modify-write for casAttempts attempts.
@@ -35,15 +41,7 @@ func casConflict(err error) bool {
 // waitToRetry waits before attempt (1 for the first retry) of a
 // compare-and-swap, or until ctx ends.
 func waitToRetry(ctx context.Context, attempt int) error {
-	ceiling := min(casBaseDelay<<min(attempt, 10), casMaxDelay)
-	timer := time.NewTimer(casBaseDelay/2 + rand.N(ceiling))
-	defer timer.Stop()
-	select {
-	case <-ctx.Done():
-		return ctx.Err()
-	case <-timer.C:
-		return nil
-	}
+	return retry.Sleep(ctx, casRetry.Delay(attempt))
 }
 
 // getRecord reads and decodes the value of key, with its revision. It

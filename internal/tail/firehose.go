@@ -18,6 +18,8 @@ import (
 
 // ErrFirehoseNeedsEmulator is returned for a Firehose delivery stream
 // without an emulator's endpoint: Firehose keeps no records to read back.
+//
+//lint:ignore ST1005 Firehose is the AWS service's name, a proper noun
 var ErrFirehoseNeedsEmulator = errors.New("Firehose keeps no records to read back: read its destination (an S3 bucket, ...) instead, or point AWS_ENDPOINT_URL_FIREHOSE (or AWS_ENDPOINT_URL) at sluice's emulator")
 
 // firehoseReader reads the records a delivery stream of sluice's AWS
