@@ -19,6 +19,7 @@ const (
 	PrefixSubscription = "esb_"
 	PrefixDestination  = "ed_"
 	PrefixOperation    = "op_"
+	PrefixBotUser      = "bot_"
 )
 
 // TimeLayout is the layout of event_timestamp: RFC 3339, UTC, milliseconds.
