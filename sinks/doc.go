@@ -5,9 +5,10 @@
 // sinks/sinktest is the conformance suite every sink passes.
 //
 // Each sink's package also declares its TargetType: the names of its
-// target in a destination's JSON, the rules of its ARN, its CLI flag and
-// how to build its sink. Package sinks/desttype lists the types, so that
-// the rest of sluice names none of them.
+// target in a destination's JSON, the rules of its ARN, its CLI flag, how
+// to build its sink, and its TailReader, which reads back what a target
+// holds (sluice tail, package internal/tail). Package sinks/desttype lists
+// the types, so that the rest of sluice names none of them.
 //
 // A sink does not batch, retry, wait or acknowledge: package pipeline does
 // all of that, the same way for every sink. A sink's Limits tell the
