@@ -26,6 +26,11 @@
 //   - LoadAWSConfig builds the aws.Config a sink makes its client from: no
 //     retries of the SDK's own, endpoints from the SDK's AWS_ENDPOINT_URL
 //     variables, failures to get credentials marked as *CredentialsError;
+//     AWSClient.Make makes the client from it, with the sink's own
+//     endpoint when its Config gives one, and TargetLogValue logs such a
+//     Config without the secret;
+//   - Limits.Begin starts every Write alike: ctx's error, a batch too
+//     large, or a result for each record to fill in;
 //   - AWSErrorCodes.Classify turns the error of a whole call into a
 //     *DestinationError of the right Class, from the service's own error
 //     codes, those every AWS service shares, and the HTTP status.
