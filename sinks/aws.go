@@ -90,6 +90,18 @@ func (a AWSAccess) LogValue() slog.Value {
 	return slog.GroupValue(slog.String("region", a.Region), slog.String("auth", a.Auth.String()))
 }
 
+// TargetLogValue is the LogValue of an AWS sink's Config: the target's ARN
+// as arnKey, attrs, the credentials without their secret, and the endpoint
+// when there is one.
+func TargetLogValue(arnKey, arn string, auth AWSAuth, endpoint string, attrs ...slog.Attr) slog.Value {
+	attrs = append([]slog.Attr{slog.String(arnKey, arn)}, attrs...)
+	attrs = append(attrs, slog.String("auth", auth.String()))
+	if endpoint != "" {
+		attrs = append(attrs, slog.String("endpoint", endpoint))
+	}
+	return slog.GroupValue(attrs...)
+}
+
 // LoadAWSConfig returns the configuration a sink builds its service client
 // from, with NewFromConfig. It does no network I/O. The configuration has:
 //
