@@ -3,7 +3,6 @@ package sinks
 import (
 	"context"
 	"errors"
-	"log/slog"
 	"path/filepath"
 	"strings"
 	"testing"
@@ -46,24 +45,6 @@ func TestAWSClientMake(t *testing.T) {
 	_, err := kinesisClient.Make(t.Context(), arn, access, "")
 	if err == nil || !strings.HasPrefix(err.Error(), "kinesis sink of "+arn+": loading the AWS configuration: ") {
 		t.Fatalf("Make with a profile that does not exist: %v, want the error naming the sink", err)
-	}
-}
-
-// TestTargetLogValue checks what a sink's Config logs: its ARN, the
-// sink's own attributes, the credentials without the secret, and the
-// endpoint when there is one.
-func TestTargetLogValue(t *testing.T) {
-	auth := AWSAuth{AccessKeyID: "AKIA0", SecretAccessKey: "secret"}
-	for _, tt := range []struct {
-		value slog.Value
-		want  string
-	}{
-		{TargetLogValue("stream_arn", "arn:s", auth, ""), "[stream_arn=arn:s auth=access key AKIA0]"},
-		{TargetLogValue("log_group_arn", "arn:g", auth, "http://e", slog.String("log_stream", "s")), "[log_group_arn=arn:g log_stream=s auth=access key AKIA0 endpoint=http://e]"},
-	} {
-		if got := tt.value.String(); got != tt.want {
-			t.Errorf("TargetLogValue = %s, want %s", got, tt.want)
-		}
 	}
 }
 

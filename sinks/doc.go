@@ -27,8 +27,7 @@
 //     retries of the SDK's own, endpoints from the SDK's AWS_ENDPOINT_URL
 //     variables, failures to get credentials marked as *CredentialsError;
 //     AWSClient.Make makes the client from it, with the sink's own
-//     endpoint when its Config gives one, and TargetLogValue logs such a
-//     Config without the secret;
+//     endpoint when its Config gives one;
 //   - Limits.Begin starts every Write alike: ctx's error, a batch too
 //     large, or a result for each record to fill in;
 //   - AWSErrorCodes.Classify turns the error of a whole call into a

@@ -3,7 +3,6 @@ package cloudwatchlogs
 import (
 	"errors"
 	"fmt"
-	"log/slog"
 	"strings"
 	"unicode/utf8"
 
@@ -42,23 +41,8 @@ type Config struct {
 	HTTPClient aws.HTTPClient
 }
 
-// LogValue shows the log group and stream, the credentials without their
-// secret and the endpoint.
-func (cfg Config) LogValue() slog.Value {
-	return sinks.TargetLogValue("log_group_arn", cfg.LogGroupARN, cfg.Auth, cfg.Endpoint, slog.String("log_stream", cfg.LogStream))
-}
-
-// Validate returns an error wrapping ErrConfig when cfg cannot work: a
-// LogGroupARN that is not a log group's, a LogStream that is no log
-// stream's name, or credentials that cannot work (see
-// sinks.AWSAuth.Validate).
-func (cfg Config) Validate() error {
-	_, err := cfg.check()
-	return err
-}
-
 // check returns what the sink needs of cfg, or an error wrapping ErrConfig
-// when cfg cannot work (see Validate).
+// when cfg cannot work.
 func (cfg Config) check() (logGroup, error) {
 	target, err := parseLogGroupARN(cfg.LogGroupARN)
 	if err != nil {

@@ -3,7 +3,6 @@ package firehose
 import (
 	"errors"
 	"fmt"
-	"log/slog"
 	"strings"
 
 	"github.com/aws/aws-sdk-go-v2/aws"
@@ -35,22 +34,8 @@ type Config struct {
 	HTTPClient aws.HTTPClient
 }
 
-// LogValue shows the delivery stream, the credentials without their secret
-// and the endpoint.
-func (cfg Config) LogValue() slog.Value {
-	return sinks.TargetLogValue("delivery_stream_arn", cfg.DeliveryStreamARN, cfg.Auth, cfg.Endpoint)
-}
-
-// Validate returns an error wrapping ErrConfig when cfg cannot work: a
-// DeliveryStreamARN that is not a delivery stream's, or credentials that
-// cannot work (see sinks.AWSAuth.Validate).
-func (cfg Config) Validate() error {
-	_, err := cfg.check()
-	return err
-}
-
 // check returns what the sink needs of cfg, or an error wrapping ErrConfig
-// when cfg cannot work (see Validate).
+// when cfg cannot work.
 func (cfg Config) check() (deliveryStream, error) {
 	target, err := parseDeliveryStreamARN(cfg.DeliveryStreamARN)
 	if err != nil {

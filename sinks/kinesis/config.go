@@ -3,7 +3,6 @@ package kinesis
 import (
 	"errors"
 	"fmt"
-	"log/slog"
 	"strings"
 
 	"github.com/aws/aws-sdk-go-v2/aws"
@@ -34,22 +33,8 @@ type Config struct {
 	HTTPClient aws.HTTPClient
 }
 
-// LogValue shows the stream, the credentials without their secret and the
-// endpoint.
-func (cfg Config) LogValue() slog.Value {
-	return sinks.TargetLogValue("stream_arn", cfg.StreamARN, cfg.Auth, cfg.Endpoint)
-}
-
-// Validate returns an error wrapping ErrConfig when cfg cannot work: a
-// StreamARN that is not a Kinesis stream's, or credentials that cannot work
-// (see sinks.AWSAuth.Validate).
-func (cfg Config) Validate() error {
-	_, err := cfg.check()
-	return err
-}
-
 // check returns what the sink needs of cfg, or an error wrapping ErrConfig
-// when cfg cannot work (see Validate).
+// when cfg cannot work.
 func (cfg Config) check() (stream, error) {
 	target, err := parseStreamARN(cfg.StreamARN)
 	if err != nil {
