@@ -125,16 +125,8 @@ type counted struct {
 	ids   func(ctx context.Context, s *Store, accountID string) ([]string, error)
 }
 
-var (
-	countedDestinations = counted{kind: "destinations", limit: LimitDestinations,
-		max: func(l Limits) int { return l.Destinations }, ids: keyIDs(accountDestinations)}
-	countedSubscriptions = counted{kind: "subscriptions", limit: LimitSubscriptions,
-		max: func(l Limits) int { return l.Subscriptions }, ids: keyIDs(accountSubscriptions)}
-	countedAPIKeys = counted{kind: "api_keys", limit: LimitAPIKeys,
-		max: func(l Limits) int { return l.APIKeys }, ids: keyIDs(accountAPIKeys)}
-	countedReplays = counted{kind: "replays", limit: LimitRunningReplays,
-		max: func(l Limits) int { return l.RunningReplays }, ids: runningReplayIDs}
-)
+var countedReplays = counted{kind: "replays", limit: LimitRunningReplays,
+	max: func(l Limits) int { return l.RunningReplays }, ids: runningReplayIDs}
 
 // keyIDs returns the ids of the account's keys matching filter(account).
 func keyIDs(filter func(accountID string) string) func(context.Context, *Store, string) ([]string, error) {

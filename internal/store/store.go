@@ -212,22 +212,6 @@ func (s *Store) createJSON(ctx context.Context, key string, v any) error {
 	return nil
 }
 
-// create stores v under key, with the audit event o asks for, unless the
-// key exists. It returns an error wrapping ErrConflict if it does.
-func (s *Store) create(ctx context.Context, o writeOptions, key string, v any) error {
-	value, err := json.Marshal(v)
-	if err != nil {
-		return err
-	}
-	if _, err := s.commit(ctx, o, v, write{key: key, value: value}); err != nil {
-		if errors.Is(err, jetstream.ErrKeyExists) || casConflict(err) {
-			return ErrConflict
-		}
-		return err
-	}
-	return nil
-}
-
 // entries returns the current entries of the keys matching filter, without
 // deleted ones, each key once.
 func (s *Store) entries(ctx context.Context, filter string, opts ...jetstream.WatchOpt) ([]jetstream.KeyValueEntry, error) {
