@@ -66,9 +66,9 @@ func (c Config) Validate() error {
 	return nil
 }
 
-// Store reads and writes accounts, API keys, event destinations and event
-// subscriptions. Its methods are safe for concurrent use, also by several
-// processes sharing the bucket.
+// Store reads and writes accounts, API keys, event destinations, event
+// subscriptions and bot users. Its methods are safe for concurrent use,
+// also by several processes sharing the bucket.
 type Store struct {
 	kv jetstream.KeyValue
 	// stream is the bucket's stream, and nc the connection, that changes
