@@ -216,7 +216,7 @@ func (s *Store) Authenticate(ctx context.Context, token string) (APIKey, error) 
 		return APIKey{}, fmt.Errorf("looking up api key token: %w", err)
 	}
 	var record apiKeyRecord
-	if err := s.getJSON(ctx, apiKeyKey(index.AccountID, index.APIKeyID), &record); err != nil {
+	if err := s.getJSON(ctx, apiKeys.key(index.AccountID, index.APIKeyID), &record); err != nil {
 		if errors.Is(err, ErrNotFound) {
 			return APIKey{}, ErrUnauthenticated
 		}

@@ -15,9 +15,7 @@ import (
 // listed here as gone already; so of concurrent deletes, each decides
 // knowing the others, and they never delete the account's last key between
 // them.
-type keyDeletions struct {
-	Pending []pendingDeletion `json:"pending"`
-}
+type keyDeletions = pendingList[pendingDeletion]
 
 // pendingDeletion is one DeleteAPIKey call between its claim and its
 // release. Two calls deleting the same key have two claims, so that the
@@ -71,11 +69,11 @@ func (s *Store) claimKeyDeletion(ctx context.Context, accountID, id, claim strin
 	if err != nil && !errors.Is(err, ErrNotFound) {
 		return fmt.Errorf("reading the api key deletions of account %s: %w", accountID, err)
 	}
-	entries, err := s.entries(ctx, accountAPIKeys(accountID))
+	entries, err := s.entries(ctx, apiKeys.filter(accountID))
 	if err != nil {
 		return fmt.Errorf("listing api keys: %w", err)
 	}
-	prefix := apiKeyKey(accountID, "")
+	prefix := apiKeys.key(accountID, "")
 	keys := make([]string, len(entries))
 	for i, entry := range entries {
 		keys[i] = strings.TrimPrefix(entry.Key(), prefix)
@@ -90,7 +88,7 @@ func (s *Store) claimKeyDeletion(ctx context.Context, accountID, id, claim strin
 		return refusal{ErrLastAPIKey}
 	}
 	deletions.Pending = append(pending, pendingDeletion{Claim: claim, APIKeyID: id})
-	return s.writeKeyDeletions(ctx, deletionsKey, deletions, rev)
+	return writePending(ctx, s, deletionsKey, deletions, rev)
 }
 
 // releaseKeyDeletion drops the claim from the account's pending deletions,
@@ -98,29 +96,5 @@ func (s *Store) claimKeyDeletion(ctx context.Context, accountID, id, claim strin
 // gone; until then that key counts as being deleted, which can only make
 // DeleteAPIKey refuse a delete, never allow one it should not.
 func (s *Store) releaseKeyDeletion(ctx context.Context, accountID, claim string) {
-	s.undo(ctx, func(ctx context.Context) error {
-		deletionsKey := apiKeyDeletionsKey(accountID)
-		return retryConflicts(ctx, func() error {
-			deletions, rev, err := getRecord[keyDeletions](ctx, s, deletionsKey)
-			if err != nil {
-				return err
-			}
-			n := len(deletions.Pending)
-			deletions.Pending = slices.DeleteFunc(deletions.Pending, func(p pendingDeletion) bool { return p.Claim == claim })
-			if len(deletions.Pending) == n {
-				return nil
-			}
-			return s.writeKeyDeletions(ctx, deletionsKey, deletions, rev)
-		})
-	})
-}
-
-// writeKeyDeletions writes the deletions if the key is still at revision
-// rev (0: if it does not exist), or returns an error wrapping
-// jetstream.ErrKeyRevisionMismatch.
-func (s *Store) writeKeyDeletions(ctx context.Context, key string, deletions keyDeletions, rev uint64) error {
-	if deletions.Pending == nil {
-		deletions.Pending = []pendingDeletion{}
-	}
-	return putRecordAt(ctx, s, key, deletions, rev)
+	dropPending(ctx, s, apiKeyDeletionsKey(accountID), func(p pendingDeletion) bool { return p.Claim == claim })
 }

@@ -21,11 +21,7 @@ var apiKeys = family[apiKeyRecord]{
 	kind:   "api_keys",
 	prefix: schemas.PrefixAPIKey,
 	noun:   "api key",
-	key:    apiKeyKey,
-	filter: accountAPIKeys,
-	meta: func(r *apiKeyRecord) (*string, *string, *time.Time) {
-		return &r.ID, &r.AccountID, &r.CreatedAt
-	},
+	meta:   func(r *apiKeyRecord) (*string, *string, *time.Time) { return &r.ID, &r.AccountID, &r.CreatedAt },
 	input: func(in apiKeyRecord) apiKeyRecord {
 		return apiKeyRecord{Description: in.Description, Metadata: in.Metadata, TokenHash: in.TokenHash}
 	},

@@ -50,15 +50,11 @@ var botUsers = family[BotUser]{
 	kind:   "bot_users",
 	prefix: schemas.PrefixBotUser,
 	noun:   "bot user",
-	key:    botUserKey,
-	filter: accountBotUsers,
-	meta: func(b *BotUser) (*string, *string, *time.Time) {
-		return &b.ID, &b.AccountID, &b.CreatedAt
-	},
-	input: func(in BotUser) BotUser { return BotUser{Name: in.Name, Active: true} },
-	check: func(_ context.Context, _ *Store, b *BotUser) error { return b.check() },
-	limit: LimitBotUsers,
-	max:   func(l Limits) int { return l.BotUsers },
+	meta:   func(b *BotUser) (*string, *string, *time.Time) { return &b.ID, &b.AccountID, &b.CreatedAt },
+	input:  func(in BotUser) BotUser { return BotUser{Name: in.Name, Active: true} },
+	check:  func(_ context.Context, _ *Store, b *BotUser) error { return b.check() },
+	limit:  LimitBotUsers,
+	max:    func(l Limits) int { return l.BotUsers },
 	unique: &uniqueIndex[BotUser]{
 		field: "name",
 		value: func(b BotUser) string { return b.Name },

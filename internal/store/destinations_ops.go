@@ -14,11 +14,7 @@ var destinations = family[Destination]{
 	kind:   "destinations",
 	prefix: schemas.PrefixDestination,
 	noun:   "destination",
-	key:    destinationKey,
-	filter: accountDestinations,
-	meta: func(d *Destination) (*string, *string, *time.Time) {
-		return &d.ID, &d.AccountID, &d.CreatedAt
-	},
+	meta:   func(d *Destination) (*string, *string, *time.Time) { return &d.ID, &d.AccountID, &d.CreatedAt },
 	input: func(in Destination) Destination {
 		return Destination{Description: in.Description, Metadata: in.Metadata, Format: in.Format, Target: in.Target.clone()}
 	},
@@ -108,7 +104,7 @@ func (s *Store) DeleteDestination(ctx context.Context, accountID, id string, opt
 // subscriptionsUsing returns the ids of the account's subscriptions that
 // deliver to the destination, sorted.
 func (s *Store) subscriptionsUsing(ctx context.Context, accountID, destinationID string) ([]string, error) {
-	subs, err := listRecords[Subscription](ctx, s, accountSubscriptions(accountID))
+	subs, err := listRecords[Subscription](ctx, s, subscriptions.filter(accountID))
 	if err != nil {
 		return nil, fmt.Errorf("listing subscriptions: %w", err)
 	}

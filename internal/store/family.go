@@ -17,18 +17,15 @@ import (
 // know of it. Its methods are the layer every such family's public methods
 // call; what sets a family apart is a hook here, not a copy of them.
 type family[T any] struct {
-	// kind names the family in keys, "destinations": its creates under
-	// way are creations.<account_id>.<kind> (see withinLimit).
+	// kind names the family in keys, "destinations": its resources are
+	// <kind>.<account_id>.<id> (keys.go), and its creates under way
+	// creations.<account_id>.<kind> (see withinLimit).
 	kind string
 	// prefix starts the ids of its resources, schemas.PrefixDestination.
 	prefix string
 	// noun names a resource in messages, "destination"; noun+"s" names
 	// several.
 	noun string
-	// key is the key of the resource id of the account, and filter the
-	// filter matching every resource of the account (keys.go).
-	key    func(accountID, id string) string
-	filter func(accountID string) string
 	// meta returns pointers to the id, account and creation time of v,
 	// which the store sets at create and nothing changes after.
 	meta func(v *T) (id, accountID *string, createdAt *time.Time)
@@ -68,6 +65,16 @@ type family[T any] struct {
 type refusal struct{ err error }
 
 func (r refusal) Error() string { return r.err.Error() }
+
+// key returns the key of the resource id of the account.
+func (f *family[T]) key(accountID, id string) string {
+	return f.kind + "." + accountID + "." + id
+}
+
+// filter returns the filter matching every resource of the account.
+func (f *family[T]) filter(accountID string) string {
+	return f.kind + "." + accountID + ".*"
+}
 
 // ownedID returns an error wrapping ErrNotFound unless accountID is an
 // account id and id one of the family's (see checkOwnedID).

@@ -7,7 +7,9 @@ import (
 
 // The key layout of the bucket. Every key of a resource owned by an account
 // starts with the resource's kind and then the account id, so that all keys
-// of one kind, or of one kind and account, match one filter.
+// of one kind, or of one kind and account, match one filter. The keys of
+// the resources of a family (api_keys, destinations, subscriptions,
+// bot_users) are made from its kind (family.key).
 //
 //	accounts.<account_id>                                     Account
 //	account_names.<hex sha-256 of folded name>                accountNameIndex (written with its Account)
@@ -46,34 +48,12 @@ func foldedHash(name string) string {
 	return hex.EncodeToString(sum[:])
 }
 
-func apiKeyKey(accountID, apiKeyID string) string {
-	return "api_keys." + accountID + "." + apiKeyID
-}
-
 func apiKeyHashKey(tokenHash string) string { return "api_key_hashes." + tokenHash }
 
 func apiKeyDeletionsKey(accountID string) string { return "api_key_deletions." + accountID }
-
-func destinationKey(accountID, destinationID string) string {
-	return "destinations." + accountID + "." + destinationID
-}
-
-func subscriptionKey(accountID, subscriptionID string) string {
-	return "subscriptions." + accountID + "." + subscriptionID
-}
-
-func botUserKey(accountID, botUserID string) string {
-	return "bot_users." + accountID + "." + botUserID
-}
 
 // botUserNameKey is the index key of a bot user's name within its account:
 // any two names equal ignoring case (see foldName) have one key.
 func botUserNameKey(accountID, name string) string {
 	return "bot_user_names." + accountID + "." + foldedHash(name)
 }
-
-// Filters matching every key of one kind and account.
-func accountAPIKeys(accountID string) string       { return "api_keys." + accountID + ".*" }
-func accountDestinations(accountID string) string  { return "destinations." + accountID + ".*" }
-func accountSubscriptions(accountID string) string { return "subscriptions." + accountID + ".*" }
-func accountBotUsers(accountID string) string      { return "bot_users." + accountID + ".*" }

@@ -110,9 +110,7 @@ const creationClaimTTL = time.Minute
 // that exist and those claimed, and removes it once its resource is
 // written; so of concurrent creates, each counts the others, and together
 // they never pass the limit.
-type creationClaims struct {
-	Pending []creationClaim `json:"pending"`
-}
+type creationClaims = pendingList[creationClaim]
 
 type creationClaim struct {
 	ID string    `json:"id"`
@@ -165,7 +163,7 @@ func runningReplayIDs(ctx context.Context, s *Store, accountID string) ([]string
 			continue
 		}
 		if subs == nil {
-			list, err := listRecords[Subscription](ctx, s, accountSubscriptions(accountID))
+			list, err := listRecords[Subscription](ctx, s, subscriptions.filter(accountID))
 			if err != nil {
 				return nil, err
 			}
@@ -212,7 +210,7 @@ func (s *Store) withinLimit(ctx context.Context, accountID string, c counted, id
 			return &LimitError{Limit: c.limit, Max: limit}
 		}
 		claims.Pending = append(pending, creationClaim{ID: id, At: time.Now().UTC()})
-		return s.writeClaims(ctx, key, claims, rev)
+		return writePending(ctx, s, key, claims, rev)
 	})
 	if err != nil {
 		return err
@@ -225,28 +223,5 @@ func (s *Store) withinLimit(ctx context.Context, accountID string, c counted, id
 // fails, the claim is dropped by the next create that sees its resource,
 // or after creationClaimTTL.
 func (s *Store) releaseClaim(ctx context.Context, key, id string) {
-	s.undo(ctx, func(ctx context.Context) error {
-		return retryConflicts(ctx, func() error {
-			claims, rev, err := getRecord[creationClaims](ctx, s, key)
-			if err != nil {
-				return err
-			}
-			n := len(claims.Pending)
-			claims.Pending = slices.DeleteFunc(claims.Pending, func(p creationClaim) bool { return p.ID == id })
-			if len(claims.Pending) == n {
-				return nil
-			}
-			return s.writeClaims(ctx, key, claims, rev)
-		})
-	})
-}
-
-// writeClaims writes the claims if the key is still at revision rev (0: if
-// it does not exist), or returns an error wrapping
-// jetstream.ErrKeyRevisionMismatch.
-func (s *Store) writeClaims(ctx context.Context, key string, claims creationClaims, rev uint64) error {
-	if claims.Pending == nil {
-		claims.Pending = []creationClaim{}
-	}
-	return putRecordAt(ctx, s, key, claims, rev)
+	dropPending(ctx, s, key, func(p creationClaim) bool { return p.ID == id })
 }

@@ -18,11 +18,7 @@ var subscriptions = family[Subscription]{
 	kind:   "subscriptions",
 	prefix: schemas.PrefixSubscription,
 	noun:   "subscription",
-	key:    subscriptionKey,
-	filter: accountSubscriptions,
-	meta: func(sub *Subscription) (*string, *string, *time.Time) {
-		return &sub.ID, &sub.AccountID, &sub.CreatedAt
-	},
+	meta:   func(sub *Subscription) (*string, *string, *time.Time) { return &sub.ID, &sub.AccountID, &sub.CreatedAt },
 	input: func(in Subscription) Subscription {
 		return Subscription{Description: in.Description, Metadata: in.Metadata, Sources: in.Sources, DestinationIDs: in.DestinationIDs}.clone()
 	},
@@ -115,7 +111,7 @@ func (s *Store) checkSubscription(ctx context.Context, sub *Subscription) error 
 		return &LimitError{Limit: LimitSourcesPerSubscription, Max: s.limits.SourcesPerSubscription}
 	}
 	for j, id := range sub.DestinationIDs {
-		_, _, err := getRecord[Destination](ctx, s, destinationKey(sub.AccountID, id))
+		_, _, err := getRecord[Destination](ctx, s, destinations.key(sub.AccountID, id))
 		if errors.Is(err, ErrNotFound) {
 			return noSuchDestination(fmt.Sprintf("destination_ids[%d]", j), id)
 		}
@@ -141,7 +137,7 @@ func (s *Store) claimDestinations(ctx context.Context, accountID string, ids, al
 		if slices.Contains(already, id) {
 			continue
 		}
-		key := destinationKey(accountID, id)
+		key := destinations.key(accountID, id)
 		entry, err := s.kv.Get(ctx, key)
 		if errors.Is(err, jetstream.ErrKeyNotFound) {
 			return nil, noSuchDestination(fmt.Sprintf("destination_ids[%d]", j), id)
