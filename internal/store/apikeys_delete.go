@@ -7,8 +7,6 @@ import (
 	"fmt"
 	"slices"
 	"strings"
-
-	"github.com/sluicehq/sluice/schemas"
 )
 
 // keyDeletions is the value of api_key_deletions.<account_id>: the API keys
@@ -17,9 +15,7 @@ import (
 // listed here as gone already; so of concurrent deletes, each decides
 // knowing the others, and they never delete the account's last key between
 // them.
-type keyDeletions struct {
-	Pending []pendingDeletion `json:"pending"`
-}
+type keyDeletions = pendingList[pendingDeletion]
 
 // pendingDeletion is one DeleteAPIKey call between its claim and its
 // release. Two calls deleting the same key have two claims, so that the
@@ -38,30 +34,19 @@ type pendingDeletion struct {
 // concurrent deletes never leave the account without a key. It returns an
 // error wrapping ErrNotFound if the account has no such key.
 func (s *Store) DeleteAPIKey(ctx context.Context, accountID, id string, opts ...WriteOption) (APIKey, error) {
-	if err := checkOwnedID(accountID, schemas.PrefixAPIKey, id); err != nil {
-		return APIKey{}, fmt.Errorf("api key %q: %w", id, err)
-	}
-	key := apiKeyKey(accountID, id)
 	claim := rand.Text()
-	defer s.releaseKeyDeletion(ctx, accountID, claim)
-	var deleted apiKeyRecord
-	err := retryConflicts(ctx, func() error {
-		record, rev, err := getRecord[apiKeyRecord](ctx, s, key)
-		if err != nil {
-			return err
+	claimed := false
+	defer func() {
+		if claimed {
+			s.releaseKeyDeletion(ctx, accountID, claim)
 		}
-		if err := s.claimKeyDeletion(ctx, accountID, id, claim); err != nil {
-			return err
-		}
-		deleted = record
-		_, err = s.commit(ctx, newWriteOptions(opts), record, write{key: key, del: true, revision: rev})
-		return err
+	}()
+	deleted, err := apiKeys.remove(ctx, s, accountID, id, opts, func(apiKeyRecord) error {
+		claimed = true
+		return s.claimKeyDeletion(ctx, accountID, id, claim)
 	})
-	if errors.Is(err, ErrLastAPIKey) {
-		return APIKey{}, err
-	}
 	if err != nil {
-		return APIKey{}, fmt.Errorf("deleting api key %s: %w", id, err)
+		return APIKey{}, err
 	}
 	// The key is gone and its token refused; the index only speeds up
 	// Authenticate, which refuses an index naming no key.
@@ -70,8 +55,8 @@ func (s *Store) DeleteAPIKey(ctx context.Context, accountID, id string, opts ...
 }
 
 // claimKeyDeletion records that the claim is deleting the key id of the
-// account, unless no other key would be left: it returns ErrLastAPIKey
-// then. It returns an error wrapping jetstream.ErrKeyRevisionMismatch (a
+// account, unless no other key would be left: it returns a refusal
+// holding ErrLastAPIKey then. It returns an error wrapping jetstream.ErrKeyRevisionMismatch (a
 // compare-and-swap conflict) if another deletion was recorded meanwhile.
 //
 // The pending deletions are read before the keys: a key deleted since is
@@ -84,11 +69,11 @@ func (s *Store) claimKeyDeletion(ctx context.Context, accountID, id, claim strin
 	if err != nil && !errors.Is(err, ErrNotFound) {
 		return fmt.Errorf("reading the api key deletions of account %s: %w", accountID, err)
 	}
-	entries, err := s.entries(ctx, accountAPIKeys(accountID))
+	entries, err := s.entries(ctx, apiKeys.filter(accountID))
 	if err != nil {
 		return fmt.Errorf("listing api keys: %w", err)
 	}
-	prefix := apiKeyKey(accountID, "")
+	prefix := apiKeys.key(accountID, "")
 	keys := make([]string, len(entries))
 	for i, entry := range entries {
 		keys[i] = strings.TrimPrefix(entry.Key(), prefix)
@@ -100,10 +85,10 @@ func (s *Store) claimKeyDeletion(ctx context.Context, accountID, id, claim strin
 		return k == id || slices.ContainsFunc(pending, func(p pendingDeletion) bool { return p.APIKeyID == k })
 	})
 	if len(left) == 0 {
-		return ErrLastAPIKey
+		return refusal{ErrLastAPIKey}
 	}
 	deletions.Pending = append(pending, pendingDeletion{Claim: claim, APIKeyID: id})
-	return s.writeKeyDeletions(ctx, deletionsKey, deletions, rev)
+	return writePending(ctx, s, deletionsKey, deletions, rev)
 }
 
 // releaseKeyDeletion drops the claim from the account's pending deletions,
@@ -111,29 +96,5 @@ func (s *Store) claimKeyDeletion(ctx context.Context, accountID, id, claim strin
 // gone; until then that key counts as being deleted, which can only make
 // DeleteAPIKey refuse a delete, never allow one it should not.
 func (s *Store) releaseKeyDeletion(ctx context.Context, accountID, claim string) {
-	s.undo(ctx, func(ctx context.Context) error {
-		deletionsKey := apiKeyDeletionsKey(accountID)
-		return retryConflicts(ctx, func() error {
-			deletions, rev, err := getRecord[keyDeletions](ctx, s, deletionsKey)
-			if err != nil {
-				return err
-			}
-			n := len(deletions.Pending)
-			deletions.Pending = slices.DeleteFunc(deletions.Pending, func(p pendingDeletion) bool { return p.Claim == claim })
-			if len(deletions.Pending) == n {
-				return nil
-			}
-			return s.writeKeyDeletions(ctx, deletionsKey, deletions, rev)
-		})
-	})
-}
-
-// writeKeyDeletions writes the deletions if the key is still at revision
-// rev (0: if it does not exist), or returns an error wrapping
-// jetstream.ErrKeyRevisionMismatch.
-func (s *Store) writeKeyDeletions(ctx context.Context, key string, deletions keyDeletions, rev uint64) error {
-	if deletions.Pending == nil {
-		deletions.Pending = []pendingDeletion{}
-	}
-	return putRecordAt(ctx, s, key, deletions, rev)
+	dropPending(ctx, s, apiKeyDeletionsKey(accountID), func(p pendingDeletion) bool { return p.Claim == claim })
 }

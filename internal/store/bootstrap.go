@@ -148,7 +148,7 @@ func (s *Store) removeOrphanIndex(ctx context.Context, tokenHash string) error {
 	}
 	var index apiKeyIndex
 	if err := json.Unmarshal(entry.Value(), &index); err == nil {
-		_, err := s.kv.Get(ctx, apiKeyKey(index.AccountID, index.APIKeyID))
+		_, err := s.kv.Get(ctx, apiKeys.key(index.AccountID, index.APIKeyID))
 		if err == nil {
 			return nil // not an orphan: CreateAPIKey will say the token is taken
 		}

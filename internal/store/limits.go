@@ -23,6 +23,7 @@ const (
 	DefaultMaxSubscriptions = 1000
 	DefaultMaxRunningReplay = 5
 	DefaultMaxAPIKeys       = 100
+	DefaultMaxBotUsers      = 100
 )
 
 // Limits bound what one account can have. A zero field gets its default.
@@ -43,6 +44,9 @@ type Limits struct {
 	// APIKeys is the most API keys of an account; default
 	// DefaultMaxAPIKeys.
 	APIKeys int
+	// BotUsers is the most bot users of an account; default
+	// DefaultMaxBotUsers.
+	BotUsers int
 }
 
 func (l *Limits) setDefaults() {
@@ -62,6 +66,9 @@ func (l *Limits) setDefaults() {
 	if l.APIKeys <= 0 {
 		l.APIKeys = DefaultMaxAPIKeys
 	}
+	if l.BotUsers <= 0 {
+		l.BotUsers = DefaultMaxBotUsers
+	}
 }
 
 // ErrLimit means the account has as many resources of a kind as the
@@ -75,6 +82,7 @@ const (
 	LimitSourcesPerSubscription = "sources per subscription"
 	LimitRunningReplays         = "running replays"
 	LimitAPIKeys                = "api keys"
+	LimitBotUsers               = "bot users"
 )
 
 // LimitError is a create refused because the account has as many resources
@@ -102,9 +110,7 @@ const creationClaimTTL = time.Minute
 // that exist and those claimed, and removes it once its resource is
 // written; so of concurrent creates, each counts the others, and together
 // they never pass the limit.
-type creationClaims struct {
-	Pending []creationClaim `json:"pending"`
-}
+type creationClaims = pendingList[creationClaim]
 
 type creationClaim struct {
 	ID string    `json:"id"`
@@ -125,16 +131,8 @@ type counted struct {
 	ids   func(ctx context.Context, s *Store, accountID string) ([]string, error)
 }
 
-var (
-	countedDestinations = counted{kind: "destinations", limit: LimitDestinations,
-		max: func(l Limits) int { return l.Destinations }, ids: keyIDs(accountDestinations)}
-	countedSubscriptions = counted{kind: "subscriptions", limit: LimitSubscriptions,
-		max: func(l Limits) int { return l.Subscriptions }, ids: keyIDs(accountSubscriptions)}
-	countedAPIKeys = counted{kind: "api_keys", limit: LimitAPIKeys,
-		max: func(l Limits) int { return l.APIKeys }, ids: keyIDs(accountAPIKeys)}
-	countedReplays = counted{kind: "replays", limit: LimitRunningReplays,
-		max: func(l Limits) int { return l.RunningReplays }, ids: runningReplayIDs}
-)
+var countedReplays = counted{kind: "replays", limit: LimitRunningReplays,
+	max: func(l Limits) int { return l.RunningReplays }, ids: runningReplayIDs}
 
 // keyIDs returns the ids of the account's keys matching filter(account).
 func keyIDs(filter func(accountID string) string) func(context.Context, *Store, string) ([]string, error) {
@@ -165,7 +163,7 @@ func runningReplayIDs(ctx context.Context, s *Store, accountID string) ([]string
 			continue
 		}
 		if subs == nil {
-			list, err := listRecords[Subscription](ctx, s, accountSubscriptions(accountID))
+			list, err := listRecords[Subscription](ctx, s, subscriptions.filter(accountID))
 			if err != nil {
 				return nil, err
 			}
@@ -212,7 +210,7 @@ func (s *Store) withinLimit(ctx context.Context, accountID string, c counted, id
 			return &LimitError{Limit: c.limit, Max: limit}
 		}
 		claims.Pending = append(pending, creationClaim{ID: id, At: time.Now().UTC()})
-		return s.writeClaims(ctx, key, claims, rev)
+		return writePending(ctx, s, key, claims, rev)
 	})
 	if err != nil {
 		return err
@@ -225,28 +223,5 @@ func (s *Store) withinLimit(ctx context.Context, accountID string, c counted, id
 // fails, the claim is dropped by the next create that sees its resource,
 // or after creationClaimTTL.
 func (s *Store) releaseClaim(ctx context.Context, key, id string) {
-	s.undo(ctx, func(ctx context.Context) error {
-		return retryConflicts(ctx, func() error {
-			claims, rev, err := getRecord[creationClaims](ctx, s, key)
-			if err != nil {
-				return err
-			}
-			n := len(claims.Pending)
-			claims.Pending = slices.DeleteFunc(claims.Pending, func(p creationClaim) bool { return p.ID == id })
-			if len(claims.Pending) == n {
-				return nil
-			}
-			return s.writeClaims(ctx, key, claims, rev)
-		})
-	})
-}
-
-// writeClaims writes the claims if the key is still at revision rev (0: if
-// it does not exist), or returns an error wrapping
-// jetstream.ErrKeyRevisionMismatch.
-func (s *Store) writeClaims(ctx context.Context, key string, claims creationClaims, rev uint64) error {
-	if claims.Pending == nil {
-		claims.Pending = []creationClaim{}
-	}
-	return putRecordAt(ctx, s, key, claims, rev)
+	dropPending(ctx, s, key, func(p creationClaim) bool { return p.ID == id })
 }

@@ -6,6 +6,7 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
+	"slices"
 	"time"
 
 	"github.com/nats-io/nats.go/jetstream"
@@ -188,4 +189,40 @@ func putRecordAt[T any](ctx context.Context, s *Store, key string, value T, rev 
 	}
 	_, err = s.kv.Update(ctx, key, data, rev)
 	return err
+}
+
+// pendingList is the value of a key listing the operations of a kind under
+// way (creationClaims, keyDeletions): each adds its entry with a
+// compare-and-swap before it acts, and drops it (dropPending) after.
+type pendingList[E any] struct {
+	Pending []E `json:"pending"`
+}
+
+// writePending writes list at key if the key is still at revision rev (0:
+// if it does not exist), or returns an error wrapping
+// jetstream.ErrKeyRevisionMismatch. An empty list is written as [].
+func writePending[E any](ctx context.Context, s *Store, key string, list pendingList[E], rev uint64) error {
+	if list.Pending == nil {
+		list.Pending = []E{}
+	}
+	return putRecordAt(ctx, s, key, list, rev)
+}
+
+// dropPending removes the entries of the list at key that mine matches,
+// even if ctx has ended (see undo); it writes nothing if none does.
+func dropPending[E any](ctx context.Context, s *Store, key string, mine func(E) bool) {
+	s.undo(ctx, func(ctx context.Context) error {
+		return retryConflicts(ctx, func() error {
+			list, rev, err := getRecord[pendingList[E]](ctx, s, key)
+			if err != nil {
+				return err
+			}
+			n := len(list.Pending)
+			list.Pending = slices.DeleteFunc(list.Pending, mine)
+			if len(list.Pending) == n {
+				return nil
+			}
+			return writePending(ctx, s, key, list, rev)
+		})
+	})
 }
