@@ -232,6 +232,9 @@ type Server struct {
 	metrics       *metrics
 	mux           *http.ServeMux
 	handler       http.Handler
+	// families are the resource families routed, for the test of
+	// docs/openapi.yaml.
+	families []familyDoc
 
 	// deliveryStatus and destinationTrial are nil when their routes are
 	// not served.
