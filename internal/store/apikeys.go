@@ -11,8 +11,6 @@ import (
 	"log/slog"
 	"math/big"
 	"time"
-
-	"github.com/sluicehq/sluice/schemas"
 )
 
 // Limits of an API key (specification section 5).
@@ -164,6 +162,8 @@ func hashToken(token string) string {
 // Limits.APIKeys, ErrNotFound if the account does not exist, or
 // ErrConflict if a key with the same token exists.
 func (s *Store) CreateAPIKey(ctx context.Context, accountID string, in APIKeyInput, token string, opts ...WriteOption) (APIKey, error) {
+	// Checked here too (apiKeys checks every key it writes), so that a
+	// field breaking a limit is reported before a bad token.
 	if err := in.validate(); err != nil {
 		return APIKey{}, err
 	}
@@ -175,39 +175,14 @@ func (s *Store) CreateAPIKey(ctx context.Context, accountID string, in APIKeyInp
 	} else if err := checkToken(token); err != nil {
 		return APIKey{}, fmt.Errorf("api key: %w", err)
 	}
-	if _, err := s.GetAccount(ctx, accountID); err != nil {
-		return APIKey{}, fmt.Errorf("creating api key: %w", err)
-	}
-
-	id, createdAt := s.newID(schemas.PrefixAPIKey)
-	record := apiKeyRecord{
-		ID:          id,
-		AccountID:   accountID,
+	record, err := apiKeys.create(ctx, s, accountID, apiKeyRecord{
 		Description: in.Description,
 		Metadata:    in.Metadata,
-		CreatedAt:   createdAt,
 		TokenHash:   hashToken(token),
-	}
-	err := s.withinLimit(ctx, accountID, countedAPIKeys, record.ID, func() error {
-		// The index goes first: Create refuses a second key with the same
-		// token before anything else is written.
-		index := apiKeyIndex{AccountID: accountID, APIKeyID: record.ID}
-		if err := s.createJSON(ctx, apiKeyHashKey(record.TokenHash), index); err != nil {
-			if errors.Is(err, ErrConflict) {
-				return fmt.Errorf("creating api key: %w: an api key with this token exists", ErrConflict)
-			}
-			return fmt.Errorf("creating api key %s: indexing its token: %w", record.ID, err)
-		}
-		if err := s.create(ctx, newWriteOptions(opts), apiKeyKey(accountID, record.ID), record); err != nil {
-			s.deleteIndex(ctx, record.TokenHash)
-			return fmt.Errorf("creating api key %s: %w", record.ID, err)
-		}
-		return nil
-	})
+	}, opts)
 	if err != nil {
 		return APIKey{}, err
 	}
-
 	key := record.apiKey()
 	key.Token = token
 	return key, nil

@@ -7,8 +7,6 @@ import (
 	"fmt"
 	"slices"
 	"strings"
-
-	"github.com/sluicehq/sluice/schemas"
 )
 
 // keyDeletions is the value of api_key_deletions.<account_id>: the API keys
@@ -38,30 +36,19 @@ type pendingDeletion struct {
 // concurrent deletes never leave the account without a key. It returns an
 // error wrapping ErrNotFound if the account has no such key.
 func (s *Store) DeleteAPIKey(ctx context.Context, accountID, id string, opts ...WriteOption) (APIKey, error) {
-	if err := checkOwnedID(accountID, schemas.PrefixAPIKey, id); err != nil {
-		return APIKey{}, fmt.Errorf("api key %q: %w", id, err)
-	}
-	key := apiKeyKey(accountID, id)
 	claim := rand.Text()
-	defer s.releaseKeyDeletion(ctx, accountID, claim)
-	var deleted apiKeyRecord
-	err := retryConflicts(ctx, func() error {
-		record, rev, err := getRecord[apiKeyRecord](ctx, s, key)
-		if err != nil {
-			return err
+	claimed := false
+	defer func() {
+		if claimed {
+			s.releaseKeyDeletion(ctx, accountID, claim)
 		}
-		if err := s.claimKeyDeletion(ctx, accountID, id, claim); err != nil {
-			return err
-		}
-		deleted = record
-		_, err = s.commit(ctx, newWriteOptions(opts), record, write{key: key, del: true, revision: rev})
-		return err
+	}()
+	deleted, err := apiKeys.remove(ctx, s, accountID, id, opts, func(apiKeyRecord) error {
+		claimed = true
+		return s.claimKeyDeletion(ctx, accountID, id, claim)
 	})
-	if errors.Is(err, ErrLastAPIKey) {
-		return APIKey{}, err
-	}
 	if err != nil {
-		return APIKey{}, fmt.Errorf("deleting api key %s: %w", id, err)
+		return APIKey{}, err
 	}
 	// The key is gone and its token refused; the index only speeds up
 	// Authenticate, which refuses an index naming no key.
@@ -70,8 +57,8 @@ func (s *Store) DeleteAPIKey(ctx context.Context, accountID, id string, opts ...
 }
 
 // claimKeyDeletion records that the claim is deleting the key id of the
-// account, unless no other key would be left: it returns ErrLastAPIKey
-// then. It returns an error wrapping jetstream.ErrKeyRevisionMismatch (a
+// account, unless no other key would be left: it returns a refusal
+// holding ErrLastAPIKey then. It returns an error wrapping jetstream.ErrKeyRevisionMismatch (a
 // compare-and-swap conflict) if another deletion was recorded meanwhile.
 //
 // The pending deletions are read before the keys: a key deleted since is
@@ -100,7 +87,7 @@ func (s *Store) claimKeyDeletion(ctx context.Context, accountID, id, claim strin
 		return k == id || slices.ContainsFunc(pending, func(p pendingDeletion) bool { return p.APIKeyID == k })
 	})
 	if len(left) == 0 {
-		return ErrLastAPIKey
+		return refusal{ErrLastAPIKey}
 	}
 	deletions.Pending = append(pending, pendingDeletion{Claim: claim, APIKeyID: id})
 	return s.writeKeyDeletions(ctx, deletionsKey, deletions, rev)

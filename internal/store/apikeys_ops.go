@@ -2,7 +2,9 @@ package store
 
 import (
 	"context"
+	"errors"
 	"fmt"
+	"time"
 
 	"github.com/sluicehq/sluice/schemas"
 )
@@ -12,18 +14,46 @@ import (
 // API any more.
 var ErrLastAPIKey = fmt.Errorf("%w: it is the account's only API key; create another key first, then delete this one", ErrConflict)
 
+// apiKeys declares API keys (see family). They are stored as apiKeyRecord,
+// with the hash of their token, which the public methods never return; the
+// token's index is written before the record (see CreateAPIKey).
+var apiKeys = family[apiKeyRecord]{
+	kind:   "api_keys",
+	prefix: schemas.PrefixAPIKey,
+	noun:   "api key",
+	key:    apiKeyKey,
+	filter: accountAPIKeys,
+	meta: func(r *apiKeyRecord) (*string, *string, *time.Time) {
+		return &r.ID, &r.AccountID, &r.CreatedAt
+	},
+	input: func(in apiKeyRecord) apiKeyRecord {
+		return apiKeyRecord{Description: in.Description, Metadata: in.Metadata, TokenHash: in.TokenHash}
+	},
+	check: func(_ context.Context, _ *Store, r *apiKeyRecord) error {
+		return APIKeyInput{Description: r.Description, Metadata: r.Metadata}.validate()
+	},
+	limit: LimitAPIKeys,
+	max:   func(l Limits) int { return l.APIKeys },
+	reserve: func(ctx context.Context, s *Store, r apiKeyRecord) (func(), error) {
+		// The index goes first: Create refuses a second key with the same
+		// token before anything else is written.
+		index := apiKeyIndex{AccountID: r.AccountID, APIKeyID: r.ID}
+		if err := s.createJSON(ctx, apiKeyHashKey(r.TokenHash), index); err != nil {
+			if errors.Is(err, ErrConflict) {
+				return nil, fmt.Errorf("creating api key: %w: an api key with this token exists", ErrConflict)
+			}
+			return nil, fmt.Errorf("creating api key %s: indexing its token: %w", r.ID, err)
+		}
+		return func() { s.deleteIndex(ctx, r.TokenHash) }, nil
+	},
+}
+
 // GetAPIKey returns the API key of the account with the id, without its
 // token. It returns an error wrapping ErrNotFound if the account has no
 // such key, including when another account has.
 func (s *Store) GetAPIKey(ctx context.Context, accountID, id string) (APIKey, error) {
-	if err := checkOwnedID(accountID, schemas.PrefixAPIKey, id); err != nil {
-		return APIKey{}, fmt.Errorf("api key %q: %w", id, err)
-	}
-	record, _, err := getRecord[apiKeyRecord](ctx, s, apiKeyKey(accountID, id))
-	if err != nil {
-		return APIKey{}, fmt.Errorf("reading api key %s: %w", id, err)
-	}
-	return record.apiKey(), nil
+	record, err := apiKeys.get(ctx, s, accountID, id)
+	return record.apiKey(), err
 }
 
 // ListAPIKeys returns a page of the account's API keys, newest first (by
@@ -34,18 +64,10 @@ func (s *Store) GetAPIKey(ctx context.Context, accountID, id string) (APIKey, er
 // outside 1 to MaxPageLimit or a malformed BeforeID, or an error wrapping
 // ErrNotFound if accountID is not an account id.
 func (s *Store) ListAPIKeys(ctx context.Context, accountID string, page Page) ([]APIKey, string, error) {
-	page, err := page.resolve(schemas.PrefixAPIKey)
+	records, next, err := apiKeys.list(ctx, s, accountID, page)
 	if err != nil {
 		return nil, "", err
 	}
-	if err := schemas.CheckID(schemas.PrefixAccount, accountID); err != nil {
-		return nil, "", fmt.Errorf("account %q: %w", accountID, ErrNotFound)
-	}
-	records, err := listRecords[apiKeyRecord](ctx, s, accountAPIKeys(accountID))
-	if err != nil {
-		return nil, "", fmt.Errorf("listing api keys: %w", err)
-	}
-	records, next := paginate(records, func(r apiKeyRecord) string { return r.ID }, page)
 	keys := make([]APIKey, len(records))
 	for i, r := range records {
 		keys[i] = r.apiKey()
@@ -65,24 +87,16 @@ func (s *Store) ListAPIKeys(ctx context.Context, accountID string, page Page) ([
 // one wrapping ErrConflict if the key kept changing under concurrent
 // updates.
 func (s *Store) UpdateAPIKey(ctx context.Context, accountID, id string, fn func(*APIKey) error, opts ...WriteOption) (APIKey, error) {
-	if err := checkOwnedID(accountID, schemas.PrefixAPIKey, id); err != nil {
-		return APIKey{}, fmt.Errorf("api key %q: %w", id, err)
-	}
-	var fnErr error
-	_, after, err := modify(ctx, s, apiKeyKey(accountID, id), func(r *apiKeyRecord) error {
+	record, err := apiKeys.update(ctx, s, accountID, id, func(r *apiKeyRecord) error {
 		key := r.apiKey()
-		if fnErr = fn(&key); fnErr != nil {
-			return fnErr
-		}
-		in := APIKeyInput{Description: key.Description, Metadata: key.Metadata}
-		if err := in.validate(); err != nil {
+		if err := fn(&key); err != nil {
 			return err
 		}
-		r.Description, r.Metadata = in.Description, in.Metadata
+		r.Description, r.Metadata = key.Description, key.Metadata
 		return nil
-	}, newWriteOptions(opts), nil)
+	}, opts)
 	if err != nil {
-		return APIKey{}, passOrWrap(err, fnErr, "updating api key "+id)
+		return APIKey{}, err
 	}
-	return after.value.apiKey(), nil
+	return record.apiKey(), nil
 }

@@ -20,6 +20,7 @@ const (
 	headerBatchCommit = "Nats-Batch-Commit"
 	headerKVOperation = "KV-Operation"
 	kvDelete          = "DEL"
+	kvPurge           = "PURGE"
 )
 
 // JetStream API error codes of a compare-and-swap conflict: "wrong last

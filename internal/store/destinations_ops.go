@@ -2,12 +2,33 @@ package store
 
 import (
 	"context"
-	"errors"
 	"fmt"
 	"slices"
+	"time"
 
 	"github.com/sluicehq/sluice/schemas"
 )
+
+// destinations declares event destinations (see family).
+var destinations = family[Destination]{
+	kind:   "destinations",
+	prefix: schemas.PrefixDestination,
+	noun:   "destination",
+	key:    destinationKey,
+	filter: accountDestinations,
+	meta: func(d *Destination) (*string, *string, *time.Time) {
+		return &d.ID, &d.AccountID, &d.CreatedAt
+	},
+	input: func(in Destination) Destination {
+		return Destination{Description: in.Description, Metadata: in.Metadata, Format: in.Format, Target: in.Target.clone()}
+	},
+	check: func(_ context.Context, _ *Store, d *Destination) error { return d.check() },
+	limit: LimitDestinations,
+	max:   func(l Limits) int { return l.Destinations },
+	rule: func(was, d Destination) error {
+		return sameTargetType(was.Target.Type(), d.Target.Type())
+	},
+}
 
 // CreateDestination creates a destination of the account with the
 // Description, Metadata, Format and Target of in; the store sets ID,
@@ -19,46 +40,14 @@ import (
 // account has Limits.Destinations, or an error wrapping ErrNotFound if the
 // account does not exist.
 func (s *Store) CreateDestination(ctx context.Context, accountID string, in Destination, opts ...WriteOption) (Destination, error) {
-	id, createdAt := s.newID(schemas.PrefixDestination)
-	d := Destination{
-		ID:          id,
-		AccountID:   accountID,
-		CreatedAt:   createdAt,
-		Description: in.Description,
-		Metadata:    in.Metadata,
-		Format:      in.Format,
-		Target:      in.Target.clone(),
-	}
-	if err := d.check(); err != nil {
-		return Destination{}, err
-	}
-	if _, err := s.GetAccount(ctx, accountID); err != nil {
-		return Destination{}, fmt.Errorf("creating destination: %w", err)
-	}
-	err := s.withinLimit(ctx, accountID, countedDestinations, d.ID, func() error {
-		if err := s.create(ctx, newWriteOptions(opts), destinationKey(accountID, d.ID), d); err != nil {
-			return fmt.Errorf("creating destination %s: %w", d.ID, err)
-		}
-		return nil
-	})
-	if err != nil {
-		return Destination{}, err
-	}
-	return d, nil
+	return destinations.create(ctx, s, accountID, in, opts)
 }
 
 // GetDestination returns the destination of the account with the id, with
 // its secret access key, if any. It returns an error wrapping ErrNotFound if
 // the account has no such destination, including when another account has.
 func (s *Store) GetDestination(ctx context.Context, accountID, id string) (Destination, error) {
-	if err := checkOwnedID(accountID, schemas.PrefixDestination, id); err != nil {
-		return Destination{}, fmt.Errorf("destination %q: %w", id, err)
-	}
-	d, _, err := getRecord[Destination](ctx, s, destinationKey(accountID, id))
-	if err != nil {
-		return Destination{}, fmt.Errorf("reading destination %s: %w", id, err)
-	}
-	return d, nil
+	return destinations.get(ctx, s, accountID, id)
 }
 
 // ListDestinations returns a page of the account's destinations, newest
@@ -69,19 +58,7 @@ func (s *Store) GetDestination(ctx context.Context, accountID, id string) (Desti
 // outside 1 to MaxPageLimit or a malformed BeforeID, or an error wrapping
 // ErrNotFound if accountID is not an account id.
 func (s *Store) ListDestinations(ctx context.Context, accountID string, page Page) ([]Destination, string, error) {
-	page, err := page.resolve(schemas.PrefixDestination)
-	if err != nil {
-		return nil, "", err
-	}
-	if err := schemas.CheckID(schemas.PrefixAccount, accountID); err != nil {
-		return nil, "", fmt.Errorf("account %q: %w", accountID, ErrNotFound)
-	}
-	all, err := listRecords[Destination](ctx, s, accountDestinations(accountID))
-	if err != nil {
-		return nil, "", fmt.Errorf("listing destinations: %w", err)
-	}
-	items, next := paginate(all, func(d Destination) string { return d.ID }, page)
-	return items, next, nil
+	return destinations.list(ctx, s, accountID, page)
 }
 
 // UpdateDestination changes the destination of the account with the id:
@@ -99,25 +76,7 @@ func (s *Store) ListDestinations(ctx context.Context, accountID string, page Pag
 // wrapping ErrConflict if the destination kept changing under concurrent
 // updates.
 func (s *Store) UpdateDestination(ctx context.Context, accountID, id string, fn func(*Destination) error, opts ...WriteOption) (Destination, error) {
-	if err := checkOwnedID(accountID, schemas.PrefixDestination, id); err != nil {
-		return Destination{}, fmt.Errorf("destination %q: %w", id, err)
-	}
-	var fnErr error
-	_, after, err := modify(ctx, s, destinationKey(accountID, id), func(d *Destination) error {
-		was, keepID, keepAccount, keepCreated := d.Target.Type(), d.ID, d.AccountID, d.CreatedAt
-		if fnErr = fn(d); fnErr != nil {
-			return fnErr
-		}
-		d.ID, d.AccountID, d.CreatedAt = keepID, keepAccount, keepCreated
-		if err := d.check(); err != nil {
-			return err
-		}
-		return sameTargetType(was, d.Target.Type())
-	}, newWriteOptions(opts), nil)
-	if err != nil {
-		return Destination{}, passOrWrap(err, fnErr, "updating destination "+id)
-	}
-	return after.value, nil
+	return destinations.update(ctx, s, accountID, id, fn, opts)
 }
 
 // DeleteDestination deletes the destination of the account with the id and
@@ -134,35 +93,16 @@ func (s *Store) UpdateDestination(ctx context.Context, accountID, id string, fn 
 // starts naming the destination rewrites it after being written (see
 // claimDestinations), so one of the two writers sees the other.
 func (s *Store) DeleteDestination(ctx context.Context, accountID, id string, opts ...WriteOption) (Destination, error) {
-	if err := checkOwnedID(accountID, schemas.PrefixDestination, id); err != nil {
-		return Destination{}, fmt.Errorf("destination %q: %w", id, err)
-	}
-	key := destinationKey(accountID, id)
-	var deleted Destination
-	err := retryConflicts(ctx, func() error {
-		d, rev, err := getRecord[Destination](ctx, s, key)
-		if err != nil {
-			return err
-		}
+	return destinations.remove(ctx, s, accountID, id, opts, func(Destination) error {
 		users, err := s.subscriptionsUsing(ctx, accountID, id)
 		if err != nil {
 			return err
 		}
 		if len(users) > 0 {
-			return &InUseError{DestinationID: id, Subscriptions: users}
+			return refusal{&InUseError{DestinationID: id, Subscriptions: users}}
 		}
-		deleted = d
-		_, err = s.commit(ctx, newWriteOptions(opts), d, write{key: key, del: true, revision: rev})
-		return err
+		return nil
 	})
-	var inUse *InUseError
-	if errors.As(err, &inUse) {
-		return Destination{}, inUse
-	}
-	if err != nil {
-		return Destination{}, fmt.Errorf("deleting destination %s: %w", id, err)
-	}
-	return deleted, nil
 }
 
 // subscriptionsUsing returns the ids of the account's subscriptions that
@@ -180,25 +120,4 @@ func (s *Store) subscriptionsUsing(ctx context.Context, accountID, destinationID
 	}
 	slices.Sort(users)
 	return users, nil
-}
-
-// checkOwnedID returns ErrNotFound unless accountID is an account id and id
-// one of the prefix: anything else names no resource, and must not reach a
-// key filter.
-func checkOwnedID(accountID, prefix, id string) error {
-	if schemas.CheckID(schemas.PrefixAccount, accountID) != nil || schemas.CheckID(prefix, id) != nil {
-		return ErrNotFound
-	}
-	return nil
-}
-
-// passOrWrap returns err as it is if it is fnErr, the error of a caller's
-// function, or a *ValidationError, and otherwise wraps it with what was
-// being done.
-func passOrWrap(err, fnErr error, doing string) error {
-	var invalid *ValidationError
-	if (fnErr != nil && err == fnErr) || errors.As(err, &invalid) {
-		return err
-	}
-	return fmt.Errorf("%s: %w", doing, err)
 }

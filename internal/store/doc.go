@@ -1,10 +1,10 @@
 // Package store keeps sluice's configuration in a JetStream key-value
 // bucket, SLUICE_STORE: accounts and their API keys, the index that finds an
-// API key from its bearer token, and the event destinations and event
-// subscriptions of each account. Every sluice process reads and writes the
-// same bucket, so any of them can serve any request and any can die at any
-// time; WatchConfig tells every process of every change of a destination or
-// subscription.
+// API key from its bearer token, and the event destinations, event
+// subscriptions and bot users of each account. Every sluice process reads
+// and writes the same bucket, so any of them can serve any request and any
+// can die at any time; WatchConfig tells every process of every change of
+// a destination or subscription.
 //
 // Changes are compare-and-swap writes on the revision of the key that was
 // read (UpdateDestination, UpdateSubscription), retried from a fresh read

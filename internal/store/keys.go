@@ -9,16 +9,18 @@ import (
 // starts with the resource's kind and then the account id, so that all keys
 // of one kind, or of one kind and account, match one filter.
 //
-//	accounts.<account_id>                         Account
-//	account_names.<hex sha-256 of folded name>    accountNameIndex (written with its Account)
-//	api_keys.<account_id>.<api_key_id>            APIKey (without its token)
-//	api_key_hashes.<hex sha-256 of token>         apiKeyIndex (written before the APIKey)
-//	api_key_deletions.<account_id>                keyDeletions (API keys being deleted)
-//	bootstrap                                     bootstrapClaim
-//	destinations.<account_id>.<destination_id>    Destination (with its secret access key)
-//	subscriptions.<account_id>.<subscription_id>  Subscription
-//	replays.<account_id>.<replay_id>              Replay
-//	creations.<account_id>.<kind>                 creationClaims (creates under way, for Limits)
+//	accounts.<account_id>                                     Account
+//	account_names.<hex sha-256 of folded name>                accountNameIndex (written with its Account)
+//	api_keys.<account_id>.<api_key_id>                        APIKey (without its token)
+//	api_key_hashes.<hex sha-256 of token>                     apiKeyIndex (written before the APIKey)
+//	api_key_deletions.<account_id>                            keyDeletions (API keys being deleted)
+//	bootstrap                                                 bootstrapClaim
+//	destinations.<account_id>.<destination_id>                Destination (with its secret access key)
+//	subscriptions.<account_id>.<subscription_id>              Subscription
+//	replays.<account_id>.<replay_id>                          Replay
+//	bot_users.<account_id>.<bot_user_id>                      BotUser
+//	bot_user_names.<account_id>.<hex sha-256 of folded name>  uniqueEntry (written with its BotUser)
+//	creations.<account_id>.<kind>                             creationClaims (creates under way, for Limits)
 
 // bootstrapKey is the key Bootstrap claims before it creates anything.
 const bootstrapKey = "bootstrap"
@@ -36,9 +38,12 @@ func accountKey(accountID string) string { return "accounts." + accountID }
 
 // accountNameKey is the index key of an account name: any two names equal
 // ignoring case (see foldName) have one key.
-func accountNameKey(name string) string {
+func accountNameKey(name string) string { return "account_names." + foldedHash(name) }
+
+// foldedHash is the hex SHA-256 of the name folded (see foldName).
+func foldedHash(name string) string {
 	sum := sha256.Sum256([]byte(foldName(name)))
-	return "account_names." + hex.EncodeToString(sum[:])
+	return hex.EncodeToString(sum[:])
 }
 
 func apiKeyKey(accountID, apiKeyID string) string {
@@ -57,7 +62,18 @@ func subscriptionKey(accountID, subscriptionID string) string {
 	return "subscriptions." + accountID + "." + subscriptionID
 }
 
+func botUserKey(accountID, botUserID string) string {
+	return "bot_users." + accountID + "." + botUserID
+}
+
+// botUserNameKey is the index key of a bot user's name within its account:
+// any two names equal ignoring case (see foldName) have one key.
+func botUserNameKey(accountID, name string) string {
+	return "bot_user_names." + accountID + "." + foldedHash(name)
+}
+
 // Filters matching every key of one kind and account.
 func accountAPIKeys(accountID string) string       { return "api_keys." + accountID + ".*" }
 func accountDestinations(accountID string) string  { return "destinations." + accountID + ".*" }
 func accountSubscriptions(accountID string) string { return "subscriptions." + accountID + ".*" }
+func accountBotUsers(accountID string) string      { return "bot_users." + accountID + ".*" }

@@ -23,6 +23,7 @@ const (
 	DefaultMaxSubscriptions = 1000
 	DefaultMaxRunningReplay = 5
 	DefaultMaxAPIKeys       = 100
+	DefaultMaxBotUsers      = 100
 )
 
 // Limits bound what one account can have. A zero field gets its default.
@@ -43,6 +44,9 @@ type Limits struct {
 	// APIKeys is the most API keys of an account; default
 	// DefaultMaxAPIKeys.
 	APIKeys int
+	// BotUsers is the most bot users of an account; default
+	// DefaultMaxBotUsers.
+	BotUsers int
 }
 
 func (l *Limits) setDefaults() {
@@ -62,6 +66,9 @@ func (l *Limits) setDefaults() {
 	if l.APIKeys <= 0 {
 		l.APIKeys = DefaultMaxAPIKeys
 	}
+	if l.BotUsers <= 0 {
+		l.BotUsers = DefaultMaxBotUsers
+	}
 }
 
 // ErrLimit means the account has as many resources of a kind as the
@@ -75,6 +82,7 @@ const (
 	LimitSourcesPerSubscription = "sources per subscription"
 	LimitRunningReplays         = "running replays"
 	LimitAPIKeys                = "api keys"
+	LimitBotUsers               = "bot users"
 )
 
 // LimitError is a create refused because the account has as many resources
@@ -125,16 +133,8 @@ type counted struct {
 	ids   func(ctx context.Context, s *Store, accountID string) ([]string, error)
 }
 
-var (
-	countedDestinations = counted{kind: "destinations", limit: LimitDestinations,
-		max: func(l Limits) int { return l.Destinations }, ids: keyIDs(accountDestinations)}
-	countedSubscriptions = counted{kind: "subscriptions", limit: LimitSubscriptions,
-		max: func(l Limits) int { return l.Subscriptions }, ids: keyIDs(accountSubscriptions)}
-	countedAPIKeys = counted{kind: "api_keys", limit: LimitAPIKeys,
-		max: func(l Limits) int { return l.APIKeys }, ids: keyIDs(accountAPIKeys)}
-	countedReplays = counted{kind: "replays", limit: LimitRunningReplays,
-		max: func(l Limits) int { return l.RunningReplays }, ids: runningReplayIDs}
-)
+var countedReplays = counted{kind: "replays", limit: LimitRunningReplays,
+	max: func(l Limits) int { return l.RunningReplays }, ids: runningReplayIDs}
 
 // keyIDs returns the ids of the account's keys matching filter(account).
 func keyIDs(filter func(accountID string) string) func(context.Context, *Store, string) ([]string, error) {

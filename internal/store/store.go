@@ -66,9 +66,9 @@ func (c Config) Validate() error {
 	return nil
 }
 
-// Store reads and writes accounts, API keys, event destinations and event
-// subscriptions. Its methods are safe for concurrent use, also by several
-// processes sharing the bucket.
+// Store reads and writes accounts, API keys, event destinations, event
+// subscriptions and bot users. Its methods are safe for concurrent use,
+// also by several processes sharing the bucket.
 type Store struct {
 	kv jetstream.KeyValue
 	// stream is the bucket's stream, and nc the connection, that changes
@@ -205,22 +205,6 @@ func (s *Store) createJSON(ctx context.Context, key string, v any) error {
 	}
 	if _, err := s.kv.Create(ctx, key, value); err != nil {
 		if errors.Is(err, jetstream.ErrKeyExists) {
-			return ErrConflict
-		}
-		return err
-	}
-	return nil
-}
-
-// create stores v under key, with the audit event o asks for, unless the
-// key exists. It returns an error wrapping ErrConflict if it does.
-func (s *Store) create(ctx context.Context, o writeOptions, key string, v any) error {
-	value, err := json.Marshal(v)
-	if err != nil {
-		return err
-	}
-	if _, err := s.commit(ctx, o, v, write{key: key, value: value}); err != nil {
-		if errors.Is(err, jetstream.ErrKeyExists) || casConflict(err) {
 			return ErrConflict
 		}
 		return err

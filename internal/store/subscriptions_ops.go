@@ -2,15 +2,43 @@ package store
 
 import (
 	"context"
-	"encoding/json"
 	"errors"
 	"fmt"
 	"slices"
+	"time"
 
 	"github.com/nats-io/nats.go/jetstream"
 
 	"github.com/sluicehq/sluice/schemas"
 )
+
+// subscriptions declares event subscriptions (see family). A subscription
+// claims the destinations it starts naming (claimDestinations).
+var subscriptions = family[Subscription]{
+	kind:   "subscriptions",
+	prefix: schemas.PrefixSubscription,
+	noun:   "subscription",
+	key:    subscriptionKey,
+	filter: accountSubscriptions,
+	meta: func(sub *Subscription) (*string, *string, *time.Time) {
+		return &sub.ID, &sub.AccountID, &sub.CreatedAt
+	},
+	input: func(in Subscription) Subscription {
+		return Subscription{Description: in.Description, Metadata: in.Metadata, Sources: in.Sources, DestinationIDs: in.DestinationIDs}.clone()
+	},
+	check: func(ctx context.Context, s *Store, sub *Subscription) error {
+		return s.checkSubscription(ctx, sub)
+	},
+	limit: LimitSubscriptions,
+	max:   func(l Limits) int { return l.Subscriptions },
+	writes: func(ctx context.Context, s *Store, before *Subscription, after Subscription) ([]write, error) {
+		var already []string
+		if before != nil {
+			already = before.DestinationIDs
+		}
+		return s.claimDestinations(ctx, after.AccountID, after.DestinationIDs, already)
+	},
+}
 
 // CreateSubscription creates a subscription of the account with the
 // Description, Metadata, Sources and DestinationIDs of in; the store sets
@@ -26,55 +54,14 @@ import (
 // ErrConflict if a destination it names kept changing under concurrent
 // writes while it was claimed (see claimDestinations).
 func (s *Store) CreateSubscription(ctx context.Context, accountID string, in Subscription, opts ...WriteOption) (Subscription, error) {
-	id, createdAt := s.newID(schemas.PrefixSubscription)
-	sub := Subscription{
-		ID:             id,
-		AccountID:      accountID,
-		CreatedAt:      createdAt,
-		Description:    in.Description,
-		Metadata:       in.Metadata,
-		Sources:        in.Sources,
-		DestinationIDs: in.DestinationIDs,
-	}
-	sub = sub.clone()
-	if err := s.checkSubscription(ctx, &sub); err != nil {
-		return Subscription{}, err
-	}
-	if _, err := s.GetAccount(ctx, accountID); err != nil {
-		return Subscription{}, fmt.Errorf("creating subscription: %w", err)
-	}
-	value, err := json.Marshal(sub)
-	if err != nil {
-		return Subscription{}, fmt.Errorf("encoding subscription %s: %w", sub.ID, err)
-	}
-	err = s.withinLimit(ctx, accountID, countedSubscriptions, sub.ID, func() error {
-		return retryConflicts(ctx, func() error {
-			claims, err := s.claimDestinations(ctx, accountID, sub.DestinationIDs, nil)
-			if err != nil {
-				return err
-			}
-			_, err = s.commit(ctx, newWriteOptions(opts), sub, append([]write{{key: subscriptionKey(accountID, sub.ID), value: value}}, claims...)...)
-			return err
-		})
-	})
-	if err != nil {
-		return Subscription{}, passOrWrap(err, nil, "creating subscription "+sub.ID)
-	}
-	return sub, nil
+	return subscriptions.create(ctx, s, accountID, in, opts)
 }
 
 // GetSubscription returns the subscription of the account with the id. It
 // returns an error wrapping ErrNotFound if the account has no such
 // subscription, including when another account has.
 func (s *Store) GetSubscription(ctx context.Context, accountID, id string) (Subscription, error) {
-	if err := checkOwnedID(accountID, schemas.PrefixSubscription, id); err != nil {
-		return Subscription{}, fmt.Errorf("subscription %q: %w", id, err)
-	}
-	sub, _, err := getRecord[Subscription](ctx, s, subscriptionKey(accountID, id))
-	if err != nil {
-		return Subscription{}, fmt.Errorf("reading subscription %s: %w", id, err)
-	}
-	return sub, nil
+	return subscriptions.get(ctx, s, accountID, id)
 }
 
 // ListSubscriptions returns a page of the account's subscriptions, newest
@@ -84,19 +71,7 @@ func (s *Store) GetSubscription(ctx context.Context, accountID, id string) (Subs
 // outside 1 to MaxPageLimit or a malformed BeforeID, or an error wrapping
 // ErrNotFound if accountID is not an account id.
 func (s *Store) ListSubscriptions(ctx context.Context, accountID string, page Page) ([]Subscription, string, error) {
-	page, err := page.resolve(schemas.PrefixSubscription)
-	if err != nil {
-		return nil, "", err
-	}
-	if err := schemas.CheckID(schemas.PrefixAccount, accountID); err != nil {
-		return nil, "", fmt.Errorf("account %q: %w", accountID, ErrNotFound)
-	}
-	all, err := listRecords[Subscription](ctx, s, accountSubscriptions(accountID))
-	if err != nil {
-		return nil, "", fmt.Errorf("listing subscriptions: %w", err)
-	}
-	items, next := paginate(all, func(sub Subscription) string { return sub.ID }, page)
-	return items, next, nil
+	return subscriptions.list(ctx, s, accountID, page)
 }
 
 // UpdateSubscription changes the subscription of the account with the id:
@@ -116,49 +91,14 @@ func (s *Store) ListSubscriptions(ctx context.Context, accountID string, page Pa
 // has no such subscription, or one wrapping ErrConflict if the
 // subscription kept changing under concurrent updates.
 func (s *Store) UpdateSubscription(ctx context.Context, accountID, id string, fn func(*Subscription) error, opts ...WriteOption) (Subscription, error) {
-	if err := checkOwnedID(accountID, schemas.PrefixSubscription, id); err != nil {
-		return Subscription{}, fmt.Errorf("subscription %q: %w", id, err)
-	}
-	key := subscriptionKey(accountID, id)
-	var fnErr error
-	_, after, err := modify(ctx, s, key, func(sub *Subscription) error {
-		keepID, keepAccount, keepCreated := sub.ID, sub.AccountID, sub.CreatedAt
-		if fnErr = fn(sub); fnErr != nil {
-			return fnErr
-		}
-		sub.ID, sub.AccountID, sub.CreatedAt = keepID, keepAccount, keepCreated
-		return s.checkSubscription(ctx, sub)
-	}, newWriteOptions(opts), func(before, after Subscription) ([]write, error) {
-		return s.claimDestinations(ctx, accountID, after.DestinationIDs, before.DestinationIDs)
-	})
-	if err != nil {
-		return Subscription{}, passOrWrap(err, fnErr, "updating subscription "+id)
-	}
-	return after.value, nil
+	return subscriptions.update(ctx, s, accountID, id, fn, opts)
 }
 
 // DeleteSubscription deletes the subscription of the account with the id
 // and returns it as it was. It returns an error wrapping ErrNotFound if the
 // account has no such subscription.
 func (s *Store) DeleteSubscription(ctx context.Context, accountID, id string, opts ...WriteOption) (Subscription, error) {
-	if err := checkOwnedID(accountID, schemas.PrefixSubscription, id); err != nil {
-		return Subscription{}, fmt.Errorf("subscription %q: %w", id, err)
-	}
-	key := subscriptionKey(accountID, id)
-	var deleted Subscription
-	err := retryConflicts(ctx, func() error {
-		sub, rev, err := getRecord[Subscription](ctx, s, key)
-		if err != nil {
-			return err
-		}
-		deleted = sub
-		_, err = s.commit(ctx, newWriteOptions(opts), sub, write{key: key, del: true, revision: rev})
-		return err
-	})
-	if err != nil {
-		return Subscription{}, fmt.Errorf("deleting subscription %s: %w", id, err)
-	}
-	return deleted, nil
+	return subscriptions.remove(ctx, s, accountID, id, opts, nil)
 }
 
 // checkSubscription checks and normalizes sub (Subscription.check), and
