@@ -35,12 +35,8 @@ type apiKeyInput struct {
 }
 
 func (in apiKeyInput) apply(k *store.APIKey) {
-	if in.Description != nil {
-		k.Description = *in.Description
-	}
-	if in.Metadata != nil {
-		k.Metadata = *in.Metadata
-	}
+	setSent(&k.Description, in.Description)
+	setSent(&k.Metadata, in.Metadata)
 }
 
 // apiKeyBody is an API key as the API returns it (specification section

@@ -35,15 +35,9 @@ type destinationInput struct {
 // apply sets the fields of in on d. A target sent with an access key but
 // without its secret keeps the stored secret of the same access key id.
 func (in destinationInput) apply(d *store.Destination) {
-	if in.Description != nil {
-		d.Description = *in.Description
-	}
-	if in.Metadata != nil {
-		d.Metadata = *in.Metadata
-	}
-	if in.Format != nil {
-		d.Format = *in.Format
-	}
+	setSent(&d.Description, in.Description)
+	setSent(&d.Metadata, in.Metadata)
+	setSent(&d.Format, in.Format)
 	if in.Target != nil {
 		d.Target = withStoredSecret(*in.Target, d.Target.Auth())
 	}

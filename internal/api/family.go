@@ -59,6 +59,13 @@ type family[T any, C, U input[T], B any] struct {
 // input's slices with the resource.
 type input[T any] interface{ apply(*T) }
 
+// setSent sets *field to the value sent, if one was (sent is not nil).
+func setSent[V any](field *V, sent *V) {
+	if sent != nil {
+		*field = *sent
+	}
+}
+
 // familyDoc is what docs/openapi.yaml must say of a family routed: the
 // test of the document reads it.
 type familyDoc struct {

@@ -32,12 +32,8 @@ type subscriptionInput struct {
 }
 
 func (in subscriptionInput) apply(sub *store.Subscription) {
-	if in.Description != nil {
-		sub.Description = *in.Description
-	}
-	if in.Metadata != nil {
-		sub.Metadata = *in.Metadata
-	}
+	setSent(&sub.Description, in.Description)
+	setSent(&sub.Metadata, in.Metadata)
 	if in.Sources != nil {
 		// A copy: the store normalizes sources in place, and may call an
 		// update's function again on a fresh subscription.
