@@ -2,7 +2,7 @@
 GO ?= go
 GOFILES = $(shell find . -name '*.go' -not -path './node_modules/*')
 
-.PHONY: run build test lint fuzz bench docs awscli jq
+.PHONY: run build test lint deadcode fuzz bench docs awscli jq
 
 run: ## run sluice with its embedded NATS server, data in ./sluice-data
 	$(GO) run ./cmd/sluice serve
@@ -53,6 +53,17 @@ lint:
 	if [ -n "$$unformatted" ]; then echo "gofmt would change:"; echo "$$unformatted"; exit 1; fi
 	$(GO) vet ./...
 	$(GO) tool staticcheck ./...
+	@$(MAKE) --no-print-directory deadcode
+
+# deadcode lists the functions no command (cmd/...) reaches, and fails on
+# any outside the test helper packages: those whose non-test files import
+# "testing", which only tests call (apitest, check, sinktest, ...). A
+# function that only tests use moves to them (export_test.go).
+deadcode: ## functions no command reaches, outside the test helper packages
+	@helpers="$$($(GO) list -f '{{range .Imports}}{{if eq . "testing"}}{{$$.ImportPath}}{{end}}{{end}}' ./...)" || exit 1; \
+	all="$$($(GO) tool deadcode -f '{{range .Funcs}}{{printf "%s %s: unreachable func: %s\n" $$.Path .Position .Name}}{{end}}' ./...)" || exit 1; \
+	dead="$$(printf '%s\n' "$$all" | awk -v helpers="$$helpers" 'BEGIN { n = split(helpers, h, "\n"); for (i = 1; i <= n; i++) skip[h[i]] = 1 } NF && !($$1 in skip) { sub(/^[^ ]* /, ""); print }')"; \
+	if [ -n "$$dead" ]; then echo "deadcode: unreachable from every command:"; echo "$$dead"; exit 1; fi
 
 # Fuzz budgets are execution counts, not durations: with a duration, Go
 # 1.26's fuzz coordinator can report its own deadline as a failure at the

@@ -2,6 +2,7 @@ package sinks
 
 import (
 	"context"
+	"encoding/json"
 	"errors"
 	"fmt"
 	"log/slog"
@@ -46,6 +47,11 @@ func (a AWSAuth) String() string {
 // LogValue is String, so that logging an AWSAuth never shows the secret.
 func (a AWSAuth) LogValue() slog.Value { return slog.StringValue(a.String()) }
 
+// MarshalJSON writes String as a JSON string, so that encoding an AWSAuth,
+// or a value holding one such as a sink's Config (JSON logs of
+// slog.JSONHandler included), never shows the secret.
+func (a AWSAuth) MarshalJSON() ([]byte, error) { return json.Marshal(a.String()) }
+
 // Validate returns an error saying what is wrong when the credentials
 // cannot work: both a role and keys, half a key pair, a role ARN that is not
 // an IAM role's, or a role without an external id. The error is plain: each
@@ -83,11 +89,6 @@ type AWSAccess struct {
 	// set it must be an *awshttp.BuildableClient (aws/transport/http),
 	// which the SDK can give the bundle to.
 	HTTPClient aws.HTTPClient
-}
-
-// LogValue shows the region and the credentials without their secret.
-func (a AWSAccess) LogValue() slog.Value {
-	return slog.GroupValue(slog.String("region", a.Region), slog.String("auth", a.Auth.String()))
 }
 
 // LoadAWSConfig returns the configuration a sink builds its service client

@@ -5,9 +5,10 @@
 // sinks/sinktest is the conformance suite every sink passes.
 //
 // Each sink's package also declares its TargetType: the names of its
-// target in a destination's JSON, the rules of its ARN, its CLI flag and
-// how to build its sink. Package sinks/desttype lists the types, so that
-// the rest of sluice names none of them.
+// target in a destination's JSON, the rules of its ARN, its CLI flag, how
+// to build its sink, and its TailReader, which reads back what a target
+// holds (sluice tail, package internal/tail). Package sinks/desttype lists
+// the types, so that the rest of sluice names none of them.
 //
 // A sink does not batch, retry, wait or acknowledge: package pipeline does
 // all of that, the same way for every sink. A sink's Limits tell the
@@ -25,6 +26,10 @@
 //   - LoadAWSConfig builds the aws.Config a sink makes its client from: no
 //     retries of the SDK's own, endpoints from the SDK's AWS_ENDPOINT_URL
 //     variables, failures to get credentials marked as *CredentialsError;
+//     AWSClient.Make makes the client from it, with the sink's own
+//     endpoint when its Config gives one;
+//   - Limits.Begin starts every Write alike: ctx's error, a batch too
+//     large, or a result for each record to fill in;
 //   - AWSErrorCodes.Classify turns the error of a whole call into a
 //     *DestinationError of the right Class, from the service's own error
 //     codes, those every AWS service shares, and the HTTP status.

@@ -51,6 +51,19 @@ func (l Limits) Size(r Record) int {
 // CodeBatchTooLarge is the Code of the *DestinationError of Check.
 const CodeBatchTooLarge = "BatchTooLarge"
 
+// Begin starts a sink's Write of records: it returns ctx's error when ctx
+// ended, Check's when the batch is too large, and otherwise a result for
+// each record, for the sink to fill in.
+func (l Limits) Begin(ctx context.Context, records []Record) ([]Result, error) {
+	if err := ctx.Err(); err != nil {
+		return nil, err
+	}
+	if err := l.Check(records); err != nil {
+		return nil, err
+	}
+	return make([]Result, len(records)), nil
+}
+
 // Check returns a *DestinationError of ClassInvalid and CodeBatchTooLarge
 // when the batch has more than MaxRecords records or MaxBatchBytes bytes:
 // limits the pipeline should have kept, so that a sink sends no such batch.

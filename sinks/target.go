@@ -9,7 +9,8 @@ import (
 // TargetType is one type of destination target (a Kinesis data stream, a
 // Firehose delivery stream, a CloudWatch Logs log group): what the rest of
 // sluice needs to know of it to accept, show and deliver to a target of the
-// type. Each sink's package declares its own (kinesis.TargetType, ...), and
+// type, and to read back what a target of the type holds (sluice tail).
+// Each sink's package declares its own (kinesis.TargetType, ...), and
 // package sinks/desttype lists them: adding a type is a package and a line
 // there.
 type TargetType struct {
@@ -28,6 +29,9 @@ type TargetType struct {
 	// I/O, and returns an error wrapping the sink's ErrConfig when the
 	// target or its credentials cannot work.
 	NewSink func(ctx context.Context, target Target) (Sink, error)
+	// Tail returns the reader of a target of the type, for sluice tail.
+	// It does no network I/O: a missing target shows on Read.
+	Tail func(cfg TailConfig) (TailReader, error)
 }
 
 // Target is what a sink of any type is built from.

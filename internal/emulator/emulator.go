@@ -186,7 +186,7 @@ func New(cfg Config) (*Server, error) {
 		s.persist = newPersister(cfg.DataDir)
 		s.persist.lock = lock
 		if err := s.load(); err != nil {
-			lock.release()
+			lock.Release()
 			return nil, err
 		}
 	}

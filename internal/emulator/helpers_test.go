@@ -54,13 +54,29 @@ func rawCall(t *testing.T, endpoint, target string, body any, header http.Header
 
 // rawTry is rawCall giving up after timeout.
 func rawTry(endpoint, target string, body any, header http.Header, timeout time.Duration) (rawResponse, error) {
-	payload, err := json.Marshal(body)
+	status, raw, err := rawSend(endpoint, target, body, header, timeout)
 	if err != nil {
 		return rawResponse{}, err
 	}
+	out := rawResponse{Status: status}
+	if len(bytes.TrimSpace(raw)) > 0 {
+		if err := json.Unmarshal(raw, &out.Body); err != nil {
+			return rawResponse{}, fmt.Errorf("answer %q is no JSON object: %w", raw, err)
+		}
+	}
+	return out, nil
+}
+
+// rawSend sends the call of rawTry and returns the answer's status and its
+// body as it came, for the checks of its bytes.
+func rawSend(endpoint, target string, body any, header http.Header, timeout time.Duration) (int, []byte, error) {
+	payload, err := json.Marshal(body)
+	if err != nil {
+		return 0, nil, err
+	}
 	req, err := http.NewRequest(http.MethodPost, endpoint+"/", bytes.NewReader(payload))
 	if err != nil {
-		return rawResponse{}, err
+		return 0, nil, err
 	}
 	service := map[string]string{"Kinesis": "kinesis", "Firehose": "firehose", "Logs": "logs"}[strings.Split(target, "_")[0]]
 	req.Header.Set("Content-Type", "application/x-amz-json-1.1")
@@ -75,18 +91,12 @@ func rawTry(endpoint, target string, body any, header http.Header, timeout time.
 	}
 	resp, err := (&http.Client{Timeout: timeout}).Do(req)
 	if err != nil {
-		return rawResponse{}, err
+		return 0, nil, err
 	}
 	defer resp.Body.Close()
 	raw, err := io.ReadAll(resp.Body)
 	if err != nil {
-		return rawResponse{}, fmt.Errorf("reading the answer: %w", err)
+		return 0, nil, fmt.Errorf("reading the answer: %w", err)
 	}
-	out := rawResponse{Status: resp.StatusCode}
-	if len(bytes.TrimSpace(raw)) > 0 {
-		if err := json.Unmarshal(raw, &out.Body); err != nil {
-			return rawResponse{}, fmt.Errorf("answer %q is no JSON object: %w", raw, err)
-		}
-	}
-	return out, nil
+	return resp.StatusCode, raw, nil
 }

@@ -198,33 +198,59 @@ func (s *Server) kinesisDescribeStreamSummary(c *call) (any, error) {
 	if err != nil {
 		return nil, err
 	}
-	type monitoring struct {
-		ShardLevelMetrics []string `json:"ShardLevelMetrics"`
-	}
 	type summary struct {
-		StreamName              string       `json:"StreamName"`
-		StreamARN               string       `json:"StreamARN"`
-		StreamStatus            string       `json:"StreamStatus"`
-		StreamModeDetails       any          `json:"StreamModeDetails"`
-		RetentionPeriodHours    int          `json:"RetentionPeriodHours"`
-		StreamCreationTimestamp epochSeconds `json:"StreamCreationTimestamp"`
-		EnhancedMonitoring      []monitoring `json:"EnhancedMonitoring"`
-		EncryptionType          string       `json:"EncryptionType"`
-		OpenShardCount          int          `json:"OpenShardCount"`
-		ConsumerCount           int          `json:"ConsumerCount"`
+		streamIdentity
+		streamSettings
+		OpenShardCount int `json:"OpenShardCount"`
+		ConsumerCount  int `json:"ConsumerCount"`
 	}
+	identity, settings := st.describe()
 	return map[string]summary{"StreamDescriptionSummary": {
-		StreamName:              st.name,
-		StreamARN:               st.arn,
-		StreamStatus:            "ACTIVE",
-		StreamModeDetails:       map[string]string{"StreamMode": st.mode},
-		RetentionPeriodHours:    kinesisRetentionHours,
-		StreamCreationTimestamp: epochSeconds(st.created),
-		EnhancedMonitoring:      []monitoring{{ShardLevelMetrics: []string{}}},
-		EncryptionType:          "NONE",
-		OpenShardCount:          len(st.shards),
-		ConsumerCount:           0,
+		streamIdentity: identity,
+		streamSettings: settings,
+		OpenShardCount: len(st.shards),
+		ConsumerCount:  0,
 	}}, nil
+}
+
+// streamIdentity is what DescribeStreamSummary and DescribeStream both say
+// of a stream first, before its counts of shards or its shards.
+type streamIdentity struct {
+	StreamName        string            `json:"StreamName"`
+	StreamARN         string            `json:"StreamARN"`
+	StreamStatus      string            `json:"StreamStatus"`
+	StreamModeDetails map[string]string `json:"StreamModeDetails"`
+}
+
+// streamSettings is what DescribeStreamSummary and DescribeStream both say
+// of a stream after its identity, or after its shards.
+type streamSettings struct {
+	RetentionPeriodHours    int          `json:"RetentionPeriodHours"`
+	StreamCreationTimestamp epochSeconds `json:"StreamCreationTimestamp"`
+	EnhancedMonitoring      []monitoring `json:"EnhancedMonitoring"`
+	EncryptionType          string       `json:"EncryptionType"`
+}
+
+// monitoring is a stream's enhanced monitoring: none in the emulator.
+type monitoring struct {
+	ShardLevelMetrics []string `json:"ShardLevelMetrics"`
+}
+
+// describe returns what DescribeStreamSummary and DescribeStream both say
+// of the stream: it is active, keeps records kinesisRetentionHours, has no
+// enhanced monitoring and no encryption.
+func (st *kinesisStream) describe() (streamIdentity, streamSettings) {
+	return streamIdentity{
+			StreamName:        st.name,
+			StreamARN:         st.arn,
+			StreamStatus:      "ACTIVE",
+			StreamModeDetails: map[string]string{"StreamMode": st.mode},
+		}, streamSettings{
+			RetentionPeriodHours:    kinesisRetentionHours,
+			StreamCreationTimestamp: epochSeconds(st.created),
+			EnhancedMonitoring:      []monitoring{{ShardLevelMetrics: []string{}}},
+			EncryptionType:          "NONE",
+		}
 }
 
 type listShardsInput struct {

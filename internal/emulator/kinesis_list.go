@@ -120,32 +120,14 @@ func (s *Server) kinesisDescribeStream(c *call) (any, error) {
 	if err != nil {
 		return nil, err
 	}
-	type monitoring struct {
-		ShardLevelMetrics []string `json:"ShardLevelMetrics"`
-	}
 	type description struct {
-		StreamName              string            `json:"StreamName"`
-		StreamARN               string            `json:"StreamARN"`
-		StreamStatus            string            `json:"StreamStatus"`
-		StreamModeDetails       map[string]string `json:"StreamModeDetails"`
-		Shards                  []shardOutput     `json:"Shards"`
-		HasMoreShards           bool              `json:"HasMoreShards"`
-		RetentionPeriodHours    int               `json:"RetentionPeriodHours"`
-		StreamCreationTimestamp epochSeconds      `json:"StreamCreationTimestamp"`
-		EnhancedMonitoring      []monitoring      `json:"EnhancedMonitoring"`
-		EncryptionType          string            `json:"EncryptionType"`
+		streamIdentity
+		Shards        []shardOutput `json:"Shards"`
+		HasMoreShards bool          `json:"HasMoreShards"`
+		streamSettings
 	}
-	d := description{
-		StreamName:              st.name,
-		StreamARN:               st.arn,
-		StreamStatus:            "ACTIVE",
-		StreamModeDetails:       map[string]string{"StreamMode": st.mode},
-		Shards:                  []shardOutput{},
-		RetentionPeriodHours:    kinesisRetentionHours,
-		StreamCreationTimestamp: epochSeconds(st.created),
-		EnhancedMonitoring:      []monitoring{{ShardLevelMetrics: []string{}}},
-		EncryptionType:          "NONE",
-	}
+	identity, settings := st.describe()
+	d := description{streamIdentity: identity, Shards: []shardOutput{}, streamSettings: settings}
 	first := sort.Search(len(st.shards), func(i int) bool { return st.shards[i].id > in.ExclusiveStartShardId })
 	for _, sh := range st.shards[first:] {
 		if len(d.Shards) == limit {

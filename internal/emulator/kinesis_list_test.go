@@ -2,7 +2,9 @@ package emulator_test
 
 import (
 	"fmt"
+	"regexp"
 	"slices"
+	"strings"
 	"testing"
 	"time"
 
@@ -123,6 +125,45 @@ func TestKinesisDescribeStream(t *testing.T) {
 	wantAPIError(t, err, "ResourceNotFoundException", 400)
 	_, err = client.DescribeStream(ctx, &kinesis.DescribeStreamInput{StreamName: aws.String("s"), Limit: aws.Int32(10001)})
 	wantAPIError(t, err, "ValidationException", 400)
+}
+
+// TestKinesisDescribeBytes checks the answers of DescribeStreamSummary and
+// DescribeStream byte for byte, their keys in AWS's order: what the two
+// say alike of a stream is one code, which must not reorder either.
+func TestKinesisDescribeBytes(t *testing.T) {
+	emu := emulatortest.Start(t, emulator.Config{})
+	if err := emu.CreateStream("s", 2); err != nil {
+		t.Fatal(err)
+	}
+	const (
+		identity = `"StreamName":"s","StreamARN":"arn:aws:kinesis:us-east-1:123456789012:stream/s","StreamStatus":"ACTIVE","StreamModeDetails":{"StreamMode":"PROVISIONED"}`
+		settings = `"RetentionPeriodHours":24,"StreamCreationTimestamp":T,"EnhancedMonitoring":[{"ShardLevelMetrics":[]}],"EncryptionType":"NONE"`
+		shard1   = `{"ShardId":"shardId-000000000001","HashKeyRange":{"StartingHashKey":"170141183460469231731687303715884105728","EndingHashKey":"340282366920938463463374607431768211455"},"SequenceNumberRange":{"StartingSequenceNumber":"N"}}`
+	)
+	timestamp := regexp.MustCompile(`"StreamCreationTimestamp":[0-9.e+]+`)
+	sequence := regexp.MustCompile(`"StartingSequenceNumber":"[0-9]+"`)
+	for _, tt := range []struct {
+		target string
+		body   map[string]any
+		want   string
+	}{
+		{"Kinesis_20131202.DescribeStreamSummary", map[string]any{"StreamName": "s"},
+			`{"StreamDescriptionSummary":{` + identity + `,` + settings + `,"OpenShardCount":2,"ConsumerCount":0}}`},
+		{"Kinesis_20131202.DescribeStream", map[string]any{"StreamName": "s", "ExclusiveStartShardId": "shardId-000000000000"},
+			`{"StreamDescription":{` + identity + `,"Shards":[` + shard1 + `],"HasMoreShards":false,` + settings + `}}`},
+		{"Kinesis_20131202.DescribeStream", map[string]any{"StreamName": "s", "Limit": 1},
+			`{"StreamDescription":{` + identity + `,"Shards":[{"ShardId":"shardId-000000000000"`},
+	} {
+		status, raw, err := rawSend(emu.Endpoint, tt.target, tt.body, nil, time.Minute)
+		if err != nil || status != 200 {
+			t.Fatalf("%s %v: %d %s, %v", tt.target, tt.body, status, raw, err)
+		}
+		got := timestamp.ReplaceAllString(string(raw), `"StreamCreationTimestamp":T`)
+		got = sequence.ReplaceAllString(got, `"StartingSequenceNumber":"N"`)
+		if !strings.HasPrefix(got, tt.want) {
+			t.Errorf("%s %v answered\n%s\nwant (the start of)\n%s", tt.target, tt.body, got, tt.want)
+		}
+	}
 }
 
 func TestFirehoseListDeliveryStreams(t *testing.T) {

@@ -268,48 +268,37 @@ func (p *jsonPatternParser) fail(what string) error {
 
 // parseOr parses and-expressions joined by ||.
 func (p *jsonPatternParser) parseOr() (jsonExpr, error) {
-	first, err := p.parseAnd()
-	if err != nil {
-		return nil, err
-	}
-	if p.tok.kind != tokOr {
-		return first, nil
-	}
-	or := jsonOr{first}
-	for p.tok.kind == tokOr {
-		if err := p.next(); err != nil {
-			return nil, err
-		}
-		next, err := p.parseAnd()
-		if err != nil {
-			return nil, err
-		}
-		or = append(or, next)
-	}
-	return or, nil
+	return p.parseJoined(tokOr, p.parseAnd, func(operands []jsonExpr) jsonExpr { return jsonOr(operands) })
 }
 
 // parseAnd parses primaries joined by &&.
 func (p *jsonPatternParser) parseAnd() (jsonExpr, error) {
-	first, err := p.parsePrimary()
+	return p.parseJoined(tokAnd, p.parsePrimary, func(operands []jsonExpr) jsonExpr { return jsonAnd(operands) })
+}
+
+// parseJoined parses operands, each by parseOperand, joined by tokens of
+// kind op. One operand is returned as is; two or more become one flat node
+// of them all, which join makes.
+func (p *jsonPatternParser) parseJoined(op int, parseOperand func() (jsonExpr, error), join func([]jsonExpr) jsonExpr) (jsonExpr, error) {
+	first, err := parseOperand()
 	if err != nil {
 		return nil, err
 	}
-	if p.tok.kind != tokAnd {
+	if p.tok.kind != op {
 		return first, nil
 	}
-	and := jsonAnd{first}
-	for p.tok.kind == tokAnd {
+	operands := []jsonExpr{first}
+	for p.tok.kind == op {
 		if err := p.next(); err != nil {
 			return nil, err
 		}
-		next, err := p.parsePrimary()
+		next, err := parseOperand()
 		if err != nil {
 			return nil, err
 		}
-		and = append(and, next)
+		operands = append(operands, next)
 	}
-	return and, nil
+	return join(operands), nil
 }
 
 // parsePrimary parses ( expression ) or a condition.

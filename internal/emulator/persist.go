@@ -13,6 +13,7 @@ import (
 	"sync/atomic"
 	"time"
 
+	"github.com/sluicehq/sluice/internal/dirlock"
 	"github.com/sluicehq/sluice/internal/retry"
 )
 
@@ -33,8 +34,8 @@ type persister struct {
 	changes atomic.Uint64
 	mu      sync.Mutex // one save at a time; guards saved, lock and closed
 	saved   uint64
-	lock    *dirLock // of the directory, from New to Close
-	closed  bool     // by Close: saves are refused
+	lock    *dirlock.Lock // of the directory, from New to Close
+	closed  bool          // by Close: saves are refused
 }
 
 func newPersister(dir string) *persister {
@@ -145,7 +146,7 @@ func (s *Server) Close() error {
 	defer p.mu.Unlock()
 	if !p.closed {
 		p.closed = true
-		p.lock.release()
+		p.lock.Release()
 	}
 	return err
 }

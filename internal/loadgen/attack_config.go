@@ -136,9 +136,11 @@ func (c *AttackConfig) setDefaults() {
 	setDefault(&c.RequestTimeout, DefaultAttackRequestTimeout)
 }
 
-// setDefault sets *v to def when it is zero.
-func setDefault[T int | time.Duration](v *T, def T) {
-	if *v == 0 {
+// setDefault sets *v to def when it is the zero value: the defaulting of
+// every benchmark's configuration.
+func setDefault[T comparable](v *T, def T) {
+	var zero T
+	if *v == zero {
 		*v = def
 	}
 }

@@ -55,21 +55,11 @@ type IngestConfig struct {
 }
 
 func (c *IngestConfig) setDefaults() {
-	if c.Events == 0 {
-		c.Events = DefaultEvents
-	}
-	if c.Batch == 0 {
-		c.Batch = DefaultBatch
-	}
-	if c.Concurrency == 0 {
-		c.Concurrency = DefaultConcurrency
-	}
-	if c.Runs == 0 {
-		c.Runs = DefaultRuns
-	}
-	if c.MaxPending == 0 {
-		c.MaxPending = DefaultMaxPending
-	}
+	setDefault(&c.Events, DefaultEvents)
+	setDefault(&c.Batch, DefaultBatch)
+	setDefault(&c.Concurrency, DefaultConcurrency)
+	setDefault(&c.Runs, DefaultRuns)
+	setDefault(&c.MaxPending, DefaultMaxPending)
 }
 
 // Validate reports what is wrong with the configuration, after defaults have

@@ -40,24 +40,27 @@ type DeliverConfig struct {
 }
 
 func (c *DeliverConfig) setDefaults() {
-	if c.Events == 0 {
-		c.Events = DefaultDeliverEvents
-	}
-	if c.Runs == 0 {
-		c.Runs = DefaultDeliverRuns
-	}
+	setDefault(&c.Events, DefaultDeliverEvents)
+	setDefault(&c.Runs, DefaultDeliverRuns)
 }
 
 // Validate reports what is wrong with the configuration, after defaults have
 // been applied to the fields left zero.
 func (c DeliverConfig) Validate() error {
 	c.setDefaults()
+	return validateRuns(c.Events, c.Runs)
+}
+
+// validateRuns reports what is wrong with the backlog of events, half of
+// which the route's filter passes, and the count of runs of a benchmark
+// that drains a route: the delivery and the sinks benchmarks.
+func validateRuns(events, runs int) error {
 	var errs []error
-	if c.Events < 2 || c.Events%2 != 0 {
-		errs = append(errs, fmt.Errorf("events %d: must be an even number, at least 2 (the filter passes half)", c.Events))
+	if events < 2 || events%2 != 0 {
+		errs = append(errs, fmt.Errorf("events %d: must be an even number, at least 2 (the filter passes half)", events))
 	}
-	if c.Runs < 1 {
-		errs = append(errs, fmt.Errorf("runs %d: must be at least 1", c.Runs))
+	if runs < 1 {
+		errs = append(errs, fmt.Errorf("runs %d: must be at least 1", runs))
 	}
 	return errors.Join(errs...)
 }

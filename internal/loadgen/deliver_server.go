@@ -47,6 +47,25 @@ type deliveryServer struct {
 	lastAsync atomic.Pointer[error] // the last of them
 }
 
+// startMemoryRun starts a benchmark that measures the resident memory (the
+// load and the pending benchmarks): it checks that the memory can be read
+// (only Linux says), samples the events and starts the server, as
+// startDeliveryServer does.
+func startMemoryRun(ctx context.Context, dataDir, name string) (*backlog, *deliveryServer, error) {
+	if _, _, err := readRSS(); err != nil {
+		return nil, nil, err
+	}
+	b, err := newBacklog()
+	if err != nil {
+		return nil, nil, fmt.Errorf("sampling events: %w", err)
+	}
+	server, err := startDeliveryServer(ctx, dataDir, name)
+	if err != nil {
+		return nil, nil, err
+	}
+	return b, server, nil
+}
+
 // startDeliveryServer starts a server storing in a new temporary directory
 // under dataDir. Close stops it and removes the directory.
 func startDeliveryServer(ctx context.Context, dataDir, name string) (_ *deliveryServer, err error) {

@@ -54,14 +54,7 @@ func RunLoad(ctx context.Context, cfg LoadConfig, progress io.Writer) (report Lo
 	if err := cfg.Validate(); err != nil {
 		return LoadReport{}, fmt.Errorf("load benchmark config: %w", err)
 	}
-	if _, _, err := readRSS(); err != nil {
-		return LoadReport{}, err
-	}
-	b, err := newBacklog()
-	if err != nil {
-		return LoadReport{}, fmt.Errorf("sampling events: %w", err)
-	}
-	server, err := startDeliveryServer(ctx, cfg.DataDir, "load")
+	b, server, err := startMemoryRun(ctx, cfg.DataDir, "load")
 	if err != nil {
 		return LoadReport{}, err
 	}

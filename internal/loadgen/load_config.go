@@ -56,24 +56,12 @@ type LoadConfig struct {
 }
 
 func (c *LoadConfig) setDefaults() {
-	if c.Sink == "" {
-		c.Sink = LoadSinkNull
-	}
-	if c.Duration == 0 {
-		c.Duration = DefaultLoadDuration
-	}
-	if c.Interval == 0 {
-		c.Interval = DefaultLoadInterval
-	}
-	if c.Batch == 0 {
-		c.Batch = DefaultLoadBatch
-	}
-	if c.Concurrency == 0 {
-		c.Concurrency = DefaultLoadConcurrency
-	}
-	if c.DrainTimeout == 0 {
-		c.DrainTimeout = DefaultLoadDrainTimeout
-	}
+	setDefault(&c.Sink, LoadSinkNull)
+	setDefault(&c.Duration, DefaultLoadDuration)
+	setDefault(&c.Interval, DefaultLoadInterval)
+	setDefault(&c.Batch, DefaultLoadBatch)
+	setDefault(&c.Concurrency, DefaultLoadConcurrency)
+	setDefault(&c.DrainTimeout, DefaultLoadDrainTimeout)
 }
 
 // Validate reports what is wrong with the configuration, after defaults have

@@ -41,14 +41,7 @@ func RunPending(ctx context.Context, cfg PendingConfig, progress io.Writer) (rep
 	if err := cfg.Validate(); err != nil {
 		return PendingReport{}, fmt.Errorf("pending benchmark config: %w", err)
 	}
-	if _, _, err := readRSS(); err != nil {
-		return PendingReport{}, err
-	}
-	b, err := newBacklog()
-	if err != nil {
-		return PendingReport{}, fmt.Errorf("sampling events: %w", err)
-	}
-	server, err := startDeliveryServer(ctx, cfg.DataDir, "pending")
+	b, server, err := startMemoryRun(ctx, cfg.DataDir, "pending")
 	if err != nil {
 		return PendingReport{}, err
 	}

@@ -48,15 +48,9 @@ type PendingConfig struct {
 }
 
 func (c *PendingConfig) setDefaults() {
-	if c.Events == 0 {
-		c.Events = DefaultPendingEvents
-	}
-	if c.Hold == 0 {
-		c.Hold = DefaultPendingHold
-	}
-	if c.Sink == "" {
-		c.Sink = PendingSinkRefusing
-	}
+	setDefault(&c.Events, DefaultPendingEvents)
+	setDefault(&c.Hold, DefaultPendingHold)
+	setDefault(&c.Sink, PendingSinkRefusing)
 }
 
 // Validate reports what is wrong with the configuration, after defaults have

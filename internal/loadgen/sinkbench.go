@@ -2,7 +2,6 @@ package loadgen
 
 import (
 	"context"
-	"errors"
 	"fmt"
 	"io"
 	"log/slog"
@@ -42,25 +41,14 @@ type SinksConfig struct {
 }
 
 func (c *SinksConfig) setDefaults() {
-	if c.Events == 0 {
-		c.Events = DefaultSinksEvents
-	}
-	if c.Runs == 0 {
-		c.Runs = DefaultSinksRuns
-	}
+	setDefault(&c.Events, DefaultSinksEvents)
+	setDefault(&c.Runs, DefaultSinksRuns)
 }
 
 // Validate reports what is wrong with the configuration, defaults applied.
 func (c SinksConfig) Validate() error {
 	c.setDefaults()
-	var errs []error
-	if c.Events < 2 || c.Events%2 != 0 {
-		errs = append(errs, fmt.Errorf("events %d: must be an even number, at least 2 (the filter passes half)", c.Events))
-	}
-	if c.Runs < 1 {
-		errs = append(errs, fmt.Errorf("runs %d: must be at least 1", c.Runs))
-	}
-	return errors.Join(errs...)
+	return validateRuns(c.Events, c.Runs)
 }
 
 // benchSink is one kind of destination the benchmark writes to.

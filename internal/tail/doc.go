@@ -6,6 +6,12 @@
 // SDK's AWS_ENDPOINT_URL* variables, so it reads real AWS and the emulator
 // alike.
 //
+// It holds what is the same for every type of target: finding the type by
+// the ARN (among those of package sinks/desttype), loading the AWS
+// configuration and credentials, and waiting for a target that does not
+// exist yet. Each type's reader, which knows how its service keeps records,
+// is its sink's package's (sinks.TargetType.Tail).
+//
 // It is not part of delivery (package pipeline, package sinks) and does not
 // write anything.
 package tail

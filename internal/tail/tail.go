@@ -11,6 +11,9 @@ import (
 	"github.com/aws/aws-sdk-go-v2/aws/arn"
 	"github.com/aws/aws-sdk-go-v2/config"
 	"github.com/aws/aws-sdk-go-v2/credentials/ec2rolecreds"
+
+	"github.com/sluicehq/sluice/sinks"
+	"github.com/sluicehq/sluice/sinks/desttype"
 )
 
 // ErrTarget is the error, wrapped, of an ARN tail cannot read.
@@ -25,17 +28,8 @@ var ErrNoCredentials = errors.New("no AWS credentials found")
 // DefaultPoll is how often a reader that caught up asks for more.
 const DefaultPoll = time.Second
 
-// Record is one delivered event as the destination holds it.
-type Record struct {
-	// Data is the record: the event's envelope (Firehose's newline
-	// removed).
-	Data []byte
-	// Where says where it was read: the shard, or the log stream.
-	Where string
-	// Time is when the destination stored it (Kinesis' approximate
-	// arrival, CloudWatch's ingestion time), or the zero time.
-	Time time.Time
-}
+// Record is one delivered record as the destination holds it.
+type Record = sinks.TailRecord
 
 // Config says what to read.
 type Config struct {
@@ -65,18 +59,18 @@ type Config struct {
 	Waiting func(what string)
 }
 
-// waitsFor reports whether the reader waits for a target that does not
-// exist yet rather than return the error.
-func (c *Config) waitsFor() bool {
-	return c.Follow && c.WaitForTarget
-}
-
-// waiting tells cfg.Waiting, once, that the reader waits for what.
-func (c *Config) waiting(what string) {
+// missing is sinks.TailConfig.Missing: a reader waits for a target that
+// does not exist yet when following with WaitForTarget, and tells Waiting
+// once.
+func (c *Config) missing(what string) bool {
+	if !c.Follow || !c.WaitForTarget {
+		return false
+	}
 	if c.Waiting != nil {
 		c.Waiting(what)
 		c.Waiting = nil
 	}
+	return true
 }
 
 func (c *Config) setDefaults() {
@@ -85,14 +79,8 @@ func (c *Config) setDefaults() {
 	}
 }
 
-// Reader reads the records of one destination.
-type Reader interface {
-	// Read calls emit with each record, in order within each shard or log
-	// stream, until it has read everything (without Follow), ctx ends
-	// (then it returns nil) or emit returns an error (then Read returns
-	// it).
-	Read(ctx context.Context, emit func(Record) error) error
-}
+// Reader reads the records of one destination: its type's TailReader.
+type Reader = sinks.TailReader
 
 // New returns the reader of cfg.ARN. It returns an error wrapping
 // ErrTarget for an ARN of anything else, and one wrapping ErrNoCredentials
@@ -110,14 +98,13 @@ func New(ctx context.Context, cfg Config) (Reader, error) {
 	if err != nil {
 		return nil, err
 	}
-	switch resource := parsed.Resource; {
-	case parsed.Service == "kinesis" && strings.HasPrefix(resource, "stream/"):
-		return newKinesisReader(cfg, awsConfig, strings.TrimPrefix(resource, "stream/")), nil
-	case parsed.Service == "logs" && strings.HasPrefix(resource, "log-group:"):
-		group := strings.TrimSuffix(strings.TrimPrefix(resource, "log-group:"), ":*")
-		return newLogsReader(cfg, awsConfig, group), nil
-	case parsed.Service == "firehose" && strings.HasPrefix(resource, "deliverystream/"):
-		return newFirehoseReader(cfg, awsConfig, strings.TrimPrefix(resource, "deliverystream/"))
+	for _, typ := range desttype.All() {
+		if name, ok := strings.CutPrefix(parsed.Resource, typ.ARN.ResourcePrefix); ok && parsed.Service == typ.ARN.Service {
+			return typ.Tail(sinks.TailConfig{
+				AWS: awsConfig, AWSFromEnvironment: cfg.AWS == nil, Name: name,
+				Since: cfg.Since, Follow: cfg.Follow, Poll: cfg.Poll, Missing: cfg.missing,
+			})
+		}
 	}
 	return nil, fmt.Errorf("%w: %q", ErrTarget, cfg.ARN)
 }
@@ -146,16 +133,4 @@ func loadAWS(ctx context.Context, cfg Config, region string) (aws.Config, error)
 		return aws.Config{}, fmt.Errorf("loading AWS credentials: %w", err)
 	}
 	return c, nil
-}
-
-// wait waits d or until ctx ends, and reports whether ctx is still live.
-func wait(ctx context.Context, d time.Duration) bool {
-	t := time.NewTimer(d)
-	defer t.Stop()
-	select {
-	case <-ctx.Done():
-		return false
-	case <-t.C:
-		return true
-	}
 }

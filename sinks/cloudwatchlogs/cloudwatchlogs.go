@@ -23,6 +23,13 @@ var limits = sinks.Limits{
 	RecordOverhead: 26,
 }
 
+// awsClient makes the sink's CloudWatch Logs client.
+var awsClient = sinks.AWSClient[*cloudwatchlogs.Client, cloudwatchlogs.Options]{
+	Sink:         "cloudwatchlogs",
+	New:          cloudwatchlogs.NewFromConfig,
+	BaseEndpoint: func(o *cloudwatchlogs.Options) **string { return &o.BaseEndpoint },
+}
+
 // logsAPI is the calls the sink makes of the CloudWatch Logs client.
 type logsAPI interface {
 	PutLogEvents(ctx context.Context, in *cloudwatchlogs.PutLogEventsInput, optFns ...func(*cloudwatchlogs.Options)) (*cloudwatchlogs.PutLogEventsOutput, error)
@@ -49,27 +56,15 @@ var _ sinks.SubscriptionSink = (*Sink)(nil)
 // when cfg does not validate, and the SDK's when the process's AWS
 // configuration (environment, shared files) cannot be loaded.
 func New(ctx context.Context, cfg Config) (*Sink, error) {
-	if err := cfg.Validate(); err != nil {
-		return nil, err
-	}
-	target, err := parseLogGroupARN(cfg.LogGroupARN)
+	target, err := cfg.check()
 	if err != nil {
 		return nil, err
 	}
-	awsConfig, err := sinks.LoadAWSConfig(ctx, sinks.AWSAccess{
-		Region:     target.region,
-		Auth:       cfg.Auth,
-		ExternalID: cfg.ExternalID,
-		HTTPClient: cfg.HTTPClient,
-	})
+	access := sinks.AWSAccess{Region: target.region, Auth: cfg.Auth, ExternalID: cfg.ExternalID, HTTPClient: cfg.HTTPClient}
+	client, err := awsClient.Make(ctx, cfg.LogGroupARN, access, cfg.Endpoint)
 	if err != nil {
-		return nil, fmt.Errorf("cloudwatchlogs sink of %s: %w", cfg.LogGroupARN, err)
+		return nil, err
 	}
-	client := cloudwatchlogs.NewFromConfig(awsConfig, func(o *cloudwatchlogs.Options) {
-		if cfg.Endpoint != "" {
-			o.BaseEndpoint = aws.String(cfg.Endpoint)
-		}
-	})
 	s := &Sink{group: target, client: client}
 	return s.WithLogStream(cfg.LogStream), nil
 }

@@ -3,7 +3,6 @@ package cloudwatchlogs
 import (
 	"errors"
 	"fmt"
-	"log/slog"
 	"strings"
 	"unicode/utf8"
 
@@ -28,53 +27,36 @@ type Config struct {
 	// holds. Empty, the sink is the log group's alone, and writes only
 	// through the sinks of WithLogStream or ForSubscription.
 	LogStream string
-	// Auth says which credentials sign the calls.
-	Auth sinks.AWSAuth
-	// ExternalID is the external id given to STS when assuming
-	// Auth.RoleARN: the sluice account id the destination belongs to.
-	// Required with a role.
+	// Auth and ExternalID, required with a role, are the credentials
+	// that sign the calls (see sinks.AWSAccess).
+	Auth       sinks.AWSAuth
 	ExternalID string
 	// Endpoint, when set, is the CloudWatch Logs endpoint to call (an
 	// emulator's URL); otherwise the SDK resolves it, honouring
 	// AWS_ENDPOINT_URL_CLOUDWATCH_LOGS and AWS_ENDPOINT_URL. It applies to
 	// CloudWatch Logs only, not to STS.
 	Endpoint string
-	// HTTPClient, when set, makes the HTTP calls (of CloudWatch Logs and
-	// STS); otherwise the SDK's default client does (see sinks.AWSAccess).
+	// HTTPClient, when set, makes the HTTP calls, of CloudWatch Logs and
+	// STS (see sinks.AWSAccess).
 	HTTPClient aws.HTTPClient
 }
 
-// LogValue shows the log group and stream, the credentials without their
-// secret and the endpoint.
-func (cfg Config) LogValue() slog.Value {
-	attrs := []slog.Attr{
-		slog.String("log_group_arn", cfg.LogGroupARN),
-		slog.String("log_stream", cfg.LogStream),
-		slog.String("auth", cfg.Auth.String()),
-	}
-	if cfg.Endpoint != "" {
-		attrs = append(attrs, slog.String("endpoint", cfg.Endpoint))
-	}
-	return slog.GroupValue(attrs...)
-}
-
-// Validate returns an error wrapping ErrConfig when cfg cannot work: a
-// LogGroupARN that is not a log group's, a LogStream that is no log
-// stream's name, or credentials that cannot work (see
-// sinks.AWSAuth.Validate).
-func (cfg Config) Validate() error {
-	if _, err := parseLogGroupARN(cfg.LogGroupARN); err != nil {
-		return err
+// check returns what the sink needs of cfg, or an error wrapping ErrConfig
+// when cfg cannot work.
+func (cfg Config) check() (logGroup, error) {
+	target, err := parseLogGroupARN(cfg.LogGroupARN)
+	if err != nil {
+		return logGroup{}, err
 	}
 	if cfg.LogStream != "" {
 		if err := checkLogStream(cfg.LogStream); err != nil {
-			return err
+			return logGroup{}, err
 		}
 	}
 	if err := cfg.Auth.Validate(cfg.ExternalID); err != nil {
-		return fmt.Errorf("%w: %w", ErrConfig, err)
+		return logGroup{}, fmt.Errorf("%w: %w", ErrConfig, err)
 	}
-	return nil
+	return target, nil
 }
 
 // maxNameLength is the most characters of the name of a log group or

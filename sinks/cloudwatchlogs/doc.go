@@ -17,6 +17,9 @@
 // package sinks' LoadAWSConfig does for every AWS sink. New does no network
 // I/O. The sink neither batches nor retries: package pipeline does.
 //
+// TargetType's Tail reads a log group back (sluice tail), every log stream
+// of it, with FilterLogEvents.
+//
 // # Order and time span
 //
 // CloudWatch Logs takes a call's events only in timestamp order and

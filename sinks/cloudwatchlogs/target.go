@@ -31,6 +31,7 @@ func TargetType() sinks.TargetType {
 		NewSink: func(ctx context.Context, t sinks.Target) (sinks.Sink, error) {
 			return sinks.SinkOf(New(ctx, Config{LogGroupARN: t.ARN, Auth: t.Auth, ExternalID: t.ExternalID, Endpoint: t.Endpoint}))
 		},
+		Tail: newTailReader,
 	}
 }
 

@@ -73,16 +73,13 @@ type event struct {
 // MaxRecords records or MaxBatchBytes bytes fails whole, unsent, with
 // ClassInvalid.
 func (s *Sink) Write(ctx context.Context, records []sinks.Record) ([]sinks.Result, error) {
-	if err := ctx.Err(); err != nil {
-		return nil, err
-	}
-	if err := limits.Check(records); err != nil {
+	results, err := limits.Begin(ctx, records)
+	if err != nil {
 		return nil, err
 	}
 	if s.streamErr != nil {
 		return nil, &sinks.DestinationError{Class: sinks.ClassInvalid, Code: "InvalidLogStream", Message: s.streamErr.Error(), Err: s.streamErr}
 	}
-	results := make([]sinks.Result, len(records))
 	events := make([]event, 0, len(records))
 	for i, r := range records {
 		if refused, ok := refuse(r); ok {

@@ -15,7 +15,7 @@ func TestTypesAreWhole(t *testing.T) {
 	seen := map[string]string{}
 	for _, typ := range desttype.All() {
 		t.Run(typ.Name, func(t *testing.T) {
-			if typ.Name == "" || typ.ARNField == "" || typ.Flag == "" || typ.FlagUsage == "" || typ.NewSink == nil ||
+			if typ.Name == "" || typ.ARNField == "" || typ.Flag == "" || typ.FlagUsage == "" || typ.NewSink == nil || typ.Tail == nil ||
 				typ.ARN.What == "" || typ.ARN.Service == "" || typ.ARN.ResourcePrefix == "" || typ.ARN.CheckName == nil {
 				t.Fatalf("type %+v leaves something out", typ)
 			}

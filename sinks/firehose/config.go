@@ -3,7 +3,6 @@ package firehose
 import (
 	"errors"
 	"fmt"
-	"log/slog"
 	"strings"
 
 	"github.com/aws/aws-sdk-go-v2/aws"
@@ -21,43 +20,31 @@ type Config struct {
 	// arn:aws:firehose:REGION:ACCOUNT:deliverystream/NAME. The client's
 	// region is the ARN's.
 	DeliveryStreamARN string
-	// Auth says which credentials sign the calls.
-	Auth sinks.AWSAuth
-	// ExternalID is the external id given to STS when assuming
-	// Auth.RoleARN: the sluice account id the destination belongs to.
-	// Required with a role.
+	// Auth and ExternalID, required with a role, are the credentials
+	// that sign the calls (see sinks.AWSAccess).
+	Auth       sinks.AWSAuth
 	ExternalID string
 	// Endpoint, when set, is the Firehose endpoint to call (an emulator's
 	// URL); otherwise the SDK resolves it, honouring
 	// AWS_ENDPOINT_URL_FIREHOSE and AWS_ENDPOINT_URL. It applies to
 	// Firehose only, not to STS.
 	Endpoint string
-	// HTTPClient, when set, makes the HTTP calls (of Firehose and STS);
-	// otherwise the SDK's default client does (see sinks.AWSAccess).
+	// HTTPClient, when set, makes the HTTP calls, of Firehose and STS (see
+	// sinks.AWSAccess).
 	HTTPClient aws.HTTPClient
 }
 
-// LogValue shows the delivery stream, the credentials without their secret
-// and the endpoint.
-func (cfg Config) LogValue() slog.Value {
-	attrs := []slog.Attr{slog.String("delivery_stream_arn", cfg.DeliveryStreamARN), slog.String("auth", cfg.Auth.String())}
-	if cfg.Endpoint != "" {
-		attrs = append(attrs, slog.String("endpoint", cfg.Endpoint))
-	}
-	return slog.GroupValue(attrs...)
-}
-
-// Validate returns an error wrapping ErrConfig when cfg cannot work: a
-// DeliveryStreamARN that is not a delivery stream's, or credentials that
-// cannot work (see sinks.AWSAuth.Validate).
-func (cfg Config) Validate() error {
-	if _, err := parseDeliveryStreamARN(cfg.DeliveryStreamARN); err != nil {
-		return err
+// check returns what the sink needs of cfg, or an error wrapping ErrConfig
+// when cfg cannot work.
+func (cfg Config) check() (deliveryStream, error) {
+	target, err := parseDeliveryStreamARN(cfg.DeliveryStreamARN)
+	if err != nil {
+		return deliveryStream{}, err
 	}
 	if err := cfg.Auth.Validate(cfg.ExternalID); err != nil {
-		return fmt.Errorf("%w: %w", ErrConfig, err)
+		return deliveryStream{}, fmt.Errorf("%w: %w", ErrConfig, err)
 	}
-	return nil
+	return target, nil
 }
 
 // deliveryStream is what the sink needs of the delivery stream's ARN.

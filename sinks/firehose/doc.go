@@ -11,8 +11,14 @@
 // bad role or a missing delivery stream shows on Write.
 //
 // The sink neither batches nor retries: the SDK's retryer is off, so that
-// package pipeline's backoff is the one retry policy. It is not the place
-// to read what a delivery stream delivered.
+// package pipeline's backoff is the one retry policy.
+//
+// # Reading back
+//
+// Firehose keeps no records to read back: TargetType's Tail (sluice tail)
+// reads the records a delivery stream of sluice's AWS emulator received,
+// through the emulator's admin endpoint, and returns ErrTailNeedsEmulator
+// when no emulator's endpoint is set.
 //
 // # Errors
 //

@@ -25,6 +25,13 @@ var limits = sinks.Limits{
 // Limits().MaxRecordBytes, and Firehose would refuse the whole call for it.
 const CodeRecordTooLarge = "RecordTooLarge"
 
+// awsClient makes the sink's Firehose client.
+var awsClient = sinks.AWSClient[*firehose.Client, firehose.Options]{
+	Sink:         "firehose",
+	New:          firehose.NewFromConfig,
+	BaseEndpoint: func(o *firehose.Options) **string { return &o.BaseEndpoint },
+}
+
 // putRecordBatchAPI is the call the sink makes of the Firehose client.
 type putRecordBatchAPI interface {
 	PutRecordBatch(ctx context.Context, in *firehose.PutRecordBatchInput, optFns ...func(*firehose.Options)) (*firehose.PutRecordBatchOutput, error)
@@ -46,27 +53,15 @@ var _ sinks.Sink = (*Sink)(nil)
 // the process's AWS configuration (environment, shared files) cannot be
 // loaded.
 func New(ctx context.Context, cfg Config) (*Sink, error) {
-	if err := cfg.Validate(); err != nil {
-		return nil, err
-	}
-	target, err := parseDeliveryStreamARN(cfg.DeliveryStreamARN)
+	target, err := cfg.check()
 	if err != nil {
 		return nil, err
 	}
-	awsConfig, err := sinks.LoadAWSConfig(ctx, sinks.AWSAccess{
-		Region:     target.region,
-		Auth:       cfg.Auth,
-		ExternalID: cfg.ExternalID,
-		HTTPClient: cfg.HTTPClient,
-	})
+	access := sinks.AWSAccess{Region: target.region, Auth: cfg.Auth, ExternalID: cfg.ExternalID, HTTPClient: cfg.HTTPClient}
+	client, err := awsClient.Make(ctx, cfg.DeliveryStreamARN, access, cfg.Endpoint)
 	if err != nil {
-		return nil, fmt.Errorf("firehose sink of %s: %w", cfg.DeliveryStreamARN, err)
+		return nil, err
 	}
-	client := firehose.NewFromConfig(awsConfig, func(o *firehose.Options) {
-		if cfg.Endpoint != "" {
-			o.BaseEndpoint = aws.String(cfg.Endpoint)
-		}
-	})
 	return &Sink{stream: target, client: client}, nil
 }
 
@@ -86,13 +81,10 @@ func (s *Sink) Limits() sinks.Limits { return limits }
 // and ctx's error when ctx ended. A batch of more than MaxRecords records or
 // MaxBatchBytes bytes fails whole, unsent, with ClassInvalid.
 func (s *Sink) Write(ctx context.Context, records []sinks.Record) ([]sinks.Result, error) {
-	if err := ctx.Err(); err != nil {
+	results, err := limits.Begin(ctx, records)
+	if err != nil {
 		return nil, err
 	}
-	if err := limits.Check(records); err != nil {
-		return nil, err
-	}
-	results := make([]sinks.Result, len(records))
 	entries, sent := s.entries(records, results)
 	if len(entries) == 0 {
 		return results, nil

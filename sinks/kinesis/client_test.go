@@ -266,7 +266,7 @@ func TestConfigValidate(t *testing.T) {
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
-			awstest.CheckValidate(t, tt.ok, ErrConfig, tt.cfg.Validate, func() error {
+			awstest.CheckValidate(t, tt.ok, ErrConfig, func() error { _, err := tt.cfg.check(); return err }, func() error {
 				_, err := New(context.Background(), tt.cfg)
 				return err
 			})

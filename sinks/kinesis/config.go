@@ -3,7 +3,6 @@ package kinesis
 import (
 	"errors"
 	"fmt"
-	"log/slog"
 	"strings"
 
 	"github.com/aws/aws-sdk-go-v2/aws"
@@ -21,44 +20,30 @@ type Config struct {
 	// arn:aws:kinesis:REGION:ACCOUNT:stream/NAME. The client's region is
 	// the ARN's.
 	StreamARN string
-	// Auth says which credentials sign the calls.
-	Auth sinks.AWSAuth
-	// ExternalID is the external id given to STS when assuming
-	// Auth.RoleARN: the sluice account id the destination belongs to.
-	// Required with a role.
+	// Auth and ExternalID, required with a role, are the credentials
+	// that sign the calls (see sinks.AWSAccess).
+	Auth       sinks.AWSAuth
 	ExternalID string
 	// Endpoint, when set, is the Kinesis endpoint to call (an emulator's
 	// URL); otherwise the SDK resolves it, honouring AWS_ENDPOINT_URL_KINESIS
 	// and AWS_ENDPOINT_URL. It applies to Kinesis only, not to STS.
 	Endpoint string
-	// HTTPClient, when set, makes the HTTP calls (of Kinesis and STS);
-	// otherwise the SDK's default client does. With AWS_CA_BUNDLE set it
-	// must be an *awshttp.BuildableClient (aws/transport/http), which the
-	// SDK can give the bundle to.
+	// HTTPClient, when set, makes the HTTP calls, of Kinesis and STS (see
+	// sinks.AWSAccess).
 	HTTPClient aws.HTTPClient
 }
 
-// LogValue shows the stream, the credentials without their secret and the
-// endpoint.
-func (cfg Config) LogValue() slog.Value {
-	attrs := []slog.Attr{slog.String("stream_arn", cfg.StreamARN), slog.String("auth", cfg.Auth.String())}
-	if cfg.Endpoint != "" {
-		attrs = append(attrs, slog.String("endpoint", cfg.Endpoint))
-	}
-	return slog.GroupValue(attrs...)
-}
-
-// Validate returns an error wrapping ErrConfig when cfg cannot work: a
-// StreamARN that is not a Kinesis stream's, or credentials that cannot work
-// (see sinks.AWSAuth.Validate).
-func (cfg Config) Validate() error {
-	if _, err := parseStreamARN(cfg.StreamARN); err != nil {
-		return err
+// check returns what the sink needs of cfg, or an error wrapping ErrConfig
+// when cfg cannot work.
+func (cfg Config) check() (stream, error) {
+	target, err := parseStreamARN(cfg.StreamARN)
+	if err != nil {
+		return stream{}, err
 	}
 	if err := cfg.Auth.Validate(cfg.ExternalID); err != nil {
-		return fmt.Errorf("%w: %w", ErrConfig, err)
+		return stream{}, fmt.Errorf("%w: %w", ErrConfig, err)
 	}
-	return nil
+	return target, nil
 }
 
 // stream is what the sink needs of the stream's ARN.

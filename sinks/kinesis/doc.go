@@ -17,6 +17,9 @@
 // too, and whatever AWS_MAX_ATTEMPTS says), so that package pipeline's
 // backoff is the one retry policy.
 //
+// TargetType's Tail reads a stream back (sluice tail): every shard, with
+// GetRecords, and the shards a resharding adds.
+//
 // # Errors
 //
 // A record Kinesis did not store is Retryable whatever its ErrorCode

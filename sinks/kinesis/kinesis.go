@@ -36,6 +36,13 @@ const (
 	CodeBadPartitionKey = "BadPartitionKey"
 )
 
+// awsClient makes the sink's Kinesis client.
+var awsClient = sinks.AWSClient[*kinesis.Client, kinesis.Options]{
+	Sink:         "kinesis",
+	New:          kinesis.NewFromConfig,
+	BaseEndpoint: func(o *kinesis.Options) **string { return &o.BaseEndpoint },
+}
+
 // putRecordsAPI is the call the sink makes of the Kinesis client.
 type putRecordsAPI interface {
 	PutRecords(ctx context.Context, in *kinesis.PutRecordsInput, optFns ...func(*kinesis.Options)) (*kinesis.PutRecordsOutput, error)
@@ -55,27 +62,15 @@ var _ sinks.Sink = (*Sink)(nil)
 // ErrConfig when cfg does not validate, and the SDK's when the process's AWS
 // configuration (environment, shared files) cannot be loaded.
 func New(ctx context.Context, cfg Config) (*Sink, error) {
-	if err := cfg.Validate(); err != nil {
-		return nil, err
-	}
-	target, err := parseStreamARN(cfg.StreamARN)
+	target, err := cfg.check()
 	if err != nil {
 		return nil, err
 	}
-	awsConfig, err := sinks.LoadAWSConfig(ctx, sinks.AWSAccess{
-		Region:     target.region,
-		Auth:       cfg.Auth,
-		ExternalID: cfg.ExternalID,
-		HTTPClient: cfg.HTTPClient,
-	})
+	access := sinks.AWSAccess{Region: target.region, Auth: cfg.Auth, ExternalID: cfg.ExternalID, HTTPClient: cfg.HTTPClient}
+	client, err := awsClient.Make(ctx, cfg.StreamARN, access, cfg.Endpoint)
 	if err != nil {
-		return nil, fmt.Errorf("kinesis sink of %s: %w", cfg.StreamARN, err)
+		return nil, err
 	}
-	client := kinesis.NewFromConfig(awsConfig, func(o *kinesis.Options) {
-		if cfg.Endpoint != "" {
-			o.BaseEndpoint = aws.String(cfg.Endpoint)
-		}
-	})
 	return &Sink{stream: target, client: client}, nil
 }
 
@@ -96,13 +91,10 @@ func (s *Sink) Limits() sinks.Limits { return limits }
 // when ctx ended. A batch of more than MaxRecords records or MaxBatchBytes
 // bytes fails whole, unsent, with ClassInvalid.
 func (s *Sink) Write(ctx context.Context, records []sinks.Record) ([]sinks.Result, error) {
-	if err := ctx.Err(); err != nil {
+	results, err := limits.Begin(ctx, records)
+	if err != nil {
 		return nil, err
 	}
-	if err := limits.Check(records); err != nil {
-		return nil, err
-	}
-	results := make([]sinks.Result, len(records))
 	entries := make([]types.PutRecordsRequestEntry, 0, len(records))
 	sent := make([]int, 0, len(records)) // the index in records of each entry
 	for i, r := range records {

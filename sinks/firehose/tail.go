@@ -1,4 +1,4 @@
-package tail
+package firehose
 
 import (
 	"bytes"
@@ -14,35 +14,39 @@ import (
 	"time"
 
 	"github.com/aws/aws-sdk-go-v2/aws"
+
+	"github.com/sluicehq/sluice/sinks"
 )
 
-// ErrFirehoseNeedsEmulator is returned for a Firehose delivery stream
-// without an emulator's endpoint: Firehose keeps no records to read back.
+// ErrTailNeedsEmulator is the error of TargetType's Tail without an
+// emulator's endpoint: Firehose keeps no records to read back.
 //
 //lint:ignore ST1005 Firehose is the AWS service's name, a proper noun
-var ErrFirehoseNeedsEmulator = errors.New("Firehose keeps no records to read back: read its destination (an S3 bucket, ...) instead, or point AWS_ENDPOINT_URL_FIREHOSE (or AWS_ENDPOINT_URL) at sluice's emulator")
+var ErrTailNeedsEmulator = errors.New("Firehose keeps no records to read back: read its destination (an S3 bucket, ...) instead, or point AWS_ENDPOINT_URL_FIREHOSE (or AWS_ENDPOINT_URL) at sluice's emulator")
 
-// firehoseReader reads the records a delivery stream of sluice's AWS
-// emulator received, through its admin endpoint.
-type firehoseReader struct {
-	cfg     Config
+// tailReader reads the records a delivery stream of sluice's AWS emulator
+// received, through its admin endpoint (sluice tail).
+type tailReader struct {
+	cfg     sinks.TailConfig
 	name    string // the delivery stream's
 	records string // the URL of the delivery stream's records
 	client  *http.Client
 }
 
-// newFirehoseReader returns the reader of a delivery stream of the
-// emulator at the base endpoint of Config.AWS, or else at
-// AWS_ENDPOINT_URL_FIREHOSE or AWS_ENDPOINT_URL.
-func newFirehoseReader(cfg Config, awsConfig aws.Config, name string) (*firehoseReader, error) {
-	endpoint := aws.ToString(awsConfig.BaseEndpoint)
-	if specific := os.Getenv("AWS_ENDPOINT_URL_FIREHOSE"); specific != "" && cfg.AWS == nil {
+// newTailReader returns the reader of the delivery stream cfg.Name of the
+// emulator at the base endpoint of cfg.AWS, or, loaded from the
+// environment, at AWS_ENDPOINT_URL_FIREHOSE or AWS_ENDPOINT_URL:
+// TargetType's Tail.
+func newTailReader(cfg sinks.TailConfig) (sinks.TailReader, error) {
+	name := cfg.Name
+	endpoint := aws.ToString(cfg.AWS.BaseEndpoint)
+	if specific := os.Getenv("AWS_ENDPOINT_URL_FIREHOSE"); specific != "" && cfg.AWSFromEnvironment {
 		endpoint = specific
 	}
 	if endpoint == "" {
-		return nil, ErrFirehoseNeedsEmulator
+		return nil, ErrTailNeedsEmulator
 	}
-	return &firehoseReader{
+	return &tailReader{
 		cfg:     cfg,
 		name:    name,
 		records: strings.TrimSuffix(endpoint, "/") + "/_emulator/firehose/" + url.PathEscape(name) + "/records",
@@ -50,8 +54,8 @@ func newFirehoseReader(cfg Config, awsConfig aws.Config, name string) (*firehose
 	}, nil
 }
 
-// firehoseRecord is a record as the emulator answers it.
-type firehoseRecord struct {
+// emulatorRecord is a record as the emulator answers it.
+type emulatorRecord struct {
 	ID      string    `json:"record_id"`
 	Data    []byte    `json:"data"`
 	Arrival time.Time `json:"arrival_time"`
@@ -60,7 +64,7 @@ type firehoseRecord struct {
 // Read asks for the delivery stream's records, and emits those that
 // arrived from Since (or now) on and were not emitted before; following,
 // it asks again every Poll.
-func (r *firehoseReader) Read(ctx context.Context, emit func(Record) error) error {
+func (r *tailReader) Read(ctx context.Context, emit func(sinks.TailRecord) error) error {
 	since := r.cfg.Since
 	if since.IsZero() {
 		since = time.Now()
@@ -69,7 +73,7 @@ func (r *firehoseReader) Read(ctx context.Context, emit func(Record) error) erro
 	for {
 		records, err := r.fetch(ctx)
 		if err != nil {
-			return ignoreEnd(ctx, err)
+			return sinks.IgnoreEnd(ctx, err)
 		}
 		for _, rec := range records {
 			if seen[rec.ID] || rec.Arrival.Before(since) {
@@ -79,19 +83,19 @@ func (r *firehoseReader) Read(ctx context.Context, emit func(Record) error) erro
 			// A Firehose record may hold several newline-terminated
 			// events; sluice writes one each.
 			for _, line := range bytes.Split(bytes.TrimRight(rec.Data, "\n"), []byte("\n")) {
-				if err := emit(Record{Data: line, Where: rec.ID, Time: rec.Arrival}); err != nil {
+				if err := emit(sinks.TailRecord{Data: line, Where: rec.ID, Time: rec.Arrival}); err != nil {
 					return err
 				}
 			}
 		}
-		if !r.cfg.Follow || !wait(ctx, r.cfg.Poll) {
+		if !r.cfg.Follow || !r.cfg.Wait(ctx) {
 			return nil
 		}
 	}
 }
 
 // fetch asks the emulator for every record the delivery stream keeps.
-func (r *firehoseReader) fetch(ctx context.Context) ([]firehoseRecord, error) {
+func (r *tailReader) fetch(ctx context.Context) ([]emulatorRecord, error) {
 	req, err := http.NewRequestWithContext(ctx, http.MethodGet, r.records, nil)
 	if err != nil {
 		return nil, err
@@ -105,17 +109,16 @@ func (r *firehoseReader) fetch(ctx context.Context) ([]firehoseRecord, error) {
 	if err != nil {
 		return nil, fmt.Errorf("reading the emulator's Firehose records: %w", err)
 	}
-	if resp.StatusCode == http.StatusNotFound && r.cfg.waitsFor() {
-		// Following a delivery stream that does not exist yet with
-		// WaitForTarget waits for it.
-		r.cfg.waiting("Firehose delivery stream " + r.name)
+	if resp.StatusCode == http.StatusNotFound && r.cfg.WaitsFor("Firehose delivery stream "+r.name) {
+		// Following a delivery stream that does not exist yet may wait
+		// for it.
 		return nil, nil
 	}
 	if resp.StatusCode != http.StatusOK {
 		return nil, fmt.Errorf("reading the emulator's Firehose records at %s: %s: %s", r.records, resp.Status, bytes.TrimSpace(body))
 	}
 	var page struct {
-		Records []firehoseRecord `json:"records"`
+		Records []emulatorRecord `json:"records"`
 	}
 	if err := json.Unmarshal(body, &page); err != nil {
 		return nil, fmt.Errorf("reading the emulator's Firehose records at %s: %w", r.records, err)

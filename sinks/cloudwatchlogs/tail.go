@@ -1,14 +1,17 @@
-package tail
+package cloudwatchlogs
 
 import (
 	"context"
 	"errors"
 	"fmt"
+	"strings"
 	"time"
 
 	"github.com/aws/aws-sdk-go-v2/aws"
 	"github.com/aws/aws-sdk-go-v2/service/cloudwatchlogs"
 	"github.com/aws/aws-sdk-go-v2/service/cloudwatchlogs/types"
+
+	"github.com/sluicehq/sluice/sinks"
 )
 
 // logsLag is how far before the newest event seen a following reader asks
@@ -17,21 +20,24 @@ import (
 // its own).
 const logsLag = time.Minute
 
-// logsReader reads a CloudWatch Logs log group with FilterLogEvents.
-type logsReader struct {
-	cfg    Config
+// tailReader reads a CloudWatch Logs log group with FilterLogEvents
+// (sluice tail).
+type tailReader struct {
+	cfg    sinks.TailConfig
 	client *cloudwatchlogs.Client
 	group  string
 }
 
-func newLogsReader(cfg Config, awsConfig aws.Config, group string) *logsReader {
-	return &logsReader{cfg: cfg, client: cloudwatchlogs.NewFromConfig(awsConfig), group: group}
+// newTailReader returns the reader of the log group cfg.Name, "NAME" or
+// "NAME:*": TargetType's Tail.
+func newTailReader(cfg sinks.TailConfig) (sinks.TailReader, error) {
+	return &tailReader{cfg: cfg, client: cloudwatchlogs.NewFromConfig(cfg.AWS), group: strings.TrimSuffix(cfg.Name, ":*")}, nil
 }
 
 // Read asks for the events from Since (or a minute ago) on, page by page;
 // following, it asks again from a minute before the newest event seen,
 // leaving out the events it has read already.
-func (r *logsReader) Read(ctx context.Context, emit func(Record) error) error {
+func (r *tailReader) Read(ctx context.Context, emit func(sinks.TailRecord) error) error {
 	start := r.cfg.Since
 	if start.IsZero() {
 		start = time.Now().Add(-logsLag)
@@ -40,7 +46,7 @@ func (r *logsReader) Read(ctx context.Context, emit func(Record) error) error {
 	for {
 		newest, err := r.readFrom(ctx, start, seen, emit)
 		if err != nil {
-			return ignoreEnd(ctx, err)
+			return sinks.IgnoreEnd(ctx, err)
 		}
 		if !r.cfg.Follow {
 			return nil
@@ -53,7 +59,7 @@ func (r *logsReader) Read(ctx context.Context, emit func(Record) error) error {
 				}
 			}
 		}
-		if !wait(ctx, r.cfg.Poll) {
+		if !r.cfg.Wait(ctx) {
 			return nil
 		}
 	}
@@ -61,16 +67,15 @@ func (r *logsReader) Read(ctx context.Context, emit func(Record) error) error {
 
 // readFrom reads every page of events from start and returns the
 // timestamp of the newest event seen.
-func (r *logsReader) readFrom(ctx context.Context, start time.Time, seen map[string]int64, emit func(Record) error) (time.Time, error) {
+func (r *tailReader) readFrom(ctx context.Context, start time.Time, seen map[string]int64, emit func(sinks.TailRecord) error) (time.Time, error) {
 	newest := start
 	input := &cloudwatchlogs.FilterLogEventsInput{LogGroupName: aws.String(r.group), StartTime: aws.Int64(start.UnixMilli())}
 	for {
 		out, err := r.client.FilterLogEvents(ctx, input)
 		var missing *types.ResourceNotFoundException
-		if r.cfg.waitsFor() && errors.As(err, &missing) {
-			// Following a log group that does not exist yet with
-			// WaitForTarget waits for it.
-			r.cfg.waiting("log group " + r.group)
+		if errors.As(err, &missing) && r.cfg.WaitsFor("log group "+r.group) {
+			// Following a log group that does not exist yet may wait
+			// for it.
 			return newest, nil
 		}
 		if err != nil {
@@ -86,7 +91,7 @@ func (r *logsReader) readFrom(ctx context.Context, start time.Time, seen map[str
 			if t := time.UnixMilli(ts); t.After(newest) {
 				newest = t
 			}
-			rec := Record{Data: []byte(aws.ToString(ev.Message)), Where: aws.ToString(ev.LogStreamName)}
+			rec := sinks.TailRecord{Data: []byte(aws.ToString(ev.Message)), Where: aws.ToString(ev.LogStreamName)}
 			if ev.IngestionTime != nil {
 				rec.Time = time.UnixMilli(*ev.IngestionTime)
 			}

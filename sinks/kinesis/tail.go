@@ -1,4 +1,4 @@
-package tail
+package kinesis
 
 import (
 	"context"
@@ -9,21 +9,25 @@ import (
 	"github.com/aws/aws-sdk-go-v2/aws"
 	"github.com/aws/aws-sdk-go-v2/service/kinesis"
 	"github.com/aws/aws-sdk-go-v2/service/kinesis/types"
+
+	"github.com/sluicehq/sluice/sinks"
 )
 
 // relistShards is how often a following reader looks for new shards (the
 // stream was resharded).
 const relistShards = 30 * time.Second
 
-// kinesisReader reads every shard of a Kinesis data stream.
-type kinesisReader struct {
-	cfg    Config
+// tailReader reads every shard of a Kinesis data stream (sluice tail).
+type tailReader struct {
+	cfg    sinks.TailConfig
 	client *kinesis.Client
 	stream string
 }
 
-func newKinesisReader(cfg Config, awsConfig aws.Config, stream string) *kinesisReader {
-	return &kinesisReader{cfg: cfg, client: kinesis.NewFromConfig(awsConfig), stream: stream}
+// newTailReader returns the reader of the stream cfg.Name: TargetType's
+// Tail.
+func newTailReader(cfg sinks.TailConfig) (sinks.TailReader, error) {
+	return &tailReader{cfg: cfg, client: kinesis.NewFromConfig(cfg.AWS), stream: cfg.Name}, nil
 }
 
 // shardCursor is where the reader is in one shard.
@@ -35,7 +39,7 @@ type shardCursor struct {
 }
 
 // Read reads every shard in turn, a page at a time.
-func (r *kinesisReader) Read(ctx context.Context, emit func(Record) error) error {
+func (r *tailReader) Read(ctx context.Context, emit func(sinks.TailRecord) error) error {
 	cursors := make(map[string]*shardCursor)
 	// Following a stream that does not exist yet with WaitForTarget waits
 	// for it, and then reads it from its start: all it holds arrived after
@@ -46,11 +50,10 @@ func (r *kinesisReader) Read(ctx context.Context, emit func(Record) error) error
 		if err == nil {
 			break
 		}
-		if !r.cfg.waitsFor() || !errors.As(err, &missing) {
-			return ignoreEnd(ctx, err)
+		if !errors.As(err, &missing) || !r.cfg.WaitsFor("Kinesis stream "+r.stream) {
+			return sinks.IgnoreEnd(ctx, err)
 		}
-		r.cfg.waiting("Kinesis stream " + r.stream)
-		if !wait(ctx, r.cfg.Poll) {
+		if !r.cfg.Wait(ctx) {
 			return nil
 		}
 	}
@@ -63,7 +66,7 @@ func (r *kinesisReader) Read(ctx context.Context, emit func(Record) error) error
 			}
 			n, err := r.readPage(ctx, c, emit)
 			if err != nil {
-				return ignoreEnd(ctx, err)
+				return sinks.IgnoreEnd(ctx, err)
 			}
 			progressed = progressed || n > 0
 			done = done && (c.caughtUp || c.iterator == nil)
@@ -73,11 +76,11 @@ func (r *kinesisReader) Read(ctx context.Context, emit func(Record) error) error
 		}
 		if r.cfg.Follow && time.Since(listed) >= relistShards {
 			if err := r.addShards(ctx, cursors, false); err != nil {
-				return ignoreEnd(ctx, err)
+				return sinks.IgnoreEnd(ctx, err)
 			}
 			listed = time.Now()
 		}
-		if !progressed && !wait(ctx, r.cfg.Poll) {
+		if !progressed && !r.cfg.Wait(ctx) {
 			return nil
 		}
 	}
@@ -86,7 +89,7 @@ func (r *kinesisReader) Read(ctx context.Context, emit func(Record) error) error
 // addShards adds a cursor for each shard not known yet: at Since (or the
 // end) at the start, and from the shard's start for shards that appear
 // later.
-func (r *kinesisReader) addShards(ctx context.Context, cursors map[string]*shardCursor, first bool) error {
+func (r *tailReader) addShards(ctx context.Context, cursors map[string]*shardCursor, first bool) error {
 	input := &kinesis.ListShardsInput{StreamName: aws.String(r.stream)}
 	for {
 		out, err := r.client.ListShards(ctx, input)
@@ -123,7 +126,7 @@ func (r *kinesisReader) addShards(ctx context.Context, cursors map[string]*shard
 
 // readPage reads one page of a shard and returns how many records it had.
 // A throttled read or an expired iterator reads nothing this time.
-func (r *kinesisReader) readPage(ctx context.Context, c *shardCursor, emit func(Record) error) (int, error) {
+func (r *tailReader) readPage(ctx context.Context, c *shardCursor, emit func(sinks.TailRecord) error) (int, error) {
 	out, err := r.client.GetRecords(ctx, &kinesis.GetRecordsInput{ShardIterator: c.iterator, Limit: aws.Int32(1000)})
 	var throttled *types.ProvisionedThroughputExceededException
 	var expired *types.ExpiredIteratorException
@@ -137,7 +140,7 @@ func (r *kinesisReader) readPage(ctx context.Context, c *shardCursor, emit func(
 	}
 	for _, rec := range out.Records {
 		c.last = aws.ToString(rec.SequenceNumber)
-		if err := emit(Record{Data: rec.Data, Where: c.id, Time: aws.ToTime(rec.ApproximateArrivalTimestamp)}); err != nil {
+		if err := emit(sinks.TailRecord{Data: rec.Data, Where: c.id, Time: aws.ToTime(rec.ApproximateArrivalTimestamp)}); err != nil {
 			return 0, err
 		}
 	}
@@ -148,7 +151,7 @@ func (r *kinesisReader) readPage(ctx context.Context, c *shardCursor, emit func(
 
 // restart gets a new iterator after the last record read, for one that
 // expired (they last five minutes).
-func (r *kinesisReader) restart(ctx context.Context, c *shardCursor) error {
+func (r *tailReader) restart(ctx context.Context, c *shardCursor) error {
 	in := &kinesis.GetShardIteratorInput{StreamName: aws.String(r.stream), ShardId: aws.String(c.id)}
 	if c.last == "" {
 		in.ShardIteratorType = types.ShardIteratorTypeLatest
@@ -162,12 +165,4 @@ func (r *kinesisReader) restart(ctx context.Context, c *shardCursor) error {
 	}
 	c.iterator = it.ShardIterator
 	return nil
-}
-
-// ignoreEnd returns nil for an error that only says ctx ended.
-func ignoreEnd(ctx context.Context, err error) error {
-	if ctx.Err() != nil {
-		return nil
-	}
-	return err
 }
