@@ -42,6 +42,7 @@ type limitFlags struct {
 	sourcesPerSubscription int
 	runningReplays         int
 	apiKeys                int
+	botUsers               int
 }
 
 func (f *limitFlags) register(fl *pflag.FlagSet) {
@@ -58,6 +59,7 @@ func (f *limitFlags) register(fl *pflag.FlagSet) {
 	fl.IntVar(&f.sourcesPerSubscription, "max-sources-per-subscription", 0, "sources one subscription may have (default and most: one per event kind)")
 	fl.IntVar(&f.runningReplays, "max-running-replays", store.DefaultMaxRunningReplay, "replays one account may have running at once")
 	fl.IntVar(&f.apiKeys, "max-api-keys", store.DefaultMaxAPIKeys, "API keys one account may have")
+	fl.IntVar(&f.botUsers, "max-bot-users", store.DefaultMaxBotUsers, "bot users one account may have")
 }
 
 // validate returns what is wrong with the flags, each with what to do. A
@@ -77,6 +79,7 @@ func (f limitFlags) validate() []error {
 		{"--max-sources-per-subscription", f.sourcesPerSubscription},
 		{"--max-running-replays", f.runningReplays},
 		{"--max-api-keys", f.apiKeys},
+		{"--max-bot-users", f.botUsers},
 	} {
 		if n.value < 0 {
 			errs = append(errs, fmt.Errorf("%s %d is negative: give a positive number (0 takes the default)", n.name, n.value))
@@ -145,5 +148,6 @@ func (f limitFlags) storeLimits() store.Limits {
 		SourcesPerSubscription: f.sourcesPerSubscription,
 		RunningReplays:         f.runningReplays,
 		APIKeys:                f.apiKeys,
+		BotUsers:               f.botUsers,
 	}
 }

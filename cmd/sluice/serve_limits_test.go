@@ -4,6 +4,8 @@ import (
 	"io"
 	"log/slog"
 	"math"
+	"net/http"
+	"strings"
 	"testing"
 
 	"github.com/spf13/pflag"
@@ -88,5 +90,57 @@ func TestManagementShareFlag(t *testing.T) {
 	t.Setenv("SLUICE_MAX_ACCOUNT_MANAGEMENT_IN_FLIGHT", "5")
 	if cfg := parse(t); cfg.MaxAccountManagementInFlight != 5 {
 		t.Fatalf("share from the environment: %d, want 5", cfg.MaxAccountManagementInFlight)
+	}
+}
+
+// TestBotUsersLimitFlag: --max-bot-users, or SLUICE_MAX_BOT_USERS, sets the
+// store's limit of bot users per account, by default the store's default;
+// a negative one is refused.
+func TestBotUsersLimitFlag(t *testing.T) {
+	parse := func(t *testing.T, args ...string) limitFlags {
+		t.Helper()
+		var f limitFlags
+		fl := pflag.NewFlagSet("serve", pflag.ContinueOnError)
+		f.register(fl)
+		if err := fl.Parse(args); err != nil {
+			t.Fatal(err)
+		}
+		if err := flagsFromEnv(fl); err != nil {
+			t.Fatal(err)
+		}
+		return f
+	}
+	if l := parse(t).storeLimits(); l.BotUsers != store.DefaultMaxBotUsers {
+		t.Fatalf("default limit: %d, want %d", l.BotUsers, store.DefaultMaxBotUsers)
+	}
+	if l := parse(t, "--max-bot-users", "3").storeLimits(); l.BotUsers != 3 {
+		t.Fatalf("limit from the flag: %d, want 3", l.BotUsers)
+	}
+	errs := parse(t, "--max-bot-users", "-1").validate()
+	if len(errs) != 1 {
+		t.Fatalf("--max-bot-users -1: errors %v, want one", errs)
+	}
+	check.ErrorContains(t, errs[0], "--max-bot-users -1 is negative")
+	t.Setenv("SLUICE_MAX_BOT_USERS", "5")
+	if l := parse(t).storeLimits(); l.BotUsers != 5 {
+		t.Fatalf("limit from the environment: %d, want 5", l.BotUsers)
+	}
+}
+
+// TestServeBotUsers: serve's API role serves /bot_users from its store,
+// with the limit of --max-bot-users.
+func TestServeBotUsers(t *testing.T) {
+	if testing.Short() {
+		t.Skip("runs sluice serve")
+	}
+	clearSluiceEnv(t)
+	const token = "sk_test_bot_users_token_0123456789"
+	t.Setenv(bootstrapKeyEnv, token)
+	p := startServeInProcess(t, "--roles", "api", "--nats-listen", "127.0.0.1:0", "--max-bot-users", "1")
+	if code, body := request(t, http.MethodPost, p.url+"/bot_users", token, `{"name":"deploy"}`); code != http.StatusCreated || !strings.Contains(body, `"uri":"`+p.url+`/bot_users/bot_`) {
+		t.Fatalf("creating a bot user: %d %s", code, body)
+	}
+	if code, body := request(t, http.MethodPost, p.url+"/bot_users", token, `{"name":"ci"}`); code != http.StatusConflict || !strings.Contains(body, "ERR_SLUICE_445") {
+		t.Fatalf("a bot user past --max-bot-users 1: %d %s, want 409 ERR_SLUICE_445", code, body)
 	}
 }

@@ -8,23 +8,23 @@ import (
 	"github.com/sluicehq/sluice/schemas"
 )
 
-// APIKeys keeps the API keys of accounts. *store.Store implements it; see
-// its methods for the errors each returns.
-type APIKeys interface {
-	CreateAPIKey(ctx context.Context, accountID string, in store.APIKeyInput, token string, opts ...store.WriteOption) (store.APIKey, error)
-	GetAPIKey(ctx context.Context, accountID, id string) (store.APIKey, error)
-	ListAPIKeys(ctx context.Context, accountID string, page store.Page) ([]store.APIKey, string, error)
-	UpdateAPIKey(ctx context.Context, accountID, id string, fn func(*store.APIKey) error, opts ...store.WriteOption) (store.APIKey, error)
-	DeleteAPIKey(ctx context.Context, accountID, id string, opts ...store.WriteOption) (store.APIKey, error)
-}
-
-// routeAPIKeys registers the /api_keys routes.
+// routeAPIKeys serves the family of API keys. The token of a key is shown
+// once, in the answer to its creation; the account's last key cannot be
+// deleted (the store refuses, and writeStoreError says why).
 func (s *Server) routeAPIKeys() {
-	s.mux.Handle("POST /api_keys", s.authenticated(http.HandlerFunc(s.createAPIKey)))
-	s.mux.Handle("GET /api_keys", s.authenticated(http.HandlerFunc(s.listAPIKeys)))
-	s.mux.Handle("GET /api_keys/{id}", s.authenticated(http.HandlerFunc(s.getAPIKey)))
-	s.mux.Handle("PATCH /api_keys/{id}", s.authenticated(http.HandlerFunc(s.updateAPIKey)))
-	s.mux.Handle("DELETE /api_keys/{id}", s.authenticated(http.HandlerFunc(s.deleteAPIKey)))
+	k := s.apiKeys
+	route(s, family[store.APIKey, apiKeyInput, apiKeyInput, apiKeyBody]{
+		res: apiKeyResource, prefix: schemas.PrefixAPIKey, listKey: "api_keys", audit: auditAPIKey,
+		create: func(ctx context.Context, accountID string, v store.APIKey, opts ...store.WriteOption) (store.APIKey, error) {
+			return k.CreateAPIKey(ctx, accountID, store.APIKeyInput{Description: v.Description, Metadata: v.Metadata}, "", opts...)
+		},
+		get: k.GetAPIKey, list: k.ListAPIKeys, update: k.UpdateAPIKey, delete: k.DeleteAPIKey,
+		body: s.apiKeyResponse,
+		created: func(w http.ResponseWriter, v store.APIKey, body *apiKeyBody) {
+			body.Token = &v.Token
+			w.Header().Set("Cache-Control", "no-store")
+		},
+	})
 }
 
 // apiKeyInput is the body of a create or update: the fields sent are set,
@@ -32,6 +32,11 @@ func (s *Server) routeAPIKeys() {
 type apiKeyInput struct {
 	Description *string `json:"description"`
 	Metadata    *string `json:"metadata"`
+}
+
+func (in apiKeyInput) apply(k *store.APIKey) {
+	setSent(&k.Description, in.Description)
+	setSent(&k.Metadata, in.Metadata)
 }
 
 // apiKeyBody is an API key as the API returns it (specification section
@@ -46,13 +51,6 @@ type apiKeyBody struct {
 	Token       *string `json:"token"`
 }
 
-// apiKeyList is a page of API keys.
-type apiKeyList struct {
-	APIKeys     []apiKeyBody `json:"api_keys"`
-	URI         string       `json:"uri"`
-	NextPageURI *string      `json:"next_page_uri"`
-}
-
 // apiKeyResponse returns the body of the key, without its token.
 func (s *Server) apiKeyResponse(r *http.Request, k store.APIKey) apiKeyBody {
 	return apiKeyBody{
@@ -64,99 +62,12 @@ func (s *Server) apiKeyResponse(r *http.Request, k store.APIKey) apiKeyBody {
 	}
 }
 
-// apiKeyAudit returns the object of an API key's audit event: its body,
-// without its token.
-func (s *Server) apiKeyAudit(r *http.Request) func(store.APIKey) any {
-	return func(k store.APIKey) any { return s.apiKeyResponse(r, k) }
-}
-
-func (s *Server) createAPIKey(w http.ResponseWriter, r *http.Request) {
-	var in apiKeyInput
-	if e := decodeBody(w, r, &in); e != nil {
-		writeError(w, r, e)
-		return
-	}
-	var fields store.APIKeyInput
-	if in.Description != nil {
-		fields.Description = *in.Description
-	}
-	if in.Metadata != nil {
-		fields.Metadata = *in.Metadata
-	}
-	audit := newAudit(s, r, auditAPIKey, changeCreated, s.apiKeyAudit(r))
-	created, err := s.apiKeys.CreateAPIKey(r.Context(), apiKey(r.Context()).AccountID, fields, "", audit.option())
-	if err != nil {
-		s.writeStoreError(w, r, err, apiKeyResource, "")
-		return
-	}
-	audit.publish()
-	body := s.apiKeyResponse(r, created)
-	body.Token = &created.Token
-	w.Header().Set("Cache-Control", "no-store")
-	writeJSON(w, http.StatusCreated, body)
-}
-
-func (s *Server) listAPIKeys(w http.ResponseWriter, r *http.Request) {
-	page, e := readPage(r, schemas.PrefixAPIKey)
-	if e != nil {
-		writeError(w, r, e)
-		return
-	}
-	items, next, err := s.apiKeys.ListAPIKeys(r.Context(), apiKey(r.Context()).AccountID, page)
-	if err != nil {
-		s.writeStoreError(w, r, err, apiKeyResource, "")
-		return
-	}
-	list := apiKeyList{APIKeys: make([]apiKeyBody, len(items))}
-	for i, k := range items {
-		list.APIKeys[i] = s.apiKeyResponse(r, k)
-	}
-	list.URI, list.NextPageURI = s.listURIs(r, page, next)
-	writeJSON(w, http.StatusOK, list)
-}
-
-func (s *Server) getAPIKey(w http.ResponseWriter, r *http.Request) {
-	id := r.PathValue("id")
-	k, err := s.apiKeys.GetAPIKey(r.Context(), apiKey(r.Context()).AccountID, id)
-	if err != nil {
-		s.writeStoreError(w, r, err, apiKeyResource, id)
-		return
-	}
-	writeJSON(w, http.StatusOK, s.apiKeyResponse(r, k))
-}
-
-func (s *Server) updateAPIKey(w http.ResponseWriter, r *http.Request) {
-	id := r.PathValue("id")
-	var in apiKeyInput
-	if e := decodeBody(w, r, &in); e != nil {
-		writeError(w, r, e)
-		return
-	}
-	audit := newAudit(s, r, auditAPIKey, changeUpdated, s.apiKeyAudit(r))
-	k, err := s.apiKeys.UpdateAPIKey(r.Context(), apiKey(r.Context()).AccountID, id, func(k *store.APIKey) error {
-		if in.Description != nil {
-			k.Description = *in.Description
-		}
-		if in.Metadata != nil {
-			k.Metadata = *in.Metadata
-		}
-		return nil
-	}, audit.option())
-	if err != nil {
-		s.writeStoreError(w, r, err, apiKeyResource, id)
-		return
-	}
-	audit.publish()
-	writeJSON(w, http.StatusOK, s.apiKeyResponse(r, k))
-}
-
-func (s *Server) deleteAPIKey(w http.ResponseWriter, r *http.Request) {
-	id := r.PathValue("id")
-	audit := newAudit(s, r, auditAPIKey, changeDeleted, s.apiKeyAudit(r))
-	if _, err := s.apiKeys.DeleteAPIKey(r.Context(), apiKey(r.Context()).AccountID, id, audit.option()); err != nil {
-		s.writeStoreError(w, r, err, apiKeyResource, id)
-		return
-	}
-	audit.publish()
-	w.WriteHeader(http.StatusNoContent)
+// APIKeys keeps the API keys of accounts. *store.Store implements it; see
+// its methods for the errors each returns.
+type APIKeys interface {
+	CreateAPIKey(ctx context.Context, accountID string, in store.APIKeyInput, token string, opts ...store.WriteOption) (store.APIKey, error)
+	GetAPIKey(ctx context.Context, accountID, id string) (store.APIKey, error)
+	ListAPIKeys(ctx context.Context, accountID string, page store.Page) ([]store.APIKey, string, error)
+	UpdateAPIKey(ctx context.Context, accountID, id string, fn func(*store.APIKey) error, opts ...store.WriteOption) (store.APIKey, error)
+	DeleteAPIKey(ctx context.Context, accountID, id string, opts ...store.WriteOption) (store.APIKey, error)
 }

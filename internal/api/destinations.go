@@ -1,7 +1,6 @@
 package api
 
 import (
-	"bytes"
 	"context"
 	"encoding/json"
 	"net/http"
@@ -12,23 +11,15 @@ import (
 	"github.com/sluicehq/sluice/sinks/desttype"
 )
 
-// Destinations keeps the event destinations of accounts. *store.Store
-// implements it; see its methods for the errors each returns.
-type Destinations interface {
-	CreateDestination(ctx context.Context, accountID string, in store.Destination, opts ...store.WriteOption) (store.Destination, error)
-	GetDestination(ctx context.Context, accountID, id string) (store.Destination, error)
-	ListDestinations(ctx context.Context, accountID string, page store.Page) ([]store.Destination, string, error)
-	UpdateDestination(ctx context.Context, accountID, id string, fn func(*store.Destination) error, opts ...store.WriteOption) (store.Destination, error)
-	DeleteDestination(ctx context.Context, accountID, id string, opts ...store.WriteOption) (store.Destination, error)
-}
-
-// routeDestinations registers the /event_destinations routes.
+// routeDestinations serves the family of event destinations.
 func (s *Server) routeDestinations() {
-	s.mux.Handle("POST /event_destinations", s.authenticated(http.HandlerFunc(s.createDestination)))
-	s.mux.Handle("GET /event_destinations", s.authenticated(http.HandlerFunc(s.listDestinations)))
-	s.mux.Handle("GET /event_destinations/{id}", s.authenticated(http.HandlerFunc(s.getDestination)))
-	s.mux.Handle("PATCH /event_destinations/{id}", s.authenticated(http.HandlerFunc(s.updateDestination)))
-	s.mux.Handle("DELETE /event_destinations/{id}", s.authenticated(http.HandlerFunc(s.deleteDestination)))
+	d := s.destinations
+	route(s, family[store.Destination, destinationInput, destinationInput, destinationBody]{
+		res: destinationResource, prefix: schemas.PrefixDestination, listKey: "event_destinations", audit: auditDestination,
+		create: d.CreateDestination, get: d.GetDestination, list: d.ListDestinations, update: d.UpdateDestination, delete: d.DeleteDestination,
+		body:        s.destinationResponse,
+		auditObject: func(r *http.Request, d store.Destination) any { return s.destinationAudit(r, d) },
+	})
 }
 
 // destinationInput is the body of a create or update: the fields sent are
@@ -44,15 +35,9 @@ type destinationInput struct {
 // apply sets the fields of in on d. A target sent with an access key but
 // without its secret keeps the stored secret of the same access key id.
 func (in destinationInput) apply(d *store.Destination) {
-	if in.Description != nil {
-		d.Description = *in.Description
-	}
-	if in.Metadata != nil {
-		d.Metadata = *in.Metadata
-	}
-	if in.Format != nil {
-		d.Format = *in.Format
-	}
+	setSent(&d.Description, in.Description)
+	setSent(&d.Metadata, in.Metadata)
+	setSent(&d.Format, in.Format)
 	if in.Target != nil {
 		d.Target = withStoredSecret(*in.Target, d.Target.Auth())
 	}
@@ -98,31 +83,12 @@ func (b targetBody) MarshalJSON() ([]byte, error) {
 	if b.typ.Name == "" {
 		return []byte("{}"), nil
 	}
-	var out bytes.Buffer
-	enc := json.NewEncoder(&out)
-	enc.SetEscapeHTML(false)
-	write := func(prefix string, v any) error {
-		out.WriteString(prefix)
-		if err := enc.Encode(v); err != nil {
-			return err
-		}
-		out.Truncate(out.Len() - 1) // Encode's newline
-		return nil
-	}
-	if err := write("{", b.typ.Name); err != nil {
-		return nil, err
-	}
-	if err := write(`:{"auth":`, b.auth); err != nil {
-		return nil, err
-	}
-	if err := write(",", b.typ.ARNField); err != nil {
-		return nil, err
-	}
-	if err := write(":", b.arn); err != nil {
-		return nil, err
-	}
-	out.WriteString("}}")
-	return out.Bytes(), nil
+	var out jsonText
+	out.add("{", b.typ.Name)
+	out.add(`:{"auth":`, b.auth)
+	out.add(",", b.typ.ARNField)
+	out.add(":", b.arn)
+	return out.end("}}")
 }
 
 type authBody struct {
@@ -198,93 +164,12 @@ func authResponse(a store.AWSAuth) authBody {
 	return b
 }
 
-// destinationList is a page of destinations.
-type destinationList struct {
-	Destinations []destinationBody `json:"event_destinations"`
-	URI          string            `json:"uri"`
-	NextPageURI  *string           `json:"next_page_uri"`
-}
-
-// destinationAuditObject returns the object of a destination's audit
-// event (destinationAudit).
-func (s *Server) destinationAuditObject(r *http.Request) func(store.Destination) any {
-	return func(d store.Destination) any { return s.destinationAudit(r, d) }
-}
-
-func (s *Server) createDestination(w http.ResponseWriter, r *http.Request) {
-	var in destinationInput
-	if e := decodeBody(w, r, &in); e != nil {
-		writeError(w, r, e)
-		return
-	}
-	var d store.Destination
-	in.apply(&d)
-	audit := newAudit(s, r, auditDestination, changeCreated, s.destinationAuditObject(r))
-	created, err := s.destinations.CreateDestination(r.Context(), apiKey(r.Context()).AccountID, d, audit.option())
-	if err != nil {
-		s.writeStoreError(w, r, err, destinationResource, "")
-		return
-	}
-	audit.publish()
-	writeJSON(w, http.StatusCreated, s.destinationResponse(r, created))
-}
-
-func (s *Server) listDestinations(w http.ResponseWriter, r *http.Request) {
-	page, e := readPage(r, schemas.PrefixDestination)
-	if e != nil {
-		writeError(w, r, e)
-		return
-	}
-	items, next, err := s.destinations.ListDestinations(r.Context(), apiKey(r.Context()).AccountID, page)
-	if err != nil {
-		s.writeStoreError(w, r, err, destinationResource, "")
-		return
-	}
-	list := destinationList{Destinations: make([]destinationBody, len(items))}
-	for i, d := range items {
-		list.Destinations[i] = s.destinationResponse(r, d)
-	}
-	list.URI, list.NextPageURI = s.listURIs(r, page, next)
-	writeJSON(w, http.StatusOK, list)
-}
-
-func (s *Server) getDestination(w http.ResponseWriter, r *http.Request) {
-	id := r.PathValue("id")
-	d, err := s.destinations.GetDestination(r.Context(), apiKey(r.Context()).AccountID, id)
-	if err != nil {
-		s.writeStoreError(w, r, err, destinationResource, id)
-		return
-	}
-	writeJSON(w, http.StatusOK, s.destinationResponse(r, d))
-}
-
-func (s *Server) updateDestination(w http.ResponseWriter, r *http.Request) {
-	id := r.PathValue("id")
-	var in destinationInput
-	if e := decodeBody(w, r, &in); e != nil {
-		writeError(w, r, e)
-		return
-	}
-	audit := newAudit(s, r, auditDestination, changeUpdated, s.destinationAuditObject(r))
-	d, err := s.destinations.UpdateDestination(r.Context(), apiKey(r.Context()).AccountID, id, func(d *store.Destination) error {
-		in.apply(d)
-		return nil
-	}, audit.option())
-	if err != nil {
-		s.writeStoreError(w, r, err, destinationResource, id)
-		return
-	}
-	audit.publish()
-	writeJSON(w, http.StatusOK, s.destinationResponse(r, d))
-}
-
-func (s *Server) deleteDestination(w http.ResponseWriter, r *http.Request) {
-	id := r.PathValue("id")
-	audit := newAudit(s, r, auditDestination, changeDeleted, s.destinationAuditObject(r))
-	if _, err := s.destinations.DeleteDestination(r.Context(), apiKey(r.Context()).AccountID, id, audit.option()); err != nil {
-		s.writeStoreError(w, r, err, destinationResource, id)
-		return
-	}
-	audit.publish()
-	w.WriteHeader(http.StatusNoContent)
+// Destinations keeps the event destinations of accounts. *store.Store
+// implements it; see its methods for the errors each returns.
+type Destinations interface {
+	CreateDestination(ctx context.Context, accountID string, in store.Destination, opts ...store.WriteOption) (store.Destination, error)
+	GetDestination(ctx context.Context, accountID, id string) (store.Destination, error)
+	ListDestinations(ctx context.Context, accountID string, page store.Page) ([]store.Destination, string, error)
+	UpdateDestination(ctx context.Context, accountID, id string, fn func(*store.Destination) error, opts ...store.WriteOption) (store.Destination, error)
+	DeleteDestination(ctx context.Context, accountID, id string, opts ...store.WriteOption) (store.Destination, error)
 }

@@ -50,11 +50,13 @@ const (
 	CodeConcurrentChange   Code = 422 // 409: the resource kept changing under concurrent updates
 	CodeLastAPIKey         Code = 423 // 409: deleting the account's only API key
 	CodeSourceExists       Code = 424 // 409: adding a source of a kind the subscription has
+	CodeNameTaken          Code = 425 // 409: a name another resource of the family in the account has
 	CodeDestinationLimit   Code = 440 // 409: the account has its limit of destinations
 	CodeSubscriptionLimit  Code = 441 // 409: the account has its limit of subscriptions
 	CodeSourceLimit        Code = 442 // 409: more sources than a subscription may have
 	CodeReplayLimit        Code = 443 // 409: the account has its limit of running replays
 	CodeAPIKeyLimit        Code = 444 // 409: the account has its limit of API keys
+	CodeBotUserLimit       Code = 445 // 409: the account has its limit of bot users
 )
 
 // codeInfo documents a code: its HTTP status and when it is returned.
@@ -100,11 +102,13 @@ var codes = map[Code]codeInfo{
 	CodeConcurrentChange:   {http.StatusConflict, "the resource kept changing under concurrent updates; send the request again"},
 	CodeLastAPIKey:         {http.StatusConflict, "the API key is the account's only one, and deleting it would lock the account out; create another key first"},
 	CodeSourceExists:       {http.StatusConflict, "the subscription has a source of this event kind already; change it with PATCH /event_subscriptions/{id}/sources/{type}"},
+	CodeNameTaken:          {http.StatusConflict, "another resource of the family in the account has this name (bot users: ignoring case); details.field names the field: choose another name"},
 	CodeDestinationLimit:   {http.StatusConflict, "the account has as many event destinations as sluice allows one account (100 by default, serve --max-destinations); delete one, or have the limit raised; details.limit and details.max name it"},
 	CodeSubscriptionLimit:  {http.StatusConflict, "the account has as many event subscriptions as sluice allows one account (1000 by default, serve --max-subscriptions); delete one, or have the limit raised; details.limit and details.max name it"},
 	CodeSourceLimit:        {http.StatusConflict, "the subscription would have more sources than sluice allows one subscription (by default one per event kind, serve --max-sources-per-subscription); details.limit and details.max name it"},
 	CodeReplayLimit:        {http.StatusConflict, "the account has as many replays running as sluice allows one account (5 by default, serve --max-running-replays); wait for one to finish, or have the limit raised; details.limit and details.max name it"},
 	CodeAPIKeyLimit:        {http.StatusConflict, "the account has as many API keys as sluice allows one account (100 by default, serve --max-api-keys); delete one, or have the limit raised; details.limit and details.max name it"},
+	CodeBotUserLimit:       {http.StatusConflict, "the account has as many bot users as sluice allows one account (100 by default, serve --max-bot-users); delete one, or have the limit raised; details.limit and details.max name it"},
 }
 
 // String returns the code as it appears in error bodies: "ERR_SLUICE_301".

@@ -17,6 +17,7 @@ var (
 	destinationResource  = resource{noun: "event destination", listPath: "/event_destinations"}
 	subscriptionResource = resource{noun: "event subscription", listPath: "/event_subscriptions"}
 	apiKeyResource       = resource{noun: "API key", listPath: "/api_keys"}
+	botUserResource      = resource{noun: "bot user", listPath: "/bot_users"}
 )
 
 // writeStoreError answers with the API error of an error of the store about
@@ -27,6 +28,7 @@ func (s *Server) writeStoreError(w http.ResponseWriter, r *http.Request, err err
 		invalid *store.ValidationError
 		inUse   *store.InUseError
 		limit   *store.LimitError
+		taken   *store.TakenError
 	)
 	switch {
 	case errors.As(err, &limit):
@@ -38,6 +40,10 @@ func (s *Server) writeStoreError(w http.ResponseWriter, r *http.Request, err err
 	case errors.As(err, &inUse):
 		e := newError(CodeInUse, "%s", inUse.Error())
 		e.Details = map[string]any{"subscriptions": inUse.Subscriptions}
+		writeError(w, r, e)
+	case errors.As(err, &taken):
+		e := newError(CodeNameTaken, "%s", taken.Error())
+		e.Details = map[string]any{"field": taken.Field}
 		writeError(w, r, e)
 	case errors.Is(err, store.ErrLastAPIKey):
 		writeError(w, r, newError(CodeLastAPIKey, "API key %s is your account's only key, and deleting it would lock the account out: create another key with POST /api_keys first", id))
@@ -67,6 +73,7 @@ var limits = map[string]struct {
 	store.LimitSourcesPerSubscription: {CodeSourceLimit, "remove a source, or route the kinds through another subscription", "--max-sources-per-subscription"},
 	store.LimitRunningReplays:         {CodeReplayLimit, "wait for one to finish (GET /event_subscriptions/{id}/replays shows their state)", "--max-running-replays"},
 	store.LimitAPIKeys:                {CodeAPIKeyLimit, "delete one you no longer use (DELETE /api_keys/{id})", "--max-api-keys"},
+	store.LimitBotUsers:               {CodeBotUserLimit, "delete one you no longer use (DELETE /bot_users/{id})", "--max-bot-users"},
 }
 
 // limitError is the API error of a create over a limit of the account: it

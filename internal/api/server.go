@@ -108,9 +108,9 @@ type Config struct {
 	// BaseURL is the scheme and host clients reach the API at, such as
 	// https://sluice.example.com, for the full URLs of responses and of
 	// the audit events stored (uri, next_page_uri). Required with any
-	// management route (Deps.Destinations, Subscriptions or APIKeys). It is
-	// never taken from a request's Host, which the client chooses: a
-	// stored event must not carry a host a caller made up.
+	// management route (Deps.Destinations, Subscriptions, APIKeys or
+	// BotUsers). It is never taken from a request's Host, which the client
+	// chooses: a stored event must not carry a host a caller made up.
 	BaseURL string
 	// AuditTimeout bounds the publishing of the audit event of one change
 	// when it is made; an event not published by then waits in the
@@ -188,6 +188,8 @@ type Deps struct {
 	Subscriptions Subscriptions
 	// APIKeys keeps API keys; nil: the /api_keys routes are not served.
 	APIKeys APIKeys
+	// BotUsers keeps bot users; nil: the /bot_users routes are not served.
+	BotUsers BotUsers
 	// DeliveryStatus reads destinations' delivery status; nil (or
 	// Destinations nil): GET /event_destinations/{id}/status is not served.
 	DeliveryStatus DeliveryStatus
@@ -218,11 +220,12 @@ type Server struct {
 	cfg       Config
 	keys      Keys
 	publisher Publisher
-	// destinations, subscriptions and apiKeys are nil when their routes
-	// are not served.
+	// destinations, subscriptions, apiKeys and botUsers are nil when
+	// their routes are not served.
 	destinations  Destinations
 	subscriptions Subscriptions
 	apiKeys       APIKeys
+	botUsers      BotUsers
 	deadLetters   DeadLetters
 	replays       Replays
 	storage       Storage
@@ -232,6 +235,9 @@ type Server struct {
 	metrics       *metrics
 	mux           *http.ServeMux
 	handler       http.Handler
+	// families are the resource families routed, for the test of
+	// docs/openapi.yaml.
+	families []familyDoc
 
 	// deliveryStatus and destinationTrial are nil when their routes are
 	// not served.
@@ -251,7 +257,7 @@ func New(cfg Config, deps Deps) (*Server, error) {
 	if deps.Keys == nil || deps.Publisher == nil {
 		return nil, errors.New("api: Keys and Publisher are required")
 	}
-	if deps.Destinations != nil || deps.Subscriptions != nil || deps.APIKeys != nil {
+	if deps.Destinations != nil || deps.Subscriptions != nil || deps.APIKeys != nil || deps.BotUsers != nil {
 		if u, err := url.Parse(cfg.BaseURL); err != nil || (u.Scheme != "http" && u.Scheme != "https") || u.Host == "" {
 			return nil, fmt.Errorf("api: BaseURL %q is not a full http or https URL: the management routes need the scheme and host clients reach the API at, for the uri of resources and audit events", cfg.BaseURL)
 		}
@@ -274,6 +280,7 @@ func New(cfg Config, deps Deps) (*Server, error) {
 		destinations:  deps.Destinations,
 		subscriptions: deps.Subscriptions,
 		apiKeys:       deps.APIKeys,
+		botUsers:      deps.BotUsers,
 		deadLetters:   deps.DeadLetters,
 		replays:       deps.Replays,
 		storage:       deps.Storage,
@@ -304,6 +311,9 @@ func New(cfg Config, deps Deps) (*Server, error) {
 	}
 	if s.apiKeys != nil {
 		s.routeAPIKeys()
+	}
+	if s.botUsers != nil {
+		s.routeBotUsers()
 	}
 	s.mux.HandleFunc("/", s.fallback)
 	s.handler = s.withOperation(s.guardStorage(s.mux))

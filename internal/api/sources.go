@@ -124,7 +124,7 @@ func (s *Server) deleteSource(w http.ResponseWriter, r *http.Request) {
 // source of kind (no body for 204).
 func (s *Server) changeSource(w http.ResponseWriter, r *http.Request, status int, kind string, change func(*store.Subscription) error) {
 	id := r.PathValue("id")
-	audit := newAudit(s, r, auditSubscription, changeUpdated, s.subscriptionAudit(r))
+	audit := newAudit(s, r, auditSubscription, changeUpdated, func(sub store.Subscription) any { return s.subscriptionResponse(r, sub) })
 	sub, err := s.subscriptions.UpdateSubscription(r.Context(), apiKey(r.Context()).AccountID, id, change, audit.option())
 	switch {
 	case errors.Is(err, errSourceExists):

@@ -1,0 +1,72 @@
+package api
+
+import (
+	"context"
+	"net/http"
+
+	"github.com/sluicehq/sluice/internal/store"
+	"github.com/sluicehq/sluice/schemas"
+)
+
+// routeBotUsers serves the family of bot users (specification sections 2.3
+// and 4.2). The catalogue has no audit kinds for them: their changes emit
+// no audit event.
+func (s *Server) routeBotUsers() {
+	b := s.botUsers
+	route(s, family[store.BotUser, botUserCreate, botUserUpdate, botUserBody]{
+		res: botUserResource, prefix: schemas.PrefixBotUser, listKey: "bot_users",
+		create: b.CreateBotUser, get: b.GetBotUser, list: b.ListBotUsers, update: b.UpdateBotUser, delete: b.DeleteBotUser,
+		body: s.botUserResponse,
+	})
+}
+
+// botUserBody is a bot user as the API returns it (specification section
+// 2.3), fields in the specification's order.
+type botUserBody struct {
+	ID        string `json:"id"`
+	URI       string `json:"uri"`
+	Name      string `json:"name"`
+	Active    bool   `json:"active"`
+	CreatedAt string `json:"created_at"`
+}
+
+func (s *Server) botUserResponse(r *http.Request, b store.BotUser) botUserBody {
+	return botUserBody{
+		ID:        b.ID,
+		URI:       s.resourceURI(r, botUserResource.listPath+"/"+b.ID),
+		Name:      b.Name,
+		Active:    b.Active,
+		CreatedAt: b.CreatedAt.UTC().Format(createdAtLayout),
+	}
+}
+
+// botUserCreate is the body of a create; the store creates the bot user
+// active.
+type botUserCreate struct {
+	Name string `json:"name"`
+}
+
+func (in botUserCreate) apply(b *store.BotUser) {
+	b.Name = in.Name
+}
+
+// botUserUpdate is the body of an update: the fields sent are set.
+type botUserUpdate struct {
+	Name   *string `json:"name"`
+	Active *bool   `json:"active"`
+}
+
+func (in botUserUpdate) apply(b *store.BotUser) {
+	setSent(&b.Name, in.Name)
+	setSent(&b.Active, in.Active)
+}
+
+// BotUsers keeps the bot users of accounts. *store.Store implements it; see
+// its methods for the errors each returns.
+type BotUsers interface {
+	CreateBotUser(ctx context.Context, accountID string, in store.BotUser, opts ...store.WriteOption) (store.BotUser, error)
+	GetBotUser(ctx context.Context, accountID, id string) (store.BotUser, error)
+	ListBotUsers(ctx context.Context, accountID string, page store.Page) ([]store.BotUser, string, error)
+	UpdateBotUser(ctx context.Context, accountID, id string, fn func(*store.BotUser) error, opts ...store.WriteOption) (store.BotUser, error)
+	DeleteBotUser(ctx context.Context, accountID, id string, opts ...store.WriteOption) (store.BotUser, error)
+}

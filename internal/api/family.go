@@ -1,0 +1,235 @@
+package api
+
+import (
+	"bytes"
+	"context"
+	"encoding/json"
+	"net/http"
+	"reflect"
+
+	"github.com/sluicehq/sluice/internal/store"
+)
+
+// family declares a resource family of the management API once: its path,
+// its store operations, how the body of a create or an update sets its
+// fields, and how it is shown. One implementation (route and the handlers
+// below) serves every family:
+//
+//	POST   {path}      201, the resource
+//	GET    {path}      200, a page, newest first (?limit=, ?before_id=)
+//	GET    {path}/{id} 200, the resource
+//	PATCH  {path}/{id} 200, the resource
+//	DELETE {path}/{id} 204
+//
+// with the errors of writeStoreError (404 for an id of another account,
+// 409 on conflicts and limits) and, for a family with audit kinds, the
+// audit event of each change stored with the change. What is a family's
+// own is a hook: the body functions, auditObject and created.
+//
+// T is the stored resource, C and U the bodies of a create and of an
+// update, and B the resource as the API shows it.
+type family[T any, C, U input[T], B any] struct {
+	res     resource // its noun in messages, and its path, such as /api_keys
+	prefix  string   // the prefix of its ids, checked in ?before_id=
+	listKey string   // the member of a page that holds the resources, such as "api_keys"
+	audit   string   // the family of its audit kinds, such as "api_key"; "": it has no audit events
+
+	// The store's operations; see the store's methods for their errors.
+	create func(ctx context.Context, accountID string, v T, opts ...store.WriteOption) (T, error)
+	get    func(ctx context.Context, accountID, id string) (T, error)
+	list   func(ctx context.Context, accountID string, page store.Page) ([]T, string, error)
+	update func(ctx context.Context, accountID, id string, fn func(*T) error, opts ...store.WriteOption) (T, error)
+	delete func(ctx context.Context, accountID, id string, opts ...store.WriteOption) (T, error)
+
+	// body is the resource as responses show it.
+	body func(r *http.Request, v T) B
+	// auditObject is the object of an audit event of the resource; nil:
+	// its body.
+	auditObject func(r *http.Request, v T) any
+	// created, if set, changes the answer to a create, such as for a value
+	// shown this once.
+	created func(w http.ResponseWriter, v T, body *B)
+
+	s *Server
+}
+
+// input is the body of a create or an update of a T: apply sets the fields
+// sent on the resource and leaves the others. The store may call it more
+// than once, on a fresh resource each time, so it must not share the
+// input's slices with the resource.
+type input[T any] interface{ apply(*T) }
+
+// setSent sets *field to the value sent, if one was (sent is not nil).
+func setSent[V any](field *V, sent *V) {
+	if sent != nil {
+		*field = *sent
+	}
+}
+
+// familyDoc is what docs/openapi.yaml must say of a family routed: the
+// test of the document reads it.
+type familyDoc struct {
+	path, listKey        string
+	body, create, update reflect.Type
+}
+
+// route serves the family's routes on s.
+func route[T any, C, U input[T], B any](s *Server, f family[T, C, U, B]) {
+	f.s = s
+	s.mux.Handle("POST "+f.res.listPath, s.authenticated(http.HandlerFunc(f.createOne)))
+	s.mux.Handle("GET "+f.res.listPath, s.authenticated(http.HandlerFunc(f.listPage)))
+	s.mux.Handle("GET "+f.res.listPath+"/{id}", s.authenticated(http.HandlerFunc(f.getOne)))
+	s.mux.Handle("PATCH "+f.res.listPath+"/{id}", s.authenticated(http.HandlerFunc(f.updateOne)))
+	s.mux.Handle("DELETE "+f.res.listPath+"/{id}", s.authenticated(http.HandlerFunc(f.deleteOne)))
+	s.families = append(s.families, familyDoc{path: f.res.listPath, listKey: f.listKey,
+		body: reflect.TypeFor[B](), create: reflect.TypeFor[C](), update: reflect.TypeFor[U]()})
+}
+
+// change returns the store's options that write the audit event of a
+// change of the request with the change, and publish, which sends it once
+// the change is made; for a family without audit events, neither does
+// anything.
+func (f family[T, C, U, B]) change(r *http.Request, change string) (opts []store.WriteOption, publish func()) {
+	if f.audit == "" {
+		return nil, func() {}
+	}
+	object := f.auditObject
+	if object == nil {
+		object = func(r *http.Request, v T) any { return f.body(r, v) }
+	}
+	a := newAudit(f.s, r, f.audit, change, func(v T) any { return object(r, v) })
+	return []store.WriteOption{a.option()}, a.publish
+}
+
+func (f family[T, C, U, B]) createOne(w http.ResponseWriter, r *http.Request) {
+	var in C
+	if e := decodeBody(w, r, &in); e != nil {
+		writeError(w, r, e)
+		return
+	}
+	var v T
+	in.apply(&v)
+	opts, publish := f.change(r, changeCreated)
+	created, err := f.create(r.Context(), apiKey(r.Context()).AccountID, v, opts...)
+	if err != nil {
+		f.s.writeStoreError(w, r, err, f.res, "")
+		return
+	}
+	publish()
+	body := f.body(r, created)
+	if f.created != nil {
+		f.created(w, created, &body)
+	}
+	writeJSON(w, http.StatusCreated, body)
+}
+
+func (f family[T, C, U, B]) listPage(w http.ResponseWriter, r *http.Request) {
+	page, e := readPage(r, f.prefix)
+	if e != nil {
+		writeError(w, r, e)
+		return
+	}
+	items, next, err := f.list(r.Context(), apiKey(r.Context()).AccountID, page)
+	if err != nil {
+		f.s.writeStoreError(w, r, err, f.res, "")
+		return
+	}
+	list := listBody[B]{key: f.listKey, items: make([]B, len(items))}
+	for i, v := range items {
+		list.items[i] = f.body(r, v)
+	}
+	list.uri, list.next = f.s.listURIs(r, page, next)
+	writeJSON(w, http.StatusOK, list)
+}
+
+func (f family[T, C, U, B]) getOne(w http.ResponseWriter, r *http.Request) {
+	id := r.PathValue("id")
+	v, err := f.get(r.Context(), apiKey(r.Context()).AccountID, id)
+	if err != nil {
+		f.s.writeStoreError(w, r, err, f.res, id)
+		return
+	}
+	writeJSON(w, http.StatusOK, f.body(r, v))
+}
+
+func (f family[T, C, U, B]) updateOne(w http.ResponseWriter, r *http.Request) {
+	id := r.PathValue("id")
+	var in U
+	if e := decodeBody(w, r, &in); e != nil {
+		writeError(w, r, e)
+		return
+	}
+	opts, publish := f.change(r, changeUpdated)
+	v, err := f.update(r.Context(), apiKey(r.Context()).AccountID, id, func(v *T) error {
+		in.apply(v)
+		return nil
+	}, opts...)
+	if err != nil {
+		f.s.writeStoreError(w, r, err, f.res, id)
+		return
+	}
+	publish()
+	writeJSON(w, http.StatusOK, f.body(r, v))
+}
+
+func (f family[T, C, U, B]) deleteOne(w http.ResponseWriter, r *http.Request) {
+	id := r.PathValue("id")
+	opts, publish := f.change(r, changeDeleted)
+	if _, err := f.delete(r.Context(), apiKey(r.Context()).AccountID, id, opts...); err != nil {
+		f.s.writeStoreError(w, r, err, f.res, id)
+		return
+	}
+	publish()
+	w.WriteHeader(http.StatusNoContent)
+}
+
+// listBody is a page of a family: {KEY: [...], "uri": ..., "next_page_uri":
+// ...}, KEY the family's listKey.
+type listBody[B any] struct {
+	key   string
+	items []B
+	uri   string
+	next  *string // nil on the last page
+}
+
+// MarshalJSON writes the page, without escaping HTML characters, as
+// writeJSON writes the rest of a body.
+func (l listBody[B]) MarshalJSON() ([]byte, error) {
+	var out jsonText
+	out.add("{", l.key)
+	out.add(":", l.items)
+	out.add(`,"uri":`, l.uri)
+	out.add(`,"next_page_uri":`, l.next)
+	return out.end("}")
+}
+
+// jsonText builds a JSON text of literal punctuation and encoded values,
+// for the MarshalJSON of a body whose member names are not fixed. Values
+// are encoded as writeJSON encodes a body: without escaping HTML
+// characters.
+type jsonText struct {
+	buf bytes.Buffer
+	err error
+}
+
+// add appends literal and v encoded; after an error, nothing.
+func (t *jsonText) add(literal string, v any) {
+	if t.err != nil {
+		return
+	}
+	t.buf.WriteString(literal)
+	enc := json.NewEncoder(&t.buf)
+	enc.SetEscapeHTML(false)
+	if t.err = enc.Encode(v); t.err == nil {
+		t.buf.Truncate(t.buf.Len() - 1) // Encode's newline
+	}
+}
+
+// end appends literal and returns the text, or the first error of add.
+func (t *jsonText) end(literal string) ([]byte, error) {
+	if t.err != nil {
+		return nil, t.err
+	}
+	t.buf.WriteString(literal)
+	return t.buf.Bytes(), nil
+}
