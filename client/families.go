@@ -36,61 +36,55 @@ func (c *Client) EventSubscriptions() Family[Subscription, SubscriptionInput] {
 
 // Sources are the sources of a subscription,
 // /event_subscriptions/{id}/sources, one per event kind, added with an In
-// and changed with an Update.
+// and changed with an Update. Their pages are not paged: List returns
+// every source.
 type Sources[In, Update any] struct {
-	client *Client
-	path   string
+	added   Family[Source, In]     // POST, GET and DELETE
+	changed Family[Source, Update] // PATCH
 }
 
 // Sources returns the sources of the subscription subscriptionID.
 func (c *Client) Sources(subscriptionID string) Sources[SourceInput, SourceUpdate] {
-	return Sources[SourceInput, SourceUpdate]{client: c, path: EventSubscriptionsPath + "/" + url.PathEscape(subscriptionID) + "/sources"}
+	path := EventSubscriptionsPath + "/" + url.PathEscape(subscriptionID) + "/sources"
+	return Sources[SourceInput, SourceUpdate]{
+		added:   NewFamily[Source, SourceInput](c, path, "sources"),
+		changed: NewFamily[Source, SourceUpdate](c, path, "sources"),
+	}
 }
 
 // SourcesWithBodies returns the sources s whose bodies are In2 and Update2
 // instead: other types of the same JSON, such as a map of what a user
 // typed.
 func SourcesWithBodies[In2, Update2, In, Update any](s Sources[In, Update]) Sources[In2, Update2] {
-	return Sources[In2, Update2](s)
-}
-
-// ItemPath returns the path of the source of eventType.
-func (s Sources[In, Update]) ItemPath(eventType string) string {
-	return s.path + "/" + url.PathEscape(eventType)
+	return Sources[In2, Update2]{added: WithBodies[In2](s.added), changed: WithBodies[Update2](s.changed)}
 }
 
 // Add adds a source. It returns the errors of Client.Do: an *Error of
 // status 409 when the subscription has a source of this kind.
 func (s Sources[In, Update]) Add(ctx context.Context, in In, opts ...CallOption) (Source, error) {
-	var out Source
-	err := s.client.Do(ctx, http.MethodPost, s.path, in, &out, opts...)
-	return out, err
+	return s.added.Create(ctx, in, opts...)
 }
 
 // List returns every source. It returns the errors of Client.Do.
 func (s Sources[In, Update]) List(ctx context.Context, opts ...CallOption) (SourceList, error) {
 	var out SourceList
-	err := s.client.Do(ctx, http.MethodGet, s.path, nil, &out, opts...)
+	err := s.added.client.Do(ctx, http.MethodGet, s.added.path, nil, &out, opts...)
 	return out, err
 }
 
 // Get returns the source of eventType. It returns the errors of Client.Do.
 func (s Sources[In, Update]) Get(ctx context.Context, eventType string, opts ...CallOption) (Source, error) {
-	var out Source
-	err := s.client.Do(ctx, http.MethodGet, s.ItemPath(eventType), nil, &out, opts...)
-	return out, err
+	return s.added.Get(ctx, eventType, opts...)
 }
 
 // Update changes the filter or fields of the source of eventType. It
 // returns the errors of Client.Do.
 func (s Sources[In, Update]) Update(ctx context.Context, eventType string, in Update, opts ...CallOption) (Source, error) {
-	var out Source
-	err := s.client.Do(ctx, http.MethodPatch, s.ItemPath(eventType), in, &out, opts...)
-	return out, err
+	return s.changed.Update(ctx, eventType, in, opts...)
 }
 
 // Delete removes the source of eventType. It returns the errors of
 // Client.Do.
 func (s Sources[In, Update]) Delete(ctx context.Context, eventType string, opts ...CallOption) error {
-	return s.client.Do(ctx, http.MethodDelete, s.ItemPath(eventType), nil, nil, opts...)
+	return s.added.Delete(ctx, eventType, opts...)
 }
