@@ -1,26 +1,23 @@
 package main
 
 import (
-	"context"
 	"errors"
 	"fmt"
-	"io"
 	"strings"
 
 	"github.com/spf13/pflag"
 
+	"github.com/sluicehq/sluice/client"
 	"github.com/sluicehq/sluice/sinks/desttype"
 )
 
-// destinationFlags are the flags of destinations create and update.
+// destinationFlags are the flags of destinations create and update
+// that set the target: a hook of destinationsFamily.
 type destinationFlags struct {
-	body      bodyFlags
-	described describedFlags
-	format    string
-	targets   []destinationTargetFlag
-	roleARN   string
-	keyID     string
-	secret    string // never printed
+	targets []destinationTargetFlag
+	roleARN string
+	keyID   string
+	secret  string // never printed
 }
 
 // destinationTargetFlag is a flag that chooses the target's type and
@@ -54,9 +51,6 @@ func (d *destinationFlags) targetMissing() error {
 }
 
 func (d *destinationFlags) register(fl *pflag.FlagSet) {
-	d.body.register(fl)
-	d.described.register(fl, limitInBytes)
-	fl.StringVar(&d.format, "format", "", `how events are serialized: "json", the only format (default json)`)
 	for i := range d.targets {
 		t := &d.targets[i]
 		fl.StringVar(&t.arn, t.flag, "", t.usage)
@@ -66,22 +60,15 @@ func (d *destinationFlags) register(fl *pflag.FlagSet) {
 	fl.StringVar(&d.secret, "aws-secret-access-key", "", "the secret of --aws-access-key-id; prefer SLUICE_AWS_SECRET_ACCESS_KEY: flags show in process lists")
 }
 
-// build returns the body of a create (current nil) or an update: --data,
-// with the fields of the flags given set on it. current returns the
-// destination's target as stored, for completing a target given in part.
-func (d *destinationFlags) build(fl *pflag.FlagSet, stdin io.Reader, current func() (map[string]any, error)) (map[string]any, error) {
-	body, err := d.body.read(stdin)
-	if err != nil {
-		return nil, err
+// apply sets body's target from the target flags given; stored returns
+// the destination as stored (nil on create), for completing a target given
+// in part.
+func (d *destinationFlags) apply(fl *pflag.FlagSet, body map[string]any, stored func() (client.Destination, error)) error {
+	var current func() (map[string]any, error)
+	if stored != nil {
+		current = func() (map[string]any, error) { return storedTarget(stored) }
 	}
-	d.described.apply(fl, body)
-	if flagGiven(fl, "format") {
-		body["format"] = d.format
-	}
-	if err := d.applyTarget(fl, body, current); err != nil {
-		return nil, err
-	}
-	return body, nil
+	return d.applyTarget(fl, body, current)
 }
 
 // applyTarget sets body's target from the target flags given: the ARN
@@ -174,17 +161,25 @@ func baseTarget(body map[string]any, current func() (map[string]any, error)) (st
 	return "", map[string]any{}, nil // none, or not one: the ARN flag chooses
 }
 
-// readTarget returns the target of the destination at path, as the API
-// returns it: without the secret.
-func readTarget(ctx context.Context, c *apiClient, path string) (map[string]any, error) {
-	raw, err := c.get(ctx, path)
+// storedTarget returns the target of the destination stored returns, as
+// the API returns it: without the secret.
+func storedTarget(stored func() (client.Destination, error)) (map[string]any, error) {
+	destination, err := stored()
+	var decodeErr *client.DecodeError
+	if errors.As(err, &decodeErr) {
+		return nil, fmt.Errorf("the API's answer is not a destination: %w", decodeErr.Err)
+	}
 	if err != nil {
 		return nil, fmt.Errorf("reading the destination to keep the rest of its target: %w", err)
 	}
-	destination, err := decodeObject(raw)
+	raw, err := encodeJSON(map[string]client.Target{"target": destination.Target})
 	if err != nil {
-		return nil, fmt.Errorf("the API's answer is not a destination: %w", err)
+		return nil, err
 	}
-	target, _ := destination["target"].(map[string]any)
+	object, err := decodeObject(raw)
+	if err != nil {
+		return nil, err
+	}
+	target, _ := object["target"].(map[string]any)
 	return target, nil
 }

@@ -86,7 +86,7 @@ its state with "subscriptions replays ID".
 					return err
 				}
 			}
-			raw, err := sendBody(cmd.Context(), c, http.MethodPost, kind.itemPath(args[0])+"/replay", body)
+			raw, err := c.send(cmd.Context(), http.MethodPost, kind.itemPath(args[0])+"/replay", body)
 			if err != nil {
 				return err
 			}

@@ -1,7 +1,6 @@
 package main
 
 import (
-	"context"
 	"encoding/json"
 	"errors"
 	"fmt"
@@ -9,15 +8,14 @@ import (
 	"net/url"
 	"os"
 
-	"github.com/spf13/cobra"
 	"github.com/spf13/pflag"
 )
 
 // The commands of this file and of destinations.go, subscriptions.go,
 // subscription_sources.go and apikeys.go are a thin client of the
-// management API: each call is one HTTP request (two for an update that
-// completes a destination's target), and what they print is what the API
-// answered.
+// management API (package client): each call is one HTTP request (two for
+// an update that completes a destination's target), and what they print is
+// what the API answered.
 
 // resourceFlags are the flags of every command of the management API:
 // destinations, subscriptions and api-keys.
@@ -77,65 +75,20 @@ type resourceField struct{ name, value string }
 
 // viewAs decodes a resource of the API as a T.
 func viewAs[T resourceView](raw []byte) (resourceView, error) {
-	var v T
-	if err := json.Unmarshal(raw, &v); err != nil {
-		return nil, fmt.Errorf("the API's answer is not the resource it should be: %w", err)
+	v, err := decodeAnswer[T](raw)
+	if err != nil {
+		return nil, err
 	}
 	return v, nil
 }
 
-// newResourceCommand returns the command of a collection, with its list,
-// get and delete commands and the persistent flags f.
-func newResourceCommand(kind resourceKind, short, long string, f *resourceFlags) *cobra.Command {
-	cmd := &cobra.Command{
-		Use:   kind.command,
-		Short: short,
-		Long:  long,
-		Args:  cobra.NoArgs,
+// decodeAnswer decodes a resource of the API as a T.
+func decodeAnswer[T any](raw []byte) (T, error) {
+	var v T
+	if err := json.Unmarshal(raw, &v); err != nil {
+		return v, fmt.Errorf("the API's answer is not the resource it should be: %w", err)
 	}
-	f.register(cmd.PersistentFlags())
-	cmd.AddCommand(newListCommand(kind, f), newGetCommand(kind, f), newDeleteCommand(kind, f))
-	return cmd
-}
-
-func newGetCommand(kind resourceKind, f *resourceFlags) *cobra.Command {
-	return &cobra.Command{
-		Use:   "get ID",
-		Short: "Show one of the account's " + kind.plural,
-		Args:  cobra.ExactArgs(1),
-		RunE: func(cmd *cobra.Command, args []string) error {
-			c, err := f.client()
-			if err != nil {
-				return err
-			}
-			raw, err := c.get(cmd.Context(), kind.itemPath(args[0]))
-			if err != nil {
-				return err
-			}
-			return printResource(cmd.OutOrStdout(), kind.view, raw, f.json)
-		},
-	}
-}
-
-func newDeleteCommand(kind resourceKind, f *resourceFlags) *cobra.Command {
-	return &cobra.Command{
-		Use:   "delete ID...",
-		Short: "Delete " + kind.plural + ", in turn; stop at the first that cannot be deleted",
-		Args:  cobra.MinimumNArgs(1),
-		RunE: func(cmd *cobra.Command, args []string) error {
-			c, err := f.client()
-			if err != nil {
-				return err
-			}
-			for _, id := range args {
-				if err := c.delete(cmd.Context(), kind.itemPath(id)); err != nil {
-					return err
-				}
-				fmt.Fprintln(cmd.ErrOrStderr(), "deleted", id)
-			}
-			return nil
-		},
-	}
+	return v, nil
 }
 
 // bodyFlags is --data, the JSON body of a create or update, on which the
@@ -174,35 +127,6 @@ func (b bodyFlags) read(stdin io.Reader) (map[string]any, error) {
 	return body, nil
 }
 
-// describedFlags are --description and --metadata, which every resource has.
-type describedFlags struct {
-	description string
-	metadata    string
-}
-
-// Units of the limits of --description and --metadata: subscriptions count
-// characters, the other resources bytes.
-const (
-	limitInBytes      = "bytes"
-	limitInCharacters = "characters"
-)
-
-// register adds the flags, whose limits the API counts in unit.
-func (d *describedFlags) register(fl *pflag.FlagSet, unit string) {
-	fl.StringVar(&d.description, "description", "", "free text for people, at most 255 "+unit)
-	fl.StringVar(&d.metadata, "metadata", "", "free text for programs, such as JSON, at most 4096 "+unit)
-}
-
-// apply sets on body the fields whose flags were given.
-func (d describedFlags) apply(fl *pflag.FlagSet, body map[string]any) {
-	if flagGiven(fl, "description") {
-		body["description"] = d.description
-	}
-	if flagGiven(fl, "metadata") {
-		body["metadata"] = d.metadata
-	}
-}
-
 // flagGiven reports whether the flag was given, on the command line or in
 // its environment variable: update sends only the fields given.
 func flagGiven(fl *pflag.FlagSet, name string) bool {
@@ -212,16 +136,6 @@ func flagGiven(fl *pflag.FlagSet, name string) bool {
 	}
 	_, inEnv := os.LookupEnv(envName(name))
 	return f.Changed || inEnv
-}
-
-// sendBody sends body with the method to the path and returns the API's
-// answer.
-func sendBody(ctx context.Context, c *apiClient, method, path string, body map[string]any) ([]byte, error) {
-	raw, err := encodeJSON(body)
-	if err != nil {
-		return nil, err
-	}
-	return c.send(ctx, method, path, raw)
 }
 
 // nothingToUpdate is the error of an update with no field to change.

@@ -3,16 +3,19 @@ package main
 import (
 	"context"
 	"encoding/json"
+	"errors"
 	"fmt"
 	"io"
+	"net/http"
 	"net/url"
-	"strconv"
 
 	"github.com/spf13/cobra"
+
+	"github.com/sluicehq/sluice/client"
 )
 
 // maxListLimit is the most items a page of the API holds.
-const maxListLimit = 100
+const maxListLimit = client.MaxListLimit
 
 // listFlags are the flags of a list command.
 type listFlags struct {
@@ -28,19 +31,9 @@ func (l listFlags) validate() error {
 	return nil
 }
 
-// query is the query string of the first page, "" or "?...".
-func (l listFlags) query() string {
-	q := url.Values{}
-	if l.limit > 0 {
-		q.Set("limit", strconv.Itoa(l.limit))
-	}
-	if l.beforeID != "" {
-		q.Set("before_id", l.beforeID)
-	}
-	if len(q) == 0 {
-		return ""
-	}
-	return "?" + q.Encode()
+// options are the client's options of the first page.
+func (l listFlags) options() client.ListOptions {
+	return client.ListOptions{Limit: l.limit, BeforeID: l.beforeID}
 }
 
 func newListCommand(kind resourceKind, f *resourceFlags) *cobra.Command {
@@ -73,84 +66,75 @@ page whose next_page_uri is null.`, kind.plural),
 	return cmd
 }
 
-// listPage is a page of a list, as the API answered.
+// listPage is a page of a list, as the API answered: its items as they
+// are, for --json to print them so.
 type listPage struct {
-	raw   []byte
-	items []json.RawMessage
-	uri   string
-	next  string // next_page_uri; "" on the last page
+	raw  []byte
+	page client.Page[json.RawMessage]
+}
+
+// rawItems is the collection of kind, its items as the API wrote them.
+func rawItems(c *apiClient, kind resourceKind) client.Family[json.RawMessage, any] {
+	return client.NewFamily[json.RawMessage, any](c.api(), kind.path, kind.listKey)
 }
 
 // fetchPage gets the page at target, a path and query of the API.
 func fetchPage(ctx context.Context, c *apiClient, kind resourceKind, target string) (listPage, error) {
-	raw, err := c.get(ctx, target)
+	page := client.Page[json.RawMessage]{Key: kind.listKey}
+	var raw []byte
+	err := c.api().Do(ctx, http.MethodGet, target, nil, &page, client.Reply(&raw))
 	if err != nil {
-		return listPage{}, err
+		return listPage{}, pageError(kind, err)
 	}
-	var body map[string]json.RawMessage
-	if err := json.Unmarshal(raw, &body); err != nil {
-		return listPage{}, fmt.Errorf("the answer of GET %s is not a page of %s: %w", target, kind.plural, err)
+	return listPage{raw: raw, page: page}, nil
+}
+
+// pageError says that a reply is not a page of kind, when it is not.
+func pageError(kind resourceKind, err error) error {
+	var decodeErr *client.DecodeError
+	if !errors.As(err, &decodeErr) {
+		return err
 	}
-	page := listPage{raw: raw}
-	var next *string
-	for key, into := range map[string]any{kind.listKey: &page.items, "uri": &page.uri, "next_page_uri": &next} {
-		if err := json.Unmarshal(body[key], into); err != nil {
-			return listPage{}, fmt.Errorf("the answer of GET %s is not a page of %s: %s: %w", target, kind.plural, key, err)
-		}
+	target := decodeErr.URL
+	if u, parseErr := url.Parse(target); parseErr == nil {
+		target = u.RequestURI()
 	}
-	if next != nil {
-		page.next = *next
-	}
-	return page, nil
+	return fmt.Errorf("the answer of GET %s is not a page of %s: %w", target, kind.plural, decodeErr.Err)
 }
 
 // allItems returns the items of the first page and of every page after
-// it, following next_page_uri to the last.
+// it, following next_page_uri to the last. fetchPage and allItems read a
+// list whose items are not printed, as tail does.
 func allItems(ctx context.Context, c *apiClient, kind resourceKind, first listPage) ([]json.RawMessage, error) {
-	items, next := first.items, first.next
-	seen := map[string]bool{}
-	for next != "" {
-		u, err := url.Parse(next)
-		if err != nil || (u.Scheme != "http" && u.Scheme != "https") {
-			return nil, fmt.Errorf("the API's next_page_uri %q is not an http or https URL", next)
-		}
-		if seen[next] {
-			return nil, fmt.Errorf("the API gave the next_page_uri %s twice; stopping", next)
-		}
-		seen[next] = true
-		// Only its path and query are followed, at --api-url: the API
-		// builds the URL from its public address, which may not be the one
-		// this client reaches it at, and the API key must go nowhere else.
-		page, err := fetchPage(ctx, c, kind, u.RequestURI())
-		if err != nil {
-			return nil, err
-		}
-		items, next = append(items, page.items...), page.next
+	items, err := rawItems(c, kind).Rest(ctx, first.page)
+	if err != nil {
+		return nil, pageError(kind, err)
 	}
 	return items, nil
 }
 
 // runList lists the pages the flags ask for and prints them.
 func runList(ctx context.Context, c *apiClient, kind resourceKind, l listFlags, asJSON bool, stdout, stderr io.Writer) error {
-	first, err := fetchPage(ctx, c, kind, kind.path+l.query())
-	if err != nil {
-		return err
-	}
-	items, next := first.items, first.next
+	var page client.Page[json.RawMessage]
+	var raw []byte
+	var err error
 	if l.all {
-		if items, err = allItems(ctx, c, kind, first); err != nil {
-			return err
-		}
-		next = ""
+		page, err = rawItems(c, kind).ListAll(ctx, l.options())
+	} else {
+		page, err = rawItems(c, kind).List(ctx, l.options(), client.Reply(&raw))
 	}
+	if err != nil {
+		return pageError(kind, err)
+	}
+	items, next := page.Items, deref(page.NextPageURI)
 	if asJSON {
 		if !l.all {
-			return writeRawJSON(stdout, first.raw)
+			return writeRawJSON(stdout, raw)
 		}
 		if items == nil {
 			items = []json.RawMessage{}
 		}
-		return writeJSONValue(stdout, map[string]any{kind.listKey: items, "uri": first.uri, "next_page_uri": nil})
+		return writeJSONValue(stdout, map[string]any{kind.listKey: items, "uri": page.URI, "next_page_uri": nil})
 	}
 	rows := make([][]string, len(items))
 	for i, raw := range items {

@@ -33,12 +33,9 @@ func (q *quietFlag) register(fl *pflag.FlagSet) {
 	fl.BoolVarP((*bool)(q), "quiet", "q", false, "print only the new id, for scripts: ID=$(sluice ... create -q ...)")
 }
 
-// printCreated prints a resource the API created: only its id with quiet,
-// else as printResource does.
-func printCreated(w io.Writer, view func([]byte) (resourceView, error), raw []byte, asJSON bool, quiet quietFlag) error {
-	if !quiet {
-		return printResource(w, view, raw, asJSON)
-	}
+// printCreatedID prints the id of a resource the API created, for create
+// --quiet.
+func printCreatedID(w io.Writer, raw []byte) error {
 	var created struct {
 		ID string `json:"id"`
 	}

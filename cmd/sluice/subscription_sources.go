@@ -1,23 +1,20 @@
 package main
 
 import (
-	"encoding/json"
+	"context"
 	"errors"
 	"fmt"
-	"io"
-	"net/http"
-	"net/url"
 	"strings"
 
 	"github.com/spf13/cobra"
-	"github.com/spf13/pflag"
+
+	"github.com/sluicehq/sluice/client"
 )
 
 // newSourcesCommand returns `sluice subscriptions sources`, a client of
-// /event_subscriptions/{id}/sources. It takes the persistent flags of
-// `subscriptions`.
-func newSourcesCommand(kind resourceKind, f *resourceFlags) *cobra.Command {
-	s := sourcesPaths{subscriptions: kind}
+// /event_subscriptions/{id}/sources: a hook of subscriptionsFamily. It
+// takes the persistent flags of `subscriptions`.
+func newSourcesCommand(f *resourceFlags) *cobra.Command {
 	cmd := &cobra.Command{
 		Use:   "sources",
 		Short: "Add, list, change and remove the sources (event kinds) of an event subscription",
@@ -28,64 +25,32 @@ CEL filter over the event, bound to ev, and keep only some fields.`,
 		Args: cobra.NoArgs,
 	}
 	cmd.AddCommand(
-		newSourcesAddCommand(s, f),
-		newSourcesListCommand(s, f),
-		newSourcesGetCommand(s, f),
-		newSourcesUpdateCommand(s, f),
-		newSourcesDeleteCommand(s, f),
+		newSourcesAddCommand(f),
+		newSourcesListCommand(f),
+		newSourcesGetCommand(f),
+		newSourcesUpdateCommand(f),
+		newSourcesDeleteCommand(f),
 	)
 	return cmd
 }
 
-// sourcesPaths makes the paths of the sources of a subscription.
-type sourcesPaths struct {
-	subscriptions resourceKind
+// sources returns the sources of a subscription, added and changed with
+// the bodies --data and the flags make.
+func sources(c *apiClient, subscriptionID string) sourcesOf {
+	return client.SourcesWithBodies[map[string]any, map[string]any](c.api().Sources(subscriptionID))
 }
 
-func (s sourcesPaths) list(subscriptionID string) string {
-	return s.subscriptions.itemPath(subscriptionID) + "/sources"
-}
-
-func (s sourcesPaths) item(subscriptionID, eventType string) string {
-	return s.list(subscriptionID) + "/" + url.PathEscape(eventType)
-}
-
-// sourceFlags are the flags of sources add and update.
-type sourceFlags struct {
-	body      bodyFlags
-	eventType string // add only
-	filter    string
-	fields    []string
-}
-
-func (s *sourceFlags) register(fl *pflag.FlagSet) {
-	s.body.register(fl)
-	fl.StringVar(&s.filter, "filter", "", `a CEL expression over the event, bound to ev: only the events for which it is true are delivered, such as "ev.conn.server_port == 443" (traffic kinds only)`)
-	fl.StringSliceVar(&s.fields, "field", nil, "deliver only this field, a dotted path such as conn.client_ip (repeatable; traffic kinds only; default: every field)")
-}
-
-// build returns the body: --data, with the fields of the flags given set
-// on it.
-func (s *sourceFlags) build(fl *pflag.FlagSet, stdin io.Reader) (map[string]any, error) {
-	body, err := s.body.read(stdin)
-	if err != nil {
-		return nil, err
+// sourceFlags are the flags of sources add and update that set fields.
+func sourceFlags() []fieldFlag {
+	return []fieldFlag{
+		{flag: "filter", field: "filter", usage: `a CEL expression over the event, bound to ev: only the events for which it is true are delivered, such as "ev.conn.server_port == 443" (traffic kinds only)`},
+		{flag: "field", field: "fields", list: true, usage: "deliver only this field, a dotted path such as conn.client_ip (repeatable; traffic kinds only; default: every field)"},
 	}
-	if flagGiven(fl, "type") { // add only
-		body["type"] = s.eventType
-	}
-	if flagGiven(fl, "filter") {
-		body["filter"] = s.filter
-	}
-	if flagGiven(fl, "field") {
-		body["fields"] = append([]string{}, s.fields...)
-	}
-	return body, nil
 }
 
-func newSourcesAddCommand(paths sourcesPaths, f *resourceFlags) *cobra.Command {
-	var s sourceFlags
-	cmd := &cobra.Command{
+func newSourcesAddCommand(f *resourceFlags) *cobra.Command {
+	typeFlag := fieldFlag{flag: "type", field: "type", usage: "the event kind of the source, such as http_request_complete.v0 (required)"}
+	return newSourceWriteCommand(f, append(sourceFlags(), typeFlag), &cobra.Command{
 		Use:   "add SUBSCRIPTION_ID --type TYPE",
 		Short: "Add a source to an event subscription",
 		Long: `Add a source to an event subscription: POST /event_subscriptions/ID/sources.
@@ -93,31 +58,15 @@ A subscription has at most one source of each kind: change one with update.`,
 		Example: `  sluice subscriptions sources add esb_... --type tcp_connection_closed.v0 \
     --filter 'ev.conn.server_port == 443' --field conn.client_ip --field conn.server_port`,
 		Args: cobra.ExactArgs(1),
-		RunE: func(cmd *cobra.Command, args []string) error {
-			c, err := f.client()
-			if err != nil {
-				return err
-			}
-			body, err := s.build(cmd.Flags(), cmd.InOrStdin())
-			if err != nil {
-				return err
-			}
-			if _, ok := body["type"]; !ok {
-				return errors.New("--type is required: the event kind, such as http_request_complete.v0")
-			}
-			raw, err := sendBody(cmd.Context(), c, http.MethodPost, paths.list(args[0]), body)
-			if err != nil {
-				return err
-			}
-			return printResource(cmd.OutOrStdout(), viewAs[sourceView], raw, f.json)
-		},
-	}
-	s.register(cmd.Flags())
-	cmd.Flags().StringVar(&s.eventType, "type", "", "the event kind of the source, such as http_request_complete.v0 (required)")
-	return cmd
+	}, func(ctx context.Context, s sourcesOf, args []string, body map[string]any, opts ...client.CallOption) (client.Source, error) {
+		if _, ok := body["type"]; !ok {
+			return client.Source{}, errors.New("--type is required: the event kind, such as http_request_complete.v0")
+		}
+		return s.Add(ctx, body, opts...)
+	})
 }
 
-func newSourcesListCommand(paths sourcesPaths, f *resourceFlags) *cobra.Command {
+func newSourcesListCommand(f *resourceFlags) *cobra.Command {
 	return &cobra.Command{
 		Use:   "list SUBSCRIPTION_ID",
 		Short: "List the sources of an event subscription",
@@ -127,29 +76,27 @@ func newSourcesListCommand(paths sourcesPaths, f *resourceFlags) *cobra.Command 
 			if err != nil {
 				return err
 			}
-			raw, err := c.get(cmd.Context(), paths.list(args[0]))
-			if err != nil {
+			a, err := answerOf(func(opts ...client.CallOption) (client.SourceList, error) {
+				return sources(c, args[0]).List(cmd.Context(), opts...)
+			})
+			switch {
+			case err != nil:
 				return err
+			case f.json:
+				return writeRawJSON(cmd.OutOrStdout(), a.raw)
+			case a.err != nil:
+				return fmt.Errorf("the API's answer is not a list of sources: %w", a.err)
 			}
-			if f.json {
-				return writeRawJSON(cmd.OutOrStdout(), raw)
-			}
-			var list struct {
-				Sources []sourceView `json:"sources"`
-			}
-			if err := json.Unmarshal(raw, &list); err != nil {
-				return fmt.Errorf("the API's answer is not a list of sources: %w", err)
-			}
-			rows := make([][]string, len(list.Sources))
-			for i, source := range list.Sources {
-				rows[i] = source.row()
+			rows := make([][]string, len(a.v.Sources))
+			for i, source := range a.v.Sources {
+				rows[i] = []string{source.Type, source.Filter, strings.Join(source.Fields, ",")}
 			}
 			return printTable(cmd.OutOrStdout(), []string{"TYPE", "FILTER", "FIELDS"}, rows)
 		},
 	}
 }
 
-func newSourcesGetCommand(paths sourcesPaths, f *resourceFlags) *cobra.Command {
+func newSourcesGetCommand(f *resourceFlags) *cobra.Command {
 	return &cobra.Command{
 		Use:   "get SUBSCRIPTION_ID TYPE",
 		Short: "Show a source of an event subscription",
@@ -159,18 +106,19 @@ func newSourcesGetCommand(paths sourcesPaths, f *resourceFlags) *cobra.Command {
 			if err != nil {
 				return err
 			}
-			raw, err := c.get(cmd.Context(), paths.item(args[0], args[1]))
+			a, err := answerOf(func(opts ...client.CallOption) (client.Source, error) {
+				return sources(c, args[0]).Get(cmd.Context(), args[1], opts...)
+			})
 			if err != nil {
 				return err
 			}
-			return printResource(cmd.OutOrStdout(), viewAs[sourceView], raw, f.json)
+			return a.print(cmd.OutOrStdout(), sourceFields, f.json)
 		},
 	}
 }
 
-func newSourcesUpdateCommand(paths sourcesPaths, f *resourceFlags) *cobra.Command {
-	var s sourceFlags
-	cmd := &cobra.Command{
+func newSourcesUpdateCommand(f *resourceFlags) *cobra.Command {
+	return newSourceWriteCommand(f, sourceFlags(), &cobra.Command{
 		Use:   "update SUBSCRIPTION_ID TYPE",
 		Short: "Change the filter or fields of a source: only those whose flags are given",
 		Long: `Change the filter or fields of a source of a traffic kind:
@@ -179,30 +127,45 @@ given (or that --data holds). --filter "" delivers every event again; --data
 '{"fields": []}' every field.`,
 		Example: `  sluice subscriptions sources update esb_... tcp_connection_closed.v0 --filter 'ev.conn.server_port != 22'`,
 		Args:    cobra.ExactArgs(2),
-		RunE: func(cmd *cobra.Command, args []string) error {
-			c, err := f.client()
-			if err != nil {
-				return err
-			}
-			body, err := s.build(cmd.Flags(), cmd.InOrStdin())
-			if err != nil {
-				return err
-			}
-			if len(body) == 0 {
-				return nothingToUpdate("--filter or --field")
-			}
-			raw, err := sendBody(cmd.Context(), c, http.MethodPatch, paths.item(args[0], args[1]), body)
-			if err != nil {
-				return err
-			}
-			return printResource(cmd.OutOrStdout(), viewAs[sourceView], raw, f.json)
-		},
+	}, func(ctx context.Context, s sourcesOf, args []string, body map[string]any, opts ...client.CallOption) (client.Source, error) {
+		if len(body) == 0 {
+			return client.Source{}, nothingToUpdate("--filter or --field")
+		}
+		return s.Update(ctx, args[1], body, opts...)
+	})
+}
+
+// sourcesOf are the sources of a subscription, added and changed with the
+// bodies --data and the flags make.
+type sourcesOf = client.Sources[map[string]any, map[string]any]
+
+// newSourceWriteCommand returns cmd, sources add or update, whose flags
+// are --data and flags, and which writes their body with write.
+func newSourceWriteCommand(f *resourceFlags, flags []fieldFlag, cmd *cobra.Command,
+	write func(ctx context.Context, s sourcesOf, args []string, body map[string]any, opts ...client.CallOption) (client.Source, error)) *cobra.Command {
+	b := &familyBody[client.Source]{fields: newFieldFlags(flags)}
+	cmd.RunE = func(cmd *cobra.Command, args []string) error {
+		c, err := f.client()
+		if err != nil {
+			return err
+		}
+		body, err := b.build(cmd.Flags(), cmd.InOrStdin(), nil)
+		if err != nil {
+			return err
+		}
+		a, err := answerOf(func(opts ...client.CallOption) (client.Source, error) {
+			return write(cmd.Context(), sources(c, args[0]), args, body, opts...)
+		})
+		if err != nil {
+			return err
+		}
+		return a.print(cmd.OutOrStdout(), sourceFields, f.json)
 	}
-	s.register(cmd.Flags())
+	b.register(cmd.Flags())
 	return cmd
 }
 
-func newSourcesDeleteCommand(paths sourcesPaths, f *resourceFlags) *cobra.Command {
+func newSourcesDeleteCommand(f *resourceFlags) *cobra.Command {
 	return &cobra.Command{
 		Use:   "delete SUBSCRIPTION_ID TYPE",
 		Short: "Remove a source from an event subscription",
@@ -212,7 +175,7 @@ func newSourcesDeleteCommand(paths sourcesPaths, f *resourceFlags) *cobra.Comman
 			if err != nil {
 				return err
 			}
-			if err := c.delete(cmd.Context(), paths.item(args[0], args[1])); err != nil {
+			if err := sources(c, args[0]).Delete(cmd.Context(), args[1]); err != nil {
 				return err
 			}
 			fmt.Fprintf(cmd.ErrOrStderr(), "deleted source %s of %s\n", args[1], args[0])
@@ -221,27 +184,15 @@ func newSourcesDeleteCommand(paths sourcesPaths, f *resourceFlags) *cobra.Comman
 	}
 }
 
-// sourceView is a source as the API returns it.
-type sourceView struct {
-	Type   string   `json:"type"`
-	URI    string   `json:"uri"`
-	Filter string   `json:"filter"`
-	Fields []string `json:"fields"`
-}
-
-func (s sourceView) row() []string {
-	return []string{s.Type, s.Filter, strings.Join(s.Fields, ",")}
-}
-
-func (s sourceView) fields() []resourceField {
+func sourceFields(s client.Source) []resourceField {
 	return []resourceField{
 		{"TYPE", s.Type}, {"URI", s.URI}, {"FILTER", s.Filter}, {"FIELDS", strings.Join(s.Fields, ",")},
 	}
 }
 
-// summary is the source on one line: its type, and its filter and fields
-// when set.
-func (s sourceView) summary() string {
+// sourceSummary is the source on one line: its type, and its filter and
+// fields when set.
+func sourceSummary(s client.Source) string {
 	parts := []string{s.Type}
 	if s.Filter != "" {
 		parts = append(parts, "filter: "+s.Filter)

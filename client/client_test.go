@@ -1,0 +1,303 @@
+package client_test
+
+import (
+	"bytes"
+	"context"
+	"encoding/json"
+	"errors"
+	"net/http"
+	"net/http/httptest"
+	"slices"
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/sluicehq/sluice/client"
+	"github.com/sluicehq/sluice/internal/apitest"
+	"github.com/sluicehq/sluice/internal/check"
+)
+
+// Sample ARNs the API takes.
+const (
+	kinesisARN  = "arn:aws:kinesis:us-east-1:123456789012:stream/events"
+	firehoseARN = "arn:aws:firehose:us-east-1:123456789012:deliverystream/events"
+	logGroupARN = "arn:aws:logs:us-east-1:123456789012:log-group:events"
+	roleARN     = "arn:aws:iam::123456789012:role/sluice"
+)
+
+func ptr[T any](v T) *T { return &v }
+
+// encode encodes v as the API writes its bodies: without escaping <, >
+// and &.
+func encode(t *testing.T, v any) []byte {
+	t.Helper()
+	var buf bytes.Buffer
+	enc := json.NewEncoder(&buf)
+	enc.SetEscapeHTML(false)
+	if err := enc.Encode(v); err != nil {
+		t.Fatal(err)
+	}
+	return bytes.TrimRight(buf.Bytes(), "\n")
+}
+
+// sameBytes checks that v, decoded from the API's reply raw, encodes to
+// raw again: that the type has every field of the API's answer, in its
+// order and shape.
+func sameBytes(t *testing.T, what string, raw []byte, v any) {
+	t.Helper()
+	if got, want := encode(t, v), bytes.TrimRight(raw, "\r\n"); !bytes.Equal(got, want) {
+		t.Errorf("%s: the typed value encodes to\n%s\nthe API answered\n%s", what, got, want)
+	}
+}
+
+// TestTypesAreTheAPIs round-trips real answers of the API through the
+// types: every family's create, get, update and list answers, and the
+// error body, encode again to the bytes the API sent, so that a field the
+// API adds, renames or reorders fails here.
+func TestTypesAreTheAPIs(t *testing.T) {
+	stack := apitest.Start(t)
+	c := client.New(stack.URL, stack.Token)
+	ctx := t.Context()
+	var raw []byte
+
+	// API keys, the token of the new one included, HTML characters kept.
+	keys := c.APIKeys()
+	key, err := keys.Create(ctx, client.APIKeyInput{Description: ptr("edge <eu> & co"), Metadata: ptr(`{"team":"edge"}`)}, client.Reply(&raw))
+	check.ErrorContains(t, err, "")
+	if key.Token == nil || !strings.HasPrefix(*key.Token, "sk_") || key.Description != "edge <eu> & co" {
+		t.Fatalf("created key %+v", key)
+	}
+	sameBytes(t, "api key create", raw, key)
+	key, err = keys.Update(ctx, key.ID, client.APIKeyInput{Metadata: ptr("m")}, client.Reply(&raw))
+	check.ErrorContains(t, err, "")
+	if key.Token != nil || key.Description != "edge <eu> & co" || key.Metadata != "m" {
+		t.Fatalf("updated key %+v", key)
+	}
+	sameBytes(t, "api key update", raw, key)
+
+	// Destinations of every target type, by role and by access key, whose
+	// secret is never answered.
+	dests := c.EventDestinations()
+	var destIDs []string
+	for _, target := range []client.Target{
+		{Type: "kinesis", ARNField: "stream_arn", ARN: kinesisARN, Auth: client.Auth{Role: &client.Role{RoleARN: roleARN}}},
+		{Type: "firehose", ARNField: "delivery_stream_arn", ARN: firehoseARN, Auth: client.Auth{Creds: &client.Creds{AccessKeyID: "AKIAIOSFODNN7EXAMPLE", SecretAccessKey: "wJalrXUtnFEMI/K7MDENG"}}},
+		{Type: "cloudwatch_logs", ARNField: "log_group_arn", ARN: logGroupARN, Auth: client.Auth{Role: &client.Role{RoleARN: roleARN}}},
+	} {
+		d, err := dests.Create(ctx, client.DestinationInput{Description: ptr("to " + target.Type), Target: &target}, client.Reply(&raw))
+		check.ErrorContains(t, err, "")
+		sameBytes(t, target.Type+" create", raw, d)
+		if bytes.Contains(raw, []byte("wJalrXUtnFEMI")) {
+			t.Errorf("the API answered the secret: %s", raw)
+		}
+		want := target
+		if want.Auth.Creds != nil {
+			want.Auth.Creds = &client.Creds{AccessKeyID: target.Auth.Creds.AccessKeyID}
+		}
+		if d.Target.Type != want.Type || d.Target.ARNField != want.ARNField || d.Target.ARN != want.ARN || !sameJSON(d.Target.Auth, want.Auth) || d.Format != "json" {
+			t.Errorf("%s: created %+v", target.Type, d)
+		}
+		got, err := dests.Get(ctx, d.ID, client.Reply(&raw))
+		check.ErrorContains(t, err, "")
+		sameBytes(t, target.Type+" get", raw, got)
+		destIDs = append(destIDs, d.ID)
+	}
+
+	// A subscription whose sources have filters and fields, and its sources.
+	subs := c.EventSubscriptions()
+	sub, err := subs.Create(ctx, client.SubscriptionInput{
+		Description: ptr("requests"),
+		Sources: &[]client.SourceInput{
+			{Type: "http_request_complete.v0"},
+			{Type: "tcp_connection_closed.v0", Filter: "ev.conn.server_port == 443 && ev.conn.client_ip != '10.0.0.1'", Fields: []string{"conn.client_ip"}},
+		},
+		DestinationIDs: &destIDs,
+	}, client.Reply(&raw))
+	check.ErrorContains(t, err, "")
+	sameBytes(t, "subscription create", raw, sub)
+	if len(sub.Sources) != 2 || len(sub.Destinations) != 3 || sub.Destinations[0].ID != destIDs[0] {
+		t.Fatalf("created subscription %+v", sub)
+	}
+	sources := c.Sources(sub.ID)
+	source, err := sources.Update(ctx, "http_request_complete.v0", client.SourceUpdate{Filter: ptr("ev.conn.server_port < 1024 && ev.conn.server_name != \"\"")}, client.Reply(&raw))
+	check.ErrorContains(t, err, "")
+	sameBytes(t, "source update", raw, source)
+	if _, err := subs.Create(ctx, client.SubscriptionInput{Sources: &[]client.SourceInput{{Type: "api_key_created.v0"}}, DestinationIDs: &destIDs}); err != nil {
+		t.Fatal(err)
+	}
+	list, err := sources.List(ctx, client.Reply(&raw))
+	check.ErrorContains(t, err, "")
+	sameBytes(t, "source list", raw, list)
+
+	// Pages of each family, the last with next_page_uri null.
+	for name, list := range map[string]func(client.ListOptions, ...client.CallOption) (any, *string, error){
+		"api keys": func(o client.ListOptions, opts ...client.CallOption) (any, *string, error) {
+			p, err := keys.List(ctx, o, opts...)
+			return p, p.NextPageURI, err
+		},
+		"destinations": func(o client.ListOptions, opts ...client.CallOption) (any, *string, error) {
+			p, err := dests.List(ctx, o, opts...)
+			return p, p.NextPageURI, err
+		},
+		"subscriptions": func(o client.ListOptions, opts ...client.CallOption) (any, *string, error) {
+			p, err := subs.List(ctx, o, opts...)
+			return p, p.NextPageURI, err
+		},
+	} {
+		page, next, err := list(client.ListOptions{Limit: 1}, client.Reply(&raw))
+		check.ErrorContains(t, err, "")
+		sameBytes(t, name+" first page", raw, page)
+		if next == nil {
+			t.Errorf("%s: the first page of one has no next_page_uri: %s", name, raw)
+		}
+		page, next, err = list(client.ListOptions{}, client.Reply(&raw))
+		check.ErrorContains(t, err, "")
+		sameBytes(t, name+" whole page", raw, page)
+		if next != nil {
+			t.Errorf("%s: the only page has a next_page_uri: %s", name, raw)
+		}
+	}
+
+	// The error body.
+	var apiErr *client.Error
+	if _, err := dests.Get(ctx, "ed_2JmWb3M6jx9mXzJ1NhuW9sFzTnD"); !errors.As(err, &apiErr) || apiErr.Status != http.StatusNotFound {
+		t.Fatalf("get of no destination: %v", err)
+	}
+	resp, err := http.Post(stack.URL+client.APIKeysPath, "application/json", strings.NewReader("{}"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer resp.Body.Close()
+	raw = readAll(t, resp)
+	var body client.ErrorBody
+	if err := json.Unmarshal(raw, &body); err != nil || body.StatusCode != resp.StatusCode || resp.StatusCode < 400 || body.ErrorCode == "" || body.Details["operation_id"] == nil {
+		t.Fatalf("error body %s: %+v, %v", raw, body, err)
+	}
+	sameBytes(t, "error body", raw, body)
+}
+
+func readAll(t *testing.T, resp *http.Response) []byte {
+	t.Helper()
+	var buf bytes.Buffer
+	if _, err := buf.ReadFrom(resp.Body); err != nil {
+		t.Fatal(err)
+	}
+	return buf.Bytes()
+}
+
+func sameJSON(a, b any) bool {
+	x, _ := json.Marshal(a)
+	y, _ := json.Marshal(b)
+	return bytes.Equal(x, y)
+}
+
+// TestFamily runs each verb of a family against the API: ListAll follows
+// next_page_uri across pages, newest first, and Delete deletes.
+func TestFamily(t *testing.T) {
+	stack := apitest.Start(t)
+	c := client.New(stack.URL, stack.Token)
+	ctx := t.Context()
+	keys := c.APIKeys()
+	created := []string{stack.KeyID}
+	for i := range 4 {
+		k, err := keys.Create(ctx, client.APIKeyInput{Description: ptr(strings.Repeat("k", i+1))})
+		check.ErrorContains(t, err, "")
+		created = append(created, k.ID)
+	}
+	slices.Reverse(created)
+	all, err := keys.ListAll(ctx, client.ListOptions{Limit: 2})
+	check.ErrorContains(t, err, "")
+	if all.NextPageURI != nil || !strings.HasSuffix(all.URI, "/api_keys?limit=2") || all.Key != "api_keys" {
+		t.Errorf("ListAll: %+v", all)
+	}
+	var ids []string
+	for _, k := range all.Items {
+		ids = append(ids, k.ID)
+	}
+	if !slices.Equal(ids, created) {
+		t.Fatalf("ListAll by pages of 2: %v, want %v", ids, created)
+	}
+	first, err := keys.List(ctx, client.ListOptions{Limit: 2})
+	check.ErrorContains(t, err, "")
+	second, err := keys.Next(ctx, first)
+	check.ErrorContains(t, err, "")
+	if len(second.Items) != 2 || second.Items[0].ID != created[2] {
+		t.Errorf("second page %+v", second)
+	}
+	last, err := keys.List(ctx, client.ListOptions{BeforeID: created[3]})
+	check.ErrorContains(t, err, "")
+	if _, err := keys.Next(ctx, last); !errors.Is(err, client.ErrLastPage) {
+		t.Errorf("Next of the last page: %v", err)
+	}
+
+	check.ErrorContains(t, keys.Delete(ctx, created[0]), "")
+	_, err = keys.Get(ctx, created[0])
+	var apiErr *client.Error
+	if !errors.As(err, &apiErr) || apiErr.Status != http.StatusNotFound || apiErr.Code == "" || apiErr.OperationID == "" {
+		t.Fatalf("get of a deleted key: %v", err)
+	}
+}
+
+// TestErrorText checks the words of an error reply: the API's, and a
+// proxy's that is not the API's.
+func TestErrorText(t *testing.T) {
+	raw := []byte(`{"error_code":"ERR_SLUICE_333","status_code":400,"msg":"sources[0].type: \"x\" is not an event kind","details":{"operation_id":"op_2","field":"sources[0].type","subscriptions":["esb_1"]}}`)
+	err := client.ParseError("POST", "http://h/event_subscriptions", 400, raw)
+	want := `ERR_SLUICE_333 (400): sources[0].type: "x" is not an event kind [details.field=sources[0].type] [details.subscriptions=["esb_1"]] (operation op_2)`
+	if err.Error() != want {
+		t.Errorf("error\n%s\nwant\n%s", err, want)
+	}
+	err = client.ParseError("GET", "http://h/api_keys", 502, []byte("<html>"+strings.Repeat("down ", 100)))
+	if got := err.Error(); !strings.HasPrefix(got, "GET http://h/api_keys: HTTP 502, not an answer of the sluice API: <html>down") || !strings.HasSuffix(got, "...") {
+		t.Errorf("error of a proxy: %s", got)
+	}
+}
+
+// TestTransportError checks that a request that gets no answer ends at
+// the client's timeout, or when its context does, saying which, and that
+// an unreachable API is a TransportError with the client's hint.
+func TestTransportError(t *testing.T) {
+	stop := make(chan struct{})
+	silent := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		select {
+		case <-r.Context().Done():
+		case <-stop:
+		}
+	}))
+	t.Cleanup(silent.Close)
+	t.Cleanup(func() { close(stop) })
+
+	c := client.New(silent.URL, "k", client.WithTimeout(50*time.Millisecond), client.WithUnreachableHint("check --api-url"))
+	_, err := c.APIKeys().List(t.Context(), client.ListOptions{})
+	var transportErr *client.TransportError
+	if !errors.As(err, &transportErr) || err.Error() != "GET "+silent.URL+"/api_keys: no answer within 50ms; check --api-url" {
+		t.Errorf("error of a silent API: %v", err)
+	}
+
+	ctx, cancel := context.WithCancel(t.Context())
+	cancel()
+	if _, err = client.New(silent.URL, "k").APIKeys().Get(ctx, "ak_1"); !errors.Is(err, context.Canceled) || errors.As(err, &transportErr) {
+		t.Errorf("error %v with the context canceled, want context.Canceled", err)
+	}
+
+	closed := httptest.NewServer(http.NotFoundHandler())
+	closed.Close()
+	err = client.New(closed.URL, "k", client.WithUnreachableHint("check --api-url")).APIKeys().Delete(t.Context(), "ak_1")
+	if !errors.As(err, &transportErr) || !strings.HasPrefix(err.Error(), "DELETE "+closed.URL+"/api_keys/ak_1: ") || !strings.HasSuffix(err.Error(), "; check --api-url") || strings.Count(err.Error(), closed.URL) != 1 {
+		t.Errorf("error of an unreachable API: %v", err)
+	}
+}
+
+// TestDecodeError checks that a 2xx reply that is not the call's type is
+// a DecodeError holding the reply.
+func TestDecodeError(t *testing.T) {
+	proxy := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		_, _ = w.Write([]byte("<html>sluice</html>"))
+	}))
+	t.Cleanup(proxy.Close)
+	_, err := client.New(proxy.URL, "k").EventSubscriptions().Get(t.Context(), "esb_1")
+	var decodeErr *client.DecodeError
+	if !errors.As(err, &decodeErr) || string(decodeErr.Body) != "<html>sluice</html>" || decodeErr.URL != proxy.URL+"/event_subscriptions/esb_1" {
+		t.Fatalf("error %v", err)
+	}
+}

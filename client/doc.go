@@ -1,0 +1,18 @@
+// Package client is a typed client of sluice's management API: API keys,
+// event destinations, event subscriptions and their sources. Its request
+// and response types are the API's, field for field and in the API's
+// order, so that a value decoded from an answer encodes to the same bytes.
+//
+// A Client makes one request per call, with no retries, each bounded by
+// its timeout and by the call's context. A reply that is not 2xx is an
+// *Error: the API's error body (ErrorBody), or the start of a reply that is
+// not the API's, such as a proxy's. A request that got no reply is a
+// *TransportError. A 2xx reply that does not decode is a *DecodeError.
+//
+// Families (Family) give Create, Get, List, ListAll, Update and Delete on
+// a collection; a new collection of the API is a NewFamily call with its
+// item and input types.
+//
+// It is not the API itself (internal/api) nor the sluice command, which
+// prints what this package returns.
+package client

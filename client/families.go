@@ -1,0 +1,90 @@
+package client
+
+import (
+	"context"
+	"net/http"
+	"net/url"
+)
+
+// The collections of the API, by path and the field of a page that holds
+// the items.
+const (
+	APIKeysPath            = "/api_keys"
+	APIKeysListKey         = "api_keys"
+	EventDestinationsPath  = "/event_destinations"
+	EventDestinationsKey   = "event_destinations"
+	EventSubscriptionsPath = "/event_subscriptions"
+	EventSubscriptionsKey  = "event_subscriptions"
+)
+
+// APIKeys returns the account's API keys, /api_keys.
+func (c *Client) APIKeys() Family[APIKey, APIKeyInput] {
+	return NewFamily[APIKey, APIKeyInput](c, APIKeysPath, APIKeysListKey)
+}
+
+// EventDestinations returns the account's event destinations,
+// /event_destinations.
+func (c *Client) EventDestinations() Family[Destination, DestinationInput] {
+	return NewFamily[Destination, DestinationInput](c, EventDestinationsPath, EventDestinationsKey)
+}
+
+// EventSubscriptions returns the account's event subscriptions,
+// /event_subscriptions.
+func (c *Client) EventSubscriptions() Family[Subscription, SubscriptionInput] {
+	return NewFamily[Subscription, SubscriptionInput](c, EventSubscriptionsPath, EventSubscriptionsKey)
+}
+
+// Sources are the sources of a subscription,
+// /event_subscriptions/{id}/sources, one per event kind, added with an In
+// and changed with an Update. Their pages are not paged: List returns
+// every source.
+type Sources[In, Update any] struct {
+	added   Family[Source, In]     // POST, GET and DELETE
+	changed Family[Source, Update] // PATCH
+}
+
+// Sources returns the sources of the subscription subscriptionID.
+func (c *Client) Sources(subscriptionID string) Sources[SourceInput, SourceUpdate] {
+	path := EventSubscriptionsPath + "/" + url.PathEscape(subscriptionID) + "/sources"
+	return Sources[SourceInput, SourceUpdate]{
+		added:   NewFamily[Source, SourceInput](c, path, "sources"),
+		changed: NewFamily[Source, SourceUpdate](c, path, "sources"),
+	}
+}
+
+// SourcesWithBodies returns the sources s whose bodies are In2 and Update2
+// instead: other types of the same JSON, such as a map of what a user
+// typed.
+func SourcesWithBodies[In2, Update2, In, Update any](s Sources[In, Update]) Sources[In2, Update2] {
+	return Sources[In2, Update2]{added: WithBodies[In2](s.added), changed: WithBodies[Update2](s.changed)}
+}
+
+// Add adds a source. It returns the errors of Client.Do: an *Error of
+// status 409 when the subscription has a source of this kind.
+func (s Sources[In, Update]) Add(ctx context.Context, in In, opts ...CallOption) (Source, error) {
+	return s.added.Create(ctx, in, opts...)
+}
+
+// List returns every source. It returns the errors of Client.Do.
+func (s Sources[In, Update]) List(ctx context.Context, opts ...CallOption) (SourceList, error) {
+	var out SourceList
+	err := s.added.client.Do(ctx, http.MethodGet, s.added.path, nil, &out, opts...)
+	return out, err
+}
+
+// Get returns the source of eventType. It returns the errors of Client.Do.
+func (s Sources[In, Update]) Get(ctx context.Context, eventType string, opts ...CallOption) (Source, error) {
+	return s.added.Get(ctx, eventType, opts...)
+}
+
+// Update changes the filter or fields of the source of eventType. It
+// returns the errors of Client.Do.
+func (s Sources[In, Update]) Update(ctx context.Context, eventType string, in Update, opts ...CallOption) (Source, error) {
+	return s.changed.Update(ctx, eventType, in, opts...)
+}
+
+// Delete removes the source of eventType. It returns the errors of
+// Client.Do.
+func (s Sources[In, Update]) Delete(ctx context.Context, eventType string, opts ...CallOption) error {
+	return s.added.Delete(ctx, eventType, opts...)
+}

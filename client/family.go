@@ -1,0 +1,235 @@
+package client
+
+import (
+	"bytes"
+	"context"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"net/http"
+	"net/url"
+	"strconv"
+)
+
+// MaxListLimit is the most items a page of the API holds, and its default.
+const MaxListLimit = 100
+
+// Family is a collection of the API, such as /api_keys, whose items are
+// T and whose create and update bodies are In. Its zero value is not
+// usable: get one from NewFamily or a Client method such as APIKeys.
+type Family[T, In any] struct {
+	client  *Client
+	path    string // "/api_keys"
+	listKey string // the field of a page that holds the items: "api_keys"
+}
+
+// NewFamily returns the collection at path, such as /bot_users, whose pages
+// hold the items in the field listKey, such as bot_users.
+func NewFamily[T, In any](c *Client, path, listKey string) Family[T, In] {
+	return Family[T, In]{client: c, path: path, listKey: listKey}
+}
+
+// Path returns the collection's path, such as /api_keys.
+func (f Family[T, In]) Path() string { return f.path }
+
+// ListKey returns the field of a page that holds the items, such as
+// api_keys.
+func (f Family[T, In]) ListKey() string { return f.listKey }
+
+// WithBodies returns the collection f whose create and update bodies are
+// In2 instead of In: other types of the same JSON, such as a map of what a
+// user typed.
+func WithBodies[In2, T, In any](f Family[T, In]) Family[T, In2] {
+	return Family[T, In2](f)
+}
+
+// ItemPath returns the path of the item id, such as /api_keys/ak_....
+func (f Family[T, In]) ItemPath(id string) string { return f.path + "/" + url.PathEscape(id) }
+
+// Create creates an item: POST to the collection. It returns the errors
+// of Client.Do.
+func (f Family[T, In]) Create(ctx context.Context, in In, opts ...CallOption) (T, error) {
+	var out T
+	err := f.client.Do(ctx, http.MethodPost, f.path, in, &out, opts...)
+	return out, err
+}
+
+// Get returns the item id. It returns the errors of Client.Do: an *Error
+// of status 404 when the account has no such item.
+func (f Family[T, In]) Get(ctx context.Context, id string, opts ...CallOption) (T, error) {
+	var out T
+	err := f.client.Do(ctx, http.MethodGet, f.ItemPath(id), nil, &out, opts...)
+	return out, err
+}
+
+// Update changes the fields of the item id that in sets: PATCH. It
+// returns the errors of Client.Do.
+func (f Family[T, In]) Update(ctx context.Context, id string, in In, opts ...CallOption) (T, error) {
+	var out T
+	err := f.client.Do(ctx, http.MethodPatch, f.ItemPath(id), in, &out, opts...)
+	return out, err
+}
+
+// Delete deletes the item id. It returns the errors of Client.Do.
+func (f Family[T, In]) Delete(ctx context.Context, id string, opts ...CallOption) error {
+	return f.client.Do(ctx, http.MethodDelete, f.ItemPath(id), nil, nil, opts...)
+}
+
+// ListOptions choose the first page of a list.
+type ListOptions struct {
+	// Limit is the number of items per page, from 1 to MaxListLimit; 0 is
+	// the API's default, MaxListLimit.
+	Limit int
+	// BeforeID lists the items older than this one, the last of the
+	// previous page; "" from the newest.
+	BeforeID string
+}
+
+// query is the query string of the first page, "" or "?...".
+func (o ListOptions) query() string {
+	q := url.Values{}
+	if o.Limit > 0 {
+		q.Set("limit", strconv.Itoa(o.Limit))
+	}
+	if o.BeforeID != "" {
+		q.Set("before_id", o.BeforeID)
+	}
+	if len(q) == 0 {
+		return ""
+	}
+	return "?" + q.Encode()
+}
+
+// List returns the first page of the items, newest first. It returns the
+// errors of Client.Do.
+func (f Family[T, In]) List(ctx context.Context, o ListOptions, opts ...CallOption) (Page[T], error) {
+	return f.page(ctx, f.path+o.query(), opts...)
+}
+
+// Next returns the page after p, following its NextPageURI. Only its path
+// and query are followed, at the client's base URL: the API builds the URL
+// from its public address, which may not be the one the client reaches it
+// at, and the API key must go nowhere else. It returns ErrLastPage when p
+// is the last page, and the errors of Client.Do.
+func (f Family[T, In]) Next(ctx context.Context, p Page[T], opts ...CallOption) (Page[T], error) {
+	if p.NextPageURI == nil || *p.NextPageURI == "" {
+		return Page[T]{}, ErrLastPage
+	}
+	next := *p.NextPageURI
+	u, err := url.Parse(next)
+	if err != nil || (u.Scheme != "http" && u.Scheme != "https") {
+		return Page[T]{}, fmt.Errorf("the API's next_page_uri %q is not an http or https URL", next)
+	}
+	return f.page(ctx, u.RequestURI(), opts...)
+}
+
+// ErrLastPage is the error of Next on the last page.
+var ErrLastPage = errors.New("client: the page is the last")
+
+// ListAll returns one page that holds the items of the first page o
+// chooses and of every page after it, following NextPageURI to the last:
+// its URI is the first page's, its NextPageURI nil. It returns the errors
+// of Next.
+func (f Family[T, In]) ListAll(ctx context.Context, o ListOptions, opts ...CallOption) (Page[T], error) {
+	page, err := f.List(ctx, o, opts...)
+	if err != nil {
+		return Page[T]{}, err
+	}
+	items, err := f.Rest(ctx, page, opts...)
+	if err != nil {
+		return Page[T]{}, err
+	}
+	return Page[T]{Key: f.listKey, Items: items, URI: page.URI}, nil
+}
+
+// Rest returns the items of first and of every page after it. It returns
+// the errors of Next.
+func (f Family[T, In]) Rest(ctx context.Context, first Page[T], opts ...CallOption) ([]T, error) {
+	items, page := first.Items, first
+	seen := map[string]bool{}
+	for page.NextPageURI != nil && *page.NextPageURI != "" {
+		next := *page.NextPageURI
+		if seen[next] {
+			return nil, fmt.Errorf("the API gave the next_page_uri %s twice; stopping", next)
+		}
+		seen[next] = true
+		var err error
+		if page, err = f.Next(ctx, page, opts...); err != nil {
+			return nil, err
+		}
+		items = append(items, page.Items...)
+	}
+	return items, nil
+}
+
+// page gets the page at target.
+func (f Family[T, In]) page(ctx context.Context, target string, opts ...CallOption) (Page[T], error) {
+	p := Page[T]{Key: f.listKey}
+	err := f.client.Do(ctx, http.MethodGet, target, nil, &p, opts...)
+	return p, err
+}
+
+// Page is a page of a list, newest first:
+// {"KEY": [...], "uri": "...", "next_page_uri": "..." or null}.
+type Page[T any] struct {
+	// Key is the name of the field of the items, such as api_keys. It must
+	// be set before a page is decoded.
+	Key string
+	// Items are the page's items.
+	Items []T
+	// URI is the page's full URL.
+	URI string
+	// NextPageURI is the full URL of the next page; nil on the last.
+	NextPageURI *string
+}
+
+// MarshalJSON writes the page as the API does, without escaping <, > and &.
+func (p Page[T]) MarshalJSON() ([]byte, error) {
+	return encodeParts(jsonPart{"{", p.Key}, jsonPart{":", p.Items}, jsonPart{`,"uri":`, p.URI},
+		jsonPart{`,"next_page_uri":`, p.NextPageURI}, jsonPart{"}", nil})
+}
+
+// jsonPart is text, then value as JSON unless value is nil.
+type jsonPart struct {
+	text  string
+	value any
+}
+
+// encodeParts writes a JSON text of parts, in their order, the values
+// without escaping <, > and &, as the API writes its bodies.
+func encodeParts(parts ...jsonPart) ([]byte, error) {
+	var buf bytes.Buffer
+	enc := json.NewEncoder(&buf)
+	enc.SetEscapeHTML(false)
+	for _, part := range parts {
+		buf.WriteString(part.text)
+		if part.value == nil {
+			continue
+		}
+		if err := enc.Encode(part.value); err != nil {
+			return nil, err
+		}
+		buf.Truncate(buf.Len() - 1) // Encode's newline
+	}
+	return buf.Bytes(), nil
+}
+
+// UnmarshalJSON reads a page whose items are in the field p.Key.
+func (p *Page[T]) UnmarshalJSON(raw []byte) error {
+	if p.Key == "" {
+		return errors.New("client: Page.Key is not set")
+	}
+	var body map[string]json.RawMessage
+	if err := json.Unmarshal(raw, &body); err != nil {
+		return err
+	}
+	for _, field := range []struct {
+		key  string
+		into any
+	}{{p.Key, &p.Items}, {"uri", &p.URI}, {"next_page_uri", &p.NextPageURI}} {
+		if err := json.Unmarshal(body[field.key], field.into); err != nil {
+			return fmt.Errorf("%s: %w", field.key, err)
+		}
+	}
+	return nil
+}

@@ -1,0 +1,176 @@
+package client
+
+import (
+	"encoding/json"
+	"errors"
+	"fmt"
+
+	"github.com/sluicehq/sluice/schemas"
+)
+
+// APIKey is an API key as the API returns it (specification section 5.3).
+type APIKey struct {
+	ID          string `json:"id"`
+	URI         string `json:"uri"` // its full URL
+	Description string `json:"description"`
+	Metadata    string `json:"metadata"`
+	CreatedAt   string `json:"created_at"` // RFC 3339, in milliseconds
+	// Token is the key's secret, set only in the answer to its creation:
+	// null in every other answer.
+	Token *string `json:"token"`
+}
+
+// APIKeyInput is the body of an API key's create or update: the fields
+// set are sent, the others left as they are.
+type APIKeyInput struct {
+	Description *string `json:"description,omitempty"` // at most 255 bytes
+	Metadata    *string `json:"metadata,omitempty"`    // at most 4096 bytes
+}
+
+// Destination is an event destination as the API returns it: where events
+// are delivered, and how sluice authenticates there. It never holds the
+// secret of an access key.
+type Destination struct {
+	ID          string `json:"id"`
+	URI         string `json:"uri"`
+	CreatedAt   string `json:"created_at"`
+	Description string `json:"description"`
+	Metadata    string `json:"metadata"`
+	Format      string `json:"format"` // "json"
+	Target      Target `json:"target"`
+}
+
+// DestinationInput is the body of an event destination's create or
+// update: the fields set are sent, the others left as they are. A target
+// is replaced whole; one with an access key but without its secret keeps
+// the stored secret of the same access key id.
+type DestinationInput struct {
+	Description *string `json:"description,omitempty"`
+	Metadata    *string `json:"metadata,omitempty"`
+	Format      *string `json:"format,omitempty"`
+	Target      *Target `json:"target,omitempty"`
+}
+
+// Target is where a destination delivers, as JSON
+// {"TYPE": {"auth": {...}, "ARN_FIELD": "ARN"}}, such as
+// {"kinesis": {"auth": {...}, "stream_arn": "arn:..."}}; {} for none.
+type Target struct {
+	Type     string // the target's type, such as kinesis; "" for none
+	ARNField string // the name of its ARN's field, such as stream_arn
+	ARN      string
+	Auth     Auth
+}
+
+// MarshalJSON writes the target as the API does, the auth before the ARN,
+// without escaping <, > and &.
+func (t Target) MarshalJSON() ([]byte, error) {
+	if t.Type == "" {
+		return []byte("{}"), nil
+	}
+	return encodeParts(jsonPart{"{", t.Type}, jsonPart{`:{"auth":`, t.Auth}, jsonPart{",", t.ARNField},
+		jsonPart{":", t.ARN}, jsonPart{"}}", nil})
+}
+
+// UnmarshalJSON reads a target of any type: the one field of its object
+// that is not auth is its ARN.
+func (t *Target) UnmarshalJSON(raw []byte) error {
+	var byType map[string]map[string]json.RawMessage
+	if err := json.Unmarshal(raw, &byType); err != nil {
+		return err
+	}
+	*t = Target{}
+	if len(byType) > 1 {
+		return errors.New("a target has one type, not several")
+	}
+	for typ, fields := range byType {
+		t.Type = typ
+		for name, value := range fields {
+			if name == "auth" {
+				if err := json.Unmarshal(value, &t.Auth); err != nil {
+					return fmt.Errorf("%s.auth: %w", typ, err)
+				}
+				continue
+			}
+			if t.ARNField != "" {
+				return fmt.Errorf("%s: two ARNs, %s and %s", typ, t.ARNField, name)
+			}
+			t.ARNField = name
+			if err := json.Unmarshal(value, &t.ARN); err != nil {
+				return fmt.Errorf("%s.%s: %w", typ, name, err)
+			}
+		}
+	}
+	return nil
+}
+
+// Auth says how sluice authenticates to AWS: by assuming Role, or with the
+// access key Creds.
+type Auth struct {
+	Role  *Role  `json:"role,omitempty"`
+	Creds *Creds `json:"creds,omitempty"`
+}
+
+// Role is an IAM role sluice assumes.
+type Role struct {
+	RoleARN string `json:"role_arn"`
+}
+
+// Creds is an AWS access key. Its secret is write-only: set in a create
+// or update, never in an answer.
+type Creds struct {
+	AccessKeyID     string `json:"aws_access_key_id"`
+	SecretAccessKey string `json:"aws_secret_access_key,omitempty"`
+}
+
+// Subscription is an event subscription as the API returns it
+// (specification section 2.8): which event kinds go to which
+// destinations.
+type Subscription struct {
+	ID           string        `json:"id"`
+	URI          string        `json:"uri"`
+	CreatedAt    string        `json:"created_at"`
+	Metadata     string        `json:"metadata"`
+	Description  string        `json:"description"`
+	Sources      []Source      `json:"sources"`
+	Destinations []schemas.Ref `json:"destinations"`
+}
+
+// SubscriptionInput is the body of an event subscription's create or
+// update: the fields set are sent, the others left as they are. Sources
+// and DestinationIDs replace the whole list.
+type SubscriptionInput struct {
+	Description    *string        `json:"description,omitempty"` // at most 255 characters
+	Metadata       *string        `json:"metadata,omitempty"`    // at most 4096 characters
+	Sources        *[]SourceInput `json:"sources,omitempty"`
+	DestinationIDs *[]string      `json:"destination_ids,omitempty"`
+}
+
+// Source is a source of a subscription as the API returns it: an event
+// kind, and for a traffic kind its filter and fields when set.
+type Source struct {
+	Type   string   `json:"type"` // such as http_request_complete.v0
+	URI    string   `json:"uri"`
+	Filter string   `json:"filter,omitempty"` // CEL over the event, bound to ev
+	Fields []string `json:"fields,omitempty"` // dotted paths delivered; none: every field
+}
+
+// SourceInput is a source to add, or one of the sources of a
+// SubscriptionInput.
+type SourceInput struct {
+	Type   string   `json:"type"`
+	Filter string   `json:"filter,omitempty"`
+	Fields []string `json:"fields,omitempty"`
+}
+
+// SourceUpdate is the body of a source's update: the fields set replace
+// the old ones.
+type SourceUpdate struct {
+	Filter *string   `json:"filter,omitempty"`
+	Fields *[]string `json:"fields,omitempty"`
+}
+
+// SourceList is every source of a subscription.
+type SourceList struct {
+	Sources []Source `json:"sources"`
+	URI     string   `json:"uri"`
+}

@@ -1,0 +1,374 @@
+package main
+
+import (
+	"errors"
+	"fmt"
+	"io"
+
+	"github.com/spf13/cobra"
+	"github.com/spf13/pflag"
+
+	"github.com/sluicehq/sluice/client"
+)
+
+// family declares the commands of a collection of the API whose items
+// are T and bodies In (types of package client): newFamilyCommand makes
+// from it create, list [--all], get, update and delete, with flags that
+// set the fields of the body and --data for a whole body, which the API
+// checks. What a family does besides is a hook: more flags (body), its own
+// output of create (created), more commands (commands).
+type family[T, In any] struct {
+	// collection is the family in the client, which knows its path and
+	// list key: a method of client.Client, such as (*client.Client).APIKeys.
+	collection func(*client.Client) client.Family[T, In]
+	// kind is its command's name, plural and the columns of list; its path,
+	// list key and view come from collection, row and fields.
+	kind        resourceKind
+	short, long string // the help of the family's command
+	// row is an item's cells under kind.columns; fields what get, create
+	// and update print of it.
+	row    func(T) []string
+	fields func(T) []resourceField
+	// flags set fields of the body of create and update, on --data's.
+	flags          []fieldFlag
+	create, update verbHelp
+	// updateFlags names the flags of update for its error when none is
+	// given, such as "--description or --metadata".
+	updateFlags string
+	quiet       bool // create has --quiet
+	// body, when set, returns the flags of create and update that set the
+	// body in ways a fieldFlag cannot, such as a destination's target.
+	body func() bodyHook[T]
+	// created, when set, prints what create created instead of its fields.
+	created func(stdout, stderr io.Writer, a answer[T], asJSON bool) error
+	// commands, when set, returns the family's other commands.
+	commands func(kind resourceKind, f *resourceFlags) []*cobra.Command
+}
+
+// verbHelp is the help of a command.
+type verbHelp struct{ short, long, example string }
+
+// bodyHook is a family's flags that set its body in ways a fieldFlag
+// cannot.
+type bodyHook[T any] interface {
+	register(fl *pflag.FlagSet)
+	// apply sets body's fields from the flags given. stored returns the
+	// item as stored: nil on create.
+	apply(fl *pflag.FlagSet, body map[string]any, stored func() (T, error)) error
+}
+
+// resourceKind returns the family's kind, with its path, list key and a
+// view that decodes a T.
+func (fam family[T, In]) resourceKind() resourceKind {
+	kind := fam.kind
+	collection := fam.collection(nil) // a path and a list key, without a client to call
+	kind.path, kind.listKey = collection.Path(), collection.ListKey()
+	kind.view = func(raw []byte) (resourceView, error) {
+		v, err := decodeAnswer[T](raw)
+		if err != nil {
+			return nil, err
+		}
+		return tableView{cells: fam.row(v), lines: fam.fields(v)}, nil
+	}
+	return kind
+}
+
+// tableView is a resource as a table shows it.
+type tableView struct {
+	cells []string
+	lines []resourceField
+}
+
+func (v tableView) row() []string           { return v.cells }
+func (v tableView) fields() []resourceField { return v.lines }
+
+// typed returns the family's collection on c, whose bodies are the maps
+// --data and the flags make.
+func (fam family[T, In]) typed(c *apiClient) client.Family[T, map[string]any] {
+	return client.WithBodies[map[string]any](fam.collection(c.api()))
+}
+
+// newFamilyCommand returns the command of the family: create, list, get,
+// update, delete and its other commands, with the persistent flags of
+// every command of the API.
+func newFamilyCommand[T, In any](fam family[T, In]) *cobra.Command {
+	var f resourceFlags
+	kind := fam.resourceKind()
+	cmd := &cobra.Command{
+		Use:   kind.command,
+		Short: fam.short,
+		Long:  fam.long,
+		Args:  cobra.NoArgs,
+	}
+	f.register(cmd.PersistentFlags())
+	cmd.AddCommand(newListCommand(kind, &f), fam.getCommand(&f), fam.createCommand(&f), fam.updateCommand(&f), fam.deleteCommand(&f))
+	if fam.commands != nil {
+		cmd.AddCommand(fam.commands(kind, &f)...)
+	}
+	return cmd
+}
+
+func (fam family[T, In]) getCommand(f *resourceFlags) *cobra.Command {
+	return &cobra.Command{
+		Use:   "get ID",
+		Short: "Show one of the account's " + fam.kind.plural,
+		Args:  cobra.ExactArgs(1),
+		RunE: func(cmd *cobra.Command, args []string) error {
+			c, err := f.client()
+			if err != nil {
+				return err
+			}
+			a, err := answerOf(func(opts ...client.CallOption) (T, error) {
+				return fam.typed(c).Get(cmd.Context(), args[0], opts...)
+			})
+			if err != nil {
+				return err
+			}
+			return a.print(cmd.OutOrStdout(), fam.fields, f.json)
+		},
+	}
+}
+
+func (fam family[T, In]) createCommand(f *resourceFlags) *cobra.Command {
+	b := fam.newBody()
+	var quiet quietFlag
+	cmd := &cobra.Command{
+		Use:     "create",
+		Short:   fam.create.short,
+		Long:    fam.create.long,
+		Example: fam.create.example,
+		Args:    cobra.NoArgs,
+		RunE: func(cmd *cobra.Command, _ []string) error {
+			c, err := f.client()
+			if err != nil {
+				return err
+			}
+			body, err := b.build(cmd.Flags(), cmd.InOrStdin(), nil)
+			if err != nil {
+				return err
+			}
+			a, err := answerOf(func(opts ...client.CallOption) (T, error) {
+				return fam.typed(c).Create(cmd.Context(), body, opts...)
+			})
+			if err != nil {
+				return err
+			}
+			if fam.created != nil {
+				return fam.created(cmd.OutOrStdout(), cmd.ErrOrStderr(), a, f.json)
+			}
+			if quiet {
+				return a.printID(cmd.OutOrStdout())
+			}
+			return a.print(cmd.OutOrStdout(), fam.fields, f.json)
+		},
+	}
+	b.register(cmd.Flags())
+	if fam.quiet {
+		quiet.register(cmd.Flags())
+	}
+	return cmd
+}
+
+func (fam family[T, In]) updateCommand(f *resourceFlags) *cobra.Command {
+	b := fam.newBody()
+	cmd := &cobra.Command{
+		Use:     "update ID",
+		Short:   fam.update.short,
+		Long:    fam.update.long,
+		Example: fam.update.example,
+		Args:    cobra.ExactArgs(1),
+		RunE: func(cmd *cobra.Command, args []string) error {
+			c, err := f.client()
+			if err != nil {
+				return err
+			}
+			stored := func() (T, error) { return fam.typed(c).Get(cmd.Context(), args[0]) }
+			body, err := b.build(cmd.Flags(), cmd.InOrStdin(), stored)
+			if err != nil {
+				return err
+			}
+			if len(body) == 0 {
+				return nothingToUpdate(fam.updateFlags)
+			}
+			a, err := answerOf(func(opts ...client.CallOption) (T, error) {
+				return fam.typed(c).Update(cmd.Context(), args[0], body, opts...)
+			})
+			if err != nil {
+				return err
+			}
+			return a.print(cmd.OutOrStdout(), fam.fields, f.json)
+		},
+	}
+	b.register(cmd.Flags())
+	return cmd
+}
+
+func (fam family[T, In]) deleteCommand(f *resourceFlags) *cobra.Command {
+	return &cobra.Command{
+		Use:   "delete ID...",
+		Short: "Delete " + fam.kind.plural + ", in turn; stop at the first that cannot be deleted",
+		Args:  cobra.MinimumNArgs(1),
+		RunE: func(cmd *cobra.Command, args []string) error {
+			c, err := f.client()
+			if err != nil {
+				return err
+			}
+			for _, id := range args {
+				if err := fam.typed(c).Delete(cmd.Context(), id); err != nil {
+					return err
+				}
+				fmt.Fprintln(cmd.ErrOrStderr(), "deleted", id)
+			}
+			return nil
+		},
+	}
+}
+
+// newBody returns the flags of a create or update of the family.
+func (fam family[T, In]) newBody() *familyBody[T] {
+	b := &familyBody[T]{fields: newFieldFlags(fam.flags)}
+	if fam.body != nil {
+		b.hook = fam.body()
+	}
+	return b
+}
+
+// familyBody is the flags of a create or update: --data, the fields'
+// flags and the family's hook.
+type familyBody[T any] struct {
+	data   bodyFlags
+	fields *fieldFlags
+	hook   bodyHook[T] // nil for none
+}
+
+func (b *familyBody[T]) register(fl *pflag.FlagSet) {
+	b.data.register(fl)
+	b.fields.register(fl)
+	if b.hook != nil {
+		b.hook.register(fl)
+	}
+}
+
+// build returns the body: --data, with the fields of the flags given set
+// on it. stored is nil on create.
+func (b *familyBody[T]) build(fl *pflag.FlagSet, stdin io.Reader, stored func() (T, error)) (map[string]any, error) {
+	body, err := b.data.read(stdin)
+	if err != nil {
+		return nil, err
+	}
+	b.fields.apply(fl, body)
+	if b.hook != nil {
+		if err := b.hook.apply(fl, body, stored); err != nil {
+			return nil, err
+		}
+	}
+	return body, nil
+}
+
+// answer is a resource the API answered with: its body as the API sent
+// it, and as a T unless it did not decode (err).
+type answer[T any] struct {
+	raw []byte
+	v   T
+	err error // why raw is not a T: a *json error
+}
+
+// answerOf makes a call of the API that asks for a T, keeping its body.
+// A body that is not a T is an answer still, for --json to print.
+func answerOf[T any](call func(opts ...client.CallOption) (T, error)) (answer[T], error) {
+	var a answer[T]
+	v, err := call(client.Reply(&a.raw))
+	var decodeErr *client.DecodeError
+	if errors.As(err, &decodeErr) {
+		a.raw, a.err = decodeErr.Body, decodeErr.Err
+		return a, nil
+	}
+	a.v = v
+	return a, err
+}
+
+// print prints the answer: as it is with asJSON, else as a table of its
+// fields.
+func (a answer[T]) print(w io.Writer, fields func(T) []resourceField, asJSON bool) error {
+	if asJSON {
+		return writeRawJSON(w, a.raw)
+	}
+	if a.err != nil {
+		return fmt.Errorf("the API's answer is not the resource it should be: %w", a.err)
+	}
+	return printFields(w, fields(a.v))
+}
+
+// printID prints the id of a resource the API created, for create
+// --quiet.
+func (a answer[T]) printID(w io.Writer) error {
+	return printCreatedID(w, a.raw)
+}
+
+// fieldFlag is a flag that sets a field of the body of a create or update
+// when it is given.
+type fieldFlag struct {
+	flag  string // without its dashes: "description"
+	field string // the field it sets: "description"
+	usage string
+	list  bool // repeatable, its values a list
+	// item turns each value of a repeatable flag into an item of the
+	// field's list; nil keeps it as a string.
+	item func(value string) any
+}
+
+// Units of the limits of --description and --metadata: subscriptions count
+// characters, the other resources bytes.
+const (
+	limitInBytes      = "bytes"
+	limitInCharacters = "characters"
+)
+
+// describedFields are --description and --metadata, which every resource
+// has, whose limits the API counts in unit.
+func describedFields(unit string) []fieldFlag {
+	return []fieldFlag{
+		{flag: "description", field: "description", usage: "free text for people, at most 255 " + unit},
+		{flag: "metadata", field: "metadata", usage: "free text for programs, such as JSON, at most 4096 " + unit},
+	}
+}
+
+// fieldFlags are the values of fieldFlag's of a command.
+type fieldFlags struct {
+	flags   []fieldFlag
+	strings []string
+	lists   [][]string
+}
+
+func newFieldFlags(flags []fieldFlag) *fieldFlags {
+	return &fieldFlags{flags: flags, strings: make([]string, len(flags)), lists: make([][]string, len(flags))}
+}
+
+func (v *fieldFlags) register(fl *pflag.FlagSet) {
+	for i, f := range v.flags {
+		if f.list {
+			fl.StringSliceVar(&v.lists[i], f.flag, nil, f.usage)
+		} else {
+			fl.StringVar(&v.strings[i], f.flag, "", f.usage)
+		}
+	}
+}
+
+// apply sets on body the fields whose flags were given.
+func (v *fieldFlags) apply(fl *pflag.FlagSet, body map[string]any) {
+	for i, f := range v.flags {
+		switch {
+		case !flagGiven(fl, f.flag):
+		case !f.list:
+			body[f.field] = v.strings[i]
+		case f.item == nil:
+			body[f.field] = append([]string{}, v.lists[i]...)
+		default:
+			items := make([]any, len(v.lists[i]))
+			for j, value := range v.lists[i] {
+				items[j] = f.item(value)
+			}
+			body[f.field] = items
+		}
+	}
+}
