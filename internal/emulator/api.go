@@ -61,8 +61,11 @@ type KinesisRecord struct {
 // stream exists.
 func (s *Server) CreateStream(name string, shards int) error {
 	defer s.markChanged()
-	if !kinesisNamePattern.MatchString(name) || shards < 1 || shards > kinesisMaxShards {
-		return fmt.Errorf("creating stream %q of %d shards: invalid name or shard count", name, shards)
+	if !kinesisNamePattern.MatchString(name) {
+		return fmt.Errorf("creating stream %q: a stream's name is 1 to 128 letters, digits, '_', '.' or '-'", name)
+	}
+	if shards < 1 || shards > kinesisMaxShards {
+		return fmt.Errorf("creating stream %s of %d shards: a stream has 1 to %d shards", name, shards, kinesisMaxShards)
 	}
 	s.kinesis.mu.Lock()
 	defer s.kinesis.mu.Unlock()
