@@ -26,6 +26,7 @@ type emulatorFlags struct {
 	autoCreate       bool
 	seed             uint64
 	faults           []string
+	creates          []string
 	maxStoredRecords int
 	maxStoredBytes   int64
 	shutdownTimeout  time.Duration
@@ -52,7 +53,15 @@ A fault is SERVICE/RESOURCE:SETTING[,SETTING...], for example
   --fault sts/sluice:external_id=ac_36Jc...   (role "sluice" requires that external id)
 with settings throttle_records, fail_records, throttle_requests, server_errors
 (fractions), latency (a duration), access_denied, not_found,
-operations=OP+OP and, for sts, external_id=ID. In SLUICE_FAULT, separate faults with ';'.`,
+operations=OP+OP and, for sts, external_id=ID. In SLUICE_FAULT, separate faults with ';'.
+
+--create makes a stream, delivery stream or log group at start, so that it can
+be read (with the AWS CLI, sluice tail) before anything is put to it:
+  --create kinesis/orders:shards=2
+  --create firehose/events
+  --create 'logs//sluice/audit:stream=app,stream=web'
+One that exists already (kept by --data-dir) is kept as it is. In SLUICE_CREATE,
+separate them with ';'.`,
 		Args: cobra.NoArgs,
 		RunE: func(cmd *cobra.Command, _ []string) error {
 			return runEmulator(cmd.Context(), f, cmd.OutOrStdout(), cmd.ErrOrStderr())
@@ -65,6 +74,7 @@ operations=OP+OP and, for sts, external_id=ID. In SLUICE_FAULT, separate faults 
 	fl.BoolVar(&f.autoCreate, "auto-create", false, "create a stream, delivery stream or log group on the first put to it instead of answering ResourceNotFoundException")
 	fl.Uint64Var(&f.seed, "seed", 0, "seed of the random choices of fault injection")
 	fl.StringArrayVar(&f.faults, "fault", nil, "inject a fault, SERVICE/RESOURCE:SETTING[,SETTING...] (repeatable; see above)")
+	fl.StringArrayVar(&f.creates, "create", nil, "create at start "+createForms+" (repeatable; see above)")
 	fl.IntVar(&f.maxStoredRecords, "max-stored-records", emulator.DefaultMaxStoredRecords, "records kept per stream, delivery stream and log stream; older ones are dropped")
 	fl.Int64Var(&f.maxStoredBytes, "max-stored-bytes", emulator.DefaultMaxStoredBytes, "bytes kept per stream, delivery stream and log stream; older records are dropped")
 	fl.DurationVar(&f.shutdownTimeout, "shutdown-timeout", emulator.DefaultShutdownTimeout, "how long to wait for calls in flight on SIGINT or SIGTERM")
@@ -111,6 +121,10 @@ func runEmulator(ctx context.Context, f emulatorFlags, stdout, stderr io.Writer)
 	if err != nil {
 		return err
 	}
+	creates, err := parseCreates(f.creates)
+	if err != nil {
+		return err
+	}
 	cfg.Logger = log
 	srv, err := emulator.New(cfg)
 	var inUse *emulator.DataDirInUseError
@@ -119,6 +133,11 @@ func runEmulator(ctx context.Context, f emulatorFlags, stdout, stderr io.Writer)
 	}
 	if err != nil {
 		return err
+	}
+	for _, r := range creates {
+		if err := r.create(srv, log); err != nil {
+			return errors.Join(err, srv.Close())
+		}
 	}
 	ln, err := net.Listen("tcp", f.listen)
 	if err != nil {

@@ -3,6 +3,7 @@ package emulator
 import (
 	"fmt"
 	"slices"
+	"strings"
 	"time"
 )
 
@@ -60,8 +61,11 @@ type KinesisRecord struct {
 // stream exists.
 func (s *Server) CreateStream(name string, shards int) error {
 	defer s.markChanged()
-	if !kinesisNamePattern.MatchString(name) || shards < 1 || shards > kinesisMaxShards {
-		return fmt.Errorf("creating stream %q of %d shards: invalid name or shard count", name, shards)
+	if !kinesisNamePattern.MatchString(name) {
+		return fmt.Errorf("creating stream %q: a stream's name is 1 to 128 letters, digits, '_', '.' or '-'", name)
+	}
+	if shards < 1 || shards > kinesisMaxShards {
+		return fmt.Errorf("creating stream %s of %d shards: a stream has 1 to %d shards", name, shards, kinesisMaxShards)
 	}
 	s.kinesis.mu.Lock()
 	defer s.kinesis.mu.Unlock()
@@ -162,19 +166,19 @@ func (s *Server) CreateLogStream(group, stream string) error {
 	return nil
 }
 
-// DeleteLogStream deletes a log stream and its events, as DeleteLogStream
-// would. It returns an error wrapping ErrNotFound when either does not
-// exist.
+// DeleteLogStream deletes a log stream and its events: the
+// DeleteLogStream call does so. It returns an error wrapping ErrNotFound
+// when the group or the stream does not exist.
 func (s *Server) DeleteLogStream(group, stream string) error {
 	defer s.markChanged()
 	s.logs.mu.Lock()
 	defer s.logs.mu.Unlock()
-	g, ok := s.logs.groups[group]
-	if !ok {
-		return fmt.Errorf("log group %s: %w", group, ErrNotFound)
+	g, err := s.logGroup(nil, group, false)
+	if err != nil {
+		return fmt.Errorf("log group %s: %w", group, err)
 	}
-	if _, ok := g.streams[stream]; !ok {
-		return fmt.Errorf("log stream %s in %s: %w", stream, group, ErrNotFound)
+	if _, err := s.logStream(g, stream, false); err != nil {
+		return fmt.Errorf("log stream %s in %s: %w", stream, group, err)
 	}
 	delete(g.streams, stream)
 	return nil
@@ -197,21 +201,41 @@ func (s *Server) LogEvents(group, stream string) ([]LogEvent, error) {
 	return slices.Clone(ls.events), nil
 }
 
-// LogStreams returns the names of the log streams of a group, sorted. It
-// returns an error wrapping ErrNotFound when the group does not exist.
-func (s *Server) LogStreams(group string) ([]string, error) {
+// LogStreamInfo describes a log stream, as DescribeLogStreams does.
+type LogStreamInfo struct {
+	Name    string
+	ARN     string
+	Created time.Time
+	// FirstEventTimestamp and LastEventTimestamp are the timestamps of the
+	// first and last events ever put, LastIngestionTime the time of the
+	// last put, in milliseconds since the epoch; 0 before the first put.
+	FirstEventTimestamp int64
+	LastEventTimestamp  int64
+	LastIngestionTime   int64
+	// StoredBytes is the size of the messages the stream keeps.
+	StoredBytes int64
+}
+
+// DescribeLogStreams returns the log streams of a group, sorted by name:
+// the DescribeLogStreams call answers from it. It returns an error
+// wrapping ErrNotFound when the group does not exist.
+func (s *Server) DescribeLogStreams(group string) ([]LogStreamInfo, error) {
 	s.logs.mu.Lock()
 	defer s.logs.mu.Unlock()
-	g, ok := s.logs.groups[group]
-	if !ok {
-		return nil, fmt.Errorf("log group %s: %w", group, ErrNotFound)
+	g, err := s.logGroup(nil, group, false)
+	if err != nil {
+		return nil, fmt.Errorf("log group %s: %w", group, err)
 	}
-	names := make([]string, 0, len(g.streams))
-	for name := range g.streams {
-		names = append(names, name)
+	out := make([]LogStreamInfo, 0, len(g.streams))
+	for _, ls := range g.streams {
+		out = append(out, LogStreamInfo{
+			Name: ls.name, ARN: ls.arn, Created: ls.created,
+			FirstEventTimestamp: ls.firstEvent, LastEventTimestamp: ls.lastEvent, LastIngestionTime: ls.lastIngestion,
+			StoredBytes: ls.storedBytes,
+		})
 	}
-	slices.Sort(names)
-	return names, nil
+	slices.SortFunc(out, func(a, b LogStreamInfo) int { return strings.Compare(a.Name, b.Name) })
+	return out, nil
 }
 
 // Operations returns the names of the operations the emulator serves for

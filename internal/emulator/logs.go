@@ -1,9 +1,9 @@
 package emulator
 
 import (
+	"cmp"
 	"regexp"
 	"slices"
-	"sort"
 	"strconv"
 	"strings"
 	"sync"
@@ -308,18 +308,7 @@ func (s *Server) logsDeleteLogStream(c *call) (any, error) {
 	if err != nil {
 		return nil, err
 	}
-	stream := in.LogStreamName
-	s.logs.mu.Lock()
-	defer s.logs.mu.Unlock()
-	g, err := s.logGroup(c, group, false)
-	if err != nil {
-		return nil, err
-	}
-	if _, err := s.logStream(g, stream, false); err != nil {
-		return nil, err
-	}
-	delete(g.streams, stream)
-	return nil, nil
+	return nil, s.DeleteLogStream(group, in.LogStreamName)
 }
 
 type describeLogStreamsInput struct {
@@ -367,28 +356,17 @@ func (s *Server) logsDescribeLogStreams(c *call) (any, error) {
 	if err := c.enter(name); err != nil {
 		return nil, err
 	}
-	s.logs.mu.Lock()
-	defer s.logs.mu.Unlock()
-	g, err := s.logGroup(c, name, false)
+	all, err := s.DescribeLogStreams(name)
 	if err != nil {
 		return nil, err
 	}
-	streams := make([]*logStream, 0, len(g.streams))
-	for _, ls := range g.streams {
-		if strings.HasPrefix(ls.name, in.LogStreamNamePrefix) {
-			streams = append(streams, ls)
-		}
+	streams := slices.DeleteFunc(all, func(ls LogStreamInfo) bool { return !strings.HasPrefix(ls.Name, in.LogStreamNamePrefix) })
+	if in.OrderBy == "LastEventTime" {
+		slices.SortStableFunc(streams, func(a, b LogStreamInfo) int { return cmp.Compare(a.LastEventTimestamp, b.LastEventTimestamp) })
 	}
-	sort.Slice(streams, func(i, j int) bool {
-		a, b := streams[i], streams[j]
-		if in.Descending {
-			a, b = b, a
-		}
-		if in.OrderBy == "LastEventTime" && a.lastEvent != b.lastEvent {
-			return a.lastEvent < b.lastEvent
-		}
-		return a.name < b.name
-	})
+	if in.Descending {
+		slices.Reverse(streams)
+	}
 	skip, err := strconv.Atoi(strings.TrimPrefix(in.NextToken, "streams/"))
 	if in.NextToken != "" && (err != nil || skip < 0 || skip > len(streams)) {
 		return nil, invalidParameter(ServiceLogs, "The specified nextToken is invalid.")
@@ -403,14 +381,14 @@ func (s *Server) logsDescribeLogStreams(c *call) (any, error) {
 			break
 		}
 		out.LogStreams = append(out.LogStreams, logStreamOutput{
-			LogStreamName:       ls.name,
-			CreationTime:        ls.created.UnixMilli(),
-			FirstEventTimestamp: ls.firstEvent,
-			LastEventTimestamp:  ls.lastEvent,
-			LastIngestionTime:   ls.lastIngestion,
+			LogStreamName:       ls.Name,
+			CreationTime:        ls.Created.UnixMilli(),
+			FirstEventTimestamp: ls.FirstEventTimestamp,
+			LastEventTimestamp:  ls.LastEventTimestamp,
+			LastIngestionTime:   ls.LastIngestionTime,
 			UploadSequenceToken: "1",
-			Arn:                 ls.arn,
-			StoredBytes:         ls.storedBytes,
+			Arn:                 ls.ARN,
+			StoredBytes:         ls.StoredBytes,
 		})
 	}
 	return out, nil

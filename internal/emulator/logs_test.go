@@ -1,6 +1,7 @@
 package emulator_test
 
 import (
+	"errors"
 	"fmt"
 	"strings"
 	"testing"
@@ -241,5 +242,89 @@ func TestLogsAutoCreate(t *testing.T) {
 	}
 	if stored, err := emu.LogEvents("new/group", "s"); err != nil || len(stored) != 1 {
 		t.Fatalf("LogEvents = %d, %v", len(stored), err)
+	}
+}
+
+// TestDescribeLogStreamsOrder pins the answers of DescribeLogStreams, by
+// name or by last event time, ascending or descending, with a prefix, and
+// of DeleteLogStream and the Go API's LogStreams on the same streams.
+func TestDescribeLogStreamsOrder(t *testing.T) {
+	emu, client := startLogs(t, emulator.Config{})
+	ctx := t.Context()
+	group := aws.String("g")
+	if err := emu.CreateLogGroup("g", 0); err != nil {
+		t.Fatal(err)
+	}
+	// Minutes before now of each stream's last event; c has none, a and
+	// d tie.
+	for _, s := range []struct {
+		name string
+		ago  time.Duration
+	}{{"d", time.Minute}, {"c", 0}, {"x1", 2 * time.Minute}, {"a", time.Minute}, {"b", 3 * time.Minute}} {
+		if err := emu.CreateLogStream("g", s.name); err != nil {
+			t.Fatal(err)
+		}
+		if s.ago == 0 {
+			continue
+		}
+		if _, err := client.PutLogEvents(ctx, &cloudwatchlogs.PutLogEventsInput{LogGroupName: group, LogStreamName: aws.String(s.name), LogEvents: events(logsNow.Add(-s.ago))}); err != nil {
+			t.Fatalf("PutLogEvents: %v", err)
+		}
+	}
+	describe := func(in *cloudwatchlogs.DescribeLogStreamsInput) string {
+		t.Helper()
+		in.LogGroupName = group
+		out, err := client.DescribeLogStreams(ctx, in)
+		if err != nil {
+			t.Fatalf("DescribeLogStreams(%+v): %v", in, err)
+		}
+		var names []string
+		for _, ls := range out.LogStreams {
+			names = append(names, aws.ToString(ls.LogStreamName))
+		}
+		return fmt.Sprint(names)
+	}
+	for _, tt := range []struct {
+		in   cloudwatchlogs.DescribeLogStreamsInput
+		want string
+	}{
+		{cloudwatchlogs.DescribeLogStreamsInput{}, "[a b c d x1]"},
+		{cloudwatchlogs.DescribeLogStreamsInput{Descending: aws.Bool(true)}, "[x1 d c b a]"},
+		{cloudwatchlogs.DescribeLogStreamsInput{OrderBy: types.OrderByLastEventTime}, "[c b x1 a d]"},
+		{cloudwatchlogs.DescribeLogStreamsInput{OrderBy: types.OrderByLastEventTime, Descending: aws.Bool(true)}, "[d a x1 b c]"},
+		{cloudwatchlogs.DescribeLogStreamsInput{LogStreamNamePrefix: aws.String("x")}, "[x1]"},
+		{cloudwatchlogs.DescribeLogStreamsInput{LogStreamNamePrefix: aws.String("y")}, "[]"},
+	} {
+		if got := describe(&tt.in); got != tt.want {
+			t.Errorf("DescribeLogStreams(order %q, descending %v, prefix %q) = %s, want %s", tt.in.OrderBy, aws.ToBool(tt.in.Descending), aws.ToString(tt.in.LogStreamNamePrefix), got, tt.want)
+		}
+	}
+
+	if _, err := client.DeleteLogStream(ctx, &cloudwatchlogs.DeleteLogStreamInput{LogGroupName: group, LogStreamName: aws.String("b")}); err != nil {
+		t.Fatalf("DeleteLogStream: %v", err)
+	}
+	_, err := client.DeleteLogStream(ctx, &cloudwatchlogs.DeleteLogStreamInput{LogGroupName: group, LogStreamName: aws.String("b")})
+	wantAPIError(t, err, "ResourceNotFoundException", 400)
+	_, err = client.DeleteLogStream(ctx, &cloudwatchlogs.DeleteLogStreamInput{LogGroupName: aws.String("nope"), LogStreamName: aws.String("b")})
+	wantAPIError(t, err, "ResourceNotFoundException", 400)
+	_, err = client.DescribeLogStreams(ctx, &cloudwatchlogs.DescribeLogStreamsInput{LogGroupName: aws.String("nope")})
+	wantAPIError(t, err, "ResourceNotFoundException", 400)
+	if err := emu.DeleteLogStream("g", "a"); err != nil {
+		t.Fatalf("DeleteLogStream: %v", err)
+	}
+	if err := emu.DeleteLogStream("g", "a"); !errors.Is(err, emulator.ErrNotFound) {
+		t.Errorf("DeleteLogStream of a deleted stream = %v, want ErrNotFound", err)
+	}
+	if err := emu.DeleteLogStream("nope", "a"); !errors.Is(err, emulator.ErrNotFound) {
+		t.Errorf("DeleteLogStream in a missing group = %v, want ErrNotFound", err)
+	}
+	if got, err := emu.LogStreams("g"); err != nil || fmt.Sprint(got) != "[c d x1]" {
+		t.Errorf("LogStreams = %v, %v; want [c d x1]", got, err)
+	}
+	if _, err := emu.LogStreams("nope"); !errors.Is(err, emulator.ErrNotFound) {
+		t.Errorf("LogStreams of a missing group = %v, want ErrNotFound", err)
+	}
+	if got := describe(&cloudwatchlogs.DescribeLogStreamsInput{}); got != "[c d x1]" {
+		t.Errorf("DescribeLogStreams after the deletes = %s, want [c d x1]", got)
 	}
 }

@@ -81,6 +81,21 @@ func Start(t testing.TB, cfg emulator.Config) *Emulator {
 // Serve returned: to restart one on the same Config.DataDir.
 func (e *Emulator) Stop() error { return e.stop() }
 
+// LogStreams returns the names of the log streams of a group, sorted. It
+// returns an error wrapping emulator.ErrNotFound when the group does not
+// exist.
+func (e *Emulator) LogStreams(group string) ([]string, error) {
+	streams, err := e.DescribeLogStreams(group)
+	if err != nil {
+		return nil, err
+	}
+	names := make([]string, len(streams))
+	for i, ls := range streams {
+		names[i] = ls.Name
+	}
+	return names, nil
+}
+
 // Env returns the environment that points an AWS SDK at the emulator, for a
 // subprocess: AWS_ENDPOINT_URL, AWS_REGION and static keys.
 func (e *Emulator) Env() []string {
