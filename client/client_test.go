@@ -75,6 +75,25 @@ func TestTypesAreTheAPIs(t *testing.T) {
 	}
 	sameBytes(t, "api key update", raw, key)
 
+	// A bot user, created active, then deactivated and listed.
+	bots := c.BotUsers()
+	bot, err := bots.Create(ctx, client.BotUserInput{Name: ptr("ci <deployer> & co")}, client.Reply(&raw))
+	check.ErrorContains(t, err, "")
+	if !strings.HasPrefix(bot.ID, "bot_") || !bot.Active || bot.Name != "ci <deployer> & co" {
+		t.Fatalf("created bot user %+v", bot)
+	}
+	sameBytes(t, "bot user create", raw, bot)
+	inactive := false
+	bot, err = bots.Update(ctx, bot.ID, client.BotUserInput{Active: &inactive}, client.Reply(&raw))
+	check.ErrorContains(t, err, "")
+	if bot.Active || bot.Name != "ci <deployer> & co" {
+		t.Fatalf("updated bot user %+v", bot)
+	}
+	sameBytes(t, "bot user update", raw, bot)
+	botPage, err := bots.List(ctx, client.ListOptions{}, client.Reply(&raw))
+	check.ErrorContains(t, err, "")
+	sameBytes(t, "bot user list", raw, botPage)
+
 	// Destinations of every target type, by role and by access key, whose
 	// secret is never answered.
 	dests := c.EventDestinations()

@@ -15,7 +15,14 @@ const (
 	EventDestinationsKey   = "event_destinations"
 	EventSubscriptionsPath = "/event_subscriptions"
 	EventSubscriptionsKey  = "event_subscriptions"
+	BotUsersPath           = "/bot_users"
+	BotUsersListKey        = "bot_users"
 )
+
+// BotUsers returns the account's bot users, /bot_users.
+func (c *Client) BotUsers() Family[BotUser, BotUserInput] {
+	return NewFamily[BotUser, BotUserInput](c, BotUsersPath, BotUsersListKey)
+}
 
 // APIKeys returns the account's API keys, /api_keys.
 func (c *Client) APIKeys() Family[APIKey, APIKeyInput] {

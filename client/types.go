@@ -27,6 +27,25 @@ type APIKeyInput struct {
 	Metadata    *string `json:"metadata,omitempty"`    // at most 4096 bytes
 }
 
+// BotUser is a bot user as the API returns it (specification section
+// 2.3): a user that belongs to no person, such as the owner of an agent's
+// tunnel credentials.
+type BotUser struct {
+	ID        string `json:"id"`
+	URI       string `json:"uri"` // its full URL
+	Name      string `json:"name"`
+	Active    bool   `json:"active"`
+	CreatedAt string `json:"created_at"` // RFC 3339, in milliseconds
+}
+
+// BotUserInput is the body of a bot user's create or update: the fields
+// set are sent, the others left as they are. A create takes Name only: a
+// new bot user is active.
+type BotUserInput struct {
+	Name   *string `json:"name,omitempty"` // 1 to 255 bytes, unique in the account ignoring case
+	Active *bool   `json:"active,omitempty"`
+}
+
 // Destination is an event destination as the API returns it: where events
 // are delivered, and how sluice authenticates there. It never holds the
 // secret of an access key.

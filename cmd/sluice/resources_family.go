@@ -130,7 +130,7 @@ func (fam family[T, In]) getCommand(f *resourceFlags) *cobra.Command {
 }
 
 func (fam family[T, In]) createCommand(f *resourceFlags) *cobra.Command {
-	b := fam.newBody()
+	b := fam.newBody(false)
 	var quiet quietFlag
 	cmd := &cobra.Command{
 		Use:     "create",
@@ -170,7 +170,7 @@ func (fam family[T, In]) createCommand(f *resourceFlags) *cobra.Command {
 }
 
 func (fam family[T, In]) updateCommand(f *resourceFlags) *cobra.Command {
-	b := fam.newBody()
+	b := fam.newBody(true)
 	cmd := &cobra.Command{
 		Use:     "update ID",
 		Short:   fam.update.short,
@@ -224,9 +224,10 @@ func (fam family[T, In]) deleteCommand(f *resourceFlags) *cobra.Command {
 	}
 }
 
-// newBody returns the flags of a create or update of the family.
-func (fam family[T, In]) newBody() *familyBody[T] {
-	b := &familyBody[T]{fields: newFieldFlags(fam.flags)}
+// newBody returns the flags of a create, or of an update when update is
+// true, of the family.
+func (fam family[T, In]) newBody(update bool) *familyBody[T] {
+	b := &familyBody[T]{fields: newFieldFlags(fam.flags, update)}
 	if fam.body != nil {
 		b.hook = fam.body()
 	}
@@ -312,6 +313,10 @@ type fieldFlag struct {
 	field string // the field it sets: "description"
 	usage string
 	list  bool // repeatable, its values a list
+	// boolean makes it a true/false flag, such as --active=false.
+	boolean bool
+	// updateOnly leaves it out of create, whose body has no such field.
+	updateOnly bool
 	// item turns each value of a repeatable flag into an item of the
 	// field's list; nil keeps it as a string.
 	item func(value string) any
@@ -338,17 +343,30 @@ type fieldFlags struct {
 	flags   []fieldFlag
 	strings []string
 	lists   [][]string
+	bools   []bool
 }
 
-func newFieldFlags(flags []fieldFlag) *fieldFlags {
-	return &fieldFlags{flags: flags, strings: make([]string, len(flags)), lists: make([][]string, len(flags))}
+// newFieldFlags returns the values of the flags of a create, or of an
+// update when update is true.
+func newFieldFlags(flags []fieldFlag, update bool) *fieldFlags {
+	var kept []fieldFlag
+	for _, f := range flags {
+		if update || !f.updateOnly {
+			kept = append(kept, f)
+		}
+	}
+	n := len(kept)
+	return &fieldFlags{flags: kept, strings: make([]string, n), lists: make([][]string, n), bools: make([]bool, n)}
 }
 
 func (v *fieldFlags) register(fl *pflag.FlagSet) {
 	for i, f := range v.flags {
-		if f.list {
+		switch {
+		case f.boolean:
+			fl.BoolVar(&v.bools[i], f.flag, false, f.usage)
+		case f.list:
 			fl.StringSliceVar(&v.lists[i], f.flag, nil, f.usage)
-		} else {
+		default:
 			fl.StringVar(&v.strings[i], f.flag, "", f.usage)
 		}
 	}
@@ -359,6 +377,8 @@ func (v *fieldFlags) apply(fl *pflag.FlagSet, body map[string]any) {
 	for i, f := range v.flags {
 		switch {
 		case !flagGiven(fl, f.flag):
+		case f.boolean:
+			body[f.field] = v.bools[i]
 		case !f.list:
 			body[f.field] = v.strings[i]
 		case f.item == nil:

@@ -143,7 +143,7 @@ type sourcesOf = client.Sources[map[string]any, map[string]any]
 // are --data and flags, and which writes their body with write.
 func newSourceWriteCommand(f *resourceFlags, flags []fieldFlag, cmd *cobra.Command,
 	write func(ctx context.Context, s sourcesOf, args []string, body map[string]any, opts ...client.CallOption) (client.Source, error)) *cobra.Command {
-	b := &familyBody[client.Source]{fields: newFieldFlags(flags)}
+	b := &familyBody[client.Source]{fields: newFieldFlags(flags, true)}
 	cmd.RunE = func(cmd *cobra.Command, args []string) error {
 		c, err := f.client()
 		if err != nil {

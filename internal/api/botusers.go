@@ -4,6 +4,8 @@ import (
 	"context"
 	"net/http"
 
+	"github.com/sluicehq/sluice/client"
+
 	"github.com/sluicehq/sluice/internal/store"
 	"github.com/sluicehq/sluice/schemas"
 )
@@ -13,25 +15,15 @@ import (
 // no audit event.
 func (s *Server) routeBotUsers() {
 	b := s.botUsers
-	route(s, family[store.BotUser, botUserCreate, botUserUpdate, botUserBody]{
+	route(s, family[store.BotUser, botUserCreate, botUserUpdate, client.BotUser]{
 		res: botUserResource, prefix: schemas.PrefixBotUser, listKey: "bot_users",
 		create: b.CreateBotUser, get: b.GetBotUser, list: b.ListBotUsers, update: b.UpdateBotUser, delete: b.DeleteBotUser,
 		body: s.botUserResponse,
 	})
 }
 
-// botUserBody is a bot user as the API returns it (specification section
-// 2.3), fields in the specification's order.
-type botUserBody struct {
-	ID        string `json:"id"`
-	URI       string `json:"uri"`
-	Name      string `json:"name"`
-	Active    bool   `json:"active"`
-	CreatedAt string `json:"created_at"`
-}
-
-func (s *Server) botUserResponse(r *http.Request, b store.BotUser) botUserBody {
-	return botUserBody{
+func (s *Server) botUserResponse(r *http.Request, b store.BotUser) client.BotUser {
+	return client.BotUser{
 		ID:        b.ID,
 		URI:       s.resourceURI(r, botUserResource.listPath+"/"+b.ID),
 		Name:      b.Name,
