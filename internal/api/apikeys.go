@@ -4,6 +4,7 @@ import (
 	"context"
 	"net/http"
 
+	"github.com/sluicehq/sluice/client"
 	"github.com/sluicehq/sluice/internal/store"
 	"github.com/sluicehq/sluice/schemas"
 )
@@ -13,14 +14,14 @@ import (
 // deleted (the store refuses, and writeStoreError says why).
 func (s *Server) routeAPIKeys() {
 	k := s.apiKeys
-	route(s, family[store.APIKey, apiKeyInput, apiKeyInput, apiKeyBody]{
+	route(s, family[store.APIKey, apiKeyInput, apiKeyInput, client.APIKey]{
 		res: apiKeyResource, prefix: schemas.PrefixAPIKey, listKey: "api_keys", audit: auditAPIKey,
 		create: func(ctx context.Context, accountID string, v store.APIKey, opts ...store.WriteOption) (store.APIKey, error) {
 			return k.CreateAPIKey(ctx, accountID, store.APIKeyInput{Description: v.Description, Metadata: v.Metadata}, "", opts...)
 		},
 		get: k.GetAPIKey, list: k.ListAPIKeys, update: k.UpdateAPIKey, delete: k.DeleteAPIKey,
 		body: s.apiKeyResponse,
-		created: func(w http.ResponseWriter, v store.APIKey, body *apiKeyBody) {
+		created: func(w http.ResponseWriter, v store.APIKey, body *client.APIKey) {
 			body.Token = &v.Token
 			w.Header().Set("Cache-Control", "no-store")
 		},
@@ -39,21 +40,9 @@ func (in apiKeyInput) apply(k *store.APIKey) {
 	setSent(&k.Metadata, in.Metadata)
 }
 
-// apiKeyBody is an API key as the API returns it (specification section
-// 5.3). Token is set only in the response to its creation, and null in
-// every other response and in audit events.
-type apiKeyBody struct {
-	ID          string  `json:"id"`
-	URI         string  `json:"uri"`
-	Description string  `json:"description"`
-	Metadata    string  `json:"metadata"`
-	CreatedAt   string  `json:"created_at"`
-	Token       *string `json:"token"`
-}
-
 // apiKeyResponse returns the body of the key, without its token.
-func (s *Server) apiKeyResponse(r *http.Request, k store.APIKey) apiKeyBody {
-	return apiKeyBody{
+func (s *Server) apiKeyResponse(r *http.Request, k store.APIKey) client.APIKey {
+	return client.APIKey{
 		ID:          k.ID,
 		URI:         s.resourceURI(r, "/api_keys/"+k.ID),
 		Description: k.Description,

@@ -7,6 +7,7 @@ import (
 	"net/http"
 	"reflect"
 
+	"github.com/sluicehq/sluice/client"
 	"github.com/sluicehq/sluice/internal/store"
 )
 
@@ -134,11 +135,11 @@ func (f family[T, C, U, B]) listPage(w http.ResponseWriter, r *http.Request) {
 		f.s.writeStoreError(w, r, err, f.res, "")
 		return
 	}
-	list := listBody[B]{key: f.listKey, items: make([]B, len(items))}
+	list := client.Page[B]{Key: f.listKey, Items: make([]B, len(items))}
 	for i, v := range items {
-		list.items[i] = f.body(r, v)
+		list.Items[i] = f.body(r, v)
 	}
-	list.uri, list.next = f.s.listURIs(r, page, next)
+	list.URI, list.NextPageURI = f.s.listURIs(r, page, next)
 	writeJSON(w, http.StatusOK, list)
 }
 
@@ -181,26 +182,6 @@ func (f family[T, C, U, B]) deleteOne(w http.ResponseWriter, r *http.Request) {
 	}
 	publish()
 	w.WriteHeader(http.StatusNoContent)
-}
-
-// listBody is a page of a family: {KEY: [...], "uri": ..., "next_page_uri":
-// ...}, KEY the family's listKey.
-type listBody[B any] struct {
-	key   string
-	items []B
-	uri   string
-	next  *string // nil on the last page
-}
-
-// MarshalJSON writes the page, without escaping HTML characters, as
-// writeJSON writes the rest of a body.
-func (l listBody[B]) MarshalJSON() ([]byte, error) {
-	var out jsonText
-	out.add("{", l.key)
-	out.add(":", l.items)
-	out.add(`,"uri":`, l.uri)
-	out.add(`,"next_page_uri":`, l.next)
-	return out.end("}")
 }
 
 // jsonText builds a JSON text of literal punctuation and encoded values,

@@ -5,9 +5,11 @@ import (
 	"encoding/json"
 	"net/http/httptest"
 	"testing"
+
+	"github.com/sluicehq/sluice/client"
 )
 
-// TestListBodyBytes checks that a page written by listBody has the bytes
+// TestListBodyBytes checks that a page written as a client.Page has the bytes
 // of the struct each family wrote before: the key, uri and next_page_uri
 // in order, an empty page as [], and '&', '<' and '>' unescaped as in the
 // rest of a body.
@@ -32,7 +34,7 @@ func TestListBodyBytes(t *testing.T) {
 	} {
 		t.Run(c.name, func(t *testing.T) {
 			got := httptest.NewRecorder()
-			writeJSON(got, 200, listBody[item]{key: "api_keys", items: c.items, uri: "http://h/api_keys?x=<&>", next: c.next})
+			writeJSON(got, 200, client.Page[item]{Key: "api_keys", Items: c.items, URI: "http://h/api_keys?x=<&>", NextPageURI: c.next})
 			var want bytes.Buffer
 			enc := json.NewEncoder(&want)
 			enc.SetEscapeHTML(false)

@@ -5,6 +5,7 @@ import (
 	"net/http"
 	"slices"
 
+	"github.com/sluicehq/sluice/client"
 	"github.com/sluicehq/sluice/internal/store"
 	"github.com/sluicehq/sluice/schemas"
 )
@@ -13,7 +14,7 @@ import (
 // routes of their sources.
 func (s *Server) routeSubscriptions() {
 	sub := s.subscriptions
-	route(s, family[store.Subscription, subscriptionInput, subscriptionInput, subscriptionBody]{
+	route(s, family[store.Subscription, subscriptionInput, subscriptionInput, client.Subscription]{
 		res: subscriptionResource, prefix: schemas.PrefixSubscription, listKey: "event_subscriptions", audit: auditSubscription,
 		create: sub.CreateSubscription, get: sub.GetSubscription, list: sub.ListSubscriptions, update: sub.UpdateSubscription, delete: sub.DeleteSubscription,
 		body: s.subscriptionResponse,
@@ -48,27 +49,6 @@ func (in subscriptionInput) apply(sub *store.Subscription) {
 	}
 }
 
-// subscriptionBody is a subscription as the API returns it (specification
-// section 2.8), fields in the specification's order.
-type subscriptionBody struct {
-	ID           string        `json:"id"`
-	URI          string        `json:"uri"`
-	CreatedAt    string        `json:"created_at"`
-	Metadata     string        `json:"metadata"`
-	Description  string        `json:"description"`
-	Sources      []sourceBody  `json:"sources"`
-	Destinations []schemas.Ref `json:"destinations"`
-}
-
-// sourceBody is a source as the API returns it; Filter and Fields only when
-// set.
-type sourceBody struct {
-	Type   string   `json:"type"`
-	URI    string   `json:"uri"`
-	Filter string   `json:"filter,omitempty"`
-	Fields []string `json:"fields,omitempty"`
-}
-
 // subscriptionPath is the path of the subscription in the API.
 func subscriptionPath(id string) string { return "/event_subscriptions/" + id }
 
@@ -77,14 +57,14 @@ func sourcePath(subscriptionID, kind string) string {
 	return subscriptionPath(subscriptionID) + "/sources/" + kind
 }
 
-func (s *Server) subscriptionResponse(r *http.Request, sub store.Subscription) subscriptionBody {
-	body := subscriptionBody{
+func (s *Server) subscriptionResponse(r *http.Request, sub store.Subscription) client.Subscription {
+	body := client.Subscription{
 		ID:           sub.ID,
 		URI:          s.resourceURI(r, subscriptionPath(sub.ID)),
 		CreatedAt:    sub.CreatedAt.UTC().Format(createdAtLayout),
 		Metadata:     sub.Metadata,
 		Description:  sub.Description,
-		Sources:      make([]sourceBody, len(sub.Sources)),
+		Sources:      make([]client.Source, len(sub.Sources)),
 		Destinations: make([]schemas.Ref, len(sub.DestinationIDs)),
 	}
 	for i, src := range sub.Sources {
@@ -96,8 +76,8 @@ func (s *Server) subscriptionResponse(r *http.Request, sub store.Subscription) s
 	return body
 }
 
-func (s *Server) sourceResponse(r *http.Request, subscriptionID string, src store.Source) sourceBody {
-	return sourceBody{
+func (s *Server) sourceResponse(r *http.Request, subscriptionID string, src store.Source) client.Source {
+	return client.Source{
 		Type:   src.Type,
 		URI:    s.resourceURI(r, sourcePath(subscriptionID, src.Type)),
 		Filter: src.Filter,
