@@ -49,11 +49,15 @@ type Policy struct {
 	Jitter     Jitter
 }
 
-// Delay returns the delay before retry n, 0 for the first.
+// Delay returns the delay before retry n, 0 for the first. Before jitter,
+// it is never above Max, even when Initial is.
 func (p Policy) Delay(n int) time.Duration {
 	d := p.Initial
 	for i := 0; i < n && (p.Max <= 0 || d < p.Max) && d < math.MaxInt64/4; i++ {
 		d = p.Next(d)
+	}
+	if p.Max > 0 {
+		d = min(d, p.Max) // an Initial above Max too
 	}
 	switch p.Jitter {
 	case Spread:

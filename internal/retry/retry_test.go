@@ -53,6 +53,9 @@ func TestDelayNoJitter(t *testing.T) {
 			[]time.Duration{time.Second, 2 * time.Second, 4 * time.Second, 8 * time.Second}},
 		{"multiplier", retry.Policy{Initial: time.Second, Max: 3 * time.Second, Multiplier: 1.5},
 			[]time.Duration{time.Second, 1500 * time.Millisecond, 2250 * time.Millisecond, 3 * time.Second}},
+		// As the worker's delay of a NAK: RetryMax above NakDelayMax.
+		{"initial above the cap", retry.Policy{Initial: 2 * time.Minute, Max: time.Minute},
+			[]time.Duration{time.Minute, time.Minute}},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
 			for n, want := range tc.want {

@@ -2,6 +2,7 @@ package store
 
 import (
 	"context"
+	"strings"
 	"time"
 	"unicode"
 
@@ -37,9 +38,16 @@ func (b BotUser) check() error {
 		return err
 	}
 	for i, r := range b.Name {
-		if unicode.IsControl(r) {
+		switch {
+		case unicode.IsControl(r):
 			return invalid("name", "must not contain control characters, and has %U at byte %d: remove it", r, i)
+		case unicode.Is(unicode.Cf, r):
+			// Invisible: "deploy" and "deploy\u200b" would look one name.
+			return invalid("name", "must not contain invisible format characters, and has %U at byte %d: remove it", r, i)
 		}
+	}
+	if strings.TrimSpace(b.Name) != b.Name {
+		return invalid("name", "must not start or end with white space: remove it")
 	}
 	return nil
 }

@@ -154,7 +154,7 @@ func TestBotUserNameRules(t *testing.T) {
 	if err != nil {
 		t.Fatalf("a name of 255 bytes: %v", err)
 	}
-	for _, name := range []string{"", strings.Repeat("x", 256), "bad \xff", "tab\there", "line\nbreak", "del\x7f", "c1\u0085"} {
+	for _, name := range []string{"", strings.Repeat("x", 256), "bad \xff", "tab\there", "line\nbreak", "del\x7f", "c1\u0085", "deploy\u200b", "rtl\u202eoverride", " deploy", "deploy ", "\u00a0nbsp"} {
 		var invalid *store.ValidationError
 		err := errOf(e.store.CreateBotUser(e.ctx, account.ID, store.BotUser{Name: name}))
 		if !errors.As(err, &invalid) || invalid.Field != "name" || !errors.Is(err, store.ErrInvalid) {

@@ -395,18 +395,20 @@ func (f *family[T]) move(ctx context.Context, s *Store, accountID, id string, be
 	return append(release, claim), nil
 }
 
-// release returns the write that deletes the index key of v's value at the
-// revision read now, none if there is no such key.
+// release returns the write that deletes the index key of v's value, at
+// the revision of the key's last message read now. It deletes even a key
+// that reads as free (never written, or deleted): the read may come from a
+// replica that lags behind, and a write expecting the revision that read
+// gave fails its compare-and-swap when it was stale, so that the attempt
+// starts over rather than leaving the index key behind, which would keep
+// the value taken for good.
 func (f *family[T]) release(ctx context.Context, s *Store, accountID string, v T) ([]write, error) {
 	key := f.unique.key(accountID, f.unique.value(v))
-	entry, err := s.kv.Get(ctx, key)
-	if errors.Is(err, jetstream.ErrKeyNotFound) {
-		return nil, nil
-	}
+	rev, _, err := s.freeRevision(ctx, key)
 	if err != nil {
-		return nil, fmt.Errorf("reading %s: %w", key, err)
+		return nil, err
 	}
-	return []write{{key: key, del: true, revision: entry.Revision()}}, nil
+	return []write{{key: key, del: true, revision: rev}}, nil
 }
 
 // freeRevision returns the revision a write that creates key must expect,
