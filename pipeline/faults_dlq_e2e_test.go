@@ -9,12 +9,12 @@ import (
 	"time"
 
 	"github.com/sluicehq/sluice/internal/check"
+	"github.com/sluicehq/sluice/internal/destinations"
 	"github.com/sluicehq/sluice/internal/emulator"
 	"github.com/sluicehq/sluice/internal/store"
 	"github.com/sluicehq/sluice/pipeline"
 	"github.com/sluicehq/sluice/schemas"
 	"github.com/sluicehq/sluice/sinks/cloudwatchlogs"
-	"github.com/sluicehq/sluice/sinks/destinations"
 )
 
 // deadLetterSeen is a dead letter as read back from SLUICE_DLQ.

@@ -9,12 +9,12 @@ import (
 	"time"
 
 	"github.com/sluicehq/sluice/internal/check"
+	"github.com/sluicehq/sluice/internal/destinations"
 	"github.com/sluicehq/sluice/internal/emulator"
 	"github.com/sluicehq/sluice/internal/emulator/emulatortest"
 	"github.com/sluicehq/sluice/internal/store"
 	"github.com/sluicehq/sluice/pipeline"
 	"github.com/sluicehq/sluice/schemas"
-	"github.com/sluicehq/sluice/sinks/destinations"
 )
 
 // The failing-destination tests (faults_*_e2e_test.go) deliver through the

@@ -9,11 +9,11 @@ import (
 	"testing"
 	"time"
 
+	"github.com/sluicehq/sluice/internal/destinations"
 	"github.com/sluicehq/sluice/internal/kinesalitetest"
 	"github.com/sluicehq/sluice/internal/store"
 	"github.com/sluicehq/sluice/pipeline"
 	"github.com/sluicehq/sluice/schemas"
-	"github.com/sluicehq/sluice/sinks/destinations"
 )
 
 // TestDeliverToKinesis routes 50,000 mixed events through three

@@ -8,11 +8,11 @@ import (
 	"testing"
 	"time"
 
+	"github.com/sluicehq/sluice/internal/destinations"
 	"github.com/sluicehq/sluice/internal/kinesalitetest"
 	"github.com/sluicehq/sluice/internal/store"
 	"github.com/sluicehq/sluice/pipeline"
 	"github.com/sluicehq/sluice/schemas"
-	"github.com/sluicehq/sluice/sinks/destinations"
 )
 
 // takeEffect is how soon a change of the configuration must show in

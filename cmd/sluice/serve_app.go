@@ -19,12 +19,12 @@ import (
 
 	"github.com/sluicehq/sluice/filters"
 	"github.com/sluicehq/sluice/internal/api"
+	"github.com/sluicehq/sluice/internal/destinations"
 	"github.com/sluicehq/sluice/internal/natsserver"
 	"github.com/sluicehq/sluice/internal/store"
 	"github.com/sluicehq/sluice/pipeline"
 	"github.com/sluicehq/sluice/producer"
 	"github.com/sluicehq/sluice/schemas"
-	"github.com/sluicehq/sluice/sinks/destinations"
 )
 
 // setupTimeout bounds the making of the streams, buckets and first API key

@@ -10,9 +10,9 @@ import (
 	"path/filepath"
 	"strings"
 
+	"github.com/sluicehq/sluice/internal/destinations"
 	"github.com/sluicehq/sluice/internal/emulator"
 	"github.com/sluicehq/sluice/sinks"
-	"github.com/sluicehq/sluice/sinks/destinations"
 )
 
 // devAWS is the AWS emulator serve --dev runs and delivers to.

@@ -14,6 +14,7 @@ import (
 	"github.com/sluicehq/sluice/filters"
 	"github.com/sluicehq/sluice/internal/api"
 	"github.com/sluicehq/sluice/internal/apitest"
+	"github.com/sluicehq/sluice/internal/destinations"
 	"github.com/sluicehq/sluice/internal/emulator"
 	"github.com/sluicehq/sluice/internal/emulator/emulatortest"
 	"github.com/sluicehq/sluice/internal/store"
@@ -21,7 +22,6 @@ import (
 	"github.com/sluicehq/sluice/producer"
 	"github.com/sluicehq/sluice/schemas"
 	"github.com/sluicehq/sluice/sinks"
-	"github.com/sluicehq/sluice/sinks/destinations"
 )
 
 // deadLetterEnv is the API with its dead-letter routes, on real NATS,

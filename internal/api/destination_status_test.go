@@ -15,13 +15,13 @@ import (
 
 	"github.com/sluicehq/sluice/internal/api"
 	"github.com/sluicehq/sluice/internal/apitest"
+	"github.com/sluicehq/sluice/internal/destinations"
 	"github.com/sluicehq/sluice/internal/emulator"
 	"github.com/sluicehq/sluice/internal/emulator/emulatortest"
 	"github.com/sluicehq/sluice/internal/store"
 	"github.com/sluicehq/sluice/pipeline"
 	"github.com/sluicehq/sluice/schemas"
 	"github.com/sluicehq/sluice/sinks"
-	"github.com/sluicehq/sluice/sinks/destinations"
 )
 
 // statusResponse is GET /event_destinations/{id}/status.

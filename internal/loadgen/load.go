@@ -15,11 +15,11 @@ import (
 	"github.com/prometheus/client_golang/prometheus"
 
 	"github.com/sluicehq/sluice/internal/api"
+	"github.com/sluicehq/sluice/internal/destinations"
 	"github.com/sluicehq/sluice/internal/emulator"
 	"github.com/sluicehq/sluice/internal/store"
 	"github.com/sluicehq/sluice/pipeline"
 	"github.com/sluicehq/sluice/producer"
-	"github.com/sluicehq/sluice/sinks/destinations"
 )
 
 // drainPollLoad is how often the end of the drain is looked for once

@@ -10,11 +10,11 @@ import (
 	"strings"
 	"time"
 
+	"github.com/sluicehq/sluice/internal/destinations"
 	"github.com/sluicehq/sluice/internal/emulator"
 	"github.com/sluicehq/sluice/internal/store"
 	"github.com/sluicehq/sluice/schemas"
 	"github.com/sluicehq/sluice/sinks"
-	"github.com/sluicehq/sluice/sinks/destinations"
 )
 
 // Defaults of SinksConfig.

@@ -9,9 +9,9 @@ import (
 	"strings"
 	"testing"
 
+	"github.com/sluicehq/sluice/internal/awstest"
 	"github.com/sluicehq/sluice/internal/kinesalitetest"
 	"github.com/sluicehq/sluice/sinks"
-	"github.com/sluicehq/sluice/sinks/internal/awstest"
 )
 
 // These tests run the real SDK client against awstest, to check what the

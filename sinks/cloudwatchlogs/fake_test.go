@@ -11,8 +11,8 @@ import (
 	"github.com/aws/aws-sdk-go-v2/service/cloudwatchlogs"
 	"github.com/aws/smithy-go"
 
+	"github.com/sluicehq/sluice/internal/awstest"
 	"github.com/sluicehq/sluice/sinks"
-	"github.com/sluicehq/sluice/sinks/internal/awstest"
 )
 
 // testGroupARN is the log group of the unit tests, and testStream their

@@ -7,11 +7,11 @@ import (
 	"sync/atomic"
 	"testing"
 
+	"github.com/sluicehq/sluice/internal/awstest"
 	"github.com/sluicehq/sluice/internal/emulator"
 	"github.com/sluicehq/sluice/internal/emulator/emulatortest"
 	"github.com/sluicehq/sluice/sinks"
 	"github.com/sluicehq/sluice/sinks/firehose"
-	"github.com/sluicehq/sluice/sinks/internal/awstest"
 	"github.com/sluicehq/sluice/sinks/sinktest"
 )
 

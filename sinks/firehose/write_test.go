@@ -15,8 +15,8 @@ import (
 	"github.com/aws/smithy-go"
 	smithyhttp "github.com/aws/smithy-go/transport/http"
 
+	"github.com/sluicehq/sluice/internal/awstest"
 	"github.com/sluicehq/sluice/sinks"
-	"github.com/sluicehq/sluice/sinks/internal/awstest"
 )
 
 // TestWritePerRecordResults checks that the results of a PutRecordBatch

@@ -12,9 +12,9 @@ import (
 	"testing"
 	"time"
 
+	"github.com/sluicehq/sluice/internal/awstest"
 	"github.com/sluicehq/sluice/internal/kinesalitetest"
 	"github.com/sluicehq/sluice/sinks"
-	"github.com/sluicehq/sluice/sinks/internal/awstest"
 )
 
 // These tests run the real SDK client against fakeAWS, an HTTP server on

@@ -8,8 +8,8 @@ import (
 
 	"github.com/aws/aws-sdk-go-v2/service/kinesis"
 
+	"github.com/sluicehq/sluice/internal/awstest"
 	"github.com/sluicehq/sluice/sinks"
-	"github.com/sluicehq/sluice/sinks/internal/awstest"
 )
 
 // testStreamARN is the stream of the unit tests.

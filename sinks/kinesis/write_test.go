@@ -13,8 +13,8 @@ import (
 	"github.com/aws/aws-sdk-go-v2/service/kinesis/types"
 	"github.com/aws/smithy-go"
 
+	"github.com/sluicehq/sluice/internal/awstest"
 	"github.com/sluicehq/sluice/sinks"
-	"github.com/sluicehq/sluice/sinks/internal/awstest"
 )
 
 // answer returns a PutRecords answer: "" is a stored record, any other

@@ -6,13 +6,13 @@ import (
 	"testing"
 	"time"
 
+	"github.com/sluicehq/sluice/internal/awstest"
+	"github.com/sluicehq/sluice/internal/destinations"
 	"github.com/sluicehq/sluice/internal/emulator"
 	"github.com/sluicehq/sluice/internal/emulator/emulatortest"
 	"github.com/sluicehq/sluice/internal/store"
 	"github.com/sluicehq/sluice/sinks"
-	"github.com/sluicehq/sluice/sinks/destinations"
 	"github.com/sluicehq/sluice/sinks/firehose"
-	"github.com/sluicehq/sluice/sinks/internal/awstest"
 	"github.com/sluicehq/sluice/sinks/kinesis"
 )
 
