@@ -16,7 +16,7 @@ import (
 func (s *Server) routeBotUsers() {
 	b := s.botUsers
 	route(s, family[store.BotUser, botUserCreate, botUserUpdate, client.BotUser]{
-		res: botUserResource, prefix: schemas.PrefixBotUser, listKey: "bot_users",
+		res: botUserResource, prefix: schemas.PrefixBotUser, listKey: client.BotUsersListKey,
 		create: b.CreateBotUser, get: b.GetBotUser, list: b.ListBotUsers, update: b.UpdateBotUser, delete: b.DeleteBotUser,
 		body: s.botUserResponse,
 	})

@@ -4,20 +4,23 @@ import (
 	"errors"
 	"net/http"
 
+	"github.com/sluicehq/sluice/client"
+
 	"github.com/sluicehq/sluice/internal/store"
 )
 
 // resource names a kind of resource of the management API in messages.
+// Its path is package client's, which the CLI calls.
 type resource struct {
 	noun     string // "event destination"
 	listPath string // "/event_destinations"
 }
 
 var (
-	destinationResource  = resource{noun: "event destination", listPath: "/event_destinations"}
-	subscriptionResource = resource{noun: "event subscription", listPath: "/event_subscriptions"}
-	apiKeyResource       = resource{noun: "API key", listPath: "/api_keys"}
-	botUserResource      = resource{noun: "bot user", listPath: "/bot_users"}
+	destinationResource  = resource{noun: "event destination", listPath: client.EventDestinationsPath}
+	subscriptionResource = resource{noun: "event subscription", listPath: client.EventSubscriptionsPath}
+	apiKeyResource       = resource{noun: "API key", listPath: client.APIKeysPath}
+	botUserResource      = resource{noun: "bot user", listPath: client.BotUsersPath}
 )
 
 // writeStoreError answers with the API error of an error of the store about

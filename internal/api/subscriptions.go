@@ -15,7 +15,7 @@ import (
 func (s *Server) routeSubscriptions() {
 	sub := s.subscriptions
 	route(s, family[store.Subscription, subscriptionInput, subscriptionInput, client.Subscription]{
-		res: subscriptionResource, prefix: schemas.PrefixSubscription, listKey: "event_subscriptions", audit: auditSubscription,
+		res: subscriptionResource, prefix: schemas.PrefixSubscription, listKey: client.EventSubscriptionsKey, audit: auditSubscription,
 		create: sub.CreateSubscription, get: sub.GetSubscription, list: sub.ListSubscriptions, update: sub.UpdateSubscription, delete: sub.DeleteSubscription,
 		body: s.subscriptionResponse,
 	})
