@@ -39,11 +39,6 @@ type Client struct {
 // Option changes a Client that New builds.
 type Option func(*Client)
 
-// WithHTTPClient sends the requests with h instead of a new http.Client.
-func WithHTTPClient(h *http.Client) Option {
-	return func(c *Client) { c.http = h }
-}
-
 // WithTimeout bounds each request, reply included, by d instead of
 // DefaultTimeout.
 func WithTimeout(d time.Duration) Option {

@@ -12,9 +12,14 @@ import (
 	"testing"
 	"time"
 
+	"github.com/nats-io/nats.go/jetstream"
+
 	"github.com/sluicehq/sluice/client"
+	"github.com/sluicehq/sluice/internal/api"
 	"github.com/sluicehq/sluice/internal/apitest"
 	"github.com/sluicehq/sluice/internal/check"
+	"github.com/sluicehq/sluice/internal/store"
+	"github.com/sluicehq/sluice/pipeline"
 )
 
 // Sample ARNs the API takes.
@@ -51,11 +56,21 @@ func sameBytes(t *testing.T, what string, raw []byte, v any) {
 }
 
 // TestTypesAreTheAPIs round-trips real answers of the API through the
-// types: every family's create, get, update and list answers, and the
-// error body, encode again to the bytes the API sent, so that a field the
-// API adds, renames or reorders fails here.
+// types: every family's create, get, update and list answers, a
+// destination's status, test write, dead letters and redrive, a
+// subscription's replays, and the error body, encode again to the bytes
+// the API sent, so that a field the API adds, renames or reorders fails
+// here.
 func TestTypesAreTheAPIs(t *testing.T) {
-	stack := apitest.Start(t)
+	stack := apitest.Start(t, apitest.WithDeps(func(deps *api.Deps, js jetstream.JetStream) {
+		fake := &delivery{}
+		deps.DeliveryStatus, deps.DestinationTrial, deps.DeadLetters = fake, fake, fake
+		stream, err := js.Stream(context.Background(), pipeline.EventsStream)
+		if err != nil {
+			t.Fatal(err)
+		}
+		deps.Replays = pipeline.NewReplayer(stream, deps.Subscriptions.(*store.Store))
+	}))
 	c := client.New(stack.URL, stack.Token)
 	ctx := t.Context()
 	var raw []byte
@@ -147,6 +162,64 @@ func TestTypesAreTheAPIs(t *testing.T) {
 	list, err := sources.List(ctx, client.Reply(&raw))
 	check.ErrorContains(t, err, "")
 	sameBytes(t, "source list", raw, list)
+
+	// A destination's status and test write: the first answers with every
+	// field set, the next with those that may be null unset.
+	for i := range 2 {
+		status, err := c.DestinationStatus(ctx, destIDs[0], client.Reply(&raw))
+		check.ErrorContains(t, err, "")
+		sameBytes(t, "destination status", raw, status)
+		tested, err := c.TestDestination(ctx, destIDs[0], client.Reply(&raw))
+		check.ErrorContains(t, err, "")
+		sameBytes(t, "destination test", raw, tested)
+		if i == 0 && (status.LastError == nil || status.LastError.Code == nil || status.LastSuccessAt == nil || tested.Class == nil) ||
+			i == 1 && (status.LastError != nil || status.LastSuccessAt != nil || tested.Result != "delivered" || tested.Class != nil) {
+			t.Errorf("answer %d: status %+v, test %+v", i, status, tested)
+		}
+	}
+
+	// Its dead letters, a page of one at a time, the event of the second
+	// not JSON, and a redrive of one and of all.
+	deadLetters := c.DeadLetters(destIDs[0])
+	letterPage, err := deadLetters.List(ctx, client.ListOptions{Limit: 1}, client.Reply(&raw))
+	check.ErrorContains(t, err, "")
+	sameBytes(t, "dead letters first page", raw, letterPage)
+	if len(letterPage.Items) != 1 || letterPage.Items[0].ID != "dl_42" || letterPage.NextPageURI == nil {
+		t.Fatalf("first page of dead letters %s", raw)
+	}
+	letterPage, err = deadLetters.Next(ctx, letterPage, client.Reply(&raw))
+	check.ErrorContains(t, err, "")
+	sameBytes(t, "dead letters last page", raw, letterPage)
+	if len(letterPage.Items) != 1 || letterPage.Items[0].ID != "dl_7" || letterPage.NextPageURI != nil {
+		t.Fatalf("last page of dead letters %s", raw)
+	}
+	for _, in := range []*client.RedriveInput{{IDs: &[]string{"dl_42"}}, nil} {
+		redriven, err := deadLetters.Redrive(ctx, in, client.Reply(&raw))
+		check.ErrorContains(t, err, "")
+		sameBytes(t, "redrive", raw, redriven)
+		if redriven.Redriven != 1 || len(redriven.Failures) != 1 || redriven.Failures[0].ID != "dl_42" {
+			t.Fatalf("redrive %s", raw)
+		}
+	}
+
+	// A replay of the subscription, and its list.
+	replays := c.Replays(sub.ID)
+	since := time.Now().Add(-time.Hour).UTC().Format(time.RFC3339)
+	replay, err := replays.Start(ctx, client.ReplayInput{Since: &since}, client.Reply(&raw))
+	check.ErrorContains(t, err, "")
+	sameBytes(t, "replay start", raw, replay)
+	if replay.SubscriptionID != sub.ID || !strings.HasSuffix(replay.URI, replays.Path()+"/"+replay.ID) {
+		t.Fatalf("replay %+v", replay)
+	}
+	replay, err = replays.Get(ctx, replay.ID, client.Reply(&raw))
+	check.ErrorContains(t, err, "")
+	sameBytes(t, "replay get", raw, replay)
+	replayPage, err := replays.List(ctx, client.ListOptions{}, client.Reply(&raw))
+	check.ErrorContains(t, err, "")
+	sameBytes(t, "replay list", raw, replayPage)
+	if len(replayPage.Items) != 1 || replayPage.Items[0].ID != replay.ID {
+		t.Fatalf("replays %s", raw)
+	}
 
 	// Pages of each family, the last with next_page_uri null.
 	for name, list := range map[string]func(client.ListOptions, ...client.CallOption) (any, *string, error){

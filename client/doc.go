@@ -1,7 +1,9 @@
 // Package client is a typed client of sluice's management API: API keys,
-// event destinations, event subscriptions and their sources. Its request
-// and response types are the API's, field for field and in the API's
-// order, so that a value decoded from an answer encodes to the same bytes.
+// bot users, event destinations with their delivery status, test writes
+// and dead letters, event subscriptions with their sources and replays.
+// Its request and response types are the API's, field for field and in
+// the API's order, so that a value decoded from an answer encodes to the
+// same bytes.
 //
 // A Client makes one request per call, with no retries, each bounded by
 // its timeout and by the call's context. A reply that is not 2xx is an
@@ -11,7 +13,9 @@
 //
 // Families (Family) give Create, Get, List, ListAll, Update and Delete on
 // a collection; a new collection of the API is a NewFamily call with its
-// item and input types.
+// item and input types. A list whose items are not created one by one,
+// such as a destination's dead letters, is a Collection: List, Next,
+// ListAll and Rest.
 //
 // It is not the API itself (internal/api) nor the sluice command, which
 // prints what this package returns.

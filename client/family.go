@@ -14,27 +14,42 @@ import (
 // MaxListLimit is the most items a page of the API holds, and its default.
 const MaxListLimit = 100
 
-// Family is a collection of the API, such as /api_keys, whose items are
-// T and whose create and update bodies are In. Its zero value is not
-// usable: get one from NewFamily or a Client method such as APIKeys.
-type Family[T, In any] struct {
+// Collection is a list of the API, such as /api_keys or the dead letters
+// of a destination, whose items are T, read a page at a time. Its zero
+// value is not usable: get one from NewCollection or a Client method.
+type Collection[T any] struct {
 	client  *Client
 	path    string // "/api_keys"
 	listKey string // the field of a page that holds the items: "api_keys"
 }
 
-// NewFamily returns the collection at path, such as /bot_users, whose pages
+// NewCollection returns the list at path, such as /bot_users, whose pages
 // hold the items in the field listKey, such as bot_users.
-func NewFamily[T, In any](c *Client, path, listKey string) Family[T, In] {
-	return Family[T, In]{client: c, path: path, listKey: listKey}
+func NewCollection[T any](c *Client, path, listKey string) Collection[T] {
+	return Collection[T]{client: c, path: path, listKey: listKey}
 }
 
 // Path returns the collection's path, such as /api_keys.
-func (f Family[T, In]) Path() string { return f.path }
+func (f Collection[T]) Path() string { return f.path }
 
 // ListKey returns the field of a page that holds the items, such as
 // api_keys.
-func (f Family[T, In]) ListKey() string { return f.listKey }
+func (f Collection[T]) ListKey() string { return f.listKey }
+
+// Family is a collection of the API, such as /api_keys, whose items are
+// T and whose create and update bodies are In: a Collection whose items
+// are also created, read, updated and deleted one by one. Its zero value
+// is not usable: get one from NewFamily or a Client method such as
+// APIKeys.
+type Family[T, In any] struct {
+	Collection[T]
+}
+
+// NewFamily returns the collection at path, such as /bot_users, whose pages
+// hold the items in the field listKey, such as bot_users.
+func NewFamily[T, In any](c *Client, path, listKey string) Family[T, In] {
+	return Family[T, In]{NewCollection[T](c, path, listKey)}
+}
 
 // WithBodies returns the collection f whose create and update bodies are
 // In2 instead of In: other types of the same JSON, such as a map of what a
@@ -102,7 +117,7 @@ func (o ListOptions) query() string {
 
 // List returns the first page of the items, newest first. It returns the
 // errors of Client.Do.
-func (f Family[T, In]) List(ctx context.Context, o ListOptions, opts ...CallOption) (Page[T], error) {
+func (f Collection[T]) List(ctx context.Context, o ListOptions, opts ...CallOption) (Page[T], error) {
 	return f.page(ctx, f.path+o.query(), opts...)
 }
 
@@ -111,7 +126,7 @@ func (f Family[T, In]) List(ctx context.Context, o ListOptions, opts ...CallOpti
 // from its public address, which may not be the one the client reaches it
 // at, and the API key must go nowhere else. It returns ErrLastPage when p
 // is the last page, and the errors of Client.Do.
-func (f Family[T, In]) Next(ctx context.Context, p Page[T], opts ...CallOption) (Page[T], error) {
+func (f Collection[T]) Next(ctx context.Context, p Page[T], opts ...CallOption) (Page[T], error) {
 	if p.NextPageURI == nil || *p.NextPageURI == "" {
 		return Page[T]{}, ErrLastPage
 	}
@@ -130,7 +145,7 @@ var ErrLastPage = errors.New("client: the page is the last")
 // chooses and of every page after it, following NextPageURI to the last:
 // its URI is the first page's, its NextPageURI nil. It returns the errors
 // of Next.
-func (f Family[T, In]) ListAll(ctx context.Context, o ListOptions, opts ...CallOption) (Page[T], error) {
+func (f Collection[T]) ListAll(ctx context.Context, o ListOptions, opts ...CallOption) (Page[T], error) {
 	page, err := f.List(ctx, o, opts...)
 	if err != nil {
 		return Page[T]{}, err
@@ -144,7 +159,7 @@ func (f Family[T, In]) ListAll(ctx context.Context, o ListOptions, opts ...CallO
 
 // Rest returns the items of first and of every page after it. It returns
 // the errors of Next.
-func (f Family[T, In]) Rest(ctx context.Context, first Page[T], opts ...CallOption) ([]T, error) {
+func (f Collection[T]) Rest(ctx context.Context, first Page[T], opts ...CallOption) ([]T, error) {
 	items, page := first.Items, first
 	seen := map[string]bool{}
 	for page.NextPageURI != nil && *page.NextPageURI != "" {
@@ -163,7 +178,7 @@ func (f Family[T, In]) Rest(ctx context.Context, first Page[T], opts ...CallOpti
 }
 
 // page gets the page at target.
-func (f Family[T, In]) page(ctx context.Context, target string, opts ...CallOption) (Page[T], error) {
+func (f Collection[T]) page(ctx context.Context, target string, opts ...CallOption) (Page[T], error) {
 	p := Page[T]{Key: f.listKey}
 	err := f.client.Do(ctx, http.MethodGet, target, nil, &p, opts...)
 	return p, err

@@ -1,62 +1,39 @@
 package main
 
 import (
-	"encoding/json"
 	"fmt"
 	"io"
-	"net/http"
 	"strconv"
 	"time"
 
 	"github.com/spf13/cobra"
+
+	"github.com/sluicehq/sluice/client"
 )
 
 // redriveTimeout bounds a redrive request, which writes up to 10,000
 // dead letters to the destination.
 const redriveTimeout = 5 * time.Minute
 
-// deadLettersKind is the list of the dead letters of a destination, for
-// runList.
-func deadLettersKind(destinations resourceKind, id string) resourceKind {
+// deadLettersKind is the list of the dead letters of the destination id,
+// for runList.
+func deadLettersKind(letters client.DeadLetters, id string) resourceKind {
 	return resourceKind{
 		command: "dead-letters",
 		plural:  "dead letters of " + id,
-		path:    destinations.itemPath(id) + "/dead_letters",
-		listKey: "dead_letters",
+		path:    letters.Path(),
+		listKey: letters.ListKey(),
 		columns: []string{"ID", "DEAD_LETTERED_AT", "EVENT_ID", "SUBSCRIPTION", "CLASS", "CODE", "ATTEMPTS", "MESSAGE"},
-		view:    viewAs[deadLetterView],
+		row:     rowOf(deadLetterRow),
 	}
 }
 
-// deadLetterView is a dead letter as the API returns it.
-type deadLetterView struct {
-	ID             string          `json:"id"`
-	EventID        string          `json:"event_id"`
-	SubscriptionID string          `json:"subscription_id"`
-	Class          string          `json:"class"`
-	Code           string          `json:"code"`
-	Message        string          `json:"message"`
-	Attempts       int             `json:"attempts"`
-	FirstFailureAt string          `json:"first_failure_at"`
-	DeadLetteredAt string          `json:"dead_lettered_at"`
-	Event          json.RawMessage `json:"event"`
-}
-
-func (v deadLetterView) row() []string {
-	return []string{v.ID, v.DeadLetteredAt, v.EventID, v.SubscriptionID, v.Class, v.Code, strconv.Itoa(v.Attempts), v.Message}
-}
-
-func (v deadLetterView) fields() []resourceField {
-	return []resourceField{
-		{"ID", v.ID}, {"EVENT_ID", v.EventID}, {"SUBSCRIPTION", v.SubscriptionID},
-		{"CLASS", v.Class}, {"CODE", v.Code}, {"MESSAGE", v.Message},
-		{"ATTEMPTS", strconv.Itoa(v.Attempts)}, {"FIRST_FAILURE_AT", v.FirstFailureAt},
-		{"DEAD_LETTERED_AT", v.DeadLetteredAt}, {"EVENT", string(v.Event)},
-	}
+func deadLetterRow(v client.DeadLetter) []string {
+	return []string{v.ID, v.DeadLetteredAt, v.EventID, v.SubscriptionID, v.Class, v.Code, strconv.FormatUint(v.Attempts, 10), v.Message}
 }
 
 // newDeadLettersCommand returns `sluice destinations dead-letters ID`.
-func newDeadLettersCommand(kind resourceKind, f *resourceFlags) *cobra.Command {
+func newDeadLettersCommand(f *resourceFlags) *cobra.Command {
 	var l listFlags
 	cmd := &cobra.Command{
 		Use:   "dead-letters ID",
@@ -78,7 +55,7 @@ sluice destinations redrive ID.`,
 			if err := l.validate(); err != nil {
 				return err
 			}
-			return runList(cmd.Context(), c, deadLettersKind(kind, args[0]), l, f.json, cmd.OutOrStdout(), cmd.ErrOrStderr())
+			return runList(cmd.Context(), c, deadLettersKind(c.DeadLetters(args[0]), args[0]), l, f.json, cmd.OutOrStdout(), cmd.ErrOrStderr())
 		},
 	}
 	fl := cmd.Flags()
@@ -88,21 +65,8 @@ sluice destinations redrive ID.`,
 	return cmd
 }
 
-// redriveView is the answer of a redrive.
-type redriveView struct {
-	Redriven  int `json:"redriven"`
-	Failed    int `json:"failed"`
-	Remaining int `json:"remaining"`
-	Failures  []struct {
-		ID      string `json:"id"`
-		Class   string `json:"class"`
-		Code    string `json:"code"`
-		Message string `json:"message"`
-	} `json:"failures"`
-}
-
 // newRedriveCommand returns `sluice destinations redrive ID`.
-func newRedriveCommand(kind resourceKind, f *resourceFlags) *cobra.Command {
+func newRedriveCommand(f *resourceFlags) *cobra.Command {
 	var ids []string
 	cmd := &cobra.Command{
 		Use:   "redrive ID",
@@ -118,25 +82,24 @@ When "remaining" is above "failed", run it again for the rest.`,
   sluice destinations redrive ed_... --id dl_1042 --id dl_1043`,
 		Args: cobra.ExactArgs(1),
 		RunE: func(cmd *cobra.Command, args []string) error {
-			c, err := f.client()
+			c, err := f.client(client.WithTimeout(max(client.DefaultTimeout, redriveTimeout)))
 			if err != nil {
 				return err
 			}
-			c.timeout = max(c.timeout, redriveTimeout)
-			var body []byte
+			var in *client.RedriveInput
 			if len(ids) > 0 {
-				if body, err = json.Marshal(map[string][]string{"ids": ids}); err != nil {
-					return err
-				}
+				in = &client.RedriveInput{IDs: &ids}
 			}
-			raw, err := c.send(cmd.Context(), http.MethodPost, kind.itemPath(args[0])+"/dead_letters/redrive", body)
+			a, err := answerOf(func(opts ...client.CallOption) (client.Redrive, error) {
+				return c.DeadLetters(args[0]).Redrive(cmd.Context(), in, opts...)
+			})
 			if err != nil {
 				return err
 			}
 			if f.json {
-				return writeRawJSON(cmd.OutOrStdout(), raw)
+				return writeRawJSON(cmd.OutOrStdout(), a.raw)
 			}
-			return printRedrive(cmd.OutOrStdout(), raw)
+			return printRedrive(cmd.OutOrStdout(), a)
 		},
 	}
 	cmd.Flags().StringSliceVar(&ids, "id", nil, "a dead letter to send (dl_...); repeat or separate with commas; none: all")
@@ -144,11 +107,11 @@ When "remaining" is above "failed", run it again for the rest.`,
 }
 
 // printRedrive prints the counts of a redrive, then its failures.
-func printRedrive(w io.Writer, raw []byte) error {
-	var v redriveView
-	if err := json.Unmarshal(raw, &v); err != nil {
-		return fmt.Errorf("the API's answer is not a redrive's: %w", err)
+func printRedrive(w io.Writer, a answer[client.Redrive]) error {
+	if a.err != nil {
+		return fmt.Errorf("the API's answer is not a redrive's: %w", a.err)
 	}
+	v := a.v
 	err := printFields(w, []resourceField{
 		{"REDRIVEN", strconv.Itoa(v.Redriven)}, {"FAILED", strconv.Itoa(v.Failed)}, {"REMAINING", strconv.Itoa(v.Remaining)},
 	})

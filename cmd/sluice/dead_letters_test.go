@@ -6,6 +6,8 @@ import (
 	"strings"
 	"testing"
 	"time"
+
+	"github.com/sluicehq/sluice/client"
 )
 
 // TestServeDeadLetters runs sluice serve --dev, dead-letters events
@@ -47,7 +49,7 @@ func TestServeDeadLetters(t *testing.T) {
 	// the route starts within a second or two.
 	old := time.Now().Add(-20 * 24 * time.Hour).UTC().Format(time.RFC3339)
 	var page struct {
-		DeadLetters []deadLetterView `json:"dead_letters"`
+		DeadLetters []client.DeadLetter `json:"dead_letters"`
 	}
 	for deadline := time.Now().Add(30 * time.Second); len(page.DeadLetters) == 0; {
 		if time.Now().After(deadline) {
@@ -71,7 +73,7 @@ func TestServeDeadLetters(t *testing.T) {
 		t.Fatalf("dead-letters table:\n%s", table)
 	}
 
-	var result redriveView
+	var result client.Redrive
 	if err := json.Unmarshal([]byte(cli("destinations", "redrive", dest.ID, "--json")), &result); err != nil {
 		t.Fatal(err)
 	}

@@ -1,16 +1,16 @@
 package main
 
 import (
-	"encoding/json"
 	"fmt"
-	"net/http"
 	"strconv"
 
 	"github.com/spf13/cobra"
+
+	"github.com/sluicehq/sluice/client"
 )
 
 // newDestinationsStatusCommand returns `sluice destinations status ID`.
-func newDestinationsStatusCommand(kind resourceKind, f *resourceFlags) *cobra.Command {
+func newDestinationsStatusCommand(f *resourceFlags) *cobra.Command {
 	return &cobra.Command{
 		Use:   "status ID",
 		Short: "Show how delivery to an event destination goes",
@@ -27,17 +27,19 @@ events not yet delivered and the dead letters.`,
 			if err != nil {
 				return err
 			}
-			raw, err := c.get(cmd.Context(), kind.itemPath(args[0])+"/status")
+			a, err := answerOf(func(opts ...client.CallOption) (client.DestinationStatus, error) {
+				return c.DestinationStatus(cmd.Context(), args[0], opts...)
+			})
 			if err != nil {
 				return err
 			}
-			return printResource(cmd.OutOrStdout(), viewAs[statusView], raw, f.json)
+			return a.print(cmd.OutOrStdout(), statusFields, f.json)
 		},
 	}
 }
 
 // newDestinationsTestCommand returns `sluice destinations test ID`.
-func newDestinationsTestCommand(kind resourceKind, f *resourceFlags) *cobra.Command {
+func newDestinationsTestCommand(f *resourceFlags) *cobra.Command {
 	return &cobra.Command{
 		Use:   "test ID",
 		Short: "Write one test event to an event destination now and show the outcome",
@@ -55,41 +57,25 @@ status 1) when the destination did not take the event.`,
 			if err != nil {
 				return err
 			}
-			raw, err := c.send(cmd.Context(), http.MethodPost, kind.itemPath(args[0])+"/test", nil)
+			a, err := answerOf(func(opts ...client.CallOption) (client.DestinationTest, error) {
+				return c.TestDestination(cmd.Context(), args[0], opts...)
+			})
 			if err != nil {
 				return err
 			}
-			if err := printResource(cmd.OutOrStdout(), viewAs[trialView], raw, f.json); err != nil {
+			if err := a.print(cmd.OutOrStdout(), testFields, f.json); err != nil {
 				return err
 			}
-			var res trialView
-			if err := json.Unmarshal(raw, &res); err == nil && res.Result != "delivered" {
-				return fmt.Errorf("the destination did not take the test event: %s", deref(res.Class))
+			if a.err == nil && a.v.Result != "delivered" {
+				return fmt.Errorf("the destination did not take the test event: %s", deref(a.v.Class))
 			}
 			return nil
 		},
 	}
 }
 
-// statusView is a destination's delivery status.
-type statusView struct {
-	State         string  `json:"state"`
-	LastSuccessAt *string `json:"last_success_at"`
-	LastError     *struct {
-		Class   string  `json:"class"`
-		Code    *string `json:"code"`
-		Message string  `json:"message"`
-		At      string  `json:"at"`
-	} `json:"last_error"`
-	EventsPending      uint64 `json:"events_pending"`
-	EventsDeadLettered uint64 `json:"events_dead_lettered"`
-}
-
-func (v statusView) row() []string {
-	return []string{v.State, deref(v.LastSuccessAt), strconv.FormatUint(v.EventsPending, 10), strconv.FormatUint(v.EventsDeadLettered, 10)}
-}
-
-func (v statusView) fields() []resourceField {
+// statusFields are the lines of a destination's delivery status.
+func statusFields(v client.DestinationStatus) []resourceField {
 	fields := []resourceField{
 		{"STATE", v.State},
 		{"LAST_SUCCESS_AT", deref(v.LastSuccessAt)},
@@ -110,20 +96,8 @@ func (v statusView) fields() []resourceField {
 	)
 }
 
-// trialView is the outcome of a test write.
-type trialView struct {
-	Result     string  `json:"result"`
-	Class      *string `json:"class"`
-	Code       *string `json:"code"`
-	Message    *string `json:"message"`
-	DurationMS int64   `json:"duration_ms"`
-}
-
-func (v trialView) row() []string {
-	return []string{v.Result, deref(v.Class), deref(v.Code), deref(v.Message), strconv.FormatInt(v.DurationMS, 10)}
-}
-
-func (v trialView) fields() []resourceField {
+// testFields are the lines of the outcome of a test write.
+func testFields(v client.DestinationTest) []resourceField {
 	return []resourceField{
 		{"RESULT", v.Result},
 		{"CLASS", deref(v.Class)},

@@ -62,10 +62,10 @@ key id is unchanged. The target's type cannot change.`,
 		},
 		updateFlags: "--description, --metadata, --format, a target ARN or its authentication",
 		quiet:       true,
-		commands: func(kind resourceKind, f *resourceFlags) []*cobra.Command {
+		commands: func(f *resourceFlags) []*cobra.Command {
 			return []*cobra.Command{
-				newDestinationsStatusCommand(kind, f), newDestinationsTestCommand(kind, f),
-				newDeadLettersCommand(kind, f), newRedriveCommand(kind, f),
+				newDestinationsStatusCommand(f), newDestinationsTestCommand(f),
+				newDeadLettersCommand(f), newRedriveCommand(f),
 			}
 		},
 	}

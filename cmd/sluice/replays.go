@@ -2,43 +2,34 @@ package main
 
 import (
 	"fmt"
-	"net/http"
 	"time"
 
 	"github.com/spf13/cobra"
+
+	"github.com/sluicehq/sluice/client"
 )
 
-// replayView is a replay as the API returns it.
-type replayView struct {
-	ID             string `json:"id"`
-	URI            string `json:"uri"`
-	SubscriptionID string `json:"subscription_id"`
-	Since          string `json:"since"`
-	Until          string `json:"until"`
-	State          string `json:"state"`
-	CreatedAt      string `json:"created_at"`
-}
-
-func (v replayView) row() []string {
+func replayRow(v client.Replay) []string {
 	return []string{v.ID, v.CreatedAt, v.Since, v.Until, v.State}
 }
 
-func (v replayView) fields() []resourceField {
+func replayFields(v client.Replay) []resourceField {
 	return []resourceField{
 		{"ID", v.ID}, {"URI", v.URI}, {"SUBSCRIPTION", v.SubscriptionID},
 		{"SINCE", v.Since}, {"UNTIL", v.Until}, {"STATE", v.State}, {"CREATED_AT", v.CreatedAt},
 	}
 }
 
-// replaysKind is the list of the replays of a subscription, for runList.
-func replaysKind(subscriptions resourceKind, id string) resourceKind {
+// replaysKind is the list of the replays of the subscription id, for
+// runList.
+func replaysKind(replays client.Replays, id string) resourceKind {
 	return resourceKind{
 		command: "replays",
 		plural:  "replays of " + id,
-		path:    subscriptions.itemPath(id) + "/replays",
-		listKey: "replays",
+		path:    replays.Path(),
+		listKey: replays.ListKey(),
 		columns: []string{"ID", "CREATED_AT", "SINCE", "UNTIL", "STATE"},
-		view:    viewAs[replayView],
+		row:     rowOf(replayRow),
 	}
 }
 
@@ -56,7 +47,7 @@ func replayTime(flag, value string, now time.Time) (string, error) {
 }
 
 // newReplayCommand returns `sluice subscriptions replay ID`.
-func newReplayCommand(kind resourceKind, f *resourceFlags) *cobra.Command {
+func newReplayCommand(f *resourceFlags) *cobra.Command {
 	var since, until string
 	cmd := &cobra.Command{
 		Use:   "replay ID",
@@ -77,20 +68,25 @@ its state with "subscriptions replays ID".
 				return err
 			}
 			now := time.Now()
-			body := map[string]any{}
-			if body["since"], err = replayTime("since", since, now); err != nil {
-				return err
-			}
-			if until != "" {
-				if body["until"], err = replayTime("until", until, now); err != nil {
-					return err
-				}
-			}
-			raw, err := c.send(cmd.Context(), http.MethodPost, kind.itemPath(args[0])+"/replay", body)
+			from, err := replayTime("since", since, now)
 			if err != nil {
 				return err
 			}
-			return printResource(cmd.OutOrStdout(), viewAs[replayView], raw, f.json)
+			in := client.ReplayInput{Since: &from}
+			if until != "" {
+				to, err := replayTime("until", until, now)
+				if err != nil {
+					return err
+				}
+				in.Until = &to
+			}
+			a, err := answerOf(func(opts ...client.CallOption) (client.Replay, error) {
+				return c.Replays(args[0]).Start(cmd.Context(), in, opts...)
+			})
+			if err != nil {
+				return err
+			}
+			return a.print(cmd.OutOrStdout(), replayFields, f.json)
 		},
 	}
 	fl := cmd.Flags()
@@ -101,7 +97,7 @@ its state with "subscriptions replays ID".
 }
 
 // newReplaysCommand returns `sluice subscriptions replays ID [REPLAY_ID]`.
-func newReplaysCommand(kind resourceKind, f *resourceFlags) *cobra.Command {
+func newReplaysCommand(f *resourceFlags) *cobra.Command {
 	return &cobra.Command{
 		Use:   "replays ID [REPLAY_ID]",
 		Short: "List an event subscription's replays, or show one, with their state",
@@ -117,15 +113,17 @@ state is "running" until every destination has its events again, then
 			if err != nil {
 				return err
 			}
-			list := replaysKind(kind, args[0])
+			replays := c.Replays(args[0])
 			if len(args) == 1 {
-				return runList(cmd.Context(), c, list, listFlags{}, f.json, cmd.OutOrStdout(), cmd.ErrOrStderr())
+				return runList(cmd.Context(), c, replaysKind(replays, args[0]), listFlags{}, f.json, cmd.OutOrStdout(), cmd.ErrOrStderr())
 			}
-			raw, err := c.get(cmd.Context(), list.path+"/"+args[1])
+			a, err := answerOf(func(opts ...client.CallOption) (client.Replay, error) {
+				return replays.Get(cmd.Context(), args[1], opts...)
+			})
 			if err != nil {
 				return err
 			}
-			return printResource(cmd.OutOrStdout(), viewAs[replayView], raw, f.json)
+			return a.print(cmd.OutOrStdout(), replayFields, f.json)
 		},
 	}
 }

@@ -9,6 +9,8 @@ import (
 	"os"
 
 	"github.com/spf13/pflag"
+
+	"github.com/sluicehq/sluice/client"
 )
 
 // The commands of this file and of destinations.go, subscriptions.go,
@@ -16,6 +18,9 @@ import (
 // management API (package client): each call is one HTTP request (two for
 // an update that completes a destination's target), and what they print is
 // what the API answered.
+
+// apiURLHint says what to check when the API cannot be reached.
+const apiURLHint = "is sluice serve running there? Give its address with --api-url (or SLUICE_API_URL)"
 
 // resourceFlags are the flags of every command of the management API:
 // destinations, subscriptions and api-keys.
@@ -31,9 +36,10 @@ func (f *resourceFlags) register(fl *pflag.FlagSet) {
 	fl.BoolVar(&f.json, "json", false, "print the API's JSON answer as it is, instead of a table")
 }
 
-// client returns a client of the API the flags name, or what is wrong with
-// them.
-func (f resourceFlags) client() (*apiClient, error) {
+// client returns a client of the API the flags name, whose errors of a
+// request that got no answer say to check --api-url, changed by opts; or
+// what is wrong with the flags.
+func (f resourceFlags) client(opts ...client.Option) (*client.Client, error) {
 	var errs []error
 	if f.apiKey == "" {
 		errs = append(errs, errors.New("--api-key is required (or set SLUICE_API_KEY)"))
@@ -44,7 +50,8 @@ func (f resourceFlags) client() (*apiClient, error) {
 	if err := errors.Join(errs...); err != nil {
 		return nil, err
 	}
-	return newAPIClient(f.apiURL, f.apiKey), nil
+	opts = append([]client.Option{client.WithUnreachableHint(apiURLHint)}, opts...)
+	return client.New(f.apiURL, f.apiKey, opts...), nil
 }
 
 // resourceKind is a collection of the API, for the commands that every
@@ -55,40 +62,24 @@ type resourceKind struct {
 	path    string   // the collection's path: "/event_destinations"
 	listKey string   // the field of a page that holds the items: "event_destinations"
 	columns []string // the header of the table of list
-	// view decodes one resource of the API's answers.
-	view func(raw []byte) (resourceView, error)
-}
-
-// itemPath is the path of the resource id.
-func (k resourceKind) itemPath(id string) string {
-	return k.path + "/" + url.PathEscape(id)
-}
-
-// resourceView is a resource as the API returns it, for tables.
-type resourceView interface {
-	row() []string           // its cells in the table of list, under resourceKind.columns
-	fields() []resourceField // what get, create and update print
+	// row decodes one resource of the API's answers, and returns its cells
+	// in the table of list, under columns.
+	row func(raw []byte) ([]string, error)
 }
 
 // resourceField is a line of the table of one resource.
 type resourceField struct{ name, value string }
 
-// viewAs decodes a resource of the API as a T.
-func viewAs[T resourceView](raw []byte) (resourceView, error) {
-	v, err := decodeAnswer[T](raw)
-	if err != nil {
-		return nil, err
+// rowOf returns the cells of a resource of the API that decodes as a T,
+// in the table of list: row's.
+func rowOf[T any](row func(T) []string) func(raw []byte) ([]string, error) {
+	return func(raw []byte) ([]string, error) {
+		var v T
+		if err := json.Unmarshal(raw, &v); err != nil {
+			return nil, fmt.Errorf("the API's answer is not the resource it should be: %w", err)
+		}
+		return row(v), nil
 	}
-	return v, nil
-}
-
-// decodeAnswer decodes a resource of the API as a T.
-func decodeAnswer[T any](raw []byte) (T, error) {
-	var v T
-	if err := json.Unmarshal(raw, &v); err != nil {
-		return v, fmt.Errorf("the API's answer is not the resource it should be: %w", err)
-	}
-	return v, nil
 }
 
 // bodyFlags is --data, the JSON body of a create or update, on which the

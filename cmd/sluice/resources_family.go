@@ -22,7 +22,7 @@ type family[T, In any] struct {
 	// list key: a method of client.Client, such as (*client.Client).APIKeys.
 	collection func(*client.Client) client.Family[T, In]
 	// kind is its command's name, plural and the columns of list; its path,
-	// list key and view come from collection, row and fields.
+	// list key and cells come from collection and row.
 	kind        resourceKind
 	short, long string // the help of the family's command
 	// row is an item's cells under kind.columns; fields what get, create
@@ -42,7 +42,7 @@ type family[T, In any] struct {
 	// created, when set, prints what create created instead of its fields.
 	created func(stdout, stderr io.Writer, a answer[T], asJSON bool) error
 	// commands, when set, returns the family's other commands.
-	commands func(kind resourceKind, f *resourceFlags) []*cobra.Command
+	commands func(f *resourceFlags) []*cobra.Command
 }
 
 // verbHelp is the help of a command.
@@ -58,34 +58,19 @@ type bodyHook[T any] interface {
 }
 
 // resourceKind returns the family's kind, with its path, list key and a
-// view that decodes a T.
+// row that decodes a T.
 func (fam family[T, In]) resourceKind() resourceKind {
 	kind := fam.kind
 	collection := fam.collection(nil) // a path and a list key, without a client to call
 	kind.path, kind.listKey = collection.Path(), collection.ListKey()
-	kind.view = func(raw []byte) (resourceView, error) {
-		v, err := decodeAnswer[T](raw)
-		if err != nil {
-			return nil, err
-		}
-		return tableView{cells: fam.row(v), lines: fam.fields(v)}, nil
-	}
+	kind.row = rowOf(fam.row)
 	return kind
 }
 
-// tableView is a resource as a table shows it.
-type tableView struct {
-	cells []string
-	lines []resourceField
-}
-
-func (v tableView) row() []string           { return v.cells }
-func (v tableView) fields() []resourceField { return v.lines }
-
 // typed returns the family's collection on c, whose bodies are the maps
 // --data and the flags make.
-func (fam family[T, In]) typed(c *apiClient) client.Family[T, map[string]any] {
-	return client.WithBodies[map[string]any](fam.collection(c.api()))
+func (fam family[T, In]) typed(c *client.Client) client.Family[T, map[string]any] {
+	return client.WithBodies[map[string]any](fam.collection(c))
 }
 
 // newFamilyCommand returns the command of the family: create, list, get,
@@ -103,7 +88,7 @@ func newFamilyCommand[T, In any](fam family[T, In]) *cobra.Command {
 	f.register(cmd.PersistentFlags())
 	cmd.AddCommand(newListCommand(kind, &f), fam.getCommand(&f), fam.createCommand(&f), fam.updateCommand(&f), fam.deleteCommand(&f))
 	if fam.commands != nil {
-		cmd.AddCommand(fam.commands(kind, &f)...)
+		cmd.AddCommand(fam.commands(&f)...)
 	}
 	return cmd
 }

@@ -6,7 +6,6 @@ import (
 	"errors"
 	"fmt"
 	"io"
-	"net/http"
 	"net/url"
 
 	"github.com/spf13/cobra"
@@ -66,27 +65,10 @@ page whose next_page_uri is null.`, kind.plural),
 	return cmd
 }
 
-// listPage is a page of a list, as the API answered: its items as they
-// are, for --json to print them so.
-type listPage struct {
-	raw  []byte
-	page client.Page[json.RawMessage]
-}
-
-// rawItems is the collection of kind, its items as the API wrote them.
-func rawItems(c *apiClient, kind resourceKind) client.Family[json.RawMessage, any] {
-	return client.NewFamily[json.RawMessage, any](c.api(), kind.path, kind.listKey)
-}
-
-// fetchPage gets the page at target, a path and query of the API.
-func fetchPage(ctx context.Context, c *apiClient, kind resourceKind, target string) (listPage, error) {
-	page := client.Page[json.RawMessage]{Key: kind.listKey}
-	var raw []byte
-	err := c.api().Do(ctx, http.MethodGet, target, nil, &page, client.Reply(&raw))
-	if err != nil {
-		return listPage{}, pageError(kind, err)
-	}
-	return listPage{raw: raw, page: page}, nil
+// rawItems is the collection of kind, its items as the API wrote them,
+// for --json to print them so.
+func rawItems(c *client.Client, kind resourceKind) client.Collection[json.RawMessage] {
+	return client.NewCollection[json.RawMessage](c, kind.path, kind.listKey)
 }
 
 // pageError says that a reply is not a page of kind, when it is not.
@@ -102,19 +84,8 @@ func pageError(kind resourceKind, err error) error {
 	return fmt.Errorf("the answer of GET %s is not a page of %s: %w", target, kind.plural, decodeErr.Err)
 }
 
-// allItems returns the items of the first page and of every page after
-// it, following next_page_uri to the last. fetchPage and allItems read a
-// list whose items are not printed, as tail does.
-func allItems(ctx context.Context, c *apiClient, kind resourceKind, first listPage) ([]json.RawMessage, error) {
-	items, err := rawItems(c, kind).Rest(ctx, first.page)
-	if err != nil {
-		return nil, pageError(kind, err)
-	}
-	return items, nil
-}
-
 // runList lists the pages the flags ask for and prints them.
-func runList(ctx context.Context, c *apiClient, kind resourceKind, l listFlags, asJSON bool, stdout, stderr io.Writer) error {
+func runList(ctx context.Context, c *client.Client, kind resourceKind, l listFlags, asJSON bool, stdout, stderr io.Writer) error {
 	var page client.Page[json.RawMessage]
 	var raw []byte
 	var err error
@@ -138,11 +109,11 @@ func runList(ctx context.Context, c *apiClient, kind resourceKind, l listFlags, 
 	}
 	rows := make([][]string, len(items))
 	for i, raw := range items {
-		v, err := kind.view(raw)
+		row, err := kind.row(raw)
 		if err != nil {
 			return err
 		}
-		rows[i] = v.row()
+		rows[i] = row
 	}
 	if err := printTable(stdout, kind.columns, rows); err != nil {
 		return err

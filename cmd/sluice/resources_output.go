@@ -12,19 +12,6 @@ import (
 	"github.com/spf13/pflag"
 )
 
-// printResource prints a resource the API answered with: as it is with
-// asJSON, else as a table of its fields.
-func printResource(w io.Writer, view func([]byte) (resourceView, error), raw []byte, asJSON bool) error {
-	if asJSON {
-		return writeRawJSON(w, raw)
-	}
-	v, err := view(raw)
-	if err != nil {
-		return err
-	}
-	return printFields(w, v.fields())
-}
-
 // quietFlag is --quiet of a create command, for scripts:
 // ID=$(sluice destinations create -q ...).
 type quietFlag bool

@@ -15,6 +15,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/sluicehq/sluice/client"
 	"github.com/sluicehq/sluice/internal/apitest"
 	"github.com/sluicehq/sluice/internal/check"
 )
@@ -237,15 +238,17 @@ func TestAPIClientTimeout(t *testing.T) {
 	t.Cleanup(silent.Close)
 	t.Cleanup(func() { close(stop) })
 
-	c := newAPIClient(silent.URL, "k")
-	c.timeout = 50 * time.Millisecond
-	_, err := c.get(t.Context(), "/api_keys")
-	check.ErrorContains(t, err, "GET "+silent.URL+"/api_keys: no answer within 50ms")
+	flags := resourceFlags{apiURL: silent.URL, apiKey: "k"}
+	c, err := flags.client(client.WithTimeout(50 * time.Millisecond))
+	check.ErrorContains(t, err, "")
+	err = c.Do(t.Context(), http.MethodGet, "/api_keys", nil, nil)
+	check.ErrorContains(t, err, "GET "+silent.URL+"/api_keys: no answer within 50ms; "+apiURLHint)
 
-	c.timeout = time.Minute
+	c, err = flags.client(client.WithTimeout(time.Minute))
+	check.ErrorContains(t, err, "")
 	ctx, cancel := context.WithCancel(t.Context())
 	cancel()
-	_, err = c.get(ctx, "/api_keys")
+	err = c.Do(ctx, http.MethodGet, "/api_keys", nil, nil)
 	if !errors.Is(err, context.Canceled) {
 		t.Errorf("error %v with the context canceled, want context.Canceled", err)
 	}

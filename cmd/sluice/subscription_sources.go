@@ -36,8 +36,8 @@ CEL filter over the event, bound to ev, and keep only some fields.`,
 
 // sources returns the sources of a subscription, added and changed with
 // the bodies --data and the flags make.
-func sources(c *apiClient, subscriptionID string) sourcesOf {
-	return client.SourcesWithBodies[map[string]any, map[string]any](c.api().Sources(subscriptionID))
+func sources(c *client.Client, subscriptionID string) sourcesOf {
+	return client.SourcesWithBodies[map[string]any, map[string]any](c.Sources(subscriptionID))
 }
 
 // sourceFlags are the flags of sources add and update that set fields.

@@ -56,8 +56,8 @@ fields whose flags are given (or that --data holds). --source and
 		},
 		updateFlags: "--description, --metadata, --source or --destination-id",
 		quiet:       true,
-		commands: func(kind resourceKind, f *resourceFlags) []*cobra.Command {
-			return []*cobra.Command{newSourcesCommand(f), newReplayCommand(kind, f), newReplaysCommand(kind, f)}
+		commands: func(f *resourceFlags) []*cobra.Command {
+			return []*cobra.Command{newSourcesCommand(f), newReplayCommand(f), newReplaysCommand(f)}
 		},
 	}
 }

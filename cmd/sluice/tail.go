@@ -2,11 +2,11 @@ package main
 
 import (
 	"context"
-	"encoding/json"
 	"errors"
 	"fmt"
 	"io"
 	"net"
+	"net/http"
 	"net/url"
 	"os"
 	"strings"
@@ -16,6 +16,7 @@ import (
 	"github.com/aws/aws-sdk-go-v2/credentials"
 	"github.com/spf13/cobra"
 
+	"github.com/sluicehq/sluice/client"
 	"github.com/sluicehq/sluice/internal/tail"
 	"github.com/sluicehq/sluice/sinks/desttype"
 )
@@ -204,13 +205,12 @@ func loopbackAPI(apiURL string) bool {
 // not or does not answer within devProbeTimeout: an ARN tail then reads
 // AWS.
 func devServerEndpoint(ctx context.Context, flags resourceFlags) string {
-	client, err := flags.client()
+	c, err := flags.client(client.WithTimeout(devProbeTimeout))
 	if err != nil {
 		return ""
 	}
-	client.timeout = devProbeTimeout
-	_, header, err := client.getWithHeader(ctx, healthzPath)
-	if err != nil {
+	var header http.Header
+	if err := c.Do(ctx, http.MethodGet, healthzPath, nil, nil, client.ReplyHeader(&header)); err != nil {
 		return ""
 	}
 	return header.Get(headerDevAWSEndpoint)
@@ -247,30 +247,25 @@ func emulatorAWS(from, endpoint string) (*aws.Config, error) {
 // returns it with the URL of the API's AWS emulator when the API is a
 // serve --dev process (headerDevAWSEndpoint), "" otherwise.
 func destinationARN(ctx context.Context, flags resourceFlags, id string) (arn, devEndpoint string, err error) {
-	client, err := flags.client()
+	c, err := flags.client()
 	if err != nil {
 		return "", "", err
 	}
-	raw, header, err := client.getWithHeader(ctx, "/event_destinations/"+url.PathEscape(id))
+	var header http.Header
+	d, err := c.EventDestinations().Get(ctx, id, client.ReplyHeader(&header))
+	if decodeErr := (*client.DecodeError)(nil); errors.As(err, &decodeErr) {
+		return "", "", fmt.Errorf("reading destination %s: %w", id, decodeErr.Err)
+	}
 	if err != nil {
 		return "", "", err
 	}
 	devEndpoint = header.Get(headerDevAWSEndpoint)
-	var d struct {
-		Target map[string]map[string]json.RawMessage `json:"target"`
-	}
-	if err := json.Unmarshal(raw, &d); err != nil {
-		return "", "", fmt.Errorf("reading destination %s: %w", id, err)
-	}
 	for _, t := range desttype.All() {
-		target, ok := d.Target[t.Name]
-		if !ok || target == nil {
+		if d.Target.Type != t.Name {
 			continue
 		}
-		if field, ok := target[t.ARNField]; ok {
-			if err := json.Unmarshal(field, &arn); err != nil {
-				return "", "", fmt.Errorf("reading destination %s: %w", id, err)
-			}
+		if d.Target.ARNField == t.ARNField {
+			arn = d.Target.ARN
 		}
 		return arn, devEndpoint, nil
 	}

@@ -2,7 +2,6 @@ package main
 
 import (
 	"context"
-	"encoding/json"
 	"errors"
 	"fmt"
 	"io"
@@ -10,6 +9,7 @@ import (
 	"slices"
 	"strings"
 
+	"github.com/sluicehq/sluice/client"
 	"github.com/sluicehq/sluice/filters"
 	"github.com/sluicehq/sluice/schemas"
 )
@@ -165,26 +165,17 @@ func (k *kindFilters) warnUnselected(w io.Writer, destination string, sent map[s
 // destinationKinds asks the API which sources of the account's
 // subscriptions send to the destination, by kind.
 func destinationKinds(ctx context.Context, flags resourceFlags, destination string) (map[string][]destinationSource, error) {
-	client, err := flags.client()
+	c, err := flags.client()
 	if err != nil {
 		return nil, err
 	}
-	kind := subscriptionsKind()
-	first, err := fetchPage(ctx, client, kind, kind.path+fmt.Sprintf("?limit=%d", maxListLimit))
+	subscriptions, err := c.EventSubscriptions().ListAll(ctx, client.ListOptions{Limit: maxListLimit})
 	if err != nil {
-		return nil, err
-	}
-	subscriptions, err := allItems(ctx, client, kind, first)
-	if err != nil {
-		return nil, err
+		return nil, pageError(subscriptionsKind(), err)
 	}
 	sent := map[string][]destinationSource{}
-	for _, raw := range subscriptions {
-		var sub subscriptionRoute
-		if err := json.Unmarshal(raw, &sub); err != nil {
-			return nil, fmt.Errorf("reading the subscriptions: %w", err)
-		}
-		if !sub.sendsTo(destination) {
+	for _, sub := range subscriptions.Items {
+		if !slices.ContainsFunc(sub.Destinations, func(d schemas.Ref) bool { return d.ID == destination }) {
 			continue
 		}
 		for _, source := range sub.Sources {
@@ -192,27 +183,4 @@ func destinationKinds(ctx context.Context, flags resourceFlags, destination stri
 		}
 	}
 	return sent, nil
-}
-
-// subscriptionRoute is what tail reads of a subscription: which kinds it
-// sends where, and which of their fields.
-type subscriptionRoute struct {
-	ID           string `json:"id"`
-	Destinations []struct {
-		ID string `json:"id"`
-	} `json:"destinations"`
-	Sources []struct {
-		Type   string   `json:"type"`
-		Fields []string `json:"fields"`
-	} `json:"sources"`
-}
-
-// sendsTo reports whether the subscription sends to the destination.
-func (s subscriptionRoute) sendsTo(destination string) bool {
-	for _, d := range s.Destinations {
-		if d.ID == destination {
-			return true
-		}
-	}
-	return false
 }

@@ -12,6 +12,7 @@ import (
 	"strconv"
 	"strings"
 
+	"github.com/sluicehq/sluice/client"
 	"github.com/sluicehq/sluice/internal/store"
 	"github.com/sluicehq/sluice/pipeline"
 )
@@ -34,29 +35,10 @@ func (s *Server) routeDeadLetters() {
 	s.mux.Handle("POST /event_destinations/{id}/dead_letters/redrive", s.authenticated(http.HandlerFunc(s.redriveDeadLetters)))
 }
 
-// deadLetterBody is a dead letter as the API returns it. Event is the
-// stored envelope, null when the stored bytes are not JSON.
-type deadLetterBody struct {
-	ID             string `json:"id"`
-	EventID        string `json:"event_id"`
-	SubscriptionID string `json:"subscription_id"`
-	Class          string `json:"class"`
-	Code           string `json:"code"`
-	Message        string `json:"message"`
-	Attempts       uint64 `json:"attempts"`
-	FirstFailureAt string `json:"first_failure_at"`
-	DeadLetteredAt string `json:"dead_lettered_at"`
-	Event          any    `json:"event"`
-}
-
-type deadLetterList struct {
-	DeadLetters []deadLetterBody `json:"dead_letters"`
-	URI         string           `json:"uri"`
-	NextPageURI *string          `json:"next_page_uri"`
-}
-
-func deadLetterResponse(d pipeline.DeadLetter) deadLetterBody {
-	b := deadLetterBody{
+// deadLetterResponse is the dead letter d as the API returns it: its Event
+// is the stored envelope, null when the stored bytes are not JSON.
+func deadLetterResponse(d pipeline.DeadLetter) client.DeadLetter {
+	return client.DeadLetter{
 		ID:             d.ID(),
 		EventID:        d.EventID,
 		SubscriptionID: d.SubscriptionID,
@@ -66,11 +48,8 @@ func deadLetterResponse(d pipeline.DeadLetter) deadLetterBody {
 		Attempts:       d.Attempts,
 		FirstFailureAt: d.FirstFailure.UTC().Format(createdAtLayout),
 		DeadLetteredAt: d.DeadLetteredAt.UTC().Format(createdAtLayout),
+		Event:          d.EventJSON(),
 	}
-	if event := d.EventJSON(); event != nil {
-		b.Event = event
-	}
-	return b
 }
 
 // readDeadLetterPage reads ?limit= and ?before_id=, a dead letter id.
@@ -111,9 +90,9 @@ func (s *Server) listDeadLetters(w http.ResponseWriter, r *http.Request) {
 		s.writeDeadLetterError(w, r, err)
 		return
 	}
-	list := deadLetterList{DeadLetters: make([]deadLetterBody, len(letters))}
+	list := client.Page[client.DeadLetter]{Key: "dead_letters", Items: make([]client.DeadLetter, len(letters))}
 	for i, d := range letters {
-		list.DeadLetters[i] = deadLetterResponse(d)
+		list.Items[i] = deadLetterResponse(d)
 	}
 	list.URI = s.resourceURI(r, r.URL.Path)
 	if r.URL.RawQuery != "" {
@@ -131,20 +110,6 @@ func (s *Server) listDeadLetters(w http.ResponseWriter, r *http.Request) {
 // or none for all.
 type redriveInput struct {
 	IDs *[]string `json:"ids"`
-}
-
-type redriveFailureBody struct {
-	ID      string `json:"id"`
-	Class   string `json:"class"`
-	Code    string `json:"code"`
-	Message string `json:"message"`
-}
-
-type redriveBody struct {
-	Redriven  int                  `json:"redriven"`
-	Failed    int                  `json:"failed"`
-	Remaining uint64               `json:"remaining"`
-	Failures  []redriveFailureBody `json:"failures"`
 }
 
 // readRedriveInput reads the optional body of a redrive and returns the
@@ -203,9 +168,9 @@ func (s *Server) redriveDeadLetters(w http.ResponseWriter, r *http.Request) {
 		s.writeDeadLetterError(w, r, err)
 		return
 	}
-	body := redriveBody{Redriven: report.Redriven, Failed: report.Failed, Remaining: report.Remaining, Failures: make([]redriveFailureBody, len(report.Failures))}
+	body := client.Redrive{Redriven: report.Redriven, Failed: report.Failed, Remaining: int(report.Remaining), Failures: make([]client.RedriveFailure, len(report.Failures))}
 	for i, f := range report.Failures {
-		body.Failures[i] = redriveFailureBody{ID: pipeline.DeadLetterID(f.Seq), Class: f.Class, Code: f.Code, Message: f.Message}
+		body.Failures[i] = client.RedriveFailure{ID: pipeline.DeadLetterID(f.Seq), Class: f.Class, Code: f.Code, Message: f.Message}
 	}
 	writeJSON(w, http.StatusOK, body)
 }

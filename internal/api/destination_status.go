@@ -6,6 +6,7 @@ import (
 	"strings"
 	"time"
 
+	"github.com/sluicehq/sluice/client"
 	"github.com/sluicehq/sluice/internal/store"
 	"github.com/sluicehq/sluice/pipeline"
 	"github.com/sluicehq/sluice/sinks"
@@ -46,32 +47,6 @@ func (s *Server) routeDestinationStatus() {
 	}
 }
 
-// statusBody is the delivery status of a destination as the API returns
-// it.
-type statusBody struct {
-	State              string           `json:"state"`
-	LastSuccessAt      *string          `json:"last_success_at"`
-	LastError          *statusErrorBody `json:"last_error"`
-	EventsPending      uint64           `json:"events_pending"`
-	EventsDeadLettered uint64           `json:"events_dead_lettered"`
-}
-
-type statusErrorBody struct {
-	Class   string  `json:"class"`
-	Code    *string `json:"code"`
-	Message string  `json:"message"`
-	At      string  `json:"at"`
-}
-
-// trialBody is the outcome of POST /event_destinations/{id}/test.
-type trialBody struct {
-	Result     string  `json:"result"`
-	Class      *string `json:"class"`
-	Code       *string `json:"code"`
-	Message    *string `json:"message"`
-	DurationMS int64   `json:"duration_ms"`
-}
-
 // optional returns nil for "", else &v.
 func optional(v string) *string {
 	if v == "" {
@@ -94,12 +69,12 @@ func (s *Server) getDestinationStatus(w http.ResponseWriter, r *http.Request) {
 		writeError(w, r, newError(CodeStatusUnavailable, "sluice cannot read the delivery status from JetStream right now; retry shortly"))
 		return
 	}
-	body := statusBody{State: st.State, EventsPending: st.EventsPending, EventsDeadLettered: st.EventsDeadLettered}
+	body := client.DestinationStatus{State: st.State, EventsPending: st.EventsPending, EventsDeadLettered: st.EventsDeadLettered}
 	if !st.LastSuccessAt.IsZero() {
 		body.LastSuccessAt = optional(st.LastSuccessAt.UTC().Format(createdAtLayout))
 	}
 	if e := st.LastError; e != nil {
-		body.LastError = &statusErrorBody{Class: e.Class, Code: optional(e.Code), Message: e.Message, At: e.At.UTC().Format(createdAtLayout)}
+		body.LastError = &client.DeliveryError{Class: e.Class, Code: optional(e.Code), Message: e.Message, At: e.At.UTC().Format(createdAtLayout)}
 	}
 	writeJSON(w, http.StatusOK, body)
 }
@@ -129,7 +104,7 @@ func (s *Server) testDestination(w http.ResponseWriter, r *http.Request) {
 		res.Message = strings.ReplaceAll(res.Message, secret.SecretAccessKey, "[redacted]")
 	}
 	s.log.Info("destination tested", "operation_id", operationID(r.Context()), "destination_id", id, "event_id", ev.ID, "result", res.Result, "class", res.Class, "code", res.Code)
-	writeJSON(w, http.StatusOK, trialBody{
+	writeJSON(w, http.StatusOK, client.DestinationTest{
 		Result:     res.Result,
 		Class:      optional(res.Class),
 		Code:       optional(res.Code),

@@ -5,6 +5,7 @@ import (
 	"net/http"
 	"time"
 
+	"github.com/sluicehq/sluice/client"
 	"github.com/sluicehq/sluice/internal/store"
 )
 
@@ -58,29 +59,10 @@ func (in replayInput) times() (since, until time.Time, e *Error) {
 	return
 }
 
-// replayBody is a replay as the API returns it.
-type replayBody struct {
-	ID             string `json:"id"`
-	URI            string `json:"uri"`
-	SubscriptionID string `json:"subscription_id"`
-	Since          string `json:"since"`
-	Until          string `json:"until"`
-	State          string `json:"state"`
-	CreatedAt      string `json:"created_at"`
-}
-
-// replayList is the replays of a subscription, newest first, on one
-// page: NextPageURI is always nil.
-type replayList struct {
-	Replays     []replayBody `json:"replays"`
-	URI         string       `json:"uri"`
-	NextPageURI *string      `json:"next_page_uri"`
-}
-
 func replaysPath(subscriptionID string) string { return subscriptionPath(subscriptionID) + "/replays" }
 
-func (s *Server) replayResponse(r *http.Request, replay store.Replay) replayBody {
-	return replayBody{
+func (s *Server) replayResponse(r *http.Request, replay store.Replay) client.Replay {
+	return client.Replay{
 		ID:             replay.ID,
 		URI:            s.resourceURI(r, replaysPath(replay.SubscriptionID)+"/"+replay.ID),
 		SubscriptionID: replay.SubscriptionID,
@@ -123,9 +105,11 @@ func (s *Server) listReplays(w http.ResponseWriter, r *http.Request) {
 		s.writeStoreError(w, r, err, subscriptionResource, id)
 		return
 	}
-	list := replayList{Replays: make([]replayBody, len(replays)), URI: s.resourceURI(r, replaysPath(id))}
+	// The replays of a subscription are newest first on one page: its
+	// next_page_uri is null.
+	list := client.Page[client.Replay]{Key: "replays", Items: make([]client.Replay, len(replays)), URI: s.resourceURI(r, replaysPath(id))}
 	for i, replay := range replays {
-		list.Replays[i] = s.replayResponse(r, replay)
+		list.Items[i] = s.replayResponse(r, replay)
 	}
 	writeJSON(w, http.StatusOK, list)
 }
