@@ -31,16 +31,18 @@ const (
 type Client struct {
 	http    *http.Client
 	baseURL string // scheme and host, without a trailing slash
-	apiKey  string
-	timeout time.Duration
-	hint    string // appended to a TransportError
+	// authorize sets the request's API key, held in the closure so that
+	// printing the client, even with %+v, cannot show it.
+	authorize func(*http.Request)
+	timeout   time.Duration
+	hint      string // appended to a TransportError
 }
 
 // Option changes a Client that New builds.
 type Option func(*Client)
 
 // WithTimeout bounds each request, reply included, by d instead of
-// DefaultTimeout.
+// DefaultTimeout; 0 or less means no bound but the context's.
 func WithTimeout(d time.Duration) Option {
 	return func(c *Client) { c.timeout = d }
 }
@@ -58,7 +60,9 @@ func New(baseURL, apiKey string, opts ...Option) *Client {
 	c := &Client{
 		http:    &http.Client{},
 		baseURL: strings.TrimRight(baseURL, "/"),
-		apiKey:  apiKey,
+		authorize: func(r *http.Request) {
+			r.Header.Set("Authorization", "Bearer "+apiKey)
+		},
 		timeout: DefaultTimeout,
 	}
 	for _, opt := range opts {
@@ -147,11 +151,14 @@ func encodeBody(in any) ([]byte, error) {
 // exchange sends one request and returns the body and header of a 2xx
 // reply, and the URL it went to.
 func (c *Client) exchange(ctx context.Context, method, target string, body []byte) ([]byte, http.Header, string, error) {
-	endpoint := target
-	if strings.HasPrefix(target, "/") {
-		endpoint = c.baseURL + target
+	endpoint, err := c.endpoint(target)
+	if err != nil {
+		return nil, nil, target, fmt.Errorf("%s %s: %w", method, target, err)
 	}
-	reqCtx, cancel := context.WithTimeout(ctx, c.timeout)
+	reqCtx, cancel := context.WithCancel(ctx)
+	if c.timeout > 0 {
+		reqCtx, cancel = context.WithTimeout(ctx, c.timeout)
+	}
 	defer cancel()
 	var reader io.Reader
 	if body != nil {
@@ -161,7 +168,7 @@ func (c *Client) exchange(ctx context.Context, method, target string, body []byt
 	if err != nil {
 		return nil, nil, endpoint, fmt.Errorf("building the request %s %s: %w", method, endpoint, err)
 	}
-	req.Header.Set("Authorization", "Bearer "+c.apiKey)
+	c.authorize(req)
 	req.Header.Set(HeaderVersion, Version)
 	req.Header.Set("Accept", "application/json")
 	if body != nil {
@@ -180,6 +187,27 @@ func (c *Client) exchange(ctx context.Context, method, target string, body []byt
 		return nil, nil, endpoint, ParseError(method, endpoint, resp.StatusCode, raw)
 	}
 	return raw, resp.Header, endpoint, nil
+}
+
+// endpoint returns the URL of target, a path of the API or a URL the API
+// returned. It refuses a URL of another scheme or host than the API's:
+// the request carries the API key, which must go nowhere else.
+func (c *Client) endpoint(target string) (string, error) {
+	if strings.HasPrefix(target, "/") {
+		return c.baseURL + target, nil
+	}
+	u, err := url.Parse(target)
+	if err != nil {
+		return "", fmt.Errorf("not a path or URL of the API: %w", err)
+	}
+	base, err := url.Parse(c.baseURL)
+	if err != nil {
+		return "", fmt.Errorf("the client's base URL %q: %w", c.baseURL, err)
+	}
+	if !strings.EqualFold(u.Scheme, base.Scheme) || !strings.EqualFold(u.Host, base.Host) {
+		return "", fmt.Errorf("refusing to send the API key to %s://%s, which is not the API at %s", u.Scheme, u.Host, c.baseURL)
+	}
+	return target, nil
 }
 
 // transportError says why a request got no reply: ctx ended, the request

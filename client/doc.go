@@ -10,6 +10,9 @@
 // *Error: the API's error body (ErrorBody), or the start of a reply that is
 // not the API's, such as a proxy's. A request that got no reply is a
 // *TransportError. A 2xx reply that does not decode is a *DecodeError.
+// errors.Is tells an *Error's 404, 409 and 401 by ErrNotFound, ErrConflict
+// and ErrUnauthorized. The API key goes only to the API's own scheme and
+// host, and printing a Client or Creds shows no secret.
 //
 // Families (Family) give Create, Get, List, ListAll, Update and Delete on
 // a collection; a new collection of the API is a NewFamily call with its

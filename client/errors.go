@@ -2,6 +2,7 @@ package client
 
 import (
 	"encoding/json"
+	"errors"
 	"fmt"
 	"maps"
 	"net/http"
@@ -26,6 +27,19 @@ type ErrorBody struct {
 	// when there is one.
 	Details map[string]any `json:"details"`
 }
+
+// Errors an *Error matches with errors.Is, by its status, so that a caller
+// can branch on what happened without reading codes.
+var (
+	// ErrNotFound matches a 404: the account has no such resource.
+	ErrNotFound = errors.New("not found")
+	// ErrConflict matches a 409: the request conflicts with what exists,
+	// such as a name another resource has, or a resource in use.
+	ErrConflict = errors.New("conflict")
+	// ErrUnauthorized matches a 401: the API key is missing, unknown or
+	// deleted.
+	ErrUnauthorized = errors.New("unauthorized")
+)
 
 // Error is an error reply of the API, or of a proxy in front of it.
 type Error struct {
@@ -65,6 +79,20 @@ func ParseError(method, endpoint string, status int, body []byte) *Error {
 		e.Msg = text
 	}
 	return e
+}
+
+// Is reports whether target is the sentinel of e's status: ErrNotFound,
+// ErrConflict or ErrUnauthorized.
+func (e *Error) Is(target error) bool {
+	switch target {
+	case ErrNotFound:
+		return e.Status == http.StatusNotFound
+	case ErrConflict:
+		return e.Status == http.StatusConflict
+	case ErrUnauthorized:
+		return e.Status == http.StatusUnauthorized
+	}
+	return false
 }
 
 // Error returns the API's code, status and message, the details, and the

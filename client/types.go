@@ -141,6 +141,13 @@ type Creds struct {
 	SecretAccessKey string `json:"aws_secret_access_key,omitempty"`
 }
 
+// String shows the access key id, never the secret, so that printing
+// the credentials cannot show it.
+func (c Creds) String() string { return "{aws_access_key_id: " + c.AccessKeyID + "}" }
+
+// GoString is String, for %#v.
+func (c Creds) GoString() string { return c.String() }
+
 // Subscription is an event subscription as the API returns it
 // (specification section 2.8): which event kinds go to which
 // destinations.
