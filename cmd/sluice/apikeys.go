@@ -7,6 +7,7 @@ import (
 	"github.com/spf13/cobra"
 
 	"github.com/sluicehq/sluice/client"
+	"github.com/sluicehq/sluice/internal/resource"
 )
 
 // apiKeysFamily declares `sluice api-keys`, a client of /api_keys. A key's
@@ -33,7 +34,7 @@ hash. Deleting a key stops its token at once, even the one these commands use.
 				{"DESCRIPTION", k.Description}, {"METADATA", k.Metadata},
 			}
 		},
-		flags: describedFields(limitInBytes),
+		flags: specFlags(resource.APIKeys()),
 		create: verbHelp{
 			short: "Create an API key, whose token is printed only this once",
 			long: `Create an API key of the account: POST /api_keys. Its token is printed this

@@ -6,6 +6,7 @@ import (
 	"github.com/spf13/cobra"
 
 	"github.com/sluicehq/sluice/client"
+	"github.com/sluicehq/sluice/internal/resource"
 )
 
 // botUsersFamily declares `sluice bot-users`, a client of /bot_users.
@@ -32,10 +33,7 @@ agent. Its name is unique in the account, ignoring case.
 				{"NAME", b.Name}, {"ACTIVE", strconv.FormatBool(b.Active)},
 			}
 		},
-		flags: []fieldFlag{
-			{flag: "name", field: "name", usage: "the bot user's name, 1 to 255 bytes, unique in the account ignoring case"},
-			{flag: "active", field: "active", boolean: true, updateOnly: true, usage: "whether the bot user is active: --active=false deactivates it"},
-		},
+		flags: specFlags(resource.BotUsers()),
 		create: verbHelp{
 			short:   "Create a bot user, active",
 			long:    "Create a bot user of the account: POST /bot_users. A new bot user is active.",

@@ -4,6 +4,7 @@ import (
 	"github.com/spf13/cobra"
 
 	"github.com/sluicehq/sluice/client"
+	"github.com/sluicehq/sluice/internal/resource"
 )
 
 // destinationsFamily declares `sluice destinations`, a client of
@@ -30,9 +31,8 @@ with --aws-secret-access-key, which shows in process lists and shell history.
 --api-url and --api-key can be set as SLUICE_API_URL and SLUICE_API_KEY.`,
 		row:    destinationRow,
 		fields: destinationFields,
-		flags: append(describedFields(limitInBytes),
-			fieldFlag{flag: "format", field: "format", usage: `how events are serialized: "json", the only format (default json)`}),
-		body: func() bodyHook[client.Destination] { return newDestinationFlags() },
+		flags:  specFlags(resource.EventDestinations()),
+		body:   func() bodyHook[client.Destination] { return newDestinationFlags() },
 		create: verbHelp{
 			short: "Create an event destination",
 			long: `Create an event destination: POST /event_destinations.

@@ -4,11 +4,13 @@ import (
 	"errors"
 	"fmt"
 	"io"
+	"strings"
 
 	"github.com/spf13/cobra"
 	"github.com/spf13/pflag"
 
 	"github.com/sluicehq/sluice/client"
+	"github.com/sluicehq/sluice/internal/resource"
 )
 
 // family declares the commands of a collection of the API whose items
@@ -29,7 +31,8 @@ type family[T, In any] struct {
 	// and update print of it.
 	row    func(T) []string
 	fields func(T) []resourceField
-	// flags set fields of the body of create and update, on --data's.
+	// flags set fields of the body of create and update, on --data's: the
+	// flags of its resource.Spec (specFlags) and any of its own.
 	flags          []fieldFlag
 	create, update verbHelp
 	// updateFlags names the flags of update for its error when none is
@@ -300,27 +303,35 @@ type fieldFlag struct {
 	list  bool // repeatable, its values a list
 	// boolean makes it a true/false flag, such as --active=false.
 	boolean bool
-	// updateOnly leaves it out of create, whose body has no such field.
-	updateOnly bool
+	// updateOnly leaves it out of create, whose body has no such field,
+	// and createOnly out of update, for a field immutable after create.
+	updateOnly, createOnly bool
 	// item turns each value of a repeatable flag into an item of the
 	// field's list; nil keeps it as a string.
 	item func(value string) any
 }
 
-// Units of the limits of --description and --metadata: subscriptions count
-// characters, the other resources bytes.
-const (
-	limitInBytes      = "bytes"
-	limitInCharacters = "characters"
-)
-
-// describedFields are --description and --metadata, which every resource
-// has, whose limits the API counts in unit.
-func describedFields(unit string) []fieldFlag {
-	return []fieldFlag{
-		{flag: "description", field: "description", usage: "free text for people, at most 255 " + unit},
-		{flag: "metadata", field: "metadata", usage: "free text for programs, such as JSON, at most 4096 " + unit},
+// specFlags returns the flags of the fields of the family spec that have
+// a usage, named after their JSON names (destination_ids is
+// --destination-ids), with their help and limits as spec declares them.
+// A field without a usage is set by a flag of the family's own.
+func specFlags(spec resource.Spec) []fieldFlag {
+	var flags []fieldFlag
+	for _, f := range spec.Fields {
+		if f.Usage == "" {
+			continue
+		}
+		flags = append(flags, fieldFlag{
+			flag:       strings.ReplaceAll(f.Name, "_", "-"),
+			field:      f.Name,
+			usage:      f.Help(),
+			list:       f.Kind == resource.List,
+			boolean:    f.Kind == resource.Bool,
+			updateOnly: !f.Create,
+			createOnly: !f.Update,
+		})
 	}
+	return flags
 }
 
 // fieldFlags are the values of fieldFlag's of a command.
@@ -336,7 +347,7 @@ type fieldFlags struct {
 func newFieldFlags(flags []fieldFlag, update bool) *fieldFlags {
 	var kept []fieldFlag
 	for _, f := range flags {
-		if update || !f.updateOnly {
+		if update && !f.createOnly || !update && !f.updateOnly {
 			kept = append(kept, f)
 		}
 	}

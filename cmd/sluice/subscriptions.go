@@ -6,6 +6,7 @@ import (
 	"github.com/spf13/cobra"
 
 	"github.com/sluicehq/sluice/client"
+	"github.com/sluicehq/sluice/internal/resource"
 )
 
 // subscriptionsFamily declares `sluice subscriptions`, a client of
@@ -27,7 +28,7 @@ some fields; "subscriptions sources" changes one source at a time.
 --api-url and --api-key can be set as SLUICE_API_URL and SLUICE_API_KEY.`,
 		row:    subscriptionRow,
 		fields: subscriptionFields,
-		flags: append(describedFields(limitInCharacters),
+		flags: append(specFlags(resource.EventSubscriptions()),
 			fieldFlag{flag: "source", field: "sources", list: true,
 				usage: "route this event kind, such as http_request_complete.v0 (repeatable; replaces the sources of --data, and on update all the sources)",
 				item:  func(kind string) any { return map[string]any{"type": kind} }},

@@ -70,8 +70,8 @@ func setSent[V any](field *V, sent *V) {
 // familyDoc is what docs/openapi.yaml must say of a family routed: the
 // test of the document reads it.
 type familyDoc struct {
-	path, listKey        string
-	body, create, update reflect.Type
+	path, listKey, prefix string
+	body, create, update  reflect.Type
 }
 
 // route serves the family's routes on s.
@@ -82,7 +82,7 @@ func route[T any, C, U input[T], B any](s *Server, f family[T, C, U, B]) {
 	s.mux.Handle("GET "+f.res.listPath+"/{id}", s.authenticated(http.HandlerFunc(f.getOne)))
 	s.mux.Handle("PATCH "+f.res.listPath+"/{id}", s.authenticated(http.HandlerFunc(f.updateOne)))
 	s.mux.Handle("DELETE "+f.res.listPath+"/{id}", s.authenticated(http.HandlerFunc(f.deleteOne)))
-	s.families = append(s.families, familyDoc{path: f.res.listPath, listKey: f.listKey,
+	s.families = append(s.families, familyDoc{path: f.res.listPath, listKey: f.listKey, prefix: f.prefix,
 		body: reflect.TypeFor[B](), create: reflect.TypeFor[C](), update: reflect.TypeFor[U]()})
 }
 

@@ -11,12 +11,16 @@ import (
 	"log/slog"
 	"math/big"
 	"time"
+
+	"github.com/sluicehq/sluice/internal/resource"
 )
 
-// Limits of an API key (specification section 5).
+// Limits of the description and metadata of an API key, a destination
+// (in bytes) and a subscription (in characters), as package resource
+// declares them; the store checks its declarations.
 const (
-	MaxDescription = 255
-	MaxMetadata    = 4096
+	MaxDescription = resource.MaxDescription
+	MaxMetadata    = resource.MaxMetadata
 )
 
 // TokenPrefix starts every token NewAPIKeyToken makes.
@@ -107,10 +111,11 @@ type APIKeyInput struct {
 // validate returns a *ValidationError (matching ErrInvalid) for the first
 // field that breaks a limit, or nil.
 func (in APIKeyInput) validate() error {
-	if err := checkBytes("description", in.Description, MaxDescription); err != nil {
+	spec := resource.APIKeys()
+	if err := checkText(spec.Field("description"), in.Description); err != nil {
 		return err
 	}
-	return checkBytes("metadata", in.Metadata, MaxMetadata)
+	return checkText(spec.Field("metadata"), in.Metadata)
 }
 
 // NewAPIKeyToken returns a new bearer token: "sk_" and 43 base62 digits

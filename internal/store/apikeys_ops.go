@@ -6,7 +6,7 @@ import (
 	"fmt"
 	"time"
 
-	"github.com/sluicehq/sluice/schemas"
+	"github.com/sluicehq/sluice/internal/resource"
 )
 
 // ErrLastAPIKey is returned, wrapping ErrConflict, by DeleteAPIKey for the
@@ -19,7 +19,7 @@ var ErrLastAPIKey = fmt.Errorf("%w: it is the account's only API key; create ano
 // token's index is written before the record (see CreateAPIKey).
 var apiKeys = family[apiKeyRecord]{
 	kind:   "api_keys",
-	prefix: schemas.PrefixAPIKey,
+	prefix: resource.APIKeys().Prefix,
 	noun:   "api key",
 	meta:   func(r *apiKeyRecord) (*string, *string, *time.Time) { return &r.ID, &r.AccountID, &r.CreatedAt },
 	input: func(in apiKeyRecord) apiKeyRecord {

@@ -6,11 +6,8 @@ import (
 	"time"
 	"unicode"
 
-	"github.com/sluicehq/sluice/schemas"
+	"github.com/sluicehq/sluice/internal/resource"
 )
-
-// maxBotUserName is the longest name of a bot user, in bytes.
-const maxBotUserName = 255
 
 // BotUser is a bot user of an account (specification sections 2.3 and
 // 4.2): an identity for automation, named uniquely within its account.
@@ -31,10 +28,11 @@ type BotUser struct {
 // check returns a *ValidationError for the first field that breaks a rule,
 // or nil.
 func (b BotUser) check() error {
+	name := resource.BotUsers().Field("name")
 	if b.Name == "" {
-		return invalid("name", "is required: give the bot user a name of 1 to %d bytes", maxBotUserName)
+		return invalid("name", "is required: give the bot user a name of 1 to %s", name.Limit())
 	}
-	if err := checkBytes("name", b.Name, maxBotUserName); err != nil {
+	if err := checkText(name, b.Name); err != nil {
 		return err
 	}
 	for i, r := range b.Name {
@@ -56,7 +54,7 @@ func (b BotUser) check() error {
 // the account, ignoring case.
 var botUsers = family[BotUser]{
 	kind:   "bot_users",
-	prefix: schemas.PrefixBotUser,
+	prefix: resource.BotUsers().Prefix,
 	noun:   "bot user",
 	meta:   func(b *BotUser) (*string, *string, *time.Time) { return &b.ID, &b.AccountID, &b.CreatedAt },
 	input:  func(in BotUser) BotUser { return BotUser{Name: in.Name, Active: true} },

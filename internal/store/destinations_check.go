@@ -5,6 +5,7 @@ import (
 	"regexp"
 	"strings"
 
+	"github.com/sluicehq/sluice/internal/resource"
 	"github.com/sluicehq/sluice/sinks/desttype"
 )
 
@@ -24,10 +25,11 @@ var (
 // check normalizes the destination (Format to FormatJSON) and returns a
 // *ValidationError for the first field that breaks a rule, or nil.
 func (d *Destination) check() error {
-	if err := checkBytes("description", d.Description, MaxDescription); err != nil {
+	spec := resource.EventDestinations()
+	if err := checkText(spec.Field("description"), d.Description); err != nil {
 		return err
 	}
-	if err := checkBytes("metadata", d.Metadata, MaxMetadata); err != nil {
+	if err := checkText(spec.Field("metadata"), d.Metadata); err != nil {
 		return err
 	}
 	if d.Format != "" && !strings.EqualFold(d.Format, FormatJSON) {

@@ -6,13 +6,13 @@ import (
 	"slices"
 	"time"
 
-	"github.com/sluicehq/sluice/schemas"
+	"github.com/sluicehq/sluice/internal/resource"
 )
 
 // destinations declares event destinations (see family).
 var destinations = family[Destination]{
 	kind:   "destinations",
-	prefix: schemas.PrefixDestination,
+	prefix: resource.EventDestinations().Prefix,
 	noun:   "destination",
 	meta:   func(d *Destination) (*string, *string, *time.Time) { return &d.ID, &d.AccountID, &d.CreatedAt },
 	input: func(in Destination) Destination {

@@ -8,6 +8,7 @@ import (
 	"time"
 
 	"github.com/sluicehq/sluice/filters"
+	"github.com/sluicehq/sluice/internal/resource"
 	"github.com/sluicehq/sluice/schemas"
 )
 
@@ -73,10 +74,11 @@ func (sub Subscription) clone() Subscription {
 // field that breaks a rule, or nil. It does not check that the destinations
 // exist.
 func (sub *Subscription) check(env *filters.Env) error {
-	if err := checkChars("description", sub.Description, MaxDescription); err != nil {
+	spec := resource.EventSubscriptions()
+	if err := checkText(spec.Field("description"), sub.Description); err != nil {
 		return err
 	}
-	if err := checkChars("metadata", sub.Metadata, MaxMetadata); err != nil {
+	if err := checkText(spec.Field("metadata"), sub.Metadata); err != nil {
 		return err
 	}
 	if sub.Sources == nil {

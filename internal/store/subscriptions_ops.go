@@ -9,14 +9,14 @@ import (
 
 	"github.com/nats-io/nats.go/jetstream"
 
-	"github.com/sluicehq/sluice/schemas"
+	"github.com/sluicehq/sluice/internal/resource"
 )
 
 // subscriptions declares event subscriptions (see family). A subscription
 // claims the destinations it starts naming (claimDestinations).
 var subscriptions = family[Subscription]{
 	kind:   "subscriptions",
-	prefix: schemas.PrefixSubscription,
+	prefix: resource.EventSubscriptions().Prefix,
 	noun:   "subscription",
 	meta:   func(sub *Subscription) (*string, *string, *time.Time) { return &sub.ID, &sub.AccountID, &sub.CreatedAt },
 	input: func(in Subscription) Subscription {

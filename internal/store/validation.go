@@ -4,6 +4,8 @@ import (
 	"fmt"
 	"strings"
 	"unicode/utf8"
+
+	"github.com/sluicehq/sluice/internal/resource"
 )
 
 // ValidationError is an input the store refuses: one field breaks one rule.
@@ -62,6 +64,15 @@ func (e *InUseError) Error() string {
 
 // Unwrap returns ErrConflict.
 func (e *InUseError) Unwrap() error { return ErrConflict }
+
+// checkText checks a free-text field of a family against its declaration:
+// its limit, in the unit it counts.
+func checkText(f resource.Field, value string) error {
+	if f.Unit == resource.Characters {
+		return checkChars(f.Name, value, f.Max)
+	}
+	return checkBytes(f.Name, value, f.Max)
+}
 
 // checkBytes checks a free-text field limited in bytes (destinations, API
 // keys).

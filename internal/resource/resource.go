@@ -1,0 +1,154 @@
+// Package resource declares the fields of each resource family of the
+// management API once: their names, kinds and limits, which bodies accept
+// them, which are required at create, write-only or shown once. The store
+// checks the limits it declares, the CLI makes its flags and their help
+// from it, and tests hold the API's bodies and docs/openapi.yaml to it.
+package resource
+
+import (
+	"fmt"
+	"strconv"
+	"strings"
+
+	"github.com/sluicehq/sluice/client"
+	"github.com/sluicehq/sluice/schemas"
+)
+
+// Kind is the JSON kind of a field's value.
+type Kind string
+
+// The kinds of a field.
+const (
+	String Kind = "string"
+	Bool   Kind = "bool"
+	List   Kind = "list"
+	Object Kind = "object"
+)
+
+// Unit is what the limit of a text field counts.
+type Unit string
+
+// The units of a limit.
+const (
+	Bytes      Unit = "bytes"
+	Characters Unit = "characters"
+)
+
+// The limits of the free-text fields description and metadata
+// (specification section 5). API keys and destinations count them in
+// bytes, subscriptions in characters.
+const (
+	MaxDescription = 255
+	MaxMetadata    = 4096
+)
+
+// Field is a field of the body of a create or an update.
+type Field struct {
+	// Name is its JSON name, such as "destination_ids".
+	Name string
+	Kind Kind
+	// Max is the longest value of a String, in Unit; 0 for no limit here.
+	Max  int
+	Unit Unit
+	// Required fields must be in the body of a create.
+	Required bool
+	// Create and Update say which bodies accept the field: a field only
+	// Create accepts is immutable after create.
+	Create, Update bool
+	// ShownOnce fields are returned only in the answer to the create,
+	// null after.
+	ShownOnce bool
+	// Usage is the CLI's help of its flag, where "{limit}" stands for
+	// Limit; "" when the CLI sets the field with a flag of its own.
+	Usage string
+}
+
+// Limit says Max and Unit, such as "255 bytes".
+func (f Field) Limit() string {
+	return strconv.Itoa(f.Max) + " " + string(f.Unit)
+}
+
+// Help returns Usage with its limit.
+func (f Field) Help() string {
+	return strings.ReplaceAll(f.Usage, "{limit}", f.Limit())
+}
+
+// Spec is a resource family: the prefix of its ids, its path and the member
+// of a page that holds its items (package client's), and the fields of its
+// bodies.
+type Spec struct {
+	Prefix, Path, ListKey string
+	Fields                []Field
+}
+
+// Field returns the field named name. The names are the declarations'
+// below, so a name that is none of them is a mistake in the code: it
+// panics.
+func (s Spec) Field(name string) Field {
+	for _, f := range s.Fields {
+		if f.Name == name {
+			return f
+		}
+	}
+	panic(fmt.Sprintf("resource: the family %s has no field %q", s.Path, name))
+}
+
+// described returns description and metadata, which API keys,
+// destinations and subscriptions have, counted in unit.
+func described(unit Unit) []Field {
+	return []Field{
+		{Name: "description", Kind: String, Max: MaxDescription, Unit: unit, Create: true, Update: true,
+			Usage: "free text for people, at most {limit}"},
+		{Name: "metadata", Kind: String, Max: MaxMetadata, Unit: unit, Create: true, Update: true,
+			Usage: "free text for programs, such as JSON, at most {limit}"},
+	}
+}
+
+// APIKeys is the family of API keys, /api_keys. A key's token is made by
+// sluice and shown once, in the answer to its create.
+func APIKeys() Spec {
+	return Spec{
+		Prefix: schemas.PrefixAPIKey, Path: client.APIKeysPath, ListKey: client.APIKeysListKey,
+		Fields: append(described(Bytes), Field{Name: "token", Kind: String, ShownOnce: true}),
+	}
+}
+
+// EventDestinations is the family of event destinations,
+// /event_destinations. The secret of a target's access key is write-only.
+func EventDestinations() Spec {
+	return Spec{
+		Prefix: schemas.PrefixDestination, Path: client.EventDestinationsPath, ListKey: client.EventDestinationsKey,
+		Fields: append(described(Bytes),
+			Field{Name: "format", Kind: String, Create: true, Update: true,
+				Usage: `how events are serialized: "json", the only format (default json)`},
+			// The CLI sets a target with the flags of its type. The secret
+			// of its access key is never returned.
+			Field{Name: "target", Kind: Object, Required: true, Create: true, Update: true}),
+	}
+}
+
+// EventSubscriptions is the family of event subscriptions,
+// /event_subscriptions.
+func EventSubscriptions() Spec {
+	return Spec{
+		Prefix: schemas.PrefixSubscription, Path: client.EventSubscriptionsPath, ListKey: client.EventSubscriptionsKey,
+		Fields: append(described(Characters),
+			// The CLI sets these with --source and --destination-id.
+			Field{Name: "sources", Kind: List, Create: true, Update: true},
+			Field{Name: "destination_ids", Kind: List, Create: true, Update: true}),
+	}
+}
+
+// BotUsers is the family of bot users, /bot_users (specification sections
+// 2.3 and 4.2). A bot user is created active.
+func BotUsers() Spec {
+	return Spec{
+		Prefix: schemas.PrefixBotUser, Path: client.BotUsersPath, ListKey: client.BotUsersListKey,
+		Fields: []Field{
+			{Name: "name", Kind: String, Max: 255, Unit: Bytes, Required: true, Create: true, Update: true,
+				Usage: "the bot user's name, 1 to {limit}, unique in the account ignoring case"},
+			{Name: "active", Kind: Bool, Update: true,
+				Usage: "whether the bot user is active: --active=false deactivates it"},
+		},
+	}
+}
