@@ -13,13 +13,16 @@ import (
 // ID prefixes. An id is a prefix and a 27-character KSUID, so sorting ids
 // sorts them by creation time (to the second; exactly for ids of IDs).
 const (
-	PrefixEvent        = "ev_"
-	PrefixAccount      = "ac_"
-	PrefixAPIKey       = "ak_"
-	PrefixSubscription = "esb_"
-	PrefixDestination  = "ed_"
-	PrefixOperation    = "op_"
-	PrefixBotUser      = "bot_"
+	PrefixEvent          = "ev_"
+	PrefixAccount        = "ac_"
+	PrefixAPIKey         = "ak_"
+	PrefixSubscription   = "esb_"
+	PrefixDestination    = "ed_"
+	PrefixOperation      = "op_"
+	PrefixBotUser        = "bot_"
+	PrefixAgentIngress   = "agin_"
+	PrefixReservedDomain = "rd_"
+	PrefixCredential     = "cr_"
 )
 
 // TimeLayout is the layout of event_timestamp: RFC 3339, UTC, milliseconds.
