@@ -152,3 +152,17 @@ func BotUsers() Spec {
 		},
 	}
 }
+
+// Credentials is the family of tunnel credentials, /credentials
+// (specification sections 2.4 and 5). A credential's token is made by
+// sluice and shown once, in the answer to its create.
+func Credentials() Spec {
+	return Spec{
+		Prefix: schemas.PrefixCredential, Path: client.CredentialsPath, ListKey: client.CredentialsListKey,
+		Fields: append(described(Bytes),
+			Field{Name: "token", Kind: String, ShownOnce: true},
+			// The CLI sets these with --acl and --owner-id.
+			Field{Name: "acl", Kind: List, Create: true, Update: true},
+			Field{Name: "owner_id", Kind: String, Create: true, Update: true}),
+	}
+}
