@@ -90,7 +90,7 @@ const (
 	LimitRunningReplays         = "running replays"
 	LimitAPIKeys                = "api keys"
 	LimitBotUsers               = "bot users"
-	LimitCredentials            = "credentials"
+	LimitCredentials            = "tunnel credentials"
 )
 
 // LimitError is a create refused because the account has as many resources
