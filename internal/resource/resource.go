@@ -161,8 +161,9 @@ func Credentials() Spec {
 		Prefix: schemas.PrefixCredential, Path: client.CredentialsPath, ListKey: client.CredentialsListKey,
 		Fields: append(described(Bytes),
 			Field{Name: "token", Kind: String, ShownOnce: true},
-			// The CLI sets these with --acl and --owner-id.
-			Field{Name: "acl", Kind: List, Create: true, Update: true},
-			Field{Name: "owner_id", Kind: String, Create: true, Update: true}),
+			Field{Name: "acl", Kind: List, Create: true, Update: true,
+				Usage: `what the token may bind, rules separated by commas: "*" (anything), bind:<domain>, bind:*.<domain> or bind:<host>:<port>; --acl "" removes every rule`},
+			Field{Name: "owner_id", Kind: String, Create: true, Update: true,
+				Usage: `the bot user that owns the credential (bot_...); --owner-id "" removes the owner`}),
 	}
 }
