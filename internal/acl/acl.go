@@ -21,12 +21,27 @@ const BindPrefix = "bind:"
 // Forms says the forms of a rule, for messages.
 const Forms = `"*", "bind:<domain>" (such as bind:app.example.com), "bind:*.<domain>" (such as bind:*.example.com) or "bind:<host>:<port>" (such as bind:example.com:8443)`
 
-// Check returns an error quoting the first rule of rules that is none of
+// RuleError is a rule that is none of the allowed forms.
+type RuleError struct {
+	// Index is the rule's place in the list, from 0.
+	Index int
+	// Rule is the rule as given.
+	Rule string
+	// Reason says what is wrong with it.
+	Reason string
+}
+
+// Error quotes the rule, says what is wrong with it and the allowed forms.
+func (e *RuleError) Error() string {
+	return fmt.Sprintf("%q %s: a rule is %s", e.Rule, e.Reason, Forms)
+}
+
+// Check returns a *RuleError for the first rule of rules that is none of
 // the allowed forms (see Forms), or nil.
 func Check(rules []string) error {
 	for i, rule := range rules {
 		if err := checkRule(rule); err != nil {
-			return fmt.Errorf("rule %d, %q, %s: a rule is %s", i, rule, err, Forms)
+			return &RuleError{Index: i, Rule: rule, Reason: err.Error()}
 		}
 	}
 	return nil

@@ -1,6 +1,8 @@
 package acl
 
 import (
+	"errors"
+	"fmt"
 	"strings"
 	"testing"
 )
@@ -61,8 +63,9 @@ func TestCheck(t *testing.T) {
 			t.Errorf("Check(%q) = nil, want an error", bad)
 			continue
 		}
-		if msg := err.Error(); !strings.Contains(msg, "rule 1") || !strings.Contains(msg, "bind:*.<domain>") {
-			t.Errorf("Check(%q) = %q: want the rule quoted and the allowed forms said", bad, msg)
+		var rule *RuleError
+		if !errors.As(err, &rule) || rule.Index != 1 || rule.Rule != bad || !strings.Contains(err.Error(), fmt.Sprintf("%q", bad)) || !strings.Contains(err.Error(), "bind:*.<domain>") {
+			t.Errorf("Check(%q) = %v: want a *RuleError of rule 1 quoting it and saying the allowed forms", bad, err)
 		}
 	}
 }

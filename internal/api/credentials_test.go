@@ -120,9 +120,9 @@ func TestCredentialValidation(t *testing.T) {
 	tests := []struct {
 		name, method, path, body, code, field, says string
 	}{
-		{"bad rule", http.MethodPost, "/credentials", `{"acl":["connect:example.com"]}`, "ERR_SLUICE_333", "acl", `"connect:example.com"`},
-		{"bad rule says the forms", http.MethodPost, "/credentials", `{"acl":["*","bind:"]}`, "ERR_SLUICE_333", "acl", "bind:*.<domain>"},
-		{"bad port", http.MethodPost, "/credentials", `{"acl":["bind:a.example.com:70000"]}`, "ERR_SLUICE_333", "acl", "70000"},
+		{"bad rule", http.MethodPost, "/credentials", `{"acl":["connect:example.com"]}`, "ERR_SLUICE_333", "acl[0]", `"connect:example.com"`},
+		{"bad rule says the forms", http.MethodPost, "/credentials", `{"acl":["*","bind:"]}`, "ERR_SLUICE_333", "acl[1]", "bind:*.<domain>"},
+		{"bad port", http.MethodPost, "/credentials", `{"acl":["bind:a.example.com:70000"]}`, "ERR_SLUICE_333", "acl[0]", "70000"},
 		{"acl a string", http.MethodPost, "/credentials", `{"acl":"*"}`, "ERR_SLUICE_332", "acl", ""},
 		{"owner not a bot id", http.MethodPost, "/credentials", `{"owner_id":"ak_1"}`, "ERR_SLUICE_333", "owner_id", "bot user"},
 		{"owner of another account", http.MethodPost, "/credentials", `{"owner_id":"` + theirs.ID + `"}`, "ERR_SLUICE_333", "owner_id", "no bot user of the account"},
@@ -130,7 +130,7 @@ func TestCredentialValidation(t *testing.T) {
 		{"metadata of 4097 bytes", http.MethodPost, "/credentials", `{"metadata":"` + strings.Repeat("x", 4097) + `"}`, "ERR_SLUICE_333", "metadata", "4096 bytes"},
 		{"token at create", http.MethodPost, "/credentials", `{"token":"mine"}`, "ERR_SLUICE_331", "", ""},
 		{"unknown field", http.MethodPatch, "/credentials/CR", `{"name":"x"}`, "ERR_SLUICE_331", "", ""},
-		{"patch bad rule", http.MethodPatch, "/credentials/CR", `{"acl":["bind:*"]}`, "ERR_SLUICE_333", "acl", `"bind:*"`},
+		{"patch bad rule", http.MethodPatch, "/credentials/CR", `{"acl":["bind:*"]}`, "ERR_SLUICE_333", "acl[0]", `"bind:*"`},
 		{"patch owner", http.MethodPatch, "/credentials/CR", `{"owner_id":"bot_2Ed2q8zQnGAqCS4LCCXyqqmNuQK"}`, "ERR_SLUICE_333", "owner_id", "no bot user"},
 	}
 	for _, tt := range tests {

@@ -69,8 +69,9 @@ func (c Credential) check() error {
 	if len(c.ACL) > MaxACLRules {
 		return invalid("acl", "has %d rules, more than %d: merge them, with bind:*.<domain> for a domain's names", len(c.ACL), MaxACLRules)
 	}
-	if err := acl.Check(c.ACL); err != nil {
-		return invalid("acl", "%s", err)
+	var rule *acl.RuleError
+	if err := acl.Check(c.ACL); errors.As(err, &rule) {
+		return invalid(fmt.Sprintf("acl[%d]", rule.Index), "%s", rule)
 	}
 	if c.OwnerID != "" && schemas.CheckID(schemas.PrefixBotUser, c.OwnerID) != nil {
 		return invalid("owner_id", "must be the id of a bot user of the account (bot_...), and is %q", c.OwnerID)

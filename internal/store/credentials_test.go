@@ -86,8 +86,8 @@ func TestCredentialRules(t *testing.T) {
 		field string
 		says  string
 	}{
-		{store.Credential{ACL: []string{"*", "connect:x"}}, "acl", `"connect:x"`},
-		{store.Credential{ACL: []string{"bind:example.com:99999"}}, "acl", "bind:<host>:<port>"},
+		{store.Credential{ACL: []string{"*", "connect:x"}}, "acl[1]", `"connect:x"`},
+		{store.Credential{ACL: []string{"bind:example.com:99999"}}, "acl[0]", "bind:<host>:<port>"},
 		{store.Credential{ACL: make([]string, store.MaxACLRules+1)}, "acl", "more than"},
 		{store.Credential{OwnerID: "ac_x"}, "owner_id", "bot user"},
 		{store.Credential{OwnerID: foreign.ID}, "owner_id", "no bot user of the account"},
