@@ -21,6 +21,7 @@ var (
 	subscriptionResource = resource{noun: "event subscription", listPath: client.EventSubscriptionsPath}
 	apiKeyResource       = resource{noun: "API key", listPath: client.APIKeysPath}
 	botUserResource      = resource{noun: "bot user", listPath: client.BotUsersPath}
+	credentialResource   = resource{noun: "tunnel credential", listPath: client.CredentialsPath}
 )
 
 // writeStoreError answers with the API error of an error of the store about
@@ -30,6 +31,7 @@ func (s *Server) writeStoreError(w http.ResponseWriter, r *http.Request, err err
 	var (
 		invalid *store.ValidationError
 		inUse   *store.InUseError
+		owner   *store.OwnerInUseError
 		limit   *store.LimitError
 		taken   *store.TakenError
 	)
@@ -43,6 +45,10 @@ func (s *Server) writeStoreError(w http.ResponseWriter, r *http.Request, err err
 	case errors.As(err, &inUse):
 		e := newError(CodeInUse, "%s", inUse.Error())
 		e.Details = map[string]any{"subscriptions": inUse.Subscriptions}
+		writeError(w, r, e)
+	case errors.As(err, &owner):
+		e := newError(CodeOwnerInUse, "%s", owner.Error())
+		e.Details = map[string]any{"credentials": owner.Credentials}
 		writeError(w, r, e)
 	case errors.As(err, &taken):
 		e := newError(CodeNameTaken, "%s", taken.Error())
@@ -77,6 +83,7 @@ var limits = map[string]struct {
 	store.LimitRunningReplays:         {CodeReplayLimit, "wait for one to finish (GET /event_subscriptions/{id}/replays shows their state)", "--max-running-replays"},
 	store.LimitAPIKeys:                {CodeAPIKeyLimit, "delete one you no longer use (DELETE /api_keys/{id})", "--max-api-keys"},
 	store.LimitBotUsers:               {CodeBotUserLimit, "delete one you no longer use (DELETE /bot_users/{id})", "--max-bot-users"},
+	store.LimitCredentials:            {CodeCredentialLimit, "delete one you no longer use (DELETE /credentials/{id})", "--max-credentials"},
 }
 
 // limitError is the API error of a create over a limit of the account: it

@@ -24,6 +24,7 @@ const (
 	DefaultMaxRunningReplay = 5
 	DefaultMaxAPIKeys       = 100
 	DefaultMaxBotUsers      = 100
+	DefaultMaxCredentials   = 100
 )
 
 // Limits bound what one account can have. A zero field gets its default.
@@ -47,6 +48,9 @@ type Limits struct {
 	// BotUsers is the most bot users of an account; default
 	// DefaultMaxBotUsers.
 	BotUsers int
+	// Credentials is the most tunnel credentials of an account; default
+	// DefaultMaxCredentials.
+	Credentials int
 }
 
 func (l *Limits) setDefaults() {
@@ -69,6 +73,9 @@ func (l *Limits) setDefaults() {
 	if l.BotUsers <= 0 {
 		l.BotUsers = DefaultMaxBotUsers
 	}
+	if l.Credentials <= 0 {
+		l.Credentials = DefaultMaxCredentials
+	}
 }
 
 // ErrLimit means the account has as many resources of a kind as the
@@ -83,6 +90,7 @@ const (
 	LimitRunningReplays         = "running replays"
 	LimitAPIKeys                = "api keys"
 	LimitBotUsers               = "bot users"
+	LimitCredentials            = "tunnel credentials"
 )
 
 // LimitError is a create refused because the account has as many resources
