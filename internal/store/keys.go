@@ -22,6 +22,8 @@ import (
 //	replays.<account_id>.<replay_id>                          Replay
 //	bot_users.<account_id>.<bot_user_id>                      BotUser
 //	bot_user_names.<account_id>.<hex sha-256 of folded name>  uniqueEntry (written with its BotUser)
+//	reserved_domains.<account_id>.<reserved_domain_id>        ReservedDomain
+//	reserved_domain_names.<hex sha-256 of folded domain>      uniqueEntry (written with its ReservedDomain; all accounts)
 //	creations.<account_id>.<kind>                             creationClaims (creates under way, for Limits)
 
 // bootstrapKey is the key Bootstrap claims before it creates anything.

@@ -24,6 +24,9 @@ const (
 	DefaultMaxRunningReplay = 5
 	DefaultMaxAPIKeys       = 100
 	DefaultMaxBotUsers      = 100
+	// DefaultMaxReservedDomains is the most reserved domains of an
+	// account by default.
+	DefaultMaxReservedDomains = 100
 )
 
 // Limits bound what one account can have. A zero field gets its default.
@@ -47,6 +50,9 @@ type Limits struct {
 	// BotUsers is the most bot users of an account; default
 	// DefaultMaxBotUsers.
 	BotUsers int
+	// ReservedDomains is the most reserved domains of an account;
+	// default DefaultMaxReservedDomains.
+	ReservedDomains int
 }
 
 func (l *Limits) setDefaults() {
@@ -69,6 +75,9 @@ func (l *Limits) setDefaults() {
 	if l.BotUsers <= 0 {
 		l.BotUsers = DefaultMaxBotUsers
 	}
+	if l.ReservedDomains <= 0 {
+		l.ReservedDomains = DefaultMaxReservedDomains
+	}
 }
 
 // ErrLimit means the account has as many resources of a kind as the
@@ -83,6 +92,7 @@ const (
 	LimitRunningReplays         = "running replays"
 	LimitAPIKeys                = "api keys"
 	LimitBotUsers               = "bot users"
+	LimitReservedDomains        = "reserved domains"
 )
 
 // LimitError is a create refused because the account has as many resources
