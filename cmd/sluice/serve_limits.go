@@ -43,6 +43,7 @@ type limitFlags struct {
 	runningReplays         int
 	apiKeys                int
 	botUsers               int
+	reservedDomains        int
 }
 
 func (f *limitFlags) register(fl *pflag.FlagSet) {
@@ -60,6 +61,7 @@ func (f *limitFlags) register(fl *pflag.FlagSet) {
 	fl.IntVar(&f.runningReplays, "max-running-replays", store.DefaultMaxRunningReplay, "replays one account may have running at once")
 	fl.IntVar(&f.apiKeys, "max-api-keys", store.DefaultMaxAPIKeys, "API keys one account may have")
 	fl.IntVar(&f.botUsers, "max-bot-users", store.DefaultMaxBotUsers, "bot users one account may have")
+	fl.IntVar(&f.reservedDomains, "max-reserved-domains", store.DefaultMaxReservedDomains, "reserved domains one account may have")
 }
 
 // validate returns what is wrong with the flags, each with what to do. A
@@ -80,6 +82,7 @@ func (f limitFlags) validate() []error {
 		{"--max-running-replays", f.runningReplays},
 		{"--max-api-keys", f.apiKeys},
 		{"--max-bot-users", f.botUsers},
+		{"--max-reserved-domains", f.reservedDomains},
 	} {
 		if n.value < 0 {
 			errs = append(errs, fmt.Errorf("%s %d is negative: give a positive number (0 takes the default)", n.name, n.value))
@@ -149,5 +152,6 @@ func (f limitFlags) storeLimits() store.Limits {
 		RunningReplays:         f.runningReplays,
 		APIKeys:                f.apiKeys,
 		BotUsers:               f.botUsers,
+		ReservedDomains:        f.reservedDomains,
 	}
 }

@@ -32,6 +32,7 @@ func (s *Server) writeStoreError(w http.ResponseWriter, r *http.Request, err err
 		inUse   *store.InUseError
 		limit   *store.LimitError
 		taken   *store.TakenError
+		domain  *store.DomainTakenError
 	)
 	switch {
 	case errors.As(err, &limit):
@@ -43,6 +44,10 @@ func (s *Server) writeStoreError(w http.ResponseWriter, r *http.Request, err err
 	case errors.As(err, &inUse):
 		e := newError(CodeInUse, "%s", inUse.Error())
 		e.Details = map[string]any{"subscriptions": inUse.Subscriptions}
+		writeError(w, r, e)
+	case errors.As(err, &domain):
+		e := newError(CodeDomainTaken, "%s", domain.Error())
+		e.Details = map[string]any{"field": "domain"}
 		writeError(w, r, e)
 	case errors.As(err, &taken):
 		e := newError(CodeNameTaken, "%s", taken.Error())
@@ -77,6 +82,7 @@ var limits = map[string]struct {
 	store.LimitRunningReplays:         {CodeReplayLimit, "wait for one to finish (GET /event_subscriptions/{id}/replays shows their state)", "--max-running-replays"},
 	store.LimitAPIKeys:                {CodeAPIKeyLimit, "delete one you no longer use (DELETE /api_keys/{id})", "--max-api-keys"},
 	store.LimitBotUsers:               {CodeBotUserLimit, "delete one you no longer use (DELETE /bot_users/{id})", "--max-bot-users"},
+	store.LimitReservedDomains:        {CodeReservedDomainLimit, "delete one you no longer use (DELETE /reserved_domains/{id})", "--max-reserved-domains"},
 }
 
 // limitError is the API error of a create over a limit of the account: it

@@ -112,6 +112,11 @@ type Config struct {
 	// BotUsers). It is never taken from a request's Host, which the client
 	// chooses: a stored event must not carry a host a caller made up.
 	BaseURL string
+	// ServiceDomains are the service's own domains (serve
+	// --service-domains; default DefaultServiceDomains): a reserved domain
+	// may be a name under one, never one or a wildcard covering one, and a
+	// custom domain's CNAME targets are names under the first.
+	ServiceDomains []string
 	// AuditTimeout bounds the publishing of the audit event of one change
 	// when it is made; an event not published by then waits in the
 	// store's outbox for an AuditRelay. Default DefaultAuditTimeout.
@@ -126,6 +131,9 @@ type Config struct {
 const DefaultAuditTimeout = 5 * time.Second
 
 func (c *Config) setDefaults() {
+	if c.ServiceDomains == nil {
+		c.ServiceDomains = DefaultServiceDomains
+	}
 	if c.MaxBodyBytes <= 0 {
 		c.MaxBodyBytes = 10 << 20
 	}
@@ -190,6 +198,9 @@ type Deps struct {
 	APIKeys APIKeys
 	// BotUsers keeps bot users; nil: the /bot_users routes are not served.
 	BotUsers BotUsers
+	// ReservedDomains keeps reserved domains; nil: the /reserved_domains
+	// routes are not served.
+	ReservedDomains ReservedDomains
 	// DeliveryStatus reads destinations' delivery status; nil (or
 	// Destinations nil): GET /event_destinations/{id}/status is not served.
 	DeliveryStatus DeliveryStatus
@@ -222,19 +233,20 @@ type Server struct {
 	publisher Publisher
 	// destinations, subscriptions, apiKeys and botUsers are nil when
 	// their routes are not served.
-	destinations  Destinations
-	subscriptions Subscriptions
-	apiKeys       APIKeys
-	botUsers      BotUsers
-	deadLetters   DeadLetters
-	replays       Replays
-	storage       Storage
-	outbox        Outbox
-	catalogue     *schemas.Catalogue
-	log           *slog.Logger
-	metrics       *metrics
-	mux           *http.ServeMux
-	handler       http.Handler
+	destinations    Destinations
+	subscriptions   Subscriptions
+	apiKeys         APIKeys
+	botUsers        BotUsers
+	reservedDomains ReservedDomains
+	deadLetters     DeadLetters
+	replays         Replays
+	storage         Storage
+	outbox          Outbox
+	catalogue       *schemas.Catalogue
+	log             *slog.Logger
+	metrics         *metrics
+	mux             *http.ServeMux
+	handler         http.Handler
 	// families are the resource families routed, for the test of
 	// docs/openapi.yaml.
 	families []familyDoc
@@ -257,7 +269,7 @@ func New(cfg Config, deps Deps) (*Server, error) {
 	if deps.Keys == nil || deps.Publisher == nil {
 		return nil, errors.New("api: Keys and Publisher are required")
 	}
-	if deps.Destinations != nil || deps.Subscriptions != nil || deps.APIKeys != nil || deps.BotUsers != nil {
+	if deps.Destinations != nil || deps.Subscriptions != nil || deps.APIKeys != nil || deps.BotUsers != nil || deps.ReservedDomains != nil {
 		if u, err := url.Parse(cfg.BaseURL); err != nil || (u.Scheme != "http" && u.Scheme != "https") || u.Host == "" {
 			return nil, fmt.Errorf("api: BaseURL %q is not a full http or https URL: the management routes need the scheme and host clients reach the API at, for the uri of resources and audit events", cfg.BaseURL)
 		}
@@ -274,23 +286,24 @@ func New(cfg Config, deps Deps) (*Server, error) {
 		return nil, err
 	}
 	s := &Server{
-		cfg:           cfg,
-		keys:          deps.Keys,
-		publisher:     deps.Publisher,
-		destinations:  deps.Destinations,
-		subscriptions: deps.Subscriptions,
-		apiKeys:       deps.APIKeys,
-		botUsers:      deps.BotUsers,
-		deadLetters:   deps.DeadLetters,
-		replays:       deps.Replays,
-		storage:       deps.Storage,
-		outbox:        deps.Outbox,
-		catalogue:     deps.Catalogue,
-		log:           deps.Logger,
-		metrics:       m,
-		mux:           http.NewServeMux(),
-		admission:     door,
-		writeRate:     newWriteRate(cfg.AccountWriteRate, cfg.AccountWriteBurst),
+		cfg:             cfg,
+		keys:            deps.Keys,
+		publisher:       deps.Publisher,
+		destinations:    deps.Destinations,
+		subscriptions:   deps.Subscriptions,
+		apiKeys:         deps.APIKeys,
+		botUsers:        deps.BotUsers,
+		reservedDomains: deps.ReservedDomains,
+		deadLetters:     deps.DeadLetters,
+		replays:         deps.Replays,
+		storage:         deps.Storage,
+		outbox:          deps.Outbox,
+		catalogue:       deps.Catalogue,
+		log:             deps.Logger,
+		metrics:         m,
+		mux:             http.NewServeMux(),
+		admission:       door,
+		writeRate:       newWriteRate(cfg.AccountWriteRate, cfg.AccountWriteBurst),
 	}
 	if !cfg.WithoutIngest {
 		s.mux.Handle("POST /events", s.countRequests(s.checkKey(http.HandlerFunc(s.ingest))))
@@ -314,6 +327,9 @@ func New(cfg Config, deps Deps) (*Server, error) {
 	}
 	if s.botUsers != nil {
 		s.routeBotUsers()
+	}
+	if s.reservedDomains != nil {
+		s.routeReservedDomains()
 	}
 	s.mux.HandleFunc("/", s.fallback)
 	s.handler = s.withOperation(s.guardStorage(s.mux))

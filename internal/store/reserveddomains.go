@@ -97,6 +97,9 @@ func CheckReservedDomain(domain string) (string, error) {
 	if d == "" {
 		return "", invalid("domain", "is required: give a domain such as app.example.com or *.sub.example.com")
 	}
+	if len(d) > 253 {
+		return "", invalid("domain", "is %d bytes long, and a domain name may have at most 253", len(d))
+	}
 	base, wildcard := strings.CutPrefix(d, "*.")
 	if err := checkDomainName(base, wildcard); err != nil {
 		return "", err
@@ -112,9 +115,6 @@ func CheckReservedDomain(domain string) (string, error) {
 
 // checkDomainName checks the name after any "*." of a domain.
 func checkDomainName(name string, wildcard bool) error {
-	if len(name) > 253 {
-		return invalid("domain", "is %d bytes long, and a domain name may have at most 253", len(name))
-	}
 	labels := strings.Split(name, ".")
 	if len(labels) < 2 && !wildcard {
 		return invalid("domain", "%q is not a fully qualified domain name: give at least two labels, such as app.example.com", name)

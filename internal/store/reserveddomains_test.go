@@ -28,6 +28,7 @@ func TestReservedDomainRules(t *testing.T) {
 		{"localhost", "", "two labels"},
 		{"a" + long + ".example.com", "", "at most 63"},
 		{strings.Repeat(long+".", 4) + "com", "", "at most 253"},
+		{"*." + strings.Repeat(long+".", 3) + strings.Repeat("a", 56) + ".com", "", "at most 253"}, // 252 after "*.",
 		{"-a.example.com", "", "hyphen"},
 		{"a-.example.com", "", "hyphen"},
 		{"a..example.com", "", "empty label"},
