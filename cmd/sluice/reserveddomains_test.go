@@ -53,3 +53,20 @@ func TestReservedDomainsCommands(t *testing.T) {
 	_, _, err = e.run("reserved-domains", "get", id)
 	check.ErrorContains(t, err, "(404): ")
 }
+
+// TestServiceDomainsFlag lower-cases --service-domains and refuses a
+// value that is not a plain fully qualified name.
+func TestServiceDomainsFlag(t *testing.T) {
+	f := domainFlags{serviceDomains: []string{"Sluice.APP", "edge.example.com"}}
+	if err := f.validate(); err != nil || f.serviceDomains[0] != "sluice.app" {
+		t.Fatalf("validate: %v, %v", err, f.serviceDomains)
+	}
+	for _, bad := range []string{"*.sluice.app", "localhost", "a_b.example.com"} {
+		f := domainFlags{serviceDomains: []string{bad}}
+		check.ErrorContains(t, f.validate(), "--service-domains")
+	}
+	out, _, err := runSluice(t, "", "serve", "--help")
+	if err != nil || !strings.Contains(out, "--service-domains") || !strings.Contains(out, "sluice.app") || !strings.Contains(out, "--max-reserved-domains") {
+		t.Fatalf("serve --help: %v\n%s", err, out)
+	}
+}
