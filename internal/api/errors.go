@@ -14,51 +14,51 @@ type Code int
 
 // The API's error codes.
 const (
-	CodeInternal            Code = 100 // 500: a bug or an unexpected failure
-	CodeUnavailable         Code = 101 // 503: JetStream could not store the events
-	CodeStoreUnavailable    Code = 102 // 503: the key store is unreachable, so keys cannot be checked
-	CodeBusy                Code = 103 // 503: too many ingest requests in flight
-	CodeConfigUnavailable   Code = 104 // 503: the configuration store is unreachable
-	CodeStatusUnavailable   Code = 108 // 503: the delivery status cannot be read from JetStream
-	CodeDLQUnavailable      Code = 107 // 503: the dead-letter stream cannot be read or changed
-	CodeStorageFull         Code = 110 // 503: JetStream's storage is full, or refuses writes
-	CodeAccountBusy         Code = 130 // 429: the account has its share of ingest, or of management, requests in flight
-	CodeAccountBytes        Code = 131 // 429: the account's bodies in flight hold its share of bytes
-	CodeBodyTooSlow         Code = 132 // 408: the body arrived slower than the minimum rate
-	CodeAccountWriteRate    Code = 139 // 429: the account changes its configuration faster than its rate
-	CodeVersionMissing      Code = 200 // 400: no Service-Version header
-	CodeVersionUnsupported  Code = 201 // 400: a Service-Version other than 2
-	CodeAuthMissing         Code = 210 // 401: no bearer token
-	CodeAuthInvalid         Code = 211 // 401: unknown or deleted API key
-	CodeMalformedBody       Code = 300 // 400: the body is not well-formed JSON, ended early, or came too slowly
-	CodeInvalidEvents       Code = 301 // 400: some events are invalid; none were stored
-	CodeEmptyBatch          Code = 302 // 400: the body holds no events
-	CodeBodyTooLarge        Code = 310 // 413: the body is over 10 MiB
-	CodeTooManyEvents       Code = 311 // 413: more than 10,000 events in one request
-	CodeEventTooLarge       Code = 312 // 413: one event is over 1 MiB, or over NATS's max_payload
-	CodeRequestTooLarge     Code = 313 // 413: a management request body is over 1 MiB
-	CodeContentType         Code = 320 // 415: a Content-Type other than JSON or NDJSON
-	CodeMalformedRequest    Code = 330 // 400: a management request body is empty, not well-formed JSON, or more than one value
-	CodeUnknownField        Code = 331 // 400: a management request body has a field the call does not take
-	CodeWrongType           Code = 332 // 400: a field of a management request body has the wrong JSON type
-	CodeInvalidField        Code = 333 // 400: a field breaks a rule; details.field names it
-	CodeBadParameter        Code = 334 // 400: a query parameter (limit, before_id) is invalid
-	CodeNotFound            Code = 404 // 404: no such path
-	CodeMethodNotAllowed    Code = 405 // 405: the path does not take this method
-	CodeResourceNotFound    Code = 420 // 404: no such resource in the key's account
-	CodeInUse               Code = 421 // 409: a destination still used by subscriptions
-	CodeConcurrentChange    Code = 422 // 409: the resource kept changing under concurrent updates
-	CodeLastAPIKey          Code = 423 // 409: deleting the account's only API key
-	CodeSourceExists        Code = 424 // 409: adding a source of a kind the subscription has
-	CodeNameTaken           Code = 425 // 409: a name another resource of the family in the account has
-	CodeDomainTaken         Code = 430 // 409: a domain reserved already, by any account
-	CodeDestinationLimit    Code = 440 // 409: the account has its limit of destinations
-	CodeSubscriptionLimit   Code = 441 // 409: the account has its limit of subscriptions
-	CodeSourceLimit         Code = 442 // 409: more sources than a subscription may have
-	CodeReplayLimit         Code = 443 // 409: the account has its limit of running replays
-	CodeAPIKeyLimit         Code = 444 // 409: the account has its limit of API keys
-	CodeBotUserLimit        Code = 445 // 409: the account has its limit of bot users
-	CodeReservedDomainLimit Code = 448 // 409: the account has its limit of reserved domains
+	CodeInternal           Code = 100 // 500: a bug or an unexpected failure
+	CodeUnavailable        Code = 101 // 503: JetStream could not store the events
+	CodeStoreUnavailable   Code = 102 // 503: the key store is unreachable, so keys cannot be checked
+	CodeBusy               Code = 103 // 503: too many ingest requests in flight
+	CodeConfigUnavailable  Code = 104 // 503: the configuration store is unreachable
+	CodeStatusUnavailable  Code = 108 // 503: the delivery status cannot be read from JetStream
+	CodeDLQUnavailable     Code = 107 // 503: the dead-letter stream cannot be read or changed
+	CodeStorageFull        Code = 110 // 503: JetStream's storage is full, or refuses writes
+	CodeAccountBusy        Code = 130 // 429: the account has its share of ingest, or of management, requests in flight
+	CodeAccountBytes       Code = 131 // 429: the account's bodies in flight hold its share of bytes
+	CodeBodyTooSlow        Code = 132 // 408: the body arrived slower than the minimum rate
+	CodeAccountWriteRate   Code = 139 // 429: the account changes its configuration faster than its rate
+	CodeVersionMissing     Code = 200 // 400: no Service-Version header
+	CodeVersionUnsupported Code = 201 // 400: a Service-Version other than 2
+	CodeAuthMissing        Code = 210 // 401: no bearer token
+	CodeAuthInvalid        Code = 211 // 401: unknown or deleted API key
+	CodeMalformedBody      Code = 300 // 400: the body is not well-formed JSON, ended early, or came too slowly
+	CodeInvalidEvents      Code = 301 // 400: some events are invalid; none were stored
+	CodeEmptyBatch         Code = 302 // 400: the body holds no events
+	CodeBodyTooLarge       Code = 310 // 413: the body is over 10 MiB
+	CodeTooManyEvents      Code = 311 // 413: more than 10,000 events in one request
+	CodeEventTooLarge      Code = 312 // 413: one event is over 1 MiB, or over NATS's max_payload
+	CodeRequestTooLarge    Code = 313 // 413: a management request body is over 1 MiB
+	CodeContentType        Code = 320 // 415: a Content-Type other than JSON or NDJSON
+	CodeMalformedRequest   Code = 330 // 400: a management request body is empty, not well-formed JSON, or more than one value
+	CodeUnknownField       Code = 331 // 400: a management request body has a field the call does not take
+	CodeWrongType          Code = 332 // 400: a field of a management request body has the wrong JSON type
+	CodeInvalidField       Code = 333 // 400: a field breaks a rule; details.field names it
+	CodeBadParameter       Code = 334 // 400: a query parameter (limit, before_id) is invalid
+	CodeNotFound           Code = 404 // 404: no such path
+	CodeMethodNotAllowed   Code = 405 // 405: the path does not take this method
+	CodeResourceNotFound   Code = 420 // 404: no such resource in the key's account
+	CodeInUse              Code = 421 // 409: a destination still used by subscriptions
+	CodeConcurrentChange   Code = 422 // 409: the resource kept changing under concurrent updates
+	CodeLastAPIKey         Code = 423 // 409: deleting the account's only API key
+	CodeSourceExists       Code = 424 // 409: adding a source of a kind the subscription has
+	CodeNameTaken          Code = 425 // 409: a name another resource of the family in the account has
+	CodeDomainTaken        Code = 430 // 409: a domain reserved already, by any account
+	CodeDestinationLimit   Code = 440 // 409: the account has its limit of destinations
+	CodeSubscriptionLimit  Code = 441 // 409: the account has its limit of subscriptions
+	CodeSourceLimit        Code = 442 // 409: more sources than a subscription may have
+	CodeReplayLimit        Code = 443 // 409: the account has its limit of running replays
+	CodeAPIKeyLimit        Code = 444 // 409: the account has its limit of API keys
+	CodeBotUserLimit       Code = 445 // 409: the account has its limit of bot users
+	CodeDomainLimit        Code = 448 // 409: the account has its limit of reserved domains
 )
 
 // codeInfo documents a code: its HTTP status and when it is returned.
@@ -68,51 +68,51 @@ type codeInfo struct {
 }
 
 var codes = map[Code]codeInfo{
-	CodeInternal:            {http.StatusInternalServerError, "sluice failed unexpectedly; the operation id in the response finds the log line"},
-	CodeUnavailable:         {http.StatusServiceUnavailable, "JetStream could not store some of the events; send the same events again, with the ids in details.event_ids, after Retry-After seconds: within the stream's 2-minute duplicate window, events already stored are not stored twice"},
-	CodeStoreUnavailable:    {http.StatusServiceUnavailable, "sluice cannot check API keys because its key store is unreachable; retry after Retry-After seconds"},
-	CodeBusy:                {http.StatusServiceUnavailable, "sluice as a whole has as many ingest requests in flight as it takes (--max-in-flight), or the bodies of the requests in flight (ingest and management) hold its whole budget of bytes (--max-bytes-in-flight); retry after Retry-After seconds"},
-	CodeAccountBusy:         {http.StatusTooManyRequests, "the key's account has its share of ingest requests in flight (--max-account-in-flight, a quarter of sluice's by default), or of management requests with a body (--max-account-management-in-flight, 8 by default), so that it cannot crowd out other accounts; retry after Retry-After seconds, or send fewer requests at once"},
-	CodeAccountBytes:        {http.StatusTooManyRequests, "the bodies of the account's requests in flight (ingest and management) hold its share of bytes (--max-account-bytes-in-flight, a quarter of sluice's budget by default); retry after Retry-After seconds, or send fewer or smaller requests at once"},
-	CodeAccountWriteRate:    {http.StatusTooManyRequests, "the account is changing its configuration (management calls that create, update or delete, replays, redrives, tests) faster than sluice allows one account: after a burst of 50, 5 changes a second by default (serve --account-write-rate, --account-write-burst); wait Retry-After seconds and send it again, or make fewer changes at once"},
-	CodeBodyTooSlow:         {http.StatusRequestTimeout, "the body of an ingest or management request arrived slower than the minimum rate (by default 10 KiB in every 10 s, --min-body-rate), so the request was cut; send it faster, or in smaller requests"},
-	CodeConfigUnavailable:   {http.StatusServiceUnavailable, "sluice cannot read or write its configuration store (subscriptions, destinations, API keys) because it is unreachable; retry after Retry-After seconds"},
-	CodeStatusUnavailable:   {http.StatusServiceUnavailable, "sluice cannot read a destination's delivery status (the SLUICE_STATUS bucket, the route consumers, SLUICE_DLQ) because JetStream is unreachable; retry after Retry-After seconds"},
-	CodeDLQUnavailable:      {http.StatusServiceUnavailable, "sluice cannot read or change its dead-letter stream (SLUICE_DLQ) because JetStream is unreachable; retry after Retry-After seconds"},
-	CodeStorageFull:         {http.StatusServiceUnavailable, "JetStream's storage is full (or refuses writes for another reason the message gives), so nothing can be stored: neither events nor changes; sluice takes writes again by itself within seconds of space being freed. Send the same request again after Retry-After seconds (with the same event ids, for events)"},
-	CodeVersionMissing:      {http.StatusBadRequest, "the Service-Version header is missing; send Service-Version: 2"},
-	CodeVersionUnsupported:  {http.StatusBadRequest, "the Service-Version header names a version sluice does not support; send Service-Version: 2"},
-	CodeAuthMissing:         {http.StatusUnauthorized, "no Authorization: Bearer <API key> header"},
-	CodeAuthInvalid:         {http.StatusUnauthorized, "the API key is unknown or was deleted"},
-	CodeMalformedBody:       {http.StatusBadRequest, "the body is not well-formed JSON (the message gives the byte offset), it ended before its Content-Length, or it did not arrive within the server's read timeout"},
-	CodeInvalidEvents:       {http.StatusBadRequest, "some events are invalid; details.errors lists each with its index; nothing was stored"},
-	CodeEmptyBatch:          {http.StatusBadRequest, "the body holds no events"},
-	CodeBodyTooLarge:        {http.StatusRequestEntityTooLarge, "the body is over 10 MiB; split it into several requests"},
-	CodeTooManyEvents:       {http.StatusRequestEntityTooLarge, "the body holds more than 10,000 events; split it into several requests"},
-	CodeEventTooLarge:       {http.StatusRequestEntityTooLarge, "an event is over 1 MiB, or with its envelope over the NATS server's max_payload; details.event_ids, when present, lists the ids of the batch for resending the other events"},
-	CodeRequestTooLarge:     {http.StatusRequestEntityTooLarge, "the body of a management request (not ingest) is over 1 MiB"},
-	CodeMalformedRequest:    {http.StatusBadRequest, "the body of a management request is empty, not well-formed JSON (the message gives the byte offset), or holds more than one JSON value"},
-	CodeUnknownField:        {http.StatusBadRequest, "the body of a management request has a field the call does not take; the message names it"},
-	CodeWrongType:           {http.StatusBadRequest, "a field of the body of a management request has the wrong JSON type; the message and details.field name it"},
-	CodeInvalidField:        {http.StatusBadRequest, "a field breaks a rule (length, ARN, exactly one target, target type change, ...); details.field is its JSON path and the message says how to fix it"},
-	CodeBadParameter:        {http.StatusBadRequest, "a query parameter is invalid: limit not from 1 to 100, or a malformed before_id; details.parameter names it"},
-	CodeContentType:         {http.StatusUnsupportedMediaType, "the Content-Type is neither application/json nor application/x-ndjson"},
-	CodeNotFound:            {http.StatusNotFound, "no such path"},
-	CodeMethodNotAllowed:    {http.StatusMethodNotAllowed, "the path does not accept this method; the Allow header lists those it does"},
-	CodeResourceNotFound:    {http.StatusNotFound, "the key's account has no resource with this id (a resource of another account is not found either)"},
-	CodeInUse:               {http.StatusConflict, "the destination is still used by event subscriptions, listed in details.subscriptions; remove it from them, or delete them, first"},
-	CodeConcurrentChange:    {http.StatusConflict, "the resource kept changing under concurrent updates; send the request again"},
-	CodeLastAPIKey:          {http.StatusConflict, "the API key is the account's only one, and deleting it would lock the account out; create another key first"},
-	CodeSourceExists:        {http.StatusConflict, "the subscription has a source of this event kind already; change it with PATCH /event_subscriptions/{id}/sources/{type}"},
-	CodeNameTaken:           {http.StatusConflict, "another resource of the family in the account has this name (bot users: ignoring case); details.field names the field: choose another name"},
-	CodeDomainTaken:         {http.StatusConflict, "the domain is reserved already, by your account or another (which is not named): a domain is reserved by one account at most; choose another domain, or delete the reservation that holds it"},
-	CodeDestinationLimit:    {http.StatusConflict, "the account has as many event destinations as sluice allows one account (100 by default, serve --max-destinations); delete one, or have the limit raised; details.limit and details.max name it"},
-	CodeSubscriptionLimit:   {http.StatusConflict, "the account has as many event subscriptions as sluice allows one account (1000 by default, serve --max-subscriptions); delete one, or have the limit raised; details.limit and details.max name it"},
-	CodeSourceLimit:         {http.StatusConflict, "the subscription would have more sources than sluice allows one subscription (by default one per event kind, serve --max-sources-per-subscription); details.limit and details.max name it"},
-	CodeReplayLimit:         {http.StatusConflict, "the account has as many replays running as sluice allows one account (5 by default, serve --max-running-replays); wait for one to finish, or have the limit raised; details.limit and details.max name it"},
-	CodeAPIKeyLimit:         {http.StatusConflict, "the account has as many API keys as sluice allows one account (100 by default, serve --max-api-keys); delete one, or have the limit raised; details.limit and details.max name it"},
-	CodeBotUserLimit:        {http.StatusConflict, "the account has as many bot users as sluice allows one account (100 by default, serve --max-bot-users); delete one, or have the limit raised; details.limit and details.max name it"},
-	CodeReservedDomainLimit: {http.StatusConflict, "the account has as many reserved domains as sluice allows one account (100 by default, serve --max-reserved-domains); delete one, or have the limit raised; details.limit and details.max name it"},
+	CodeInternal:           {http.StatusInternalServerError, "sluice failed unexpectedly; the operation id in the response finds the log line"},
+	CodeUnavailable:        {http.StatusServiceUnavailable, "JetStream could not store some of the events; send the same events again, with the ids in details.event_ids, after Retry-After seconds: within the stream's 2-minute duplicate window, events already stored are not stored twice"},
+	CodeStoreUnavailable:   {http.StatusServiceUnavailable, "sluice cannot check API keys because its key store is unreachable; retry after Retry-After seconds"},
+	CodeBusy:               {http.StatusServiceUnavailable, "sluice as a whole has as many ingest requests in flight as it takes (--max-in-flight), or the bodies of the requests in flight (ingest and management) hold its whole budget of bytes (--max-bytes-in-flight); retry after Retry-After seconds"},
+	CodeAccountBusy:        {http.StatusTooManyRequests, "the key's account has its share of ingest requests in flight (--max-account-in-flight, a quarter of sluice's by default), or of management requests with a body (--max-account-management-in-flight, 8 by default), so that it cannot crowd out other accounts; retry after Retry-After seconds, or send fewer requests at once"},
+	CodeAccountBytes:       {http.StatusTooManyRequests, "the bodies of the account's requests in flight (ingest and management) hold its share of bytes (--max-account-bytes-in-flight, a quarter of sluice's budget by default); retry after Retry-After seconds, or send fewer or smaller requests at once"},
+	CodeAccountWriteRate:   {http.StatusTooManyRequests, "the account is changing its configuration (management calls that create, update or delete, replays, redrives, tests) faster than sluice allows one account: after a burst of 50, 5 changes a second by default (serve --account-write-rate, --account-write-burst); wait Retry-After seconds and send it again, or make fewer changes at once"},
+	CodeBodyTooSlow:        {http.StatusRequestTimeout, "the body of an ingest or management request arrived slower than the minimum rate (by default 10 KiB in every 10 s, --min-body-rate), so the request was cut; send it faster, or in smaller requests"},
+	CodeConfigUnavailable:  {http.StatusServiceUnavailable, "sluice cannot read or write its configuration store (subscriptions, destinations, API keys) because it is unreachable; retry after Retry-After seconds"},
+	CodeStatusUnavailable:  {http.StatusServiceUnavailable, "sluice cannot read a destination's delivery status (the SLUICE_STATUS bucket, the route consumers, SLUICE_DLQ) because JetStream is unreachable; retry after Retry-After seconds"},
+	CodeDLQUnavailable:     {http.StatusServiceUnavailable, "sluice cannot read or change its dead-letter stream (SLUICE_DLQ) because JetStream is unreachable; retry after Retry-After seconds"},
+	CodeStorageFull:        {http.StatusServiceUnavailable, "JetStream's storage is full (or refuses writes for another reason the message gives), so nothing can be stored: neither events nor changes; sluice takes writes again by itself within seconds of space being freed. Send the same request again after Retry-After seconds (with the same event ids, for events)"},
+	CodeVersionMissing:     {http.StatusBadRequest, "the Service-Version header is missing; send Service-Version: 2"},
+	CodeVersionUnsupported: {http.StatusBadRequest, "the Service-Version header names a version sluice does not support; send Service-Version: 2"},
+	CodeAuthMissing:        {http.StatusUnauthorized, "no Authorization: Bearer <API key> header"},
+	CodeAuthInvalid:        {http.StatusUnauthorized, "the API key is unknown or was deleted"},
+	CodeMalformedBody:      {http.StatusBadRequest, "the body is not well-formed JSON (the message gives the byte offset), it ended before its Content-Length, or it did not arrive within the server's read timeout"},
+	CodeInvalidEvents:      {http.StatusBadRequest, "some events are invalid; details.errors lists each with its index; nothing was stored"},
+	CodeEmptyBatch:         {http.StatusBadRequest, "the body holds no events"},
+	CodeBodyTooLarge:       {http.StatusRequestEntityTooLarge, "the body is over 10 MiB; split it into several requests"},
+	CodeTooManyEvents:      {http.StatusRequestEntityTooLarge, "the body holds more than 10,000 events; split it into several requests"},
+	CodeEventTooLarge:      {http.StatusRequestEntityTooLarge, "an event is over 1 MiB, or with its envelope over the NATS server's max_payload; details.event_ids, when present, lists the ids of the batch for resending the other events"},
+	CodeRequestTooLarge:    {http.StatusRequestEntityTooLarge, "the body of a management request (not ingest) is over 1 MiB"},
+	CodeMalformedRequest:   {http.StatusBadRequest, "the body of a management request is empty, not well-formed JSON (the message gives the byte offset), or holds more than one JSON value"},
+	CodeUnknownField:       {http.StatusBadRequest, "the body of a management request has a field the call does not take; the message names it"},
+	CodeWrongType:          {http.StatusBadRequest, "a field of the body of a management request has the wrong JSON type; the message and details.field name it"},
+	CodeInvalidField:       {http.StatusBadRequest, "a field breaks a rule (length, ARN, exactly one target, target type change, ...); details.field is its JSON path and the message says how to fix it"},
+	CodeBadParameter:       {http.StatusBadRequest, "a query parameter is invalid: limit not from 1 to 100, or a malformed before_id; details.parameter names it"},
+	CodeContentType:        {http.StatusUnsupportedMediaType, "the Content-Type is neither application/json nor application/x-ndjson"},
+	CodeNotFound:           {http.StatusNotFound, "no such path"},
+	CodeMethodNotAllowed:   {http.StatusMethodNotAllowed, "the path does not accept this method; the Allow header lists those it does"},
+	CodeResourceNotFound:   {http.StatusNotFound, "the key's account has no resource with this id (a resource of another account is not found either)"},
+	CodeInUse:              {http.StatusConflict, "the destination is still used by event subscriptions, listed in details.subscriptions; remove it from them, or delete them, first"},
+	CodeConcurrentChange:   {http.StatusConflict, "the resource kept changing under concurrent updates; send the request again"},
+	CodeLastAPIKey:         {http.StatusConflict, "the API key is the account's only one, and deleting it would lock the account out; create another key first"},
+	CodeSourceExists:       {http.StatusConflict, "the subscription has a source of this event kind already; change it with PATCH /event_subscriptions/{id}/sources/{type}"},
+	CodeNameTaken:          {http.StatusConflict, "another resource of the family in the account has this name (bot users: ignoring case); details.field names the field: choose another name"},
+	CodeDomainTaken:        {http.StatusConflict, "the domain is reserved already, by your account or another (which is not named): a domain is reserved by one account at most; choose another domain, or delete the reservation that holds it"},
+	CodeDestinationLimit:   {http.StatusConflict, "the account has as many event destinations as sluice allows one account (100 by default, serve --max-destinations); delete one, or have the limit raised; details.limit and details.max name it"},
+	CodeSubscriptionLimit:  {http.StatusConflict, "the account has as many event subscriptions as sluice allows one account (1000 by default, serve --max-subscriptions); delete one, or have the limit raised; details.limit and details.max name it"},
+	CodeSourceLimit:        {http.StatusConflict, "the subscription would have more sources than sluice allows one subscription (by default one per event kind, serve --max-sources-per-subscription); details.limit and details.max name it"},
+	CodeReplayLimit:        {http.StatusConflict, "the account has as many replays running as sluice allows one account (5 by default, serve --max-running-replays); wait for one to finish, or have the limit raised; details.limit and details.max name it"},
+	CodeAPIKeyLimit:        {http.StatusConflict, "the account has as many API keys as sluice allows one account (100 by default, serve --max-api-keys); delete one, or have the limit raised; details.limit and details.max name it"},
+	CodeBotUserLimit:       {http.StatusConflict, "the account has as many bot users as sluice allows one account (100 by default, serve --max-bot-users); delete one, or have the limit raised; details.limit and details.max name it"},
+	CodeDomainLimit:        {http.StatusConflict, "the account has as many reserved domains as sluice allows one account (100 by default, serve --max-reserved-domains); delete one, or have the limit raised; details.limit and details.max name it"},
 }
 
 // String returns the code as it appears in error bodies: "ERR_SLUICE_301".

@@ -28,7 +28,7 @@ var reservedDomainResource = resource{noun: "reserved domain", listPath: client.
 // emits domain_created.v0, domain_updated.v0 or domain_deleted.v0 with the
 // resource as the API shows it.
 func (s *Server) routeReservedDomains() {
-	d := s.reservedDomains
+	d := s.domains
 	route(s, family[store.ReservedDomain, reservedDomainCreate, reservedDomainUpdate, client.ReservedDomain]{
 		res: reservedDomainResource, prefix: schemas.PrefixReservedDomain, listKey: client.ReservedDomainsListKey, audit: auditReservedDomain,
 		create: func(ctx context.Context, accountID string, v store.ReservedDomain, opts ...store.WriteOption) (store.ReservedDomain, error) {
@@ -53,7 +53,7 @@ func (s *Server) routeReservedDomains() {
 func (s *Server) deleteDomainCertPolicy(w http.ResponseWriter, r *http.Request) {
 	id := r.PathValue("id")
 	a := newAudit(s, r, auditReservedDomain, changeUpdated, func(d store.ReservedDomain) any { return s.reservedDomainResponse(r, d) })
-	_, err := s.reservedDomains.UpdateReservedDomain(r.Context(), apiKey(r.Context()).AccountID, id, func(d *store.ReservedDomain) error {
+	_, err := s.domains.UpdateReservedDomain(r.Context(), apiKey(r.Context()).AccountID, id, func(d *store.ReservedDomain) error {
 		d.CertPolicy = nil
 		return nil
 	}, a.option())

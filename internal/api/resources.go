@@ -82,7 +82,7 @@ var limits = map[string]struct {
 	store.LimitRunningReplays:         {CodeReplayLimit, "wait for one to finish (GET /event_subscriptions/{id}/replays shows their state)", "--max-running-replays"},
 	store.LimitAPIKeys:                {CodeAPIKeyLimit, "delete one you no longer use (DELETE /api_keys/{id})", "--max-api-keys"},
 	store.LimitBotUsers:               {CodeBotUserLimit, "delete one you no longer use (DELETE /bot_users/{id})", "--max-bot-users"},
-	store.LimitReservedDomains:        {CodeReservedDomainLimit, "delete one you no longer use (DELETE /reserved_domains/{id})", "--max-reserved-domains"},
+	store.LimitReservedDomains:        {CodeDomainLimit, "delete one you no longer use (DELETE /reserved_domains/{id})", "--max-reserved-domains"},
 }
 
 // limitError is the API error of a create over a limit of the account: it

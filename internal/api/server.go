@@ -233,20 +233,20 @@ type Server struct {
 	publisher Publisher
 	// destinations, subscriptions, apiKeys and botUsers are nil when
 	// their routes are not served.
-	destinations    Destinations
-	subscriptions   Subscriptions
-	apiKeys         APIKeys
-	botUsers        BotUsers
-	reservedDomains ReservedDomains
-	deadLetters     DeadLetters
-	replays         Replays
-	storage         Storage
-	outbox          Outbox
-	catalogue       *schemas.Catalogue
-	log             *slog.Logger
-	metrics         *metrics
-	mux             *http.ServeMux
-	handler         http.Handler
+	destinations  Destinations
+	subscriptions Subscriptions
+	apiKeys       APIKeys
+	botUsers      BotUsers
+	domains       ReservedDomains
+	deadLetters   DeadLetters
+	replays       Replays
+	storage       Storage
+	outbox        Outbox
+	catalogue     *schemas.Catalogue
+	log           *slog.Logger
+	metrics       *metrics
+	mux           *http.ServeMux
+	handler       http.Handler
 	// families are the resource families routed, for the test of
 	// docs/openapi.yaml.
 	families []familyDoc
@@ -286,24 +286,24 @@ func New(cfg Config, deps Deps) (*Server, error) {
 		return nil, err
 	}
 	s := &Server{
-		cfg:             cfg,
-		keys:            deps.Keys,
-		publisher:       deps.Publisher,
-		destinations:    deps.Destinations,
-		subscriptions:   deps.Subscriptions,
-		apiKeys:         deps.APIKeys,
-		botUsers:        deps.BotUsers,
-		reservedDomains: deps.ReservedDomains,
-		deadLetters:     deps.DeadLetters,
-		replays:         deps.Replays,
-		storage:         deps.Storage,
-		outbox:          deps.Outbox,
-		catalogue:       deps.Catalogue,
-		log:             deps.Logger,
-		metrics:         m,
-		mux:             http.NewServeMux(),
-		admission:       door,
-		writeRate:       newWriteRate(cfg.AccountWriteRate, cfg.AccountWriteBurst),
+		cfg:           cfg,
+		keys:          deps.Keys,
+		publisher:     deps.Publisher,
+		destinations:  deps.Destinations,
+		subscriptions: deps.Subscriptions,
+		apiKeys:       deps.APIKeys,
+		botUsers:      deps.BotUsers,
+		domains:       deps.ReservedDomains,
+		deadLetters:   deps.DeadLetters,
+		replays:       deps.Replays,
+		storage:       deps.Storage,
+		outbox:        deps.Outbox,
+		catalogue:     deps.Catalogue,
+		log:           deps.Logger,
+		metrics:       m,
+		mux:           http.NewServeMux(),
+		admission:     door,
+		writeRate:     newWriteRate(cfg.AccountWriteRate, cfg.AccountWriteBurst),
 	}
 	if !cfg.WithoutIngest {
 		s.mux.Handle("POST /events", s.countRequests(s.checkKey(http.HandlerFunc(s.ingest))))
@@ -328,7 +328,7 @@ func New(cfg Config, deps Deps) (*Server, error) {
 	if s.botUsers != nil {
 		s.routeBotUsers()
 	}
-	if s.reservedDomains != nil {
+	if s.domains != nil {
 		s.routeReservedDomains()
 	}
 	s.mux.HandleFunc("/", s.fallback)
