@@ -99,4 +99,4 @@ soak: ## steady load for minutes: throughput, latency and resident memory over t
 
 docs: ## regenerate the generated docs
 	$(GO) run ./cmd/sluice schemas docs > docs/events.md
-	$(GO) test ./api -run TestErrorsDocIsCurrent -update
+	$(GO) test ./internal/api -run TestErrorsDocIsCurrent -update

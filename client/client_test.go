@@ -127,6 +127,31 @@ func TestTypesAreTheAPIs(t *testing.T) {
 	credPage, err := creds.List(ctx, client.ListOptions{}, client.Reply(&raw))
 	check.ErrorContains(t, err, "")
 	sameBytes(t, "credential list", raw, credPage)
+	// Reserved domains: a custom wildcard with its policy and job, changed,
+	// its policy deleted, listed.
+	domains := c.ReservedDomains()
+	rd, err := domains.Create(ctx, client.ReservedDomainInput{Domain: ptr("*.Edge.example.com"), Region: ptr("eu"), Description: ptr("<edge> & co")}, client.Reply(&raw))
+	check.ErrorContains(t, err, "")
+	if !strings.HasPrefix(rd.ID, "rd_") || rd.Domain != "*.edge.example.com" || rd.CertificateManagementStatus == nil || rd.ACMEChallengeCNAMETarget == nil {
+		t.Fatalf("created reserved domain %+v", rd)
+	}
+	sameBytes(t, "reserved domain create", raw, rd)
+	rd, err = domains.Update(ctx, rd.ID, client.ReservedDomainInput{CertificateManagementPolicy: &client.DomainCertPolicy{Authority: "letsencrypt", PrivateKeyType: "rsa"}}, client.Reply(&raw))
+	check.ErrorContains(t, err, "")
+	if rd.CertificateManagementPolicy.PrivateKeyType != "rsa" || *rd.Region != "eu" {
+		t.Fatalf("updated reserved domain %+v", rd)
+	}
+	sameBytes(t, "reserved domain update", raw, rd)
+	check.ErrorContains(t, c.DeleteReservedDomainCertPolicy(ctx, rd.ID), "")
+	rd, err = domains.Get(ctx, rd.ID, client.Reply(&raw))
+	check.ErrorContains(t, err, "")
+	if rd.CertificateManagementPolicy != nil || rd.CertificateManagementStatus != nil {
+		t.Fatalf("after deleting the policy %+v", rd)
+	}
+	sameBytes(t, "reserved domain get", raw, rd)
+	rdPage, err := domains.List(ctx, client.ListOptions{}, client.Reply(&raw))
+	check.ErrorContains(t, err, "")
+	sameBytes(t, "reserved domain list", raw, rdPage)
 
 	// Destinations of every target type, by role and by access key, whose
 	// secret is never answered.

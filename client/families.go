@@ -19,6 +19,8 @@ const (
 	BotUsersListKey        = "bot_users"
 	CredentialsPath        = "/credentials"
 	CredentialsListKey     = "credentials"
+	ReservedDomainsPath    = "/reserved_domains"
+	ReservedDomainsListKey = "reserved_domains"
 )
 
 // BotUsers returns the account's bot users, /bot_users.
@@ -40,6 +42,12 @@ func (c *Client) APIKeys() Family[APIKey, APIKeyInput] {
 // /event_destinations.
 func (c *Client) EventDestinations() Family[Destination, DestinationInput] {
 	return NewFamily[Destination, DestinationInput](c, EventDestinationsPath, EventDestinationsKey)
+}
+
+// ReservedDomains returns the account's reserved domains,
+// /reserved_domains.
+func (c *Client) ReservedDomains() Family[ReservedDomain, ReservedDomainInput] {
+	return NewFamily[ReservedDomain, ReservedDomainInput](c, ReservedDomainsPath, ReservedDomainsListKey)
 }
 
 // EventSubscriptions returns the account's event subscriptions,

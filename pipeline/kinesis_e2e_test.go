@@ -47,7 +47,7 @@ func TestDeliverToKinesis(t *testing.T) {
 	}
 	want := map[string]map[string]expected{a.ID: {}, b.ID: {}} // destination → event id → what
 	sampler := schemas.NewSampler(7)
-	kinds := []string{httpKind, httpKind, tcpKind, "tls_certificate_created.v0", "domain_created.v0"}
+	kinds := []string{httpKind, httpKind, tcpKind, "tls_certificate_created.v0", "ip_policy_created.v0"}
 	events := make([]schemas.Event, 0, 1000)
 	flush := func() {
 		for _, res := range e.prod.Publish(e.ctx, events...) {

@@ -20,7 +20,7 @@ func TestKindsOnlySluiceEmits(t *testing.T) {
 		}
 	}
 	var want []string
-	for _, family := range []string{"api_key", "event_destination", "event_subscription", "tunnel_credential"} {
+	for _, family := range []string{"api_key", "domain", "event_destination", "event_subscription", "tunnel_credential"} {
 		for _, change := range []string{"created", "deleted", "updated"} {
 			want = append(want, family+"_"+change+".v0")
 		}

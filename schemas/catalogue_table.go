@@ -223,7 +223,7 @@ var auditKinds = []auditSpec{
 		),
 	},
 	{
-		family: "domain", kinds: crud, desc: "a reserved domain",
+		family: "domain", kinds: crud, bySluice: true, desc: "a reserved domain",
 		fields: concat(withResource(
 			fieldSpec{"acme_challenge_cname_target", TypeString, "CNAME target for _acme-challenge.<domain>; null unless a wildcard custom domain", false},
 			fieldSpec{"certificate.id", TypeString, "id of the domain's certificate", false},

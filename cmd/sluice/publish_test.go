@@ -109,7 +109,7 @@ func TestPublishSamples(t *testing.T) {
 	}{
 		{name: "mixed", args: []string{"--sample", "mixed", "--count", "2000", "--batch", "300"}, want: 2000},
 		{name: "traffic one at a time", args: []string{"--sample", "traffic", "--count", "50", "--batch", "7", "--concurrency", "1"}, want: 50},
-		{name: "one kind", args: []string{"--sample", "domain_created.v0", "--count", "20", "--seed", "3"}, want: 20},
+		{name: "one kind", args: []string{"--sample", "ip_policy_created.v0", "--count", "20", "--seed", "3"}, want: 20},
 		{name: "paced", args: []string{"--sample", "audit", "--count", "30", "--rate", "200", "--batch", "10", "--progress"}, want: 30, minElapsed: 29 * time.Second / 200},
 	}
 	for _, tt := range tests {

@@ -52,6 +52,7 @@ const (
 	CodeSourceExists       Code = 424 // 409: adding a source of a kind the subscription has
 	CodeNameTaken          Code = 425 // 409: a name another resource of the family in the account has
 	CodeOwnerInUse         Code = 426 // 409: a bot user still owns tunnel credentials
+	CodeDomainTaken        Code = 430 // 409: a domain reserved already, by any account
 	CodeDestinationLimit   Code = 440 // 409: the account has its limit of destinations
 	CodeSubscriptionLimit  Code = 441 // 409: the account has its limit of subscriptions
 	CodeSourceLimit        Code = 442 // 409: more sources than a subscription may have
@@ -59,6 +60,7 @@ const (
 	CodeAPIKeyLimit        Code = 444 // 409: the account has its limit of API keys
 	CodeBotUserLimit       Code = 445 // 409: the account has its limit of bot users
 	CodeCredentialLimit    Code = 446 // 409: the account has its limit of tunnel credentials
+	CodeDomainLimit        Code = 448 // 409: the account has its limit of reserved domains
 )
 
 // codeInfo documents a code: its HTTP status and when it is returned.
@@ -106,6 +108,7 @@ var codes = map[Code]codeInfo{
 	CodeLastAPIKey:         {http.StatusConflict, "the API key is the account's only one, and deleting it would lock the account out; create another key first"},
 	CodeSourceExists:       {http.StatusConflict, "the subscription has a source of this event kind already; change it with PATCH /event_subscriptions/{id}/sources/{type}"},
 	CodeNameTaken:          {http.StatusConflict, "another resource of the family in the account has this name (bot users: ignoring case); details.field names the field: choose another name"},
+	CodeDomainTaken:        {http.StatusConflict, "the domain is reserved already, by your account or another (which is not named): a domain is reserved by one account at most; choose another domain, or delete the reservation that holds it"},
 	CodeDestinationLimit:   {http.StatusConflict, "the account has as many event destinations as sluice allows one account (100 by default, serve --max-destinations); delete one, or have the limit raised; details.limit and details.max name it"},
 	CodeSubscriptionLimit:  {http.StatusConflict, "the account has as many event subscriptions as sluice allows one account (1000 by default, serve --max-subscriptions); delete one, or have the limit raised; details.limit and details.max name it"},
 	CodeSourceLimit:        {http.StatusConflict, "the subscription would have more sources than sluice allows one subscription (by default one per event kind, serve --max-sources-per-subscription); details.limit and details.max name it"},
@@ -113,6 +116,7 @@ var codes = map[Code]codeInfo{
 	CodeAPIKeyLimit:        {http.StatusConflict, "the account has as many API keys as sluice allows one account (100 by default, serve --max-api-keys); delete one, or have the limit raised; details.limit and details.max name it"},
 	CodeBotUserLimit:       {http.StatusConflict, "the account has as many bot users as sluice allows one account (100 by default, serve --max-bot-users); delete one, or have the limit raised; details.limit and details.max name it"},
 	CodeCredentialLimit:    {http.StatusConflict, "the account has as many tunnel credentials as sluice allows one account (100 by default, serve --max-credentials); delete one, or have the limit raised; details.limit and details.max name it"},
+	CodeDomainLimit:        {http.StatusConflict, "the account has as many reserved domains as sluice allows one account (100 by default, serve --max-reserved-domains); delete one, or have the limit raised; details.limit and details.max name it"},
 }
 
 // String returns the code as it appears in error bodies: "ERR_SLUICE_301".

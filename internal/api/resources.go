@@ -34,6 +34,7 @@ func (s *Server) writeStoreError(w http.ResponseWriter, r *http.Request, err err
 		owner   *store.OwnerInUseError
 		limit   *store.LimitError
 		taken   *store.TakenError
+		domain  *store.DomainTakenError
 	)
 	switch {
 	case errors.As(err, &limit):
@@ -49,6 +50,10 @@ func (s *Server) writeStoreError(w http.ResponseWriter, r *http.Request, err err
 	case errors.As(err, &owner):
 		e := newError(CodeOwnerInUse, "%s", owner.Error())
 		e.Details = map[string]any{"credentials": owner.Credentials}
+		writeError(w, r, e)
+	case errors.As(err, &domain):
+		e := newError(CodeDomainTaken, "%s", domain.Error())
+		e.Details = map[string]any{"field": "domain"}
 		writeError(w, r, e)
 	case errors.As(err, &taken):
 		e := newError(CodeNameTaken, "%s", taken.Error())
@@ -84,6 +89,7 @@ var limits = map[string]struct {
 	store.LimitAPIKeys:                {CodeAPIKeyLimit, "delete one you no longer use (DELETE /api_keys/{id})", "--max-api-keys"},
 	store.LimitBotUsers:               {CodeBotUserLimit, "delete one you no longer use (DELETE /bot_users/{id})", "--max-bot-users"},
 	store.LimitCredentials:            {CodeCredentialLimit, "delete one you no longer use (DELETE /credentials/{id})", "--max-credentials"},
+	store.LimitReservedDomains:        {CodeDomainLimit, "delete one you no longer use (DELETE /reserved_domains/{id})", "--max-reserved-domains"},
 }
 
 // limitError is the API error of a create over a limit of the account: it

@@ -112,6 +112,11 @@ type Config struct {
 	// BotUsers). It is never taken from a request's Host, which the client
 	// chooses: a stored event must not carry a host a caller made up.
 	BaseURL string
+	// ServiceDomains are the service's own domains (serve
+	// --service-domains; default DefaultServiceDomains): a reserved domain
+	// may be a name under one, never one or a wildcard covering one, and a
+	// custom domain's CNAME targets are names under the first.
+	ServiceDomains []string
 	// AuditTimeout bounds the publishing of the audit event of one change
 	// when it is made; an event not published by then waits in the
 	// store's outbox for an AuditRelay. Default DefaultAuditTimeout.
@@ -126,6 +131,9 @@ type Config struct {
 const DefaultAuditTimeout = 5 * time.Second
 
 func (c *Config) setDefaults() {
+	if c.ServiceDomains == nil {
+		c.ServiceDomains = DefaultServiceDomains
+	}
 	if c.MaxBodyBytes <= 0 {
 		c.MaxBodyBytes = 10 << 20
 	}
@@ -193,6 +201,9 @@ type Deps struct {
 	// Credentials keeps tunnel credentials; nil: the /credentials routes
 	// are not served.
 	Credentials Credentials
+	// ReservedDomains keeps reserved domains; nil: the /reserved_domains
+	// routes are not served.
+	ReservedDomains ReservedDomains
 	// DeliveryStatus reads destinations' delivery status; nil (or
 	// Destinations nil): GET /event_destinations/{id}/status is not served.
 	DeliveryStatus DeliveryStatus
@@ -230,6 +241,7 @@ type Server struct {
 	apiKeys       APIKeys
 	botUsers      BotUsers
 	credentials   Credentials
+	domains       ReservedDomains
 	deadLetters   DeadLetters
 	replays       Replays
 	storage       Storage
@@ -261,7 +273,7 @@ func New(cfg Config, deps Deps) (*Server, error) {
 	if deps.Keys == nil || deps.Publisher == nil {
 		return nil, errors.New("api: Keys and Publisher are required")
 	}
-	if deps.Destinations != nil || deps.Subscriptions != nil || deps.APIKeys != nil || deps.BotUsers != nil || deps.Credentials != nil {
+	if deps.Destinations != nil || deps.Subscriptions != nil || deps.APIKeys != nil || deps.BotUsers != nil || deps.Credentials != nil || deps.ReservedDomains != nil {
 		if u, err := url.Parse(cfg.BaseURL); err != nil || (u.Scheme != "http" && u.Scheme != "https") || u.Host == "" {
 			return nil, fmt.Errorf("api: BaseURL %q is not a full http or https URL: the management routes need the scheme and host clients reach the API at, for the uri of resources and audit events", cfg.BaseURL)
 		}
@@ -286,6 +298,7 @@ func New(cfg Config, deps Deps) (*Server, error) {
 		apiKeys:       deps.APIKeys,
 		botUsers:      deps.BotUsers,
 		credentials:   deps.Credentials,
+		domains:       deps.ReservedDomains,
 		deadLetters:   deps.DeadLetters,
 		replays:       deps.Replays,
 		storage:       deps.Storage,
@@ -322,6 +335,9 @@ func New(cfg Config, deps Deps) (*Server, error) {
 	}
 	if s.credentials != nil {
 		s.routeCredentials()
+	}
+	if s.domains != nil {
+		s.routeReservedDomains()
 	}
 	s.mux.HandleFunc("/", s.fallback)
 	s.handler = s.withOperation(s.guardStorage(s.mux))

@@ -167,3 +167,18 @@ func Credentials() Spec {
 				Usage: `the bot user that owns the credential (bot_...); --owner-id "" removes the owner`}),
 	}
 }
+
+// ReservedDomains is the family of reserved domains, /reserved_domains
+// (specification sections 2.2 and 4.2). The domain cannot change.
+func ReservedDomains() Spec {
+	return Spec{
+		Prefix: schemas.PrefixReservedDomain, Path: client.ReservedDomainsPath, ListKey: client.ReservedDomainsListKey,
+		Fields: append(described(Bytes),
+			Field{Name: "domain", Kind: String, Max: 253, Unit: Bytes, Required: true, Create: true,
+				Usage: "the domain, such as app.example.com, or a wildcard such as *.sub.example.com; at most {limit}"},
+			Field{Name: "region", Kind: String, Create: true, Update: true,
+				Usage: "deprecated (traffic is served globally): au, eu, ap, us, us-cal-1, jp, in or sa"},
+			// The CLI sets it with --certificate-key-type.
+			Field{Name: "certificate_management_policy", Kind: Object, Create: true, Update: true}),
+	}
+}

@@ -23,6 +23,8 @@ import (
 //	bot_users.<account_id>.<bot_user_id>                      BotUser
 //	bot_user_names.<account_id>.<hex sha-256 of folded name>  uniqueEntry (written with its BotUser)
 //	credentials.<account_id>.<credential_id>                  Credential (with the hash of its token, never the token)
+//	reserved_domains.<account_id>.<reserved_domain_id>        ReservedDomain
+//	reserved_domain_names.<hex sha-256 of folded domain>      uniqueEntry (written with its ReservedDomain; all accounts)
 //	creations.<account_id>.<kind>                             creationClaims (creates under way, for Limits)
 
 // bootstrapKey is the key Bootstrap claims before it creates anything.

@@ -25,6 +25,9 @@ const (
 	DefaultMaxAPIKeys       = 100
 	DefaultMaxBotUsers      = 100
 	DefaultMaxCredentials   = 100
+	// DefaultMaxReservedDomains is the most reserved domains of an
+	// account by default.
+	DefaultMaxReservedDomains = 100
 )
 
 // Limits bound what one account can have. A zero field gets its default.
@@ -51,6 +54,9 @@ type Limits struct {
 	// Credentials is the most tunnel credentials of an account; default
 	// DefaultMaxCredentials.
 	Credentials int
+	// ReservedDomains is the most reserved domains of an account;
+	// default DefaultMaxReservedDomains.
+	ReservedDomains int
 }
 
 func (l *Limits) setDefaults() {
@@ -76,6 +82,9 @@ func (l *Limits) setDefaults() {
 	if l.Credentials <= 0 {
 		l.Credentials = DefaultMaxCredentials
 	}
+	if l.ReservedDomains <= 0 {
+		l.ReservedDomains = DefaultMaxReservedDomains
+	}
 }
 
 // ErrLimit means the account has as many resources of a kind as the
@@ -91,6 +100,7 @@ const (
 	LimitAPIKeys                = "api keys"
 	LimitBotUsers               = "bot users"
 	LimitCredentials            = "tunnel credentials"
+	LimitReservedDomains        = "reserved domains"
 )
 
 // LimitError is a create refused because the account has as many resources

@@ -1,0 +1,117 @@
+package main
+
+import (
+	"fmt"
+
+	"github.com/spf13/cobra"
+	"github.com/spf13/pflag"
+
+	"github.com/sluicehq/sluice/client"
+	"github.com/sluicehq/sluice/internal/resource"
+)
+
+// reservedDomainsFamily declares `sluice reserved-domains`, a client of
+// /reserved_domains.
+func reservedDomainsFamily() family[client.ReservedDomain, client.ReservedDomainInput] {
+	return family[client.ReservedDomain, client.ReservedDomainInput]{
+		collection: (*client.Client).ReservedDomains,
+		kind: resourceKind{
+			command: "reserved-domains",
+			plural:  "reserved domains",
+			columns: []string{"ID", "CREATED_AT", "DOMAIN", "CNAME_TARGET", "DESCRIPTION"},
+		},
+		short: "Reserve, list, change and release domains through the API of a running sluice",
+		long: `Manage the reserved domains of the account through the API of a running sluice
+(/reserved_domains). A domain, or a wildcard such as *.sub.example.com, is
+reserved by one account at most. A custom domain's CNAME record points at
+its cname target; a custom wildcard's _acme-challenge at its ACME target.
+--region is deprecated: traffic is served globally.
+
+--api-url and --api-key can be set as SLUICE_API_URL and SLUICE_API_KEY.`,
+		row: func(d client.ReservedDomain) []string {
+			return []string{d.ID, d.CreatedAt, d.Domain, deref(d.CNAMETarget), d.Description}
+		},
+		fields: reservedDomainFields,
+		flags:  specFlags(resource.ReservedDomains()),
+		body:   func() bodyHook[client.ReservedDomain] { return &domainCertFlags{} },
+		create: verbHelp{
+			short: "Reserve a domain, or a wildcard of one",
+			long: `Reserve a domain: POST /reserved_domains. A wildcard gets its certificate
+managed by letsencrypt, with an ecdsa key unless --certificate-key-type rsa.`,
+			example: `  sluice reserved-domains create --domain app.example.com
+  sluice reserved-domains create --domain '*.sub.example.com' --certificate-key-type rsa`,
+		},
+		update: verbHelp{
+			short:   "Change a reserved domain's description, metadata, region or certificate key type",
+			long:    "Change a reserved domain: PATCH /reserved_domains/ID, with only the fields whose flags are given (or that --data holds). The domain cannot change.",
+			example: `  sluice reserved-domains update rd_... --description production`,
+		},
+		updateFlags: "--description, --metadata, --region or --certificate-key-type",
+		quiet:       true,
+		commands: func(f *resourceFlags) []*cobra.Command {
+			return []*cobra.Command{newDeleteDomainCertPolicyCommand(f)}
+		},
+	}
+}
+
+// newReservedDomainsCommand returns `sluice reserved-domains`.
+func newReservedDomainsCommand() *cobra.Command { return newFamilyCommand(reservedDomainsFamily()) }
+
+func reservedDomainFields(d client.ReservedDomain) []resourceField {
+	fields := []resourceField{
+		{"ID", d.ID}, {"URI", d.URI}, {"CREATED_AT", d.CreatedAt},
+		{"DESCRIPTION", d.Description}, {"METADATA", d.Metadata}, {"DOMAIN", d.Domain},
+		{"REGION", deref(d.Region)}, {"CNAME_TARGET", deref(d.CNAMETarget)},
+		{"ACME_CHALLENGE_CNAME_TARGET", deref(d.ACMEChallengeCNAMETarget)},
+	}
+	if p := d.CertificateManagementPolicy; p != nil {
+		fields = append(fields, resourceField{"CERTIFICATE_AUTHORITY", p.Authority}, resourceField{"CERTIFICATE_KEY_TYPE", p.PrivateKeyType})
+	}
+	if s := d.CertificateManagementStatus; s != nil {
+		fields = append(fields, resourceField{"CERTIFICATE_RENEWS_AT", deref(s.RenewsAt)})
+		if j := s.ProvisioningJob; j != nil {
+			fields = append(fields, resourceField{"PROVISIONING", j.Msg}, resourceField{"PROVISIONING_STARTED_AT", j.StartedAt})
+		}
+	}
+	return fields
+}
+
+// domainCertFlags sets certificate_management_policy with
+// --certificate-key-type.
+type domainCertFlags struct{ keyType string }
+
+func (d *domainCertFlags) register(fl *pflag.FlagSet) {
+	fl.StringVar(&d.keyType, "certificate-key-type", "", "manage the certificate with letsencrypt and a key of this type: rsa or ecdsa (a wildcard's default: ecdsa)")
+}
+
+func (d *domainCertFlags) apply(fl *pflag.FlagSet, body map[string]any, _ func() (client.ReservedDomain, error)) error {
+	if fl.Changed("certificate-key-type") {
+		body["certificate_management_policy"] = map[string]any{"authority": "letsencrypt", "private_key_type": d.keyType}
+	}
+	return nil
+}
+
+// newDeleteDomainCertPolicyCommand returns `sluice reserved-domains
+// delete-certificate-policy`.
+func newDeleteDomainCertPolicyCommand(f *resourceFlags) *cobra.Command {
+	return &cobra.Command{
+		Use:   "delete-certificate-policy ID",
+		Short: "Stop managing a reserved domain's certificate",
+		Long: `Stop managing a reserved domain's certificate:
+DELETE /reserved_domains/ID/certificate_management_policy. Its policy and
+status become null.`,
+		Example: `  sluice reserved-domains delete-certificate-policy rd_...`,
+		Args:    cobra.ExactArgs(1),
+		RunE: func(cmd *cobra.Command, args []string) error {
+			c, err := f.client()
+			if err != nil {
+				return err
+			}
+			if err := c.DeleteReservedDomainCertPolicy(cmd.Context(), args[0]); err != nil {
+				return err
+			}
+			fmt.Fprintln(cmd.ErrOrStderr(), "stopped managing the certificate of", args[0])
+			return nil
+		},
+	}
+}

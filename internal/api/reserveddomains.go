@@ -1,0 +1,174 @@
+package api
+
+import (
+	"context"
+	"crypto/sha256"
+	"encoding/hex"
+	"net/http"
+	"time"
+
+	"github.com/sluicehq/sluice/client"
+	"github.com/sluicehq/sluice/internal/store"
+	"github.com/sluicehq/sluice/schemas"
+)
+
+// auditReservedDomain is the family of the audit kinds of reserved
+// domains: domain_created.v0, domain_updated.v0, domain_deleted.v0.
+const auditReservedDomain = "domain"
+
+// DefaultServiceDomains is the default of Config.ServiceDomains (serve
+// --service-domains).
+var DefaultServiceDomains = []string{"sluice.app"}
+
+var reservedDomainResource = resource{noun: "reserved domain", listPath: client.ReservedDomainsPath}
+
+// routeReservedDomains serves the family of reserved domains
+// (specification sections 2.2, 3 and 4.2) and DELETE
+// /reserved_domains/{id}/certificate_management_policy. Every change
+// emits domain_created.v0, domain_updated.v0 or domain_deleted.v0 with the
+// resource as the API shows it.
+func (s *Server) routeReservedDomains() {
+	d := s.domains
+	route(s, family[store.ReservedDomain, reservedDomainCreate, reservedDomainUpdate, client.ReservedDomain]{
+		res: reservedDomainResource, prefix: schemas.PrefixReservedDomain, listKey: client.ReservedDomainsListKey, audit: auditReservedDomain,
+		create: func(ctx context.Context, accountID string, v store.ReservedDomain, opts ...store.WriteOption) (store.ReservedDomain, error) {
+			domain, err := store.CheckReservedDomain(v.Domain)
+			if err != nil {
+				return store.ReservedDomain{}, err
+			}
+			if err := store.CheckNotServiceDomain(domain, s.cfg.ServiceDomains); err != nil {
+				return store.ReservedDomain{}, err
+			}
+			return d.CreateReservedDomain(ctx, accountID, v, opts...)
+		},
+		get: d.GetReservedDomain, list: d.ListReservedDomains, update: d.UpdateReservedDomain, delete: d.DeleteReservedDomain,
+		body: s.reservedDomainResponse,
+	})
+	s.mux.Handle("DELETE "+client.ReservedDomainsPath+"/{id}/certificate_management_policy", s.authenticated(http.HandlerFunc(s.deleteDomainCertPolicy)))
+}
+
+// deleteDomainCertPolicy stops the management of a reserved domain's
+// certificate: its policy and status become null. 204, also when it had
+// none.
+func (s *Server) deleteDomainCertPolicy(w http.ResponseWriter, r *http.Request) {
+	id := r.PathValue("id")
+	a := newAudit(s, r, auditReservedDomain, changeUpdated, func(d store.ReservedDomain) any { return s.reservedDomainResponse(r, d) })
+	_, err := s.domains.UpdateReservedDomain(r.Context(), apiKey(r.Context()).AccountID, id, func(d *store.ReservedDomain) error {
+		d.CertPolicy = nil
+		return nil
+	}, a.option())
+	if err != nil {
+		s.writeStoreError(w, r, err, reservedDomainResource, id)
+		return
+	}
+	a.publish()
+	w.WriteHeader(http.StatusNoContent)
+}
+
+// reservedDomainResponse returns the domain as the API shows it. A domain
+// under one of the service's domains needs no CNAME; a custom one points
+// its CNAME at a name under the first service domain made of its id, and a
+// custom wildcard its _acme-challenge too.
+func (s *Server) reservedDomainResponse(r *http.Request, d store.ReservedDomain) client.ReservedDomain {
+	body := client.ReservedDomain{
+		ID:          d.ID,
+		URI:         s.resourceURI(r, client.ReservedDomainsPath+"/"+d.ID),
+		CreatedAt:   d.CreatedAt.UTC().Format(createdAtLayout),
+		Description: d.Description,
+		Metadata:    d.Metadata,
+		Domain:      d.Domain,
+	}
+	if d.Region != "" {
+		body.Region = &d.Region
+	}
+	if !store.UnderServiceDomain(d.Domain, s.cfg.ServiceDomains) && len(s.cfg.ServiceDomains) > 0 {
+		sum := sha256.Sum256([]byte(d.ID))
+		token := hex.EncodeToString(sum[:10])
+		cname := token + ".cname." + s.cfg.ServiceDomains[0]
+		body.CNAMETarget = &cname
+		if store.IsWildcardDomain(d.Domain) {
+			acme := token + ".acme." + s.cfg.ServiceDomains[0]
+			body.ACMEChallengeCNAMETarget = &acme
+		}
+	}
+	if p := d.CertPolicy; p != nil {
+		body.CertificateManagementPolicy = &client.DomainCertPolicy{Authority: p.Authority, PrivateKeyType: p.PrivateKeyType}
+	}
+	if st := d.CertStatus; st != nil {
+		body.CertificateManagementStatus = &client.DomainCertStatus{RenewsAt: timeText(st.RenewsAt)}
+		if j := st.ProvisioningJob; j != nil {
+			job := &client.DomainCertJob{Msg: j.Msg, StartedAt: j.StartedAt.UTC().Format(createdAtLayout), RetriesAt: timeText(j.RetriesAt)}
+			if j.ErrorCode != "" {
+				job.ErrorCode = &j.ErrorCode
+			}
+			body.CertificateManagementStatus.ProvisioningJob = job
+		}
+	}
+	return body
+}
+
+// timeText is t as the API writes times, or nil for nil.
+func timeText(t *time.Time) *string {
+	if t == nil {
+		return nil
+	}
+	text := t.UTC().Format(createdAtLayout)
+	return &text
+}
+
+// domainCertPolicyInput is a certificate_management_policy sent: authority
+// letsencrypt (the default), private_key_type rsa or ecdsa (the default).
+type domainCertPolicyInput struct {
+	Authority      string `json:"authority"`
+	PrivateKeyType string `json:"private_key_type"`
+}
+
+func (p *domainCertPolicyInput) policy() *store.DomainCertPolicy {
+	if p == nil {
+		return nil
+	}
+	return &store.DomainCertPolicy{Authority: p.Authority, PrivateKeyType: p.PrivateKeyType}
+}
+
+// reservedDomainCreate is the body of a create.
+type reservedDomainCreate struct {
+	Description                 string                 `json:"description"`
+	Metadata                    string                 `json:"metadata"`
+	Domain                      string                 `json:"domain"`
+	Region                      string                 `json:"region"`
+	CertificateManagementPolicy *domainCertPolicyInput `json:"certificate_management_policy"`
+}
+
+func (in reservedDomainCreate) apply(d *store.ReservedDomain) {
+	d.Description, d.Metadata, d.Domain, d.Region = in.Description, in.Metadata, in.Domain, in.Region
+	d.CertPolicy = in.CertificateManagementPolicy.policy()
+}
+
+// reservedDomainUpdate is the body of an update: the fields sent are set.
+// The domain cannot change; DELETE .../certificate_management_policy
+// removes the policy.
+type reservedDomainUpdate struct {
+	Description                 *string                `json:"description"`
+	Metadata                    *string                `json:"metadata"`
+	Region                      *string                `json:"region"`
+	CertificateManagementPolicy *domainCertPolicyInput `json:"certificate_management_policy"`
+}
+
+func (in reservedDomainUpdate) apply(d *store.ReservedDomain) {
+	setSent(&d.Description, in.Description)
+	setSent(&d.Metadata, in.Metadata)
+	setSent(&d.Region, in.Region)
+	if in.CertificateManagementPolicy != nil {
+		d.CertPolicy = in.CertificateManagementPolicy.policy()
+	}
+}
+
+// ReservedDomains keeps the reserved domains of accounts. *store.Store
+// implements it; see its methods for the errors each returns.
+type ReservedDomains interface {
+	CreateReservedDomain(ctx context.Context, accountID string, in store.ReservedDomain, opts ...store.WriteOption) (store.ReservedDomain, error)
+	GetReservedDomain(ctx context.Context, accountID, id string) (store.ReservedDomain, error)
+	ListReservedDomains(ctx context.Context, accountID string, page store.Page) ([]store.ReservedDomain, string, error)
+	UpdateReservedDomain(ctx context.Context, accountID, id string, fn func(*store.ReservedDomain) error, opts ...store.WriteOption) (store.ReservedDomain, error)
+	DeleteReservedDomain(ctx context.Context, accountID, id string, opts ...store.WriteOption) (store.ReservedDomain, error)
+}

@@ -1,0 +1,330 @@
+package store
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"slices"
+	"strings"
+	"time"
+
+	"golang.org/x/net/publicsuffix"
+
+	"github.com/sluicehq/sluice/internal/resource"
+)
+
+// ReservedDomain is a domain an account reserves for its endpoints
+// (specification sections 2.2, 3 and 4.2), possibly a wildcard such as
+// *.sub.example.com. No two accounts have one domain.
+type ReservedDomain struct {
+	// ID is "rd_" and a KSUID.
+	ID string `json:"id"`
+	// AccountID is the account that owns the domain.
+	AccountID string `json:"account_id"`
+	// CreatedAt is when the domain was reserved, in UTC.
+	CreatedAt   time.Time `json:"created_at"`
+	Description string    `json:"description,omitempty"`
+	Metadata    string    `json:"metadata,omitempty"`
+	// Domain is the domain, lower case: a fully qualified name, or "*."
+	// and one (see CheckReservedDomain). It cannot change.
+	Domain string `json:"domain"`
+	// Region is one of DomainRegions, or "" for none (null); deprecated.
+	Region string `json:"region,omitempty"`
+	// CertPolicy is nil when certificates are not managed.
+	CertPolicy *DomainCertPolicy `json:"certificate_management_policy,omitempty"`
+	// CertStatus is nil exactly when CertPolicy is.
+	CertStatus *DomainCertStatus `json:"certificate_management_status,omitempty"`
+}
+
+// DomainCertPolicy is how the certificate of a domain is managed (spec
+// 2.1, 2.2).
+type DomainCertPolicy struct {
+	// Authority is "letsencrypt", the only one.
+	Authority string `json:"authority"`
+	// PrivateKeyType is "rsa" or "ecdsa".
+	PrivateKeyType string `json:"private_key_type"`
+}
+
+// DomainCertStatus is where the management of a domain's certificate is.
+type DomainCertStatus struct {
+	// RenewsAt is nil until a certificate exists.
+	RenewsAt *time.Time `json:"renews_at,omitempty"`
+	// ProvisioningJob is nil when no certificate is being provisioned.
+	ProvisioningJob *DomainCertJob `json:"provisioning_job,omitempty"`
+}
+
+// DomainCertJob is a certificate being provisioned or renewed.
+type DomainCertJob struct {
+	ErrorCode string     `json:"error_code,omitempty"`
+	Msg       string     `json:"msg"`
+	StartedAt time.Time  `json:"started_at"`
+	RetriesAt *time.Time `json:"retries_at,omitempty"`
+}
+
+// The values of a DomainCertPolicy.
+const (
+	DomainAuthorityLetsEncrypt = "letsencrypt"
+	DomainKeyRSA               = "rsa"
+	DomainKeyECDSA             = "ecdsa"
+)
+
+// DomainProvisioningMsg is the msg of the job a new policy starts.
+const DomainProvisioningMsg = "certificate provisioning is in progress"
+
+// DomainRegions are the values of a reserved domain's region (spec 2.2).
+var DomainRegions = []string{"au", "eu", "ap", "us", "us-cal-1", "jp", "in", "sa"}
+
+// newDomainCertStatus is the status of a certificate policy just set: a
+// provisioning job in progress since now, and no renewal yet (spec 3).
+func newDomainCertStatus(now time.Time) *DomainCertStatus {
+	return &DomainCertStatus{ProvisioningJob: &DomainCertJob{Msg: DomainProvisioningMsg, StartedAt: now.UTC()}}
+}
+
+// IsWildcardDomain reports whether a domain is a wildcard, "*." and a name.
+func IsWildcardDomain(domain string) bool { return strings.HasPrefix(domain, "*.") }
+
+// CheckReservedDomain returns the domain lower-cased, or a *ValidationError of the
+// field "domain": a plain domain must be a fully qualified name (labels of
+// a-z, 0-9 and hyphen, neither first nor last a hyphen, at most 63 bytes
+// each and 253 in all, punycode "xn--" labels allowed, one trailing dot
+// dropped) of two labels or more; a wildcard is "*." and such a name, only
+// its first label "*", and it may not cover a whole public suffix, such as
+// *.co.uk or *.github.io: a wildcard certificate of a public suffix would
+// take every registrant's names under it, which no certificate authority
+// issues and no one account may claim.
+func CheckReservedDomain(domain string) (string, error) {
+	d := strings.TrimSuffix(strings.ToLower(domain), ".")
+	if d == "" {
+		return "", invalid("domain", "is required: give a domain such as app.example.com or *.sub.example.com")
+	}
+	if len(d) > 253 {
+		return "", invalid("domain", "is %d bytes long, and a domain name may have at most 253", len(d))
+	}
+	base, wildcard := strings.CutPrefix(d, "*.")
+	if err := checkDomainName(base, wildcard); err != nil {
+		return "", err
+	}
+	if wildcard {
+		suffix, _ := publicsuffix.PublicSuffix(base)
+		if suffix == base {
+			return "", invalid("domain", "%q covers the whole public suffix %q, which no account may reserve: reserve a wildcard of a name you own under it, such as *.sub.%s", domain, base, base)
+		}
+	}
+	return d, nil
+}
+
+// checkDomainName checks the name after any "*." of a domain.
+func checkDomainName(name string, wildcard bool) error {
+	labels := strings.Split(name, ".")
+	if len(labels) < 2 && !wildcard {
+		return invalid("domain", "%q is not a fully qualified domain name: give at least two labels, such as app.example.com", name)
+	}
+	for _, l := range labels {
+		if l == "*" {
+			return invalid("domain", "may have a wildcard only as its first label, exactly \"*\", as in *.sub.example.com")
+		}
+		if err := checkDomainLabel(l); err != nil {
+			return err
+		}
+	}
+	return nil
+}
+
+func checkDomainLabel(l string) error {
+	switch {
+	case l == "":
+		return invalid("domain", "has an empty label: labels are separated by one dot")
+	case len(l) > 63:
+		return invalid("domain", "has the label %q of %d bytes, and a label may have at most 63", l, len(l))
+	case l[0] == '-' || l[len(l)-1] == '-':
+		return invalid("domain", "has the label %q, which starts or ends with a hyphen: labels are a-z, 0-9 and hyphens not first or last", l)
+	}
+	for i := 0; i < len(l); i++ {
+		c := l[i]
+		if (c < 'a' || c > 'z') && (c < '0' || c > '9') && c != '-' {
+			if c == '*' {
+				return invalid("domain", "may have a wildcard only as its whole first label, exactly \"*\", as in *.sub.example.com")
+			}
+			return invalid("domain", "has %q in the label %q: labels are a-z, 0-9 and hyphen (write other letters in punycode, xn--)", rune(c), l)
+		}
+	}
+	return nil
+}
+
+// CheckNotServiceDomain returns a *ValidationError of the field "domain" if
+// the domain, checked by CheckReservedDomain, is one of the service's own domains,
+// or a wildcard that covers one: *.example.app, or a parent of it, would
+// take every account's names under the service domain.
+func CheckNotServiceDomain(domain string, serviceDomains []string) error {
+	base, wildcard := strings.CutPrefix(domain, "*.")
+	for _, sd := range serviceDomains {
+		if domain == sd {
+			return invalid("domain", "%q is a domain of the service itself: reserve a name under it, such as myapp.%s", domain, sd)
+		}
+		if wildcard && (base == sd || strings.HasSuffix(sd, "."+base)) {
+			return invalid("domain", "%q covers the service's domain %q: reserve a wildcard of a name under it, such as *.myapp.%s", domain, sd, sd)
+		}
+	}
+	return nil
+}
+
+// UnderServiceDomain reports whether the domain is a name under one of the
+// service's domains, which needs no CNAME (spec 2.2).
+func UnderServiceDomain(domain string, serviceDomains []string) bool {
+	return slices.ContainsFunc(serviceDomains, func(sd string) bool { return strings.HasSuffix(domain, "."+sd) })
+}
+
+// checkDomainCertPolicy checks a policy and sets its defaults: the
+// authority letsencrypt when unset, the key type ecdsa when unset.
+func checkDomainCertPolicy(p *DomainCertPolicy) error {
+	if p.Authority == "" {
+		p.Authority = DomainAuthorityLetsEncrypt
+	}
+	if p.Authority != DomainAuthorityLetsEncrypt {
+		return invalid("certificate_management_policy.authority", "is %q, and the only authority is %q", p.Authority, DomainAuthorityLetsEncrypt)
+	}
+	if p.PrivateKeyType == "" {
+		p.PrivateKeyType = DomainKeyECDSA
+	}
+	if p.PrivateKeyType != DomainKeyRSA && p.PrivateKeyType != DomainKeyECDSA {
+		return invalid("certificate_management_policy.private_key_type", "is %q: choose %q or %q (default %q)", p.PrivateKeyType, DomainKeyRSA, DomainKeyECDSA, DomainKeyECDSA)
+	}
+	return nil
+}
+
+// check normalizes d and returns a *ValidationError for the first field
+// that breaks a rule, or nil.
+func (d *ReservedDomain) check() error {
+	spec := resource.ReservedDomains()
+	if err := checkText(spec.Field("description"), d.Description); err != nil {
+		return err
+	}
+	if err := checkText(spec.Field("metadata"), d.Metadata); err != nil {
+		return err
+	}
+	domain, err := CheckReservedDomain(d.Domain)
+	if err != nil {
+		return err
+	}
+	d.Domain = domain
+	if d.Region != "" && !slices.Contains(DomainRegions, d.Region) {
+		return invalid("region", "is %q: choose one of %s, or leave it out (the region is deprecated: traffic is served globally)", d.Region, strings.Join(DomainRegions, ", "))
+	}
+	if d.CertPolicy != nil {
+		if err := checkDomainCertPolicy(d.CertPolicy); err != nil {
+			return err
+		}
+		if d.CertStatus == nil {
+			d.CertStatus = newDomainCertStatus(time.Now())
+		}
+	} else {
+		d.CertStatus = nil
+	}
+	return nil
+}
+
+// reservedDomains declares reserved domains (see family). A domain is
+// unique across all accounts: its index key holds no account (see
+// reservedDomainKey), which the layer's uniqueIndex allows as it is.
+var reservedDomains = family[ReservedDomain]{
+	kind:   "reserved_domains",
+	prefix: resource.ReservedDomains().Prefix,
+	noun:   "reserved domain",
+	meta: func(d *ReservedDomain) (*string, *string, *time.Time) {
+		return &d.ID, &d.AccountID, &d.CreatedAt
+	},
+	input: func(in ReservedDomain) ReservedDomain {
+		out := ReservedDomain{Description: in.Description, Metadata: in.Metadata, Domain: in.Domain, Region: in.Region}
+		if in.CertPolicy != nil {
+			p := *in.CertPolicy
+			out.CertPolicy = &p
+		}
+		return out
+	},
+	check: func(_ context.Context, _ *Store, d *ReservedDomain) error { return d.check() },
+	rule: func(was, d ReservedDomain) error {
+		if was.Domain != d.Domain {
+			return invalid("domain", "cannot change: delete the reserved domain and reserve the new one")
+		}
+		return nil
+	},
+	limit: LimitReservedDomains,
+	max:   func(l Limits) int { return l.ReservedDomains },
+	unique: &uniqueIndex[ReservedDomain]{
+		field: "domain",
+		value: func(d ReservedDomain) string { return d.Domain },
+		key:   reservedDomainKey,
+	},
+}
+
+// reservedDomainKey is the index key of a reserved domain, across all
+// accounts: the account id is not part of it.
+func reservedDomainKey(_, domain string) string { return "reserved_domain_names." + foldedHash(domain) }
+
+// DomainTakenError is a domain reserved already, by this account or
+// another (which it does not name). It matches ErrConflict.
+type DomainTakenError struct{ Domain string }
+
+func (e *DomainTakenError) Error() string {
+	return fmt.Sprintf("the domain %q is reserved already, by your account or another: a domain is reserved by one account at most; choose another domain", e.Domain)
+}
+
+// Is reports whether target is ErrConflict.
+func (e *DomainTakenError) Is(target error) bool { return target == ErrConflict }
+
+// CreateReservedDomain reserves the Domain of in for the account, with its
+// Description, Metadata, Region and DomainCertPolicy; a wildcard without
+// a policy gets letsencrypt and ecdsa. A policy starts a provisioning job.
+//
+// It returns a *ValidationError (matching ErrInvalid) for a field that
+// breaks a rule, a *DomainTakenError (matching ErrConflict) if any account
+// has the domain, a *LimitError (matching ErrLimit) if the account has
+// Limits.ReservedDomains, or an error wrapping ErrNotFound if the account
+// does not exist.
+func (s *Store) CreateReservedDomain(ctx context.Context, accountID string, in ReservedDomain, opts ...WriteOption) (ReservedDomain, error) {
+	if in.CertPolicy == nil && IsWildcardDomain(in.Domain) {
+		in.CertPolicy = &DomainCertPolicy{Authority: DomainAuthorityLetsEncrypt, PrivateKeyType: DomainKeyECDSA}
+	}
+	d, err := reservedDomains.create(ctx, s, accountID, in, opts)
+	var taken *TakenError
+	if errors.As(err, &taken) {
+		return d, &DomainTakenError{Domain: taken.Value}
+	}
+	return d, err
+}
+
+// GetReservedDomain returns the reserved domain of the account with the
+// id, or an error wrapping ErrNotFound, also when another account has it.
+func (s *Store) GetReservedDomain(ctx context.Context, accountID, id string) (ReservedDomain, error) {
+	return reservedDomains.get(ctx, s, accountID, id)
+}
+
+// ListReservedDomains returns a page of the account's reserved domains,
+// newest first, and the BeforeID of the next page ("" after the last).
+func (s *Store) ListReservedDomains(ctx context.Context, accountID string, page Page) ([]ReservedDomain, string, error) {
+	return reservedDomains.list(ctx, s, accountID, page)
+}
+
+// UpdateReservedDomain changes the reserved domain of the account with
+// the id as fn does, checked as at create; the domain cannot change (a
+// *ValidationError). A policy set or changed starts a new provisioning
+// job; a policy removed removes the status. No update is lost (see
+// family.update).
+func (s *Store) UpdateReservedDomain(ctx context.Context, accountID, id string, fn func(*ReservedDomain) error, opts ...WriteOption) (ReservedDomain, error) {
+	return reservedDomains.update(ctx, s, accountID, id, func(d *ReservedDomain) error {
+		was := d.CertPolicy
+		if err := fn(d); err != nil {
+			return err
+		}
+		if d.CertPolicy != nil && (was == nil || *was != *d.CertPolicy) {
+			d.CertStatus = nil // a new job, set by check
+		}
+		return nil
+	}, opts)
+}
+
+// DeleteReservedDomain deletes the reserved domain of the account with the
+// id, which frees the domain for any account, and returns it as it was.
+func (s *Store) DeleteReservedDomain(ctx context.Context, accountID, id string, opts ...WriteOption) (ReservedDomain, error) {
+	return reservedDomains.remove(ctx, s, accountID, id, opts, nil)
+}
