@@ -56,6 +56,7 @@ type serveFlags struct {
 	tlsKey          string
 	log             logFlags
 	limits          limitFlags // the front door of ingest, what an account may have
+	ingress         ingressFlags
 }
 
 func newServeCommand() *cobra.Command {
@@ -99,6 +100,7 @@ func (f *serveFlags) register(fl *pflag.FlagSet) {
 	fl.StringVar(&f.devAWSListen, "dev-aws-listen", "127.0.0.1:4566", "HOST:PORT of the AWS emulator of --dev, a loopback address")
 	f.log.register(fl)
 	f.limits.register(fl)
+	f.ingress.register(fl)
 }
 
 // runServe runs a serve process until ctx ends.

@@ -233,6 +233,7 @@ func (a *app) wireRoles() error {
 func (a *app) newServers() error {
 	apiConfig := a.flags.limits.apiConfig(a.log)
 	apiConfig.BaseURL = a.flags.apiBaseURL(a.listeners.http.Addr(), a.tls != nil, a.log)
+	apiConfig.Ingress = a.flags.ingress.config()
 	handler, err := a.httpHandler(apiConfig)
 	if err != nil {
 		return err

@@ -42,6 +42,7 @@ type limitFlags struct {
 	sourcesPerSubscription int
 	runningReplays         int
 	apiKeys                int
+	agentIngresses         int
 	botUsers               int
 }
 
@@ -59,6 +60,7 @@ func (f *limitFlags) register(fl *pflag.FlagSet) {
 	fl.IntVar(&f.sourcesPerSubscription, "max-sources-per-subscription", 0, "sources one subscription may have (default and most: one per event kind)")
 	fl.IntVar(&f.runningReplays, "max-running-replays", store.DefaultMaxRunningReplay, "replays one account may have running at once")
 	fl.IntVar(&f.apiKeys, "max-api-keys", store.DefaultMaxAPIKeys, "API keys one account may have")
+	fl.IntVar(&f.agentIngresses, "max-agent-ingresses", store.DefaultMaxAgentIngresses, "agent ingresses one account may have")
 	fl.IntVar(&f.botUsers, "max-bot-users", store.DefaultMaxBotUsers, "bot users one account may have")
 }
 
@@ -79,6 +81,7 @@ func (f limitFlags) validate() []error {
 		{"--max-sources-per-subscription", f.sourcesPerSubscription},
 		{"--max-running-replays", f.runningReplays},
 		{"--max-api-keys", f.apiKeys},
+		{"--max-agent-ingresses", f.agentIngresses},
 		{"--max-bot-users", f.botUsers},
 	} {
 		if n.value < 0 {
@@ -148,6 +151,7 @@ func (f limitFlags) storeLimits() store.Limits {
 		SourcesPerSubscription: f.sourcesPerSubscription,
 		RunningReplays:         f.runningReplays,
 		APIKeys:                f.apiKeys,
+		AgentIngresses:         f.agentIngresses,
 		BotUsers:               f.botUsers,
 	}
 }

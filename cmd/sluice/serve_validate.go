@@ -28,6 +28,7 @@ func (f serveFlags) validate() error {
 		f.checkDelivery(),
 		f.checkReplicas(),
 		errors.Join(f.limits.validate()...),
+		f.ingress.validate(),
 	)
 }
 

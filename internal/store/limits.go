@@ -19,11 +19,12 @@ import (
 // bound what a hostile account can make the process deliver: every running
 // replay delivers a subscription's whole stored range again.
 const (
-	DefaultMaxDestinations  = 100
-	DefaultMaxSubscriptions = 1000
-	DefaultMaxRunningReplay = 5
-	DefaultMaxAPIKeys       = 100
-	DefaultMaxBotUsers      = 100
+	DefaultMaxDestinations   = 100
+	DefaultMaxSubscriptions  = 1000
+	DefaultMaxRunningReplay  = 5
+	DefaultMaxAPIKeys        = 100
+	DefaultMaxAgentIngresses = 100
+	DefaultMaxBotUsers       = 100
 )
 
 // Limits bound what one account can have. A zero field gets its default.
@@ -44,6 +45,9 @@ type Limits struct {
 	// APIKeys is the most API keys of an account; default
 	// DefaultMaxAPIKeys.
 	APIKeys int
+	// AgentIngresses is the most agent ingresses of an account; default
+	// DefaultMaxAgentIngresses.
+	AgentIngresses int
 	// BotUsers is the most bot users of an account; default
 	// DefaultMaxBotUsers.
 	BotUsers int
@@ -66,6 +70,9 @@ func (l *Limits) setDefaults() {
 	if l.APIKeys <= 0 {
 		l.APIKeys = DefaultMaxAPIKeys
 	}
+	if l.AgentIngresses <= 0 {
+		l.AgentIngresses = DefaultMaxAgentIngresses
+	}
 	if l.BotUsers <= 0 {
 		l.BotUsers = DefaultMaxBotUsers
 	}
@@ -82,6 +89,7 @@ const (
 	LimitSourcesPerSubscription = "sources per subscription"
 	LimitRunningReplays         = "running replays"
 	LimitAPIKeys                = "api keys"
+	LimitAgentIngresses         = "agent ingresses"
 	LimitBotUsers               = "bot users"
 )
 
