@@ -128,6 +128,25 @@ func TestTypesAreTheAPIs(t *testing.T) {
 	check.ErrorContains(t, err, "")
 	sameBytes(t, "bot user list", raw, botPage)
 
+	// A tunnel credential owned by the bot user, its token once, then
+	// without owner and listed.
+	creds := c.Credentials()
+	cred, err := creds.Create(ctx, client.CredentialInput{Description: ptr("edge <eu> & co"), ACL: &[]string{"bind:*.example.com"}, OwnerID: &bot.ID}, client.Reply(&raw))
+	check.ErrorContains(t, err, "")
+	if cred.Token == nil || !strings.HasPrefix(*cred.Token, "ct_") || cred.OwnerID == nil || *cred.OwnerID != bot.ID || len(cred.ACL) != 1 {
+		t.Fatalf("created credential %+v", cred)
+	}
+	sameBytes(t, "credential create", raw, cred)
+	cred, err = creds.Update(ctx, cred.ID, client.CredentialInput{OwnerID: ptr(""), ACL: &[]string{}}, client.Reply(&raw))
+	check.ErrorContains(t, err, "")
+	if cred.Token != nil || cred.OwnerID != nil || cred.ACL == nil || len(cred.ACL) != 0 {
+		t.Fatalf("updated credential %+v", cred)
+	}
+	sameBytes(t, "credential update", raw, cred)
+	credPage, err := creds.List(ctx, client.ListOptions{}, client.Reply(&raw))
+	check.ErrorContains(t, err, "")
+	sameBytes(t, "credential list", raw, credPage)
+
 	// Destinations of every target type, by role and by access key, whose
 	// secret is never answered.
 	dests := c.EventDestinations()

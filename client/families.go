@@ -19,6 +19,8 @@ const (
 	EventSubscriptionsKey  = "event_subscriptions"
 	BotUsersPath           = "/bot_users"
 	BotUsersListKey        = "bot_users"
+	CredentialsPath        = "/credentials"
+	CredentialsListKey     = "credentials"
 )
 
 // AgentIngresses returns the account's agent ingresses, /agent_ingresses.
@@ -29,6 +31,11 @@ func (c *Client) AgentIngresses() Family[AgentIngress, AgentIngressInput] {
 // BotUsers returns the account's bot users, /bot_users.
 func (c *Client) BotUsers() Family[BotUser, BotUserInput] {
 	return NewFamily[BotUser, BotUserInput](c, BotUsersPath, BotUsersListKey)
+}
+
+// Credentials returns the account's tunnel credentials, /credentials.
+func (c *Client) Credentials() Family[Credential, CredentialInput] {
+	return NewFamily[Credential, CredentialInput](c, CredentialsPath, CredentialsListKey)
 }
 
 // APIKeys returns the account's API keys, /api_keys.

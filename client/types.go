@@ -106,6 +106,30 @@ type BotUserInput struct {
 	Active *bool   `json:"active,omitempty"`
 }
 
+// Credential is a tunnel credential as the API returns it (specification
+// sections 2.4 and 5): the authtoken of an agent, what it may bind, and
+// the bot user that owns it.
+type Credential struct {
+	ID          string   `json:"id"`
+	URI         string   `json:"uri"` // its full URL
+	CreatedAt   string   `json:"created_at"`
+	Description string   `json:"description"`
+	Metadata    string   `json:"metadata"`
+	Token       *string  `json:"token"`    // only in the answer to the create; nil after
+	ACL         []string `json:"acl"`      // "*", "bind:<domain>", "bind:*.<domain>" or "bind:<host>:<port>"; none: no restriction
+	OwnerID     *string  `json:"owner_id"` // a bot user of the account, or nil
+}
+
+// CredentialInput is the body of a credential's create or update: the
+// fields set are sent, the others left as they are. An update with an
+// empty ACL removes every rule, and one with an empty OwnerID the owner.
+type CredentialInput struct {
+	Description *string   `json:"description,omitempty"` // at most 255 bytes
+	Metadata    *string   `json:"metadata,omitempty"`    // at most 4096 bytes
+	ACL         *[]string `json:"acl,omitempty"`
+	OwnerID     *string   `json:"owner_id,omitempty"`
+}
+
 // Destination is an event destination as the API returns it: where events
 // are delivered, and how sluice authenticates there. It never holds the
 // secret of an access key.

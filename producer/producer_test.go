@@ -61,10 +61,10 @@ func (e *streamEnv) stored(t *testing.T) uint64 {
 // are http_request_complete.v0 of a typical size (HTTPRequest1KB).
 func sampleEvents(t *testing.T, n int, accounts ...string) []schemas.Event {
 	t.Helper()
-	// The other traffic kind, and audit kinds with secrets, lists of strings
-	// and maps (the kinds with lists of objects are sluice's own, which the
-	// producer refuses).
-	kinds := []string{"tcp_connection_closed.v0", "tunnel_credential_created.v0", "ip_policy_rule_updated.v0", "ssh_host_certificate_updated.v0"}
+	// The other traffic kind, and audit kinds with lists of strings and
+	// maps (the kinds with secrets or lists of objects are sluice's own,
+	// which the producer refuses).
+	kinds := []string{"tcp_connection_closed.v0", "tls_certificate_created.v0", "ip_policy_rule_updated.v0", "ssh_host_certificate_updated.v0"}
 	s := schemas.NewSampler(7)
 	var pool []schemas.Event
 	for range 8 {

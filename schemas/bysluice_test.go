@@ -20,7 +20,7 @@ func TestKindsOnlySluiceEmits(t *testing.T) {
 		}
 	}
 	var want []string
-	for _, family := range []string{"api_key", "event_destination", "event_subscription"} {
+	for _, family := range []string{"api_key", "event_destination", "event_subscription", "tunnel_credential"} {
 		for _, change := range []string{"created", "deleted", "updated"} {
 			want = append(want, family+"_"+change+".v0")
 		}
@@ -67,7 +67,7 @@ func TestKindsOnlySluiceEmits(t *testing.T) {
 		})
 	}
 
-	other, err := s.Event("tunnel_credential_deleted.v0")
+	other, err := s.Event("tls_certificate_deleted.v0")
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -339,7 +339,7 @@ var auditKinds = []auditSpec{
 		),
 	},
 	{
-		family: "tunnel_credential", kinds: crud, desc: "a tunnel credential (authtoken)",
+		family: "tunnel_credential", kinds: crud, bySluice: true, desc: "a tunnel credential (authtoken)",
 		fields: withResource(
 			fieldSpec{"acl", TypeStringList, "bind rules restricting what the credential may bind; empty means no restriction", false},
 			fieldSpec{"token", TypeString, "the authtoken; only in the creation response, always null in events", false},

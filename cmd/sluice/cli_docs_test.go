@@ -33,6 +33,7 @@ func TestCLIDocsCoverEveryCommand(t *testing.T) {
 		"agent-ingresses": {file: "docs/cli.md"},
 		"api-keys":        {file: "docs/cli.md"},
 		"bot-users":       {file: "docs/cli.md"},
+		"credentials":     {file: "docs/cli.md"},
 		"publish":         {file: "docs/cli.md", section: "## Sending events: `sluice publish`"},
 		"healthcheck":     {file: "docs/cli.md", section: "## Checking a process: `sluice healthcheck`"},
 		"tail":            {file: "docs/cli.md", section: "## Reading what a destination holds: `sluice tail`"},

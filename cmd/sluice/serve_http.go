@@ -35,7 +35,7 @@ const (
 func (a *app) httpHandler(cfg api.Config) (http.Handler, error) {
 	deps := api.Deps{Keys: a.store, Publisher: a.producer, Logger: a.log, Metrics: a.registry, Storage: a.storage()}
 	if a.roles.api {
-		deps.Destinations, deps.Subscriptions, deps.APIKeys, deps.BotUsers, deps.Outbox = a.store, a.store, a.store, a.store, a.store
+		deps.Destinations, deps.Subscriptions, deps.APIKeys, deps.BotUsers, deps.Credentials, deps.Outbox = a.store, a.store, a.store, a.store, a.store, a.store
 		deps.AgentIngresses = a.store
 		deps.DeadLetters, deps.Replays = a.redriver, pipeline.NewReplayer(a.stream, a.store)
 		deps.DeliveryStatus = pipeline.NewStatusReader(a.js, a.statusKV, a.flags.failingAfter)

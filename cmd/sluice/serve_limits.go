@@ -44,6 +44,7 @@ type limitFlags struct {
 	apiKeys                int
 	agentIngresses         int
 	botUsers               int
+	credentials            int
 }
 
 func (f *limitFlags) register(fl *pflag.FlagSet) {
@@ -62,6 +63,7 @@ func (f *limitFlags) register(fl *pflag.FlagSet) {
 	fl.IntVar(&f.apiKeys, "max-api-keys", store.DefaultMaxAPIKeys, "API keys one account may have")
 	fl.IntVar(&f.agentIngresses, "max-agent-ingresses", store.DefaultMaxAgentIngresses, "agent ingresses one account may have")
 	fl.IntVar(&f.botUsers, "max-bot-users", store.DefaultMaxBotUsers, "bot users one account may have")
+	fl.IntVar(&f.credentials, "max-credentials", store.DefaultMaxCredentials, "tunnel credentials one account may have")
 }
 
 // validate returns what is wrong with the flags, each with what to do. A
@@ -83,6 +85,7 @@ func (f limitFlags) validate() []error {
 		{"--max-api-keys", f.apiKeys},
 		{"--max-agent-ingresses", f.agentIngresses},
 		{"--max-bot-users", f.botUsers},
+		{"--max-credentials", f.credentials},
 	} {
 		if n.value < 0 {
 			errs = append(errs, fmt.Errorf("%s %d is negative: give a positive number (0 takes the default)", n.name, n.value))
@@ -153,5 +156,6 @@ func (f limitFlags) storeLimits() store.Limits {
 		APIKeys:                f.apiKeys,
 		AgentIngresses:         f.agentIngresses,
 		BotUsers:               f.botUsers,
+		Credentials:            f.credentials,
 	}
 }

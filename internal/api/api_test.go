@@ -114,7 +114,7 @@ type wireEvent struct {
 func samples(t *testing.T, seed uint64, n int) []wireEvent {
 	t.Helper()
 	s := schemas.NewSampler(seed)
-	kinds := []string{"http_request_complete.v0", "tcp_connection_closed.v0", "tunnel_credential_created.v0", "ssh_host_certificate_updated.v0"}
+	kinds := []string{"http_request_complete.v0", "tcp_connection_closed.v0", "tls_certificate_created.v0", "ssh_host_certificate_updated.v0"}
 	out := make([]wireEvent, n)
 	for i := range out {
 		ev, err := s.Event(kinds[i%len(kinds)])

@@ -17,6 +17,7 @@ const principalSource = "API"
 // Kinds of audit events, by resource family; the suffix says the change.
 const (
 	auditAPIKey       = "api_key"
+	auditCredential   = "tunnel_credential"
 	auditDestination  = "event_destination"
 	auditSubscription = "event_subscription"
 )

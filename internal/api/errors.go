@@ -53,6 +53,7 @@ const (
 	CodeLastAPIKey         Code = 423 // 409: deleting the account's only API key
 	CodeSourceExists       Code = 424 // 409: adding a source of a kind the subscription has
 	CodeNameTaken          Code = 425 // 409: a name another resource of the family in the account has
+	CodeOwnerInUse         Code = 426 // 409: a bot user still owns tunnel credentials
 	CodeDomainTaken        Code = 428 // 409: a domain an agent ingress of any account has
 	CodeDestinationLimit   Code = 440 // 409: the account has its limit of destinations
 	CodeSubscriptionLimit  Code = 441 // 409: the account has its limit of subscriptions
@@ -60,6 +61,7 @@ const (
 	CodeReplayLimit        Code = 443 // 409: the account has its limit of running replays
 	CodeAPIKeyLimit        Code = 444 // 409: the account has its limit of API keys
 	CodeBotUserLimit       Code = 445 // 409: the account has its limit of bot users
+	CodeCredentialLimit    Code = 446 // 409: the account has its limit of tunnel credentials
 	CodeAgentIngressLimit  Code = 447 // 409: the account has its limit of agent ingresses
 )
 
@@ -105,6 +107,7 @@ var codes = map[Code]codeInfo{
 	CodeMethodNotAllowed:   {http.StatusMethodNotAllowed, "the path does not accept this method; the Allow header lists those it does"},
 	CodeResourceNotFound:   {http.StatusNotFound, "the key's account has no resource with this id (a resource of another account is not found either)"},
 	CodeInUse:              {http.StatusConflict, "the destination is still used by event subscriptions, listed in details.subscriptions; remove it from them, or delete them, first"},
+	CodeOwnerInUse:         {http.StatusConflict, "the bot user owns tunnel credentials, listed in details.credentials; delete them, or give them another owner or none (PATCH /credentials/{id} with owner_id \"\"), first"},
 	CodeConcurrentChange:   {http.StatusConflict, "the resource kept changing under concurrent updates; send the request again"},
 	CodeLastAPIKey:         {http.StatusConflict, "the API key is the account's only one, and deleting it would lock the account out; create another key first"},
 	CodeSourceExists:       {http.StatusConflict, "the subscription has a source of this event kind already; change it with PATCH /event_subscriptions/{id}/sources/{type}"},
@@ -117,6 +120,7 @@ var codes = map[Code]codeInfo{
 	CodeAPIKeyLimit:        {http.StatusConflict, "the account has as many API keys as sluice allows one account (100 by default, serve --max-api-keys); delete one, or have the limit raised; details.limit and details.max name it"},
 	CodeAgentIngressLimit:  {http.StatusConflict, "the account has as many agent ingresses as sluice allows one account (100 by default, serve --max-agent-ingresses); delete one, or have the limit raised; details.limit and details.max name it"},
 	CodeBotUserLimit:       {http.StatusConflict, "the account has as many bot users as sluice allows one account (100 by default, serve --max-bot-users); delete one, or have the limit raised; details.limit and details.max name it"},
+	CodeCredentialLimit:    {http.StatusConflict, "the account has as many tunnel credentials as sluice allows one account (100 by default, serve --max-credentials); delete one, or have the limit raised; details.limit and details.max name it"},
 }
 
 // String returns the code as it appears in error bodies: "ERR_SLUICE_301".

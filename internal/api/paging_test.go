@@ -59,7 +59,7 @@ func TestPaging(t *testing.T) {
 		t.Skip("creates 250 resources of each kind")
 	}
 	// More of each than one account may have by default, to page through.
-	e := newTestEnv(t, apitest.WithStoreConfig(store.Config{Limits: store.Limits{Destinations: 2 * pagedCount, APIKeys: 2 * pagedCount}}))
+	e := newTestEnv(t, apitest.WithStoreConfig(store.Config{Limits: store.Limits{Destinations: 2 * pagedCount, APIKeys: 2 * pagedCount, Credentials: 2 * pagedCount}}))
 	ctx := t.Context()
 	other, err := e.store.CreateAccount(ctx, "other")
 	if err != nil {
@@ -86,6 +86,10 @@ func TestPaging(t *testing.T) {
 			k, err := e.store.CreateAPIKey(ctx, account, store.APIKeyInput{}, "")
 			return k.ID, err
 		}, []string{e.keyID}},
+		{"/credentials", "credentials", func(account string) (string, error) {
+			c, err := e.store.CreateCredential(ctx, account, store.Credential{})
+			return c.ID, err
+		}, nil},
 	}
 	for _, kind := range kinds {
 		t.Run(kind.path, func(t *testing.T) {

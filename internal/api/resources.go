@@ -26,6 +26,7 @@ var (
 	agentIngressResource = resource{noun: "agent ingress", listPath: client.AgentIngressesPath, taken: CodeDomainTaken}
 	apiKeyResource       = resource{noun: "API key", listPath: client.APIKeysPath}
 	botUserResource      = resource{noun: "bot user", listPath: client.BotUsersPath}
+	credentialResource   = resource{noun: "tunnel credential", listPath: client.CredentialsPath}
 )
 
 // writeStoreError answers with the API error of an error of the store about
@@ -35,6 +36,7 @@ func (s *Server) writeStoreError(w http.ResponseWriter, r *http.Request, err err
 	var (
 		invalid *store.ValidationError
 		inUse   *store.InUseError
+		owner   *store.OwnerInUseError
 		limit   *store.LimitError
 		taken   *store.TakenError
 		own     *serviceDomainError
@@ -51,6 +53,10 @@ func (s *Server) writeStoreError(w http.ResponseWriter, r *http.Request, err err
 	case errors.As(err, &inUse):
 		e := newError(CodeInUse, "%s", inUse.Error())
 		e.Details = map[string]any{"subscriptions": inUse.Subscriptions}
+		writeError(w, r, e)
+	case errors.As(err, &owner):
+		e := newError(CodeOwnerInUse, "%s", owner.Error())
+		e.Details = map[string]any{"credentials": owner.Credentials}
 		writeError(w, r, e)
 	case errors.As(err, &taken):
 		code := CodeNameTaken
@@ -90,6 +96,7 @@ var limits = map[string]struct {
 	store.LimitAgentIngresses:         {CodeAgentIngressLimit, "delete one you no longer use (DELETE /agent_ingresses/{id})", "--max-agent-ingresses"},
 	store.LimitAPIKeys:                {CodeAPIKeyLimit, "delete one you no longer use (DELETE /api_keys/{id})", "--max-api-keys"},
 	store.LimitBotUsers:               {CodeBotUserLimit, "delete one you no longer use (DELETE /bot_users/{id})", "--max-bot-users"},
+	store.LimitCredentials:            {CodeCredentialLimit, "delete one you no longer use (DELETE /credentials/{id})", "--max-credentials"},
 }
 
 // limitError is the API error of a create over a limit of the account: it

@@ -198,6 +198,9 @@ type Deps struct {
 	APIKeys APIKeys
 	// BotUsers keeps bot users; nil: the /bot_users routes are not served.
 	BotUsers BotUsers
+	// Credentials keeps tunnel credentials; nil: the /credentials routes
+	// are not served.
+	Credentials Credentials
 	// DeliveryStatus reads destinations' delivery status; nil (or
 	// Destinations nil): GET /event_destinations/{id}/status is not served.
 	DeliveryStatus DeliveryStatus
@@ -228,12 +231,13 @@ type Server struct {
 	cfg       Config
 	keys      Keys
 	publisher Publisher
-	// destinations, subscriptions, apiKeys and botUsers are nil when
+	// destinations, subscriptions, apiKeys, botUsers and credentials are nil when
 	// their routes are not served.
 	destinations  Destinations
 	subscriptions Subscriptions
 	apiKeys       APIKeys
 	botUsers      BotUsers
+	credentials   Credentials
 	deadLetters   DeadLetters
 	replays       Replays
 	storage       Storage
@@ -268,7 +272,7 @@ func New(cfg Config, deps Deps) (*Server, error) {
 	if deps.Keys == nil || deps.Publisher == nil {
 		return nil, errors.New("api: Keys and Publisher are required")
 	}
-	if deps.Destinations != nil || deps.Subscriptions != nil || deps.AgentIngresses != nil || deps.APIKeys != nil || deps.BotUsers != nil {
+	if deps.Destinations != nil || deps.Subscriptions != nil || deps.AgentIngresses != nil || deps.APIKeys != nil || deps.BotUsers != nil || deps.Credentials != nil {
 		if u, err := url.Parse(cfg.BaseURL); err != nil || (u.Scheme != "http" && u.Scheme != "https") || u.Host == "" {
 			return nil, fmt.Errorf("api: BaseURL %q is not a full http or https URL: the management routes need the scheme and host clients reach the API at, for the uri of resources and audit events", cfg.BaseURL)
 		}
@@ -292,6 +296,7 @@ func New(cfg Config, deps Deps) (*Server, error) {
 		subscriptions: deps.Subscriptions,
 		apiKeys:       deps.APIKeys,
 		botUsers:      deps.BotUsers,
+		credentials:   deps.Credentials,
 		deadLetters:   deps.DeadLetters,
 		replays:       deps.Replays,
 		storage:       deps.Storage,
@@ -329,6 +334,9 @@ func New(cfg Config, deps Deps) (*Server, error) {
 	}
 	if s.botUsers != nil {
 		s.routeBotUsers()
+	}
+	if s.credentials != nil {
+		s.routeCredentials()
 	}
 	s.mux.HandleFunc("/", s.fallback)
 	s.handler = s.withOperation(s.guardStorage(s.mux))

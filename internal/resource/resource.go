@@ -169,3 +169,18 @@ func BotUsers() Spec {
 		},
 	}
 }
+
+// Credentials is the family of tunnel credentials, /credentials
+// (specification sections 2.4 and 5). A credential's token is made by
+// sluice and shown once, in the answer to its create.
+func Credentials() Spec {
+	return Spec{
+		Prefix: schemas.PrefixCredential, Path: client.CredentialsPath, ListKey: client.CredentialsListKey,
+		Fields: append(described(Bytes),
+			Field{Name: "token", Kind: String, ShownOnce: true},
+			Field{Name: "acl", Kind: List, Create: true, Update: true,
+				Usage: `what the token may bind, rules separated by commas: "*" (anything), bind:<domain>, bind:*.<domain> or bind:<host>:<port>; --acl "" removes every rule`},
+			Field{Name: "owner_id", Kind: String, Create: true, Update: true,
+				Usage: `the bot user that owns the credential (bot_...); --owner-id "" removes the owner`}),
+	}
+}

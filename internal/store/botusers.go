@@ -116,8 +116,24 @@ func (s *Store) UpdateBotUser(ctx context.Context, accountID, id string, fn func
 }
 
 // DeleteBotUser deletes the bot user of the account with the id, which
-// frees its name, and returns it as it was. It returns an error wrapping
+// frees its name, and returns it as it was. It returns an
+// *OwnerInUseError (matching ErrConflict) naming the credentials the bot
+// user owns, if any: it is not deleted then. It returns an error wrapping
 // ErrNotFound if the account has no such bot user.
+//
+// A credential given the bot user as its owner at the same time rewrites
+// the bot user in its batch (claimOwner), and the delete is a
+// compare-and-swap on the revision read before the credentials were: one
+// of the two writers sees the other.
 func (s *Store) DeleteBotUser(ctx context.Context, accountID, id string, opts ...WriteOption) (BotUser, error) {
-	return botUsers.remove(ctx, s, accountID, id, opts, nil)
+	return botUsers.remove(ctx, s, accountID, id, opts, func(BotUser) error {
+		owned, err := s.credentialsOwnedBy(ctx, accountID, id)
+		if err != nil {
+			return err
+		}
+		if len(owned) > 0 {
+			return refusal{&OwnerInUseError{BotUserID: id, Credentials: owned}}
+		}
+		return nil
+	})
 }

@@ -9,7 +9,7 @@ import (
 // starts with the resource's kind and then the account id, so that all keys
 // of one kind, or of one kind and account, match one filter. The keys of
 // the resources of a family (agent_ingresses, api_keys, destinations,
-// subscriptions, bot_users) are made from its kind (family.key).
+// subscriptions, bot_users, credentials) are made from its kind (family.key).
 //
 //	accounts.<account_id>                                     Account
 //	agent_ingresses.<account_id>.<agent_ingress_id>           AgentIngress
@@ -24,6 +24,7 @@ import (
 //	replays.<account_id>.<replay_id>                          Replay
 //	bot_users.<account_id>.<bot_user_id>                      BotUser
 //	bot_user_names.<account_id>.<hex sha-256 of folded name>  uniqueEntry (written with its BotUser)
+//	credentials.<account_id>.<credential_id>                  Credential (with the hash of its token, never the token)
 //	creations.<account_id>.<kind>                             creationClaims (creates under way, for Limits)
 
 // bootstrapKey is the key Bootstrap claims before it creates anything.

@@ -25,6 +25,7 @@ const (
 	DefaultMaxAPIKeys        = 100
 	DefaultMaxAgentIngresses = 100
 	DefaultMaxBotUsers       = 100
+	DefaultMaxCredentials    = 100
 )
 
 // Limits bound what one account can have. A zero field gets its default.
@@ -51,6 +52,9 @@ type Limits struct {
 	// BotUsers is the most bot users of an account; default
 	// DefaultMaxBotUsers.
 	BotUsers int
+	// Credentials is the most tunnel credentials of an account; default
+	// DefaultMaxCredentials.
+	Credentials int
 }
 
 func (l *Limits) setDefaults() {
@@ -76,6 +80,9 @@ func (l *Limits) setDefaults() {
 	if l.BotUsers <= 0 {
 		l.BotUsers = DefaultMaxBotUsers
 	}
+	if l.Credentials <= 0 {
+		l.Credentials = DefaultMaxCredentials
+	}
 }
 
 // ErrLimit means the account has as many resources of a kind as the
@@ -91,6 +98,7 @@ const (
 	LimitAPIKeys                = "api keys"
 	LimitAgentIngresses         = "agent ingresses"
 	LimitBotUsers               = "bot users"
+	LimitCredentials            = "tunnel credentials"
 )
 
 // LimitError is a create refused because the account has as many resources

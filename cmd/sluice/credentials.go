@@ -1,0 +1,131 @@
+package main
+
+import (
+	"fmt"
+	"io"
+	"strings"
+
+	"github.com/spf13/cobra"
+
+	"github.com/sluicehq/sluice/client"
+	"github.com/sluicehq/sluice/internal/acl"
+	"github.com/sluicehq/sluice/internal/resource"
+)
+
+// credentialsFamily declares `sluice credentials`, a client of
+// /credentials. A credential's token is shown once, by create
+// (printCreatedCredential).
+func credentialsFamily() family[client.Credential, client.CredentialInput] {
+	return family[client.Credential, client.CredentialInput]{
+		collection: (*client.Client).Credentials,
+		kind: resourceKind{
+			command: "credentials",
+			plural:  "tunnel credentials",
+			columns: []string{"ID", "CREATED_AT", "OWNER_ID", "ACL", "DESCRIPTION"},
+		},
+		short: "Create, list, change and delete tunnel credentials through the API of a running sluice",
+		long: `Manage the tunnel credentials of the account through the API of a running
+sluice (/credentials). A credential's token is the authtoken an agent
+connects with: it is shown once, by create, and sluice keeps only its hash.
+Its ACL limits what the agent may bind: "*" or no rule for anything,
+bind:<domain>, bind:*.<domain> (every name under the domain, not the domain
+itself) or bind:<host>:<port>. Its owner is a bot user of the account.
+
+--api-url and --api-key can be set as SLUICE_API_URL and SLUICE_API_KEY.`,
+		row: func(c client.Credential) []string {
+			return []string{c.ID, c.CreatedAt, ownerOf(c), strings.Join(c.ACL, ","), c.Description}
+		},
+		// The credential's fields, never its token.
+		fields: func(c client.Credential) []resourceField {
+			return []resourceField{
+				{"ID", c.ID}, {"URI", c.URI}, {"CREATED_AT", c.CreatedAt},
+				{"DESCRIPTION", c.Description}, {"METADATA", c.Metadata},
+				{"ACL", strings.Join(c.ACL, ",")}, {"OWNER_ID", ownerOf(c)},
+			}
+		},
+		flags: specFlags(resource.Credentials()),
+		create: verbHelp{
+			short: "Create a tunnel credential, whose token is printed only this once",
+			long: `Create a tunnel credential of the account: POST /credentials. Its token is
+printed this once: keep it secret. With --json, the API's answer, token
+included, goes to standard output and the warning to standard error.`,
+			example: `  sluice credentials create --description "edge-eu-1" --owner-id bot_... --acl 'bind:*.example.com'`,
+		},
+		update: verbHelp{
+			short:   "Change the description, metadata, ACL or owner of a tunnel credential",
+			long:    "Change a tunnel credential: PATCH /credentials/ID, with only the fields whose flags are given (or that --data holds).",
+			example: `  sluice credentials update cr_... --acl 'bind:app.example.com,bind:example.com:8443'`,
+		},
+		updateFlags: "--description, --metadata, --acl or --owner-id",
+		created:     printCreatedCredential,
+		commands: func(f *resourceFlags) []*cobra.Command {
+			return []*cobra.Command{newCredentialsAllowsCommand(f)}
+		},
+	}
+}
+
+// newCredentialsCommand returns `sluice credentials`.
+func newCredentialsCommand() *cobra.Command { return newFamilyCommand(credentialsFamily()) }
+
+// ownerOf is the credential's owner, or "".
+func ownerOf(c client.Credential) string {
+	if c.OwnerID == nil {
+		return ""
+	}
+	return *c.OwnerID
+}
+
+// tokenOfCredentialShownOnce tells the operator to keep the token now.
+const tokenOfCredentialShownOnce = "The credential's token is shown only this once; keep it secret:"
+
+// printCreatedCredential prints a new credential and its token to stdout,
+// as a table or as the API's JSON; in JSON, the warning that the token is
+// shown only once goes to stderr.
+func printCreatedCredential(stdout, stderr io.Writer, a answer[client.Credential], asJSON bool) error {
+	if a.err != nil {
+		return fmt.Errorf("the API's answer is not a tunnel credential: %w", a.err)
+	}
+	c := a.v
+	if c.Token == nil || *c.Token == "" {
+		return fmt.Errorf("the API created the credential %s but its answer holds no token: delete the credential, and check that --api-url is sluice", c.ID)
+	}
+	if asJSON {
+		fmt.Fprintln(stderr, "sluice: the token is shown only this once; keep it secret")
+		return writeRawJSON(stdout, a.raw)
+	}
+	if err := printFields(stdout, credentialsFamily().fields(c)); err != nil {
+		return err
+	}
+	_, err := fmt.Fprintf(stdout, "\n%s\n\n    %s\n\n", tokenOfCredentialShownOnce, *c.Token)
+	return err
+}
+
+// newCredentialsAllowsCommand returns `sluice credentials allows ID
+// TARGET`: whether the credential's ACL lets an agent bind a domain or an
+// address, as the edge decides it (acl.Allows).
+func newCredentialsAllowsCommand(f *resourceFlags) *cobra.Command {
+	return &cobra.Command{
+		Use:   "allows ID DOMAIN|HOST:PORT",
+		Short: "Say whether a tunnel credential may bind a domain or an address",
+		Long: `Say whether the ACL of a tunnel credential lets an agent holding its token
+bind a domain or a host:port address, as the edge decides it. It prints
+"allowed" and exits 0, or prints "denied" and exits 1.`,
+		Example: `  sluice credentials allows cr_... app.example.com`,
+		Args:    cobra.ExactArgs(2),
+		RunE: func(cmd *cobra.Command, args []string) error {
+			c, err := f.client()
+			if err != nil {
+				return err
+			}
+			cred, err := c.Credentials().Get(cmd.Context(), args[0])
+			if err != nil {
+				return err
+			}
+			if !acl.Allows(cred.ACL, args[1]) {
+				return fmt.Errorf("denied: the ACL of %s (%s) does not let it bind %s", cred.ID, strings.Join(cred.ACL, ","), args[1])
+			}
+			_, err = fmt.Fprintln(cmd.OutOrStdout(), "allowed")
+			return err
+		},
+	}
+}
