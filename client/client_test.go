@@ -90,6 +90,25 @@ func TestTypesAreTheAPIs(t *testing.T) {
 	}
 	sameBytes(t, "api key update", raw, key)
 
+	// An agent ingress with a policy, then without, and listed.
+	ingresses := c.AgentIngresses()
+	ingress, err := ingresses.Create(ctx, client.AgentIngressInput{Domain: ptr("Ingress.Example.com"), Description: ptr("edge <eu> & co"),
+		CertificateManagementPolicy: ptr(&client.CertificatePolicy{Authority: "letsencrypt", PrivateKeyType: "ecdsa"})}, client.Reply(&raw))
+	check.ErrorContains(t, err, "")
+	if !strings.HasPrefix(ingress.ID, "agin_") || ingress.Domain != "ingress.example.com" || ingress.CertificateManagementStatus == nil {
+		t.Fatalf("created agent ingress %+v", ingress)
+	}
+	sameBytes(t, "agent ingress create", raw, ingress)
+	ingress, err = ingresses.Update(ctx, ingress.ID, client.AgentIngressInput{CertificateManagementPolicy: ptr[*client.CertificatePolicy](nil)}, client.Reply(&raw))
+	check.ErrorContains(t, err, "")
+	if ingress.CertificateManagementPolicy != nil || ingress.CertificateManagementStatus != nil || ingress.Description != "edge <eu> & co" {
+		t.Fatalf("updated agent ingress %+v", ingress)
+	}
+	sameBytes(t, "agent ingress update", raw, ingress)
+	ingressPage, err := ingresses.List(ctx, client.ListOptions{}, client.Reply(&raw))
+	check.ErrorContains(t, err, "")
+	sameBytes(t, "agent ingress list", raw, ingressPage)
+
 	// A bot user, created active, then deactivated and listed.
 	bots := c.BotUsers()
 	bot, err := bots.Create(ctx, client.BotUserInput{Name: ptr("ci <deployer> & co")}, client.Reply(&raw))

@@ -9,6 +9,8 @@ import (
 // The collections of the API, by path and the field of a page that holds
 // the items.
 const (
+	AgentIngressesPath     = "/agent_ingresses"
+	AgentIngressesListKey  = "ingresses" // not agent_ingresses (specification section 4.1)
 	APIKeysPath            = "/api_keys"
 	APIKeysListKey         = "api_keys"
 	EventDestinationsPath  = "/event_destinations"
@@ -22,6 +24,11 @@ const (
 	ReservedDomainsPath    = "/reserved_domains"
 	ReservedDomainsListKey = "reserved_domains"
 )
+
+// AgentIngresses returns the account's agent ingresses, /agent_ingresses.
+func (c *Client) AgentIngresses() Family[AgentIngress, AgentIngressInput] {
+	return NewFamily[AgentIngress, AgentIngressInput](c, AgentIngressesPath, AgentIngressesListKey)
+}
 
 // BotUsers returns the account's bot users, /bot_users.
 func (c *Client) BotUsers() Family[BotUser, BotUserInput] {

@@ -8,6 +8,66 @@ import (
 	"github.com/sluicehq/sluice/schemas"
 )
 
+// AgentIngress is an agent ingress as the API returns it (specification
+// section 2.1): a domain the account owns, delegated to the service by NS
+// records, under which agents connect through regional domains. Its fields
+// are in the specification's order.
+type AgentIngress struct {
+	ID          string `json:"id"`
+	URI         string `json:"uri"` // its path, /agent_ingresses/<id>, not a full URL
+	Description string `json:"description"`
+	Metadata    string `json:"metadata"`
+	Domain      string `json:"domain"` // in lower case
+	// NSTargets are the NS records that delegate Domain to the service.
+	NSTargets []string `json:"ns_targets"`
+	// RegionDomains are tunnel.<region>.<domain>, one per region the
+	// service runs: the list grows when a region is added.
+	RegionDomains []string `json:"region_domains"`
+	CreatedAt     string   `json:"created_at"` // RFC 3339, in milliseconds
+	// CertificateManagementPolicy is nil when certificates are not
+	// managed, and CertificateManagementStatus is nil then too.
+	CertificateManagementPolicy *CertificatePolicy `json:"certificate_management_policy"`
+	CertificateManagementStatus *CertificateStatus `json:"certificate_management_status"`
+}
+
+// CertificatePolicy is how a domain's certificates are managed
+// (specification section 2.1).
+type CertificatePolicy struct {
+	Authority      string `json:"authority"`        // "letsencrypt", the only one
+	PrivateKeyType string `json:"private_key_type"` // "rsa" (the default) or "ecdsa"
+}
+
+// CertificateStatus is the state of a domain's managed certificate.
+type CertificateStatus struct {
+	// RenewsAt is when the next renewal is requested; nil until a
+	// certificate exists.
+	RenewsAt *string `json:"renews_at"`
+	// ProvisioningJob is nil when no certificate is being provisioned or
+	// renewed.
+	ProvisioningJob *CertificateJob `json:"provisioning_job"`
+}
+
+// CertificateJob is a certificate being provisioned or renewed.
+type CertificateJob struct {
+	// ErrorCode is set when provisioning fails: INTERNAL_ERROR
+	// (temporary) or DNS_ERROR (the user must correct DNS).
+	ErrorCode *string `json:"error_code"`
+	Msg       string  `json:"msg"`
+	StartedAt string  `json:"started_at"`
+	RetriesAt *string `json:"retries_at"`
+}
+
+// AgentIngressInput is the body of an agent ingress's create or update:
+// the fields set are sent, the others left as they are. Domain is taken by
+// a create only. CertificateManagementPolicy sends the policy it points
+// to: a pointer to nil sends null, which turns management off.
+type AgentIngressInput struct {
+	Description                 *string             `json:"description,omitempty"` // at most 255 bytes
+	Metadata                    *string             `json:"metadata,omitempty"`    // at most 4096 bytes
+	Domain                      *string             `json:"domain,omitempty"`
+	CertificateManagementPolicy **CertificatePolicy `json:"certificate_management_policy,omitempty"`
+}
+
 // APIKey is an API key as the API returns it (specification section 5.3).
 type APIKey struct {
 	ID          string `json:"id"`

@@ -28,18 +28,19 @@ func TestCLIDocsCoverEveryCommand(t *testing.T) {
 		table         bool
 	}
 	cliDocs := map[string]docPlace{
-		"destinations":  {file: "docs/cli.md"},
-		"subscriptions": {file: "docs/cli.md"},
-		"api-keys":      {file: "docs/cli.md"},
-		"bot-users":     {file: "docs/cli.md"},
-		"credentials":   {file: "docs/cli.md"},
-		"publish":       {file: "docs/cli.md", section: "## Sending events: `sluice publish`"},
-		"healthcheck":   {file: "docs/cli.md", section: "## Checking a process: `sluice healthcheck`"},
-		"tail":          {file: "docs/cli.md", section: "## Reading what a destination holds: `sluice tail`"},
-		"serve":         {file: "README.md", section: "## Configuration", table: true},
-		"accounts":      {file: "README.md", section: "## Accounts"},
-		"schemas":       {file: "README.md", section: "## The event catalogue"},
-		"emulator":      {file: "docs/emulator.md", section: "## Running it", table: true},
+		"destinations":    {file: "docs/cli.md"},
+		"subscriptions":   {file: "docs/cli.md"},
+		"agent-ingresses": {file: "docs/cli.md"},
+		"api-keys":        {file: "docs/cli.md"},
+		"bot-users":       {file: "docs/cli.md"},
+		"credentials":     {file: "docs/cli.md"},
+		"publish":         {file: "docs/cli.md", section: "## Sending events: `sluice publish`"},
+		"healthcheck":     {file: "docs/cli.md", section: "## Checking a process: `sluice healthcheck`"},
+		"tail":            {file: "docs/cli.md", section: "## Reading what a destination holds: `sluice tail`"},
+		"serve":           {file: "README.md", section: "## Configuration", table: true},
+		"accounts":        {file: "README.md", section: "## Accounts"},
+		"schemas":         {file: "README.md", section: "## The event catalogue"},
+		"emulator":        {file: "docs/emulator.md", section: "## Running it", table: true},
 	}
 	cliDocs["reserved-domains"] = docPlace{file: "docs/cli.md"}
 	// The commands left out of cliDocs, and why.

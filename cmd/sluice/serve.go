@@ -57,6 +57,7 @@ type serveFlags struct {
 	log             logFlags
 	limits          limitFlags // the front door of ingest, what an account may have
 	domains         domainFlags
+	ingress         ingressFlags
 }
 
 func newServeCommand() *cobra.Command {
@@ -101,6 +102,7 @@ func (f *serveFlags) register(fl *pflag.FlagSet) {
 	f.log.register(fl)
 	f.limits.register(fl)
 	f.domains.register(fl)
+	f.ingress.register(fl)
 }
 
 // runServe runs a serve process until ctx ends.

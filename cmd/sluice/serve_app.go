@@ -234,6 +234,7 @@ func (a *app) newServers() error {
 	apiConfig := a.flags.limits.apiConfig(a.log)
 	apiConfig.BaseURL = a.flags.apiBaseURL(a.listeners.http.Addr(), a.tls != nil, a.log)
 	apiConfig.ServiceDomains = a.flags.domains.serviceDomains
+	apiConfig.Ingress = a.flags.ingress.config(a.flags.domains.serviceDomains)
 	handler, err := a.httpHandler(apiConfig)
 	if err != nil {
 		return err

@@ -37,6 +37,7 @@ func (a *app) httpHandler(cfg api.Config) (http.Handler, error) {
 	if a.roles.api {
 		deps.Destinations, deps.Subscriptions, deps.APIKeys, deps.BotUsers, deps.Credentials, deps.Outbox = a.store, a.store, a.store, a.store, a.store, a.store
 		deps.ReservedDomains = a.store
+		deps.AgentIngresses = a.store
 		deps.DeadLetters, deps.Replays = a.redriver, pipeline.NewReplayer(a.stream, a.store)
 		deps.DeliveryStatus = pipeline.NewStatusReader(a.js, a.statusKV, a.flags.failingAfter)
 		deps.DestinationTrial = pipeline.NewTrial(a.newSink, 0)

@@ -42,6 +42,7 @@ type limitFlags struct {
 	sourcesPerSubscription int
 	runningReplays         int
 	apiKeys                int
+	agentIngresses         int
 	botUsers               int
 	credentials            int
 	reservedDomains        int
@@ -61,6 +62,7 @@ func (f *limitFlags) register(fl *pflag.FlagSet) {
 	fl.IntVar(&f.sourcesPerSubscription, "max-sources-per-subscription", 0, "sources one subscription may have (default and most: one per event kind)")
 	fl.IntVar(&f.runningReplays, "max-running-replays", store.DefaultMaxRunningReplay, "replays one account may have running at once")
 	fl.IntVar(&f.apiKeys, "max-api-keys", store.DefaultMaxAPIKeys, "API keys one account may have")
+	fl.IntVar(&f.agentIngresses, "max-agent-ingresses", store.DefaultMaxAgentIngresses, "agent ingresses one account may have")
 	fl.IntVar(&f.botUsers, "max-bot-users", store.DefaultMaxBotUsers, "bot users one account may have")
 	fl.IntVar(&f.credentials, "max-credentials", store.DefaultMaxCredentials, "tunnel credentials one account may have")
 	fl.IntVar(&f.reservedDomains, "max-reserved-domains", store.DefaultMaxReservedDomains, "reserved domains one account may have")
@@ -83,6 +85,7 @@ func (f limitFlags) validate() []error {
 		{"--max-sources-per-subscription", f.sourcesPerSubscription},
 		{"--max-running-replays", f.runningReplays},
 		{"--max-api-keys", f.apiKeys},
+		{"--max-agent-ingresses", f.agentIngresses},
 		{"--max-bot-users", f.botUsers},
 		{"--max-credentials", f.credentials},
 		{"--max-reserved-domains", f.reservedDomains},
@@ -154,6 +157,7 @@ func (f limitFlags) storeLimits() store.Limits {
 		SourcesPerSubscription: f.sourcesPerSubscription,
 		RunningReplays:         f.runningReplays,
 		APIKeys:                f.apiKeys,
+		AgentIngresses:         f.agentIngresses,
 		BotUsers:               f.botUsers,
 		Credentials:            f.credentials,
 		ReservedDomains:        f.reservedDomains,

@@ -29,6 +29,7 @@ func (f serveFlags) validate() error {
 		f.checkReplicas(),
 		errors.Join(f.limits.validate()...),
 		f.domains.validate(),
+		f.ingress.validate(),
 	)
 }
 

@@ -43,6 +43,8 @@ const (
 	CodeWrongType          Code = 332 // 400: a field of a management request body has the wrong JSON type
 	CodeInvalidField       Code = 333 // 400: a field breaks a rule; details.field names it
 	CodeBadParameter       Code = 334 // 400: a query parameter (limit, before_id) is invalid
+	CodeFieldFixed         Code = 340 // 400: an update sends a field set at create only (an agent ingress's domain)
+	CodeServiceDomain      Code = 341 // 400: an agent ingress's domain is, or is under, a domain of the service
 	CodeNotFound           Code = 404 // 404: no such path
 	CodeMethodNotAllowed   Code = 405 // 405: the path does not take this method
 	CodeResourceNotFound   Code = 420 // 404: no such resource in the key's account
@@ -53,6 +55,7 @@ const (
 	CodeNameTaken          Code = 425 // 409: a name another resource of the family in the account has
 	CodeOwnerInUse         Code = 426 // 409: a bot user still owns tunnel credentials
 	CodeDomainTaken        Code = 430 // 409: a domain reserved already, by any account
+	CodeIngressDomainTaken Code = 428 // 409: a domain an agent ingress of any account has
 	CodeDestinationLimit   Code = 440 // 409: the account has its limit of destinations
 	CodeSubscriptionLimit  Code = 441 // 409: the account has its limit of subscriptions
 	CodeSourceLimit        Code = 442 // 409: more sources than a subscription may have
@@ -61,6 +64,7 @@ const (
 	CodeBotUserLimit       Code = 445 // 409: the account has its limit of bot users
 	CodeCredentialLimit    Code = 446 // 409: the account has its limit of tunnel credentials
 	CodeDomainLimit        Code = 448 // 409: the account has its limit of reserved domains
+	CodeAgentIngressLimit  Code = 447 // 409: the account has its limit of agent ingresses
 )
 
 // codeInfo documents a code: its HTTP status and when it is returned.
@@ -98,6 +102,8 @@ var codes = map[Code]codeInfo{
 	CodeWrongType:          {http.StatusBadRequest, "a field of the body of a management request has the wrong JSON type; the message and details.field name it"},
 	CodeInvalidField:       {http.StatusBadRequest, "a field breaks a rule (length, ARN, exactly one target, target type change, ...); details.field is its JSON path and the message says how to fix it"},
 	CodeBadParameter:       {http.StatusBadRequest, "a query parameter is invalid: limit not from 1 to 100, or a malformed before_id; details.parameter names it"},
+	CodeFieldFixed:         {http.StatusBadRequest, "an update sends a field that only a create sets (an agent ingress's domain); details.field names it: create another resource with the new value instead"},
+	CodeServiceDomain:      {http.StatusBadRequest, "an agent ingress's domain is one of the service's own domains (serve --service-domains), or a name under one; details.field names it: give a domain the account owns"},
 	CodeContentType:        {http.StatusUnsupportedMediaType, "the Content-Type is neither application/json nor application/x-ndjson"},
 	CodeNotFound:           {http.StatusNotFound, "no such path"},
 	CodeMethodNotAllowed:   {http.StatusMethodNotAllowed, "the path does not accept this method; the Allow header lists those it does"},
@@ -109,11 +115,13 @@ var codes = map[Code]codeInfo{
 	CodeSourceExists:       {http.StatusConflict, "the subscription has a source of this event kind already; change it with PATCH /event_subscriptions/{id}/sources/{type}"},
 	CodeNameTaken:          {http.StatusConflict, "another resource of the family in the account has this name (bot users: ignoring case); details.field names the field: choose another name"},
 	CodeDomainTaken:        {http.StatusConflict, "the domain is reserved already, by your account or another (which is not named): a domain is reserved by one account at most; choose another domain, or delete the reservation that holds it"},
+	CodeIngressDomainTaken: {http.StatusConflict, "an agent ingress of this account or of another has the domain already (a domain is unique across all accounts, ignoring case); details.field names it: choose another domain, or delete the agent ingress that has it"},
 	CodeDestinationLimit:   {http.StatusConflict, "the account has as many event destinations as sluice allows one account (100 by default, serve --max-destinations); delete one, or have the limit raised; details.limit and details.max name it"},
 	CodeSubscriptionLimit:  {http.StatusConflict, "the account has as many event subscriptions as sluice allows one account (1000 by default, serve --max-subscriptions); delete one, or have the limit raised; details.limit and details.max name it"},
 	CodeSourceLimit:        {http.StatusConflict, "the subscription would have more sources than sluice allows one subscription (by default one per event kind, serve --max-sources-per-subscription); details.limit and details.max name it"},
 	CodeReplayLimit:        {http.StatusConflict, "the account has as many replays running as sluice allows one account (5 by default, serve --max-running-replays); wait for one to finish, or have the limit raised; details.limit and details.max name it"},
 	CodeAPIKeyLimit:        {http.StatusConflict, "the account has as many API keys as sluice allows one account (100 by default, serve --max-api-keys); delete one, or have the limit raised; details.limit and details.max name it"},
+	CodeAgentIngressLimit:  {http.StatusConflict, "the account has as many agent ingresses as sluice allows one account (100 by default, serve --max-agent-ingresses); delete one, or have the limit raised; details.limit and details.max name it"},
 	CodeBotUserLimit:       {http.StatusConflict, "the account has as many bot users as sluice allows one account (100 by default, serve --max-bot-users); delete one, or have the limit raised; details.limit and details.max name it"},
 	CodeCredentialLimit:    {http.StatusConflict, "the account has as many tunnel credentials as sluice allows one account (100 by default, serve --max-credentials); delete one, or have the limit raised; details.limit and details.max name it"},
 	CodeDomainLimit:        {http.StatusConflict, "the account has as many reserved domains as sluice allows one account (100 by default, serve --max-reserved-domains); delete one, or have the limit raised; details.limit and details.max name it"},

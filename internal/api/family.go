@@ -4,6 +4,7 @@ import (
 	"bytes"
 	"context"
 	"encoding/json"
+	"fmt"
 	"net/http"
 	"reflect"
 
@@ -50,6 +51,10 @@ type family[T any, C, U input[T], B any] struct {
 	// created, if set, changes the answer to a create, such as for a value
 	// shown this once.
 	created func(w http.ResponseWriter, v T, body *B)
+	// fixed are the fields a create sets and no update may change, each
+	// with what to do instead: an update sending one is a 400
+	// ERR_SLUICE_340 naming it, rather than an unknown field.
+	fixed map[string]string
 
 	s *Server
 }
@@ -157,6 +162,11 @@ func (f family[T, C, U, B]) updateOne(w http.ResponseWriter, r *http.Request) {
 	id := r.PathValue("id")
 	var in U
 	if e := decodeBody(w, r, &in); e != nil {
+		field := fmt.Sprint(e.Details["field"])
+		if instead, ok := f.fixed[field]; ok && e.Code == CodeUnknownField {
+			e = newError(CodeFieldFixed, "field %q cannot be changed after create: %s", field, instead)
+			e.Details = map[string]any{"field": field}
+		}
 		writeError(w, r, e)
 		return
 	}

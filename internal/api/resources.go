@@ -14,11 +14,16 @@ import (
 type resource struct {
 	noun     string // "event destination"
 	listPath string // "/event_destinations"
+	// taken is the code of a value taken across accounts (a
+	// store.TakenError's Across); within the account it is
+	// CodeNameTaken.
+	taken Code
 }
 
 var (
 	destinationResource  = resource{noun: "event destination", listPath: client.EventDestinationsPath}
 	subscriptionResource = resource{noun: "event subscription", listPath: client.EventSubscriptionsPath}
+	agentIngressResource = resource{noun: "agent ingress", listPath: client.AgentIngressesPath, taken: CodeIngressDomainTaken}
 	apiKeyResource       = resource{noun: "API key", listPath: client.APIKeysPath}
 	botUserResource      = resource{noun: "bot user", listPath: client.BotUsersPath}
 	credentialResource   = resource{noun: "tunnel credential", listPath: client.CredentialsPath}
@@ -35,8 +40,11 @@ func (s *Server) writeStoreError(w http.ResponseWriter, r *http.Request, err err
 		limit   *store.LimitError
 		taken   *store.TakenError
 		domain  *store.DomainTakenError
+		own     *serviceDomainError
 	)
 	switch {
+	case errors.As(err, &own):
+		writeError(w, r, own.apiError())
 	case errors.As(err, &limit):
 		writeError(w, r, limitError(limit))
 	case errors.As(err, &invalid):
@@ -56,7 +64,11 @@ func (s *Server) writeStoreError(w http.ResponseWriter, r *http.Request, err err
 		e.Details = map[string]any{"field": "domain"}
 		writeError(w, r, e)
 	case errors.As(err, &taken):
-		e := newError(CodeNameTaken, "%s", taken.Error())
+		code := CodeNameTaken
+		if taken.Across && res.taken != 0 {
+			code = res.taken
+		}
+		e := newError(code, "%s", taken.Error())
 		e.Details = map[string]any{"field": taken.Field}
 		writeError(w, r, e)
 	case errors.Is(err, store.ErrLastAPIKey):
@@ -86,6 +98,7 @@ var limits = map[string]struct {
 	store.LimitSubscriptions:          {CodeSubscriptionLimit, "delete one you no longer use (DELETE /event_subscriptions/{id})", "--max-subscriptions"},
 	store.LimitSourcesPerSubscription: {CodeSourceLimit, "remove a source, or route the kinds through another subscription", "--max-sources-per-subscription"},
 	store.LimitRunningReplays:         {CodeReplayLimit, "wait for one to finish (GET /event_subscriptions/{id}/replays shows their state)", "--max-running-replays"},
+	store.LimitAgentIngresses:         {CodeAgentIngressLimit, "delete one you no longer use (DELETE /agent_ingresses/{id})", "--max-agent-ingresses"},
 	store.LimitAPIKeys:                {CodeAPIKeyLimit, "delete one you no longer use (DELETE /api_keys/{id})", "--max-api-keys"},
 	store.LimitBotUsers:               {CodeBotUserLimit, "delete one you no longer use (DELETE /bot_users/{id})", "--max-bot-users"},
 	store.LimitCredentials:            {CodeCredentialLimit, "delete one you no longer use (DELETE /credentials/{id})", "--max-credentials"},

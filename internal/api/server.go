@@ -108,8 +108,8 @@ type Config struct {
 	// BaseURL is the scheme and host clients reach the API at, such as
 	// https://sluice.example.com, for the full URLs of responses and of
 	// the audit events stored (uri, next_page_uri). Required with any
-	// management route (Deps.Destinations, Subscriptions, APIKeys or
-	// BotUsers). It is never taken from a request's Host, which the client
+	// management route (Deps.Destinations, Subscriptions, AgentIngresses,
+	// APIKeys or BotUsers). It is never taken from a request's Host, which the client
 	// chooses: a stored event must not carry a host a caller made up.
 	BaseURL string
 	// ServiceDomains are the service's own domains (serve
@@ -117,6 +117,10 @@ type Config struct {
 	// may be a name under one, never one or a wildcard covering one, and a
 	// custom domain's CNAME targets are names under the first.
 	ServiceDomains []string
+	// Ingress is the operator's configuration that agent ingresses
+	// show: their NS targets and regional domains, and the domains no
+	// agent ingress may have.
+	Ingress IngressConfig
 	// AuditTimeout bounds the publishing of the audit event of one change
 	// when it is made; an event not published by then waits in the
 	// store's outbox for an AuditRelay. Default DefaultAuditTimeout.
@@ -176,6 +180,7 @@ func (c *Config) setDefaults() {
 	if c.AuditTimeout <= 0 {
 		c.AuditTimeout = DefaultAuditTimeout
 	}
+	c.Ingress.setDefaults(c.BaseURL)
 }
 
 // Deps are what the API talks to.
@@ -194,6 +199,9 @@ type Deps struct {
 	// Subscriptions keeps event subscriptions; nil: the
 	// /event_subscriptions routes are not served.
 	Subscriptions Subscriptions
+	// AgentIngresses keeps agent ingresses; nil: the /agent_ingresses
+	// routes are not served.
+	AgentIngresses AgentIngresses
 	// APIKeys keeps API keys; nil: the /api_keys routes are not served.
 	APIKeys APIKeys
 	// BotUsers keeps bot users; nil: the /bot_users routes are not served.
@@ -255,6 +263,9 @@ type Server struct {
 	// docs/openapi.yaml.
 	families []familyDoc
 
+	// agentIngresses is nil when its routes are not served.
+	agentIngresses AgentIngresses
+
 	// deliveryStatus and destinationTrial are nil when their routes are
 	// not served.
 	deliveryStatus   DeliveryStatus
@@ -273,7 +284,7 @@ func New(cfg Config, deps Deps) (*Server, error) {
 	if deps.Keys == nil || deps.Publisher == nil {
 		return nil, errors.New("api: Keys and Publisher are required")
 	}
-	if deps.Destinations != nil || deps.Subscriptions != nil || deps.APIKeys != nil || deps.BotUsers != nil || deps.Credentials != nil || deps.ReservedDomains != nil {
+	if deps.Destinations != nil || deps.Subscriptions != nil || deps.AgentIngresses != nil || deps.APIKeys != nil || deps.BotUsers != nil || deps.Credentials != nil || deps.ReservedDomains != nil {
 		if u, err := url.Parse(cfg.BaseURL); err != nil || (u.Scheme != "http" && u.Scheme != "https") || u.Host == "" {
 			return nil, fmt.Errorf("api: BaseURL %q is not a full http or https URL: the management routes need the scheme and host clients reach the API at, for the uri of resources and audit events", cfg.BaseURL)
 		}
@@ -314,6 +325,7 @@ func New(cfg Config, deps Deps) (*Server, error) {
 		s.mux.Handle("POST /events", s.countRequests(s.checkKey(http.HandlerFunc(s.ingest))))
 	}
 	s.deliveryStatus, s.destinationTrial = deps.DeliveryStatus, deps.DestinationTrial
+	s.agentIngresses = deps.AgentIngresses
 	if s.destinations != nil {
 		s.routeDestinations()
 		s.routeDestinationStatus()
@@ -326,6 +338,9 @@ func New(cfg Config, deps Deps) (*Server, error) {
 	}
 	if s.subscriptions != nil && s.replays != nil {
 		s.routeReplays()
+	}
+	if s.agentIngresses != nil {
+		s.routeAgentIngresses()
 	}
 	if s.apiKeys != nil {
 		s.routeAPIKeys()

@@ -139,6 +139,23 @@ func EventSubscriptions() Spec {
 	}
 }
 
+// AgentIngresses is the family of agent ingresses, /agent_ingresses
+// (specification sections 2.1 and 4.1). The domain is set at create only.
+func AgentIngresses() Spec {
+	return Spec{
+		Prefix: schemas.PrefixAgentIngress, Path: client.AgentIngressesPath, ListKey: client.AgentIngressesListKey,
+		Fields: append(described(Bytes),
+			Field{Name: "domain", Kind: String, Max: MaxDomain, Unit: Bytes, Required: true, Create: true,
+				Usage: "the domain the account owns, a fully qualified name of at most {limit}; it cannot be changed after"},
+			// The CLI sets the policy with --certificate-authority and
+			// --private-key-type, or --no-certificate-management.
+			Field{Name: "certificate_management_policy", Kind: Object, Create: true, Update: true}),
+	}
+}
+
+// MaxDomain is the longest domain name, in bytes (RFC 1035).
+const MaxDomain = 253
+
 // BotUsers is the family of bot users, /bot_users (specification sections
 // 2.3 and 4.2). A bot user is created active.
 func BotUsers() Spec {

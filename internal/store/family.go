@@ -44,7 +44,7 @@ type family[T any] struct {
 	// The optional parts and hooks; nil for none.
 
 	// unique indexes a field whose value, ignoring case, no two
-	// resources of the account share.
+	// resources of the account (or, across, of any account) share.
 	unique *uniqueIndex[T]
 	// rule returns the error of a change from was to v that the family
 	// refuses, once v is checked.
@@ -347,8 +347,14 @@ type uniqueIndex[T any] struct {
 	// value returns the field of v.
 	value func(v T) string
 	// key is the index key of a value within the account (keys.go); any
-	// two values equal ignoring case have one key.
+	// two values equal ignoring case have one key. An index across
+	// accounts ignores accountID.
 	key func(accountID, value string) string
+	// across makes the value unique across all accounts, such as the
+	// domain of an agent ingress, which only one account can own: key
+	// ignores the account, and a *TakenError says so, without naming the
+	// account that has the value.
+	across bool
 }
 
 // uniqueEntry is the value of an index key of a uniqueIndex.
@@ -367,7 +373,7 @@ func (f *family[T]) claim(ctx context.Context, s *Store, accountID, id string, v
 		return write{}, err
 	}
 	if !free {
-		return write{}, refusal{&TakenError{Field: f.unique.field, Value: value, Resource: f.noun}}
+		return write{}, refusal{&TakenError{Field: f.unique.field, Value: value, Resource: f.noun, Across: f.unique.across}}
 	}
 	entry, err := json.Marshal(uniqueEntry{ID: id})
 	if err != nil {
@@ -431,8 +437,8 @@ func (s *Store) freeRevision(ctx context.Context, key string) (uint64, bool, err
 }
 
 // TakenError is a create or a change refused because another resource of
-// the account has the value of a field that is unique within the account,
-// ignoring case. It matches ErrConflict.
+// the account (or, Across, of any account) has the value of a field that
+// is unique, ignoring case. It matches ErrConflict.
 type TakenError struct {
 	// Field is the JSON name of the field, "name".
 	Field string
@@ -440,10 +446,16 @@ type TakenError struct {
 	Value string
 	// Resource names the kind of resource, "bot user".
 	Resource string
+	// Across is true when the value is unique across all accounts: the
+	// resource that has it may be another account's.
+	Across bool
 }
 
 // Error names the field, the value and what to do.
 func (e *TakenError) Error() string {
+	if e.Across {
+		return fmt.Sprintf("%s %q is taken by another %s, of this account or of another: choose another %s", e.Field, e.Value, e.Resource, e.Field)
+	}
 	return fmt.Sprintf("%s %q is taken by another %s of the account: choose another %s", e.Field, e.Value, e.Resource, e.Field)
 }
 

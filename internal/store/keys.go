@@ -8,10 +8,12 @@ import (
 // The key layout of the bucket. Every key of a resource owned by an account
 // starts with the resource's kind and then the account id, so that all keys
 // of one kind, or of one kind and account, match one filter. The keys of
-// the resources of a family (api_keys, destinations, subscriptions,
-// bot_users, credentials) are made from its kind (family.key).
+// the resources of a family (agent_ingresses, api_keys, destinations,
+// subscriptions, bot_users, credentials) are made from its kind (family.key).
 //
 //	accounts.<account_id>                                     Account
+//	agent_ingresses.<account_id>.<agent_ingress_id>           AgentIngress
+//	agent_ingress_domains.<hex sha-256 of folded domain>      uniqueEntry (written with its AgentIngress; across accounts)
 //	account_names.<hex sha-256 of folded name>                accountNameIndex (written with its Account)
 //	api_keys.<account_id>.<api_key_id>                        APIKey (without its token)
 //	api_key_hashes.<hex sha-256 of token>                     apiKeyIndex (written before the APIKey)
@@ -49,6 +51,12 @@ func accountNameKey(name string) string { return "account_names." + foldedHash(n
 func foldedHash(name string) string {
 	sum := sha256.Sum256([]byte(foldName(name)))
 	return hex.EncodeToString(sum[:])
+}
+
+// agentIngressDomainKey is the index key of an agent ingress's domain,
+// across all accounts (an index across accounts ignores the account).
+func agentIngressDomainKey(_, domain string) string {
+	return "agent_ingress_domains." + foldedHash(domain)
 }
 
 func apiKeyHashKey(tokenHash string) string { return "api_key_hashes." + tokenHash }

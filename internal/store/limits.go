@@ -19,12 +19,13 @@ import (
 // bound what a hostile account can make the process deliver: every running
 // replay delivers a subscription's whole stored range again.
 const (
-	DefaultMaxDestinations  = 100
-	DefaultMaxSubscriptions = 1000
-	DefaultMaxRunningReplay = 5
-	DefaultMaxAPIKeys       = 100
-	DefaultMaxBotUsers      = 100
-	DefaultMaxCredentials   = 100
+	DefaultMaxDestinations   = 100
+	DefaultMaxSubscriptions  = 1000
+	DefaultMaxRunningReplay  = 5
+	DefaultMaxAPIKeys        = 100
+	DefaultMaxAgentIngresses = 100
+	DefaultMaxBotUsers       = 100
+	DefaultMaxCredentials    = 100
 	// DefaultMaxReservedDomains is the most reserved domains of an
 	// account by default.
 	DefaultMaxReservedDomains = 100
@@ -48,6 +49,9 @@ type Limits struct {
 	// APIKeys is the most API keys of an account; default
 	// DefaultMaxAPIKeys.
 	APIKeys int
+	// AgentIngresses is the most agent ingresses of an account; default
+	// DefaultMaxAgentIngresses.
+	AgentIngresses int
 	// BotUsers is the most bot users of an account; default
 	// DefaultMaxBotUsers.
 	BotUsers int
@@ -76,6 +80,9 @@ func (l *Limits) setDefaults() {
 	if l.APIKeys <= 0 {
 		l.APIKeys = DefaultMaxAPIKeys
 	}
+	if l.AgentIngresses <= 0 {
+		l.AgentIngresses = DefaultMaxAgentIngresses
+	}
 	if l.BotUsers <= 0 {
 		l.BotUsers = DefaultMaxBotUsers
 	}
@@ -98,6 +105,7 @@ const (
 	LimitSourcesPerSubscription = "sources per subscription"
 	LimitRunningReplays         = "running replays"
 	LimitAPIKeys                = "api keys"
+	LimitAgentIngresses         = "agent ingresses"
 	LimitBotUsers               = "bot users"
 	LimitCredentials            = "tunnel credentials"
 	LimitReservedDomains        = "reserved domains"

@@ -1,0 +1,207 @@
+package store
+
+import (
+	"context"
+	"strings"
+	"time"
+
+	"github.com/sluicehq/sluice/internal/resource"
+)
+
+// AgentIngress is an agent ingress of an account (specification sections
+// 2.1 and 4.1): a domain the account owns, delegated to the service by NS
+// records, under which its agents connect. Its NS targets and regional
+// domains are the operator's configuration, not stored: the API computes
+// them when it answers.
+type AgentIngress struct {
+	// ID is "agin_" and a KSUID.
+	ID string `json:"id"`
+	// AccountID is the account that owns the agent ingress.
+	AccountID string `json:"account_id"`
+	// CreatedAt is when the agent ingress was created, in UTC.
+	CreatedAt   time.Time `json:"created_at"`
+	Description string    `json:"description"`
+	Metadata    string    `json:"metadata"`
+	// Domain is a fully qualified domain name in lower case, without a
+	// final dot, unique across all accounts. It cannot be changed.
+	Domain string `json:"domain"`
+	// CertificatePolicy is how its certificates are managed; nil: they
+	// are not.
+	CertificatePolicy *CertificatePolicy `json:"certificate_management_policy"`
+	// ProvisioningSince is when the provisioning of its certificate
+	// started under the current policy; nil without a policy. No
+	// certificate is issued yet (a later issue), so the job stays in
+	// progress.
+	ProvisioningSince *time.Time `json:"provisioning_since,omitempty"`
+}
+
+// CertificatePolicy is how a domain's certificates are managed.
+type CertificatePolicy struct {
+	// Authority is "letsencrypt", the only one; "" takes it.
+	Authority string `json:"authority"`
+	// PrivateKeyType is "rsa" or "ecdsa"; "" takes DefaultKeyType.
+	PrivateKeyType string `json:"private_key_type"`
+}
+
+// The certificate authorities and private key types of a
+// CertificatePolicy.
+const (
+	AuthorityLetsEncrypt = "letsencrypt"
+	KeyTypeRSA           = "rsa"
+	KeyTypeECDSA         = "ecdsa"
+)
+
+// check normalizes a (its domain in lower case without a final dot, the
+// defaults of its policy, the start of its provisioning) and returns a
+// *ValidationError for the first field that breaks a rule, or nil.
+func (a *AgentIngress) check() error {
+	spec := resource.AgentIngresses()
+	if err := checkText(spec.Field("description"), a.Description); err != nil {
+		return err
+	}
+	if err := checkText(spec.Field("metadata"), a.Metadata); err != nil {
+		return err
+	}
+	domain, err := CheckDomain("domain", a.Domain)
+	if err != nil {
+		return err
+	}
+	a.Domain = domain
+	p := a.CertificatePolicy
+	if p == nil {
+		a.ProvisioningSince = nil
+		return nil
+	}
+	switch p.Authority {
+	case "":
+		p.Authority = AuthorityLetsEncrypt
+	case AuthorityLetsEncrypt:
+	default:
+		return invalid("certificate_management_policy.authority", "%q is not supported: the only authority is %q", p.Authority, AuthorityLetsEncrypt)
+	}
+	switch p.PrivateKeyType {
+	case "":
+		p.PrivateKeyType = KeyTypeRSA
+	case KeyTypeRSA, KeyTypeECDSA:
+	default:
+		return invalid("certificate_management_policy.private_key_type", "%q is not supported: give %q (the default) or %q", p.PrivateKeyType, KeyTypeRSA, KeyTypeECDSA)
+	}
+	if a.ProvisioningSince == nil {
+		now := time.Now().UTC().Truncate(time.Millisecond)
+		a.ProvisioningSince = &now
+	}
+	return nil
+}
+
+// CheckDomain returns value as a fully qualified domain name in lower
+// case, without its final dot, or a *ValidationError of field: the name
+// has labels of a to z, 0 to 9 and hyphens (punycode, xn--, for others),
+// neither starting nor ending with a hyphen, of at most 63 bytes each,
+// at least two, and at most 253 bytes in all.
+func CheckDomain(field, value string) (string, error) {
+	const allowed = "labels of a to z, 0 to 9 and hyphens, not starting or ending with a hyphen, at most 63 bytes each and 253 in all, such as ingress.example.com (punycode xn-- for other letters)"
+	if value == "" {
+		return "", invalid(field, "is required: give a fully qualified domain name, %s", allowed)
+	}
+	domain := strings.ToLower(strings.TrimSuffix(value, "."))
+	if len(domain) > resource.MaxDomain {
+		return "", invalid(field, "is %d bytes long, more than %d: give a domain name of %s", len(domain), resource.MaxDomain, allowed)
+	}
+	labels := strings.Split(domain, ".")
+	if len(labels) < 2 {
+		return "", invalid(field, "%q is not fully qualified: give a name with at least two labels, %s", value, allowed)
+	}
+	for _, label := range labels {
+		switch {
+		case label == "":
+			return "", invalid(field, "%q has an empty label: give %s", value, allowed)
+		case len(label) > 63:
+			return "", invalid(field, "%q has a label of %d bytes, more than 63: give %s", value, len(label), allowed)
+		case label[0] == '-' || label[len(label)-1] == '-':
+			return "", invalid(field, "%q has a label %q starting or ending with a hyphen: give %s", value, label, allowed)
+		}
+		for i := 0; i < len(label); i++ {
+			if c := label[i]; (c < 'a' || c > 'z') && (c < '0' || c > '9') && c != '-' {
+				return "", invalid(field, "%q has %q in label %q: give %s", value, rune(c), label, allowed)
+			}
+		}
+	}
+	return domain, nil
+}
+
+// agentIngresses declares agent ingresses (see family): their domains are
+// unique across all accounts, and cannot be changed.
+var agentIngresses = family[AgentIngress]{
+	kind:   "agent_ingresses",
+	prefix: resource.AgentIngresses().Prefix,
+	noun:   "agent ingress",
+	meta:   func(a *AgentIngress) (*string, *string, *time.Time) { return &a.ID, &a.AccountID, &a.CreatedAt },
+	input: func(in AgentIngress) AgentIngress {
+		out := AgentIngress{Description: in.Description, Metadata: in.Metadata, Domain: in.Domain}
+		if in.CertificatePolicy != nil {
+			p := *in.CertificatePolicy
+			out.CertificatePolicy = &p
+		}
+		return out
+	},
+	check: func(_ context.Context, _ *Store, a *AgentIngress) error { return a.check() },
+	rule: func(was, v AgentIngress) error {
+		if v.Domain != was.Domain {
+			return invalid("domain", "cannot be changed: create another agent ingress for %q, and delete this one of %q", v.Domain, was.Domain)
+		}
+		return nil
+	},
+	limit: LimitAgentIngresses,
+	max:   func(l Limits) int { return l.AgentIngresses },
+	unique: &uniqueIndex[AgentIngress]{
+		field:  "domain",
+		value:  func(a AgentIngress) string { return a.Domain },
+		key:    agentIngressDomainKey,
+		across: true,
+	},
+}
+
+// CreateAgentIngress creates an agent ingress of the account with the
+// Description, Metadata, Domain and CertificatePolicy of in; the store
+// sets ID, AccountID, CreatedAt and ProvisioningSince.
+//
+// It returns a *ValidationError (matching ErrInvalid) for a field that
+// breaks a rule, a *TakenError (matching ErrConflict, Across) if an agent
+// ingress of any account has the domain, a *LimitError (matching
+// ErrLimit) if the account has Limits.AgentIngresses, or an error
+// wrapping ErrNotFound if the account does not exist. Two creates of one
+// domain at once, from any processes and accounts, never both succeed.
+func (s *Store) CreateAgentIngress(ctx context.Context, accountID string, in AgentIngress, opts ...WriteOption) (AgentIngress, error) {
+	return agentIngresses.create(ctx, s, accountID, in, opts)
+}
+
+// GetAgentIngress returns the agent ingress of the account with the id. It
+// returns an error wrapping ErrNotFound if the account has no such agent
+// ingress, including when another account has.
+func (s *Store) GetAgentIngress(ctx context.Context, accountID, id string) (AgentIngress, error) {
+	return agentIngresses.get(ctx, s, accountID, id)
+}
+
+// ListAgentIngresses returns a page of the account's agent ingresses,
+// newest first (by id), and the BeforeID of the next page, "" after the
+// last page; its errors are ListBotUsers'.
+func (s *Store) ListAgentIngresses(ctx context.Context, accountID string, page Page) ([]AgentIngress, string, error) {
+	return agentIngresses.list(ctx, s, accountID, page)
+}
+
+// UpdateAgentIngress changes the agent ingress of the account with the id
+// as UpdateBotUser changes a bot user: fn may be called several times, on
+// a fresh copy each time, and no update is lost. A change of the domain is
+// a *ValidationError; setting ProvisioningSince to nil with a policy
+// starts its provisioning again.
+func (s *Store) UpdateAgentIngress(ctx context.Context, accountID, id string, fn func(*AgentIngress) error, opts ...WriteOption) (AgentIngress, error) {
+	return agentIngresses.update(ctx, s, accountID, id, fn, opts)
+}
+
+// DeleteAgentIngress deletes the agent ingress of the account with the id,
+// which frees its domain for any account, and returns it as it was. It
+// returns an error wrapping ErrNotFound if the account has no such agent
+// ingress.
+func (s *Store) DeleteAgentIngress(ctx context.Context, accountID, id string, opts ...WriteOption) (AgentIngress, error) {
+	return agentIngresses.remove(ctx, s, accountID, id, opts, nil)
+}
