@@ -97,8 +97,8 @@ func CheckReservedDomain(domain string) (string, error) {
 	if d == "" {
 		return "", invalid("domain", "is required: give a domain such as app.example.com or *.sub.example.com")
 	}
-	if len(d) > 253 {
-		return "", invalid("domain", "is %d bytes long, and a domain name may have at most 253", len(d))
+	if len(d) > resource.MaxDomain {
+		return "", invalid("domain", "is %d bytes long, and a domain name may have at most %d", len(d), resource.MaxDomain)
 	}
 	base, wildcard := strings.CutPrefix(d, "*.")
 	if err := checkDomainName(base, wildcard); err != nil {
