@@ -9,6 +9,8 @@ import (
 	"net"
 	"strconv"
 	"strings"
+
+	"github.com/sluicehq/sluice/internal/resource"
 )
 
 // Any is the rule that permits everything, as no rule at all does.
@@ -81,9 +83,9 @@ func checkRule(rule string) error {
 
 // isDomain reports whether name is a domain name: labels of a-z, A-Z, 0-9
 // and hyphens, not starting or ending with a hyphen, at most 63 bytes each
-// and 253 in all.
+// and resource.MaxDomain (253) in all.
 func isDomain(name string) bool {
-	if name == "" || len(name) > 253 {
+	if name == "" || len(name) > resource.MaxDomain {
 		return false
 	}
 	for _, label := range strings.Split(name, ".") {
