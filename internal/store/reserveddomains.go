@@ -10,6 +10,7 @@ import (
 
 	"golang.org/x/net/publicsuffix"
 
+	"github.com/sluicehq/sluice/internal/dnsname"
 	"github.com/sluicehq/sluice/internal/resource"
 )
 
@@ -83,72 +84,23 @@ func newDomainCertStatus(now time.Time) *DomainCertStatus {
 // IsWildcardDomain reports whether a domain is a wildcard, "*." and a name.
 func IsWildcardDomain(domain string) bool { return strings.HasPrefix(domain, "*.") }
 
-// CheckReservedDomain returns the domain lower-cased, or a *ValidationError of the
-// field "domain": a plain domain must be a fully qualified name (labels of
-// a-z, 0-9 and hyphen, neither first nor last a hyphen, at most 63 bytes
-// each and 253 in all, punycode "xn--" labels allowed, one trailing dot
-// dropped) of two labels or more; a wildcard is "*." and such a name, only
-// its first label "*", and it may not cover a whole public suffix, such as
-// *.co.uk or *.github.io: a wildcard certificate of a public suffix would
-// take every registrant's names under it, which no certificate authority
-// issues and no one account may claim.
+// CheckReservedDomain returns the domain lower-cased, or a
+// *ValidationError of the field "domain": a domain name by dnsname.Check,
+// or a wildcard, "*." and such a name, that does not cover a whole public
+// suffix, such as *.co.uk or *.github.io: a wildcard certificate of a
+// public suffix would take every registrant's names under it, which no
+// certificate authority issues and no one account may claim.
 func CheckReservedDomain(domain string) (string, error) {
-	d := strings.TrimSuffix(strings.ToLower(domain), ".")
-	if d == "" {
-		return "", invalid("domain", "is required: give a domain such as app.example.com or *.sub.example.com")
+	d, err := dnsname.Check(domain, dnsname.Wildcard)
+	if err != nil {
+		return "", invalid("domain", "%s", err)
 	}
-	if len(d) > resource.MaxDomain {
-		return "", invalid("domain", "is %d bytes long, and a domain name may have at most %d", len(d), resource.MaxDomain)
-	}
-	base, wildcard := strings.CutPrefix(d, "*.")
-	if err := checkDomainName(base, wildcard); err != nil {
-		return "", err
-	}
-	if wildcard {
-		suffix, _ := publicsuffix.PublicSuffix(base)
-		if suffix == base {
+	if base, wildcard := strings.CutPrefix(d, "*."); wildcard {
+		if suffix, _ := publicsuffix.PublicSuffix(base); suffix == base {
 			return "", invalid("domain", "%q covers the whole public suffix %q, which no account may reserve: reserve a wildcard of a name you own under it, such as *.sub.%s", domain, base, base)
 		}
 	}
 	return d, nil
-}
-
-// checkDomainName checks the name after any "*." of a domain.
-func checkDomainName(name string, wildcard bool) error {
-	labels := strings.Split(name, ".")
-	if len(labels) < 2 && !wildcard {
-		return invalid("domain", "%q is not a fully qualified domain name: give at least two labels, such as app.example.com", name)
-	}
-	for _, l := range labels {
-		if l == "*" {
-			return invalid("domain", "may have a wildcard only as its first label, exactly \"*\", as in *.sub.example.com")
-		}
-		if err := checkDomainLabel(l); err != nil {
-			return err
-		}
-	}
-	return nil
-}
-
-func checkDomainLabel(l string) error {
-	switch {
-	case l == "":
-		return invalid("domain", "has an empty label: labels are separated by one dot")
-	case len(l) > 63:
-		return invalid("domain", "has the label %q of %d bytes, and a label may have at most 63", l, len(l))
-	case l[0] == '-' || l[len(l)-1] == '-':
-		return invalid("domain", "has the label %q, which starts or ends with a hyphen: labels are a-z, 0-9 and hyphens not first or last", l)
-	}
-	for i := 0; i < len(l); i++ {
-		c := l[i]
-		if (c < 'a' || c > 'z') && (c < '0' || c > '9') && c != '-' {
-			if c == '*' {
-				return invalid("domain", "may have a wildcard only as its whole first label, exactly \"*\", as in *.sub.example.com")
-			}
-			return invalid("domain", "has %q in the label %q: labels are a-z, 0-9 and hyphen (write other letters in punycode, xn--)", rune(c), l)
-		}
-	}
-	return nil
 }
 
 // CheckNotServiceDomain returns a *ValidationError of the field "domain" if
