@@ -35,22 +35,6 @@ type AgentIngress struct {
 	ProvisioningSince *time.Time `json:"provisioning_since,omitempty"`
 }
 
-// CertificatePolicy is how a domain's certificates are managed.
-type CertificatePolicy struct {
-	// Authority is "letsencrypt", the only one; "" takes it.
-	Authority string `json:"authority"`
-	// PrivateKeyType is "rsa" or "ecdsa"; "" takes DefaultKeyType.
-	PrivateKeyType string `json:"private_key_type"`
-}
-
-// The certificate authorities and private key types of a
-// CertificatePolicy.
-const (
-	AuthorityLetsEncrypt = "letsencrypt"
-	KeyTypeRSA           = "rsa"
-	KeyTypeECDSA         = "ecdsa"
-)
-
 // check normalizes a (its domain in lower case without a final dot, the
 // defaults of its policy, the start of its provisioning) and returns a
 // *ValidationError for the first field that breaks a rule, or nil.
@@ -72,19 +56,8 @@ func (a *AgentIngress) check() error {
 		a.ProvisioningSince = nil
 		return nil
 	}
-	switch p.Authority {
-	case "":
-		p.Authority = AuthorityLetsEncrypt
-	case AuthorityLetsEncrypt:
-	default:
-		return invalid("certificate_management_policy.authority", "%q is not supported: the only authority is %q", p.Authority, AuthorityLetsEncrypt)
-	}
-	switch p.PrivateKeyType {
-	case "":
-		p.PrivateKeyType = KeyTypeRSA
-	case KeyTypeRSA, KeyTypeECDSA:
-	default:
-		return invalid("certificate_management_policy.private_key_type", "%q is not supported: give %q (the default) or %q", p.PrivateKeyType, KeyTypeRSA, KeyTypeECDSA)
+	if err := p.check(KeyTypeRSA); err != nil {
+		return err
 	}
 	if a.ProvisioningSince == nil {
 		now := time.Now().UTC().Truncate(time.Millisecond)

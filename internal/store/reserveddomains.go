@@ -32,54 +32,13 @@ type ReservedDomain struct {
 	// Region is one of DomainRegions, or "" for none (null); deprecated.
 	Region string `json:"region,omitempty"`
 	// CertPolicy is nil when certificates are not managed.
-	CertPolicy *DomainCertPolicy `json:"certificate_management_policy,omitempty"`
+	CertPolicy *CertificatePolicy `json:"certificate_management_policy,omitempty"`
 	// CertStatus is nil exactly when CertPolicy is.
-	CertStatus *DomainCertStatus `json:"certificate_management_status,omitempty"`
+	CertStatus *CertificateStatus `json:"certificate_management_status,omitempty"`
 }
-
-// DomainCertPolicy is how the certificate of a domain is managed (spec
-// 2.1, 2.2).
-type DomainCertPolicy struct {
-	// Authority is "letsencrypt", the only one.
-	Authority string `json:"authority"`
-	// PrivateKeyType is "rsa" or "ecdsa".
-	PrivateKeyType string `json:"private_key_type"`
-}
-
-// DomainCertStatus is where the management of a domain's certificate is.
-type DomainCertStatus struct {
-	// RenewsAt is nil until a certificate exists.
-	RenewsAt *time.Time `json:"renews_at,omitempty"`
-	// ProvisioningJob is nil when no certificate is being provisioned.
-	ProvisioningJob *DomainCertJob `json:"provisioning_job,omitempty"`
-}
-
-// DomainCertJob is a certificate being provisioned or renewed.
-type DomainCertJob struct {
-	ErrorCode string     `json:"error_code,omitempty"`
-	Msg       string     `json:"msg"`
-	StartedAt time.Time  `json:"started_at"`
-	RetriesAt *time.Time `json:"retries_at,omitempty"`
-}
-
-// The values of a DomainCertPolicy.
-const (
-	DomainAuthorityLetsEncrypt = "letsencrypt"
-	DomainKeyRSA               = "rsa"
-	DomainKeyECDSA             = "ecdsa"
-)
-
-// DomainProvisioningMsg is the msg of the job a new policy starts.
-const DomainProvisioningMsg = "certificate provisioning is in progress"
 
 // DomainRegions are the values of a reserved domain's region (spec 2.2).
 var DomainRegions = []string{"au", "eu", "ap", "us", "us-cal-1", "jp", "in", "sa"}
-
-// newDomainCertStatus is the status of a certificate policy just set: a
-// provisioning job in progress since now, and no renewal yet (spec 3).
-func newDomainCertStatus(now time.Time) *DomainCertStatus {
-	return &DomainCertStatus{ProvisioningJob: &DomainCertJob{Msg: DomainProvisioningMsg, StartedAt: now.UTC()}}
-}
 
 // IsWildcardDomain reports whether a domain is a wildcard, "*." and a name.
 func IsWildcardDomain(domain string) bool { return strings.HasPrefix(domain, "*.") }
@@ -126,24 +85,6 @@ func UnderServiceDomain(domain string, serviceDomains []string) bool {
 	return slices.ContainsFunc(serviceDomains, func(sd string) bool { return strings.HasSuffix(domain, "."+sd) })
 }
 
-// checkDomainCertPolicy checks a policy and sets its defaults: the
-// authority letsencrypt when unset, the key type ecdsa when unset.
-func checkDomainCertPolicy(p *DomainCertPolicy) error {
-	if p.Authority == "" {
-		p.Authority = DomainAuthorityLetsEncrypt
-	}
-	if p.Authority != DomainAuthorityLetsEncrypt {
-		return invalid("certificate_management_policy.authority", "is %q, and the only authority is %q", p.Authority, DomainAuthorityLetsEncrypt)
-	}
-	if p.PrivateKeyType == "" {
-		p.PrivateKeyType = DomainKeyECDSA
-	}
-	if p.PrivateKeyType != DomainKeyRSA && p.PrivateKeyType != DomainKeyECDSA {
-		return invalid("certificate_management_policy.private_key_type", "is %q: choose %q or %q (default %q)", p.PrivateKeyType, DomainKeyRSA, DomainKeyECDSA, DomainKeyECDSA)
-	}
-	return nil
-}
-
 // check normalizes d and returns a *ValidationError for the first field
 // that breaks a rule, or nil.
 func (d *ReservedDomain) check() error {
@@ -163,11 +104,11 @@ func (d *ReservedDomain) check() error {
 		return invalid("region", "is %q: choose one of %s, or leave it out (the region is deprecated: traffic is served globally)", d.Region, strings.Join(DomainRegions, ", "))
 	}
 	if d.CertPolicy != nil {
-		if err := checkDomainCertPolicy(d.CertPolicy); err != nil {
+		if err := d.CertPolicy.check(KeyTypeECDSA); err != nil {
 			return err
 		}
 		if d.CertStatus == nil {
-			d.CertStatus = newDomainCertStatus(time.Now())
+			d.CertStatus = newCertificateStatus(time.Now())
 		}
 	} else {
 		d.CertStatus = nil
@@ -225,7 +166,7 @@ func (e *DomainTakenError) Error() string {
 func (e *DomainTakenError) Is(target error) bool { return target == ErrConflict }
 
 // CreateReservedDomain reserves the Domain of in for the account, with its
-// Description, Metadata, Region and DomainCertPolicy; a wildcard without
+// Description, Metadata, Region and CertPolicy; a wildcard without
 // a policy gets letsencrypt and ecdsa. A policy starts a provisioning job.
 //
 // It returns a *ValidationError (matching ErrInvalid) for a field that
@@ -235,7 +176,7 @@ func (e *DomainTakenError) Is(target error) bool { return target == ErrConflict 
 // does not exist.
 func (s *Store) CreateReservedDomain(ctx context.Context, accountID string, in ReservedDomain, opts ...WriteOption) (ReservedDomain, error) {
 	if in.CertPolicy == nil && IsWildcardDomain(in.Domain) {
-		in.CertPolicy = &DomainCertPolicy{Authority: DomainAuthorityLetsEncrypt, PrivateKeyType: DomainKeyECDSA}
+		in.CertPolicy = &CertificatePolicy{Authority: AuthorityLetsEncrypt, PrivateKeyType: KeyTypeECDSA}
 	}
 	d, err := reservedDomains.create(ctx, s, accountID, in, opts)
 	var taken *TakenError
