@@ -60,6 +60,7 @@ type app struct {
 	redriver     *pipeline.Redriver       // the API's dead-letter routes
 	delivery     *delivery                // nil without the worker role
 	audit        *api.AuditRelay          // nil without the api role
+	policy       *policyFront             // nil without --traffic-policy
 	httpSrv      *http.Server             // --http
 	metricsSrv   *http.Server             // --metrics-http, served only when given
 
@@ -110,7 +111,8 @@ func newApp(ctx context.Context, f serveFlags, stderr io.Writer) (_ *app, err er
 // opens it: the embedded NATS server's store, and the emulator's with
 // --dev. It then loads the TLS certificate, takes the bootstrap token out
 // of the environment, so that nothing sluice starts or reports later can
-// see it, makes the logger and applies the memory limit.
+// see it, makes the logger, loads the traffic policy (a mistake in it stops
+// serve here) and applies the memory limit.
 func (a *app) configure() (bootstrapToken string, err error) {
 	if a.flags.natsURL == "" || a.flags.dev {
 		if a.lock, err = lockDataDir(a.flags.dataDir); err != nil {
@@ -129,6 +131,11 @@ func (a *app) configure() (bootstrapToken string, err error) {
 	}
 	if a.log, err = a.flags.log.logger(a.stderr); err != nil {
 		return "", err
+	}
+	if a.flags.trafficPolicy != "" {
+		if a.policy, err = newPolicyFront(a.flags.trafficPolicy, a.log.With("component", "traffic_policy")); err != nil {
+			return "", err
+		}
 	}
 	return bootstrapToken, applyMemoryLimit(a.flags.memoryLimit, a.log)
 }
@@ -211,6 +218,10 @@ func (a *app) wireRoles() error {
 		collectors.NewProcessCollector(collectors.ProcessCollectorOpts{}),
 		pipeline.StreamCollector(a.js, 0),
 	)
+	if a.policy != nil {
+		a.registry.MustRegister(a.policy.metrics.collectors()...)
+	}
+
 	a.newSink = destinations.New
 	if a.dev != nil {
 		a.newSink = a.dev.sinkFactory().New
@@ -238,6 +249,9 @@ func (a *app) newServers() error {
 	handler, err := a.httpHandler(apiConfig)
 	if err != nil {
 		return err
+	}
+	if a.policy != nil {
+		handler = a.policy.wrap(handler)
 	}
 	if a.dev != nil {
 		handler = a.dev.markAnswers(handler)
