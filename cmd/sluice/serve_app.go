@@ -221,7 +221,6 @@ func (a *app) wireRoles() error {
 	if a.policy != nil {
 		a.registry.MustRegister(a.policy.metrics.collectors()...)
 	}
-
 	a.newSink = destinations.New
 	if a.dev != nil {
 		a.newSink = a.dev.sinkFactory().New
@@ -309,7 +308,8 @@ func (a *app) announce() {
 }
 
 // loops are what runs beside the servers, each until its ctx ends: the
-// --dev emulator, the storage watch, the audit relay and delivery.
+// --dev emulator, the storage watch, the audit relay, delivery and the
+// traffic policy's reloads.
 func (a *app) loops() []func(context.Context) error {
 	var loops []func(context.Context) error
 	if a.dev != nil {
@@ -323,6 +323,9 @@ func (a *app) loops() []func(context.Context) error {
 	}
 	if a.delivery != nil {
 		loops = append(loops, a.delivery.run, a.delivery.status.Run)
+	}
+	if a.policy != nil {
+		loops = append(loops, a.policy.Run)
 	}
 	return loops
 }

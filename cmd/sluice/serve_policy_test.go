@@ -2,6 +2,7 @@ package main
 
 import (
 	"bytes"
+	"context"
 	"io"
 	"log/slog"
 	"net/http"
@@ -10,8 +11,12 @@ import (
 	"path/filepath"
 	"strconv"
 	"strings"
+	"sync"
+	"syscall"
 	"testing"
+	"time"
 
+	"github.com/prometheus/client_golang/prometheus/testutil"
 	"github.com/sluicehq/sluice/internal/check"
 )
 
@@ -86,8 +91,9 @@ func TestPolicyCheck(t *testing.T) {
 
 // TestServeTrafficPolicy runs serve with SLUICE_TRAFFIC_POLICY limiting
 // each API key on POST /events, and checks that the policy answers before
-// authentication (a flood of a wrong key gets 429, not 401) and that the
-// metric counts the refusals.
+// authentication (a flood of a wrong key gets 429, not 401), that the
+// metric counts the refusals, and the reloads of the process: on a change
+// of the file, and on SIGHUP, refusing a document with a mistake.
 func TestServeTrafficPolicy(t *testing.T) {
 	if testing.Short() {
 		t.Skip("builds and runs the binary")
@@ -115,6 +121,24 @@ func TestServeTrafficPolicy(t *testing.T) {
 	}
 	if code, body := request(t, "GET", p.metricsURL+"/metrics", "", ""); code != 200 || !strings.Contains(body, `sluice_traffic_policy_limited_requests_total{action="per key",rule="ingest per key"} 2`) {
 		t.Fatalf("metrics: %d %s", code, body)
+	}
+
+	// A change of the file is loaded: a new capacity, counted afresh.
+	writePolicy(t, path, frontPolicy("3"))
+	p.waitLog(t, "traffic policy reloaded")
+	if code, body := request(t, "POST", p.url+"/events", token, events); code != 202 {
+		t.Fatalf("after the file changed: %d %s, want 202", code, body)
+	}
+	// SIGHUP with a mistake in the file: refused, the policy before stays.
+	writePolicy(t, path, frontPolicy("0"))
+	if err := p.cmd.Process.Signal(syscall.SIGHUP); err != nil {
+		t.Fatal(err)
+	}
+	p.waitLog(t, "traffic policy not reloaded: the policy loaded before stays in force")
+	for i, want := range []int{202, 202, 429} {
+		if code, body := request(t, "POST", p.url+"/events", token, events); code != want {
+			t.Fatalf("request %d after a refused reload: %d %s, want %d", i, code, body, want)
+		}
 	}
 	p.stop(t)
 }
@@ -168,4 +192,124 @@ func postEvents(h http.Handler, key string) int {
 	w := httptest.NewRecorder()
 	h.ServeHTTP(w, r)
 	return w.Code
+}
+
+// startPolicyFront loads the policy of a new file holding doc and runs its
+// reload loop on channels the test drives; reloads receives each reload's
+// error.
+func startPolicyFront(t *testing.T, doc string, logs *syncBuffer) (front *policyFront, path string, hup chan os.Signal, poll chan time.Time, reloads chan error) {
+	t.Helper()
+	path = filepath.Join(t.TempDir(), "policy.yaml")
+	writePolicy(t, path, doc)
+	front, err := newPolicyFront(path, slog.New(slog.NewTextHandler(logs, nil)))
+	if err != nil {
+		t.Fatal(err)
+	}
+	reloads = make(chan error, 1)
+	front.reloaded = func(err error) { reloads <- err }
+	hup, poll = make(chan os.Signal), make(chan time.Time)
+	ctx, cancel := context.WithCancel(context.Background())
+	done := make(chan struct{})
+	go func() { defer close(done); front.run(ctx, hup, poll) }()
+	t.Cleanup(func() { cancel(); <-done })
+	return front, path, hup, poll, reloads
+}
+
+// TestPolicyFrontReloads checks the reloads of --traffic-policy: on a
+// change of the file, with the counts of an unchanged limit kept; a
+// document with a mistake refused, the policy before kept and the reason
+// logged; on SIGHUP even when the file did not change; and the metrics.
+func TestPolicyFrontReloads(t *testing.T) {
+	var logs syncBuffer
+	front, path, hup, poll, reloads := startPolicyFront(t, frontPolicy("2"), &logs)
+	h := front.wrap(http.HandlerFunc(func(http.ResponseWriter, *http.Request) {}))
+	for i, want := range []int{200, 200, 429} {
+		if got := postEvents(h, "alice"); got != want {
+			t.Fatalf("request %d: %d, want %d", i, got, want)
+		}
+	}
+	if got := testutil.ToFloat64(front.metrics.limited.WithLabelValues("ingest per key", "per key")); got != 1 {
+		t.Fatalf("limited requests counted: %v, want 1", got)
+	}
+
+	// Unchanged file: polls do nothing (no reload reported).
+	poll <- time.Now()
+	poll <- time.Now()
+	// A change that keeps the limit as it was, a rule added: counts kept.
+	// It is loaded once two polls in a row read it.
+	writePolicy(t, path, frontPolicy("2")+"  - name: other\n    expressions: ['false']\n    actions: [{type: deny}]\n")
+	poll <- time.Now()
+	poll <- time.Now()
+	if err := <-reloads; err != nil {
+		t.Fatal(err)
+	}
+	if got := postEvents(h, "alice"); got != 429 {
+		t.Fatalf("after a reload keeping the limit: %d, want 429", got)
+	}
+
+	// A mistake: refused, the policy before stays.
+	writePolicy(t, path, frontPolicy("0"))
+	poll <- time.Now()
+	poll <- time.Now()
+	err := <-reloads
+	check.ErrorContains(t, err, path+":6:")
+	if got := postEvents(h, "alice"); got != 429 {
+		t.Fatalf("after a refused reload: %d, want 429 as before", got)
+	}
+	if !strings.Contains(logs.String(), "traffic policy not reloaded") || !strings.Contains(logs.String(), "must be the most requests of a bucket admitted within rate: an integer from 1 to 2000000000, not 0") {
+		t.Fatalf("the log does not say why: %s", logs.String())
+	}
+
+	// A new limit: its counts start afresh. SIGHUP reloads it as well.
+	writePolicy(t, path, frontPolicy("5"))
+	hup <- os.Interrupt
+	if err := <-reloads; err != nil {
+		t.Fatal(err)
+	}
+	if got := postEvents(h, "alice"); got != 200 {
+		t.Fatalf("after a reload with another capacity: %d, want 200", got)
+	}
+	hup <- os.Interrupt // the same file: reloaded all the same
+	if err := <-reloads; err != nil {
+		t.Fatal(err)
+	}
+	if loaded, refused := testutil.ToFloat64(front.metrics.reloads.WithLabelValues("loaded")), testutil.ToFloat64(front.metrics.reloads.WithLabelValues("refused")); loaded != 3 || refused != 1 {
+		t.Fatalf("reloads counted: %v loaded, %v refused; want 3, 1", loaded, refused)
+	}
+}
+
+// TestPolicyFrontReloadDropsNoRequest sends requests from several
+// goroutines while the policy is reloaded, and checks that each is
+// answered by one policy or the other.
+func TestPolicyFrontReloadDropsNoRequest(t *testing.T) {
+	var logs syncBuffer
+	front, path, hup, _, reloads := startPolicyFront(t, frontPolicy("1000000"), &logs)
+	h := front.wrap(http.HandlerFunc(func(w http.ResponseWriter, _ *http.Request) { w.WriteHeader(http.StatusAccepted) }))
+	stop := make(chan struct{})
+	var wg sync.WaitGroup
+	var bad sync.Map
+	for g := range 4 {
+		wg.Go(func() {
+			for {
+				select {
+				case <-stop:
+					return
+				default:
+				}
+				if code := postEvents(h, "k"+string(rune('a'+g))); code != http.StatusAccepted {
+					bad.Store(code, true)
+				}
+			}
+		})
+	}
+	for i := range 20 {
+		writePolicy(t, path, frontPolicy(strings.Repeat("9", 1+i%5)+"0000"))
+		hup <- os.Interrupt
+		if err := <-reloads; err != nil {
+			t.Fatal(err)
+		}
+	}
+	close(stop)
+	wg.Wait()
+	bad.Range(func(code, _ any) bool { t.Errorf("a request was answered %v during reloads", code); return true })
 }
