@@ -111,18 +111,29 @@ func (p *Policy) Serve(w http.ResponseWriter, r *http.Request, next http.Handler
 		return
 	}
 	x := p.exchanges.Get().(*exchange)
-	defer p.exchanges.Put(x)
+	defer p.release(x)
 	x.reset(r)
 	out := w
 	if len(p.response) > 0 {
 		x.writer = responseWriter{w: w, x: x, p: p}
 		out = &x.writer
-		defer x.writer.finish()
 	}
 	if p.run(p.request, x, out) {
+		// With rules of on_http_response, writing the answer ran them.
 		return
 	}
 	next.ServeHTTP(out, r)
+	if len(p.response) > 0 {
+		// Not deferred: after a panic of next, net/http answers, not this.
+		x.writer.finish()
+	}
+}
+
+// release returns x to the pool, holding nothing of its request.
+func (p *Policy) release(x *exchange) {
+	x.reset(nil)
+	x.writer = responseWriter{}
+	p.exchanges.Put(x)
 }
 
 // run runs the rules of a phase on x and reports whether an action
