@@ -313,3 +313,20 @@ func TestPolicyFrontReloadDropsNoRequest(t *testing.T) {
 	wg.Wait()
 	bad.Range(func(code, _ any) bool { t.Errorf("a request was answered %v during reloads", code); return true })
 }
+
+// TestREADMEPolicy checks that the policy of the README's section loads.
+func TestREADMEPolicy(t *testing.T) {
+	text, err := docSection("README.md", "## Traffic policy")
+	if err != nil {
+		t.Fatal(err)
+	}
+	start := strings.Index(text, "```yaml\n")
+	if start < 0 {
+		t.Fatal("no yaml block in the README's section Traffic policy")
+	}
+	doc := text[start+8:]
+	doc = doc[:strings.Index(doc, "```")]
+	if _, err := parsePolicy("README.md", []byte(doc)); err != nil {
+		t.Fatal(err)
+	}
+}
