@@ -126,7 +126,7 @@ on_http_request:
       - type: rate-limit
         config: {name: n, algorithm: sliding_window, capacity: 1, rate: 60s, bucket_key: ["req.headers['x-api-key']"]}
     expressions: []
-  - expressions: ["actions.service.rate_limit.error.code == 'ERR_RATE_LIMIT_MISSING_HEADER' && actions.service.rate_limit.error.message.contains('X-Api-Key') && !actions.service.rate_limit.limited"]
+  - expressions: ["actions.service.rate_limit.error.code == 'ERR_RATE_LIMIT_MISSING_HEADER' && actions.service.rate_limit.error.message.contains('X-Api-Key') && !actions.service.rate_limit.limited && actions.service.rate_limit.bucket_key == ''"]
     actions:
       - type: deny
         config: {status_code: 400}
@@ -263,4 +263,23 @@ func TestLoadAtTenTimesCapacity(t *testing.T) {
 		}
 	}
 	t.Logf("sent %d at 10x capacity (%d per %v) over %d windows: admitted %d, %.4f of capacity per window", sent, capacity, rate, windows, total, float64(total)/float64(capacity*windows))
+}
+
+// TestPanicLeavesTheAnswerToNetHTTP checks that a handler's panic is not
+// followed by an answer of on_http_response.
+func TestPanicLeavesTheAnswerToNetHTTP(t *testing.T) {
+	doc := "on_http_response:\n  - actions: [{type: custom-response, config: {status_code: 200, body: replaced}}]\n"
+	h := mustParse(t, doc).Handler(http.HandlerFunc(func(http.ResponseWriter, *http.Request) { panic(http.ErrAbortHandler) }))
+	w := httptest.NewRecorder()
+	func() {
+		defer func() {
+			if r := recover(); r != http.ErrAbortHandler {
+				t.Errorf("recovered %v, want the handler's panic", r)
+			}
+		}()
+		h.ServeHTTP(w, httptest.NewRequest("GET", "/", nil))
+	}()
+	if w.Body.Len() != 0 {
+		t.Fatalf("answered %q after the handler panicked", w.Body)
+	}
 }

@@ -182,7 +182,7 @@ func (a *rateLimit) run(x *exchange, w http.ResponseWriter, r *rule) bool {
 	for i := range a.keys {
 		var ok bool
 		if key, ok = a.keys[i].append(key, x.req); !ok {
-			res.key = key
+			res.key = key[:0] // bucket_key is empty: the request has no bucket
 			res.errCode, res.errMsg = CodeMissingHeader, a.keys[i].missing
 			return false
 		}
