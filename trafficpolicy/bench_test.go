@@ -101,3 +101,27 @@ func BenchmarkMillionBuckets(b *testing.B) {
 		runtime.KeepAlive(p)
 	}
 }
+
+// BenchmarkRateLimitWithExpressions is the first rule of the ready policy
+// of docs/operations.md: two expressions, then a rate-limit of one key.
+func BenchmarkRateLimitWithExpressions(b *testing.B) {
+	p := mustParse(b, `
+on_http_request:
+  - name: ingest per API key
+    expressions:
+      - "req.method == 'POST' && req.url.path == '/events'"
+      - "hasReqHeader('Authorization')"
+    actions:
+      - type: rate-limit
+        config: {name: events per key, algorithm: sliding_window, capacity: 2000000000, rate: 60s, bucket_key: ["getReqHeader('Authorization')"]}
+`, newFakeClock().option())
+	r := httptest.NewRequest("POST", "/events", nil)
+	r.Header.Set("Authorization", "Bearer sk_2Yq3WcV7yW0k1b8m4nXc9pZr5tL")
+	r.Header.Set("Content-Type", "application/json")
+	r.Header.Set("Service-Version", "2")
+	w := &discardWriter{h: http.Header{}}
+	b.ReportAllocs()
+	for b.Loop() {
+		p.Serve(w, r, nothing)
+	}
+}

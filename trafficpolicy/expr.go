@@ -30,9 +30,10 @@ const (
 	varErrMessage = "actions.service.rate_limit.error.message"
 )
 
-// MaxExprCost bounds the cost of one evaluation of an expression, in
-// CEL's units (about one per operation, and per character of a string
-// operation); an evaluation past it counts as false.
+// MaxExprCost bounds the cost of one evaluation of an expression with a
+// loop (all, exists, map, filter), in CEL's units (about one per
+// operation, and per character of a string operation); an evaluation past
+// it counts as false.
 const MaxExprCost = 100_000
 
 // MaxExprLen is the longest expression, in bytes.
@@ -141,9 +142,27 @@ func compileExpr(env *cel.Env, expr string) (cel.Program, error) {
 	if t := checked.OutputType(); !t.IsExactType(cel.BoolType) {
 		return nil, fmt.Errorf("CEL %q is %s: an expression must be a boolean, such as req.method == 'POST'", expr, cel.FormatCELType(t))
 	}
-	prg, err := env.Program(checked, cel.CostLimit(MaxExprCost), cel.EvalOptions(cel.OptOptimize))
+	opts := []cel.ProgramOption{cel.EvalOptions(cel.OptOptimize)}
+	if hasComprehension(checked) {
+		// Loops (all, exists, map, ...) over headers: bounded by cost.
+		// Without a loop, an expression runs each of its operations once,
+		// each bounded by the size of the request's headers (1 MiB by
+		// default in net/http), and CEL's cost tracking, which allocates
+		// at each evaluation, is left out.
+		opts = append(opts, cel.CostLimit(MaxExprCost))
+	}
+	prg, err := env.Program(checked, opts...)
 	if err != nil {
 		return nil, fmt.Errorf("CEL %q cannot be evaluated: %w", expr, err)
 	}
 	return prg, nil
+}
+
+// hasComprehension reports whether the checked expression has a loop.
+func hasComprehension(checked *cel.Ast) bool {
+	found := false
+	ast.PreOrderVisit(checked.NativeRep().Expr(), ast.NewExprVisitor(func(e ast.Expr) {
+		found = found || e.Kind() == ast.ComprehensionKind
+	}))
+	return found
 }

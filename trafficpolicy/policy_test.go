@@ -6,6 +6,7 @@ import (
 	"log/slog"
 	"net/http"
 	"net/http/httptest"
+	"strconv"
 	"strings"
 	"sync/atomic"
 	"testing"
@@ -281,5 +282,64 @@ func TestPanicLeavesTheAnswerToNetHTTP(t *testing.T) {
 	}()
 	if w.Body.Len() != 0 {
 		t.Fatalf("answered %q after the handler panicked", w.Body)
+	}
+}
+
+// TestLoopCostIsBounded checks that an expression with loops stops at
+// MaxExprCost and counts as false, and runs when under it.
+func TestLoopCostIsBounded(t *testing.T) {
+	doc := "on_http_request:\n  - expressions: [\"getReqHeader('X').all(a, getReqHeader('X').all(b, a == b || a != b))\"]\n    actions: [{type: deny}]\n"
+	h := mustParse(t, doc).Handler(upstream)
+	few := httptest.NewRequest("GET", "/", nil)
+	few.Header["X"] = []string{"1", "2", "3"}
+	w := httptest.NewRecorder()
+	h.ServeHTTP(w, few)
+	if w.Code != http.StatusForbidden {
+		t.Fatalf("3 values: %d, want 403", w.Code)
+	}
+	many := httptest.NewRequest("GET", "/", nil)
+	many.Header.Set("Authorization", "k")
+	for i := range 1000 {
+		many.Header.Add("X", strconv.Itoa(i))
+	}
+	w = httptest.NewRecorder()
+	h.ServeHTTP(w, many)
+	if w.Code != http.StatusOK {
+		t.Fatalf("1,000 values, a million iterations: %d, want the expression false and 200", w.Code)
+	}
+}
+
+// TestHeaderMaps checks req.headers and res.headers as expressions see
+// them: names in lower case, each a list of values.
+func TestHeaderMaps(t *testing.T) {
+	doc := `
+on_http_request:
+  - expressions:
+      - "size(req.headers) == 2"
+      - "req.headers.exists(k, k == 'x-a')"
+      - "req.headers['x-a'] == ['1', '2']"
+      - "'x-a' in req.headers && !('x-b' in req.headers)"
+      - "req.headers == {'x-a': ['1', '2'], 'authorization': ['k']}"
+      - "getReqHeader('X-A') == ['1', '2'] && getReqHeader('x-b') == [] && hasReqHeader('AUTHORIZATION')"
+    actions: [{type: log}]
+on_http_response:
+  - expressions: ["res.headers['x-up'] == ['1']", "size(res.headers) == 1", "res.status_code == 201"]
+    actions: [{type: deny, config: {status_code: 418}}]
+`
+	var logs bytes.Buffer
+	h := mustParse(t, doc, WithLogger(slog.New(slog.NewJSONHandler(&logs, nil)))).Handler(http.HandlerFunc(func(w http.ResponseWriter, _ *http.Request) {
+		w.Header().Set("X-Up", "1")
+		w.WriteHeader(http.StatusCreated)
+	}))
+	r := httptest.NewRequest("GET", "/", nil)
+	r.Header["X-A"] = []string{"1", "2"}
+	r.Header.Set("Authorization", "k")
+	w := httptest.NewRecorder()
+	h.ServeHTTP(w, r)
+	if !strings.Contains(logs.String(), "traffic policy log") {
+		t.Fatal("the request rule did not hold")
+	}
+	if w.Code != 418 {
+		t.Fatalf("the response rule did not hold: %d", w.Code)
 	}
 }

@@ -16,10 +16,9 @@ import (
 // are pooled by their Policy.
 type exchange struct {
 	req        *http.Request
-	reqHeaders map[string][]string // lower-cased names, made when an expression asks
-	status     int                 // the response's, 0 before on_http_response
-	resHeader  http.Header
-	resHeaders map[string][]string // lower-cased names, made when an expression asks
+	reqHeaders headerMap
+	status     int // the response's, 0 before on_http_response
+	resHeaders headerMap
 
 	rateLimit rateLimitResult
 	writer    responseWriter
@@ -41,7 +40,10 @@ var _ interpreter.Activation = (*exchange)(nil)
 // reset readies a pooled exchange for r.
 func (x *exchange) reset(r *http.Request) {
 	x.req = r
-	x.reqHeaders, x.resHeaders, x.resHeader = nil, nil, nil
+	x.reqHeaders, x.resHeaders = headerMap{}, headerMap{}
+	if r != nil {
+		x.reqHeaders.h = r.Header
+	}
 	x.status = 0
 	x.rateLimit = rateLimitResult{key: x.rateLimit.key[:0]}
 }
@@ -58,19 +60,13 @@ func (x *exchange) ResolveName(name string) (any, bool) {
 	case varQuery:
 		return types.String(x.req.URL.RawQuery), true
 	case varReqHeaders:
-		if x.reqHeaders == nil {
-			x.reqHeaders = lowerNames(x.req.Header)
-		}
-		return x.reqHeaders, true
+		return &x.reqHeaders, true
 	case varClientIP:
 		return types.String(clientIP(x.req)), true
 	case varStatus:
 		return types.Int(x.status), true
 	case varResHeaders:
-		if x.resHeaders == nil {
-			x.resHeaders = lowerNames(x.resHeader)
-		}
-		return x.resHeaders, true
+		return &x.resHeaders, true
 	case varBucketKey:
 		return types.String(x.rateLimit.shownKey()), true
 	case varLimited:
@@ -85,16 +81,6 @@ func (x *exchange) ResolveName(name string) (any, bool) {
 
 // Parent returns nil: an exchange holds every variable.
 func (x *exchange) Parent() interpreter.Activation { return nil }
-
-// lowerNames returns h with its names in lower case.
-func lowerNames(h http.Header) map[string][]string {
-	m := make(map[string][]string, len(h))
-	for name, values := range h {
-		lower := strings.ToLower(name)
-		m[lower] = append(m[lower], values...)
-	}
-	return m
-}
 
 // clientIP returns the address of the request's client, without its port:
 // the host of RemoteAddr.

@@ -33,7 +33,7 @@ func (rw *responseWriter) WriteHeader(status int) {
 		return
 	}
 	rw.decided = true
-	rw.x.status, rw.x.resHeader, rw.x.resHeaders = status, rw.w.Header(), nil
+	rw.x.status, rw.x.resHeaders = status, headerMap{h: rw.w.Header()}
 	if rw.p.run(rw.p.response, rw.x, rw.w) {
 		rw.replaced = true
 		return
