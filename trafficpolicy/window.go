@@ -108,6 +108,11 @@ func (w *window) take(key []byte, now int64) (admitted bool, retryAfter int64) {
 		i = w.add(sh, string(key), slot)
 	}
 	b := &sh.buckets[i]
+	if newest := b.newest(); slot < newest {
+		// The wall clock went back: count in the bucket's newest slot,
+		// so that its counts stay in order.
+		slot = newest
+	}
 	b.expire(slot, w.slots)
 	if b.sum < w.capacity {
 		b.admit(slot)

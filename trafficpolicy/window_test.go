@@ -164,3 +164,21 @@ func TestWindowLoad(t *testing.T) {
 	t.Logf("sent %d requests at 10x capacity over %d windows of %v: admitted %d, %.4f of capacity per window",
 		10*capacity*windows, windows, rate, total, float64(total)/float64(capacity*windows))
 }
+
+// TestWindowClockBack checks that a wall clock going back counts in the
+// bucket's newest slot, and never admits past capacity.
+func TestWindowClockBack(t *testing.T) {
+	w := newWindow(2, time.Minute, 10)
+	now := time.Date(2026, 1, 1, 12, 0, 30, 0, time.UTC).UnixNano()
+	w.take([]byte("k"), now)
+	back := now - int64(5*time.Minute)
+	if ok, _ := w.take([]byte("k"), back); !ok {
+		t.Fatal("the second request, with the clock back, was refused")
+	}
+	if ok, retry := w.take([]byte("k"), back); ok || retry < 60 {
+		t.Fatalf("the third, with the clock back: admitted %v, retry-after %d; want refused, at least 60", ok, retry)
+	}
+	if ok, _ := w.take([]byte("k"), now+int64(time.Minute)); !ok {
+		t.Fatal("refused a minute after, when both left the window")
+	}
+}
