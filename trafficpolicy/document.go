@@ -82,13 +82,15 @@ func (c *checker) rule(n node, ph phase, env *cel.Env) (rule, bool) {
 	fields := c.mapping(n, "name", "expressions", "actions")
 	r := rule{name: n.path, phase: ph}
 	if name, ok := fields["name"]; ok {
-		r.name = c.string(name)
+		if s := c.string(name); s != "" {
+			r.name = s
+		}
 	}
 	if exprs, ok := fields["expressions"]; ok {
 		for _, e := range c.list(exprs) {
 			src := c.string(e)
-			if e.n == nil || e.n.Kind != yaml.ScalarNode {
-				continue
+			if e.n == nil || e.n.Tag != "!!str" {
+				continue // reported
 			}
 			prg, err := compileExpr(env, src)
 			if err != nil {

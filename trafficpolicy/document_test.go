@@ -118,3 +118,13 @@ func TestParseAccepts(t *testing.T) {
 		})
 	}
 }
+
+// TestParseExpressionNotAString checks that an expression that is not a
+// string is reported once.
+func TestParseExpressionNotAString(t *testing.T) {
+	_, err := Parse([]byte("on_http_request:\n  - expressions: [true]\n    actions: [{type: deny}]\n"))
+	var perr *PolicyError
+	if !errors.As(err, &perr) || len(perr.Problems) != 1 || perr.Problems[0].Path != "on_http_request[0].expressions[0]" || perr.Problems[0].Msg != "must be a string" {
+		t.Fatalf("got %v", err)
+	}
+}
