@@ -2,7 +2,6 @@ package trafficpolicy
 
 import (
 	"context"
-	"io"
 	"log/slog"
 	"net/http"
 	"sync"
@@ -175,7 +174,7 @@ func (p *Policy) logAttrs(ctx context.Context, attrs ...slog.Attr) {
 func newPolicy(opts []Option) *Policy {
 	p := &Policy{
 		now:      time.Now,
-		log:      slog.New(slog.NewTextHandler(io.Discard, nil)),
+		log:      slog.New(slog.DiscardHandler),
 		observer: discardObserver{},
 	}
 	for _, o := range opts {

@@ -48,13 +48,16 @@ func TestWindowMatchesReference(t *testing.T) {
 	for seed := range uint64(300) {
 		rng := rand.New(rand.NewPCG(seed, 15))
 		capacity := 1 + rng.IntN(12)
+		if seed%10 == 0 { // now and then a larger one, with many slots to sum
+			capacity = 50 + rng.IntN(200)
+		}
 		rate := time.Duration(6+rng.IntN(25)) * SlotDuration // 60s to 300s
 		w := newWindow(uint32(capacity), rate, MaxBuckets)
 		ref := &referenceWindow{capacity: capacity, slots: int64(rate / SlotDuration), admitted: map[string][]int64{}}
 		now := time.Date(2026, 11, 24, 23, 0, 0, 0, time.UTC).UnixNano() + rng.Int64N(int64(time.Hour))
 		keys := []string{"a", "b", "c"}[:1+rng.IntN(3)]
 		meanGap := rate / time.Duration(1+rng.IntN(4*capacity))
-		for i := range 400 {
+		for i := range 400 + 4*capacity {
 			switch r := rng.IntN(100); {
 			case r < 3: // a pause past the window
 				now += int64(rate) + rng.Int64N(int64(rate))
