@@ -245,12 +245,12 @@ func (a *app) newServers() error {
 	apiConfig.BaseURL = a.flags.apiBaseURL(a.listeners.http.Addr(), a.tls != nil, a.log)
 	apiConfig.ServiceDomains = a.flags.domains.serviceDomains
 	apiConfig.Ingress = a.flags.ingress.config(a.flags.domains.serviceDomains)
+	if a.policy != nil {
+		apiConfig.Front = a.policy.wrap
+	}
 	handler, err := a.httpHandler(apiConfig)
 	if err != nil {
 		return err
-	}
-	if a.policy != nil {
-		handler = a.policy.wrap(handler)
 	}
 	if a.dev != nil {
 		handler = a.dev.markAnswers(handler)

@@ -111,10 +111,24 @@ func TestServeTrafficPolicy(t *testing.T) {
 			t.Fatalf("request %d with the key: %d %s, want %d", i, code, body, want)
 		}
 	}
-	for i, want := range []int{401, 401, 429} {
+	for i, want := range []int{401, 401} {
 		if code, body := request(t, "POST", p.url+"/events", "sk_wrong", events); code != want {
 			t.Fatalf("request %d with a wrong key: %d %s, want %d", i, code, body, want)
 		}
+	}
+	// The policy's answer carries an operation id, as every answer of the API.
+	req, err := http.NewRequest("POST", p.url+"/events", strings.NewReader(events))
+	if err != nil {
+		t.Fatal(err)
+	}
+	req.Header.Set("Authorization", "Bearer sk_wrong")
+	resp, err := http.DefaultClient.Do(req)
+	if err != nil {
+		t.Fatal(err)
+	}
+	resp.Body.Close()
+	if resp.StatusCode != 429 || resp.Header.Get("Retry-After") == "" || !strings.HasPrefix(resp.Header.Get("Service-Operation-Id"), "op_") {
+		t.Fatalf("third request with a wrong key: %d, headers %v; want 429 with Retry-After and Service-Operation-Id", resp.StatusCode, resp.Header)
 	}
 	if code, _ := request(t, "GET", p.url+"/event_destinations", token, ""); code != 200 {
 		t.Fatalf("management API, which the rule leaves out: %d", code)
