@@ -81,6 +81,8 @@ type Store struct {
 	filters func() (*filters.Env, error)
 	// ids makes the ids of what the store creates (see newID).
 	ids schemas.IDs
+	// clock is the time application sessions expire by (WithClock).
+	clock func() time.Time
 }
 
 // Option is an optional extra of Open.
@@ -95,6 +97,17 @@ func WithFilters(env *filters.Env) Option {
 	return func(s *Store) {
 		if env != nil {
 			s.filters = func() (*filters.Env, error) { return env, nil }
+		}
+	}
+}
+
+// WithClock makes the store read the time from clock where it compares
+// times rather than stamps them: application sessions expire by it. Tests
+// move it on; nil changes nothing.
+func WithClock(clock func() time.Time) Option {
+	return func(s *Store) {
+		if clock != nil {
+			s.clock = clock
 		}
 	}
 }
@@ -115,7 +128,7 @@ func Open(ctx context.Context, js jetstream.JetStream, cfg Config, opts ...Optio
 	if err != nil {
 		return nil, err
 	}
-	s := &Store{kv: kv, stream: stream, nc: js.Conn(), limits: cfg.Limits, filters: sync.OnceValues(defaultFilters)}
+	s := &Store{kv: kv, stream: stream, nc: js.Conn(), limits: cfg.Limits, filters: sync.OnceValues(defaultFilters), clock: time.Now}
 	for _, opt := range opts {
 		opt(s)
 	}
@@ -171,6 +184,9 @@ func (s *Store) Ping(ctx context.Context) error {
 // now is the time stored in created_at: UTC, milliseconds, as the API shows
 // it.
 func now() time.Time { return time.Now().UTC().Truncate(time.Millisecond) }
+
+// now returns the time of the store's clock (WithClock), in UTC.
+func (s *Store) now() time.Time { return s.clock().UTC() }
 
 // newID returns the id of a new resource, prefix and a KSUID, and its
 // created_at. Lists sort by id, newest first, and the ids of schemas.IDs
