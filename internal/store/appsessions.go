@@ -17,6 +17,7 @@ import (
 	"github.com/nats-io/nats.go/jetstream"
 	"golang.org/x/text/language"
 
+	"github.com/sluicehq/sluice/internal/resource"
 	"github.com/sluicehq/sluice/schemas"
 )
 
@@ -103,7 +104,7 @@ const (
 )
 
 // The prefixes of the ids of the HTTPS edges and routes a session refers
-// to (DESIGN.md section 10).
+// to, the HTTPS edges family's.
 const (
 	prefixHTTPSEdge      = "edghts_"
 	prefixHTTPSEdgeRoute = "edghtsrt_"
@@ -247,7 +248,7 @@ func clip(v string) string {
 // past its ExpiresAt is hidden.
 var appSessions = family[AppSession]{
 	kind:   "app_sessions",
-	prefix: schemas.PrefixAppSession,
+	prefix: resource.AppSessions().Prefix,
 	noun:   "application session",
 	meta:   func(a *AppSession) (*string, *string, *time.Time) { return &a.ID, &a.AccountID, &a.CreatedAt },
 	input: func(in AppSession) AppSession {

@@ -37,7 +37,8 @@ func newSessionEnv(t *testing.T, cfg store.Config) (env, *fakeClock) {
 	e := newEnvWith(t, cfg)
 	clock := &fakeClock{t: time.Now()}
 	_, js := natstest.Connect(t, e.srv)
-	s, err := store.Open(e.ctx, js, cfg, store.WithClock(clock.now))
+	cfg.Clock = clock.now
+	s, err := store.Open(e.ctx, js, cfg)
 	if err != nil {
 		t.Fatalf("Open: %v", err)
 	}

@@ -47,11 +47,18 @@ type Config struct {
 	// Limits bound what one account can have; zero fields get their
 	// defaults.
 	Limits Limits
+	// Clock is the time the store compares times with (rather than stamps
+	// them): application sessions expire by it; default time.Now. Tests
+	// move it on.
+	Clock func() time.Time
 }
 
 func (c *Config) setDefaults() {
 	if c.Replicas == 0 {
 		c.Replicas = 1
+	}
+	if c.Clock == nil {
+		c.Clock = time.Now
 	}
 	c.Limits.setDefaults()
 }
@@ -81,7 +88,7 @@ type Store struct {
 	filters func() (*filters.Env, error)
 	// ids makes the ids of what the store creates (see newID).
 	ids schemas.IDs
-	// clock is the time application sessions expire by (WithClock).
+	// clock is the time application sessions expire by (Config.Clock).
 	clock func() time.Time
 }
 
@@ -97,17 +104,6 @@ func WithFilters(env *filters.Env) Option {
 	return func(s *Store) {
 		if env != nil {
 			s.filters = func() (*filters.Env, error) { return env, nil }
-		}
-	}
-}
-
-// WithClock makes the store read the time from clock where it compares
-// times rather than stamps them: application sessions expire by it. Tests
-// move it on; nil changes nothing.
-func WithClock(clock func() time.Time) Option {
-	return func(s *Store) {
-		if clock != nil {
-			s.clock = clock
 		}
 	}
 }
@@ -128,7 +124,7 @@ func Open(ctx context.Context, js jetstream.JetStream, cfg Config, opts ...Optio
 	if err != nil {
 		return nil, err
 	}
-	s := &Store{kv: kv, stream: stream, nc: js.Conn(), limits: cfg.Limits, filters: sync.OnceValues(defaultFilters), clock: time.Now}
+	s := &Store{kv: kv, stream: stream, nc: js.Conn(), limits: cfg.Limits, filters: sync.OnceValues(defaultFilters), clock: cfg.Clock}
 	for _, opt := range opts {
 		opt(s)
 	}
