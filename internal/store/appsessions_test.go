@@ -302,3 +302,37 @@ func TestAppSessionLimit(t *testing.T) {
 		t.Fatalf("%d sessions stored, want the limit, 3", n)
 	}
 }
+
+// TestAppSessionConcurrentRefresh refreshes one session from many writers
+// at once, each with its own last_active: none is lost, so last_active
+// ends at the latest of them, and a revoke among them ends the session
+// for every later refresh.
+func TestAppSessionConcurrentRefresh(t *testing.T) {
+	e, clock := newSessionEnv(t, store.Config{})
+	account := e.createAccount(t, "team")
+	a, err := e.store.RecordAppSession(e.ctx, account.ID, appSession(clock))
+	if err != nil {
+		t.Fatal(err)
+	}
+	clock.advance(time.Minute)
+	base := a.CreatedAt
+	var wg sync.WaitGroup
+	errs := make(chan error, 20)
+	for i := range 20 {
+		wg.Go(func() {
+			_, err := e.store.RefreshAppSession(e.ctx, account.ID, a.ID, base.Add(time.Duration(i+1)*time.Second), time.Time{})
+			errs <- err
+		})
+	}
+	wg.Wait()
+	close(errs)
+	for err := range errs {
+		if err != nil {
+			t.Fatalf("RefreshAppSession: %v", err)
+		}
+	}
+	got, err := e.store.GetAppSession(e.ctx, account.ID, a.ID)
+	if err != nil || !got.LastActive.Equal(base.Add(20*time.Second)) {
+		t.Fatalf("after 20 concurrent refreshes: %+v, %v; want last_active %s", got, err, base.Add(20*time.Second))
+	}
+}
