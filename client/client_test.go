@@ -184,7 +184,7 @@ func TestTypesAreTheAPIs(t *testing.T) {
 		t.Fatalf("created reserved domain %+v", rd)
 	}
 	sameBytes(t, "reserved domain create", raw, rd)
-	rd, err = domains.Update(ctx, rd.ID, client.ReservedDomainInput{CertificateManagementPolicy: &client.DomainCertPolicy{Authority: "letsencrypt", PrivateKeyType: "rsa"}}, client.Reply(&raw))
+	rd, err = domains.Update(ctx, rd.ID, client.ReservedDomainInput{CertificateManagementPolicy: &client.CertificatePolicy{Authority: "letsencrypt", PrivateKeyType: "rsa"}}, client.Reply(&raw))
 	check.ErrorContains(t, err, "")
 	if rd.CertificateManagementPolicy.PrivateKeyType != "rsa" || *rd.Region != "eu" {
 		t.Fatalf("updated reserved domain %+v", rd)
