@@ -20,6 +20,7 @@ import (
 	"github.com/sluicehq/sluice/internal/check"
 	"github.com/sluicehq/sluice/internal/store"
 	"github.com/sluicehq/sluice/pipeline"
+	"github.com/sluicehq/sluice/schemas"
 )
 
 // Sample ARNs the API takes.
@@ -108,6 +109,34 @@ func TestTypesAreTheAPIs(t *testing.T) {
 	ingressPage, err := ingresses.List(ctx, client.ListOptions{}, client.Reply(&raw))
 	check.ErrorContains(t, err, "")
 	sameBytes(t, "agent ingress list", raw, ingressPage)
+
+	// Application sessions, as the edge records them (one of an HTTPS
+	// edge, one agent-initiated), read, listed and revoked.
+	sessions := c.AppSessions()
+	for _, edge := range []string{schemas.NewID("edghts_"), ""} {
+		in := store.AppSession{PublicURL: "https://app.example.com", ApplicationUserID: schemas.NewID(schemas.PrefixAppUser), EndpointID: schemas.NewID(schemas.PrefixEndpoint),
+			BrowserSession: store.BrowserSession{IPAddress: "2001:db8::1", UserAgent: store.UserAgent{Raw: "Mozilla/5.0 <x> & co", BrowserName: "Firefox"},
+				Location: store.Location{CountryCode: "NZ", Latitude: -41.2865, Longitude: 174.7762, LatLongRadiusKm: 5}},
+			ExpiresAt: time.Now().Add(time.Hour)}
+		if edge != "" {
+			in.EdgeID, in.RouteID = edge, schemas.NewID("edghtsrt_")
+		}
+		recorded, err := stack.Store.RecordAppSession(ctx, stack.AccountID, in)
+		check.ErrorContains(t, err, "")
+		session, err := sessions.Get(ctx, recorded.ID, client.Reply(&raw))
+		check.ErrorContains(t, err, "")
+		if session.ID != recorded.ID || (session.Edge == nil) != (edge == "") || session.BrowserSession.Location.CountryCode != "NZ" {
+			t.Fatalf("application session %+v", session)
+		}
+		sameBytes(t, "application session get", raw, session)
+	}
+	sessionPage, err := sessions.List(ctx, client.ListOptions{}, client.Reply(&raw))
+	check.ErrorContains(t, err, "")
+	if len(sessionPage.Items) != 2 {
+		t.Fatalf("application sessions %+v", sessionPage)
+	}
+	sameBytes(t, "application session list", raw, sessionPage)
+	check.ErrorContains(t, sessions.Delete(ctx, sessionPage.Items[0].ID), "")
 
 	// A bot user, created active, then deactivated and listed.
 	bots := c.BotUsers()

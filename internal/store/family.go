@@ -5,6 +5,7 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
+	"slices"
 	"time"
 
 	"github.com/nats-io/nats.go/jetstream"
@@ -56,6 +57,18 @@ type family[T any] struct {
 	// reserve runs before a create writes v, and returns what undoes it
 	// if the write then fails. Its error is returned as it is.
 	reserve func(ctx context.Context, s *Store, v T) (undo func(), err error)
+	// hidden reports whether v, though stored, is gone, such as an
+	// application session past its expiry: get, list, update and delete
+	// treat it as absent, until something removes it.
+	hidden func(s *Store, v T) bool
+}
+
+// gone returns ErrNotFound if the family hides v, else nil.
+func (f *family[T]) gone(s *Store, v T) error {
+	if f.hidden != nil && f.hidden(s, v) {
+		return ErrNotFound
+	}
+	return nil
 }
 
 // refusal is an error of a hook that answers the call, such as an
@@ -165,6 +178,9 @@ func (f *family[T]) get(ctx context.Context, s *Store, accountID, id string) (T,
 		return zero, err
 	}
 	v, _, err := getRecord[T](ctx, s, f.key(accountID, id))
+	if err == nil {
+		err = f.gone(s, v)
+	}
 	if err != nil {
 		return zero, fmt.Errorf("reading %s %s: %w", f.noun, id, err)
 	}
@@ -189,6 +205,7 @@ func (f *family[T]) list(ctx context.Context, s *Store, accountID string, page P
 	if err != nil {
 		return nil, "", fmt.Errorf("listing %ss: %w", f.noun, err)
 	}
+	all = slices.DeleteFunc(all, func(v T) bool { return f.gone(s, v) != nil })
 	items, next := paginate(all, func(v T) string {
 		id, _, _ := f.meta(&v)
 		return *id
@@ -216,6 +233,9 @@ func (f *family[T]) update(ctx context.Context, s *Store, accountID, id string, 
 	}
 	var fnErr error
 	_, after, err := modify(ctx, s, f.key(accountID, id), func(v *T) error {
+		if err := f.gone(s, *v); err != nil {
+			return err
+		}
 		was := *v
 		id, account, createdAt := f.meta(v)
 		keepID, keepAccount, keepCreated := *id, *account, *createdAt
@@ -282,6 +302,9 @@ func (f *family[T]) remove(ctx context.Context, s *Store, accountID, id string, 
 	var deleted T
 	err := retryConflicts(ctx, func() error {
 		v, rev, err := getRecord[T](ctx, s, key)
+		if err == nil {
+			err = f.gone(s, v)
+		}
 		if err != nil {
 			return err
 		}
