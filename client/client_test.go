@@ -382,6 +382,7 @@ func TestFamily(t *testing.T) {
 	c := client.New(stack.URL, stack.Token)
 	ctx := t.Context()
 	keys := c.APIKeys()
+	var apiErr *client.Error
 	created := []string{stack.KeyID}
 	for i := range 4 {
 		k, err := keys.Create(ctx, client.APIKeyInput{Description: ptr(strings.Repeat("k", i+1))})
@@ -413,10 +414,23 @@ func TestFamily(t *testing.T) {
 	if _, err := keys.Next(ctx, last); !errors.Is(err, client.ErrLastPage) {
 		t.Errorf("Next of the last page: %v", err)
 	}
+	// A filter: the descriptions of two k's or more, by pages of one.
+	filtered, err := keys.ListAll(ctx, client.ListOptions{Limit: 1, Filter: `obj.description.startsWith("kk")`})
+	check.ErrorContains(t, err, "")
+	ids = nil
+	for _, k := range filtered.Items {
+		ids = append(ids, k.ID)
+	}
+	if !slices.Equal(ids, created[:3]) || !strings.Contains(filtered.URI, "filter=obj.description.startsWith") {
+		t.Errorf("ListAll with a filter: %v (%s), want %v", ids, filtered.URI, created[:3])
+	}
+	_, err = keys.List(ctx, client.ListOptions{Filter: `obj.descripton == ""`})
+	if !errors.As(err, &apiErr) || apiErr.Code != "ERR_SLUICE_335" {
+		t.Errorf("List with a bad filter: %v", err)
+	}
 
 	check.ErrorContains(t, keys.Delete(ctx, created[0]), "")
 	_, err = keys.Get(ctx, created[0])
-	var apiErr *client.Error
 	if !errors.As(err, &apiErr) || apiErr.Status != http.StatusNotFound || apiErr.Code == "" || apiErr.OperationID == "" {
 		t.Fatalf("get of a deleted key: %v", err)
 	}

@@ -220,3 +220,36 @@ func TestAppSessionPaging(t *testing.T) {
 		t.Fatalf("default page: %d items, next %v", len(p.items), p.nextPageURI)
 	}
 }
+
+// TestAppSessionListFilter filters sessions on nested fields and on a ref
+// that is null for agent-initiated endpoints, as every family's list.
+func TestAppSessionListFilter(t *testing.T) {
+	e := newTestEnv(t)
+	var ids []string
+	for _, c := range []struct{ country, edge string }{{"DE", ""}, {"FR", schemas.NewID("edghts_")}, {"DE", schemas.NewID("edghts_")}} {
+		in := storeSession()
+		in.BrowserSession.Location.CountryCode = c.country
+		if c.edge != "" {
+			in.EdgeID, in.RouteID = c.edge, schemas.NewID("edghtsrt_")
+		}
+		s, err := e.store.RecordAppSession(t.Context(), e.account, in)
+		if err != nil {
+			t.Fatal(err)
+		}
+		ids = append(ids, s.ID)
+	}
+	for filter, want := range map[string][]string{
+		`obj.browser_session.location.country_code == "DE"`:                   {ids[2], ids[0]},
+		`has(obj.edge) && obj.edge.id.startsWith("edghts_")`:                  {ids[2], ids[1]},
+		`!has(obj.route) && obj.public_url.startsWith("https://app.")`:        {ids[0]},
+		`obj.browser_session.location.country_code == "FR" && has(obj.route)`: {ids[1]},
+	} {
+		resp, out := e.listFiltered(t, "/app/sessions", filter, "")
+		wantStatus(t, resp, out, http.StatusOK)
+		if got := decodePage(t, out, "application_sessions").items; !slices.Equal(got, want) {
+			t.Errorf("filter %s: listed %v, want %v", filter, got, want)
+		}
+	}
+	resp, out := e.listFiltered(t, "/app/sessions", `obj.browser_session.country == "DE"`, "")
+	wantStatus(t, resp, out, http.StatusBadRequest)
+}

@@ -9,6 +9,7 @@ import (
 	"reflect"
 
 	"github.com/sluicehq/sluice/client"
+	"github.com/sluicehq/sluice/filters"
 	"github.com/sluicehq/sluice/internal/store"
 )
 
@@ -18,7 +19,7 @@ import (
 // below) serves every family:
 //
 //	POST   {path}      201, the resource
-//	GET    {path}      200, a page, newest first (?limit=, ?before_id=)
+//	GET    {path}      200, a page, newest first (?limit=, ?before_id=, ?filter=)
 //	GET    {path}/{id} 200, the resource
 //	PATCH  {path}/{id} 200, the resource
 //	DELETE {path}/{id} 204
@@ -60,7 +61,8 @@ type family[T any, C, U input[T], B any] struct {
 	// ERR_SLUICE_340 naming it, rather than an unknown field.
 	fixed map[string]string
 
-	s *Server
+	s       *Server
+	objects *filters.ObjectEnv // the filters of its list, over B (listfilter.go)
 }
 
 // input is the body of a create or an update of a T: apply sets the fields
@@ -91,6 +93,7 @@ type familyDoc struct {
 // route serves the family's routes on s.
 func route[T any, C, U input[T], B any](s *Server, f family[T, C, U, B]) {
 	f.s = s
+	f.objects = newListFilter[B]()
 	doc := familyDoc{path: f.res.listPath, listKey: f.listKey, prefix: f.prefix, body: reflect.TypeFor[B]()}
 	if f.create != nil {
 		s.mux.Handle("POST "+f.res.listPath, s.authenticated(http.HandlerFunc(f.createOne)))
@@ -146,13 +149,16 @@ func (f family[T, C, U, B]) createOne(w http.ResponseWriter, r *http.Request) {
 
 func (f family[T, C, U, B]) listPage(w http.ResponseWriter, r *http.Request) {
 	page, e := readPage(r, f.prefix)
+	if e == nil {
+		page.Match, e = readFilter(r, f.objects, f.res.listPath, f.body)
+	}
 	if e != nil {
 		writeError(w, r, e)
 		return
 	}
 	items, next, err := f.list(r.Context(), apiKey(r.Context()).AccountID, page)
 	if err != nil {
-		f.s.writeStoreError(w, r, err, f.res, "")
+		f.s.listError(w, r, err, f.res)
 		return
 	}
 	list := client.Page[B]{Key: f.listKey, Items: make([]B, len(items))}

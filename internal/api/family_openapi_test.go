@@ -52,6 +52,12 @@ func TestOpenAPIFamilyDriftFails(t *testing.T) {
 		{"request field missing", func(doc *yaml.Node) {
 			deleteKey(node(doc, "components", "schemas", "EventDestinationUpdate", "properties"), "format")
 		}, "PATCH /event_destinations/{id} request: properties [description metadata target], want the fields of api.destinationInput [description metadata format target]"},
+		{"filter parameter missing", func(doc *yaml.Node) {
+			params := node(doc, "paths", "/bot_users", "get", "parameters")
+			params.Content = slices.DeleteFunc(params.Content, func(p *yaml.Node) bool {
+				return node(p, "$ref") != nil && strings.HasSuffix(node(p, "$ref").Value, "/Filter")
+			})
+		}, "GET /bot_users: no filter query parameter in docs/openapi.yaml (#/components/parameters/Filter)"},
 		{"method missing", func(doc *yaml.Node) {
 			deleteKey(node(doc, "paths", "/api_keys/{id}"), "patch")
 		}, "PATCH /api_keys/{id} is routed but not in docs/openapi.yaml"},
@@ -156,6 +162,9 @@ func checkFamilies(doc *yaml.Node, fams []familyDoc) []string {
 			if op.status == "204" {
 				continue
 			}
+			if op.list && !hasQueryParameter(doc, o, "filter") {
+				problems = append(problems, what+": no filter query parameter in docs/openapi.yaml (#/components/parameters/Filter)")
+			}
 			schema := node(resp, "content", "application/json", "schema")
 			got, want := properties(doc, schema), jsonNames(f.body)
 			if op.list {
@@ -195,6 +204,27 @@ func (f familyDoc) routes(method string) bool {
 		return f.update != nil
 	}
 	return true
+}
+
+// hasQueryParameter reports whether the operation o takes the query
+// parameter name.
+func hasQueryParameter(doc, o *yaml.Node, name string) bool {
+	params := node(o, "parameters")
+	for i := 0; params != nil && i < len(params.Content); i++ {
+		p := resolveParameter(doc, params.Content[i])
+		if n, in := node(p, "name"), node(p, "in"); n != nil && in != nil && n.Value == name && in.Value == "query" {
+			return true
+		}
+	}
+	return false
+}
+
+// resolveParameter follows the local $ref of a parameter, if any.
+func resolveParameter(doc, p *yaml.Node) *yaml.Node {
+	if ref := node(p, "$ref"); ref != nil {
+		return node(doc, strings.Split(strings.TrimPrefix(ref.Value, "#/"), "/")...)
+	}
+	return p
 }
 
 // node returns the value at the path of mapping keys below n, or nil.

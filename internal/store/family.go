@@ -191,8 +191,10 @@ func (f *family[T]) get(ctx context.Context, s *Store, accountID, id string) (T,
 // and the BeforeID of the next page, "" after the last page.
 //
 // It returns a *ValidationError (matching ErrInvalid) for a page limit
-// outside 1 to MaxPageLimit or a malformed BeforeID, or an error wrapping
-// ErrNotFound if accountID is not an account id.
+// outside 1 to MaxPageLimit or a malformed BeforeID, an error wrapping
+// ErrNotFound if accountID is not an account id, or the error of the
+// page's Match as it is. The account's resources are read in full, then
+// sorted, cut after BeforeID and matched.
 func (f *family[T]) list(ctx context.Context, s *Store, accountID string, page Page) ([]T, string, error) {
 	page, err := page.resolve(f.prefix)
 	if err != nil {
@@ -206,11 +208,10 @@ func (f *family[T]) list(ctx context.Context, s *Store, accountID string, page P
 		return nil, "", fmt.Errorf("listing %ss: %w", f.noun, err)
 	}
 	all = slices.DeleteFunc(all, func(v T) bool { return f.gone(s, v) != nil })
-	items, next := paginate(all, func(v T) string {
+	return paginate(all, func(v T) string {
 		id, _, _ := f.meta(&v)
 		return *id
 	}, page)
-	return items, next, nil
 }
 
 // update changes the resource of the account with the id: it calls fn on
