@@ -5,6 +5,7 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
+	"slices"
 	"time"
 
 	"github.com/nats-io/nats.go/jetstream"
@@ -56,6 +57,18 @@ type family[T any] struct {
 	// reserve runs before a create writes v, and returns what undoes it
 	// if the write then fails. Its error is returned as it is.
 	reserve func(ctx context.Context, s *Store, v T) (undo func(), err error)
+	// hidden reports whether v, though stored, is gone, such as an
+	// application session past its expiry: get, list, update and delete
+	// treat it as absent, until something removes it.
+	hidden func(s *Store, v T) bool
+}
+
+// gone returns ErrNotFound if the family hides v, else nil.
+func (f *family[T]) gone(s *Store, v T) error {
+	if f.hidden != nil && f.hidden(s, v) {
+		return ErrNotFound
+	}
+	return nil
 }
 
 // refusal is an error of a hook that answers the call, such as an
@@ -165,6 +178,9 @@ func (f *family[T]) get(ctx context.Context, s *Store, accountID, id string) (T,
 		return zero, err
 	}
 	v, _, err := getRecord[T](ctx, s, f.key(accountID, id))
+	if err == nil {
+		err = f.gone(s, v)
+	}
 	if err != nil {
 		return zero, fmt.Errorf("reading %s %s: %w", f.noun, id, err)
 	}
@@ -175,8 +191,10 @@ func (f *family[T]) get(ctx context.Context, s *Store, accountID, id string) (T,
 // and the BeforeID of the next page, "" after the last page.
 //
 // It returns a *ValidationError (matching ErrInvalid) for a page limit
-// outside 1 to MaxPageLimit or a malformed BeforeID, or an error wrapping
-// ErrNotFound if accountID is not an account id.
+// outside 1 to MaxPageLimit or a malformed BeforeID, an error wrapping
+// ErrNotFound if accountID is not an account id, or the error of the
+// page's Match as it is. The account's resources are read in full, then
+// sorted, cut after BeforeID and matched.
 func (f *family[T]) list(ctx context.Context, s *Store, accountID string, page Page) ([]T, string, error) {
 	page, err := page.resolve(f.prefix)
 	if err != nil {
@@ -189,11 +207,11 @@ func (f *family[T]) list(ctx context.Context, s *Store, accountID string, page P
 	if err != nil {
 		return nil, "", fmt.Errorf("listing %ss: %w", f.noun, err)
 	}
-	items, next := paginate(all, func(v T) string {
+	all = slices.DeleteFunc(all, func(v T) bool { return f.gone(s, v) != nil })
+	return paginate(all, func(v T) string {
 		id, _, _ := f.meta(&v)
 		return *id
 	}, page)
-	return items, next, nil
 }
 
 // update changes the resource of the account with the id: it calls fn on
@@ -216,6 +234,9 @@ func (f *family[T]) update(ctx context.Context, s *Store, accountID, id string, 
 	}
 	var fnErr error
 	_, after, err := modify(ctx, s, f.key(accountID, id), func(v *T) error {
+		if err := f.gone(s, *v); err != nil {
+			return err
+		}
 		was := *v
 		id, account, createdAt := f.meta(v)
 		keepID, keepAccount, keepCreated := *id, *account, *createdAt
@@ -282,6 +303,9 @@ func (f *family[T]) remove(ctx context.Context, s *Store, accountID, id string, 
 	var deleted T
 	err := retryConflicts(ctx, func() error {
 		v, rev, err := getRecord[T](ctx, s, key)
+		if err == nil {
+			err = f.gone(s, v)
+		}
 		if err != nil {
 			return err
 		}
