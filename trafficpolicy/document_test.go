@@ -128,3 +128,20 @@ func TestParseExpressionNotAString(t *testing.T) {
 		t.Fatalf("got %v", err)
 	}
 }
+
+// TestParseRefusesAnActionOutOfItsPhases checks the message of an action
+// in a phase it does not run in. Every action of the specification runs
+// in both HTTP phases, so the test declares one that does not.
+func TestParseRefusesAnActionOutOfItsPhases(t *testing.T) {
+	actionKinds["request-only"] = actionKind{phases: []phase{phaseRequest}, build: buildDeny}
+	t.Cleanup(func() { delete(actionKinds, "request-only") })
+	if _, err := Parse([]byte("on_http_request:\n  - actions: [{type: request-only}]\n")); err != nil {
+		t.Fatalf("in its phase: %v", err)
+	}
+	_, err := Parse([]byte("on_http_response:\n  - actions: [{type: request-only}]\n"))
+	var perr *PolicyError
+	if !errors.As(err, &perr) || len(perr.Problems) != 1 || perr.Problems[0].Path != "on_http_response[0].actions[0].type" ||
+		perr.Problems[0].Msg != "action request-only does not run in on_http_response: it runs in on_http_request" {
+		t.Fatalf("got %v", err)
+	}
+}
