@@ -10,10 +10,15 @@ import (
 
 // Action types a document may use.
 const (
-	ActionRateLimit      = "rate-limit"
+	// ActionRateLimit admits at most capacity requests of a bucket within
+	// rate, and answers the others 429 with Retry-After.
+	ActionRateLimit = "rate-limit"
+	// ActionCustomResponse answers with its status_code, headers and body.
 	ActionCustomResponse = "custom-response"
-	ActionDeny           = "deny"
-	ActionLog            = "log"
+	// ActionDeny answers with its status_code, 403 by default.
+	ActionDeny = "deny"
+	// ActionLog writes its metadata to the policy's logger.
+	ActionLog = "log"
 )
 
 // actionKind is what Parse knows of an action type: the phases it runs in

@@ -21,7 +21,10 @@ const (
 
 // Names of the phases in a document.
 const (
-	PhaseOnHTTPRequest  = "on_http_request"
+	// PhaseOnHTTPRequest runs before the handler.
+	PhaseOnHTTPRequest = "on_http_request"
+	// PhaseOnHTTPResponse runs on the answer, the handler's or an
+	// action's, before its body is written.
 	PhaseOnHTTPResponse = "on_http_response"
 )
 

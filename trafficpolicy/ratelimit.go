@@ -15,12 +15,18 @@ import (
 
 // Limits of the config of rate-limit (specification section 8).
 const (
-	MaxRateLimitName = 1023 // characters: fewer than 1024
-	MinCapacity      = 1
-	MaxCapacity      = 2_000_000_000
-	MinRate          = 60 * time.Second
-	MaxRate          = 24 * time.Hour
-	MaxBucketKeys    = 10
+	// MaxRateLimitName is the longest name, in characters: fewer than 1024.
+	MaxRateLimitName = 1023
+	// MinCapacity and MaxCapacity bound capacity, the most requests of a
+	// bucket admitted within rate.
+	MinCapacity = 1
+	MaxCapacity = 2_000_000_000
+	// MinRate and MaxRate bound rate, which is also a multiple of
+	// SlotDuration.
+	MinRate = 60 * time.Second
+	MaxRate = 24 * time.Hour
+	// MaxBucketKeys is the most entries of bucket_key.
+	MaxBucketKeys = 10
 	// AlgorithmSlidingWindow is the only algorithm.
 	AlgorithmSlidingWindow = "sliding_window"
 )
