@@ -78,7 +78,7 @@ fuzz: ## a short run of each fuzz target, past its committed corpus
 	$(GO) test -run '^$$' -fuzz '^FuzzAllows$$' -fuzztime 100000x ./internal/acl
 
 # docs/performance.md says what each measures, its floors and the figures.
-bench: ## micro-benchmarks, the ingest and delivery benchmarks against raw JetStream, memory with 1,000,000 events pending, the sinks into the emulator
+bench: ## micro-benchmarks, the ingest and delivery benchmarks against raw JetStream, memory with 1,000,000 events pending, the sinks into the emulator, the traffic policy's cost and memory
 	$(GO) test -run '^$$' -bench . -benchmem -count 6 ./schemas
 	$(GO) test -run '^$$' -bench . -benchmem -count 6 ./pipeline
 	$(GO) run ./cmd/sluice bench ingest
@@ -86,6 +86,8 @@ bench: ## micro-benchmarks, the ingest and delivery benchmarks against raw JetSt
 	GOMEMLIMIT=200MiB $(GO) run ./cmd/sluice bench deliver --pending
 	$(GO) test -run '^$$' -bench . -benchmem -count 5 ./internal/emulator
 	$(GO) run ./cmd/sluice bench sinks
+	$(GO) test -run '^$$' -bench RateLimit -benchmem -count 5 ./trafficpolicy
+	$(GO) test -run '^$$' -bench MillionBuckets -benchtime 1x ./trafficpolicy
 
 # Minutes of steady load through one process into the emulator, a line of
 # figures every 10 s; fails when the resident memory keeps growing (the last

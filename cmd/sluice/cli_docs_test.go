@@ -44,6 +44,7 @@ func TestCLIDocsCoverEveryCommand(t *testing.T) {
 		"emulator":        {file: "docs/emulator.md", section: "## Running it", table: true},
 	}
 	cliDocs["reserved-domains"] = docPlace{file: "docs/cli.md"}
+	cliDocs["policy"] = docPlace{file: "docs/cli.md", section: "## Checking a traffic policy: `sluice policy check`"}
 	// The commands left out of cliDocs, and why.
 	cliUndocumented := map[string]string{
 		"bench": "a developer's tool: docs/performance.md gives the runs it makes, --help every flag",

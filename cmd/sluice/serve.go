@@ -54,6 +54,7 @@ type serveFlags struct {
 	roles           []string
 	tlsCert         string
 	tlsKey          string
+	trafficPolicy   string
 	log             logFlags
 	limits          limitFlags // the front door of ingest, what an account may have
 	domains         domainFlags
@@ -91,6 +92,7 @@ func (f *serveFlags) register(fl *pflag.FlagSet) {
 	fl.StringVar(&f.tlsCert, "tls-cert", "", "certificate file (PEM, chain after it) to serve --http over HTTPS, with --tls-key")
 	fl.StringVar(&f.tlsKey, "tls-key", "", "private key file (PEM) of --tls-cert")
 	fl.StringSliceVar(&f.roles, "roles", allRoles(), "the roles this process runs, comma-separated: api (management API), ingest (POST /events), worker (route reconciler and delivery); every process serves /healthz and /readyz, and /metrics on --metrics-http")
+	fl.StringVar(&f.trafficPolicy, "traffic-policy", "", "traffic policy document (YAML or JSON) applied to every request of --http before the API works on it, such as rate limits per API key (docs/operations.md); serve refuses to start when it has a mistake, and reloads it on SIGHUP and when the file changes, keeping the one before when the new one has a mistake (default: none)")
 	fl.StringVar(&f.publicURL, "public-url", "", "scheme and host clients reach the API at, such as https://sluice.example.com, for the URLs in responses and audit events (default: http:// or https:// and the address of --http; never a request's Host)")
 	fl.DurationVar(&f.shutdownTimeout, "shutdown-timeout", 15*time.Second, "how long a shutdown may take to finish requests in flight")
 	fl.DurationVar(&f.ackWait, "ack-wait", pipeline.DefaultAckWait, "how long an event handed to a sluice process that then died waits before another process gets it")

@@ -62,6 +62,7 @@ type app struct {
 	delivery     *delivery                // nil without the worker role
 	audit        *api.AuditRelay          // nil without the api role
 	sessions     *sessionservice.Service  // records the edge's application sessions; nil without the api role
+	policy       *policyFront             // nil without --traffic-policy
 	httpSrv      *http.Server             // --http
 	metricsSrv   *http.Server             // --metrics-http, served only when given
 
@@ -112,7 +113,8 @@ func newApp(ctx context.Context, f serveFlags, stderr io.Writer) (_ *app, err er
 // opens it: the embedded NATS server's store, and the emulator's with
 // --dev. It then loads the TLS certificate, takes the bootstrap token out
 // of the environment, so that nothing sluice starts or reports later can
-// see it, makes the logger and applies the memory limit.
+// see it, makes the logger, loads the traffic policy (a mistake in it stops
+// serve here) and applies the memory limit.
 func (a *app) configure() (bootstrapToken string, err error) {
 	if a.flags.natsURL == "" || a.flags.dev {
 		if a.lock, err = lockDataDir(a.flags.dataDir); err != nil {
@@ -131,6 +133,11 @@ func (a *app) configure() (bootstrapToken string, err error) {
 	}
 	if a.log, err = a.flags.log.logger(a.stderr); err != nil {
 		return "", err
+	}
+	if a.flags.trafficPolicy != "" {
+		if a.policy, err = newPolicyFront(a.flags.trafficPolicy, a.log.With("component", "traffic_policy")); err != nil {
+			return "", err
+		}
 	}
 	return bootstrapToken, applyMemoryLimit(a.flags.memoryLimit, a.log)
 }
@@ -213,6 +220,9 @@ func (a *app) wireRoles() error {
 		collectors.NewProcessCollector(collectors.ProcessCollectorOpts{}),
 		pipeline.StreamCollector(a.js, 0),
 	)
+	if a.policy != nil {
+		a.registry.MustRegister(a.policy.metrics.collectors()...)
+	}
 	a.newSink = destinations.New
 	if a.dev != nil {
 		a.newSink = a.dev.sinkFactory().New
@@ -238,6 +248,9 @@ func (a *app) newServers() error {
 	apiConfig.BaseURL = a.flags.apiBaseURL(a.listeners.http.Addr(), a.tls != nil, a.log)
 	apiConfig.ServiceDomains = a.flags.domains.serviceDomains
 	apiConfig.Ingress = a.flags.ingress.config(a.flags.domains.serviceDomains)
+	if a.policy != nil {
+		apiConfig.Front = a.policy.wrap
+	}
 	handler, err := a.httpHandler(apiConfig)
 	if err != nil {
 		return err
@@ -299,7 +312,7 @@ func (a *app) announce() {
 
 // loops are what runs beside the servers, each until its ctx ends: the
 // --dev emulator, the storage watch, the audit relay, the application
-// session service and delivery.
+// session service, delivery and the traffic policy's reloads.
 func (a *app) loops() []func(context.Context) error {
 	var loops []func(context.Context) error
 	if a.dev != nil {
@@ -316,6 +329,9 @@ func (a *app) loops() []func(context.Context) error {
 	}
 	if a.delivery != nil {
 		loops = append(loops, a.delivery.run, a.delivery.status.Run)
+	}
+	if a.policy != nil {
+		loops = append(loops, a.policy.Run)
 	}
 	return loops
 }

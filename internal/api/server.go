@@ -129,6 +129,11 @@ type Config struct {
 	// process that serves only the management API. The management routes
 	// are left out by leaving their Deps nil.
 	WithoutIngest bool
+	// Front, when set, wraps every route first of all but the operation
+	// id: before the storage guard, the key's check and the front door's
+	// admission, and with its answers carrying Service-Operation-Id.
+	// sluice serve puts its traffic policy (--traffic-policy) there.
+	Front func(http.Handler) http.Handler
 }
 
 // DefaultAuditTimeout is the default of Config.AuditTimeout.
@@ -364,7 +369,11 @@ func New(cfg Config, deps Deps) (*Server, error) {
 		s.routeReservedDomains()
 	}
 	s.mux.HandleFunc("/", s.fallback)
-	s.handler = s.withOperation(s.guardStorage(s.mux))
+	routes := s.guardStorage(s.mux)
+	if cfg.Front != nil {
+		routes = cfg.Front(routes)
+	}
+	s.handler = s.withOperation(routes)
 	return s, nil
 }
 

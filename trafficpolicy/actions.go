@@ -1,0 +1,179 @@
+package trafficpolicy
+
+import (
+	"log/slog"
+	"net/http"
+	"slices"
+	"strconv"
+	"strings"
+)
+
+// Action types a document may use.
+const (
+	// ActionRateLimit admits at most capacity requests of a bucket within
+	// rate, and answers the others 429 with Retry-After.
+	ActionRateLimit = "rate-limit"
+	// ActionCustomResponse answers with its status_code, headers and body.
+	ActionCustomResponse = "custom-response"
+	// ActionDeny answers with its status_code, 403 by default.
+	ActionDeny = "deny"
+	// ActionLog writes its metadata to the policy's logger.
+	ActionLog = "log"
+)
+
+// actionKind is what Parse knows of an action type: the phases it runs in
+// and how to build one from its config.
+type actionKind struct {
+	phases []phase
+	build  func(c *checker, cfg node, ph phase) action
+}
+
+// actionKinds are the action types, by name.
+var actionKinds = map[string]actionKind{
+	ActionRateLimit:      {phases: []phase{phaseRequest, phaseResponse}, build: buildRateLimit},
+	ActionCustomResponse: {phases: []phase{phaseRequest, phaseResponse}, build: buildCustomResponse},
+	ActionDeny:           {phases: []phase{phaseRequest, phaseResponse}, build: buildDeny},
+	ActionLog:            {phases: []phase{phaseRequest, phaseResponse}, build: buildLog},
+}
+
+// actionNames returns the action types, sorted, for messages.
+func actionNames() []string {
+	names := make([]string, 0, len(actionKinds))
+	for name := range actionKinds {
+		names = append(names, name)
+	}
+	slices.Sort(names)
+	return names
+}
+
+// startAnswer readies w for an answer of an action. In on_http_response
+// the answer replaces the handler's: the headers that describe its body
+// go (Content-*, ETag, Last-Modified, Transfer-Encoding), the others stay,
+// such as rate-limit's Retry-After under a custom-response.
+func startAnswer(x *exchange, w http.ResponseWriter) http.Header {
+	h := w.Header()
+	if x.status != 0 {
+		for name := range h {
+			if strings.HasPrefix(name, "Content-") || name == "Etag" || name == "Last-Modified" || name == "Transfer-Encoding" {
+				delete(h, name)
+			}
+		}
+	}
+	return h
+}
+
+// customResponse answers with a status, headers and a body.
+type customResponse struct {
+	status  int
+	headers [][2]string // canonical name, value
+	body    string
+	length  string // of body, for Content-Length
+}
+
+func buildCustomResponse(c *checker, cfg node, _ phase) action {
+	fields := c.mapping(cfg, "status_code", "headers", "body")
+	a := &customResponse{status: http.StatusOK}
+	if n, ok := fields["status_code"]; ok {
+		a.status = c.intIn(n, 100, 599, "an HTTP status code")
+	} else {
+		c.missing(cfg, "status_code", "an HTTP status code from 100 to 599, such as 429")
+	}
+	if n, ok := fields["headers"]; ok {
+		for _, f := range c.stringMap(n) {
+			if !validHeaderName(f.key) {
+				c.report(f.value, "not a header name: use letters, digits and !#$%&'*+-.^_`|~")
+				continue
+			}
+			a.headers = append(a.headers, [2]string{http.CanonicalHeaderKey(f.key), f.value.str()})
+		}
+	}
+	if n, ok := fields["body"]; ok {
+		a.body = c.string(n)
+	}
+	a.length = strconv.Itoa(len(a.body))
+	return a
+}
+
+func (a *customResponse) run(x *exchange, w http.ResponseWriter, _ *rule) bool {
+	h := startAnswer(x, w)
+	for _, kv := range a.headers {
+		h.Set(kv[0], kv[1])
+	}
+	if h.Get("Content-Type") == "" && a.body != "" {
+		h.Set("Content-Type", "text/plain; charset=utf-8")
+	}
+	h.Set("Content-Length", a.length)
+	w.WriteHeader(a.status)
+	if a.body != "" && x.req.Method != http.MethodHead {
+		_, _ = w.Write([]byte(a.body))
+	}
+	return true
+}
+
+// deny answers with a status and its text.
+type deny struct {
+	status int
+	body   string
+}
+
+func buildDeny(c *checker, cfg node, _ phase) action {
+	fields := c.mapping(cfg, "status_code")
+	a := &deny{status: http.StatusForbidden}
+	if n, ok := fields["status_code"]; ok {
+		a.status = c.intIn(n, 400, 599, "an HTTP error status")
+	}
+	a.body = strconv.Itoa(a.status) + " " + http.StatusText(a.status) + "\n"
+	return a
+}
+
+func (a *deny) run(x *exchange, w http.ResponseWriter, _ *rule) bool {
+	h := startAnswer(x, w)
+	h.Set("Content-Type", "text/plain; charset=utf-8")
+	h.Set("Content-Length", strconv.Itoa(len(a.body)))
+	w.WriteHeader(a.status)
+	if x.req.Method != http.MethodHead {
+		_, _ = w.Write([]byte(a.body))
+	}
+	return true
+}
+
+// logAction writes a line to the policy's log with its metadata, the rule,
+// the phase, and the request's method, path and client address.
+type logAction struct {
+	p        *Policy
+	metadata slog.Attr
+}
+
+func buildLog(c *checker, cfg node, _ phase) action {
+	fields := c.mapping(cfg, "metadata")
+	a := &logAction{p: c.policy}
+	var attrs []any
+	if n, ok := fields["metadata"]; ok {
+		for _, f := range c.entries(n) {
+			var v any
+			if err := f.value.n.Decode(&v); err != nil {
+				c.report(f.value, "cannot be read: "+err.Error())
+				continue
+			}
+			attrs = append(attrs, slog.Any(f.key, v))
+		}
+	}
+	a.metadata = slog.Group("metadata", attrs...)
+	return a
+}
+
+func (a *logAction) run(x *exchange, _ http.ResponseWriter, r *rule) bool {
+	attrs := []slog.Attr{
+		slog.String("phase", r.phase.String()),
+		slog.String("rule", r.name),
+		slog.String("method", x.req.Method),
+		slog.String("path", x.req.URL.Path),
+		slog.String("client_ip", clientIP(x.req)),
+	}
+	if x.status != 0 {
+		attrs = append(attrs, slog.Int("status_code", x.status))
+	}
+	attrs = append(attrs, a.metadata)
+	a.p.logAttrs(x.req.Context(), attrs...)
+	return false
+}

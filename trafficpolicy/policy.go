@@ -1,0 +1,194 @@
+package trafficpolicy
+
+import (
+	"context"
+	"log/slog"
+	"net/http"
+	"sync"
+	"time"
+
+	"cel.dev/cel-go/cel"
+	"cel.dev/cel-go/common/types"
+)
+
+// phase is when a rule runs.
+type phase int
+
+const (
+	phaseRequest  phase = iota // on_http_request: before the handler
+	phaseResponse              // on_http_response: on the answer, the handler's or an action's
+)
+
+// Names of the phases in a document.
+const (
+	// PhaseOnHTTPRequest runs before the handler.
+	PhaseOnHTTPRequest = "on_http_request"
+	// PhaseOnHTTPResponse runs on the answer, the handler's or an
+	// action's, before its body is written.
+	PhaseOnHTTPResponse = "on_http_response"
+)
+
+func (ph phase) String() string {
+	if ph == phaseResponse {
+		return PhaseOnHTTPResponse
+	}
+	return PhaseOnHTTPRequest
+}
+
+// Policy is a loaded traffic policy, ready to run on any number of
+// requests at once. Get one from Parse; run it with Serve or Handler.
+type Policy struct {
+	request, response []rule
+	windows           map[string]*window // of its rate-limit actions, by windowIdentity
+	carried           map[string]*window // the windows of WithCountsOf's policy, while parsing
+	now               func() time.Time   // time.Now; a fake clock in tests
+	log               *slog.Logger
+	observer          Observer
+	exchanges         sync.Pool
+}
+
+// rule is a rule of a phase: its actions run in order when every one of
+// its expressions holds.
+type rule struct {
+	name    string // as written, or its path such as on_http_request[2] when unnamed
+	phase   phase
+	exprs   []cel.Program
+	actions []action
+}
+
+// action is one action of a rule. run runs it on the exchange x; when it
+// answers the request itself (deny, custom-response, a limited
+// rate-limit), it writes the answer on w and returns true, and the rules
+// after it do not run.
+type action interface {
+	run(x *exchange, w http.ResponseWriter, r *rule) (answered bool)
+}
+
+// Observer is told what a policy's actions did, to count it. Its methods
+// are called on the request's goroutine and must be quick.
+type Observer interface {
+	// Limited is called each time the rate-limit action named action, of
+	// the rule named rule, answers 429.
+	Limited(rule, action string)
+}
+
+// Option is an optional setting of Parse.
+type Option func(*Policy)
+
+// WithLogger sets the logger the log action writes to (default: none).
+func WithLogger(log *slog.Logger) Option { return func(p *Policy) { p.log = log } }
+
+// WithObserver sets the observer of the policy's actions.
+func WithObserver(o Observer) Option { return func(p *Policy) { p.observer = o } }
+
+// WithCountsOf makes the new policy keep the counts of prev's rate-limit
+// actions that are unchanged: same name, algorithm, capacity, rate and
+// bucket_key. A reload then lets no bucket start afresh. prev may be nil,
+// and may go on serving requests: both then count in the same buckets.
+func WithCountsOf(prev *Policy) Option {
+	return func(p *Policy) {
+		if prev != nil {
+			p.carried = prev.windows
+		}
+	}
+}
+
+type discardObserver struct{}
+
+func (discardObserver) Limited(string, string) {}
+
+// Handler returns next with the policy applied: the rules of
+// on_http_request before it, those of on_http_response on its answer.
+func (p *Policy) Handler(next http.Handler) http.Handler {
+	return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) { p.Serve(w, r, next) })
+}
+
+// Serve runs the policy on one request: the rules of on_http_request,
+// then, unless an action answered, next; the rules of on_http_response
+// then run on the answer, whichever wrote it, before its body is written,
+// and may replace it.
+func (p *Policy) Serve(w http.ResponseWriter, r *http.Request, next http.Handler) {
+	if len(p.request) == 0 && len(p.response) == 0 {
+		next.ServeHTTP(w, r)
+		return
+	}
+	x := p.exchanges.Get().(*exchange)
+	defer p.release(x)
+	x.reset(r)
+	out := w
+	if len(p.response) > 0 {
+		x.writer = responseWriter{w: w, x: x, p: p}
+		out = &x.writer
+	}
+	if p.run(p.request, x, out) {
+		// With rules of on_http_response, writing the answer ran them.
+		return
+	}
+	next.ServeHTTP(out, r)
+	if len(p.response) > 0 {
+		// Not deferred: after a panic of next, net/http answers, not this.
+		x.writer.finish()
+	}
+}
+
+// release returns x to the pool, holding nothing of its request.
+func (p *Policy) release(x *exchange) {
+	x.reset(nil)
+	x.writer = responseWriter{}
+	p.exchanges.Put(x)
+}
+
+// run runs the rules of a phase on x and reports whether an action
+// answered, on w.
+func (p *Policy) run(rules []rule, x *exchange, w http.ResponseWriter) bool {
+	for i := range rules {
+		r := &rules[i]
+		if !r.matches(x) {
+			continue
+		}
+		for _, a := range r.actions {
+			if a.run(x, w, r) {
+				return true
+			}
+		}
+	}
+	return false
+}
+
+// matches reports whether every expression of the rule holds. An
+// expression that fails to evaluate (an index out of range, its cost past
+// MaxExprCost) does not hold.
+func (r *rule) matches(x *exchange) bool {
+	for _, prg := range r.exprs {
+		out, _, err := prg.Eval(x)
+		if err != nil || out != types.True {
+			return false
+		}
+	}
+	return true
+}
+
+// logAttrs writes a log line of the log action.
+func (p *Policy) logAttrs(ctx context.Context, attrs ...slog.Attr) {
+	p.log.LogAttrs(ctx, slog.LevelInfo, "traffic policy log", attrs...)
+}
+
+// newPolicy returns an empty policy with the options applied.
+func newPolicy(opts []Option) *Policy {
+	p := &Policy{
+		now:      time.Now,
+		log:      slog.New(slog.DiscardHandler),
+		observer: discardObserver{},
+	}
+	for _, o := range opts {
+		o(p)
+	}
+	p.windows = make(map[string]*window)
+	p.exchanges.New = func() any { return new(exchange) }
+	return p
+}
+
+// Rules returns how many rules each phase has.
+func (p *Policy) Rules() (onHTTPRequest, onHTTPResponse int) {
+	return len(p.request), len(p.response)
+}
