@@ -23,6 +23,8 @@ const (
 	PrefixAgentIngress   = "agin_"
 	PrefixReservedDomain = "rd_"
 	PrefixCredential     = "cr_"
+	PrefixHTTPSEdge      = "edghts_"
+	PrefixHTTPSEdgeRoute = "edghtsrt_"
 )
 
 // TimeLayout is the layout of event_timestamp: RFC 3339, UTC, milliseconds.
