@@ -56,6 +56,14 @@ type family[T any] struct {
 	// reserve runs before a create writes v, and returns what undoes it
 	// if the write then fails. Its error is returned as it is.
 	reserve func(ctx context.Context, s *Store, v T) (undo func(), err error)
+	// parent returns a pointer to the id of the resource v belongs to,
+	// of another family (a route's edge), which listIn pages by.
+	parent func(v *T) *string
+	// cascade returns more writes for the batch that deletes v, such as
+	// the deletes of the resources that belong to it: they are stored
+	// together or not at all, and a compare-and-swap conflict on any
+	// starts the delete over.
+	cascade func(ctx context.Context, s *Store, v T) ([]write, error)
 }
 
 // refusal is an error of a hook that answers the call, such as an
@@ -196,6 +204,34 @@ func (f *family[T]) list(ctx context.Context, s *Store, accountID string, page P
 	return items, next, nil
 }
 
+// listIn returns a page of the account's resources that belong to the
+// resource parentID (see family.parent), newest first, as list does: the
+// family's other resources are skipped, as if they were not there.
+func (f *family[T]) listIn(ctx context.Context, s *Store, accountID, parentID string, page Page) ([]T, string, error) {
+	page, err := page.resolve(f.prefix)
+	if err != nil {
+		return nil, "", err
+	}
+	if err := schemas.CheckID(schemas.PrefixAccount, accountID); err != nil {
+		return nil, "", fmt.Errorf("account %q: %w", accountID, ErrNotFound)
+	}
+	all, err := listRecords[T](ctx, s, f.filter(accountID))
+	if err != nil {
+		return nil, "", fmt.Errorf("listing %ss: %w", f.noun, err)
+	}
+	mine := all[:0]
+	for _, v := range all {
+		if *f.parent(&v) == parentID {
+			mine = append(mine, v)
+		}
+	}
+	items, next := paginate(mine, func(v T) string {
+		id, _, _ := f.meta(&v)
+		return *id
+	}, page)
+	return items, next, nil
+}
+
 // update changes the resource of the account with the id: it calls fn on
 // the stored resource, checks the result as create does (check, then
 // rule), and writes it, with the moves of its index key and the family's
@@ -264,8 +300,8 @@ func (f *family[T]) moved(ctx context.Context, s *Store, accountID, id string) f
 	}
 }
 
-// remove deletes the resource of the account with the id, and its index
-// key, and returns it as it was. guard (nil: none) is called on the
+// remove deletes the resource of the account with the id, its index key
+// and the family's cascade, in one batch, and returns it as it was. guard (nil: none) is called on the
 // resource read before each attempt to delete it; its error ends the
 // delete, which then writes nothing. A delete is a compare-and-swap on the
 // revision read before guard ran: a write meanwhile makes it start over.
@@ -297,6 +333,13 @@ func (f *family[T]) remove(ctx context.Context, s *Store, accountID, id string, 
 				return err
 			}
 			writes = append(writes, release...)
+		}
+		if f.cascade != nil {
+			more, err := f.cascade(ctx, s, v)
+			if err != nil {
+				return err
+			}
+			writes = append(writes, more...)
 		}
 		deleted = v
 		_, err = s.commit(ctx, newWriteOptions(opts), v, writes...)
