@@ -28,8 +28,11 @@ func NewModule[T, In any](c *Client, edgeID, routeID, name string) Module[T, In]
 	return Module[T, In]{client: c, path: HTTPSEdgeRoutesOf(edgeID) + "/" + url.PathEscape(routeID) + "/" + name}
 }
 
-// Path returns the module's path.
-func (m Module[T, In]) Path() string { return m.path }
+// ModuleWithBody returns the module m whose Put takes In2 instead: another
+// type of the same JSON, such as a map of what a user typed.
+func ModuleWithBody[In2, T, In any](m Module[T, In]) Module[T, In2] {
+	return Module[T, In2](m)
+}
 
 // Put sets the module, replacing the one set, and returns it. It returns
 // the errors of Client.Do.
