@@ -1,6 +1,7 @@
 package api_test
 
 import (
+	"encoding/json"
 	"fmt"
 	"net/http"
 	"strings"
@@ -132,6 +133,11 @@ func TestHTTPSEdgeValidation(t *testing.T) {
 	}
 	resp, out = e.call(t, other.token, http.MethodGet, other.routes()+"/"+other.route.ID, "")
 	wantStatus(t, resp, out, http.StatusOK)
+	resp, out = e.call(t, other.token, http.MethodGet, "/edges/https", "")
+	wantStatus(t, resp, out, http.StatusOK)
+	if strings.Count(string(out), `"id"`) != 1 || !strings.Contains(string(out), other.edge.ID) {
+		t.Fatalf("another account lists %s", out)
+	}
 }
 
 // newEdgeEnvOf makes another account with its own edge and route, on the
@@ -267,7 +273,14 @@ func TestHTTPSEdgeConcurrentChanges(t *testing.T) {
 // TestHTTPSEdgeLimitsAndPages: routes page over 250 with next_page_uri,
 // and an edge or route over its limit is a 409 naming the limit and flag.
 func TestHTTPSEdgeLimitsAndPages(t *testing.T) {
-	e := newEdgeEnv(t, apitest.WithStoreConfig(store.Config{Limits: store.Limits{HTTPSEdges: 1, HTTPSEdgeRoutes: 260}}))
+	e := newEdgeEnv(t, apitest.WithStoreConfig(store.Config{Limits: store.Limits{HTTPSEdges: 260, HTTPSEdgeRoutes: 260}}))
+	for range 259 {
+		resp, out := e.call(t, e.token, http.MethodPost, "/edges/https", `{"hostports":["b.apps.example.com:443"]}`)
+		wantStatus(t, resp, out, http.StatusCreated)
+	}
+	if n := pageAll(t, e, "/edges/https?limit=100", "https_edges"); n != 260 {
+		t.Fatalf("paged %d edges, want 260", n)
+	}
 	resp, out := e.call(t, e.token, http.MethodPost, "/edges/https", `{}`)
 	if msg := wantError(t, resp, out, http.StatusConflict, "ERR_SLUICE_449", ""); !strings.Contains(msg, "--max-https-edges") {
 		t.Fatalf("over the edges' limit: %s", msg)
@@ -280,24 +293,29 @@ func TestHTTPSEdgeLimitsAndPages(t *testing.T) {
 	if msg := wantError(t, resp, out, http.StatusConflict, "ERR_SLUICE_450", ""); !strings.Contains(msg, "--max-https-edge-routes") {
 		t.Fatalf("over the routes' limit: %s", msg)
 	}
+	if n := pageAll(t, e, e.routes()+"?limit=100", "routes"); n != 260 {
+		t.Fatalf("paged %d routes, want 260", n)
+	}
+}
+
+// pageAll follows next_page_uri from path and returns how many distinct
+// ids the pages of listKey held.
+func pageAll(t *testing.T, e edgeEnv, path, listKey string) int {
+	t.Helper()
 	seen := map[string]bool{}
-	next := e.routes() + "?limit=100"
-	for next != "" {
+	for next := path; next != ""; {
 		resp, out := e.call(t, e.token, http.MethodGet, strings.TrimPrefix(next, e.url), "")
 		wantStatus(t, resp, out, http.StatusOK)
-		page := decodeAs[struct {
-			Routes      []client.HTTPSEdgeRoute `json:"routes"`
-			NextPageURI *string                 `json:"next_page_uri"`
-		}](t, out)
-		for _, r := range page.Routes {
-			seen[r.ID] = true
+		page := decodeAs[map[string]json.RawMessage](t, out)
+		for _, item := range decodeAs[[]struct {
+			ID string `json:"id"`
+		}](t, page[listKey]) {
+			seen[item.ID] = true
 		}
 		next = ""
-		if page.NextPageURI != nil {
-			next = *page.NextPageURI
+		if string(page["next_page_uri"]) != "null" {
+			next = decodeAs[string](t, page["next_page_uri"])
 		}
 	}
-	if len(seen) != 260 {
-		t.Fatalf("paged %d routes, want 260", len(seen))
-	}
+	return len(seen)
 }
