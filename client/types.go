@@ -131,15 +131,17 @@ type CredentialInput struct {
 }
 
 // HTTPSEdge is an HTTPS edge as the API returns it: the hostports, of
-// the account's reserved domains, where it takes traffic. Its routes are
-// a family of their own (Client.HTTPSEdgeRoutes).
+// the account's reserved domains, where it takes traffic, and its routes,
+// shown inline as the reference service does; they are a family of their
+// own (Client.HTTPSEdgeRoutes).
 type HTTPSEdge struct {
-	ID          string   `json:"id"`
-	URI         string   `json:"uri"` // its full URL
-	CreatedAt   string   `json:"created_at"`
-	Description string   `json:"description"`
-	Metadata    string   `json:"metadata"`
-	Hostports   []string `json:"hostports"` // "<domain>:443", each a reserved domain of the account or a name a wildcard one covers
+	ID          string           `json:"id"`
+	URI         string           `json:"uri"` // its full URL
+	CreatedAt   string           `json:"created_at"`
+	Description string           `json:"description"`
+	Metadata    string           `json:"metadata"`
+	Hostports   []string         `json:"hostports"` // "<domain>:443", each a reserved domain of the account or a name a wildcard one covers
+	Routes      []HTTPSEdgeRoute `json:"routes"`    // every route of the edge, oldest first; changed through Client.HTTPSEdgeRoutes
 }
 
 // HTTPSEdgeInput is the body of an HTTPS edge's create or update: the

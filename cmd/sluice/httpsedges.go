@@ -47,7 +47,7 @@ each a reserved domain of the account or a name under one of its wildcards
 			return []resourceField{
 				{"ID", e.ID}, {"URI", e.URI}, {"CREATED_AT", e.CreatedAt},
 				{"DESCRIPTION", e.Description}, {"METADATA", e.Metadata},
-				{"HOSTPORTS", strings.Join(e.Hostports, ",")},
+				{"HOSTPORTS", strings.Join(e.Hostports, ",")}, {"ROUTES", routeIDs(e)},
 			}
 		},
 		flags: specFlags(resource.HTTPSEdges()),
@@ -117,6 +117,15 @@ with "circuit-breaker" and "websocket-tcp-converter".
 			return []*cobra.Command{newCircuitBreakerCommand(f), newWebsocketTCPConverterCommand(f)}
 		},
 	}
+}
+
+// routeIDs are the ids of the edge's routes, oldest first.
+func routeIDs(e client.HTTPSEdge) string {
+	ids := make([]string, len(e.Routes))
+	for i, r := range e.Routes {
+		ids[i] = r.ID
+	}
+	return strings.Join(ids, ",")
 }
 
 // modulesOf names the route's modules that are set, enabled or not.

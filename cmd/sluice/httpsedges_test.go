@@ -61,6 +61,9 @@ func TestHTTPSEdgesCommands(t *testing.T) {
 		t.Errorf("websocket-tcp-converter get: ENABLED %q", got)
 	}
 
+	if got := field(e.must("edges", "https", "get", edge), "ROUTES"); got != route {
+		t.Errorf("get shows ROUTES %q, want %s", got, route)
+	}
 	e.must("edges", "https", "delete", edge)
 	_, _, err = e.run("edges", "https", "routes", "get", route, "--edge", edge)
 	check.ErrorContains(t, err, "(404): ")

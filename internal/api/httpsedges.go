@@ -21,9 +21,44 @@ var (
 // emit no audit event.
 func (s *Server) routeHTTPSEdges() {
 	e := s.httpsEdges
-	route(s, family[store.HTTPSEdge, httpsEdgeInput, httpsEdgeInput, client.HTTPSEdge]{
+	route(s, family[edgeWithRoutes, httpsEdgeInput, httpsEdgeInput, client.HTTPSEdge]{
 		res: httpsEdgeResource, prefix: schemas.PrefixHTTPSEdge, listKey: client.HTTPSEdgesListKey,
-		create: e.CreateHTTPSEdge, get: e.GetHTTPSEdge, list: e.ListHTTPSEdges, update: e.UpdateHTTPSEdge, delete: e.DeleteHTTPSEdge,
+		create: func(ctx context.Context, accountID string, v edgeWithRoutes, opts ...store.WriteOption) (edgeWithRoutes, error) {
+			created, err := e.CreateHTTPSEdge(ctx, accountID, v.HTTPSEdge, opts...)
+			return edgeWithRoutes{HTTPSEdge: created}, err // a new edge has no route
+		},
+		get: func(ctx context.Context, accountID, id string) (edgeWithRoutes, error) {
+			v, err := e.GetHTTPSEdge(ctx, accountID, id)
+			return s.withRoutes(ctx, accountID, v, err)
+		},
+		list: func(ctx context.Context, accountID string, page store.Page) ([]edgeWithRoutes, string, error) {
+			items, next, err := e.ListHTTPSEdges(ctx, accountID, page)
+			if err != nil {
+				return nil, "", err
+			}
+			routes, err := e.HTTPSEdgeRoutesByEdge(ctx, accountID)
+			if err != nil {
+				return nil, "", err
+			}
+			withRoutes := make([]edgeWithRoutes, len(items))
+			for i, v := range items {
+				withRoutes[i] = edgeWithRoutes{HTTPSEdge: v, routes: routes[v.ID]}
+			}
+			return withRoutes, next, nil
+		},
+		update: func(ctx context.Context, accountID, id string, fn func(*edgeWithRoutes) error, opts ...store.WriteOption) (edgeWithRoutes, error) {
+			v, err := e.UpdateHTTPSEdge(ctx, accountID, id, func(v *store.HTTPSEdge) error {
+				w := edgeWithRoutes{HTTPSEdge: *v}
+				err := fn(&w)
+				*v = w.HTTPSEdge
+				return err
+			}, opts...)
+			return s.withRoutes(ctx, accountID, v, err)
+		},
+		delete: func(ctx context.Context, accountID, id string, opts ...store.WriteOption) (edgeWithRoutes, error) {
+			v, err := e.DeleteHTTPSEdge(ctx, accountID, id, opts...)
+			return edgeWithRoutes{HTTPSEdge: v}, err
+		},
 		body: s.httpsEdgeResponse,
 	})
 	routes := family[store.HTTPSEdgeRoute, httpsRouteInput, httpsRouteInput, client.HTTPSEdgeRoute]{
@@ -59,15 +94,39 @@ func (s *Server) routeHTTPSEdges() {
 	})
 }
 
-func (s *Server) httpsEdgeResponse(r *http.Request, e store.HTTPSEdge) client.HTTPSEdge {
-	return client.HTTPSEdge{
+// edgeWithRoutes is an HTTPS edge with its routes, which its body shows
+// inline as the reference service does.
+type edgeWithRoutes struct {
+	store.HTTPSEdge
+	routes []store.HTTPSEdgeRoute // oldest first
+}
+
+// withRoutes returns the edge v, read with err, with its routes.
+func (s *Server) withRoutes(ctx context.Context, accountID string, v store.HTTPSEdge, err error) (edgeWithRoutes, error) {
+	if err != nil {
+		return edgeWithRoutes{}, err
+	}
+	routes, err := s.httpsEdges.HTTPSEdgeRoutesByEdge(ctx, accountID)
+	if err != nil {
+		return edgeWithRoutes{}, err
+	}
+	return edgeWithRoutes{HTTPSEdge: v, routes: routes[v.ID]}, nil
+}
+
+func (s *Server) httpsEdgeResponse(r *http.Request, e edgeWithRoutes) client.HTTPSEdge {
+	body := client.HTTPSEdge{
 		ID:          e.ID,
 		URI:         s.resourceURI(r, httpsEdgeResource.listPath+"/"+e.ID),
 		CreatedAt:   e.CreatedAt.UTC().Format(createdAtLayout),
 		Description: e.Description,
 		Metadata:    e.Metadata,
 		Hostports:   append([]string{}, e.Hostports...),
+		Routes:      make([]client.HTTPSEdgeRoute, len(e.routes)),
 	}
+	for i, v := range e.routes {
+		body.Routes[i] = s.httpsRouteResponse(r, v)
+	}
+	return body
 }
 
 func (s *Server) httpsRouteResponse(r *http.Request, v store.HTTPSEdgeRoute) client.HTTPSEdgeRoute {
@@ -103,7 +162,7 @@ type httpsEdgeInput struct {
 	Hostports   *[]string `json:"hostports"`
 }
 
-func (in httpsEdgeInput) apply(e *store.HTTPSEdge) {
+func (in httpsEdgeInput) apply(e *edgeWithRoutes) {
 	setSent(&e.Description, in.Description)
 	setSent(&e.Metadata, in.Metadata)
 	if in.Hostports != nil {
@@ -180,6 +239,7 @@ type HTTPSEdges interface {
 	ListHTTPSEdges(ctx context.Context, accountID string, page store.Page) ([]store.HTTPSEdge, string, error)
 	UpdateHTTPSEdge(ctx context.Context, accountID, id string, fn func(*store.HTTPSEdge) error, opts ...store.WriteOption) (store.HTTPSEdge, error)
 	DeleteHTTPSEdge(ctx context.Context, accountID, id string, opts ...store.WriteOption) (store.HTTPSEdge, error)
+	HTTPSEdgeRoutesByEdge(ctx context.Context, accountID string) (map[string][]store.HTTPSEdgeRoute, error)
 
 	CreateHTTPSEdgeRoute(ctx context.Context, accountID, edgeID string, in store.HTTPSEdgeRoute, opts ...store.WriteOption) (store.HTTPSEdgeRoute, error)
 	GetHTTPSEdgeRoute(ctx context.Context, accountID, id string) (store.HTTPSEdgeRoute, error)

@@ -42,7 +42,7 @@ func (e edgeEnv) routes() string { return "/edges/https/" + e.edge.ID + "/routes
 // with its edge.
 func TestHTTPSEdgeRoundTrip(t *testing.T) {
 	e := newEdgeEnv(t)
-	if want := fmt.Sprintf(`{"id":%q,"uri":%q,"created_at":%q,"description":"prod","metadata":"","hostports":["a.apps.example.com:443"]}`+"\n",
+	if want := fmt.Sprintf(`{"id":%q,"uri":%q,"created_at":%q,"description":"prod","metadata":"","hostports":["a.apps.example.com:443"],"routes":[]}`+"\n",
 		e.edge.ID, e.url+"/edges/https/"+e.edge.ID, e.edge.CreatedAt); !strings.HasPrefix(e.edge.ID, "edghts_") || mustJSONLine(t, e.edge) != want {
 		t.Fatalf("edge %s\nwant %s", mustJSONLine(t, e.edge), want)
 	}
@@ -53,8 +53,14 @@ func TestHTTPSEdgeRoundTrip(t *testing.T) {
 	}
 	resp, out := e.call(t, e.token, http.MethodGet, "/edges/https", "")
 	wantStatus(t, resp, out, http.StatusOK)
-	if !strings.HasPrefix(string(out), `{"https_edges":[{"id":"`+e.edge.ID) {
-		t.Fatalf("list %s", out)
+	routeJSON := strings.TrimSuffix(mustJSONLine(t, r), "\n")
+	if !strings.HasPrefix(string(out), `{"https_edges":[{"id":"`+e.edge.ID) || !strings.Contains(string(out), `"routes":[`+routeJSON+`]}`) {
+		t.Fatalf("list %s, want the route inline", out)
+	}
+	resp, out = e.call(t, e.token, http.MethodGet, "/edges/https/"+e.edge.ID, "")
+	wantStatus(t, resp, out, http.StatusOK)
+	if !strings.HasSuffix(string(out), `"routes":[`+routeJSON+"]}\n") {
+		t.Fatalf("get %s, want the route inline", out)
 	}
 	resp, out = e.call(t, e.token, http.MethodGet, e.routes(), "")
 	wantStatus(t, resp, out, http.StatusOK)
@@ -135,7 +141,9 @@ func TestHTTPSEdgeValidation(t *testing.T) {
 	wantStatus(t, resp, out, http.StatusOK)
 	resp, out = e.call(t, other.token, http.MethodGet, "/edges/https", "")
 	wantStatus(t, resp, out, http.StatusOK)
-	if strings.Count(string(out), `"id"`) != 1 || !strings.Contains(string(out), other.edge.ID) {
+	if page := decodeAs[struct {
+		Edges []client.HTTPSEdge `json:"https_edges"`
+	}](t, out); len(page.Edges) != 1 || page.Edges[0].ID != other.edge.ID || len(page.Edges[0].Routes) != 1 {
 		t.Fatalf("another account lists %s", out)
 	}
 }

@@ -7,6 +7,7 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
+	"slices"
 	"strings"
 	"time"
 	"unicode"
@@ -289,4 +290,24 @@ func (s *Store) UpdateHTTPSEdgeRoute(ctx context.Context, accountID, id string, 
 // ErrNotFound if the account has no such route.
 func (s *Store) DeleteHTTPSEdgeRoute(ctx context.Context, accountID, id string, opts ...WriteOption) (HTTPSEdgeRoute, error) {
 	return httpsEdgeRoutes.remove(ctx, s, accountID, id, opts, nil)
+}
+
+// HTTPSEdgeRoutesByEdge returns every route of the account's HTTPS
+// edges, by the id of their edge, each edge's oldest first, for the
+// edges' bodies that show their routes. It returns an error wrapping
+// ErrNotFound if accountID is not an account id.
+func (s *Store) HTTPSEdgeRoutesByEdge(ctx context.Context, accountID string) (map[string][]HTTPSEdgeRoute, error) {
+	if err := schemas.CheckID(schemas.PrefixAccount, accountID); err != nil {
+		return nil, fmt.Errorf("account %q: %w", accountID, ErrNotFound)
+	}
+	all, err := listRecords[HTTPSEdgeRoute](ctx, s, httpsEdgeRoutes.filter(accountID))
+	if err != nil {
+		return nil, fmt.Errorf("listing HTTPS edge routes: %w", err)
+	}
+	slices.SortFunc(all, func(a, b HTTPSEdgeRoute) int { return strings.Compare(a.ID, b.ID) })
+	byEdge := map[string][]HTTPSEdgeRoute{}
+	for _, r := range all {
+		byEdge[r.EdgeID] = append(byEdge[r.EdgeID], r)
+	}
+	return byEdge, nil
 }

@@ -105,6 +105,10 @@ func TestHTTPSEdgeRoutes(t *testing.T) {
 	if err != nil || len(items) != 3 {
 		t.Fatalf("routes of the edge: %d, %v; want 3", len(items), err)
 	}
+	byEdge, err := e.store.HTTPSEdgeRoutesByEdge(e.ctx, account.ID)
+	if err != nil || len(byEdge) != 2 || len(byEdge[edge.ID]) != 3 || byEdge[edge.ID][0].ID != r.ID || len(byEdge[second.ID]) != 1 {
+		t.Fatalf("HTTPSEdgeRoutesByEdge = %v, %v; want 3 routes of the edge, oldest first, and 1 of the second", byEdge, err)
+	}
 	if items, _, _ := e.store.ListHTTPSEdgeRoutes(e.ctx, other.ID, edge.ID, store.Page{}); len(items) != 0 {
 		t.Fatalf("another account lists %d routes of the edge", len(items))
 	}
