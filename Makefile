@@ -74,6 +74,7 @@ fuzz: ## a short run of each fuzz target, past its committed corpus
 	$(GO) test -run '^$$' -fuzz '^FuzzDecodeObject$$' -fuzztime 100000x ./internal/api
 	$(GO) test -run '^$$' -fuzz '^FuzzCheck$$' -fuzztime 30000x ./internal/store
 	$(GO) test -run '^$$' -fuzz '^FuzzFilterBounds$$' -fuzztime 2000x ./filters
+	$(GO) test -run '^$$' -fuzz '^FuzzObjectFilter$$' -fuzztime 20000x ./filters
 	$(GO) test -run '^$$' -fuzz '^FuzzAllows$$' -fuzztime 100000x ./internal/acl
 
 # docs/performance.md says what each measures, its floors and the figures.

@@ -20,6 +20,7 @@ import (
 	"github.com/sluicehq/sluice/internal/check"
 	"github.com/sluicehq/sluice/internal/store"
 	"github.com/sluicehq/sluice/pipeline"
+	"github.com/sluicehq/sluice/schemas"
 )
 
 // Sample ARNs the API takes.
@@ -109,6 +110,34 @@ func TestTypesAreTheAPIs(t *testing.T) {
 	check.ErrorContains(t, err, "")
 	sameBytes(t, "agent ingress list", raw, ingressPage)
 
+	// Application sessions, as the edge records them (one of an HTTPS
+	// edge, one agent-initiated), read, listed and revoked.
+	sessions := c.AppSessions()
+	for _, edge := range []string{schemas.NewID("edghts_"), ""} {
+		in := store.AppSession{PublicURL: "https://app.example.com", ApplicationUserID: schemas.NewID(schemas.PrefixAppUser), EndpointID: schemas.NewID(schemas.PrefixEndpoint),
+			BrowserSession: store.BrowserSession{IPAddress: "2001:db8::1", UserAgent: store.UserAgent{Raw: "Mozilla/5.0 <x> & co", BrowserName: "Firefox"},
+				Location: store.Location{CountryCode: "NZ", Latitude: -41.2865, Longitude: 174.7762, LatLongRadiusKm: 5}},
+			ExpiresAt: time.Now().Add(time.Hour)}
+		if edge != "" {
+			in.EdgeID, in.RouteID = edge, schemas.NewID("edghtsrt_")
+		}
+		recorded, err := stack.Store.RecordAppSession(ctx, stack.AccountID, in)
+		check.ErrorContains(t, err, "")
+		session, err := sessions.Get(ctx, recorded.ID, client.Reply(&raw))
+		check.ErrorContains(t, err, "")
+		if session.ID != recorded.ID || (session.Edge == nil) != (edge == "") || session.BrowserSession.Location.CountryCode != "NZ" {
+			t.Fatalf("application session %+v", session)
+		}
+		sameBytes(t, "application session get", raw, session)
+	}
+	sessionPage, err := sessions.List(ctx, client.ListOptions{}, client.Reply(&raw))
+	check.ErrorContains(t, err, "")
+	if len(sessionPage.Items) != 2 {
+		t.Fatalf("application sessions %+v", sessionPage)
+	}
+	sameBytes(t, "application session list", raw, sessionPage)
+	check.ErrorContains(t, sessions.Delete(ctx, sessionPage.Items[0].ID), "")
+
 	// A bot user, created active, then deactivated and listed.
 	bots := c.BotUsers()
 	bot, err := bots.Create(ctx, client.BotUserInput{Name: ptr("ci <deployer> & co")}, client.Reply(&raw))
@@ -155,7 +184,7 @@ func TestTypesAreTheAPIs(t *testing.T) {
 		t.Fatalf("created reserved domain %+v", rd)
 	}
 	sameBytes(t, "reserved domain create", raw, rd)
-	rd, err = domains.Update(ctx, rd.ID, client.ReservedDomainInput{CertificateManagementPolicy: &client.DomainCertPolicy{Authority: "letsencrypt", PrivateKeyType: "rsa"}}, client.Reply(&raw))
+	rd, err = domains.Update(ctx, rd.ID, client.ReservedDomainInput{CertificateManagementPolicy: &client.CertificatePolicy{Authority: "letsencrypt", PrivateKeyType: "rsa"}}, client.Reply(&raw))
 	check.ErrorContains(t, err, "")
 	if rd.CertificateManagementPolicy.PrivateKeyType != "rsa" || *rd.Region != "eu" {
 		t.Fatalf("updated reserved domain %+v", rd)
@@ -393,6 +422,7 @@ func TestFamily(t *testing.T) {
 	c := client.New(stack.URL, stack.Token)
 	ctx := t.Context()
 	keys := c.APIKeys()
+	var apiErr *client.Error
 	created := []string{stack.KeyID}
 	for i := range 4 {
 		k, err := keys.Create(ctx, client.APIKeyInput{Description: ptr(strings.Repeat("k", i+1))})
@@ -424,10 +454,23 @@ func TestFamily(t *testing.T) {
 	if _, err := keys.Next(ctx, last); !errors.Is(err, client.ErrLastPage) {
 		t.Errorf("Next of the last page: %v", err)
 	}
+	// A filter: the descriptions of two k's or more, by pages of one.
+	filtered, err := keys.ListAll(ctx, client.ListOptions{Limit: 1, Filter: `obj.description.startsWith("kk")`})
+	check.ErrorContains(t, err, "")
+	ids = nil
+	for _, k := range filtered.Items {
+		ids = append(ids, k.ID)
+	}
+	if !slices.Equal(ids, created[:3]) || !strings.Contains(filtered.URI, "filter=obj.description.startsWith") {
+		t.Errorf("ListAll with a filter: %v (%s), want %v", ids, filtered.URI, created[:3])
+	}
+	_, err = keys.List(ctx, client.ListOptions{Filter: `obj.descripton == ""`})
+	if !errors.As(err, &apiErr) || apiErr.Code != "ERR_SLUICE_335" {
+		t.Errorf("List with a bad filter: %v", err)
+	}
 
 	check.ErrorContains(t, keys.Delete(ctx, created[0]), "")
 	_, err = keys.Get(ctx, created[0])
-	var apiErr *client.Error
 	if !errors.As(err, &apiErr) || apiErr.Status != http.StatusNotFound || apiErr.Code == "" || apiErr.OperationID == "" {
 		t.Fatalf("get of a deleted key: %v", err)
 	}

@@ -11,6 +11,8 @@ import (
 const (
 	AgentIngressesPath     = "/agent_ingresses"
 	AgentIngressesListKey  = "ingresses" // not agent_ingresses (specification section 4.1)
+	AppSessionsPath        = "/app/sessions"
+	AppSessionsListKey     = "application_sessions"
 	APIKeysPath            = "/api_keys"
 	APIKeysListKey         = "api_keys"
 	EventDestinationsPath  = "/event_destinations"
@@ -34,6 +36,13 @@ const (
 // AgentIngresses returns the account's agent ingresses, /agent_ingresses.
 func (c *Client) AgentIngresses() Family[AgentIngress, AgentIngressInput] {
 	return NewFamily[AgentIngress, AgentIngressInput](c, AgentIngressesPath, AgentIngressesListKey)
+}
+
+// AppSessions returns the account's application sessions, /app/sessions:
+// the edge records them, the API lists, shows and revokes (deletes) them.
+// It has no create or update: Create and Update answer 405.
+func (c *Client) AppSessions() Family[AppSession, struct{}] {
+	return NewFamily[AppSession, struct{}](c, AppSessionsPath, AppSessionsListKey)
 }
 
 // BotUsers returns the account's bot users, /bot_users.

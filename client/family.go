@@ -98,6 +98,11 @@ type ListOptions struct {
 	// BeforeID lists the items older than this one, the last of the
 	// previous page; "" from the newest.
 	BeforeID string
+	// Filter lists only the items for which this CEL expression over the
+	// item, named obj, is true, such as obj.description.startsWith("prod");
+	// "" lists every item. The lists of resource families take it
+	// (docs/api.md#filtering-lists); each page's NextPageURI keeps it.
+	Filter string
 }
 
 // query is the query string of the first page, "" or "?...".
@@ -108,6 +113,9 @@ func (o ListOptions) query() string {
 	}
 	if o.BeforeID != "" {
 		q.Set("before_id", o.BeforeID)
+	}
+	if o.Filter != "" {
+		q.Set("filter", o.Filter)
 	}
 	if len(q) == 0 {
 		return ""

@@ -24,52 +24,32 @@ type ReservedDomain struct {
 	CNAMETarget *string `json:"cname_target"`
 	// The endpoint configurations and the certificate are always null
 	// for now (their structure is not specified).
-	HTTPEndpointConfiguration  *DomainRef `json:"http_endpoint_configuration"`
-	HTTPSEndpointConfiguration *DomainRef `json:"https_endpoint_configuration"`
-	Certificate                *DomainRef `json:"certificate"`
+	HTTPEndpointConfiguration  *Ref `json:"http_endpoint_configuration"`
+	HTTPSEndpointConfiguration *Ref `json:"https_endpoint_configuration"`
+	Certificate                *Ref `json:"certificate"`
 	// CertificateManagementPolicy is null when certificates are not
 	// managed; a new wildcard domain has one.
-	CertificateManagementPolicy *DomainCertPolicy `json:"certificate_management_policy"`
-	CertificateManagementStatus *DomainCertStatus `json:"certificate_management_status"`
+	CertificateManagementPolicy *CertificatePolicy `json:"certificate_management_policy"`
+	CertificateManagementStatus *CertificateStatus `json:"certificate_management_status"`
 	// ACMEChallengeCNAMETarget is where _acme-challenge.<domain> points,
 	// for a wildcard custom domain; null otherwise.
 	ACMEChallengeCNAMETarget *string `json:"acme_challenge_cname_target"`
 }
 
-// DomainRef is a reference to another resource.
-type DomainRef struct {
+// Ref is a reference to another resource: its id and its full URL.
+type Ref struct {
 	ID  string `json:"id"`
 	URI string `json:"uri"`
-}
-
-// DomainCertPolicy is how a domain's certificate is managed.
-type DomainCertPolicy struct {
-	Authority      string `json:"authority"`        // letsencrypt
-	PrivateKeyType string `json:"private_key_type"` // rsa or ecdsa
-}
-
-// DomainCertStatus is where the management of a certificate is.
-type DomainCertStatus struct {
-	RenewsAt        *string        `json:"renews_at"` // null until a certificate exists
-	ProvisioningJob *DomainCertJob `json:"provisioning_job"`
-}
-
-// DomainCertJob is a certificate being provisioned or renewed.
-type DomainCertJob struct {
-	ErrorCode *string `json:"error_code"` // INTERNAL_ERROR or DNS_ERROR when it failed
-	Msg       string  `json:"msg"`
-	StartedAt string  `json:"started_at"`
-	RetriesAt *string `json:"retries_at"`
 }
 
 // ReservedDomainInput is the body of a reserved domain's create or update:
 // the fields set are sent. Domain is taken by a create only.
 type ReservedDomainInput struct {
-	Description                 *string           `json:"description,omitempty"`
-	Metadata                    *string           `json:"metadata,omitempty"`
-	Domain                      *string           `json:"domain,omitempty"`
-	Region                      *string           `json:"region,omitempty"`
-	CertificateManagementPolicy *DomainCertPolicy `json:"certificate_management_policy,omitempty"`
+	Description                 *string            `json:"description,omitempty"`
+	Metadata                    *string            `json:"metadata,omitempty"`
+	Domain                      *string            `json:"domain,omitempty"`
+	Region                      *string            `json:"region,omitempty"`
+	CertificateManagementPolicy *CertificatePolicy `json:"certificate_management_policy,omitempty"`
 }
 
 // DeleteReservedDomainCertPolicy stops the management of the certificate of the

@@ -68,6 +68,55 @@ type AgentIngressInput struct {
 	CertificateManagementPolicy **CertificatePolicy `json:"certificate_management_policy,omitempty"`
 }
 
+// AppSession is an application session as the API returns it
+// (specification section 2.7): an end user's login to an endpoint, which
+// the edge records and the account lists and revokes. Its fields are in
+// the specification's order. The API has no create or update of it.
+type AppSession struct {
+	ID             string         `json:"id"`
+	URI            string         `json:"uri"`        // its full URL
+	PublicURL      string         `json:"public_url"` // the URL of the hostport the endpoint serves
+	BrowserSession BrowserSession `json:"browser_session"`
+	// ApplicationUser is the user who logged in, /app/users/<usr_...>.
+	ApplicationUser schemas.Ref `json:"application_user"`
+	CreatedAt       string      `json:"created_at"`  // RFC 3339, in milliseconds
+	LastActive      string      `json:"last_active"` // RFC 3339, in milliseconds
+	ExpiresAt       string      `json:"expires_at"`  // RFC 3339, in milliseconds: the session ends then
+	// Endpoint is the endpoint logged in to, /endpoints/<ep_...>.
+	Endpoint schemas.Ref `json:"endpoint"`
+	// Edge and Route are the HTTPS edge and route that served the login,
+	// nil for an agent-initiated endpoint.
+	Edge  *schemas.Ref `json:"edge"`
+	Route *schemas.Ref `json:"route"`
+}
+
+// BrowserSession is the browser of an application session.
+type BrowserSession struct {
+	UserAgent UserAgent `json:"user_agent"`
+	IPAddress string    `json:"ip_address"` // IPv4 or IPv6
+	Location  Location  `json:"location"`
+}
+
+// UserAgent is a browser's User-Agent header and what the edge made of
+// it; any field may be "".
+type UserAgent struct {
+	Raw            string `json:"raw"` // the header, at most 1024 bytes
+	BrowserName    string `json:"browser_name"`
+	BrowserVersion string `json:"browser_version"`
+	DeviceType     string `json:"device_type"`
+	OSName         string `json:"os_name"`
+	OSVersion      string `json:"os_version"`
+}
+
+// Location is where a browser's address is, as far as the edge knows;
+// zero when it does not.
+type Location struct {
+	CountryCode     string  `json:"country_code"` // ISO 3166-1 alpha-2, upper case, or ""
+	Latitude        float64 `json:"latitude"`
+	Longitude       float64 `json:"longitude"`
+	LatLongRadiusKm uint64  `json:"lat_long_radius_km"` // how accurate the coordinates are
+}
+
 // APIKey is an API key as the API returns it (specification section 5.3).
 type APIKey struct {
 	ID          string `json:"id"`

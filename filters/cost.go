@@ -25,6 +25,9 @@ const timeZoneCost = 2500
 // by the size of its program.
 type sizeEstimator struct {
 	sizes map[string]uint64 // by variable name, such as "ev.conn.server_name": schemas.Field.MaxBytes
+	// bound, if set, gives the size of a node sizes does not know, such
+	// as a field of an object (ObjectEnv); nil for CEL's own.
+	bound func(n cost.AstNode) *cost.SizeEstimate
 }
 
 // EstimateSize returns the assumed size of a string field, or nil to let CEL
@@ -34,6 +37,9 @@ func (s sizeEstimator) EstimateSize(n cost.AstNode) *cost.SizeEstimate {
 		if size, ok := s.sizes[p[0]]; ok {
 			return &cost.SizeEstimate{Min: 0, Max: size}
 		}
+	}
+	if s.bound != nil {
+		return s.bound(n)
 	}
 	return nil
 }

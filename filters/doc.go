@@ -24,6 +24,11 @@
 // subscription's filter of one kind that may also use the envelope's
 // fields (envelope.event_type, ...), evaluated on the event's JSON.
 //
+// The management API's lists take a filter of objects too (ObjectEnv,
+// objects.go): a CEL expression over each resource as the API shows it,
+// bound to obj, type-checked against the JSON fields of the family's body
+// type and bounded the same way, by MaxObjectCost per resource.
+//
 // Filters and field selections apply only to traffic kinds; for an audit
 // kind every function here returns ErrNotTraffic, but CompileReading,
 // whose filters of an audit kind may use only the envelope's fields.

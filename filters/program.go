@@ -78,36 +78,44 @@ func (p *Program) Match(ctx context.Context, fields *Fields) (ok bool, err error
 // eval evaluates the program with the variables of act, bounded as Match
 // says.
 func (p *Program) eval(ctx context.Context, act interpreter.Activation) (ok bool, err error) {
+	return evaluate(ctx, p.program, p.loops, p.maxTime, "filter of "+p.kind.name, act)
+}
+
+// evaluate evaluates prg, a boolean program, with the variables of act,
+// bounded as Program.Match says: by its cost limit, by maxTime for a
+// program with loops, and recovering from a panic. what names the
+// filter in errors.
+func evaluate(ctx context.Context, prg cel.Program, loops bool, maxTime time.Duration, what string, act any) (ok bool, err error) {
 	if err := ctx.Err(); err != nil {
-		return false, fmt.Errorf("evaluating filter of %s: %w", p.kind.name, err)
+		return false, fmt.Errorf("evaluating %s: %w", what, err)
 	}
 	defer func() {
 		if r := recover(); r != nil {
-			ok, err = false, fmt.Errorf("evaluating filter of %s: %w: %v", p.kind.name, ErrEvalPanic, r)
+			ok, err = false, fmt.Errorf("evaluating %s: %w: %v", what, ErrEvalPanic, r)
 		}
 	}()
 	var out ref.Val
-	if p.loops {
-		evalCtx, cancel := context.WithTimeoutCause(ctx, p.maxTime, errEvalDeadline)
-		out, _, err = p.program.ContextEval(evalCtx, act)
+	if loops {
+		evalCtx, cancel := context.WithTimeoutCause(ctx, maxTime, errEvalDeadline)
+		out, _, err = prg.ContextEval(evalCtx, act)
 		cancel()
 	} else {
-		out, _, err = p.program.Eval(act)
+		out, _, err = prg.Eval(act)
 	}
 	if err != nil {
 		var cancelled interpreter.EvalCancelledError
 		switch {
 		case errors.As(err, &cancelled) && cancelled.Cause == interpreter.CostLimitExceeded:
-			return false, fmt.Errorf("evaluating filter of %s: %w: %w", p.kind.name, ErrCostLimit, err)
+			return false, fmt.Errorf("evaluating %s: %w: %w", what, ErrCostLimit, err)
 		case errors.Is(err, errEvalDeadline) && ctx.Err() == nil:
-			return false, fmt.Errorf("evaluating filter of %s: %w: over %v", p.kind.name, ErrEvalTimeout, p.maxTime)
+			return false, fmt.Errorf("evaluating %s: %w: over %v", what, ErrEvalTimeout, maxTime)
 		}
-		return false, fmt.Errorf("evaluating filter of %s: %w", p.kind.name, err)
+		return false, fmt.Errorf("evaluating %s: %w", what, err)
 	}
 	b, isBool := out.(types.Bool)
 	if !isBool {
 		// Compile accepts only boolean expressions.
-		return false, fmt.Errorf("evaluating filter of %s: result is %s, not bool", p.kind.name, out.Type())
+		return false, fmt.Errorf("evaluating %s: result is %s, not bool", what, out.Type())
 	}
 	return bool(b), nil
 }

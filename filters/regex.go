@@ -1,6 +1,9 @@
 package filters
 
 import (
+	"cmp"
+	"strings"
+
 	"cel.dev/cel-go/cel"
 	"cel.dev/cel-go/common/ast"
 	"cel.dev/cel-go/common/types"
@@ -17,15 +20,18 @@ const maxRegexProgram = 5000
 
 // regexLib requires the regular expression of matches to be a string
 // literal, compiles it once when the program is built, and bounds its size.
-type regexLib struct{}
+// example is a call of matches on a field, for its message; "" for an
+// event's (ev.conn.server_name.matches('^api[.]')).
+type regexLib struct{ example string }
 
 // LibraryName makes the library a singleton in an environment.
 func (regexLib) LibraryName() string { return "sluice.filters.regex" }
 
 // CompileOptions declare the check of regular expressions.
-func (regexLib) CompileOptions() []cel.EnvOption {
+func (l regexLib) CompileOptions() []cel.EnvOption {
+	example := cmp.Or(l.example, "ev.conn.server_name.matches('^api[.]')")
 	return []cel.EnvOption{
-		cel.ASTValidators(regexLiterals{}),
+		cel.ASTValidators(regexLiterals{example: example}),
 		cel.RegexProgramSizeLimit(maxRegexProgram),
 	}
 }
@@ -37,6 +43,12 @@ func (regexLib) ProgramOptions() []cel.ProgramOption {
 }
 
 func regexLibrary() cel.EnvOption { return cel.Lib(regexLib{}) }
+
+// objectRegexLibrary is regexLibrary for filters of objects (ObjectEnv),
+// whose message gives an example over obj.
+func objectRegexLibrary() cel.EnvOption {
+	return cel.Lib(regexLib{example: objectVar + ".description.matches('^prod-')"})
+}
 
 // regexArgument returns the position of the regular expression among the
 // arguments of a function that takes one, counting the receiver of a
@@ -57,14 +69,14 @@ func regexArgument(function string) (int, bool) {
 // that is not a string literal: one read from the event or computed would
 // be compiled at each evaluation, at a cost that grows with the square of
 // the field's size, and could not be checked before it runs.
-type regexLiterals struct{}
+type regexLiterals struct{ example string }
 
 // Name names the validator.
 func (regexLiterals) Name() string { return "sluice.filters.regex_literals" }
 
 // Validate reports each regular expression argument that is not a string
 // literal.
-func (regexLiterals) Validate(_ *cel.Env, _ cel.ValidatorConfig, a *ast.AST, iss *cel.Issues) {
+func (v regexLiterals) Validate(_ *cel.Env, _ cel.ValidatorConfig, a *ast.AST, iss *cel.Issues) {
 	calls := ast.MatchDescendants(ast.NavigateAST(a), func(e ast.NavigableExpr) bool {
 		if e.Kind() != ast.CallKind {
 			return false
@@ -89,7 +101,16 @@ func (regexLiterals) Validate(_ *cel.Env, _ cel.ValidatorConfig, a *ast.AST, iss
 			}
 		}
 		iss.ReportErrorAtID(pattern.ID(),
-			"the regular expression of %s must be a constant string, such as ev.conn.server_name.matches('^api[.]'): "+
-				"a pattern taken from the event or computed is not allowed", c.FunctionName())
+			"the regular expression of %s must be a constant string, such as %s: "+
+				"a pattern taken from the %s or computed is not allowed", c.FunctionName(), v.example, v.source())
 	}
+}
+
+// source names what a filter reads, for messages: the event, or the
+// resource for a filter of objects.
+func (v regexLiterals) source() string {
+	if strings.HasPrefix(v.example, objectVar+".") {
+		return "resource"
+	}
+	return "event"
 }

@@ -21,6 +21,9 @@ const (
 	PrefixOperation      = "op_"
 	PrefixBotUser        = "bot_"
 	PrefixAgentIngress   = "agin_"
+	PrefixAppSession     = "apps_" // application sessions, which the edge records (spec 2.7)
+	PrefixAppUser        = "usr_"  // the application user of a session, an id the edge gives
+	PrefixEndpoint       = "ep_"   // the endpoint of a session, an id the edge gives
 	PrefixReservedDomain = "rd_"
 	PrefixCredential     = "cr_"
 	PrefixHTTPSEdge      = "edghts_"

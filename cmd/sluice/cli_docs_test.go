@@ -31,6 +31,7 @@ func TestCLIDocsCoverEveryCommand(t *testing.T) {
 		"destinations":    {file: "docs/cli.md"},
 		"subscriptions":   {file: "docs/cli.md"},
 		"agent-ingresses": {file: "docs/cli.md"},
+		"app-sessions":    {file: "docs/cli.md"},
 		"api-keys":        {file: "docs/cli.md"},
 		"bot-users":       {file: "docs/cli.md"},
 		"credentials":     {file: "docs/cli.md"},

@@ -46,6 +46,9 @@ type family[T, In any] struct {
 	created func(stdout, stderr io.Writer, a answer[T], asJSON bool) error
 	// commands, when set, returns the family's other commands.
 	commands func(f *resourceFlags) []*cobra.Command
+	// readOnly leaves out create and update, for a family the API does
+	// not create or change, such as application sessions.
+	readOnly bool
 	// parent, for a family nested in another's path, such as the routes
 	// of an HTTPS edge, is the flag that gives the parent's id; collection
 	// is then unused.
@@ -123,7 +126,10 @@ func newFamilyCommand[T, In any](fam family[T, In]) *cobra.Command {
 		cmd.PersistentFlags().StringVar(p.id, p.flag, "", p.usage)
 		_ = cmd.MarkPersistentFlagRequired(p.flag) // the flag was just registered
 	}
-	cmd.AddCommand(newListCommand(kind, &f), fam.getCommand(&f), fam.createCommand(&f), fam.updateCommand(&f), fam.deleteCommand(&f))
+	cmd.AddCommand(newListCommand(kind, &f), fam.getCommand(&f), fam.deleteCommand(&f))
+	if !fam.readOnly {
+		cmd.AddCommand(fam.createCommand(&f), fam.updateCommand(&f))
+	}
 	if fam.commands != nil {
 		cmd.AddCommand(fam.commands(&f)...)
 	}

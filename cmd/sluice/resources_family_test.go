@@ -75,3 +75,22 @@ func TestFamilyDeclaration(t *testing.T) {
 	_, _, err = run("get", id)
 	check.ErrorContains(t, err, "(404)")
 }
+
+// TestReadOnlyFamilyCommands checks that a read-only family has list, get
+// and delete, and no create or update.
+func TestReadOnlyFamilyCommands(t *testing.T) {
+	cmd := newFamilyCommand(family[client.APIKey, client.APIKeyInput]{
+		collection: (*client.Client).APIKeys,
+		kind:       resourceKind{command: "keys", plural: "keys", columns: []string{"ID"}},
+		row:        func(k client.APIKey) []string { return []string{k.ID} },
+		fields:     func(k client.APIKey) []resourceField { return []resourceField{{"ID", k.ID}} },
+		readOnly:   true,
+	})
+	var names []string
+	for _, c := range cmd.Commands() {
+		names = append(names, c.Name())
+	}
+	if got := strings.Join(names, " "); got != "delete get list" {
+		t.Fatalf("commands %q, want delete get list", got)
+	}
+}

@@ -21,6 +21,7 @@ type listFlags struct {
 	limit    int    // items per page; 0: the API's default
 	beforeID string // list the items older than this one
 	all      bool   // follow next_page_uri to the last page
+	filter   string // a CEL filter over each item, obj; "": none
 }
 
 func (l listFlags) validate() error {
@@ -32,7 +33,7 @@ func (l listFlags) validate() error {
 
 // options are the client's options of the first page.
 func (l listFlags) options() client.ListOptions {
-	return client.ListOptions{Limit: l.limit, BeforeID: l.beforeID}
+	return client.ListOptions{Limit: l.limit, BeforeID: l.beforeID, Filter: l.filter}
 }
 
 func newListCommand(kind resourceKind, f *resourceFlags) *cobra.Command {
@@ -45,7 +46,14 @@ func newListCommand(kind resourceKind, f *resourceFlags) *cobra.Command {
 Without --all, one page is listed, and standard error says how to list the
 next one if there is one. --all follows the API's next_page_uri to the last
 page; with --json it prints one object holding every item, shaped as a
-page whose next_page_uri is null.`, kind.plural),
+page whose next_page_uri is null.
+
+--filter lists only the %[1]s for which a CEL expression over each, named
+obj and with the fields of its JSON, is true, such as
+--filter 'obj.description.startsWith("prod")'. Each page holds up to
+--limit that match, and the next pages keep the filter. A filter that does
+not compile is refused with the position of the problem (docs/api.md,
+Filtering lists).`, kind.plural),
 		Args: cobra.NoArgs,
 		RunE: func(cmd *cobra.Command, _ []string) error {
 			c, err := f.client()
@@ -62,6 +70,7 @@ page whose next_page_uri is null.`, kind.plural),
 	fl.IntVar(&l.limit, "limit", 0, fmt.Sprintf("items per page, from 1 to %d (default: the API's, %d)", maxListLimit, maxListLimit))
 	fl.StringVar(&l.beforeID, "before-id", "", "list the items older than this id (the last of the previous page)")
 	fl.BoolVar(&l.all, "all", false, "list every page, following next_page_uri")
+	fl.StringVar(&l.filter, "filter", "", `list only the items for which this CEL expression over each, obj, is true, such as 'obj.description.startsWith("prod")'`)
 	return cmd
 }
 
@@ -126,6 +135,9 @@ func runList(ctx context.Context, c *client.Client, kind resourceKind, l listFla
 		hint := "give --all to list every page"
 		if u, err := url.Parse(next); err == nil && u.Query().Get("before_id") != "" {
 			hint += ", or --before-id " + u.Query().Get("before_id") + " for the next one"
+			if l.filter != "" {
+				hint += " with the same --filter"
+			}
 		}
 		fmt.Fprintf(stderr, "sluice: there are more %s: %s\n", kind.plural, hint)
 	}

@@ -21,6 +21,7 @@ import (
 	"github.com/sluicehq/sluice/internal/api"
 	"github.com/sluicehq/sluice/internal/destinations"
 	"github.com/sluicehq/sluice/internal/natsserver"
+	"github.com/sluicehq/sluice/internal/sessionservice"
 	"github.com/sluicehq/sluice/internal/store"
 	"github.com/sluicehq/sluice/pipeline"
 	"github.com/sluicehq/sluice/producer"
@@ -60,6 +61,7 @@ type app struct {
 	redriver     *pipeline.Redriver       // the API's dead-letter routes
 	delivery     *delivery                // nil without the worker role
 	audit        *api.AuditRelay          // nil without the api role
+	sessions     *sessionservice.Service  // records the edge's application sessions; nil without the api role
 	httpSrv      *http.Server             // --http
 	metricsSrv   *http.Server             // --metrics-http, served only when given
 
@@ -223,6 +225,7 @@ func (a *app) wireRoles() error {
 		}
 	}
 	if a.roles.api {
+		a.sessions = sessionservice.New(a.nc, a.store, sessionservice.Config{Logger: a.log.With("component", "app_sessions")})
 		a.audit, err = api.NewAuditRelay(a.store, a.producer, api.AuditRelayConfig{Metrics: a.registry}, a.log.With("component", "audit_relay"))
 	}
 	return err
@@ -295,7 +298,8 @@ func (a *app) announce() {
 }
 
 // loops are what runs beside the servers, each until its ctx ends: the
-// --dev emulator, the storage watch, the audit relay and delivery.
+// --dev emulator, the storage watch, the audit relay, the application
+// session service and delivery.
 func (a *app) loops() []func(context.Context) error {
 	var loops []func(context.Context) error
 	if a.dev != nil {
@@ -306,6 +310,9 @@ func (a *app) loops() []func(context.Context) error {
 	}
 	if a.audit != nil {
 		loops = append(loops, a.audit.Run)
+	}
+	if a.sessions != nil {
+		loops = append(loops, a.sessions.Run)
 	}
 	if a.delivery != nil {
 		loops = append(loops, a.delivery.run, a.delivery.status.Run)

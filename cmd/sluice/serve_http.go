@@ -38,6 +38,7 @@ func (a *app) httpHandler(cfg api.Config) (http.Handler, error) {
 		deps.Destinations, deps.Subscriptions, deps.APIKeys, deps.BotUsers, deps.Credentials, deps.Outbox = a.store, a.store, a.store, a.store, a.store, a.store
 		deps.ReservedDomains = a.store
 		deps.AgentIngresses = a.store
+		deps.AppSessions = a.store
 		deps.HTTPSEdges = a.store
 		deps.DeadLetters, deps.Replays = a.redriver, pipeline.NewReplayer(a.stream, a.store)
 		deps.DeliveryStatus = pipeline.NewStatusReader(a.js, a.statusKV, a.flags.failingAfter)

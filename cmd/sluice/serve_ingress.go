@@ -8,7 +8,7 @@ import (
 	"github.com/spf13/pflag"
 
 	"github.com/sluicehq/sluice/internal/api"
-	"github.com/sluicehq/sluice/internal/store"
+	"github.com/sluicehq/sluice/internal/dnsname"
 )
 
 // ingressFlags are the operator's configuration that agent ingresses show:
@@ -33,13 +33,13 @@ func (f ingressFlags) validate() error {
 		values []string
 	}{{"--ingress-ns-targets", f.nsTargets}} {
 		for _, v := range list.values {
-			if _, err := store.CheckDomain(list.flag, v); err != nil {
-				errs = append(errs, err)
+			if _, err := dnsname.Check(v, 0); err != nil {
+				errs = append(errs, fmt.Errorf("%s %q %w", list.flag, v, err))
 			}
 		}
 	}
 	for _, region := range f.regions {
-		if _, err := store.CheckDomain("--regions", "tunnel."+region+".example.com"); err != nil || strings.Contains(region, ".") {
+		if _, err := dnsname.Check("tunnel."+region+".example.com", 0); err != nil || strings.Contains(region, ".") {
 			errs = append(errs, fmt.Errorf("--regions %q: give a region name of a to z, 0 to 9 and hyphens, such as us or us-cal-1", region))
 		}
 	}

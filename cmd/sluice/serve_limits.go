@@ -43,6 +43,7 @@ type limitFlags struct {
 	runningReplays         int
 	apiKeys                int
 	agentIngresses         int
+	appSessions            int
 	botUsers               int
 	credentials            int
 	httpsEdges             int
@@ -65,6 +66,7 @@ func (f *limitFlags) register(fl *pflag.FlagSet) {
 	fl.IntVar(&f.runningReplays, "max-running-replays", store.DefaultMaxRunningReplay, "replays one account may have running at once")
 	fl.IntVar(&f.apiKeys, "max-api-keys", store.DefaultMaxAPIKeys, "API keys one account may have")
 	fl.IntVar(&f.agentIngresses, "max-agent-ingresses", store.DefaultMaxAgentIngresses, "agent ingresses one account may have")
+	fl.IntVar(&f.appSessions, "max-app-sessions", store.DefaultMaxAppSessions, "application sessions one account may have; past it, a login evicts the least recently active session")
 	fl.IntVar(&f.botUsers, "max-bot-users", store.DefaultMaxBotUsers, "bot users one account may have")
 	fl.IntVar(&f.credentials, "max-credentials", store.DefaultMaxCredentials, "tunnel credentials one account may have")
 	fl.IntVar(&f.httpsEdges, "max-https-edges", store.DefaultMaxHTTPSEdges, "HTTPS edges one account may have")
@@ -90,6 +92,7 @@ func (f limitFlags) validate() []error {
 		{"--max-running-replays", f.runningReplays},
 		{"--max-api-keys", f.apiKeys},
 		{"--max-agent-ingresses", f.agentIngresses},
+		{"--max-app-sessions", f.appSessions},
 		{"--max-bot-users", f.botUsers},
 		{"--max-credentials", f.credentials},
 		{"--max-https-edges", f.httpsEdges},
@@ -167,6 +170,7 @@ func (f limitFlags) storeLimits() store.Limits {
 		RunningReplays:         f.runningReplays,
 		APIKeys:                f.apiKeys,
 		AgentIngresses:         f.agentIngresses,
+		AppSessions:            f.appSessions,
 		BotUsers:               f.botUsers,
 		Credentials:            f.credentials,
 		HTTPSEdges:             f.httpsEdges,

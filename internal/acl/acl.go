@@ -10,7 +10,7 @@ import (
 	"strconv"
 	"strings"
 
-	"github.com/sluicehq/sluice/internal/resource"
+	"github.com/sluicehq/sluice/internal/dnsname"
 )
 
 // Any is the rule that permits everything, as no rule at all does.
@@ -81,25 +81,11 @@ func checkRule(rule string) error {
 	return nil
 }
 
-// isDomain reports whether name is a domain name: labels of a-z, A-Z, 0-9
-// and hyphens, not starting or ending with a hyphen, at most 63 bytes each
-// and resource.MaxDomain (253) in all.
+// isDomain reports whether name is a domain name of one label or more
+// (see dnsname.Check).
 func isDomain(name string) bool {
-	if name == "" || len(name) > resource.MaxDomain {
-		return false
-	}
-	for _, label := range strings.Split(name, ".") {
-		if label == "" || len(label) > 63 || label[0] == '-' || label[len(label)-1] == '-' {
-			return false
-		}
-		for i := range len(label) {
-			c := label[i]
-			if !(c >= 'a' && c <= 'z' || c >= 'A' && c <= 'Z' || c >= '0' && c <= '9' || c == '-') {
-				return false
-			}
-		}
-	}
-	return true
+	_, err := dnsname.Check(name, dnsname.OneLabel)
+	return err == nil
 }
 
 // Allows reports whether a credential with the rules may bind target, a

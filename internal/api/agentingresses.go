@@ -104,10 +104,6 @@ func (e *serviceDomainError) apiError() *Error {
 	return err
 }
 
-// certificateJobMsg is the message of the provisioning job of a policy:
-// certificates are issued in a later issue, so it stays in progress.
-const certificateJobMsg = "certificate provisioning is in progress"
-
 func (s *Server) agentIngressResponse(_ *http.Request, a store.AgentIngress) client.AgentIngress {
 	body := client.AgentIngress{
 		ID:            a.ID,
@@ -122,14 +118,11 @@ func (s *Server) agentIngressResponse(_ *http.Request, a store.AgentIngress) cli
 	for i, region := range s.cfg.Ingress.Regions {
 		body.RegionDomains[i] = "tunnel." + region + "." + a.Domain
 	}
-	if p := a.CertificatePolicy; p != nil {
-		body.CertificateManagementPolicy = &client.CertificatePolicy{Authority: p.Authority, PrivateKeyType: p.PrivateKeyType}
-		job := &client.CertificateJob{Msg: certificateJobMsg}
-		if a.ProvisioningSince != nil {
-			job.StartedAt = a.ProvisioningSince.UTC().Format(createdAtLayout)
-		}
-		body.CertificateManagementStatus = &client.CertificateStatus{ProvisioningJob: job}
+	var status *store.CertificateStatus
+	if a.CertificatePolicy != nil && a.ProvisioningSince != nil {
+		status = &store.CertificateStatus{ProvisioningJob: &store.CertificateJob{Msg: store.ProvisioningMsg, StartedAt: *a.ProvisioningSince}}
 	}
+	body.CertificateManagementPolicy, body.CertificateManagementStatus = certificateBodies(a.CertificatePolicy, status)
 	return body
 }
 

@@ -10,6 +10,7 @@ import (
 	"reflect"
 
 	"github.com/sluicehq/sluice/client"
+	"github.com/sluicehq/sluice/filters"
 	"github.com/sluicehq/sluice/internal/store"
 )
 
@@ -19,7 +20,7 @@ import (
 // below) serves every family:
 //
 //	POST   {path}      201, the resource
-//	GET    {path}      200, a page, newest first (?limit=, ?before_id=)
+//	GET    {path}      200, a page, newest first (?limit=, ?before_id=, ?filter=)
 //	GET    {path}/{id} 200, the resource
 //	PATCH  {path}/{id} 200, the resource
 //	DELETE {path}/{id} 204
@@ -27,7 +28,10 @@ import (
 // with the errors of writeStoreError (404 for an id of another account,
 // 409 on conflicts and limits) and, for a family with audit kinds, the
 // audit event of each change stored with the change. What is a family's
-// own is a hook: the body functions, auditObject and created.
+// own is a hook: the body functions, auditObject and created. A family
+// without create (or update) has no POST (or PATCH) route, such as a
+// family whose resources another service makes: its C (or U) is
+// noBody[T].
 //
 // T is the stored resource, C and U the bodies of a create and of an
 // update, and B the resource as the API shows it.
@@ -38,6 +42,7 @@ type family[T any, C, U input[T], B any] struct {
 	audit   string   // the family of its audit kinds, such as "api_key"; "": it has no audit events
 
 	// The store's operations; see the store's methods for their errors.
+	// create and update may be nil: not served.
 	create func(ctx context.Context, accountID string, v T, opts ...store.WriteOption) (T, error)
 	get    func(ctx context.Context, accountID, id string) (T, error)
 	list   func(ctx context.Context, accountID string, page store.Page) ([]T, string, error)
@@ -61,7 +66,8 @@ type family[T any, C, U input[T], B any] struct {
 	// family; nil for none.
 	parent *parent[T]
 
-	s *Server
+	s       *Server
+	objects *filters.ObjectEnv // the filters of its list, over B (listfilter.go)
 }
 
 // parent is the family a nested family's resources belong to: its path
@@ -88,6 +94,11 @@ type parent[T any] struct {
 // input's slices with the resource.
 type input[T any] interface{ apply(*T) }
 
+// noBody is the C or U of a family without create or update.
+type noBody[T any] struct{}
+
+func (noBody[T]) apply(*T) {}
+
 // setSent sets *field to the value sent, if one was (sent is not nil).
 func setSent[V any](field *V, sent *V) {
 	if sent != nil {
@@ -99,19 +110,26 @@ func setSent[V any](field *V, sent *V) {
 // test of the document reads it.
 type familyDoc struct {
 	path, listKey, prefix string
-	body, create, update  reflect.Type
+	body, create, update  reflect.Type // create, update: nil when not served
 }
 
 // route serves the family's routes on s.
 func route[T any, C, U input[T], B any](s *Server, f family[T, C, U, B]) {
 	f.s = s
-	s.mux.Handle("POST "+f.res.listPath, s.authenticated(http.HandlerFunc(f.createOne)))
+	f.objects = newListFilter[B]()
+	doc := familyDoc{path: f.res.listPath, listKey: f.listKey, prefix: f.prefix, body: reflect.TypeFor[B]()}
+	if f.create != nil {
+		s.mux.Handle("POST "+f.res.listPath, s.authenticated(http.HandlerFunc(f.createOne)))
+		doc.create = reflect.TypeFor[C]()
+	}
 	s.mux.Handle("GET "+f.res.listPath, s.authenticated(http.HandlerFunc(f.listPage)))
 	s.mux.Handle("GET "+f.res.listPath+"/{id}", s.authenticated(http.HandlerFunc(f.getOne)))
-	s.mux.Handle("PATCH "+f.res.listPath+"/{id}", s.authenticated(http.HandlerFunc(f.updateOne)))
+	if f.update != nil {
+		s.mux.Handle("PATCH "+f.res.listPath+"/{id}", s.authenticated(http.HandlerFunc(f.updateOne)))
+		doc.update = reflect.TypeFor[U]()
+	}
 	s.mux.Handle("DELETE "+f.res.listPath+"/{id}", s.authenticated(http.HandlerFunc(f.deleteOne)))
-	s.families = append(s.families, familyDoc{path: f.res.listPath, listKey: f.listKey, prefix: f.prefix,
-		body: reflect.TypeFor[B](), create: reflect.TypeFor[C](), update: reflect.TypeFor[U]()})
+	s.families = append(s.families, doc)
 }
 
 // change returns the store's options that write the audit event of a
@@ -161,13 +179,16 @@ func (f family[T, C, U, B]) createOne(w http.ResponseWriter, r *http.Request) {
 
 func (f family[T, C, U, B]) listPage(w http.ResponseWriter, r *http.Request) {
 	page, e := readPage(r, f.prefix)
+	if e == nil {
+		page.Match, e = readFilter(r, f.objects, f.res.listPath, f.body)
+	}
 	if e != nil {
 		writeError(w, r, e)
 		return
 	}
 	items, next, err := f.listOf(r, page)
 	if err != nil {
-		f.s.writeStoreError(w, r, err, f.res, "")
+		f.s.listError(w, r, err, f.res)
 		return
 	}
 	list := client.Page[B]{Key: f.listKey, Items: make([]B, len(items))}

@@ -3,10 +3,15 @@ package api
 import (
 	"bytes"
 	"encoding/json"
+	"net/http"
 	"net/http/httptest"
+	"reflect"
+	"strings"
 	"testing"
 
 	"github.com/sluicehq/sluice/client"
+	"github.com/sluicehq/sluice/internal/store"
+	"github.com/sluicehq/sluice/producer"
 )
 
 // TestListBodyBytes checks that a page written as a client.Page has the bytes
@@ -45,5 +50,34 @@ func TestListBodyBytes(t *testing.T) {
 				t.Errorf("page:\n got %s\nwant %s", got.Body, want.String())
 			}
 		})
+	}
+}
+
+// TestReadOnlyFamily checks that a family without create and update is
+// served list, get and delete only: POST and PATCH are 405 naming the
+// methods the paths take, and its document has no create or update body.
+func TestReadOnlyFamily(t *testing.T) {
+	var st *store.Store // never called: the requests end before the store
+	s, err := New(Config{BaseURL: "http://sluice.test"}, Deps{Keys: st, Publisher: (*producer.Producer)(nil)})
+	if err != nil {
+		t.Fatal(err)
+	}
+	route(s, family[store.BotUser, noBody[store.BotUser], noBody[store.BotUser], client.BotUser]{
+		res: resource{noun: "read-only thing", listPath: "/read_only"}, prefix: "bot_", listKey: "read_only",
+		get: st.GetBotUser, list: st.ListBotUsers, delete: st.DeleteBotUser,
+	})
+	doc := s.families[len(s.families)-1]
+	if doc.path != "/read_only" || doc.create != nil || doc.update != nil || doc.body != reflect.TypeFor[client.BotUser]() {
+		t.Fatalf("documented %+v", doc)
+	}
+	for _, c := range []struct{ method, path, allow string }{
+		{http.MethodPost, "/read_only", "GET"},
+		{http.MethodPatch, "/read_only/bot_1", "GET, DELETE"},
+	} {
+		w := httptest.NewRecorder()
+		s.ServeHTTP(w, httptest.NewRequest(c.method, c.path, strings.NewReader("{}")))
+		if w.Code != http.StatusMethodNotAllowed || w.Header().Get("Allow") != c.allow {
+			t.Errorf("%s %s: %d, Allow %q; want 405, Allow %q: %s", c.method, c.path, w.Code, w.Header().Get("Allow"), c.allow, w.Body)
+		}
 	}
 }

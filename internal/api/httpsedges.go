@@ -32,11 +32,20 @@ func (s *Server) routeHTTPSEdges() {
 			return s.withRoutes(ctx, accountID, v, err)
 		},
 		list: func(ctx context.Context, accountID string, page store.Page) ([]edgeWithRoutes, string, error) {
-			items, next, err := e.ListHTTPSEdges(ctx, accountID, page)
+			routes, err := e.HTTPSEdgeRoutesByEdge(ctx, accountID)
 			if err != nil {
 				return nil, "", err
 			}
-			routes, err := e.HTTPSEdgeRoutesByEdge(ctx, accountID)
+			if match := page.Match; match != nil {
+				// ?filter= sees an edge as its body shows it: with its routes.
+				page.Match = func(item any) (bool, error) {
+					if v, ok := item.(store.HTTPSEdge); ok {
+						return match(edgeWithRoutes{HTTPSEdge: v, routes: routes[v.ID]})
+					}
+					return match(item)
+				}
+			}
+			items, next, err := e.ListHTTPSEdges(ctx, accountID, page)
 			if err != nil {
 				return nil, "", err
 			}

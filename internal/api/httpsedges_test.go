@@ -4,6 +4,7 @@ import (
 	"encoding/json"
 	"fmt"
 	"net/http"
+	"net/url"
 	"strings"
 	"sync"
 	"testing"
@@ -66,6 +67,20 @@ func TestHTTPSEdgeRoundTrip(t *testing.T) {
 	wantStatus(t, resp, out, http.StatusOK)
 	if !strings.HasPrefix(string(out), `{"routes":[{"id":"`+r.ID) || !strings.Contains(string(out), `"uri":"`+e.url+e.routes()+`"`) {
 		t.Fatalf("routes %s", out)
+	}
+	for filter, want := range map[string]int{
+		`obj.match.startsWith("/a")`: 1, `obj.match_type == "exact_path"`: 0, `!has(obj.circuit_breaker)`: 1,
+	} {
+		resp, out = e.call(t, e.token, http.MethodGet, e.routes()+"?filter="+url.QueryEscape(filter), "")
+		wantStatus(t, resp, out, http.StatusOK)
+		if got := strings.Count(string(out), `"edge_id"`); got != want {
+			t.Errorf("routes ?filter=%s: %d routes, want %d: %s", filter, got, want, out)
+		}
+	}
+	resp, out = e.call(t, e.token, http.MethodGet, "/edges/https?filter="+url.QueryEscape(`"a.apps.example.com:443" in obj.hostports && size(obj.routes) == 1`), "")
+	wantStatus(t, resp, out, http.StatusOK)
+	if !strings.Contains(string(out), e.edge.ID) {
+		t.Errorf("edges ?filter= on hostports and routes: %s", out)
 	}
 	resp, out = e.call(t, e.token, http.MethodPatch, "/edges/https/"+e.edge.ID, `{"hostports":[],"metadata":"m"}`)
 	wantStatus(t, resp, out, http.StatusOK)

@@ -43,7 +43,8 @@ func (s *Server) resourceURI(_ *http.Request, path string) string {
 }
 
 // listURIs returns the full URL of the list requested and that of its next
-// page, nil after the last page (next is "").
+// page, nil after the last page (next is ""), which carries the request's
+// filter.
 func (s *Server) listURIs(r *http.Request, page store.Page, next string) (string, *string) {
 	uri := s.resourceURI(r, r.URL.Path)
 	if r.URL.RawQuery != "" {
@@ -53,6 +54,7 @@ func (s *Server) listURIs(r *http.Request, page store.Page, next string) (string
 		return uri, nil
 	}
 	q := url.Values{"limit": {strconv.Itoa(page.Limit)}, "before_id": {next}}
+	withFilter(r, q)
 	nextURI := s.resourceURI(r, r.URL.Path) + "?" + q.Encode()
 	return uri, &nextURI
 }

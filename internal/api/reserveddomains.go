@@ -91,20 +91,28 @@ func (s *Server) reservedDomainResponse(r *http.Request, d store.ReservedDomain)
 			body.ACMEChallengeCNAMETarget = &acme
 		}
 	}
-	if p := d.CertPolicy; p != nil {
-		body.CertificateManagementPolicy = &client.DomainCertPolicy{Authority: p.Authority, PrivateKeyType: p.PrivateKeyType}
+	body.CertificateManagementPolicy, body.CertificateManagementStatus = certificateBodies(d.CertPolicy, d.CertStatus)
+	return body
+}
+
+// certificateBodies are a certificate policy and its status as the API
+// shows them, an agent ingress's or a reserved domain's; nil for nil.
+func certificateBodies(p *store.CertificatePolicy, st *store.CertificateStatus) (*client.CertificatePolicy, *client.CertificateStatus) {
+	var policy *client.CertificatePolicy
+	if p != nil {
+		policy = &client.CertificatePolicy{Authority: p.Authority, PrivateKeyType: p.PrivateKeyType}
 	}
-	if st := d.CertStatus; st != nil {
-		body.CertificateManagementStatus = &client.DomainCertStatus{RenewsAt: timeText(st.RenewsAt)}
-		if j := st.ProvisioningJob; j != nil {
-			job := &client.DomainCertJob{Msg: j.Msg, StartedAt: j.StartedAt.UTC().Format(createdAtLayout), RetriesAt: timeText(j.RetriesAt)}
-			if j.ErrorCode != "" {
-				job.ErrorCode = &j.ErrorCode
-			}
-			body.CertificateManagementStatus.ProvisioningJob = job
+	if st == nil {
+		return policy, nil
+	}
+	status := &client.CertificateStatus{RenewsAt: timeText(st.RenewsAt)}
+	if j := st.ProvisioningJob; j != nil {
+		status.ProvisioningJob = &client.CertificateJob{Msg: j.Msg, StartedAt: j.StartedAt.UTC().Format(createdAtLayout), RetriesAt: timeText(j.RetriesAt)}
+		if j.ErrorCode != "" {
+			status.ProvisioningJob.ErrorCode = &j.ErrorCode
 		}
 	}
-	return body
+	return policy, status
 }
 
 // timeText is t as the API writes times, or nil for nil.
@@ -116,42 +124,28 @@ func timeText(t *time.Time) *string {
 	return &text
 }
 
-// domainCertPolicyInput is a certificate_management_policy sent: authority
-// letsencrypt (the default), private_key_type rsa or ecdsa (the default).
-type domainCertPolicyInput struct {
-	Authority      string `json:"authority"`
-	PrivateKeyType string `json:"private_key_type"`
-}
-
-func (p *domainCertPolicyInput) policy() *store.DomainCertPolicy {
-	if p == nil {
-		return nil
-	}
-	return &store.DomainCertPolicy{Authority: p.Authority, PrivateKeyType: p.PrivateKeyType}
-}
-
 // reservedDomainCreate is the body of a create.
 type reservedDomainCreate struct {
-	Description                 string                 `json:"description"`
-	Metadata                    string                 `json:"metadata"`
-	Domain                      string                 `json:"domain"`
-	Region                      string                 `json:"region"`
-	CertificateManagementPolicy *domainCertPolicyInput `json:"certificate_management_policy"`
+	Description                 string             `json:"description"`
+	Metadata                    string             `json:"metadata"`
+	Domain                      string             `json:"domain"`
+	Region                      string             `json:"region"`
+	CertificateManagementPolicy *certificatePolicy `json:"certificate_management_policy"`
 }
 
 func (in reservedDomainCreate) apply(d *store.ReservedDomain) {
 	d.Description, d.Metadata, d.Domain, d.Region = in.Description, in.Metadata, in.Domain, in.Region
-	d.CertPolicy = in.CertificateManagementPolicy.policy()
+	d.CertPolicy = in.CertificateManagementPolicy.stored()
 }
 
 // reservedDomainUpdate is the body of an update: the fields sent are set.
 // The domain cannot change; DELETE .../certificate_management_policy
 // removes the policy.
 type reservedDomainUpdate struct {
-	Description                 *string                `json:"description"`
-	Metadata                    *string                `json:"metadata"`
-	Region                      *string                `json:"region"`
-	CertificateManagementPolicy *domainCertPolicyInput `json:"certificate_management_policy"`
+	Description                 *string            `json:"description"`
+	Metadata                    *string            `json:"metadata"`
+	Region                      *string            `json:"region"`
+	CertificateManagementPolicy *certificatePolicy `json:"certificate_management_policy"`
 }
 
 func (in reservedDomainUpdate) apply(d *store.ReservedDomain) {
@@ -159,7 +153,7 @@ func (in reservedDomainUpdate) apply(d *store.ReservedDomain) {
 	setSent(&d.Metadata, in.Metadata)
 	setSent(&d.Region, in.Region)
 	if in.CertificateManagementPolicy != nil {
-		d.CertPolicy = in.CertificateManagementPolicy.policy()
+		d.CertPolicy = in.CertificateManagementPolicy.stored()
 	}
 }
 

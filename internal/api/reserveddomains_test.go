@@ -42,7 +42,7 @@ func TestReservedDomainRoundTrip(t *testing.T) {
 		w.Certificate != nil || w.HTTPEndpointConfiguration != nil || w.HTTPSEndpointConfiguration != nil {
 		t.Fatalf("wildcard %+v", w)
 	}
-	if p := w.CertificateManagementPolicy; p == nil || *p != (client.DomainCertPolicy{Authority: "letsencrypt", PrivateKeyType: "ecdsa"}) {
+	if p := w.CertificateManagementPolicy; p == nil || *p != (client.CertificatePolicy{Authority: "letsencrypt", PrivateKeyType: "ecdsa"}) {
 		t.Fatalf("wildcard policy %+v", p)
 	}
 	st := w.CertificateManagementStatus

@@ -24,6 +24,7 @@ var (
 	destinationResource  = resource{noun: "event destination", listPath: client.EventDestinationsPath}
 	subscriptionResource = resource{noun: "event subscription", listPath: client.EventSubscriptionsPath}
 	agentIngressResource = resource{noun: "agent ingress", listPath: client.AgentIngressesPath, taken: CodeIngressDomainTaken}
+	appSessionResource   = resource{noun: "application session", listPath: client.AppSessionsPath}
 	apiKeyResource       = resource{noun: "API key", listPath: client.APIKeysPath}
 	botUserResource      = resource{noun: "bot user", listPath: client.BotUsersPath}
 	credentialResource   = resource{noun: "tunnel credential", listPath: client.CredentialsPath}

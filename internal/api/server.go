@@ -202,6 +202,9 @@ type Deps struct {
 	// AgentIngresses keeps agent ingresses; nil: the /agent_ingresses
 	// routes are not served.
 	AgentIngresses AgentIngresses
+	// AppSessions keeps application sessions; nil: the /app/sessions
+	// routes are not served.
+	AppSessions AppSessions
 	// APIKeys keeps API keys; nil: the /api_keys routes are not served.
 	APIKeys APIKeys
 	// BotUsers keeps bot users; nil: the /bot_users routes are not served.
@@ -268,6 +271,8 @@ type Server struct {
 
 	// agentIngresses is nil when its routes are not served.
 	agentIngresses AgentIngresses
+	// appSessions is nil when its routes are not served.
+	appSessions AppSessions
 	// httpsEdges is nil when its routes are not served.
 	httpsEdges HTTPSEdges
 
@@ -289,7 +294,7 @@ func New(cfg Config, deps Deps) (*Server, error) {
 	if deps.Keys == nil || deps.Publisher == nil {
 		return nil, errors.New("api: Keys and Publisher are required")
 	}
-	if deps.Destinations != nil || deps.Subscriptions != nil || deps.AgentIngresses != nil || deps.APIKeys != nil || deps.BotUsers != nil || deps.Credentials != nil || deps.HTTPSEdges != nil || deps.ReservedDomains != nil {
+	if deps.Destinations != nil || deps.Subscriptions != nil || deps.AgentIngresses != nil || deps.AppSessions != nil || deps.APIKeys != nil || deps.BotUsers != nil || deps.Credentials != nil || deps.HTTPSEdges != nil || deps.ReservedDomains != nil {
 		if u, err := url.Parse(cfg.BaseURL); err != nil || (u.Scheme != "http" && u.Scheme != "https") || u.Host == "" {
 			return nil, fmt.Errorf("api: BaseURL %q is not a full http or https URL: the management routes need the scheme and host clients reach the API at, for the uri of resources and audit events", cfg.BaseURL)
 		}
@@ -331,6 +336,7 @@ func New(cfg Config, deps Deps) (*Server, error) {
 	}
 	s.deliveryStatus, s.destinationTrial = deps.DeliveryStatus, deps.DestinationTrial
 	s.agentIngresses = deps.AgentIngresses
+	s.appSessions = deps.AppSessions
 	s.httpsEdges = deps.HTTPSEdges
 	if s.destinations != nil {
 		s.routeDestinations()
@@ -347,6 +353,9 @@ func New(cfg Config, deps Deps) (*Server, error) {
 	}
 	if s.agentIngresses != nil {
 		s.routeAgentIngresses()
+	}
+	if s.appSessions != nil {
+		s.routeAppSessions()
 	}
 	if s.apiKeys != nil {
 		s.routeAPIKeys()

@@ -153,6 +153,13 @@ func AgentIngresses() Spec {
 	}
 }
 
+// AppSessions is the family of application sessions, /app/sessions
+// (specification sections 2.7 and 4.3a). The edge records them; the API
+// lists, shows and revokes them, and sets no field.
+func AppSessions() Spec {
+	return Spec{Prefix: schemas.PrefixAppSession, Path: client.AppSessionsPath, ListKey: client.AppSessionsListKey}
+}
+
 // MaxDomain is the longest domain name, in bytes (RFC 1035).
 const MaxDomain = 253
 

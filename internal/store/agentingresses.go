@@ -2,9 +2,9 @@ package store
 
 import (
 	"context"
-	"strings"
 	"time"
 
+	"github.com/sluicehq/sluice/internal/dnsname"
 	"github.com/sluicehq/sluice/internal/resource"
 )
 
@@ -35,22 +35,6 @@ type AgentIngress struct {
 	ProvisioningSince *time.Time `json:"provisioning_since,omitempty"`
 }
 
-// CertificatePolicy is how a domain's certificates are managed.
-type CertificatePolicy struct {
-	// Authority is "letsencrypt", the only one; "" takes it.
-	Authority string `json:"authority"`
-	// PrivateKeyType is "rsa" or "ecdsa"; "" takes DefaultKeyType.
-	PrivateKeyType string `json:"private_key_type"`
-}
-
-// The certificate authorities and private key types of a
-// CertificatePolicy.
-const (
-	AuthorityLetsEncrypt = "letsencrypt"
-	KeyTypeRSA           = "rsa"
-	KeyTypeECDSA         = "ecdsa"
-)
-
 // check normalizes a (its domain in lower case without a final dot, the
 // defaults of its policy, the start of its provisioning) and returns a
 // *ValidationError for the first field that breaks a rule, or nil.
@@ -62,9 +46,9 @@ func (a *AgentIngress) check() error {
 	if err := checkText(spec.Field("metadata"), a.Metadata); err != nil {
 		return err
 	}
-	domain, err := CheckDomain("domain", a.Domain)
+	domain, err := dnsname.Check(a.Domain, 0)
 	if err != nil {
-		return err
+		return invalid("domain", "%s", err)
 	}
 	a.Domain = domain
 	p := a.CertificatePolicy
@@ -72,61 +56,14 @@ func (a *AgentIngress) check() error {
 		a.ProvisioningSince = nil
 		return nil
 	}
-	switch p.Authority {
-	case "":
-		p.Authority = AuthorityLetsEncrypt
-	case AuthorityLetsEncrypt:
-	default:
-		return invalid("certificate_management_policy.authority", "%q is not supported: the only authority is %q", p.Authority, AuthorityLetsEncrypt)
-	}
-	switch p.PrivateKeyType {
-	case "":
-		p.PrivateKeyType = KeyTypeRSA
-	case KeyTypeRSA, KeyTypeECDSA:
-	default:
-		return invalid("certificate_management_policy.private_key_type", "%q is not supported: give %q (the default) or %q", p.PrivateKeyType, KeyTypeRSA, KeyTypeECDSA)
+	if err := p.check(KeyTypeRSA); err != nil {
+		return err
 	}
 	if a.ProvisioningSince == nil {
 		now := time.Now().UTC().Truncate(time.Millisecond)
 		a.ProvisioningSince = &now
 	}
 	return nil
-}
-
-// CheckDomain returns value as a fully qualified domain name in lower
-// case, without its final dot, or a *ValidationError of field: the name
-// has labels of a to z, 0 to 9 and hyphens (punycode, xn--, for others),
-// neither starting nor ending with a hyphen, of at most 63 bytes each,
-// at least two, and at most 253 bytes in all.
-func CheckDomain(field, value string) (string, error) {
-	const allowed = "labels of a to z, 0 to 9 and hyphens, not starting or ending with a hyphen, at most 63 bytes each and 253 in all, such as ingress.example.com (punycode xn-- for other letters)"
-	if value == "" {
-		return "", invalid(field, "is required: give a fully qualified domain name, %s", allowed)
-	}
-	domain := strings.ToLower(strings.TrimSuffix(value, "."))
-	if len(domain) > resource.MaxDomain {
-		return "", invalid(field, "is %d bytes long, more than %d: give a domain name of %s", len(domain), resource.MaxDomain, allowed)
-	}
-	labels := strings.Split(domain, ".")
-	if len(labels) < 2 {
-		return "", invalid(field, "%q is not fully qualified: give a name with at least two labels, %s", value, allowed)
-	}
-	for _, label := range labels {
-		switch {
-		case label == "":
-			return "", invalid(field, "%q has an empty label: give %s", value, allowed)
-		case len(label) > 63:
-			return "", invalid(field, "%q has a label of %d bytes, more than 63: give %s", value, len(label), allowed)
-		case label[0] == '-' || label[len(label)-1] == '-':
-			return "", invalid(field, "%q has a label %q starting or ending with a hyphen: give %s", value, label, allowed)
-		}
-		for i := 0; i < len(label); i++ {
-			if c := label[i]; (c < 'a' || c > 'z') && (c < '0' || c > '9') && c != '-' {
-				return "", invalid(field, "%q has %q in label %q: give %s", value, rune(c), label, allowed)
-			}
-		}
-	}
-	return domain, nil
 }
 
 // agentIngresses declares agent ingresses (see family): their domains are

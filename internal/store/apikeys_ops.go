@@ -60,6 +60,9 @@ func (s *Store) GetAPIKey(ctx context.Context, accountID, id string) (APIKey, er
 // outside 1 to MaxPageLimit or a malformed BeforeID, or an error wrapping
 // ErrNotFound if accountID is not an account id.
 func (s *Store) ListAPIKeys(ctx context.Context, accountID string, page Page) ([]APIKey, string, error) {
+	if match := page.Match; match != nil { // it matches APIKeys, not records
+		page.Match = func(item any) (bool, error) { return match(item.(apiKeyRecord).apiKey()) }
+	}
 	records, next, err := apiKeys.list(ctx, s, accountID, page)
 	if err != nil {
 		return nil, "", err

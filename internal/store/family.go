@@ -5,6 +5,7 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
+	"slices"
 	"time"
 
 	"github.com/nats-io/nats.go/jetstream"
@@ -64,6 +65,18 @@ type family[T any] struct {
 	// together or not at all, and a compare-and-swap conflict on any
 	// starts the delete over.
 	cascade func(ctx context.Context, s *Store, v T) ([]write, error)
+	// hidden reports whether v, though stored, is gone, such as an
+	// application session past its expiry: get, list, update and delete
+	// treat it as absent, until something removes it.
+	hidden func(s *Store, v T) bool
+}
+
+// gone returns ErrNotFound if the family hides v, else nil.
+func (f *family[T]) gone(s *Store, v T) error {
+	if f.hidden != nil && f.hidden(s, v) {
+		return ErrNotFound
+	}
+	return nil
 }
 
 // refusal is an error of a hook that answers the call, such as an
@@ -173,6 +186,9 @@ func (f *family[T]) get(ctx context.Context, s *Store, accountID, id string) (T,
 		return zero, err
 	}
 	v, _, err := getRecord[T](ctx, s, f.key(accountID, id))
+	if err == nil {
+		err = f.gone(s, v)
+	}
 	if err != nil {
 		return zero, fmt.Errorf("reading %s %s: %w", f.noun, id, err)
 	}
@@ -183,9 +199,16 @@ func (f *family[T]) get(ctx context.Context, s *Store, accountID, id string) (T,
 // and the BeforeID of the next page, "" after the last page.
 //
 // It returns a *ValidationError (matching ErrInvalid) for a page limit
-// outside 1 to MaxPageLimit or a malformed BeforeID, or an error wrapping
-// ErrNotFound if accountID is not an account id.
+// outside 1 to MaxPageLimit or a malformed BeforeID, an error wrapping
+// ErrNotFound if accountID is not an account id, or the error of the
+// page's Match as it is. The account's resources are read in full, then
+// sorted, cut after BeforeID and matched.
 func (f *family[T]) list(ctx context.Context, s *Store, accountID string, page Page) ([]T, string, error) {
+	return f.listWhere(ctx, s, accountID, page, nil)
+}
+
+// listWhere is list of the resources keep returns true for (nil: all).
+func (f *family[T]) listWhere(ctx context.Context, s *Store, accountID string, page Page, keep func(v *T) bool) ([]T, string, error) {
 	page, err := page.resolve(f.prefix)
 	if err != nil {
 		return nil, "", err
@@ -197,39 +220,18 @@ func (f *family[T]) list(ctx context.Context, s *Store, accountID string, page P
 	if err != nil {
 		return nil, "", fmt.Errorf("listing %ss: %w", f.noun, err)
 	}
-	items, next := paginate(all, func(v T) string {
+	all = slices.DeleteFunc(all, func(v T) bool { return f.gone(s, v) != nil || keep != nil && !keep(&v) })
+	return paginate(all, func(v T) string {
 		id, _, _ := f.meta(&v)
 		return *id
 	}, page)
-	return items, next, nil
 }
 
 // listIn returns a page of the account's resources that belong to the
 // resource parentID (see family.parent), newest first, as list does: the
 // family's other resources are skipped, as if they were not there.
 func (f *family[T]) listIn(ctx context.Context, s *Store, accountID, parentID string, page Page) ([]T, string, error) {
-	page, err := page.resolve(f.prefix)
-	if err != nil {
-		return nil, "", err
-	}
-	if err := schemas.CheckID(schemas.PrefixAccount, accountID); err != nil {
-		return nil, "", fmt.Errorf("account %q: %w", accountID, ErrNotFound)
-	}
-	all, err := listRecords[T](ctx, s, f.filter(accountID))
-	if err != nil {
-		return nil, "", fmt.Errorf("listing %ss: %w", f.noun, err)
-	}
-	mine := all[:0]
-	for _, v := range all {
-		if *f.parent(&v) == parentID {
-			mine = append(mine, v)
-		}
-	}
-	items, next := paginate(mine, func(v T) string {
-		id, _, _ := f.meta(&v)
-		return *id
-	}, page)
-	return items, next, nil
+	return f.listWhere(ctx, s, accountID, page, func(v *T) bool { return *f.parent(v) == parentID })
 }
 
 // update changes the resource of the account with the id: it calls fn on
@@ -252,6 +254,9 @@ func (f *family[T]) update(ctx context.Context, s *Store, accountID, id string, 
 	}
 	var fnErr error
 	_, after, err := modify(ctx, s, f.key(accountID, id), func(v *T) error {
+		if err := f.gone(s, *v); err != nil {
+			return err
+		}
 		was := *v
 		id, account, createdAt := f.meta(v)
 		keepID, keepAccount, keepCreated := *id, *account, *createdAt
@@ -318,6 +323,9 @@ func (f *family[T]) remove(ctx context.Context, s *Store, accountID, id string, 
 	var deleted T
 	err := retryConflicts(ctx, func() error {
 		v, rev, err := getRecord[T](ctx, s, key)
+		if err == nil {
+			err = f.gone(s, v)
+		}
 		if err != nil {
 			return err
 		}

@@ -15,6 +15,7 @@ import (
 //	agent_ingresses.<account_id>.<agent_ingress_id>           AgentIngress
 //	agent_ingress_domains.<hex sha-256 of folded domain>      uniqueEntry (written with its AgentIngress; across accounts)
 //	account_names.<hex sha-256 of folded name>                accountNameIndex (written with its Account)
+//	app_sessions.<account_id>.<app_session_id>                AppSession (hidden once expired; RemoveExpiredAppSessions deletes it)
 //	api_keys.<account_id>.<api_key_id>                        APIKey (without its token)
 //	api_key_hashes.<hex sha-256 of token>                     apiKeyIndex (written before the APIKey)
 //	api_key_deletions.<account_id>                            keyDeletions (API keys being deleted)

@@ -24,6 +24,7 @@ const (
 	DefaultMaxRunningReplay  = 5
 	DefaultMaxAPIKeys        = 100
 	DefaultMaxAgentIngresses = 100
+	DefaultMaxAppSessions    = 1000
 	DefaultMaxBotUsers       = 100
 	DefaultMaxCredentials    = 100
 	// DefaultMaxHTTPSEdges and DefaultMaxHTTPSEdgeRoutes are the most
@@ -56,6 +57,11 @@ type Limits struct {
 	// AgentIngresses is the most agent ingresses of an account; default
 	// DefaultMaxAgentIngresses.
 	AgentIngresses int
+	// AppSessions is the most application sessions of an account;
+	// default DefaultMaxAppSessions, ten times the other limits, as there
+	// is one per end user logged in. Past it, a login evicts the least
+	// recently active session (RecordAppSession).
+	AppSessions int
 	// BotUsers is the most bot users of an account; default
 	// DefaultMaxBotUsers.
 	BotUsers int
@@ -94,6 +100,9 @@ func (l *Limits) setDefaults() {
 	if l.AgentIngresses <= 0 {
 		l.AgentIngresses = DefaultMaxAgentIngresses
 	}
+	if l.AppSessions <= 0 {
+		l.AppSessions = DefaultMaxAppSessions
+	}
 	if l.BotUsers <= 0 {
 		l.BotUsers = DefaultMaxBotUsers
 	}
@@ -129,6 +138,7 @@ const (
 	LimitRunningReplays         = "running replays"
 	LimitAPIKeys                = "api keys"
 	LimitAgentIngresses         = "agent ingresses"
+	LimitAppSessions            = "application sessions"
 	LimitBotUsers               = "bot users"
 	LimitCredentials            = "tunnel credentials"
 	LimitHTTPSEdges             = "HTTPS edges"

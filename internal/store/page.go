@@ -22,6 +22,14 @@ type Page struct {
 	// items older than it. It is the nextBeforeID a list returned, and need
 	// not name an item that still exists.
 	BeforeID string
+	// Match, if set, keeps the items it returns true for and drops the
+	// others before the page is cut, so that a page holds up to Limit
+	// items that match and the next page starts after its last (the API's
+	// ?filter=). It gets an item as the list returns it, and is called
+	// on the items after BeforeID, newest first, until the page and one
+	// more match are found. Its error ends the list and is returned as it
+	// is.
+	Match func(item any) (bool, error)
 }
 
 // resolve returns the page with its default applied, or a *ValidationError
@@ -50,7 +58,7 @@ func (p Page) resolve(prefix string) (Page, error) {
 // exists. The store makes ids with schemas.IDs (see Store.newID), whose
 // string order is their creation order to the nanosecond; ids made before
 // it sort by creation only to the second.
-func paginate[T any](items []T, id func(T) string, p Page) ([]T, string) {
+func paginate[T any](items []T, id func(T) string, p Page) ([]T, string, error) {
 	slices.SortFunc(items, func(a, b T) int { return strings.Compare(id(b), id(a)) })
 	if p.BeforeID != "" {
 		start, _ := slices.BinarySearchFunc(items, p.BeforeID, func(item T, before string) int {
@@ -62,9 +70,24 @@ func paginate[T any](items []T, id func(T) string, p Page) ([]T, string) {
 		}
 		items = items[start:]
 	}
+	if p.Match != nil {
+		var kept []T
+		for _, item := range items {
+			ok, err := p.Match(item)
+			if err != nil {
+				return nil, "", err
+			}
+			if ok {
+				if kept = append(kept, item); len(kept) > p.Limit {
+					break
+				}
+			}
+		}
+		items = kept
+	}
 	if len(items) <= p.Limit {
-		return items, ""
+		return items, "", nil
 	}
 	items = items[:p.Limit]
-	return items, id(items[len(items)-1])
+	return items, id(items[len(items)-1]), nil
 }

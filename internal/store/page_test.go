@@ -1,6 +1,8 @@
 package store_test
 
 import (
+	"errors"
+	"fmt"
 	"slices"
 	"strings"
 	"testing"
@@ -124,5 +126,66 @@ func TestListPageValidation(t *testing.T) {
 			}
 			wantInvalid(t, err, tt.wantField)
 		})
+	}
+}
+
+// TestListMatchPages pages through 250 bot users 10 at a time with a Match
+// that keeps one in three: each page holds 10 that match, or fewer on the
+// last, the pages hold each match once, newest first, and a page reads no
+// further than the one more match that says there is a next page. An
+// error of Match is returned as it is.
+func TestListMatchPages(t *testing.T) {
+	const count, limit = 250, 10
+	e := newEnvWith(t, store.Config{Limits: store.Limits{BotUsers: count}})
+	account := e.createAccount(t, "acme")
+	var want []string
+	for i := range count {
+		b, err := e.store.CreateBotUser(e.ctx, account.ID, store.BotUser{Name: fmt.Sprintf("bot %d", i)})
+		if err != nil {
+			t.Fatal(err)
+		}
+		if i%3 == 0 {
+			want = append(want, b.ID)
+		}
+	}
+	slices.SortFunc(want, func(a, b string) int { return strings.Compare(b, a) })
+	calls := 0
+	keep := func(item any) (bool, error) {
+		calls++
+		var n int
+		_, err := fmt.Sscanf(item.(store.BotUser).Name, "bot %d", &n)
+		return n%3 == 0, err
+	}
+
+	var got []string
+	page := store.Page{Limit: limit, Match: keep}
+	for pages := 1; ; pages++ {
+		calls = 0
+		items, next, err := e.store.ListBotUsers(e.ctx, account.ID, page)
+		if err != nil {
+			t.Fatalf("ListBotUsers(%+v): %v", page, err)
+		}
+		if next != "" && (len(items) != limit || next != items[len(items)-1].ID) {
+			t.Fatalf("page %d has %d items and next %s, want %d and its last", pages, len(items), next, limit)
+		}
+		if next != "" && calls > 3*(limit+1) {
+			t.Fatalf("page %d called Match %d times, want at most %d", pages, calls, 3*(limit+1))
+		}
+		for _, b := range items {
+			got = append(got, b.ID)
+		}
+		if next == "" || pages > count {
+			break
+		}
+		page.BeforeID = next
+	}
+	if !slices.Equal(got, want) {
+		t.Fatalf("paged through %d bot users, want each of the %d that match once, newest first", len(got), len(want))
+	}
+
+	failed := errors.New("no")
+	_, _, err := e.store.ListBotUsers(e.ctx, account.ID, store.Page{Match: func(any) (bool, error) { return false, failed }})
+	if err != failed {
+		t.Errorf("a Match failing: %v, want its error", err)
 	}
 }

@@ -10,6 +10,7 @@ import (
 
 	"golang.org/x/net/publicsuffix"
 
+	"github.com/sluicehq/sluice/internal/dnsname"
 	"github.com/sluicehq/sluice/internal/resource"
 )
 
@@ -31,124 +32,34 @@ type ReservedDomain struct {
 	// Region is one of DomainRegions, or "" for none (null); deprecated.
 	Region string `json:"region,omitempty"`
 	// CertPolicy is nil when certificates are not managed.
-	CertPolicy *DomainCertPolicy `json:"certificate_management_policy,omitempty"`
+	CertPolicy *CertificatePolicy `json:"certificate_management_policy,omitempty"`
 	// CertStatus is nil exactly when CertPolicy is.
-	CertStatus *DomainCertStatus `json:"certificate_management_status,omitempty"`
+	CertStatus *CertificateStatus `json:"certificate_management_status,omitempty"`
 }
-
-// DomainCertPolicy is how the certificate of a domain is managed (spec
-// 2.1, 2.2).
-type DomainCertPolicy struct {
-	// Authority is "letsencrypt", the only one.
-	Authority string `json:"authority"`
-	// PrivateKeyType is "rsa" or "ecdsa".
-	PrivateKeyType string `json:"private_key_type"`
-}
-
-// DomainCertStatus is where the management of a domain's certificate is.
-type DomainCertStatus struct {
-	// RenewsAt is nil until a certificate exists.
-	RenewsAt *time.Time `json:"renews_at,omitempty"`
-	// ProvisioningJob is nil when no certificate is being provisioned.
-	ProvisioningJob *DomainCertJob `json:"provisioning_job,omitempty"`
-}
-
-// DomainCertJob is a certificate being provisioned or renewed.
-type DomainCertJob struct {
-	ErrorCode string     `json:"error_code,omitempty"`
-	Msg       string     `json:"msg"`
-	StartedAt time.Time  `json:"started_at"`
-	RetriesAt *time.Time `json:"retries_at,omitempty"`
-}
-
-// The values of a DomainCertPolicy.
-const (
-	DomainAuthorityLetsEncrypt = "letsencrypt"
-	DomainKeyRSA               = "rsa"
-	DomainKeyECDSA             = "ecdsa"
-)
-
-// DomainProvisioningMsg is the msg of the job a new policy starts.
-const DomainProvisioningMsg = "certificate provisioning is in progress"
 
 // DomainRegions are the values of a reserved domain's region (spec 2.2).
 var DomainRegions = []string{"au", "eu", "ap", "us", "us-cal-1", "jp", "in", "sa"}
 
-// newDomainCertStatus is the status of a certificate policy just set: a
-// provisioning job in progress since now, and no renewal yet (spec 3).
-func newDomainCertStatus(now time.Time) *DomainCertStatus {
-	return &DomainCertStatus{ProvisioningJob: &DomainCertJob{Msg: DomainProvisioningMsg, StartedAt: now.UTC()}}
-}
-
 // IsWildcardDomain reports whether a domain is a wildcard, "*." and a name.
 func IsWildcardDomain(domain string) bool { return strings.HasPrefix(domain, "*.") }
 
-// CheckReservedDomain returns the domain lower-cased, or a *ValidationError of the
-// field "domain": a plain domain must be a fully qualified name (labels of
-// a-z, 0-9 and hyphen, neither first nor last a hyphen, at most 63 bytes
-// each and 253 in all, punycode "xn--" labels allowed, one trailing dot
-// dropped) of two labels or more; a wildcard is "*." and such a name, only
-// its first label "*", and it may not cover a whole public suffix, such as
-// *.co.uk or *.github.io: a wildcard certificate of a public suffix would
-// take every registrant's names under it, which no certificate authority
-// issues and no one account may claim.
+// CheckReservedDomain returns the domain lower-cased, or a
+// *ValidationError of the field "domain": a domain name by dnsname.Check,
+// or a wildcard, "*." and such a name, that does not cover a whole public
+// suffix, such as *.co.uk or *.github.io: a wildcard certificate of a
+// public suffix would take every registrant's names under it, which no
+// certificate authority issues and no one account may claim.
 func CheckReservedDomain(domain string) (string, error) {
-	d := strings.TrimSuffix(strings.ToLower(domain), ".")
-	if d == "" {
-		return "", invalid("domain", "is required: give a domain such as app.example.com or *.sub.example.com")
+	d, err := dnsname.Check(domain, dnsname.Wildcard)
+	if err != nil {
+		return "", invalid("domain", "%s", err)
 	}
-	if len(d) > resource.MaxDomain {
-		return "", invalid("domain", "is %d bytes long, and a domain name may have at most %d", len(d), resource.MaxDomain)
-	}
-	base, wildcard := strings.CutPrefix(d, "*.")
-	if err := checkDomainName(base, wildcard); err != nil {
-		return "", err
-	}
-	if wildcard {
-		suffix, _ := publicsuffix.PublicSuffix(base)
-		if suffix == base {
+	if base, wildcard := strings.CutPrefix(d, "*."); wildcard {
+		if suffix, _ := publicsuffix.PublicSuffix(base); suffix == base {
 			return "", invalid("domain", "%q covers the whole public suffix %q, which no account may reserve: reserve a wildcard of a name you own under it, such as *.sub.%s", domain, base, base)
 		}
 	}
 	return d, nil
-}
-
-// checkDomainName checks the name after any "*." of a domain.
-func checkDomainName(name string, wildcard bool) error {
-	labels := strings.Split(name, ".")
-	if len(labels) < 2 && !wildcard {
-		return invalid("domain", "%q is not a fully qualified domain name: give at least two labels, such as app.example.com", name)
-	}
-	for _, l := range labels {
-		if l == "*" {
-			return invalid("domain", "may have a wildcard only as its first label, exactly \"*\", as in *.sub.example.com")
-		}
-		if err := checkDomainLabel(l); err != nil {
-			return err
-		}
-	}
-	return nil
-}
-
-func checkDomainLabel(l string) error {
-	switch {
-	case l == "":
-		return invalid("domain", "has an empty label: labels are separated by one dot")
-	case len(l) > 63:
-		return invalid("domain", "has the label %q of %d bytes, and a label may have at most 63", l, len(l))
-	case l[0] == '-' || l[len(l)-1] == '-':
-		return invalid("domain", "has the label %q, which starts or ends with a hyphen: labels are a-z, 0-9 and hyphens not first or last", l)
-	}
-	for i := 0; i < len(l); i++ {
-		c := l[i]
-		if (c < 'a' || c > 'z') && (c < '0' || c > '9') && c != '-' {
-			if c == '*' {
-				return invalid("domain", "may have a wildcard only as its whole first label, exactly \"*\", as in *.sub.example.com")
-			}
-			return invalid("domain", "has %q in the label %q: labels are a-z, 0-9 and hyphen (write other letters in punycode, xn--)", rune(c), l)
-		}
-	}
-	return nil
 }
 
 // CheckNotServiceDomain returns a *ValidationError of the field "domain" if
@@ -174,24 +85,6 @@ func UnderServiceDomain(domain string, serviceDomains []string) bool {
 	return slices.ContainsFunc(serviceDomains, func(sd string) bool { return strings.HasSuffix(domain, "."+sd) })
 }
 
-// checkDomainCertPolicy checks a policy and sets its defaults: the
-// authority letsencrypt when unset, the key type ecdsa when unset.
-func checkDomainCertPolicy(p *DomainCertPolicy) error {
-	if p.Authority == "" {
-		p.Authority = DomainAuthorityLetsEncrypt
-	}
-	if p.Authority != DomainAuthorityLetsEncrypt {
-		return invalid("certificate_management_policy.authority", "is %q, and the only authority is %q", p.Authority, DomainAuthorityLetsEncrypt)
-	}
-	if p.PrivateKeyType == "" {
-		p.PrivateKeyType = DomainKeyECDSA
-	}
-	if p.PrivateKeyType != DomainKeyRSA && p.PrivateKeyType != DomainKeyECDSA {
-		return invalid("certificate_management_policy.private_key_type", "is %q: choose %q or %q (default %q)", p.PrivateKeyType, DomainKeyRSA, DomainKeyECDSA, DomainKeyECDSA)
-	}
-	return nil
-}
-
 // check normalizes d and returns a *ValidationError for the first field
 // that breaks a rule, or nil.
 func (d *ReservedDomain) check() error {
@@ -211,11 +104,11 @@ func (d *ReservedDomain) check() error {
 		return invalid("region", "is %q: choose one of %s, or leave it out (the region is deprecated: traffic is served globally)", d.Region, strings.Join(DomainRegions, ", "))
 	}
 	if d.CertPolicy != nil {
-		if err := checkDomainCertPolicy(d.CertPolicy); err != nil {
+		if err := d.CertPolicy.check(KeyTypeECDSA); err != nil {
 			return err
 		}
 		if d.CertStatus == nil {
-			d.CertStatus = newDomainCertStatus(time.Now())
+			d.CertStatus = newCertificateStatus(time.Now())
 		}
 	} else {
 		d.CertStatus = nil
@@ -273,7 +166,7 @@ func (e *DomainTakenError) Error() string {
 func (e *DomainTakenError) Is(target error) bool { return target == ErrConflict }
 
 // CreateReservedDomain reserves the Domain of in for the account, with its
-// Description, Metadata, Region and DomainCertPolicy; a wildcard without
+// Description, Metadata, Region and CertPolicy; a wildcard without
 // a policy gets letsencrypt and ecdsa. A policy starts a provisioning job.
 //
 // It returns a *ValidationError (matching ErrInvalid) for a field that
@@ -283,7 +176,7 @@ func (e *DomainTakenError) Is(target error) bool { return target == ErrConflict 
 // does not exist.
 func (s *Store) CreateReservedDomain(ctx context.Context, accountID string, in ReservedDomain, opts ...WriteOption) (ReservedDomain, error) {
 	if in.CertPolicy == nil && IsWildcardDomain(in.Domain) {
-		in.CertPolicy = &DomainCertPolicy{Authority: DomainAuthorityLetsEncrypt, PrivateKeyType: DomainKeyECDSA}
+		in.CertPolicy = &CertificatePolicy{Authority: AuthorityLetsEncrypt, PrivateKeyType: KeyTypeECDSA}
 	}
 	d, err := reservedDomains.create(ctx, s, accountID, in, opts)
 	var taken *TakenError

@@ -71,11 +71,11 @@ func TestReservedDomainRules(t *testing.T) {
 	if !errors.As(err, &invalid) || invalid.Field != "region" || !strings.Contains(err.Error(), "au, eu, ap, us, us-cal-1, jp, in, sa") {
 		t.Fatalf("region mars: %v, want a *ValidationError of region listing the regions", err)
 	}
-	_, err = e.store.CreateReservedDomain(e.ctx, account.ID, store.ReservedDomain{Domain: "a.example.com", CertPolicy: &store.DomainCertPolicy{Authority: "zerossl"}})
+	_, err = e.store.CreateReservedDomain(e.ctx, account.ID, store.ReservedDomain{Domain: "a.example.com", CertPolicy: &store.CertificatePolicy{Authority: "zerossl"}})
 	if !errors.As(err, &invalid) || invalid.Field != "certificate_management_policy.authority" {
 		t.Fatalf("authority zerossl: %v, want a *ValidationError of it", err)
 	}
-	_, err = e.store.CreateReservedDomain(e.ctx, account.ID, store.ReservedDomain{Domain: "a.example.com", CertPolicy: &store.DomainCertPolicy{PrivateKeyType: "ed25519"}})
+	_, err = e.store.CreateReservedDomain(e.ctx, account.ID, store.ReservedDomain{Domain: "a.example.com", CertPolicy: &store.CertificatePolicy{PrivateKeyType: "ed25519"}})
 	if !errors.As(err, &invalid) || invalid.Field != "certificate_management_policy.private_key_type" {
 		t.Fatalf("key type ed25519: %v, want a *ValidationError of it", err)
 	}
@@ -101,13 +101,13 @@ func TestReservedDomainLifecycle(t *testing.T) {
 	if schemas.CheckID(schemas.PrefixReservedDomain, w.ID) != nil || w.AccountID != account.ID || w.Domain != "*.sub.example.com" || w.Region != "eu" {
 		t.Fatalf("created %+v", w)
 	}
-	if p := w.CertPolicy; p == nil || *p != (store.DomainCertPolicy{Authority: "letsencrypt", PrivateKeyType: "ecdsa"}) {
+	if p := w.CertPolicy; p == nil || *p != (store.CertificatePolicy{Authority: "letsencrypt", PrivateKeyType: "ecdsa"}) {
 		t.Fatalf("wildcard policy %+v, want letsencrypt ecdsa", p)
 	}
-	if s := w.CertStatus; s == nil || s.RenewsAt != nil || s.ProvisioningJob == nil || s.ProvisioningJob.Msg != store.DomainProvisioningMsg || s.ProvisioningJob.StartedAt.IsZero() {
+	if s := w.CertStatus; s == nil || s.RenewsAt != nil || s.ProvisioningJob == nil || s.ProvisioningJob.Msg != store.ProvisioningMsg || s.ProvisioningJob.StartedAt.IsZero() {
 		t.Fatalf("wildcard status %+v, want a job in progress and no renewal", s)
 	}
-	rsa, err := e.store.CreateReservedDomain(e.ctx, account.ID, store.ReservedDomain{Domain: "*.rsa.example.com", CertPolicy: &store.DomainCertPolicy{PrivateKeyType: "rsa"}})
+	rsa, err := e.store.CreateReservedDomain(e.ctx, account.ID, store.ReservedDomain{Domain: "*.rsa.example.com", CertPolicy: &store.CertificatePolicy{PrivateKeyType: "rsa"}})
 	if err != nil || rsa.CertPolicy.PrivateKeyType != "rsa" || rsa.CertPolicy.Authority != "letsencrypt" {
 		t.Fatalf("wildcard with rsa: %+v, %v", rsa, err)
 	}
@@ -129,7 +129,7 @@ func TestReservedDomainLifecycle(t *testing.T) {
 		t.Fatalf("changing the domain: %v, want a *ValidationError of domain", err)
 	}
 	u, err := e.store.UpdateReservedDomain(e.ctx, account.ID, p.ID, func(d *store.ReservedDomain) error {
-		d.Description, d.Region, d.CertPolicy = "prod", "us", &store.DomainCertPolicy{Authority: "letsencrypt", PrivateKeyType: "rsa"}
+		d.Description, d.Region, d.CertPolicy = "prod", "us", &store.CertificatePolicy{Authority: "letsencrypt", PrivateKeyType: "rsa"}
 		return nil
 	})
 	if err != nil || u.Description != "prod" || u.Region != "us" || u.CertStatus == nil || u.CertStatus.ProvisioningJob == nil {

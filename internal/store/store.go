@@ -47,11 +47,18 @@ type Config struct {
 	// Limits bound what one account can have; zero fields get their
 	// defaults.
 	Limits Limits
+	// Clock is the time the store compares times with (rather than stamps
+	// them): application sessions expire by it; default time.Now. Tests
+	// move it on.
+	Clock func() time.Time
 }
 
 func (c *Config) setDefaults() {
 	if c.Replicas == 0 {
 		c.Replicas = 1
+	}
+	if c.Clock == nil {
+		c.Clock = time.Now
 	}
 	c.Limits.setDefaults()
 }
@@ -81,6 +88,8 @@ type Store struct {
 	filters func() (*filters.Env, error)
 	// ids makes the ids of what the store creates (see newID).
 	ids schemas.IDs
+	// clock is the time application sessions expire by (Config.Clock).
+	clock func() time.Time
 }
 
 // Option is an optional extra of Open.
@@ -115,7 +124,7 @@ func Open(ctx context.Context, js jetstream.JetStream, cfg Config, opts ...Optio
 	if err != nil {
 		return nil, err
 	}
-	s := &Store{kv: kv, stream: stream, nc: js.Conn(), limits: cfg.Limits, filters: sync.OnceValues(defaultFilters)}
+	s := &Store{kv: kv, stream: stream, nc: js.Conn(), limits: cfg.Limits, filters: sync.OnceValues(defaultFilters), clock: cfg.Clock}
 	for _, opt := range opts {
 		opt(s)
 	}
@@ -171,6 +180,9 @@ func (s *Store) Ping(ctx context.Context) error {
 // now is the time stored in created_at: UTC, milliseconds, as the API shows
 // it.
 func now() time.Time { return time.Now().UTC().Truncate(time.Millisecond) }
+
+// now returns the time of the store's clock (WithClock), in UTC.
+func (s *Store) now() time.Time { return s.clock().UTC() }
 
 // newID returns the id of a new resource, prefix and a KSUID, and its
 // created_at. Lists sort by id, newest first, and the ids of schemas.IDs

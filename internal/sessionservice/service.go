@@ -1,0 +1,257 @@
+package sessionservice
+
+import (
+	"bytes"
+	"context"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"log/slog"
+	"time"
+
+	"github.com/nats-io/nats.go"
+	"github.com/nats-io/nats.go/micro"
+
+	"github.com/sluicehq/sluice/appsession"
+	"github.com/sluicehq/sluice/internal/store"
+	"github.com/sluicehq/sluice/schemas"
+)
+
+// Sessions keeps application sessions. *store.Store implements it; see its
+// methods for the errors each returns.
+type Sessions interface {
+	RecordAppSession(ctx context.Context, accountID string, in store.AppSession) (store.AppSession, error)
+	RefreshAppSession(ctx context.Context, accountID, id string, lastActive, expiresAt time.Time) (store.AppSession, error)
+	DeleteAppSession(ctx context.Context, accountID, id string, opts ...store.WriteOption) (store.AppSession, error)
+	RemoveExpiredAppSessions(ctx context.Context) (int, error)
+}
+
+// Config tunes a Service. The zero value is usable.
+type Config struct {
+	// SweepInterval is how often the sessions past their expiry are
+	// removed from the store; default DefaultSweepInterval. Reads hide
+	// them at once whatever it is.
+	SweepInterval time.Duration
+	// RequestTimeout bounds the store's work for one request; default
+	// 10s.
+	RequestTimeout time.Duration
+	Logger         *slog.Logger // default slog.Default()
+}
+
+// DefaultSweepInterval is how often expired sessions are removed by
+// default.
+const DefaultSweepInterval = time.Minute
+
+func (c *Config) setDefaults() {
+	if c.SweepInterval <= 0 {
+		c.SweepInterval = DefaultSweepInterval
+	}
+	if c.RequestTimeout <= 0 {
+		c.RequestTimeout = 10 * time.Second
+	}
+	if c.Logger == nil {
+		c.Logger = slog.Default()
+	}
+}
+
+// Service answers appsession's requests on NATS and sweeps expired
+// sessions.
+type Service struct {
+	nc       *nats.Conn
+	sessions Sessions
+	cfg      Config
+}
+
+// New returns a Service answering over nc from sessions. It starts
+// nothing: Run does.
+func New(nc *nats.Conn, sessions Sessions, cfg Config) *Service {
+	cfg.setDefaults()
+	return &Service{nc: nc, sessions: sessions, cfg: cfg}
+}
+
+// Run answers requests and removes expired sessions every SweepInterval
+// until ctx ends, then stops answering. It returns an error if the
+// service cannot subscribe to its subjects.
+func (s *Service) Run(ctx context.Context) error {
+	svc, err := micro.AddService(s.nc, micro.Config{
+		Name:        "sluice-app-sessions",
+		Version:     "1.0.0",
+		Description: "records, refreshes and ends application sessions (package appsession)",
+	})
+	if err != nil {
+		return fmt.Errorf("starting the application session service: %w", err)
+	}
+	defer func() { _ = svc.Stop() }()
+	for _, ep := range []struct {
+		name, subject string
+		handle        func(ctx context.Context, data []byte) (store.AppSession, error)
+	}{
+		{"record", appsession.SubjectRecord, s.record},
+		{"refresh", appsession.SubjectRefresh, s.refresh},
+		{"end", appsession.SubjectEnd, s.end},
+	} {
+		handler := micro.HandlerFunc(func(req micro.Request) { s.answer(ctx, req, ep.handle) })
+		if err := svc.AddEndpoint(ep.name, handler, micro.WithEndpointSubject(ep.subject)); err != nil {
+			return fmt.Errorf("serving %s: %w", ep.subject, err)
+		}
+	}
+	ticker := time.NewTicker(s.cfg.SweepInterval)
+	defer ticker.Stop()
+	for {
+		s.sweep(ctx)
+		select {
+		case <-ctx.Done():
+			return nil
+		case <-ticker.C:
+		}
+	}
+}
+
+// sweep removes the sessions past their expiry, and logs a failure: the
+// next sweep tries again.
+func (s *Service) sweep(ctx context.Context) {
+	removed, err := s.sessions.RemoveExpiredAppSessions(ctx)
+	if err != nil && ctx.Err() == nil {
+		s.cfg.Logger.Warn("removing expired application sessions", "error", err, "removed", removed)
+		return
+	}
+	if removed > 0 {
+		s.cfg.Logger.Debug("removed expired application sessions", "removed", removed)
+	}
+}
+
+// answer handles a request with handle, and answers with the session or
+// the error.
+func (s *Service) answer(ctx context.Context, req micro.Request, handle func(context.Context, []byte) (store.AppSession, error)) {
+	ctx, cancel := context.WithTimeout(ctx, s.cfg.RequestTimeout)
+	defer cancel()
+	var (
+		v   store.AppSession
+		err error = errTooLarge
+	)
+	if len(req.Data()) <= appsession.MaxRequest {
+		v, err = handle(ctx, req.Data())
+	}
+	if err == nil {
+		_ = req.RespondJSON(appsession.Session{ID: v.ID, AccountID: v.AccountID, CreatedAt: v.CreatedAt, LastActive: v.LastActive, ExpiresAt: v.ExpiresAt})
+		return
+	}
+	code, msg, details := s.errorAnswer(req.Subject(), err)
+	_ = req.Error(code, msg, details)
+}
+
+var errTooLarge = &badRequest{msg: fmt.Sprintf("the request is over %d bytes", appsession.MaxRequest)}
+
+// badRequest is a request that is not what its subject takes.
+type badRequest struct{ field, msg string }
+
+func (e *badRequest) Error() string { return e.msg }
+
+// errorAnswer returns the code, message and details of an error's answer.
+func (s *Service) errorAnswer(subject string, err error) (code, msg string, details []byte) {
+	var (
+		invalid *store.ValidationError
+		bad     *badRequest
+	)
+	switch {
+	case errors.As(err, &invalid):
+		details, _ = json.Marshal(map[string]string{"field": invalid.Field})
+		return "400", invalid.Error(), details
+	case errors.As(err, &bad):
+		details, _ = json.Marshal(map[string]string{"field": bad.field})
+		return "400", bad.msg, details
+	case errors.Is(err, store.ErrNotFound):
+		return "404", "the session has ended (revoked, ended, evicted or expired), or the account has no such session: log the user out", nil
+	case errors.Is(err, store.ErrConflict):
+		return "409", "the session kept changing under concurrent requests; send the request again", nil
+	}
+	s.cfg.Logger.Error("application session request failed", "subject", subject, "error", err)
+	return "503", "sluice cannot reach its store right now; retry shortly", nil
+}
+
+func (s *Service) record(ctx context.Context, data []byte) (store.AppSession, error) {
+	var in appsession.RecordRequest
+	if err := decode(data, &in); err != nil {
+		return store.AppSession{}, err
+	}
+	if err := checkAccount(in.AccountID); err != nil {
+		return store.AppSession{}, err
+	}
+	b := in.BrowserSession
+	a, err := s.sessions.RecordAppSession(ctx, in.AccountID, store.AppSession{
+		PublicURL: in.PublicURL,
+		BrowserSession: store.BrowserSession{
+			UserAgent: store.UserAgent(b.UserAgent),
+			IPAddress: b.IPAddress,
+			Location:  store.Location(b.Location),
+		},
+		ApplicationUserID: in.ApplicationUserID,
+		EndpointID:        in.EndpointID,
+		EdgeID:            in.EdgeID,
+		RouteID:           in.RouteID,
+		ExpiresAt:         in.ExpiresAt,
+	})
+	if errors.Is(err, store.ErrNotFound) {
+		// The only thing a record can miss is its account.
+		return store.AppSession{}, &badRequest{field: "account_id", msg: fmt.Sprintf("account_id %q names no account", in.AccountID)}
+	}
+	return a, err
+}
+
+func (s *Service) refresh(ctx context.Context, data []byte) (store.AppSession, error) {
+	var in appsession.RefreshRequest
+	if err := decode(data, &in); err != nil {
+		return store.AppSession{}, err
+	}
+	if err := checkAccount(in.AccountID); err != nil {
+		return store.AppSession{}, err
+	}
+	return s.sessions.RefreshAppSession(ctx, in.AccountID, in.ID, in.LastActive, in.ExpiresAt)
+}
+
+func (s *Service) end(ctx context.Context, data []byte) (store.AppSession, error) {
+	var in appsession.EndRequest
+	if err := decode(data, &in); err != nil {
+		return store.AppSession{}, err
+	}
+	if err := checkAccount(in.AccountID); err != nil {
+		return store.AppSession{}, err
+	}
+	return s.sessions.DeleteAppSession(ctx, in.AccountID, in.ID)
+}
+
+// checkAccount returns a *badRequest unless id is an account id.
+func checkAccount(id string) error {
+	if schemas.CheckID(schemas.PrefixAccount, id) != nil {
+		return &badRequest{field: "account_id", msg: fmt.Sprintf("account_id must be %s and a KSUID, and is %q", schemas.PrefixAccount, clip(id))}
+	}
+	return nil
+}
+
+// decode decodes one JSON object into v, refusing unknown fields, with a
+// *badRequest naming the field at fault, when it can.
+func decode(data []byte, v any) error {
+	dec := json.NewDecoder(bytes.NewReader(data))
+	dec.DisallowUnknownFields()
+	err := dec.Decode(v)
+	if err == nil && dec.More() {
+		err = errors.New("more than one JSON value")
+	}
+	if err == nil {
+		return nil
+	}
+	var typeErr *json.UnmarshalTypeError
+	field := ""
+	if errors.As(err, &typeErr) {
+		field = typeErr.Field
+	}
+	return &badRequest{field: field, msg: "the request is not the JSON object of its subject: " + err.Error()}
+}
+
+// clip returns v cut to 64 bytes, for a message.
+func clip(v string) string {
+	if len(v) > 64 {
+		return v[:64] + "..."
+	}
+	return v
+}
