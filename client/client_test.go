@@ -201,6 +201,46 @@ func TestTypesAreTheAPIs(t *testing.T) {
 	check.ErrorContains(t, err, "")
 	sameBytes(t, "reserved domain list", raw, rdPage)
 
+	// An HTTPS edge on the wildcard, a route of it with both modules, and
+	// their lists.
+	edges := c.HTTPSEdges()
+	edge, err := edges.Create(ctx, client.HTTPSEdgeInput{Description: ptr("<edge> & co"), Hostports: &[]string{"a.edge.example.com:443"}}, client.Reply(&raw))
+	check.ErrorContains(t, err, "")
+	if !strings.HasPrefix(edge.ID, "edghts_") || len(edge.Hostports) != 1 {
+		t.Fatalf("created HTTPS edge %+v", edge)
+	}
+	sameBytes(t, "HTTPS edge create", raw, edge)
+	edgePage, err := edges.List(ctx, client.ListOptions{}, client.Reply(&raw))
+	check.ErrorContains(t, err, "")
+	sameBytes(t, "HTTPS edge list", raw, edgePage)
+	routes := c.HTTPSEdgeRoutes(edge.ID)
+	route, err := routes.Create(ctx, client.HTTPSEdgeRouteInput{MatchType: ptr("path_prefix"), Match: ptr("/<api>&")}, client.Reply(&raw))
+	check.ErrorContains(t, err, "")
+	sameBytes(t, "HTTPS edge route create", raw, route)
+	breaker, err := c.CircuitBreaker(edge.ID, route.ID).Put(ctx, client.CircuitBreakerInput{ErrorThresholdPercentage: ptr(0.25)}, client.Reply(&raw))
+	check.ErrorContains(t, err, "")
+	if !breaker.Enabled || breaker.ErrorThresholdPercentage != 0.25 || breaker.NumBuckets != 10 {
+		t.Fatalf("circuit breaker %+v", breaker)
+	}
+	sameBytes(t, "circuit breaker put", raw, breaker)
+	converter, err := c.WebsocketTCPConverter(edge.ID, route.ID).Put(ctx, client.WebsocketTCPConverterInput{}, client.Reply(&raw))
+	check.ErrorContains(t, err, "")
+	sameBytes(t, "websocket TCP converter put", raw, converter)
+	route, err = routes.Get(ctx, route.ID, client.Reply(&raw))
+	check.ErrorContains(t, err, "")
+	if route.CircuitBreaker == nil || route.WebsocketTCPConverter == nil {
+		t.Fatalf("route with its modules %+v", route)
+	}
+	sameBytes(t, "HTTPS edge route get", raw, route)
+	routePage, err := routes.List(ctx, client.ListOptions{}, client.Reply(&raw))
+	check.ErrorContains(t, err, "")
+	sameBytes(t, "HTTPS edge route list", raw, routePage)
+	check.ErrorContains(t, c.CircuitBreaker(edge.ID, route.ID).Delete(ctx), "")
+	var missing *client.Error
+	if _, err := c.CircuitBreaker(edge.ID, route.ID).Get(ctx); !errors.As(err, &missing) || missing.Status != 404 || missing.Code != "ERR_SLUICE_431" {
+		t.Fatalf("a module deleted: %v", err)
+	}
+
 	// Destinations of every target type, by role and by access key, whose
 	// secret is never answered.
 	dests := c.EventDestinations()

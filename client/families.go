@@ -23,6 +23,12 @@ const (
 	BotUsersListKey        = "bot_users"
 	CredentialsPath        = "/credentials"
 	CredentialsListKey     = "credentials"
+	HTTPSEdgesPath         = "/edges/https"
+	HTTPSEdgesListKey      = "https_edges"
+	// HTTPSEdgeRoutesPath is the routes of the edge {edge_id}
+	// (HTTPSEdgeRoutesOf).
+	HTTPSEdgeRoutesPath    = HTTPSEdgesPath + "/{edge_id}/routes"
+	HTTPSEdgeRoutesListKey = "routes"
 	ReservedDomainsPath    = "/reserved_domains"
 	ReservedDomainsListKey = "reserved_domains"
 )
@@ -47,6 +53,23 @@ func (c *Client) BotUsers() Family[BotUser, BotUserInput] {
 // Credentials returns the account's tunnel credentials, /credentials.
 func (c *Client) Credentials() Family[Credential, CredentialInput] {
 	return NewFamily[Credential, CredentialInput](c, CredentialsPath, CredentialsListKey)
+}
+
+// HTTPSEdges returns the account's HTTPS edges, /edges/https.
+func (c *Client) HTTPSEdges() Family[HTTPSEdge, HTTPSEdgeInput] {
+	return NewFamily[HTTPSEdge, HTTPSEdgeInput](c, HTTPSEdgesPath, HTTPSEdgesListKey)
+}
+
+// HTTPSEdgeRoutesOf returns the path of the routes of the HTTPS edge
+// edgeID, /edges/https/{edge_id}/routes.
+func HTTPSEdgeRoutesOf(edgeID string) string {
+	return HTTPSEdgesPath + "/" + url.PathEscape(edgeID) + "/routes"
+}
+
+// HTTPSEdgeRoutes returns the routes of the HTTPS edge edgeID,
+// /edges/https/{edge_id}/routes.
+func (c *Client) HTTPSEdgeRoutes(edgeID string) Family[HTTPSEdgeRoute, HTTPSEdgeRouteInput] {
+	return NewFamily[HTTPSEdgeRoute, HTTPSEdgeRouteInput](c, HTTPSEdgeRoutesOf(edgeID), HTTPSEdgeRoutesListKey)
 }
 
 // APIKeys returns the account's API keys, /api_keys.

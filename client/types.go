@@ -179,6 +179,88 @@ type CredentialInput struct {
 	OwnerID     *string   `json:"owner_id,omitempty"`
 }
 
+// HTTPSEdge is an HTTPS edge as the API returns it: the hostports, of
+// the account's reserved domains, where it takes traffic, and its routes,
+// shown inline as the reference service does; they are a family of their
+// own (Client.HTTPSEdgeRoutes).
+type HTTPSEdge struct {
+	ID          string           `json:"id"`
+	URI         string           `json:"uri"` // its full URL
+	CreatedAt   string           `json:"created_at"`
+	Description string           `json:"description"`
+	Metadata    string           `json:"metadata"`
+	Hostports   []string         `json:"hostports"` // "<domain>:443", each a reserved domain of the account or a name a wildcard one covers
+	Routes      []HTTPSEdgeRoute `json:"routes"`    // every route of the edge, oldest first; changed through Client.HTTPSEdgeRoutes
+}
+
+// HTTPSEdgeInput is the body of an HTTPS edge's create or update: the
+// fields set are sent, the others left as they are.
+type HTTPSEdgeInput struct {
+	Description *string   `json:"description,omitempty"` // at most 255 bytes
+	Metadata    *string   `json:"metadata,omitempty"`    // at most 4096 bytes
+	Hostports   *[]string `json:"hostports,omitempty"`
+}
+
+// HTTPSEdgeRoute is a route of an HTTPS edge as the API returns it: the
+// requests it takes (MatchType and Match) and its modules, nil when
+// unset (specification sections 2.5, 2.6, 4.3).
+type HTTPSEdgeRoute struct {
+	ID                    string                 `json:"id"`
+	URI                   string                 `json:"uri"` // its full URL
+	EdgeID                string                 `json:"edge_id"`
+	CreatedAt             string                 `json:"created_at"`
+	Description           string                 `json:"description"`
+	Metadata              string                 `json:"metadata"`
+	MatchType             string                 `json:"match_type"` // "exact_path" or "path_prefix"
+	Match                 string                 `json:"match"`      // a path, starting with "/"
+	CircuitBreaker        *CircuitBreaker        `json:"circuit_breaker"`
+	WebsocketTCPConverter *WebsocketTCPConverter `json:"websocket_tcp_converter"`
+}
+
+// HTTPSEdgeRouteInput is the body of a route's create or update: the
+// fields set are sent, the others left as they are. Its modules are set
+// with Client.CircuitBreaker and Client.WebsocketTCPConverter.
+type HTTPSEdgeRouteInput struct {
+	Description *string `json:"description,omitempty"` // at most 255 bytes
+	Metadata    *string `json:"metadata,omitempty"`    // at most 4096 bytes
+	MatchType   *string `json:"match_type,omitempty"`  // required at create
+	Match       *string `json:"match,omitempty"`       // required at create
+}
+
+// CircuitBreaker is the circuit breaker module of a route as the API
+// returns it (specification section 2.5).
+type CircuitBreaker struct {
+	Enabled                  bool    `json:"enabled"`
+	TrippedDuration          uint32  `json:"tripped_duration"` // seconds
+	RollingWindow            uint32  `json:"rolling_window"`   // seconds
+	NumBuckets               uint32  `json:"num_buckets"`      // 1 to 128
+	VolumeThreshold          uint32  `json:"volume_threshold"`
+	ErrorThresholdPercentage float64 `json:"error_threshold_percentage"` // 0 to 1.0
+}
+
+// CircuitBreakerInput is the body that sets a route's circuit breaker,
+// replacing it whole: a field not set takes its default.
+type CircuitBreakerInput struct {
+	Enabled                  *bool    `json:"enabled,omitempty"`          // default true
+	TrippedDuration          *uint32  `json:"tripped_duration,omitempty"` // default 10
+	RollingWindow            *uint32  `json:"rolling_window,omitempty"`   // default 10
+	NumBuckets               *uint32  `json:"num_buckets,omitempty"`      // default 10
+	VolumeThreshold          *uint32  `json:"volume_threshold,omitempty"` // default 20
+	ErrorThresholdPercentage *float64 `json:"error_threshold_percentage,omitempty"`
+}
+
+// WebsocketTCPConverter is the websocket TCP converter module of a route
+// as the API returns it (specification section 2.6).
+type WebsocketTCPConverter struct {
+	Enabled bool `json:"enabled"`
+}
+
+// WebsocketTCPConverterInput is the body that sets a route's websocket
+// TCP converter, replacing it.
+type WebsocketTCPConverterInput struct {
+	Enabled *bool `json:"enabled,omitempty"` // default true
+}
+
 // Destination is an event destination as the API returns it: where events
 // are delivered, and how sluice authenticates there. It never holds the
 // secret of an access key.

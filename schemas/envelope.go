@@ -26,6 +26,8 @@ const (
 	PrefixEndpoint       = "ep_"   // the endpoint of a session, an id the edge gives
 	PrefixReservedDomain = "rd_"
 	PrefixCredential     = "cr_"
+	PrefixHTTPSEdge      = "edghts_"
+	PrefixHTTPSEdgeRoute = "edghtsrt_"
 )
 
 // TimeLayout is the layout of event_timestamp: RFC 3339, UTC, milliseconds.

@@ -43,6 +43,7 @@ func TestCLIDocsCoverEveryCommand(t *testing.T) {
 		"schemas":         {file: "README.md", section: "## The event catalogue"},
 		"emulator":        {file: "docs/emulator.md", section: "## Running it", table: true},
 	}
+	cliDocs["edges"] = docPlace{file: "docs/cli.md"}
 	cliDocs["reserved-domains"] = docPlace{file: "docs/cli.md"}
 	cliDocs["policy"] = docPlace{file: "docs/cli.md", section: "## Checking a traffic policy: `sluice policy check`"}
 	// The commands left out of cliDocs, and why.

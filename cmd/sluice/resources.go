@@ -65,6 +65,9 @@ type resourceKind struct {
 	// row decodes one resource of the API's answers, and returns its cells
 	// in the table of list, under columns.
 	row func(raw []byte) ([]string, error)
+	// pathOf, when set, returns the path at run time, which a flag of a
+	// nested family chooses (family.parent).
+	pathOf func() string
 }
 
 // resourceField is a line of the table of one resource.

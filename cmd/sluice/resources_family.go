@@ -49,6 +49,28 @@ type family[T, In any] struct {
 	// readOnly leaves out create and update, for a family the API does
 	// not create or change, such as application sessions.
 	readOnly bool
+	// parent, for a family nested in another's path, such as the routes
+	// of an HTTPS edge, is the flag that gives the parent's id; collection
+	// is then unused.
+	parent *parentFlag[T, In]
+}
+
+// parentFlag is the flag of a nested family's commands that names the
+// resource whose collection they call, such as --edge.
+type parentFlag[T, In any] struct {
+	flag, usage string // without its dashes: "edge"
+	// collection is the family of the parent id on c.
+	collection func(c *client.Client, parentID string) client.Family[T, In]
+	id         *string // the flag's value, once newFamilyCommand registers it
+}
+
+// collectionOf returns the family's collection on c, of the parent its
+// flag names for a nested family.
+func (fam family[T, In]) collectionOf(c *client.Client) client.Family[T, In] {
+	if fam.parent != nil {
+		return fam.parent.collection(c, *fam.parent.id)
+	}
+	return fam.collection(c)
 }
 
 // verbHelp is the help of a command.
@@ -67,8 +89,11 @@ type bodyHook[T any] interface {
 // row that decodes a T.
 func (fam family[T, In]) resourceKind() resourceKind {
 	kind := fam.kind
-	collection := fam.collection(nil) // a path and a list key, without a client to call
+	collection := fam.collectionOf(nil) // a path and a list key, without a client to call
 	kind.path, kind.listKey = collection.Path(), collection.ListKey()
+	if fam.parent != nil {
+		kind.pathOf = func() string { return fam.collectionOf(nil).Path() }
+	}
 	kind.row = rowOf(fam.row)
 	return kind
 }
@@ -76,7 +101,7 @@ func (fam family[T, In]) resourceKind() resourceKind {
 // typed returns the family's collection on c, whose bodies are the maps
 // --data and the flags make.
 func (fam family[T, In]) typed(c *client.Client) client.Family[T, map[string]any] {
-	return client.WithBodies[map[string]any](fam.collection(c))
+	return client.WithBodies[map[string]any](fam.collectionOf(c))
 }
 
 // newFamilyCommand returns the command of the family: create, list, get,
@@ -84,6 +109,11 @@ func (fam family[T, In]) typed(c *client.Client) client.Family[T, map[string]any
 // every command of the API.
 func newFamilyCommand[T, In any](fam family[T, In]) *cobra.Command {
 	var f resourceFlags
+	if fam.parent != nil {
+		p := *fam.parent
+		p.id = new(string)
+		fam.parent = &p
+	}
 	kind := fam.resourceKind()
 	cmd := &cobra.Command{
 		Use:   kind.command,
@@ -92,6 +122,10 @@ func newFamilyCommand[T, In any](fam family[T, In]) *cobra.Command {
 		Args:  cobra.NoArgs,
 	}
 	f.register(cmd.PersistentFlags())
+	if p := fam.parent; p != nil {
+		cmd.PersistentFlags().StringVar(p.id, p.flag, "", p.usage)
+		_ = cmd.MarkPersistentFlagRequired(p.flag) // the flag was just registered
+	}
 	cmd.AddCommand(newListCommand(kind, &f), fam.getCommand(&f), fam.deleteCommand(&f))
 	if !fam.readOnly {
 		cmd.AddCommand(fam.createCommand(&f), fam.updateCommand(&f))

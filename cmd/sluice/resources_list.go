@@ -77,7 +77,11 @@ Filtering lists).`, kind.plural),
 // rawItems is the collection of kind, its items as the API wrote them,
 // for --json to print them so.
 func rawItems(c *client.Client, kind resourceKind) client.Collection[json.RawMessage] {
-	return client.NewCollection[json.RawMessage](c, kind.path, kind.listKey)
+	path := kind.path
+	if kind.pathOf != nil {
+		path = kind.pathOf()
+	}
+	return client.NewCollection[json.RawMessage](c, path, kind.listKey)
 }
 
 // pageError says that a reply is not a page of kind, when it is not.

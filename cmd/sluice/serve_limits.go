@@ -46,6 +46,8 @@ type limitFlags struct {
 	appSessions            int
 	botUsers               int
 	credentials            int
+	httpsEdges             int
+	httpsEdgeRoutes        int
 	reservedDomains        int
 }
 
@@ -67,6 +69,8 @@ func (f *limitFlags) register(fl *pflag.FlagSet) {
 	fl.IntVar(&f.appSessions, "max-app-sessions", store.DefaultMaxAppSessions, "application sessions one account may have; past it, a login evicts the least recently active session")
 	fl.IntVar(&f.botUsers, "max-bot-users", store.DefaultMaxBotUsers, "bot users one account may have")
 	fl.IntVar(&f.credentials, "max-credentials", store.DefaultMaxCredentials, "tunnel credentials one account may have")
+	fl.IntVar(&f.httpsEdges, "max-https-edges", store.DefaultMaxHTTPSEdges, "HTTPS edges one account may have")
+	fl.IntVar(&f.httpsEdgeRoutes, "max-https-edge-routes", store.DefaultMaxHTTPSEdgeRoutes, fmt.Sprintf("routes of HTTPS edges one account may have, all its edges together; at most %d (an edge is deleted with its routes in one batch)", store.MaxHTTPSEdgeRoutes))
 	fl.IntVar(&f.reservedDomains, "max-reserved-domains", store.DefaultMaxReservedDomains, "reserved domains one account may have")
 }
 
@@ -91,11 +95,16 @@ func (f limitFlags) validate() []error {
 		{"--max-app-sessions", f.appSessions},
 		{"--max-bot-users", f.botUsers},
 		{"--max-credentials", f.credentials},
+		{"--max-https-edges", f.httpsEdges},
+		{"--max-https-edge-routes", f.httpsEdgeRoutes},
 		{"--max-reserved-domains", f.reservedDomains},
 	} {
 		if n.value < 0 {
 			errs = append(errs, fmt.Errorf("%s %d is negative: give a positive number (0 takes the default)", n.name, n.value))
 		}
+	}
+	if f.httpsEdgeRoutes > store.MaxHTTPSEdgeRoutes {
+		errs = append(errs, fmt.Errorf("--max-https-edge-routes %d is over %d: an edge is deleted with its routes in one JetStream batch, which takes at most 1000 writes; give %d or fewer", f.httpsEdgeRoutes, store.MaxHTTPSEdgeRoutes, store.MaxHTTPSEdgeRoutes))
 	}
 	if f.accountWriteRate < 0 && f.accountWriteRate != -1 {
 		errs = append(errs, fmt.Errorf("--account-write-rate %g is negative: give changes a second, or -1 for no bound", f.accountWriteRate))
@@ -164,6 +173,8 @@ func (f limitFlags) storeLimits() store.Limits {
 		AppSessions:            f.appSessions,
 		BotUsers:               f.botUsers,
 		Credentials:            f.credentials,
+		HTTPSEdges:             f.httpsEdges,
+		HTTPSEdgeRoutes:        f.httpsEdgeRoutes,
 		ReservedDomains:        f.reservedDomains,
 	}
 }

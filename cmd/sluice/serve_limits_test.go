@@ -31,6 +31,8 @@ func TestLimitFlagsValidate(t *testing.T) {
 		{name: "write rate negative", f: limitFlags{accountWriteRate: -2}, wantErr: "--account-write-rate -2 is negative"},
 		{name: "negative write burst", f: limitFlags{accountWriteBurst: -1}, wantErr: "--account-write-burst -1 is negative"},
 		{name: "rate not a size", f: limitFlags{minBodyRate: "1KiB/s"}, wantErr: `--min-body-rate "1KiB/s"`},
+		{name: "routes at their most", f: limitFlags{httpsEdgeRoutes: 450}},
+		{name: "routes past one batch", f: limitFlags{httpsEdgeRoutes: 451}, wantErr: "--max-https-edge-routes 451 is over 450"},
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {

@@ -64,7 +64,7 @@ func login(account string, agent bool) appsession.RecordRequest {
 		ExpiresAt:         time.Now().Add(time.Hour),
 	}
 	if !agent {
-		r.EdgeID, r.RouteID = schemas.NewID("edghts_"), schemas.NewID("edghtsrt_")
+		r.EdgeID, r.RouteID = schemas.NewID(schemas.PrefixHTTPSEdge), schemas.NewID(schemas.PrefixHTTPSEdgeRoute)
 	}
 	return r
 }
@@ -226,11 +226,11 @@ func TestAppSessionPaging(t *testing.T) {
 func TestAppSessionListFilter(t *testing.T) {
 	e := newTestEnv(t)
 	var ids []string
-	for _, c := range []struct{ country, edge string }{{"DE", ""}, {"FR", schemas.NewID("edghts_")}, {"DE", schemas.NewID("edghts_")}} {
+	for _, c := range []struct{ country, edge string }{{"DE", ""}, {"FR", schemas.NewID(schemas.PrefixHTTPSEdge)}, {"DE", schemas.NewID(schemas.PrefixHTTPSEdge)}} {
 		in := storeSession()
 		in.BrowserSession.Location.CountryCode = c.country
 		if c.edge != "" {
-			in.EdgeID, in.RouteID = c.edge, schemas.NewID("edghtsrt_")
+			in.EdgeID, in.RouteID = c.edge, schemas.NewID(schemas.PrefixHTTPSEdgeRoute)
 		}
 		s, err := e.store.RecordAppSession(t.Context(), e.account, in)
 		if err != nil {

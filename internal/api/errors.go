@@ -57,6 +57,8 @@ const (
 	CodeNameTaken          Code = 425 // 409: a name another resource of the family in the account has
 	CodeOwnerInUse         Code = 426 // 409: a bot user still owns tunnel credentials
 	CodeDomainTaken        Code = 430 // 409: a domain reserved already, by any account
+	CodeModuleNotSet       Code = 431 // 404: a module of an HTTPS edge route that is not set
+	CodeRouteMatchTaken    Code = 432 // 409: a match type and match another route of the HTTPS edge has
 	CodeIngressDomainTaken Code = 428 // 409: a domain an agent ingress of any account has
 	CodeDestinationLimit   Code = 440 // 409: the account has its limit of destinations
 	CodeSubscriptionLimit  Code = 441 // 409: the account has its limit of subscriptions
@@ -65,6 +67,8 @@ const (
 	CodeAPIKeyLimit        Code = 444 // 409: the account has its limit of API keys
 	CodeBotUserLimit       Code = 445 // 409: the account has its limit of bot users
 	CodeCredentialLimit    Code = 446 // 409: the account has its limit of tunnel credentials
+	CodeHTTPSEdgeLimit     Code = 449 // 409: the account has its limit of HTTPS edges
+	CodeHTTPSRouteLimit    Code = 450 // 409: the account has its limit of HTTPS edge routes
 	CodeDomainLimit        Code = 448 // 409: the account has its limit of reserved domains
 	CodeAgentIngressLimit  Code = 447 // 409: the account has its limit of agent ingresses
 )
@@ -120,6 +124,8 @@ var codes = map[Code]codeInfo{
 	CodeNameTaken:          {http.StatusConflict, "another resource of the family in the account has this name (bot users: ignoring case); details.field names the field: choose another name"},
 	CodeDomainTaken:        {http.StatusConflict, "the domain is reserved already, by your account or another (which is not named): a domain is reserved by one account at most; choose another domain, or delete the reservation that holds it"},
 	CodeIngressDomainTaken: {http.StatusConflict, "an agent ingress of this account or of another has the domain already (a domain is unique across all accounts, ignoring case); details.field names it: choose another domain, or delete the agent ingress that has it"},
+	CodeModuleNotSet:       {http.StatusNotFound, "the HTTPS edge route has no module of this kind (circuit_breaker, websocket_tcp_converter): set one with PUT /edges/https/{edge_id}/routes/{id}/<module>"},
+	CodeRouteMatchTaken:    {http.StatusConflict, "another route of the HTTPS edge has this match_type and match (the path's case counts); details.field names match: change the other route, or choose another match"},
 	CodeDestinationLimit:   {http.StatusConflict, "the account has as many event destinations as sluice allows one account (100 by default, serve --max-destinations); delete one, or have the limit raised; details.limit and details.max name it"},
 	CodeSubscriptionLimit:  {http.StatusConflict, "the account has as many event subscriptions as sluice allows one account (1000 by default, serve --max-subscriptions); delete one, or have the limit raised; details.limit and details.max name it"},
 	CodeSourceLimit:        {http.StatusConflict, "the subscription would have more sources than sluice allows one subscription (by default one per event kind, serve --max-sources-per-subscription); details.limit and details.max name it"},
@@ -128,6 +134,8 @@ var codes = map[Code]codeInfo{
 	CodeAgentIngressLimit:  {http.StatusConflict, "the account has as many agent ingresses as sluice allows one account (100 by default, serve --max-agent-ingresses); delete one, or have the limit raised; details.limit and details.max name it"},
 	CodeBotUserLimit:       {http.StatusConflict, "the account has as many bot users as sluice allows one account (100 by default, serve --max-bot-users); delete one, or have the limit raised; details.limit and details.max name it"},
 	CodeCredentialLimit:    {http.StatusConflict, "the account has as many tunnel credentials as sluice allows one account (100 by default, serve --max-credentials); delete one, or have the limit raised; details.limit and details.max name it"},
+	CodeHTTPSEdgeLimit:     {http.StatusConflict, "the account has as many HTTPS edges as sluice allows one account (100 by default, serve --max-https-edges); delete one, or have the limit raised; details.limit and details.max name it"},
+	CodeHTTPSRouteLimit:    {http.StatusConflict, "the account has as many routes of HTTPS edges, all its edges together, as sluice allows one account (300 by default, serve --max-https-edge-routes, at most 450); delete one, or have the limit raised; details.limit and details.max name it"},
 	CodeDomainLimit:        {http.StatusConflict, "the account has as many reserved domains as sluice allows one account (100 by default, serve --max-reserved-domains); delete one, or have the limit raised; details.limit and details.max name it"},
 }
 

@@ -4,6 +4,7 @@ import (
 	"bytes"
 	"context"
 	"encoding/json"
+	"errors"
 	"fmt"
 	"net/http"
 	"reflect"
@@ -60,9 +61,31 @@ type family[T any, C, U input[T], B any] struct {
 	// with what to do instead: an update sending one is a 400
 	// ERR_SLUICE_340 naming it, rather than an unknown field.
 	fixed map[string]string
+	// parent, for a family whose resources belong to a resource of
+	// another family, such as the routes of an HTTPS edge, is that
+	// family; nil for none.
+	parent *parent[T]
 
 	s       *Server
 	objects *filters.ObjectEnv // the filters of its list, over B (listfilter.go)
+}
+
+// parent is the family a nested family's resources belong to: its path
+// holds the parent's id ({param}), a create gives the resource that
+// parent, a list lists the parent's alone, and a get, update or delete of
+// a resource of another parent answers 404 as one of another account does.
+type parent[T any] struct {
+	param string   // the path wildcard of the parent's id, "edge_id"
+	res   resource // the parent's family, for its 404
+	// of returns a pointer to the parent id of v, which create sets and
+	// nothing changes after.
+	of func(v *T) *string
+	// exists returns an error wrapping store.ErrNotFound if the account
+	// has no such parent.
+	exists func(ctx context.Context, accountID, id string) error
+	// list returns a page of the resources of the parent, as the family's
+	// list does of the account's.
+	list func(ctx context.Context, accountID, parentID string, page store.Page) ([]T, string, error)
 }
 
 // input is the body of a create or an update of a T: apply sets the fields
@@ -133,9 +156,16 @@ func (f family[T, C, U, B]) createOne(w http.ResponseWriter, r *http.Request) {
 	}
 	var v T
 	in.apply(&v)
+	if f.parent != nil {
+		*f.parent.of(&v) = r.PathValue(f.parent.param)
+	}
 	opts, publish := f.change(r, changeCreated)
 	created, err := f.create(r.Context(), apiKey(r.Context()).AccountID, v, opts...)
 	if err != nil {
+		if f.parent != nil && errors.Is(err, store.ErrNotFound) {
+			// What a create of a nested family does not find is its parent.
+			err = parentError{err: err, res: f.parent.res, id: r.PathValue(f.parent.param)}
+		}
 		f.s.writeStoreError(w, r, err, f.res, "")
 		return
 	}
@@ -156,7 +186,7 @@ func (f family[T, C, U, B]) listPage(w http.ResponseWriter, r *http.Request) {
 		writeError(w, r, e)
 		return
 	}
-	items, next, err := f.list(r.Context(), apiKey(r.Context()).AccountID, page)
+	items, next, err := f.listOf(r, page)
 	if err != nil {
 		f.s.listError(w, r, err, f.res)
 		return
@@ -169,9 +199,58 @@ func (f family[T, C, U, B]) listPage(w http.ResponseWriter, r *http.Request) {
 	writeJSON(w, http.StatusOK, list)
 }
 
+// listOf returns a page of the account's resources, or of the path's
+// parent's: an error wrapping store.ErrNotFound, with the parent's
+// resource, if the account has no such parent.
+func (f family[T, C, U, B]) listOf(r *http.Request, page store.Page) ([]T, string, error) {
+	accountID := apiKey(r.Context()).AccountID
+	if f.parent == nil {
+		return f.list(r.Context(), accountID, page)
+	}
+	parentID := r.PathValue(f.parent.param)
+	if err := f.parent.exists(r.Context(), accountID, parentID); err != nil {
+		return nil, "", parentError{err: err, res: f.parent.res, id: parentID}
+	}
+	return f.parent.list(r.Context(), accountID, parentID, page)
+}
+
+// parentError is a parent that was not found, which writeStoreError
+// answers about the parent rather than the resource.
+type parentError struct {
+	err error
+	res resource
+	id  string
+}
+
+func (e parentError) Error() string { return e.err.Error() }
+func (e parentError) Unwrap() error { return e.err }
+
+// getIn returns the resource id of the account, and an error wrapping
+// store.ErrNotFound if it belongs to a parent other than the path's.
+func (f family[T, C, U, B]) getIn(r *http.Request, id string) (T, error) {
+	v, err := f.get(r.Context(), apiKey(r.Context()).AccountID, id)
+	if err == nil && f.parent != nil && *f.parent.of(&v) != r.PathValue(f.parent.param) {
+		var zero T
+		return zero, fmt.Errorf("%s %s of another parent: %w", f.res.noun, id, store.ErrNotFound)
+	}
+	return v, err
+}
+
+// inParent returns an error wrapping store.ErrNotFound if the resource id
+// belongs to a parent other than the path's, which a resource of another
+// account does too; nil for a family without parent. A resource's parent
+// never changes, so what it reads holds for the update or delete after.
+func (f family[T, C, U, B]) inParent(r *http.Request, id string) error {
+	if f.parent == nil {
+		return nil
+	}
+	_, err := f.getIn(r, id)
+	return err
+}
+
 func (f family[T, C, U, B]) getOne(w http.ResponseWriter, r *http.Request) {
 	id := r.PathValue("id")
-	v, err := f.get(r.Context(), apiKey(r.Context()).AccountID, id)
+	v, err := f.getIn(r, id)
 	if err != nil {
 		f.s.writeStoreError(w, r, err, f.res, id)
 		return
@@ -191,6 +270,10 @@ func (f family[T, C, U, B]) updateOne(w http.ResponseWriter, r *http.Request) {
 		writeError(w, r, e)
 		return
 	}
+	if err := f.inParent(r, id); err != nil {
+		f.s.writeStoreError(w, r, err, f.res, id)
+		return
+	}
 	opts, publish := f.change(r, changeUpdated)
 	v, err := f.update(r.Context(), apiKey(r.Context()).AccountID, id, func(v *T) error {
 		in.apply(v)
@@ -206,6 +289,10 @@ func (f family[T, C, U, B]) updateOne(w http.ResponseWriter, r *http.Request) {
 
 func (f family[T, C, U, B]) deleteOne(w http.ResponseWriter, r *http.Request) {
 	id := r.PathValue("id")
+	if err := f.inParent(r, id); err != nil {
+		f.s.writeStoreError(w, r, err, f.res, id)
+		return
+	}
 	opts, publish := f.change(r, changeDeleted)
 	if _, err := f.delete(r.Context(), apiKey(r.Context()).AccountID, id, opts...); err != nil {
 		f.s.writeStoreError(w, r, err, f.res, id)

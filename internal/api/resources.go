@@ -14,8 +14,8 @@ import (
 type resource struct {
 	noun     string // "event destination"
 	listPath string // "/event_destinations"
-	// taken is the code of a value taken across accounts (a
-	// store.TakenError's Across); within the account it is
+	// taken is the code of a value of the family taken (a
+	// store.TakenError), such as a domain of any account; 0 for
 	// CodeNameTaken.
 	taken Code
 }
@@ -42,7 +42,11 @@ func (s *Server) writeStoreError(w http.ResponseWriter, r *http.Request, err err
 		taken   *store.TakenError
 		domain  *store.DomainTakenError
 		own     *serviceDomainError
+		up      parentError
 	)
+	if errors.As(err, &up) {
+		res, id = up.res, up.id
+	}
 	switch {
 	case errors.As(err, &own):
 		writeError(w, r, own.apiError())
@@ -66,7 +70,7 @@ func (s *Server) writeStoreError(w http.ResponseWriter, r *http.Request, err err
 		writeError(w, r, e)
 	case errors.As(err, &taken):
 		code := CodeNameTaken
-		if taken.Across && res.taken != 0 {
+		if res.taken != 0 {
 			code = res.taken
 		}
 		e := newError(code, "%s", taken.Error())
@@ -103,6 +107,8 @@ var limits = map[string]struct {
 	store.LimitAPIKeys:                {CodeAPIKeyLimit, "delete one you no longer use (DELETE /api_keys/{id})", "--max-api-keys"},
 	store.LimitBotUsers:               {CodeBotUserLimit, "delete one you no longer use (DELETE /bot_users/{id})", "--max-bot-users"},
 	store.LimitCredentials:            {CodeCredentialLimit, "delete one you no longer use (DELETE /credentials/{id})", "--max-credentials"},
+	store.LimitHTTPSEdges:             {CodeHTTPSEdgeLimit, "delete one you no longer use (DELETE /edges/https/{edge_id}), which deletes its routes too", "--max-https-edges"},
+	store.LimitHTTPSEdgeRoutes:        {CodeHTTPSRouteLimit, "delete one you no longer use (DELETE /edges/https/{edge_id}/routes/{id})", "--max-https-edge-routes"},
 	store.LimitReservedDomains:        {CodeDomainLimit, "delete one you no longer use (DELETE /reserved_domains/{id})", "--max-reserved-domains"},
 }
 

@@ -217,6 +217,9 @@ type Deps struct {
 	// Credentials keeps tunnel credentials; nil: the /credentials routes
 	// are not served.
 	Credentials Credentials
+	// HTTPSEdges keeps HTTPS edges and their routes; nil: the
+	// /edges/https routes are not served.
+	HTTPSEdges HTTPSEdges
 	// ReservedDomains keeps reserved domains; nil: the /reserved_domains
 	// routes are not served.
 	ReservedDomains ReservedDomains
@@ -275,6 +278,8 @@ type Server struct {
 	agentIngresses AgentIngresses
 	// appSessions is nil when its routes are not served.
 	appSessions AppSessions
+	// httpsEdges is nil when its routes are not served.
+	httpsEdges HTTPSEdges
 
 	// deliveryStatus and destinationTrial are nil when their routes are
 	// not served.
@@ -294,7 +299,7 @@ func New(cfg Config, deps Deps) (*Server, error) {
 	if deps.Keys == nil || deps.Publisher == nil {
 		return nil, errors.New("api: Keys and Publisher are required")
 	}
-	if deps.Destinations != nil || deps.Subscriptions != nil || deps.AgentIngresses != nil || deps.AppSessions != nil || deps.APIKeys != nil || deps.BotUsers != nil || deps.Credentials != nil || deps.ReservedDomains != nil {
+	if deps.Destinations != nil || deps.Subscriptions != nil || deps.AgentIngresses != nil || deps.AppSessions != nil || deps.APIKeys != nil || deps.BotUsers != nil || deps.Credentials != nil || deps.HTTPSEdges != nil || deps.ReservedDomains != nil {
 		if u, err := url.Parse(cfg.BaseURL); err != nil || (u.Scheme != "http" && u.Scheme != "https") || u.Host == "" {
 			return nil, fmt.Errorf("api: BaseURL %q is not a full http or https URL: the management routes need the scheme and host clients reach the API at, for the uri of resources and audit events", cfg.BaseURL)
 		}
@@ -337,6 +342,7 @@ func New(cfg Config, deps Deps) (*Server, error) {
 	s.deliveryStatus, s.destinationTrial = deps.DeliveryStatus, deps.DestinationTrial
 	s.agentIngresses = deps.AgentIngresses
 	s.appSessions = deps.AppSessions
+	s.httpsEdges = deps.HTTPSEdges
 	if s.destinations != nil {
 		s.routeDestinations()
 		s.routeDestinationStatus()
@@ -364,6 +370,9 @@ func New(cfg Config, deps Deps) (*Server, error) {
 	}
 	if s.credentials != nil {
 		s.routeCredentials()
+	}
+	if s.httpsEdges != nil {
+		s.routeHTTPSEdges()
 	}
 	if s.domains != nil {
 		s.routeReservedDomains()

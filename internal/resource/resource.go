@@ -192,6 +192,34 @@ func Credentials() Spec {
 	}
 }
 
+// HTTPSEdges is the family of HTTPS edges, /edges/https.
+func HTTPSEdges() Spec {
+	return Spec{
+		Prefix: schemas.PrefixHTTPSEdge, Path: client.HTTPSEdgesPath, ListKey: client.HTTPSEdgesListKey,
+		Fields: append(described(Bytes),
+			Field{Name: "hostports", Kind: List, Create: true, Update: true,
+				Usage: `where the edge takes traffic, separated by commas: <domain>:443, each a reserved domain of the account or a name under a reserved wildcard; --hostports "" removes every one`}),
+	}
+}
+
+// MaxRouteMatch is the longest match of a route of an HTTPS edge, in
+// bytes.
+const MaxRouteMatch = 1024
+
+// HTTPSEdgeRoutes is the family of the routes of an HTTPS edge,
+// /edges/https/{edge_id}/routes; their modules are set apart (PUT
+// .../{id}/circuit_breaker).
+func HTTPSEdgeRoutes() Spec {
+	return Spec{
+		Prefix: schemas.PrefixHTTPSEdgeRoute, Path: client.HTTPSEdgeRoutesPath, ListKey: client.HTTPSEdgeRoutesListKey,
+		Fields: append(described(Bytes),
+			Field{Name: "match_type", Kind: String, Required: true, Create: true, Update: true,
+				Usage: "how match is compared with a request's path: exact_path or path_prefix"},
+			Field{Name: "match", Kind: String, Max: MaxRouteMatch, Unit: Bytes, Required: true, Create: true, Update: true,
+				Usage: "the path the route takes, starting with /, at most {limit}; one route of the edge per match_type and match"}),
+	}
+}
+
 // ReservedDomains is the family of reserved domains, /reserved_domains
 // (specification sections 2.2 and 4.2). The domain cannot change.
 func ReservedDomains() Spec {

@@ -103,13 +103,6 @@ const (
 	clockSkew = time.Minute
 )
 
-// The prefixes of the ids of the HTTPS edges and routes a session refers
-// to, the HTTPS edges family's.
-const (
-	prefixHTTPSEdge      = "edghts_"
-	prefixHTTPSEdgeRoute = "edghtsrt_"
-)
-
 // check normalizes the session and returns a *ValidationError for the
 // first field that breaks a rule, or nil. now is the store's clock.
 func (a *AppSession) check(now time.Time) error {
@@ -125,8 +118,8 @@ func (a *AppSession) check(now time.Time) error {
 	}{
 		{"application_user.id", schemas.PrefixAppUser, a.ApplicationUserID, false},
 		{"endpoint.id", schemas.PrefixEndpoint, a.EndpointID, false},
-		{"edge.id", prefixHTTPSEdge, a.EdgeID, true},
-		{"route.id", prefixHTTPSEdgeRoute, a.RouteID, true},
+		{"edge.id", schemas.PrefixHTTPSEdge, a.EdgeID, true},
+		{"route.id", schemas.PrefixHTTPSEdgeRoute, a.RouteID, true},
 	} {
 		if ref.optional && ref.id == "" {
 			continue

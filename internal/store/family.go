@@ -57,6 +57,14 @@ type family[T any] struct {
 	// reserve runs before a create writes v, and returns what undoes it
 	// if the write then fails. Its error is returned as it is.
 	reserve func(ctx context.Context, s *Store, v T) (undo func(), err error)
+	// parent returns a pointer to the id of the resource v belongs to,
+	// of another family (a route's edge), which listIn pages by.
+	parent func(v *T) *string
+	// cascade returns more writes for the batch that deletes v, such as
+	// the deletes of the resources that belong to it: they are stored
+	// together or not at all, and a compare-and-swap conflict on any
+	// starts the delete over.
+	cascade func(ctx context.Context, s *Store, v T) ([]write, error)
 	// hidden reports whether v, though stored, is gone, such as an
 	// application session past its expiry: get, list, update and delete
 	// treat it as absent, until something removes it.
@@ -196,6 +204,11 @@ func (f *family[T]) get(ctx context.Context, s *Store, accountID, id string) (T,
 // page's Match as it is. The account's resources are read in full, then
 // sorted, cut after BeforeID and matched.
 func (f *family[T]) list(ctx context.Context, s *Store, accountID string, page Page) ([]T, string, error) {
+	return f.listWhere(ctx, s, accountID, page, nil)
+}
+
+// listWhere is list of the resources keep returns true for (nil: all).
+func (f *family[T]) listWhere(ctx context.Context, s *Store, accountID string, page Page, keep func(v *T) bool) ([]T, string, error) {
 	page, err := page.resolve(f.prefix)
 	if err != nil {
 		return nil, "", err
@@ -207,11 +220,18 @@ func (f *family[T]) list(ctx context.Context, s *Store, accountID string, page P
 	if err != nil {
 		return nil, "", fmt.Errorf("listing %ss: %w", f.noun, err)
 	}
-	all = slices.DeleteFunc(all, func(v T) bool { return f.gone(s, v) != nil })
+	all = slices.DeleteFunc(all, func(v T) bool { return f.gone(s, v) != nil || keep != nil && !keep(&v) })
 	return paginate(all, func(v T) string {
 		id, _, _ := f.meta(&v)
 		return *id
 	}, page)
+}
+
+// listIn returns a page of the account's resources that belong to the
+// resource parentID (see family.parent), newest first, as list does: the
+// family's other resources are skipped, as if they were not there.
+func (f *family[T]) listIn(ctx context.Context, s *Store, accountID, parentID string, page Page) ([]T, string, error) {
+	return f.listWhere(ctx, s, accountID, page, func(v *T) bool { return *f.parent(v) == parentID })
 }
 
 // update changes the resource of the account with the id: it calls fn on
@@ -285,8 +305,8 @@ func (f *family[T]) moved(ctx context.Context, s *Store, accountID, id string) f
 	}
 }
 
-// remove deletes the resource of the account with the id, and its index
-// key, and returns it as it was. guard (nil: none) is called on the
+// remove deletes the resource of the account with the id, its index key
+// and the family's cascade, in one batch, and returns it as it was. guard (nil: none) is called on the
 // resource read before each attempt to delete it; its error ends the
 // delete, which then writes nothing. A delete is a compare-and-swap on the
 // revision read before guard ran: a write meanwhile makes it start over.
@@ -321,6 +341,13 @@ func (f *family[T]) remove(ctx context.Context, s *Store, accountID, id string, 
 				return err
 			}
 			writes = append(writes, release...)
+		}
+		if f.cascade != nil {
+			more, err := f.cascade(ctx, s, v)
+			if err != nil {
+				return err
+			}
+			writes = append(writes, more...)
 		}
 		deleted = v
 		_, err = s.commit(ctx, newWriteOptions(opts), v, writes...)

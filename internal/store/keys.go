@@ -9,7 +9,7 @@ import (
 // starts with the resource's kind and then the account id, so that all keys
 // of one kind, or of one kind and account, match one filter. The keys of
 // the resources of a family (agent_ingresses, api_keys, destinations,
-// subscriptions, bot_users, credentials) are made from its kind (family.key).
+// subscriptions, bot_users, credentials, https_edges, https_edge_routes) are made from its kind (family.key).
 //
 //	accounts.<account_id>                                     Account
 //	agent_ingresses.<account_id>.<agent_ingress_id>           AgentIngress
@@ -26,6 +26,9 @@ import (
 //	bot_users.<account_id>.<bot_user_id>                      BotUser
 //	bot_user_names.<account_id>.<hex sha-256 of folded name>  uniqueEntry (written with its BotUser)
 //	credentials.<account_id>.<credential_id>                  Credential (with the hash of its token, never the token)
+//	https_edges.<account_id>.<edge_id>                        HTTPSEdge
+//	https_edge_routes.<account_id>.<route_id>                 HTTPSEdgeRoute (its edge in EdgeID; deleted with the edge)
+//	https_edge_route_matches.<account_id>.<hex sha-256>       uniqueEntry (of match type, match and edge; written with its HTTPSEdgeRoute)
 //	reserved_domains.<account_id>.<reserved_domain_id>        ReservedDomain
 //	reserved_domain_names.<hex sha-256 of folded domain>      uniqueEntry (written with its ReservedDomain; all accounts)
 //	creations.<account_id>.<kind>                             creationClaims (creates under way, for Limits)

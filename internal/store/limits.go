@@ -27,6 +27,10 @@ const (
 	DefaultMaxAppSessions    = 1000
 	DefaultMaxBotUsers       = 100
 	DefaultMaxCredentials    = 100
+	// DefaultMaxHTTPSEdges and DefaultMaxHTTPSEdgeRoutes are the most
+	// HTTPS edges, and routes of all its edges, of an account by default.
+	DefaultMaxHTTPSEdges      = 100
+	DefaultMaxHTTPSEdgeRoutes = 300
 	// DefaultMaxReservedDomains is the most reserved domains of an
 	// account by default.
 	DefaultMaxReservedDomains = 100
@@ -64,6 +68,13 @@ type Limits struct {
 	// Credentials is the most tunnel credentials of an account; default
 	// DefaultMaxCredentials.
 	Credentials int
+	// HTTPSEdges is the most HTTPS edges of an account; default
+	// DefaultMaxHTTPSEdges.
+	HTTPSEdges int
+	// HTTPSEdgeRoutes is the most routes of an account's HTTPS edges, all
+	// its edges together; default DefaultMaxHTTPSEdgeRoutes, and at most
+	// MaxHTTPSEdgeRoutes.
+	HTTPSEdgeRoutes int
 	// ReservedDomains is the most reserved domains of an account;
 	// default DefaultMaxReservedDomains.
 	ReservedDomains int
@@ -98,10 +109,22 @@ func (l *Limits) setDefaults() {
 	if l.Credentials <= 0 {
 		l.Credentials = DefaultMaxCredentials
 	}
+	if l.HTTPSEdges <= 0 {
+		l.HTTPSEdges = DefaultMaxHTTPSEdges
+	}
+	if l.HTTPSEdgeRoutes <= 0 {
+		l.HTTPSEdgeRoutes = DefaultMaxHTTPSEdgeRoutes
+	}
+	l.HTTPSEdgeRoutes = min(l.HTTPSEdgeRoutes, MaxHTTPSEdgeRoutes)
 	if l.ReservedDomains <= 0 {
 		l.ReservedDomains = DefaultMaxReservedDomains
 	}
 }
+
+// MaxHTTPSEdgeRoutes is the highest Limits.HTTPSEdgeRoutes: deleting an
+// edge deletes its routes and their index keys in one batch, two writes a
+// route, and JetStream takes at most 1000 writes in a batch.
+const MaxHTTPSEdgeRoutes = 450
 
 // ErrLimit means the account has as many resources of a kind as the
 // process allows (*LimitError).
@@ -118,6 +141,8 @@ const (
 	LimitAppSessions            = "application sessions"
 	LimitBotUsers               = "bot users"
 	LimitCredentials            = "tunnel credentials"
+	LimitHTTPSEdges             = "HTTPS edges"
+	LimitHTTPSEdgeRoutes        = "HTTPS edge routes"
 	LimitReservedDomains        = "reserved domains"
 )
 

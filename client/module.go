@@ -1,0 +1,69 @@
+package client
+
+import (
+	"context"
+	"net/http"
+	"net/url"
+)
+
+// The modules of a route of an HTTPS edge, by the last segment of their
+// path (specification section 4.3).
+const (
+	CircuitBreakerModule        = "circuit_breaker"
+	WebsocketTCPConverterModule = "websocket_tcp_converter"
+)
+
+// Module is a module of a route of an HTTPS edge, at
+// /edges/https/{edge_id}/routes/{id}/<module>: one value, set whole with
+// Put, read with Get, removed with Delete. T is the module as the API
+// returns it, In the body of a Put.
+type Module[T, In any] struct {
+	client *Client
+	path   string
+}
+
+// NewModule returns the module named name (CircuitBreakerModule, ...) of
+// the route routeID of the HTTPS edge edgeID.
+func NewModule[T, In any](c *Client, edgeID, routeID, name string) Module[T, In] {
+	return Module[T, In]{client: c, path: HTTPSEdgeRoutesOf(edgeID) + "/" + url.PathEscape(routeID) + "/" + name}
+}
+
+// ModuleWithBody returns the module m whose Put takes In2 instead: another
+// type of the same JSON, such as a map of what a user typed.
+func ModuleWithBody[In2, T, In any](m Module[T, In]) Module[T, In2] {
+	return Module[T, In2](m)
+}
+
+// Put sets the module, replacing the one set, and returns it. It returns
+// the errors of Client.Do.
+func (m Module[T, In]) Put(ctx context.Context, in In, opts ...CallOption) (T, error) {
+	var out T
+	err := m.client.Do(ctx, http.MethodPut, m.path, in, &out, opts...)
+	return out, err
+}
+
+// Get returns the module. It returns the errors of Client.Do: an *Error of
+// status 404 when the module is not set.
+func (m Module[T, In]) Get(ctx context.Context, opts ...CallOption) (T, error) {
+	var out T
+	err := m.client.Do(ctx, http.MethodGet, m.path, nil, &out, opts...)
+	return out, err
+}
+
+// Delete removes the module; removing a module not set succeeds too. It
+// returns the errors of Client.Do.
+func (m Module[T, In]) Delete(ctx context.Context, opts ...CallOption) error {
+	return m.client.Do(ctx, http.MethodDelete, m.path, nil, nil, opts...)
+}
+
+// CircuitBreaker returns the circuit breaker of the route routeID of the
+// HTTPS edge edgeID.
+func (c *Client) CircuitBreaker(edgeID, routeID string) Module[CircuitBreaker, CircuitBreakerInput] {
+	return NewModule[CircuitBreaker, CircuitBreakerInput](c, edgeID, routeID, CircuitBreakerModule)
+}
+
+// WebsocketTCPConverter returns the websocket TCP converter of the route
+// routeID of the HTTPS edge edgeID.
+func (c *Client) WebsocketTCPConverter(edgeID, routeID string) Module[WebsocketTCPConverter, WebsocketTCPConverterInput] {
+	return NewModule[WebsocketTCPConverter, WebsocketTCPConverterInput](c, edgeID, routeID, WebsocketTCPConverterModule)
+}

@@ -1,0 +1,258 @@
+package api
+
+import (
+	"context"
+	"net/http"
+	"slices"
+
+	"github.com/sluicehq/sluice/client"
+	"github.com/sluicehq/sluice/internal/store"
+	"github.com/sluicehq/sluice/schemas"
+)
+
+var (
+	httpsEdgeResource  = resource{noun: "HTTPS edge", listPath: client.HTTPSEdgesPath}
+	httpsRouteResource = resource{noun: "HTTPS edge route", listPath: client.HTTPSEdgeRoutesPath, taken: CodeRouteMatchTaken}
+)
+
+// routeHTTPSEdges serves HTTPS edges, their routes, a family nested in
+// the edge's path, and the routes' modules (specification sections 2.5,
+// 2.6 and 4.3). The catalogue has no audit kinds for them: their changes
+// emit no audit event.
+func (s *Server) routeHTTPSEdges() {
+	e := s.httpsEdges
+	route(s, family[edgeWithRoutes, httpsEdgeInput, httpsEdgeInput, client.HTTPSEdge]{
+		res: httpsEdgeResource, prefix: schemas.PrefixHTTPSEdge, listKey: client.HTTPSEdgesListKey,
+		create: func(ctx context.Context, accountID string, v edgeWithRoutes, opts ...store.WriteOption) (edgeWithRoutes, error) {
+			created, err := e.CreateHTTPSEdge(ctx, accountID, v.HTTPSEdge, opts...)
+			return edgeWithRoutes{HTTPSEdge: created}, err // a new edge has no route
+		},
+		get: func(ctx context.Context, accountID, id string) (edgeWithRoutes, error) {
+			v, err := e.GetHTTPSEdge(ctx, accountID, id)
+			return s.withRoutes(ctx, accountID, v, err)
+		},
+		list: func(ctx context.Context, accountID string, page store.Page) ([]edgeWithRoutes, string, error) {
+			routes, err := e.HTTPSEdgeRoutesByEdge(ctx, accountID)
+			if err != nil {
+				return nil, "", err
+			}
+			if match := page.Match; match != nil {
+				// ?filter= sees an edge as its body shows it: with its routes.
+				page.Match = func(item any) (bool, error) {
+					if v, ok := item.(store.HTTPSEdge); ok {
+						return match(edgeWithRoutes{HTTPSEdge: v, routes: routes[v.ID]})
+					}
+					return match(item)
+				}
+			}
+			items, next, err := e.ListHTTPSEdges(ctx, accountID, page)
+			if err != nil {
+				return nil, "", err
+			}
+			withRoutes := make([]edgeWithRoutes, len(items))
+			for i, v := range items {
+				withRoutes[i] = edgeWithRoutes{HTTPSEdge: v, routes: routes[v.ID]}
+			}
+			return withRoutes, next, nil
+		},
+		update: func(ctx context.Context, accountID, id string, fn func(*edgeWithRoutes) error, opts ...store.WriteOption) (edgeWithRoutes, error) {
+			v, err := e.UpdateHTTPSEdge(ctx, accountID, id, func(v *store.HTTPSEdge) error {
+				w := edgeWithRoutes{HTTPSEdge: *v}
+				err := fn(&w)
+				*v = w.HTTPSEdge
+				return err
+			}, opts...)
+			return s.withRoutes(ctx, accountID, v, err)
+		},
+		delete: func(ctx context.Context, accountID, id string, opts ...store.WriteOption) (edgeWithRoutes, error) {
+			v, err := e.DeleteHTTPSEdge(ctx, accountID, id, opts...)
+			return edgeWithRoutes{HTTPSEdge: v}, err
+		},
+		body: s.httpsEdgeResponse,
+	})
+	routes := family[store.HTTPSEdgeRoute, httpsRouteInput, httpsRouteInput, client.HTTPSEdgeRoute]{
+		res: httpsRouteResource, prefix: schemas.PrefixHTTPSEdgeRoute, listKey: client.HTTPSEdgeRoutesListKey,
+		create: func(ctx context.Context, accountID string, v store.HTTPSEdgeRoute, opts ...store.WriteOption) (store.HTTPSEdgeRoute, error) {
+			return e.CreateHTTPSEdgeRoute(ctx, accountID, v.EdgeID, v, opts...)
+		},
+		get: e.GetHTTPSEdgeRoute, update: e.UpdateHTTPSEdgeRoute, delete: e.DeleteHTTPSEdgeRoute,
+		body: s.httpsRouteResponse,
+		parent: &parent[store.HTTPSEdgeRoute]{
+			param: "edge_id", res: httpsEdgeResource,
+			of: func(v *store.HTTPSEdgeRoute) *string { return &v.EdgeID },
+			exists: func(ctx context.Context, accountID, id string) error {
+				_, err := e.GetHTTPSEdge(ctx, accountID, id)
+				return err
+			},
+			list: e.ListHTTPSEdgeRoutes,
+		},
+		fixed: map[string]string{"edge_id": "create the route on the other edge, and delete this one"},
+	}
+	route(s, routes)
+	routeModule(s, routes, module[store.HTTPSEdgeRoute, store.CircuitBreaker, circuitBreakerInput, client.CircuitBreaker]{
+		name: client.CircuitBreakerModule, noun: "circuit breaker",
+		field: func(v *store.HTTPSEdgeRoute) **store.CircuitBreaker { return &v.CircuitBreaker },
+		body:  circuitBreakerResponse,
+	})
+	routeModule(s, routes, module[store.HTTPSEdgeRoute, store.WebsocketTCPConverter, websocketTCPConverterInput, client.WebsocketTCPConverter]{
+		name: client.WebsocketTCPConverterModule, noun: "websocket TCP converter",
+		field: func(v *store.HTTPSEdgeRoute) **store.WebsocketTCPConverter { return &v.WebsocketTCPConverter },
+		body: func(m store.WebsocketTCPConverter) client.WebsocketTCPConverter {
+			return client.WebsocketTCPConverter(m)
+		},
+	})
+}
+
+// edgeWithRoutes is an HTTPS edge with its routes, which its body shows
+// inline as the reference service does.
+type edgeWithRoutes struct {
+	store.HTTPSEdge
+	routes []store.HTTPSEdgeRoute // oldest first
+}
+
+// withRoutes returns the edge v, read with err, with its routes.
+func (s *Server) withRoutes(ctx context.Context, accountID string, v store.HTTPSEdge, err error) (edgeWithRoutes, error) {
+	if err != nil {
+		return edgeWithRoutes{}, err
+	}
+	routes, err := s.httpsEdges.HTTPSEdgeRoutesByEdge(ctx, accountID)
+	if err != nil {
+		return edgeWithRoutes{}, err
+	}
+	return edgeWithRoutes{HTTPSEdge: v, routes: routes[v.ID]}, nil
+}
+
+func (s *Server) httpsEdgeResponse(r *http.Request, e edgeWithRoutes) client.HTTPSEdge {
+	body := client.HTTPSEdge{
+		ID:          e.ID,
+		URI:         s.resourceURI(r, httpsEdgeResource.listPath+"/"+e.ID),
+		CreatedAt:   e.CreatedAt.UTC().Format(createdAtLayout),
+		Description: e.Description,
+		Metadata:    e.Metadata,
+		Hostports:   append([]string{}, e.Hostports...),
+		Routes:      make([]client.HTTPSEdgeRoute, len(e.routes)),
+	}
+	for i, v := range e.routes {
+		body.Routes[i] = s.httpsRouteResponse(r, v)
+	}
+	return body
+}
+
+func (s *Server) httpsRouteResponse(r *http.Request, v store.HTTPSEdgeRoute) client.HTTPSEdgeRoute {
+	body := client.HTTPSEdgeRoute{
+		ID:          v.ID,
+		URI:         s.resourceURI(r, client.HTTPSEdgeRoutesOf(v.EdgeID)+"/"+v.ID),
+		EdgeID:      v.EdgeID,
+		CreatedAt:   v.CreatedAt.UTC().Format(createdAtLayout),
+		Description: v.Description,
+		Metadata:    v.Metadata,
+		MatchType:   v.MatchType,
+		Match:       v.Match,
+	}
+	if v.CircuitBreaker != nil {
+		c := circuitBreakerResponse(*v.CircuitBreaker)
+		body.CircuitBreaker = &c
+	}
+	if v.WebsocketTCPConverter != nil {
+		body.WebsocketTCPConverter = &client.WebsocketTCPConverter{Enabled: v.WebsocketTCPConverter.Enabled}
+	}
+	return body
+}
+
+func circuitBreakerResponse(c store.CircuitBreaker) client.CircuitBreaker {
+	return client.CircuitBreaker(c)
+}
+
+// httpsEdgeInput is the body of an edge's create or update: the fields
+// sent are set. An empty hostports removes every one.
+type httpsEdgeInput struct {
+	Description *string   `json:"description"`
+	Metadata    *string   `json:"metadata"`
+	Hostports   *[]string `json:"hostports"`
+}
+
+func (in httpsEdgeInput) apply(e *edgeWithRoutes) {
+	setSent(&e.Description, in.Description)
+	setSent(&e.Metadata, in.Metadata)
+	if in.Hostports != nil {
+		e.Hostports = slices.Clone(*in.Hostports)
+	}
+}
+
+// httpsRouteInput is the body of a route's create or update: the fields
+// sent are set. Its modules have paths of their own.
+type httpsRouteInput struct {
+	Description *string `json:"description"`
+	Metadata    *string `json:"metadata"`
+	MatchType   *string `json:"match_type"`
+	Match       *string `json:"match"`
+}
+
+func (in httpsRouteInput) apply(v *store.HTTPSEdgeRoute) {
+	setSent(&v.Description, in.Description)
+	setSent(&v.Metadata, in.Metadata)
+	setSent(&v.MatchType, in.MatchType)
+	setSent(&v.Match, in.Match)
+}
+
+// The defaults of a circuit breaker's fields not sent in its PUT: those
+// of the reference service.
+const (
+	defaultTrippedDuration   = 10
+	defaultRollingWindow     = 10
+	defaultNumBuckets        = 10
+	defaultVolumeThreshold   = 20
+	defaultErrorThresholdPct = 0.5
+)
+
+// circuitBreakerInput is the body of a circuit breaker's PUT, which
+// replaces it whole: a field not sent takes its default.
+type circuitBreakerInput struct {
+	Enabled                  *bool    `json:"enabled"`
+	TrippedDuration          *uint32  `json:"tripped_duration"`
+	RollingWindow            *uint32  `json:"rolling_window"`
+	NumBuckets               *uint32  `json:"num_buckets"`
+	VolumeThreshold          *uint32  `json:"volume_threshold"`
+	ErrorThresholdPercentage *float64 `json:"error_threshold_percentage"`
+}
+
+func (in circuitBreakerInput) value() store.CircuitBreaker {
+	c := store.CircuitBreaker{Enabled: true, TrippedDuration: defaultTrippedDuration, RollingWindow: defaultRollingWindow,
+		NumBuckets: defaultNumBuckets, VolumeThreshold: defaultVolumeThreshold, ErrorThresholdPercentage: defaultErrorThresholdPct}
+	setSent(&c.Enabled, in.Enabled)
+	setSent(&c.TrippedDuration, in.TrippedDuration)
+	setSent(&c.RollingWindow, in.RollingWindow)
+	setSent(&c.NumBuckets, in.NumBuckets)
+	setSent(&c.VolumeThreshold, in.VolumeThreshold)
+	setSent(&c.ErrorThresholdPercentage, in.ErrorThresholdPercentage)
+	return c
+}
+
+// websocketTCPConverterInput is the body of a websocket TCP converter's
+// PUT.
+type websocketTCPConverterInput struct {
+	Enabled *bool `json:"enabled"`
+}
+
+func (in websocketTCPConverterInput) value() store.WebsocketTCPConverter {
+	c := store.WebsocketTCPConverter{Enabled: true}
+	setSent(&c.Enabled, in.Enabled)
+	return c
+}
+
+// HTTPSEdges keeps the HTTPS edges of accounts and their routes.
+// *store.Store implements it; see its methods for the errors each returns.
+type HTTPSEdges interface {
+	CreateHTTPSEdge(ctx context.Context, accountID string, in store.HTTPSEdge, opts ...store.WriteOption) (store.HTTPSEdge, error)
+	GetHTTPSEdge(ctx context.Context, accountID, id string) (store.HTTPSEdge, error)
+	ListHTTPSEdges(ctx context.Context, accountID string, page store.Page) ([]store.HTTPSEdge, string, error)
+	UpdateHTTPSEdge(ctx context.Context, accountID, id string, fn func(*store.HTTPSEdge) error, opts ...store.WriteOption) (store.HTTPSEdge, error)
+	DeleteHTTPSEdge(ctx context.Context, accountID, id string, opts ...store.WriteOption) (store.HTTPSEdge, error)
+	HTTPSEdgeRoutesByEdge(ctx context.Context, accountID string) (map[string][]store.HTTPSEdgeRoute, error)
+
+	CreateHTTPSEdgeRoute(ctx context.Context, accountID, edgeID string, in store.HTTPSEdgeRoute, opts ...store.WriteOption) (store.HTTPSEdgeRoute, error)
+	GetHTTPSEdgeRoute(ctx context.Context, accountID, id string) (store.HTTPSEdgeRoute, error)
+	ListHTTPSEdgeRoutes(ctx context.Context, accountID, edgeID string, page store.Page) ([]store.HTTPSEdgeRoute, string, error)
+	UpdateHTTPSEdgeRoute(ctx context.Context, accountID, id string, fn func(*store.HTTPSEdgeRoute) error, opts ...store.WriteOption) (store.HTTPSEdgeRoute, error)
+	DeleteHTTPSEdgeRoute(ctx context.Context, accountID, id string, opts ...store.WriteOption) (store.HTTPSEdgeRoute, error)
+}
