@@ -263,3 +263,27 @@ func TestObjectProgramCache(t *testing.T) {
 		t.Error("the least recently used filter stayed in the cache")
 	}
 }
+
+// TestObjectMatcherListCost: a Matcher fails with ErrListCostLimit once
+// its evaluations cost MaxObjectListCost in all, and not before.
+func TestObjectMatcherListCost(t *testing.T) {
+	env := newTestObjectEnv(t)
+	ints := "[" + strings.Repeat("1,", 54) + "1]"
+	prg, err := env.Compile(ints + ".all(x, " + ints + ".all(y, x * y > 0)) && obj.id == \"\"")
+	if err != nil {
+		t.Fatal(err)
+	}
+	match := prg.Matcher(t.Context())
+	evaluations := 0
+	for ; evaluations < 1000; evaluations++ {
+		if _, err = match(testObject{ID: "x"}); err != nil {
+			break
+		}
+	}
+	if !errors.Is(err, ErrListCostLimit) || evaluations < MaxObjectListCost/MaxObjectCost {
+		t.Fatalf("after %d evaluations: %v, want ErrListCostLimit after at least %d", evaluations, err, MaxObjectListCost/MaxObjectCost)
+	}
+	if _, err := prg.Matcher(t.Context())(testObject{ID: "x"}); err != nil {
+		t.Fatalf("a new Matcher: %v", err)
+	}
+}
