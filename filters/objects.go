@@ -235,6 +235,7 @@ func (e *ObjectEnv) Compile(expr string) (*ObjectProgram, error) {
 	}
 	prg, err := e.cel.Program(checked,
 		cel.CostLimit(MaxObjectCost),
+		cel.CostTracking(e.estimator),
 		cel.EvalOptions(cel.OptOptimize),
 		cel.InterruptCheckFrequency(interruptCheckFrequency),
 	)

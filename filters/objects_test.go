@@ -287,3 +287,18 @@ func TestObjectMatcherListCost(t *testing.T) {
 		t.Fatalf("a new Matcher: %v", err)
 	}
 }
+
+// TestObjectTimeZoneCost: a timestamp accessor given a time zone, which
+// loads the zone at each call, costs at run time what the estimate
+// charges, so that the cost limits of an evaluation and of a list count
+// it rather than an addition.
+func TestObjectTimeZoneCost(t *testing.T) {
+	env := newTestObjectEnv(t)
+	prg, err := env.Compile(`obj.seen.getHours("Europe/Paris") > 1`)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if _, cost, err := prg.match(t.Context(), testObject{}); err != nil || cost < timeZoneCost {
+		t.Fatalf("cost %d (%v), want at least %d", cost, err, timeZoneCost)
+	}
+}
