@@ -9,6 +9,7 @@ import (
 	"net/netip"
 	"net/url"
 	"slices"
+	"strconv"
 	"strings"
 	"time"
 	"unicode"
@@ -165,11 +166,20 @@ func checkPublicURL(u string) error {
 		return invalid(field, "must be at most %d bytes, and is %d", MaxPublicURL, len(u))
 	}
 	p, err := url.Parse(u)
-	if err != nil || (p.Scheme != "http" && p.Scheme != "https") || p.Host == "" || p.User != nil ||
+	if err != nil || (p.Scheme != "http" && p.Scheme != "https") || p.Hostname() == "" || !validPort(p.Port()) || p.User != nil ||
 		(p.Path != "" && p.Path != "/") || p.RawQuery != "" || p.Fragment != "" || p.Opaque != "" || strings.ContainsAny(u, " \t\r\n") {
 		return invalid(field, "must be an http or https URL of a host and optional port, such as https://app.example.com:443, and is %q", clip(u))
 	}
 	return nil
+}
+
+// validPort reports whether port, a URL's, is absent or from 1 to 65535.
+func validPort(port string) bool {
+	if port == "" {
+		return true
+	}
+	n, err := strconv.ParseUint(port, 10, 16)
+	return err == nil && n > 0
 }
 
 func (b *BrowserSession) check() error {
