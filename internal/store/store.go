@@ -181,7 +181,7 @@ func (s *Store) Ping(ctx context.Context) error {
 // it.
 func now() time.Time { return time.Now().UTC().Truncate(time.Millisecond) }
 
-// now returns the time of the store's clock (WithClock), in UTC.
+// now returns the time of the store's clock (Config.Clock), in UTC.
 func (s *Store) now() time.Time { return s.clock().UTC() }
 
 // newID returns the id of a new resource, prefix and a KSUID, and its
