@@ -399,20 +399,18 @@ func (s *Store) DeleteAppSession(ctx context.Context, accountID, id string, opts
 // compare-and-swap on the revision read). Several processes may run it at
 // once.
 func (s *Store) RemoveExpiredAppSessions(ctx context.Context) (int, error) {
-	entries, err := s.entries(ctx, appSessions.kind+".>")
-	if err != nil {
-		return 0, fmt.Errorf("listing application sessions: %w", err)
-	}
 	removed := 0
 	var errs []error
-	for _, entry := range entries {
+	// Each entry is handled as it is read, so that the sweep holds one
+	// session at a time rather than those of every account.
+	err := s.eachEntry(ctx, appSessions.kind+".>", func(entry jetstream.KeyValueEntry) {
 		var a AppSession
 		if err := json.Unmarshal(entry.Value(), &a); err != nil {
 			errs = append(errs, fmt.Errorf("decoding %s: %w", entry.Key(), err))
-			continue
+			return
 		}
 		if a.ExpiresAt.After(s.now()) {
-			continue
+			return
 		}
 		err := s.kv.Delete(ctx, entry.Key(), jetstream.LastRevision(entry.Revision()))
 		switch {
@@ -421,6 +419,9 @@ func (s *Store) RemoveExpiredAppSessions(ctx context.Context) (int, error) {
 		case !isRevisionMismatch(err):
 			errs = append(errs, fmt.Errorf("deleting %s: %w", entry.Key(), err))
 		}
+	})
+	if err != nil {
+		errs = append(errs, fmt.Errorf("listing application sessions: %w", err))
 	}
 	return removed, errors.Join(errs...)
 }
