@@ -321,8 +321,27 @@ func (s *Store) evictAppSession(ctx context.Context, accountID string) error {
 	oldest := slices.MinFunc(all, func(a, b AppSession) int {
 		return cmpActive(a, b, s.now())
 	})
-	_, err = appSessions.remove(ctx, s, accountID, oldest.ID, nil, nil)
-	if errors.Is(err, ErrNotFound) {
+	return s.evict(ctx, oldest)
+}
+
+// errActiveMeanwhile refuses the eviction of a session refreshed since it
+// was read.
+var errActiveMeanwhile = errors.New("the session was refreshed since it was read")
+
+// evict deletes the session oldest, as it was read, unless it has been
+// refreshed since: its user is active, and the record that makes room
+// reads the sessions again.
+func (s *Store) evict(ctx context.Context, oldest AppSession) error {
+	_, err := appSessions.remove(ctx, s, oldest.AccountID, oldest.ID, nil, func(now AppSession) error {
+		if !now.LastActive.Equal(oldest.LastActive) || !now.ExpiresAt.Equal(oldest.ExpiresAt) {
+			return refusal{errActiveMeanwhile}
+		}
+		return nil
+	})
+	switch {
+	case errors.Is(err, errActiveMeanwhile):
+		return nil
+	case errors.Is(err, ErrNotFound):
 		return s.removeExpired(ctx, oldest) // expired, or another writer took it
 	}
 	return err
