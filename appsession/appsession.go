@@ -191,8 +191,10 @@ func (e *InvalidError) Error() string { return "appsession: " + e.Msg }
 func (e *InvalidError) Is(target error) bool { return target == ErrInvalid }
 
 // ServiceError is any other error sluice answered with: 409 (the session
-// kept changing under concurrent requests; send it again), 503 (sluice's
-// store is unreachable; retry) or 500.
+// kept changing under concurrent requests; send it again), 429 (the
+// account has as many requests under way as sluice answers at once for
+// one account; retry shortly) or 503 (sluice's store is unreachable, or
+// the process is stopping; retry), or 500.
 type ServiceError struct {
 	Code int
 	Msg  string

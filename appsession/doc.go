@@ -8,7 +8,7 @@
 // Each call is one request on its subject (SubjectRecord, SubjectRefresh,
 // SubjectEnd) with a JSON body, answered with the session as recorded
 // (Session) or with an error in the headers Nats-Service-Error-Code (400,
-// 404, 409, 500 or 503) and Nats-Service-Error, as the nats.go micro
+// 404, 409, 429, 500 or 503) and Nats-Service-Error, as the nats.go micro
 // package writes them. docs/app-sessions.md documents the subjects and
 // bodies for clients in other languages.
 //

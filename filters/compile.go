@@ -78,6 +78,7 @@ func (ke *kindEnv) compileIn(env *cel.Env, est sizeEstimator, expr string) (*Pro
 	}
 	prg, err := env.Program(checked,
 		cel.CostLimit(MaxCost),
+		cel.CostTracking(est),
 		cel.EvalOptions(cel.OptOptimize),
 		cel.InterruptCheckFrequency(interruptCheckFrequency),
 	)

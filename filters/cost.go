@@ -5,6 +5,7 @@ import (
 	"cel.dev/cel-go/common/cost"
 	"cel.dev/cel-go/common/overloads"
 	"cel.dev/cel-go/common/types"
+	"cel.dev/cel-go/common/types/ref"
 )
 
 // regexCostFactor is the cost charged for matching one character of input
@@ -44,18 +45,40 @@ func (s sizeEstimator) EstimateSize(n cost.AstNode) *cost.SizeEstimate {
 	return nil
 }
 
+// CallCost returns the actual cost of a call of inCIDR or of a timestamp
+// accessor given a time zone, as EstimateCallCost charges them, or nil to
+// let CEL count the call. Without it CEL counts such an accessor as an
+// addition at run time, so that neither the cost limit of an evaluation
+// nor that of a list (MaxObjectListCost) would see what it costs.
+func (s sizeEstimator) CallCost(_, overloadID string, _ []ref.Val, _ ref.Val) *uint64 {
+	var c uint64
+	switch {
+	case overloadID == inCIDROverload:
+		c = inCIDRCost
+	case timeZoneOverloads[overloadID]:
+		c = timeZoneCost
+	default:
+		return nil
+	}
+	return &c
+}
+
+// timeZoneOverloads are the timestamp accessors given a time zone.
+var timeZoneOverloads = map[string]bool{
+	overloads.TimestampToYearWithTz: true, overloads.TimestampToMonthWithTz: true, overloads.TimestampToDayOfYearWithTz: true,
+	overloads.TimestampToDayOfMonthZeroBasedWithTz: true, overloads.TimestampToDayOfMonthOneBasedWithTz: true,
+	overloads.TimestampToDayOfWeekWithTz: true, overloads.TimestampToHoursWithTz: true, overloads.TimestampToMinutesWithTz: true,
+	overloads.TimestampToSecondsWithTz: true, overloads.TimestampToMillisecondsWithTz: true,
+}
+
 // EstimateCallCost returns the cost of inCIDR, of matches and of the
 // timestamp accessors given a time zone, or nil to let CEL estimate the
 // cost of its own functions.
 func (s sizeEstimator) EstimateCallCost(_, overloadID string, target *cost.AstNode, args []cost.AstNode) *cost.CallEstimate {
+	if c := s.CallCost("", overloadID, nil, nil); c != nil {
+		return &cost.CallEstimate{CostEstimate: cost.FixedCostEstimate(*c)}
+	}
 	switch overloadID {
-	case inCIDROverload:
-		return &cost.CallEstimate{CostEstimate: cost.FixedCostEstimate(inCIDRCost)}
-	case overloads.TimestampToYearWithTz, overloads.TimestampToMonthWithTz, overloads.TimestampToDayOfYearWithTz,
-		overloads.TimestampToDayOfMonthZeroBasedWithTz, overloads.TimestampToDayOfMonthOneBasedWithTz,
-		overloads.TimestampToDayOfWeekWithTz, overloads.TimestampToHoursWithTz, overloads.TimestampToMinutesWithTz,
-		overloads.TimestampToSecondsWithTz, overloads.TimestampToMillisecondsWithTz:
-		return &cost.CallEstimate{CostEstimate: cost.FixedCostEstimate(timeZoneCost)}
 	case overloads.Matches:
 		if len(args) == 2 {
 			return s.matchesCost(args[0], args[1])

@@ -27,7 +27,8 @@
 // The management API's lists take a filter of objects too (ObjectEnv,
 // objects.go): a CEL expression over each resource as the API shows it,
 // bound to obj, type-checked against the JSON fields of the family's body
-// type and bounded the same way, by MaxObjectCost per resource.
+// type and bounded the same way, by MaxObjectCost per resource and
+// MaxObjectListCost per list (ObjectProgram.Matcher).
 //
 // Filters and field selections apply only to traffic kinds; for an audit
 // kind every function here returns ErrNotTraffic, but CompileReading,

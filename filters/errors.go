@@ -29,6 +29,9 @@ var (
 	// ErrCostLimit means an evaluation went over MaxCost, which only a
 	// field far larger than the estimate assumes can cause.
 	ErrCostLimit = errors.New("filter cost limit exceeded")
+	// ErrListCostLimit means the evaluations of a filter of objects over
+	// one list went over MaxObjectListCost in all.
+	ErrListCostLimit = errors.New("filter cost limit of a list exceeded")
 	// ErrEvalTimeout means an evaluation ran longer than MaxEvalTime.
 	ErrEvalTimeout = errors.New("filter evaluation took too long")
 	// ErrEvalPanic means an evaluation panicked; Match recovered.

@@ -50,9 +50,9 @@ const (
 	// object, in CEL's cost units (about 40 ns each; see MaxCost): its
 	// estimate, checked by Compile, and the actual cost of each
 	// evaluation. A list evaluates the filter once per resource of the
-	// account at most, so a list of 1,000 resources costs at most about
-	// 25 million units, a second of one core, and the filters written for
-	// real, such as comparing a field (2 or 3), far less.
+	// account at most, and stops at MaxObjectListCost in all; the filters
+	// written for real, such as comparing a field (2 or 3), cost far
+	// less.
 	MaxObjectCost = 25_000
 
 	// MaxObjectString and MaxObjectItems are the sizes the cost estimate
@@ -235,6 +235,7 @@ func (e *ObjectEnv) Compile(expr string) (*ObjectProgram, error) {
 	}
 	prg, err := e.cel.Program(checked,
 		cel.CostLimit(MaxObjectCost),
+		cel.CostTracking(e.estimator),
 		cel.EvalOptions(cel.OptOptimize),
 		cel.InterruptCheckFrequency(interruptCheckFrequency),
 	)
@@ -307,12 +308,41 @@ type ObjectProgram struct {
 // an index out of range, a division by zero or a key a map lacks: the
 // filter could not decide.
 func (p *ObjectProgram) Match(ctx context.Context, v any) (bool, error) {
+	ok, _, err := p.match(ctx, v)
+	return ok, err
+}
+
+// match is Match, which also returns the actual cost of the evaluation.
+func (p *ObjectProgram) match(ctx context.Context, v any) (bool, uint64, error) {
 	if t := reflect.TypeOf(v); t != p.env.typ {
-		return false, fmt.Errorf("an object of %v given to a filter of %s", t, p.env.name)
+		return false, 0, fmt.Errorf("an object of %v given to a filter of %s", t, p.env.name)
 	}
 	act, err := interpreter.NewActivation(map[string]any{objectVar: v})
 	if err != nil {
-		return false, err
+		return false, 0, err
 	}
 	return evaluate(ctx, p.program, p.loops, p.maxTime, "filter", act)
+}
+
+// MaxObjectListCost is the most the evaluations of a filter over one list
+// may cost in all, in CEL's cost units: about 65 ms of one core. A list of
+// 100 resources may spend MaxObjectCost on each, one of 1,000 (the
+// application sessions of an account) a tenth of it on each, on average.
+// Without it, a list of 1,000 resources could cost a second of one core
+// per request, and one account's requests every core.
+const MaxObjectListCost = 2_500_000
+
+// Matcher returns a function that reports whether each object of one
+// list passes the filter, as Match does, and that fails with an error
+// wrapping ErrListCostLimit once the evaluations it made cost more than
+// MaxObjectListCost in all. It is not safe for concurrent use.
+func (p *ObjectProgram) Matcher(ctx context.Context) func(v any) (bool, error) {
+	var spent uint64
+	return func(v any) (bool, error) {
+		ok, cost, err := p.match(ctx, v)
+		if spent += cost; err == nil && spent > MaxObjectListCost {
+			return false, fmt.Errorf("evaluating filter: %w: over %d", ErrListCostLimit, MaxObjectListCost)
+		}
+		return ok, err
+	}
 }

@@ -263,3 +263,42 @@ func TestObjectProgramCache(t *testing.T) {
 		t.Error("the least recently used filter stayed in the cache")
 	}
 }
+
+// TestObjectMatcherListCost: a Matcher fails with ErrListCostLimit once
+// its evaluations cost MaxObjectListCost in all, and not before.
+func TestObjectMatcherListCost(t *testing.T) {
+	env := newTestObjectEnv(t)
+	ints := "[" + strings.Repeat("1,", 54) + "1]"
+	prg, err := env.Compile(ints + ".all(x, " + ints + ".all(y, x * y > 0)) && obj.id == \"\"")
+	if err != nil {
+		t.Fatal(err)
+	}
+	match := prg.Matcher(t.Context())
+	evaluations := 0
+	for ; evaluations < 1000; evaluations++ {
+		if _, err = match(testObject{ID: "x"}); err != nil {
+			break
+		}
+	}
+	if !errors.Is(err, ErrListCostLimit) || evaluations < MaxObjectListCost/MaxObjectCost {
+		t.Fatalf("after %d evaluations: %v, want ErrListCostLimit after at least %d", evaluations, err, MaxObjectListCost/MaxObjectCost)
+	}
+	if _, err := prg.Matcher(t.Context())(testObject{ID: "x"}); err != nil {
+		t.Fatalf("a new Matcher: %v", err)
+	}
+}
+
+// TestObjectTimeZoneCost: a timestamp accessor given a time zone, which
+// loads the zone at each call, costs at run time what the estimate
+// charges, so that the cost limits of an evaluation and of a list count
+// it rather than an addition.
+func TestObjectTimeZoneCost(t *testing.T) {
+	env := newTestObjectEnv(t)
+	prg, err := env.Compile(`obj.seen.getHours("Europe/Paris") > 1`)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if _, cost, err := prg.match(t.Context(), testObject{}); err != nil || cost < timeZoneCost {
+		t.Fatalf("cost %d (%v), want at least %d", cost, err, timeZoneCost)
+	}
+}

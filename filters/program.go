@@ -78,46 +78,54 @@ func (p *Program) Match(ctx context.Context, fields *Fields) (ok bool, err error
 // eval evaluates the program with the variables of act, bounded as Match
 // says.
 func (p *Program) eval(ctx context.Context, act interpreter.Activation) (ok bool, err error) {
-	return evaluate(ctx, p.program, p.loops, p.maxTime, "filter of "+p.kind.name, act)
+	ok, _, err = evaluate(ctx, p.program, p.loops, p.maxTime, "filter of "+p.kind.name, act)
+	return ok, err
 }
 
 // evaluate evaluates prg, a boolean program, with the variables of act,
 // bounded as Program.Match says: by its cost limit, by maxTime for a
 // program with loops, and recovering from a panic. what names the
-// filter in errors.
-func evaluate(ctx context.Context, prg cel.Program, loops bool, maxTime time.Duration, what string, act any) (ok bool, err error) {
+// filter in errors. It returns the actual cost of the evaluation too, as
+// far as it went (0 for a program without a cost limit).
+func evaluate(ctx context.Context, prg cel.Program, loops bool, maxTime time.Duration, what string, act any) (ok bool, spent uint64, err error) {
 	if err := ctx.Err(); err != nil {
-		return false, fmt.Errorf("evaluating %s: %w", what, err)
+		return false, 0, fmt.Errorf("evaluating %s: %w", what, err)
 	}
 	defer func() {
 		if r := recover(); r != nil {
 			ok, err = false, fmt.Errorf("evaluating %s: %w: %v", what, ErrEvalPanic, r)
 		}
 	}()
-	var out ref.Val
+	var (
+		out     ref.Val
+		details *cel.EvalDetails
+	)
 	if loops {
 		evalCtx, cancel := context.WithTimeoutCause(ctx, maxTime, errEvalDeadline)
-		out, _, err = prg.ContextEval(evalCtx, act)
+		out, details, err = prg.ContextEval(evalCtx, act)
 		cancel()
 	} else {
-		out, _, err = prg.Eval(act)
+		out, details, err = prg.Eval(act)
+	}
+	if details != nil && details.ActualCost() != nil {
+		spent = *details.ActualCost()
 	}
 	if err != nil {
 		var cancelled interpreter.EvalCancelledError
 		switch {
 		case errors.As(err, &cancelled) && cancelled.Cause == interpreter.CostLimitExceeded:
-			return false, fmt.Errorf("evaluating %s: %w: %w", what, ErrCostLimit, err)
+			return false, spent, fmt.Errorf("evaluating %s: %w: %w", what, ErrCostLimit, err)
 		case errors.Is(err, errEvalDeadline) && ctx.Err() == nil:
-			return false, fmt.Errorf("evaluating %s: %w: over %v", what, ErrEvalTimeout, maxTime)
+			return false, spent, fmt.Errorf("evaluating %s: %w: over %v", what, ErrEvalTimeout, maxTime)
 		}
-		return false, fmt.Errorf("evaluating %s: %w", what, err)
+		return false, spent, fmt.Errorf("evaluating %s: %w", what, err)
 	}
 	b, isBool := out.(types.Bool)
 	if !isBool {
 		// Compile accepts only boolean expressions.
-		return false, fmt.Errorf("evaluating %s: result is %s, not bool", what, out.Type())
+		return false, spent, fmt.Errorf("evaluating %s: result is %s, not bool", what, out.Type())
 	}
-	return bool(b), nil
+	return bool(b), spent, nil
 }
 
 // errEvalDeadline is the cause of the context of an evaluation that ran out

@@ -253,3 +253,25 @@ func TestAppSessionListFilter(t *testing.T) {
 	resp, out := e.listFiltered(t, "/app/sessions", `obj.browser_session.country == "DE"`, "")
 	wantStatus(t, resp, out, http.StatusBadRequest)
 }
+
+// TestListFilterListCost lists 150 application sessions with a filter
+// that matches none at close to the cost limit on each: the list stops
+// with a 400 once the evaluations cost MaxObjectListCost in all, rather
+// than spending about 150 times the cost limit of one.
+func TestListFilterListCost(t *testing.T) {
+	e := newTestEnv(t)
+	for range 150 {
+		if _, err := e.store.RecordAppSession(t.Context(), e.account, storeSession()); err != nil {
+			t.Fatal(err)
+		}
+	}
+	ints := "[" + strings.Repeat("1,", 54) + "1]" // a loop in a loop costing about 21,000
+	filter := ints + ".all(x, " + ints + ".all(y, x * y > 0)) && obj.id == \"\""
+	resp, out := e.listFiltered(t, "/app/sessions", filter, "")
+	msg := wantError(t, resp, out, http.StatusBadRequest, "ERR_SLUICE_336", "")
+	if !strings.Contains(msg, "for one list") || decodeError(t, out).Details["id"] == nil {
+		t.Errorf("a filter over its cost for one list: %s", out)
+	}
+	resp, out = e.listFiltered(t, "/app/sessions", `obj.browser_session.user_agent.raw.contains("Firefox")`, "")
+	wantStatus(t, resp, out, http.StatusOK)
+}

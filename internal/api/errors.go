@@ -44,7 +44,7 @@ const (
 	CodeInvalidField       Code = 333 // 400: a field breaks a rule; details.field names it
 	CodeBadParameter       Code = 334 // 400: a query parameter (limit, before_id) is invalid
 	CodeBadFilter          Code = 335 // 400: a list's filter does not compile: syntax, unknown field, not boolean, too long or too costly
-	CodeFilterFailed       Code = 336 // 400: a list's filter failed on a resource at evaluation (cost limit, index or key missing)
+	CodeFilterFailed       Code = 336 // 400: a list's filter failed on a resource at evaluation (cost limit of one or of the list, index or key missing)
 	CodeFieldFixed         Code = 340 // 400: an update sends a field set at create only (an agent ingress's domain)
 	CodeServiceDomain      Code = 341 // 400: an agent ingress's domain is, or is under, a domain of the service
 	CodeNotFound           Code = 404 // 404: no such path
@@ -109,7 +109,7 @@ var codes = map[Code]codeInfo{
 	CodeInvalidField:       {http.StatusBadRequest, "a field breaks a rule (length, ARN, exactly one target, target type change, ...); details.field is its JSON path and the message says how to fix it"},
 	CodeBadParameter:       {http.StatusBadRequest, "a query parameter is invalid: limit not from 1 to 100, or a malformed before_id; details.parameter names it"},
 	CodeBadFilter:          {http.StatusBadRequest, "a list's ?filter= is not a CEL filter of the family: it does not parse, names a field the resource does not have, is not a boolean, is longer than 4096 bytes or its estimated cost on one resource is over 25,000; details.issues gives each problem with its line and column, and the message the fields of obj and a filter that works (docs/api.md#filtering-lists)"},
-	CodeFilterFailed:       {http.StatusBadRequest, "a list's ?filter= failed on a resource, named by details.id: it went over its cost limit (25,000 per resource), indexed past the end of a list, read a key a map lacks or divided by zero; guard it, as with size(), in or has(), and send the list again"},
+	CodeFilterFailed:       {http.StatusBadRequest, "a list's ?filter= failed on a resource, named by details.id: it went over its cost limit (25,000 per resource, or 2,500,000 over the list), indexed past the end of a list, read a key a map lacks or divided by zero; guard it, as with size(), in or has(), or make it cheaper, and send the list again"},
 	CodeFieldFixed:         {http.StatusBadRequest, "an update sends a field that only a create sets (an agent ingress's domain); details.field names it: create another resource with the new value instead"},
 	CodeServiceDomain:      {http.StatusBadRequest, "an agent ingress's domain is one of the service's own domains (serve --service-domains), or a name under one; details.field names it: give a domain the account owns"},
 	CodeContentType:        {http.StatusUnsupportedMediaType, "the Content-Type is neither application/json nor application/x-ndjson"},

@@ -50,13 +50,13 @@ func readFilter[T, B any](r *http.Request, env *filters.ObjectEnv, path string, 
 	if err != nil {
 		return nil, badFilter(env, path, err)
 	}
-	ctx := r.Context()
+	match := prg.Matcher(r.Context())
 	return func(item any) (bool, error) {
 		v, isT := item.(T)
 		if !isT { // a bug of the store's list: a 500
 			return false, fmt.Errorf("filtering: the store's list gave a %T, not a %T", item, v)
 		}
-		ok, err := prg.Match(ctx, body(r, v))
+		ok, err := match(body(r, v))
 		if err != nil {
 			return false, &filterError{id: resourceID(v), err: err}
 		}
@@ -101,8 +101,14 @@ func filterFailed(ctx context.Context, err error) (*Error, bool) {
 		return nil, false
 	}
 	why := strings.TrimPrefix(fe.err.Error(), "evaluating filter: ")
-	if errors.Is(fe.err, filters.ErrCostLimit) {
+	switch {
+	case errors.Is(fe.err, filters.ErrCostLimit):
 		why = fmt.Sprintf("it went over its cost limit of %d on one resource", filters.MaxObjectCost)
+	case errors.Is(fe.err, filters.ErrListCostLimit):
+		e := newError(CodeFilterFailed, "?filter= went over its cost limit of %d for one list, the sum of its costs on each resource it was evaluated on, at %s: "+
+			"write a filter that costs less on each resource (fewer loops, shorter strings searched)", filters.MaxObjectListCost, fe.id)
+		e.Details = map[string]any{"parameter": filterParameter, "id": fe.id}
+		return e, true
 	}
 	e := newError(CodeFilterFailed, "?filter= failed on %s: %s. Guard what can fail, such as size(obj.acl) > 2 && obj.acl[2] == \"*\", or \"key\" in m && m.key == \"v\"", fe.id, why)
 	e.Details = map[string]any{"parameter": filterParameter, "id": fe.id}

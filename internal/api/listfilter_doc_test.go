@@ -37,6 +37,7 @@ func TestListFilterOfEveryFamily(t *testing.T) {
 		{"/bot_users", `obj.active && obj.name.matches("^ci-")`},
 		{"/credentials", `"*" in obj.acl || !has(obj.owner_id)`},
 		{"/reserved_domains", `obj.domain.startsWith("*.") && obj.region == "eu"`},
+		{"/app/sessions", `obj.browser_session.location.country_code == "DE" && !has(obj.edge)`},
 		{"/reserved_domains", `obj.created_at >= "2026-11-01"`},
 		{"/bot_users", `timestamp(obj.created_at) > timestamp("2026-11-01T00:00:00Z")`},
 		{"/api_keys", `timestamp(obj.created_at) + duration("24h") > timestamp("2026-11-02T00:00:00Z")`},

@@ -35,12 +35,25 @@ type Config struct {
 	// RequestTimeout bounds the store's work for one request; default
 	// 10s.
 	RequestTimeout time.Duration
-	Logger         *slog.Logger // default slog.Default()
+	// MaxConcurrent bounds the requests the process answers at once;
+	// default DefaultMaxConcurrent. A request beyond waits for one to
+	// end.
+	MaxConcurrent int
+	// MaxAccountConcurrent bounds those of one account, its share of
+	// MaxConcurrent; default a quarter of MaxConcurrent, at least 1, at
+	// most MaxConcurrent. A request of an account that has as many under
+	// way is answered 429 at once: the edge retries it shortly.
+	MaxAccountConcurrent int
+	Logger               *slog.Logger // default slog.Default()
 }
 
 // DefaultSweepInterval is how often expired sessions are removed by
 // default.
 const DefaultSweepInterval = time.Minute
+
+// DefaultMaxConcurrent is how many requests a process answers at once by
+// default.
+const DefaultMaxConcurrent = 64
 
 func (c *Config) setDefaults() {
 	if c.SweepInterval <= 0 {
@@ -49,6 +62,13 @@ func (c *Config) setDefaults() {
 	if c.RequestTimeout <= 0 {
 		c.RequestTimeout = 10 * time.Second
 	}
+	if c.MaxConcurrent <= 0 {
+		c.MaxConcurrent = DefaultMaxConcurrent
+	}
+	if c.MaxAccountConcurrent <= 0 {
+		c.MaxAccountConcurrent = max(1, c.MaxConcurrent/4)
+	}
+	c.MaxAccountConcurrent = min(c.MaxAccountConcurrent, c.MaxConcurrent)
 	if c.Logger == nil {
 		c.Logger = slog.Default()
 	}
@@ -69,10 +89,13 @@ func New(nc *nats.Conn, sessions Sessions, cfg Config) *Service {
 	return &Service{nc: nc, sessions: sessions, cfg: cfg}
 }
 
-// Run answers requests and removes expired sessions every SweepInterval
-// until ctx ends, then stops answering. It returns an error if the
-// service cannot subscribe to its subjects.
+// Run answers requests, MaxConcurrent at once, and removes expired
+// sessions every SweepInterval until ctx ends, then stops answering and
+// returns once the requests under way have ended. It returns an error if
+// the service cannot subscribe to its subjects.
 func (s *Service) Run(ctx context.Context) error {
+	running := newSlots(s.cfg.MaxConcurrent, s.cfg.MaxAccountConcurrent)
+	defer running.stop()
 	svc, err := micro.AddService(s.nc, micro.Config{
 		Name:        "sluice-app-sessions",
 		Version:     "1.0.0",
@@ -90,7 +113,19 @@ func (s *Service) Run(ctx context.Context) error {
 		{"refresh", appsession.SubjectRefresh, s.refresh},
 		{"end", appsession.SubjectEnd, s.end},
 	} {
-		handler := micro.HandlerFunc(func(req micro.Request) { s.answer(ctx, req, ep.handle) })
+		handler := micro.HandlerFunc(func(req micro.Request) {
+			// The answer is published to the request's reply subject
+			// rather than through req, which micro reads once this
+			// function returns (for its statistics), before the
+			// goroutine answering it is done.
+			r := request{nc: s.nc, subject: req.Subject(), reply: req.Reply(), data: req.Data()}
+			switch running.run(ctx, requestAccount(r.data), func() { s.answer(ctx, r, ep.handle) }) {
+			case accountBusy:
+				r.fail("429", fmt.Sprintf("the account has %d requests under way, its share of this sluice process's; retry shortly", s.cfg.MaxAccountConcurrent), nil)
+			case stopping:
+				r.fail("503", "this sluice process is stopping; retry shortly", nil)
+			}
+		})
 		if err := svc.AddEndpoint(ep.name, handler, micro.WithEndpointSubject(ep.subject)); err != nil {
 			return fmt.Errorf("serving %s: %w", ep.subject, err)
 		}
@@ -122,22 +157,50 @@ func (s *Service) sweep(ctx context.Context) {
 
 // answer handles a request with handle, and answers with the session or
 // the error.
-func (s *Service) answer(ctx context.Context, req micro.Request, handle func(context.Context, []byte) (store.AppSession, error)) {
+func (s *Service) answer(ctx context.Context, req request, handle func(context.Context, []byte) (store.AppSession, error)) {
 	ctx, cancel := context.WithTimeout(ctx, s.cfg.RequestTimeout)
 	defer cancel()
 	var (
 		v   store.AppSession
 		err error = errTooLarge
 	)
-	if len(req.Data()) <= appsession.MaxRequest {
-		v, err = handle(ctx, req.Data())
+	if len(req.data) <= appsession.MaxRequest {
+		v, err = handle(ctx, req.data)
 	}
 	if err == nil {
-		_ = req.RespondJSON(appsession.Session{ID: v.ID, AccountID: v.AccountID, CreatedAt: v.CreatedAt, LastActive: v.LastActive, ExpiresAt: v.ExpiresAt})
+		req.respond(appsession.Session{ID: v.ID, AccountID: v.AccountID, CreatedAt: v.CreatedAt, LastActive: v.LastActive, ExpiresAt: v.ExpiresAt})
 		return
 	}
-	code, msg, details := s.errorAnswer(req.Subject(), err)
-	_ = req.Error(code, msg, details)
+	code, msg, details := s.errorAnswer(req.subject, err)
+	req.fail(code, msg, details)
+}
+
+// request is a request received, answered on its reply subject as the
+// micro package answers: a JSON body, or an error in the headers
+// appsession.HeaderErrorCode and appsession.HeaderError.
+type request struct {
+	nc             *nats.Conn
+	subject, reply string
+	data           []byte
+}
+
+// respond answers with v in JSON. A failure to publish is the
+// requester's timeout.
+func (r request) respond(v any) {
+	data, err := json.Marshal(v)
+	if err != nil {
+		r.fail("500", "encoding the answer: "+err.Error(), nil)
+		return
+	}
+	_ = r.nc.Publish(r.reply, data)
+}
+
+// fail answers with an error: its code, message and body.
+func (r request) fail(code, msg string, details []byte) {
+	_ = r.nc.PublishMsg(&nats.Msg{Subject: r.reply, Data: details, Header: nats.Header{
+		appsession.HeaderErrorCode: {code},
+		appsession.HeaderError:     {msg},
+	}})
 }
 
 var errTooLarge = &badRequest{msg: fmt.Sprintf("the request is over %d bytes", appsession.MaxRequest)}

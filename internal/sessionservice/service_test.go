@@ -72,3 +72,69 @@ func TestStoreErrors(t *testing.T) {
 		})
 	}
 }
+
+// blocking is a store whose records of one account wait until their ctx
+// ends, and whose other records answer at once.
+type blocking struct {
+	Sessions
+	slow          string
+	entered, left chan struct{}
+}
+
+func (b blocking) RecordAppSession(ctx context.Context, accountID string, _ store.AppSession) (store.AppSession, error) {
+	if accountID == b.slow {
+		b.entered <- struct{}{}
+		<-ctx.Done()
+		defer close(b.left)
+		return store.AppSession{}, ctx.Err()
+	}
+	return store.AppSession{ID: schemas.NewID(schemas.PrefixAppSession), AccountID: accountID}, nil
+}
+
+func (blocking) RemoveExpiredAppSessions(context.Context) (int, error) { return 0, nil }
+
+// TestSlowAccountHoldsNoOther checks that a request of one account that
+// takes long (a record evicting a session) does not hold the requests of
+// another account, which a subscription answering one message at a time
+// would; that an account past its share of requests under way is
+// answered 429 at once; and that Run returns only once the requests
+// under way have ended.
+func TestSlowAccountHoldsNoOther(t *testing.T) {
+	srv := natstest.Start(t)
+	nc, _ := natstest.Connect(t, srv)
+	slow, other := schemas.NewID(schemas.PrefixAccount), schemas.NewID(schemas.PrefixAccount)
+	fake := blocking{slow: slow, entered: make(chan struct{}, 1), left: make(chan struct{})}
+	svc := New(nc, fake, Config{MaxConcurrent: 4, MaxAccountConcurrent: 1, Logger: slog.New(slog.DiscardHandler)})
+	ctx, stop := context.WithCancel(t.Context())
+	done := make(chan error, 1)
+	go func() { done <- svc.Run(ctx) }()
+	client := appsession.New(nc)
+	record := func(account string) error {
+		ctx, cancel := context.WithTimeout(t.Context(), 2*time.Second)
+		defer cancel()
+		_, err := client.Record(ctx, appsession.RecordRequest{AccountID: account})
+		return err
+	}
+	check.Eventually(t, 5*time.Second, "an answer of the service", func() (error, bool) {
+		err := record(other)
+		return err, err == nil
+	})
+	go func() { _ = record(slow) }()
+	<-fake.entered
+	if err := record(other); err != nil {
+		t.Fatalf("a record of another account while one is slow: %v, want an answer", err)
+	}
+	var busy *appsession.ServiceError
+	if err := record(slow); !errors.As(err, &busy) || busy.Code != 429 {
+		t.Fatalf("a second record of the slow account: %v, want a 429", err)
+	}
+	stop()
+	if err := <-done; err != nil {
+		t.Fatalf("Run: %v", err)
+	}
+	select {
+	case <-fake.left:
+	default:
+		t.Fatal("Run returned before the slow request under way ended")
+	}
+}

@@ -9,6 +9,7 @@ import (
 	"net/netip"
 	"net/url"
 	"slices"
+	"strconv"
 	"strings"
 	"time"
 	"unicode"
@@ -158,11 +159,20 @@ func checkPublicURL(u string) error {
 		return invalid(field, "must be at most %d bytes, and is %d", MaxPublicURL, len(u))
 	}
 	p, err := url.Parse(u)
-	if err != nil || (p.Scheme != "http" && p.Scheme != "https") || p.Host == "" || p.User != nil ||
+	if err != nil || (p.Scheme != "http" && p.Scheme != "https") || p.Hostname() == "" || !validPort(p.Port()) || p.User != nil ||
 		(p.Path != "" && p.Path != "/") || p.RawQuery != "" || p.Fragment != "" || p.Opaque != "" || strings.ContainsAny(u, " \t\r\n") {
 		return invalid(field, "must be an http or https URL of a host and optional port, such as https://app.example.com:443, and is %q", clip(u))
 	}
 	return nil
+}
+
+// validPort reports whether port, a URL's, is absent or from 1 to 65535.
+func validPort(port string) bool {
+	if port == "" {
+		return true
+	}
+	n, err := strconv.ParseUint(port, 10, 16)
+	return err == nil && n > 0
 }
 
 func (b *BrowserSession) check() error {
@@ -304,8 +314,27 @@ func (s *Store) evictAppSession(ctx context.Context, accountID string) error {
 	oldest := slices.MinFunc(all, func(a, b AppSession) int {
 		return cmpActive(a, b, s.now())
 	})
-	_, err = appSessions.remove(ctx, s, accountID, oldest.ID, nil, nil)
-	if errors.Is(err, ErrNotFound) {
+	return s.evict(ctx, oldest)
+}
+
+// errActiveMeanwhile refuses the eviction of a session refreshed since it
+// was read.
+var errActiveMeanwhile = errors.New("the session was refreshed since it was read")
+
+// evict deletes the session oldest, as it was read, unless it has been
+// refreshed since: its user is active, and the record that makes room
+// reads the sessions again.
+func (s *Store) evict(ctx context.Context, oldest AppSession) error {
+	_, err := appSessions.remove(ctx, s, oldest.AccountID, oldest.ID, nil, func(now AppSession) error {
+		if !now.LastActive.Equal(oldest.LastActive) || !now.ExpiresAt.Equal(oldest.ExpiresAt) {
+			return refusal{errActiveMeanwhile}
+		}
+		return nil
+	})
+	switch {
+	case errors.Is(err, errActiveMeanwhile):
+		return nil
+	case errors.Is(err, ErrNotFound):
 		return s.removeExpired(ctx, oldest) // expired, or another writer took it
 	}
 	return err
@@ -382,20 +411,18 @@ func (s *Store) DeleteAppSession(ctx context.Context, accountID, id string, opts
 // compare-and-swap on the revision read). Several processes may run it at
 // once.
 func (s *Store) RemoveExpiredAppSessions(ctx context.Context) (int, error) {
-	entries, err := s.entries(ctx, appSessions.kind+".>")
-	if err != nil {
-		return 0, fmt.Errorf("listing application sessions: %w", err)
-	}
 	removed := 0
 	var errs []error
-	for _, entry := range entries {
+	// Each entry is handled as it is read, so that the sweep holds one
+	// session at a time rather than those of every account.
+	err := s.eachEntry(ctx, appSessions.kind+".>", func(entry jetstream.KeyValueEntry) {
 		var a AppSession
 		if err := json.Unmarshal(entry.Value(), &a); err != nil {
 			errs = append(errs, fmt.Errorf("decoding %s: %w", entry.Key(), err))
-			continue
+			return
 		}
 		if a.ExpiresAt.After(s.now()) {
-			continue
+			return
 		}
 		err := s.kv.Delete(ctx, entry.Key(), jetstream.LastRevision(entry.Revision()))
 		switch {
@@ -404,6 +431,9 @@ func (s *Store) RemoveExpiredAppSessions(ctx context.Context) (int, error) {
 		case !isRevisionMismatch(err):
 			errs = append(errs, fmt.Errorf("deleting %s: %w", entry.Key(), err))
 		}
+	})
+	if err != nil {
+		errs = append(errs, fmt.Errorf("listing application sessions: %w", err))
 	}
 	return removed, errors.Join(errs...)
 }

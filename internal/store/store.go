@@ -181,7 +181,7 @@ func (s *Store) Ping(ctx context.Context) error {
 // it.
 func now() time.Time { return time.Now().UTC().Truncate(time.Millisecond) }
 
-// now returns the time of the store's clock (WithClock), in UTC.
+// now returns the time of the store's clock (Config.Clock), in UTC.
 func (s *Store) now() time.Time { return s.clock().UTC() }
 
 // newID returns the id of a new resource, prefix and a KSUID, and its
@@ -227,33 +227,45 @@ func (s *Store) createJSON(ctx context.Context, key string, v any) error {
 // entries returns the current entries of the keys matching filter, without
 // deleted ones, each key once.
 func (s *Store) entries(ctx context.Context, filter string, opts ...jetstream.WatchOpt) ([]jetstream.KeyValueEntry, error) {
+	var found []jetstream.KeyValueEntry
+	index := make(map[string]int)
+	err := s.eachEntry(ctx, filter, func(entry jetstream.KeyValueEntry) {
+		// A key written while we read can come twice; keep the latest.
+		if i, seen := index[entry.Key()]; seen {
+			found[i] = entry
+			return
+		}
+		index[entry.Key()] = len(found)
+		found = append(found, entry)
+	}, opts...)
+	if err != nil {
+		return nil, err
+	}
+	return found, nil
+}
+
+// eachEntry calls fn on each current entry of the keys matching filter,
+// without deleted ones, as it reads them, holding none: a key written
+// meanwhile may come twice, the latest last.
+func (s *Store) eachEntry(ctx context.Context, filter string, fn func(jetstream.KeyValueEntry), opts ...jetstream.WatchOpt) error {
 	opts = append(opts, jetstream.IgnoreDeletes())
 	watcher, err := s.kv.WatchFiltered(ctx, []string{filter}, opts...)
 	if err != nil {
-		return nil, fmt.Errorf("watching %s: %w", filter, err)
+		return fmt.Errorf("watching %s: %w", filter, err)
 	}
 	defer watcher.Stop()
-
-	var found []jetstream.KeyValueEntry
-	index := make(map[string]int)
 	for {
 		select {
 		case <-ctx.Done():
-			return nil, fmt.Errorf("reading %s: %w", filter, ctx.Err())
+			return fmt.Errorf("reading %s: %w", filter, ctx.Err())
 		case entry, ok := <-watcher.Updates():
 			if !ok {
-				return nil, fmt.Errorf("reading %s: watch closed", filter)
+				return fmt.Errorf("reading %s: watch closed", filter)
 			}
 			if entry == nil { // every current value has been read
-				return found, nil
+				return nil
 			}
-			// A key written while we read can come twice; keep the latest.
-			if i, seen := index[entry.Key()]; seen {
-				found[i] = entry
-				continue
-			}
-			index[entry.Key()] = len(found)
-			found = append(found, entry)
+			fn(entry)
 		}
 	}
 }
