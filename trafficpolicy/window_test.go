@@ -1,6 +1,7 @@
 package trafficpolicy
 
 import (
+	"bytes"
 	"fmt"
 	"math/rand/v2"
 	"testing"
@@ -183,5 +184,38 @@ func TestWindowClockBack(t *testing.T) {
 	}
 	if ok, _ := w.take([]byte("k"), now+int64(time.Minute)); !ok {
 		t.Fatal("refused a minute after, when both left the window")
+	}
+}
+
+// TestWindowLongKeys checks that a key longer than maxKeyBytes, such as a
+// header a hostile client made large, is held as its digest, so that a
+// bucket's memory does not grow with the request, and that long keys
+// differing only in their last byte are still buckets of their own.
+func TestWindowLongKeys(t *testing.T) {
+	w := newWindow(1, time.Minute, 1000)
+	now := time.Date(2026, 1, 1, 12, 0, 0, 0, time.UTC).UnixNano()
+	long := func(i int) []byte { return fmt.Appendf(bytes.Repeat([]byte("x"), 64<<10), "%03d", i) }
+	for i := range 100 {
+		if ok, _ := w.take(long(i), now); !ok {
+			t.Fatalf("long key %d refused: it is a bucket of its own", i)
+		}
+	}
+	if ok, _ := w.take(long(7), now); ok {
+		t.Fatal("long key 7 admitted twice at capacity 1")
+	}
+	if ok, _ := w.take([]byte("short"), now); !ok {
+		t.Fatal("a short key refused")
+	}
+	held := 0
+	for i := range w.shards {
+		for key := range w.shards[i].index {
+			held++
+			if len(key) > maxKeyBytes {
+				t.Fatalf("a bucket holds a key of %d bytes, past %d", len(key), maxKeyBytes)
+			}
+		}
+	}
+	if held != 101 {
+		t.Fatalf("%d buckets held, want 101", held)
 	}
 }
