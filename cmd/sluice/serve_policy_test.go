@@ -159,7 +159,8 @@ func TestServeTrafficPolicy(t *testing.T) {
 
 // TestOperationsPolicy loads the ready policy of docs/operations.md and
 // checks what it says of it: a key's 1,201st POST /events in a minute gets
-// sluice's JSON 429 with Retry-After, probes are never limited.
+// sluice's JSON 429 with Retry-After, an address's 6,001st whatever its
+// keys, probes are never limited.
 func TestOperationsPolicy(t *testing.T) {
 	text, err := docSection("docs/operations.md", "### A ready policy")
 	if err != nil {
@@ -189,6 +190,16 @@ func TestOperationsPolicy(t *testing.T) {
 	h.ServeHTTP(w, r)
 	if w.Code != 429 || w.Header().Get("Retry-After") == "" || w.Header().Get("Content-Type") != "application/json" || !strings.Contains(w.Body.String(), `"status_code":429`) {
 		t.Fatalf("the 1,201st: %d %v %s", w.Code, w.Header(), w.Body)
+	}
+	// Guessed keys, each a bucket of its own under the per-key rule, from
+	// the same address: the per-address rule answers 429 past 6,000.
+	for i := 1201; i < 6000; i++ {
+		if code := postEvents(h, "sk_guess_"+strconv.Itoa(i)); code != http.StatusAccepted {
+			t.Fatalf("guess %d: %d, want the per-address limit of 6,000 not reached", i, code)
+		}
+	}
+	if code := postEvents(h, "sk_guess_6001"); code != http.StatusTooManyRequests {
+		t.Fatalf("the 6,001st guess from one address: %d, want 429", code)
 	}
 	for range 700 {
 		r := httptest.NewRequest("GET", "/readyz", nil)
