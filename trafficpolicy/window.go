@@ -31,7 +31,9 @@ const SlotDuration = 10 * time.Second
 const slotNanos = int64(SlotDuration)
 
 // MaxBuckets is how many buckets one rate-limit action keeps, about 200
-// MB of them (docs/operations.md gives the measure). A bucket goes when all
+// MB of them with one count each, and 8 bytes more for each slot of its
+// window in which a bucket admitted a request (docs/operations.md gives
+// the measure). A bucket goes when all
 // its requests have left the window (its memory is reused by the next new
 // bucket), and, past MaxBuckets, the bucket whose last admitted request
 // is the oldest of its sixteenth of the buckets is forgotten: its key
