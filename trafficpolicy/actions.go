@@ -13,7 +13,8 @@ const (
 	// ActionRateLimit admits at most capacity requests of a bucket within
 	// rate, and answers the others 429 with Retry-After.
 	ActionRateLimit = "rate-limit"
-	// ActionCustomResponse answers with its status_code, headers and body.
+	// ActionCustomResponse answers with its status_code (200 to 599),
+	// headers and body.
 	ActionCustomResponse = "custom-response"
 	// ActionDeny answers with its status_code, 403 by default.
 	ActionDeny = "deny"
@@ -74,9 +75,11 @@ func buildCustomResponse(c *checker, cfg node, _ phase) action {
 	fields := c.mapping(cfg, "status_code", "headers", "body")
 	a := &customResponse{status: http.StatusOK}
 	if n, ok := fields["status_code"]; ok {
-		a.status = c.intIn(n, 100, 599, "an HTTP status code")
+		// Not 1xx: net/http sends 100 as an interim answer and then 200
+		// with the body, and 101 switches to no protocol.
+		a.status = c.intIn(n, 200, 599, "the HTTP status code of a final answer")
 	} else {
-		c.missing(cfg, "status_code", "an HTTP status code from 100 to 599, such as 429")
+		c.missing(cfg, "status_code", "an HTTP status code from 200 to 599, such as 429")
 	}
 	if n, ok := fields["headers"]; ok {
 		for _, f := range c.stringMap(n) {
