@@ -162,16 +162,7 @@ func TestServeTrafficPolicy(t *testing.T) {
 // sluice's JSON 429 with Retry-After, an address's 6,001st whatever its
 // keys, probes are never limited.
 func TestOperationsPolicy(t *testing.T) {
-	text, err := docSection("docs/operations.md", "### A ready policy")
-	if err != nil {
-		t.Fatal(err)
-	}
-	start := strings.Index(text, "```yaml\n")
-	end := strings.Index(text[start+8:], "```")
-	if start < 0 || end < 0 {
-		t.Fatal("no yaml block in docs/operations.md's ready policy")
-	}
-	doc := text[start+8 : start+8+end]
+	doc := docPolicy(t, "docs/operations.md", "### A ready policy")
 	path := filepath.Join(t.TempDir(), "policy.yaml")
 	writePolicy(t, path, doc)
 	front, err := newPolicyFront(path, slog.New(slog.NewTextHandler(io.Discard, nil)))
@@ -341,17 +332,24 @@ func TestPolicyFrontReloadDropsNoRequest(t *testing.T) {
 
 // TestREADMEPolicy checks that the policy of the README's section loads.
 func TestREADMEPolicy(t *testing.T) {
-	text, err := docSection("README.md", "## Traffic policy")
-	if err != nil {
-		t.Fatal(err)
-	}
-	start := strings.Index(text, "```yaml\n")
-	if start < 0 {
-		t.Fatal("no yaml block in the README's section Traffic policy")
-	}
-	doc := text[start+8:]
-	doc = doc[:strings.Index(doc, "```")]
+	doc := docPolicy(t, "README.md", "## Traffic policy")
 	if _, err := parsePolicy("README.md", []byte(doc)); err != nil {
 		t.Fatal(err)
 	}
+}
+
+// docPolicy returns the first yaml block of the section of file under
+// heading: a policy the documentation shows.
+func docPolicy(t *testing.T, file, heading string) string {
+	t.Helper()
+	text, err := docSection(file, heading)
+	if err != nil {
+		t.Fatal(err)
+	}
+	_, block, ok := strings.Cut(text, "```yaml\n")
+	doc, _, closed := strings.Cut(block, "```")
+	if !ok || !closed {
+		t.Fatalf("no yaml block in %s's section %s", file, heading)
+	}
+	return doc
 }
