@@ -8,6 +8,7 @@ import (
 	"net/http"
 	"net/http/httptest"
 	"os"
+	"os/signal"
 	"path/filepath"
 	"strconv"
 	"strings"
@@ -328,6 +329,27 @@ func TestPolicyFrontReloadDropsNoRequest(t *testing.T) {
 	close(stop)
 	wg.Wait()
 	bad.Range(func(code, _ any) bool { t.Errorf("a request was answered %v during reloads", code); return true })
+}
+
+// TestPolicyFrontRunLeavesSIGHUPIgnored checks that once Run returns, as
+// serve shuts down and drains its requests, a SIGHUP no longer ends the
+// process.
+func TestPolicyFrontRunLeavesSIGHUPIgnored(t *testing.T) {
+	t.Cleanup(func() { signal.Reset(syscall.SIGHUP) })
+	path := filepath.Join(t.TempDir(), "policy.yaml")
+	writePolicy(t, path, frontPolicy("2"))
+	front, err := newPolicyFront(path, slog.New(slog.DiscardHandler))
+	if err != nil {
+		t.Fatal(err)
+	}
+	ctx, cancel := context.WithCancel(t.Context())
+	cancel()
+	if err := front.Run(ctx); err != nil {
+		t.Fatal(err)
+	}
+	if !signal.Ignored(syscall.SIGHUP) {
+		t.Fatal("SIGHUP would end the process after Run")
+	}
 }
 
 // TestREADMEPolicy checks that the policy of the README's section loads.
