@@ -1,6 +1,7 @@
 package trafficpolicy
 
 import (
+	"io"
 	"log/slog"
 	"net/http"
 	"slices"
@@ -13,7 +14,8 @@ const (
 	// ActionRateLimit admits at most capacity requests of a bucket within
 	// rate, and answers the others 429 with Retry-After.
 	ActionRateLimit = "rate-limit"
-	// ActionCustomResponse answers with its status_code, headers and body.
+	// ActionCustomResponse answers with its status_code (200 to 599),
+	// headers and body.
 	ActionCustomResponse = "custom-response"
 	// ActionDeny answers with its status_code, 403 by default.
 	ActionDeny = "deny"
@@ -62,6 +64,17 @@ func startAnswer(x *exchange, w http.ResponseWriter) http.Header {
 	return h
 }
 
+// writeAnswer writes the answer of an action on w, its headers set: its
+// Content-Length (length, that of body), its status, and its body but to
+// a HEAD.
+func writeAnswer(x *exchange, w http.ResponseWriter, status int, length, body string) {
+	w.Header().Set("Content-Length", length)
+	w.WriteHeader(status)
+	if body != "" && x.req.Method != http.MethodHead {
+		_, _ = io.WriteString(w, body)
+	}
+}
+
 // customResponse answers with a status, headers and a body.
 type customResponse struct {
 	status  int
@@ -74,9 +87,11 @@ func buildCustomResponse(c *checker, cfg node, _ phase) action {
 	fields := c.mapping(cfg, "status_code", "headers", "body")
 	a := &customResponse{status: http.StatusOK}
 	if n, ok := fields["status_code"]; ok {
-		a.status = c.intIn(n, 100, 599, "an HTTP status code")
+		// Not 1xx: net/http sends 100 as an interim answer and then 200
+		// with the body, and 101 switches to no protocol.
+		a.status = c.intIn(n, 200, 599, "the HTTP status code of a final answer")
 	} else {
-		c.missing(cfg, "status_code", "an HTTP status code from 100 to 599, such as 429")
+		c.missing(cfg, "status_code", "an HTTP status code from 200 to 599, such as 429")
 	}
 	if n, ok := fields["headers"]; ok {
 		for _, f := range c.stringMap(n) {
@@ -102,11 +117,7 @@ func (a *customResponse) run(x *exchange, w http.ResponseWriter, _ *rule) bool {
 	if h.Get("Content-Type") == "" && a.body != "" {
 		h.Set("Content-Type", "text/plain; charset=utf-8")
 	}
-	h.Set("Content-Length", a.length)
-	w.WriteHeader(a.status)
-	if a.body != "" && x.req.Method != http.MethodHead {
-		_, _ = w.Write([]byte(a.body))
-	}
+	writeAnswer(x, w, a.status, a.length, a.body)
 	return true
 }
 
@@ -114,6 +125,7 @@ func (a *customResponse) run(x *exchange, w http.ResponseWriter, _ *rule) bool {
 type deny struct {
 	status int
 	body   string
+	length string // of body, for Content-Length
 }
 
 func buildDeny(c *checker, cfg node, _ phase) action {
@@ -123,17 +135,13 @@ func buildDeny(c *checker, cfg node, _ phase) action {
 		a.status = c.intIn(n, 400, 599, "an HTTP error status")
 	}
 	a.body = strconv.Itoa(a.status) + " " + http.StatusText(a.status) + "\n"
+	a.length = strconv.Itoa(len(a.body))
 	return a
 }
 
 func (a *deny) run(x *exchange, w http.ResponseWriter, _ *rule) bool {
-	h := startAnswer(x, w)
-	h.Set("Content-Type", "text/plain; charset=utf-8")
-	h.Set("Content-Length", strconv.Itoa(len(a.body)))
-	w.WriteHeader(a.status)
-	if x.req.Method != http.MethodHead {
-		_, _ = w.Write([]byte(a.body))
-	}
+	startAnswer(x, w).Set("Content-Type", "text/plain; charset=utf-8")
+	writeAnswer(x, w, a.status, a.length, a.body)
 	return true
 }
 

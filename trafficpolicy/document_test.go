@@ -44,6 +44,7 @@ func TestParseRefuses(t *testing.T) {
 		{"macro not literal", "on_http_request:\n  - expressions: [\"size(getReqHeader(req.host)) > 0\"]\n    actions: [{type: deny}]\n", "on_http_request[0].expressions[0]", "getReqHeader takes a header name as a string literal", 2},
 		{"deny status", "on_http_request:\n  - actions: [{type: deny, config: {status_code: 200}}]\n", "on_http_request[0].actions[0].config.status_code", "an integer from 400 to 599, not 200", 2},
 		{"custom-response without status", "on_http_response:\n  - actions: [{type: custom-response, config: {body: hi}}]\n", "on_http_response[0].actions[0].config.status_code", "required: an HTTP status code", 2},
+		{"custom-response status 1xx", "on_http_request:\n  - actions: [{type: custom-response, config: {status_code: 101, body: hi}}]\n", "on_http_request[0].actions[0].config.status_code", "an integer from 200 to 599, not 101", 2},
 		{"custom-response header name", "on_http_response:\n  - actions: [{type: custom-response, config: {status_code: 200, headers: {\"a b\": c}}}]\n", "on_http_response[0].actions[0].config.headers.a b", "not a header name", 2},
 		{"unknown config field", replace("          name: per key\n", "          name: per key\n          burst: 3\n"), cfg + ".burst", `unknown field "burst": use name, algorithm, capacity, rate, bucket_key`, 6},
 		{"name missing", replace("          name: per key\n", ""), cfg + ".name", "required: a name", 5},

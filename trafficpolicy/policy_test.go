@@ -343,3 +343,28 @@ on_http_response:
 		t.Fatalf("the response rule did not hold: %d", w.Code)
 	}
 }
+
+// TestSameRateLimitSharesCounts checks that two rate-limits of a document
+// with the same name, capacity, rate and bucket_key count in the same
+// buckets, and that another name counts apart.
+func TestSameRateLimitSharesCounts(t *testing.T) {
+	doc := `
+on_http_request:
+  - expressions: ["req.url.path == '/a'"]
+    actions: [{type: rate-limit, config: {name: shared, algorithm: sliding_window, capacity: 1, rate: 60s, bucket_key: [conn.client_ip]}}]
+  - expressions: ["req.url.path == '/b'"]
+    actions: [{type: rate-limit, config: {name: shared, algorithm: sliding_window, capacity: 1, rate: 60s, bucket_key: [conn.client_ip]}}]
+  - expressions: ["req.url.path == '/c'"]
+    actions: [{type: rate-limit, config: {name: apart, algorithm: sliding_window, capacity: 1, rate: 60s, bucket_key: [conn.client_ip]}}]
+`
+	h := mustParse(t, doc, newFakeClock().option()).Handler(upstream)
+	key := map[string]string{"Authorization": "k"}
+	for _, tt := range []struct {
+		path string
+		want int
+	}{{"/a", 200}, {"/b", 429}, {"/c", 200}} {
+		if w := send(h, "GET", tt.path, key); w.Code != tt.want {
+			t.Errorf("GET %s: %d, want %d", tt.path, w.Code, tt.want)
+		}
+	}
+}

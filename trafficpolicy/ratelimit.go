@@ -204,11 +204,7 @@ func (a *rateLimit) run(x *exchange, w http.ResponseWriter, r *rule) bool {
 	h.Set("Retry-After", strconv.FormatInt(retryAfter, 10))
 	h.Set("Content-Type", "text/plain; charset=utf-8")
 	const body = "429 Too Many Requests\n"
-	h.Set("Content-Length", strconv.Itoa(len(body)))
-	w.WriteHeader(http.StatusTooManyRequests)
-	if x.req.Method != http.MethodHead {
-		_, _ = w.Write([]byte(body))
-	}
+	writeAnswer(x, w, http.StatusTooManyRequests, strconv.Itoa(len(body)), body)
 	return true
 }
 

@@ -1,6 +1,7 @@
 package trafficpolicy
 
 import (
+	"crypto/sha256"
 	"hash/maphash"
 	"sync"
 	"sync/atomic"
@@ -30,7 +31,9 @@ const SlotDuration = 10 * time.Second
 const slotNanos = int64(SlotDuration)
 
 // MaxBuckets is how many buckets one rate-limit action keeps, about 200
-// MB of them (docs/operations.md gives the measure). A bucket goes when all
+// MB of them with one count each, and 8 bytes more for each slot of its
+// window in which a bucket admitted a request (docs/operations.md gives
+// the measure). A bucket goes when all
 // its requests have left the window (its memory is reused by the next new
 // bucket), and, past MaxBuckets, the bucket whose last admitted request
 // is the oldest of its sixteenth of the buckets is forgotten: its key
@@ -42,6 +45,17 @@ const MaxBuckets = 1_000_000
 // are spread over, by a hash of their key, so that requests of different
 // buckets seldom wait for each other.
 const windowShards = 16
+
+// maxKeyBytes is the longest bucket key a window keeps as it is. A longer
+// one, such as a header a client made large (net/http reads up to 1 MiB
+// of them), is kept as its SHA-256 digest, so that a bucket's memory does
+// not depend on what a request holds and MaxBuckets bounds the window's.
+const maxKeyBytes = 128
+
+// longKeyMark starts the digest of a long key. No key of at most
+// maxKeyBytes made by keyPart.append starts with it: it would be the
+// first byte of a length of 127 or more.
+const longKeyMark = 0xff
 
 // noBucket marks the end of a shard's list of buckets.
 const noBucket = -1
@@ -95,8 +109,16 @@ func newWindow(capacity uint32, rate time.Duration, maxBuckets int) *window {
 
 // take counts a request of the bucket key at now, in nanoseconds since the
 // Unix epoch. It reports whether the request is admitted, and when it is
-// not, the whole seconds after which a request of the bucket would be.
+// not, the whole seconds after which a request of the bucket would be. A
+// key longer than maxKeyBytes counts by its digest.
 func (w *window) take(key []byte, now int64) (admitted bool, retryAfter int64) {
+	var digest [1 + sha256.Size]byte
+	if len(key) > maxKeyBytes {
+		digest[0] = longKeyMark
+		sum := sha256.Sum256(key)
+		copy(digest[1:], sum[:])
+		key = digest[:]
+	}
 	slot := uint32(now / slotNanos)
 	sh := &w.shards[maphash.Bytes(w.seed, key)%windowShards]
 	sh.mu.Lock()

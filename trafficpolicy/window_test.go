@@ -1,6 +1,7 @@
 package trafficpolicy
 
 import (
+	"bytes"
 	"fmt"
 	"math/rand/v2"
 	"testing"
@@ -9,8 +10,8 @@ import (
 
 // referenceWindow is the sliding window as SlotDuration documents it,
 // written the plain way: every admitted request's time kept, the window
-// counted afresh for each request, retry-after found by trying each whole
-// second.
+// counted afresh for each request, retry-after found by trying whole
+// seconds.
 type referenceWindow struct {
 	capacity int
 	slots    int64
@@ -32,16 +33,24 @@ func (m *referenceWindow) take(key string, now int64) (bool, int64) {
 		m.admitted[key] = append(m.admitted[key], now)
 		return true, 0
 	}
-	for s := int64(1); ; s++ {
-		if m.count(key, now+s*int64(time.Second)) < m.capacity {
-			return false, s
+	// The first whole second at which the count is under capacity. With
+	// no arrival after now, the count only falls as time passes, so a
+	// binary search over the seconds up to a window and a slot finds it.
+	lo, hi := int64(1), m.slots*int64(SlotDuration/time.Second)+int64(SlotDuration/time.Second)
+	for lo < hi {
+		mid := (lo + hi) / 2
+		if m.count(key, now+mid*int64(time.Second)) < m.capacity {
+			hi = mid
+		} else {
+			lo = mid + 1
 		}
 	}
+	return false, lo
 }
 
 // TestWindowMatchesReference runs random arrivals (times, gaps from
 // nanoseconds to past a window, several buckets) through windows of random
-// capacities and rates, and checks every decision and retry-after against
+// capacities and rates (60s to 300s, and one run in ten up to 24h), and checks every decision and retry-after against
 // the reference model, and that no rate/SlotDuration consecutive slots of
 // a bucket hold more than capacity admitted requests.
 func TestWindowMatchesReference(t *testing.T) {
@@ -52,6 +61,10 @@ func TestWindowMatchesReference(t *testing.T) {
 			capacity = 50 + rng.IntN(200)
 		}
 		rate := time.Duration(6+rng.IntN(25)) * SlotDuration // 60s to 300s
+		if seed%10 == 5 {
+			// Now and then any rate, up to MaxRate.
+			rate = time.Duration(6+rng.IntN(int(MaxRate/SlotDuration)-5)) * SlotDuration
+		}
 		w := newWindow(uint32(capacity), rate, MaxBuckets)
 		ref := &referenceWindow{capacity: capacity, slots: int64(rate / SlotDuration), admitted: map[string][]int64{}}
 		now := time.Date(2026, 11, 24, 23, 0, 0, 0, time.UTC).UnixNano() + rng.Int64N(int64(time.Hour))
@@ -183,5 +196,38 @@ func TestWindowClockBack(t *testing.T) {
 	}
 	if ok, _ := w.take([]byte("k"), now+int64(time.Minute)); !ok {
 		t.Fatal("refused a minute after, when both left the window")
+	}
+}
+
+// TestWindowLongKeys checks that a key longer than maxKeyBytes, such as a
+// header a hostile client made large, is held as its digest, so that a
+// bucket's memory does not grow with the request, and that long keys
+// differing only in their last byte are still buckets of their own.
+func TestWindowLongKeys(t *testing.T) {
+	w := newWindow(1, time.Minute, 1000)
+	now := time.Date(2026, 1, 1, 12, 0, 0, 0, time.UTC).UnixNano()
+	long := func(i int) []byte { return fmt.Appendf(bytes.Repeat([]byte("x"), 64<<10), "%03d", i) }
+	for i := range 100 {
+		if ok, _ := w.take(long(i), now); !ok {
+			t.Fatalf("long key %d refused: it is a bucket of its own", i)
+		}
+	}
+	if ok, _ := w.take(long(7), now); ok {
+		t.Fatal("long key 7 admitted twice at capacity 1")
+	}
+	if ok, _ := w.take([]byte("short"), now); !ok {
+		t.Fatal("a short key refused")
+	}
+	held := 0
+	for i := range w.shards {
+		for key := range w.shards[i].index {
+			held++
+			if len(key) > maxKeyBytes {
+				t.Fatalf("a bucket holds a key of %d bytes, past %d", len(key), maxKeyBytes)
+			}
+		}
+	}
+	if held != 101 {
+		t.Fatalf("%d buckets held, want 101", held)
 	}
 }

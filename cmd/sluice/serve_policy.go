@@ -79,11 +79,13 @@ func (f *policyFront) wrap(next http.Handler) http.Handler {
 
 // Run reloads the policy on SIGHUP, and when the file's content changed,
 // read every policyPollInterval: a change is loaded once two reads in a
-// row see it. It returns when ctx ends.
+// row see it. It returns when ctx ends, leaving SIGHUP ignored: serve is
+// then draining its requests, which a SIGHUP's default action, the end of
+// the process, would drop.
 func (f *policyFront) Run(ctx context.Context) error {
 	hup := make(chan os.Signal, 1)
 	signal.Notify(hup, syscall.SIGHUP)
-	defer signal.Stop(hup)
+	defer signal.Ignore(syscall.SIGHUP)
 	poll := time.NewTicker(policyPollInterval)
 	defer poll.Stop()
 	f.run(ctx, hup, poll.C)

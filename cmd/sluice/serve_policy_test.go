@@ -8,6 +8,7 @@ import (
 	"net/http"
 	"net/http/httptest"
 	"os"
+	"os/signal"
 	"path/filepath"
 	"strconv"
 	"strings"
@@ -159,18 +160,10 @@ func TestServeTrafficPolicy(t *testing.T) {
 
 // TestOperationsPolicy loads the ready policy of docs/operations.md and
 // checks what it says of it: a key's 1,201st POST /events in a minute gets
-// sluice's JSON 429 with Retry-After, probes are never limited.
+// sluice's JSON 429 with Retry-After, an address's 6,001st whatever its
+// keys, probes are never limited.
 func TestOperationsPolicy(t *testing.T) {
-	text, err := docSection("docs/operations.md", "### A ready policy")
-	if err != nil {
-		t.Fatal(err)
-	}
-	start := strings.Index(text, "```yaml\n")
-	end := strings.Index(text[start+8:], "```")
-	if start < 0 || end < 0 {
-		t.Fatal("no yaml block in docs/operations.md's ready policy")
-	}
-	doc := text[start+8 : start+8+end]
+	doc := docPolicy(t, "docs/operations.md", "### A ready policy")
 	path := filepath.Join(t.TempDir(), "policy.yaml")
 	writePolicy(t, path, doc)
 	front, err := newPolicyFront(path, slog.New(slog.NewTextHandler(io.Discard, nil)))
@@ -189,6 +182,16 @@ func TestOperationsPolicy(t *testing.T) {
 	h.ServeHTTP(w, r)
 	if w.Code != 429 || w.Header().Get("Retry-After") == "" || w.Header().Get("Content-Type") != "application/json" || !strings.Contains(w.Body.String(), `"status_code":429`) {
 		t.Fatalf("the 1,201st: %d %v %s", w.Code, w.Header(), w.Body)
+	}
+	// Guessed keys, each a bucket of its own under the per-key rule, from
+	// the same address: the per-address rule answers 429 past 6,000.
+	for i := 1201; i < 6000; i++ {
+		if code := postEvents(h, "sk_guess_"+strconv.Itoa(i)); code != http.StatusAccepted {
+			t.Fatalf("guess %d: %d, want the per-address limit of 6,000 not reached", i, code)
+		}
+	}
+	if code := postEvents(h, "sk_guess_6001"); code != http.StatusTooManyRequests {
+		t.Fatalf("the 6,001st guess from one address: %d, want 429", code)
 	}
 	for range 700 {
 		r := httptest.NewRequest("GET", "/readyz", nil)
@@ -328,19 +331,47 @@ func TestPolicyFrontReloadDropsNoRequest(t *testing.T) {
 	bad.Range(func(code, _ any) bool { t.Errorf("a request was answered %v during reloads", code); return true })
 }
 
-// TestREADMEPolicy checks that the policy of the README's section loads.
-func TestREADMEPolicy(t *testing.T) {
-	text, err := docSection("README.md", "## Traffic policy")
+// TestPolicyFrontRunLeavesSIGHUPIgnored checks that once Run returns, as
+// serve shuts down and drains its requests, a SIGHUP no longer ends the
+// process.
+func TestPolicyFrontRunLeavesSIGHUPIgnored(t *testing.T) {
+	t.Cleanup(func() { signal.Reset(syscall.SIGHUP) })
+	path := filepath.Join(t.TempDir(), "policy.yaml")
+	writePolicy(t, path, frontPolicy("2"))
+	front, err := newPolicyFront(path, slog.New(slog.DiscardHandler))
 	if err != nil {
 		t.Fatal(err)
 	}
-	start := strings.Index(text, "```yaml\n")
-	if start < 0 {
-		t.Fatal("no yaml block in the README's section Traffic policy")
+	ctx, cancel := context.WithCancel(t.Context())
+	cancel()
+	if err := front.Run(ctx); err != nil {
+		t.Fatal(err)
 	}
-	doc := text[start+8:]
-	doc = doc[:strings.Index(doc, "```")]
+	if !signal.Ignored(syscall.SIGHUP) {
+		t.Fatal("SIGHUP would end the process after Run")
+	}
+}
+
+// TestREADMEPolicy checks that the policy of the README's section loads.
+func TestREADMEPolicy(t *testing.T) {
+	doc := docPolicy(t, "README.md", "## Traffic policy")
 	if _, err := parsePolicy("README.md", []byte(doc)); err != nil {
 		t.Fatal(err)
 	}
+}
+
+// docPolicy returns the first yaml block of the section of file under
+// heading: a policy the documentation shows.
+func docPolicy(t *testing.T, file, heading string) string {
+	t.Helper()
+	text, err := docSection(file, heading)
+	if err != nil {
+		t.Fatal(err)
+	}
+	_, block, ok := strings.Cut(text, "```yaml\n")
+	doc, _, closed := strings.Cut(block, "```")
+	if !ok || !closed {
+		t.Fatalf("no yaml block in %s's section %s", file, heading)
+	}
+	return doc
 }
