@@ -84,7 +84,8 @@ func waitForNoBytesInFlight(t *testing.T, fd *frontDoorEnv) {
 
 // TestFrontDoorManagementShare: account B, holding its share of slow
 // management bodies (8 by default), gets 429 ERR_SLUICE_130 with
-// Retry-After for the next one, while account A's management calls still
+// Retry-After for the next one and for a filtered list (a plain list is
+// served), while account A's management calls still
 // succeed promptly; once B's bodies are gone, their bytes and slots are
 // given back.
 func TestFrontDoorManagementShare(t *testing.T) {
@@ -110,6 +111,13 @@ func TestFrontDoorManagementShare(t *testing.T) {
 	if got := counterValue(t, fd.reg, "sluice_ingest_refused_requests_total", "reason", "account_management"); got != 1 {
 		t.Fatalf("refusals counted for account_management: %v, want 1", got)
 	}
+	// A filtered list takes a slot of the share, a plain one none.
+	resp, out = fd.call(t, fd.tokenB, http.MethodGet, "/event_destinations?filter=true", "")
+	if resp.StatusCode != http.StatusTooManyRequests || decodeError(t, out).ErrorCode != "ERR_SLUICE_130" {
+		t.Fatalf("B's filtered list beyond its share: %d %s, want 429 ERR_SLUICE_130", resp.StatusCode, out)
+	}
+	resp, out = fd.call(t, fd.tokenB, http.MethodGet, "/event_destinations", "")
+	wantStatus(t, resp, out, http.StatusOK)
 
 	start := time.Now()
 	created := fd.create(t, credsBody)

@@ -19,8 +19,23 @@ import (
 // the *Error to answer, which bodyError passes on. The slot and the bytes
 // are given back when the handler returns, so that a body decoded and
 // being stored still counts.
+//
+// A list with ?filter= takes a slot of the share too, with no bytes: its
+// CEL runs over the account's resources (up to filters.MaxObjectListCost
+// a list), so that one account's filtered lists at once cannot keep every
+// core busy.
 func (s *Server) admitBody(next http.Handler) http.Handler {
 	return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		if r.Method == http.MethodGet && r.URL.Query().Has("filter") {
+			t, refused := s.admission.admitManagement(apiKey(r.Context()).AccountID, 0)
+			if refused != admitted {
+				s.refuse(w, r, refused)
+				return
+			}
+			defer t.release()
+			next.ServeHTTP(w, r)
+			return
+		}
 		if !takesBody(r.Method) || r.ContentLength == 0 || r.Body == nil || r.Body == http.NoBody {
 			next.ServeHTTP(w, r)
 			return
