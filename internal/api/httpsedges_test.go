@@ -152,6 +152,17 @@ func TestHTTPSEdgeValidation(t *testing.T) {
 			}
 		})
 	}
+	resp, out = e.call(t, e.token, http.MethodGet, "/reserved_domains", "")
+	wantStatus(t, resp, out, http.StatusOK)
+	domain := decodeAs[struct {
+		Domains []struct {
+			ID string `json:"id"`
+		} `json:"reserved_domains"`
+	}](t, out).Domains[0].ID
+	resp, out = e.call(t, e.token, http.MethodDelete, "/reserved_domains/"+domain, "")
+	if msg := wantError(t, resp, out, http.StatusConflict, "ERR_SLUICE_433", ""); !strings.Contains(msg, e.edge.ID) || !strings.Contains(string(out), `"https_edges":["`+e.edge.ID+`"]`) {
+		t.Fatalf("deleting the edge's reserved domain: %s", out)
+	}
 	resp, out = e.call(t, other.token, http.MethodGet, other.routes()+"/"+other.route.ID, "")
 	wantStatus(t, resp, out, http.StatusOK)
 	resp, out = e.call(t, other.token, http.MethodGet, "/edges/https", "")
