@@ -12,8 +12,6 @@ import (
 	"time"
 	"unicode"
 
-	"github.com/nats-io/nats.go/jetstream"
-
 	"github.com/sluicehq/sluice/internal/resource"
 	"github.com/sluicehq/sluice/schemas"
 )
@@ -186,14 +184,14 @@ func routeMatchKey(accountID, value string) string {
 // ErrNotFound if the account has no such edge.
 func (s *Store) claimEdge(ctx context.Context, accountID, edgeID string) ([]write, error) {
 	key := httpsEdgesKind + "." + accountID + "." + edgeID // httpsEdges.key, which refers to this
-	entry, err := s.kv.Get(ctx, key)
-	if errors.Is(err, jetstream.ErrKeyNotFound) {
+	claim, err := s.claimKey(ctx, key)
+	if errors.Is(err, ErrNotFound) {
 		return nil, refusal{fmt.Errorf("HTTPS edge %s: %w", edgeID, ErrNotFound)}
 	}
 	if err != nil {
-		return nil, fmt.Errorf("reading HTTPS edge %s: %w", edgeID, err)
+		return nil, err
 	}
-	return []write{{key: key, value: entry.Value(), revision: entry.Revision()}}, nil
+	return []write{claim}, nil
 }
 
 // deleteRoutesOf returns the writes that delete the routes of the edge

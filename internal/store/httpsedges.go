@@ -108,7 +108,7 @@ func (s *Store) claimHostports(ctx context.Context, before *HTTPSEdge, e HTTPSEd
 			return nil, invalid(fmt.Sprintf("hostports[%d]", slices.Index(e.Hostports, hp)), "is %q, but %s is not a reserved domain of the account, nor under one of its wildcards: reserve the domain first (POST /reserved_domains)", hp, host)
 		}
 		if !slices.ContainsFunc(claims, func(w write) bool { return w.key == entries[i].Key() }) {
-			claims = append(claims, write{key: entries[i].Key(), value: entries[i].Value(), revision: entries[i].Revision()})
+			claims = append(claims, claimOf(entries[i]))
 		}
 	}
 	return claims, nil
