@@ -79,7 +79,10 @@ func (e *HTTPSEdge) check() error {
 // and a.b.example.com, not example.com).
 //
 // It returns a *ValidationError naming the first such hostport no
-// reserved domain of the account covers.
+// reserved domain of the account covers, or whose name, under a wildcard
+// of the account, another account has reserved itself (a reservation made
+// after the edge's write is not refused: the edge that serves it decides
+// by the most specific reservation).
 func (s *Store) claimHostports(ctx context.Context, before *HTTPSEdge, e HTTPSEdge) ([]write, error) {
 	var added []string
 	for _, hp := range e.Hostports {
@@ -106,6 +109,15 @@ func (s *Store) claimHostports(ctx context.Context, before *HTTPSEdge, e HTTPSEd
 		i := slices.IndexFunc(domains, func(d ReservedDomain) bool { return coversHost(d.Domain, host) })
 		if i < 0 {
 			return nil, invalid(fmt.Sprintf("hostports[%d]", slices.Index(e.Hostports, hp)), "is %q, but %s is not a reserved domain of the account, nor under one of its wildcards: reserve the domain first (POST /reserved_domains)", hp, host)
+		}
+		if domains[i].Domain != host && !slices.ContainsFunc(domains, func(d ReservedDomain) bool { return d.Domain == host }) {
+			// Under a wildcard of the account, the name itself may be
+			// another account's reservation, which is more specific.
+			if _, free, err := s.freeRevision(ctx, reservedDomainKey("", host)); err != nil {
+				return nil, err
+			} else if !free {
+				return nil, invalid(fmt.Sprintf("hostports[%d]", slices.Index(e.Hostports, hp)), "is %q, under a wildcard of the account, but %s itself is reserved by another account: choose another name", hp, host)
+			}
 		}
 		if !slices.ContainsFunc(claims, func(w write) bool { return w.key == entries[i].Key() }) {
 			claims = append(claims, claimOf(entries[i]))

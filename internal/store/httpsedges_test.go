@@ -61,6 +61,14 @@ func TestHTTPSEdgeHostports(t *testing.T) {
 		t.Fatalf("a duplicate hostport: %v", err)
 	}
 	wantErr(t, errOf(e.store.GetHTTPSEdge(e.ctx, other.ID, edge.ID)), store.ErrNotFound)
+
+	// A name under the account's wildcard that another account reserved
+	// itself is the other account's.
+	reserve(t, e, other.ID, "x.apps.example.com")
+	err = errOf(e.store.CreateHTTPSEdge(e.ctx, account.ID, store.HTTPSEdge{Hostports: []string{"a.apps.example.com:443", "x.apps.example.com:443"}}))
+	if v := (*store.ValidationError)(nil); !errors.As(err, &v) || v.Field != "hostports[1]" || !strings.Contains(err.Error(), "reserved by another account") {
+		t.Fatalf("a hostport of another account's domain under the account's wildcard: %v", err)
+	}
 }
 
 // TestHTTPSEdgeRoutes creates routes of an edge, unique by match type and
