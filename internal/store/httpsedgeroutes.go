@@ -220,15 +220,6 @@ func (s *Store) deleteRoutesOf(ctx context.Context, e HTTPSEdge) ([]write, error
 	return writes, nil
 }
 
-// checkEdgeID returns an error wrapping ErrNotFound unless accountID is an
-// account id and edgeID an edge id.
-func checkEdgeID(accountID, edgeID string) error {
-	if err := checkOwnedID(accountID, schemas.PrefixHTTPSEdge, edgeID); err != nil {
-		return fmt.Errorf("HTTPS edge %q: %w", edgeID, err)
-	}
-	return nil
-}
-
 // CreateHTTPSEdgeRoute creates a route of the HTTPS edge edgeID of the
 // account with the Description, Metadata, MatchType and Match of in, and
 // no module; the store sets ID, AccountID, EdgeID and CreatedAt.
@@ -239,7 +230,7 @@ func checkEdgeID(accountID, edgeID string) error {
 // the account has Limits.HTTPSEdgeRoutes, or an error wrapping ErrNotFound
 // if the account has no such edge.
 func (s *Store) CreateHTTPSEdgeRoute(ctx context.Context, accountID, edgeID string, in HTTPSEdgeRoute, opts ...WriteOption) (HTTPSEdgeRoute, error) {
-	if err := checkEdgeID(accountID, edgeID); err != nil {
+	if err := httpsEdges.ownedID(accountID, edgeID); err != nil {
 		return HTTPSEdgeRoute{}, err
 	}
 	in.EdgeID = edgeID
