@@ -2,6 +2,7 @@ package main
 
 import (
 	"fmt"
+	"math"
 	"strconv"
 	"strings"
 
@@ -266,7 +267,7 @@ func parseUint32(text string) (any, error) {
 
 func parseFloat(text string) (any, error) {
 	n, err := strconv.ParseFloat(text, 64)
-	if err != nil {
+	if err != nil || math.IsNaN(n) || math.IsInf(n, 0) {
 		return nil, fmt.Errorf("want a number such as 0.5")
 	}
 	return n, nil

@@ -68,3 +68,14 @@ func TestHTTPSEdgesCommands(t *testing.T) {
 	_, _, err = e.run("edges", "https", "routes", "get", route, "--edge", edge)
 	check.ErrorContains(t, err, "(404): ")
 }
+
+// TestParseFloatFlag: a module's number flag takes a finite number only,
+// so that NaN or Inf is refused with what to give rather than failing to
+// encode the body.
+func TestParseFloatFlag(t *testing.T) {
+	for text, ok := range map[string]bool{"0.5": true, "1e-3": true, "NaN": false, "Inf": false, "-inf": false, "1e400": false, "x": false} {
+		if _, err := parseFloat(text); (err == nil) != ok {
+			t.Errorf("parseFloat(%q): %v, want ok %v", text, err, ok)
+		}
+	}
+}

@@ -59,6 +59,7 @@ const (
 	CodeDomainTaken        Code = 430 // 409: a domain reserved already, by any account
 	CodeModuleNotSet       Code = 431 // 404: a module of an HTTPS edge route that is not set
 	CodeRouteMatchTaken    Code = 432 // 409: a match type and match another route of the HTTPS edge has
+	CodeDomainInUse        Code = 433 // 409: a reserved domain still under hostports of HTTPS edges
 	CodeIngressDomainTaken Code = 428 // 409: a domain an agent ingress of any account has
 	CodeDestinationLimit   Code = 440 // 409: the account has its limit of destinations
 	CodeSubscriptionLimit  Code = 441 // 409: the account has its limit of subscriptions
@@ -126,6 +127,7 @@ var codes = map[Code]codeInfo{
 	CodeIngressDomainTaken: {http.StatusConflict, "an agent ingress of this account or of another has the domain already (a domain is unique across all accounts, ignoring case); details.field names it: choose another domain, or delete the agent ingress that has it"},
 	CodeModuleNotSet:       {http.StatusNotFound, "the HTTPS edge route has no module of this kind (circuit_breaker, websocket_tcp_converter): set one with PUT /edges/https/{edge_id}/routes/{id}/<module>"},
 	CodeRouteMatchTaken:    {http.StatusConflict, "another route of the HTTPS edge has this match_type and match (the path's case counts); details.field names match: change the other route, or choose another match"},
+	CodeDomainInUse:        {http.StatusConflict, "the reserved domain covers hostports of HTTPS edges, listed in details.https_edges, that no other reserved domain of the account covers (released, it could be reserved by another account); remove those hostports (PATCH /edges/https/{edge_id}), or delete the edges, first"},
 	CodeDestinationLimit:   {http.StatusConflict, "the account has as many event destinations as sluice allows one account (100 by default, serve --max-destinations); delete one, or have the limit raised; details.limit and details.max name it"},
 	CodeSubscriptionLimit:  {http.StatusConflict, "the account has as many event subscriptions as sluice allows one account (1000 by default, serve --max-subscriptions); delete one, or have the limit raised; details.limit and details.max name it"},
 	CodeSourceLimit:        {http.StatusConflict, "the subscription would have more sources than sluice allows one subscription (by default one per event kind, serve --max-sources-per-subscription); details.limit and details.max name it"},

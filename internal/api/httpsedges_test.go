@@ -152,6 +152,17 @@ func TestHTTPSEdgeValidation(t *testing.T) {
 			}
 		})
 	}
+	resp, out = e.call(t, e.token, http.MethodGet, "/reserved_domains", "")
+	wantStatus(t, resp, out, http.StatusOK)
+	domain := decodeAs[struct {
+		Domains []struct {
+			ID string `json:"id"`
+		} `json:"reserved_domains"`
+	}](t, out).Domains[0].ID
+	resp, out = e.call(t, e.token, http.MethodDelete, "/reserved_domains/"+domain, "")
+	if msg := wantError(t, resp, out, http.StatusConflict, "ERR_SLUICE_433", ""); !strings.Contains(msg, e.edge.ID) || !strings.Contains(string(out), `"https_edges":["`+e.edge.ID+`"]`) {
+		t.Fatalf("deleting the edge's reserved domain: %s", out)
+	}
 	resp, out = e.call(t, other.token, http.MethodGet, other.routes()+"/"+other.route.ID, "")
 	wantStatus(t, resp, out, http.StatusOK)
 	resp, out = e.call(t, other.token, http.MethodGet, "/edges/https", "")
@@ -224,7 +235,9 @@ func TestHTTPSEdgeRouteModules(t *testing.T) {
 		{"window", `{"rolling_window":0}`, "ERR_SLUICE_333", "rolling_window", "above 0"},
 		{"fractional seconds", `{"rolling_window":1.5}`, "ERR_SLUICE_332", "rolling_window", ""},
 		{"negative volume", `{"volume_threshold":-1}`, "ERR_SLUICE_332", "volume_threshold", ""},
-		{"volume over uint32", `{"volume_threshold":4294967296}`, "ERR_SLUICE_332", "volume_threshold", ""},
+		{"volume over uint32", `{"volume_threshold":4294967296}`, "ERR_SLUICE_332", "volume_threshold", "whole number from 0 to 4294967295"},
+		{"exponent", `{"num_buckets":1e2}`, "ERR_SLUICE_332", "num_buckets", "whole number from 0 to 4294967295"},
+		{"percent over float64", `{"error_threshold_percentage":1e400}`, "ERR_SLUICE_332", "error_threshold_percentage", "at most"},
 		{"unknown field", `{"buckets":1}`, "ERR_SLUICE_331", "", ""},
 	} {
 		t.Run(tt.name, func(t *testing.T) {

@@ -7,9 +7,11 @@ import (
 	"errors"
 	"fmt"
 	"io"
+	"math"
 	"mime"
 	"net/http"
 	"reflect"
+	"strconv"
 	"strings"
 )
 
@@ -47,6 +49,7 @@ func decodeObject(body []byte, v any) *Error {
 		return newError(CodeMalformedRequest, "the body is not a JSON object (it starts with %q); send one, such as {\"description\": \"...\"}", trimmed[:1])
 	}
 	dec := json.NewDecoder(bytes.NewReader(body))
+	dec.UseNumber() // checkMembers checks a number's range against its field
 	if err := checkMembers(dec, reflect.TypeOf(v), ""); err != nil {
 		var (
 			member    *memberError
@@ -129,6 +132,11 @@ func checkMembers(dec *json.Decoder, t reflect.Type, path string) error {
 	if got, ok := takesToken(t, tok); !ok {
 		return &memberTypeError{path: path, want: jsonType(t), got: got}
 	}
+	if n, ok := tok.(json.Number); ok && t != nil {
+		if want := numberRange(t, n); want != "" {
+			return &memberTypeError{path: path, want: want, got: "number " + string(n)}
+		}
+	}
 	switch tok {
 	case json.Delim('{'):
 		fields := jsonFields(t)
@@ -203,6 +211,39 @@ func takesToken(t reflect.Type, tok json.Token) (string, bool) {
 		return "number", jsonType(t) == "number"
 	}
 	return fmt.Sprintf("%T", tok), false
+}
+
+// numberRange returns "" if the JSON number n fits the number type t
+// (encoding/json takes an integer only as written without fraction or
+// exponent), or else what t takes, such as "a whole number from 0 to
+// 4294967295", so that a body's number out of range is answered naming
+// its field (encoding/json's own error names none for a float).
+func numberRange(t reflect.Type, n json.Number) string {
+	bits := t.Bits
+	switch t.Kind() {
+	case reflect.Int, reflect.Int8, reflect.Int16, reflect.Int32, reflect.Int64:
+		if _, err := strconv.ParseInt(string(n), 10, bits()); err != nil {
+			lim := int64(1)<<(bits()-1) - 1
+			return fmt.Sprintf("a whole number from %d to %d", -lim-1, lim)
+		}
+	case reflect.Uint, reflect.Uint8, reflect.Uint16, reflect.Uint32, reflect.Uint64:
+		if _, err := strconv.ParseUint(string(n), 10, bits()); err != nil {
+			return fmt.Sprintf("a whole number from 0 to %d", uint64(1)<<bits()-1)
+		}
+	case reflect.Float32, reflect.Float64:
+		if _, err := strconv.ParseFloat(string(n), bits()); err != nil {
+			return fmt.Sprintf("a number of at most %g in magnitude", maxFloat(bits()))
+		}
+	}
+	return ""
+}
+
+// maxFloat returns the largest finite float of the bits, 32 or 64.
+func maxFloat(bits int) float64 {
+	if bits == 32 {
+		return math.MaxFloat32
+	}
+	return math.MaxFloat64
 }
 
 var (

@@ -38,6 +38,7 @@ func (s *Server) writeStoreError(w http.ResponseWriter, r *http.Request, err err
 		invalid *store.ValidationError
 		inUse   *store.InUseError
 		owner   *store.OwnerInUseError
+		used    *store.DomainInUseError
 		limit   *store.LimitError
 		taken   *store.TakenError
 		domain  *store.DomainTakenError
@@ -63,6 +64,10 @@ func (s *Server) writeStoreError(w http.ResponseWriter, r *http.Request, err err
 	case errors.As(err, &owner):
 		e := newError(CodeOwnerInUse, "%s", owner.Error())
 		e.Details = map[string]any{"credentials": owner.Credentials}
+		writeError(w, r, e)
+	case errors.As(err, &used):
+		e := newError(CodeDomainInUse, "%s", used.Error())
+		e.Details = map[string]any{"https_edges": used.Edges}
 		writeError(w, r, e)
 	case errors.As(err, &domain):
 		e := newError(CodeDomainTaken, "%s", domain.Error())

@@ -9,8 +9,6 @@ import (
 	"strings"
 	"time"
 
-	"github.com/nats-io/nats.go/jetstream"
-
 	"github.com/sluicehq/sluice/internal/acl"
 	"github.com/sluicehq/sluice/internal/resource"
 	"github.com/sluicehq/sluice/schemas"
@@ -116,16 +114,15 @@ var credentials = family[Credential]{
 // over; or a *ValidationError of owner_id if the account has no such bot
 // user.
 func (s *Store) claimOwner(ctx context.Context, accountID, botUserID string) ([]write, error) {
-	key := botUsers.key(accountID, botUserID)
-	entry, err := s.kv.Get(ctx, key)
-	if errors.Is(err, jetstream.ErrKeyNotFound) {
+	claim, err := s.claimKey(ctx, botUsers.key(accountID, botUserID))
+	if errors.Is(err, ErrNotFound) {
 		return nil, &ValidationError{Field: "owner_id", Err: ErrNotFound,
 			Msg: fmt.Sprintf("names no bot user of the account: %s; give the id of one (GET /bot_users), or none", botUserID)}
 	}
 	if err != nil {
-		return nil, fmt.Errorf("reading bot user %s: %w", botUserID, err)
+		return nil, err
 	}
-	return []write{{key: key, value: entry.Value(), revision: entry.Revision()}}, nil
+	return []write{claim}, nil
 }
 
 // CredentialTokenPrefix starts every credential's token.

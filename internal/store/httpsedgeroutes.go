@@ -12,8 +12,6 @@ import (
 	"time"
 	"unicode"
 
-	"github.com/nats-io/nats.go/jetstream"
-
 	"github.com/sluicehq/sluice/internal/resource"
 	"github.com/sluicehq/sluice/schemas"
 )
@@ -186,14 +184,14 @@ func routeMatchKey(accountID, value string) string {
 // ErrNotFound if the account has no such edge.
 func (s *Store) claimEdge(ctx context.Context, accountID, edgeID string) ([]write, error) {
 	key := httpsEdgesKind + "." + accountID + "." + edgeID // httpsEdges.key, which refers to this
-	entry, err := s.kv.Get(ctx, key)
-	if errors.Is(err, jetstream.ErrKeyNotFound) {
+	claim, err := s.claimKey(ctx, key)
+	if errors.Is(err, ErrNotFound) {
 		return nil, refusal{fmt.Errorf("HTTPS edge %s: %w", edgeID, ErrNotFound)}
 	}
 	if err != nil {
-		return nil, fmt.Errorf("reading HTTPS edge %s: %w", edgeID, err)
+		return nil, err
 	}
-	return []write{{key: key, value: entry.Value(), revision: entry.Revision()}}, nil
+	return []write{claim}, nil
 }
 
 // deleteRoutesOf returns the writes that delete the routes of the edge
@@ -222,15 +220,6 @@ func (s *Store) deleteRoutesOf(ctx context.Context, e HTTPSEdge) ([]write, error
 	return writes, nil
 }
 
-// checkEdgeID returns an error wrapping ErrNotFound unless accountID is an
-// account id and edgeID an edge id.
-func checkEdgeID(accountID, edgeID string) error {
-	if err := checkOwnedID(accountID, schemas.PrefixHTTPSEdge, edgeID); err != nil {
-		return fmt.Errorf("HTTPS edge %q: %w", edgeID, err)
-	}
-	return nil
-}
-
 // CreateHTTPSEdgeRoute creates a route of the HTTPS edge edgeID of the
 // account with the Description, Metadata, MatchType and Match of in, and
 // no module; the store sets ID, AccountID, EdgeID and CreatedAt.
@@ -241,7 +230,7 @@ func checkEdgeID(accountID, edgeID string) error {
 // the account has Limits.HTTPSEdgeRoutes, or an error wrapping ErrNotFound
 // if the account has no such edge.
 func (s *Store) CreateHTTPSEdgeRoute(ctx context.Context, accountID, edgeID string, in HTTPSEdgeRoute, opts ...WriteOption) (HTTPSEdgeRoute, error) {
-	if err := checkEdgeID(accountID, edgeID); err != nil {
+	if err := httpsEdges.ownedID(accountID, edgeID); err != nil {
 		return HTTPSEdgeRoute{}, err
 	}
 	in.EdgeID = edgeID

@@ -2,6 +2,7 @@ package store
 
 import (
 	"context"
+	"encoding/json"
 	"fmt"
 	"net"
 	"slices"
@@ -68,27 +69,110 @@ func (e *HTTPSEdge) check() error {
 	return nil
 }
 
-// checkHostports returns a *ValidationError naming the first hostport of
-// e whose domain is neither a reserved domain of the account nor a name
-// under one of its wildcard reserved domains (at any depth, as a bind
-// rule of a credential matches: *.example.com covers a.example.com and
-// a.b.example.com, not example.com), or nil.
-func (s *Store) checkHostports(ctx context.Context, e *HTTPSEdge) error {
-	if len(e.Hostports) == 0 {
-		return nil
-	}
-	domains, err := listRecords[ReservedDomain](ctx, s, reservedDomains.filter(e.AccountID))
-	if err != nil {
-		return fmt.Errorf("listing reserved domains: %w", err)
-	}
-	for i, hp := range e.Hostports {
-		host := strings.TrimSuffix(hp, ":"+HTTPSPort)
-		if !slices.ContainsFunc(domains, func(d ReservedDomain) bool { return coversHost(d.Domain, host) }) {
-			return invalid(fmt.Sprintf("hostports[%d]", i), "is %q, but %s is not a reserved domain of the account, nor under one of its wildcards: reserve the domain first (POST /reserved_domains)", hp, host)
+// claimHostports returns the writes that rewrite, each as it is at the
+// revision read now, a reserved domain of the account covering each
+// hostport e has and before (nil at a create) had not, so that a delete of
+// the domain meanwhile, which DeleteReservedDomain refuses while an edge
+// uses it, makes one of the two start over. A domain covers a hostport if
+// it is its domain or a wildcard the domain is under (at any depth, as a
+// bind rule of a credential matches: *.example.com covers a.example.com
+// and a.b.example.com, not example.com).
+//
+// It returns a *ValidationError naming the first such hostport no
+// reserved domain of the account covers, or whose name, under a wildcard
+// of the account, another account has reserved itself (a reservation made
+// after the edge's write is not refused: the edge that serves it decides
+// by the most specific reservation).
+func (s *Store) claimHostports(ctx context.Context, before *HTTPSEdge, e HTTPSEdge) ([]write, error) {
+	var added []string
+	for _, hp := range e.Hostports {
+		if before == nil || !slices.Contains(before.Hostports, hp) {
+			added = append(added, hp)
 		}
 	}
-	return nil
+	if len(added) == 0 {
+		return nil, nil
+	}
+	entries, err := s.entries(ctx, reservedDomains.filter(e.AccountID))
+	if err != nil {
+		return nil, fmt.Errorf("listing reserved domains: %w", err)
+	}
+	domains := make([]ReservedDomain, len(entries))
+	for i, entry := range entries {
+		if err := json.Unmarshal(entry.Value(), &domains[i]); err != nil {
+			return nil, fmt.Errorf("decoding %s: %w", entry.Key(), err)
+		}
+	}
+	var claims []write
+	for _, hp := range added {
+		host := strings.TrimSuffix(hp, ":"+HTTPSPort)
+		i := slices.IndexFunc(domains, func(d ReservedDomain) bool { return coversHost(d.Domain, host) })
+		if i < 0 {
+			return nil, invalid(fmt.Sprintf("hostports[%d]", slices.Index(e.Hostports, hp)), "is %q, but %s is not a reserved domain of the account, nor under one of its wildcards: reserve the domain first (POST /reserved_domains)", hp, host)
+		}
+		if domains[i].Domain != host && !slices.ContainsFunc(domains, func(d ReservedDomain) bool { return d.Domain == host }) {
+			// Under a wildcard of the account, the name itself may be
+			// another account's reservation, which is more specific.
+			if _, free, err := s.freeRevision(ctx, reservedDomainKey("", host)); err != nil {
+				return nil, err
+			} else if !free {
+				return nil, invalid(fmt.Sprintf("hostports[%d]", slices.Index(e.Hostports, hp)), "is %q, under a wildcard of the account, but %s itself is reserved by another account: choose another name", hp, host)
+			}
+		}
+		if !slices.ContainsFunc(claims, func(w write) bool { return w.key == entries[i].Key() }) {
+			claims = append(claims, claimOf(entries[i]))
+		}
+	}
+	return claims, nil
 }
+
+// edgesUsing returns the ids of the account's HTTPS edges with a hostport
+// that the reserved domain d covers and no other reserved domain of the
+// account does, sorted.
+func (s *Store) edgesUsing(ctx context.Context, d ReservedDomain) ([]string, error) {
+	edges, err := listRecords[HTTPSEdge](ctx, s, httpsEdges.filter(d.AccountID))
+	if err != nil {
+		return nil, fmt.Errorf("listing HTTPS edges: %w", err)
+	}
+	domains, err := listRecords[ReservedDomain](ctx, s, reservedDomains.filter(d.AccountID))
+	if err != nil {
+		return nil, fmt.Errorf("listing reserved domains: %w", err)
+	}
+	var using []string
+	for _, e := range edges {
+		if slices.ContainsFunc(e.Hostports, func(hp string) bool {
+			host := strings.TrimSuffix(hp, ":"+HTTPSPort)
+			return coversHost(d.Domain, host) && !slices.ContainsFunc(domains, func(other ReservedDomain) bool {
+				return other.ID != d.ID && coversHost(other.Domain, host)
+			})
+		}) {
+			using = append(using, e.ID)
+		}
+	}
+	slices.Sort(using)
+	return using, nil
+}
+
+// DomainInUseError is a reserved domain that cannot be deleted because
+// HTTPS edges of its account have hostports under it that no other
+// reserved domain of the account covers: released, the domain could be
+// reserved by another account, whose names the edges would then hold. It
+// matches ErrConflict.
+type DomainInUseError struct {
+	// Domain is the reserved domain that was to be deleted.
+	Domain string
+	// Edges are the ids of the edges using it, sorted.
+	Edges []string
+}
+
+// Error names the domain and the edges.
+func (e *DomainInUseError) Error() string {
+	return fmt.Sprintf("the reserved domain %s is used by the hostports of HTTPS edges %s: remove those hostports from them (PATCH /edges/https/{edge_id}), or delete them, first",
+		e.Domain, strings.Join(e.Edges, ", "))
+}
+
+// Unwrap returns ErrConflict.
+func (e *DomainInUseError) Unwrap() error { return ErrConflict }
 
 // coversHost reports whether the reserved domain covers host: it is host,
 // or a wildcard *.<suffix> and host ends in .<suffix> after at least one
@@ -107,6 +191,9 @@ const httpsEdgesKind = "https_edges"
 // httpsEdges declares HTTPS edges (see family). Deleting an edge deletes
 // its routes in the same batch (cascade); a route created meanwhile
 // rewrites the edge in its own (claimEdge), so one of the two starts over.
+// A hostport added rewrites a reserved domain that covers it in the batch
+// that writes the edge (claimHostports), and a delete of the domain
+// meanwhile is refused or starts over (DeleteReservedDomain).
 var httpsEdges = family[HTTPSEdge]{
 	kind:   httpsEdgesKind,
 	prefix: resource.HTTPSEdges().Prefix,
@@ -115,14 +202,12 @@ var httpsEdges = family[HTTPSEdge]{
 	input: func(in HTTPSEdge) HTTPSEdge {
 		return HTTPSEdge{Description: in.Description, Metadata: in.Metadata, Hostports: slices.Clone(in.Hostports)}
 	},
-	check: func(ctx context.Context, s *Store, e *HTTPSEdge) error {
-		if err := e.check(); err != nil {
-			return err
-		}
-		return s.checkHostports(ctx, e)
-	},
+	check: func(_ context.Context, _ *Store, e *HTTPSEdge) error { return e.check() },
 	limit: LimitHTTPSEdges,
 	max:   func(l Limits) int { return l.HTTPSEdges },
+	writes: func(ctx context.Context, s *Store, before *HTTPSEdge, e HTTPSEdge) ([]write, error) {
+		return s.claimHostports(ctx, before, e)
+	},
 	cascade: func(ctx context.Context, s *Store, e HTTPSEdge) ([]write, error) {
 		return s.deleteRoutesOf(ctx, e)
 	},

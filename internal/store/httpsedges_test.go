@@ -61,6 +61,14 @@ func TestHTTPSEdgeHostports(t *testing.T) {
 		t.Fatalf("a duplicate hostport: %v", err)
 	}
 	wantErr(t, errOf(e.store.GetHTTPSEdge(e.ctx, other.ID, edge.ID)), store.ErrNotFound)
+
+	// A name under the account's wildcard that another account reserved
+	// itself is the other account's.
+	reserve(t, e, other.ID, "x.apps.example.com")
+	err = errOf(e.store.CreateHTTPSEdge(e.ctx, account.ID, store.HTTPSEdge{Hostports: []string{"a.apps.example.com:443", "x.apps.example.com:443"}}))
+	if v := (*store.ValidationError)(nil); !errors.As(err, &v) || v.Field != "hostports[1]" || !strings.Contains(err.Error(), "reserved by another account") {
+		t.Fatalf("a hostport of another account's domain under the account's wildcard: %v", err)
+	}
 }
 
 // TestHTTPSEdgeRoutes creates routes of an edge, unique by match type and
@@ -279,5 +287,82 @@ func TestHTTPSEdgeLimitsAndPages(t *testing.T) {
 	}
 	if _, err := e.store.DeleteHTTPSEdge(e.ctx, account.ID, edge.ID); err != nil {
 		t.Fatalf("deleting an edge with 260 routes in one batch: %v", err)
+	}
+}
+
+// TestDeleteReservedDomainUsedByEdge refuses to release a reserved domain
+// while an edge has a hostport only it covers, so that another account
+// cannot reserve the domain under the edge; one covered by another of the
+// account's domains, or no longer used, is released. An edge given the
+// hostport while the domain is deleted either holds it, the delete
+// refused, or is refused.
+func TestDeleteReservedDomainUsedByEdge(t *testing.T) {
+	e := newEnv(t)
+	account := e.createAccount(t, "team")
+	other := e.createAccount(t, "other team")
+	reserve(t, e, account.ID, "app.example.com", "*.apps.example.com", "*.b.apps.example.com")
+	domains := map[string]string{}
+	list, _, err := e.store.ListReservedDomains(e.ctx, account.ID, store.Page{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, d := range list {
+		domains[d.Domain] = d.ID
+	}
+	edge, err := e.store.CreateHTTPSEdge(e.ctx, account.ID, store.HTTPSEdge{Hostports: []string{"app.example.com:443", "a.b.apps.example.com:443"}})
+	if err != nil {
+		t.Fatal(err)
+	}
+	err = errOf(e.store.DeleteReservedDomain(e.ctx, account.ID, domains["app.example.com"]))
+	var inUse *store.DomainInUseError
+	if !errors.As(err, &inUse) || !errors.Is(err, store.ErrConflict) || len(inUse.Edges) != 1 || inUse.Edges[0] != edge.ID {
+		t.Fatalf("deleting a domain an edge uses: %v", err)
+	}
+	if _, err := e.store.CreateReservedDomain(e.ctx, other.ID, store.ReservedDomain{Domain: "app.example.com"}); !errors.Is(err, store.ErrConflict) {
+		t.Fatalf("another account reserves the edge's domain: %v", err)
+	}
+	// *.apps.example.com covers a.b.apps.example.com as well: either
+	// wildcard may go, not both.
+	if _, err := e.store.DeleteReservedDomain(e.ctx, account.ID, domains["*.b.apps.example.com"]); err != nil {
+		t.Fatal(err)
+	}
+	wantErr(t, errOf(e.store.DeleteReservedDomain(e.ctx, account.ID, domains["*.apps.example.com"])), store.ErrConflict)
+	if _, err := e.store.UpdateHTTPSEdge(e.ctx, account.ID, edge.ID, func(v *store.HTTPSEdge) error {
+		v.Hostports = nil
+		return nil
+	}); err != nil {
+		t.Fatal(err)
+	}
+	for _, d := range []string{"app.example.com", "*.apps.example.com"} {
+		if _, err := e.store.DeleteReservedDomain(e.ctx, account.ID, domains[d]); err != nil {
+			t.Fatalf("deleting %s, no longer used: %v", d, err)
+		}
+	}
+
+	for i := range 5 {
+		domain := fmt.Sprintf("race%d.example.com", i)
+		d, err := e.store.CreateReservedDomain(e.ctx, account.ID, store.ReservedDomain{Domain: domain})
+		if err != nil {
+			t.Fatal(err)
+		}
+		var wg sync.WaitGroup
+		var createErr, deleteErr error
+		wg.Go(func() {
+			_, createErr = e.store.UpdateHTTPSEdge(e.ctx, account.ID, edge.ID, func(v *store.HTTPSEdge) error {
+				v.Hostports = []string{domain + ":443"}
+				return nil
+			})
+		})
+		wg.Go(func() { _, deleteErr = e.store.DeleteReservedDomain(e.ctx, account.ID, d.ID) })
+		wg.Wait()
+		if (createErr == nil) == (deleteErr == nil) {
+			t.Fatalf("round %d: the edge's hostport: %v, the domain's delete: %v; want exactly one to fail", i, createErr, deleteErr)
+		}
+		if _, err := e.store.UpdateHTTPSEdge(e.ctx, account.ID, edge.ID, func(v *store.HTTPSEdge) error {
+			v.Hostports = nil
+			return nil
+		}); err != nil {
+			t.Fatal(err)
+		}
 	}
 }

@@ -123,7 +123,8 @@ func (l *Limits) setDefaults() {
 
 // MaxHTTPSEdgeRoutes is the highest Limits.HTTPSEdgeRoutes: deleting an
 // edge deletes its routes and their index keys in one batch, two writes a
-// route, and JetStream takes at most 1000 writes in a batch.
+// route, and JetStream takes at most 1000 writes in a batch by default
+// (the server's max_batch_size, which an external NATS may set lower).
 const MaxHTTPSEdgeRoutes = 450
 
 // ErrLimit means the account has as many resources of a kind as the

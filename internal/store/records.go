@@ -45,6 +45,29 @@ func waitToRetry(ctx context.Context, attempt int) error {
 	return retry.Sleep(ctx, casRetry.Delay(attempt))
 }
 
+// claimKey returns the write that rewrites key as it is, at its revision:
+// in the batch of a change that depends on the resource of key (a route
+// on its edge, a credential on its owner), it makes a delete of that
+// resource meanwhile, a compare-and-swap on the revision it read, and the
+// change, one of the two, start over. It returns ErrNotFound if the key
+// does not exist or was deleted.
+func (s *Store) claimKey(ctx context.Context, key string) (write, error) {
+	entry, err := s.kv.Get(ctx, key)
+	if errors.Is(err, jetstream.ErrKeyNotFound) {
+		return write{}, ErrNotFound
+	}
+	if err != nil {
+		return write{}, fmt.Errorf("reading %s: %w", key, err)
+	}
+	return claimOf(entry), nil
+}
+
+// claimOf returns the write that rewrites entry as it is, at its
+// revision (see claimKey).
+func claimOf(entry jetstream.KeyValueEntry) write {
+	return write{key: entry.Key(), value: entry.Value(), revision: entry.Revision()}
+}
+
 // getRecord reads and decodes the value of key, with its revision. It
 // returns ErrNotFound if the key does not exist or was deleted.
 func getRecord[T any](ctx context.Context, s *Store, key string) (T, uint64, error) {

@@ -218,6 +218,23 @@ func (s *Store) UpdateReservedDomain(ctx context.Context, accountID, id string, 
 
 // DeleteReservedDomain deletes the reserved domain of the account with the
 // id, which frees the domain for any account, and returns it as it was.
+//
+// It returns a *DomainInUseError (matching ErrConflict) naming the HTTPS
+// edges of the account with a hostport the domain covers and no other
+// reserved domain of the account does, or an error wrapping ErrNotFound if
+// the account has no such reserved domain. An edge given such a hostport
+// at the same time rewrites the domain in its batch (claimHostports), and
+// the delete is a compare-and-swap on the revision read before the edges
+// were: one of the two writers sees the other.
 func (s *Store) DeleteReservedDomain(ctx context.Context, accountID, id string, opts ...WriteOption) (ReservedDomain, error) {
-	return reservedDomains.remove(ctx, s, accountID, id, opts, nil)
+	return reservedDomains.remove(ctx, s, accountID, id, opts, func(d ReservedDomain) error {
+		using, err := s.edgesUsing(ctx, d)
+		if err != nil {
+			return err
+		}
+		if len(using) > 0 {
+			return refusal{&DomainInUseError{Domain: d.Domain, Edges: using}}
+		}
+		return nil
+	})
 }
