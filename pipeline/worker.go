@@ -26,8 +26,8 @@ const (
 
 // pending is an event on its way: its message and the record it became.
 type pending struct {
-	msg    jetstream.Msg
-	record sinks.Record
+	msg jetstream.Msg
+	entry
 }
 
 // idleWait bounds a worker's wait for events when it holds no batch: the
@@ -92,10 +92,9 @@ func newWorker(p *atomic.Pointer[plan], consumer jetstream.Consumer, js jetstrea
 func (w *worker) run(ctx context.Context) error {
 	defer w.deliveries.Wait()
 	// A destination's target type cannot change, so neither can its limits.
-	limits := w.plan.Load().sink.Limits()
-	batch := NewBatch(limits, w.cfg.Linger, func(p pending) int { return limits.Size(p.record) })
+	batch := NewBatch(w.plan.Load().sink.Limits(), w.cfg.Linger, func(p pending) int { return p.size })
 	for {
-		err := w.pull(ctx, batch, limits)
+		err := w.pull(ctx, batch)
 		if errors.Is(err, errRepull) {
 			continue
 		}
@@ -127,7 +126,7 @@ var errRepull = errors.New("nothing pulled for a while; pulling anew")
 // JetStream would hand them out again while this worker still holds them,
 // so both copies would be delivered. Such a delivery pauses pulling, and
 // pull hands them back at once, with the open batch.
-func (w *worker) pull(ctx context.Context, batch *Batch[pending], limits sinks.Limits) error {
+func (w *worker) pull(ctx context.Context, batch *Batch[pending]) error {
 	it, err := w.consumer.Messages(jetstream.PullMaxMessages(w.cfg.Prefetch))
 	if err != nil {
 		return fmt.Errorf("pulling: %w", err)
@@ -166,13 +165,18 @@ func (w *worker) pull(ctx context.Context, batch *Batch[pending], limits sinks.L
 			return nil
 		case err == nil:
 			lastEvent = time.Now()
-			if p, ok := w.prepare(ctx, msg, limits); ok && !batch.Add(time.Now(), p) {
+			if p, ok := w.prepare(ctx, msg); ok && !batch.Add(time.Now(), p) {
 				if !w.dispatch(ctx, batch.Take()) {
 					w.release([]pending{p})
 					handBack()
 					return errPaused
 				}
-				batch.Add(time.Now(), p)
+				if !batch.Add(time.Now(), p) && !w.dispatch(ctx, []pending{p}) {
+					// It fits no batch: it goes alone, for the write path
+					// to refuse it.
+					handBack()
+					return errPaused
+				}
 			}
 		case errors.Is(err, nats.ErrTimeout), errors.Is(err, jetstream.ErrNoHeartbeat):
 			// The linger ended, or nothing came: the batch goes below if
@@ -243,61 +247,34 @@ func (w *worker) pause() {
 // prepare turns a message into the record the route delivers. It returns
 // false for a message it has dealt with already: acknowledged (the filter
 // rejected it) or dead-lettered.
-func (w *worker) prepare(ctx context.Context, msg jetstream.Msg, limits sinks.Limits) (pending, bool) {
-	data := msg.Data()
-	head, err := ReadHeader(data)
-	if err != nil {
-		w.deadLetter(ctx, msg, "", dlqMalformed, "", err.Error())
-		return pending{}, false
-	}
+func (w *worker) prepare(ctx context.Context, msg jetstream.Msg) (pending, bool) {
 	p := w.plan.Load()
 	if w.pastReplay(p, msg) {
 		_ = msg.Ack()
 		return pending{}, false
 	}
-	sel, ok := p.selectors[head.Type]
-	if !ok {
+	e, refused := p.record(ctx, msg.Data())
+	switch {
+	case refused == nil:
+		return pending{msg: msg, entry: e}, true
+	case refused.class == RedriveUnroutable:
 		// Not a kind of the route's sources: the consumer's subjects were
 		// changed after it was pulled. Another worker of the new version
 		// gets it if it is selected there; here it is not.
 		_ = msg.Ack()
-		return pending{}, false
-	}
-	out, keep, err := selectEvent(ctx, sel, data)
-	switch {
-	case err != nil && ctx.Err() != nil:
-		// Stopping: the filter was interrupted, it did not fail.
-		_ = msg.Nak()
-		return pending{}, false
-	case err != nil:
-		// The filter could not decide (it failed, ran out of its bounds or
-		// panicked), or the event cannot be read: dead-lettered once with
-		// the reason and terminated, never redelivered.
-		w.deadLetter(ctx, msg, head.ID, dlqFilter, "", err.Error())
-		return pending{}, false
-	case !keep:
+	case refused.class == RedriveFiltered:
 		_ = msg.Ack()
 		p.metrics.filteredOut()
-		return pending{}, false
+	case refused.class == dlqFilter && ctx.Err() != nil:
+		// Stopping: the filter was interrupted, it did not fail.
+		_ = msg.Nak()
+	default:
+		// The event is no envelope, or the filter could not decide (it
+		// failed, ran out of its bounds or panicked): dead-lettered once
+		// with the reason and terminated, never redelivered.
+		w.deadLetter(ctx, msg, e.record.ID, refused.class, "", refused.message)
 	}
-	rec := sinks.Record{ID: head.ID, Data: out, Timestamp: head.Timestamp}
-	if size := limits.Size(rec); size > limits.MaxRecordBytes {
-		w.deadLetter(ctx, msg, head.ID, dlqTooLarge, "", fmt.Sprintf("the record is %d bytes; the destination takes at most %d", size, limits.MaxRecordBytes))
-		return pending{}, false
-	}
-	return pending{msg: msg, record: rec}, true
-}
-
-// selectEvent runs sel on data, turning a panic into an error, so that an
-// event that breaks the selector or its filter is dead-lettered rather than
-// taking the process down.
-func selectEvent(ctx context.Context, sel *Selector, data []byte) (out []byte, keep bool, err error) {
-	defer func() {
-		if r := recover(); r != nil {
-			out, keep, err = nil, false, fmt.Errorf("selecting the event: panic: %v", r)
-		}
-	}()
-	return sel.Select(ctx, data, nil)
+	return pending{}, false
 }
 
 // deliver writes a batch until every record is accepted or dead-lettered,
@@ -312,31 +289,19 @@ func (w *worker) deliver(ctx context.Context, batch []pending) {
 	policy := deliveryRetry(w.cfg)
 	start, lastProgress := time.Now(), time.Now()
 	probing := false
-	records := make([]sinks.Record, 0, len(batch))
 	for attempt := 1; ; attempt++ {
 		p := w.plan.Load()
 		if attempt > 1 {
 			p.metrics.retry(len(batch))
 		}
-		limits := p.sink.Limits()
-		records = records[:0]
-		bytes := 0
-		for _, p := range batch {
-			records = append(records, p.record)
-			bytes += limits.Size(p.record)
-		}
-		began := time.Now()
-		results, err := p.sink.Write(ctx, records)
-		took := time.Since(began)
+		out := write(ctx, p.sink, batch, pendingEntry)
 		if ctx.Err() != nil {
 			w.release(batch)
 			return
 		}
-		if err == nil && len(results) != len(batch) {
-			err = fmt.Errorf("the sink answered %d results for %d records", len(results), len(batch))
-		}
-		if err != nil {
-			p.metrics.wrote(len(records), bytes, took, writeFailed)
+		if out.err != nil {
+			err := out.err
+			p.metrics.wrote(out.sent, out.bytes, out.took, writeFailed)
 			p.metrics.callFailed(sinks.ClassOf(err), len(batch))
 			p.status.callFailed(time.Now(), err)
 			w.log.Warn("writing a batch failed", "destination_id", p.route.Destination.ID, "class", sinks.ClassOf(err), "records", len(batch), "attempt", attempt, "error", err)
@@ -353,12 +318,14 @@ func (w *worker) deliver(ctx context.Context, batch []pending) {
 				}
 			}
 		} else {
-			batch = w.settle(ctx, p, batch, results)
-			outcome := writeOK
-			if len(batch) > 0 {
-				outcome = writePartial
+			batch = w.settle(ctx, p, batch, out)
+			if out.sent > 0 {
+				outcome := writeOK
+				if len(batch) > 0 {
+					outcome = writePartial
+				}
+				p.metrics.wrote(out.sent, out.bytes, out.took, outcome)
 			}
-			p.metrics.wrote(len(records), bytes, took, outcome)
 			if len(batch) == 0 {
 				w.naks.Store(0)
 				return
@@ -390,32 +357,29 @@ func deliveryRetry(cfg DeliveryConfig) retry.Policy {
 	return retry.Policy{Initial: cfg.RetryInitial, Max: cfg.RetryMax, Multiplier: 1.5, Jitter: retry.Spread}
 }
 
-// settle acknowledges the accepted records of a batch, dead-letters the
-// permanent failures and returns the events to send again, counting each
-// in the plan's metrics and recording the outcome in its status.
-func (w *worker) settle(ctx context.Context, pl *plan, batch []pending, results []sinks.Result) []pending {
-	m := pl.metrics
-	retry := batch[:0:0]
+// pendingEntry is the entryOf of write for a worker's batch.
+func pendingEntry(p pending) entry { return p.entry }
+
+// settle acknowledges the accepted records of a written batch,
+// dead-letters the permanent failures and returns the events to send
+// again, counting each in the plan's metrics and recording the outcome in
+// its status.
+func (w *worker) settle(ctx context.Context, pl *plan, batch []pending, out written) []pending {
 	now := time.Now()
-	accepted, permanent := 0, 0
-	var refused *sinks.Result
-	for i, p := range batch {
-		switch r := results[i]; r.Status {
-		case sinks.Accepted:
-			_ = p.msg.Ack()
-			accepted++
-			m.accepted(now, p.record.Timestamp)
-		case sinks.Permanent:
-			permanent++
-			refused = &results[i]
-			w.deadLetter(ctx, p.msg, p.record.ID, dlqPermanent, r.Code, r.Message)
-		default:
-			refused = &results[i]
-			retry = append(retry, p)
-		}
+	for _, i := range out.accepted {
+		_ = batch[i].msg.Ack()
+		pl.metrics.accepted(now, batch[i].record.Timestamp)
 	}
-	m.settled(accepted, len(retry), permanent)
-	pl.status.answered(now, accepted, refused, len(retry) > 0)
+	for _, i := range out.permanent {
+		p, v := batch[i], out.verdicts[i]
+		w.deadLetter(ctx, p.msg, p.record.ID, v.class, v.Code, v.Message)
+	}
+	retry := make([]pending, 0, len(out.retry))
+	for _, i := range out.retry {
+		retry = append(retry, batch[i])
+	}
+	pl.metrics.settled(len(out.accepted), len(retry), len(out.permanent))
+	pl.status.answered(now, len(out.accepted), out.lastRefused(), len(retry) > 0)
 	return retry
 }
 

@@ -1,0 +1,106 @@
+package pipeline
+
+import (
+	"context"
+	"fmt"
+	"time"
+
+	"github.com/sluicehq/sluice/sinks"
+)
+
+// verdict is what became of one record of a batch written: the sink's
+// result, and for a Permanent record the class of its dead letter,
+// dlqPermanent (the sink refused it) or dlqTooLarge (it was not sent).
+type verdict struct {
+	sinks.Result
+	class string
+}
+
+// written is the outcome of one write of a batch: either err, when the
+// call failed as a whole and no record was stored, or a verdict per record
+// with the indexes of the records accepted, to send again and refused for
+// good. The worker, redrive and the destination test differ only in what
+// they do with it.
+type written struct {
+	err                        error
+	verdicts                   []verdict
+	accepted, retry, permanent []int // indexes in the batch
+	// sent and bytes are the records sent to the sink and their size
+	// against its limits; took is how long the call took.
+	sent, bytes int
+	took        time.Duration
+}
+
+// write writes a batch to sink in one call: the delivery engine's only
+// way to a sink. It refuses the records over the sink's MaxRecordBytes
+// without sending them, and fails the call as a whole when the sink
+// answers another number of results than records. entryOf gives each
+// item's record and size.
+//
+// write returns the sink's answer even when ctx ended during the call: the
+// records the sink accepted then are stored, and the caller settles them.
+func write[T any](ctx context.Context, sink sinks.Sink, batch []T, entryOf func(T) entry) written {
+	limits := sink.Limits()
+	w := written{verdicts: make([]verdict, len(batch))}
+	records := make([]sinks.Record, 0, len(batch))
+	sent := make([]int, 0, len(batch)) // the index in batch of each record sent
+	for i, item := range batch {
+		e := entryOf(item)
+		if e.size > limits.MaxRecordBytes {
+			w.verdicts[i] = verdict{class: dlqTooLarge, Result: sinks.Result{Status: sinks.Permanent,
+				Message: fmt.Sprintf("the record is %d bytes; the destination takes at most %d", e.size, limits.MaxRecordBytes)}}
+			continue
+		}
+		records = append(records, e.record)
+		sent = append(sent, i)
+		w.bytes += e.size
+	}
+	w.sent = len(records)
+	if len(records) > 0 {
+		began := time.Now()
+		results, err := sink.Write(ctx, records)
+		w.took = time.Since(began)
+		if err == nil && len(results) != len(records) {
+			err = fmt.Errorf("the sink answered %d results for %d records", len(results), len(records))
+		}
+		if err != nil {
+			return written{err: err, sent: w.sent, bytes: w.bytes, took: w.took}
+		}
+		for j, r := range results {
+			v := verdict{Result: r}
+			if r.Status == sinks.Permanent {
+				v.class = dlqPermanent
+			}
+			w.verdicts[sent[j]] = v
+		}
+	}
+	for i, v := range w.verdicts {
+		switch v.Status {
+		case sinks.Accepted:
+			w.accepted = append(w.accepted, i)
+		case sinks.Permanent:
+			w.permanent = append(w.permanent, i)
+		default:
+			w.retry = append(w.retry, i)
+		}
+	}
+	return w
+}
+
+// lastRefused returns the result of the last record not accepted, or nil.
+func (w *written) lastRefused() *sinks.Result {
+	last := -1
+	if n := len(w.permanent); n > 0 {
+		last = w.permanent[n-1]
+	}
+	if n := len(w.retry); n > 0 {
+		last = max(last, w.retry[n-1])
+	}
+	if last < 0 {
+		return nil
+	}
+	return &w.verdicts[last].Result
+}
+
+// entryOf returns e: the entryOf of write for a batch of entries.
+func entryOf(e entry) entry { return e }
