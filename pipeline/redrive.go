@@ -268,7 +268,7 @@ func (run *redriveRun) flush(ctx context.Context, route *redriveRoute) error {
 	route.batch, route.bytes = nil, 0
 	for attempt := 1; len(batch) > 0; attempt++ {
 		out := write(ctx, route.sink, batch, redriveEntry)
-		if ctx.Err() != nil {
+		if out.err != nil && ctx.Err() != nil {
 			return ctx.Err()
 		}
 		last := attempt == redriveAttempts
@@ -302,8 +302,10 @@ func (run *redriveRun) flush(ctx context.Context, route *redriveRoute) error {
 				}
 			}
 			batch = again
-			if len(batch) == 0 {
-				return nil
+			if len(batch) == 0 || ctx.Err() != nil {
+				// Stopped as the sink answered: the letters it accepted
+				// are removed above, and the others stay.
+				return ctx.Err()
 			}
 		}
 		if err := retry.Sleep(ctx, redriveRetry.Delay(attempt-1)); err != nil {

@@ -295,7 +295,7 @@ func (w *worker) deliver(ctx context.Context, batch []pending) {
 			p.metrics.retry(len(batch))
 		}
 		out := write(ctx, p.sink, batch, pendingEntry)
-		if ctx.Err() != nil {
+		if out.err != nil && ctx.Err() != nil {
 			w.release(batch)
 			return
 		}
@@ -331,6 +331,12 @@ func (w *worker) deliver(ctx context.Context, batch []pending) {
 				return
 			}
 		}
+		if ctx.Err() != nil {
+			// Stopping as the sink answered: what it accepted is
+			// acknowledged above, and the rest goes back at once.
+			w.release(batch)
+			return
+		}
 		if time.Since(start) >= w.cfg.RetryBudget {
 			w.giveBack(batch)
 			return
@@ -361,8 +367,8 @@ func deliveryRetry(cfg DeliveryConfig) retry.Policy {
 func pendingEntry(p pending) entry { return p.entry }
 
 // settle acknowledges the accepted records of a written batch,
-// dead-letters the permanent failures and returns the events to send
-// again, counting each in the plan's metrics and recording the outcome in
+// dead-letters the permanent failures (unless ctx ended: then they are
+// returned too) and returns the events to send again, counting each in the plan's metrics and recording the outcome in
 // its status.
 func (w *worker) settle(ctx context.Context, pl *plan, batch []pending, out written) []pending {
 	now := time.Now()
@@ -370,11 +376,17 @@ func (w *worker) settle(ctx context.Context, pl *plan, batch []pending, out writ
 		_ = batch[i].msg.Ack()
 		pl.metrics.accepted(now, batch[i].record.Timestamp)
 	}
+	retry := make([]pending, 0, len(out.retry))
 	for _, i := range out.permanent {
+		if ctx.Err() != nil {
+			// Stopping: no dead letter can be stored now; the worker
+			// that gets the event again refuses it again.
+			retry = append(retry, batch[i])
+			continue
+		}
 		p, v := batch[i], out.verdicts[i]
 		w.deadLetter(ctx, p.msg, p.record.ID, v.class, v.Code, v.Message)
 	}
-	retry := make([]pending, 0, len(out.retry))
 	for _, i := range out.retry {
 		retry = append(retry, batch[i])
 	}

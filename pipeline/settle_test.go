@@ -1,0 +1,112 @@
+package pipeline
+
+import (
+	"context"
+	"errors"
+	"io"
+	"log/slog"
+	"slices"
+	"sync"
+	"sync/atomic"
+	"testing"
+	"time"
+
+	"github.com/nats-io/nats.go/jetstream"
+
+	"github.com/sluicehq/sluice/sinks"
+)
+
+// settledMsg is a message that records how it was settled.
+type settledMsg struct {
+	jetstream.Msg // nil: any other method panics
+	err           error
+
+	mu    sync.Mutex
+	calls []string
+}
+
+func (m *settledMsg) record(call string) error {
+	m.mu.Lock()
+	defer m.mu.Unlock()
+	m.calls = append(m.calls, call)
+	return m.err
+}
+
+func (m *settledMsg) Ack() error                       { return m.record("ack") }
+func (m *settledMsg) Nak() error                       { return m.record("nak") }
+func (m *settledMsg) NakWithDelay(time.Duration) error { return m.record("nak") }
+func (m *settledMsg) Term() error                      { return m.record("term") }
+func (m *settledMsg) InProgress() error                { return m.record("in_progress") }
+func (m *settledMsg) Data() []byte                     { return []byte(`{}`) }
+func (m *settledMsg) Metadata() (*jetstream.MsgMetadata, error) {
+	return nil, errors.New("no metadata")
+}
+
+func (m *settledMsg) settled() []string {
+	m.mu.Lock()
+	defer m.mu.Unlock()
+	return slices.Clone(m.calls)
+}
+
+// answeringSink answers each Write with results, having run during.
+type answeringSink struct {
+	results []sinks.Result
+	during  func()
+}
+
+func (s answeringSink) Limits() sinks.Limits {
+	return sinks.Limits{MaxRecords: 500, MaxBatchBytes: 5 << 20, MaxRecordBytes: 1 << 20}
+}
+
+func (s answeringSink) Write(_ context.Context, records []sinks.Record) ([]sinks.Result, error) {
+	s.during()
+	return s.results[:len(records)], nil
+}
+
+// testWorker returns a worker delivering to sink, with no consumer and no
+// JetStream: dead letters cannot be stored.
+func testWorker(t *testing.T, sink sinks.Sink, m *Metrics) *worker {
+	t.Helper()
+	cfg := DeliveryConfig{Metrics: m}
+	cfg.setDefaults()
+	p := new(atomic.Pointer[plan])
+	p.Store(&plan{routePlan: routePlan{sink: sink}, metrics: m.forRoute(Route{})})
+	return newWorker(p, nil, nil, cfg, slog.New(slog.NewTextHandler(io.Discard, nil)))
+}
+
+func testBatch(msgs ...*settledMsg) []pending {
+	batch := make([]pending, len(msgs))
+	for i, m := range msgs {
+		batch[i] = pending{msg: m, entry: entry{record: sinks.Record{ID: "ev_" + string(rune('a'+i)), Data: []byte(`{}`)}, size: 2}}
+	}
+	return batch
+}
+
+// A batch the sink accepted while the worker was being stopped is
+// acknowledged, not handed back to be delivered a second time; the records
+// the sink did not accept are handed back.
+func TestDeliverSettlesWhatTheSinkAcceptedAsItStops(t *testing.T) {
+	accepted := sinks.Result{Status: sinks.Accepted}
+	for _, tc := range []struct {
+		name    string
+		results []sinks.Result
+		want    [][]string
+	}{
+		{"all accepted", []sinks.Result{accepted, accepted}, [][]string{{"ack"}, {"ack"}}},
+		{"one retryable", []sinks.Result{accepted, {Status: sinks.Retryable, Code: "Throttled"}}, [][]string{{"ack"}, {"nak"}}},
+		{"one permanent", []sinks.Result{{Status: sinks.Permanent, Code: "Invalid"}, accepted}, [][]string{{"nak"}, {"ack"}}},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			ctx, stop := context.WithCancel(t.Context())
+			defer stop()
+			w := testWorker(t, answeringSink{results: tc.results, during: stop}, nil)
+			msgs := []*settledMsg{{}, {}}
+			w.deliver(ctx, testBatch(msgs...))
+			for i, m := range msgs {
+				if got := m.settled(); !slices.Equal(got, tc.want[i]) {
+					t.Errorf("event %d settled with %v, want %v", i, got, tc.want[i])
+				}
+			}
+		})
+	}
+}
