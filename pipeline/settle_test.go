@@ -12,6 +12,8 @@ import (
 	"time"
 
 	"github.com/nats-io/nats.go/jetstream"
+	"github.com/prometheus/client_golang/prometheus"
+	"github.com/prometheus/client_golang/prometheus/testutil"
 
 	"github.com/sluicehq/sluice/sinks"
 )
@@ -108,5 +110,28 @@ func TestDeliverSettlesWhatTheSinkAcceptedAsItStops(t *testing.T) {
 				}
 			}
 		})
+	}
+}
+
+// An acknowledgement that fails is counted, by operation, rather than
+// dropped unseen.
+func TestDeliverCountsFailedAcknowledgements(t *testing.T) {
+	reg := prometheus.NewRegistry()
+	m, err := NewMetrics(reg)
+	if err != nil {
+		t.Fatal(err)
+	}
+	refused := errors.New("nats: connection closed")
+	w := testWorker(t, answeringSink{
+		results: []sinks.Result{{Status: sinks.Accepted}, {Status: sinks.Accepted}},
+		during:  func() {},
+	}, m)
+	msgs := []*settledMsg{{err: refused}, {err: refused}}
+	w.deliver(t.Context(), testBatch(msgs...))
+	w.release(testBatch(&settledMsg{err: refused}))
+	for op, want := range map[string]float64{opAck: 2, opNak: 1, opTerm: 0} {
+		if got := testutil.ToFloat64(m.settleErrors.WithLabelValues(op)); got != want {
+			t.Errorf("sluice_delivery_ack_errors_total{operation=%q} = %v, want %v", op, got, want)
+		}
 	}
 }

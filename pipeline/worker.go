@@ -159,7 +159,7 @@ func (w *worker) pull(ctx context.Context, batch *Batch[pending]) error {
 		switch {
 		case ctx.Err() != nil:
 			if err == nil {
-				_ = msg.Nak()
+				w.acked(opNak, msg.Nak())
 			}
 			handBack()
 			return nil
@@ -250,7 +250,7 @@ func (w *worker) pause() {
 func (w *worker) prepare(ctx context.Context, msg jetstream.Msg) (pending, bool) {
 	p := w.plan.Load()
 	if w.pastReplay(p, msg) {
-		_ = msg.Ack()
+		w.acked(opAck, msg.Ack())
 		return pending{}, false
 	}
 	e, refused := p.record(ctx, msg.Data())
@@ -261,13 +261,13 @@ func (w *worker) prepare(ctx context.Context, msg jetstream.Msg) (pending, bool)
 		// Not a kind of the route's sources: the consumer's subjects were
 		// changed after it was pulled. Another worker of the new version
 		// gets it if it is selected there; here it is not.
-		_ = msg.Ack()
+		w.acked(opAck, msg.Ack())
 	case refused.class == RedriveFiltered:
-		_ = msg.Ack()
+		w.acked(opAck, msg.Ack())
 		p.metrics.filteredOut()
 	case refused.class == dlqFilter && ctx.Err() != nil:
 		// Stopping: the filter was interrupted, it did not fail.
-		_ = msg.Nak()
+		w.acked(opNak, msg.Nak())
 	default:
 		// The event is no envelope, or the filter could not decide (it
 		// failed, ran out of its bounds or panicked): dead-lettered once
@@ -344,7 +344,7 @@ func (w *worker) deliver(ctx context.Context, batch []pending) {
 		if time.Since(lastProgress) >= w.cfg.AckWait/3 {
 			w.pause()
 			for _, p := range batch {
-				_ = p.msg.InProgress()
+				w.acked(opInProgress, p.msg.InProgress())
 			}
 			lastProgress = time.Now()
 		}
@@ -373,7 +373,7 @@ func pendingEntry(p pending) entry { return p.entry }
 func (w *worker) settle(ctx context.Context, pl *plan, batch []pending, out written) []pending {
 	now := time.Now()
 	for _, i := range out.accepted {
-		_ = batch[i].msg.Ack()
+		w.acked(opAck, batch[i].msg.Ack())
 		pl.metrics.accepted(now, batch[i].record.Timestamp)
 	}
 	retry := make([]pending, 0, len(out.retry))
@@ -395,13 +395,23 @@ func (w *worker) settle(ctx context.Context, pl *plan, batch []pending, out writ
 	return retry
 }
 
+// acked counts an acknowledgement of operation op that failed with err:
+// JetStream hands the event out again after AckWait, so nothing is lost,
+// but the event is delivered twice (ack, term) or later (nak).
+func (w *worker) acked(op string, err error) {
+	if err != nil {
+		w.cfg.Metrics.ackFailed(op)
+		w.log.Debug("acknowledging an event failed", "operation", op, "error", err)
+	}
+}
+
 // giveBack hands events JetStream will deliver again after a delay growing
 // with the batches given back in a row.
 func (w *worker) giveBack(batch []pending) {
 	delay := retry.Policy{Initial: w.cfg.RetryMax, Max: w.cfg.NakDelayMax}.Delay(int(w.naks.Add(1) - 1))
 	w.log.Warn("delivery keeps failing; the events go back to JetStream", "destination_id", w.plan.Load().route.Destination.ID, "events", len(batch), "retry_in", delay)
 	for _, p := range batch {
-		_ = p.msg.NakWithDelay(delay)
+		w.acked(opNak, p.msg.NakWithDelay(delay))
 	}
 }
 
@@ -409,7 +419,7 @@ func (w *worker) giveBack(batch []pending) {
 // the worker that replaces it, here or in another process, gets them.
 func (w *worker) release(batch []pending) {
 	for _, p := range batch {
-		_ = p.msg.Nak()
+		w.acked(opNak, p.msg.Nak())
 	}
 }
 
@@ -421,7 +431,7 @@ func (w *worker) releasePulled(it jetstream.MessagesContext) {
 		if err != nil {
 			return
 		}
-		_ = msg.Nak()
+		w.acked(opNak, msg.Nak())
 	}
 }
 
@@ -439,10 +449,10 @@ func (w *worker) deadLetter(ctx context.Context, msg jetstream.Msg, eventID, cla
 	letter := deadLetter{route: route, eventID: eventID, class: class, code: code, msg: message, attempts: attempts, firstFailure: time.Now()}
 	if _, err := w.js.PublishMsg(ctx, letter.message(msg.Data())); err != nil {
 		w.log.Error("storing a dead letter failed; the event will be tried again", "event_id", eventID, "class", class, "error", err)
-		_ = msg.NakWithDelay(w.cfg.RetryMax)
+		w.acked(opNak, msg.NakWithDelay(w.cfg.RetryMax))
 		return
 	}
 	w.log.Warn("event dead-lettered", "event_id", eventID, "destination_id", route.Destination.ID, "class", class, "code", code, "reason", message)
-	_ = msg.Term()
+	w.acked(opTerm, msg.Term())
 	p.metrics.deadLetter(class)
 }
