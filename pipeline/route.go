@@ -6,6 +6,7 @@ import (
 
 	"github.com/sluicehq/sluice/filters"
 	"github.com/sluicehq/sluice/internal/store"
+	"github.com/sluicehq/sluice/schemas"
 	"github.com/sluicehq/sluice/sinks"
 )
 
@@ -53,14 +54,14 @@ type refusal struct {
 }
 
 // record turns a stored event into the entry the plan writes: it reads the
-// event's header, picks the selector of its kind and runs it. A refusal of
+// event's header once (its time parsed once, carried in the record), picks the selector of its kind and runs it. A refusal of
 // class RedriveUnroutable is an event of a kind the plan has no source of,
 // RedriveFiltered one the filter rejects, dlqFilter one the filter could
 // not decide (ctx may have ended: the caller tells) and dlqMalformed bytes
 // that are no envelope. The size of the entry is not checked here: the
 // write path refuses a record over the sink's MaxRecordBytes.
 func (rp *routePlan) record(ctx context.Context, data []byte) (entry, *refusal) {
-	head, err := ReadHeader(data)
+	head, spans, err := schemas.ReadHeader(data)
 	if err != nil {
 		return entry{}, &refusal{dlqMalformed, err.Error()}
 	}
@@ -68,7 +69,7 @@ func (rp *routePlan) record(ctx context.Context, data []byte) (entry, *refusal) 
 	if !ok {
 		return entry{record: sinks.Record{ID: head.ID}}, &refusal{RedriveUnroutable, fmt.Sprintf("subscription %s no longer has a source of kind %s", rp.subscriptionID, head.Type)}
 	}
-	out, keep, err := selectEvent(ctx, sel, data)
+	out, keep, err := selectEvent(ctx, sel, data, spans)
 	switch {
 	case err != nil:
 		return entry{record: sinks.Record{ID: head.ID}}, &refusal{dlqFilter, err.Error()}
@@ -82,11 +83,11 @@ func (rp *routePlan) record(ctx context.Context, data []byte) (entry, *refusal) 
 // selectEvent runs sel on data, turning a panic into an error, so that an
 // event that breaks the selector or its filter is dead-lettered rather than
 // taking the process down.
-func selectEvent(ctx context.Context, sel *Selector, data []byte) (out []byte, keep bool, err error) {
+func selectEvent(ctx context.Context, sel *Selector, data []byte, h schemas.HeaderSpans) (out []byte, keep bool, err error) {
 	defer func() {
 		if r := recover(); r != nil {
 			out, keep, err = nil, false, fmt.Errorf("selecting the event: panic: %v", r)
 		}
 	}()
-	return sel.Select(ctx, data, nil)
+	return sel.selectScanned(ctx, data, h, nil)
 }
