@@ -11,6 +11,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/nats-io/nats.go"
 	"github.com/nats-io/nats.go/jetstream"
 	"github.com/prometheus/client_golang/prometheus"
 	"github.com/prometheus/client_golang/prometheus/testutil"
@@ -133,5 +134,56 @@ func TestDeliverCountsFailedAcknowledgements(t *testing.T) {
 		if got := testutil.ToFloat64(m.settleErrors.WithLabelValues(op)); got != want {
 			t.Errorf("sluice_delivery_ack_errors_total{operation=%q} = %v, want %v", op, got, want)
 		}
+	}
+}
+
+// letterJS stores dead letters nowhere, and counts them.
+type letterJS struct {
+	jetstream.JetStream // nil: any other method panics
+	letters             atomic.Int64
+}
+
+func (j *letterJS) PublishMsg(context.Context, *nats.Msg, ...jetstream.PublishOpt) (*jetstream.PubAck, error) {
+	j.letters.Add(1)
+	return &jetstream.PubAck{}, nil
+}
+
+// A record too large for the destination is dead-lettered without being
+// sent, and is no answer of the destination: it neither counts as a record
+// the destination refused nor ends the failing state of its status.
+func TestDeliverTooLargeIsNoAnswerOfTheDestination(t *testing.T) {
+	reg := prometheus.NewRegistry()
+	m, err := NewMetrics(reg)
+	if err != nil {
+		t.Fatal(err)
+	}
+	var sent atomic.Int64
+	sink := answeringSink{results: []sinks.Result{{Status: sinks.Accepted}}, during: func() { sent.Add(1) }}
+	w := testWorker(t, sink, m)
+	js := &letterJS{}
+	w.js = js
+	status := NewStatusRecorder(nil, StatusConfig{}, slog.New(slog.NewTextHandler(io.Discard, nil))).forDestination("ac_1", "ed_1")
+	w.plan.Load().status = status
+	failedAt := time.Now()
+	status.callFailed(failedAt, &sinks.DestinationError{Class: sinks.ClassUnavailable})
+
+	msg := &settledMsg{}
+	batch := testBatch(msg)
+	batch[0].size = sink.Limits().MaxRecordBytes + 1
+	w.deliver(t.Context(), batch)
+
+	if got := msg.settled(); !slices.Equal(got, []string{"term"}) || js.letters.Load() != 1 || sent.Load() != 0 {
+		t.Fatalf("settled %v with %d dead letters and %d calls; want term, 1 and 0", got, js.letters.Load(), sent.Load())
+	}
+	if got := testutil.ToFloat64(m.deadLettered.WithLabelValues("", "", "", dlqTooLarge)); got != 1 {
+		t.Errorf("dead-lettered too_large = %v, want 1", got)
+	}
+	if got := testutil.ToFloat64(m.failed.WithLabelValues("", "", "", sinks.Permanent.String())); got != 0 {
+		t.Errorf("failed permanent = %v, want 0: the destination refused nothing", got)
+	}
+	status.mu.Lock()
+	defer status.mu.Unlock()
+	if !status.record.FailingSince.Equal(failedAt) || status.record.LastOutcome != OutcomeFailed {
+		t.Errorf("status %+v; want still failing since %v", status.record, failedAt)
 	}
 }

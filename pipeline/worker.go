@@ -368,8 +368,10 @@ func pendingEntry(p pending) entry { return p.entry }
 
 // settle acknowledges the accepted records of a written batch,
 // dead-letters the permanent failures (unless ctx ended: then they are
-// returned too) and returns the events to send again, counting each in the plan's metrics and recording the outcome in
-// its status.
+// returned too) and returns the events to send again, counting each in the
+// plan's metrics and recording the destination's answer in its status. A
+// record refused unsent (too large) is no answer of the destination: it
+// is dead-lettered, and counted as such only.
 func (w *worker) settle(ctx context.Context, pl *plan, batch []pending, out written) []pending {
 	now := time.Now()
 	for _, i := range out.accepted {
@@ -377,21 +379,27 @@ func (w *worker) settle(ctx context.Context, pl *plan, batch []pending, out writ
 		pl.metrics.accepted(now, batch[i].record.Timestamp)
 	}
 	retry := make([]pending, 0, len(out.retry))
+	refusedBySink := 0
 	for _, i := range out.permanent {
+		p, v := batch[i], out.verdicts[i]
+		if v.class == dlqPermanent {
+			refusedBySink++
+		}
 		if ctx.Err() != nil {
 			// Stopping: no dead letter can be stored now; the worker
 			// that gets the event again refuses it again.
-			retry = append(retry, batch[i])
+			retry = append(retry, p)
 			continue
 		}
-		p, v := batch[i], out.verdicts[i]
 		w.deadLetter(ctx, p.msg, p.record.ID, v.class, v.Code, v.Message)
 	}
 	for _, i := range out.retry {
 		retry = append(retry, batch[i])
 	}
-	pl.metrics.settled(len(out.accepted), len(retry), len(out.permanent))
-	pl.status.answered(now, len(out.accepted), out.lastRefused(), len(retry) > 0)
+	pl.metrics.settled(len(out.accepted), len(out.retry), refusedBySink)
+	if out.sent > 0 {
+		pl.status.answered(now, len(out.accepted), out.lastRefused(), len(out.retry) > 0)
+	}
 	return retry
 }
 

@@ -87,19 +87,16 @@ func write[T any](ctx context.Context, sink sinks.Sink, batch []T, entryOf func(
 	return w
 }
 
-// lastRefused returns the result of the last record not accepted, or nil.
+// lastRefused returns the result of the last record the sink did not
+// accept, or nil.
 func (w *written) lastRefused() *sinks.Result {
-	last := -1
-	if n := len(w.permanent); n > 0 {
-		last = w.permanent[n-1]
+	var last *sinks.Result
+	for i := range w.verdicts {
+		if v := &w.verdicts[i]; v.Status != sinks.Accepted && v.class != dlqTooLarge {
+			last = &v.Result
+		}
 	}
-	if n := len(w.retry); n > 0 {
-		last = max(last, w.retry[n-1])
-	}
-	if last < 0 {
-		return nil
-	}
-	return &w.verdicts[last].Result
+	return last
 }
 
 // entryOf returns e: the entryOf of write for a batch of entries.
