@@ -69,18 +69,19 @@ func ScanHeader(data []byte) (HeaderSpans, error) {
 		*s = Span{start, pos}
 		return nil
 	}
-	for _, f := range []struct {
-		lit, name string
-		span      *Span
-	}{
-		{litEventID, "event_id", &h.ID},
-		{litEventType, "event_type", &h.Type},
-		{litTimestamp, "event_timestamp", &h.Timestamp},
-		{litAccountID, "account_id", &h.AccountID},
-	} {
-		if err := field(f.lit, f.name, f.span); err != nil {
-			return HeaderSpans{}, err
-		}
+	// Four calls rather than a loop over a table of the fields: the table
+	// would move h to the heap, an allocation per event.
+	if err := field(litEventID, "event_id", &h.ID); err != nil {
+		return HeaderSpans{}, err
+	}
+	if err := field(litEventType, "event_type", &h.Type); err != nil {
+		return HeaderSpans{}, err
+	}
+	if err := field(litTimestamp, "event_timestamp", &h.Timestamp); err != nil {
+		return HeaderSpans{}, err
+	}
+	if err := field(litAccountID, "account_id", &h.AccountID); err != nil {
+		return HeaderSpans{}, err
 	}
 	h.End = pos + 1 // past the closing quote
 	return h, nil

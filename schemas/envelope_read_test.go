@@ -64,3 +64,19 @@ func FuzzEnvelopeRoundTrip(f *testing.F) {
 func needsEscape(s string) bool {
 	return string(appendString(nil, s)) != `"`+s+`"`
 }
+
+// TestReadHeaderAllocations checks the cost the docs promise, per event on
+// the delivery path: ScanHeader allocates nothing, ReadHeader once.
+func TestReadHeaderAllocations(t *testing.T) {
+	ev, err := NewSampler(1).Event("http_request_complete.v0")
+	if err != nil {
+		t.Fatal(err)
+	}
+	data := ev.AppendJSON(nil)
+	if n := testing.AllocsPerRun(100, func() { _, _ = ScanHeader(data) }); n != 0 {
+		t.Errorf("ScanHeader allocates %v times, want 0", n)
+	}
+	if n := testing.AllocsPerRun(100, func() { _, _, _ = ReadHeader(data) }); n != 1 {
+		t.Errorf("ReadHeader allocates %v times, want 1", n)
+	}
+}
