@@ -279,8 +279,12 @@ func (run *redriveRun) flush(ctx context.Context, route *redriveRoute) error {
 				if de != nil {
 					code, message = de.Code, de.Message
 				}
-				for _, b := range batch {
-					run.fail(b.seq, string(sinks.ClassOf(out.err)), code, message)
+				for _, i := range out.permanent {
+					v := out.verdicts[i]
+					run.fail(batch[i].seq, v.class, v.Code, v.Message)
+				}
+				for _, i := range out.retry {
+					run.fail(batch[i].seq, string(sinks.ClassOf(out.err)), code, message)
 				}
 				run.stopped = true
 				return nil

@@ -16,11 +16,12 @@ type verdict struct {
 	class string
 }
 
-// written is the outcome of one write of a batch: either err, when the
-// call failed as a whole and no record was stored, or a verdict per record
+// written is the outcome of one write of a batch: a verdict per record
 // with the indexes of the records accepted, to send again and refused for
-// good. The worker, redrive and the destination test differ only in what
-// they do with it.
+// good, and err when the call failed as a whole: then no record was
+// stored, those sent are to send again and only those refused unsent (too
+// large) are refused for good. The worker, redrive and the destination
+// test differ only in what they do with it.
 type written struct {
 	err                        error
 	verdicts                   []verdict
@@ -64,7 +65,18 @@ func write[T any](ctx context.Context, sink sinks.Sink, batch []T, entryOf func(
 			err = fmt.Errorf("the sink answered %d results for %d records", len(results), len(records))
 		}
 		if err != nil {
-			return written{err: err, sent: w.sent, bytes: w.bytes, took: w.took}
+			// No record was stored: the records sent are to be sent
+			// again, and those refused unsent stay refused.
+			failed := written{err: err, verdicts: w.verdicts, sent: w.sent, bytes: w.bytes, took: w.took}
+			for i := range failed.verdicts {
+				if failed.verdicts[i].class == dlqTooLarge {
+					failed.permanent = append(failed.permanent, i)
+				} else {
+					failed.verdicts[i] = verdict{Result: sinks.Result{Status: sinks.Retryable}}
+					failed.retry = append(failed.retry, i)
+				}
+			}
+			return failed
 		}
 		for j, r := range results {
 			v := verdict{Result: r}
