@@ -139,11 +139,10 @@ type runningWorker struct {
 // under the running worker, which keeps its place in the consumer and the
 // events it has pulled.
 type plan struct {
-	route     Route
-	selectors map[string]*Selector // by event kind
-	sink      sinks.Sink
-	metrics   *routeMetrics      // nil without DeliveryConfig.Metrics
-	status    *destinationStatus // nil without DeliveryConfig.Status
+	routePlan
+	route   Route
+	metrics *routeMetrics      // nil without DeliveryConfig.Metrics
+	status  *destinationStatus // nil without DeliveryConfig.Status
 }
 
 type cachedSink struct {
@@ -278,20 +277,11 @@ func (d *Deliverer) plan(ctx context.Context, route Route) (*plan, error) {
 	if err != nil {
 		return nil, fmt.Errorf("building the sink of destination %s: %w", route.Destination.ID, err)
 	}
-	// A destination that keeps subscriptions apart (CloudWatch Logs, a log
-	// stream each) gives each route its own sink on the shared client.
-	if s, ok := sink.(sinks.SubscriptionSink); ok {
-		sink = s.ForSubscription(route.Subscription.ID)
+	rp, err := newRoutePlan(d.env, d.filters, route.Subscription, sink)
+	if err != nil {
+		return nil, err
 	}
-	selectors := make(map[string]*Selector, len(route.Subscription.Sources))
-	for _, src := range route.Subscription.Sources {
-		sel, err := NewSelector(d.env, d.filters, src)
-		if err != nil {
-			return nil, fmt.Errorf("source %s: %w", src.Type, err)
-		}
-		selectors[src.Type] = sel
-	}
-	return &plan{route: route, selectors: selectors, sink: sink, metrics: d.cfg.Metrics.forRoute(route),
+	return &plan{routePlan: rp, route: route, metrics: d.cfg.Metrics.forRoute(route),
 		status: d.cfg.Status.forDestination(route.Destination.AccountID, route.Destination.ID)}, nil
 }
 

@@ -35,6 +35,7 @@ type Metrics struct {
 	bytes        *prometheus.HistogramVec // by destination_type
 	duration     *prometheus.HistogramVec // by destination_type, outcome
 	failing      *prometheus.GaugeVec     // by account_id, destination_id
+	settleErrors *prometheus.CounterVec   // by operation
 }
 
 // NewMetrics returns the delivery metrics, registered on reg. Give them to
@@ -88,8 +89,12 @@ func NewMetrics(reg prometheus.Registerer) (*Metrics, error) {
 			Name: "sluice_destination_failing",
 			Help: "1 while this process's calls to a destination have failed as a whole for longer than --failing-after, 0 once it recovers; only destinations that failed have a series.",
 		}, []string{"account_id", "destination_id"}),
+		settleErrors: prometheus.NewCounterVec(prometheus.CounterOpts{
+			Name: "sluice_delivery_ack_errors_total",
+			Help: "Acknowledgements of events to JetStream that failed, by operation: ack, nak, term or in_progress. JetStream hands such an event out again after the consumer's AckWait: a duplicate for an ack or term, a delay for a nak.",
+		}, []string{"operation"}),
 	}
-	for _, c := range []prometheus.Collector{m.filtered, m.delivered, m.failed, m.retried, m.deadLettered, m.latency, m.records, m.bytes, m.duration, m.failing} {
+	for _, c := range []prometheus.Collector{m.filtered, m.delivered, m.failed, m.retried, m.deadLettered, m.latency, m.records, m.bytes, m.duration, m.failing, m.settleErrors} {
 		if err := reg.Register(c); err != nil {
 			return nil, fmt.Errorf("registering delivery metrics: %w", err)
 		}
@@ -151,6 +156,21 @@ func (m *Metrics) setFailing(accountID, destinationID string, failing bool) {
 		v = 1
 	}
 	m.failing.WithLabelValues(accountID, destinationID).Set(v)
+}
+
+// Operations of sluice_delivery_ack_errors_total.
+const (
+	opAck        = "ack"
+	opNak        = "nak"
+	opTerm       = "term"
+	opInProgress = "in_progress"
+)
+
+// ackFailed counts an acknowledgement of operation op that failed.
+func (m *Metrics) ackFailed(op string) {
+	if m != nil {
+		m.settleErrors.WithLabelValues(op).Inc()
+	}
 }
 
 // forgetDestination deletes the failing series of a destination no route

@@ -183,16 +183,15 @@ type redriveRun struct {
 // redriveRoute is how the letters of one subscription are sent, and its
 // batch being filled.
 type redriveRoute struct {
-	sink      sinks.Sink
-	selectors map[string]*Selector // by event kind
-	refused   *RedriveFailure      // why none of its letters can go, if so
-	batch     []redriveRecord
-	bytes     int
+	routePlan
+	refused *RedriveFailure // why none of its letters can go, if so
+	batch   []redriveRecord
+	bytes   int
 }
 
 type redriveRecord struct {
-	seq    uint64
-	record sinks.Record
+	seq uint64
+	entry
 }
 
 func (run *redriveRun) fail(seq uint64, class, code, message string) {
@@ -213,38 +212,18 @@ func (run *redriveRun) add(ctx context.Context, d DeadLetter) error {
 		run.fail(d.Seq, route.refused.Class, "", route.refused.Message)
 		return nil
 	}
-	head, err := ReadHeader(d.Event)
-	if err != nil {
-		run.fail(d.Seq, dlqMalformed, "", err.Error())
+	e, refused := route.record(ctx, d.Event)
+	if refused != nil {
+		run.fail(d.Seq, refused.class, "", refused.message)
 		return nil
 	}
-	sel, ok := route.selectors[head.Type]
-	if !ok {
-		run.fail(d.Seq, RedriveUnroutable, "", fmt.Sprintf("subscription %s no longer has a source of kind %s", d.SubscriptionID, head.Type))
-		return nil
-	}
-	out, keep, err := sel.Select(ctx, d.Event, nil)
-	switch {
-	case err != nil:
-		run.fail(d.Seq, dlqFilter, "", err.Error())
-		return nil
-	case !keep:
-		run.fail(d.Seq, RedriveFiltered, "", fmt.Sprintf("the filter of subscription %s's source %s rejects the event now", d.SubscriptionID, head.Type))
-		return nil
-	}
-	limits := route.sink.Limits()
-	rec := sinks.Record{ID: head.ID, Data: out, Timestamp: head.Timestamp}
-	size := limits.Size(rec)
-	if size > limits.MaxRecordBytes {
-		run.fail(d.Seq, dlqTooLarge, "", fmt.Sprintf("the record is %d bytes; the destination takes at most %d", size, limits.MaxRecordBytes))
-		return nil
-	}
+	limits, size := route.sink.Limits(), e.size
 	if len(route.batch)+1 > limits.MaxRecords || route.bytes+size > limits.MaxBatchBytes {
 		if err := run.flush(ctx, route); err != nil || run.stopped {
 			return err
 		}
 	}
-	route.batch = append(route.batch, redriveRecord{seq: d.Seq, record: rec})
+	route.batch = append(route.batch, redriveRecord{seq: d.Seq, entry: e})
 	route.bytes += size
 	return nil
 }
@@ -255,7 +234,7 @@ func (run *redriveRun) route(ctx context.Context, subscriptionID string) (*redri
 	if route, ok := run.subscriptions[subscriptionID]; ok {
 		return route, nil
 	}
-	route := &redriveRoute{sink: run.sink}
+	route := &redriveRoute{}
 	run.subscriptions[subscriptionID] = route
 	run.order = append(run.order, subscriptionID)
 	sub, err := run.r.subs.GetSubscription(ctx, run.dest.AccountID, subscriptionID)
@@ -271,18 +250,12 @@ func (run *redriveRun) route(ctx context.Context, subscriptionID string) (*redri
 		route.refused = &RedriveFailure{Class: RedriveUnroutable, Message: fmt.Sprintf("subscription %s no longer sends to destination %s", subscriptionID, run.dest.ID)}
 		return route, nil
 	}
-	if s, ok := run.sink.(sinks.SubscriptionSink); ok {
-		route.sink = s.ForSubscription(sub.ID)
+	rp, err := newRoutePlan(run.r.env, run.r.filters, sub, run.sink)
+	if err != nil {
+		route.refused = &RedriveFailure{Class: RedriveUnroutable, Message: fmt.Sprintf("subscription %s: %v", subscriptionID, err)}
+		return route, nil
 	}
-	route.selectors = make(map[string]*Selector, len(sub.Sources))
-	for _, src := range sub.Sources {
-		sel, err := NewSelector(run.r.env, run.r.filters, src)
-		if err != nil {
-			route.refused = &RedriveFailure{Class: RedriveUnroutable, Message: fmt.Sprintf("subscription %s: source %s: %v", subscriptionID, src.Type, err)}
-			return route, nil
-		}
-		route.selectors[src.Type] = sel
-	}
+	route.routePlan = rp
 	return route, nil
 }
 
@@ -294,48 +267,49 @@ func (run *redriveRun) flush(ctx context.Context, route *redriveRoute) error {
 	batch := route.batch
 	route.batch, route.bytes = nil, 0
 	for attempt := 1; len(batch) > 0; attempt++ {
-		records := make([]sinks.Record, len(batch))
-		for i, b := range batch {
-			records[i] = b.record
-		}
-		results, err := route.sink.Write(ctx, records)
-		if ctx.Err() != nil {
+		out := write(ctx, route.sink, batch, redriveEntry)
+		if out.err != nil && ctx.Err() != nil {
 			return ctx.Err()
 		}
-		if err == nil && len(results) != len(batch) {
-			err = fmt.Errorf("the sink answered %d results for %d records", len(results), len(batch))
-		}
 		last := attempt == redriveAttempts
-		if err != nil {
+		if out.err != nil {
 			var de *sinks.DestinationError
-			if !errors.As(err, &de) || !de.Transient() || last {
-				code, message := "", err.Error()
+			if !errors.As(out.err, &de) || !de.Transient() || last {
+				code, message := "", out.err.Error()
 				if de != nil {
 					code, message = de.Code, de.Message
 				}
-				for _, b := range batch {
-					run.fail(b.seq, string(sinks.ClassOf(err)), code, message)
+				for _, i := range out.permanent {
+					v := out.verdicts[i]
+					run.fail(batch[i].seq, v.class, v.Code, v.Message)
+				}
+				for _, i := range out.retry {
+					run.fail(batch[i].seq, string(sinks.ClassOf(out.err)), code, message)
 				}
 				run.stopped = true
 				return nil
 			}
 		} else {
-			var again []redriveRecord
-			for i, res := range results {
-				switch {
-				case res.Status == sinks.Accepted:
-					run.accepted(ctx, batch[i].seq)
-				case res.Status == sinks.Permanent:
-					run.fail(batch[i].seq, dlqPermanent, res.Code, res.Message)
-				case last:
-					run.fail(batch[i].seq, RedriveRetryable, res.Code, res.Message)
-				default:
+			for _, i := range out.accepted {
+				run.accepted(ctx, batch[i].seq)
+			}
+			for _, i := range out.permanent {
+				v := out.verdicts[i]
+				run.fail(batch[i].seq, v.class, v.Code, v.Message)
+			}
+			again := make([]redriveRecord, 0, len(out.retry))
+			for _, i := range out.retry {
+				if v := out.verdicts[i]; last {
+					run.fail(batch[i].seq, RedriveRetryable, v.Code, v.Message)
+				} else {
 					again = append(again, batch[i])
 				}
 			}
 			batch = again
-			if len(batch) == 0 {
-				return nil
+			if len(batch) == 0 || ctx.Err() != nil {
+				// Stopped as the sink answered: the letters it accepted
+				// are removed above, and the others stay.
+				return ctx.Err()
 			}
 		}
 		if err := retry.Sleep(ctx, redriveRetry.Delay(attempt-1)); err != nil {
@@ -344,6 +318,9 @@ func (run *redriveRun) flush(ctx context.Context, route *redriveRoute) error {
 	}
 	return nil
 }
+
+// redriveEntry is the entryOf of write for a redrive's batch.
+func redriveEntry(r redriveRecord) entry { return r.entry }
 
 // accepted removes a delivered letter from SLUICE_DLQ. When that fails the
 // letter stays, and a later redrive delivers it again: at least once.

@@ -191,3 +191,77 @@ func TestParseDeadLetterID(t *testing.T) {
 		})
 	}
 }
+
+// TestRedriveRemovesWhatTheSinkAcceptedAsItStops ends the redrive's
+// context while the sink writes: the letters the sink accepted are removed
+// all the same, so that a later redrive does not deliver them again.
+func TestRedriveRemovesWhatTheSinkAcceptedAsItStops(t *testing.T) {
+	e := startDelivery(t, pipeline.DeliveryConfig{Linger: 20 * time.Millisecond})
+	e.sink.script(refusePorts(8000, 8001, 8002), nil)
+	_, dest := e.route(t, store.Source{Type: tcpKind})
+	e.publish(t, tcpKind, 3, func(i int, object map[string]any) { setPort(8000+i)(i, object) })
+	waitAllAcked(t, e)
+	letters, redriver := redriveEnv(t, e)
+
+	ctx, stop := context.WithCancel(e.ctx)
+	defer stop()
+	e.sink.script(nil, func(int) error {
+		stop() // the records are accepted as the redrive is stopped
+		return nil
+	})
+	if _, err := redriver.Redrive(ctx, dest, nil); !errors.Is(err, context.Canceled) {
+		t.Fatalf("Redrive stopped as it wrote = %v, want context.Canceled", err)
+	}
+	e.sink.mu.Lock()
+	accepted := len(e.sink.accepted)
+	e.sink.mu.Unlock()
+	if accepted != 3 {
+		t.Fatalf("the sink accepted %d records, want 3", accepted)
+	}
+	left, _, err := letters.List(e.ctx, e.account, dest.ID, 0, 100)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if len(left) != 0 {
+		t.Fatalf("%d dead letters the sink accepted are left, to be delivered again", len(left))
+	}
+}
+
+// TestRedriveTooLargeWhenTheCallFails redrives a letter too large for the
+// destination in a batch whose call fails as a whole: it is reported
+// too_large, as it was not sent, not with the class of the call.
+func TestRedriveTooLargeWhenTheCallFails(t *testing.T) {
+	e := startDelivery(t, pipeline.DeliveryConfig{Linger: 20 * time.Millisecond})
+	e.sink.script(refusePorts(8000, 8001), nil)
+	_, dest := e.route(t, store.Source{Type: tcpKind})
+	e.publish(t, tcpKind, 2, func(i int, object map[string]any) {
+		setPort(8000+i)(i, object)
+		if i == 0 {
+			object["pad"] = strings.Repeat("x", 2000)
+		}
+	})
+	waitAllAcked(t, e)
+	letters, redriver := redriveEnv(t, e)
+	list, _, err := letters.List(e.ctx, e.account, dest.ID, 0, 100)
+	if err != nil || len(list) != 2 {
+		t.Fatalf("%d dead letters, %v; want 2", len(list), err)
+	}
+	small, large := min(len(list[0].Event), len(list[1].Event)), max(len(list[0].Event), len(list[1].Event))
+	e.sink.mu.Lock()
+	e.sink.limits.MaxRecordBytes = (small + large) / 2
+	e.sink.mu.Unlock()
+	e.sink.script(nil, func(int) error {
+		return &sinks.DestinationError{Class: sinks.ClassAccessDenied, Code: "AccessDeniedException", Message: "denied"}
+	})
+	report, err := redriver.Redrive(e.ctx, dest, nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	classes := map[string]int{}
+	for _, f := range report.Failures {
+		classes[f.Class]++
+	}
+	if report.Failed != 2 || classes["too_large"] != 1 || classes["access_denied"] != 1 {
+		t.Fatalf("redrive report %+v; want one too_large and one access_denied", report)
+	}
+}

@@ -21,8 +21,9 @@ import (
 var (
 	// ErrMalformedEvent means stored bytes are not an envelope as
 	// schemas.Event.AppendJSON writes it, or its object is not the JSON a
-	// validated event has. Such an event can never be delivered.
-	ErrMalformedEvent = errors.New("malformed stored event")
+	// validated event has. Such an event can never be delivered. It is
+	// schemas.ErrMalformedEvent.
+	ErrMalformedEvent = schemas.ErrMalformedEvent
 	// ErrWrongKind means an event was given to the Selector of a source of
 	// another kind.
 	ErrWrongKind = errors.New("event of another kind than the source's")
@@ -30,98 +31,26 @@ var (
 
 // Header is what the delivery engine needs of an event besides its bytes:
 // the fields sinks.Record carries, and the kind that picks the source.
-type Header struct {
-	// ID is the event_id.
-	ID string
-	// Type is the event_type, such as "http_request_complete.v0".
-	Type string
-	// Timestamp is the event_timestamp.
-	Timestamp time.Time
-	// AccountID is the account_id.
-	AccountID string
-}
+type Header = schemas.Header
 
-// ReadHeader reads the header of a stored event from the start of its
-// envelope, where schemas.Event.AppendJSON puts event_id, event_type,
-// event_timestamp and account_id, in that order and compact. It reads
-// nothing past account_id, so it costs the same for any size of event, and
-// makes one allocation for the three strings. It returns an error wrapping
-// ErrMalformedEvent when the bytes do not start that way.
+// ReadHeader reads the header of a stored event, as schemas.ReadHeader
+// does, for callers that need nothing else of it. It returns an error
+// wrapping ErrMalformedEvent when the bytes do not start as an envelope.
 func ReadHeader(data []byte) (Header, error) {
-	var h headerSpans
-	if err := h.scan(data); err != nil {
-		return Header{}, err
-	}
-	ts, err := parseEventTime(data[h.timestamp.start:h.timestamp.end])
-	if err != nil {
-		return Header{}, fmt.Errorf("%w: event_timestamp: %v", ErrMalformedEvent, err)
-	}
-	// One string holds the id, the type and the account id.
-	all := string(data[h.id.start:h.account.end])
-	at := func(s span) string { return all[s.start-h.id.start : s.end-h.id.start] }
-	return Header{ID: at(h.id), Type: at(h.kind), Timestamp: ts, AccountID: at(h.account)}, nil
+	h, _, err := schemas.ReadHeader(data)
+	return h, err
 }
 
-// span is the position of the contents of a string in the envelope.
-type span struct{ start, end int }
-
-// headerSpans locates the header fields of an envelope.
-type headerSpans struct {
-	id, kind, timestamp, account span
-	end                          int // just past account_id's value
-}
-
-// The literal bytes around the header fields, as AppendJSON writes them.
+// The literal bytes after the header, as AppendJSON writes them.
 const (
-	litEventID   = `{"event_id":"`
-	litEventType = `","event_type":"`
-	litTimestamp = `","event_timestamp":"`
-	litAccountID = `","account_id":"`
-	litPrincipal = `","principal":`
+	litPrincipal = `,"principal":`
 	litObject    = `,"object":`
 )
 
-// scan finds the header fields. Their values are ids, a kind name and a
-// timestamp, which never need escaping: a backslash is malformed.
-func (h *headerSpans) scan(data []byte) error {
-	pos := 0
-	field := func(lit, name string, s *span) error {
-		if len(data)-pos < len(lit) || string(data[pos:pos+len(lit)]) != lit {
-			return fmt.Errorf("%w: expected %s at offset %d", ErrMalformedEvent, name, pos)
-		}
-		pos += len(lit)
-		start := pos
-		for ; pos < len(data) && data[pos] != '"'; pos++ {
-			if data[pos] == '\\' {
-				return fmt.Errorf("%w: %s is not a plain string", ErrMalformedEvent, name)
-			}
-		}
-		if pos == len(data) {
-			return fmt.Errorf("%w: %s is not a plain string", ErrMalformedEvent, name)
-		}
-		*s = span{start, pos}
-		return nil
-	}
-	if err := field(litEventID, "event_id", &h.id); err != nil {
-		return err
-	}
-	if err := field(litEventType, "event_type", &h.kind); err != nil {
-		return err
-	}
-	if err := field(litTimestamp, "event_timestamp", &h.timestamp); err != nil {
-		return err
-	}
-	if err := field(litAccountID, "account_id", &h.account); err != nil {
-		return err
-	}
-	h.end = pos
-	return nil
-}
-
-// objectStart returns the offset of the object's value, after the
-// principal, which it skips.
-func (h *headerSpans) objectStart(data []byte) (int, error) {
-	c := jsonCursor{data: data, pos: h.end}
+// objectStart returns the offset of the object's value in an envelope
+// whose header is h, after the principal, which it skips.
+func objectStart(data []byte, h schemas.HeaderSpans) (int, error) {
+	c := jsonCursor{data: data, pos: h.End}
 	if !c.consume(litPrincipal) {
 		return 0, fmt.Errorf("%w: expected principal at offset %d", ErrMalformedEvent, c.pos)
 	}
@@ -132,36 +61,6 @@ func (h *headerSpans) objectStart(data []byte) (int, error) {
 		return 0, fmt.Errorf("%w: expected object at offset %d", ErrMalformedEvent, c.pos)
 	}
 	return c.pos, nil
-}
-
-// parseEventTime parses an event_timestamp. AppendJSON always writes
-// schemas.TimeLayout, which is parsed by hand; anything else goes to
-// time.Parse.
-func parseEventTime(b []byte) (time.Time, error) {
-	const layout = schemas.TimeLayout
-	if len(b) == len(layout) && b[4] == '-' && b[7] == '-' && b[10] == 'T' && b[13] == ':' &&
-		b[16] == ':' && b[19] == '.' && b[23] == 'Z' {
-		year, month, day := decimal(b[0:4]), decimal(b[5:7]), decimal(b[8:10])
-		hour, minute, sec, milli := decimal(b[11:13]), decimal(b[14:16]), decimal(b[17:19]), decimal(b[20:23])
-		// Days past the 28th may not exist: time.Parse checks them.
-		if year >= 0 && 1 <= month && month <= 12 && 1 <= day && day <= 28 &&
-			0 <= hour && hour < 24 && 0 <= minute && minute < 60 && 0 <= sec && sec < 60 && milli >= 0 {
-			return time.Date(year, time.Month(month), day, hour, minute, sec, milli*int(time.Millisecond), time.UTC), nil
-		}
-	}
-	return time.Parse(time.RFC3339Nano, string(b))
-}
-
-// decimal returns the value of the digits b, or -1 if b holds another byte.
-func decimal(b []byte) int {
-	n := 0
-	for _, c := range b {
-		if c < '0' || c > '9' {
-			return -1
-		}
-		n = n*10 + int(c-'0')
-	}
-	return n
 }
 
 // Selector turns a stored event of one source's kind into the record the
@@ -500,19 +399,24 @@ func unquote(raw []byte) (string, bool) {
 // published. It never reads out of data's bounds on any input, but what it
 // returns for invalid JSON is unspecified.
 func (s *Selector) Select(ctx context.Context, data, dst []byte) (out []byte, keep bool, err error) {
-	var h headerSpans
-	if err := h.scan(data); err != nil {
+	h, err := schemas.ScanHeader(data)
+	if err != nil {
 		return dst, false, err
 	}
-	if string(data[h.kind.start:h.kind.end]) != s.kind {
-		return dst, false, fmt.Errorf("%w: %s event given to the selector of %s", ErrWrongKind, data[h.kind.start:h.kind.end], s.kind)
+	return s.selectScanned(ctx, data, h, dst)
+}
+
+// selectScanned is Select of an event whose header is scanned already.
+func (s *Selector) selectScanned(ctx context.Context, data []byte, h schemas.HeaderSpans, dst []byte) (out []byte, keep bool, err error) {
+	if kind := data[h.Type.Start:h.Type.End]; string(kind) != s.kind {
+		return dst, false, fmt.Errorf("%w: %s event given to the selector of %s", ErrWrongKind, kind, s.kind)
 	}
 	if s.program == nil && s.selectPlan == nil {
 		// Not read at all: a name given twice reaches the reader as
 		// sluice stored it, and sluice decided nothing on either value.
 		return whole(data, dst), true, nil
 	}
-	start, err := h.objectStart(data)
+	start, err := objectStart(data, h)
 	if err != nil {
 		return dst, false, err
 	}

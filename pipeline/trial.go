@@ -69,7 +69,8 @@ func (t *Trial) write(ctx context.Context, d store.Destination, rec sinks.Record
 	if s, ok := sink.(sinks.SubscriptionSink); ok {
 		sink = s.ForSubscription(TrialLogStream)
 	}
-	results, err := sink.Write(ctx, []sinks.Record{rec})
+	out := write(ctx, sink, []entry{{record: rec, size: sink.Limits().Size(rec)}}, entryOf)
+	err = out.err
 	switch {
 	case errors.Is(err, context.DeadlineExceeded):
 		return TrialResult{Result: TrialFailed, Class: string(sinks.ClassUnavailable), Message: fmt.Sprintf("the destination did not answer within %s", t.timeout)}
@@ -83,10 +84,8 @@ func (t *Trial) write(ctx context.Context, d store.Destination, rec sinks.Record
 			}
 		}
 		return res
-	case len(results) != 1:
-		return TrialResult{Result: TrialFailed, Class: string(sinks.ClassInvalid), Message: fmt.Sprintf("the sink answered %d results for 1 record", len(results))}
-	case results[0].Status != sinks.Accepted:
-		r := results[0]
+	case len(out.accepted) != 1:
+		r := out.verdicts[0]
 		return TrialResult{Result: TrialFailed, Class: r.Status.String(), Code: r.Code, Message: r.Message}
 	}
 	return TrialResult{Result: TrialDelivered}

@@ -26,8 +26,8 @@ const (
 
 // pending is an event on its way: its message and the record it became.
 type pending struct {
-	msg    jetstream.Msg
-	record sinks.Record
+	msg jetstream.Msg
+	entry
 }
 
 // idleWait bounds a worker's wait for events when it holds no batch: the
@@ -92,10 +92,9 @@ func newWorker(p *atomic.Pointer[plan], consumer jetstream.Consumer, js jetstrea
 func (w *worker) run(ctx context.Context) error {
 	defer w.deliveries.Wait()
 	// A destination's target type cannot change, so neither can its limits.
-	limits := w.plan.Load().sink.Limits()
-	batch := NewBatch(limits, w.cfg.Linger, func(p pending) int { return limits.Size(p.record) })
+	batch := NewBatch(w.plan.Load().sink.Limits(), w.cfg.Linger, func(p pending) int { return p.size })
 	for {
-		err := w.pull(ctx, batch, limits)
+		err := w.pull(ctx, batch)
 		if errors.Is(err, errRepull) {
 			continue
 		}
@@ -127,7 +126,7 @@ var errRepull = errors.New("nothing pulled for a while; pulling anew")
 // JetStream would hand them out again while this worker still holds them,
 // so both copies would be delivered. Such a delivery pauses pulling, and
 // pull hands them back at once, with the open batch.
-func (w *worker) pull(ctx context.Context, batch *Batch[pending], limits sinks.Limits) error {
+func (w *worker) pull(ctx context.Context, batch *Batch[pending]) error {
 	it, err := w.consumer.Messages(jetstream.PullMaxMessages(w.cfg.Prefetch))
 	if err != nil {
 		return fmt.Errorf("pulling: %w", err)
@@ -160,19 +159,24 @@ func (w *worker) pull(ctx context.Context, batch *Batch[pending], limits sinks.L
 		switch {
 		case ctx.Err() != nil:
 			if err == nil {
-				_ = msg.Nak()
+				w.acked(opNak, msg.Nak())
 			}
 			handBack()
 			return nil
 		case err == nil:
 			lastEvent = time.Now()
-			if p, ok := w.prepare(ctx, msg, limits); ok && !batch.Add(time.Now(), p) {
+			if p, ok := w.prepare(ctx, msg); ok && !batch.Add(time.Now(), p) {
 				if !w.dispatch(ctx, batch.Take()) {
 					w.release([]pending{p})
 					handBack()
 					return errPaused
 				}
-				batch.Add(time.Now(), p)
+				if !batch.Add(time.Now(), p) && !w.dispatch(ctx, []pending{p}) {
+					// It fits no batch: it goes alone, for the write path
+					// to refuse it.
+					handBack()
+					return errPaused
+				}
 			}
 		case errors.Is(err, nats.ErrTimeout), errors.Is(err, jetstream.ErrNoHeartbeat):
 			// The linger ended, or nothing came: the batch goes below if
@@ -243,61 +247,34 @@ func (w *worker) pause() {
 // prepare turns a message into the record the route delivers. It returns
 // false for a message it has dealt with already: acknowledged (the filter
 // rejected it) or dead-lettered.
-func (w *worker) prepare(ctx context.Context, msg jetstream.Msg, limits sinks.Limits) (pending, bool) {
-	data := msg.Data()
-	head, err := ReadHeader(data)
-	if err != nil {
-		w.deadLetter(ctx, msg, "", dlqMalformed, "", err.Error())
-		return pending{}, false
-	}
+func (w *worker) prepare(ctx context.Context, msg jetstream.Msg) (pending, bool) {
 	p := w.plan.Load()
 	if w.pastReplay(p, msg) {
-		_ = msg.Ack()
+		w.acked(opAck, msg.Ack())
 		return pending{}, false
 	}
-	sel, ok := p.selectors[head.Type]
-	if !ok {
+	e, refused := p.record(ctx, msg.Data())
+	switch {
+	case refused == nil:
+		return pending{msg: msg, entry: e}, true
+	case refused.class == RedriveUnroutable:
 		// Not a kind of the route's sources: the consumer's subjects were
 		// changed after it was pulled. Another worker of the new version
 		// gets it if it is selected there; here it is not.
-		_ = msg.Ack()
-		return pending{}, false
-	}
-	out, keep, err := selectEvent(ctx, sel, data)
-	switch {
-	case err != nil && ctx.Err() != nil:
-		// Stopping: the filter was interrupted, it did not fail.
-		_ = msg.Nak()
-		return pending{}, false
-	case err != nil:
-		// The filter could not decide (it failed, ran out of its bounds or
-		// panicked), or the event cannot be read: dead-lettered once with
-		// the reason and terminated, never redelivered.
-		w.deadLetter(ctx, msg, head.ID, dlqFilter, "", err.Error())
-		return pending{}, false
-	case !keep:
-		_ = msg.Ack()
+		w.acked(opAck, msg.Ack())
+	case refused.class == RedriveFiltered:
+		w.acked(opAck, msg.Ack())
 		p.metrics.filteredOut()
-		return pending{}, false
+	case refused.class == dlqFilter && ctx.Err() != nil:
+		// Stopping: the filter was interrupted, it did not fail.
+		w.acked(opNak, msg.Nak())
+	default:
+		// The event is no envelope, or the filter could not decide (it
+		// failed, ran out of its bounds or panicked): dead-lettered once
+		// with the reason and terminated, never redelivered.
+		w.deadLetter(ctx, msg, e.record.ID, refused.class, "", refused.message)
 	}
-	rec := sinks.Record{ID: head.ID, Data: out, Timestamp: head.Timestamp}
-	if size := limits.Size(rec); size > limits.MaxRecordBytes {
-		w.deadLetter(ctx, msg, head.ID, dlqTooLarge, "", fmt.Sprintf("the record is %d bytes; the destination takes at most %d", size, limits.MaxRecordBytes))
-		return pending{}, false
-	}
-	return pending{msg: msg, record: rec}, true
-}
-
-// selectEvent runs sel on data, turning a panic into an error, so that an
-// event that breaks the selector or its filter is dead-lettered rather than
-// taking the process down.
-func selectEvent(ctx context.Context, sel *Selector, data []byte) (out []byte, keep bool, err error) {
-	defer func() {
-		if r := recover(); r != nil {
-			out, keep, err = nil, false, fmt.Errorf("selecting the event: panic: %v", r)
-		}
-	}()
-	return sel.Select(ctx, data, nil)
+	return pending{}, false
 }
 
 // deliver writes a batch until every record is accepted or dead-lettered,
@@ -312,31 +289,19 @@ func (w *worker) deliver(ctx context.Context, batch []pending) {
 	policy := deliveryRetry(w.cfg)
 	start, lastProgress := time.Now(), time.Now()
 	probing := false
-	records := make([]sinks.Record, 0, len(batch))
 	for attempt := 1; ; attempt++ {
 		p := w.plan.Load()
 		if attempt > 1 {
 			p.metrics.retry(len(batch))
 		}
-		limits := p.sink.Limits()
-		records = records[:0]
-		bytes := 0
-		for _, p := range batch {
-			records = append(records, p.record)
-			bytes += limits.Size(p.record)
-		}
-		began := time.Now()
-		results, err := p.sink.Write(ctx, records)
-		took := time.Since(began)
-		if ctx.Err() != nil {
+		out := write(ctx, p.sink, batch, pendingEntry)
+		if out.err != nil && ctx.Err() != nil {
 			w.release(batch)
 			return
 		}
-		if err == nil && len(results) != len(batch) {
-			err = fmt.Errorf("the sink answered %d results for %d records", len(results), len(batch))
-		}
-		if err != nil {
-			p.metrics.wrote(len(records), bytes, took, writeFailed)
+		if out.err != nil {
+			err := out.err
+			p.metrics.wrote(out.sent, out.bytes, out.took, writeFailed)
 			p.metrics.callFailed(sinks.ClassOf(err), len(batch))
 			p.status.callFailed(time.Now(), err)
 			w.log.Warn("writing a batch failed", "destination_id", p.route.Destination.ID, "class", sinks.ClassOf(err), "records", len(batch), "attempt", attempt, "error", err)
@@ -353,16 +318,24 @@ func (w *worker) deliver(ctx context.Context, batch []pending) {
 				}
 			}
 		} else {
-			batch = w.settle(ctx, p, batch, results)
-			outcome := writeOK
-			if len(batch) > 0 {
-				outcome = writePartial
+			batch = w.settle(ctx, p, batch, out)
+			if out.sent > 0 {
+				outcome := writeOK
+				if len(batch) > 0 {
+					outcome = writePartial
+				}
+				p.metrics.wrote(out.sent, out.bytes, out.took, outcome)
 			}
-			p.metrics.wrote(len(records), bytes, took, outcome)
 			if len(batch) == 0 {
 				w.naks.Store(0)
 				return
 			}
+		}
+		if ctx.Err() != nil {
+			// Stopping as the sink answered: what it accepted is
+			// acknowledged above, and the rest goes back at once.
+			w.release(batch)
+			return
 		}
 		if time.Since(start) >= w.cfg.RetryBudget {
 			w.giveBack(batch)
@@ -371,7 +344,7 @@ func (w *worker) deliver(ctx context.Context, batch []pending) {
 		if time.Since(lastProgress) >= w.cfg.AckWait/3 {
 			w.pause()
 			for _, p := range batch {
-				_ = p.msg.InProgress()
+				w.acked(opInProgress, p.msg.InProgress())
 			}
 			lastProgress = time.Now()
 		}
@@ -390,33 +363,54 @@ func deliveryRetry(cfg DeliveryConfig) retry.Policy {
 	return retry.Policy{Initial: cfg.RetryInitial, Max: cfg.RetryMax, Multiplier: 1.5, Jitter: retry.Spread}
 }
 
-// settle acknowledges the accepted records of a batch, dead-letters the
-// permanent failures and returns the events to send again, counting each
-// in the plan's metrics and recording the outcome in its status.
-func (w *worker) settle(ctx context.Context, pl *plan, batch []pending, results []sinks.Result) []pending {
-	m := pl.metrics
-	retry := batch[:0:0]
+// pendingEntry is the entryOf of write for a worker's batch.
+func pendingEntry(p pending) entry { return p.entry }
+
+// settle acknowledges the accepted records of a written batch,
+// dead-letters the permanent failures (unless ctx ended: then they are
+// returned too) and returns the events to send again, counting each in the
+// plan's metrics and recording the destination's answer in its status. A
+// record refused unsent (too large) is no answer of the destination: it
+// is dead-lettered, and counted as such only.
+func (w *worker) settle(ctx context.Context, pl *plan, batch []pending, out written) []pending {
 	now := time.Now()
-	accepted, permanent := 0, 0
-	var refused *sinks.Result
-	for i, p := range batch {
-		switch r := results[i]; r.Status {
-		case sinks.Accepted:
-			_ = p.msg.Ack()
-			accepted++
-			m.accepted(now, p.record.Timestamp)
-		case sinks.Permanent:
-			permanent++
-			refused = &results[i]
-			w.deadLetter(ctx, p.msg, p.record.ID, dlqPermanent, r.Code, r.Message)
-		default:
-			refused = &results[i]
-			retry = append(retry, p)
-		}
+	for _, i := range out.accepted {
+		w.acked(opAck, batch[i].msg.Ack())
+		pl.metrics.accepted(now, batch[i].record.Timestamp)
 	}
-	m.settled(accepted, len(retry), permanent)
-	pl.status.answered(now, accepted, refused, len(retry) > 0)
+	retry := make([]pending, 0, len(out.retry))
+	refusedBySink := 0
+	for _, i := range out.permanent {
+		p, v := batch[i], out.verdicts[i]
+		if v.class == dlqPermanent {
+			refusedBySink++
+		}
+		if ctx.Err() != nil {
+			// Stopping: no dead letter can be stored now; the worker
+			// that gets the event again refuses it again.
+			retry = append(retry, p)
+			continue
+		}
+		w.deadLetter(ctx, p.msg, p.record.ID, v.class, v.Code, v.Message)
+	}
+	for _, i := range out.retry {
+		retry = append(retry, batch[i])
+	}
+	pl.metrics.settled(len(out.accepted), len(out.retry), refusedBySink)
+	if out.sent > 0 {
+		pl.status.answered(now, len(out.accepted), out.lastRefused(), len(out.retry) > 0)
+	}
 	return retry
+}
+
+// acked counts an acknowledgement of operation op that failed with err:
+// JetStream hands the event out again after AckWait, so nothing is lost,
+// but the event is delivered twice (ack, term) or later (nak).
+func (w *worker) acked(op string, err error) {
+	if err != nil {
+		w.cfg.Metrics.ackFailed(op)
+		w.log.Debug("acknowledging an event failed", "operation", op, "error", err)
+	}
 }
 
 // giveBack hands events JetStream will deliver again after a delay growing
@@ -425,7 +419,7 @@ func (w *worker) giveBack(batch []pending) {
 	delay := retry.Policy{Initial: w.cfg.RetryMax, Max: w.cfg.NakDelayMax}.Delay(int(w.naks.Add(1) - 1))
 	w.log.Warn("delivery keeps failing; the events go back to JetStream", "destination_id", w.plan.Load().route.Destination.ID, "events", len(batch), "retry_in", delay)
 	for _, p := range batch {
-		_ = p.msg.NakWithDelay(delay)
+		w.acked(opNak, p.msg.NakWithDelay(delay))
 	}
 }
 
@@ -433,7 +427,7 @@ func (w *worker) giveBack(batch []pending) {
 // the worker that replaces it, here or in another process, gets them.
 func (w *worker) release(batch []pending) {
 	for _, p := range batch {
-		_ = p.msg.Nak()
+		w.acked(opNak, p.msg.Nak())
 	}
 }
 
@@ -445,7 +439,7 @@ func (w *worker) releasePulled(it jetstream.MessagesContext) {
 		if err != nil {
 			return
 		}
-		_ = msg.Nak()
+		w.acked(opNak, msg.Nak())
 	}
 }
 
@@ -463,10 +457,10 @@ func (w *worker) deadLetter(ctx context.Context, msg jetstream.Msg, eventID, cla
 	letter := deadLetter{route: route, eventID: eventID, class: class, code: code, msg: message, attempts: attempts, firstFailure: time.Now()}
 	if _, err := w.js.PublishMsg(ctx, letter.message(msg.Data())); err != nil {
 		w.log.Error("storing a dead letter failed; the event will be tried again", "event_id", eventID, "class", class, "error", err)
-		_ = msg.NakWithDelay(w.cfg.RetryMax)
+		w.acked(opNak, msg.NakWithDelay(w.cfg.RetryMax))
 		return
 	}
 	w.log.Warn("event dead-lettered", "event_id", eventID, "destination_id", route.Destination.ID, "class", class, "code", code, "reason", message)
-	_ = msg.Term()
+	w.acked(opTerm, msg.Term())
 	p.metrics.deadLetter(class)
 }

@@ -136,7 +136,8 @@ type Sink interface {
 	// Write writes the batch, which respects Limits, and returns one Result
 	// per record, in order. It returns a *DestinationError instead when the
 	// call failed as a whole (no record was stored), and ctx's error when
-	// ctx ended.
+	// ctx ended before any record was stored; a sink of several calls
+	// returns the results of those answered once one is.
 	Write(ctx context.Context, records []Record) ([]Result, error)
 }
 

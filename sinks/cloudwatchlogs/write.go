@@ -69,9 +69,11 @@ type event struct {
 // Write returns a *sinks.DestinationError when the first call failed as a
 // whole; when a later call fails, its events and the unsent ones are
 // Retryable with the failure's code, and the results of the calls made
-// stand. It returns ctx's error when ctx ended. A batch of more than
-// MaxRecords records or MaxBatchBytes bytes fails whole, unsent, with
-// ClassInvalid.
+// stand, also when the later call failed because ctx ended: the pipeline
+// settles what was stored rather than sending it again. It returns ctx's
+// error when ctx ended before the first call was answered. A batch of
+// more than MaxRecords records or MaxBatchBytes bytes fails whole, unsent,
+// with ClassInvalid.
 func (s *Sink) Write(ctx context.Context, records []sinks.Record) ([]sinks.Result, error) {
 	results, err := limits.Begin(ctx, records)
 	if err != nil {
@@ -94,7 +96,7 @@ func (s *Sink) Write(ctx context.Context, records []sinks.Record) ([]sinks.Resul
 	for first, run := range spans(events) {
 		rejected, err := s.putLogEvents(ctx, logEvents(records, run))
 		switch {
-		case err != nil && (first == 0 || ctx.Err() != nil):
+		case err != nil && first == 0:
 			return nil, err
 		case err != nil:
 			failed := failedResult(err)

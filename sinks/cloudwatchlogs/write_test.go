@@ -301,8 +301,11 @@ func TestWriteWholeCallErrors(t *testing.T) {
 	}
 }
 
-// TestWriteEndedContext checks that a Write ended by its context returns
-// the context's error, not a DestinationError, even between two calls.
+// TestWriteEndedContext checks that a Write ended by its context before
+// its first call was answered returns the context's error, not a
+// DestinationError; ended between two calls, it returns the first call's
+// results, its events stored, and the unsent events Retryable, so that the
+// pipeline does not send the stored ones again.
 func TestWriteEndedContext(t *testing.T) {
 	ctx, cancel := context.WithCancel(context.Background())
 	fake := &fakeLogs{}
@@ -315,8 +318,13 @@ func TestWriteEndedContext(t *testing.T) {
 	}
 	batch := []sinks.Record{record(0, base), record(1, base.Add(25*time.Hour))}
 	results, err := newFakeSink(t, fake).Write(ctx, batch)
+	if err != nil || len(results) != 2 || results[0].Status != sinks.Accepted || results[1].Status != sinks.Retryable {
+		t.Fatalf("Write ended between two calls = %v, %v; want the first accepted, the second retryable", results, err)
+	}
+
+	results, err = newFakeSink(t, &fakeLogs{}).Write(ctx, batch)
 	var de *sinks.DestinationError
 	if !errors.Is(err, context.Canceled) || results != nil || errors.As(err, &de) {
-		t.Fatalf("Write = %v, %v; want context.Canceled", results, err)
+		t.Fatalf("Write with an ended context = %v, %v; want context.Canceled", results, err)
 	}
 }

@@ -1,0 +1,93 @@
+package pipeline
+
+import (
+	"context"
+	"fmt"
+
+	"github.com/sluicehq/sluice/filters"
+	"github.com/sluicehq/sluice/internal/store"
+	"github.com/sluicehq/sluice/schemas"
+	"github.com/sluicehq/sluice/sinks"
+)
+
+// routePlan is how the events of one subscription go to one destination: a
+// selector per source, by event kind, and the sink the records go to. Live
+// delivery and redrive build it the same way, with newRoutePlan.
+type routePlan struct {
+	subscriptionID string
+	selectors      map[string]*Selector // by event kind
+	sink           sinks.Sink
+}
+
+// newRoutePlan returns the plan of the events of sub written through sink,
+// the sink of the destination. A destination that keeps subscriptions
+// apart (CloudWatch Logs, a log stream each) gives each its own sink on the
+// shared client. It returns an error naming the source whose selector
+// cannot be built.
+func newRoutePlan(env *filters.Env, cache *filters.Cache, sub store.Subscription, sink sinks.Sink) (routePlan, error) {
+	if s, ok := sink.(sinks.SubscriptionSink); ok {
+		sink = s.ForSubscription(sub.ID)
+	}
+	selectors := make(map[string]*Selector, len(sub.Sources))
+	for _, src := range sub.Sources {
+		sel, err := NewSelector(env, cache, src)
+		if err != nil {
+			return routePlan{}, fmt.Errorf("source %s: %w", src.Type, err)
+		}
+		selectors[src.Type] = sel
+	}
+	return routePlan{subscriptionID: sub.ID, selectors: selectors, sink: sink}, nil
+}
+
+// entry is a record on its way to a sink, with its size against the sink's
+// limits (sinks.Limits.Size), computed once when the record is made.
+type entry struct {
+	record sinks.Record
+	size   int
+}
+
+// refusal says why an event became no record: the class of its dead letter
+// (dlqMalformed, dlqFilter) or of the redrive failure (RedriveUnroutable,
+// RedriveFiltered), and a message.
+type refusal struct {
+	class, message string
+}
+
+// record turns a stored event into the entry the plan writes: it reads the
+// event's header once (its time parsed once, carried in the record), picks the selector of its kind and runs it. A refusal of
+// class RedriveUnroutable is an event of a kind the plan has no source of,
+// RedriveFiltered one the filter rejects, dlqFilter one the filter could
+// not decide (ctx may have ended: the caller tells) and dlqMalformed bytes
+// that are no envelope. The size of the entry is not checked here: the
+// write path refuses a record over the sink's MaxRecordBytes.
+func (rp *routePlan) record(ctx context.Context, data []byte) (entry, *refusal) {
+	head, spans, err := schemas.ReadHeader(data)
+	if err != nil {
+		return entry{}, &refusal{dlqMalformed, err.Error()}
+	}
+	sel, ok := rp.selectors[head.Type]
+	if !ok {
+		return entry{record: sinks.Record{ID: head.ID}}, &refusal{RedriveUnroutable, fmt.Sprintf("subscription %s no longer has a source of kind %s", rp.subscriptionID, head.Type)}
+	}
+	out, keep, err := selectEvent(ctx, sel, data, spans)
+	switch {
+	case err != nil:
+		return entry{record: sinks.Record{ID: head.ID}}, &refusal{dlqFilter, err.Error()}
+	case !keep:
+		return entry{record: sinks.Record{ID: head.ID}}, &refusal{RedriveFiltered, fmt.Sprintf("the filter of subscription %s's source %s rejects the event now", rp.subscriptionID, head.Type)}
+	}
+	rec := sinks.Record{ID: head.ID, Data: out, Timestamp: head.Timestamp}
+	return entry{record: rec, size: rp.sink.Limits().Size(rec)}, nil
+}
+
+// selectEvent runs sel on data, turning a panic into an error, so that an
+// event that breaks the selector or its filter is dead-lettered rather than
+// taking the process down.
+func selectEvent(ctx context.Context, sel *Selector, data []byte, h schemas.HeaderSpans) (out []byte, keep bool, err error) {
+	defer func() {
+		if r := recover(); r != nil {
+			out, keep, err = nil, false, fmt.Errorf("selecting the event: panic: %v", r)
+		}
+	}()
+	return sel.selectScanned(ctx, data, h, nil)
+}
