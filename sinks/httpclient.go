@@ -14,14 +14,17 @@ import (
 //
 // The SDK (smithy-go) closes a request's body as soon as the answer's
 // headers arrive, and its closed body answers the transport's last read
-// with io.EOF as an error: when a server answers quickly, the transport
-// then closes the connection under the answer being read, and the call
-// fails with "use of closed network connection" although the service
-// stored its records (aws/aws-sdk-go-v2#2737, which the SDK works around
-// by retrying). sluice turns the SDK's retries off, so such a failure
+// (net/http reads past the Content-Length to check that the body ends)
+// with io.EOF as an error: when that read comes after the answer, the
+// transport closes the connection under the answer being read, and the
+// call fails with "use of closed network connection" although the service
+// stored its records (aws/aws-sdk-go-v2#2737). The SDK's fix (#2949) is to
+// retry that error; sluice turns the SDK's retries off, so such a failure
 // would send the whole batch again: duplicates. With a copy, it cannot
-// happen. The bodies of sluice's calls are at most a few MiB, already in
-// memory.
+// happen. TestSDKClosesBodyAfterAnswer stages the order of events with the
+// SDK's own client (aws-sdk-go-v2 v1.47.7, smithy-go v1.28.8) and shows the
+// call failing without the copy. The bodies of sluice's calls are at most
+// a few MiB, already in memory.
 func BodyCopyingHTTPClient(client aws.HTTPClient) aws.HTTPClient {
 	return bodyCopyingClient{client: client}
 }
