@@ -286,7 +286,7 @@ func (s *Service) end(ctx context.Context, data []byte) (store.AppSession, error
 // checkAccount returns a *badRequest unless id is an account id.
 func checkAccount(id string) error {
 	if schemas.CheckID(schemas.PrefixAccount, id) != nil {
-		return &badRequest{field: "account_id", msg: fmt.Sprintf("account_id must be %s and a KSUID, and is %q", schemas.PrefixAccount, clip(id))}
+		return &badRequest{field: "account_id", msg: fmt.Sprintf("account_id must be %s and a KSUID, and is %q", schemas.PrefixAccount, schemas.Clip(id))}
 	}
 	return nil
 }
@@ -309,12 +309,4 @@ func decode(data []byte, v any) error {
 		field = typeErr.Field
 	}
 	return &badRequest{field: field, msg: "the request is not the JSON object of its subject: " + err.Error()}
-}
-
-// clip returns v cut to 64 bytes, for a message.
-func clip(v string) string {
-	if len(v) > 64 {
-		return v[:64] + "..."
-	}
-	return v
 }

@@ -126,7 +126,7 @@ func (a *AppSession) check(now time.Time) error {
 			continue
 		}
 		if err := schemas.CheckID(ref.prefix, ref.id); err != nil {
-			return invalid(ref.field, "must be %s and a KSUID, and is %q", ref.prefix, clip(ref.id))
+			return invalid(ref.field, "must be %s and a KSUID, and is %q", ref.prefix, schemas.Clip(ref.id))
 		}
 	}
 	if (a.EdgeID == "") != (a.RouteID == "") {
@@ -161,7 +161,7 @@ func checkPublicURL(u string) error {
 	p, err := url.Parse(u)
 	if err != nil || (p.Scheme != "http" && p.Scheme != "https") || p.Hostname() == "" || !validPort(p.Port()) || p.User != nil ||
 		(p.Path != "" && p.Path != "/") || p.RawQuery != "" || p.Fragment != "" || p.Opaque != "" || strings.ContainsAny(u, " \t\r\n") {
-		return invalid(field, "must be an http or https URL of a host and optional port, such as https://app.example.com:443, and is %q", clip(u))
+		return invalid(field, "must be an http or https URL of a host and optional port, such as https://app.example.com:443, and is %q", schemas.Clip(u))
 	}
 	return nil
 }
@@ -195,7 +195,7 @@ func (b *BrowserSession) check() error {
 	}
 	addr, err := netip.ParseAddr(b.IPAddress)
 	if err != nil || addr.Zone() != "" {
-		return invalid("browser_session.ip_address", "must be an IPv4 or IPv6 address without a zone, and is %q", clip(b.IPAddress))
+		return invalid("browser_session.ip_address", "must be an IPv4 or IPv6 address without a zone, and is %q", schemas.Clip(b.IPAddress))
 	}
 	b.IPAddress = addr.Unmap().String()
 	return b.Location.check()
@@ -206,7 +206,7 @@ func (l *Location) check() error {
 		code := strings.ToUpper(l.CountryCode)
 		region, err := language.ParseRegion(code)
 		if len(code) != 2 || err != nil || !region.IsCountry() || region.String() != code {
-			return invalid("browser_session.location.country_code", "must be an ISO 3166-1 alpha-2 country code, such as DE, or empty, and is %q", clip(l.CountryCode))
+			return invalid("browser_session.location.country_code", "must be an ISO 3166-1 alpha-2 country code, such as DE, or empty, and is %q", schemas.Clip(l.CountryCode))
 		}
 		l.CountryCode = code
 	}
@@ -235,14 +235,6 @@ func checkPlainText(field, v string, max int) error {
 		return invalid(field, "must not contain control characters, and has one at byte %d", i)
 	}
 	return nil
-}
-
-// clip returns v, cut to 64 bytes, for a message.
-func clip(v string) string {
-	if len(v) <= 64 {
-		return v
-	}
-	return strings.ToValidUTF8(v[:64], "") + "..."
 }
 
 // appSessions declares application sessions (see family). The API shows,
