@@ -170,12 +170,26 @@ func buildLog(c *checker, cfg node, _ phase) action {
 	return a
 }
 
+// maxLoggedPath is how much of a request's path a log line holds: the
+// client chooses the path, up to the server's header limit (1 MiB by
+// default), and must not choose how long sluice's log lines are.
+const maxLoggedPath = 1024
+
+// loggedPath returns path cut to maxLoggedPath bytes of valid UTF-8 and
+// "...", or path if it is no longer.
+func loggedPath(path string) string {
+	if len(path) <= maxLoggedPath {
+		return path
+	}
+	return strings.ToValidUTF8(path[:maxLoggedPath], "") + "..."
+}
+
 func (a *logAction) run(x *exchange, _ http.ResponseWriter, r *rule) bool {
 	attrs := []slog.Attr{
 		slog.String("phase", r.phase.String()),
 		slog.String("rule", r.name),
 		slog.String("method", x.req.Method),
-		slog.String("path", x.req.URL.Path),
+		slog.String("path", loggedPath(x.req.URL.Path)),
 		slog.String("client_ip", clientIP(x.req)),
 	}
 	if x.status != 0 {

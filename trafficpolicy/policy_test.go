@@ -213,6 +213,15 @@ on_http_request:
 			t.Errorf("log %s lacks %s", line, want)
 		}
 	}
+	// A path the client made long is cut in the log line.
+	logs.Reset()
+	long := "/" + strings.Repeat("p", 100_000)
+	if w := send(h, "GET", long, map[string]string{"X-Debug": "1"}); w.Code != 451 {
+		t.Fatalf("a long path with the header: %d", w.Code)
+	}
+	if line := logs.String(); len(line) > 2048 || !strings.Contains(line, `"path":"/`+strings.Repeat("p", 1023)+`..."`) {
+		t.Errorf("the log line of a 100,000-byte path is %d bytes, want the path cut to 1024 bytes and ...", len(line))
+	}
 }
 
 // TestWithCountsOfKeepsBuckets checks that a reload keeps the counts of an
