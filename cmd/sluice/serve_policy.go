@@ -32,6 +32,10 @@ type policyFront struct {
 	log     *slog.Logger
 	metrics *policyMetrics
 	current atomic.Pointer[trafficpolicy.Policy]
+	// hup receives SIGHUP from newPolicyFront on, so that a SIGHUP sent
+	// while serve is still starting waits for Run rather than ending the
+	// process.
+	hup chan os.Signal
 
 	// seen is the read of the file last loaded or refused, and pending a
 	// different read of the last poll, loaded if the next poll reads the
@@ -55,6 +59,8 @@ func newPolicyFront(path string, log *slog.Logger) (*policyFront, error) {
 	if err != nil {
 		return nil, err
 	}
+	f.hup = make(chan os.Signal, 1)
+	signal.Notify(f.hup, syscall.SIGHUP)
 	f.current.Store(p)
 	f.seen = policyRead{doc: doc}
 	onRequest, onResponse := p.Rules()
@@ -79,16 +85,15 @@ func (f *policyFront) wrap(next http.Handler) http.Handler {
 
 // Run reloads the policy on SIGHUP, and when the file's content changed,
 // read every policyPollInterval: a change is loaded once two reads in a
-// row see it. It returns when ctx ends, leaving SIGHUP ignored: serve is
-// then draining its requests, which a SIGHUP's default action, the end of
-// the process, would drop.
+// row see it. A SIGHUP that came after newPolicyFront and before Run is
+// reloaded at once. Run returns when ctx ends, leaving SIGHUP ignored:
+// serve is then draining its requests, which a SIGHUP's default action,
+// the end of the process, would drop.
 func (f *policyFront) Run(ctx context.Context) error {
-	hup := make(chan os.Signal, 1)
-	signal.Notify(hup, syscall.SIGHUP)
 	defer signal.Ignore(syscall.SIGHUP)
 	poll := time.NewTicker(policyPollInterval)
 	defer poll.Stop()
-	f.run(ctx, hup, poll.C)
+	f.run(ctx, f.hup, poll.C)
 	return nil
 }
 

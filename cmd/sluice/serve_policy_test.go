@@ -352,6 +352,35 @@ func TestPolicyFrontRunLeavesSIGHUPIgnored(t *testing.T) {
 	}
 }
 
+// TestPolicyFrontKeepsEarlySIGHUP checks that a SIGHUP sent once the
+// policy is loaded but before Run (serve still starting) does not end the
+// process, and that Run then reloads the policy.
+func TestPolicyFrontKeepsEarlySIGHUP(t *testing.T) {
+	t.Cleanup(func() { signal.Reset(syscall.SIGHUP) })
+	path := filepath.Join(t.TempDir(), "policy.yaml")
+	writePolicy(t, path, frontPolicy("2"))
+	front, err := newPolicyFront(path, slog.New(slog.DiscardHandler))
+	if err != nil {
+		t.Fatal(err)
+	}
+	reloads := make(chan error, 1)
+	front.reloaded = func(err error) { reloads <- err }
+	// Without newPolicyFront's handler this ends the test binary.
+	if err := syscall.Kill(os.Getpid(), syscall.SIGHUP); err != nil {
+		t.Fatal(err)
+	}
+	ctx, cancel := context.WithCancel(t.Context())
+	done := make(chan error, 1)
+	go func() { done <- front.Run(ctx) }()
+	if err := <-reloads; err != nil {
+		t.Fatalf("the early SIGHUP's reload: %v", err)
+	}
+	cancel()
+	if err := <-done; err != nil {
+		t.Fatal(err)
+	}
+}
+
 // TestREADMEPolicy checks that the policy of the README's section loads.
 func TestREADMEPolicy(t *testing.T) {
 	doc := docPolicy(t, "README.md", "## Traffic policy")
