@@ -5,8 +5,13 @@ import (
 	"context"
 	"encoding/json"
 	"errors"
+	"fmt"
+	"io"
+	"net"
+	"net/url"
 	"os"
 	"strings"
+	"sync"
 	"testing"
 	"time"
 
@@ -77,4 +82,60 @@ func TestBenchDrain(t *testing.T) {
 			t.Errorf("mode %s: %f ms CPU per 1,000 events, load average %f; want both positive", m.Mode, run.CPUMsPer1000, run.LoadAverage)
 		}
 	}
+}
+
+// TestBenchDrainStopsHelpers cancels `sluice bench drain` as Ctrl-C does,
+// once both helpers serve, and checks that neither answers once the
+// command has returned: the NATS server and the endpoint were stopped.
+func TestBenchDrainStopsHelpers(t *testing.T) {
+	clearSluiceEnv(t)
+	ctx, cancel := context.WithTimeout(t.Context(), time.Minute)
+	t.Cleanup(cancel)
+	progress := &cancelOnLine{prefix: "NATS server at ", cancel: cancel}
+	cmd := newRootCommand()
+	cmd.SetOut(io.Discard)
+	cmd.SetErr(progress)
+	cmd.SetArgs([]string{"bench", "drain", "--events", "2000", "--rounds", "1"})
+	if err := cmd.ExecuteContext(ctx); !errors.Is(err, context.Canceled) {
+		t.Fatalf("bench drain cancelled = %v, want context.Canceled", err)
+	}
+	var natsURL, endpointURL string
+	if _, err := fmt.Sscanf(progress.line, "NATS server at %s Kinesis endpoint at %s", &natsURL, &endpointURL); err != nil {
+		t.Fatalf("progress line %q: %v", progress.line, err)
+	}
+	for _, u := range []string{strings.TrimSuffix(natsURL, ","), endpointURL} {
+		parsed, err := url.Parse(u)
+		if err != nil {
+			t.Fatal(err)
+		}
+		if conn, err := net.DialTimeout("tcp", parsed.Host, time.Second); err == nil {
+			conn.Close()
+			t.Errorf("%s still answers after the command returned", u)
+		}
+	}
+}
+
+// cancelOnLine is a progress writer that keeps the first line starting
+// with prefix and calls cancel when it sees it.
+type cancelOnLine struct {
+	prefix string
+	cancel context.CancelFunc
+	mu     sync.Mutex
+	buf    strings.Builder
+	line   string
+}
+
+func (w *cancelOnLine) Write(p []byte) (int, error) {
+	w.mu.Lock()
+	defer w.mu.Unlock()
+	w.buf.Write(p)
+	if w.line == "" {
+		for l := range strings.Lines(w.buf.String()) {
+			if strings.HasPrefix(l, w.prefix) && strings.HasSuffix(l, "\n") {
+				w.line = strings.TrimSpace(l)
+				w.cancel()
+			}
+		}
+	}
+	return len(p), nil
 }
