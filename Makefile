@@ -79,7 +79,7 @@ fuzz: ## a short run of each fuzz target, past its committed corpus
 	$(GO) test -run '^$$' -fuzz '^FuzzAllows$$' -fuzztime 100000x ./internal/acl
 
 # docs/performance.md says what each measures, its floors and the figures.
-bench: ## micro-benchmarks, the ingest and delivery benchmarks against raw JetStream, memory with 1,000,000 events pending, the sinks into the emulator, the traffic policy's cost and memory
+bench: ## micro-benchmarks, the ingest and delivery benchmarks against raw JetStream, memory with 1,000,000 events pending, the sinks into the emulator, the drain into a Kinesis endpoint in another process, the traffic policy's cost and memory
 	$(GO) test -run '^$$' -bench . -benchmem -count 6 ./schemas
 	$(GO) test -run '^$$' -bench . -benchmem -count 6 ./pipeline
 	$(GO) run ./cmd/sluice bench ingest
@@ -87,6 +87,7 @@ bench: ## micro-benchmarks, the ingest and delivery benchmarks against raw JetSt
 	GOMEMLIMIT=200MiB $(GO) run ./cmd/sluice bench deliver --pending
 	$(GO) test -run '^$$' -bench . -benchmem -count 5 ./internal/emulator
 	$(GO) run ./cmd/sluice bench sinks
+	$(GO) run ./cmd/sluice bench drain
 	$(GO) test -run '^$$' -bench RateLimit -benchmem -count 5 ./trafficpolicy
 	$(GO) test -run '^$$' -bench MillionBuckets -benchtime 1x ./trafficpolicy
 

@@ -88,27 +88,36 @@ func startDeliveryServer(ctx context.Context, dataDir, name string) (_ *delivery
 		return nil, err
 	}
 	s.closers = append(s.closers, s.nc.Close)
+	if err := s.setUp(ctx); err != nil {
+		return nil, err
+	}
+	return s, nil
+}
+
+// setUp readies the server s.nc is connected to as `sluice serve` does:
+// the streams, the filter environments, the store and its account.
+func (s *deliveryServer) setUp(ctx context.Context) (err error) {
 	if s.js, err = jetstream.New(s.nc); err != nil {
-		return nil, fmt.Errorf("creating JetStream context: %w", err)
+		return fmt.Errorf("creating JetStream context: %w", err)
 	}
 	if s.stream, err = pipeline.EnsureStream(ctx, s.js, pipeline.StreamConfig{}); err != nil {
-		return nil, err
+		return err
 	}
 	if _, err = pipeline.EnsureDLQStream(ctx, s.js, 0, 0); err != nil {
-		return nil, err
+		return err
 	}
 	if s.filters, err = filters.NewEnv(schemas.Default()); err != nil {
-		return nil, err
+		return err
 	}
 	if s.store, err = store.Open(ctx, s.js, store.Config{}, store.WithFilters(s.filters)); err != nil {
-		return nil, err
+		return err
 	}
 	account, err := s.store.CreateAccount(ctx, "bench")
 	if err != nil {
-		return nil, err
+		return err
 	}
 	s.account = account.ID
-	return s, nil
+	return nil
 }
 
 // recordAsync records an error the connection reports asynchronously,

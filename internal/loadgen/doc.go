@@ -18,6 +18,13 @@
 // made through package store, into a sink that accepts every record. It
 // verifies that the sink accepted exactly the events the filter passes.
 //
+// RunDrain compares three ways out of a backlog of ~1.8 KB events stored
+// by a JetStream server in another process: the same raw pull loop, and
+// routes without and with a filter and selection into the real Kinesis
+// sink, writing to a minimal Kinesis endpoint in a third process
+// (KinesisEndpoint); both helper processes run ServeDrainHelper. It
+// reports the CPU time of the bench process alone, and the load average.
+//
 // RunPending measures the resident memory of the process while a million
 // events are pending for a destination that takes none.
 //
@@ -39,5 +46,6 @@
 // tenancy broke. It refuses any address but loopback.
 //
 // Otherwise it is not a load tester for a deployed sluice: it starts its
-// own servers in process, and it is not used by `sluice serve`.
+// own servers, in process or (RunDrain) in processes of its own, and it is
+// not used by `sluice serve`.
 package loadgen
