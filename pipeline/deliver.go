@@ -25,6 +25,7 @@ const (
 	DefaultRetryBudget  = 30 * time.Second
 	DefaultNakDelayMax  = 30 * time.Second
 	DefaultConcurrency  = 4
+	DefaultRepullAfter  = 10 * time.Second
 )
 
 // DeliveryConfig tunes the delivery of every route.
@@ -56,6 +57,11 @@ type DeliveryConfig struct {
 	// FilterCacheSize is how many compiled filters the process keeps;
 	// default 4096.
 	FilterCacheSize int
+	// RepullAfter is how long a route's worker that receives nothing keeps
+	// its pull requests before it makes new ones (see the worker's pull);
+	// default DefaultRepullAfter, negative for never (for a test to show
+	// why it is needed).
+	RepullAfter time.Duration
 	// Metrics, when not nil, count what the workers deliver, filter out,
 	// retry and dead-letter (see NewMetrics).
 	Metrics *Metrics
@@ -91,6 +97,9 @@ func (c *DeliveryConfig) setDefaults() {
 	}
 	if c.Concurrency <= 0 {
 		c.Concurrency = DefaultConcurrency
+	}
+	if c.RepullAfter == 0 {
+		c.RepullAfter = DefaultRepullAfter
 	}
 	if c.FilterCacheSize <= 0 {
 		c.FilterCacheSize = 4096

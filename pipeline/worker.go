@@ -36,13 +36,6 @@ type pending struct {
 // a bounded wait keeps that from stalling a route until the pull expires.
 const idleWait = time.Second
 
-// repullAfter is how long a worker that receives nothing keeps its pull
-// requests before it makes new ones. A pull request dies with the NATS node
-// that leads the consumer, and nats.go's iterator notices only through
-// missed heartbeats, which every bounded wait resets: without a fresh pull,
-// a route would stay silent after a node of the cluster dies.
-const repullAfter = 10 * time.Second
-
 // worker delivers the events of one route: it pulls them from the route's
 // consumer, selects them, batches them to the sink's limits and writes
 // them, up to DeliveryConfig.Concurrency batches at once, acknowledging
@@ -113,13 +106,34 @@ func (w *worker) run(ctx context.Context) error {
 // pulled ahead of it were handed back; pulling starts again after it.
 var errPaused = errors.New("pulling paused while a delivery is retried")
 
-// errRepull ends pull when nothing came for repullAfter, so that run makes
-// new pull requests.
+// errRepull ends pull when nothing came for DeliveryConfig.RepullAfter, so
+// that run makes new pull requests (see pull).
 var errRepull = errors.New("nothing pulled for a while; pulling anew")
 
 // pull pulls events into batches and hands them to deliveries until ctx
 // ends, pulling fails (then it returns the error), or a delivery is
 // retried long enough to pause pulling (errPaused).
+//
+// A worker that receives nothing for DeliveryConfig.RepullAfter (10 s)
+// ends its iterator and makes a new one, with new pull requests, because
+// a pull request that no server answers silences the route for good on
+// nats.go v1.55. Its iterator asks for more only when its pull requests
+// are answered (events, a 408 timeout, a 409 Leadership Change), after a
+// reconnect, or after missed heartbeats, and it checks heartbeats only
+// inside one Next: the check is armed (2 × 15 s) when Next starts and
+// disarmed when it returns, so a Next bounded by idleWait never sees it.
+// When the NATS node leading the consumer dies, its pull requests die
+// with it, and the new leader answers only those its followers still
+// track: they track them by reply subject and forget the subject when
+// any request of it is filled, while the iterator keeps two or more
+// requests open on one inbox. A process connected to the dead node pulls
+// again as soon as it reconnects, before the consumer has a new leader,
+// and that request is lost too. TestClusterRouteStallsWithoutRepull
+// (cmd/sluice) shows the route silent for good without the repull;
+// TestClusterLosesNothing, delivering within seconds with it. No upstream
+// issue found reports this (nats-io/nats.go#2063 is a 409 that Consume
+// does not act on; #2135, a reconnect between two Next calls, is fixed in
+// v1.55).
 //
 // The events pulled ahead wait in the iterator, not in progress: a
 // delivery retried for long would keep them there past AckWait, and
@@ -181,7 +195,7 @@ func (w *worker) pull(ctx context.Context, batch *Batch[pending]) error {
 		case errors.Is(err, nats.ErrTimeout), errors.Is(err, jetstream.ErrNoHeartbeat):
 			// The linger ended, or nothing came: the batch goes below if
 			// it is due, and the next Next pulls again.
-			if time.Since(lastEvent) >= repullAfter {
+			if w.cfg.RepullAfter > 0 && time.Since(lastEvent) >= w.cfg.RepullAfter {
 				it.Drain()
 				w.releasePulled(it)
 				if batch.Ready(time.Now()) && !w.dispatch(ctx, batch.Take()) {

@@ -69,7 +69,9 @@ func TestClusterLosesNothing(t *testing.T) {
 		leader.name, leadsStream, pub.acked(), deliveredAtKill)
 	// Delivery goes on within seconds: the pull requests of both workers
 	// died with the node if it led the route's consumer, and a worker that
-	// receives nothing for 10 s pulls anew (pipeline's repullAfter).
+	// receives nothing for 10 s pulls anew (pipeline's
+	// DeliveryConfig.RepullAfter; TestClusterRouteStallsWithoutRepull shows
+	// delivery stalled for good without it).
 	took, ok := resumesWithin(30*time.Second, func() bool {
 		return countSelected(kinesisByEventID(t, emu, "cluster"), events) >= deliveredAtKill+clusterRate
 	})

@@ -47,6 +47,7 @@ type serveFlags struct {
 	shutdownTimeout time.Duration
 	ackWait         time.Duration
 	linger          time.Duration
+	repullAfter     time.Duration // hidden: pipeline.DeliveryConfig.RepullAfter
 	failingAfter    time.Duration
 	dev             bool
 	memoryLimit     string
@@ -97,6 +98,8 @@ func (f *serveFlags) register(fl *pflag.FlagSet) {
 	fl.DurationVar(&f.shutdownTimeout, "shutdown-timeout", 15*time.Second, "how long a shutdown may take to finish requests in flight")
 	fl.DurationVar(&f.ackWait, "ack-wait", pipeline.DefaultAckWait, "how long an event handed to a sluice process that then died waits before another process gets it")
 	fl.DurationVar(&f.linger, "linger", pipeline.DefaultLinger, "how long a batch that is not full waits for more events before it is sent")
+	fl.DurationVar(&f.repullAfter, "repull-after", pipeline.DefaultRepullAfter, "how long a route's worker that receives nothing keeps its NATS pull requests before it makes new ones; negative for never, only for a test to show why it is needed")
+	_ = fl.MarkHidden("repull-after")
 	fl.DurationVar(&f.failingAfter, "failing-after", pipeline.DefaultFailingAfter, "how long a destination's calls fail as a whole before its status is failing (logged, and the gauge sluice_destination_failing) rather than retrying")
 	fl.StringVar(&f.memoryLimit, "memory-limit", "", "soft memory limit of the process, such as 512MiB (default: GOMEMLIMIT, or else 90% of the container's memory limit, or none); 0 for none")
 	fl.BoolVar(&f.dev, "dev", false, "run sluice's AWS emulator inside serve and deliver every destination to it: any ARN works, no AWS account needed")

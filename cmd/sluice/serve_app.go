@@ -421,7 +421,7 @@ func (a *app) newDelivery() (*delivery, error) {
 		return nil, err
 	}
 	status := pipeline.NewStatusRecorder(a.statusKV, pipeline.StatusConfig{FailingAfter: a.flags.failingAfter, Metrics: metrics}, a.log)
-	deliverer := pipeline.NewDeliverer(a.js, a.stream, a.filterEnv, a.newSink, pipeline.DeliveryConfig{AckWait: a.flags.ackWait, Linger: a.flags.linger, Metrics: metrics, Status: status, Replays: a.store}, a.log)
+	deliverer := pipeline.NewDeliverer(a.js, a.stream, a.filterEnv, a.newSink, pipeline.DeliveryConfig{AckWait: a.flags.ackWait, Linger: a.flags.linger, RepullAfter: a.flags.repullAfter, Metrics: metrics, Status: status, Replays: a.store}, a.log)
 	if err := a.registry.Register(deliverer.PendingCollector(0)); err != nil {
 		return nil, fmt.Errorf("registering route metrics: %w", err)
 	}
