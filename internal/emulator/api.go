@@ -198,7 +198,7 @@ func (s *Server) LogEvents(group, stream string) ([]LogEvent, error) {
 	if !ok {
 		return nil, fmt.Errorf("log stream %s in %s: %w", stream, group, ErrNotFound)
 	}
-	return slices.Clone(ls.events), nil
+	return slices.Clone(ls.sorted()), nil
 }
 
 // LogStreamInfo describes a log stream, as DescribeLogStreams does.

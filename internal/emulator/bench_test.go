@@ -88,8 +88,23 @@ func benchFirehose(b *testing.B, emu *emulatortest.Emulator) {
 }
 
 // BenchmarkLogsPutLogEvents puts calls as full as 1 KB events make them:
-// 1,024 events of 998 bytes, 1,048,576 bytes counting 26 per event.
+// 1,024 events of 998 bytes, 1,048,576 bytes counting 26 per event, all of
+// the time of the call.
 func BenchmarkLogsPutLogEvents(b *testing.B) {
+	benchLogs(b, func(now int64, _ int) int64 { return now })
+}
+
+// BenchmarkLogsPutLogEventsOverlapping is BenchmarkLogsPutLogEvents with
+// the timestamps of a route's batches: each call's a millisecond apart,
+// starting before the last call's ended, so that most events are older
+// than the newest kept.
+func BenchmarkLogsPutLogEventsOverlapping(b *testing.B) {
+	benchLogs(b, func(now int64, i int) int64 { return now - 1000 + int64(i) })
+}
+
+// benchLogs puts full calls of 1 KB events, event i of each stamped
+// stamp(the call's time in milliseconds, i).
+func benchLogs(b *testing.B, stamp func(now int64, i int) int64) {
 	emu := startBench(b)
 	if err := emu.CreateLogGroup("bench", 0); err != nil {
 		b.Fatal(err)
@@ -105,7 +120,7 @@ func BenchmarkLogsPutLogEvents(b *testing.B) {
 	for b.Loop() {
 		now := time.Now().UnixMilli()
 		for i := range events {
-			events[i] = logstypes.InputLogEvent{Timestamp: aws.Int64(now), Message: aws.String(message)}
+			events[i] = logstypes.InputLogEvent{Timestamp: aws.Int64(stamp(now, i)), Message: aws.String(message)}
 		}
 		out, err := client.PutLogEvents(ctx, &cloudwatchlogs.PutLogEventsInput{LogGroupName: aws.String("bench"), LogStreamName: aws.String("s"), LogEvents: events})
 		if err != nil || out.RejectedLogEventsInfo != nil {

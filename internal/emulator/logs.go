@@ -49,13 +49,17 @@ type logGroup struct {
 	seq           uint64 // of the last event put in any stream
 }
 
-// logStream is a log stream and the events it keeps, sorted by timestamp
-// and then by the order they were put.
+// logStream is a log stream and the events it keeps: events, sorted by
+// timestamp and then by the order they were put, and pending, the events
+// put since the last read that do not come after all of events, in the
+// order they were put. A read merges pending into events (sorted), so that
+// a put costs the same whatever order the timestamps come in.
 type logStream struct {
 	name          string
 	arn           string
 	created       time.Time
 	events        []LogEvent
+	pending       []LogEvent
 	storedBytes   int64
 	firstEvent    int64 // timestamps of the first and last events ever put
 	lastEvent     int64

@@ -1,7 +1,9 @@
 package emulator
 
 import (
+	"cmp"
 	"fmt"
+	"slices"
 	"sort"
 	"strconv"
 	"strings"
@@ -114,6 +116,7 @@ func (s *Server) logsPutLogEvents(c *call) (any, error) {
 	for _, e := range in.LogEvents[first:max(first, tooNew)] {
 		s.storeLogEvent(g, ls, *e.Timestamp, *e.Message, now)
 	}
+	s.dropOldestLogEvents(ls)
 	out := struct {
 		NextSequenceToken     string                 `json:"nextSequenceToken"`
 		RejectedLogEventsInfo *rejectedLogEventsInfo `json:"rejectedLogEventsInfo,omitempty"`
@@ -136,18 +139,18 @@ func (s *Server) logsPutLogEvents(c *call) (any, error) {
 	return out, nil
 }
 
-// storeLogEvent keeps an event in its stream, in timestamp order, dropping
-// the oldest past the server's bounds; the store's lock is held.
+// storeLogEvent keeps an event in its stream; the store's lock is held.
+// An event that comes after every one kept is appended; another waits in
+// pending for the next read to merge it in, so that events put out of
+// timestamp order, as the overlapping batches of a route are, cost no more
+// than those put in order.
 func (s *Server) storeLogEvent(g *logGroup, ls *logStream, timestamp int64, message string, now time.Time) {
 	g.seq++
 	e := LogEvent{Timestamp: timestamp, Message: message, IngestionTime: now.UnixMilli(), EventID: fmt.Sprintf("%056d", g.seq), seq: g.seq}
-	if n := len(ls.events); n == 0 || ls.events[n-1].Timestamp <= timestamp {
+	if n := len(ls.events); len(ls.pending) == 0 && (n == 0 || ls.events[n-1].Timestamp <= timestamp) {
 		ls.events = append(ls.events, e)
 	} else {
-		i := sort.Search(n, func(i int) bool { return ls.events[i].Timestamp > timestamp })
-		ls.events = append(ls.events, LogEvent{})
-		copy(ls.events[i+1:], ls.events[i:])
-		ls.events[i] = e
+		ls.pending = append(ls.pending, e)
 	}
 	if ls.firstEvent == 0 || timestamp < ls.firstEvent {
 		ls.firstEvent = timestamp
@@ -155,11 +158,48 @@ func (s *Server) storeLogEvent(g *logGroup, ls *logStream, timestamp int64, mess
 	ls.lastEvent = max(ls.lastEvent, timestamp)
 	ls.lastIngestion = e.IngestionTime
 	ls.storedBytes += int64(len(message))
+}
+
+// dropOldestLogEvents drops a stream's oldest events past the server's
+// bounds, once a call's events are stored; the store's lock is held.
+func (s *Server) dropOldestLogEvents(ls *logStream) {
+	if len(ls.events)+len(ls.pending) <= s.cfg.MaxStoredRecords && ls.storedBytes <= s.cfg.MaxStoredBytes {
+		return
+	}
+	ls.sorted()
 	for len(ls.events) > s.cfg.MaxStoredRecords || ls.storedBytes > s.cfg.MaxStoredBytes {
 		ls.storedBytes -= int64(len(ls.events[0].Message))
 		ls.events[0] = LogEvent{}
 		ls.events = ls.events[1:]
 	}
+}
+
+// sorted merges the pending events into the kept ones and returns them all,
+// by timestamp and then in the order they were put; the store's lock is
+// held. Every pending event was put after every kept one, so of two with
+// the same timestamp the kept one comes first.
+func (ls *logStream) sorted() []LogEvent {
+	if len(ls.pending) == 0 {
+		return ls.events
+	}
+	pending := ls.pending
+	slices.SortStableFunc(pending, func(a, b LogEvent) int { return cmp.Compare(a.Timestamp, b.Timestamp) })
+	// Merge from the back, into events grown by len(pending): only the
+	// kept events newer than the oldest pending one move.
+	i, j := len(ls.events)-1, len(pending)-1
+	ls.events = slices.Grow(ls.events, len(pending))[:len(ls.events)+len(pending)]
+	for w := len(ls.events) - 1; j >= 0; w-- {
+		if i >= 0 && ls.events[i].Timestamp > pending[j].Timestamp {
+			ls.events[w] = ls.events[i]
+			i--
+		} else {
+			ls.events[w] = pending[j]
+			j--
+		}
+	}
+	clear(pending)
+	ls.pending = pending[:0]
+	return ls.events
 }
 
 // eventKey orders the events of a group: by timestamp, then as put.
@@ -243,7 +283,7 @@ func (s *Server) logsGetLogEvents(c *call) (any, error) {
 		return nil, err
 	}
 	// The events in range: startTime inclusive, endTime exclusive.
-	events := ls.events
+	events := ls.sorted()
 	if in.StartTime != nil {
 		events = events[sort.Search(len(events), func(i int) bool { return events[i].Timestamp >= *in.StartTime }):]
 	}

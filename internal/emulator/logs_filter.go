@@ -163,7 +163,7 @@ func (s *Server) logsFilterLogEvents(c *call) (any, error) {
 			continue
 		}
 		out.SearchedLogStreams = append(out.SearchedLogStreams, searched{LogStreamName: name, SearchedCompletely: true})
-		for _, e := range ls.events {
+		for _, e := range ls.sorted() {
 			if (in.StartTime != nil && e.Timestamp < *in.StartTime) || (in.EndTime != nil && e.Timestamp > *in.EndTime) ||
 				(in.NextToken != "" && !after.less(e.key())) || !pattern.matches(e.Message) {
 				continue

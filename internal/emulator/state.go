@@ -141,7 +141,7 @@ func (s *Server) snapshot() *state {
 	for _, g := range s.logs.groups {
 		c := groupCopy{state: logGroupState{Name: g.name, ARN: g.arn, Created: g.created, RetentionDays: g.retentionDays, Seq: g.seq}}
 		for _, ls := range g.streams {
-			c.streams = append(c.streams, logStreamCopy{stream: ls, events: slices.Clone(ls.events), first: ls.firstEvent, last: ls.lastEvent, ingest: ls.lastIngestion})
+			c.streams = append(c.streams, logStreamCopy{stream: ls, events: slices.Clone(ls.sorted()), first: ls.firstEvent, last: ls.lastEvent, ingest: ls.lastIngestion})
 		}
 		groups = append(groups, c)
 	}

@@ -38,6 +38,9 @@ type SinksConfig struct {
 	Runs int `json:"runs"`
 	// DataDir is where each server gets its own temporary directory.
 	DataDir string `json:"-"`
+	// CPUProfileDir, when set, is where a CPU profile of the timed part of
+	// each run is written, as cpu-<sink>-<run>.pprof.
+	CPUProfileDir string `json:"-"`
 }
 
 func (c *SinksConfig) setDefaults() {
@@ -96,6 +99,10 @@ type SinkRun struct {
 	// CallFill is RecordsPerCall over the most records one call can carry:
 	// the sink's record limit, or the byte limit over the average record.
 	CallFill float64 `json:"call_fill"`
+	// CPUMicrosPerEvent is the CPU time of the whole process (the
+	// embedded server and the emulator included) over the timed part, per
+	// event delivered; 0 where the system does not say.
+	CPUMicrosPerEvent float64 `json:"cpu_us_per_event"`
 }
 
 // SinkReport is the runs of one sink and their medians.
@@ -105,6 +112,7 @@ type SinkReport struct {
 	MedianEventsPerSec   float64   `json:"median_events_per_sec"`
 	MedianRecordsPerCall float64   `json:"median_records_per_call"`
 	MedianCallFill       float64   `json:"median_call_fill"`
+	MedianCPUPerEvent    float64   `json:"median_cpu_us_per_event"`
 }
 
 // SinksReport is the outcome of RunSinks.
@@ -137,24 +145,25 @@ func RunSinks(ctx context.Context, cfg SinksConfig, progress io.Writer) (SinksRe
 	for _, sink := range benchSinks {
 		sr := SinkReport{Sink: sink.name}
 		for run := 1; run <= cfg.Runs; run++ {
-			r, err := measureSink(ctx, cfg, b, log, sink)
+			r, err := measureSink(ctx, cfg, b, log, sink, run)
 			if err != nil {
 				return SinksReport{}, fmt.Errorf("sink %s, run %d: %w", sink.name, run, err)
 			}
 			sr.Runs = append(sr.Runs, r)
-			fmt.Fprintf(progress, "%-15s run %d/%d  %d events in %.3fs  %6.0f events/s  %d calls, %.1f records a call (%.1f%% of its limit)\n",
-				sink.name, run, cfg.Runs, passing(cfg.Events), r.Seconds, r.EventsPerSec, r.Calls, r.RecordsPerCall, 100*r.CallFill)
+			fmt.Fprintf(progress, "%-15s run %d/%d  %d events in %.3fs  %6.0f events/s  %.1f µs CPU an event  %d calls, %.1f records a call (%.1f%% of its limit)\n",
+				sink.name, run, cfg.Runs, passing(cfg.Events), r.Seconds, r.EventsPerSec, r.CPUMicrosPerEvent, r.Calls, r.RecordsPerCall, 100*r.CallFill)
 		}
 		sr.MedianEventsPerSec = medianOf(sr.Runs, func(r SinkRun) float64 { return r.EventsPerSec })
 		sr.MedianRecordsPerCall = medianOf(sr.Runs, func(r SinkRun) float64 { return r.RecordsPerCall })
 		sr.MedianCallFill = medianOf(sr.Runs, func(r SinkRun) float64 { return r.CallFill })
+		sr.MedianCPUPerEvent = medianOf(sr.Runs, func(r SinkRun) float64 { return r.CPUMicrosPerEvent })
 		report.Sinks = append(report.Sinks, sr)
 	}
 	return report, nil
 }
 
 // measureSink drains one backlog through one sink into a fresh emulator.
-func measureSink(ctx context.Context, cfg SinksConfig, b *backlog, log *slog.Logger, sink benchSink) (result SinkRun, err error) {
+func measureSink(ctx context.Context, cfg SinksConfig, b *backlog, log *slog.Logger, sink benchSink, run int) (result SinkRun, err error) {
 	server, err := startDeliveryServer(ctx, cfg.DataDir, "sinks-"+sink.name)
 	if err != nil {
 		return SinkRun{}, err
@@ -192,22 +201,33 @@ func measureSink(ctx context.Context, cfg SinksConfig, b *backlog, log *slog.Log
 		return SinkRun{}, err
 	}
 	want := int64(passing(cfg.Events))
+	stopProfile, err := startCPUProfile(cfg.CPUProfileDir, sink.name, run)
+	if err != nil {
+		return SinkRun{}, err
+	}
 	drainCtx, cancel := context.WithTimeout(ctx, drainTimeout)
 	defer cancel()
+	cpu := processCPU()
 	start := time.Now()
 	d.start()
-	if err := emu.waitAccepted(drainCtx, sink, want); err != nil {
-		return SinkRun{}, err
-	}
-	if err := waitDrained(drainCtx, consumer); err != nil {
-		return SinkRun{}, err
+	err = emu.waitAccepted(drainCtx, sink, want)
+	if err == nil {
+		err = waitDrained(drainCtx, consumer)
 	}
 	elapsed := time.Since(start)
+	cpu = processCPU() - cpu
+	if profErr := stopProfile(); err == nil {
+		err = profErr
+	}
+	if err != nil {
+		return SinkRun{}, err
+	}
 	put := emu.server.Counters(sink.service, sink.resource).ByOperation[sink.operation]
 	if put.RecordsAccepted != want {
 		return SinkRun{}, fmt.Errorf("%w: the emulator stored %d records, %d events passed the filter", ErrDeliveredCount, put.RecordsAccepted, want)
 	}
-	result = SinkRun{Seconds: elapsed.Seconds(), EventsPerSec: float64(want) / elapsed.Seconds(), Calls: put.Calls}
+	result = SinkRun{Seconds: elapsed.Seconds(), EventsPerSec: float64(want) / elapsed.Seconds(), Calls: put.Calls,
+		CPUMicrosPerEvent: cpu.Seconds() * 1e6 / float64(want)}
 	if put.Calls > 0 {
 		result.RecordsPerCall = float64(put.RecordsAccepted) / float64(put.Calls)
 		size, err := b.averageRecordSize(sink.limits)

@@ -18,15 +18,16 @@ func (r SinksReport) Format(w io.Writer) error {
 	var b strings.Builder
 	fmt.Fprintf(&b, "sluice bench sinks: a backlog of %d http_request_complete.v0 events of ~1 KB per run, %d passing the route's filter,\n", r.Config.Events, r.Delivered)
 	fmt.Fprintf(&b, "delivered through each sink and the AWS SDK into sluice's emulator over loopback; %s, %d CPUs\n\n", r.GoVersion, r.NumCPU)
-	fmt.Fprintf(&b, "%-16s %12s %14s %12s %10s\n", "sink", "events/s", "records/call", "call fill", "floor")
+	fmt.Fprintf(&b, "%-16s %12s %14s %14s %12s %10s\n", "sink", "events/s", "CPU µs/event", "records/call", "call fill", "floor")
 	for _, s := range r.Sinks {
 		mark := "ok"
 		if s.MedianCallFill < r.FillFloor {
 			mark = "BELOW"
 		}
-		fmt.Fprintf(&b, "%-16s %12.0f %14.1f %11.1f%% %9.0f%% %s\n", s.Sink, s.MedianEventsPerSec, s.MedianRecordsPerCall, 100*s.MedianCallFill, 100*r.FillFloor, mark)
+		fmt.Fprintf(&b, "%-16s %12.0f %14.1f %14.1f %11.1f%% %9.0f%% %s\n", s.Sink, s.MedianEventsPerSec, s.MedianCPUPerEvent, s.MedianRecordsPerCall, 100*s.MedianCallFill, 100*r.FillFloor, mark)
 	}
-	b.WriteString("\nmedians of the runs; call fill is records per call over the most one call can carry (its record limit, or its byte limit over the average record)\n")
+	b.WriteString("\nmedians of the runs; CPU is the whole process's (JetStream and the emulator included) per event delivered;\n")
+	b.WriteString("call fill is records per call over the most one call can carry (its record limit, or its byte limit over the average record)\n")
 	_, err := io.WriteString(w, b.String())
 	return err
 }

@@ -173,6 +173,10 @@ func runResults(results []sinks.Result, records []sinks.Record, run []event, rej
 		tooNewStart = clamp(rejected.TooNewLogEventStartIndex, len(run), len(run))
 	}
 	for i, e := range run {
+		if i >= tooOldEnd && i >= expiredEnd && i < tooNewStart {
+			results[e.index] = sinks.Result{Status: sinks.Accepted}
+			continue
+		}
 		at := records[e.index].Timestamp.UTC().Format(time.RFC3339Nano)
 		switch {
 		case i < tooOldEnd:
@@ -181,11 +185,9 @@ func runResults(results []sinks.Result, records []sinks.Record, run []event, rej
 		case i < expiredEnd:
 			results[e.index] = sinks.Result{Status: sinks.Permanent, Code: CodeExpired,
 				Message: fmt.Sprintf("CloudWatch Logs rejected the event of %s as older than the log group's retention", at)}
-		case i >= tooNewStart:
+		default:
 			results[e.index] = sinks.Result{Status: sinks.Permanent, Code: CodeTooNew,
 				Message: fmt.Sprintf("CloudWatch Logs rejected the event of %s as more than 2 hours in the future", at)}
-		default:
-			results[e.index] = sinks.Result{Status: sinks.Accepted}
 		}
 	}
 }
