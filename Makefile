@@ -102,6 +102,13 @@ SOAK_DURATION ?= 6m
 soak: ## steady load for minutes: throughput, latency and resident memory over time; fails if memory keeps growing
 	$(GO) run ./cmd/sluice bench load --sink emulator --rate $(SOAK_RATE) --duration $(SOAK_DURATION) --interval 10s --max-rss-growth 0.2
 
+# Tests of what sluice's dependencies do, not of sluice: run on an upgrade
+# of nats.go or nats-server. Not in CI (they depend on the dependencies'
+# timing). Each says what its failure means.
+.PHONY: upstream-test
+upstream-test: ## tests that show why sluice works around a dependency (the worker's repull); run on an upgrade
+	SLUICE_UPSTREAM_TESTS=1 $(GO) test ./cmd/sluice -run 'TestClusterRouteStallsWithoutRepull' -count 1 -v
+
 docs: ## regenerate the generated docs
 	$(GO) run ./cmd/sluice schemas docs > docs/events.md
 	$(GO) test ./internal/api -run TestErrorsDocIsCurrent -update

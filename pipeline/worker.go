@@ -129,7 +129,8 @@ var errRepull = errors.New("nothing pulled for a while; pulling anew")
 // requests open on one inbox. A process connected to the dead node pulls
 // again as soon as it reconnects, before the consumer has a new leader,
 // and that request is lost too. TestClusterRouteStallsWithoutRepull
-// (cmd/sluice) shows the route silent for good without the repull;
+// (cmd/sluice, make upstream-test) shows the route silent for good
+// without the repull;
 // TestClusterLosesNothing, delivering within seconds with it. No upstream
 // issue found reports this (nats-io/nats.go#2063 is a 409 that Consume
 // does not act on; #2135, a reconnect between two Next calls, is fixed in
