@@ -130,11 +130,10 @@ var errRepull = errors.New("nothing pulled for a while; pulling anew")
 // again as soon as it reconnects, before the consumer has a new leader,
 // and that request is lost too. TestClusterRouteStallsWithoutRepull
 // (cmd/sluice, make upstream-test) shows the route silent for good
-// without the repull;
-// TestClusterLosesNothing, delivering within seconds with it. No upstream
-// issue found reports this (nats-io/nats.go#2063 is a 409 that Consume
-// does not act on; #2135, a reconnect between two Next calls, is fixed in
-// v1.55).
+// without the repull; TestClusterLosesNothing, delivering within seconds
+// with it. No upstream issue found reports this (nats-io/nats.go#2063 is
+// a 409 that Consume does not act on; #2135, a reconnect between two Next
+// calls, is fixed in v1.55).
 //
 // The events pulled ahead wait in the iterator, not in progress: a
 // delivery retried for long would keep them there past AckWait, and
