@@ -54,8 +54,7 @@ const CodeBatchTooLarge = "BatchTooLarge"
 
 // Tally counts the records of a batch against Limits as a sink encodes
 // them, so that a sink refuses a batch beyond its Limits in the pass that
-// encodes it, not in one of its own. Its zero value counts against no
-// limits; Limits.Tally returns one that counts against l.
+// encodes it, not in one of its own. Limits.Tally returns an empty one.
 type Tally struct {
 	limits                  Limits
 	records, bytes, largest int
@@ -137,10 +136,10 @@ type Sink interface {
 	// any record was stored; a sink of several calls returns the results
 	// of those answered once one is. The batch respects Limits: at most
 	// MaxRecords records, none of more than MaxRecordBytes and
-	// MaxBatchBytes in all, each counted by Limits.Size; the pipeline
-	// refuses a larger record unsent, so that a sink does not check each
-	// record's size again. A batch beyond Limits fails whole, unsent, with
-	// Tally.Err's *DestinationError of ClassInvalid.
+	// MaxBatchBytes in all, each counted by Limits.Size: the pipeline
+	// refuses a larger record unsent, and a sink refuses no record for its
+	// size. A batch beyond Limits, which breaks this contract, fails whole,
+	// unsent, with Tally.Err's *DestinationError of ClassInvalid.
 	Write(ctx context.Context, records []Record) ([]Result, error)
 }
 
