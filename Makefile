@@ -77,6 +77,10 @@ fuzz: ## a short run of each fuzz target, past its committed corpus
 	$(GO) test -run '^$$' -fuzz '^FuzzFilterBounds$$' -fuzztime 2000x ./filters
 	$(GO) test -run '^$$' -fuzz '^FuzzObjectFilter$$' -fuzztime 20000x ./filters
 	$(GO) test -run '^$$' -fuzz '^FuzzAllows$$' -fuzztime 100000x ./internal/acl
+	$(GO) test -run '^$$' -fuzz '^FuzzAppendText$$' -fuzztime 300000x ./sinks/awsjson
+	$(GO) test -run '^$$' -fuzz '^FuzzPutRecordsBody$$' -fuzztime 20000x ./sinks/kinesis
+	$(GO) test -run '^$$' -fuzz '^FuzzPutRecordBatchBody$$' -fuzztime 20000x ./sinks/firehose
+	$(GO) test -run '^$$' -fuzz '^FuzzPutLogEventsBody$$' -fuzztime 20000x ./sinks/cloudwatchlogs
 
 # docs/performance.md says what each measures, its floors and the figures.
 bench: ## micro-benchmarks, the ingest and delivery benchmarks against raw JetStream, memory with 1,000,000 events pending, the sinks into the emulator, the drain into a Kinesis endpoint in another process, the traffic policy's cost and memory

@@ -130,8 +130,8 @@ func TestLoadAWSConfig(t *testing.T) {
 	}
 }
 
-// TestLimitsCheck checks the batches Check refuses.
-func TestLimitsCheck(t *testing.T) {
+// TestTallyErr checks the batches Tally refuses.
+func TestTallyErr(t *testing.T) {
 	l := Limits{MaxRecords: 3, MaxBatchBytes: 30, MaxRecordBytes: 20, RecordOverhead: 1}
 	record := func(n int) Record { return Record{ID: "x", Data: bytes.Repeat([]byte("a"), n)} }
 	tests := []struct {
@@ -141,19 +141,24 @@ func TestLimitsCheck(t *testing.T) {
 	}{
 		{"empty", nil, true},
 		{"at both limits", []Record{record(9), record(9), record(9)}, true},
+		{"a record at its limit", []Record{record(19)}, true},
 		{"a record too many", []Record{record(1), record(1), record(1), record(1)}, false},
 		{"a byte too many, counting the overhead", []Record{record(10), record(9), record(9)}, false},
-		{"a record too large does not count", []Record{record(9), record(9), record(9), record(25)}[1:], true},
+		{"a record too large, counting the overhead", []Record{record(1), record(20)}, false},
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
-			err := l.Check(tt.batch)
+			tally := l.Tally()
+			for _, r := range tt.batch {
+				tally.Add(r)
+			}
+			err := tally.Err()
 			var de *DestinationError
 			switch {
 			case tt.ok && err != nil:
-				t.Fatalf("Check = %v", err)
+				t.Fatalf("Err = %v", err)
 			case !tt.ok && (!errors.As(err, &de) || de.Class != ClassInvalid || de.Code != CodeBatchTooLarge || de.Message == ""):
-				t.Fatalf("Check = %v, want an invalid DestinationError with code %s", err, CodeBatchTooLarge)
+				t.Fatalf("Err = %v, want an invalid DestinationError with code %s", err, CodeBatchTooLarge)
 			}
 		})
 	}

@@ -5,6 +5,9 @@ import (
 	"fmt"
 
 	"github.com/aws/aws-sdk-go-v2/aws"
+	"github.com/aws/smithy-go/middleware"
+
+	"github.com/sluicehq/sluice/sinks/awsjson"
 )
 
 // AWSClient is how a sink's package makes the client of its AWS service,
@@ -16,6 +19,21 @@ type AWSClient[C, O any] struct {
 	New func(cfg aws.Config, optFns ...func(*O)) C
 	// BaseEndpoint returns the options' base endpoint: &o.BaseEndpoint.
 	BaseEndpoint func(o *O) **string
+	// APIOptions returns the options' per-call stack functions:
+	// &o.APIOptions.
+	APIOptions func(o *O) *[]func(*middleware.Stack) error
+}
+
+// WithBody returns the option of one call of the client that sends body,
+// encoded by the sink, in place of the SDK's serialization of the call's
+// input: an awsJson 1.1 call to target (see awsjson.Serializer). body must
+// stay unchanged until the call returns, and may be reused then.
+func (c AWSClient[C, O]) WithBody(target string, body []byte) func(*O) {
+	serializer := &awsjson.Serializer{Target: target, Body: body}
+	return func(o *O) {
+		apiOptions := c.APIOptions(o)
+		*apiOptions = append(*apiOptions, serializer.Swap)
+	}
 }
 
 // Make returns the client of a sink of the target arn: New given the

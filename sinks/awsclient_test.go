@@ -1,8 +1,6 @@
 package sinks
 
 import (
-	"context"
-	"errors"
 	"path/filepath"
 	"strings"
 	"testing"
@@ -45,25 +43,5 @@ func TestAWSClientMake(t *testing.T) {
 	_, err := kinesisClient.Make(t.Context(), arn, access, "")
 	if err == nil || !strings.HasPrefix(err.Error(), "kinesis sink of "+arn+": loading the AWS configuration: ") {
 		t.Fatalf("Make with a profile that does not exist: %v, want the error naming the sink", err)
-	}
-}
-
-// TestLimitsBegin checks that Begin refuses a Write whose ctx ended or
-// whose batch is too large, and otherwise gives a result for each record.
-func TestLimitsBegin(t *testing.T) {
-	l := Limits{MaxRecords: 2, MaxBatchBytes: 100, MaxRecordBytes: 100}
-	records := []Record{{ID: "a", Data: []byte("1")}, {ID: "b", Data: []byte("2")}}
-	results, err := l.Begin(t.Context(), records)
-	if err != nil || len(results) != len(records) {
-		t.Fatalf("Begin = %d results, %v; want %d", len(results), err, len(records))
-	}
-	var de *DestinationError
-	if _, err := l.Begin(t.Context(), append(records, records...)); !errors.As(err, &de) || de.Code != CodeBatchTooLarge {
-		t.Errorf("Begin with a batch too large: %v, want Check's error", err)
-	}
-	ctx, cancel := context.WithCancel(t.Context())
-	cancel()
-	if _, err := l.Begin(ctx, records); !errors.Is(err, context.Canceled) {
-		t.Errorf("Begin with an ended ctx: %v, want ctx's error", err)
 	}
 }

@@ -28,8 +28,13 @@
 //     variables, failures to get credentials marked as *CredentialsError;
 //     AWSClient.Make makes the client from it, with the sink's own
 //     endpoint when its Config gives one;
-//   - Limits.Begin starts every Write alike: ctx's error, a batch too
-//     large, or a result for each record to fill in;
+//   - AWSClient.WithBody sends a call's body as the sink encoded it
+//     (package sinks/awsjson: straight from the records' bytes into a
+//     pooled buffer), in place of the SDK's serialization of the input;
+//     the SDK still signs, resolves the endpoint and reads the answer;
+//   - Limits.Tally counts a batch as the sink encodes it, so that a batch
+//     beyond Limits, which the pipeline does not make, fails whole,
+//     unsent, with no pass of its own over the records;
 //   - AWSErrorCodes.Classify turns the error of a whole call into a
 //     *DestinationError of the right Class, from the service's own error
 //     codes, those every AWS service shares, and the HTTP status.

@@ -63,3 +63,41 @@ func TestBodyCopyingHTTPClient(t *testing.T) {
 		t.Fatalf("sent %q, want the whole body", sent)
 	}
 }
+
+// TestBodyCopyingHTTPClientLength checks that a body of a known length is
+// copied whole, and that one longer than its Content-Length fails the call
+// unsent.
+func TestBodyCopyingHTTPClientLength(t *testing.T) {
+	const payload = `{"Records":[]}`
+	for _, tt := range []struct {
+		name   string
+		length int64
+		ok     bool
+	}{
+		{"exact", int64(len(payload)), true},
+		{"unknown", -1, true},
+		{"longer than said", int64(len(payload)) - 1, false},
+		{"shorter than said", int64(len(payload)) + 1, false},
+	} {
+		t.Run(tt.name, func(t *testing.T) {
+			var sent string
+			client := sinks.BodyCopyingHTTPClient(transportFunc(func(req *http.Request) (*http.Response, error) {
+				body, err := io.ReadAll(req.Body)
+				sent = string(body)
+				return &http.Response{StatusCode: http.StatusOK, Body: http.NoBody}, err
+			}))
+			req, err := http.NewRequest(http.MethodPost, "http://127.0.0.1/", io.NopCloser(strings.NewReader(payload)))
+			if err != nil {
+				t.Fatal(err)
+			}
+			req.ContentLength = tt.length
+			_, err = client.Do(req)
+			switch {
+			case tt.ok && (err != nil || sent != payload):
+				t.Errorf("Do = %v, sent %q; want the whole body sent", err, sent)
+			case !tt.ok && (err == nil || sent != ""):
+				t.Errorf("Do = %v, sent %q; want an error and nothing sent", err, sent)
+			}
+		})
+	}
+}

@@ -19,12 +19,21 @@ type EntryError struct {
 // with the entry's code and message (whatever the code: the services of
 // the AWS sinks report no failure of one record that a later call cannot
 // fix), any other is Accepted. A record the answer leaves out is Retryable,
-// CodeMissingResult; operation names the call in its message.
+// CodeMissingResult; operation names the call in its message. A nil sent
+// is every record, in order.
 func SentResults[E any](results []Result, sent []int, answer []E, operation string, entryError func(E) EntryError) {
-	for i, index := range sent {
+	n := len(sent)
+	if sent == nil {
+		n = len(results)
+	}
+	for i := range n {
+		index := i
+		if sent != nil {
+			index = sent[i]
+		}
 		if i >= len(answer) {
 			results[index] = Result{Status: Retryable, Code: CodeMissingResult,
-				Message: fmt.Sprintf("%s answered for %d of %d records", operation, len(answer), len(sent))}
+				Message: fmt.Sprintf("%s answered for %d of %d records", operation, len(answer), n)}
 			continue
 		}
 		e := entryError(answer[i])

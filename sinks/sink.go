@@ -27,7 +27,8 @@ type Limits struct {
 	// by Size.
 	MaxBatchBytes int
 	// MaxRecordBytes is the most bytes of one record, counted by Size. A
-	// larger record can never be written: it is dead-lettered.
+	// larger record can never be written: the pipeline dead-letters it
+	// without giving it to the sink.
 	MaxRecordBytes int
 	// RecordOverhead is added to the length of each record's Data by Size:
 	// the framing or per-record cost the service counts (26 bytes per
@@ -48,49 +49,45 @@ func (l Limits) Size(r Record) int {
 	return n
 }
 
-// CodeBatchTooLarge is the Code of the *DestinationError of Check.
+// CodeBatchTooLarge is the Code of the *DestinationError of Tally.Err.
 const CodeBatchTooLarge = "BatchTooLarge"
 
-// Begin starts a sink's Write of records: it returns ctx's error when ctx
-// ended, Check's when the batch is too large, and otherwise a result for
-// each record, for the sink to fill in.
-func (l Limits) Begin(ctx context.Context, records []Record) ([]Result, error) {
-	if err := ctx.Err(); err != nil {
-		return nil, err
-	}
-	if err := l.Check(records); err != nil {
-		return nil, err
-	}
-	return make([]Result, len(records)), nil
+// Tally counts the records of a batch against Limits as a sink encodes
+// them, so that a sink refuses a batch beyond its Limits in the pass that
+// encodes it, not in one of its own. Limits.Tally returns an empty one.
+type Tally struct {
+	limits                  Limits
+	records, bytes, largest int
 }
 
-// Check returns a *DestinationError of ClassInvalid and CodeBatchTooLarge
-// when the batch has more than MaxRecords records or MaxBatchBytes bytes:
-// limits the pipeline should have kept, so that a sink sends no such batch.
-// Records over MaxRecordBytes do not count towards MaxBatchBytes: a sink
-// refuses them one by one, Permanent, and sends the rest.
-func (l Limits) Check(records []Record) error {
-	if len(records) > l.MaxRecords {
-		return &DestinationError{
-			Class:   ClassInvalid,
-			Code:    CodeBatchTooLarge,
-			Message: fmt.Sprintf("%d records, more than the %d of one call", len(records), l.MaxRecords),
-		}
+// Tally returns an empty tally of l.
+func (l Limits) Tally() Tally { return Tally{limits: l} }
+
+// Add counts r.
+func (t *Tally) Add(r Record) {
+	n := t.limits.Size(r)
+	t.records++
+	t.bytes += n
+	t.largest = max(t.largest, n)
+}
+
+// Err returns a *DestinationError of ClassInvalid and CodeBatchTooLarge
+// when the records counted are more than MaxRecords, or more than
+// MaxBatchBytes bytes, or one of them more than MaxRecordBytes: a batch
+// the pipeline should not have made, which a sink does not send.
+func (t *Tally) Err() error {
+	var msg string
+	switch l := t.limits; {
+	case t.records > l.MaxRecords:
+		msg = fmt.Sprintf("%d records, more than the %d of one call", t.records, l.MaxRecords)
+	case t.largest > l.MaxRecordBytes:
+		msg = fmt.Sprintf("a record of %d bytes, more than the %d of one record", t.largest, l.MaxRecordBytes)
+	case t.bytes > l.MaxBatchBytes:
+		msg = fmt.Sprintf("%d bytes, more than the %d of one call", t.bytes, l.MaxBatchBytes)
+	default:
+		return nil
 	}
-	size := 0
-	for _, r := range records {
-		if n := l.Size(r); n <= l.MaxRecordBytes {
-			size += n
-		}
-	}
-	if size > l.MaxBatchBytes {
-		return &DestinationError{
-			Class:   ClassInvalid,
-			Code:    CodeBatchTooLarge,
-			Message: fmt.Sprintf("%d bytes, more than the %d of one call", size, l.MaxBatchBytes),
-		}
-	}
-	return nil
+	return &DestinationError{Class: ClassInvalid, Code: CodeBatchTooLarge, Message: msg}
 }
 
 // Status is what became of one record of a batch.
@@ -133,11 +130,16 @@ type Result struct {
 type Sink interface {
 	// Limits returns what one Write accepts; it does not change.
 	Limits() Limits
-	// Write writes the batch, which respects Limits, and returns one Result
-	// per record, in order. It returns a *DestinationError instead when the
-	// call failed as a whole (no record was stored), and ctx's error when
-	// ctx ended before any record was stored; a sink of several calls
-	// returns the results of those answered once one is.
+	// Write writes the batch and returns one Result per record, in order.
+	// It returns a *DestinationError instead when the call failed as a
+	// whole (no record was stored), and ctx's error when ctx ended before
+	// any record was stored; a sink of several calls returns the results
+	// of those answered once one is. The batch respects Limits: at most
+	// MaxRecords records, none of more than MaxRecordBytes and
+	// MaxBatchBytes in all, each counted by Limits.Size: the pipeline
+	// refuses a larger record unsent, and a sink refuses no record for its
+	// size. A batch beyond Limits, which breaks this contract, fails whole,
+	// unsent, with Tally.Err's *DestinationError of ClassInvalid.
 	Write(ctx context.Context, records []Record) ([]Result, error)
 }
 

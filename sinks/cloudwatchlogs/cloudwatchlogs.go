@@ -9,8 +9,10 @@ import (
 	"github.com/aws/aws-sdk-go-v2/service/cloudwatchlogs"
 	"github.com/aws/aws-sdk-go-v2/service/cloudwatchlogs/types"
 	"github.com/aws/smithy-go"
+	"github.com/aws/smithy-go/middleware"
 
 	"github.com/sluicehq/sluice/sinks"
+	"github.com/sluicehq/sluice/sinks/awsjson"
 )
 
 // limits are PutLogEvents': 10,000 events and 1,048,576 bytes a call, each
@@ -28,6 +30,7 @@ var awsClient = sinks.AWSClient[*cloudwatchlogs.Client, cloudwatchlogs.Options]{
 	Sink:         "cloudwatchlogs",
 	New:          cloudwatchlogs.NewFromConfig,
 	BaseEndpoint: func(o *cloudwatchlogs.Options) **string { return &o.BaseEndpoint },
+	APIOptions:   func(o *cloudwatchlogs.Options) *[]func(*middleware.Stack) error { return &o.APIOptions },
 }
 
 // logsAPI is the calls the sink makes of the CloudWatch Logs client.
@@ -44,6 +47,9 @@ type Sink struct {
 	// streamErr is why stream cannot be written to, if it cannot.
 	streamErr error
 	client    logsAPI
+	// bodies are the buffers of the bodies of PutLogEvents calls, shared
+	// by the sinks of the group's streams.
+	bodies *awsjson.Buffers
 }
 
 var _ sinks.SubscriptionSink = (*Sink)(nil)
@@ -65,7 +71,7 @@ func New(ctx context.Context, cfg Config) (*Sink, error) {
 	if err != nil {
 		return nil, err
 	}
-	s := &Sink{group: target, client: client}
+	s := &Sink{group: target, client: client, bodies: new(awsjson.Buffers)}
 	return s.WithLogStream(cfg.LogStream), nil
 }
 
@@ -74,7 +80,7 @@ func New(ctx context.Context, cfg Config) (*Sink, error) {
 // no log stream's name, or empty, the sink's Writes fail with a
 // *sinks.DestinationError of ClassInvalid.
 func (s *Sink) WithLogStream(name string) *Sink {
-	other := &Sink{group: s.group, stream: name, client: s.client}
+	other := &Sink{group: s.group, stream: name, client: s.client, bodies: s.bodies}
 	if name == "" {
 		other.streamErr = errors.New("the sink has no log stream: write through WithLogStream or ForSubscription")
 	} else if err := checkLogStream(name); err != nil {
@@ -94,21 +100,23 @@ func (s *Sink) ForSubscription(subscriptionID string) sinks.Sink {
 // call, each event counting 26 bytes more than its message.
 func (s *Sink) Limits() sinks.Limits { return limits }
 
-// putLogEvents puts events, sorted and spanning less than 24 hours, to the
-// sink's stream, creating the stream when it is missing. It returns
-// PutLogEvents' rejections, or a *sinks.DestinationError, or ctx's error.
-func (s *Sink) putLogEvents(ctx context.Context, events []types.InputLogEvent) (*types.RejectedLogEventsInfo, error) {
+// putLogEvents puts the events of body (encode), sorted and spanning less
+// than 24 hours, to the sink's stream, creating the stream when it is
+// missing. It returns PutLogEvents' rejections, or a
+// *sinks.DestinationError, or ctx's error.
+func (s *Sink) putLogEvents(ctx context.Context, body []byte) (*types.RejectedLogEventsInfo, error) {
 	in := &cloudwatchlogs.PutLogEventsInput{
 		LogGroupName:  aws.String(s.group.name),
 		LogStreamName: aws.String(s.stream),
-		LogEvents:     events,
+		LogEvents:     []types.InputLogEvent{}, // in the body
 	}
-	out, err := s.client.PutLogEvents(ctx, in)
+	withBody := awsClient.WithBody(putLogEventsTarget, body)
+	out, err := s.client.PutLogEvents(ctx, in, withBody)
 	if isCode(err, codeNotFound) && ctx.Err() == nil {
 		if err := s.createLogStream(ctx); err != nil {
 			return nil, err
 		}
-		out, err = s.client.PutLogEvents(ctx, in)
+		out, err = s.client.PutLogEvents(ctx, in, withBody)
 	}
 	if err != nil {
 		return nil, codeClasses.Classify(ctx, err)

@@ -54,9 +54,10 @@
 //
 // # Limits
 //
-// A record of more than 1 MiB with the 26 bytes CloudWatch Logs counts per
-// event, an empty or non-UTF-8 message, or a timestamp before 1970 is
-// Permanent and not sent, as CloudWatch Logs would refuse the whole call for
-// it; a batch over 10,000 records or 1,048,576 bytes so counted fails whole
-// with ClassInvalid, unsent.
+// An empty or non-UTF-8 message, or a timestamp before 1970, is Permanent
+// and not sent, as CloudWatch Logs would refuse the whole call for it. The
+// pipeline cuts batches to Limits and refuses a record of more than 1 MiB
+// with the 26 bytes CloudWatch Logs counts per event before the sink; a
+// batch beyond them (over 10,000 records or 1,048,576 bytes so counted, or
+// with such a record) fails whole with ClassInvalid, unsent.
 package cloudwatchlogs

@@ -35,7 +35,15 @@ type fakeLogs struct {
 	creates int
 }
 
-func (f *fakeLogs) PutLogEvents(ctx context.Context, in *cloudwatchlogs.PutLogEventsInput, _ ...func(*cloudwatchlogs.Options)) (*cloudwatchlogs.PutLogEventsOutput, error) {
+func (f *fakeLogs) PutLogEvents(ctx context.Context, _ *cloudwatchlogs.PutLogEventsInput, optFns ...func(*cloudwatchlogs.Options)) (*cloudwatchlogs.PutLogEventsOutput, error) {
+	var o cloudwatchlogs.Options
+	for _, fn := range optFns {
+		fn(&o)
+	}
+	in := new(cloudwatchlogs.PutLogEventsInput)
+	if err := awstest.SentInput(o.APIOptions, in); err != nil {
+		return nil, err
+	}
 	f.mu.Lock()
 	f.puts = append(f.puts, in)
 	f.mu.Unlock()

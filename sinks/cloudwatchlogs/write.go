@@ -10,7 +10,6 @@ import (
 	"time"
 	"unicode/utf8"
 
-	"github.com/aws/aws-sdk-go-v2/aws"
 	"github.com/aws/aws-sdk-go-v2/service/cloudwatchlogs/types"
 
 	"github.com/sluicehq/sluice/sinks"
@@ -26,9 +25,6 @@ const maxSpan = 24*time.Hour - time.Millisecond
 // (rejectedLogEventsInfo). They go to the dead-letter stream with the code
 // and a message saying why.
 const (
-	// CodeRecordTooLarge: the record's Data and 26 bytes are more than
-	// Limits().MaxRecordBytes.
-	CodeRecordTooLarge = "RecordTooLarge"
 	// CodeInvalidMessage: the record's Data is empty or not UTF-8, which
 	// no log event's message may be.
 	CodeInvalidMessage = "InvalidMessage"
@@ -62,8 +58,8 @@ type event struct {
 //
 // An event CloudWatch Logs rejects (too old, expired, too new) is
 // Permanent, with CodeTooOld, CodeExpired or CodeTooNew and a message
-// saying why. A record CloudWatch Logs would refuse the whole call for (too
-// large, a message that is empty or not UTF-8, a timestamp before 1970) is
+// saying why. A record CloudWatch Logs would refuse the whole call for (a
+// message that is empty or not UTF-8, a timestamp before 1970) is
 // Permanent and not sent.
 //
 // Write returns a *sinks.DestinationError when the first call failed as a
@@ -71,30 +67,37 @@ type event struct {
 // Retryable with the failure's code, and the results of the calls made
 // stand, also when the later call failed because ctx ended: the pipeline
 // settles what was stored rather than sending it again. It returns ctx's
-// error when ctx ended before the first call was answered. A batch of
-// more than MaxRecords records or MaxBatchBytes bytes fails whole, unsent,
-// with ClassInvalid.
+// error when ctx ended before the first call was answered. A batch beyond
+// Limits fails whole, unsent, with ClassInvalid.
 func (s *Sink) Write(ctx context.Context, records []sinks.Record) ([]sinks.Result, error) {
-	results, err := limits.Begin(ctx, records)
-	if err != nil {
+	if err := ctx.Err(); err != nil {
 		return nil, err
 	}
+	results := make([]sinks.Result, len(records))
 	if s.streamErr != nil {
 		return nil, &sinks.DestinationError{Class: sinks.ClassInvalid, Code: "InvalidLogStream", Message: s.streamErr.Error(), Err: s.streamErr}
 	}
+	tally := limits.Tally()
 	events := make([]event, 0, len(records))
 	for i, r := range records {
+		tally.Add(r)
 		if refused, ok := refuse(r); ok {
 			results[i] = refused
 			continue
 		}
 		events = append(events, event{index: i, timestamp: r.Timestamp.UnixMilli()})
 	}
+	if err := tally.Err(); err != nil {
+		return nil, err
+	}
 	slices.SortStableFunc(events, func(a, b event) int {
 		return cmp.Compare(a.timestamp, b.timestamp)
 	})
+	body := s.bodies.Get()
+	defer s.bodies.Put(body)
 	for first, run := range spans(events) {
-		rejected, err := s.putLogEvents(ctx, logEvents(records, run))
+		*body = s.encode((*body)[:0], records, run)
+		rejected, err := s.putLogEvents(ctx, *body)
 		switch {
 		case err != nil && first == 0:
 			return nil, err
@@ -129,25 +132,10 @@ func spans(events []event) iter.Seq2[int, []event] {
 	}
 }
 
-// logEvents returns the log events of a run.
-func logEvents(records []sinks.Record, run []event) []types.InputLogEvent {
-	out := make([]types.InputLogEvent, len(run))
-	for i, e := range run {
-		out[i] = types.InputLogEvent{Message: aws.String(string(records[e.index].Data)), Timestamp: aws.Int64(e.timestamp)}
-	}
-	return out
-}
-
 // refuse returns the Permanent result of a record that CloudWatch Logs
 // would refuse the whole call for, and false for a record to send.
 func refuse(r sinks.Record) (sinks.Result, bool) {
-	switch size := limits.Size(r); {
-	case size > limits.MaxRecordBytes:
-		return sinks.Result{
-			Status:  sinks.Permanent,
-			Code:    CodeRecordTooLarge,
-			Message: fmt.Sprintf("%d bytes with the 26 of a log event, more than the %d CloudWatch Logs takes", size, limits.MaxRecordBytes),
-		}, true
+	switch {
 	case len(r.Data) == 0 || !utf8.Valid(r.Data):
 		return sinks.Result{Status: sinks.Permanent, Code: CodeInvalidMessage, Message: "a log event's message is 1 byte or more of UTF-8"}, true
 	case r.Timestamp.UnixMilli() < 0:

@@ -204,14 +204,13 @@ func TestWriteRefuses(t *testing.T) {
 	max := bytes.Repeat([]byte("x"), limits.MaxRecordBytes-limits.RecordOverhead)
 	batch := []sinks.Record{
 		{ID: "ok", Data: []byte(`{}`), Timestamp: base},
-		{ID: "big", Data: append(bytes.Clone(max), 'x'), Timestamp: base},
 		{ID: "empty", Data: nil, Timestamp: base},
 		{ID: "latin1", Data: []byte("{\"caf\xe9\"}"), Timestamp: base},
 		{ID: "no time", Data: []byte(`{}`)},
 		{ID: "1969", Data: []byte(`{}`), Timestamp: time.Unix(-1, 0)},
 		{ID: "epoch", Data: []byte(`{}`), Timestamp: time.Unix(0, 0)},
 	}
-	want := []string{"", CodeRecordTooLarge, CodeInvalidMessage, CodeInvalidMessage, CodeInvalidTimestamp, CodeInvalidTimestamp, ""}
+	want := []string{"", CodeInvalidMessage, CodeInvalidMessage, CodeInvalidTimestamp, CodeInvalidTimestamp, ""}
 	fake := &fakeLogs{}
 	results, err := newFakeSink(t, fake).Write(context.Background(), batch)
 	if err != nil {
@@ -236,19 +235,26 @@ func TestWriteRefuses(t *testing.T) {
 	}
 }
 
-// TestWriteRefusesOversizeBatches checks that a batch over the call's limits
-// fails whole with ClassInvalid, unsent.
+// TestWriteRefusesOversizeBatches checks that a batch beyond Limits (the
+// call's, or one record's, the 26 bytes of an event counting) fails whole
+// with ClassInvalid, unsent.
 func TestWriteRefusesOversizeBatches(t *testing.T) {
 	exact := make([]sinks.Record, 4) // 1 MiB exactly, 26 bytes counted per event
 	for i := range exact {
 		exact[i] = sinks.Record{ID: "exact", Data: bytes.Repeat([]byte("x"), limits.MaxBatchBytes/4-limits.RecordOverhead), Timestamp: base}
 	}
-	if err := limits.Check(exact); err != nil {
+	tally := limits.Tally()
+	for _, r := range exact {
+		tally.Add(r)
+	}
+	if err := tally.Err(); err != nil {
 		t.Fatalf("the batch at the limit does not fit: %v", err)
 	}
 	for name, batch := range map[string][]sinks.Record{
 		"10,001 records":   records(10001),
 		"1 MiB and 1 byte": append(exact[:4:4], sinks.Record{ID: "x", Timestamp: base}),
+		"an event over 1 MiB with its 26 bytes": {{ID: "ok", Data: []byte(`{}`), Timestamp: base},
+			{ID: "big", Data: bytes.Repeat([]byte("x"), limits.MaxRecordBytes-limits.RecordOverhead+1), Timestamp: base}},
 	} {
 		t.Run(name, func(t *testing.T) {
 			fake := &fakeLogs{}

@@ -48,8 +48,8 @@
 //
 // # Limits
 //
-// A record larger than 1,000 KiB with its newline is Permanent
-// (CodeRecordTooLarge) and not sent, as Firehose would refuse the whole call
-// for it; a batch over 500 records or 4 MiB (newlines counted) fails whole
+// The pipeline cuts batches to Limits and refuses a record larger than
+// 1,000 KiB with its newline before the sink; a batch beyond them (over 500
+// records or 4 MiB, or with such a record, newlines counted) fails whole
 // with ClassInvalid, unsent.
 package firehose

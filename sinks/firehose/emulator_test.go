@@ -10,7 +10,6 @@ import (
 	"github.com/sluicehq/sluice/internal/emulator"
 	"github.com/sluicehq/sluice/internal/emulator/emulatortest"
 	"github.com/sluicehq/sluice/sinks"
-	"github.com/sluicehq/sluice/sinks/firehose"
 )
 
 // TestThrottledRecordsEmulator writes through a delivery stream throttling
@@ -136,9 +135,9 @@ func TestDestinationErrorsEmulator(t *testing.T) {
 	})
 }
 
-// TestRecordTooLargeEmulator checks that a record over 1,000 KiB with its
-// newline is Permanent and never reaches the delivery stream, while the
-// rest of its batch does.
+// TestRecordTooLargeEmulator checks that a record of 1,000 KiB with its
+// newline reaches the delivery stream, and that a batch with a larger one
+// fails whole, unsent: the pipeline refuses such a record before the sink.
 func TestRecordTooLargeEmulator(t *testing.T) {
 	emu := emulatortest.Start(t, emulator.Config{})
 	if err := emu.CreateDeliveryStream("events"); err != nil {
@@ -146,12 +145,16 @@ func TestRecordTooLargeEmulator(t *testing.T) {
 	}
 	max := sinks.Record{ID: "max", Data: bytes.Repeat([]byte("x"), 1000<<10-1)}
 	big := sinks.Record{ID: "big", Data: bytes.Repeat([]byte("y"), 1000<<10)}
-	results, err := newSink(t, emu, "events").Write(context.Background(), []sinks.Record{max, big})
+	sink := newSink(t, emu, "events")
+	if _, err := sink.Write(context.Background(), []sinks.Record{max, big}); sinks.ClassOf(err) != sinks.ClassInvalid {
+		t.Fatalf("Write with a record too large = %v, want a DestinationError of class invalid", err)
+	}
+	results, err := sink.Write(context.Background(), []sinks.Record{max})
 	if err != nil {
 		t.Fatal(err)
 	}
-	if results[0].Status != sinks.Accepted || results[1].Status != sinks.Permanent || results[1].Code != firehose.CodeRecordTooLarge {
-		t.Fatalf("results %+v, want the largest accepted and the larger permanent", results)
+	if results[0].Status != sinks.Accepted {
+		t.Fatalf("results %+v, want the largest accepted", results)
 	}
 	stored, _, _ := emu.FirehoseRecords("events")
 	if len(stored) != 1 || len(stored[0].Data) != 1000<<10 {

@@ -26,8 +26,16 @@ type fakeFirehose struct {
 	calls          atomic.Int64
 }
 
-func (f *fakeFirehose) PutRecordBatch(ctx context.Context, in *firehose.PutRecordBatchInput, _ ...func(*firehose.Options)) (*firehose.PutRecordBatchOutput, error) {
+func (f *fakeFirehose) PutRecordBatch(ctx context.Context, _ *firehose.PutRecordBatchInput, optFns ...func(*firehose.Options)) (*firehose.PutRecordBatchOutput, error) {
 	f.calls.Add(1)
+	var o firehose.Options
+	for _, fn := range optFns {
+		fn(&o)
+	}
+	in := new(firehose.PutRecordBatchInput)
+	if err := awstest.SentInput(o.APIOptions, in); err != nil {
+		return nil, err
+	}
 	return f.putRecordBatch(ctx, in)
 }
 

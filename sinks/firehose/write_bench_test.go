@@ -8,6 +8,17 @@ import (
 	"github.com/aws/aws-sdk-go-v2/service/firehose/types"
 )
 
+// answeringFirehose is a Firehose client that answers every call with its
+// output and reads nothing of the call, for benchmarks: fakeFirehose
+// decodes each body.
+type answeringFirehose struct {
+	out *firehose.PutRecordBatchOutput
+}
+
+func (a answeringFirehose) PutRecordBatch(context.Context, *firehose.PutRecordBatchInput, ...func(*firehose.Options)) (*firehose.PutRecordBatchOutput, error) {
+	return a.out, nil
+}
+
 // BenchmarkWrite measures a Write of a full batch of small records that
 // Firehose stores whole, so that a change to the sink's hot path shows its
 // cost in allocations.
@@ -18,9 +29,7 @@ func BenchmarkWrite(b *testing.B) {
 	if err != nil {
 		b.Fatal(err)
 	}
-	sink.client = &fakeFirehose{putRecordBatch: func(context.Context, *firehose.PutRecordBatchInput) (*firehose.PutRecordBatchOutput, error) {
-		return out, nil
-	}}
+	sink.client = answeringFirehose{out}
 	ctx := context.Background()
 	b.ReportAllocs()
 	for b.Loop() {

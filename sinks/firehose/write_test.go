@@ -132,14 +132,12 @@ func TestWriteRequest(t *testing.T) {
 	}
 }
 
-// TestWriteRefusesTooLargeRecords checks that a record over 1,000 KiB with
-// its newline is Permanent and not sent, and the rest goes out.
-func TestWriteRefusesTooLargeRecords(t *testing.T) {
-	max := bytes.Repeat([]byte("x"), limits.MaxRecordBytes-1)
+// TestWriteSendsLargestRecord checks that a record of 1,000 KiB with its
+// newline is sent, among others.
+func TestWriteSendsLargestRecord(t *testing.T) {
 	batch := []sinks.Record{
 		{ID: "small", Data: []byte(`{}`)},
-		{ID: "max", Data: max},
-		{ID: "big", Data: append(bytes.Clone(max), 'x')},
+		{ID: "max", Data: bytes.Repeat([]byte("x"), limits.MaxRecordBytes-1)},
 		{ID: "last", Data: []byte(`{}`)},
 	}
 	var sent []int
@@ -153,28 +151,19 @@ func TestWriteRefusesTooLargeRecords(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	want := []sinks.Status{sinks.Accepted, sinks.Accepted, sinks.Permanent, sinks.Accepted}
 	for i, r := range results {
-		if r.Status != want[i] {
-			t.Errorf("record %s: %v, want %v", batch[i].ID, r.Status, want[i])
+		if r.Status != sinks.Accepted {
+			t.Errorf("record %s: %v, want accepted", batch[i].ID, r.Status)
 		}
-	}
-	if r := results[2]; r.Code != CodeRecordTooLarge || r.Message == "" {
-		t.Errorf("the large record's result is %+v, want code %s and a message", r, CodeRecordTooLarge)
 	}
 	if len(sent) != 3 || sent[1] != limits.MaxRecordBytes {
 		t.Errorf("sent records of %v bytes, want 3 with the second of %d", sent, limits.MaxRecordBytes)
 	}
-
-	fake.calls.Store(0)
-	results, err = newFakeSink(t, fake).Write(context.Background(), batch[2:3])
-	if err != nil || results[0].Status != sinks.Permanent || fake.calls.Load() != 0 {
-		t.Errorf("a batch of one large record: %v, %v, %d calls; want Permanent and no call", results, err, fake.calls.Load())
-	}
 }
 
-// TestWriteRefusesOversizeBatches checks that a batch over the call's limits
-// fails whole with ClassInvalid, unsent.
+// TestWriteRefusesOversizeBatches checks that a batch beyond Limits (the
+// call's, or one record's, the newline counting) fails whole with
+// ClassInvalid, unsent.
 func TestWriteRefusesOversizeBatches(t *testing.T) {
 	big := make([]sinks.Record, 5)
 	for i := range big {
@@ -184,13 +173,19 @@ func TestWriteRefusesOversizeBatches(t *testing.T) {
 	for i := range exact {
 		exact[i] = sinks.Record{ID: "exact", Data: bytes.Repeat([]byte("x"), limits.MaxBatchBytes/8-1)}
 	}
-	if err := limits.Check(exact); err != nil {
+	tally := limits.Tally()
+	for _, r := range exact {
+		tally.Add(r)
+	}
+	if err := tally.Err(); err != nil {
 		t.Fatalf("the batch at the limit does not fit: %v", err)
 	}
 	for name, batch := range map[string][]sinks.Record{
 		"501 records":      records(501),
 		"more than 4 MiB":  big,
 		"4 MiB and 1 byte": append(exact[:8:8], sinks.Record{ID: "x"}),
+		"a record over 1,000 KiB with its newline": {{ID: "small", Data: []byte(`{}`)},
+			{ID: "big", Data: bytes.Repeat([]byte("x"), limits.MaxRecordBytes)}},
 	} {
 		t.Run(name, func(t *testing.T) {
 			fake := &fakeFirehose{putRecordBatch: func(ctx context.Context, in *firehose.PutRecordBatchInput) (*firehose.PutRecordBatchOutput, error) {

@@ -52,10 +52,11 @@
 //
 // # Limits
 //
-// The pipeline cuts batches to Limits, but the sink defends anyway: a record
-// Kinesis would refuse, failing the whole call with it (over 1 MiB with its
-// partition key, an ID that is no partition key), is Permanent and not sent;
-// a batch over 500 records or 5 MiB fails whole with ClassInvalid, unsent.
+// The pipeline cuts batches to Limits and refuses a record over 1 MiB with
+// its partition key before the sink; a batch beyond them (over 500 records
+// or 5 MiB, or with such a record) fails whole with ClassInvalid, unsent. A
+// record whose ID is no partition key, for which Kinesis would refuse the
+// whole call, is Permanent and not sent.
 //
 // # StreamARN and kinesalite
 //

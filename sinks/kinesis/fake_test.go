@@ -24,8 +24,16 @@ type fakeKinesis struct {
 	calls      atomic.Int64
 }
 
-func (f *fakeKinesis) PutRecords(ctx context.Context, in *kinesis.PutRecordsInput, _ ...func(*kinesis.Options)) (*kinesis.PutRecordsOutput, error) {
+func (f *fakeKinesis) PutRecords(ctx context.Context, _ *kinesis.PutRecordsInput, optFns ...func(*kinesis.Options)) (*kinesis.PutRecordsOutput, error) {
 	f.calls.Add(1)
+	var o kinesis.Options
+	for _, fn := range optFns {
+		fn(&o)
+	}
+	in := new(kinesis.PutRecordsInput)
+	if err := awstest.SentInput(o.APIOptions, in); err != nil {
+		return nil, err
+	}
 	return f.putRecords(ctx, in)
 }
 

@@ -8,8 +8,10 @@ import (
 	"github.com/aws/aws-sdk-go-v2/aws"
 	"github.com/aws/aws-sdk-go-v2/service/kinesis"
 	"github.com/aws/aws-sdk-go-v2/service/kinesis/types"
+	"github.com/aws/smithy-go/middleware"
 
 	"github.com/sluicehq/sluice/sinks"
+	"github.com/sluicehq/sluice/sinks/awsjson"
 )
 
 // limits are PutRecords': 500 records and 5 MiB a call (10 MiB in some
@@ -24,23 +26,18 @@ var limits = sinks.Limits{
 // maxPartitionKey is the most Unicode characters of a partition key.
 const maxPartitionKey = 256
 
-// Codes of the records the sink refuses without sending them, as
-// sinks.Result.Code of a Permanent result. Kinesis would refuse the whole
-// call for any one of them.
-const (
-	// CodeRecordTooLarge: the record and its partition key are larger
-	// than Limits().MaxRecordBytes.
-	CodeRecordTooLarge = "RecordTooLarge"
-	// CodeBadPartitionKey: the record's ID is empty or longer than 256
-	// characters, which Kinesis does not take as a partition key.
-	CodeBadPartitionKey = "BadPartitionKey"
-)
+// CodeBadPartitionKey is the Code of the Permanent result of a record the
+// sink refuses without sending it: its ID is empty or longer than 256
+// characters, which Kinesis does not take as a partition key, and Kinesis
+// would refuse the whole call for it.
+const CodeBadPartitionKey = "BadPartitionKey"
 
 // awsClient makes the sink's Kinesis client.
 var awsClient = sinks.AWSClient[*kinesis.Client, kinesis.Options]{
 	Sink:         "kinesis",
 	New:          kinesis.NewFromConfig,
 	BaseEndpoint: func(o *kinesis.Options) **string { return &o.BaseEndpoint },
+	APIOptions:   func(o *kinesis.Options) *[]func(*middleware.Stack) error { return &o.APIOptions },
 }
 
 // putRecordsAPI is the call the sink makes of the Kinesis client.
@@ -52,6 +49,7 @@ type putRecordsAPI interface {
 type Sink struct {
 	stream stream
 	client putRecordsAPI
+	bodies *awsjson.Buffers
 }
 
 var _ sinks.Sink = (*Sink)(nil)
@@ -71,7 +69,7 @@ func New(ctx context.Context, cfg Config) (*Sink, error) {
 	if err != nil {
 		return nil, err
 	}
-	return &Sink{stream: target, client: client}, nil
+	return &Sink{stream: target, client: client, bodies: new(awsjson.Buffers)}, nil
 }
 
 // Limits returns PutRecords' limits: 500 records and 5 MiB a call, 1 MiB a
@@ -81,38 +79,34 @@ func (s *Sink) Limits() sinks.Limits { return limits }
 // Write puts the records with one PutRecords call and returns one result per
 // record, in order. A record Kinesis could not store this time is
 // Retryable, whatever its error code: Kinesis reports no failure of one
-// record that a later call cannot fix. A record Kinesis would refuse (too
-// large, an ID that is no partition key) is Permanent and not sent, so that it
-// does not fail the rest of the batch.
+// record that a later call cannot fix. A record whose ID is no partition
+// key is Permanent, CodeBadPartitionKey, and not sent, so that it does not
+// fail the rest of the batch.
 //
 // Write returns a *sinks.DestinationError when the call failed as a whole,
 // or when every record failed with an error of the destination rather than of
 // the record (a KMS key that is disabled or may not be used); ctx's error
-// when ctx ended. A batch of more than MaxRecords records or MaxBatchBytes
-// bytes fails whole, unsent, with ClassInvalid.
+// when ctx ended. A batch beyond Limits fails whole, unsent, with
+// ClassInvalid.
 func (s *Sink) Write(ctx context.Context, records []sinks.Record) ([]sinks.Result, error) {
-	results, err := limits.Begin(ctx, records)
+	if err := ctx.Err(); err != nil {
+		return nil, err
+	}
+	results := make([]sinks.Result, len(records))
+	body := s.bodies.Get()
+	defer s.bodies.Put(body)
+	sent, err := s.encode(body, records, results)
 	if err != nil {
 		return nil, err
 	}
-	entries := make([]types.PutRecordsRequestEntry, 0, len(records))
-	sent := make([]int, 0, len(records)) // the index in records of each entry
-	for i, r := range records {
-		if refused, ok := refuse(r); ok {
-			results[i] = refused
-			continue
-		}
-		entries = append(entries, types.PutRecordsRequestEntry{PartitionKey: aws.String(r.ID), Data: r.Data})
-		sent = append(sent, i)
-	}
-	if len(entries) == 0 {
+	if len(sent) == 0 {
 		return results, nil
 	}
 	out, err := s.client.PutRecords(ctx, &kinesis.PutRecordsInput{
 		StreamARN:  aws.String(s.stream.arn),
 		StreamName: aws.String(s.stream.name),
-		Records:    entries,
-	})
+		Records:    []types.PutRecordsRequestEntry{}, // in the body
+	}, awsClient.WithBody(putRecordsTarget, *body))
 	if err != nil {
 		return nil, classify(ctx, err)
 	}
@@ -125,14 +119,7 @@ func (s *Sink) Write(ctx context.Context, records []sinks.Record) ([]sinks.Resul
 // refuse returns the Permanent result of a record that Kinesis would refuse,
 // and false for a record to send.
 func refuse(r sinks.Record) (sinks.Result, bool) {
-	switch size := limits.Size(r); {
-	case size > limits.MaxRecordBytes:
-		return sinks.Result{
-			Status:  sinks.Permanent,
-			Code:    CodeRecordTooLarge,
-			Message: fmt.Sprintf("%d bytes with its partition key, more than the %d Kinesis takes", size, limits.MaxRecordBytes),
-		}, true
-	case r.ID == "" || utf8.RuneCountInString(r.ID) > maxPartitionKey:
+	if r.ID == "" || utf8.RuneCountInString(r.ID) > maxPartitionKey {
 		return sinks.Result{
 			Status:  sinks.Permanent,
 			Code:    CodeBadPartitionKey,

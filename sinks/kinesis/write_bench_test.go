@@ -8,6 +8,15 @@ import (
 	"github.com/aws/aws-sdk-go-v2/service/kinesis/types"
 )
 
+// answeringKinesis is a Kinesis client that answers every call with its
+// output and reads nothing of the call, for benchmarks: fakeKinesis
+// decodes each body.
+type answeringKinesis struct{ out *kinesis.PutRecordsOutput }
+
+func (a answeringKinesis) PutRecords(context.Context, *kinesis.PutRecordsInput, ...func(*kinesis.Options)) (*kinesis.PutRecordsOutput, error) {
+	return a.out, nil
+}
+
 // BenchmarkWrite measures a Write of a full batch of small records that
 // Kinesis stores whole, so that a change to the sink's hot path shows its
 // cost in allocations.
@@ -18,7 +27,7 @@ func BenchmarkWrite(b *testing.B) {
 	if err != nil {
 		b.Fatal(err)
 	}
-	sink.client = &fakeKinesis{putRecords: func(context.Context, *kinesis.PutRecordsInput) (*kinesis.PutRecordsOutput, error) { return out, nil }}
+	sink.client = answeringKinesis{out}
 	ctx := context.Background()
 	b.ReportAllocs()
 	for b.Loop() {

@@ -126,8 +126,10 @@ func TestWriteRequest(t *testing.T) {
 }
 
 // TestWriteRefusesWhatKinesisWouldRefuse checks the sink's defence against
-// records Kinesis would refuse with the whole call: they are Permanent and
-// not sent, and the rest of the batch goes out with its results in place.
+// records Kinesis would refuse with the whole call (an ID that is no
+// partition key): they are Permanent and not sent, and the rest of the
+// batch goes out with its results in place. A record of the largest size
+// is sent.
 func TestWriteRefusesWhatKinesisWouldRefuse(t *testing.T) {
 	fits := func(id string, dataLen int) sinks.Record {
 		return sinks.Record{ID: id, Data: bytes.Repeat([]byte("x"), dataLen)}
@@ -140,21 +142,14 @@ func TestWriteRefusesWhatKinesisWouldRefuse(t *testing.T) {
 		want   []sinks.Result
 	}{
 		{
-			"one too large among others",
-			[]sinks.Record{fits("a-0", 10), fits("a-max", maxData), fits("a-big", maxData+1), fits("a-3", 10)},
+			"the largest record among others",
+			[]sinks.Record{fits("a-0", 10), fits("a-max", maxData), fits("a-3", 10)},
 			[]string{"", "ProvisionedThroughputExceededException", ""},
 			[]sinks.Result{
 				{Status: sinks.Accepted},
 				{Status: sinks.Retryable, Code: "ProvisionedThroughputExceededException"},
-				{Status: sinks.Permanent, Code: CodeRecordTooLarge},
 				{Status: sinks.Accepted},
 			},
-		},
-		{
-			"the partition key counts",
-			[]sinks.Record{fits("a-max", maxData+1)},
-			nil,
-			[]sinks.Result{{Status: sinks.Permanent, Code: CodeRecordTooLarge}},
 		},
 		{
 			"empty and overlong IDs",
@@ -204,8 +199,9 @@ func TestWriteRefusesWhatKinesisWouldRefuse(t *testing.T) {
 	}
 }
 
-// TestWriteRefusesOversizeBatches checks that a batch over the call's limits
-// fails whole with ClassInvalid, unsent.
+// TestWriteRefusesOversizeBatches checks that a batch beyond Limits (the
+// call's, or one record's, the partition key counting) fails whole with
+// ClassInvalid, unsent.
 func TestWriteRefusesOversizeBatches(t *testing.T) {
 	big := make([]sinks.Record, 6)
 	for i := range big {
@@ -216,6 +212,8 @@ func TestWriteRefusesOversizeBatches(t *testing.T) {
 		"more than 5 MiB":   big,
 		"5 MiB and 1 byte":  append(big[:5:5], sinks.Record{ID: "x", Data: nil}),
 		"twice the records": records(1000),
+		"a record over 1 MiB with its partition key": {records(1)[0],
+			{ID: "a-big", Data: bytes.Repeat([]byte("x"), limits.MaxRecordBytes-len("a-big")+1)}},
 	} {
 		t.Run(name, func(t *testing.T) {
 			fake := &fakeKinesis{putRecords: func(ctx context.Context, in *kinesis.PutRecordsInput) (*kinesis.PutRecordsOutput, error) {

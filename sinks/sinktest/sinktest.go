@@ -38,6 +38,10 @@ const promptly = 5 * time.Second
 //   - a batch of Limits.MaxRecords records, and one of exactly
 //     Limits.MaxBatchBytes bytes in records of up to Limits.MaxRecordBytes,
 //     are accepted whole;
+//   - a batch beyond Limits (a record over Limits.MaxRecordBytes, or one
+//     record more than Limits.MaxRecords) fails whole with a
+//     *sinks.DestinationError of sinks.ClassInvalid, and nothing of it is
+//     stored;
 //   - a Write returns one Result per record, and every record it accepted is
 //     read back once, with its ID and byte-identical Data;
 //   - a Write with a cancelled or expired context returns that context's
@@ -54,6 +58,7 @@ func Run(t *testing.T, newDestination func(t *testing.T) Destination) {
 		{"OneRecord", testOneRecord},
 		{"MaxRecords", testMaxRecords},
 		{"MaxBatchBytes", testMaxBatchBytes},
+		{"BeyondLimits", testBeyondLimits},
 		{"DataByteIdentical", testDataByteIdentical},
 		{"CancelledContext", testCancelledContext},
 		{"ExpiredContext", testExpiredContext},
@@ -129,6 +134,25 @@ func testMaxBatchBytes(t *testing.T, d Destination) {
 	}
 	writeAccepted(t, d.Sink, batch)
 	checkStored(t, d, batch)
+}
+
+func testBeyondLimits(t *testing.T, d Destination) {
+	l := d.Sink.Limits()
+	tooMany := make([]sinks.Record, l.MaxRecords+1)
+	for i := range tooMany {
+		tooMany[i] = record(fmt.Sprintf("toomany-%05d", i), 20)
+	}
+	for name, batch := range map[string][]sinks.Record{
+		"a record too large": {record("small-0", 100), recordOfSize(l, "toolarge-0", l.MaxRecordBytes+1)},
+		"a record too many":  tooMany,
+	} {
+		_, err := write(t, d.Sink, batch)
+		var de *sinks.DestinationError
+		if !errors.As(err, &de) || de.Class != sinks.ClassInvalid {
+			t.Errorf("Write of a batch with %s = %v, want a *sinks.DestinationError of class %s", name, err, sinks.ClassInvalid)
+		}
+	}
+	checkStored(t, d, nil)
 }
 
 func testDataByteIdentical(t *testing.T, d Destination) {

@@ -1,0 +1,118 @@
+package awstest
+
+import (
+	"bytes"
+	"encoding/json"
+	"io"
+	"net/http"
+	"reflect"
+	"strings"
+	"sync"
+	"testing"
+
+	"github.com/aws/aws-sdk-go-v2/aws"
+	"github.com/aws/aws-sdk-go-v2/credentials"
+
+	"github.com/sluicehq/sluice/sinks"
+)
+
+// Captured is a request as a Capture client saw it.
+type Captured struct {
+	Method, Path, ContentType, Target string
+	Body                              []byte
+}
+
+// Capture is an aws.HTTPClient that keeps the last request it was given
+// and answers each with status 200 and Answer, sending nothing: for
+// comparing what two ways of making one call send.
+type Capture struct {
+	// Answer is the JSON body of every answer.
+	Answer string
+
+	mu   sync.Mutex
+	last Captured
+}
+
+// Do keeps req and answers it.
+func (c *Capture) Do(req *http.Request) (*http.Response, error) {
+	var body []byte
+	if req.Body != nil {
+		var err error
+		if body, err = io.ReadAll(req.Body); err != nil {
+			return nil, err
+		}
+	}
+	c.mu.Lock()
+	c.last = Captured{
+		Method:      req.Method,
+		Path:        req.URL.Path,
+		ContentType: req.Header.Get("Content-Type"),
+		Target:      req.Header.Get("X-Amz-Target"),
+		Body:        body,
+	}
+	c.mu.Unlock()
+	return &http.Response{
+		StatusCode:    http.StatusOK,
+		Header:        http.Header{"Content-Type": {"application/x-amz-json-1.1"}},
+		Body:          io.NopCloser(strings.NewReader(c.Answer)),
+		ContentLength: int64(len(c.Answer)),
+		Request:       req,
+	}, nil
+}
+
+// CaptureConfig returns the configuration of an SDK client sending
+// through capture (through sinks.BodyCopyingHTTPClient, as the sinks'
+// clients do), in eu-west-1, signing with static keys: none of the
+// process's AWS environment.
+func CaptureConfig(capture *Capture) aws.Config {
+	return aws.Config{
+		Region:      "eu-west-1",
+		Credentials: credentials.NewStaticCredentialsProvider("AKIASTATICKEY0000000", "static-secret", ""),
+		HTTPClient:  sinks.BodyCopyingHTTPClient(capture),
+	}
+}
+
+// Last returns the last request, and forgets it.
+func (c *Capture) Last() Captured {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	last := c.last
+	c.last = Captured{}
+	return last
+}
+
+// CheckSameRequest checks that ours is the request sdk is: the same
+// method, path, Content-Type and X-Amz-Target, and bodies that decode to
+// the same JSON value.
+func CheckSameRequest(t *testing.T, sdk, ours Captured) {
+	t.Helper()
+	if sdk.Method != ours.Method || sdk.Path != ours.Path || sdk.ContentType != ours.ContentType || sdk.Target != ours.Target {
+		t.Errorf("request %s %s (Content-Type %q, X-Amz-Target %q), the SDK's %s %s (%q, %q)",
+			ours.Method, ours.Path, ours.ContentType, ours.Target, sdk.Method, sdk.Path, sdk.ContentType, sdk.Target)
+	}
+	want, err := decode(sdk.Body)
+	if err != nil {
+		t.Fatalf("the SDK's body %q: %v", sdk.Body, err)
+	}
+	got, err := decode(ours.Body)
+	if err != nil {
+		t.Fatalf("the body %q: %v", ours.Body, err)
+	}
+	if !reflect.DeepEqual(got, want) {
+		t.Errorf("the body decodes to\n%#v\nthe SDK's to\n%#v\n(bodies %q and %q)", got, want, ours.Body, sdk.Body)
+	}
+}
+
+// decode returns the JSON value of body, numbers as written.
+func decode(body []byte) (any, error) {
+	dec := json.NewDecoder(bytes.NewReader(body))
+	dec.UseNumber()
+	var v any
+	if err := dec.Decode(&v); err != nil {
+		return nil, err
+	}
+	if dec.More() {
+		return nil, io.ErrUnexpectedEOF
+	}
+	return v, nil
+}
