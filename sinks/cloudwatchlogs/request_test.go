@@ -30,9 +30,9 @@ func captureSink(tb testing.TB, capture *awstest.Capture) (*Sink, *cloudwatchlog
 }
 
 // FuzzPutLogEventsBody checks that the sink's PutLogEvents request is the
-// one the SDK makes of the same events: the same method, path,
-// Content-Type and X-Amz-Target, and a body that decodes to the same
-// JSON. The records are data cut at each 0x1e, at times within a day of
+// one the SDK makes of the same events (awstest.CheckSameRequest: the
+// same URL and headers, and a body of UTF-8 that decodes to the same
+// JSON). The records are data cut at each 0x1e, at times within a day of
 // base drawn from spread; those CloudWatch Logs would refuse (empty, not
 // UTF-8) are left out of the SDK's call, and the others sorted by time, as
 // the sink does.

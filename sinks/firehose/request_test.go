@@ -27,9 +27,9 @@ func captureSink(tb testing.TB, capture *awstest.Capture) (*Sink, *firehose.Clie
 }
 
 // FuzzPutRecordBatchBody checks that the sink's PutRecordBatch request is
-// the one the SDK makes of the same records, each followed by a newline:
-// the same method, path, Content-Type and X-Amz-Target, and a body that
-// decodes to the same JSON. The records are data cut at each 0x1e.
+// the one the SDK makes of the same records, each followed by a newline
+// (awstest.CheckSameRequest: the same URL and headers, and a body of UTF-8
+// that decodes to the same JSON). The records are data cut at each 0x1e.
 func FuzzPutRecordBatchBody(f *testing.F) {
 	f.Add([]byte(`{"event_id":"e1","data":{"a":1}}`))
 	f.Add([]byte("quote \" backslash \\ \x00\x01\x1f\x7f\x1e\xe2\x80\xa8 \xff\xfe not UTF-8\x1e\n\x1e"))
