@@ -2,6 +2,7 @@ package awstest
 
 import (
 	"bytes"
+	"context"
 	"encoding/json"
 	"io"
 	"maps"
@@ -85,6 +86,21 @@ func (c *Capture) Last() Captured {
 	last := c.last
 	c.last = Captured{}
 	return last
+}
+
+// CheckSameWrite makes the SDK's own call of a batch (call, with a client
+// sending through c) and then the sink's Write of it (through c too), and
+// checks that the two sent the same request (CheckSameRequest).
+func (c *Capture) CheckSameWrite(t *testing.T, call func(context.Context) error, sink sinks.Sink, batch []sinks.Record) {
+	t.Helper()
+	if err := call(t.Context()); err != nil {
+		t.Fatalf("the SDK's call: %v", err)
+	}
+	sdk := c.Last()
+	if _, err := sink.Write(t.Context(), batch); err != nil {
+		t.Fatalf("Write: %v", err)
+	}
+	CheckSameRequest(t, sdk, c.Last())
 }
 
 // CheckSameRequest checks that ours is the request sdk is: the same

@@ -60,14 +60,10 @@ func FuzzPutLogEventsBody(f *testing.F) {
 		}
 		slices.SortStableFunc(events, func(a, b types.InputLogEvent) int { return cmp.Compare(*a.Timestamp, *b.Timestamp) })
 		in := &cloudwatchlogs.PutLogEventsInput{LogGroupName: aws.String(sink.group.name), LogStreamName: aws.String(sink.stream), LogEvents: events}
-		if _, err := client.PutLogEvents(context.Background(), in); err != nil {
-			t.Fatalf("the SDK's PutLogEvents: %v", err)
-		}
-		sdk := capture.Last()
-		if _, err := sink.Write(context.Background(), batch); err != nil {
-			t.Fatalf("Write: %v", err)
-		}
-		awstest.CheckSameRequest(t, sdk, capture.Last())
+		capture.CheckSameWrite(t, func(ctx context.Context) error {
+			_, err := client.PutLogEvents(ctx, in)
+			return err
+		}, sink, batch)
 	})
 }
 

@@ -44,14 +44,10 @@ func FuzzPutRecordBatchBody(f *testing.F) {
 			batch = append(batch, sinks.Record{ID: string(rune('a' + i%26)), Data: d})
 			in.Records = append(in.Records, types.Record{Data: append(bytes.Clone(d), '\n')})
 		}
-		if _, err := client.PutRecordBatch(context.Background(), in); err != nil {
-			t.Fatalf("the SDK's PutRecordBatch: %v", err)
-		}
-		sdk := capture.Last()
-		if _, err := sink.Write(context.Background(), batch); err != nil {
-			t.Fatalf("Write: %v", err)
-		}
-		awstest.CheckSameRequest(t, sdk, capture.Last())
+		capture.CheckSameWrite(t, func(ctx context.Context) error {
+			_, err := client.PutRecordBatch(ctx, in)
+			return err
+		}, sink, batch)
 	})
 }
 

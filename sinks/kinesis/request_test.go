@@ -61,14 +61,10 @@ func FuzzPutRecordsBody(f *testing.F) {
 		if len(in.Records) == 0 {
 			return
 		}
-		if _, err := client.PutRecords(context.Background(), in); err != nil {
-			t.Fatalf("the SDK's PutRecords: %v", err)
-		}
-		sdk := capture.Last()
-		if _, err := sink.Write(context.Background(), batch); err != nil {
-			t.Fatalf("Write: %v", err)
-		}
-		awstest.CheckSameRequest(t, sdk, capture.Last())
+		capture.CheckSameWrite(t, func(ctx context.Context) error {
+			_, err := client.PutRecords(ctx, in)
+			return err
+		}, sink, batch)
 	})
 }
 
