@@ -335,13 +335,7 @@ func TestPolicyFrontReloadDropsNoRequest(t *testing.T) {
 // serve shuts down and drains its requests, a SIGHUP no longer ends the
 // process.
 func TestPolicyFrontRunLeavesSIGHUPIgnored(t *testing.T) {
-	t.Cleanup(func() { signal.Reset(syscall.SIGHUP) })
-	path := filepath.Join(t.TempDir(), "policy.yaml")
-	writePolicy(t, path, frontPolicy("2"))
-	front, err := newPolicyFront(path, slog.New(slog.DiscardHandler))
-	if err != nil {
-		t.Fatal(err)
-	}
+	front := newSIGHUPFront(t)
 	ctx, cancel := context.WithCancel(t.Context())
 	cancel()
 	if err := front.Run(ctx); err != nil {
@@ -352,10 +346,10 @@ func TestPolicyFrontRunLeavesSIGHUPIgnored(t *testing.T) {
 	}
 }
 
-// TestPolicyFrontKeepsEarlySIGHUP checks that a SIGHUP sent once the
-// policy is loaded but before Run (serve still starting) does not end the
-// process, and that Run then reloads the policy.
-func TestPolicyFrontKeepsEarlySIGHUP(t *testing.T) {
+// newSIGHUPFront returns the policy front of a policy file for a test of
+// its SIGHUP, whose handling is reset once the test ends.
+func newSIGHUPFront(t *testing.T) *policyFront {
+	t.Helper()
 	t.Cleanup(func() { signal.Reset(syscall.SIGHUP) })
 	path := filepath.Join(t.TempDir(), "policy.yaml")
 	writePolicy(t, path, frontPolicy("2"))
@@ -363,6 +357,14 @@ func TestPolicyFrontKeepsEarlySIGHUP(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
+	return front
+}
+
+// TestPolicyFrontKeepsEarlySIGHUP checks that a SIGHUP sent once the
+// policy is loaded but before Run (serve still starting) does not end the
+// process, and that Run then reloads the policy.
+func TestPolicyFrontKeepsEarlySIGHUP(t *testing.T) {
+	front := newSIGHUPFront(t)
 	reloads := make(chan error, 1)
 	front.reloaded = func(err error) { reloads <- err }
 	// Without newPolicyFront's handler this ends the test binary.

@@ -1,10 +1,12 @@
 package awstest
 
 import (
+	"context"
 	"fmt"
 	"io"
 	"net/http"
 	"strings"
+	"testing"
 	"time"
 
 	"github.com/sluicehq/sluice/sinks"
@@ -48,4 +50,23 @@ func Envelopes(n int) []sinks.Record {
 		records[i] = sinks.Record{ID: id, Data: data, Timestamp: at.Add(time.Duration(i) * time.Millisecond)}
 	}
 	return records
+}
+
+// BenchWrite measures sink's Write of Envelopes(500), the bytes of their
+// Data a Write, allocations reported: BenchmarkWriteEndpoint of each AWS
+// sink, given a sink whose client sends to an Endpoint.
+func BenchWrite(b *testing.B, sink sinks.Sink) {
+	batch := Envelopes(500)
+	n := 0
+	for _, r := range batch {
+		n += len(r.Data)
+	}
+	b.SetBytes(int64(n))
+	b.ReportAllocs()
+	ctx := context.Background()
+	for b.Loop() {
+		if _, err := sink.Write(ctx, batch); err != nil {
+			b.Fatal(err)
+		}
+	}
 }

@@ -2,13 +2,17 @@ package awstest
 
 import (
 	"bytes"
+	"context"
 	"encoding/json"
 	"io"
+	"maps"
 	"net/http"
 	"reflect"
+	"slices"
 	"strings"
 	"sync"
 	"testing"
+	"unicode/utf8"
 
 	"github.com/aws/aws-sdk-go-v2/aws"
 	"github.com/aws/aws-sdk-go-v2/credentials"
@@ -18,8 +22,10 @@ import (
 
 // Captured is a request as a Capture client saw it.
 type Captured struct {
-	Method, Path, ContentType, Target string
-	Body                              []byte
+	Method, URL, ContentType, Target string
+	// Headers are the names of the request's headers, sorted.
+	Headers []string
+	Body    []byte
 }
 
 // Capture is an aws.HTTPClient that keeps the last request it was given
@@ -45,7 +51,8 @@ func (c *Capture) Do(req *http.Request) (*http.Response, error) {
 	c.mu.Lock()
 	c.last = Captured{
 		Method:      req.Method,
-		Path:        req.URL.Path,
+		URL:         req.URL.String(),
+		Headers:     slices.Sorted(maps.Keys(req.Header)),
 		ContentType: req.Header.Get("Content-Type"),
 		Target:      req.Header.Get("X-Amz-Target"),
 		Body:        body,
@@ -81,14 +88,37 @@ func (c *Capture) Last() Captured {
 	return last
 }
 
+// CheckSameWrite makes the SDK's own call of a batch (call, with a client
+// sending through c) and then the sink's Write of it (through c too), and
+// checks that the two sent the same request (CheckSameRequest).
+func (c *Capture) CheckSameWrite(t *testing.T, call func(context.Context) error, sink sinks.Sink, batch []sinks.Record) {
+	t.Helper()
+	if err := call(t.Context()); err != nil {
+		t.Fatalf("the SDK's call: %v", err)
+	}
+	sdk := c.Last()
+	if _, err := sink.Write(t.Context(), batch); err != nil {
+		t.Fatalf("Write: %v", err)
+	}
+	CheckSameRequest(t, sdk, c.Last())
+}
+
 // CheckSameRequest checks that ours is the request sdk is: the same
-// method, path, Content-Type and X-Amz-Target, and bodies that decode to
-// the same JSON value.
+// method, URL, Content-Type and X-Amz-Target, headers of the same names
+// (their values are the signature's and the call's own), and bodies that
+// decode to the same JSON value, ours valid UTF-8 (a JSON decoder reads
+// each byte that is not as U+FFFD, which would hide it).
 func CheckSameRequest(t *testing.T, sdk, ours Captured) {
 	t.Helper()
-	if sdk.Method != ours.Method || sdk.Path != ours.Path || sdk.ContentType != ours.ContentType || sdk.Target != ours.Target {
+	if sdk.Method != ours.Method || sdk.URL != ours.URL || sdk.ContentType != ours.ContentType || sdk.Target != ours.Target {
 		t.Errorf("request %s %s (Content-Type %q, X-Amz-Target %q), the SDK's %s %s (%q, %q)",
-			ours.Method, ours.Path, ours.ContentType, ours.Target, sdk.Method, sdk.Path, sdk.ContentType, sdk.Target)
+			ours.Method, ours.URL, ours.ContentType, ours.Target, sdk.Method, sdk.URL, sdk.ContentType, sdk.Target)
+	}
+	if !slices.Equal(sdk.Headers, ours.Headers) {
+		t.Errorf("request headers %q, the SDK's %q", ours.Headers, sdk.Headers)
+	}
+	if !utf8.Valid(ours.Body) {
+		t.Errorf("the body %q is not UTF-8", ours.Body)
 	}
 	want, err := decode(sdk.Body)
 	if err != nil {

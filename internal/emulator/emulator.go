@@ -58,7 +58,8 @@ type Config struct {
 	// MaxStoredRecords and MaxStoredBytes bound what each Kinesis stream,
 	// Firehose delivery stream and CloudWatch log stream keeps: past
 	// either, its oldest records are dropped, as if past their retention
-	// (default 100,000 records and 64 MiB).
+	// (a log stream's oldest by timestamp, once a PutLogEvents call's
+	// events are stored); default 100,000 records and 64 MiB.
 	MaxStoredRecords int
 	MaxStoredBytes   int64
 	// Faults are injected from the start, as by SetFault.

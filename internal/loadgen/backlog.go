@@ -53,17 +53,28 @@ func newBacklog() (*backlog, error) {
 
 // withServerPort returns the object with conn.server_port set to port.
 func withServerPort(object []byte, port int) ([]byte, error) {
+	return editObject(object, func(obj map[string]any) error {
+		conn, ok := obj["conn"].(map[string]any)
+		if !ok {
+			return fmt.Errorf("the object has no conn group")
+		}
+		conn["server_port"] = port
+		return nil
+	})
+}
+
+// editObject returns the JSON object with edit applied to it, numbers
+// kept as written and nothing escaped for HTML.
+func editObject(object []byte, edit func(obj map[string]any) error) ([]byte, error) {
 	dec := json.NewDecoder(bytes.NewReader(object))
 	dec.UseNumber()
 	var obj map[string]any
 	if err := dec.Decode(&obj); err != nil {
 		return nil, fmt.Errorf("decoding the object: %w", err)
 	}
-	conn, ok := obj["conn"].(map[string]any)
-	if !ok {
-		return nil, fmt.Errorf("the object has no conn group")
+	if err := edit(obj); err != nil {
+		return nil, err
 	}
-	conn["server_port"] = port
 	var b bytes.Buffer
 	enc := json.NewEncoder(&b)
 	enc.SetEscapeHTML(false)

@@ -1,8 +1,6 @@
 package loadgen
 
 import (
-	"bytes"
-	"encoding/json"
 	"fmt"
 	"strings"
 
@@ -48,24 +46,14 @@ func withBenchIDs(ev schemas.Event) schemas.Event {
 
 // withPadding returns the object with a request header of n bytes.
 func withPadding(object []byte, n int) ([]byte, error) {
-	dec := json.NewDecoder(bytes.NewReader(object))
-	dec.UseNumber()
-	var obj map[string]any
-	if err := dec.Decode(&obj); err != nil {
-		return nil, fmt.Errorf("decoding the object: %w", err)
-	}
-	httpGroup, _ := obj["http"].(map[string]any)
-	request, _ := httpGroup["request"].(map[string]any)
-	headers, ok := request["headers"].(map[string]any)
-	if !ok {
-		return nil, fmt.Errorf("the object has no request headers")
-	}
-	headers[paddingHeader] = []string{strings.Repeat("p", n)}
-	var b bytes.Buffer
-	enc := json.NewEncoder(&b)
-	enc.SetEscapeHTML(false)
-	if err := enc.Encode(obj); err != nil {
-		return nil, err
-	}
-	return bytes.TrimSuffix(b.Bytes(), []byte("\n")), nil
+	return editObject(object, func(obj map[string]any) error {
+		httpGroup, _ := obj["http"].(map[string]any)
+		request, _ := httpGroup["request"].(map[string]any)
+		headers, ok := request["headers"].(map[string]any)
+		if !ok {
+			return fmt.Errorf("the object has no request headers")
+		}
+		headers[paddingHeader] = []string{strings.Repeat("p", n)}
+		return nil
+	})
 }

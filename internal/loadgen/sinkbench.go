@@ -7,7 +7,6 @@ import (
 	"log/slog"
 	"net"
 	"runtime"
-	"strings"
 	"time"
 
 	"github.com/sluicehq/sluice/internal/destinations"
@@ -294,10 +293,7 @@ func (b *backlog) averageRecordSize(l sinks.Limits) (int, error) {
 	cat := schemas.Default()
 	total, n := 0, 0
 	for i := 0; i < len(b.samples); i += 2 {
-		ev := b.samples[i]
-		ev.ID = schemas.NewID(schemas.PrefixEvent)
-		ev.AccountID = "ac_" + strings.Repeat("0", 27)
-		enc, err := cat.Encode(ev)
+		enc, err := cat.Encode(withBenchIDs(b.samples[i]))
 		if err != nil {
 			return 0, fmt.Errorf("encoding sample %d: %w", i, err)
 		}

@@ -25,7 +25,8 @@ const serializerID = "OperationSerializer"
 // Body must stay unchanged until the call returns. When the client sends
 // through sinks.BodyCopyingHTTPClient, as every sink's client does, the
 // transport reads a copy, so that Body may be reused once the call
-// returned, even when the transport is still writing the request then.
+// returned, even when the transport is still writing the request then
+// (TestBodyReadAfterWriteReturned, in sinks/kinesis).
 type Serializer struct {
 	// Target is the X-Amz-Target header: the service's schema name and
 	// the operation, "Kinesis_20131202.PutRecords".

@@ -25,17 +25,5 @@ func BenchmarkWriteEndpoint(b *testing.B) {
 	if err != nil {
 		b.Fatal(err)
 	}
-	batch := awstest.Envelopes(500)
-	bytes := 0
-	for _, r := range batch {
-		bytes += len(r.Data)
-	}
-	b.SetBytes(int64(bytes))
-	b.ReportAllocs()
-	ctx := context.Background()
-	for b.Loop() {
-		if _, err := sink.Write(ctx, batch); err != nil {
-			b.Fatal(err)
-		}
-	}
+	awstest.BenchWrite(b, sink)
 }
