@@ -624,7 +624,7 @@ func hex4(b []byte) int {
 // setField sets the field of slot in f from its raw JSON value.
 func setField(f *filters.Fields, slot *fieldSlot, raw []byte) error {
 	switch slot.kind {
-	case valueString, valueTimestamp:
+	case valueString:
 		if raw[0] != '"' {
 			return errors.New("expected a string")
 		}
@@ -632,10 +632,22 @@ func setField(f *filters.Fields, slot *fieldSlot, raw []byte) error {
 		if !ok {
 			return errors.New("invalid string")
 		}
-		if slot.kind == valueString {
-			return f.SetString(slot.path, v)
+		return f.SetString(slot.path, v)
+	case valueTimestamp:
+		if raw[0] != '"' {
+			return errors.New("expected a string")
 		}
-		t, err := time.Parse(time.RFC3339Nano, v)
+		b := raw[1 : len(raw)-1]
+		if bytes.IndexByte(b, '\\') >= 0 {
+			// Validation refuses an escaped timestamp; read one stored
+			// before it did as JSON reads it.
+			v, ok := unquote(b)
+			if !ok {
+				return errors.New("invalid string")
+			}
+			b = []byte(v)
+		}
+		t, err := schemas.ParseEventTime(b)
 		if err != nil {
 			return err
 		}

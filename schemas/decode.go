@@ -398,7 +398,7 @@ func (d *decoder) finish(e *envelope) {
 }
 
 func parseTimestamp(raw []byte, escaped bool) (time.Time, error) {
-	t, err := time.Parse(time.RFC3339Nano, string(raw))
+	t, err := ParseEventTime(raw)
 	if escaped || err != nil || !isTimestamp(raw) {
 		return time.Time{}, fmt.Errorf("expected an RFC 3339 timestamp such as 2026-11-22T10:04:05.123Z, got %q", raw)
 	}
