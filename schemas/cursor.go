@@ -109,6 +109,14 @@ func (c *Cursor) errorf(format string, args ...any) error {
 
 // SkipSpace moves past whitespace.
 func (c *Cursor) SkipSpace() {
+	// Most JSON read is compact: answer that without a call.
+	if c.pos < len(c.data) && c.data[c.pos] > ' ' {
+		return
+	}
+	c.skipSpace()
+}
+
+func (c *Cursor) skipSpace() {
 	start := c.pos
 	for c.pos < len(c.data) {
 		switch c.data[c.pos] {
@@ -129,26 +137,33 @@ func (c *Cursor) SkipSpace() {
 // Peek skips whitespace and tells the kind of the next value, from its
 // first byte: JSONInvalid when no value can start there.
 func (c *Cursor) Peek() JSONKind {
-	c.SkipSpace()
+	if c.pos < len(c.data) {
+		if k := kindOf[c.data[c.pos]]; k != JSONInvalid {
+			return k // no whitespace first, as in compact JSON
+		}
+	}
+	return c.peekSpaced()
+}
+
+// peekSpaced is Peek at a byte that starts no value: whitespace, maybe.
+func (c *Cursor) peekSpaced() JSONKind {
+	c.skipSpace()
 	if c.pos >= len(c.data) {
 		return JSONInvalid
 	}
-	switch b := c.data[c.pos]; {
-	case b == '{':
-		return JSONObject
-	case b == '[':
-		return JSONArray
-	case b == '"':
-		return JSONString
-	case b == 't' || b == 'f':
-		return JSONBool
-	case b == 'n':
-		return JSONNull
-	case b == '-' || (b >= '0' && b <= '9'):
-		return JSONNumber
-	}
-	return JSONInvalid
+	return kindOf[c.data[c.pos]]
 }
+
+// kindOf is the kind of the value each byte can start.
+var kindOf = func() (kinds [256]JSONKind) {
+	kinds['{'], kinds['['], kinds['"'] = JSONObject, JSONArray, JSONString
+	kinds['t'], kinds['f'], kinds['n'] = JSONBool, JSONBool, JSONNull
+	kinds['-'] = JSONNumber
+	for b := '0'; b <= '9'; b++ {
+		kinds[b] = JSONNumber
+	}
+	return kinds
+}()
 
 func (c *Cursor) unexpected(what string) error {
 	if c.pos >= len(c.data) {
