@@ -71,7 +71,9 @@ deadcode: ## functions no command reaches, outside the test helper packages
 fuzz: ## a short run of each fuzz target, past its committed corpus
 	$(GO) test -run '^$$' -fuzz '^FuzzDecodeBatch$$' -fuzztime 300000x ./schemas
 	$(GO) test -run '^$$' -fuzz '^FuzzScanner$$' -fuzztime 300000x ./schemas
+	$(GO) test -run '^$$' -fuzz '^FuzzCursorSkip$$' -fuzztime 300000x ./schemas
 	$(GO) test -run '^$$' -fuzz '^FuzzEnvelopeRoundTrip$$' -fuzztime 300000x ./schemas
+	$(GO) test -run '^$$' -fuzz '^FuzzParseEventTime$$' -fuzztime 100000x ./schemas
 	$(GO) test -run '^$$' -fuzz '^FuzzDecodeObject$$' -fuzztime 100000x ./internal/api
 	$(GO) test -run '^$$' -fuzz '^FuzzCheck$$' -fuzztime 30000x ./internal/store
 	$(GO) test -run '^$$' -fuzz '^FuzzFilterBounds$$' -fuzztime 2000x ./filters

@@ -131,7 +131,7 @@ func (f *ReadingFilter) Match(ctx context.Context, envelope []byte) (bool, error
 	set("event_id", ev.ID)
 	set("account_id", ev.AccountID)
 	if ev.Timestamp != nil {
-		ts, err := time.Parse(time.RFC3339Nano, *ev.Timestamp)
+		ts, err := schemas.ParseEventTime([]byte(*ev.Timestamp))
 		if err != nil {
 			return false, fmt.Errorf("event_timestamp %q: %w", *ev.Timestamp, err)
 		}
@@ -219,7 +219,7 @@ func setValue(fields *Fields, path string, v any) error {
 		}
 	case schemas.TypeTimestamp:
 		if s, ok := v.(string); ok {
-			if ts, err := time.Parse(time.RFC3339Nano, s); err == nil {
+			if ts, err := schemas.ParseEventTime([]byte(s)); err == nil {
 				return fields.SetTimestamp(path, ts)
 			}
 		}

@@ -47,27 +47,36 @@ const (
 	litObject    = `,"object":`
 )
 
-// objectStart returns the offset of the object's value in an envelope
-// whose header is h, after the principal, which it skips.
-func objectStart(data []byte, h schemas.HeaderSpans) (int, error) {
-	c := jsonCursor{data: data, pos: h.End}
-	if !c.consume(litPrincipal) {
-		return 0, fmt.Errorf("%w: expected principal at offset %d", ErrMalformedEvent, c.pos)
+// objectStart moves c, reading data, to the object's value in an envelope
+// whose header is h, past the principal, which it skips.
+func objectStart(c *schemas.Cursor, data []byte, h schemas.HeaderSpans) error {
+	c.Reset(data, h.End)
+	if !c.Consume(litPrincipal) {
+		return fmt.Errorf("%w: expected principal at offset %d", ErrMalformedEvent, c.Pos())
 	}
-	if err := c.skipValue(); err != nil {
-		return 0, err
+	if err := c.SkipTrusted(); err != nil {
+		return err
 	}
-	if !c.consume(litObject) {
-		return 0, fmt.Errorf("%w: expected object at offset %d", ErrMalformedEvent, c.pos)
+	if !c.Consume(litObject) {
+		return fmt.Errorf("%w: expected object at offset %d", ErrMalformedEvent, c.Pos())
 	}
-	return c.pos, nil
+	return nil
+}
+
+// malformed returns err wrapping ErrMalformedEvent if it is the cursor's
+// *schemas.SyntaxError, and err otherwise.
+func malformed(err error) error {
+	if _, ok := errors.AsType[*schemas.SyntaxError](err); ok {
+		return fmt.Errorf("%w: %w", ErrMalformedEvent, err)
+	}
+	return err
 }
 
 // Selector turns a stored event of one source's kind into the record the
 // source's route delivers: it evaluates the source's filter and keeps only
 // the selected fields. Build one per route and version of the source with
 // NewSelector; it is not safe for concurrent use (it reuses the filter's
-// field values), so each worker has its own.
+// field values and its JSON cursor), so each worker has its own.
 //
 // An event the source takes whole (no filter, no fields) is not decoded at
 // all. A filter reads only the fields it references, and stops reading the
@@ -92,6 +101,8 @@ type Selector struct {
 	// walk counts the walks of an object along a plan, to tell the
 	// members met in this one (planNode.seen) from those of the last.
 	walk uint64
+	// cursor reads the events, reused from one to the next.
+	cursor schemas.Cursor
 }
 
 // quotedName is the name of a plan's node between quotes, as a member
@@ -325,15 +336,15 @@ func (n *planNode) child(name string) *planNode {
 }
 
 // childByKey returns the child named by an object key as it is written
-// between its quotes, or nil.
-func (n *planNode) childByKey(raw []byte) *planNode {
+// between its quotes, holding escapes or not, or nil.
+func (n *planNode) childByKey(raw []byte, escaped bool) *planNode {
 	for _, c := range n.children {
 		if c.name == string(raw) {
 			return c
 		}
 	}
 	// A name of the plan never needs escaping, but may be escaped.
-	if bytes.IndexByte(raw, '\\') < 0 {
+	if !escaped {
 		return nil
 	}
 	name, ok := unquote(raw)
@@ -416,31 +427,31 @@ func (s *Selector) selectScanned(ctx context.Context, data []byte, h schemas.Hea
 		// sluice stored it, and sluice decided nothing on either value.
 		return whole(data, dst), true, nil
 	}
-	start, err := objectStart(data, h)
-	if err != nil {
-		return dst, false, err
+	c := &s.cursor
+	if err := objectStart(c, data, h); err != nil {
+		return dst, false, malformed(err)
 	}
+	start := c.Pos()
 	if s.program != nil {
 		ok, err := s.match(ctx, data, start)
 		if err != nil || !ok {
-			return dst, false, err
+			return dst, false, malformed(err)
 		}
 	}
 	if s.selectPlan == nil {
 		return whole(data, dst), true, nil
 	}
 	out = append(dst, data[:start]...)
-	c := jsonCursor{data: data, pos: start}
-	out, _, err = c.project(s.selectPlan, s.nextWalk(), out)
+	c.Reset(data, start)
+	out, _, err = project(c, data, s.selectPlan, s.nextWalk(), out)
 	if err != nil {
-		return dst, false, err
+		return dst, false, malformed(err)
 	}
-	c.ws()
-	if !c.consume("}") {
-		return dst, false, c.malformed("the envelope's closing brace")
+	if c.SkipSpace(); !c.Consume("}") {
+		return dst, false, fmt.Errorf("%w: expected the envelope's closing brace at offset %d", ErrMalformedEvent, c.Pos())
 	}
-	if c.ws(); c.pos != len(data) {
-		return dst, false, c.malformed("the end of the event")
+	if err := c.End(); err != nil {
+		return dst, false, malformed(err)
 	}
 	return append(out, '}'), true, nil
 }
@@ -457,10 +468,11 @@ func whole(data, dst []byte) []byte {
 // evaluates the filter.
 func (s *Selector) match(ctx context.Context, data []byte, start int) (bool, error) {
 	s.fields.Reset()
-	r := fieldReader{s: s, walk: s.nextWalk(), missing: len(s.slots)}
-	c := jsonCursor{data: data, pos: start}
+	r := fieldReader{s: s, data: data, walk: s.nextWalk(), missing: len(s.slots)}
+	c := &s.cursor
+	c.Reset(data, start)
 	if r.missing > 0 {
-		if _, err := r.object(&c, s.filterPlan); err != nil {
+		if _, err := r.object(c, s.filterPlan); err != nil {
 			return false, err
 		}
 	}
@@ -470,6 +482,7 @@ func (s *Selector) match(ctx context.Context, data []byte, start int) (bool, err
 // fieldReader fills a Selector's field values from an event's object.
 type fieldReader struct {
 	s       *Selector
+	data    []byte // the event
 	walk    uint64 // this walk, for planNode.meet
 	missing int    // fields not found yet
 }
@@ -481,19 +494,19 @@ type fieldReader struct {
 // mayNameAgain): then they are read no further. Filterable fields are
 // members of a small object (conn), so reading to its end costs little,
 // and checks them all.
-func (r *fieldReader) object(c *jsonCursor, n *planNode) (done bool, err error) {
-	if err := c.openObject(); err != nil {
+func (r *fieldReader) object(c *schemas.Cursor, n *planNode) (done bool, err error) {
+	if err := c.BeginObject(); err != nil {
 		return false, err
 	}
 	for first := true; ; first = false {
-		key, ok, err := c.nextKey(first)
+		key, escaped, ok, err := c.NextKey(first)
 		if err != nil {
 			return false, err
 		}
 		if !ok {
-			return r.missing == 0 && !r.s.mayNameAgain(n.outer, c.data[c.pos:]), nil
+			return r.missing == 0 && !r.s.mayNameAgain(n.outer, r.data[c.Pos():]), nil
 		}
-		child := n.childByKey(key[1 : len(key)-1])
+		child := n.childByKey(key, escaped)
 		if child != nil {
 			if err := child.meet(r.walk); err != nil {
 				return false, err
@@ -501,18 +514,18 @@ func (r *fieldReader) object(c *jsonCursor, n *planNode) (done bool, err error) 
 		}
 		switch {
 		case child == nil:
-			err = c.skipValue()
+			err = c.SkipTrusted()
 		case child.slot >= 0:
 			// Met once, so read once.
 			err = r.leaf(c, child.slot)
-		case c.peek() == '{':
+		case c.Peek() == schemas.JSONObject:
 			if done, err = r.object(c, child); done {
 				return true, nil
 			}
 		default:
 			// null, or not the object a validated event has: the
 			// fields under it are missing.
-			err = c.skipValue()
+			err = c.SkipTrusted()
 		}
 		if err != nil {
 			return false, err
@@ -521,13 +534,13 @@ func (r *fieldReader) object(c *jsonCursor, n *planNode) (done bool, err error) 
 }
 
 // leaf reads the value of the filterable field of slot i at the cursor.
-func (r *fieldReader) leaf(c *jsonCursor, i int) error {
-	start := c.pos
-	if err := c.skipValue(); err != nil {
+func (r *fieldReader) leaf(c *schemas.Cursor, i int) error {
+	start := c.Pos() // NextKey moved past the whitespace
+	if err := c.SkipTrusted(); err != nil {
 		return err
 	}
 	r.missing--
-	raw := c.data[start:c.pos]
+	raw := r.data[start:c.Pos()]
 	if string(raw) == "null" {
 		return nil
 	}
@@ -611,7 +624,7 @@ func hex4(b []byte) int {
 // setField sets the field of slot in f from its raw JSON value.
 func setField(f *filters.Fields, slot *fieldSlot, raw []byte) error {
 	switch slot.kind {
-	case valueString, valueTimestamp:
+	case valueString:
 		if raw[0] != '"' {
 			return errors.New("expected a string")
 		}
@@ -619,10 +632,22 @@ func setField(f *filters.Fields, slot *fieldSlot, raw []byte) error {
 		if !ok {
 			return errors.New("invalid string")
 		}
-		if slot.kind == valueString {
-			return f.SetString(slot.path, v)
+		return f.SetString(slot.path, v)
+	case valueTimestamp:
+		if raw[0] != '"' {
+			return errors.New("expected a string")
 		}
-		t, err := time.Parse(time.RFC3339Nano, v)
+		b := raw[1 : len(raw)-1]
+		if bytes.IndexByte(b, '\\') >= 0 {
+			// Validation refuses an escaped timestamp; read one stored
+			// before it did as JSON reads it.
+			v, ok := unquote(b)
+			if !ok {
+				return errors.New("invalid string")
+			}
+			b = []byte(v)
+		}
+		t, err := schemas.ParseEventTime(b)
 		if err != nil {
 			return err
 		}
@@ -657,25 +682,26 @@ func setField(f *filters.Fields, slot *fieldSlot, raw []byte) error {
 	return fmt.Errorf("field of unknown kind %d", slot.kind)
 }
 
-// project appends to out the object at the cursor with only the members
-// plan n selects, and returns how many it kept. A member of the plan given
-// twice in one object, in walk, is an error (see planNode.meet); names are
-// not compared inside a kept group, which is copied as it is stored.
-func (c *jsonCursor) project(n *planNode, walk uint64, out []byte) ([]byte, int, error) {
-	if err := c.openObject(); err != nil {
+// project appends to out the object at the cursor, reading data, with
+// only the members plan n selects, and returns how many it kept. A member
+// of the plan given twice in one object, in walk, is an error (see
+// planNode.meet); names are not compared inside a kept group, which is
+// copied as it is stored.
+func project(c *schemas.Cursor, data []byte, n *planNode, walk uint64, out []byte) ([]byte, int, error) {
+	if err := c.BeginObject(); err != nil {
 		return out, 0, err
 	}
 	out = append(out, '{')
 	kept := 0
 	for first := true; ; first = false {
-		key, ok, err := c.nextKey(first)
+		key, escaped, ok, err := c.NextKey(first)
 		if err != nil {
 			return out, kept, err
 		}
 		if !ok {
 			return append(out, '}'), kept, nil
 		}
-		child := n.childByKey(key[1 : len(key)-1])
+		child := n.childByKey(key, escaped)
 		if child != nil {
 			if err := child.meet(walk); err != nil {
 				return out, kept, err
@@ -683,20 +709,20 @@ func (c *jsonCursor) project(n *planNode, walk uint64, out []byte) ([]byte, int,
 		}
 		switch {
 		case child == nil:
-			err = c.skipValue()
+			err = c.SkipTrusted()
 		case child.whole:
-			start := c.pos
-			if err = c.skipValue(); err == nil {
+			start := c.Pos() // NextKey moved past the whitespace
+			if err = c.SkipTrusted(); err == nil {
 				out = appendMember(out, kept, key)
-				out = append(out, c.data[start:c.pos]...)
+				out = append(out, data[start:c.Pos()]...)
 				kept++
 			}
-		case c.peek() == '{':
+		case c.Peek() == schemas.JSONObject:
 			// Some fields below are selected: keep the member if one of
 			// them is there.
 			mark := len(out)
 			var inner int
-			out, inner, err = c.project(child, walk, appendMember(out, kept, key))
+			out, inner, err = project(c, data, child, walk, appendMember(out, kept, key))
 			if inner == 0 {
 				out = out[:mark]
 			} else {
@@ -704,7 +730,7 @@ func (c *jsonCursor) project(n *planNode, walk uint64, out []byte) ([]byte, int,
 			}
 		default:
 			// null, or not an object: no selected field is under it.
-			err = c.skipValue()
+			err = c.SkipTrusted()
 		}
 		if err != nil {
 			return out, kept, err
@@ -713,173 +739,12 @@ func (c *jsonCursor) project(n *planNode, walk uint64, out []byte) ([]byte, int,
 }
 
 // appendMember appends the separator, if kept members come before, the key
-// and the colon of a member.
+// (its raw contents, as stored) between quotes, and the colon of a member.
 func appendMember(out []byte, kept int, key []byte) []byte {
 	if kept > 0 {
 		out = append(out, ',')
 	}
+	out = append(out, '"')
 	out = append(out, key...)
-	return append(out, ':')
-}
-
-// jsonCursor reads the JSON of data from pos. It checks the structure as
-// far as it reads (strings, brackets, separators), not the literals and
-// numbers it skips: stored events are valid JSON.
-type jsonCursor struct {
-	data []byte
-	pos  int
-}
-
-func (c *jsonCursor) malformed(what string) error {
-	return fmt.Errorf("%w: expected %s at offset %d", ErrMalformedEvent, what, c.pos)
-}
-
-// ws skips white space.
-func (c *jsonCursor) ws() {
-	for c.pos < len(c.data) {
-		switch c.data[c.pos] {
-		case ' ', '\t', '\n', '\r':
-			c.pos++
-		default:
-			return
-		}
-	}
-}
-
-// peek returns the byte at the cursor, or 0 at the end.
-func (c *jsonCursor) peek() byte {
-	if c.pos < len(c.data) {
-		return c.data[c.pos]
-	}
-	return 0
-}
-
-// consume moves past lit if the data continues with it.
-func (c *jsonCursor) consume(lit string) bool {
-	if len(c.data)-c.pos < len(lit) || string(c.data[c.pos:c.pos+len(lit)]) != lit {
-		return false
-	}
-	c.pos += len(lit)
-	return true
-}
-
-// openObject moves past the '{' of an object.
-func (c *jsonCursor) openObject() error {
-	c.ws()
-	if c.peek() != '{' {
-		return c.malformed("an object")
-	}
-	c.pos++
-	return nil
-}
-
-// nextKey moves to the next member of an object: past the comma before it
-// (unless it is the first), its key and its colon. It returns the key with
-// its quotes, as written; ok is false at the closing brace, which it
-// consumes.
-func (c *jsonCursor) nextKey(first bool) (key []byte, ok bool, err error) {
-	c.ws()
-	if c.peek() == '}' {
-		c.pos++
-		return nil, false, nil
-	}
-	if !first {
-		if c.peek() != ',' {
-			return nil, false, c.malformed("a comma or a closing brace")
-		}
-		c.pos++
-		c.ws()
-	}
-	if c.peek() != '"' {
-		return nil, false, c.malformed("a key")
-	}
-	start := c.pos
-	if err := c.skipString(); err != nil {
-		return nil, false, err
-	}
-	key = c.data[start:c.pos]
-	c.ws()
-	if c.peek() != ':' {
-		return nil, false, c.malformed("a colon")
-	}
-	c.pos++
-	c.ws()
-	return key, true, nil
-}
-
-// skipValue moves past the value at the cursor.
-func (c *jsonCursor) skipValue() error {
-	c.ws()
-	switch c.peek() {
-	case '"':
-		return c.skipString()
-	case '{', '[':
-		return c.skipNested()
-	case 0, ',', ':', '}', ']':
-		return c.malformed("a value")
-	}
-	// A number or a literal: up to the next delimiter.
-	for ; c.pos < len(c.data); c.pos++ {
-		switch c.data[c.pos] {
-		case ',', ':', '}', ']', '{', '[', '"', ' ', '\t', '\n', '\r':
-			return nil
-		}
-	}
-	return nil
-}
-
-// skipString moves past the string whose opening quote is at the cursor.
-func (c *jsonCursor) skipString() error {
-	data := c.data
-	for i := c.pos + 1; i < len(data); i++ {
-		// Most strings are short (keys, values of fields): look at a few
-		// bytes one by one before calling IndexByte.
-		if j := min(i+16, len(data)); data[i] != '"' {
-			for i++; i < j && data[i] != '"'; i++ {
-			}
-			if i == j {
-				n := bytes.IndexByte(data[i:], '"')
-				if n < 0 {
-					break
-				}
-				i += n
-			}
-		}
-		// The quote ends the string unless an odd number of backslashes
-		// escapes it.
-		backslashes := 0
-		for k := i - 1; data[k] == '\\'; k-- {
-			backslashes++
-		}
-		if backslashes%2 == 0 {
-			c.pos = i + 1
-			return nil
-		}
-	}
-	return c.malformed("the end of a string")
-}
-
-// skipNested moves past the object or array at the cursor, with all it
-// holds.
-func (c *jsonCursor) skipNested() error {
-	depth := 0
-	for c.pos < len(c.data) {
-		switch c.data[c.pos] {
-		case '"':
-			if err := c.skipString(); err != nil {
-				return err
-			}
-			continue
-		case '{', '[':
-			depth++
-		case '}', ']':
-			depth--
-			if depth == 0 {
-				c.pos++
-				return nil
-			}
-		}
-		c.pos++
-	}
-	return c.malformed("the end of an object or array")
+	return append(out, '"', ':')
 }

@@ -142,24 +142,24 @@ func (d *decoder) add(i int, ev Encoded, fieldErr error) error {
 
 func (d *decoder) array(body []byte) error {
 	s := &d.v.s
-	s.reset(body)
-	switch k := s.peek(); k {
-	case kindArray:
-	case kindObject:
+	s.resetChecking(body)
+	switch k := s.Peek(); k {
+	case JSONArray:
+	case JSONObject:
 		return &SyntaxError{Offset: s.pos, Msg: "the body is a single JSON object: wrap events in a JSON array, or send NDJSON with Content-Type: application/x-ndjson"}
 	default:
 		return s.unexpected("a JSON array of events")
 	}
-	if err := s.beginArray(); err != nil {
+	if err := s.BeginArray(); err != nil {
 		return err
 	}
 	for i, first := 0, true; ; i, first = i+1, false {
-		ok, err := s.nextElem(first)
+		ok, err := s.NextElem(first)
 		if err != nil {
 			return err
 		}
 		if !ok {
-			return s.end()
+			return s.End()
 		}
 		ev, fieldErr, err := d.event(i)
 		if err != nil {
@@ -184,10 +184,10 @@ func (d *decoder) ndjson(body []byte) error {
 		if len(line) == 0 {
 			continue
 		}
-		d.v.s.reset(line)
+		d.v.s.resetChecking(line)
 		ev, fieldErr, err := d.event(i)
 		if err == nil {
-			err = d.v.s.end()
+			err = d.v.s.End()
 		}
 		if err != nil {
 			var limit *LimitError
@@ -232,18 +232,18 @@ type envelope struct {
 	timestamp                 time.Time // parsed ts
 }
 
-// event decodes the event at the scanner. Type errors come back in
+// event decodes the event at the cursor. Type errors come back in
 // fieldErr; syntax and limit errors in err.
 func (d *decoder) event(index int) (ev Encoded, fieldErr error, err error) {
 	v, s := &d.v, &d.v.s
 	v.s.invalid, v.unknown = nil, 0
 	s.pathRoot, s.pathBase = "", s.depth // paths start at the event
-	if k := s.peek(); k != kindObject {
-		if k == kindInvalid {
+	if k := s.Peek(); k != JSONObject {
+		if k == JSONInvalid {
 			return ev, nil, s.unexpected("an event (a JSON object)")
 		}
 		v.fail("event", "each event must be a JSON object, got %s", k)
-		return ev, v.s.invalid, s.skip()
+		return ev, v.s.invalid, s.Skip()
 	}
 	start := s.pos
 	var e envelope
@@ -263,11 +263,11 @@ func (d *decoder) event(index int) (ev Encoded, fieldErr error, err error) {
 // fields walks the members of an event object.
 func (d *decoder) fields(e *envelope) error {
 	v, s := &d.v, &d.v.s
-	if err := s.beginObject(); err != nil {
+	if err := s.BeginObject(); err != nil {
 		return err
 	}
 	for first := true; ; first = false {
-		key, escaped, ok, err := s.nextKey(first)
+		key, escaped, ok, err := s.NextKey(first)
 		if err != nil || !ok {
 			return err
 		}
@@ -290,29 +290,29 @@ func (d *decoder) fields(e *envelope) error {
 		case "account_id":
 			e.account, _, err = d.optionalString("account_id")
 		case "principal":
-			s.ws()
+			s.SkipSpace()
 			s.spaced = false
 			p := s.pos
-			if s.peek() == kindNull {
-				err = s.literal("null")
+			if s.Peek() == JSONNull {
+				err = s.ReadNull()
 			} else {
 				err = v.object(d.c.principal)
 			}
 			e.principal, e.principalSet, e.principalSpaced = s.data[p:s.pos], true, s.spaced
 		case "object":
-			s.ws()
+			s.SkipSpace()
 			s.spaced = false
 			p := s.pos
 			if e.kind != nil {
 				err = v.object(e.kind.root)
 				e.objectChecked = true
 			} else {
-				err = s.skip()
+				err = s.Skip()
 			}
 			e.object, e.objectSet, e.objSpaced = s.data[p:s.pos], true, s.spaced
 		default:
 			v.fail(string(key), "unknown envelope field; an event has event_type and object, and optionally event_id, event_timestamp and principal")
-			err = s.skip()
+			err = s.Skip()
 		}
 		if err != nil {
 			return err
@@ -348,11 +348,11 @@ func (d *decoder) eventType(e *envelope) error {
 
 // optionalString consumes a string or null (returned as nil).
 func (d *decoder) optionalString(field string) ([]byte, bool, error) {
-	switch k := d.v.s.peek(); k {
-	case kindString:
-		return d.v.s.str()
-	case kindNull:
-		return nil, false, d.v.s.literal("null")
+	switch k := d.v.s.Peek(); k {
+	case JSONString:
+		return d.v.s.ReadString()
+	case JSONNull:
+		return nil, false, d.v.s.ReadNull()
 	default:
 		return nil, false, d.v.mismatch(field, "a string", k)
 	}
@@ -372,7 +372,7 @@ func (d *decoder) finish(e *envelope) {
 	}
 	if !e.objectChecked {
 		var sub validator
-		sub.s.reset(e.object)
+		sub.s.resetChecking(e.object)
 		sub.s.pathRoot = e.kind.root.path
 		_ = sub.object(e.kind.root) // syntax was checked when the object was skipped
 		v.unknown += sub.unknown
@@ -398,7 +398,7 @@ func (d *decoder) finish(e *envelope) {
 }
 
 func parseTimestamp(raw []byte, escaped bool) (time.Time, error) {
-	t, err := time.Parse(time.RFC3339Nano, string(raw))
+	t, err := ParseEventTime(raw)
 	if escaped || err != nil || !isTimestamp(raw) {
 		return time.Time{}, fmt.Errorf("expected an RFC 3339 timestamp such as 2026-11-22T10:04:05.123Z, got %q", raw)
 	}
@@ -508,12 +508,12 @@ func (c *Catalogue) encode(k *Kind, ev Event) (Encoded, error) {
 
 // check validates one JSON object against root and returns it compact.
 func (v *validator) check(data []byte, root *node) ([]byte, error) {
-	v.s.reset(data)
+	v.s.resetChecking(data)
 	v.s.pathRoot = root.path
 	if err := v.object(root); err != nil {
 		return nil, err
 	}
-	if err := v.s.end(); err != nil {
+	if err := v.s.End(); err != nil {
 		return nil, err
 	}
 	if v.s.invalid != nil {

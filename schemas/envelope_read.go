@@ -112,9 +112,13 @@ func ReadHeader(data []byte) (Header, HeaderSpans, error) {
 	return Header{ID: at(h.ID), Type: at(h.Type), Timestamp: ts, AccountID: at(h.AccountID)}, h, nil
 }
 
-// ParseEventTime parses a stored event_timestamp. AppendJSON always writes
-// TimeLayout, which is parsed by hand; anything else goes to time.Parse as
-// RFC 3339.
+// ParseEventTime parses a timestamp of an event: its event_timestamp, as
+// stored or as published, or a field of its object of TypeTimestamp. The
+// catalogue gives both as RFC 3339, which ParseEventTime reads as
+// time.Parse(time.RFC3339Nano, string(b)) does, with the same result and
+// the same error. AppendJSON always writes TimeLayout, and sluice's own
+// events' object timestamps have it too: that is parsed by hand, without
+// allocating; anything else goes to time.Parse.
 func ParseEventTime(b []byte) (time.Time, error) {
 	const layout = TimeLayout
 	if len(b) == len(layout) && b[4] == '-' && b[7] == '-' && b[10] == 'T' && b[13] == ':' &&

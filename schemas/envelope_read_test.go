@@ -80,3 +80,58 @@ func TestReadHeaderAllocations(t *testing.T) {
 		t.Errorf("ReadHeader allocates %v times, want 1", n)
 	}
 }
+
+// FuzzParseEventTime checks that ParseEventTime, the one parser of events'
+// timestamps, reads any text as time.Parse(time.RFC3339Nano, ...) does,
+// which the pipeline and the filters called before: the same time (in the
+// same location) or the same error message. The seeds are the forms the
+// catalogue accepts (isTimestamp) and near misses of the hand-parsed
+// TimeLayout.
+func FuzzParseEventTime(f *testing.F) {
+	for _, seed := range []string{
+		"2026-11-22T10:04:05.123Z", "2026-11-22T10:04:05Z", "2026-11-22T10:04:05.1Z", "2026-11-22T10:04:05.123456789Z",
+		"2026-11-22T10:04:05.1234567891Z", "2026-11-22T10:04:05.123+02:00", "2026-11-22T10:04:05.123-00:30", "2026-11-22T10:04:05+00:00",
+		"0000-01-01T00:00:00.000Z", "9999-12-31T23:59:59.999Z", "2024-02-29T12:00:00.000Z", "2026-02-29T12:00:00.000Z",
+		"2026-04-31T12:00:00.000Z", "2026-01-28T12:00:00.000Z", "2026-13-01T00:00:00.000Z", "2026-00-10T00:00:00.000Z",
+		"2026-11-00T00:00:00.000Z", "2026-11-22T24:00:00.000Z", "2026-11-22T23:60:00.000Z", "2026-11-22T23:59:60.000Z",
+		"2026-11-22t10:04:05.123Z", "2026-11-22T10:04:05.123z", "2026-11-22T10:04:05,123Z", "2026-11-22T10:04:05.12aZ",
+		"2026-11-22T10:04:05.-12Z", "+026-11-22T10:04:05.123Z", "2026-1-22T10:04:05.1234Z", "2026-11-22 10:04:05.123Z",
+		"2026-11-22T10:04:05.123Z ", "", "Z", "2026-11-22T10:04:05.123+24:00",
+	} {
+		f.Add(seed)
+	}
+	f.Fuzz(func(t *testing.T, s string) {
+		got, gotErr := ParseEventTime([]byte(s))
+		want, wantErr := time.Parse(time.RFC3339Nano, s)
+		switch {
+		case (gotErr == nil) != (wantErr == nil):
+			t.Fatalf("ParseEventTime(%q) = %v, %v; time.Parse = %v, %v", s, got, gotErr, want, wantErr)
+		case gotErr != nil && gotErr.Error() != wantErr.Error():
+			t.Fatalf("ParseEventTime(%q) refuses with %q; time.Parse with %q", s, gotErr, wantErr)
+		case !sameTime(got, want):
+			t.Fatalf("ParseEventTime(%q) = %v (%s); time.Parse = %v (%s)", s, got, got.Location(), want, want.Location())
+		}
+	})
+}
+
+// sameTime reports whether a and b are the same instant in the same
+// location: the same *time.Location for UTC and Local, the same name and
+// offset for a fixed zone (time.Parse makes a new one each time).
+func sameTime(a, b time.Time) bool {
+	an, ao := a.Zone()
+	bn, bo := b.Zone()
+	shared := func(l *time.Location) bool { return l == time.UTC || l == time.Local }
+	if shared(a.Location()) || shared(b.Location()) {
+		return a == b
+	}
+	return a.Equal(b) && an == bn && ao == bo
+}
+
+// TestParseEventTimeAllocations checks that TimeLayout, which AppendJSON
+// writes, is parsed without allocating.
+func TestParseEventTimeAllocations(t *testing.T) {
+	b := []byte("2026-11-22T10:04:05.123Z")
+	if n := testing.AllocsPerRun(100, func() { _, _ = ParseEventTime(b) }); n != 0 {
+		t.Errorf("ParseEventTime allocates %v times, want 0", n)
+	}
+}

@@ -26,11 +26,11 @@ func FuzzScanner(f *testing.F) {
 		f.Add([]byte(seed))
 	}
 	f.Fuzz(func(t *testing.T, data []byte) {
-		var s scanner
-		s.reset(data)
-		err := s.skip()
+		var s Cursor
+		s.resetChecking(data)
+		err := s.Skip()
 		if err == nil {
-			err = s.end()
+			err = s.End()
 		}
 		valid := json.Valid(data) && utf8.Valid(data)
 		switch {

@@ -34,11 +34,11 @@ func (e *FieldError) Error() string { return e.Path + ": " + e.Msg }
 func (e *FieldError) Unwrap() error { return e.Err }
 
 // validator walks a JSON value along a catalogue node. Syntax errors stop
-// it; the first type error is kept, with what the scanner refuses, in
+// it; the first type error is kept, with what the cursor refuses, in
 // s.invalid, and the walk goes on, so that the caller can still find where
 // the value ends.
 type validator struct {
-	s       scanner
+	s       Cursor
 	unknown int
 }
 
@@ -65,18 +65,18 @@ func (v *validator) value(n *node) error {
 }
 
 func (v *validator) group(n *node) error {
-	switch k := v.s.peek(); k {
-	case kindNull:
-		return v.s.literal("null")
-	case kindObject:
+	switch k := v.s.Peek(); k {
+	case JSONNull:
+		return v.s.ReadNull()
+	case JSONObject:
 	default:
 		return v.mismatch(n.path, "an object", k)
 	}
-	if err := v.s.beginObject(); err != nil {
+	if err := v.s.BeginObject(); err != nil {
 		return err
 	}
 	for first := true; ; first = false {
-		key, escaped, ok, err := v.s.nextKey(first)
+		key, escaped, ok, err := v.s.NextKey(first)
 		if err != nil || !ok {
 			return err
 		}
@@ -86,7 +86,7 @@ func (v *validator) group(n *node) error {
 		child := n.children[string(key)]
 		if child == nil {
 			v.unknown++
-			if err := v.s.skip(); err != nil {
+			if err := v.s.Skip(); err != nil {
 				return err
 			}
 			continue
@@ -98,22 +98,22 @@ func (v *validator) group(n *node) error {
 }
 
 func (v *validator) groupList(n *node) error {
-	switch k := v.s.peek(); k {
-	case kindNull:
-		return v.s.literal("null")
-	case kindArray:
+	switch k := v.s.Peek(); k {
+	case JSONNull:
+		return v.s.ReadNull()
+	case JSONArray:
 	default:
 		return v.mismatch(n.path, "a list of objects", k)
 	}
-	if err := v.s.beginArray(); err != nil {
+	if err := v.s.BeginArray(); err != nil {
 		return err
 	}
 	for i, first := 0, true; ; i, first = i+1, false {
-		ok, err := v.s.nextElem(first)
+		ok, err := v.s.NextElem(first)
 		if err != nil || !ok {
 			return err
 		}
-		if k := v.s.peek(); k != kindObject {
+		if k := v.s.Peek(); k != JSONObject {
 			err = v.mismatch(elementPath(n.path, nil, i), "an object", k)
 		} else {
 			err = v.group(n)
@@ -125,55 +125,55 @@ func (v *validator) groupList(n *node) error {
 }
 
 // mismatch records a value of the wrong kind and skips it.
-func (v *validator) mismatch(path, want string, got jsonKind) error {
-	if got == kindInvalid {
+func (v *validator) mismatch(path, want string, got JSONKind) error {
+	if got == JSONInvalid {
 		return v.s.unexpected("a JSON value")
 	}
 	v.fail(path, "expected %s, got %s", want, got)
-	return v.s.skip()
+	return v.s.Skip()
 }
 
 func (v *validator) leaf(n *node) error {
-	k := v.s.peek()
+	k := v.s.Peek()
 	switch {
-	case k == kindNull:
-		return v.s.literal("null")
+	case k == JSONNull:
+		return v.s.ReadNull()
 	case n.secret:
 		v.fail(n.path, "must be null: events never carry secrets such as tokens and secret keys")
-		return v.s.skip()
-	case k == kindBool && n.typ == TypeBool:
-		return v.s.boolean()
-	case k == kindString && n.typ == TypeString:
-		raw, escaped, err := v.s.str()
+		return v.s.Skip()
+	case k == JSONBool && n.typ == TypeBool:
+		return v.s.ReadBool()
+	case k == JSONString && n.typ == TypeString:
+		raw, escaped, err := v.s.ReadString()
 		if err == nil && n.maxBytes > 0 && len(raw) > n.maxBytes {
 			if size := decodedLen(raw, escaped); size > n.maxBytes {
 				v.fail(n.path, "is %d bytes long, over its limit of %d bytes", size, n.maxBytes)
 			}
 		}
 		return err
-	case k == kindString && n.typ == TypeTimestamp:
-		raw, escaped, err := v.s.str()
+	case k == JSONString && n.typ == TypeTimestamp:
+		raw, escaped, err := v.s.ReadString()
 		if err == nil && (escaped || !isTimestamp(raw)) {
 			v.fail(n.path, "expected an RFC 3339 timestamp such as 2026-11-22T10:04:05.123Z, got %q", raw)
 		}
 		return err
-	case k == kindNumber && (n.typ == TypeInt32 || n.typ == TypeInt64 || n.typ == TypeUint64):
-		raw, integer, err := v.s.number()
+	case k == JSONNumber && (n.typ == TypeInt32 || n.typ == TypeInt64 || n.typ == TypeUint64):
+		raw, integer, err := v.s.ReadNumber()
 		if err == nil && !(integer && intInRange(raw, n.typ)) {
 			v.fail(n.path, "expected %s (%s), got %s", n.typ, intRange(n.typ), raw)
 		}
 		return err
-	case k == kindNumber && n.typ == TypeFloat64:
-		_, _, err := v.s.number()
+	case k == JSONNumber && n.typ == TypeFloat64:
+		_, _, err := v.s.ReadNumber()
 		return err
-	case k == kindArray && n.typ == TypeStringList:
-		return v.listOf(n.path, nil, kindString)
-	case k == kindArray && n.typ == TypeMapList:
-		return v.listOf(n.path, nil, kindObject)
-	case k == kindObject && (n.typ == TypeStringMap || n.typ == TypeHeaderMap):
+	case k == JSONArray && n.typ == TypeStringList:
+		return v.listOf(n.path, nil, JSONString)
+	case k == JSONArray && n.typ == TypeMapList:
+		return v.listOf(n.path, nil, JSONObject)
+	case k == JSONObject && (n.typ == TypeStringMap || n.typ == TypeHeaderMap):
 		return v.mapOf(n)
-	case k == kindObject && n.typ == TypeObject:
-		return v.s.skip()
+	case k == JSONObject && n.typ == TypeObject:
+		return v.s.Skip()
 	}
 	return v.mismatch(n.path, n.typ.String(), k)
 }
@@ -181,19 +181,19 @@ func (v *validator) leaf(n *node) error {
 // listOf checks an array (already peeked) whose elements must all be of
 // kind want. The array is at path, or at path.key when key is not nil: the
 // path of an error is only built when there is one.
-func (v *validator) listOf(path string, key []byte, want jsonKind) error {
-	if err := v.s.beginArray(); err != nil {
+func (v *validator) listOf(path string, key []byte, want JSONKind) error {
+	if err := v.s.BeginArray(); err != nil {
 		return err
 	}
 	for i, first := 0, true; ; i, first = i+1, false {
-		ok, err := v.s.nextElem(first)
+		ok, err := v.s.NextElem(first)
 		if err != nil || !ok {
 			return err
 		}
-		if k := v.s.peek(); k != want {
+		if k := v.s.Peek(); k != want {
 			err = v.mismatch(elementPath(path, key, i), want.String(), k)
 		} else {
-			err = v.s.skip()
+			err = v.s.Skip()
 		}
 		if err != nil {
 			return err
@@ -204,20 +204,20 @@ func (v *validator) listOf(path string, key []byte, want jsonKind) error {
 // mapOf checks an object (already peeked) whose values are strings
 // (TypeStringMap) or lists of strings (TypeHeaderMap).
 func (v *validator) mapOf(n *node) error {
-	if err := v.s.beginObject(); err != nil {
+	if err := v.s.BeginObject(); err != nil {
 		return err
 	}
 	for first := true; ; first = false {
-		key, _, ok, err := v.s.nextKey(first)
+		key, _, ok, err := v.s.NextKey(first)
 		if err != nil || !ok {
 			return err
 		}
-		k := v.s.peek()
+		k := v.s.Peek()
 		switch {
-		case n.typ == TypeStringMap && k == kindString:
-			_, _, err = v.s.str()
-		case n.typ == TypeHeaderMap && k == kindArray:
-			err = v.listOf(n.path, key, kindString)
+		case n.typ == TypeStringMap && k == JSONString:
+			_, _, err = v.s.ReadString()
+		case n.typ == TypeHeaderMap && k == JSONArray:
+			err = v.listOf(n.path, key, JSONString)
 		case n.typ == TypeStringMap:
 			err = v.mismatch(n.path+"."+string(key), "a string", k)
 		default:
@@ -249,7 +249,7 @@ func decodedLen(raw []byte, escaped bool) int {
 			i += 2
 			continue
 		}
-		r, _ := hexValue(raw[i+2 : i+6]) // the scanner checked the digits
+		r, _ := hexValue(raw[i+2 : i+6]) // the cursor checked the digits
 		i += 6
 		if utf16.IsSurrogate(r) && i+6 <= len(raw) && raw[i] == '\\' && raw[i+1] == 'u' {
 			if low, _ := hexValue(raw[i+2 : i+6]); utf16.DecodeRune(r, low) != utf8.RuneError {
@@ -371,12 +371,12 @@ func isTimestamp(b []byte) bool {
 // surrogate, a number beyond float64's range.
 func (k *Kind) ValidateObject(object []byte) (unknown int, err error) {
 	var v validator
-	v.s.reset(object)
+	v.s.resetChecking(object)
 	v.s.pathRoot = k.root.path
 	if err := v.object(k.root); err != nil {
 		return 0, err
 	}
-	if err := v.s.end(); err != nil {
+	if err := v.s.End(); err != nil {
 		return 0, err
 	}
 	return v.unknown, v.s.invalid
@@ -384,12 +384,12 @@ func (k *Kind) ValidateObject(object []byte) (unknown int, err error) {
 
 // object checks the next value, which must be a JSON object, against root.
 func (v *validator) object(root *node) error {
-	if k := v.s.peek(); k != kindObject {
-		if k == kindInvalid {
+	if k := v.s.Peek(); k != JSONObject {
+		if k == JSONInvalid {
 			return v.s.unexpected("a JSON object")
 		}
 		v.fail(root.path, "expected a JSON object, got %s", k)
-		return v.s.skip()
+		return v.s.Skip()
 	}
 	return v.group(root)
 }

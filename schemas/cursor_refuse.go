@@ -7,62 +7,92 @@ import (
 	"strconv"
 )
 
-// This file holds what the scanner refuses of valid JSON (see scanner):
-// member names given twice, lone surrogates and numbers beyond float64,
-// and the JSON path it names them by.
+// This file holds what validation refuses of valid JSON, with a Cursor
+// checking (see resetChecking): member names given twice, lone surrogates
+// and numbers beyond float64, and the JSON path it names them by.
+
+// resetChecking makes c read data from its start, as Reset does, refusing
+// what JSON readers read differently: the first value refused is in
+// c.invalid, as a *FieldError naming its path.
+func (c *Cursor) resetChecking(data []byte) {
+	c.Reset(data, 0)
+	c.checking = true
+}
 
 // refuse records the first value refused, at path.
-func (s *scanner) refuse(path, format string, args ...any) {
-	if s.invalid == nil {
-		s.invalid = &FieldError{Path: path, Msg: fmt.Sprintf(format, args...)}
+func (c *Cursor) refuse(path, format string, args ...any) {
+	if c.invalid == nil {
+		c.invalid = &FieldError{Path: path, Msg: fmt.Sprintf(format, args...)}
+	}
+}
+
+// refuseSurrogate refuses the string being read for the lone surrogate r.
+func (c *Cursor) refuseSurrogate(r rune) {
+	if c.invalid != nil {
+		return
+	}
+	what := "the string"
+	path := c.path(c.depth)
+	if c.inKey {
+		what, path = "a member name", c.path(c.depth-1)
+	}
+	c.refuse(path, "%s holds \\u%04x, half of a UTF-16 surrogate pair without its other half, which JSON readers "+
+		"read differently (or not at all): send the character in UTF-8, or escape it as a whole pair", what, r)
+}
+
+// checkRange refuses raw, the number just read, if it is beyond float64's
+// range.
+func (c *Cursor) checkRange(raw []byte) {
+	if c.invalid == nil && !inFloatRange(raw) {
+		c.refuse(c.path(c.depth), "the number %.40s is beyond the range of a float64 (about ±1.8e308), "+
+			"which JSON readers refuse or read as infinity: send a number within it, or a string", raw)
 	}
 }
 
 // pushKey adds the name of a member of the innermost object.
-func (s *scanner) pushKey(k keyRange) {
-	if s.nkeys < len(s.keyBuf) {
-		s.keyBuf[s.nkeys] = k
+func (c *Cursor) pushKey(k keyRange) {
+	if c.nkeys < len(c.keyBuf) {
+		c.keyBuf[c.nkeys] = k
 	} else {
-		s.more = append(s.more, k)
+		c.more = append(c.more, k)
 	}
-	s.nkeys++
+	c.nkeys++
 }
 
 // key returns the i-th member name of the open objects.
-func (s *scanner) key(i int) keyRange {
-	if i < len(s.keyBuf) {
-		return s.keyBuf[i]
+func (c *Cursor) key(i int) keyRange {
+	if i < len(c.keyBuf) {
+		return c.keyBuf[i]
 	}
-	return s.more[i-len(s.keyBuf)]
+	return c.more[i-len(c.keyBuf)]
 }
 
-// endObject closes the innermost object: it refuses a member name given
-// twice in it, and forgets its names.
-func (s *scanner) endObject() {
-	mark := s.frames[s.depth-1].mark
-	if s.invalid == nil {
-		if dup, ok := s.duplicateKey(mark, s.nkeys); ok {
-			s.refuse(joinPath(s.path(s.depth-1), s.keyName(dup)),
+// endObject closes the innermost object, before the depth goes down: it
+// refuses a member name given twice in it, and forgets its names.
+func (c *Cursor) endObject() {
+	mark := c.frames[c.depth-1].mark
+	if c.invalid == nil {
+		if dup, ok := c.duplicateKey(mark, c.nkeys); ok {
+			c.refuse(joinPath(c.path(c.depth-1), c.keyName(dup)),
 				"the name appears twice in its object, and JSON readers keep either value, or both: give each name once")
 		}
 	}
-	s.nkeys = mark
-	if over := s.nkeys - len(s.keyBuf); over > 0 {
-		s.more = s.more[:over]
+	c.nkeys = mark
+	if over := c.nkeys - len(c.keyBuf); over > 0 {
+		c.more = c.more[:over]
 	} else {
-		s.more = s.more[:0]
+		c.more = c.more[:0]
 	}
-	s.depth--
 }
 
 // duplicateKey returns a member name of keys [from, to) given twice.
-func (s *scanner) duplicateKey(from, to int) (keyRange, bool) {
+func (c *Cursor) duplicateKey(from, to int) (keyRange, bool) {
 	const pairwise = 16 // up to this many names, compare every pair
-	if n := to - from; n <= pairwise && to <= len(s.keyBuf) {
+	if n := to - from; n <= pairwise && to <= len(c.keyBuf) {
 		for i := from + 1; i < to; i++ {
 			for j := from; j < i; j++ {
-				if s.compareKeys(s.keyBuf[i], s.keyBuf[j]) == 0 {
-					return s.keyBuf[i], true
+				if c.compareKeys(c.keyBuf[i], c.keyBuf[j]) == 0 {
+					return c.keyBuf[i], true
 				}
 			}
 		}
@@ -71,11 +101,11 @@ func (s *scanner) duplicateKey(from, to int) (keyRange, bool) {
 	// Many names: sort a copy (an object this large allocates).
 	names := make([]keyRange, 0, to-from)
 	for i := from; i < to; i++ {
-		names = append(names, s.key(i))
+		names = append(names, c.key(i))
 	}
-	slices.SortFunc(names, s.compareKeys)
+	slices.SortFunc(names, c.compareKeys)
 	for i := 1; i < len(names); i++ {
-		if s.compareKeys(names[i-1], names[i]) == 0 {
+		if c.compareKeys(names[i-1], names[i]) == 0 {
 			return names[i], true
 		}
 	}
@@ -84,8 +114,8 @@ func (s *scanner) duplicateKey(from, to int) (keyRange, bool) {
 
 // compareKeys orders member names by their decoded text: "a" and "\u0061"
 // are the same name.
-func (s *scanner) compareKeys(a, b keyRange) int {
-	ra, rb := s.data[a.start:a.end], s.data[b.start:b.end]
+func (c *Cursor) compareKeys(a, b keyRange) int {
+	ra, rb := c.data[a.start:a.end], c.data[b.start:b.end]
 	if a.escaped {
 		ra = unescapeKey(ra) // allocates, but names with escapes are rare
 	}
@@ -96,8 +126,8 @@ func (s *scanner) compareKeys(a, b keyRange) int {
 }
 
 // keyName returns a member name as text.
-func (s *scanner) keyName(k keyRange) string {
-	raw := s.data[k.start:k.end]
+func (c *Cursor) keyName(k keyRange) string {
+	raw := c.data[k.start:k.end]
 	if k.escaped {
 		raw = unescapeKey(raw)
 	}
@@ -107,22 +137,22 @@ func (s *scanner) keyName(k keyRange) string {
 // path returns the JSON path of the value read at depth: pathRoot, then,
 // for each container open from pathBase to depth, the name or index of its
 // member being read, such as "object.http.request.headers.Accept[1]".
-func (s *scanner) path(depth int) string {
-	p := s.pathRoot
-	for d := s.pathBase; d < depth; d++ {
-		f := &s.frames[d]
+func (c *Cursor) path(depth int) string {
+	p := c.pathRoot
+	for d := c.pathBase; d < depth; d++ {
+		f := &c.frames[d]
 		if f.array {
 			p += "[" + strconv.Itoa(max(f.index, 0)) + "]"
 			continue
 		}
-		end := s.nkeys // the names of this object end where the next container's begin
-		if d+1 < s.depth {
-			end = s.frames[d+1].mark
+		end := c.nkeys // the names of this object end where the next container's begin
+		if d+1 < c.depth {
+			end = c.frames[d+1].mark
 		}
 		if end <= f.mark {
 			break // no member read yet
 		}
-		p = joinPath(p, s.keyName(s.key(end-1)))
+		p = joinPath(p, c.keyName(c.key(end-1)))
 	}
 	return p
 }
