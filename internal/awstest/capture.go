@@ -40,7 +40,9 @@ func (c *Capture) Do(req *http.Request) (*http.Response, error) {
 	var body []byte
 	if req.Body != nil {
 		var err error
-		if body, err = io.ReadAll(req.Body); err != nil {
+		body, err = io.ReadAll(req.Body)
+		req.Body.Close() // as a transport does
+		if err != nil {
 			return nil, err
 		}
 	}
