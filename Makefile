@@ -83,6 +83,8 @@ fuzz: ## a short run of each fuzz target, past its committed corpus
 	$(GO) test -run '^$$' -fuzz '^FuzzPutRecordsBody$$' -fuzztime 20000x ./sinks/kinesis
 	$(GO) test -run '^$$' -fuzz '^FuzzPutRecordBatchBody$$' -fuzztime 20000x ./sinks/firehose
 	$(GO) test -run '^$$' -fuzz '^FuzzPutLogEventsBody$$' -fuzztime 20000x ./sinks/cloudwatchlogs
+	$(GO) test -run '^$$' -fuzz '^FuzzPutRecordsAnswer$$' -fuzztime 20000x ./sinks/kinesis
+	$(GO) test -run '^$$' -fuzz '^FuzzPutRecordBatchAnswer$$' -fuzztime 20000x ./sinks/firehose
 
 # docs/performance.md says what each measures, its floors and the figures.
 bench: ## micro-benchmarks, the ingest and delivery benchmarks against raw JetStream, memory with 1,000,000 events pending, the sinks into the emulator, the drain into a Kinesis endpoint in another process, the traffic policy's cost and memory

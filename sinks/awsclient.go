@@ -36,6 +36,16 @@ func (c AWSClient[C, O]) WithBody(target string, body []byte) func(*O) {
 	}
 }
 
+// WithAnswer returns the option of one call of the client that reads the
+// call's successful answer with answer in place of the SDK's deserializer,
+// which still reads every other answer (see awsjson.Deserializer).
+func (c AWSClient[C, O]) WithAnswer(answer *awsjson.Deserializer) func(*O) {
+	return func(o *O) {
+		apiOptions := c.APIOptions(o)
+		*apiOptions = append(*apiOptions, answer.Swap)
+	}
+}
+
 // Make returns the client of a sink of the target arn: New given the
 // configuration LoadAWSConfig loads for access and, when endpoint is not
 // "", that endpoint as the client's BaseEndpoint option, which applies to

@@ -30,17 +30,20 @@
 //     endpoint when its Config gives one;
 //   - AWSClient.WithBody sends a call's body as the sink encoded it
 //     (package sinks/awsjson: straight from the records' bytes into a
-//     pooled buffer), in place of the SDK's serialization of the input;
-//     the SDK still signs, resolves the endpoint and reads the answer;
+//     pooled buffer), in place of the SDK's serialization of the input,
+//     and AWSClient.WithAnswer reads a successful per-record answer
+//     straight into the results (awsjson.Deserializer); the SDK still
+//     signs, resolves the endpoint, and reads every error and every
+//     answer the sink's reader leaves to it;
 //   - Limits.Tally counts a batch as the sink encodes it, so that a batch
 //     beyond Limits, which the pipeline does not make, fails whole,
 //     unsent, with no pass of its own over the records;
 //   - AWSErrorCodes.Classify turns the error of a whole call into a
 //     *DestinationError of the right Class, from the service's own error
 //     codes, those every AWS service shares, and the HTTP status.
-//   - SentResults turns a per-record answer (PutRecords', PutRecordBatch's)
-//     into the results of the records sent, a record the answer leaves out
-//     being Retryable.
+//   - SentResults and Answer turn a per-record answer (PutRecords',
+//     PutRecordBatch's), whole or entry by entry, into the results of the
+//     records sent, a record the answer leaves out being Retryable.
 //
 // It is not the place for anything of one service only: PutRecords'
 // partition keys, Firehose's framing and CloudWatch Logs' log streams are

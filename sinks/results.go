@@ -22,25 +22,64 @@ type EntryError struct {
 // CodeMissingResult; operation names the call in its message. A nil sent
 // is every record, in order.
 func SentResults[E any](results []Result, sent []int, answer []E, operation string, entryError func(E) EntryError) {
-	n := len(sent)
-	if sent == nil {
-		n = len(results)
+	a := NewAnswer(results, sent, operation)
+	for _, e := range answer[:min(len(answer), a.records())] {
+		a.Entry(entryError(e))
 	}
-	for i := range n {
-		index := i
-		if sent != nil {
-			index = sent[i]
+	a.entries = len(answer)
+	a.End()
+}
+
+// Answer fills in the results of the records a call sent as SentResults
+// does, from a per-record answer read entry by entry.
+type Answer struct {
+	results   []Result
+	sent      []int
+	operation string
+	entries   int // read so far
+}
+
+// NewAnswer returns the Answer of the records of results that a call
+// sent (nil: all), in order; operation names the call.
+func NewAnswer(results []Result, sent []int, operation string) Answer {
+	return Answer{results: results, sent: sent, operation: operation}
+}
+
+// records returns how many records the call sent.
+func (a *Answer) records() int {
+	if a.sent == nil {
+		return len(a.results)
+	}
+	return len(a.sent)
+}
+
+// index returns the index in results of the record of entry i.
+func (a *Answer) index(i int) int {
+	if a.sent == nil {
+		return i
+	}
+	return a.sent[i]
+}
+
+// Entry sets the result of the record of the answer's next entry: an
+// entry that failed is Retryable with its code and message, any other
+// Accepted. An entry beyond the records sent is ignored.
+func (a *Answer) Entry(e EntryError) {
+	if i := a.entries; i < a.records() {
+		a.results[a.index(i)] = Result{Status: Accepted}
+		if e.Failed {
+			a.results[a.index(i)] = Result{Status: Retryable, Code: e.Code, Message: e.Message}
 		}
-		if i >= len(answer) {
-			results[index] = Result{Status: Retryable, Code: CodeMissingResult,
-				Message: fmt.Sprintf("%s answered for %d of %d records", operation, len(answer), n)}
-			continue
-		}
-		e := entryError(answer[i])
-		if !e.Failed {
-			results[index] = Result{Status: Accepted}
-			continue
-		}
-		results[index] = Result{Status: Retryable, Code: e.Code, Message: e.Message}
+	}
+	a.entries++
+}
+
+// End sets the results of the records the answer left out: Retryable,
+// CodeMissingResult.
+func (a *Answer) End() {
+	n := a.records()
+	for i := a.entries; i < n; i++ {
+		a.results[a.index(i)] = Result{Status: Retryable, Code: CodeMissingResult,
+			Message: fmt.Sprintf("%s answered for %d of %d records", a.operation, a.entries, n)}
 	}
 }

@@ -29,11 +29,13 @@ type Captured struct {
 }
 
 // Capture is an aws.HTTPClient that keeps the last request it was given
-// and answers each with status 200 and Answer, sending nothing: for
+// and answers each with Status and Answer, sending nothing: for
 // comparing what two ways of making one call send.
 type Capture struct {
 	// Answer is the JSON body of every answer.
 	Answer string
+	// Status is the status of every answer; 0 is 200.
+	Status int
 
 	mu   sync.Mutex
 	last Captured
@@ -44,7 +46,9 @@ func (c *Capture) Do(req *http.Request) (*http.Response, error) {
 	var body []byte
 	if req.Body != nil {
 		var err error
-		if body, err = io.ReadAll(req.Body); err != nil {
+		body, err = io.ReadAll(req.Body)
+		req.Body.Close() // as a transport does
+		if err != nil {
 			return nil, err
 		}
 	}
@@ -58,8 +62,12 @@ func (c *Capture) Do(req *http.Request) (*http.Response, error) {
 		Body:        body,
 	}
 	c.mu.Unlock()
+	status := c.Status
+	if status == 0 {
+		status = http.StatusOK
+	}
 	return &http.Response{
-		StatusCode:    http.StatusOK,
+		StatusCode:    status,
 		Header:        http.Header{"Content-Type": {"application/x-amz-json-1.1"}},
 		Body:          io.NopCloser(strings.NewReader(c.Answer)),
 		ContentLength: int64(len(c.Answer)),
@@ -69,10 +77,11 @@ func (c *Capture) Do(req *http.Request) (*http.Response, error) {
 
 // CaptureConfig returns the configuration of an SDK client sending
 // through capture (through sinks.BodyCopyingHTTPClient, as the sinks'
-// clients do), in eu-west-1, signing with static keys: none of the
-// process's AWS environment.
+// clients do), in eu-west-1, signing with static keys, with no retries
+// (as the sinks' clients): none of the process's AWS environment.
 func CaptureConfig(capture *Capture) aws.Config {
 	return aws.Config{
+		Retryer:     func() aws.Retryer { return aws.NopRetryer{} },
 		Region:      "eu-west-1",
 		Credentials: credentials.NewStaticCredentialsProvider("AKIASTATICKEY0000000", "static-secret", ""),
 		HTTPClient:  sinks.BodyCopyingHTTPClient(capture),

@@ -21,6 +21,16 @@ func (placeholder) HandleSerialize(ctx context.Context, in middleware.SerializeI
 	return next.HandleSerialize(ctx, in)
 }
 
+// placeholderAnswer is the SDK's deserializer in the stack SentInput
+// builds.
+type placeholderAnswer struct{}
+
+func (placeholderAnswer) ID() string { return "OperationDeserializer" }
+
+func (placeholderAnswer) HandleDeserialize(ctx context.Context, in middleware.DeserializeInput, next middleware.DeserializeHandler) (middleware.DeserializeOutput, middleware.Metadata, error) {
+	return next.HandleDeserialize(ctx, in)
+}
+
 // SentInput decodes into input the body that the awsjson.Serializer among
 // a call's apiOptions (a client's Options.APIOptions once the call's
 // options applied) sends in place of the SDK's serialization of the call's
@@ -30,6 +40,9 @@ func (placeholder) HandleSerialize(ctx context.Context, in middleware.SerializeI
 func SentInput(apiOptions []func(*middleware.Stack) error, input any) error {
 	stack := middleware.NewStack("fake", smithyhttp.NewStackRequest)
 	if err := stack.Serialize.Add(placeholder{}, middleware.After); err != nil {
+		return err
+	}
+	if err := stack.Deserialize.Add(placeholderAnswer{}, middleware.After); err != nil {
 		return err
 	}
 	for _, fn := range apiOptions {

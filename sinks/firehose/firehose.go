@@ -37,9 +37,10 @@ type putRecordBatchAPI interface {
 // Sink writes to one Firehose delivery stream. It is safe for concurrent
 // use.
 type Sink struct {
-	stream deliveryStream
-	client putRecordBatchAPI
-	bodies *awsjson.Buffers
+	stream  deliveryStream
+	client  putRecordBatchAPI
+	bodies  *awsjson.Buffers
+	answers *awsjson.Buffers
 }
 
 var _ sinks.Sink = (*Sink)(nil)
@@ -60,7 +61,7 @@ func New(ctx context.Context, cfg Config) (*Sink, error) {
 	if err != nil {
 		return nil, err
 	}
-	return &Sink{stream: target, client: client, bodies: new(awsjson.Buffers)}, nil
+	return &Sink{stream: target, client: client, bodies: new(awsjson.Buffers), answers: new(awsjson.Buffers)}, nil
 }
 
 // Limits returns PutRecordBatch's limits: 500 records and 4 MiB a call,
@@ -88,20 +89,26 @@ func (s *Sink) Write(ctx context.Context, records []sinks.Record) ([]sinks.Resul
 	if err := s.encode(body, records); err != nil {
 		return nil, err
 	}
+	results := make([]sinks.Result, len(records))
+	answer := sinks.NewAnswer(results, nil, "PutRecordBatch")
+	reader := s.answerReader(&answer)
 	out, err := s.client.PutRecordBatch(ctx, &firehose.PutRecordBatchInput{
 		DeliveryStreamName: aws.String(s.stream.name),
 		Records:            []types.Record{}, // in the body
-	}, awsClient.WithBody(putRecordBatchTarget, *body))
+	}, awsClient.WithBody(putRecordBatchTarget, *body), awsClient.WithAnswer(reader))
 	if err != nil {
 		return nil, codeClasses.Classify(ctx, err)
 	}
-	results := make([]sinks.Result, len(records))
-	recordResults(results, out.RequestResponses)
+	if reader.Read {
+		answer.End()
+	} else {
+		recordResults(results, out.RequestResponses)
+	}
 	return results, nil
 }
 
 // recordResults fills in the results of the records from PutRecordBatch's
-// answer, entry i of which is that of record i: a
+// answer as the SDK read it, entry i of which is that of record i: a
 // record with an ErrorCode is Retryable, one without is Accepted (whatever
 // FailedPutCount says), and a record the answer leaves out is Retryable.
 func recordResults(results []sinks.Result, answer []types.PutRecordBatchResponseEntry) {

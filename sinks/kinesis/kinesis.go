@@ -47,9 +47,10 @@ type putRecordsAPI interface {
 
 // Sink writes to one Kinesis data stream. It is safe for concurrent use.
 type Sink struct {
-	stream stream
-	client putRecordsAPI
-	bodies *awsjson.Buffers
+	stream  stream
+	client  putRecordsAPI
+	bodies  *awsjson.Buffers
+	answers *awsjson.Buffers
 }
 
 var _ sinks.Sink = (*Sink)(nil)
@@ -69,7 +70,7 @@ func New(ctx context.Context, cfg Config) (*Sink, error) {
 	if err != nil {
 		return nil, err
 	}
-	return &Sink{stream: target, client: client, bodies: new(awsjson.Buffers)}, nil
+	return &Sink{stream: target, client: client, bodies: new(awsjson.Buffers), answers: new(awsjson.Buffers)}, nil
 }
 
 // Limits returns PutRecords' limits: 500 records and 5 MiB a call, 1 MiB a
@@ -102,16 +103,25 @@ func (s *Sink) Write(ctx context.Context, records []sinks.Record) ([]sinks.Resul
 	if len(sent) == 0 {
 		return results, nil
 	}
+	answer := sinks.NewAnswer(results, sent, "PutRecords")
+	reader := s.answerReader(&answer)
 	out, err := s.client.PutRecords(ctx, &kinesis.PutRecordsInput{
 		StreamARN:  aws.String(s.stream.arn),
 		StreamName: aws.String(s.stream.name),
 		Records:    []types.PutRecordsRequestEntry{}, // in the body
-	}, awsClient.WithBody(putRecordsTarget, *body))
+	}, awsClient.WithBody(putRecordsTarget, *body), awsClient.WithAnswer(reader))
 	if err != nil {
 		return nil, classify(ctx, err)
 	}
-	if err := recordResults(results, sent, out.Records); err != nil {
-		return nil, err
+	if reader.Read {
+		answer.End()
+	} else {
+		recordResults(results, sent, out.Records)
+	}
+	if len(sent) == len(results) {
+		if err := destinationError(results); err != nil {
+			return nil, err
+		}
 	}
 	return results, nil
 }
@@ -130,15 +140,10 @@ func refuse(r sinks.Record) (sinks.Result, bool) {
 }
 
 // recordResults fills in the results of the sent records from PutRecords'
-// answer, entry i of which is that of records[sent[i]]. A record the answer
-// leaves out is Retryable. It returns a *sinks.DestinationError instead when
-// every record failed for the destination (see destinationError).
-func recordResults(results []sinks.Result, sent []int, answer []types.PutRecordsResultEntry) error {
+// answer as the SDK read it, entry i of which is that of records[sent[i]].
+// A record the answer leaves out is Retryable.
+func recordResults(results []sinks.Result, sent []int, answer []types.PutRecordsResultEntry) {
 	sinks.SentResults(results, sent, answer, "PutRecords", func(e types.PutRecordsResultEntry) sinks.EntryError {
 		return sinks.EntryError{Failed: e.ErrorCode != nil, Code: aws.ToString(e.ErrorCode), Message: aws.ToString(e.ErrorMessage)}
 	})
-	if len(sent) == len(results) {
-		return destinationError(results)
-	}
-	return nil
 }

@@ -1,0 +1,74 @@
+package awsjson
+
+import (
+	"fmt"
+	"testing"
+)
+
+// testShape is an answer of PutRecords' shape.
+var testShape = AnswerShape{
+	List:         "Records",
+	Members:      []Member{{Name: "EncryptionType", Kind: String}, {Name: "FailedRecordCount", Kind: Int32}, {Name: "Encrypted", Kind: Bool}},
+	EntryMembers: []Member{{Name: "SequenceNumber", Kind: String}},
+}
+
+// TestAnswerShapeRead checks which answers Read reads, and which it
+// leaves to the SDK's deserializer, and the entries it reads.
+func TestAnswerShapeRead(t *testing.T) {
+	for _, tc := range []struct {
+		body    string
+		read    bool
+		entries string // each entry's HasCode, Code and Message
+	}{
+		{`{"FailedRecordCount":0,"Records":[{"SequenceNumber":"1"},{"SequenceNumber":"2"}]}`, true, "[{false  } {false  }]"},
+		{` { "Records" : [ { "ErrorCode" : "E" , "ErrorMessage" : "m é" } ] , "EncryptionType" : "KMS" } ` + "\n", true, "[{true E m é}]"},
+		{`{"Records":[{"ErrorCode":""}],"Encrypted":true}`, true, "[{true  }]"},
+		{`{"Records":[],"Unknown":{"a":[1,-2.5e+3,true,false,null,"\"\u00e9"]}}`, true, "[]"},
+		{`{"Records":[{"SequenceNumber":"\u0031\n","Other":null}]}`, true, "[{false  }]"},
+		{`{}`, true, "[]"},
+		{`{"FailedRecordCount":-2147483648,"Records":[]}`, true, "[]"},
+
+		{``, false, ""},
+		{`null`, false, ""},
+		{`[]`, false, ""},
+		{`{"Records":null}`, false, ""},
+		{`{"Records":[null]}`, false, ""},
+		{`{"Records":[{"ErrorCode":null}]}`, false, ""},
+		{`{"Records":[{"ErrorCode":"\u0041"}]}`, false, ""},
+		{`{"Records":[{"ErrorMessage":"a\"b"}]}`, false, ""},
+		{`{"Records":[{"Error\u0043ode":"A"}]}`, false, ""},
+		{`{"Records":[{"ErrorCode":"A","ErrorCode":"B"}]}`, false, ""},
+		{`{"Records":[],"Records":[]}`, false, ""},
+		{`{"FailedRecordCount":1,"FailedRecordCount":1,"Records":[]}`, false, ""},
+		{`{"FailedRecordCount":2147483648,"Records":[]}`, false, ""},
+		{`{"FailedRecordCount":1.0,"Records":[]}`, false, ""},
+		{`{"FailedRecordCount":1e2,"Records":[]}`, false, ""},
+		{`{"FailedRecordCount":01,"Records":[]}`, false, ""},
+		{`{"FailedRecordCount":"1","Records":[]}`, false, ""},
+		{`{"Encrypted":1,"Records":[]}`, false, ""},
+		{`{"Records":[{"SequenceNumber":1}]}`, false, ""},
+		{`{"Records":[{"SequenceNumber":"\x"}]}`, false, ""},
+		{`{"Records":[{"SequenceNumber":"\u00g0"}]}`, false, ""},
+		{"{\"Records\":[{\"SequenceNumber\":\"a\x01\"}]}", false, ""},
+		{`{"Records":[]} x`, false, ""},
+		{`{"Records":[]}{}`, false, ""},
+		{`{"Records":[],}`, false, ""},
+		{`{"Records":[{},]}`, false, ""},
+		{`{"Records":[{}]`, false, ""},
+		{`{"Unknown":[1 2],"Records":[]}`, false, ""},
+		{`{"Unknown":tru,"Records":[]}`, false, ""},
+		{`{"Unknown":-,"Records":[]}`, false, ""},
+	} {
+		var entries []string
+		read := testShape.Read([]byte(tc.body), func(e Entry) {
+			entries = append(entries, fmt.Sprintf("{%v %s %s}", e.HasCode, e.Code, e.Message))
+		})
+		if read != tc.read {
+			t.Errorf("Read(%q) = %v, want %v", tc.body, read, tc.read)
+			continue
+		}
+		if got := fmt.Sprintf("%v", entries); read && got != tc.entries {
+			t.Errorf("Read(%q) read the entries %s, want %s", tc.body, got, tc.entries)
+		}
+	}
+}
