@@ -1,10 +1,13 @@
 package awsjson
 
 import (
-	"encoding/base64"
+	stdbase64 "encoding/base64"
+	"slices"
 	"sync"
 	"unicode/utf8"
 	"unsafe"
+
+	"github.com/segmentio/asm/base64"
 )
 
 // Buffers is a pool of body buffers, so that a sink's calls reuse the
@@ -39,7 +42,7 @@ func (b *Buffers) Put(buf *[]byte) {
 // encoding with padding: how the SDK encodes a blob.
 func AppendBase64(dst, src []byte) []byte {
 	dst = append(dst, '"')
-	dst = base64.StdEncoding.AppendEncode(dst, src)
+	dst = appendBase64(dst, src)
 	return append(dst, '"')
 }
 
@@ -48,12 +51,27 @@ func AppendBase64(dst, src []byte) []byte {
 func AppendBase64Line(dst, src []byte) []byte {
 	whole := len(src) - len(src)%3 // encoded with no padding
 	dst = append(dst, '"')
-	dst = base64.StdEncoding.AppendEncode(dst, src[:whole])
+	dst = appendBase64(dst, src[:whole])
 	var tail [3]byte
 	n := copy(tail[:], src[whole:])
 	tail[n] = '\n'
-	dst = base64.StdEncoding.AppendEncode(dst, tail[:n+1])
+	// The last 1 to 3 bytes go through encoding/base64, into which tail
+	// does not escape (it would into the assembly of appendBase64).
+	dst = stdbase64.StdEncoding.AppendEncode(dst, tail[:n+1])
 	return append(dst, '"')
+}
+
+// appendBase64 appends the standard base64 encoding of src, with padding,
+// to dst. It encodes with segmentio/asm's encoder, which uses AVX2 where
+// the CPU has it (and encoding/base64's way elsewhere): base64 was an
+// eighth of a Kinesis pass-through's CPU with encoding/base64, 1.3 µs of
+// an event of 1.8 KB, and is a fifth of that with AVX2. The differential
+// tests of the sinks' bodies check that the SDK's decoder reads back src.
+func appendBase64(dst, src []byte) []byte {
+	n := base64.StdEncoding.EncodedLen(len(src))
+	dst = slices.Grow(dst, n)
+	base64.StdEncoding.Encode(dst[len(dst):len(dst)+n], src)
+	return dst[:len(dst)+n]
 }
 
 // AppendString appends s to dst as a JSON string that decodes to s, each

@@ -66,3 +66,25 @@ func BenchmarkAppendText(b *testing.B) {
 		buf = AppendText(buf[:0], envelope)
 	}
 }
+
+// TestAppendBase64MatchesStdlib checks the AVX2 encoder of AppendBase64
+// and AppendBase64Line against encoding/base64 on every length up to a few
+// of its 32-byte blocks, appending after what dst holds.
+func TestAppendBase64MatchesStdlib(t *testing.T) {
+	src := make([]byte, 300)
+	for i := range src {
+		src[i] = byte(i*151 + i>>3)
+	}
+	for n := range len(src) + 1 {
+		s := src[:n]
+		want := `x"` + base64.StdEncoding.EncodeToString(s) + `"`
+		if got := AppendBase64([]byte("x"), s); string(got) != want {
+			t.Fatalf("AppendBase64 of %d bytes: %s, want %s", n, got, want)
+		}
+		line := append(bytes.Clone(s), '\n')
+		want = `x"` + base64.StdEncoding.EncodeToString(line) + `"`
+		if got := AppendBase64Line([]byte("x"), s); string(got) != want {
+			t.Fatalf("AppendBase64Line of %d bytes: %s, want %s", n, got, want)
+		}
+	}
+}
