@@ -213,8 +213,8 @@ func (run *redriveRun) add(ctx context.Context, d DeadLetter) error {
 		return nil
 	}
 	e, refused := route.record(ctx, d.Event)
-	if refused != nil {
-		run.fail(d.Seq, refused.class, "", refused.message)
+	if refused.class != "" {
+		run.fail(d.Seq, refused.class, "", refused.text())
 		return nil
 	}
 	limits, size := route.sink.Limits(), e.size

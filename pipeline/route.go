@@ -48,36 +48,53 @@ type entry struct {
 
 // refusal says why an event became no record: the class of its dead letter
 // (dlqMalformed, dlqFilter) or of the redrive failure (RedriveUnroutable,
-// RedriveFiltered), and a message.
+// RedriveFiltered), and what text says. The zero refusal is none. It is a
+// value, and its text is made only when asked: the live worker acks an
+// event the filter rejects without a word, half of a route's events or
+// more.
 type refusal struct {
-	class, message string
+	class string
+	// message is the text of dlqMalformed and dlqFilter; subscriptionID
+	// and eventType make that of RedriveUnroutable and RedriveFiltered.
+	message, subscriptionID, eventType string
+}
+
+// text says why the event became no record.
+func (r refusal) text() string {
+	switch r.class {
+	case RedriveUnroutable:
+		return fmt.Sprintf("subscription %s no longer has a source of kind %s", r.subscriptionID, r.eventType)
+	case RedriveFiltered:
+		return fmt.Sprintf("the filter of subscription %s's source %s rejects the event now", r.subscriptionID, r.eventType)
+	}
+	return r.message
 }
 
 // record turns a stored event into the entry the plan writes: it reads the
-// event's header once (its time parsed once, carried in the record), picks the selector of its kind and runs it. A refusal of
-// class RedriveUnroutable is an event of a kind the plan has no source of,
+// event's header once (its time parsed once, carried in the record), picks
+// the selector of its kind and runs it. A refusal of class RedriveUnroutable is an event of a kind the plan has no source of,
 // RedriveFiltered one the filter rejects, dlqFilter one the filter could
 // not decide (ctx may have ended: the caller tells) and dlqMalformed bytes
 // that are no envelope. The size of the entry is not checked here: the
 // write path refuses a record over the sink's MaxRecordBytes.
-func (rp *routePlan) record(ctx context.Context, data []byte) (entry, *refusal) {
+func (rp *routePlan) record(ctx context.Context, data []byte) (entry, refusal) {
 	head, spans, err := schemas.ReadHeader(data)
 	if err != nil {
-		return entry{}, &refusal{dlqMalformed, err.Error()}
+		return entry{}, refusal{class: dlqMalformed, message: err.Error()}
 	}
 	sel, ok := rp.selectors[head.Type]
 	if !ok {
-		return entry{record: sinks.Record{ID: head.ID}}, &refusal{RedriveUnroutable, fmt.Sprintf("subscription %s no longer has a source of kind %s", rp.subscriptionID, head.Type)}
+		return entry{record: sinks.Record{ID: head.ID}}, refusal{class: RedriveUnroutable, subscriptionID: rp.subscriptionID, eventType: head.Type}
 	}
 	out, keep, err := selectEvent(ctx, sel, data, spans)
 	switch {
 	case err != nil:
-		return entry{record: sinks.Record{ID: head.ID}}, &refusal{dlqFilter, err.Error()}
+		return entry{record: sinks.Record{ID: head.ID}}, refusal{class: dlqFilter, message: err.Error()}
 	case !keep:
-		return entry{record: sinks.Record{ID: head.ID}}, &refusal{RedriveFiltered, fmt.Sprintf("the filter of subscription %s's source %s rejects the event now", rp.subscriptionID, head.Type)}
+		return entry{record: sinks.Record{ID: head.ID}}, refusal{class: RedriveFiltered, subscriptionID: rp.subscriptionID, eventType: head.Type}
 	}
 	rec := sinks.Record{ID: head.ID, Data: out, Timestamp: head.Timestamp}
-	return entry{record: rec, size: rp.sink.Limits().Size(rec)}, nil
+	return entry{record: rec, size: rp.sink.Limits().Size(rec)}, refusal{}
 }
 
 // selectEvent runs sel on data, turning a panic into an error, so that an

@@ -269,7 +269,7 @@ func (w *worker) prepare(ctx context.Context, msg jetstream.Msg) (pending, bool)
 	}
 	e, refused := p.record(ctx, msg.Data())
 	switch {
-	case refused == nil:
+	case refused.class == "":
 		return pending{msg: msg, entry: e}, true
 	case refused.class == RedriveUnroutable:
 		// Not a kind of the route's sources: the consumer's subjects were
@@ -286,7 +286,7 @@ func (w *worker) prepare(ctx context.Context, msg jetstream.Msg) (pending, bool)
 		// The event is no envelope, or the filter could not decide (it
 		// failed, ran out of its bounds or panicked): dead-lettered once
 		// with the reason and terminated, never redelivered.
-		w.deadLetter(ctx, msg, e.record.ID, refused.class, "", refused.message)
+		w.deadLetter(ctx, msg, e.record.ID, refused.class, "", refused.text())
 	}
 	return pending{}, false
 }
