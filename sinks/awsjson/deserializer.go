@@ -55,7 +55,7 @@ func (d *Deserializer) HandleDeserialize(ctx context.Context, in middleware.Dese
 	body := d.Bodies.Get()
 	defer d.Bodies.Put(body)
 	var readErr error
-	*body, readErr = readAll(*body, resp.Body)
+	*body, readErr = ReadAll(*body, resp.Body)
 	resp.Body.Close()
 	if readErr == nil && d.Shape.Read(*body, d.Entry) {
 		d.Read = true
@@ -102,8 +102,10 @@ func (r failingReader) Read([]byte) (int, error) {
 	return 0, r.err
 }
 
-// readAll appends what r reads to dst, up to io.EOF.
-func readAll(dst []byte, r io.Reader) ([]byte, error) {
+// ReadAll appends what r reads to dst, up to io.EOF, growing dst as
+// append does, and returns it with the error that ended the read (nil at
+// io.EOF): io.ReadAll into a buffer of the caller's.
+func ReadAll(dst []byte, r io.Reader) ([]byte, error) {
 	for {
 		if len(dst) == cap(dst) {
 			dst = append(dst, 0)[:len(dst)]
