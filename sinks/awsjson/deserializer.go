@@ -5,6 +5,7 @@ import (
 	"context"
 	"fmt"
 	"io"
+	"net/http"
 
 	"github.com/aws/smithy-go/middleware"
 	smithyhttp "github.com/aws/smithy-go/transport/http"
@@ -64,7 +65,12 @@ func (d *Deserializer) HandleDeserialize(ctx context.Context, in middleware.Dese
 	}
 	// The SDK reads the answer as it came, failure to read it included.
 	resp.Body = io.NopCloser(io.MultiReader(bytes.NewReader(*body), failingReader{readErr}))
-	return d.sdk.HandleDeserialize(ctx, in, sent{out, md, nil})
+	out, md, err = d.sdk.HandleDeserialize(ctx, in, sent{out, md, nil})
+	// That body reads the buffer, which goes back to Bodies on return: the
+	// middlewares around this one (which drain an answer's body) and the
+	// call's error (which keeps the response) read nothing of it.
+	resp.Body = http.NoBody
+	return out, md, err
 }
 
 // Swap replaces the SDK's deserializer of stack with d, keeping the SDK's
