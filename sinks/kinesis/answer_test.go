@@ -136,3 +136,30 @@ func TestSinkReadsAnswer(t *testing.T) {
 		t.Errorf("reading an answer of 500 records: %.0f allocations, want at most 2 (the reader and its Entry)", allocs)
 	}
 }
+
+// TestAnswerResultsOutliveBuffer checks that the codes and messages of the
+// results of a Write are their own, not the answer's pooled buffer, which
+// the next Write reads its answer into.
+func TestAnswerResultsOutliveBuffer(t *testing.T) {
+	capture := &awstest.Capture{}
+	sink, _ := captureSink(t, capture)
+	ctx := context.Background()
+	answer := func(code, message string) string {
+		return `{"FailedRecordCount":3,"Records":[{"ErrorCode":"` + code + `","ErrorMessage":"` + message + `"},{"ErrorCode":"` + code + `"},{"ErrorCode":"` + code + `"}]}`
+	}
+	capture.Answer = answer("ProvisionedThroughputExceededException", "Rate exceeded for shard")
+	first, err := sink.Write(ctx, records(3))
+	if err != nil {
+		t.Fatal(err)
+	}
+	want := sinks.Result{Status: sinks.Retryable, Code: "ProvisionedThroughputExceededException", Message: "Rate exceeded for shard"}
+	for range 10 {
+		capture.Answer = answer("XXXXXXXXXXXXXXXXXXXXXXXXXXXXXXXXXXXXXX", "yyyyyyyyyyyyyyyyyyyyyyy")
+		if _, err := sink.Write(ctx, records(3)); err != nil {
+			t.Fatal(err)
+		}
+		if first[0] != want {
+			t.Fatalf("the first Write's result became %+v after later Writes, want %+v", first[0], want)
+		}
+	}
+}
