@@ -72,7 +72,8 @@ func (r refusal) text() string {
 
 // record turns a stored event into the entry the plan writes: it reads the
 // event's header once (its time parsed once, carried in the record), picks
-// the selector of its kind and runs it. A refusal of class RedriveUnroutable is an event of a kind the plan has no source of,
+// the selector of its kind and runs it. A refusal of class
+// RedriveUnroutable is an event of a kind the plan has no source of,
 // RedriveFiltered one the filter rejects, dlqFilter one the filter could
 // not decide (ctx may have ended: the caller tells) and dlqMalformed bytes
 // that are no envelope. The size of the entry is not checked here: the

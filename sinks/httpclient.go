@@ -9,6 +9,8 @@ import (
 	"sync"
 
 	"github.com/aws/aws-sdk-go-v2/aws"
+
+	"github.com/sluicehq/sluice/sinks/awsjson"
 )
 
 // BodyCopyingHTTPClient returns an HTTP client that sends each request from
@@ -117,7 +119,7 @@ func (p *copyPool) copyBody(body io.Reader, length int64) (*bodyCopy, error) {
 // positive.
 func readBody(dst []byte, body io.Reader, length int64) ([]byte, error) {
 	if length <= 0 {
-		return readAll(dst, body)
+		return awsjson.ReadAll(dst, body)
 	}
 	dst = slices.Grow(dst, int(length))[:length]
 	if _, err := io.ReadFull(body, dst); err != nil {
@@ -128,23 +130,6 @@ func readBody(dst []byte, body io.Reader, length int64) ([]byte, error) {
 		return nil, fmt.Errorf("the body is longer than its Content-Length of %d bytes", length)
 	}
 	return dst, nil
-}
-
-// readAll appends what body reads to dst, up to io.EOF.
-func readAll(dst []byte, body io.Reader) ([]byte, error) {
-	for {
-		if len(dst) == cap(dst) {
-			dst = append(dst, 0)[:len(dst)]
-		}
-		n, err := body.Read(dst[len(dst):cap(dst)])
-		dst = dst[:len(dst)+n]
-		if err == io.EOF {
-			return dst, nil
-		}
-		if err != nil {
-			return nil, err
-		}
-	}
 }
 
 // errCopyReleased is the error of GetBody after Do returned and every body

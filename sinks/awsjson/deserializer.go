@@ -5,6 +5,7 @@ import (
 	"context"
 	"fmt"
 	"io"
+	"net/http"
 
 	"github.com/aws/smithy-go/middleware"
 	smithyhttp "github.com/aws/smithy-go/transport/http"
@@ -55,7 +56,7 @@ func (d *Deserializer) HandleDeserialize(ctx context.Context, in middleware.Dese
 	body := d.Bodies.Get()
 	defer d.Bodies.Put(body)
 	var readErr error
-	*body, readErr = readAll(*body, resp.Body)
+	*body, readErr = ReadAll(*body, resp.Body)
 	resp.Body.Close()
 	if readErr == nil && d.Shape.Read(*body, d.Entry) {
 		d.Read = true
@@ -64,7 +65,12 @@ func (d *Deserializer) HandleDeserialize(ctx context.Context, in middleware.Dese
 	}
 	// The SDK reads the answer as it came, failure to read it included.
 	resp.Body = io.NopCloser(io.MultiReader(bytes.NewReader(*body), failingReader{readErr}))
-	return d.sdk.HandleDeserialize(ctx, in, sent{out, md, nil})
+	out, md, err = d.sdk.HandleDeserialize(ctx, in, sent{out, md, nil})
+	// That body reads the buffer, which goes back to Bodies on return: the
+	// middlewares around this one (which drain an answer's body) and the
+	// call's error (which keeps the response) read nothing of it.
+	resp.Body = http.NoBody
+	return out, md, err
 }
 
 // Swap replaces the SDK's deserializer of stack with d, keeping the SDK's
@@ -102,8 +108,10 @@ func (r failingReader) Read([]byte) (int, error) {
 	return 0, r.err
 }
 
-// readAll appends what r reads to dst, up to io.EOF.
-func readAll(dst []byte, r io.Reader) ([]byte, error) {
+// ReadAll appends what r reads to dst, up to io.EOF, growing dst as
+// append does, and returns it with the error that ended the read (nil at
+// io.EOF): io.ReadAll into a buffer of the caller's.
+func ReadAll(dst []byte, r io.Reader) ([]byte, error) {
 	for {
 		if len(dst) == cap(dst) {
 			dst = append(dst, 0)[:len(dst)]

@@ -23,7 +23,7 @@ func captureSink(tb testing.TB, capture *awstest.Capture) (*Sink, *firehose.Clie
 		tb.Fatal(err)
 	}
 	client := firehose.NewFromConfig(awstest.CaptureConfig(capture), func(o *firehose.Options) { o.BaseEndpoint = aws.String("http://firehose.test") })
-	return &Sink{stream: target, client: client, bodies: new(awsjson.Buffers)}, client
+	return &Sink{stream: target, client: client, bodies: new(awsjson.Buffers), answers: new(awsjson.Buffers)}, client
 }
 
 // FuzzPutRecordBatchBody checks that the sink's PutRecordBatch request is

@@ -37,6 +37,10 @@ func FuzzPutRecordsAnswer(f *testing.F) {
 		`{"Records":[{"ShardId":1}]}`,
 		"{\"Records\":[{\"ErrorCode\":\"\xff\xfe\",\"ErrorMessage\":\"\x01\"}]}",
 		`{"Records":[{}]`,
+		"{\"Records\":[{\"ErrorCode\":\"E\xff\",\"ErrorMessage\":\"m\xe9\"},{},{}]}",
+		`{"FailedRecordCount":3,"Records":[{},{"X":1,"X":[2]},{"ErrorCode":"E"},{"ErrorCode":"F"}]}`,
+		`{"FailedRecordCount":-1,"Records":[{"ErrorCode":"E"}]}`,
+		`{"Records":[{},{},{}],"Deep":` + strings.Repeat("[", 70) + strings.Repeat("]", 70) + `}`,
 		`null`,
 		``,
 		`{"__type":"ResourceNotFoundException","message":"Stream events not found"}`,
@@ -130,5 +134,32 @@ func TestSinkReadsAnswer(t *testing.T) {
 	})
 	if allocs > 2 {
 		t.Errorf("reading an answer of 500 records: %.0f allocations, want at most 2 (the reader and its Entry)", allocs)
+	}
+}
+
+// TestAnswerResultsOutliveBuffer checks that the codes and messages of the
+// results of a Write are their own, not the answer's pooled buffer, which
+// the next Write reads its answer into.
+func TestAnswerResultsOutliveBuffer(t *testing.T) {
+	capture := &awstest.Capture{}
+	sink, _ := captureSink(t, capture)
+	ctx := context.Background()
+	answer := func(code, message string) string {
+		return `{"FailedRecordCount":3,"Records":[{"ErrorCode":"` + code + `","ErrorMessage":"` + message + `"},{"ErrorCode":"` + code + `"},{"ErrorCode":"` + code + `"}]}`
+	}
+	capture.Answer = answer("ProvisionedThroughputExceededException", "Rate exceeded for shard")
+	first, err := sink.Write(ctx, records(3))
+	if err != nil {
+		t.Fatal(err)
+	}
+	want := sinks.Result{Status: sinks.Retryable, Code: "ProvisionedThroughputExceededException", Message: "Rate exceeded for shard"}
+	for range 10 {
+		capture.Answer = answer("XXXXXXXXXXXXXXXXXXXXXXXXXXXXXXXXXXXXXX", "yyyyyyyyyyyyyyyyyyyyyyy")
+		if _, err := sink.Write(ctx, records(3)); err != nil {
+			t.Fatal(err)
+		}
+		if first[0] != want {
+			t.Fatalf("the first Write's result became %+v after later Writes, want %+v", first[0], want)
+		}
 	}
 }

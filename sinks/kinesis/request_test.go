@@ -24,7 +24,7 @@ func captureSink(tb testing.TB, capture *awstest.Capture) (*Sink, *kinesis.Clien
 		tb.Fatal(err)
 	}
 	client := kinesis.NewFromConfig(awstest.CaptureConfig(capture), func(o *kinesis.Options) { o.BaseEndpoint = aws.String("http://kinesis.test") })
-	return &Sink{stream: target, client: client, bodies: new(awsjson.Buffers)}, client
+	return &Sink{stream: target, client: client, bodies: new(awsjson.Buffers), answers: new(awsjson.Buffers)}, client
 }
 
 // fuzzBatch returns the records of a fuzzed batch: data cut at each 0x1e,
