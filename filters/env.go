@@ -20,10 +20,12 @@ const (
 
 	// MaxCost is the highest cost a filter may have, in CEL's cost units
 	// (about one per operation; string and list operations count their
-	// size). It bounds both the static estimate, checked when the filter is
-	// written, and the actual cost of each evaluation (cel.CostLimit), so no
-	// filter can hold a delivery worker for long: a filter at the limit, a
-	// loop in a loop over 110 integers, takes about 4 ms per event.
+	// size). It bounds the static estimate, checked when the filter is
+	// written, and the actual cost of each evaluation of a filter with a
+	// loop (cel.CostLimit; one without cannot go past its estimate, see
+	// programOptions), so no filter can hold a delivery worker for long: a
+	// filter at the limit, a loop in a loop over 110 integers, takes about
+	// 4 ms per event.
 	//
 	// The estimate assumes each string field is as long as its maximum,
 	// schemas.Field.MaxBytes, which validation enforces on every event, so

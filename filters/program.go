@@ -58,9 +58,9 @@ func (p *Program) NewFields() *Fields { return p.kind.newFields() }
 // operations at most once, each bounded by the sizes of the fields.
 //
 // Every evaluation is bounded: by MaxCost, which with fields no longer than
-// their maximum (SetString refuses longer ones) the evaluation cannot reach,
-// and, for a program with a comprehension, by MaxEvalTime of wall-clock
-// time. A panic in the evaluation is recovered and returned as an error.
+// their maximum (SetString refuses longer ones) the evaluation cannot reach
+// (a program with a comprehension counts its cost as it runs as well), and,
+// for a program with a comprehension, by MaxEvalTime of wall-clock time. A panic in the evaluation is recovered and returned as an error.
 //
 // A runtime error is returned too: ErrCostLimit, ErrEvalTimeout,
 // ErrEvalPanic, a division by zero, an invalid CIDR range computed at run
