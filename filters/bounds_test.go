@@ -238,7 +238,8 @@ func trackedProgram(t testing.TB, p *Program) cel.Program {
 }
 
 // checkBounds compiles expr and, if it compiles, evaluates it on fields at
-// their maximum sizes: its actual cost must be within its estimate, it must
+// their maximum sizes, of 'a', of '%' and of backslashes (which
+// strings.quote doubles): its actual cost must be within its estimate, it must
 // not panic or time out, and it must stay within maxEvalAlloc and
 // maxEvalWall (the best of three tries, for a shared machine).
 func checkBounds(t *testing.T, env *Env, expr string) (compiled bool) {
@@ -251,7 +252,7 @@ func checkBounds(t *testing.T, env *Env, expr string) (compiled bool) {
 		return false
 	}
 	tracked := trackedProgram(t, p)
-	for _, char := range []byte{'a', '%'} {
+	for _, char := range []byte{'a', '%', '\\'} {
 		fields := maxFields(t, p, char)
 		_, det, evalErr := tracked.Eval(fields)
 		if evalErr != nil && strings.Contains(evalErr.Error(), "internal error") {

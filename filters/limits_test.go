@@ -199,3 +199,41 @@ func TestTimeZoneAccessorsAreCharged(t *testing.T) {
 	}
 	mustCompile(t, env, httpKind, `timestamp('2026-01-01T00:00:00Z').getHours('Europe/Paris') == 1`)
 }
+
+// TestQuoteAndFormatAreCharged checks the cost of strings.quote and format,
+// which CEL prices like a short string operation: a quote of a quote of ...
+// a field of backslashes doubles at each level (11 levels took 26 ms and
+// 15 MB an event at an estimate under MaxCost), and a format of a few
+// hundred %.100f clauses took 2 ms at an estimate of 192. Both are refused
+// now; a plain quote or format compiles, and a filter of quotes that
+// compiles evaluates within the bounds on fields of backslashes.
+func TestQuoteAndFormatAreCharged(t *testing.T) {
+	env := newTestEnv(t)
+	quote := func(levels int, x string) string {
+		for range levels {
+			x = "strings.quote(" + x + ")"
+		}
+		return x
+	}
+	for _, expr := range []string{
+		quote(11, "ev.conn.server_name") + ".size() == 0",
+		quote(8, "ev.conn.server_name") + ".size() == 0",
+		"'" + strings.Repeat("%.100f", 300) + "'.format([" + strings.Repeat("1e308, ", 299) + "1e308]) == ''",
+	} {
+		if _, err := env.Compile(httpKind, expr); !errors.Is(err, ErrFilterTooCostly) {
+			t.Errorf("Compile(%.60s...): error %v, want ErrFilterTooCostly", expr, err)
+		}
+	}
+	mustCompile(t, env, httpKind, `'%s:%d'.format([ev.conn.server_name, ev.conn.server_port]) == 'a.example.com:443'`)
+	mustCompile(t, env, httpKind, quote(1, "ev.conn.server_name")+` == '"a.example.com"'`)
+	for _, char := range []byte{'\\', '"', 'a'} {
+		p := mustCompile(t, env, httpKind, quote(4, "ev.conn.server_name")+`.size() == 0`)
+		start := time.Now()
+		if _, err := p.Match(t.Context(), maxFields(t, p, char)); err != nil {
+			t.Fatal(err)
+		}
+		if took := time.Since(start); took > maxEvalWall {
+			t.Errorf("4 quotes of a field of %q took %v, above %v", char, took, maxEvalWall)
+		}
+	}
+}
