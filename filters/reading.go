@@ -122,14 +122,23 @@ func (f *ReadingFilter) Match(ctx context.Context, envelope []byte) (bool, error
 		return false, fmt.Errorf("reading the event: %w", err)
 	}
 	act := &readingActivation{fields: f.program.NewFields(), envelope: map[string]ref.Val{}}
+	var tooLong error
 	set := func(name string, s *string) {
-		if s != nil {
+		switch {
+		case s == nil:
+		case len(*s) > envelopeMaxBytes:
+			// The estimate took it to be at most envelopeMaxBytes.
+			tooLong = fmt.Errorf("the event's %s is %d bytes, over the %d a reading filter takes", name, len(*s), envelopeMaxBytes)
+		default:
 			act.envelope[EnvelopeName+"."+name] = types.String(*s)
 		}
 	}
 	set("event_type", ev.Type)
 	set("event_id", ev.ID)
 	set("account_id", ev.AccountID)
+	if tooLong != nil {
+		return false, tooLong
+	}
 	if ev.Timestamp != nil {
 		ts, err := schemas.ParseEventTime([]byte(*ev.Timestamp))
 		if err != nil {

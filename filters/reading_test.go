@@ -93,3 +93,25 @@ func TestReadingFilterWrongValue(t *testing.T) {
 		t.Fatalf("Match = %v, want ErrFieldType", err)
 	}
 }
+
+// TestReadingFilterRefusesLongEnvelopeStrings checks that an envelope
+// string longer than the cost estimate took it to be is not evaluated: the
+// filter could cost more than its estimate on it.
+func TestReadingFilterRefusesLongEnvelopeStrings(t *testing.T) {
+	env, err := filters.NewEnv(schemas.Default())
+	if err != nil {
+		t.Fatal(err)
+	}
+	f, err := env.CompileReading("http_request_complete.v0", `envelope.event_id.startsWith('ev_')`)
+	if err != nil {
+		t.Fatal(err)
+	}
+	long := `{"event_type":"http_request_complete.v0","event_id":"ev_` + strings.Repeat("x", 200) + `"}`
+	if _, err := f.Match(t.Context(), []byte(long)); err == nil || !strings.Contains(err.Error(), "event_id is 203 bytes, over the 128") {
+		t.Fatalf("Match of a 203-byte event_id: %v, want an error saying it is too long", err)
+	}
+	ok, err := f.Match(t.Context(), []byte(`{"event_type":"http_request_complete.v0","event_id":"ev_1"}`))
+	if err != nil || !ok {
+		t.Fatalf("Match of a short event_id: %v, %v; want true", ok, err)
+	}
+}
