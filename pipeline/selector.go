@@ -576,7 +576,9 @@ func (s *Selector) mayNameAgain(names []quotedName, rest []byte) bool {
 		case 'u':
 			b = -1
 			if i+6 <= len(rest) {
-				b = hex4(rest[i+2 : i+6])
+				if r, ok := schemas.HexValue(rest[i+2 : i+6]); ok {
+					b = int(r)
+				}
 			}
 		case 'b':
 			b = '\b'
@@ -601,24 +603,6 @@ func (s *Selector) mayNameAgain(names []quotedName, rest []byte) bool {
 		i += 2 + next
 	}
 	return false
-}
-
-// hex4 returns the value of the four hex digits of a \u escape, or -1.
-func hex4(b []byte) int {
-	v := 0
-	for _, c := range b[:4] {
-		switch {
-		case '0' <= c && c <= '9':
-			v = v<<4 | int(c-'0')
-		case 'a' <= c && c <= 'f':
-			v = v<<4 | int(c-'a'+10)
-		case 'A' <= c && c <= 'F':
-			v = v<<4 | int(c-'A'+10)
-		default:
-			return -1
-		}
-	}
-	return v
 }
 
 // setField sets the field of slot in f from its raw JSON value.

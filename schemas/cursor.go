@@ -270,7 +270,7 @@ func (c *Cursor) escape() error {
 		if len(c.data)-c.pos < 4 {
 			return c.errorf("short \\u escape")
 		}
-		r, ok := hexValue(c.data[c.pos:])
+		r, ok := HexValue(c.data[c.pos:])
 		if !ok {
 			return c.errorf("invalid \\u escape")
 		}
@@ -294,12 +294,13 @@ func (c *Cursor) lowSurrogateNext() bool {
 	if len(rest) < 6 || rest[0] != '\\' || rest[1] != 'u' {
 		return false
 	}
-	r, ok := hexValue(rest[2:])
+	r, ok := HexValue(rest[2:])
 	return ok && r >= 0xdc00 && r <= 0xdfff
 }
 
-// hexValue decodes the 4 hexadecimal digits at the start of b.
-func hexValue(b []byte) (rune, bool) {
+// HexValue decodes the 4 hexadecimal digits at the start of b, as of a
+// \u escape, and reports whether they are hexadecimal digits.
+func HexValue(b []byte) (rune, bool) {
 	var r rune
 	for _, c := range b[:4] {
 		switch {

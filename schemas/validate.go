@@ -249,10 +249,10 @@ func decodedLen(raw []byte, escaped bool) int {
 			i += 2
 			continue
 		}
-		r, _ := hexValue(raw[i+2 : i+6]) // the cursor checked the digits
+		r, _ := HexValue(raw[i+2 : i+6]) // the cursor checked the digits
 		i += 6
 		if utf16.IsSurrogate(r) && i+6 <= len(raw) && raw[i] == '\\' && raw[i+1] == 'u' {
-			if low, _ := hexValue(raw[i+2 : i+6]); utf16.DecodeRune(r, low) != utf8.RuneError {
+			if low, _ := HexValue(raw[i+2 : i+6]); utf16.DecodeRune(r, low) != utf8.RuneError {
 				n += 4
 				i += 6
 				continue
