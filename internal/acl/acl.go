@@ -70,7 +70,8 @@ func checkRule(rule string) error {
 		return nil
 	}
 	if suffix, ok := strings.CutPrefix(value, "*."); ok {
-		if !isDomain(suffix) || !strings.Contains(suffix, ".") {
+		// A final dot is the root, not a label: *.com. is over one label.
+		if !isDomain(suffix) || !strings.Contains(strings.TrimSuffix(suffix, "."), ".") {
 			return fmt.Errorf("has a wildcard over %q, which is not a domain of two labels or more", suffix)
 		}
 		return nil

@@ -57,6 +57,7 @@ func TestCheck(t *testing.T) {
 		"", "**", "bind", "bind:", "connect:example.com", "bind:*", "bind:*.com", "bind:a.*.example.com",
 		"bind:-a.example.com", "bind:exa mple.com", "bind:example.com:0", "bind:example.com:65536",
 		"bind:example.com:http", "bind:" + strings.Repeat("a", 64) + ".com", "bind:example..com", " *",
+		"bind:*.com.", "bind:*.A.",
 	} {
 		err := Check([]string{"*", bad})
 		if err == nil {
@@ -73,7 +74,7 @@ func TestCheck(t *testing.T) {
 // FuzzAllows checks that a wildcard never allows its bare suffix nor a
 // name outside it, and that Allows never panics.
 func FuzzAllows(f *testing.F) {
-	for _, seed := range [][2]string{{"example.com", "a.example.com"}, {"x.org", "x.org"}, {"a.b", "*.a.b"}} {
+	for _, seed := range [][2]string{{"example.com", "a.example.com"}, {"x.org", "x.org"}, {"a.b", "*.a.b"}, {"A.", "0.A"}, {"a.b.", "x.A.B"}} {
 		f.Add(seed[0], seed[1])
 	}
 	f.Fuzz(func(t *testing.T, domain, target string) {
@@ -85,8 +86,8 @@ func FuzzAllows(f *testing.F) {
 			}
 			return
 		}
-		norm := normalize(target)
-		if allowed && (norm == strings.ToLower(domain) || !strings.HasSuffix(norm, "."+strings.ToLower(domain))) {
+		norm, suffix := normalize(target), strings.TrimSuffix(strings.ToLower(domain), ".")
+		if allowed && (norm == suffix || !strings.HasSuffix(norm, "."+suffix)) {
 			t.Fatalf("%q allows %q", rule, target)
 		}
 	})
