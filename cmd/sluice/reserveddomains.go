@@ -23,7 +23,8 @@ func reservedDomainsFamily() family[client.ReservedDomain, client.ReservedDomain
 		short: "Reserve, list, change and release domains through the API of a running sluice",
 		long: `Manage the reserved domains of the account through the API of a running sluice
 (/reserved_domains). A domain, or a wildcard such as *.sub.example.com, is
-reserved by one account at most. A custom domain's CNAME record points at
+reserved by one account at most, and the names under it are that account's
+too: no other account may reserve them. A custom domain's CNAME record points at
 its cname target; a custom wildcard's _acme-challenge at its ACME target.
 --region is deprecated: traffic is served globally.
 

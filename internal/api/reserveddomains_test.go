@@ -10,6 +10,7 @@ import (
 	"github.com/sluicehq/sluice/client"
 	"github.com/sluicehq/sluice/internal/apitest"
 	"github.com/sluicehq/sluice/internal/store"
+	"github.com/sluicehq/sluice/schemas"
 )
 
 type reservedDomainList struct {
@@ -177,7 +178,20 @@ func TestReservedDomainAcrossAccounts(t *testing.T) {
 	}
 	resp, out = e.call(t, e.token, http.MethodDelete, "/reserved_domains/"+d.ID, "")
 	wantStatus(t, resp, out, http.StatusNoContent)
-	e.createReservedDomain(t, other, "*.shared.example.com", "")
+	theirs := e.createReservedDomain(t, other, "*.shared.example.com", "")
+
+	// The names under another account's wildcard are its too.
+	for domain, says := range map[string]string{
+		"app.shared.example.com": `overlaps "shared.example.com"`, "*.a.shared.example.com": `overlaps "shared.example.com"`,
+		"shared.example.com": `overlaps "shared.example.com"`, "*.example.com": "covers names under example.com",
+	} {
+		resp, out := e.call(t, e.token, http.MethodPost, "/reserved_domains", `{"domain":"`+domain+`"}`)
+		msg := wantError(t, resp, out, http.StatusConflict, "ERR_SLUICE_430", "domain")
+		if !strings.Contains(msg, says) || !strings.Contains(msg, "belong to one account") || strings.Contains(msg, theirs.ID) || strings.Contains(msg, schemas.PrefixAccount) {
+			t.Fatalf("%s under another account's wildcard: %s; want the name taken and the rule, and not the holder", domain, msg)
+		}
+	}
+	e.createReservedDomain(t, e.token, "other.example.com", "")
 }
 
 // TestReservedDomainPagesAndLimit pages over 260 domains, newest first,

@@ -80,9 +80,9 @@ func (e *HTTPSEdge) check() error {
 //
 // It returns a *ValidationError naming the first such hostport no
 // reserved domain of the account covers, or whose name, under a wildcard
-// of the account, another account has reserved itself (a reservation made
-// after the edge's write is not refused: the edge that serves it decides
-// by the most specific reservation).
+// of the account, another account has reserved itself, as it could
+// before the domain tree (domaintree.go) refused such a reservation: an
+// edge serves a name by the most specific reservation.
 func (s *Store) claimHostports(ctx context.Context, before *HTTPSEdge, e HTTPSEdge) ([]write, error) {
 	var added []string
 	for _, hp := range e.Hostports {

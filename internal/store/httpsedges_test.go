@@ -62,12 +62,30 @@ func TestHTTPSEdgeHostports(t *testing.T) {
 	}
 	wantErr(t, errOf(e.store.GetHTTPSEdge(e.ctx, other.ID, edge.ID)), store.ErrNotFound)
 
-	// A name under the account's wildcard that another account reserved
-	// itself is the other account's.
-	reserve(t, e, other.ID, "x.apps.example.com")
+	// Another account cannot reserve a name under the account's wildcard.
+	err = errOf(e.store.CreateReservedDomain(e.ctx, other.ID, store.ReservedDomain{Domain: "x.apps.example.com"}))
+	if taken := (*store.DomainTakenError)(nil); !errors.As(err, &taken) || taken.Within != "apps.example.com" {
+		t.Fatalf("another account's name under the account's wildcard: %v, want a *DomainTakenError", err)
+	}
+	// Where it did, before the domain tree was kept, the name is the
+	// other account's, which is more specific; its delete frees it and
+	// leaves the wildcard's claim on its names.
+	theirs, err := e.store.CreateUntrackedReservedDomain(e.ctx, other.ID, store.ReservedDomain{Domain: "x.apps.example.com"})
+	if err != nil {
+		t.Fatal(err)
+	}
 	err = errOf(e.store.CreateHTTPSEdge(e.ctx, account.ID, store.HTTPSEdge{Hostports: []string{"a.apps.example.com:443", "x.apps.example.com:443"}}))
 	if v := (*store.ValidationError)(nil); !errors.As(err, &v) || v.Field != "hostports[1]" || !strings.Contains(err.Error(), "reserved by another account") {
 		t.Fatalf("a hostport of another account's domain under the account's wildcard: %v", err)
+	}
+	if _, err := e.store.DeleteReservedDomain(e.ctx, other.ID, theirs.ID); err != nil {
+		t.Fatal(err)
+	}
+	if _, err := e.store.CreateHTTPSEdge(e.ctx, account.ID, store.HTTPSEdge{Hostports: []string{"x.apps.example.com:443"}}); err != nil {
+		t.Fatalf("once the other account's name is deleted: %v", err)
+	}
+	if err := errOf(e.store.CreateReservedDomain(e.ctx, other.ID, store.ReservedDomain{Domain: "x.apps.example.com"})); !errors.Is(err, store.ErrConflict) {
+		t.Fatalf("reserving the name again: %v, want a conflict", err)
 	}
 }
 

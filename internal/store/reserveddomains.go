@@ -16,7 +16,8 @@ import (
 
 // ReservedDomain is a domain an account reserves for its endpoints
 // (specification sections 2.2, 3 and 4.2), possibly a wildcard such as
-// *.sub.example.com. No two accounts have one domain.
+// *.sub.example.com. No two accounts have one domain, nor overlapping
+// ones (domaintree.go).
 type ReservedDomain struct {
 	// ID is "rd_" and a KSUID.
 	ID string `json:"id"`
@@ -143,6 +144,15 @@ var reservedDomains = family[ReservedDomain]{
 	},
 	limit: LimitReservedDomains,
 	max:   func(l Limits) int { return l.ReservedDomains },
+	writes: func(ctx context.Context, s *Store, before *ReservedDomain, d ReservedDomain) ([]write, error) {
+		if before != nil {
+			return nil, nil // the domain cannot change
+		}
+		return s.domainTreeWrites(ctx, d, 1)
+	},
+	cascade: func(ctx context.Context, s *Store, d ReservedDomain) ([]write, error) {
+		return s.domainTreeWrites(ctx, d, -1)
+	},
 	unique: &uniqueIndex[ReservedDomain]{
 		field: "domain",
 		value: func(d ReservedDomain) string { return d.Domain },
@@ -155,10 +165,26 @@ var reservedDomains = family[ReservedDomain]{
 func reservedDomainKey(_, domain string) string { return "reserved_domain_names." + foldedHash(domain) }
 
 // DomainTakenError is a domain reserved already, by this account or
-// another (which it does not name). It matches ErrConflict.
-type DomainTakenError struct{ Domain string }
+// another (which it does not name), or one that would overlap another
+// account's reservations (see domainNode). It matches ErrConflict.
+type DomainTakenError struct {
+	Domain string
+	// Within is the name, the domain's own or one above it, that another
+	// account has reserved (or its wildcard); "" if none.
+	Within string
+	// Covers is the name under which another account has reserved
+	// names the domain would cover; "" if none.
+	Covers string
+}
 
 func (e *DomainTakenError) Error() string {
+	const rule = "a reserved domain, its wildcard and the names under them belong to one account"
+	switch {
+	case e.Within != "":
+		return fmt.Sprintf("the domain %q overlaps %q, which another account has reserved: %s; choose a domain outside %s", e.Domain, e.Within, rule, e.Within)
+	case e.Covers != "":
+		return fmt.Sprintf("the domain %q covers names under %s that another account has reserved: %s; choose another domain", e.Domain, e.Covers, rule)
+	}
 	return fmt.Sprintf("the domain %q is reserved already, by your account or another: a domain is reserved by one account at most; choose another domain", e.Domain)
 }
 
@@ -171,7 +197,8 @@ func (e *DomainTakenError) Is(target error) bool { return target == ErrConflict 
 //
 // It returns a *ValidationError (matching ErrInvalid) for a field that
 // breaks a rule, a *DomainTakenError (matching ErrConflict) if any account
-// has the domain, a *LimitError (matching ErrLimit) if the account has
+// has the domain or another account has one it would overlap (see
+// domainNode), a *LimitError (matching ErrLimit) if the account has
 // Limits.ReservedDomains, or an error wrapping ErrNotFound if the account
 // does not exist.
 func (s *Store) CreateReservedDomain(ctx context.Context, accountID string, in ReservedDomain, opts ...WriteOption) (ReservedDomain, error) {

@@ -2,6 +2,7 @@ package store_test
 
 import (
 	"errors"
+	"fmt"
 	"strings"
 	"sync"
 	"testing"
@@ -256,5 +257,125 @@ func TestReservedDomainLimitAndConcurrentUpdates(t *testing.T) {
 	got, err := e.store.GetReservedDomain(e.ctx, account.ID, first.ID)
 	if err != nil || got.Metadata != strings.Repeat("x", writers) {
 		t.Fatalf("after %d concurrent appends: %q, %v; want every one", writers, got.Metadata, err)
+	}
+}
+
+// overlapping reports whether two reserved domains share names: one's
+// name, or the name under its wildcard, is the other's or under it.
+func overlapping(a, b string) bool {
+	a, b = strings.TrimPrefix(a, "*."), strings.TrimPrefix(b, "*.")
+	return a == b || strings.HasSuffix(a, "."+b) || strings.HasSuffix(b, "."+a)
+}
+
+// TestReservedDomainsOverlapAcrossAccounts keeps each account's
+// reservations apart from every other's: a domain, its wildcard and the
+// names under them are one account's, which may reserve within them; a
+// delete frees them; and of many overlapping creates at once, from two
+// processes and two accounts, the winners never overlap across accounts.
+func TestReservedDomainsOverlapAcrossAccounts(t *testing.T) {
+	e := newEnvWith(t, store.Config{ServiceDomains: []string{"sluice.app"}})
+	a := e.createAccount(t, "a")
+	b := e.createAccount(t, "b")
+	for i, c := range []struct {
+		first, second  string // first by a, then second by b
+		within, covers string // of b's *DomainTakenError, "" if allowed
+	}{
+		{"example.com", "app.example.com", "example.com", ""},
+		{"example.com", "*.example.com", "example.com", ""},
+		{"example.com", "*.a.b.example.com", "example.com", ""},
+		{"*.example.com", "a.b.example.com", "example.com", ""},
+		{"*.example.com", "example.com", "example.com", ""},
+		{"app.example.com", "*.example.com", "", "example.com"},
+		{"a.b.example.com", "example.com", "", "example.com"},
+		{"*.a.b.example.com", "b.example.com", "", "b.example.com"},
+		{"a.example.com", "b.example.com", "", ""},
+		{"*.a.example.com", "*.b.example.com", "", ""},
+		{"x.sluice.app", "y.sluice.app", "", ""},
+		{"*.me.sluice.app", "x.me.sluice.app", "me.sluice.app", ""},
+		{"x.you.sluice.app", "you.sluice.app", "", "you.sluice.app"},
+	} {
+		// Each case under a name of its own: c1.example.com, c2...
+		at := func(d string) string { return strings.Replace(d, "example.com", fmt.Sprintf("c%d.example.com", i), 1) }
+		first, second := at(c.first), at(c.second)
+		within, covers := at(c.within), at(c.covers)
+		if !strings.Contains(c.first, "example.com") {
+			first, second, within, covers = c.first, c.second, c.within, c.covers
+		}
+		held, err := e.store.CreateReservedDomain(e.ctx, a.ID, store.ReservedDomain{Domain: first})
+		if err != nil {
+			t.Fatalf("%s by a: %v", first, err)
+		}
+		_, err = e.store.CreateReservedDomain(e.ctx, b.ID, store.ReservedDomain{Domain: second})
+		var taken *store.DomainTakenError
+		switch {
+		case c.within == "" && c.covers == "":
+			if err != nil {
+				t.Errorf("%s by b after %s by a: %v, want it reserved", second, first, err)
+			}
+			continue
+		case !errors.As(err, &taken) || !errors.Is(err, store.ErrConflict) || taken.Within != within || taken.Covers != covers || strings.Contains(err.Error(), a.ID):
+			t.Errorf("%s by b after %s by a: %v, want a *DomainTakenError within %q, covering %q, naming no account", second, first, err, within, covers)
+			continue
+		}
+		if !strings.Contains(err.Error(), "belong to one account") {
+			t.Errorf("the refusal %q does not say the rule", err)
+		}
+		mine, err := e.store.CreateReservedDomain(e.ctx, a.ID, store.ReservedDomain{Domain: second})
+		if err != nil {
+			t.Errorf("%s by a, which holds %s: %v, want it reserved", second, first, err)
+		}
+		for _, d := range []store.ReservedDomain{held, mine} {
+			if _, err := e.store.DeleteReservedDomain(e.ctx, a.ID, d.ID); err != nil {
+				t.Fatal(err)
+			}
+		}
+		if _, err := e.store.CreateReservedDomain(e.ctx, b.ID, store.ReservedDomain{Domain: second}); err != nil {
+			t.Errorf("%s by b once a deleted its domains: %v", second, err)
+		}
+	}
+
+	stores := []*store.Store{e.store, e.openAnother(t)}
+	wants := map[string][]string{
+		a.ID: {"*.r.example.net", "p.r.example.net", "q.example.net"},
+		b.ID: {"x.r.example.net", "example.net", "*.q.example.net"},
+	}
+	var wg sync.WaitGroup
+	errs := make([]error, 24)
+	for i := range errs {
+		account := []string{a.ID, b.ID}[i%2]
+		domain := wants[account][(i/2)%3]
+		wg.Go(func() {
+			_, err := stores[(i/6)%2].CreateReservedDomain(e.ctx, account, store.ReservedDomain{Domain: domain})
+			var taken *store.DomainTakenError
+			if err != nil && !errors.As(err, &taken) && !errors.Is(err, store.ErrConflict) {
+				errs[i] = err
+			}
+		})
+	}
+	wg.Wait()
+	if err := errors.Join(errs...); err != nil {
+		t.Fatal(err)
+	}
+	held := map[string][]string{}
+	for _, account := range []string{a.ID, b.ID} {
+		domains, _, err := e.store.ListReservedDomains(e.ctx, account, store.Page{})
+		if err != nil {
+			t.Fatal(err)
+		}
+		for _, d := range domains {
+			if strings.HasSuffix(d.Domain, "example.net") {
+				held[account] = append(held[account], d.Domain)
+			}
+		}
+	}
+	if len(held[a.ID])+len(held[b.ID]) == 0 {
+		t.Fatal("no create of the burst won")
+	}
+	for _, x := range held[a.ID] {
+		for _, y := range held[b.ID] {
+			if overlapping(x, y) {
+				t.Errorf("after the burst, a holds %s and b holds %s", x, y)
+			}
+		}
 	}
 }

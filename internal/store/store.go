@@ -51,6 +51,10 @@ type Config struct {
 	// them): application sessions expire by it; default time.Now. Tests
 	// move it on.
 	Clock func() time.Time
+	// ServiceDomains are the service's own domains, lower case, which no
+	// account reserves: reservations under two of their names never
+	// overlap through them (see domainNodes).
+	ServiceDomains []string
 }
 
 func (c *Config) setDefaults() {
@@ -90,6 +94,8 @@ type Store struct {
 	ids schemas.IDs
 	// clock is the time application sessions expire by (Config.Clock).
 	clock func() time.Time
+	// serviceDomains are Config.ServiceDomains.
+	serviceDomains []string
 }
 
 // Option is an optional extra of Open.
@@ -124,7 +130,7 @@ func Open(ctx context.Context, js jetstream.JetStream, cfg Config, opts ...Optio
 	if err != nil {
 		return nil, err
 	}
-	s := &Store{kv: kv, stream: stream, nc: js.Conn(), limits: cfg.Limits, filters: sync.OnceValues(defaultFilters), clock: cfg.Clock}
+	s := &Store{kv: kv, stream: stream, nc: js.Conn(), limits: cfg.Limits, filters: sync.OnceValues(defaultFilters), clock: cfg.Clock, serviceDomains: cfg.ServiceDomains}
 	for _, opt := range opts {
 		opt(s)
 	}

@@ -1,0 +1,12 @@
+package store
+
+import "context"
+
+// CreateUntrackedReservedDomain creates a reserved domain as a store did
+// before the domain tree (domaintree.go): without its node keys, and so
+// without the overlap check, for tests of what guards such a reservation.
+func (s *Store) CreateUntrackedReservedDomain(ctx context.Context, accountID string, in ReservedDomain) (ReservedDomain, error) {
+	untracked := reservedDomains
+	untracked.writes = nil
+	return untracked.create(ctx, s, accountID, in, nil)
+}
