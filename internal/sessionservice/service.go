@@ -33,7 +33,8 @@ type Config struct {
 	// them at once whatever it is.
 	SweepInterval time.Duration
 	// RequestTimeout bounds the store's work for one request; default
-	// 10s.
+	// DefaultRequestTimeout. A request under way when Run's ctx ends is
+	// answered still, within it.
 	RequestTimeout time.Duration
 	// MaxConcurrent bounds the requests the process answers at once;
 	// default DefaultMaxConcurrent. A request beyond waits for one to
@@ -51,6 +52,12 @@ type Config struct {
 // default.
 const DefaultSweepInterval = time.Minute
 
+// DefaultRequestTimeout is the default of Config.RequestTimeout: shorter
+// than the time the client waits by default (appsession.DefaultTimeout),
+// so that the service's answer, an error included, reaches a client still
+// waiting for it rather than one that has given up and may be retrying.
+const DefaultRequestTimeout = appsession.DefaultTimeout * 4 / 5
+
 // DefaultMaxConcurrent is how many requests a process answers at once by
 // default.
 const DefaultMaxConcurrent = 64
@@ -60,7 +67,7 @@ func (c *Config) setDefaults() {
 		c.SweepInterval = DefaultSweepInterval
 	}
 	if c.RequestTimeout <= 0 {
-		c.RequestTimeout = 10 * time.Second
+		c.RequestTimeout = DefaultRequestTimeout
 	}
 	if c.MaxConcurrent <= 0 {
 		c.MaxConcurrent = DefaultMaxConcurrent
@@ -90,8 +97,10 @@ func New(nc *nats.Conn, sessions Sessions, cfg Config) *Service {
 }
 
 // Run answers requests, MaxConcurrent at once, and removes expired
-// sessions every SweepInterval until ctx ends, then stops answering and
-// returns once the requests under way have ended. It returns an error if
+// sessions every SweepInterval until ctx ends, then stops taking requests
+// and returns once those under way have been answered: ctx's end does not
+// cancel them (RequestTimeout bounds them), so that a process stopping
+// in a rolling restart fails no request it took. It returns an error if
 // the service cannot subscribe to its subjects.
 func (s *Service) Run(ctx context.Context) error {
 	running := newSlots(s.cfg.MaxConcurrent, s.cfg.MaxAccountConcurrent)
@@ -119,7 +128,7 @@ func (s *Service) Run(ctx context.Context) error {
 			// function returns (for its statistics), before the
 			// goroutine answering it is done.
 			r := request{nc: s.nc, subject: req.Subject(), reply: req.Reply(), data: req.Data()}
-			switch running.run(ctx, requestAccount(r.data), func() { s.answer(ctx, r, ep.handle) }) {
+			switch running.run(ctx, requestAccount(r.data), func() { s.answer(context.WithoutCancel(ctx), r, ep.handle) }) {
 			case accountBusy:
 				r.fail("429", fmt.Sprintf("the account has %d requests under way, its share of this sluice process's; retry shortly", s.cfg.MaxAccountConcurrent), nil)
 			case stopping:

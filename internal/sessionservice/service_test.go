@@ -5,6 +5,7 @@ import (
 	"errors"
 	"fmt"
 	"log/slog"
+	"sync"
 	"testing"
 	"time"
 
@@ -104,7 +105,7 @@ func TestSlowAccountHoldsNoOther(t *testing.T) {
 	nc, _ := natstest.Connect(t, srv)
 	slow, other := schemas.NewID(schemas.PrefixAccount), schemas.NewID(schemas.PrefixAccount)
 	fake := blocking{slow: slow, entered: make(chan struct{}, 1), left: make(chan struct{})}
-	svc := New(nc, fake, Config{MaxConcurrent: 4, MaxAccountConcurrent: 1, Logger: slog.New(slog.DiscardHandler)})
+	svc := New(nc, fake, Config{MaxConcurrent: 4, MaxAccountConcurrent: 1, RequestTimeout: time.Second, Logger: slog.New(slog.DiscardHandler)})
 	ctx, stop := context.WithCancel(t.Context())
 	done := make(chan error, 1)
 	go func() { done <- svc.Run(ctx) }()
@@ -136,5 +137,68 @@ func TestSlowAccountHoldsNoOther(t *testing.T) {
 	case <-fake.left:
 	default:
 		t.Fatal("Run returned before the slow request under way ended")
+	}
+}
+
+// held is a store whose records of one account wait for release, then
+// answer with the session, or with the error of their ctx if it has
+// ended; those of other accounts answer at once.
+type held struct {
+	Sessions
+	slow    string
+	entered chan struct{}
+	release chan struct{}
+}
+
+func (h held) RecordAppSession(ctx context.Context, accountID string, _ store.AppSession) (store.AppSession, error) {
+	if accountID == h.slow {
+		h.entered <- struct{}{}
+		<-h.release
+	}
+	if err := ctx.Err(); err != nil {
+		return store.AppSession{}, err
+	}
+	return store.AppSession{ID: schemas.NewID(schemas.PrefixAppSession), AccountID: accountID}, nil
+}
+
+func (held) RemoveExpiredAppSessions(context.Context) (int, error) { return 0, nil }
+
+// TestStopAnswersRequestsUnderWay checks that a request under way when
+// Run's ctx ends is answered, its store call not cancelled, and that Run
+// returns once it is; and that the default RequestTimeout is shorter than
+// the time a client waits by default.
+func TestStopAnswersRequestsUnderWay(t *testing.T) {
+	if DefaultRequestTimeout >= appsession.DefaultTimeout {
+		t.Fatalf("DefaultRequestTimeout %v, not shorter than the client's %v", DefaultRequestTimeout, appsession.DefaultTimeout)
+	}
+	srv := natstest.Start(t)
+	nc, _ := natstest.Connect(t, srv)
+	slow := schemas.NewID(schemas.PrefixAccount)
+	fake := held{slow: slow, entered: make(chan struct{}, 1), release: make(chan struct{})}
+	var once sync.Once
+	release := func() { once.Do(func() { close(fake.release) }) }
+	t.Cleanup(release)
+	svc := New(nc, fake, Config{Logger: slog.New(slog.DiscardHandler)})
+	ctx, stop := context.WithCancel(t.Context())
+	done := make(chan error, 1)
+	go func() { done <- svc.Run(ctx) }()
+	client := appsession.New(nc)
+	check.Eventually(t, 5*time.Second, "an answer of the service", func() (error, bool) {
+		_, err := client.Record(t.Context(), appsession.RecordRequest{AccountID: schemas.NewID(schemas.PrefixAccount)})
+		return err, err == nil
+	})
+	answered := make(chan error, 1)
+	go func() {
+		_, err := client.Record(t.Context(), appsession.RecordRequest{AccountID: slow})
+		answered <- err
+	}()
+	<-fake.entered
+	stop()
+	release()
+	if err := <-answered; err != nil {
+		t.Fatalf("a record under way when the service stopped: %v, want its answer", err)
+	}
+	if err := <-done; err != nil {
+		t.Fatalf("Run: %v", err)
 	}
 }
