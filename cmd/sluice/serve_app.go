@@ -197,6 +197,12 @@ func (a *app) setUp(ctx context.Context, bootstrapToken string) error {
 	if a.store, err = store.Open(ctx, a.js, store.Config{Replicas: a.flags.replicas, Limits: a.flags.limits.storeLimits(), ServiceDomains: a.flags.domains.serviceDomains}, store.WithFilters(a.filterEnv)); err != nil {
 		return err
 	}
+	switch skipped, err := a.store.TrackReservedDomains(ctx); {
+	case err != nil:
+		a.log.Warn("counting reserved domains made before the domain tree; the next start tries again", "error", err)
+	case len(skipped) > 0:
+		a.log.Warn("reserved domains made before the domain tree overlap another account's, and stay uncounted", "domains", skipped)
+	}
 	if err := bootstrap(ctx, a.store, bootstrapToken, a.stderr, a.log); err != nil {
 		return err
 	}

@@ -71,18 +71,18 @@ func domainNodes(base string, serviceDomains []string) []string {
 	return nodes
 }
 
-// domainTreeWrites returns the writes of the node keys for adding (delta
-// 1) or removing (delta -1) the reservation d, each at the revision read
-// now. Adding, it returns a refusal holding a *DomainTakenError if another
-// account has a reservation that d would overlap.
+// domainTreeWrites returns the writes of the node keys d.Tree for adding
+// (delta 1) or removing (delta -1) the reservation d, each at the revision
+// read now. Adding, it returns a refusal holding a *DomainTakenError if
+// another account has a reservation that d would overlap.
 //
-// A removal of a reservation the tree does not count (made before the
-// tree was kept) leaves the counts at zero rather than below.
+// A reservation made before the tree was kept has no Tree, and its
+// removal writes nothing: it would uncount the account's other
+// reservations at the same names.
 func (s *Store) domainTreeWrites(ctx context.Context, d ReservedDomain, delta int) ([]write, error) {
 	base := reservationBase(d.Domain)
-	nodes := domainNodes(base, s.serviceDomains)
-	writes := make([]write, 0, len(nodes))
-	for _, name := range nodes {
+	writes := make([]write, 0, len(d.Tree))
+	for _, name := range d.Tree {
 		key := domainNodeKey(name)
 		node, revision, err := s.readDomainNode(ctx, key)
 		if err != nil {
@@ -112,9 +112,11 @@ func (s *Store) domainTreeWrites(ctx context.Context, d ReservedDomain, delta in
 			}
 		}
 		if node.Owner == "" && len(node.Under) == 0 {
-			if revision != 0 {
-				writes = append(writes, write{key: key, del: true, revision: revision})
-			}
+			// Deleted even when it reads as never written: the read may
+			// come from a replica that lags behind, and the write then
+			// fails its compare-and-swap rather than leave the node
+			// counting a reservation that is gone (see release).
+			writes = append(writes, write{key: key, del: true, revision: revision})
 			continue
 		}
 		value, err := json.Marshal(node)
@@ -163,4 +165,46 @@ func (s *Store) readDomainNode(ctx context.Context, key string) (domainNode, uin
 		return node, 0, fmt.Errorf("decoding %s: %w", key, err)
 	}
 	return node, msg.Sequence, nil
+}
+
+// TrackReservedDomains counts in the tree each reservation made before it
+// was kept (ReservedDomain.Tree nil), so that from then on no other
+// account may reserve a name that overlaps it. Each is counted in the
+// batch that sets its Tree, at the revisions read, so that any number of
+// processes may run it at once, alongside creates and deletes: a
+// reservation is counted once. A reservation that overlaps another
+// account's counted one (two made before the tree) stays uncounted, as it
+// was, and its domain is returned in skipped.
+func (s *Store) TrackReservedDomains(ctx context.Context) (skipped []string, err error) {
+	entries, err := s.entries(ctx, reservedDomains.kind+".*.*")
+	if err != nil {
+		return nil, fmt.Errorf("listing reserved domains: %w", err)
+	}
+	for _, entry := range entries {
+		var d ReservedDomain
+		if err := json.Unmarshal(entry.Value(), &d); err != nil {
+			return skipped, fmt.Errorf("decoding %s: %w", entry.Key(), err)
+		}
+		nodes := domainNodes(reservationBase(d.Domain), s.serviceDomains)
+		if d.Tree != nil || len(nodes) == 0 {
+			continue
+		}
+		_, _, err := modify(ctx, s, entry.Key(), func(v *ReservedDomain) error {
+			if v.Tree == nil { // else counted meanwhile: nothing is written
+				v.Tree = nodes
+			}
+			return nil
+		}, writeOptions{}, func(_, after ReservedDomain) ([]write, error) {
+			return s.domainTreeWrites(ctx, after, 1)
+		})
+		var refused refusal
+		switch {
+		case errors.Is(err, ErrNotFound): // deleted meanwhile
+		case errors.As(err, &refused):
+			skipped = append(skipped, d.Domain)
+		case err != nil:
+			return skipped, fmt.Errorf("counting reserved domain %s in the domain tree: %w", d.ID, err)
+		}
+	}
+	return skipped, nil
 }

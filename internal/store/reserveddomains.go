@@ -36,6 +36,12 @@ type ReservedDomain struct {
 	CertPolicy *CertificatePolicy `json:"certificate_management_policy,omitempty"`
 	// CertStatus is nil exactly when CertPolicy is.
 	CertStatus *CertificateStatus `json:"certificate_management_status,omitempty"`
+	// Tree is the names whose node keys count the reservation
+	// (domainNodes), as they were when it was created, so that its delete
+	// uncounts exactly them whatever the service's domains or the public
+	// suffix list are by then; nil for a reservation made before the
+	// tree was kept, which no node counts.
+	Tree []string `json:"tree,omitempty"`
 }
 
 // DomainRegions are the values of a reserved domain's region (spec 2.2).
@@ -128,7 +134,7 @@ var reservedDomains = family[ReservedDomain]{
 		return &d.ID, &d.AccountID, &d.CreatedAt
 	},
 	input: func(in ReservedDomain) ReservedDomain {
-		out := ReservedDomain{Description: in.Description, Metadata: in.Metadata, Domain: in.Domain, Region: in.Region}
+		out := ReservedDomain{Description: in.Description, Metadata: in.Metadata, Domain: in.Domain, Region: in.Region, Tree: in.Tree}
 		if in.CertPolicy != nil {
 			p := *in.CertPolicy
 			out.CertPolicy = &p
@@ -151,7 +157,7 @@ var reservedDomains = family[ReservedDomain]{
 		return s.domainTreeWrites(ctx, d, 1)
 	},
 	cascade: func(ctx context.Context, s *Store, d ReservedDomain) ([]write, error) {
-		return s.domainTreeWrites(ctx, d, -1)
+		return s.domainTreeWrites(ctx, d, -1) // d.Tree: nil before the tree
 	},
 	unique: &uniqueIndex[ReservedDomain]{
 		field: "domain",
@@ -204,6 +210,10 @@ func (e *DomainTakenError) Is(target error) bool { return target == ErrConflict 
 func (s *Store) CreateReservedDomain(ctx context.Context, accountID string, in ReservedDomain, opts ...WriteOption) (ReservedDomain, error) {
 	if in.CertPolicy == nil && IsWildcardDomain(in.Domain) {
 		in.CertPolicy = &CertificatePolicy{Authority: AuthorityLetsEncrypt, PrivateKeyType: KeyTypeECDSA}
+	}
+	in.Tree = nil
+	if domain, err := CheckReservedDomain(in.Domain); err == nil {
+		in.Tree = domainNodes(reservationBase(domain), s.serviceDomains)
 	}
 	d, err := reservedDomains.create(ctx, s, accountID, in, opts)
 	var taken *TakenError
