@@ -34,6 +34,13 @@ const (
 // no deadline, as nats.go's own default does for a publish.
 const batchTimeout = 5 * time.Second
 
+// batchAckEvery is how often a batch waits for the server's answer to a
+// message before its commit: the first message (which starts the batch),
+// then every batchAckEvery-th, so that a batch of many messages takes a
+// few round trips rather than one each (an edge's delete is up to 902),
+// and a server refusing it is heard before all of it is sent (ADR-50).
+const batchAckEvery = 128
+
 // write is one message of an atomic batch on the bucket: a put of value
 // under key, or a deletion of key, each only if the key is at revision (0:
 // the key has never been written).
@@ -51,7 +58,8 @@ type write struct {
 // revision each write got.
 //
 // A batch the server took but did not answer (connection lost) may or may
-// not have been stored, like any publish.
+// not have been stored, like any publish. Only some of its messages wait
+// for an answer (batchAckEvery).
 //
 // A batch once begun is sent to its commit whatever becomes of ctx (its
 // values are kept, its end is not; batchTimeout bounds it): JetStream keeps
@@ -73,8 +81,18 @@ func (s *Store) commitBatch(ctx context.Context, writes []write) ([]uint64, erro
 		if w.del {
 			msg.Header.Set(headerKVOperation, kvDelete)
 		}
-		if i == len(writes)-1 {
+		last := i == len(writes)-1
+		if last {
 			msg.Header.Set(headerBatchCommit, "1")
+		}
+		if !last && i%batchAckEvery != 0 {
+			// Published without waiting: one connection keeps its order,
+			// and a message the server refuses or never gets leaves a gap
+			// that makes it refuse the commit.
+			if err := s.nc.PublishMsg(msg); err != nil {
+				return nil, fmt.Errorf("writing %s in a batch: %w", w.key, err)
+			}
+			continue
 		}
 		reply, err := s.nc.RequestMsgWithContext(ctx, msg)
 		if err != nil {
