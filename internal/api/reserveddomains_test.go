@@ -192,6 +192,13 @@ func TestReservedDomainAcrossAccounts(t *testing.T) {
 		}
 	}
 	e.createReservedDomain(t, e.token, "other.example.com", "")
+
+	// Under the service's domain, an account's wildcard keeps its names;
+	// siblings of two accounts do not overlap.
+	e.createReservedDomain(t, other, "*.team.sluice.app", "")
+	resp, out = e.call(t, e.token, http.MethodPost, "/reserved_domains", `{"domain":"x.team.sluice.app"}`)
+	wantError(t, resp, out, http.StatusConflict, "ERR_SLUICE_430", "domain")
+	e.createReservedDomain(t, e.token, "mine.sluice.app", "")
 }
 
 // TestReservedDomainPagesAndLimit pages over 260 domains, newest first,

@@ -115,6 +115,9 @@ func startAPI(t testing.TB, srv *natsserver.Server, o options) *Stack {
 	if err != nil {
 		t.Fatal(err)
 	}
+	if o.store.ServiceDomains == nil {
+		o.store.ServiceDomains = api.DefaultServiceDomains // as sluice serve gives both
+	}
 	st, err := store.Open(ctx, js, o.store)
 	if err != nil {
 		t.Fatal(err)
