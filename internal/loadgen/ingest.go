@@ -197,10 +197,14 @@ func measure(ctx context.Context, cfg IngestConfig, w *workload, m mode, run int
 }
 
 // startCPUProfile starts profiling the CPU into dir/cpu-<mode>-<run>.pprof
-// and returns the function that stops it. With dir "" it does nothing.
+// (making dir when it does not exist) and returns the function that stops
+// it. With dir "" it does nothing.
 func startCPUProfile(dir, mode string, run int) (stop func() error, err error) {
 	if dir == "" {
 		return func() error { return nil }, nil
+	}
+	if err := os.MkdirAll(dir, 0o755); err != nil {
+		return nil, fmt.Errorf("making the CPU profiles' directory: %w", err)
 	}
 	f, err := os.Create(filepath.Join(dir, fmt.Sprintf("cpu-%s-%d.pprof", mode, run)))
 	if err != nil {

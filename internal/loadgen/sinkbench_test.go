@@ -11,11 +11,11 @@ import (
 
 // TestRunSinks drains a small backlog through each sink into the emulator
 // and checks the report: every sink, a rate, the CPU per event, and a CPU
-// profile of each run where one is asked for.
+// profile of each run where one is asked for, in a directory it makes.
 func TestRunSinks(t *testing.T) {
 	ctx, cancel := context.WithTimeout(t.Context(), 2*time.Minute)
 	t.Cleanup(cancel)
-	profiles := t.TempDir()
+	profiles := filepath.Join(t.TempDir(), "profiles")
 	var progress bytes.Buffer
 	report, err := RunSinks(ctx, SinksConfig{Events: 400, Runs: 1, DataDir: t.TempDir(), CPUProfileDir: profiles}, &progress)
 	if err != nil {
