@@ -170,6 +170,10 @@ func (w *worker) pull(ctx context.Context, batch *Batch[pending]) error {
 			wait = max(time.Until(deadline), time.Microsecond)
 		}
 		msg, err := it.Next(jetstream.NextMaxWait(wait))
+		// One reading of the clock an event: it dates the event, starts
+		// the linger of a batch it opens, and tells whether the batch is
+		// due; a dispatch that waited for a slot reads it again.
+		now := time.Now()
 		switch {
 		case ctx.Err() != nil:
 			if err == nil {
@@ -178,14 +182,15 @@ func (w *worker) pull(ctx context.Context, batch *Batch[pending]) error {
 			handBack()
 			return nil
 		case err == nil:
-			lastEvent = time.Now()
-			if p, ok := w.prepare(ctx, msg); ok && !batch.Add(time.Now(), p) {
+			lastEvent = now
+			if p, ok := w.prepare(ctx, msg); ok && !batch.Add(now, p) {
 				if !w.dispatch(ctx, batch.Take()) {
 					w.release([]pending{p})
 					handBack()
 					return errPaused
 				}
-				if !batch.Add(time.Now(), p) && !w.dispatch(ctx, []pending{p}) {
+				now = time.Now()
+				if !batch.Add(now, p) && !w.dispatch(ctx, []pending{p}) {
 					// It fits no batch: it goes alone, for the write path
 					// to refuse it.
 					handBack()
@@ -195,10 +200,10 @@ func (w *worker) pull(ctx context.Context, batch *Batch[pending]) error {
 		case errors.Is(err, nats.ErrTimeout), errors.Is(err, jetstream.ErrNoHeartbeat):
 			// The linger ended, or nothing came: the batch goes below if
 			// it is due, and the next Next pulls again.
-			if w.cfg.RepullAfter > 0 && time.Since(lastEvent) >= w.cfg.RepullAfter {
+			if w.cfg.RepullAfter > 0 && now.Sub(lastEvent) >= w.cfg.RepullAfter {
 				it.Drain()
 				w.releasePulled(it)
-				if batch.Ready(time.Now()) && !w.dispatch(ctx, batch.Take()) {
+				if batch.Ready(now) && !w.dispatch(ctx, batch.Take()) {
 					return errPaused
 				}
 				return errRepull
@@ -207,7 +212,7 @@ func (w *worker) pull(ctx context.Context, batch *Batch[pending]) error {
 			w.release(batch.Take())
 			return fmt.Errorf("pulling: %w", err)
 		}
-		if batch.Ready(time.Now()) && !w.dispatch(ctx, batch.Take()) {
+		if batch.Ready(now) && !w.dispatch(ctx, batch.Take()) {
 			handBack()
 			return errPaused
 		}
