@@ -145,13 +145,18 @@ type identities struct {
 // loadIdentities reads the seed of every identity from the data dir, and
 // writes a new one for those that have none.
 func loadIdentities(dataDir string) (*identities, error) {
-	dir := filepath.Join(dataDir, credentialsDir)
+	return identitiesIn(filepath.Join(dataDir, credentialsDir))
+}
+
+// identitiesIn reads the seed of every identity from dir (the file
+// ID.nk), and writes a new one for those that have none.
+func identitiesIn(dir string) (*identities, error) {
 	if err := os.MkdirAll(dir, 0o700); err != nil {
 		return nil, fmt.Errorf("making the directory of the NATS credentials: %w", err)
 	}
 	ids := &identities{keys: make(map[Identity]nkeys.KeyPair)}
 	for _, id := range Identities() {
-		kp, err := loadSeed(SeedFile(dataDir, id))
+		kp, err := loadSeed(filepath.Join(dir, string(id)+".nk"))
 		if err != nil {
 			return nil, fmt.Errorf("the NATS identity %s: %w", id, err)
 		}
