@@ -19,11 +19,15 @@
 // schemas.Catalogue.EncodeBySluice, which no request to its HTTP API
 // reaches. That refusal keeps honest services from publishing them by
 // mistake; it does not stop a NATS client that publishes raw bytes. What
-// does is NATS authorization: give each publishing service permission to
-// publish on sluice.events.> only, with a deny entry for each of sluice's
-// own kinds K (sluice.events.*.K, such as
-// sluice.events.*.api_key_created.v0; docs/events.md lists them), and no
-// permission on sluice's other subjects and KV buckets. POST /events needs no such
-// care: the account comes from the API key and sluice's own kinds are
-// refused whatever the key.
+// does is NATS authorization: the NATS identity "producer" publishes on
+// sluice.events.> only, with a deny entry for each of sluice's own kinds K
+// (sluice.events.*.K, such as sluice.events.*.api_key_created.v0;
+// docs/events.md lists them), and has no permission on sluice's other
+// subjects and KV buckets. The embedded server of sluice serve has that
+// identity, and writes its NKey seed in DATA_DIR/nats/producer.nk; an
+// external cluster is given it as docs/operations.md shows. Its replies
+// come on inboxes of its own: connect with
+// nats.CustomInboxPrefix("_INBOX_producer") as well as the seed. POST
+// /events needs no such care: the account comes from the API key and
+// sluice's own kinds are refused whatever the key.
 package producer

@@ -39,7 +39,8 @@ type accountsFlags struct {
 
 func (f *accountsFlags) register(fl *pflag.FlagSet) {
 	fl.StringVar(&f.natsURL, "nats-url", defaultAccountsNATSURL, "the NATS server (comma-separated URLs) of a running sluice: what --nats-listen exposes, or its --nats-url")
-	fl.StringVar(&f.security.creds, "nats-creds", "", "credentials file (JWT and NKey seed) for --nats-url")
+	fl.StringVar(&f.security.creds, "nats-creds", "", "credentials file (JWT and NKey seed) for --nats-url, for decentralised JWT auth")
+	fl.StringVar(&f.security.nkey, "nats-nkey", "", "NKey seed file for --nats-url: for the embedded NATS of sluice serve --nats-listen, its --data-dir/nats/sluice.nk")
 	fl.StringVar(&f.security.tlsCA, "nats-tls-ca", "", "CA certificate file to verify --nats-url's servers")
 	fl.StringVar(&f.security.tlsCert, "nats-tls-cert", "", "client certificate file for --nats-url (with --nats-tls-key)")
 	fl.StringVar(&f.security.tlsKey, "nats-tls-key", "", "client key file for --nats-url (with --nats-tls-cert)")
@@ -221,7 +222,11 @@ func withAccountStore(ctx context.Context, f accountsFlags, use func(context.Con
 	if err := f.validate(); err != nil {
 		return err
 	}
-	opts := append([]nats.Option{nats.Name("sluice accounts"), nats.Timeout(accountsConnectTimeout)}, f.security.options()...)
+	security, err := f.security.options()
+	if err != nil {
+		return err
+	}
+	opts := append([]nats.Option{nats.Name("sluice accounts"), nats.Timeout(accountsConnectTimeout)}, security...)
 	nc, err := nats.Connect(f.natsURL, opts...)
 	if err != nil {
 		return fmt.Errorf("connecting to --nats-url %s: %w: %s", f.natsURL, err, connectHint(err))
@@ -243,9 +248,9 @@ func withAccountStore(ctx context.Context, f accountsFlags, use func(context.Con
 // connectHint says what to fix when connecting fails.
 func connectHint(err error) string {
 	if errors.Is(err, nats.ErrAuthorization) || errors.Is(err, nats.ErrAuthExpired) || errors.Is(err, nats.ErrAuthRevoked) {
-		return "check --nats-creds: it must be the credentials of an account that may use the JetStream of sluice"
+		return "give --nats-nkey DATA_DIR/nats/sluice.nk, the seed sluice serve wrote in its --data-dir, or the --nats-creds or --nats-nkey of an identity that may use the JetStream of sluice"
 	}
-	return "is sluice serve running with --nats-listen 127.0.0.1:4222, or give --nats-url (and --nats-creds, --nats-tls-*) of the NATS server it uses"
+	return "is sluice serve running with --nats-listen 127.0.0.1:4222, or give --nats-url (and --nats-nkey or --nats-creds, --nats-tls-*) of the NATS server it uses"
 }
 
 // openExistingStore opens the store's bucket with the replicas it has, so

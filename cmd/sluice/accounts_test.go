@@ -13,6 +13,7 @@ import (
 	"github.com/nats-io/nats.go/jetstream"
 
 	"github.com/sluicehq/sluice/internal/check"
+	"github.com/sluicehq/sluice/internal/natsserver"
 	"github.com/sluicehq/sluice/internal/natstest"
 	"github.com/sluicehq/sluice/internal/store"
 )
@@ -33,8 +34,9 @@ func runAccountsCommand(t *testing.T, args ...string) (stdout, stderr string, er
 }
 
 // startStore starts a NATS server with the store's bucket, as sluice serve
-// leaves it, and returns its URL and the store.
-func startStore(t *testing.T) (string, *store.Store) {
+// leaves it, and returns its URL, the seed file of sluice's identity on it
+// and the store.
+func startStore(t *testing.T) (url, seed string, st *store.Store) {
 	t.Helper()
 	srv := natstest.Start(t)
 	_, js := natstest.Connect(t, srv)
@@ -42,15 +44,15 @@ func startStore(t *testing.T) (string, *store.Store) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	return srv.ClientURL(), st
+	return srv.ClientURL(), srv.SeedFile(natsserver.IdentitySluice), st
 }
 
 func TestAccountsCreateAndList(t *testing.T) {
-	url, st := startStore(t)
+	url, seed, st := startStore(t)
 	ctx := t.Context()
 
 	// The first in a table, the second as JSON.
-	out, _, err := runAccountsCommand(t, "create", "--name", "acme", "--nats-url", url)
+	out, _, err := runAccountsCommand(t, "create", "--name", "acme", "--nats-url", url, "--nats-nkey", seed)
 	check.ErrorContains(t, err, "")
 	if !strings.Contains(out, tokenShownOnce) {
 		t.Errorf("create printed no warning that the token is shown once:\n%s", out)
@@ -61,7 +63,7 @@ func TestAccountsCreateAndList(t *testing.T) {
 		t.Fatalf("create printed:\n%s", out)
 	}
 
-	out, errOut, err := runAccountsCommand(t, "create", "--name", "globex", "--description", "ops key", "--json", "--nats-url", url)
+	out, errOut, err := runAccountsCommand(t, "create", "--name", "globex", "--description", "ops key", "--json", "--nats-url", url, "--nats-nkey", seed)
 	check.ErrorContains(t, err, "")
 	if !strings.Contains(errOut, "shown only this once") {
 		t.Errorf("create --json printed no warning on stderr: %q", errOut)
@@ -85,7 +87,7 @@ func TestAccountsCreateAndList(t *testing.T) {
 		}
 	}
 
-	out, _, err = runAccountsCommand(t, "list", "--json", "--nats-url", url)
+	out, _, err = runAccountsCommand(t, "list", "--json", "--nats-url", url, "--nats-nkey", seed)
 	check.ErrorContains(t, err, "")
 	var listed []store.Account
 	if err := json.Unmarshal([]byte(out), &listed); err != nil {
@@ -95,7 +97,7 @@ func TestAccountsCreateAndList(t *testing.T) {
 		t.Errorf("list = %+v, want %s then %s", listed, second.AccountID, first.AccountID)
 	}
 
-	out, _, err = runAccountsCommand(t, "list", "--nats-url", url)
+	out, _, err = runAccountsCommand(t, "list", "--nats-url", url, "--nats-nkey", seed)
 	check.ErrorContains(t, err, "")
 	lines := strings.Split(strings.TrimSpace(out), "\n")
 	if len(lines) != 3 || !strings.HasPrefix(lines[1], second.AccountID) || !strings.HasPrefix(lines[2], first.AccountID) {
@@ -106,15 +108,15 @@ func TestAccountsCreateAndList(t *testing.T) {
 // TestAccountsCreateRefusesTakenName refuses a second account of a name,
 // in any case, saying which account has it.
 func TestAccountsCreateRefusesTakenName(t *testing.T) {
-	url, st := startStore(t)
-	out, _, err := runAccountsCommand(t, "create", "--name", "team-a", "--json", "--nats-url", url)
+	url, seed, st := startStore(t)
+	out, _, err := runAccountsCommand(t, "create", "--name", "team-a", "--json", "--nats-url", url, "--nats-nkey", seed)
 	check.ErrorContains(t, err, "")
 	var first createdAccount
 	if err := json.Unmarshal([]byte(out), &first); err != nil {
 		t.Fatalf("create --json printed %q: %v", out, err)
 	}
 	for _, name := range []string{"team-a", "Team-A"} {
-		out, _, err := runAccountsCommand(t, "create", "--name", name, "--nats-url", url)
+		out, _, err := runAccountsCommand(t, "create", "--name", name, "--nats-url", url, "--nats-nkey", seed)
 		check.ErrorContains(t, err, "exists already")
 		for _, want := range []string{first.AccountID, "names are unique, ignoring case", "sluice accounts add-key --account " + first.AccountID} {
 			if !strings.Contains(err.Error(), want) {
@@ -132,13 +134,13 @@ func TestAccountsCreateRefusesTakenName(t *testing.T) {
 }
 
 func TestAccountsAddKey(t *testing.T) {
-	url, st := startStore(t)
+	url, seed, st := startStore(t)
 	ctx := t.Context()
 	account, err := st.CreateAccount(ctx, "acme")
 	if err != nil {
 		t.Fatal(err)
 	}
-	out, errOut, err := runAccountsCommand(t, "add-key", "--account", account.ID, "--json", "--nats-url", url)
+	out, errOut, err := runAccountsCommand(t, "add-key", "--account", account.ID, "--json", "--nats-url", url, "--nats-nkey", seed)
 	check.ErrorContains(t, err, "")
 	if !strings.Contains(errOut, "shown only this once") {
 		t.Errorf("add-key --json printed no warning on stderr: %q", errOut)
@@ -152,9 +154,9 @@ func TestAccountsAddKey(t *testing.T) {
 		t.Fatalf("the added token is %+v, %v; want a key of %s", key, err, account.ID)
 	}
 
-	_, _, err = runAccountsCommand(t, "add-key", "--account", "ac_3MS9bUONRqhCXceujBwuUPwZFZ4", "--nats-url", url)
+	_, _, err = runAccountsCommand(t, "add-key", "--account", "ac_3MS9bUONRqhCXceujBwuUPwZFZ4", "--nats-url", url, "--nats-nkey", seed)
 	check.ErrorContains(t, err, "there is no account")
-	_, _, err = runAccountsCommand(t, "add-key", "--nats-url", url)
+	_, _, err = runAccountsCommand(t, "add-key", "--nats-url", url, "--nats-nkey", seed)
 	check.ErrorContains(t, err, "--account is empty")
 }
 
@@ -169,6 +171,8 @@ func TestAccountsErrors(t *testing.T) {
 		t.Fatal(err)
 	}
 	bare := natstest.Start(t) // no bucket: sluice serve never ran on it
+	bareSeed := bare.SeedFile(natsserver.IdentitySluice)
+	otherSeed := natstest.Start(t).SeedFile(natsserver.IdentitySluice)
 
 	for _, tc := range []struct {
 		name string
@@ -176,8 +180,13 @@ func TestAccountsErrors(t *testing.T) {
 		want string
 	}{
 		{"unreachable", []string{"list", "--nats-url", closedURL}, "is sluice serve running with --nats-listen 127.0.0.1:4222, or give --nats-url"},
-		{"no bucket", []string{"list", "--nats-url", bare.ClientURL()}, "start sluice serve on it first"},
-		{"no name", []string{"create", "--nats-url", bare.ClientURL()}, "--name is empty"},
+		{"no bucket", []string{"list", "--nats-url", bare.ClientURL(), "--nats-nkey", bareSeed}, "start sluice serve on it first"},
+		{"no name", []string{"create", "--nats-url", bare.ClientURL(), "--nats-nkey", bareSeed}, "--name is empty"},
+		// The embedded server takes no client without credentials.
+		{"no credentials", []string{"list", "--nats-url", bare.ClientURL()}, "give --nats-nkey DATA_DIR/nats/sluice.nk"},
+		{"another server's seed", []string{"list", "--nats-url", bare.ClientURL(), "--nats-nkey", otherSeed}, "give --nats-nkey DATA_DIR/nats/sluice.nk"},
+		{"no seed file", []string{"list", "--nats-url", bare.ClientURL(), "--nats-nkey", "missing.nk"}, "--nats-nkey missing.nk"},
+		{"creds and nkey", []string{"list", "--nats-creds", "u.creds", "--nats-nkey", bareSeed}, "give one of them"},
 		{"cert without key", []string{"list", "--nats-tls-cert", "c.pem"}, "--nats-tls-cert needs --nats-tls-key"},
 	} {
 		t.Run(tc.name, func(t *testing.T) {

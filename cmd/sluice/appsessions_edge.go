@@ -20,7 +20,7 @@ import (
 // does, over NATS rather than through the API: the NATS server and the
 // account.
 type edgeSessionFlags struct {
-	nats      accountsFlags // --nats-url, --nats-creds, --nats-tls-*, --json
+	nats      accountsFlags // --nats-url, --nats-creds, --nats-nkey, --nats-tls-*, --json
 	accountID string
 }
 
@@ -38,7 +38,11 @@ func (f edgeSessionFlags) with(ctx context.Context, use func(context.Context, *a
 	if f.accountID == "" {
 		return errors.New("--account-id is empty: give the account's id (ac_...), as sluice accounts list shows it")
 	}
-	opts := append([]nats.Option{nats.Name("sluice app-sessions"), nats.Timeout(accountsConnectTimeout)}, f.nats.security.options()...)
+	security, err := f.nats.security.options()
+	if err != nil {
+		return err
+	}
+	opts := append([]nats.Option{nats.Name("sluice app-sessions"), nats.Timeout(accountsConnectTimeout)}, security...)
 	nc, err := nats.Connect(f.nats.natsURL, opts...)
 	if err != nil {
 		return fmt.Errorf("connecting to --nats-url %s: %w: %s", f.nats.natsURL, err, connectHint(err))

@@ -12,6 +12,7 @@ import (
 	"github.com/sluicehq/sluice/appsession"
 	"github.com/sluicehq/sluice/client"
 	"github.com/sluicehq/sluice/internal/check"
+	"github.com/sluicehq/sluice/internal/natsserver"
 	"github.com/sluicehq/sluice/internal/natstest"
 	"github.com/sluicehq/sluice/schemas"
 )
@@ -28,10 +29,12 @@ func TestServeRecordsAppSessions(t *testing.T) {
 	bin := buildSluice(t)
 	srv := natstest.Start(t)
 	const token = "sk_serve_app_sessions_0123456789"
-	p := startServe(t, bin, t.TempDir(), "SLUICE_BOOTSTRAP_API_KEY="+token, "SLUICE_NATS_URL="+srv.ClientURL(), "SLUICE_MAX_APP_SESSIONS=2")
+	sluiceSeed := srv.SeedFile(natsserver.IdentitySluice)
+	p := startServe(t, bin, t.TempDir(), "SLUICE_BOOTSTRAP_API_KEY="+token, "SLUICE_NATS_URL="+srv.ClientURL(), "SLUICE_NATS_NKEY="+sluiceSeed, "SLUICE_MAX_APP_SESSIONS=2")
 	account := p.logAttr(t, "created the first account and API key", "account_id")
 
-	nc, err := nats.Connect(srv.ClientURL())
+	// The edge connects as its own identity, which may call the service.
+	nc, err := nats.Connect(srv.ClientURL(), srv.ClientOptions(natsserver.IdentityEdge)...)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -79,7 +82,7 @@ func TestServeRecordsAppSessions(t *testing.T) {
 	}
 
 	// The CLI does what the edge does.
-	natsFlags := []string{"--nats-url", srv.ClientURL(), "--account-id", account}
+	natsFlags := []string{"--nats-url", srv.ClientURL(), "--nats-nkey", sluiceSeed, "--account-id", account}
 	out, errOut, err := runSluice(t, "", append([]string{"app-sessions", "record", "--public-url", "https://cli.example.com", "--ip-address", "192.0.2.9",
 		"--country-code", "se", "--expires-in", "2h"}, natsFlags...)...)
 	check.ErrorContains(t, err, "")

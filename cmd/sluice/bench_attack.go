@@ -20,6 +20,7 @@ import (
 	"github.com/spf13/cobra"
 
 	"github.com/sluicehq/sluice/internal/loadgen"
+	"github.com/sluicehq/sluice/internal/natsserver"
 	"github.com/sluicehq/sluice/internal/store"
 )
 
@@ -286,7 +287,13 @@ func spawnAttackServe(ctx context.Context, s attackSpawn, progress io.Writer) (_
 		return nil, ctx.Err()
 	}
 	var tokenB string
-	err = withAccountStore(ctx, accountsFlags{natsURL: attrs["nats_url"]}, func(ctx context.Context, st *store.Store) error {
+	// A serve that requires credentials of its NATS wrote sluice's seed
+	// in its data dir; an older one took anyone.
+	account := accountsFlags{natsURL: attrs["nats_url"]}
+	if seed := natsserver.SeedFile(dataDir, natsserver.IdentitySluice); seedExists(seed) {
+		account.security.nkey = seed
+	}
+	err = withAccountStore(ctx, account, func(ctx context.Context, st *store.Store) error {
 		created, err := createAccount(ctx, st, "attacker", "account B of sluice bench attack")
 		tokenB = created.Token
 		return err
@@ -394,4 +401,10 @@ func randomToken() string {
 	b := make([]byte, 16)
 	_, _ = rand.Read(b)
 	return hex.EncodeToString(b)
+}
+
+// seedExists reports whether the seed file at path exists.
+func seedExists(path string) bool {
+	_, err := os.Stat(path)
+	return err == nil
 }

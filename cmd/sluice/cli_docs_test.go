@@ -46,6 +46,7 @@ func TestCLIDocsCoverEveryCommand(t *testing.T) {
 	cliDocs["edges"] = docPlace{file: "docs/cli.md"}
 	cliDocs["reserved-domains"] = docPlace{file: "docs/cli.md"}
 	cliDocs["policy"] = docPlace{file: "docs/cli.md", section: "## Checking a traffic policy: `sluice policy check`"}
+	cliDocs["nats-auth"] = docPlace{file: "docs/operations.md", section: "## TLS and NATS authentication"}
 	// The commands left out of cliDocs, and why.
 	cliUndocumented := map[string]string{
 		"bench": "a developer's tool: docs/performance.md gives the runs it makes, --help every flag",

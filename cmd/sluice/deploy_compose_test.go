@@ -9,6 +9,7 @@ import (
 	"net/url"
 	"os"
 	"os/exec"
+	"path"
 	"path/filepath"
 	"regexp"
 	"runtime/debug"
@@ -116,7 +117,8 @@ func TestDockerCompose(t *testing.T) {
 		case len(svc.Command) > 0 && svc.Command[0] == "serve":
 			sluices = append(sluices, name)
 		}
-		if len(svc.Healthcheck.Test) == 0 {
+		// nats-auth runs once, before the nodes, and is done.
+		if len(svc.Healthcheck.Test) == 0 && name != "nats-auth" {
 			t.Errorf("service %s has no health check", name)
 		}
 	}
@@ -143,8 +145,15 @@ func TestDockerCompose(t *testing.T) {
 			t.Errorf("%s reads %s, another node %s", name, conf, natsConf)
 		}
 		natsConf, dataDirs[name] = conf, dataDir
+		if svc.DependsOn["nats-auth"].Condition != "service_completed_successfully" {
+			t.Errorf("%s: depends_on nats-auth: %q, want service_completed_successfully: it includes the file nats-auth writes", name, svc.DependsOn["nats-auth"].Condition)
+		}
 	}
-	opts := natsOptions(t, natsConf)
+	authDir := checkComposeNATSAuth(t, c)
+	opts := natsOptions(t, withAuthConfig(t, natsConf))
+	if len(opts.Nkeys) != len(natsserver.Identities()) || len(opts.Users) != 0 || opts.NoAuthUser != "" {
+		t.Errorf("%s: NATS users %d nkeys, %d others (no_auth_user %q); want sluice's %d identities alone", natsConf, len(opts.Nkeys), len(opts.Users), opts.NoAuthUser, len(natsserver.Identities()))
+	}
 	var routes []string
 	for _, r := range opts.Routes {
 		routes = append(routes, r.Host)
@@ -174,6 +183,9 @@ func TestDockerCompose(t *testing.T) {
 		}
 		if f.replicas != 3 {
 			t.Errorf("%s: --replicas %d, want 3", name, f.replicas)
+		}
+		if want := path.Join(volumeMount(svc, "nats-auth"), "sluice.nk"); volumeMount(svc, "nats-auth") == "" || f.natsNkey != want {
+			t.Errorf("%s: --nats-nkey %q, want sluice's seed in the volume nats-auth (%s): its volumes %v", name, f.natsNkey, authDir, svc.Volumes)
 		}
 		host, port, err := net.SplitHostPort(f.httpAddr)
 		if err != nil || host != "0.0.0.0" {
@@ -237,6 +249,11 @@ func natsNodeMounts(t *testing.T, c composeFile, name string, svc composeService
 		switch {
 		case len(parts) >= 2 && parts[1] == "/etc/nats/nats.conf":
 			conf = filepath.Join(repoRoot, parts[0])
+		case len(parts) >= 2 && parts[0] == "nats-auth":
+			// The seeds and auth.conf, which nats.conf includes from ./auth.
+			if parts[1] != "/etc/nats/auth" {
+				t.Errorf("%s mounts nats-auth at %s, want /etc/nats/auth: nats.conf includes ./auth/auth.conf", name, parts[1])
+			}
 		case len(parts) >= 2 && !strings.HasPrefix(parts[0], "."):
 			if _, ok := c.Volumes[parts[0]]; !ok {
 				t.Errorf("%s mounts volume %s, which volumes does not declare", name, parts[0])
@@ -248,6 +265,54 @@ func natsNodeMounts(t *testing.T, c composeFile, name string, svc composeService
 		t.Fatalf("%s: volumes %q, want the configuration file and a named volume for JetStream", name, svc.Volumes)
 	}
 	return conf, dataDir
+}
+
+// checkComposeNATSAuth checks the service that writes the NATS
+// identities, and returns the directory it writes them in.
+func checkComposeNATSAuth(t *testing.T, c composeFile) string {
+	t.Helper()
+	svc, ok := c.Services["nats-auth"]
+	if !ok || len(svc.Command) < 3 || svc.Command[0] != "nats-auth" || svc.Command[1] != "--dir" {
+		t.Fatalf("no nats-auth service running `sluice nats-auth --dir DIR`: %+v", svc)
+	}
+	dir := svc.Command[2]
+	if volumeMount(svc, "nats-auth") != dir {
+		t.Errorf("nats-auth writes in %s, but mounts the volume nats-auth at %q", dir, volumeMount(svc, "nats-auth"))
+	}
+	if _, ok := c.Volumes["nats-auth"]; !ok {
+		t.Error("volumes does not declare nats-auth")
+	}
+	return dir
+}
+
+// volumeMount returns where svc mounts the named volume, "" if nowhere.
+func volumeMount(svc composeService, volume string) string {
+	for _, v := range svc.Volumes {
+		if parts := strings.Split(v, ":"); len(parts) >= 2 && parts[0] == volume {
+			return parts[1]
+		}
+	}
+	return ""
+}
+
+// withAuthConfig copies the NATS configuration file at path into a new
+// directory, with the auth/auth.conf that nats-auth writes beside it, as
+// the nodes see them, and returns the copy's path.
+func withAuthConfig(t *testing.T, path string) string {
+	t.Helper()
+	dir := t.TempDir()
+	raw, err := os.ReadFile(path)
+	if err != nil {
+		t.Fatal(err)
+	}
+	conf := filepath.Join(dir, filepath.Base(path))
+	if err := os.WriteFile(conf, raw, 0o600); err != nil {
+		t.Fatal(err)
+	}
+	if _, err := natsserver.WriteAuthConfig(filepath.Join(dir, "auth"), nil); err != nil {
+		t.Fatal(err)
+	}
+	return conf
 }
 
 // natsOptions parses a NATS configuration file as nats-server would, and

@@ -109,15 +109,25 @@ type k8sDeployment struct {
 					RunAsUser    int  `yaml:"runAsUser"`
 				} `yaml:"securityContext"`
 				Containers []k8sContainer `yaml:"containers"`
+				Volumes    []struct {
+					Name   string `yaml:"name"`
+					Secret *struct {
+						SecretName string `yaml:"secretName"`
+					} `yaml:"secret"`
+				} `yaml:"volumes"`
 			} `yaml:"spec"`
 		} `yaml:"template"`
 	} `yaml:"spec"`
 }
 
 type k8sContainer struct {
-	Name string   `yaml:"name"`
-	Args []string `yaml:"args"`
-	Env  []struct {
+	Name         string   `yaml:"name"`
+	Args         []string `yaml:"args"`
+	VolumeMounts []struct {
+		Name      string `yaml:"name"`
+		MountPath string `yaml:"mountPath"`
+	} `yaml:"volumeMounts"`
+	Env []struct {
 		Name  string `yaml:"name"`
 		Value string `yaml:"value"`
 	} `yaml:"env"`
@@ -224,6 +234,18 @@ func TestKubernetesManifests(t *testing.T) {
 	}
 	if f.replicas != 3 {
 		t.Errorf("Deployment: --replicas %d, want 3", f.replicas)
+	}
+	// sluice's NATS identity: its seed, from the Secret sluice-nats.
+	var seedDir string
+	for _, m := range c.VolumeMounts {
+		for _, v := range pod.Volumes {
+			if v.Name == m.Name && v.Secret != nil && v.Secret.SecretName == "sluice-nats" {
+				seedDir = m.MountPath
+			}
+		}
+	}
+	if seedDir == "" || f.natsNkey != seedDir+"/sluice.nk" {
+		t.Errorf("Deployment: --nats-nkey %q, want sluice.nk of the Secret sluice-nats, mounted (at %q)", f.natsNkey, seedDir)
 	}
 	if grace := pod.TerminationGracePeriodSeconds; grace <= int(f.shutdownTimeout.Seconds()) {
 		t.Errorf("Deployment: terminationGracePeriodSeconds %d, want more than --shutdown-timeout %s", grace, f.shutdownTimeout)
@@ -377,6 +399,12 @@ func TestNATSHelmValues(t *testing.T) {
 			} `yaml:"jetstream"`
 			Merge map[string]any `yaml:"merge"`
 		} `yaml:"config"`
+		Container struct {
+			Patch []jsonPatch `yaml:"patch"`
+		} `yaml:"container"`
+		PodTemplate struct {
+			Patch []jsonPatch `yaml:"patch"`
+		} `yaml:"podTemplate"`
 	}
 	if err := yaml.Unmarshal(raw, &v); err != nil {
 		t.Fatalf("%s: %v", natsValuesFile, err)
@@ -399,6 +427,29 @@ func TestNATSHelmValues(t *testing.T) {
 	if n, _ := parsed["max_payload"].(int64); n < natsserver.RequiredMaxPayload {
 		t.Errorf("config.merge.max_payload %q is %d bytes, sluice needs at least %d", cfg.Merge["max_payload"], n, natsserver.RequiredMaxPayload)
 	}
+
+	// sluice's NATS identities: the ConfigMap nats-auth (auth.conf of
+	// sluice nats-auth), mounted beside the chart's nats.conf and included.
+	if got := cfg.Merge["$include"]; got != "./auth/auth.conf" {
+		t.Errorf("config.merge.$include %v, want ./auth/auth.conf", got)
+	}
+	mounted := slices.ContainsFunc(v.Container.Patch, func(p jsonPatch) bool {
+		return p.Op == "add" && p.Path == "/volumeMounts/-" && p.Value["name"] == "nats-auth" && p.Value["mountPath"] == "/etc/nats-config/auth"
+	})
+	volume := slices.ContainsFunc(v.PodTemplate.Patch, func(p jsonPatch) bool {
+		cm, _ := p.Value["configMap"].(map[string]any)
+		return p.Op == "add" && p.Path == "/spec/volumes/-" && p.Value["name"] == "nats-auth" && cm["name"] == "nats-auth"
+	})
+	if !mounted || !volume {
+		t.Errorf("the ConfigMap nats-auth: mounted at /etc/nats-config/auth %t, a volume of the pods %t; want both", mounted, volume)
+	}
+}
+
+// jsonPatch is one operation of a JSON patch of the NATS chart's values.
+type jsonPatch struct {
+	Op    string         `yaml:"op"`
+	Path  string         `yaml:"path"`
+	Value map[string]any `yaml:"value"`
 }
 
 // TestKustomizeBuild has kubectl build the kustomization, when kubectl is

@@ -35,8 +35,10 @@ import (
 //     readmeLocal is the one place that turns it into this run's: it
 //     replaces 127.0.0.1:8080 (the API), 127.0.0.1:4566 (the AWS emulator
 //     of --dev) and 127.0.0.1:4222 (the embedded NATS) with the test
-//     server's addresses, and the placeholder sk_... with the key the
-//     server printed (the README asks the reader to paste it). The
+//     server's addresses, ./sluice-data/ (serve's default --data-dir,
+//     where the NATS seeds are) with its data dir, and the placeholder
+//     sk_... with the key the server printed (the README asks the reader
+//     to paste it). The
 //     environment has SLUICE_API_KEY, SLUICE_API_URL and SLUICE_NATS_URL
 //     set to the same, as a newcomer's commands find them by default.
 //
@@ -80,8 +82,10 @@ func TestREADME(t *testing.T) {
 
 	clearSluiceEnv(t)
 	bin := buildSluice(t)
-	p := startServe(t, bin, t.TempDir(), "SLUICE_DEV=true", "SLUICE_DEV_AWS_LISTEN=127.0.0.1:0", "SLUICE_NATS_LISTEN=127.0.0.1:0")
+	dataDir := t.TempDir()
+	p := startServe(t, bin, dataDir, "SLUICE_DEV=true", "SLUICE_DEV_AWS_LISTEN=127.0.0.1:0", "SLUICE_NATS_LISTEN=127.0.0.1:0")
 	local := readmeLocal{
+		dataDir:  dataDir,
 		api:      p.url,
 		emulator: loggedAttr(t, p, "aws_endpoint"),
 		nats:     loggedAttr(t, p, "nats_url"),
@@ -271,6 +275,7 @@ func runShellBlocks(ctx context.Context, blocks []readmeBlock, rewrite func(stri
 // readmeLocal is how this run's server differs from the README's
 // newcomer's.
 type readmeLocal struct {
+	dataDir  string // the data dir of sluice serve
 	api      string // http://HOST:PORT of the API
 	emulator string // http://HOST:PORT of the AWS emulator
 	nats     string // nats://HOST:PORT of the embedded NATS
@@ -285,6 +290,7 @@ func (l readmeLocal) rewrite(block string) string {
 		"127.0.0.1:8080", hostPort(l.api),
 		"127.0.0.1:4566", hostPort(l.emulator),
 		"127.0.0.1:4222", hostPort(l.nats),
+		"./sluice-data/", l.dataDir+"/",
 		"sk_...", l.key,
 	).Replace(block)
 }

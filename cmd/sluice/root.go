@@ -27,6 +27,7 @@ func newRootCommand() *cobra.Command {
 	root.AddCommand(newServeCommand(), newSchemasCommand(), newPublishCommand(), newBenchCommand(), newAccountsCommand(), newDestinationsCommand(), newSubscriptionsCommand(), newAgentIngressesCommand(), newAppSessionsCommand(), newAPIKeysCommand(), newBotUsersCommand(), newCredentialsCommand(), newEdgesCommand(), newReservedDomainsCommand(), newTailCommand(), newPolicyCommand())
 	root.AddCommand(newEmulatorCommand())
 	root.AddCommand(newHealthcheckCommand())
+	root.AddCommand(newNATSAuthCommand())
 	return root
 }
 

@@ -36,6 +36,7 @@ type serveFlags struct {
 	natsListen      string
 	natsURL         string
 	natsCreds       string
+	natsNkey        string
 	natsTLSCA       string
 	natsTLSCert     string
 	natsTLSKey      string
@@ -80,9 +81,10 @@ func newServeCommand() *cobra.Command {
 func (f *serveFlags) register(fl *pflag.FlagSet) {
 	fl.StringVar(&f.dataDir, "data-dir", "./sluice-data", "where the embedded NATS server stores streams and state; one serve at a time uses it (it holds sluice.lock in it)")
 	fl.StringVar(&f.dataKeyFile, "data-key-file", "", "file holding the key (at least 32 bytes, such as the output of openssl rand -hex 32; mode 600) the embedded NATS server encrypts everything it stores in --data-dir with, AWS secret access keys included (not the --dev emulator's DIR/emulator/state.json, which holds the records delivered to it in clear); the same key at every start after (default: not encrypted)")
-	fl.StringVar(&f.natsListen, "nats-listen", "", "expose the embedded NATS server's client port at HOST:PORT, a loopback address: it has no authentication (default: not exposed)")
+	fl.StringVar(&f.natsListen, "nats-listen", "", "expose the embedded NATS server's client port at HOST:PORT, a loopback address (it has no TLS); clients authenticate with the NKey seeds serve writes in --data-dir/nats: sluice.nk (sluice's own processes and CLI), producer.nk, edge.nk (default: not exposed)")
 	fl.StringVar(&f.natsURL, "nats-url", "", "use this external NATS server or cluster instead of the embedded one (comma-separated URLs)")
-	fl.StringVar(&f.natsCreds, "nats-creds", "", "credentials file (JWT and NKey seed) for --nats-url")
+	fl.StringVar(&f.natsCreds, "nats-creds", "", "credentials file (JWT and NKey seed) for --nats-url, for decentralised JWT auth")
+	fl.StringVar(&f.natsNkey, "nats-nkey", "", "NKey seed file for --nats-url, for a server with nkey users, such as another serve's --data-dir/nats/sluice.nk")
 	fl.StringVar(&f.natsTLSCA, "nats-tls-ca", "", "CA certificate file to verify --nats-url's servers")
 	fl.StringVar(&f.natsTLSCert, "nats-tls-cert", "", "client certificate file for --nats-url (with --nats-tls-key)")
 	fl.StringVar(&f.natsTLSKey, "nats-tls-key", "", "client key file for --nats-url (with --nats-tls-cert)")
@@ -155,8 +157,11 @@ func (f serveFlags) connectNATS(log *slog.Logger) (*nats.Conn, *natsserver.Serve
 		nats.ReconnectHandler(func(nc *nats.Conn) { log.Info("reconnected to NATS", "url", nc.ConnectedUrlRedacted()) }),
 	}
 	if f.natsURL != "" {
-		opts = append(opts, f.natsSecurity().options()...)
-		nc, err := nats.Connect(f.natsURL, opts...)
+		security, err := f.natsSecurity().options()
+		if err != nil {
+			return nil, nil, nil, err
+		}
+		nc, err := nats.Connect(f.natsURL, append(opts, security...)...)
 		if err != nil {
 			return nil, nil, nil, fmt.Errorf("connecting to --nats-url %s: %w", f.natsURL, err)
 		}
@@ -184,8 +189,12 @@ func (f serveFlags) connectNATS(log *slog.Logger) (*nats.Conn, *natsserver.Serve
 		return nil, nil, nil, fmt.Errorf("starting the embedded NATS server: %w", err)
 	}
 	if url := embedded.ClientURL(); url != "" {
-		// The port --nats-listen 127.0.0.1:0 got, for tools to connect to.
-		log.Info("the embedded NATS server is listening", "nats_url", url)
+		// The port --nats-listen 127.0.0.1:0 got, for tools to connect to,
+		// and the seed files they authenticate with (paths, not secrets).
+		log.Info("the embedded NATS server is listening", "nats_url", url,
+			"nats_nkey", embedded.SeedFile(natsserver.IdentitySluice),
+			"producer_nkey", embedded.SeedFile(natsserver.IdentityProducer),
+			"edge_nkey", embedded.SeedFile(natsserver.IdentityEdge))
 	}
 	nc, err := embedded.Connect(opts...)
 	if err != nil {

@@ -52,7 +52,7 @@ func TestServeIgnoresHost(t *testing.T) {
 		t.Errorf("uri %s, want %s", dest.URI, want)
 	}
 
-	nc, err := nats.Connect(logAttrOf(t, p.logs.String(), "the embedded NATS server is listening", "nats_url"))
+	nc, err := nats.Connect(logAttrOf(t, p.logs.String(), "the embedded NATS server is listening", "nats_url"), sluiceNkey(t, logAttrOf(t, p.logs.String(), "the embedded NATS server is listening", "nats_nkey")))
 	if err != nil {
 		t.Fatal(err)
 	}

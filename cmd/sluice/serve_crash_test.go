@@ -216,7 +216,7 @@ type routeConsumer struct {
 // on; close, or the test's end, disconnects.
 func watchRouteConsumer(t *testing.T, p *serveProcess, name string) *routeConsumer {
 	t.Helper()
-	nc, err := nats.Connect(p.logAttr(t, "the embedded NATS server is listening", "nats_url"))
+	nc, err := nats.Connect(p.logAttr(t, "the embedded NATS server is listening", "nats_url"), sluiceNkey(t, p.logAttr(t, "the embedded NATS server is listening", "nats_nkey")))
 	if err != nil {
 		t.Fatal(err)
 	}

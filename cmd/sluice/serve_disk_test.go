@@ -138,7 +138,7 @@ func TestServeFullDisk(t *testing.T) {
 	p := startServe(t, bin, filepath.Join(disk, "data"), "SLUICE_BOOTSTRAP_API_KEY="+diskToken, "SLUICE_NATS_LISTEN=127.0.0.1:0", "SLUICE_DEV=true", "SLUICE_DEV_AWS_LISTEN=127.0.0.1:0")
 	endpoint := p.logAttr(t, "dev mode: every destination delivers to the AWS emulator", "aws_endpoint")
 	waitReady(t, p.url)
-	nc, err := nats.Connect(p.logAttr(t, "the embedded NATS server is listening", "nats_url"))
+	nc, err := nats.Connect(p.logAttr(t, "the embedded NATS server is listening", "nats_url"), sluiceNkey(t, p.logAttr(t, "the embedded NATS server is listening", "nats_nkey")))
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -306,7 +306,7 @@ func TestServeAuditSurvivesACrash(t *testing.T) {
 	dataDir := t.TempDir()
 	p := startServe(t, bin, dataDir, "SLUICE_BOOTSTRAP_API_KEY="+diskToken, "SLUICE_NATS_LISTEN=127.0.0.1:0")
 	waitReady(t, p.url)
-	nc, err := nats.Connect(p.logAttr(t, "the embedded NATS server is listening", "nats_url"))
+	nc, err := nats.Connect(p.logAttr(t, "the embedded NATS server is listening", "nats_url"), sluiceNkey(t, p.logAttr(t, "the embedded NATS server is listening", "nats_nkey")))
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -342,7 +342,7 @@ func TestServeAuditSurvivesACrash(t *testing.T) {
 
 	// The new process makes the stream as it should be again.
 	p = startServe(t, bin, dataDir, "SLUICE_NATS_LISTEN=127.0.0.1:0")
-	nc, err = nats.Connect(p.logAttr(t, "the embedded NATS server is listening", "nats_url"))
+	nc, err = nats.Connect(p.logAttr(t, "the embedded NATS server is listening", "nats_url"), sluiceNkey(t, p.logAttr(t, "the embedded NATS server is listening", "nats_nkey")))
 	if err != nil {
 		t.Fatal(err)
 	}

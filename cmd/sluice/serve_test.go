@@ -15,6 +15,8 @@ import (
 	"testing"
 	"time"
 
+	"github.com/nats-io/nats.go"
+
 	"github.com/sluicehq/sluice/internal/check"
 )
 
@@ -385,6 +387,8 @@ func TestServeFlagsValidate(t *testing.T) {
 			f.natsURL, f.natsCreds, f.natsTLSCA, f.natsTLSCert, f.natsTLSKey = "nats://n:4222", "c.creds", "ca.pem", "c.pem", "k.pem"
 		}},
 		{name: "creds without url", edit: func(f *serveFlags) { f.natsCreds = "c.creds" }, wantErr: "--nats-creds is for an external NATS server: give its address with --nats-url"},
+		{name: "nkey without url", edit: func(f *serveFlags) { f.natsNkey = "sluice.nk" }, wantErr: "--nats-nkey is for an external NATS server: give its address with --nats-url"},
+		{name: "creds and nkey", edit: func(f *serveFlags) { f.natsURL, f.natsCreds, f.natsNkey = "nats://n:4222", "c.creds", "sluice.nk" }, wantErr: "give one of them"},
 		{name: "tls ca without url", edit: func(f *serveFlags) { f.natsTLSCA = "ca.pem" }, wantErr: "--nats-tls-ca is for an external NATS server"},
 		{name: "cert without key", edit: func(f *serveFlags) { f.natsURL, f.natsTLSCert = "nats://n:4222", "c.pem" }, wantErr: "--nats-tls-cert needs --nats-tls-key"},
 		{name: "key without cert", edit: func(f *serveFlags) { f.natsURL, f.natsTLSKey = "nats://n:4222", "k.pem" }, wantErr: "--nats-tls-key needs --nats-tls-cert"},
@@ -423,4 +427,16 @@ func TestServeFlagsValidate(t *testing.T) {
 			check.ErrorContains(t, f.validate(), tt.wantErr)
 		})
 	}
+}
+
+// sluiceNkey returns the option connecting as sluice's NATS identity,
+// whose seed file serve logs (nats_nkey) with the address of its embedded
+// NATS.
+func sluiceNkey(t *testing.T, seedFile string) nats.Option {
+	t.Helper()
+	opt, err := nats.NkeyOptionFromSeed(seedFile)
+	if err != nil {
+		t.Fatalf("reading the seed serve logged: %v", err)
+	}
+	return opt
 }

@@ -40,6 +40,7 @@ func (f serveFlags) checkExternalNATS() error {
 	if f.natsURL == "" {
 		for _, fl := range []struct{ name, value string }{
 			{"--nats-creds", f.natsCreds},
+			{"--nats-nkey", f.natsNkey},
 			{"--nats-tls-ca", f.natsTLSCA},
 			{"--nats-tls-cert", f.natsTLSCert},
 			{"--nats-tls-key", f.natsTLSKey},
@@ -54,7 +55,7 @@ func (f serveFlags) checkExternalNATS() error {
 
 // natsSecurity is how serve authenticates to --nats-url and verifies it.
 func (f serveFlags) natsSecurity() natsSecurity {
-	return natsSecurity{creds: f.natsCreds, tlsCA: f.natsTLSCA, tlsCert: f.natsTLSCert, tlsKey: f.natsTLSKey}
+	return natsSecurity{creds: f.natsCreds, nkey: f.natsNkey, tlsCA: f.natsTLSCA, tlsCert: f.natsTLSCert, tlsKey: f.natsTLSKey}
 }
 
 // checkRoles checks that --roles names known roles, at least one.

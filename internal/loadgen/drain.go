@@ -8,6 +8,7 @@ import (
 	"log/slog"
 	"net/http"
 	"runtime"
+	"strings"
 	"time"
 
 	"github.com/nats-io/nats.go"
@@ -157,8 +158,14 @@ func startDrainBench(ctx context.Context, cfg DrainConfig, b *backlog, log *slog
 	if bench.endpoint, err = startHelper(ctx, cfg.Helper, HelperKinesis); err != nil {
 		return nil, err
 	}
-	if server.nc, err = nats.Connect(natsHelper.url, nats.Name("sluice-bench-drain"), nats.ErrorHandler(server.recordAsync)); err != nil {
-		return nil, fmt.Errorf("connecting to %s: %w", natsHelper.url, err)
+	// The NATS helper says its URL and the seed file of sluice's identity.
+	url, seedFile, _ := strings.Cut(natsHelper.url, " ")
+	seed, err := nats.NkeyOptionFromSeed(seedFile)
+	if err != nil {
+		return nil, fmt.Errorf("reading the seed of the NATS helper: %w", err)
+	}
+	if server.nc, err = nats.Connect(url, seed, nats.Name("sluice-bench-drain"), nats.ErrorHandler(server.recordAsync)); err != nil {
+		return nil, fmt.Errorf("connecting to %s: %w", url, err)
 	}
 	server.closers = append(server.closers, server.nc.Close)
 	if err := server.setUp(ctx); err != nil {

@@ -44,7 +44,9 @@ const (
 // ServeDrainHelper is the body of a helper process of the drain benchmark:
 // it starts the server of the kind (HelperNATS, storing in a temporary
 // directory under dataDir, "" for the system's, which it removes when it
-// stops; or HelperKinesis), writes its URL and a newline to out, and serves until
+// stops; or HelperKinesis), writes its URL and a newline to out (for
+// HelperNATS, the URL, a space and the seed file of the server's sluice
+// identity, which the benchmark connects with), and serves until
 // stop reaches its end (the benchmark closes the pipe, or its process
 // ended) or ctx ends. It returns ErrHelperKind for another kind.
 //
@@ -85,7 +87,7 @@ func serveNATSHelper(ctx context.Context, dataDir string, out io.Writer) (err er
 		return err
 	}
 	defer srv.Shutdown()
-	if _, err := fmt.Fprintln(out, srv.ClientURL()); err != nil {
+	if _, err := fmt.Fprintln(out, srv.ClientURL(), srv.SeedFile(natsserver.IdentitySluice)); err != nil {
 		return err
 	}
 	<-ctx.Done()

@@ -33,9 +33,10 @@ type Config struct {
 	// through (*Server).Connect. Port 0 or -1 picks a free port; ClientURL
 	// tells which. The host must be a loopback address (127.0.0.0/8, ::1)
 	// or "localhost", and an empty host means 127.0.0.1: the embedded
-	// server has no authentication, so it never listens beyond this
-	// machine. To serve other machines, run an external NATS server with
-	// authentication instead.
+	// server has no TLS, so it never listens beyond this machine. To serve
+	// other machines, run an external NATS server with TLS instead. Every
+	// client authenticates as one of the Identities, with its seed
+	// (SeedFile), whether the server listens or not.
 	Listen string
 	// ServerName names the server in NATS; default DefaultServerName.
 	ServerName string
@@ -104,7 +105,7 @@ func (c Config) listenAddr() (host string, port int, err error) {
 		host = loopback
 	}
 	if !isLoopback(host) {
-		return "", 0, fmt.Errorf("listen address %q: the embedded NATS server has no authentication, so it only listens on loopback (127.0.0.1, ::1 or localhost); to serve other machines, run an external NATS server with authentication and use sluice serve --nats-url", c.Listen)
+		return "", 0, fmt.Errorf("listen address %q: the embedded NATS server has no TLS, so it only listens on loopback (127.0.0.1, ::1 or localhost); to serve other machines, run an external NATS server with TLS and authentication and use sluice serve --nats-url", c.Listen)
 	}
 	return host, port, nil
 }

@@ -26,9 +26,11 @@ const readyPoll = 50 * time.Millisecond
 // Server is a running embedded NATS server with JetStream. Its methods are
 // safe for concurrent use.
 type Server struct {
-	srv    *server.Server
-	opts   *server.Options // as started, for a restart of JetStream
-	listen bool
+	srv     *server.Server
+	opts    *server.Options // as started, for a restart of JetStream
+	listen  bool
+	dataDir string
+	ids     *identities // the key pairs of the NATS users
 }
 
 // Start creates the server described by cfg, starts it and waits until it
@@ -41,11 +43,15 @@ func Start(cfg Config) (*Server, error) {
 	if err := cfg.Validate(); err != nil {
 		return nil, fmt.Errorf("nats server config: %w", err)
 	}
-	opts, err := cfg.options()
+	if err := cfg.checkKey(); err != nil {
+		return nil, err
+	}
+	ids, err := loadIdentities(cfg.DataDir)
 	if err != nil {
 		return nil, err
 	}
-	if err := cfg.checkKey(); err != nil {
+	opts, err := cfg.options(ids)
+	if err != nil {
 		return nil, err
 	}
 	srv, err := server.NewServer(opts)
@@ -56,7 +62,7 @@ func Start(cfg Config) (*Server, error) {
 	srv.SetLoggerV2(log, log.enabled(slog.LevelDebug), log.enabled(LevelTrace), false)
 	srv.Start()
 
-	s := &Server{srv: srv, opts: opts, listen: !opts.DontListen}
+	s := &Server{srv: srv, opts: opts, listen: !opts.DontListen, dataDir: cfg.DataDir, ids: ids}
 	if err := s.waitReady(cfg.ReadyTimeout, log.fatal); err != nil {
 		s.Shutdown()
 		return nil, err
@@ -79,9 +85,14 @@ const MaxPayload = 4 << 20
 // against a server allowing less.
 const RequiredMaxPayload = schemas.DefaultMaxEventBytes + 64<<10
 
-// options translates the configuration into the server's options.
-func (c Config) options() (*server.Options, error) {
+// options translates the configuration into the server's options, with
+// the identities' NKeys as its only users.
+func (c Config) options(ids *identities) (*server.Options, error) {
 	host, port, err := c.listenAddr()
+	if err != nil {
+		return nil, err
+	}
+	users, err := ids.users()
 	if err != nil {
 		return nil, err
 	}
@@ -105,6 +116,9 @@ func (c Config) options() (*server.Options, error) {
 		// Encryption at rest, when a key is given.
 		JetStreamKey:    c.Key,
 		JetStreamCipher: server.ChaCha,
+		// Every client authenticates as one of the identities, in process
+		// too: Connect does it as IdentitySluice.
+		Nkeys: users,
 	}
 	if opts.DontListen {
 		opts.Host, opts.Port = loopback, randomPort
@@ -136,10 +150,11 @@ func (s *Server) waitReady(timeout time.Duration, fatal <-chan string) error {
 }
 
 // Connect returns a client connection to the server that does not go
-// through the network, so it works with or without a listener. Options are
-// applied after the in-process one. The caller closes the connection.
+// through the network, so it works with or without a listener. It
+// authenticates as IdentitySluice. Options are applied after the in-process
+// one and the identity's. The caller closes the connection.
 func (s *Server) Connect(opts ...nats.Option) (*nats.Conn, error) {
-	opts = append([]nats.Option{nats.InProcessServer(s.srv)}, opts...)
+	opts = append(append([]nats.Option{nats.InProcessServer(s.srv)}, s.ClientOptions(IdentitySluice)...), opts...)
 	nc, err := nats.Connect("", opts...)
 	if err != nil {
 		return nil, fmt.Errorf("connecting to embedded nats server: %w", err)
@@ -160,6 +175,30 @@ func (s *Server) ClientURL() string {
 	}
 	return "nats://" + net.JoinHostPort(addr.IP.String(), strconv.Itoa(addr.Port))
 }
+
+// ClientOptions returns the options a client of this process connects
+// as id with, over ClientURL or with Connect: its NKey, and its inbox
+// prefix (Identity.InboxPrefix). Clients of other processes read the
+// identity's seed from SeedFile instead.
+func (s *Server) ClientOptions(id Identity) []nats.Option {
+	kp, ok := s.ids.keys[id]
+	if !ok {
+		return nil
+	}
+	pub, err := kp.PublicKey()
+	if err != nil {
+		return nil
+	}
+	opts := []nats.Option{nats.Nkey(pub, kp.Sign)}
+	if prefix := id.InboxPrefix(); prefix != "" {
+		opts = append(opts, nats.CustomInboxPrefix(prefix))
+	}
+	return opts
+}
+
+// SeedFile returns the file holding the NKey seed of id in the server's
+// data dir (the package's SeedFile).
+func (s *Server) SeedFile(id Identity) string { return SeedFile(s.dataDir, id) }
 
 // Shutdown stops the server, closing its clients' connections, and waits
 // until it has stopped and its files are closed. It is safe to call more

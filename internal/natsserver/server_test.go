@@ -92,7 +92,11 @@ func TestStartConnectPublish(t *testing.T) {
 			var nc *nats.Conn
 			var err error
 			if tt.overTCP {
-				nc, err = nats.Connect(url)
+				seed, seedErr := nats.NkeyOptionFromSeed(srv.SeedFile(natsserver.IdentitySluice))
+				if seedErr != nil {
+					t.Fatalf("reading the seed: %v", seedErr)
+				}
+				nc, err = nats.Connect(url, seed)
 			} else {
 				nc, err = srv.Connect()
 			}
@@ -156,11 +160,13 @@ func TestStartFails(t *testing.T) {
 	}
 
 	tests := []struct {
-		name string
-		cfg  natsserver.Config
+		name    string
+		cfg     natsserver.Config
+		wantErr string // "": ErrNotReady
 	}{
 		{name: "port in use", cfg: natsserver.Config{DataDir: t.TempDir(), Listen: taken.Addr().String()}},
-		{name: "data dir is a file", cfg: natsserver.Config{DataDir: notADir}},
+		// The seeds of the NATS users are written in it before the server starts.
+		{name: "data dir is a file", cfg: natsserver.Config{DataDir: notADir}, wantErr: "not a directory"},
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
@@ -169,7 +175,9 @@ func TestStartFails(t *testing.T) {
 				srv.Shutdown()
 				t.Fatal("Start succeeded, want an error")
 			}
-			if !errors.Is(err, natsserver.ErrNotReady) {
+			if tt.wantErr != "" {
+				check.ErrorContains(t, err, tt.wantErr)
+			} else if !errors.Is(err, natsserver.ErrNotReady) {
 				t.Fatalf("Start error = %v, want ErrNotReady", err)
 			}
 		})
@@ -192,7 +200,7 @@ func TestConfigValidate(t *testing.T) {
 		{name: "every interface", cfg: natsserver.Config{DataDir: "d", Listen: "0.0.0.0:4222"}, wantErr: "only listens on loopback"},
 		{name: "every ipv6 interface", cfg: natsserver.Config{DataDir: "d", Listen: "[::]:4222"}, wantErr: "only listens on loopback"},
 		{name: "private address", cfg: natsserver.Config{DataDir: "d", Listen: "10.0.0.5:4222"}, wantErr: "--nats-url"},
-		{name: "host name", cfg: natsserver.Config{DataDir: "d", Listen: "nats.example.com:4222"}, wantErr: "no authentication"},
+		{name: "host name", cfg: natsserver.Config{DataDir: "d", Listen: "nats.example.com:4222"}, wantErr: "no TLS"},
 		{name: "no data dir", cfg: natsserver.Config{}, wantErr: "data dir"},
 		{name: "no port", cfg: natsserver.Config{DataDir: "d", Listen: "127.0.0.1"}, wantErr: "listen address"},
 		{name: "port not a number", cfg: natsserver.Config{DataDir: "d", Listen: "127.0.0.1:nats"}, wantErr: "port must be"},
