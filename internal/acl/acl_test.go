@@ -47,6 +47,7 @@ func TestAllows(t *testing.T) {
 		{[]string{"bind:[2001:DB8::1]:443"}, "[2001:db8:0::1]:443", true},
 		{[]string{"bind:[::1]:22"}, "[::2]:22", false},
 		{[]string{"bind:", "nonsense", "bind:*.com"}, "example.com", false},
+		{[]string{"bind:[10.0.0.1]:22"}, "10.0.0.1:22", false},
 	} {
 		got, err := Allows(tc.rules, tc.target)
 		if got != tc.want || err != nil {
@@ -154,7 +155,8 @@ func TestCheck(t *testing.T) {
 		"", "**", "bind", "bind:", "connect:example.com", "bind:*", "bind:*.com", "bind:a.*.example.com",
 		"bind:-a.example.com", "bind:exa mple.com", "bind:example.com:0", "bind:example.com:65536",
 		"bind:example.com:http", "bind:" + strings.Repeat("a", 64) + ".com", "bind:example..com", " *",
-		"bind:*.com.", "bind:*.A.",
+		"bind:*.com.", "bind:*.A.", "bind:10.0.0.1", "bind:[10.0.0.1]:22", "bind:[fe80::1%eth0]:22", "bind:*.*.example.com",
+		"bind:evil.com/.example.com", "bind:example.com:022", "bind:*.example.com:443",
 	} {
 		err := Check([]string{"*", bad})
 		if err == nil {
