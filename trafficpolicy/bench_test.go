@@ -102,8 +102,9 @@ func BenchmarkMillionBuckets(b *testing.B) {
 	}
 }
 
-// BenchmarkRateLimitWithExpressions is the first rule of the ready policy
-// of docs/operations.md: two expressions, then a rate-limit of one key.
+// BenchmarkRateLimitWithExpressions is the per-key rule of the ready
+// policy of docs/operations.md as it was before it counted by api_key.id:
+// two expressions, then a rate-limit of one key.
 func BenchmarkRateLimitWithExpressions(b *testing.B) {
 	p := mustParse(b, `
 on_http_request:

@@ -14,12 +14,17 @@
 //
 // Expressions see req.method, req.host, req.url.path, req.url.query,
 // req.headers (lower-cased names, each a list of values), conn.client_ip,
-// in on_http_response res.status_code and res.headers, and the result
+// api_key.id (the id of the request's API key, as the caller's WithAPIKey
+// tells it; "" without one), in on_http_response res.status_code and
+// res.headers, and the result
 // variables of the last rate-limit that ran:
 // actions.service.rate_limit.bucket_key, .limited, .error.code and
 // .error.message. The macros getReqHeader('Name') (the header's values,
 // an empty list when absent) and hasReqHeader('Name') read request headers
-// by any case.
+// by any case. A bucket_key of rate-limit is made of req.host,
+// conn.client_ip, api_key.id and headers (specification section 8, and
+// api_key.id, sluice's own, which lets a policy count per authenticated
+// key rather than per spelling of a header).
 //
 // The counts of rate-limit live in the process: each process running a
 // policy counts on its own (specification section 8: capacity is applied

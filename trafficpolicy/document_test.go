@@ -69,7 +69,7 @@ func TestParseRefuses(t *testing.T) {
 		{"bucket_key missing", replace("          bucket_key: [\"req.host\", \"conn.client_ip\", \"req.headers['x-api-key']\", \"getReqHeader('Authorization')\"]\n", ""), cfg + ".bucket_key", "required: a list of 1 to 10", 5},
 		{"bucket_key empty", replace(`["req.host", "conn.client_ip", "req.headers['x-api-key']", "getReqHeader('Authorization')"]`, "[]"), cfg + ".bucket_key", "must have 1 to 10 entries, not 0", 9},
 		{"bucket_key eleven", replace(`["req.host", "conn.client_ip", "req.headers['x-api-key']", "getReqHeader('Authorization')"]`, "["+strings.Repeat(`"req.host", `, 10)+`"req.host"]`), cfg + ".bucket_key", "must have 1 to 10 entries, not 11", 9},
-		{"bucket_key unknown", replace(`"req.host"`, `"req.url.path"`), cfg + ".bucket_key[0]", `"req.url.path" is not a bucket key: use req.host, conn.client_ip, req.headers['<name>'] or getReqHeader('<Name>')`, 9},
+		{"bucket_key unknown", replace(`"req.host"`, `"req.url.path"`), cfg + ".bucket_key[0]", `"req.url.path" is not a bucket key: use req.host, conn.client_ip, api_key.id, req.headers['<name>'] or getReqHeader('<Name>')`, 9},
 		{"bucket_key bad header", replace(`"req.headers['x-api-key']"`, `"req.headers['x api']"`), cfg + ".bucket_key[2]", `"x api" is not a header name`, 9},
 		{"bucket_key not a string", replace(`"req.host"`, `{a: b}`), cfg + ".bucket_key[0]", "must be a string", 9},
 		{"config given twice", rateLimitDoc(goodRateLimit + "          capacity: 3\n"), cfg + ".capacity", "given twice", 10},

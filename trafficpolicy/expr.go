@@ -22,6 +22,7 @@ const (
 	varQuery      = "req.url.query"
 	varReqHeaders = "req.headers"
 	varClientIP   = "conn.client_ip"
+	varAPIKeyID   = "api_key.id"
 	varStatus     = "res.status_code"
 	varResHeaders = "res.headers"
 	varBucketKey  = "actions.service.rate_limit.bucket_key"
@@ -40,7 +41,8 @@ const MaxExprCost = 100_000
 const MaxExprLen = 4096
 
 // newEnv returns the CEL environment of the expressions of a phase: the
-// variables of the request, those of the response in on_http_response,
+// variables of the request (api_key.id among them, see WithAPIKey), those
+// of the response in on_http_response,
 // the result variables of rate-limit, the macros getReqHeader and
 // hasReqHeader, and CEL's string extensions.
 func newEnv(ph phase) (*cel.Env, error) {
@@ -52,6 +54,7 @@ func newEnv(ph phase) (*cel.Env, error) {
 		cel.Variable(varQuery, cel.StringType),
 		cel.Variable(varReqHeaders, headers),
 		cel.Variable(varClientIP, cel.StringType),
+		cel.Variable(varAPIKeyID, cel.StringType),
 		cel.Variable(varBucketKey, cel.StringType),
 		cel.Variable(varLimited, cel.BoolType),
 		cel.Variable(varErrCode, cel.StringType),

@@ -44,6 +44,7 @@ type Policy struct {
 	now               func() time.Time   // time.Now; a fake clock in tests
 	log               *slog.Logger
 	observer          Observer
+	apiKey            func(*http.Request) (string, bool) // WithAPIKey's; nil: no request has a key
 	exchanges         sync.Pool
 }
 
@@ -81,6 +82,18 @@ func WithLogger(log *slog.Logger) Option { return func(p *Policy) { p.log = log 
 // WithObserver sets the observer of the policy's actions.
 func WithObserver(o Observer) Option { return func(p *Policy) { p.observer = o } }
 
+// WithAPIKey sets how the policy learns the API key of a request: id
+// returns the key's id and true, or false when the request names no key
+// the caller knows. It is the value of api_key.id in expressions ("" on
+// false) and of the bucket key api_key.id. It is called at most once per
+// request, when an expression or a rate-limit first needs it, on the
+// request's goroutine. Name the key by an id, never by its secret: the id
+// shows in actions.service.rate_limit.bucket_key. Without it, no request
+// has a key.
+func WithAPIKey(id func(r *http.Request) (string, bool)) Option {
+	return func(p *Policy) { p.apiKey = id }
+}
+
 // WithCountsOf makes the new policy keep the counts of prev's rate-limit
 // actions that are unchanged: same name, algorithm, capacity, rate and
 // bucket_key. A reload then lets no bucket start afresh. prev may be nil,
@@ -115,6 +128,7 @@ func (p *Policy) Serve(w http.ResponseWriter, r *http.Request, next http.Handler
 	x := p.exchanges.Get().(*exchange)
 	defer p.release(x)
 	x.reset(r)
+	x.apiKey = p.apiKey
 	out := w
 	if len(p.response) > 0 {
 		x.writer = responseWriter{w: w, x: x, p: p}

@@ -36,6 +36,14 @@ const (
 // neither counted nor limited: it goes on to the next action.
 const CodeMissingHeader = "ERR_RATE_LIMIT_MISSING_HEADER"
 
+// CodeMissingAPIKey is actions.service.rate_limit.error.code when the
+// bucket key has api_key.id and the request has no API key (WithAPIKey).
+// As with a missing header, it is neither counted nor limited.
+const CodeMissingAPIKey = "ERR_RATE_LIMIT_MISSING_API_KEY"
+
+// missingAPIKey is error.message of CodeMissingAPIKey.
+const missingAPIKey = "the request has no known API key, a part of the bucket key (api_key.id)"
+
 // rateLimit admits at most capacity requests of a bucket within rate.
 type rateLimit struct {
 	p      *Policy
@@ -45,10 +53,12 @@ type rateLimit struct {
 }
 
 // keyPart is one entry of a bucket_key: the request's host, its client's
-// address, or a header (the values of several lines joined by commas).
+// address, its API key's id, or a header (the values of several lines
+// joined by commas).
 type keyPart struct {
-	header  string // canonical name; empty for host and client address
+	header  string // canonical name; empty for host, client address and API key
 	host    bool
+	apiKey  bool
 	missing string // error.message when the header is missing
 }
 
@@ -87,7 +97,7 @@ func buildRateLimit(c *checker, cfg node, _ phase) action {
 		rate = c.rate(n)
 	}
 	if n, ok := fields["bucket_key"]; !ok {
-		c.missing(cfg, "bucket_key", "a list of 1 to 10 of req.host, conn.client_ip, req.headers['<name>'] and getReqHeader('<Name>')")
+		c.missing(cfg, "bucket_key", "a list of 1 to 10 of req.host, conn.client_ip, api_key.id, req.headers['<name>'] and getReqHeader('<Name>')")
 	} else {
 		a.keys = c.bucketKey(n)
 	}
@@ -146,10 +156,13 @@ func (c *checker) bucketKey(n node) []keyPart {
 		case varClientIP:
 			parts = append(parts, keyPart{})
 			continue
+		case varAPIKeyID:
+			parts = append(parts, keyPart{apiKey: true, missing: missingAPIKey})
+			continue
 		}
 		m := bucketKeyHeader.FindStringSubmatch(s)
 		if m == nil {
-			c.report(e, fmt.Sprintf("%q is not a bucket key: use req.host, conn.client_ip, req.headers['<name>'] or getReqHeader('<Name>')", s))
+			c.report(e, fmt.Sprintf("%q is not a bucket key: use req.host, conn.client_ip, api_key.id, req.headers['<name>'] or getReqHeader('<Name>')", s))
 			continue
 		}
 		name := m[1] + m[2] + m[3] + m[4]
@@ -172,6 +185,8 @@ func windowIdentity(name string, capacity int, rate time.Duration, keys []keyPar
 		switch {
 		case k.host:
 			b.WriteString(" host")
+		case k.apiKey:
+			b.WriteString(" api_key")
 		case k.header == "":
 			b.WriteString(" client_ip")
 		default:
@@ -187,9 +202,12 @@ func (a *rateLimit) run(x *exchange, w http.ResponseWriter, r *rule) bool {
 	key := res.key
 	for i := range a.keys {
 		var ok bool
-		if key, ok = a.keys[i].append(key, x.req); !ok {
+		if key, ok = a.keys[i].append(key, x); !ok {
 			res.key = key[:0] // bucket_key is empty: the request has no bucket
 			res.errCode, res.errMsg = CodeMissingHeader, a.keys[i].missing
+			if a.keys[i].apiKey {
+				res.errCode = CodeMissingAPIKey
+			}
 			return false
 		}
 	}
@@ -209,11 +227,19 @@ func (a *rateLimit) run(x *exchange, w http.ResponseWriter, r *rule) bool {
 }
 
 // append appends the part's value to key, preceded by its length, and
-// reports false when it is a header the request lacks.
-func (k *keyPart) append(key []byte, r *http.Request) ([]byte, bool) {
+// reports false when it is a header the request lacks, or its API key
+// when it has none.
+func (k *keyPart) append(key []byte, x *exchange) ([]byte, bool) {
+	r := x.req
 	switch {
 	case k.host:
 		return appendValue(key, r.Host), true
+	case k.apiKey:
+		id, ok := x.apiKeyID()
+		if !ok {
+			return key, false
+		}
+		return appendValue(key, id), true
 	case k.header == "":
 		return appendValue(key, clientIP(r)), true
 	}

@@ -22,6 +22,13 @@ type exchange struct {
 
 	rateLimit rateLimitResult
 	writer    responseWriter
+
+	// apiKey is the Policy's (WithAPIKey); keyID and hasKey hold its
+	// answer once keyLooked.
+	apiKey    func(*http.Request) (string, bool)
+	keyID     string
+	hasKey    bool
+	keyLooked bool
 }
 
 // rateLimitResult is the result of the last rate-limit action that ran,
@@ -46,6 +53,19 @@ func (x *exchange) reset(r *http.Request) {
 	}
 	x.status = 0
 	x.rateLimit = rateLimitResult{key: x.rateLimit.key[:0]}
+	x.apiKey, x.keyID, x.hasKey, x.keyLooked = nil, "", false, false
+}
+
+// apiKeyID returns the id of the request's API key, asking the Policy's
+// WithAPIKey function once per request; false without one.
+func (x *exchange) apiKeyID() (string, bool) {
+	if !x.keyLooked {
+		if x.apiKey != nil {
+			x.keyID, x.hasKey = x.apiKey(x.req)
+		}
+		x.keyLooked = true
+	}
+	return x.keyID, x.hasKey
 }
 
 // ResolveName returns the value of a variable of the expressions.
@@ -63,6 +83,9 @@ func (x *exchange) ResolveName(name string) (any, bool) {
 		return &x.reqHeaders, true
 	case varClientIP:
 		return types.String(clientIP(x.req)), true
+	case varAPIKeyID:
+		id, _ := x.apiKeyID()
+		return types.String(id), true
 	case varStatus:
 		return types.Int(x.status), true
 	case varResHeaders:

@@ -102,17 +102,33 @@ func printCreatedCredential(stdout, stderr io.Writer, a answer[client.Credential
 
 // newCredentialsAllowsCommand returns `sluice credentials allows ID
 // TARGET`: whether the credential's ACL lets an agent bind a domain or an
-// address, as the edge decides it (acl.Allows).
+// address, as the edge decides it (acl.Allows). A target that is neither
+// is refused before the credential is read.
 func newCredentialsAllowsCommand(f *resourceFlags) *cobra.Command {
 	return &cobra.Command{
 		Use:   "allows ID DOMAIN|HOST:PORT",
 		Short: "Say whether a tunnel credential may bind a domain or an address",
 		Long: `Say whether the ACL of a tunnel credential lets an agent holding its token
 bind a domain or a host:port address, as the edge decides it. It prints
-"allowed" and exits 0, or prints "denied" and exits 1.`,
-		Example: `  sluice credentials allows cr_... app.example.com`,
-		Args:    cobra.ExactArgs(2),
+"allowed" and exits 0, or prints "denied" and exits 1.
+
+The target is parsed first, as the edge parses it at every bind: a domain
+name (labels of a to z, 0 to 9 and hyphens, in any case, one final dot
+ignored), a wildcard domain (*. and a domain name) or a host:port address
+(a port from 1 to 65535 after a domain name, an IPv4 address or an IPv6
+address in brackets, compared in its shortest form, so [0:0::1]:22 is
+[::1]:22). Anything else (a "/", "?", "#", "@", "%", a space or a control
+character, a "*" elsewhere than as the whole first label, an IPv6 zone) is
+not a target: it is printed as an error, and the command exits 1 without
+asking the API.`,
+		Example: `  sluice credentials allows cr_... app.example.com
+  sluice credentials allows cr_... '[2001:db8::1]:22'`,
+		Args: cobra.ExactArgs(2),
 		RunE: func(cmd *cobra.Command, args []string) error {
+			target, err := acl.ParseTarget(args[1])
+			if err != nil {
+				return err
+			}
 			c, err := f.client()
 			if err != nil {
 				return err
@@ -121,8 +137,12 @@ bind a domain or a host:port address, as the edge decides it. It prints
 			if err != nil {
 				return err
 			}
-			if !acl.Allows(cred.ACL, args[1]) {
-				return fmt.Errorf("denied: the ACL of %s (%s) does not let it bind %s", cred.ID, strings.Join(cred.ACL, ","), args[1])
+			allowed, err := acl.Allows(cred.ACL, target)
+			if err != nil {
+				return err
+			}
+			if !allowed {
+				return fmt.Errorf("denied: the ACL of %s (%s) does not let it bind %s", cred.ID, strings.Join(cred.ACL, ","), target)
 			}
 			_, err = fmt.Fprintln(cmd.OutOrStdout(), "allowed")
 			return err

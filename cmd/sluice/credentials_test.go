@@ -26,10 +26,17 @@ func TestCredentialsCommands(t *testing.T) {
 	if len(rows) != 1 || rows[0][0] != id || rows[0][2] != bot {
 		t.Errorf("list: %v", rows)
 	}
-	for target, allowed := range map[string]bool{"a.example.com": true, "*.example.com": true, "example.com": false, "example.com:8443": true} {
+	for target, allowed := range map[string]bool{"a.example.com": true, "*.example.com": true, "example.com": false, "example.com:8443": true, "Example.COM.:8443": true, "a.example.com:8443": false} {
 		out, _, err := e.run("credentials", "allows", id, target)
 		if allowed != (err == nil) || allowed && out != "allowed\n" {
 			t.Errorf("allows %s: %q, %v; want allowed %v", target, out, err, allowed)
+		}
+	}
+	// Not targets: refused, as errors other than "denied" (issue 23).
+	for _, target := range []string{"evil.com/.example.com", "EVIL.COM@.example.com", "*.*.example.com", "%2e.example.com", "\t", "[fe80::1%eth0]:22"} {
+		out, _, err := e.run("credentials", "allows", id, target)
+		if err == nil || out != "" || strings.Contains(err.Error(), "denied") || !strings.Contains(err.Error(), "a target to bind is") {
+			t.Errorf("allows %q: %q, %v; want an error saying what a target is", target, out, err)
 		}
 	}
 	_, _, err := e.run("credentials", "create", "--acl", "connect:x")

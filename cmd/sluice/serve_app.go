@@ -135,7 +135,7 @@ func (a *app) configure() (bootstrapToken string, err error) {
 		return "", err
 	}
 	if a.flags.trafficPolicy != "" {
-		if a.policy, err = newPolicyFront(a.flags.trafficPolicy, a.log.With("component", "traffic_policy")); err != nil {
+		if a.policy, err = newPolicyFront(a.flags.trafficPolicy, a.log.With("component", "traffic_policy"), api.KeyID); err != nil {
 			return "", err
 		}
 	}

@@ -21,8 +21,10 @@ import (
 const policyPollInterval = 2 * time.Second
 
 // policyFront applies the traffic policy of --traffic-policy to every
-// request of the --http listener, before the API does any work (no API
-// key looked up, no body read), and reloads it on SIGHUP and when the file
+// request of the --http listener, before the API does any work (no body
+// read, no API key looked up unless an expression or a bucket key of the
+// policy reads api_key.id; a malformed Authorization is refused before
+// it), and reloads it on SIGHUP and when the file
 // changes. A reload swaps the policy atomically: requests in flight finish
 // with the one they started with, none is dropped, and the counts of the
 // rate-limit actions that did not change carry over. A document with a
@@ -32,6 +34,9 @@ type policyFront struct {
 	log     *slog.Logger
 	metrics *policyMetrics
 	current atomic.Pointer[trafficpolicy.Policy]
+	// apiKey tells the policy the id of a request's API key (api_key.id):
+	// api.KeyID in serve.
+	apiKey func(*http.Request) (string, bool)
 	// hup receives SIGHUP from newPolicyFront on, so that a SIGHUP sent
 	// while serve is still starting waits for Run rather than ending the
 	// process.
@@ -48,9 +53,10 @@ type policyFront struct {
 }
 
 // newPolicyFront loads the policy of path; a document with a mistake is an
-// error that stops serve.
-func newPolicyFront(path string, log *slog.Logger) (*policyFront, error) {
-	f := &policyFront{path: path, log: log, metrics: newPolicyMetrics()}
+// error that stops serve. apiKey gives api_key.id (serve passes api.KeyID,
+// which reads the key the API's canonical Authorization names).
+func newPolicyFront(path string, log *slog.Logger, apiKey func(*http.Request) (string, bool)) (*policyFront, error) {
+	f := &policyFront{path: path, log: log, metrics: newPolicyMetrics(), apiKey: apiKey}
 	doc, err := readPolicyFile(path)
 	if err != nil {
 		return nil, err
@@ -73,6 +79,7 @@ func (f *policyFront) options(prev *trafficpolicy.Policy) []trafficpolicy.Option
 		trafficpolicy.WithLogger(f.log),
 		trafficpolicy.WithObserver(f.metrics),
 		trafficpolicy.WithCountsOf(prev),
+		trafficpolicy.WithAPIKey(f.apiKey),
 	}
 }
 

@@ -161,12 +161,21 @@ func TestServeTrafficPolicy(t *testing.T) {
 // TestOperationsPolicy loads the ready policy of docs/operations.md and
 // checks what it says of it: a key's 1,201st POST /events in a minute gets
 // sluice's JSON 429 with Retry-After, an address's 6,001st whatever its
-// keys, probes are never limited.
+// keys, an address's 31st without a known key (none, or one sluice does
+// not know), and probes are never limited.
 func TestOperationsPolicy(t *testing.T) {
 	doc := docPolicy(t, "docs/operations.md", "### A ready policy")
 	path := filepath.Join(t.TempDir(), "policy.yaml")
 	writePolicy(t, path, doc)
-	front, err := newPolicyFront(path, slog.New(slog.NewTextHandler(io.Discard, nil)))
+	// Keys sk_<name> are known, as ak_<name>; api.KeyID reads them so.
+	keyID := func(r *http.Request) (string, bool) {
+		name, ok := strings.CutPrefix(r.Header.Get("Authorization"), "Bearer sk_")
+		if !ok || strings.HasPrefix(name, "unknown") {
+			return "", false
+		}
+		return "ak_" + name, true
+	}
+	front, err := newPolicyFront(path, slog.New(slog.NewTextHandler(io.Discard, nil)), keyID)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -183,15 +192,32 @@ func TestOperationsPolicy(t *testing.T) {
 	if w.Code != 429 || w.Header().Get("Retry-After") == "" || w.Header().Get("Content-Type") != "application/json" || !strings.Contains(w.Body.String(), `"status_code":429`) {
 		t.Fatalf("the 1,201st: %d %v %s", w.Code, w.Header(), w.Body)
 	}
-	// Guessed keys, each a bucket of its own under the per-key rule, from
-	// the same address: the per-address rule answers 429 past 6,000.
-	for i := 1201; i < 6000; i++ {
-		if code := postEvents(h, "sk_guess_"+strconv.Itoa(i)); code != http.StatusAccepted {
-			t.Fatalf("guess %d: %d, want the per-address limit of 6,000 not reached", i, code)
+	// Other keys from the same address, each within its limit: the
+	// per-address rule answers 429 past 6,000 (the 1,201st above counted).
+	for i := 1202; i <= 6000; i++ {
+		if code := postEvents(h, "sk_k"+strconv.Itoa(i%4)); code != http.StatusAccepted {
+			t.Fatalf("request %d from one address: %d, want the per-address limit of 6,000 not reached", i, code)
 		}
 	}
-	if code := postEvents(h, "sk_guess_6001"); code != http.StatusTooManyRequests {
-		t.Fatalf("the 6,001st guess from one address: %d, want 429", code)
+	if code := postEvents(h, "sk_fresh"); code != http.StatusTooManyRequests {
+		t.Fatalf("the 6,001st from one address: %d, want 429", code)
+	}
+	// From another address, requests without a known key: 30 a minute.
+	for i := range 31 {
+		key := ""
+		if i%2 == 0 {
+			key = "sk_unknown_" + strconv.Itoa(i)
+		}
+		want := http.StatusAccepted
+		if i == 30 {
+			want = http.StatusTooManyRequests
+		}
+		if code := postEventsFrom(h, key, "198.51.100.9:4000"); code != want {
+			t.Fatalf("request %d without a known key: %d, want %d", i, code, want)
+		}
+	}
+	if code := postEventsFrom(h, "sk_two", "198.51.100.9:4000"); code != http.StatusAccepted {
+		t.Fatalf("a known key from that address: %d", code)
 	}
 	for range 700 {
 		r := httptest.NewRequest("GET", "/readyz", nil)
@@ -203,9 +229,18 @@ func TestOperationsPolicy(t *testing.T) {
 	}
 }
 
-func postEvents(h http.Handler, key string) int {
+func postEvents(h http.Handler, key string) int { return postEventsFrom(h, key, "") }
+
+// postEventsFrom sends POST /events with the key ("" for no
+// Authorization) from the address addr ("" for httptest's).
+func postEventsFrom(h http.Handler, key, addr string) int {
 	r := httptest.NewRequest("POST", "/events", nil)
-	r.Header.Set("Authorization", "Bearer "+key)
+	if key != "" {
+		r.Header.Set("Authorization", "Bearer "+key)
+	}
+	if addr != "" {
+		r.RemoteAddr = addr
+	}
 	w := httptest.NewRecorder()
 	h.ServeHTTP(w, r)
 	return w.Code
@@ -218,7 +253,7 @@ func startPolicyFront(t *testing.T, doc string, logs *syncBuffer) (front *policy
 	t.Helper()
 	path = filepath.Join(t.TempDir(), "policy.yaml")
 	writePolicy(t, path, doc)
-	front, err := newPolicyFront(path, slog.New(slog.NewTextHandler(logs, nil)))
+	front, err := newPolicyFront(path, slog.New(slog.NewTextHandler(logs, nil)), nil)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -353,7 +388,7 @@ func newSIGHUPFront(t *testing.T) *policyFront {
 	t.Cleanup(func() { signal.Reset(syscall.SIGHUP) })
 	path := filepath.Join(t.TempDir(), "policy.yaml")
 	writePolicy(t, path, frontPolicy("2"))
-	front, err := newPolicyFront(path, slog.New(slog.DiscardHandler))
+	front, err := newPolicyFront(path, slog.New(slog.DiscardHandler), nil)
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -1,16 +1,16 @@
 // Package acl checks and matches the access rules of a tunnel credential
 // (specification section 2.4): what an agent holding its token may bind.
 // The store checks the rules of a credential with Check; the edge asks
-// Allows whether a credential may bind a domain or an address.
+// Allows whether a credential may bind a domain or an address, which
+// parses the target (ParseTarget) before it matches any rule.
+//
+// It is not the place of reserved domains: whether the account holds a
+// domain is the store's question, asked beside this one.
 package acl
 
 import (
 	"fmt"
-	"net"
-	"strconv"
 	"strings"
-
-	"github.com/sluicehq/sluice/internal/dnsname"
 )
 
 // Any is the rule that permits everything, as no rule at all does.
@@ -50,89 +50,65 @@ func Check(rules []string) error {
 }
 
 func checkRule(rule string) error {
+	_, err := ruleValue(rule)
+	return err
+}
+
+// ruleValue returns the canonical form of what a bind rule binds (see
+// ParseTarget), "*" for the rule "*", or why the rule is none of the
+// allowed forms.
+func ruleValue(rule string) (string, error) {
 	if rule == Any {
-		return nil
+		return Any, nil
 	}
 	value, ok := strings.CutPrefix(rule, BindPrefix)
 	if !ok {
-		return fmt.Errorf("is not %q nor a bind rule", Any)
+		return "", fmt.Errorf("is not %q nor a bind rule", Any)
 	}
 	if value == "" {
-		return fmt.Errorf("binds nothing")
+		return "", fmt.Errorf("binds nothing")
 	}
-	if host, port, err := net.SplitHostPort(value); err == nil {
-		if n, err := strconv.Atoi(port); err != nil || n < 1 || n > 65535 || port[0] == '0' {
-			return fmt.Errorf("has port %q, not a number from 1 to 65535", port)
-		}
-		if net.ParseIP(host) == nil && !isDomain(host) {
-			return fmt.Errorf("has host %q, neither a domain nor an IP address", host)
-		}
-		return nil
+	canonical, err := parseTarget(value, true)
+	if err != nil {
+		return "", fmt.Errorf("binds %q, which %w", value, err)
 	}
-	if suffix, ok := strings.CutPrefix(value, "*."); ok {
-		// A final dot is the root, not a label: *.com. is over one label.
-		if !isDomain(suffix) || !strings.Contains(strings.TrimSuffix(suffix, "."), ".") {
-			return fmt.Errorf("has a wildcard over %q, which is not a domain of two labels or more", suffix)
-		}
-		return nil
+	// A wildcard covers the names under a domain of two labels or more.
+	if suffix, ok := strings.CutPrefix(canonical, "*."); ok && !strings.Contains(suffix, ".") {
+		return "", fmt.Errorf("has a wildcard over %q, which is not a domain of two labels or more", suffix)
 	}
-	if !isDomain(value) {
-		return fmt.Errorf("binds %q, which is not a domain", value)
-	}
-	return nil
+	return canonical, nil
 }
 
-// isDomain reports whether name is a domain name of one label or more
-// (see dnsname.Check).
-func isDomain(name string) bool {
-	_, err := dnsname.Check(name, dnsname.OneLabel)
-	return err == nil
-}
-
-// Allows reports whether a credential with the rules may bind target, a
-// domain (such as "a.example.com" or "*.example.com") or a host:port
-// address. No rules, or the rule "*", allow everything. "bind:X" allows X,
-// ignoring case and a final dot; "bind:*.example.com" allows every name
-// ending in ".example.com" (a.example.com, a.b.example.com and
-// *.example.com) but not example.com. Rules that Check refuses allow
-// nothing.
-func Allows(rules []string, target string) bool {
+// Allows reports whether a credential with the rules may bind target, as
+// the edge decides it at every bind. The target is parsed first
+// (ParseTarget): one that is neither a domain name, a wildcard domain nor
+// a host:port address is a *TargetError (matching ErrInvalidTarget),
+// whatever the rules, and no rule is matched. Then no rules, or the rule
+// "*", allow everything; "bind:X" allows X, compared in canonical form
+// (case and a final dot ignored, IPv6 addresses normalised);
+// "bind:*.example.com" allows every domain name under example.com
+// (a.example.com, a.b.example.com, *.example.com and *.a.example.com) but
+// neither example.com nor any host:port address. Rules that Check refuses
+// allow nothing.
+func Allows(rules []string, target string) (bool, error) {
+	t, err := ParseTarget(target)
+	if err != nil {
+		return false, err
+	}
 	if len(rules) == 0 {
-		return true
-	}
-	target = normalize(target)
-	if target == "" {
-		return false
+		return true, nil
 	}
 	for _, rule := range rules {
-		if rule == Any {
-			return true
-		}
-		if checkRule(rule) != nil {
+		value, err := ruleValue(rule)
+		switch {
+		case err != nil:
 			continue
+		case value == Any, value == t:
+			return true, nil
 		}
-		value := normalize(strings.TrimPrefix(rule, BindPrefix))
-		if value == target {
-			return true
-		}
-		if suffix, ok := strings.CutPrefix(value, "*"); ok && strings.HasPrefix(suffix, ".") {
-			if rest, ok := strings.CutSuffix(target, suffix); ok && rest != "" && !strings.HasSuffix(rest, ".") && !strings.Contains(target, ":") {
-				return true
-			}
+		if suffix, ok := strings.CutPrefix(value, "*"); ok && !strings.Contains(t, ":") && len(t) > len(suffix) && strings.HasSuffix(t, suffix) {
+			return true, nil
 		}
 	}
-	return false
-}
-
-// normalize lowers the case of a domain or address and drops a final dot
-// of its host.
-func normalize(s string) string {
-	s = strings.ToLower(s)
-	if host, port, err := net.SplitHostPort(s); err == nil {
-		if strings.Contains(host, ":") {
-			return net.JoinHostPort(host, port)
-		}
-		return strings.TrimSuffix(host, ".") + ":" + port
-	}
-	return strings.TrimSuffix(s, ".")
+	return false, nil
 }

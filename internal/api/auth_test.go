@@ -58,7 +58,8 @@ func TestManagementCallsNeedKeyAndVersion(t *testing.T) {
 		code   string
 	}{
 		{"no key", func(r *http.Request) { r.Header.Del("Authorization") }, http.StatusUnauthorized, "ERR_SLUICE_210"},
-		{"not a bearer key", func(r *http.Request) { r.Header.Set("Authorization", "Basic "+e.token) }, http.StatusUnauthorized, "ERR_SLUICE_210"},
+		{"not a bearer key", func(r *http.Request) { r.Header.Set("Authorization", "Basic "+e.token) }, http.StatusBadRequest, "ERR_SLUICE_212"},
+		{"two keys", func(r *http.Request) { r.Header.Add("Authorization", "Bearer "+e.token) }, http.StatusBadRequest, "ERR_SLUICE_212"},
 		{"unknown key", func(r *http.Request) { r.Header.Set("Authorization", "Bearer sk_"+strings.Repeat("0", 43)) }, http.StatusUnauthorized, "ERR_SLUICE_211"},
 		{"no version", func(r *http.Request) { r.Header.Del("Service-Version") }, http.StatusBadRequest, "ERR_SLUICE_200"},
 		{"version 1", func(r *http.Request) { r.Header.Set("Service-Version", "1") }, http.StatusBadRequest, "ERR_SLUICE_201"},

@@ -30,6 +30,7 @@ const (
 	CodeVersionUnsupported Code = 201 // 400: a Service-Version other than 2
 	CodeAuthMissing        Code = 210 // 401: no bearer token
 	CodeAuthInvalid        Code = 211 // 401: unknown or deleted API key
+	CodeAuthMalformed      Code = 212 // 400: Authorization repeated, or of another form than Bearer <API key>
 	CodeMalformedBody      Code = 300 // 400: the body is not well-formed JSON, ended early, or came too slowly
 	CodeInvalidEvents      Code = 301 // 400: some events are invalid; none were stored
 	CodeEmptyBatch         Code = 302 // 400: the body holds no events
@@ -97,6 +98,7 @@ var codes = map[Code]codeInfo{
 	CodeVersionUnsupported: {http.StatusBadRequest, "the Service-Version header names a version sluice does not support; send Service-Version: 2"},
 	CodeAuthMissing:        {http.StatusUnauthorized, "no Authorization: Bearer <API key> header"},
 	CodeAuthInvalid:        {http.StatusUnauthorized, "the API key is unknown or was deleted"},
+	CodeAuthMalformed:      {http.StatusBadRequest, "the Authorization header is sent more than once, or is not exactly the scheme Bearer (in any case), one space and an API key (1 to 256 printable ASCII characters without spaces) with nothing after it; send exactly one header Authorization: Bearer <API key>. It is checked before the traffic policy and the key, so that both see the same key; the message never quotes the header"},
 	CodeMalformedBody:      {http.StatusBadRequest, "the body is not well-formed JSON (the message gives the byte offset), it ended before its Content-Length, or it did not arrive within the server's read timeout"},
 	CodeInvalidEvents:      {http.StatusBadRequest, "some events are invalid; details.errors lists each with its index; nothing was stored"},
 	CodeEmptyBatch:         {http.StatusBadRequest, "the body holds no events"},

@@ -263,7 +263,7 @@ func TestIngestRejectsBadInput(t *testing.T) {
 		{name: "oversize request", body: hugeBody, status: 413, code: "ERR_SLUICE_310", msg: "10 MiB"},
 		{name: "missing key", body: string(good), edit: func(r *http.Request) { r.Header.Del("Authorization") }, status: 401, code: "ERR_SLUICE_210", msg: "Authorization: Bearer"},
 		{name: "bad key", body: string(good), edit: func(r *http.Request) { r.Header.Set("Authorization", "Bearer sk_nope") }, status: 401, code: "ERR_SLUICE_211", msg: "unknown or was deleted"},
-		{name: "not bearer", body: string(good), edit: func(r *http.Request) { r.Header.Set("Authorization", "Basic "+e.token) }, status: 401, code: "ERR_SLUICE_210"},
+		{name: "not bearer", body: string(good), edit: func(r *http.Request) { r.Header.Set("Authorization", "Basic "+e.token) }, status: 400, code: "ERR_SLUICE_212", msg: "Authorization: Bearer <API key>"},
 		{name: "missing version", body: string(good), edit: func(r *http.Request) { r.Header.Del("Service-Version") }, status: 400, code: "ERR_SLUICE_200", msg: "send Service-Version: 2"},
 		{name: "wrong version", body: string(good), edit: func(r *http.Request) { r.Header.Set("Service-Version", "1") }, status: 400, code: "ERR_SLUICE_201", msg: "send Service-Version: 2"},
 		{name: "wrong content type", body: string(good), edit: func(r *http.Request) { r.Header.Set("Content-Type", "text/plain") }, status: 415, code: "ERR_SLUICE_320", msg: "application/x-ndjson"},

@@ -382,7 +382,7 @@ func New(cfg Config, deps Deps) (*Server, error) {
 	if cfg.Front != nil {
 		routes = cfg.Front(routes)
 	}
-	s.handler = s.withOperation(routes)
+	s.handler = s.withOperation(s.canonicalAuthorization(routes))
 	return s, nil
 }
 
@@ -398,6 +398,7 @@ type ctxKey int
 const (
 	ctxOperation ctxKey = iota
 	ctxAPIKey
+	ctxBearer
 )
 
 func operationID(ctx context.Context) string {
@@ -439,7 +440,9 @@ func (s *Server) authenticated(next http.Handler) http.Handler {
 	return s.checkKey(s.limitWrites(s.admitBody(next)))
 }
 
-// checkKey checks Service-Version and the bearer key before next. A
+// checkKey checks Service-Version and the bearer key before next (the
+// form of Authorization was checked by canonicalAuthorization, and the
+// key may have been looked up by the traffic policy: see bearer). A
 // request it refuses has its body left unread and its connection closed
 // after the answer: without a key, a client holds no body bytes and no
 // slot.
@@ -452,13 +455,13 @@ func (s *Server) checkKey(next http.Handler) http.Handler {
 			writeError(w, r, e)
 			return
 		}
-		token, ok := bearerToken(r)
-		if !ok {
+		b := bearerOf(r.Context())
+		if b == nil {
 			w.Header().Set("WWW-Authenticate", `Bearer realm="sluice"`)
 			writeError(w, r, newError(CodeAuthMissing, "send your API key as Authorization: Bearer <API key>"))
 			return
 		}
-		key, err := s.keys.Authenticate(r.Context(), token)
+		key, err := b.authenticate(r.Context())
 		switch {
 		case errors.Is(err, store.ErrUnauthenticated):
 			w.Header().Set("WWW-Authenticate", `Bearer realm="sluice", error="invalid_token"`)
@@ -484,15 +487,6 @@ func checkVersion(r *http.Request) *Error {
 		return newError(CodeVersionUnsupported, "%s %q is not supported; send %s: %s (the only version supported)", HeaderVersion, strings.Join(v, ", "), HeaderVersion, SupportedVersion)
 	}
 	return nil
-}
-
-func bearerToken(r *http.Request) (string, bool) {
-	scheme, token, ok := strings.Cut(r.Header.Get("Authorization"), " ")
-	if !ok || !strings.EqualFold(scheme, "Bearer") {
-		return "", false
-	}
-	token = strings.TrimSpace(token)
-	return token, token != ""
 }
 
 var methods = []string{http.MethodGet, http.MethodPost, http.MethodPut, http.MethodPatch, http.MethodDelete}

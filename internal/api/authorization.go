@@ -1,0 +1,122 @@
+package api
+
+import (
+	"context"
+	"net/http"
+	"strings"
+
+	"github.com/sluicehq/sluice/internal/store"
+)
+
+// authorizationForm says the one form of Authorization sluice takes, for
+// messages.
+const authorizationForm = "send exactly one header Authorization: Bearer <API key>, with one space between Bearer and the key, and nothing after the key"
+
+// parseAuthorization returns the bearer token of the values of a request's
+// Authorization header: exactly one value, the scheme Bearer in any case
+// (RFC 9110 11.1), one space, and a token of 1 to store.MaxTokenLength
+// printable ASCII characters without spaces (the alphabet of API keys),
+// nothing else. present is false when the request has no Authorization;
+// a header of any other form is a 400 CodeAuthMalformed, which never
+// quotes the header (it may hold a key).
+func parseAuthorization(values []string) (token string, present bool, e *Error) {
+	if len(values) == 0 {
+		return "", false, nil
+	}
+	malformed := func(why string) (string, bool, *Error) {
+		return "", true, newError(CodeAuthMalformed, "the Authorization header %s: %s", why, authorizationForm)
+	}
+	if len(values) > 1 {
+		return malformed("is sent more than once")
+	}
+	scheme, token, ok := strings.Cut(values[0], " ")
+	switch {
+	case values[0] == "":
+		return malformed("is empty")
+	case !strings.EqualFold(scheme, "Bearer"):
+		return malformed("does not start with the scheme Bearer and a space")
+	case !ok || token == "":
+		return malformed("has no API key after Bearer")
+	case len(token) > store.MaxTokenLength:
+		return malformed("holds more than an API key, which is at most 256 characters")
+	}
+	for i := range len(token) {
+		if c := token[i]; c == ' ' || c == '\t' {
+			return malformed("has a space or a tab around or in the API key")
+		} else if c < ' ' || c > '~' {
+			return malformed("has a character other than printable ASCII in the API key")
+		}
+	}
+	return token, true, nil
+}
+
+// bearer is the bearer token of a request and, once looked up, the API key
+// it names: the request's one authentication, which the traffic policy
+// (KeyID) and the key's check (checkKey) share. It is used on the
+// request's goroutine only, and is not safe for concurrent use.
+type bearer struct {
+	token  string
+	keys   Keys
+	looked bool
+	key    store.APIKey
+	err    error
+}
+
+// authenticate returns the API key of the token, looking it up once.
+func (b *bearer) authenticate(ctx context.Context) (store.APIKey, error) {
+	if !b.looked {
+		b.key, b.err = b.keys.Authenticate(ctx, b.token)
+		b.looked = true
+	}
+	return b.key, b.err
+}
+
+// bearerOf returns the bearer token of the request, nil if it has none.
+func bearerOf(ctx context.Context) *bearer {
+	b, _ := ctx.Value(ctxBearer).(*bearer)
+	return b
+}
+
+// canonicalAuthorization refuses, with 400 CodeAuthMalformed, a request
+// whose Authorization header is of another form than parseAuthorization
+// takes, before the traffic policy and the key's check run; it rewrites
+// one it takes as "Bearer <token>", so that whatever reads the header
+// (the policy's getReqHeader('Authorization')) sees the token the key's
+// check looks up, and gives the request its bearer.
+func (s *Server) canonicalAuthorization(next http.Handler) http.Handler {
+	return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		values := r.Header.Values("Authorization")
+		token, present, e := parseAuthorization(values)
+		if e != nil {
+			dropUnread(w, r)
+			writeError(w, r, e)
+			return
+		}
+		if present {
+			if canonical := "Bearer " + token; values[0] != canonical {
+				r.Header.Set("Authorization", canonical)
+			}
+			r = r.WithContext(context.WithValue(r.Context(), ctxBearer, &bearer{token: token, keys: s.keys}))
+		}
+		next.ServeHTTP(w, r)
+	})
+}
+
+// KeyID returns the id (ak_...) of the API key that the request's
+// Authorization names, and whether it names one: false without the
+// header, for a key sluice does not know, or when the key store cannot be
+// read. It looks the key up at most once per request, and the key's check
+// of the API reuses that lookup. It serves the traffic policy of the API
+// (trafficpolicy.WithAPIKey), which runs before the check: call it only
+// on requests the API serves.
+func KeyID(r *http.Request) (string, bool) {
+	b := bearerOf(r.Context())
+	if b == nil {
+		return "", false
+	}
+	key, err := b.authenticate(r.Context())
+	if err != nil {
+		return "", false
+	}
+	return key.ID, true
+}
