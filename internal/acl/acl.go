@@ -83,9 +83,10 @@ func checkRule(rule string) error {
 }
 
 // isDomain reports whether name is a domain name of one label or more
-// (see dnsname.Check).
+// (see dnsname.Check), a public suffix included: a rule matches names,
+// and claims none.
 func isDomain(name string) bool {
-	_, err := dnsname.Check(name, dnsname.OneLabel)
+	_, err := dnsname.Check(name, dnsname.OneLabel|dnsname.Pattern)
 	return err == nil
 }
 
