@@ -10,3 +10,11 @@ func (s *Store) CreateUntrackedReservedDomain(ctx context.Context, accountID str
 	untracked.writes = nil
 	return untracked.create(ctx, s, accountID, in, nil)
 }
+
+// CreateUntrackedAgentIngress creates an agent ingress as a store did
+// before agent ingresses were counted in the domain tree.
+func (s *Store) CreateUntrackedAgentIngress(ctx context.Context, accountID string, in AgentIngress) (AgentIngress, error) {
+	untracked := agentIngresses
+	untracked.writes = nil
+	return untracked.create(ctx, s, accountID, in, nil)
+}

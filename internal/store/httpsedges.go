@@ -119,11 +119,42 @@ func (s *Store) claimHostports(ctx context.Context, before *HTTPSEdge, e HTTPSEd
 				return nil, invalid(fmt.Sprintf("hostports[%d]", slices.Index(e.Hostports, hp)), "is %q, under a wildcard of the account, but %s itself is reserved by another account: choose another name", hp, host)
 			}
 		}
+		if held, err := s.othersIngress(ctx, e.AccountID, host, domains[i]); err != nil {
+			return nil, err
+		} else if held != "" {
+			return nil, invalid(fmt.Sprintf("hostports[%d]", slices.Index(e.Hostports, hp)), "is %q, but %s is the domain of another account's agent ingress, which holds it and every name under it: choose another name", hp, held)
+		}
 		if !slices.ContainsFunc(claims, func(w write) bool { return w.key == entries[i].Key() }) {
 			claims = append(claims, claimOf(entries[i]))
 		}
 	}
 	return claims, nil
+}
+
+// othersIngress returns host, or the name above it down from the base of
+// the account's reserved domain d that covers it, that is the domain of
+// another account's agent ingress, which holds it, or "": one made before
+// agent ingresses were counted in the domain tree, which d may overlap.
+func (s *Store) othersIngress(ctx context.Context, accountID, host string, d ReservedDomain) (string, error) {
+	var own []AgentIngress
+	for name := host; ; _, name, _ = strings.Cut(name, ".") {
+		if _, free, err := s.freeRevision(ctx, agentIngressDomainKey("", name)); err != nil {
+			return "", err
+		} else if !free {
+			if own == nil {
+				var err error
+				if own, err = listRecords[AgentIngress](ctx, s, agentIngresses.filter(accountID)); err != nil {
+					return "", fmt.Errorf("listing agent ingresses: %w", err)
+				}
+			}
+			if !slices.ContainsFunc(own, func(a AgentIngress) bool { return a.Domain == name }) {
+				return name, nil
+			}
+		}
+		if name == reservationBase(d.Domain) || !strings.Contains(name, ".") {
+			return "", nil
+		}
+	}
 }
 
 // edgesUsing returns the ids of the account's HTTPS edges with a hostport
