@@ -125,7 +125,9 @@ var agentIngresses = family[AgentIngress]{
 // sets ID, AccountID, CreatedAt and ProvisioningSince.
 //
 // It returns a *ValidationError (matching ErrInvalid) for a field that
-// breaks a rule, a *TakenError (matching ErrConflict, Across) if an agent
+// breaks a rule, a domain that is, is under or covers a service domain, or
+// is under the names the service hands out (checkIngressDomain),
+// included, a *TakenError (matching ErrConflict, Across) if an agent
 // ingress of any account has the domain, a *DomainTakenError (matching
 // ErrConflict) if another account holds a name it would overlap, by a
 // reserved domain or an agent ingress (see domainNode), a *LimitError (matching
@@ -135,6 +137,9 @@ var agentIngresses = family[AgentIngress]{
 func (s *Store) CreateAgentIngress(ctx context.Context, accountID string, in AgentIngress, opts ...WriteOption) (AgentIngress, error) {
 	in.Tree = nil
 	if domain, err := dnsname.Check(in.Domain, 0); err == nil {
+		if err := s.checkIngressDomain(domain); err != nil {
+			return AgentIngress{}, err
+		}
 		in.Tree = domainNodes(domain, s.serviceDomains)
 	}
 	return agentIngresses.create(ctx, s, accountID, in, opts)

@@ -78,7 +78,8 @@ func (e *HTTPSEdge) check() error {
 // bind rule of a credential matches: *.example.com covers a.example.com
 // and a.b.example.com, not example.com).
 //
-// It returns a *ValidationError naming the first such hostport no
+// It returns a *ValidationError naming the first such hostport under the
+// names the service hands out (checkServiceName), or that no
 // reserved domain of the account covers, or whose name, under a wildcard
 // of the account, another account has reserved itself, as it could
 // before the domain tree (domaintree.go) refused such a reservation: an
@@ -106,6 +107,9 @@ func (s *Store) claimHostports(ctx context.Context, before *HTTPSEdge, e HTTPSEd
 	var claims []write
 	for _, hp := range added {
 		host := strings.TrimSuffix(hp, ":"+HTTPSPort)
+		if err := s.checkServiceName(fmt.Sprintf("hostports[%d]", slices.Index(e.Hostports, hp)), host); err != nil {
+			return nil, err
+		}
 		i := slices.IndexFunc(domains, func(d ReservedDomain) bool { return coversHost(d.Domain, host) })
 		if i < 0 {
 			return nil, invalid(fmt.Sprintf("hostports[%d]", slices.Index(e.Hostports, hp)), "is %q, but %s is not a reserved domain of the account, nor under one of its wildcards: reserve the domain first (POST /reserved_domains)", hp, host)

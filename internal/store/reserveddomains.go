@@ -208,7 +208,8 @@ func (e *DomainTakenError) Is(target error) bool { return target == ErrConflict 
 // a policy gets letsencrypt and ecdsa. A policy starts a provisioning job.
 //
 // It returns a *ValidationError (matching ErrInvalid) for a field that
-// breaks a rule, a *DomainTakenError (matching
+// breaks a rule, a service domain or a name under those the service hands
+// out (checkReservable) included, a *DomainTakenError (matching
 // ErrConflict) if any account has the domain reserved or another account
 // holds a name it would overlap, by a reserved domain or an agent ingress
 // (see domainNode), a *LimitError (matching ErrLimit) if the account has
@@ -220,6 +221,9 @@ func (s *Store) CreateReservedDomain(ctx context.Context, accountID string, in R
 	}
 	in.Tree = nil
 	if domain, err := CheckReservedDomain(in.Domain); err == nil {
+		if err := s.checkReservable(domain); err != nil {
+			return ReservedDomain{}, err
+		}
 		in.Tree = domainNodes(reservationBase(domain), s.serviceDomains)
 	}
 	d, err := reservedDomains.create(ctx, s, accountID, in, opts)

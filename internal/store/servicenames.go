@@ -1,0 +1,66 @@
+package store
+
+import "strings"
+
+// serviceNameLabels are the labels, under each of the service's domains,
+// of the names sluice hands out: <token>.cname.<service domain> is where a
+// custom domain's CNAME points, and <token>.acme.<service domain> where its
+// _acme-challenge does (the API's reserved domain body). They and every
+// name under them are the service's: an account holding one could take
+// another account's traffic or certificates.
+var serviceNameLabels = []string{"cname", "acme"}
+
+// serviceNames returns the names the service hands out targets under,
+// for each of its domains: cname.<domain> and acme.<domain>.
+func serviceNames(serviceDomains []string) []string {
+	var names []string
+	for _, sd := range serviceDomains {
+		for _, label := range serviceNameLabels {
+			names = append(names, label+"."+sd)
+		}
+	}
+	return names
+}
+
+// under reports whether name is parent or a name under it.
+func under(name, parent string) bool {
+	return name == parent || strings.HasSuffix(name, "."+parent)
+}
+
+// checkServiceName returns a *ValidationError of field if domain,
+// checked, or the base of a wildcard, is a name the service hands out
+// targets under (serviceNames) or a name under one, or nil. Nothing there
+// can be reserved, be an edge's hostport or an agent ingress's domain.
+func (s *Store) checkServiceName(field, domain string) error {
+	base := reservationBase(domain)
+	for _, own := range serviceNames(s.serviceDomains) {
+		if under(base, own) {
+			return invalid(field, "is %q, under %s, where the service names the CNAME and ACME challenge targets it hands out, which no account can hold: choose a name outside %s", domain, own, own)
+		}
+	}
+	return nil
+}
+
+// checkIngressDomain returns a *ValidationError of the field "domain" if
+// the agent ingress domain, checked, is a service domain, under one, or
+// above one (its NS records would delegate the service's own zone), or
+// under the names the service hands out (checkServiceName), or nil.
+func (s *Store) checkIngressDomain(domain string) error {
+	for _, sd := range s.serviceDomains {
+		if under(domain, sd) || under(sd, domain) {
+			return invalid("domain", "is %q, which is, is under or covers the service's own domain %s: give a domain your account owns", domain, sd)
+		}
+	}
+	return s.checkServiceName("domain", domain)
+}
+
+// checkReservable returns a *ValidationError of the field "domain" if the
+// reserved domain, checked, is one of the service's domains, a wildcard
+// covering one (CheckNotServiceDomain), or under the names the service
+// hands out (checkServiceName), or nil.
+func (s *Store) checkReservable(domain string) error {
+	if err := CheckNotServiceDomain(domain, s.serviceDomains); err != nil {
+		return err
+	}
+	return s.checkServiceName("domain", domain)
+}

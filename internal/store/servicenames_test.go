@@ -1,0 +1,52 @@
+package store_test
+
+import (
+	"errors"
+	"strings"
+	"testing"
+
+	"github.com/sluicehq/sluice/internal/store"
+)
+
+// TestServiceNamesRefused keeps the names sluice hands out as CNAME and
+// ACME challenge targets (<token>.cname.<service domain>,
+// <token>.acme.<service domain>), and everything under them, from every
+// family that holds a name (issue 23, item 3): no reserved domain, agent
+// ingress or hostport there, under any of the service's domains.
+func TestServiceNamesRefused(t *testing.T) {
+	e := newEnvWith(t, store.Config{ServiceDomains: []string{"sluice.app", "edge.example.net"}})
+	a := e.createAccount(t, "a").ID
+	// A wildcard made before the rule, which covers names the service
+	// hands out.
+	if _, err := e.store.CreateUntrackedReservedDomain(e.ctx, a, store.ReservedDomain{Domain: "*.acme.sluice.app"}); err != nil {
+		t.Fatal(err)
+	}
+	for _, domain := range []string{
+		"cname.sluice.app", "*.cname.sluice.app", "acme.sluice.app", "*.acme.sluice.app",
+		"3f2a09c1d2e3f4a5b6c7.acme.sluice.app", "x.y.cname.sluice.app", "CNAME.Edge.Example.Net",
+		"*.acme.edge.example.net", "sluice.app", "*.sluice.app",
+	} {
+		err := errOf(e.store.CreateReservedDomain(e.ctx, a, store.ReservedDomain{Domain: domain}))
+		if v := (*store.ValidationError)(nil); !errors.As(err, &v) || v.Field != "domain" {
+			t.Errorf("reserved domain %s: %v, want a ValidationError of domain", domain, err)
+		}
+	}
+	for _, domain := range []string{"sluice.app", "me.sluice.app", "x.acme.sluice.app", "example.net", "cname.edge.example.net"} {
+		err := errOf(e.store.CreateAgentIngress(e.ctx, a, store.AgentIngress{Domain: domain}))
+		if v := (*store.ValidationError)(nil); !errors.As(err, &v) || v.Field != "domain" {
+			t.Errorf("agent ingress %s: %v, want a ValidationError of domain", domain, err)
+		}
+	}
+	err := errOf(e.store.CreateHTTPSEdge(e.ctx, a, store.HTTPSEdge{Hostports: []string{"3f2a09c1d2e3f4a5b6c7.acme.sluice.app:443"}}))
+	if v := (*store.ValidationError)(nil); !errors.As(err, &v) || v.Field != "hostports[0]" || !strings.Contains(err.Error(), "acme.sluice.app") {
+		t.Errorf("a hostport under acme.sluice.app: %v, want a ValidationError of hostports[0]", err)
+	}
+	for _, domain := range []string{"cnames.sluice.app", "acme-corp.sluice.app", "cname.example.org"} {
+		if err := errOf(e.store.CreateReservedDomain(e.ctx, a, store.ReservedDomain{Domain: domain})); err != nil {
+			t.Errorf("reserved domain %s: %v", domain, err)
+		}
+	}
+	if err := errOf(e.store.CreateAgentIngress(e.ctx, a, store.AgentIngress{Domain: "ingress.example.org"})); err != nil {
+		t.Errorf("agent ingress ingress.example.org: %v", err)
+	}
+}
