@@ -203,6 +203,12 @@ func (a *app) setUp(ctx context.Context, bootstrapToken string) error {
 	case len(skipped) > 0:
 		a.log.Warn("reserved domains or agent ingresses made before the domain tree overlap another account's names, and stay uncounted", "domains", skipped)
 	}
+	switch names, err := a.store.UnownableNames(ctx); {
+	case err != nil:
+		a.log.Warn("looking for names no account may hold any longer; the next start looks again", "error", err)
+	case len(names) > 0:
+		a.log.Warn("names made before sluice refused IP addresses, public suffixes and its own target names are still held: delete them", "names", names)
+	}
 	if err := bootstrap(ctx, a.store, bootstrapToken, a.stderr, a.log); err != nil {
 		return err
 	}

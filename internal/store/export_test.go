@@ -18,3 +18,22 @@ func (s *Store) CreateUntrackedAgentIngress(ctx context.Context, accountID strin
 	untracked.writes = nil
 	return untracked.create(ctx, s, accountID, in, nil)
 }
+
+// CreateUncheckedReservedDomain creates a reserved domain, untracked, as
+// a store did before the rules that refuse IP addresses, public suffixes
+// and the service's names: without checking its domain.
+func (s *Store) CreateUncheckedReservedDomain(ctx context.Context, accountID string, domain string) (ReservedDomain, error) {
+	unchecked := reservedDomains
+	unchecked.writes = nil
+	unchecked.check = func(context.Context, *Store, *ReservedDomain) error { return nil }
+	return unchecked.create(ctx, s, accountID, ReservedDomain{Domain: domain}, nil)
+}
+
+// CreateUncheckedHTTPSEdge creates an HTTPS edge as a store did before
+// those rules: without checking its hostports.
+func (s *Store) CreateUncheckedHTTPSEdge(ctx context.Context, accountID string, hostports ...string) (HTTPSEdge, error) {
+	unchecked := httpsEdges
+	unchecked.writes = nil
+	unchecked.check = func(context.Context, *Store, *HTTPSEdge) error { return nil }
+	return unchecked.create(ctx, s, accountID, HTTPSEdge{Hostports: hostports}, nil)
+}

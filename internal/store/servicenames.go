@@ -1,6 +1,12 @@
 package store
 
-import "strings"
+import (
+	"context"
+	"fmt"
+	"strings"
+
+	"github.com/sluicehq/sluice/internal/dnsname"
+)
 
 // serviceNameLabels are the labels, under each of the service's domains,
 // of the names sluice hands out: <token>.cname.<service domain> is where a
@@ -63,4 +69,48 @@ func (s *Store) checkReservable(domain string) error {
 		return err
 	}
 	return s.checkServiceName("domain", domain)
+}
+
+// UnownableNames returns, for the operator, each reserved domain, agent
+// ingress and HTTPS edge hostport in the store that no account may hold
+// any longer, made before the rules that refuse them: an IP address or a
+// bare public suffix (dnsname.Check), or a name the service hands out
+// targets under (checkServiceName). Each is its family's noun, its id,
+// its account and the name. They keep working until deleted.
+func (s *Store) UnownableNames(ctx context.Context) ([]string, error) {
+	var found []string
+	unownable := func(name string, opts dnsname.Option) bool {
+		_, err := dnsname.Check(name, opts)
+		return err != nil || s.checkServiceName("domain", name) != nil
+	}
+	domains, err := listRecords[ReservedDomain](ctx, s, reservedDomains.kind+".*.*")
+	if err != nil {
+		return nil, fmt.Errorf("listing reserved domains: %w", err)
+	}
+	for _, d := range domains {
+		if unownable(d.Domain, dnsname.Wildcard) {
+			found = append(found, fmt.Sprintf("reserved domain %s of %s: %s", d.ID, d.AccountID, d.Domain))
+		}
+	}
+	ingresses, err := listRecords[AgentIngress](ctx, s, agentIngresses.kind+".*.*")
+	if err != nil {
+		return nil, fmt.Errorf("listing agent ingresses: %w", err)
+	}
+	for _, a := range ingresses {
+		if unownable(a.Domain, 0) {
+			found = append(found, fmt.Sprintf("agent ingress %s of %s: %s", a.ID, a.AccountID, a.Domain))
+		}
+	}
+	edges, err := listRecords[HTTPSEdge](ctx, s, httpsEdges.kind+".*.*")
+	if err != nil {
+		return nil, fmt.Errorf("listing HTTPS edges: %w", err)
+	}
+	for _, e := range edges {
+		for _, hp := range e.Hostports {
+			if host := strings.TrimSuffix(hp, ":"+HTTPSPort); unownable(host, 0) {
+				found = append(found, fmt.Sprintf("HTTPS edge %s of %s: hostport %s", e.ID, e.AccountID, hp))
+			}
+		}
+	}
+	return found, nil
 }

@@ -2,6 +2,7 @@ package store_test
 
 import (
 	"errors"
+	"slices"
 	"strings"
 	"testing"
 
@@ -48,5 +49,38 @@ func TestServiceNamesRefused(t *testing.T) {
 	}
 	if err := errOf(e.store.CreateAgentIngress(e.ctx, a, store.AgentIngress{Domain: "ingress.example.org"})); err != nil {
 		t.Errorf("agent ingress ingress.example.org: %v", err)
+	}
+}
+
+// TestUnownableNames lists, for the operator, the names made before the
+// rules that no account may hold any longer, and nothing else.
+func TestUnownableNames(t *testing.T) {
+	e := newEnvWith(t, store.Config{ServiceDomains: []string{"sluice.app"}})
+	a := e.createAccount(t, "a").ID
+	var want []string
+	for _, domain := range []string{"127.0.0.1", "co.uk", "*.acme.sluice.app"} {
+		d, err := e.store.CreateUncheckedReservedDomain(e.ctx, a, domain)
+		if err != nil {
+			t.Fatal(err)
+		}
+		want = append(want, d.ID)
+	}
+	reserve(t, e, a, "fine.example.com")
+	edge, err := e.store.CreateUncheckedHTTPSEdge(e.ctx, a, "fine.example.com:443", "x.cname.sluice.app:443")
+	if err != nil {
+		t.Fatal(err)
+	}
+	want = append(want, edge.ID+" of "+a+": hostport x.cname.sluice.app:443")
+	got, err := e.store.UnownableNames(e.ctx)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if len(got) != len(want) {
+		t.Fatalf("UnownableNames = %q, want %d entries naming %q", got, len(want), want)
+	}
+	for _, w := range want {
+		if !slices.ContainsFunc(got, func(g string) bool { return strings.Contains(g, w) }) {
+			t.Errorf("UnownableNames = %q, want one naming %s", got, w)
+		}
 	}
 }
