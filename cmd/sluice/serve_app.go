@@ -194,7 +194,7 @@ func (a *app) setUp(ctx context.Context, bootstrapToken string) error {
 	if a.filterEnv, err = filters.NewEnv(schemas.Default()); err != nil {
 		return err
 	}
-	if a.store, err = store.Open(ctx, a.js, store.Config{Replicas: a.flags.replicas, Limits: a.flags.limits.storeLimits(), ServiceDomains: a.flags.domains.serviceDomains}, store.WithFilters(a.filterEnv)); err != nil {
+	if a.store, err = store.Open(ctx, a.js, store.Config{Replicas: a.flags.replicas, Limits: a.flags.limits.storeLimits(), ServiceDomains: a.flags.domains.serviceDomains, ServiceNames: a.flags.ingress.config(nil).NSTargets}, store.WithFilters(a.filterEnv)); err != nil {
 		return err
 	}
 	switch skipped, err := a.store.TrackDomainTree(ctx); {

@@ -17,15 +17,16 @@ import (
 var serviceNameLabels = []string{"cname", "acme"}
 
 // serviceNames returns the names the service hands out targets under,
-// for each of its domains: cname.<domain> and acme.<domain>.
-func serviceNames(serviceDomains []string) []string {
+// for each of its domains, cname.<domain> and acme.<domain>, and the more
+// names it hands out (Config.ServiceNames).
+func serviceNames(serviceDomains, more []string) []string {
 	var names []string
 	for _, sd := range serviceDomains {
 		for _, label := range serviceNameLabels {
 			names = append(names, label+"."+sd)
 		}
 	}
-	return names
+	return append(names, more...)
 }
 
 // under reports whether name is parent or a name under it.
@@ -35,13 +36,13 @@ func under(name, parent string) bool {
 
 // checkServiceName returns a *ValidationError of field if domain,
 // checked, or the base of a wildcard, is a name the service hands out
-// targets under (serviceNames) or a name under one, or nil. Nothing there
+// (Store.serviceNames) or a name under one, or nil. Nothing there
 // can be reserved, be an edge's hostport or an agent ingress's domain.
 func (s *Store) checkServiceName(field, domain string) error {
 	base := reservationBase(domain)
-	for _, own := range serviceNames(s.serviceDomains) {
+	for _, own := range s.serviceNames {
 		if under(base, own) {
-			return invalid(field, "is %q, under %s, where the service names the CNAME and ACME challenge targets it hands out, which no account can hold: choose a name outside %s", domain, own, own)
+			return invalid(field, "is %q, at or under %s, a name the service hands out (a CNAME or ACME challenge target, or a name server), which no account can hold: choose a name outside %s", domain, own, own)
 		}
 	}
 	return nil

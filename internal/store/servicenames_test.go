@@ -84,3 +84,23 @@ func TestUnownableNames(t *testing.T) {
 		}
 	}
 }
+
+// TestServiceNamesNameServers refuses the service's name servers
+// (Config.ServiceNames, serve's --ingress-ns-targets), which agent
+// ingresses hand out as ns_targets, and every name under them.
+func TestServiceNamesNameServers(t *testing.T) {
+	e := newEnvWith(t, store.Config{ServiceDomains: []string{"sluice.app"}, ServiceNames: []string{"ns1.sluice.app", "ns2.dns.example.net"}})
+	a := e.createAccount(t, "a").ID
+	for _, domain := range []string{"ns1.sluice.app", "*.ns1.sluice.app", "x.ns2.dns.example.net", "ns2.dns.example.net"} {
+		err := errOf(e.store.CreateReservedDomain(e.ctx, a, store.ReservedDomain{Domain: domain}))
+		if v := (*store.ValidationError)(nil); !errors.As(err, &v) || v.Field != "domain" || !strings.Contains(err.Error(), "name server") {
+			t.Errorf("reserved domain %s: %v, want a ValidationError of domain", domain, err)
+		}
+	}
+	if err := errOf(e.store.CreateAgentIngress(e.ctx, a, store.AgentIngress{Domain: "ns2.dns.example.net"})); !errors.Is(err, store.ErrInvalid) {
+		t.Errorf("agent ingress ns2.dns.example.net: %v, want it invalid", err)
+	}
+	if err := errOf(e.store.CreateReservedDomain(e.ctx, a, store.ReservedDomain{Domain: "ns3.sluice.app"})); err != nil {
+		t.Errorf("reserved domain ns3.sluice.app: %v", err)
+	}
+}
