@@ -61,7 +61,7 @@ func TestServiceDomainsFlag(t *testing.T) {
 	if err := f.validate(); err != nil || f.serviceDomains[0] != "sluice.app" {
 		t.Fatalf("validate: %v, %v", err, f.serviceDomains)
 	}
-	for _, bad := range []string{"*.sluice.app", "localhost", "a_b.example.com"} {
+	for _, bad := range []string{"*.sluice.app", "localhost", "a_b.example.com", "127.0.0.1"} {
 		f := domainFlags{serviceDomains: []string{bad}}
 		check.ErrorContains(t, f.validate(), "--service-domains")
 	}

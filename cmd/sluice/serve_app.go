@@ -194,14 +194,20 @@ func (a *app) setUp(ctx context.Context, bootstrapToken string) error {
 	if a.filterEnv, err = filters.NewEnv(schemas.Default()); err != nil {
 		return err
 	}
-	if a.store, err = store.Open(ctx, a.js, store.Config{Replicas: a.flags.replicas, Limits: a.flags.limits.storeLimits(), ServiceDomains: a.flags.domains.serviceDomains}, store.WithFilters(a.filterEnv)); err != nil {
+	if a.store, err = store.Open(ctx, a.js, store.Config{Replicas: a.flags.replicas, Limits: a.flags.limits.storeLimits(), ServiceDomains: a.flags.domains.serviceDomains, ServiceNames: a.flags.ingress.config(nil).NSTargets}, store.WithFilters(a.filterEnv)); err != nil {
 		return err
 	}
-	switch skipped, err := a.store.TrackReservedDomains(ctx); {
+	switch skipped, err := a.store.TrackDomainTree(ctx); {
 	case err != nil:
-		a.log.Warn("counting reserved domains made before the domain tree; the next start tries again", "error", err)
+		a.log.Warn("counting reserved domains and agent ingresses made before the domain tree; the next start tries again", "error", err)
 	case len(skipped) > 0:
-		a.log.Warn("reserved domains made before the domain tree overlap another account's, and stay uncounted", "domains", skipped)
+		a.log.Warn("reserved domains or agent ingresses made before the domain tree overlap another account's names, and stay uncounted", "domains", skipped)
+	}
+	switch names, err := a.store.UnownableNames(ctx); {
+	case err != nil:
+		a.log.Warn("looking for names no account may hold any longer; the next start looks again", "error", err)
+	case len(names) > 0:
+		a.log.Warn("names made before sluice refused IP addresses, public suffixes and its own target names are still held: delete them", "names", names)
 	}
 	if err := bootstrap(ctx, a.store, bootstrapToken, a.stderr, a.log); err != nil {
 		return err

@@ -21,7 +21,7 @@ type ingressFlags struct {
 }
 
 func (f *ingressFlags) register(fl *pflag.FlagSet) {
-	fl.StringSliceVar(&f.nsTargets, "ingress-ns-targets", api.DefaultIngressNSTargets, "the service's name servers, which agent ingresses show as ns_targets (the NS records delegating their domain); comma-separated")
+	fl.StringSliceVar(&f.nsTargets, "ingress-ns-targets", api.DefaultIngressNSTargets, "the service's name servers, which agent ingresses show as ns_targets (the NS records delegating their domain), and which no account may reserve or hold a name under; comma-separated")
 	fl.StringSliceVar(&f.regions, "regions", api.DefaultRegions, "the regions the service runs: an agent ingress of domain D shows tunnel.<region>.D for each in region_domains, existing ones included; comma-separated")
 }
 

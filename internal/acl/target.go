@@ -69,7 +69,9 @@ func parseTarget(s string, wildcard bool) (string, error) {
 	if strings.Contains(s, ":") {
 		return parseAddress(s)
 	}
-	opts := dnsname.OneLabel
+	// A rule or target matches names and claims none: Pattern takes
+	// public suffixes, whose ownership the reservations decide.
+	opts := dnsname.OneLabel | dnsname.Pattern
 	if wildcard {
 		opts |= dnsname.Wildcard
 	}
@@ -124,7 +126,7 @@ func parseAddress(s string) (string, error) {
 	if strings.Contains(host, ":") {
 		return "", fmt.Errorf("has the host %q, an IPv6 address out of brackets: write it as [%s]:%s", host, host, port)
 	}
-	name, err := checkDomain(host, dnsname.OneLabel)
+	name, err := checkDomain(host, dnsname.OneLabel|dnsname.Pattern)
 	if err != nil {
 		return "", fmt.Errorf("has the host %q, neither an IP address nor a domain name: it %w", host, err)
 	}

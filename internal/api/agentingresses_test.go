@@ -245,3 +245,27 @@ func TestAgentIngressConcurrentPatches(t *testing.T) {
 		t.Fatalf("an update was lost: %s", out)
 	}
 }
+
+// TestAgentIngressDomainTree answers the overlaps of issue 23 across
+// agent ingresses and reserved domains with 409 ERR_SLUICE_430 naming
+// the name taken and no id of the account that holds it.
+func TestAgentIngressDomainTree(t *testing.T) {
+	e := newTestEnv(t)
+	w := e.createReservedDomain(t, e.token, "*.apps.a-corp.com", "")
+	resp, out := e.call(t, e.token, http.MethodPost, "/agent_ingresses", `{"domain":"ingress.a-corp.com"}`)
+	wantStatus(t, resp, out, http.StatusCreated)
+	ingress := decodeAs[client.AgentIngress](t, out)
+	other := e.otherAccountToken(t)
+	for _, c := range []struct{ path, domain string }{
+		{"/agent_ingresses", "apps.a-corp.com"},
+		{"/agent_ingresses", "a-corp.com"},
+		{"/reserved_domains", "tunnel.us.ingress.a-corp.com"},
+		{"/reserved_domains", "*.a-corp.com"},
+	} {
+		resp, out := e.call(t, other, http.MethodPost, c.path, fmt.Sprintf(`{"domain":%q}`, c.domain))
+		msg := wantError(t, resp, out, http.StatusConflict, "ERR_SLUICE_430", "domain")
+		if strings.Contains(msg, w.ID) || strings.Contains(msg, ingress.ID) || strings.Contains(msg, "ac_") {
+			t.Errorf("POST %s %s: the refusal names an id: %s", c.path, c.domain, msg)
+		}
+	}
+}

@@ -57,7 +57,7 @@ const (
 	CodeSourceExists       Code = 424 // 409: adding a source of a kind the subscription has
 	CodeNameTaken          Code = 425 // 409: a name another resource of the family in the account has
 	CodeOwnerInUse         Code = 426 // 409: a bot user still owns tunnel credentials
-	CodeDomainTaken        Code = 430 // 409: a domain reserved already, by any account, or overlapping another account's
+	CodeDomainTaken        Code = 430 // 409: a domain reserved already, by any account, or overlapping another account's names
 	CodeModuleNotSet       Code = 431 // 404: a module of an HTTPS edge route that is not set
 	CodeRouteMatchTaken    Code = 432 // 409: a match type and match another route of the HTTPS edge has
 	CodeDomainInUse        Code = 433 // 409: a reserved domain still under hostports of HTTPS edges
@@ -125,7 +125,7 @@ var codes = map[Code]codeInfo{
 	CodeLastAPIKey:         {http.StatusConflict, "the API key is the account's only one, and deleting it would lock the account out; create another key first"},
 	CodeSourceExists:       {http.StatusConflict, "the subscription has a source of this event kind already; change it with PATCH /event_subscriptions/{id}/sources/{type}"},
 	CodeNameTaken:          {http.StatusConflict, "another resource of the family in the account has this name (bot users: ignoring case); details.field names the field: choose another name"},
-	CodeDomainTaken:        {http.StatusConflict, "the domain is reserved already, by your account or another (which is not named), or overlaps another account's reservations: a reserved domain, its wildcard and the names under them belong to one account; choose another domain, or delete the reservation that holds it"},
+	CodeDomainTaken:        {http.StatusConflict, "the domain is reserved already, by your account or another (which is not named), or overlaps a name another account holds: a reserved domain, its wildcard or an agent ingress's domain, and every name under it, belong to one account; choose another domain, or delete what holds it"},
 	CodeIngressDomainTaken: {http.StatusConflict, "an agent ingress of this account or of another has the domain already (a domain is unique across all accounts, ignoring case); details.field names it: choose another domain, or delete the agent ingress that has it"},
 	CodeModuleNotSet:       {http.StatusNotFound, "the HTTPS edge route has no module of this kind (circuit_breaker, websocket_tcp_converter): set one with PUT /edges/https/{edge_id}/routes/{id}/<module>"},
 	CodeRouteMatchTaken:    {http.StatusConflict, "another route of the HTTPS edge has this match_type and match (the path's case counts); details.field names match: change the other route, or choose another match"},

@@ -258,3 +258,31 @@ func TestReservedDomainPagesAndLimit(t *testing.T) {
 		t.Fatalf("after concurrent PATCHes of four fields: %s", out)
 	}
 }
+
+// TestReservedDomainServiceNames refuses, with 400 ERR_SLUICE_333 naming
+// no account, the names sluice hands out as CNAME and ACME challenge
+// targets and everything under them, another account's exact
+// acme_challenge_cname_target included, as a reserved domain, an HTTPS
+// edge's hostport or an agent ingress's domain; and IP addresses and
+// bare public suffixes (issue 23, item 3).
+func TestReservedDomainServiceNames(t *testing.T) {
+	e := newTestEnv(t)
+	w := e.createReservedDomain(t, e.token, "*.a-corp.com", "")
+	other := e.otherAccountToken(t)
+	for _, domain := range []string{
+		*w.ACMEChallengeCNAMETarget, *w.CNAMETarget, "cname.sluice.app", "*.cname.sluice.app", "acme.sluice.app", "*.acme.sluice.app",
+		"127.0.0.1", "co.uk", "github.io", "[::1]",
+	} {
+		resp, out := e.call(t, other, http.MethodPost, "/reserved_domains", fmt.Sprintf(`{"domain":%q}`, domain))
+		msg := wantError(t, resp, out, http.StatusBadRequest, "ERR_SLUICE_333", "domain")
+		if strings.Contains(msg, w.ID) || strings.Contains(msg, "ac_") {
+			t.Errorf("the refusal of %s names an id: %s", domain, msg)
+		}
+		resp, out = e.call(t, other, http.MethodPost, "/agent_ingresses", fmt.Sprintf(`{"domain":%q}`, domain))
+		if resp.StatusCode != http.StatusBadRequest {
+			t.Errorf("agent ingress %s: %d %s, want 400", domain, resp.StatusCode, out)
+		}
+	}
+	resp, out := e.call(t, e.token, http.MethodPost, "/edges/https", fmt.Sprintf(`{"hostports":[%q]}`, *w.ACMEChallengeCNAMETarget+":443"))
+	wantError(t, resp, out, http.StatusBadRequest, "ERR_SLUICE_333", "hostports[0]")
+}

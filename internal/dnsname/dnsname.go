@@ -7,7 +7,10 @@ package dnsname
 
 import (
 	"fmt"
+	"net/netip"
 	"strings"
+
+	"golang.org/x/net/publicsuffix"
 
 	"github.com/sluicehq/sluice/internal/resource"
 )
@@ -26,6 +29,10 @@ const (
 	// OneLabel takes a name of a single label, such as localhost; without
 	// it a name must be fully qualified, of two labels or more.
 	OneLabel
+	// Pattern takes a name no account can own: an IP address or a bare
+	// public suffix, such as a bind rule of a credential may name, which
+	// matches names rather than claims one.
+	Pattern
 )
 
 // Allowed says what a domain name is, for messages.
@@ -39,10 +46,20 @@ const Allowed = "labels of a to z, 0 to 9 and hyphens, not starting or ending wi
 // and resource.MaxDomain in all (with any "*."), and at least two labels
 // unless opts has OneLabel; with Wildcard, it may also be "*." and such
 // a name.
+//
+// Unless opts has Pattern, it also refuses what no account can own: an IP
+// address, v4 or v6, in any form a resolver or a browser reads as one
+// (127.0.0.1, 127.1, 0x7f.0.0.1, [::1]: a name whose last label is a
+// number), and a bare public suffix of the Public Suffix List, of its
+// ICANN section or its private one (co.uk, github.io), where registrants'
+// names begin. What a wildcard may cover is the caller's to decide.
 func Check(name string, opts Option) (string, error) {
 	d := strings.ToLower(strings.TrimSuffix(name, "."))
 	if d == "" {
 		return "", fmt.Errorf("is required: give a domain name of %s", Allowed)
+	}
+	if opts&Pattern == 0 && isAddress(d) {
+		return "", fmt.Errorf("%q is an IP address, which no account can own: give a domain name, such as app.example.com", name)
 	}
 	if len(d) > resource.MaxDomain {
 		return "", fmt.Errorf("is %d bytes long, and a domain name may have at most %d", len(d), resource.MaxDomain)
@@ -60,7 +77,34 @@ func Check(name string, opts Option) (string, error) {
 			return "", err
 		}
 	}
+	if opts&Pattern == 0 && endsInNumber(labels) {
+		return "", fmt.Errorf("%q ends in a number, and resolvers and browsers read such a name as an IP address, which no account can own: give a domain name, such as app.example.com", name)
+	}
+	if opts&Pattern == 0 && !wildcard {
+		if suffix, _ := publicsuffix.PublicSuffix(d); suffix == d {
+			return "", fmt.Errorf("%q is a public suffix, under which registrants' names begin, and no account can own it: give a name under it, such as example.%s", name, d)
+		}
+	}
 	return d, nil
+}
+
+// isAddress reports whether name, lower case, is an IPv6 or IPv4 address
+// as netip reads them, IPv6 also in brackets.
+func isAddress(name string) bool {
+	_, err := netip.ParseAddr(strings.TrimSuffix(strings.TrimPrefix(name, "["), "]"))
+	return err == nil
+}
+
+// endsInNumber reports whether the last label is a number as the WHATWG
+// URL standard's host parser reads one, decimal, octal or hexadecimal
+// (0x…), which makes it parse the whole name as an IPv4 address: 127.1,
+// 0x7f.0.0.1 and 2130706433 are 127.0.0.1 to a browser.
+func endsInNumber(labels []string) bool {
+	last := labels[len(labels)-1]
+	if hex, ok := strings.CutPrefix(last, "0x"); ok {
+		return strings.Trim(hex, "0123456789abcdef") == ""
+	}
+	return last != "" && strings.Trim(last, "0123456789") == ""
 }
 
 // checkLabel checks one label after any "*." of a name.

@@ -33,6 +33,17 @@ type AgentIngress struct {
 	// certificate is issued yet (a later issue), so the job stays in
 	// progress.
 	ProvisioningSince *time.Time `json:"provisioning_since,omitempty"`
+	// Tree is the names whose node keys count the agent ingress in the
+	// domain tree (domaintree.go), as they were when it was created, so
+	// that its delete uncounts exactly them; nil for one made before the
+	// tree counted agent ingresses, until TrackDomainTree counts it.
+	Tree []string `json:"tree,omitempty"`
+}
+
+// claim is what a counts in the domain tree: its domain and every name
+// under it, tunnel.<region>.<domain> included.
+func (a AgentIngress) claim() domainClaim {
+	return domainClaim{AccountID: a.AccountID, Domain: a.Domain, Tree: a.Tree}
 }
 
 // check normalizes a (its domain in lower case without a final dot, the
@@ -67,14 +78,16 @@ func (a *AgentIngress) check() error {
 }
 
 // agentIngresses declares agent ingresses (see family): their domains are
-// unique across all accounts, and cannot be changed.
+// unique across all accounts, and cannot be changed. An agent ingress
+// holds its domain and every name under it in the domain tree, counted in
+// the batch that creates or deletes it.
 var agentIngresses = family[AgentIngress]{
 	kind:   "agent_ingresses",
 	prefix: resource.AgentIngresses().Prefix,
 	noun:   "agent ingress",
 	meta:   func(a *AgentIngress) (*string, *string, *time.Time) { return &a.ID, &a.AccountID, &a.CreatedAt },
 	input: func(in AgentIngress) AgentIngress {
-		out := AgentIngress{Description: in.Description, Metadata: in.Metadata, Domain: in.Domain}
+		out := AgentIngress{Description: in.Description, Metadata: in.Metadata, Domain: in.Domain, Tree: in.Tree}
 		if in.CertificatePolicy != nil {
 			p := *in.CertificatePolicy
 			out.CertificatePolicy = &p
@@ -90,6 +103,15 @@ var agentIngresses = family[AgentIngress]{
 	},
 	limit: LimitAgentIngresses,
 	max:   func(l Limits) int { return l.AgentIngresses },
+	writes: func(ctx context.Context, s *Store, before *AgentIngress, a AgentIngress) ([]write, error) {
+		if before != nil {
+			return nil, nil // the domain cannot change
+		}
+		return s.domainTreeWrites(ctx, a.claim(), 1)
+	},
+	cascade: func(ctx context.Context, s *Store, a AgentIngress) ([]write, error) {
+		return s.domainTreeWrites(ctx, a.claim(), -1) // a.Tree: nil before the tree
+	},
 	unique: &uniqueIndex[AgentIngress]{
 		field:  "domain",
 		value:  func(a AgentIngress) string { return a.Domain },
@@ -103,12 +125,23 @@ var agentIngresses = family[AgentIngress]{
 // sets ID, AccountID, CreatedAt and ProvisioningSince.
 //
 // It returns a *ValidationError (matching ErrInvalid) for a field that
-// breaks a rule, a *TakenError (matching ErrConflict, Across) if an agent
-// ingress of any account has the domain, a *LimitError (matching
+// breaks a rule, a domain that is, is under or covers a service domain, or
+// is under the names the service hands out (checkIngressDomain),
+// included, a *TakenError (matching ErrConflict, Across) if an agent
+// ingress of any account has the domain, a *DomainTakenError (matching
+// ErrConflict) if another account holds a name it would overlap, by a
+// reserved domain or an agent ingress (see domainNode), a *LimitError (matching
 // ErrLimit) if the account has Limits.AgentIngresses, or an error
 // wrapping ErrNotFound if the account does not exist. Two creates of one
 // domain at once, from any processes and accounts, never both succeed.
 func (s *Store) CreateAgentIngress(ctx context.Context, accountID string, in AgentIngress, opts ...WriteOption) (AgentIngress, error) {
+	in.Tree = nil
+	if domain, err := dnsname.Check(in.Domain, 0); err == nil {
+		if err := s.checkIngressDomain(domain); err != nil {
+			return AgentIngress{}, err
+		}
+		in.Tree = domainNodes(domain, s.serviceDomains)
+	}
 	return agentIngresses.create(ctx, s, accountID, in, opts)
 }
 

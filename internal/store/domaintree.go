@@ -12,35 +12,60 @@ import (
 	"golang.org/x/net/publicsuffix"
 )
 
-// The names of reserved domains form a tree, in which each account's
-// reservations are kept apart from every other account's: a reserved
-// domain, its wildcard and every name under them belong to one account.
-// Account A holding example.com or *.example.com, no other account may
-// reserve example.com, *.example.com, app.example.com or
-// *.app.example.com; A holding app.example.com, no other account may
-// reserve example.com or *.example.com, which would cover it. Sibling
-// names of two accounts (a.example.com, b.example.com) do not overlap.
+// The names accounts hold form one tree, in which each account's names
+// are kept apart from every other account's. An account holds a name by
+// a reserved domain (the name, its wildcard or both) or by an agent
+// ingress (its domain, the tunnel.<region>.<domain> names its agents
+// connect to, and everything else under it): the name and every name
+// under it belong to that account. Account A holding example.com, by any
+// of the three, no other account may reserve or make an agent ingress of
+// example.com, *.example.com, app.example.com or *.app.example.com; A
+// holding app.example.com, no other account may take example.com or
+// *.example.com, which would cover it. Sibling names of two accounts
+// (a.example.com, b.example.com) do not overlap. An account may nest its
+// own names in any way: reserve names under its agent ingress's domain,
+// or make an agent ingress under its own wildcard.
 //
-// Without this, an account could reserve a name under another account's
-// wildcard, or a wildcard over its names, and take its traffic: an edge
-// serves a name by the most specific reservation.
+// Without this, an account could take a name under another account's
+// wildcard or agent ingress, or one over its names, and take its
+// traffic: an edge serves a name by the most specific reservation, and
+// an agent connects to tunnel.<region>.<domain>.
 //
-// Each name in the tree down from the topmost name an account can reserve
+// Each name in the tree down from the topmost name an account can hold
 // (below a public suffix and below the service's own domains, which no
-// account reserves) has a node key (domainNodeKey), written in the batch
-// that creates or deletes a reservation at or under it. Of two
-// overlapping creates at once, from any processes, one fails its
-// compare-and-swap on the node both write, starts over, and is refused.
+// account holds) has a node key (domainNodeKey), written in the batch
+// that creates or deletes a reserved domain or an agent ingress at or
+// under it. Of two overlapping creates at once, from any processes, one
+// fails its compare-and-swap on the node both write, starts over, and is
+// refused.
 
-// domainNode is the value of a node key: which account holds reservations
-// of the name itself (the name or its wildcard), and which hold
-// reservations under it.
+// domainClaim is what a resource that holds a name counts in the tree: a
+// reserved domain or an agent ingress.
+type domainClaim struct {
+	// AccountID is the account that holds the name.
+	AccountID string
+	// Domain is the domain as the resource has it, for messages: a
+	// wildcard keeps its "*.".
+	Domain string
+	// Tree is the names whose nodes count the claim, its base first
+	// (domainNodes); nil for a resource made before the tree counted it.
+	Tree []string
+}
+
+// base returns the name the claim is at in the tree: the domain itself,
+// or the name under a wildcard's "*.".
+func (c domainClaim) base() string { return reservationBase(c.Domain) }
+
+// domainNode is the value of a node key: which account holds the name
+// itself, and which hold names under it.
 type domainNode struct {
-	// Owner is the account that has reserved the name, its wildcard or
-	// both (Held of them); "" for none.
+	// Owner is the account that holds the name, by Held resources: its
+	// reserved domain, its reserved wildcard and its agent ingress, each
+	// at most once; "" for none.
 	Owner string `json:"owner,omitempty"`
 	Held  int    `json:"held,omitempty"`
-	// Under counts, by account, the reservations of names under this one.
+	// Under counts, by account, the resources that hold names under this
+	// one.
 	Under map[string]int `json:"under,omitempty"`
 }
 
@@ -72,15 +97,15 @@ func domainNodes(base string, serviceDomains []string) []string {
 }
 
 // domainTreeWrites returns the writes of the node keys d.Tree for adding
-// (delta 1) or removing (delta -1) the reservation d, each at the revision
-// read now. Adding, it returns a refusal holding a *DomainTakenError if
-// another account has a reservation that d would overlap.
+// (delta 1) or removing (delta -1) the claim d, each at the revision read
+// now. Adding, it returns a refusal holding a *DomainTakenError if
+// another account holds a name that d would overlap.
 //
-// A reservation made before the tree was kept has no Tree, and its
-// removal writes nothing: it would uncount the account's other
-// reservations at the same names.
-func (s *Store) domainTreeWrites(ctx context.Context, d ReservedDomain, delta int) ([]write, error) {
-	base := reservationBase(d.Domain)
+// A resource made before the tree counted it has no Tree, and its removal
+// writes nothing: it would uncount the account's other resources at the
+// same names.
+func (s *Store) domainTreeWrites(ctx context.Context, d domainClaim, delta int) ([]write, error) {
+	base := d.base()
 	writes := make([]write, 0, len(d.Tree))
 	for _, name := range d.Tree {
 		key := domainNodeKey(name)
@@ -129,13 +154,13 @@ func (s *Store) domainTreeWrites(ctx context.Context, d ReservedDomain, delta in
 }
 
 // overlap returns a *DomainTakenError if the node of name, which is the
-// base of the reservation d or a name above it, shows another account's
-// reservation that d would overlap, or nil.
-func (n domainNode) overlap(d ReservedDomain, name string) error {
+// base of the claim d or a name above it, shows another account's name
+// that d would overlap, or nil.
+func (n domainNode) overlap(d domainClaim, name string) error {
 	if n.Owner != "" && n.Owner != d.AccountID {
 		return &DomainTakenError{Domain: d.Domain, Within: name}
 	}
-	if name != reservationBase(d.Domain) {
+	if name != d.base() {
 		return nil // a sibling under a name above d does not overlap d
 	}
 	for account, count := range n.Under {
@@ -167,44 +192,87 @@ func (s *Store) readDomainNode(ctx context.Context, key string) (domainNode, uin
 	return node, msg.Sequence, nil
 }
 
-// TrackReservedDomains counts in the tree each reservation made before it
-// was kept (ReservedDomain.Tree nil), so that from then on no other
-// account may reserve a name that overlaps it. Each is counted in the
-// batch that sets its Tree, at the revisions read, so that any number of
-// processes may run it at once, alongside creates and deletes: a
-// reservation is counted once. A reservation that overlaps another
-// account's counted one (two made before the tree) stays uncounted, as it
-// was, and its domain is returned in skipped.
-func (s *Store) TrackReservedDomains(ctx context.Context) (skipped []string, err error) {
-	entries, err := s.entries(ctx, reservedDomains.kind+".*.*")
-	if err != nil {
-		return nil, fmt.Errorf("listing reserved domains: %w", err)
+// TrackDomainTree counts in the tree each reserved domain and agent
+// ingress made before the tree counted it (Tree nil), so that from then
+// on no other account may take a name that overlaps it. Each is counted
+// in the batch that sets its Tree, at the revisions read, so that any
+// number of processes may run it at once, alongside creates and deletes:
+// a resource is counted once. They are counted oldest first, of both
+// families, and one that overlaps another account's counted name (two
+// made before the tree) stays uncounted, as it was: the name stays with
+// whichever was made first. Each uncounted one is returned in skipped,
+// as its family's noun and its domain.
+func (s *Store) TrackDomainTree(ctx context.Context) (skipped []string, err error) {
+	var pending []untracked
+	for _, more := range []func() ([]untracked, error){
+		func() ([]untracked, error) {
+			return untrackedOf(ctx, s, &reservedDomains, func(d *ReservedDomain) *[]string { return &d.Tree }, ReservedDomain.claim)
+		},
+		func() ([]untracked, error) {
+			return untrackedOf(ctx, s, &agentIngresses, func(a *AgentIngress) *[]string { return &a.Tree }, AgentIngress.claim)
+		},
+	} {
+		found, err := more()
+		if err != nil {
+			return nil, err
+		}
+		pending = append(pending, found...)
 	}
-	for _, entry := range entries {
-		var d ReservedDomain
-		if err := json.Unmarshal(entry.Value(), &d); err != nil {
-			return skipped, fmt.Errorf("decoding %s: %w", entry.Key(), err)
-		}
-		nodes := domainNodes(reservationBase(d.Domain), s.serviceDomains)
-		if d.Tree != nil || len(nodes) == 0 {
-			continue
-		}
-		_, _, err := modify(ctx, s, entry.Key(), func(v *ReservedDomain) error {
-			if v.Tree == nil { // else counted meanwhile: nothing is written
-				v.Tree = nodes
-			}
-			return nil
-		}, writeOptions{}, func(_, after ReservedDomain) ([]write, error) {
-			return s.domainTreeWrites(ctx, after, 1)
-		})
+	slices.SortFunc(pending, func(a, b untracked) int { return strings.Compare(a.ksuid, b.ksuid) })
+	for _, u := range pending {
+		err := u.count()
 		var refused refusal
 		switch {
 		case errors.Is(err, ErrNotFound): // deleted meanwhile
 		case errors.As(err, &refused):
-			skipped = append(skipped, d.Domain)
+			skipped = append(skipped, u.noun+" "+u.domain)
 		case err != nil:
-			return skipped, fmt.Errorf("counting reserved domain %s in the domain tree: %w", d.ID, err)
+			return skipped, fmt.Errorf("counting %s %s in the domain tree: %w", u.noun, u.domain, err)
 		}
 	}
 	return skipped, nil
+}
+
+// untracked is a resource the domain tree does not count yet.
+type untracked struct {
+	// ksuid is its id after the prefix, which sorts by creation time.
+	ksuid        string
+	noun, domain string
+	// count counts it (see TrackDomainTree).
+	count func() error
+}
+
+// untrackedOf returns the resources of the family that the tree does not
+// count, whose Tree is where tree points and whose claim is claim's.
+func untrackedOf[T any](ctx context.Context, s *Store, f *family[T], tree func(*T) *[]string, claim func(T) domainClaim) ([]untracked, error) {
+	entries, err := s.entries(ctx, f.kind+".*.*")
+	if err != nil {
+		return nil, fmt.Errorf("listing %ss: %w", f.noun, err)
+	}
+	var found []untracked
+	for _, entry := range entries {
+		var v T
+		if err := json.Unmarshal(entry.Value(), &v); err != nil {
+			return nil, fmt.Errorf("decoding %s: %w", entry.Key(), err)
+		}
+		c := claim(v)
+		nodes := domainNodes(c.base(), s.serviceDomains)
+		if *tree(&v) != nil || len(nodes) == 0 {
+			continue
+		}
+		id, _, _ := f.meta(&v)
+		key := entry.Key()
+		found = append(found, untracked{ksuid: strings.TrimPrefix(*id, f.prefix), noun: f.noun, domain: c.Domain, count: func() error {
+			_, _, err := modify(ctx, s, key, func(v *T) error {
+				if *tree(v) == nil { // else counted meanwhile: nothing is written
+					*tree(v) = nodes
+				}
+				return nil
+			}, writeOptions{}, func(_, after T) ([]write, error) {
+				return s.domainTreeWrites(ctx, claim(after), 1)
+			})
+			return err
+		}})
+	}
+	return found, nil
 }

@@ -10,3 +10,30 @@ func (s *Store) CreateUntrackedReservedDomain(ctx context.Context, accountID str
 	untracked.writes = nil
 	return untracked.create(ctx, s, accountID, in, nil)
 }
+
+// CreateUntrackedAgentIngress creates an agent ingress as a store did
+// before agent ingresses were counted in the domain tree.
+func (s *Store) CreateUntrackedAgentIngress(ctx context.Context, accountID string, in AgentIngress) (AgentIngress, error) {
+	untracked := agentIngresses
+	untracked.writes = nil
+	return untracked.create(ctx, s, accountID, in, nil)
+}
+
+// CreateUncheckedReservedDomain creates a reserved domain, untracked, as
+// a store did before the rules that refuse IP addresses, public suffixes
+// and the service's names: without checking its domain.
+func (s *Store) CreateUncheckedReservedDomain(ctx context.Context, accountID string, domain string) (ReservedDomain, error) {
+	unchecked := reservedDomains
+	unchecked.writes = nil
+	unchecked.check = func(context.Context, *Store, *ReservedDomain) error { return nil }
+	return unchecked.create(ctx, s, accountID, ReservedDomain{Domain: domain}, nil)
+}
+
+// CreateUncheckedHTTPSEdge creates an HTTPS edge as a store did before
+// those rules: without checking its hostports.
+func (s *Store) CreateUncheckedHTTPSEdge(ctx context.Context, accountID string, hostports ...string) (HTTPSEdge, error) {
+	unchecked := httpsEdges
+	unchecked.writes = nil
+	unchecked.check = func(context.Context, *Store, *HTTPSEdge) error { return nil }
+	return unchecked.create(ctx, s, accountID, HTTPSEdge{Hostports: hostports}, nil)
+}

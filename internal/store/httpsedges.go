@@ -78,7 +78,8 @@ func (e *HTTPSEdge) check() error {
 // bind rule of a credential matches: *.example.com covers a.example.com
 // and a.b.example.com, not example.com).
 //
-// It returns a *ValidationError naming the first such hostport no
+// It returns a *ValidationError naming the first such hostport under the
+// names the service hands out (checkServiceName), or that no
 // reserved domain of the account covers, or whose name, under a wildcard
 // of the account, another account has reserved itself, as it could
 // before the domain tree (domaintree.go) refused such a reservation: an
@@ -106,6 +107,9 @@ func (s *Store) claimHostports(ctx context.Context, before *HTTPSEdge, e HTTPSEd
 	var claims []write
 	for _, hp := range added {
 		host := strings.TrimSuffix(hp, ":"+HTTPSPort)
+		if err := s.checkServiceName(fmt.Sprintf("hostports[%d]", slices.Index(e.Hostports, hp)), host); err != nil {
+			return nil, err
+		}
 		i := slices.IndexFunc(domains, func(d ReservedDomain) bool { return coversHost(d.Domain, host) })
 		if i < 0 {
 			return nil, invalid(fmt.Sprintf("hostports[%d]", slices.Index(e.Hostports, hp)), "is %q, but %s is not a reserved domain of the account, nor under one of its wildcards: reserve the domain first (POST /reserved_domains)", hp, host)
@@ -119,11 +123,42 @@ func (s *Store) claimHostports(ctx context.Context, before *HTTPSEdge, e HTTPSEd
 				return nil, invalid(fmt.Sprintf("hostports[%d]", slices.Index(e.Hostports, hp)), "is %q, under a wildcard of the account, but %s itself is reserved by another account: choose another name", hp, host)
 			}
 		}
+		if held, err := s.othersIngress(ctx, e.AccountID, host, domains[i]); err != nil {
+			return nil, err
+		} else if held != "" {
+			return nil, invalid(fmt.Sprintf("hostports[%d]", slices.Index(e.Hostports, hp)), "is %q, but %s is the domain of another account's agent ingress, which holds it and every name under it: choose another name", hp, held)
+		}
 		if !slices.ContainsFunc(claims, func(w write) bool { return w.key == entries[i].Key() }) {
 			claims = append(claims, claimOf(entries[i]))
 		}
 	}
 	return claims, nil
+}
+
+// othersIngress returns host, or the name above it down from the base of
+// the account's reserved domain d that covers it, that is the domain of
+// another account's agent ingress, which holds it, or "": one made before
+// agent ingresses were counted in the domain tree, which d may overlap.
+func (s *Store) othersIngress(ctx context.Context, accountID, host string, d ReservedDomain) (string, error) {
+	var own []AgentIngress
+	for name := host; ; _, name, _ = strings.Cut(name, ".") {
+		if _, free, err := s.freeRevision(ctx, agentIngressDomainKey("", name)); err != nil {
+			return "", err
+		} else if !free {
+			if own == nil {
+				var err error
+				if own, err = listRecords[AgentIngress](ctx, s, agentIngresses.filter(accountID)); err != nil {
+					return "", fmt.Errorf("listing agent ingresses: %w", err)
+				}
+			}
+			if !slices.ContainsFunc(own, func(a AgentIngress) bool { return a.Domain == name }) {
+				return name, nil
+			}
+		}
+		if name == reservationBase(d.Domain) || !strings.Contains(name, ".") {
+			return "", nil
+		}
+	}
 }
 
 // edgesUsing returns the ids of the account's HTTPS edges with a hostport

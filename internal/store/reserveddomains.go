@@ -44,6 +44,11 @@ type ReservedDomain struct {
 	Tree []string `json:"tree,omitempty"`
 }
 
+// claim is what d counts in the domain tree.
+func (d ReservedDomain) claim() domainClaim {
+	return domainClaim{AccountID: d.AccountID, Domain: d.Domain, Tree: d.Tree}
+}
+
 // DomainRegions are the values of a reserved domain's region (spec 2.2).
 var DomainRegions = []string{"au", "eu", "ap", "us", "us-cal-1", "jp", "in", "sa"}
 
@@ -154,10 +159,10 @@ var reservedDomains = family[ReservedDomain]{
 		if before != nil {
 			return nil, nil // the domain cannot change
 		}
-		return s.domainTreeWrites(ctx, d, 1)
+		return s.domainTreeWrites(ctx, d.claim(), 1)
 	},
 	cascade: func(ctx context.Context, s *Store, d ReservedDomain) ([]write, error) {
-		return s.domainTreeWrites(ctx, d, -1) // d.Tree: nil before the tree
+		return s.domainTreeWrites(ctx, d.claim(), -1) // d.Tree: nil before the tree
 	},
 	unique: &uniqueIndex[ReservedDomain]{
 		field: "domain",
@@ -171,25 +176,26 @@ var reservedDomains = family[ReservedDomain]{
 func reservedDomainKey(_, domain string) string { return "reserved_domain_names." + foldedHash(domain) }
 
 // DomainTakenError is a domain reserved already, by this account or
-// another (which it does not name), or one that would overlap another
-// account's reservations (see domainNode). It matches ErrConflict.
+// another (which it does not name), or one that would overlap a name
+// another account holds, by a reserved domain or an agent ingress (see
+// domainNode). It matches ErrConflict.
 type DomainTakenError struct {
 	Domain string
 	// Within is the name, the domain's own or one above it, that another
-	// account has reserved (or its wildcard); "" if none.
+	// account holds; "" if none.
 	Within string
-	// Covers is the name under which another account has reserved
-	// names the domain would cover; "" if none.
+	// Covers is the name under which another account holds names the
+	// domain would cover; "" if none.
 	Covers string
 }
 
 func (e *DomainTakenError) Error() string {
-	const rule = "a reserved domain, its wildcard and the names under them belong to one account"
+	const rule = "a name held by a reserved domain, its wildcard or an agent ingress, and every name under it, belong to one account"
 	switch {
 	case e.Within != "":
-		return fmt.Sprintf("the domain %q overlaps %q, which another account has reserved: %s; choose a domain outside %s", e.Domain, e.Within, rule, e.Within)
+		return fmt.Sprintf("the domain %q overlaps %q, which another account holds: %s; choose a domain outside %s", e.Domain, e.Within, rule, e.Within)
 	case e.Covers != "":
-		return fmt.Sprintf("the domain %q covers names under %s that another account has reserved: %s; choose another domain", e.Domain, e.Covers, rule)
+		return fmt.Sprintf("the domain %q covers names under %s that another account holds: %s; choose another domain", e.Domain, e.Covers, rule)
 	}
 	return fmt.Sprintf("the domain %q is reserved already, by your account or another: a domain is reserved by one account at most; choose another domain", e.Domain)
 }
@@ -202,9 +208,11 @@ func (e *DomainTakenError) Is(target error) bool { return target == ErrConflict 
 // a policy gets letsencrypt and ecdsa. A policy starts a provisioning job.
 //
 // It returns a *ValidationError (matching ErrInvalid) for a field that
-// breaks a rule, a *DomainTakenError (matching ErrConflict) if any account
-// has the domain or another account has one it would overlap (see
-// domainNode), a *LimitError (matching ErrLimit) if the account has
+// breaks a rule, a service domain or a name under those the service hands
+// out (checkReservable) included, a *DomainTakenError (matching
+// ErrConflict) if any account has the domain reserved or another account
+// holds a name it would overlap, by a reserved domain or an agent ingress
+// (see domainNode), a *LimitError (matching ErrLimit) if the account has
 // Limits.ReservedDomains, or an error wrapping ErrNotFound if the account
 // does not exist.
 func (s *Store) CreateReservedDomain(ctx context.Context, accountID string, in ReservedDomain, opts ...WriteOption) (ReservedDomain, error) {
@@ -213,6 +221,9 @@ func (s *Store) CreateReservedDomain(ctx context.Context, accountID string, in R
 	}
 	in.Tree = nil
 	if domain, err := CheckReservedDomain(in.Domain); err == nil {
+		if err := s.checkReservable(domain); err != nil {
+			return ReservedDomain{}, err
+		}
 		in.Tree = domainNodes(reservationBase(domain), s.serviceDomains)
 	}
 	d, err := reservedDomains.create(ctx, s, accountID, in, opts)

@@ -55,6 +55,10 @@ type Config struct {
 	// account reserves: reservations under two of their names never
 	// overlap through them (see domainNodes).
 	ServiceDomains []string
+	// ServiceNames are more names the service hands out, lower case: its
+	// name servers (serve --ingress-ns-targets). No account may hold one
+	// or a name under one (checkServiceName).
+	ServiceNames []string
 }
 
 func (c *Config) setDefaults() {
@@ -96,6 +100,10 @@ type Store struct {
 	clock func() time.Time
 	// serviceDomains are Config.ServiceDomains.
 	serviceDomains []string
+	// serviceNames are the names no account may hold a name at or under:
+	// cname.<d> and acme.<d> of each service domain d, and
+	// Config.ServiceNames.
+	serviceNames []string
 }
 
 // Option is an optional extra of Open.
@@ -130,7 +138,7 @@ func Open(ctx context.Context, js jetstream.JetStream, cfg Config, opts ...Optio
 	if err != nil {
 		return nil, err
 	}
-	s := &Store{kv: kv, stream: stream, nc: js.Conn(), limits: cfg.Limits, filters: sync.OnceValues(defaultFilters), clock: cfg.Clock, serviceDomains: cfg.ServiceDomains}
+	s := &Store{kv: kv, stream: stream, nc: js.Conn(), limits: cfg.Limits, filters: sync.OnceValues(defaultFilters), clock: cfg.Clock, serviceDomains: cfg.ServiceDomains, serviceNames: serviceNames(cfg.ServiceDomains, cfg.ServiceNames)}
 	for _, opt := range opts {
 		opt(s)
 	}
