@@ -126,3 +126,39 @@ func TestValidateObjectNamesThePath(t *testing.T) {
 		}
 	}
 }
+
+func TestCheckJSON(t *testing.T) {
+	tests := []struct {
+		name, data string
+		syntax     bool   // a *SyntaxError
+		path       string // else the path of a *FieldError, or "" for none
+	}{
+		{"plain", `{"a":"é","b":[1,{"c":"\ud83d\ude00"}]}`, false, ""},
+		{"invalid UTF-8", "{\"a\":\"x\xffy\"}", true, ""},
+		{"lone surrogate", `{"a":[{"b":"x\ud800"}]}`, false, "a[0].b"},
+		{"member twice", `{"a":1,"a":2}`, false, "a"},
+		{"number out of range", `{"a":1e400}`, false, "a"},
+		{"trailing data", `{} {}`, true, ""},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			err := CheckJSON([]byte(tt.data))
+			var (
+				syntax *SyntaxError
+				field  *FieldError
+			)
+			switch {
+			case tt.syntax:
+				if !errors.As(err, &syntax) {
+					t.Fatalf("CheckJSON(%q) = %v, want a *SyntaxError", tt.data, err)
+				}
+			case tt.path == "":
+				if err != nil {
+					t.Fatalf("CheckJSON(%q) = %v", tt.data, err)
+				}
+			case !errors.As(err, &field) || field.Path != tt.path:
+				t.Fatalf("CheckJSON(%q) = %v, want a *FieldError at %s", tt.data, err, tt.path)
+			}
+		})
+	}
+}
