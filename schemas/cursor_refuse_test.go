@@ -48,7 +48,7 @@ var readsOneWay = []string{
 	`{"event_type":"tcp_connection_closed.v0","object":{"a":{"k":1},"b":{"k":1},"k":[{"k":1},{"k":2}]}}`,
 	`{"event_type":"tcp_connection_closed.v0","object":{"x":"\ud83d\ude00 \uD834\uDD1E \u00e9 \u0000"}}`,
 	`{"event_type":"tcp_connection_closed.v0","object":{"n":[1.7976931348623157e308,-1.7976931348623157e308,1e-400,0e999999999,0.0e-5,179769313486231570000000000e282]}}`,
-	`{"event_type":"tcp_connection_closed.v0","object":{"conn":{"bytes_in":9223372036854775807,"server_port":-2147483648}}}`,
+	`{"event_type":"tcp_connection_closed.v0","object":{"conn":{"bytes_in":9223372036854775807,"bytes_out":-9223372036854775808}}}`,
 	`{"event_type":"tcp_connection_closed.v0","object":{` + manyMembers(100) + `}}`,
 }
 
