@@ -2,6 +2,7 @@ package appsession_test
 
 import (
 	"context"
+	"encoding/json"
 	"errors"
 	"log/slog"
 	"strings"
@@ -191,6 +192,7 @@ func TestAccountIsolation(t *testing.T) {
 func TestInvalidRequests(t *testing.T) {
 	e := newEnv(t, store.Limits{})
 	account := e.account(t, "team")
+	other := e.account(t, "other")
 	for _, tt := range []struct {
 		name, field string
 		edit        func(*appsession.RecordRequest)
@@ -226,6 +228,14 @@ func TestInvalidRequests(t *testing.T) {
 		{"not json", appsession.SubjectEnd, `{"account_id":`, ""},
 		{"two values", appsession.SubjectEnd, `{} {}`, ""},
 		{"too large", appsession.SubjectRecord, `{"public_url":"` + strings.Repeat("a", appsession.MaxRequest) + `"}`, ""},
+		// A member twice, or named but for case (which encoding/json takes
+		// for the field), is refused rather than the last taken.
+		{"account twice", appsession.SubjectRecord, withMember(t, e.recordRequest(account), `"account_id":"`+other+`"`), "account_id"},
+		{"account in capitals", appsession.SubjectRecord, withMember(t, e.recordRequest(account), `"ACCOUNT_ID":"`+other+`"`), "ACCOUNT_ID"},
+		{"ip address twice", appsession.SubjectRecord, strings.Replace(withMember(t, e.recordRequest(account), ""), `"ip_address":`, `"ip_address":"192.0.2.1","ip_address":`, 1), "browser_session.ip_address"},
+		{"id twice", appsession.SubjectEnd, `{"account_id":"` + account + `","id":"x","id":"y"}`, "id"},
+		{"lone surrogate", appsession.SubjectRecord, strings.Replace(withMember(t, e.recordRequest(account), ""), `"raw":"`, `"raw":"\ud800`, 1), "browser_session.user_agent.raw"},
+		{"invalid UTF-8", appsession.SubjectRecord, strings.Replace(withMember(t, e.recordRequest(account), ""), `"raw":"`, "\"raw\":\"\xff", 1), ""},
 	} {
 		t.Run(tt.name, func(t *testing.T) {
 			reply, err := e.nc.RequestWithContext(e.ctx, tt.subject, []byte(tt.body))
@@ -237,9 +247,24 @@ func TestInvalidRequests(t *testing.T) {
 			}
 		})
 	}
-	if page, _, err := e.store.ListAppSessions(e.ctx, account, store.Page{}); err != nil || len(page) != 0 {
-		t.Fatalf("sessions after the bad requests: %+v, %v", page, err)
+	for _, id := range []string{account, other} {
+		if page, _, err := e.store.ListAppSessions(e.ctx, id, store.Page{}); err != nil || len(page) != 0 {
+			t.Fatalf("sessions after the bad requests: %+v, %v", page, err)
+		}
 	}
+}
+
+// withMember returns the JSON of in with member, unless "", first.
+func withMember(t *testing.T, in appsession.RecordRequest, member string) string {
+	t.Helper()
+	data, err := json.Marshal(in)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if member == "" {
+		return string(data)
+	}
+	return "{" + member + "," + string(data[1:])
 }
 
 // TestExpiredSessionsAreSwept moves the clock past a session's end: the

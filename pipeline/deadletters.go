@@ -39,8 +39,11 @@ func ParseDeadLetterID(id string) (uint64, error) {
 // SLUICE_DLQ.
 type DeadLetter struct {
 	// Seq is its sequence in SLUICE_DLQ; its id is DeadLetterID(Seq).
-	Seq            uint64
-	EventID        string
+	Seq     uint64
+	EventID string
+	// EventSeq is the event's sequence in SLUICE_EVENTS, or 0 for a
+	// letter stored before sluice recorded it.
+	EventSeq       uint64
 	SubscriptionID string
 	DestinationID  string
 	// Class, Code and Message say why (the Sluice-Error-* headers).
@@ -69,9 +72,11 @@ func (d DeadLetter) EventJSON() json.RawMessage {
 func readDeadLetter(seq uint64, h nats.Header, stored time.Time, data []byte) DeadLetter {
 	attempts, _ := strconv.ParseUint(h.Get(HeaderDLQAttempts), 10, 64)
 	first, _ := time.Parse(time.RFC3339Nano, h.Get(HeaderDLQFirstFailure))
+	eventSeq, _ := strconv.ParseUint(h.Get(HeaderDLQEventSeq), 10, 64)
 	return DeadLetter{
 		Seq:            seq,
 		EventID:        h.Get(HeaderDLQEventID),
+		EventSeq:       eventSeq,
 		SubscriptionID: h.Get(HeaderDLQSubscriptionID),
 		DestinationID:  h.Get(HeaderDLQDestinationID),
 		Class:          h.Get(HeaderDLQClass),

@@ -31,6 +31,7 @@ const (
 	HeaderDLQSubscriptionID = "Sluice-Subscription-Id" // the route's subscription
 	HeaderDLQDestinationID  = "Sluice-Destination-Id"  // the route's destination
 	HeaderDLQEventID        = "Sluice-Event-Id"        // the event's event_id
+	HeaderDLQEventSeq       = "Sluice-Event-Seq"       // the event's sequence in SLUICE_EVENTS
 )
 
 // DLQSubject is the subject of the dead letters of a destination.
@@ -71,6 +72,7 @@ func EnsureDLQStream(ctx context.Context, js jetstream.JetStream, retention time
 type deadLetter struct {
 	route        Route
 	eventID      string
+	eventSeq     uint64 // in SLUICE_EVENTS; 0: not known
 	class        string
 	code, msg    string
 	attempts     uint64
@@ -79,11 +81,22 @@ type deadLetter struct {
 
 // message is the dead letter as stored: the event as stored in the events
 // stream, with headers saying why. Its Nats-Msg-Id makes a retried write
-// (the ack of the first was lost) store it once.
+// (the ack of the first was lost) store it once: it names the stored
+// event, by its sequence in SLUICE_EVENTS (an event that is no envelope
+// has no id, and two such must not be taken for one), and the
+// subscription and destination, not the route, so that a replay's route
+// and the live one do not both store a letter of an event within the
+// duplicate window. Past the window, the letters held say it (see
+// heldLetters).
 func (d deadLetter) message(data []byte) *nats.Msg {
 	msg := nats.NewMsg(DLQSubject(d.route.Subscription.AccountID, d.route.Destination.ID))
 	msg.Data = data
-	msg.Header.Set(jetstream.MsgIDHeader, d.route.Name()+"."+d.eventID)
+	event := d.eventID
+	if d.eventSeq > 0 {
+		event = strconv.FormatUint(d.eventSeq, 10)
+		msg.Header.Set(HeaderDLQEventSeq, event)
+	}
+	msg.Header.Set(jetstream.MsgIDHeader, ConsumerName(d.route.Subscription.ID, d.route.Destination.ID)+"."+event)
 	msg.Header.Set(HeaderDLQClass, d.class)
 	if d.code != "" {
 		msg.Header.Set(HeaderDLQCode, d.code)

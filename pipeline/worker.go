@@ -62,6 +62,9 @@ type worker struct {
 	// uses them.
 	replayChecked  time.Time
 	replayFinished bool
+	// held are the letters of the route's events held in SLUICE_DLQ,
+	// read by a replay's worker when it first dead-letters an event.
+	held heldLetters
 	// probe holds a token while a delivery retries a call that failed as
 	// a whole (the destination refused it, or could not be reached): that
 	// delivery alone probes the destination, and no other batch is
@@ -467,18 +470,34 @@ func (w *worker) releasePulled(it jetstream.MessagesContext) {
 // dead letter cannot be stored, the message is handed back to be tried
 // again later: an event is never dropped.
 func (w *worker) deadLetter(ctx context.Context, msg jetstream.Msg, eventID, class, code, message string) {
-	attempts := uint64(1)
+	attempts, seq := uint64(1), uint64(0)
 	if meta, err := msg.Metadata(); err == nil {
-		attempts = meta.NumDelivered
+		attempts, seq = meta.NumDelivered, meta.Sequence.Stream
 	}
 	p := w.plan.Load()
 	route := p.route
-	letter := deadLetter{route: route, eventID: eventID, class: class, code: code, msg: message, attempts: attempts, firstFailure: time.Now()}
+	if route.Replay != nil && (class == dlqMalformed || class == dlqFilter) {
+		// The event was dead-lettered for what it holds, which a replay
+		// does not change: one letter of it is enough.
+		held, err := w.held.has(ctx, w.js, route, seq, eventID)
+		if err != nil {
+			w.log.Error("reading the dead letters held failed; the event will be tried again", "event_id", eventID, "class", class, "error", err)
+			w.acked(opNak, msg.NakWithDelay(w.cfg.RetryMax))
+			return
+		}
+		if held {
+			w.log.Info("event not dead-lettered again: a letter of it is held", "event_id", eventID, "event_seq", seq, "class", class)
+			w.acked(opTerm, msg.Term())
+			return
+		}
+	}
+	letter := deadLetter{route: route, eventID: eventID, eventSeq: seq, class: class, code: code, msg: message, attempts: attempts, firstFailure: time.Now()}
 	if _, err := w.js.PublishMsg(ctx, letter.message(msg.Data())); err != nil {
 		w.log.Error("storing a dead letter failed; the event will be tried again", "event_id", eventID, "class", class, "error", err)
 		w.acked(opNak, msg.NakWithDelay(w.cfg.RetryMax))
 		return
 	}
+	w.held.add(seq, eventID)
 	w.log.Warn("event dead-lettered", "event_id", eventID, "destination_id", route.Destination.ID, "class", class, "code", code, "reason", message)
 	w.acked(opTerm, msg.Term())
 	p.metrics.deadLetter(class)

@@ -68,7 +68,7 @@ func build() (*Catalogue, error) {
 	slices.SortFunc(c.kinds, func(a, b *Kind) int { return strings.Compare(a.Name, b.Name) })
 	c.principal = newGroup("principal")
 	for _, f := range principalSpec {
-		if err := c.principal.insert(f.path, f.typ, false, 0); err != nil {
+		if err := c.principal.insert(f.path, f.typ, false, 0, ValueAny); err != nil {
 			return nil, fmt.Errorf("principal: %w", err)
 		}
 	}
@@ -115,7 +115,11 @@ func newKind(name string, class Class, family, desc string, specs []fieldSpec) (
 		case maxBytes > 0 && s.typ != TypeString:
 			return nil, fmt.Errorf("kind %s: field %q has a maximum length but is not a string", name, path)
 		}
-		if err := k.root.insert(s.path, s.typ, secret, maxBytes); err != nil {
+		value := fieldValues[path]
+		if want := valueTypes[value]; value != ValueAny && s.typ != want {
+			return nil, fmt.Errorf("kind %s: field %q has a rule of %s values but is %s", name, path, want, s.typ)
+		}
+		if err := k.root.insert(s.path, s.typ, secret, maxBytes, value); err != nil {
 			return nil, fmt.Errorf("kind %s: %w", name, err)
 		}
 		var inList string
@@ -127,6 +131,7 @@ func newKind(name string, class Class, family, desc string, specs []fieldSpec) (
 			Type:        s.typ,
 			Filterable:  filterable,
 			MaxBytes:    maxBytes,
+			Value:       value,
 			Selectable:  class == ClassTraffic,
 			Extension:   s.ext,
 			Secret:      secret,

@@ -37,6 +37,23 @@ var filterablePaths = map[string]int{
 	"conn.server_port": 0,
 }
 
+// fieldValues are the fields whose values keep a rule beyond their type
+// (in every kind that has them), which validation checks: the ports, IP
+// addresses and times of connections that the catalogue types only as
+// int32, string and timestamp.
+var fieldValues = map[string]Value{
+	"conn.server_port":  ValuePort,
+	"conn.client_ip":    ValueIP,
+	"conn.server_ip":    ValueIP,
+	"agent_ip":          ValueIP,
+	"ingress_server_ip": ValueIP,
+	"conn.start_ts":     ValueRecent,
+	"conn.end_ts":       ValueRecent,
+}
+
+// valueTypes are the types of the fields of each rule.
+var valueTypes = [...]Type{ValuePort: TypeInt32, ValueIP: TypeString, ValueRecent: TypeTimestamp}
+
 type trafficSpec struct {
 	name   string
 	desc   string

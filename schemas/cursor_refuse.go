@@ -214,3 +214,24 @@ func inFloatRange(raw []byte) bool {
 	_, err := strconv.ParseFloat(string(raw), 64)
 	return err == nil
 }
+
+// CheckJSON checks that data holds one JSON value that JSON readers all
+// read the same, by the rules validation holds events to: well-formed
+// RFC 8259 JSON in valid UTF-8, nested at most 64 levels, with no member
+// name twice in an object, no lone surrogate and no number beyond
+// float64's range. It is how sluice's management API refuses, as ingest
+// does, the bodies encoding/json would read differently (it reads invalid
+// UTF-8 and lone surrogates as U+FFFD, so that two names would collide).
+// It returns a *SyntaxError for malformed JSON, invalid UTF-8 included, or
+// a *FieldError naming the JSON path of the first value refused.
+func CheckJSON(data []byte) error {
+	c := new(Cursor)
+	c.resetChecking(data)
+	if err := c.Skip(); err != nil {
+		return err
+	}
+	if err := c.End(); err != nil {
+		return err
+	}
+	return c.invalid
+}

@@ -48,7 +48,7 @@ var readsOneWay = []string{
 	`{"event_type":"tcp_connection_closed.v0","object":{"a":{"k":1},"b":{"k":1},"k":[{"k":1},{"k":2}]}}`,
 	`{"event_type":"tcp_connection_closed.v0","object":{"x":"\ud83d\ude00 \uD834\uDD1E \u00e9 \u0000"}}`,
 	`{"event_type":"tcp_connection_closed.v0","object":{"n":[1.7976931348623157e308,-1.7976931348623157e308,1e-400,0e999999999,0.0e-5,179769313486231570000000000e282]}}`,
-	`{"event_type":"tcp_connection_closed.v0","object":{"conn":{"bytes_in":9223372036854775807,"server_port":-2147483648}}}`,
+	`{"event_type":"tcp_connection_closed.v0","object":{"conn":{"bytes_in":9223372036854775807,"bytes_out":-9223372036854775808}}}`,
 	`{"event_type":"tcp_connection_closed.v0","object":{` + manyMembers(100) + `}}`,
 }
 
@@ -124,5 +124,41 @@ func TestValidateObjectNamesThePath(t *testing.T) {
 		if !errors.As(err, &fe) || fe.Path != path {
 			t.Errorf("%s: error %v, want one at %s", object, err, path)
 		}
+	}
+}
+
+func TestCheckJSON(t *testing.T) {
+	tests := []struct {
+		name, data string
+		syntax     bool   // a *SyntaxError
+		path       string // else the path of a *FieldError, or "" for none
+	}{
+		{"plain", `{"a":"é","b":[1,{"c":"\ud83d\ude00"}]}`, false, ""},
+		{"invalid UTF-8", "{\"a\":\"x\xffy\"}", true, ""},
+		{"lone surrogate", `{"a":[{"b":"x\ud800"}]}`, false, "a[0].b"},
+		{"member twice", `{"a":1,"a":2}`, false, "a"},
+		{"number out of range", `{"a":1e400}`, false, "a"},
+		{"trailing data", `{} {}`, true, ""},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			err := CheckJSON([]byte(tt.data))
+			var (
+				syntax *SyntaxError
+				field  *FieldError
+			)
+			switch {
+			case tt.syntax:
+				if !errors.As(err, &syntax) {
+					t.Fatalf("CheckJSON(%q) = %v, want a *SyntaxError", tt.data, err)
+				}
+			case tt.path == "":
+				if err != nil {
+					t.Fatalf("CheckJSON(%q) = %v", tt.data, err)
+				}
+			case !errors.As(err, &field) || field.Path != tt.path:
+				t.Fatalf("CheckJSON(%q) = %v, want a *FieldError at %s", tt.data, err, tt.path)
+			}
+		})
 	}
 }

@@ -61,7 +61,9 @@ type DecodeOptions struct {
 	// MaxEvents and MaxEventBytes default to DefaultMaxEvents and DefaultMaxEventBytes.
 	MaxEvents     int
 	MaxEventBytes int
-	// Now gives the time of events without event_timestamp; default time.Now.
+	// Now gives the time of events without event_timestamp, and the time
+	// of ingestion the event window is counted from (MinEventTime,
+	// MaxEventAhead); default time.Now. It is read once a batch.
 	Now func() time.Time
 }
 
@@ -94,6 +96,7 @@ type Batch struct {
 func (c *Catalogue) DecodeBatch(body []byte, opts DecodeOptions) (Batch, error) {
 	opts.setDefaults()
 	d := decoder{c: c, opts: opts, arena: make([]byte, 0, len(body)+len(body)/4+256)}
+	d.v.now = opts.Now()
 	var err error
 	if opts.NDJSON {
 		err = d.ndjson(body)
@@ -371,7 +374,7 @@ func (d *decoder) finish(e *envelope) {
 		return
 	}
 	if !e.objectChecked {
-		var sub validator
+		sub := validator{now: v.now}
 		sub.s.resetChecking(e.object)
 		sub.s.pathRoot = e.kind.root.path
 		_ = sub.object(e.kind.root) // syntax was checked when the object was skipped
@@ -393,6 +396,8 @@ func (d *decoder) finish(e *envelope) {
 		var err error
 		if e.timestamp, err = parseTimestamp(e.ts, e.tsEscaped); err != nil {
 			v.fail("event_timestamp", "%v", err)
+		} else {
+			v.checkWindow("event_timestamp", e.timestamp)
 		}
 	}
 }

@@ -93,6 +93,19 @@ func TestDecodeBatchNDJSON(t *testing.T) {
 	}
 }
 
+// TestDecodeBatchEventWindow takes events at the edges of the event
+// window, counted from DecodeOptions.Now: from 2000-01-01 to 2 hours after
+// the time of ingestion.
+func TestDecodeBatchEventWindow(t *testing.T) {
+	body := `[{"event_type":"ip_policy_created.v0","object":{},"event_timestamp":"2000-01-01T00:00:00Z"},
+		{"event_type":"ip_policy_created.v0","object":{},"event_timestamp":"2026-11-22T12:04:05.123Z"},
+		{"event_type":"tcp_connection_closed.v0","object":{"conn":{"start_ts":"2000-01-01T00:00:00Z","end_ts":"2026-11-22T12:04:05.123Z","server_port":65535,"client_ip":"2001:db8::7","server_ip":"203.0.113.7"}}}]`
+	b, err := Default().DecodeBatch([]byte(body), decodeOpts())
+	if err != nil || len(b.Errors) != 0 || len(b.Events) != 3 {
+		t.Fatalf("DecodeBatch: %d events, errors %v, %v; want 3 events", len(b.Events), b.Errors, err)
+	}
+}
+
 func TestDecodeBatchReportsEveryBadEvent(t *testing.T) {
 	tests := []struct {
 		name  string
@@ -116,6 +129,13 @@ func TestDecodeBatchReportsEveryBadEvent(t *testing.T) {
 		{"not an object", `"hello"`, "each event must be a JSON object"},
 		{"kind given twice", `{"event_type":"ip_policy_created.v0","object":{"conn":{"server_port":"x"}},"event_type":"http_request_complete.v0"}`, "event_type: given twice"},
 		{"id not base62", `{"event_type":"ip_policy_created.v0","object":{},"event_id":"ev_0000000000000000000000000.>"}`, "event_id: expected"},
+		{"timestamp in 1970", `{"event_type":"ip_policy_created.v0","object":{},"event_timestamp":"1970-01-01T00:00:00Z"}`, "event_timestamp: is 1970-01-01T00:00:00.000Z, before 2000-01-01T00:00:00.000Z"},
+		{"timestamp in 9999", `{"event_type":"ip_policy_created.v0","object":{},"event_timestamp":"9999-12-31T23:59:59Z"}`, "event_timestamp: is 9999-12-31T23:59:59.000Z, more than 2h0m0s after"},
+		{"timestamp over 2 hours ahead", `{"event_type":"ip_policy_created.v0","object":{},"event_timestamp":"2026-11-22T12:04:05.124Z"}`, "event_timestamp: is 2026-11-22T12:04:05.124Z, more than 2h0m0s after"},
+		{"connection start in 9999", `{"event_type":"http_request_complete.v0","object":{"conn":{"start_ts":"9999-01-01T00:00:00Z"}}}`, "object.conn.start_ts: is 9999-01-01T00:00:00.000Z, more than 2h0m0s after"},
+		{"connection end in 1970", `{"event_type":"tcp_connection_closed.v0","object":{"conn":{"end_ts":"1970-01-01T00:00:00.000Z"}}}`, "object.conn.end_ts: is 1970-01-01T00:00:00.000Z, before"},
+		{"port -1", `{"event_type":"http_request_complete.v0","object":{"conn":{"server_port":-1}}}`, "object.conn.server_port: expected a port, an integer from 1 to 65535, got -1"},
+		{"IP 999.1.1.1", `{"event_type":"http_request_complete.v0","object":{"conn":{"client_ip":"999.1.1.1"}}}`, `object.conn.client_ip: expected an IPv4 or IPv6 address without a zone, such as 203.0.113.7 or 2001:db8::7, got "999.1.1.1"`},
 		{"id repeated in the batch", `{"event_type":"ip_policy_created.v0","object":{},"event_id":"ev_2Yq3A9cC0c7ZkU6e7d0a9oKf1xG"}`, "repeats the id of event"},
 	}
 	var events []string

@@ -86,11 +86,18 @@ func writeEnvelope(b *bytes.Buffer) {
 	writeRows(b, []string{"Field", "Type", "Description"}, [][]string{
 		{"`event_id`", "`string`", "`ev_` and a 27-character KSUID, so sorting by id sorts by time. Unique: delivery is at least once, deduplicate on it."},
 		{"`event_type`", "`string`", "The event kind, such as `http_request_complete.v0`."},
-		{"`event_timestamp`", "`string`", "When the event happened: RFC 3339, UTC, millisecond precision."},
+		{"`event_timestamp`", "`string`", "When the event happened: RFC 3339, UTC, millisecond precision; within the event window (below)."},
 		{"`account_id`", "`string`", "The account the event belongs to: `ac_` and a KSUID."},
 		{"`principal`", "`object` or `null`", "Who made the change, for audit events (below); null for traffic events."},
 		{"`object`", "`object`", "The payload, whose fields the tables below list per kind."},
 	})
+	fmt.Fprintf(b, "\n**The event window.** sluice refuses an event (HTTP 400 naming it and the field) whose `event_timestamp`, "+
+		"or a timestamp field whose type says *in the event window*, is before %s or more than %s after sluice received it. "+
+		"CloudWatch Logs refuses a log event more than 2 hours ahead of when it is put (and one before 1970, or older than 14 days); "+
+		"Kinesis Data Streams and Firehose take any time. So an event from the future is refused at ingest, not dead-lettered by "+
+		"CloudWatch Logs destinations alone, and a year such as 1970 or 9999 is a clock or encoding gone wrong. "+
+		"Events older than 14 days are taken: Kinesis and Firehose destinations deliver them, CloudWatch Logs destinations dead-letter them as too old.\n",
+		MinEventTime.Format("2006-01-02"), "2 hours")
 	b.WriteString("\nA field named `http.request.method` below is `object.http.request.method` in the envelope; " +
 		"`sources[].type` is the `type` of each element of the list `object.sources`. " +
 		"Any field may be null or absent, and a list of objects may be null, but not an element of it. " +
@@ -138,10 +145,19 @@ func fieldType(f *Field) string {
 	if f.Secret {
 		return "`" + f.Type.String() + "`, *always null (secret)*"
 	}
-	if f.MaxBytes > 0 {
-		return fmt.Sprintf("`%s`, at most %d bytes", f.Type, f.MaxBytes)
+	var rule string
+	switch f.Value {
+	case ValuePort:
+		rule = ", a port: 1 to 65535"
+	case ValueIP:
+		rule = ", an IPv4 or IPv6 address without a zone"
+	case ValueRecent:
+		rule = ", in the event window"
 	}
-	return "`" + f.Type.String() + "`"
+	if f.MaxBytes > 0 {
+		return fmt.Sprintf("`%s`%s, at most %d bytes", f.Type, rule, f.MaxBytes)
+	}
+	return "`" + f.Type.String() + "`" + rule
 }
 
 // fieldName returns the field's name as the tables show it: a field inside

@@ -284,8 +284,15 @@ func leafSchema(f *Field) *jsonSchema {
 			s.MaxLength = f.MaxBytes
 			s.Description += fmt.Sprintf(" (at most %d bytes of UTF-8)", f.MaxBytes)
 		}
+		if f.Value == ValueIP {
+			s.Description += " (an IPv4 or IPv6 address without a zone)"
+		}
 	case TypeInt32:
 		s.Type, s.Minimum, s.Maximum = nullable("integer"), "-2147483648", "2147483647"
+		if f.Value == ValuePort {
+			s.Minimum, s.Maximum = "1", "65535"
+			s.Description += " (a port: 1 to 65535)"
+		}
 	case TypeInt64:
 		s.Type, s.Minimum, s.Maximum = nullable("integer"), "-9223372036854775808", "9223372036854775807"
 	case TypeUint64:
@@ -294,6 +301,9 @@ func leafSchema(f *Field) *jsonSchema {
 		s.Type = nullable("number")
 	case TypeTimestamp:
 		s.Type, s.Format = nullable("string"), "date-time"
+		if f.Value == ValueRecent {
+			s.Description += " (in the event window: from " + MinEventTime.Format("2006-01-02") + " to 2 hours after ingestion)"
+		}
 	case TypeStringList:
 		s.Type, s.Items = nullable("array"), str
 	case TypeStringMap:

@@ -3,6 +3,7 @@ package schemas
 import (
 	"fmt"
 	"strings"
+	"time"
 )
 
 // Type is the declared type of a catalogue field.
@@ -47,6 +48,42 @@ func (t Type) String() string {
 	return fmt.Sprintf("Type(%d)", t)
 }
 
+// Value is a rule a field's value keeps beyond its type, which validation
+// of what producers publish (Catalogue.DecodeBatch) checks.
+type Value uint8
+
+// The rules of values.
+const (
+	ValueAny Value = iota // any value of the type
+	// ValuePort is an int32 from 1 to 65535: the port of a TCP connection
+	// (0 is no port a connection can come in on).
+	ValuePort
+	// ValueIP is a string holding an IPv4 or IPv6 address as net/netip
+	// parses it (203.0.113.7, 2001:db8::7, ::ffff:203.0.113.7), without a
+	// zone.
+	ValueIP
+	// ValueRecent is a timestamp of what happened when the event did: it
+	// is within the event window, as event_timestamp is (MinEventTime,
+	// MaxEventAhead).
+	ValueRecent
+)
+
+// The event window: DecodeBatch refuses an event_timestamp, or a
+// timestamp field of ValueRecent, before MinEventTime or more than
+// MaxEventAhead past the time of ingestion. CloudWatch Logs refuses a log
+// event more than 2 hours ahead of when it is put (and one before 1970,
+// or more than 14 days old); Kinesis and Firehose take any. So an event
+// from the future would be dead-lettered by CloudWatch Logs destinations
+// only, and a year such as 1970 or 9999 is a producer's clock or
+// encoding gone wrong, not traffic sluice could have seen. Events older
+// than 14 days are taken: Kinesis and Firehose destinations deliver them;
+// CloudWatch Logs dead-letters them as too old.
+var MinEventTime = time.Date(2000, 1, 1, 0, 0, 0, 0, time.UTC)
+
+// MaxEventAhead is how far past the time of ingestion an event_timestamp
+// may be: the 2 hours of CloudWatch Logs (see MinEventTime).
+const MaxEventAhead = 2 * time.Hour
+
 // Class says whether an event kind describes traffic or a configuration change.
 type Class uint8
 
@@ -84,6 +121,10 @@ type Field struct {
 	// value; every filterable string field has one, and a filter's cost
 	// estimate assumes it.
 	MaxBytes int
+	// Value is the rule the field's value keeps beyond its type, such as
+	// ValuePort for conn.server_port; validation refuses a value that
+	// breaks it.
+	Value Value
 	// Selectable marks the fields a subscription source may select.
 	Selectable bool
 	// Extension marks a field sluice adds to what the specification lists.
@@ -135,6 +176,7 @@ type node struct {
 	typ      Type             // the leaf type; 0 for an object or list of objects
 	secret   bool             // a leaf that must be null
 	maxBytes int              // the longest string value of a leaf, or 0
+	value    Value            // the rule of a leaf's value
 	list     bool             // a list of objects whose elements are children
 	children map[string]*node // for objects and lists of objects
 	path     string           // dotted path, for errors
@@ -148,8 +190,8 @@ func newGroup(path string) *node {
 
 // insert adds a leaf at the segments of spec path p ("a.b[].c"), creating
 // intermediate objects and lists of objects. maxBytes is the longest string
-// value of the leaf, or 0.
-func (n *node) insert(p string, t Type, secret bool, maxBytes int) error {
+// value of the leaf, or 0; value the rule of its value.
+func (n *node) insert(p string, t Type, secret bool, maxBytes int, value Value) error {
 	cur := n
 	segs := strings.Split(p, ".")
 	for i, seg := range segs {
@@ -160,7 +202,7 @@ func (n *node) insert(p string, t Type, secret bool, maxBytes int) error {
 			if child != nil || list {
 				return fmt.Errorf("field %q declared twice or as a list", p)
 			}
-			cur.children[name] = &node{typ: t, secret: secret, maxBytes: maxBytes, path: joinPath(cur.path, name)}
+			cur.children[name] = &node{typ: t, secret: secret, maxBytes: maxBytes, value: value, path: joinPath(cur.path, name)}
 			return nil
 		}
 		if child == nil {

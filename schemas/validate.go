@@ -5,10 +5,12 @@ import (
 	"encoding/json"
 	"errors"
 	"math"
+	"net/netip"
 	"strconv"
 	"time"
 	"unicode/utf16"
 	"unicode/utf8"
+	"unsafe"
 )
 
 // ErrUnknownKind is returned for an event_type the catalogue does not know.
@@ -40,6 +42,9 @@ func (e *FieldError) Unwrap() error { return e.Err }
 type validator struct {
 	s       Cursor
 	unknown int
+	// now is the time of ingestion, which the event window is counted
+	// from; zero: the window is not checked.
+	now time.Time
 }
 
 func (v *validator) fail(path, format string, args ...any) {
@@ -148,19 +153,33 @@ func (v *validator) leaf(n *node) error {
 		if err == nil && n.maxBytes > 0 && len(raw) > n.maxBytes {
 			if size := decodedLen(raw, escaped); size > n.maxBytes {
 				v.fail(n.path, "is %d bytes long, over its limit of %d bytes", size, n.maxBytes)
+				return nil
 			}
+		}
+		if err == nil && n.value == ValueIP && (escaped || !isIP(raw)) {
+			v.fail(n.path, "expected an IPv4 or IPv6 address without a zone, such as 203.0.113.7 or 2001:db8::7, got %q", raw)
 		}
 		return err
 	case k == JSONString && n.typ == TypeTimestamp:
 		raw, escaped, err := v.s.ReadString()
-		if err == nil && (escaped || !isTimestamp(raw)) {
+		switch {
+		case err != nil:
+		case escaped || !isTimestamp(raw):
 			v.fail(n.path, "expected an RFC 3339 timestamp such as 2026-11-22T10:04:05.123Z, got %q", raw)
+		case n.value == ValueRecent && !v.now.IsZero():
+			if t, perr := ParseEventTime(raw); perr == nil {
+				v.checkWindow(n.path, t)
+			}
 		}
 		return err
 	case k == JSONNumber && (n.typ == TypeInt32 || n.typ == TypeInt64 || n.typ == TypeUint64):
 		raw, integer, err := v.s.ReadNumber()
-		if err == nil && !(integer && intInRange(raw, n.typ)) {
+		switch {
+		case err != nil:
+		case !(integer && intInRange(raw, n.typ)):
 			v.fail(n.path, "expected %s (%s), got %s", n.typ, intRange(n.typ), raw)
+		case n.value == ValuePort && !isPort(raw):
+			v.fail(n.path, "expected a port, an integer from 1 to 65535, got %s", raw)
 		}
 		return err
 	case k == JSONNumber && n.typ == TypeFloat64:
@@ -264,6 +283,46 @@ func decodedLen(raw []byte, escaped bool) int {
 		n += utf8.RuneLen(r)
 	}
 	return n
+}
+
+// checkWindow refuses t, the time at path, unless it is within the event
+// window counted from v.now: not before MinEventTime, and at most
+// MaxEventAhead past v.now.
+func (v *validator) checkWindow(path string, t time.Time) {
+	switch {
+	case t.Before(MinEventTime):
+		v.fail(path, "is %s, before %s: sluice takes events from %s on (a time such as 1970-01-01 is a clock or encoding gone wrong)",
+			t.UTC().Format(TimeLayout), MinEventTime.Format(TimeLayout), MinEventTime.Format(time.DateOnly))
+	case t.After(v.now.Add(MaxEventAhead)):
+		v.fail(path, "is %s, more than %s after sluice received it (%s): check the producer's clock (CloudWatch Logs refuses events over 2 hours ahead)",
+			t.UTC().Format(TimeLayout), MaxEventAhead, v.now.UTC().Format(TimeLayout))
+	}
+}
+
+// isPort reports whether raw, a JSON integer in the int32 range, is a port
+// from 1 to 65535.
+func isPort(raw []byte) bool {
+	if raw[0] == '-' || raw[0] == '0' || len(raw) > 5 {
+		return false
+	}
+	p := 0
+	for _, c := range raw {
+		p = p*10 + int(c-'0')
+	}
+	return p <= 65535
+}
+
+// isIP reports whether raw, a string without escapes, is an IPv4 or IPv6
+// address without a zone, as net/netip parses it. It does not allocate for
+// an address: the string it parses shares raw's bytes, and netip keeps
+// none of them in an Addr without a zone (the error of a string that is
+// no address does, and is dropped here).
+func isIP(raw []byte) bool {
+	if len(raw) == 0 || len(raw) > MaxIPBytes {
+		return false
+	}
+	addr, err := netip.ParseAddr(unsafe.String(unsafe.SliceData(raw), len(raw)))
+	return err == nil && addr.Zone() == ""
 }
 
 func elementPath(path string, key []byte, i int) string {

@@ -26,7 +26,7 @@ func TestValidateObject(t *testing.T) {
 		{name: "escaped key finds its field", kind: http, object: `{"conn":{"server_\u0070ort":"x"}}`, fieldPath: "object.conn.server_port"},
 		{name: "string for int32", kind: http, object: `{"conn":{"server_port":"443"}}`, fieldPath: "object.conn.server_port"},
 		{name: "int32 overflow", kind: http, object: `{"conn":{"server_port":2147483648}}`, fieldPath: "object.conn.server_port"},
-		{name: "int32 min", kind: http, object: `{"conn":{"server_port":-2147483648}}`},
+		{name: "int32 min", kind: http, object: `{"http":{"response":{"status_code":-2147483648}}}`},
 		{name: "int32 below min", kind: http, object: `{"conn":{"server_port":-2147483649}}`, fieldPath: "object.conn.server_port"},
 		{name: "int64 max", kind: http, object: `{"http":{"request":{"body_length":9223372036854775807}}}`},
 		{name: "int64 overflow", kind: http, object: `{"http":{"request":{"body_length":9223372036854775808}}}`, fieldPath: "object.http.request.body_length"},
@@ -57,6 +57,21 @@ func TestValidateObject(t *testing.T) {
 		{name: "control character", kind: http, object: "{\"a\":\"\x01\"}", syntax: true},
 		{name: "too deep", kind: http, object: strings.Repeat(`{"a":`, 100) + "1" + strings.Repeat("}", 100), syntax: true},
 		{name: "leading zero", kind: http, object: `{"conn":{"server_port":0443}}`, syntax: true},
+		// The rules of values beyond their types (Field.Value).
+		{name: "port 1", kind: http, object: `{"conn":{"server_port":1}}`},
+		{name: "port 65535", kind: http, object: `{"conn":{"server_port":65535}}`},
+		{name: "port 0", kind: http, object: `{"conn":{"server_port":0}}`, fieldPath: "object.conn.server_port"},
+		{name: "port -1", kind: http, object: `{"conn":{"server_port":-1}}`, fieldPath: "object.conn.server_port"},
+		{name: "port 65536", kind: http, object: `{"conn":{"server_port":65536}}`, fieldPath: "object.conn.server_port"},
+		{name: "tcp port -1", kind: mustKind(t, "tcp_connection_closed.v0"), object: `{"conn":{"server_port":-1}}`, fieldPath: "object.conn.server_port"},
+		{name: "IPv6 and mapped IPv4", kind: http, object: `{"conn":{"client_ip":"2001:db8::7","server_ip":"::ffff:203.0.113.7"}}`},
+		{name: "IP 999.1.1.1", kind: http, object: `{"conn":{"client_ip":"999.1.1.1"}}`, fieldPath: "object.conn.client_ip"},
+		{name: "IP a name", kind: http, object: `{"conn":{"server_ip":"localhost"}}`, fieldPath: "object.conn.server_ip"},
+		{name: "IP empty", kind: http, object: `{"conn":{"client_ip":""}}`, fieldPath: "object.conn.client_ip"},
+		{name: "IP with a zone", kind: http, object: `{"conn":{"client_ip":"fe80::1%eth0"}}`, fieldPath: "object.conn.client_ip"},
+		{name: "IP escaped", kind: http, object: `{"conn":{"client_ip":"\u0031.2.3.4"}}`, fieldPath: "object.conn.client_ip"},
+		{name: "agent IP", kind: mustKind(t, "agent_session_start.v0"), object: `{"agent_ip":"203.0.113.300"}`, fieldPath: "object.agent_ip"},
+		{name: "timestamps unchecked without a window", kind: http, object: `{"conn":{"start_ts":"1970-01-01T00:00:00Z"}}`},
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {

@@ -50,6 +50,10 @@ func TestRequestBodyErrors(t *testing.T) {
 		{"not JSON", "application/json", `{"FIELD":`, http.StatusBadRequest, "ERR_SLUICE_330"},
 		{"unknown field", "application/json", `{"colour":"blue"}`, http.StatusBadRequest, "ERR_SLUICE_331"},
 		{"field a number", "application/json", `{"FIELD":7}`, http.StatusBadRequest, "ERR_SLUICE_332"},
+		// Refused as ingest refuses them, not stored as U+FFFD (where two
+		// names would collide).
+		{"invalid UTF-8", "application/json", "{\"FIELD\":\"a\xffb\"}", http.StatusBadRequest, "ERR_SLUICE_330"},
+		{"lone surrogate", "application/json", `{"FIELD":"a\ud800b"}`, http.StatusBadRequest, "ERR_SLUICE_330"},
 	}
 	for _, ep := range endpoints {
 		for _, tt := range tests {
@@ -61,7 +65,7 @@ func TestRequestBodyErrors(t *testing.T) {
 					}
 				})
 				field := ""
-				if tt.code == "ERR_SLUICE_332" {
+				if tt.code == "ERR_SLUICE_332" || tt.name == "lone surrogate" {
 					field = ep.field
 				}
 				wantError(t, resp, out, tt.status, tt.code, field)

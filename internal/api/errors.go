@@ -106,7 +106,7 @@ var codes = map[Code]codeInfo{
 	CodeTooManyEvents:      {http.StatusRequestEntityTooLarge, "the body holds more than 10,000 events; split it into several requests"},
 	CodeEventTooLarge:      {http.StatusRequestEntityTooLarge, "an event is over 1 MiB, or with its envelope over the NATS server's max_payload; details.event_ids, when present, lists the ids of the batch for resending the other events"},
 	CodeRequestTooLarge:    {http.StatusRequestEntityTooLarge, "the body of a management request (not ingest) is over 1 MiB"},
-	CodeMalformedRequest:   {http.StatusBadRequest, "the body of a management request is empty, not well-formed JSON (the message gives the byte offset), or holds more than one JSON value"},
+	CodeMalformedRequest:   {http.StatusBadRequest, "the body of a management request is empty, not well-formed JSON (the message gives the byte offset; invalid UTF-8 included), holds more than one JSON value, or holds what JSON readers read differently: a member twice, a lone UTF-16 surrogate escape such as \\ud800, a number beyond float64's range (details.field names it)"},
 	CodeUnknownField:       {http.StatusBadRequest, "the body of a management request has a field the call does not take; the message names it"},
 	CodeWrongType:          {http.StatusBadRequest, "a field of the body of a management request has the wrong JSON type; the message and details.field name it"},
 	CodeInvalidField:       {http.StatusBadRequest, "a field breaks a rule (length, ARN, exactly one target, target type change, ...); details.field is its JSON path and the message says how to fix it"},

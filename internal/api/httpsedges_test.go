@@ -208,6 +208,17 @@ func TestHTTPSEdgeRouteModules(t *testing.T) {
 	if string(out) != `{"enabled":true,"tripped_duration":30,"rolling_window":10,"num_buckets":10,"volume_threshold":20,"error_threshold_percentage":0.25}`+"\n" {
 		t.Fatalf("put %s", out)
 	}
+	// -0 is stored, and answered, as 0.
+	resp, out = e.call(t, e.token, http.MethodPut, cb, `{"tripped_duration":30,"error_threshold_percentage":-0.0}`)
+	wantStatus(t, resp, out, http.StatusOK)
+	if !strings.HasSuffix(string(out), `"error_threshold_percentage":0}`+"\n") {
+		t.Fatalf("put -0.0: %s", out)
+	}
+	resp, out = e.call(t, e.token, http.MethodGet, cb, "")
+	wantStatus(t, resp, out, http.StatusOK)
+	if !strings.HasSuffix(string(out), `"error_threshold_percentage":0}`+"\n") {
+		t.Fatalf("get after put -0.0: %s", out)
+	}
 	resp, out = e.call(t, e.token, http.MethodPut, ws, `{}`)
 	wantStatus(t, resp, out, http.StatusOK)
 	if string(out) != `{"enabled":true}`+"\n" {

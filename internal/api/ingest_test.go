@@ -345,3 +345,37 @@ func TestIngestCountsUnknownFields(t *testing.T) {
 	}
 	t.Fatal("sluice_ingest_unknown_fields_total not exported")
 }
+
+// TestIngestChecksValuesAgainstTheCatalogue sends values of the right
+// JSON type that the catalogue's rules refuse: a port out of range, an IP
+// address that is none, times outside the event window. Each is named by
+// its event's index and its field, and nothing is stored.
+func TestIngestChecksValuesAgainstTheCatalogue(t *testing.T) {
+	e := newTestEnv(t)
+	before := len(e.storedEvents(t, e.account))
+	body := `[{"event_type":"http_request_complete.v0","object":{"conn":{"server_port":-1}}},
+	{"event_type":"http_request_complete.v0","object":{"conn":{"client_ip":"999.1.1.1"}}},
+	{"event_type":"ip_policy_created.v0","object":{},"event_timestamp":"1970-01-01T00:00:00Z"},
+	{"event_type":"ip_policy_created.v0","object":{},"event_timestamp":"9999-12-31T23:59:59Z"},
+	{"event_type":"tcp_connection_closed.v0","object":{"conn":{"end_ts":"9999-12-31T23:59:59Z"}}}]`
+	resp, out := e.post(t, []byte(body), nil)
+	if resp.StatusCode != http.StatusBadRequest {
+		t.Fatalf("status %d: %s", resp.StatusCode, out)
+	}
+	errs, _ := decodeError(t, out).Details["errors"].([]any)
+	want := []string{"object.conn.server_port: expected a port", "object.conn.client_ip: expected an IPv4 or IPv6 address",
+		"event_timestamp: is 1970-01-01T00:00:00.000Z, before 2000-01-01", "event_timestamp: is 9999-12-31T23:59:59.000Z, more than 2h0m0s after",
+		"object.conn.end_ts: is 9999-12-31T23:59:59.000Z"}
+	if len(errs) != len(want) {
+		t.Fatalf("details.errors = %v, want %d entries", errs, len(want))
+	}
+	for i, w := range want {
+		got := errs[i].(map[string]any)
+		if got["index"] != float64(i) || !strings.Contains(got["error"].(string), w) {
+			t.Errorf("error %d = %v, want index %d saying %q", i, got, i, w)
+		}
+	}
+	if after := len(e.storedEvents(t, e.account)); after != before {
+		t.Errorf("stored %d events of a refused batch", after-before)
+	}
+}

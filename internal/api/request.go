@@ -13,6 +13,8 @@ import (
 	"reflect"
 	"strconv"
 	"strings"
+
+	"github.com/sluicehq/sluice/schemas"
 )
 
 // maxRequestBytes bounds the body of a management request (not of ingest).
@@ -66,12 +68,38 @@ func decodeObject(body []byte, v any) *Error {
 	if _, err := dec.Token(); !errors.Is(err, io.EOF) {
 		return newError(CodeMalformedRequest, "the body holds more than one JSON value (trailing data after byte %d); send a single JSON object", dec.InputOffset())
 	}
+	if e := checkText(body); e != nil {
+		return e
+	}
 	typed := json.NewDecoder(bytes.NewReader(body))
 	typed.DisallowUnknownFields()
 	if err := typed.Decode(v); err != nil {
 		return bodyError(err)
 	}
 	return nil
+}
+
+// checkText refuses, as ingest refuses them (schemas.CheckJSON), the
+// bodies encoding/json would read other than as sent: invalid UTF-8 and
+// lone surrogates, which it reads as U+FFFD (so that two names would be
+// stored the same), and numbers beyond float64's range.
+func checkText(body []byte) *Error {
+	err := schemas.CheckJSON(body)
+	var (
+		syntax *schemas.SyntaxError
+		field  *schemas.FieldError
+	)
+	switch {
+	case err == nil:
+		return nil
+	case errors.As(err, &syntax):
+		return newError(CodeMalformedRequest, "the body is not well-formed JSON at byte %d: %s; send text in UTF-8", syntax.Offset, syntax.Msg)
+	case errors.As(err, &field):
+		e := newError(CodeMalformedRequest, "field %s", field.Error())
+		e.Details = map[string]any{"field": field.Path}
+		return e
+	}
+	return newError(CodeMalformedRequest, "the body cannot be read: %v", err)
 }
 
 // memberError is an object member that has no field of the same name, or

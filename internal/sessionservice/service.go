@@ -7,6 +7,8 @@ import (
 	"errors"
 	"fmt"
 	"log/slog"
+	"reflect"
+	"strings"
 	"time"
 
 	"github.com/nats-io/nats.go"
@@ -301,8 +303,25 @@ func checkAccount(id string) error {
 }
 
 // decode decodes one JSON object into v, refusing unknown fields, with a
-// *badRequest naming the field at fault, when it can.
+// *badRequest naming the field at fault, when it can. It refuses, as
+// ingest and the management API do, what encoding/json would read other
+// than as sent (schemas.CheckJSON): a member twice, of which it would take
+// the last (an account_id twice would pick the account from the second),
+// invalid UTF-8 and lone surrogates, which it would read as U+FFFD; and a
+// member named as a field but for case, which it would take for the
+// field.
 func decode(data []byte, v any) error {
+	const notTheObject = "the request is not the JSON object of its subject: "
+	if err := schemas.CheckJSON(data); err != nil {
+		var field *schemas.FieldError
+		if errors.As(err, &field) {
+			return &badRequest{field: field.Path, msg: notTheObject + field.Error()}
+		}
+		return &badRequest{msg: notTheObject + err.Error()}
+	}
+	if err := exactNames(data, reflect.TypeOf(v), ""); err != nil {
+		return err
+	}
 	dec := json.NewDecoder(bytes.NewReader(data))
 	dec.DisallowUnknownFields()
 	err := dec.Decode(v)
@@ -317,5 +336,45 @@ func decode(data []byte, v any) error {
 	if errors.As(err, &typeErr) {
 		field = typeErr.Field
 	}
-	return &badRequest{field: field, msg: "the request is not the JSON object of its subject: " + err.Error()}
+	return &badRequest{field: field, msg: notTheObject + err.Error()}
 }
+
+// exactNames returns a *badRequest for the first member of the JSON
+// object data, to be decoded into a struct of type t, or of the objects
+// in it, that is named as a field of the struct but for case. It leaves
+// every other error to decoding.
+func exactNames(data []byte, t reflect.Type, path string) error {
+	for t.Kind() == reflect.Pointer {
+		t = t.Elem()
+	}
+	if t.Kind() != reflect.Struct || reflect.PointerTo(t).Implements(jsonUnmarshaler) {
+		return nil
+	}
+	var members map[string]json.RawMessage
+	if json.Unmarshal(data, &members) != nil {
+		return nil
+	}
+	fields := make(map[string]reflect.Type, t.NumField())
+	for i := range t.NumField() {
+		f := t.Field(i)
+		if name, _, _ := strings.Cut(f.Tag.Get("json"), ","); f.IsExported() && name != "-" && name != "" {
+			fields[name] = f.Type
+		}
+	}
+	for key, value := range members {
+		if ft, ok := fields[key]; ok {
+			if err := exactNames(value, ft, path+key+"."); err != nil {
+				return err
+			}
+			continue
+		}
+		for name := range fields {
+			if strings.EqualFold(name, key) {
+				return &badRequest{field: path + key, msg: fmt.Sprintf("the request is not the JSON object of its subject: member %q is named as field %q but for case; names are case-sensitive, send %q once", path+key, path+name, name)}
+			}
+		}
+	}
+	return nil
+}
+
+var jsonUnmarshaler = reflect.TypeFor[json.Unmarshaler]()

@@ -201,7 +201,11 @@ func (b *BrowserSession) check() error {
 	return b.Location.check()
 }
 
+// check normalizes l (a country code in upper case, a latitude or
+// longitude of -0 as 0) and returns a *ValidationError for the first
+// field that breaks a rule, or nil.
 func (l *Location) check() error {
+	l.Latitude, l.Longitude = positiveZero(l.Latitude), positiveZero(l.Longitude)
 	if l.CountryCode != "" {
 		code := strings.ToUpper(l.CountryCode)
 		region, err := language.ParseRegion(code)

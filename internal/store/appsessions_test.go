@@ -65,6 +65,30 @@ func appSession(clock *fakeClock) store.AppSession {
 	}
 }
 
+// TestAppSessionNegativeZero records a latitude and longitude of -0: they
+// are stored as 0, as JSON readers and writers read and write 0, not as
+// -0, which encoding/json writes back as "-0".
+func TestAppSessionNegativeZero(t *testing.T) {
+	e, clock := newSessionEnv(t, store.Config{})
+	account := e.createAccount(t, "team")
+	in := appSession(clock)
+	in.BrowserSession.Location.Latitude = math.Copysign(0, -1)
+	in.BrowserSession.Location.Longitude = math.Copysign(0, -1)
+	a, err := e.store.RecordAppSession(e.ctx, account.ID, in)
+	if err != nil {
+		t.Fatal(err)
+	}
+	stored, err := e.store.GetAppSession(e.ctx, account.ID, a.ID)
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, l := range []store.Location{a.BrowserSession.Location, stored.BrowserSession.Location} {
+		if math.Signbit(l.Latitude) || math.Signbit(l.Longitude) {
+			t.Fatalf("location %+v; want latitude and longitude 0, not -0", l)
+		}
+	}
+}
+
 // TestAppSessionLifecycle records, reads, lists, refreshes and deletes a
 // session: the store sets its id, account, created_at and last_active;
 // another account's id is not found; a deleted session cannot be

@@ -76,9 +76,11 @@ type CircuitBreaker struct {
 // MaxCircuitBuckets is the most buckets of a circuit breaker.
 const MaxCircuitBuckets = 128
 
-// check returns a *ValidationError for the first field of the circuit
-// breaker that breaks a rule, or nil.
+// check normalizes c (an error_threshold_percentage of -0 is 0) and
+// returns a *ValidationError for the first field of the circuit breaker
+// that breaks a rule, or nil.
 func (c *CircuitBreaker) check() error {
+	c.ErrorThresholdPercentage = positiveZero(c.ErrorThresholdPercentage)
 	switch {
 	case c.TrippedDuration == 0:
 		return invalid("tripped_duration", "is 0: give the whole seconds to wait after the circuit trips, above 0")

@@ -1,8 +1,10 @@
 package store_test
 
 import (
+	"encoding/json"
 	"errors"
 	"fmt"
+	"math"
 	"strings"
 	"sync"
 	"testing"
@@ -191,6 +193,41 @@ func TestHTTPSEdgeRouteRules(t *testing.T) {
 				t.Fatalf("%v; want a ValidationError of %s saying %q", err, tc.field, tc.says)
 			}
 		})
+	}
+}
+
+// TestCircuitBreakerNegativeZero stores an error_threshold_percentage of
+// -0 as 0, as JSON readers and writers read and write 0: not as -0, which
+// encoding/json writes back as "-0" and which compares equal to 0 but
+// for its sign.
+func TestCircuitBreakerNegativeZero(t *testing.T) {
+	e := newEnv(t)
+	account := e.createAccount(t, "team")
+	edge, err := e.store.CreateHTTPSEdge(e.ctx, account.ID, store.HTTPSEdge{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	r, err := e.store.CreateHTTPSEdgeRoute(e.ctx, account.ID, edge.ID, store.HTTPSEdgeRoute{MatchType: "exact_path", Match: "/"})
+	if err != nil {
+		t.Fatal(err)
+	}
+	negZero := math.Copysign(0, -1)
+	updated, err := e.store.UpdateHTTPSEdgeRoute(e.ctx, account.ID, r.ID, func(v *store.HTTPSEdgeRoute) error {
+		v.CircuitBreaker = &store.CircuitBreaker{Enabled: true, TrippedDuration: 10, RollingWindow: 10, NumBuckets: 10, VolumeThreshold: 20, ErrorThresholdPercentage: negZero}
+		return nil
+	})
+	if err != nil {
+		t.Fatal(err)
+	}
+	stored, err := e.store.GetHTTPSEdgeRoute(e.ctx, account.ID, r.ID)
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, v := range []store.HTTPSEdgeRoute{updated, stored} {
+		data, _ := json.Marshal(v.CircuitBreaker)
+		if math.Signbit(v.CircuitBreaker.ErrorThresholdPercentage) || !strings.Contains(string(data), `"error_threshold_percentage":0}`) {
+			t.Fatalf("circuit breaker %s; want error_threshold_percentage 0", data)
+		}
 	}
 }
 

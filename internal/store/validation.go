@@ -97,3 +97,14 @@ func checkChars(field, value string, limit int) error {
 	}
 	return nil
 }
+
+// positiveZero returns f, or 0 for -0. A float field stores 0 for -0:
+// encoding/json writes -0 back as "-0", a value JSON readers take as 0 or
+// as -0 (a sign that changes nothing the field means, but that makes two
+// equal values differ where they are compared as text).
+func positiveZero(f float64) float64 {
+	if f == 0 {
+		return 0
+	}
+	return f
+}
