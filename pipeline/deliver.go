@@ -121,8 +121,11 @@ type Deliverer struct {
 	newSink SinkFactory
 	env     *filters.Env
 	filters *filters.Cache
-	cfg     DeliveryConfig
-	log     *slog.Logger
+	// memo is shared by the routes of every subscription, so that they
+	// filter each event once, not once per destination.
+	memo *filterMemo
+	cfg  DeliveryConfig
+	log  *slog.Logger
 
 	mu      sync.Mutex                // guards workers; held while Apply waits for workers to stop
 	workers map[string]*runningWorker // by route name
@@ -166,6 +169,7 @@ func NewDeliverer(js jetstream.JetStream, stream jetstream.Stream, env *filters.
 	return &Deliverer{
 		js: js, stream: stream, newSink: newSink, env: env, cfg: cfg, log: log,
 		filters: filters.NewCache(env, cfg.FilterCacheSize),
+		memo:    newFilterMemo(filterMemoSlots),
 		workers: make(map[string]*runningWorker),
 		sinks:   make(map[string]cachedSink),
 	}
@@ -286,7 +290,7 @@ func (d *Deliverer) plan(ctx context.Context, route Route) (*plan, error) {
 	if err != nil {
 		return nil, fmt.Errorf("building the sink of destination %s: %w", route.Destination.ID, err)
 	}
-	rp, err := newRoutePlan(d.env, d.filters, route.Subscription, sink)
+	rp, err := newRoutePlan(d.env, d.filters, d.memo, route.Subscription, sink)
 	if err != nil {
 		return nil, err
 	}
