@@ -54,6 +54,11 @@ type DeliveryConfig struct {
 	// once; default DefaultConcurrency. While a call fails as a whole,
 	// one batch at a time probes the destination.
 	Concurrency int
+	// DeliverySlots is how many batches the process delivers at once, all
+	// routes together, divided between the accounts with batches to
+	// deliver: while several have, each may have at most its share of the
+	// slots in delivery. Default DefaultDeliverySlots.
+	DeliverySlots int
 	// FilterCacheSize is how many compiled filters the process keeps;
 	// default 4096.
 	FilterCacheSize int
@@ -101,6 +106,9 @@ func (c *DeliveryConfig) setDefaults() {
 	if c.RepullAfter == 0 {
 		c.RepullAfter = DefaultRepullAfter
 	}
+	if c.DeliverySlots <= 0 {
+		c.DeliverySlots = DefaultDeliverySlots
+	}
 	if c.FilterCacheSize <= 0 {
 		c.FilterCacheSize = 4096
 	}
@@ -124,8 +132,10 @@ type Deliverer struct {
 	// memo is shared by the routes of every subscription, so that they
 	// filter each event once, not once per destination.
 	memo *filterMemo
-	cfg  DeliveryConfig
-	log  *slog.Logger
+	// shares divide the batches in delivery between accounts.
+	shares *deliveryShares
+	cfg    DeliveryConfig
+	log    *slog.Logger
 
 	mu      sync.Mutex                // guards workers; held while Apply waits for workers to stop
 	workers map[string]*runningWorker // by route name
@@ -170,6 +180,7 @@ func NewDeliverer(js jetstream.JetStream, stream jetstream.Stream, env *filters.
 		js: js, stream: stream, newSink: newSink, env: env, cfg: cfg, log: log,
 		filters: filters.NewCache(env, cfg.FilterCacheSize),
 		memo:    newFilterMemo(filterMemoSlots),
+		shares:  newDeliveryShares(cfg.DeliverySlots),
 		workers: make(map[string]*runningWorker),
 		sinks:   make(map[string]cachedSink),
 	}
@@ -280,7 +291,7 @@ func (d *Deliverer) runWorker(ctx context.Context, name string, p *atomic.Pointe
 	if err != nil {
 		return fmt.Errorf("consumer %s: %w", name, err)
 	}
-	w := newWorker(p, consumer, d.js, d.cfg, log)
+	w := newWorker(p, consumer, d.js, d.cfg, d.shares, log)
 	return w.run(ctx)
 }
 

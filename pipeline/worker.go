@@ -68,11 +68,15 @@ type worker struct {
 	// dispatched meanwhile, so that a failing destination receives the
 	// calls of one backoff, not Concurrency of them.
 	probe chan struct{}
+	// shares, when not nil, are the process's slots of batches in
+	// delivery, divided between accounts: a batch takes one of its
+	// account's share before it goes (see deliveryShares).
+	shares *deliveryShares
 }
 
-func newWorker(p *atomic.Pointer[plan], consumer jetstream.Consumer, js jetstream.JetStream, cfg DeliveryConfig, log *slog.Logger) *worker {
+func newWorker(p *atomic.Pointer[plan], consumer jetstream.Consumer, js jetstream.JetStream, cfg DeliveryConfig, shares *deliveryShares, log *slog.Logger) *worker {
 	return &worker{
-		plan: p, consumer: consumer, js: js, cfg: cfg, log: log,
+		plan: p, consumer: consumer, js: js, cfg: cfg, log: log, shares: shares,
 		inFlight: make(chan struct{}, cfg.Concurrency),
 		paused:   make(chan struct{}, 1),
 		probe:    make(chan struct{}, 1),
@@ -220,7 +224,8 @@ func (w *worker) pull(ctx context.Context, batch *Batch[pending]) error {
 }
 
 // dispatch starts the delivery of a batch once no delivery is probing a
-// failing destination and fewer than Concurrency are under way. It returns
+// failing destination, fewer than Concurrency are under way and the
+// route's account has a slot within its share (deliveryShares). It returns
 // false, having handed the batch back, when pulling was paused, or ctx
 // ended, while it waited.
 func (w *worker) dispatch(ctx context.Context, batch []pending) bool {
@@ -246,10 +251,19 @@ func (w *worker) dispatch(ctx context.Context, batch []pending) bool {
 		w.release(batch)
 		return false
 	}
+	account := w.plan.Load().route.Subscription.AccountID
+	if w.shares != nil && !w.shares.acquire(ctx, account, w.paused) {
+		<-w.inFlight
+		w.release(batch)
+		return false
+	}
 	w.deliveries.Add(1)
 	go func() {
 		defer w.deliveries.Done()
 		defer func() { <-w.inFlight }()
+		if w.shares != nil {
+			defer w.shares.release(account)
+		}
 		w.deliver(ctx, batch)
 	}()
 	return true
