@@ -72,6 +72,11 @@ type worker struct {
 	// delivery, divided between accounts: a batch takes one of its
 	// account's share before it goes (see deliveryShares).
 	shares *deliveryShares
+	// gone, when not nil and set, says the route was removed and its
+	// consumer is being deleted with the events it holds: the worker
+	// stopping hands none back (release, releasePulled), as no one could
+	// get them.
+	gone *atomic.Bool
 }
 
 func newWorker(p *atomic.Pointer[plan], consumer jetstream.Consumer, js jetstream.JetStream, cfg DeliveryConfig, shares *deliveryShares, log *slog.Logger) *worker {
@@ -181,7 +186,7 @@ func (w *worker) pull(ctx context.Context, batch *Batch[pending]) error {
 		switch {
 		case ctx.Err() != nil:
 			if err == nil {
-				w.acked(opNak, msg.Nak())
+				w.release([]pending{{msg: msg}})
 			}
 			handBack()
 			return nil
@@ -459,6 +464,9 @@ func (w *worker) giveBack(batch []pending) {
 // release hands events back to JetStream at once, for a worker that stops:
 // the worker that replaces it, here or in another process, gets them.
 func (w *worker) release(batch []pending) {
+	if w.dropped() {
+		return
+	}
 	for _, p := range batch {
 		w.acked(opNak, p.msg.Nak())
 	}
@@ -467,7 +475,7 @@ func (w *worker) release(batch []pending) {
 // releasePulled hands back the events a drained iterator still holds, so
 // that they need not wait out AckWait.
 func (w *worker) releasePulled(it jetstream.MessagesContext) {
-	for {
+	for !w.dropped() {
 		msg, err := it.Next(jetstream.NextMaxWait(time.Second))
 		if err != nil {
 			return
@@ -475,6 +483,10 @@ func (w *worker) releasePulled(it jetstream.MessagesContext) {
 		w.acked(opNak, msg.Nak())
 	}
 }
+
+// dropped reports whether the route was removed: the events the worker
+// holds go with its consumer.
+func (w *worker) dropped() bool { return w.gone != nil && w.gone.Load() }
 
 // deadLetter stores an event that can never be delivered in the
 // dead-letter stream with the reason, then terminates its message. If the
