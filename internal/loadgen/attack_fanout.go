@@ -69,7 +69,15 @@ func (r *attackRun) playFanOut(ctx context.Context) attackOutcome {
 		"destination_ids": dests,
 	})
 	for range fanOutSubscriptions {
+		// Paced by the account's write rate: a 429 is waited out, so that
+		// what refuses B in the end is the limit of what it may have.
 		id, a := r.b.create(ctx, "/event_subscriptions", body)
+		for tries := 0; a.status == http.StatusTooManyRequests && tries < 10; tries++ {
+			if retry.Sleep(ctx, time.Second) != nil {
+				break
+			}
+			id, a = r.b.create(ctx, "/event_subscriptions", body)
+		}
 		t.add(AnswerFanOutSubscription, a)
 		if id != "" {
 			subs = append(subs, id)
