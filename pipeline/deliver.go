@@ -54,6 +54,11 @@ type DeliveryConfig struct {
 	// once; default DefaultConcurrency. While a call fails as a whole,
 	// one batch at a time probes the destination.
 	Concurrency int
+	// DeliverySlots is how many batches the process delivers at once, all
+	// routes together, divided between the accounts with batches to
+	// deliver: while several have, each may have at most its share of the
+	// slots in delivery. Default DefaultDeliverySlots.
+	DeliverySlots int
 	// FilterCacheSize is how many compiled filters the process keeps;
 	// default 4096.
 	FilterCacheSize int
@@ -101,6 +106,9 @@ func (c *DeliveryConfig) setDefaults() {
 	if c.RepullAfter == 0 {
 		c.RepullAfter = DefaultRepullAfter
 	}
+	if c.DeliverySlots <= 0 {
+		c.DeliverySlots = DefaultDeliverySlots
+	}
 	if c.FilterCacheSize <= 0 {
 		c.FilterCacheSize = 4096
 	}
@@ -121,8 +129,13 @@ type Deliverer struct {
 	newSink SinkFactory
 	env     *filters.Env
 	filters *filters.Cache
-	cfg     DeliveryConfig
-	log     *slog.Logger
+	// memo is shared by the routes of every subscription, so that they
+	// filter each event once, not once per destination.
+	memo *filterMemo
+	// shares divide the batches in delivery between accounts.
+	shares *deliveryShares
+	cfg    DeliveryConfig
+	log    *slog.Logger
 
 	mu      sync.Mutex                // guards workers; held while Apply waits for workers to stop
 	workers map[string]*runningWorker // by route name
@@ -141,6 +154,10 @@ type runningWorker struct {
 	plan    *atomic.Pointer[plan]
 	cancel  context.CancelFunc
 	done    chan struct{}
+	// gone is set when the route is removed: its consumer is about to be
+	// deleted, with every event it holds, so the worker stops without
+	// handing events back.
+	gone *atomic.Bool
 }
 
 // plan is what a route's worker delivers with: the route, a selector per
@@ -166,6 +183,8 @@ func NewDeliverer(js jetstream.JetStream, stream jetstream.Stream, env *filters.
 	return &Deliverer{
 		js: js, stream: stream, newSink: newSink, env: env, cfg: cfg, log: log,
 		filters: filters.NewCache(env, cfg.FilterCacheSize),
+		memo:    newFilterMemo(filterMemoSlots),
+		shares:  newDeliveryShares(cfg.DeliverySlots),
 		workers: make(map[string]*runningWorker),
 		sinks:   make(map[string]cachedSink),
 	}
@@ -177,15 +196,23 @@ func NewDeliverer(js jetstream.JetStream, stream jetstream.Stream, env *filters.
 func (d *Deliverer) Apply(ctx context.Context, routes map[string]Route) {
 	d.mu.Lock()
 	defer d.mu.Unlock()
+	// The workers of removed routes are stopped all at once, then waited
+	// for: their consumers are deleted next, so what they hold is dropped
+	// (gone), not handed back one event at a time.
+	var removed []*runningWorker
 	for name, w := range d.workers {
 		if _, ok := routes[name]; !ok {
+			w.gone.Store(true)
 			w.cancel()
-			<-w.done
+			removed = append(removed, w)
 			delete(d.workers, name)
-			if route := w.plan.Load().route; route.Replay == nil {
-				// A replay shares the series of its live route.
-				d.cfg.Metrics.forget(route)
-			}
+		}
+	}
+	for _, w := range removed {
+		<-w.done
+		if route := w.plan.Load().route; route.Replay == nil {
+			// A replay shares the series of its live route.
+			d.cfg.Metrics.forget(route)
 		}
 	}
 	for name, route := range routes {
@@ -206,14 +233,14 @@ func (d *Deliverer) Apply(ctx context.Context, routes map[string]Route) {
 			continue
 		}
 		wctx, cancel := context.WithCancel(ctx)
-		w = &runningWorker{version: version, plan: new(atomic.Pointer[plan]), cancel: cancel, done: make(chan struct{})}
+		w = &runningWorker{version: version, plan: new(atomic.Pointer[plan]), cancel: cancel, done: make(chan struct{}), gone: new(atomic.Bool)}
 		w.plan.Store(p)
 		d.workers[name] = w
 		d.wg.Add(1)
 		go func() {
 			defer d.wg.Done()
 			defer close(w.done)
-			d.supervise(wctx, name, w.plan)
+			d.supervise(wctx, name, w.plan, w.gone)
 		}()
 		d.log.Info("route delivering", "route", name, "account_id", route.Subscription.AccountID, "destination_id", route.Destination.ID)
 	}
@@ -253,12 +280,12 @@ func (d *Deliverer) Stop() {
 
 // supervise runs the worker of a route until ctx ends, starting it again
 // after a failure (its consumer gone a moment) with a growing delay.
-func (d *Deliverer) supervise(ctx context.Context, name string, p *atomic.Pointer[plan]) {
+func (d *Deliverer) supervise(ctx context.Context, name string, p *atomic.Pointer[plan], gone *atomic.Bool) {
 	log := d.log.With("route", name)
 	restart := retry.Policy{Initial: d.cfg.RetryInitial, Max: d.cfg.RetryMax}
 	delay := restart.Initial
 	for ctx.Err() == nil {
-		err := d.runWorker(ctx, name, p, log)
+		err := d.runWorker(ctx, name, p, gone, log)
 		if ctx.Err() != nil {
 			return
 		}
@@ -271,12 +298,13 @@ func (d *Deliverer) supervise(ctx context.Context, name string, p *atomic.Pointe
 }
 
 // runWorker runs the worker of a route on its consumer.
-func (d *Deliverer) runWorker(ctx context.Context, name string, p *atomic.Pointer[plan], log *slog.Logger) error {
+func (d *Deliverer) runWorker(ctx context.Context, name string, p *atomic.Pointer[plan], gone *atomic.Bool, log *slog.Logger) error {
 	consumer, err := d.stream.Consumer(ctx, name)
 	if err != nil {
 		return fmt.Errorf("consumer %s: %w", name, err)
 	}
-	w := newWorker(p, consumer, d.js, d.cfg, log)
+	w := newWorker(p, consumer, d.js, d.cfg, d.shares, log)
+	w.gone = gone
 	return w.run(ctx)
 }
 
@@ -286,7 +314,7 @@ func (d *Deliverer) plan(ctx context.Context, route Route) (*plan, error) {
 	if err != nil {
 		return nil, fmt.Errorf("building the sink of destination %s: %w", route.Destination.ID, err)
 	}
-	rp, err := newRoutePlan(d.env, d.filters, route.Subscription, sink)
+	rp, err := newRoutePlan(d.env, d.filters, d.memo, route.Subscription, sink)
 	if err != nil {
 		return nil, err
 	}

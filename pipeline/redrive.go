@@ -250,7 +250,7 @@ func (run *redriveRun) route(ctx context.Context, subscriptionID string) (*redri
 		route.refused = &RedriveFailure{Class: RedriveUnroutable, Message: fmt.Sprintf("subscription %s no longer sends to destination %s", subscriptionID, run.dest.ID)}
 		return route, nil
 	}
-	rp, err := newRoutePlan(run.r.env, run.r.filters, sub, run.sink)
+	rp, err := newRoutePlan(run.r.env, run.r.filters, nil, sub, run.sink)
 	if err != nil {
 		route.refused = &RedriveFailure{Class: RedriveUnroutable, Message: fmt.Sprintf("subscription %s: %v", subscriptionID, err)}
 		return route, nil

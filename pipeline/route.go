@@ -15,28 +15,39 @@ import (
 // delivery and redrive build it the same way, with newRoutePlan.
 type routePlan struct {
 	subscriptionID string
-	selectors      map[string]*Selector // by event kind
+	selectors      map[string]planSelector // by event kind
 	sink           sinks.Sink
+	// memo, when not nil, is shared by the routes of every subscription,
+	// so that they select each event once per source (see filterMemo).
+	memo *filterMemo
+}
+
+// planSelector is the selector of a source, and the source's key in the
+// plan's memo.
+type planSelector struct {
+	*Selector
+	memoKey uint64
 }
 
 // newRoutePlan returns the plan of the events of sub written through sink,
 // the sink of the destination. A destination that keeps subscriptions
 // apart (CloudWatch Logs, a log stream each) gives each its own sink on the
-// shared client. It returns an error naming the source whose selector
-// cannot be built.
-func newRoutePlan(env *filters.Env, cache *filters.Cache, sub store.Subscription, sink sinks.Sink) (routePlan, error) {
+// shared client. The routes of a subscription given one memo (nil: none)
+// select each event once. It returns an error naming the source whose
+// selector cannot be built.
+func newRoutePlan(env *filters.Env, cache *filters.Cache, memo *filterMemo, sub store.Subscription, sink sinks.Sink) (routePlan, error) {
 	if s, ok := sink.(sinks.SubscriptionSink); ok {
 		sink = s.ForSubscription(sub.ID)
 	}
-	selectors := make(map[string]*Selector, len(sub.Sources))
+	selectors := make(map[string]planSelector, len(sub.Sources))
 	for _, src := range sub.Sources {
 		sel, err := NewSelector(env, cache, src)
 		if err != nil {
 			return routePlan{}, fmt.Errorf("source %s: %w", src.Type, err)
 		}
-		selectors[src.Type] = sel
+		selectors[src.Type] = planSelector{Selector: sel, memoKey: memo.sourceKey(sub.ID, src)}
 	}
-	return routePlan{subscriptionID: sub.ID, selectors: selectors, sink: sink}, nil
+	return routePlan{subscriptionID: sub.ID, selectors: selectors, sink: sink, memo: memo}, nil
 }
 
 // entry is a record on its way to a sink, with its size against the sink's
@@ -87,7 +98,7 @@ func (rp *routePlan) record(ctx context.Context, data []byte) (entry, refusal) {
 	if !ok {
 		return entry{record: sinks.Record{ID: head.ID}}, refusal{class: RedriveUnroutable, subscriptionID: rp.subscriptionID, eventType: head.Type}
 	}
-	out, keep, err := selectEvent(ctx, sel, data, spans)
+	out, keep, err := rp.memo.selectEvent(ctx, sel.memoKey, sel.Selector, data, spans, head.ID)
 	switch {
 	case err != nil:
 		return entry{record: sinks.Record{ID: head.ID}}, refusal{class: dlqFilter, message: err.Error()}

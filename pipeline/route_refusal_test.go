@@ -15,7 +15,7 @@ func TestRefusalText(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	rp := routePlan{subscriptionID: "sub_1", selectors: map[string]*Selector{}}
+	rp := routePlan{subscriptionID: "sub_1", selectors: map[string]planSelector{}}
 	ctx := context.Background()
 
 	_, refused := rp.record(ctx, ev.AppendJSON(nil))

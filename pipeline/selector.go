@@ -457,6 +457,10 @@ func (s *Selector) selectScanned(ctx context.Context, data []byte, h schemas.Hea
 }
 
 // whole returns data appended to dst, or data itself when dst is nil.
+// passThrough reports whether the selector keeps every event whole: it
+// reads nothing of it, and remembering what it made of one is no saving.
+func (s *Selector) passThrough() bool { return s.program == nil && s.selectPlan == nil }
+
 func whole(data, dst []byte) []byte {
 	if dst == nil {
 		return data[:len(data):len(data)]

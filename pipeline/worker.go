@@ -71,11 +71,20 @@ type worker struct {
 	// dispatched meanwhile, so that a failing destination receives the
 	// calls of one backoff, not Concurrency of them.
 	probe chan struct{}
+	// shares, when not nil, are the process's slots of batches in
+	// delivery, divided between accounts: a batch takes one of its
+	// account's share before it goes (see deliveryShares).
+	shares *deliveryShares
+	// gone, when not nil and set, says the route was removed and its
+	// consumer is being deleted with the events it holds: the worker
+	// stopping hands none back (release, releasePulled), as no one could
+	// get them.
+	gone *atomic.Bool
 }
 
-func newWorker(p *atomic.Pointer[plan], consumer jetstream.Consumer, js jetstream.JetStream, cfg DeliveryConfig, log *slog.Logger) *worker {
+func newWorker(p *atomic.Pointer[plan], consumer jetstream.Consumer, js jetstream.JetStream, cfg DeliveryConfig, shares *deliveryShares, log *slog.Logger) *worker {
 	return &worker{
-		plan: p, consumer: consumer, js: js, cfg: cfg, log: log,
+		plan: p, consumer: consumer, js: js, cfg: cfg, log: log, shares: shares,
 		inFlight: make(chan struct{}, cfg.Concurrency),
 		paused:   make(chan struct{}, 1),
 		probe:    make(chan struct{}, 1),
@@ -180,7 +189,7 @@ func (w *worker) pull(ctx context.Context, batch *Batch[pending]) error {
 		switch {
 		case ctx.Err() != nil:
 			if err == nil {
-				w.acked(opNak, msg.Nak())
+				w.release([]pending{{msg: msg}})
 			}
 			handBack()
 			return nil
@@ -223,7 +232,8 @@ func (w *worker) pull(ctx context.Context, batch *Batch[pending]) error {
 }
 
 // dispatch starts the delivery of a batch once no delivery is probing a
-// failing destination and fewer than Concurrency are under way. It returns
+// failing destination, fewer than Concurrency are under way and the
+// route's account has a slot within its share (deliveryShares). It returns
 // false, having handed the batch back, when pulling was paused, or ctx
 // ended, while it waited.
 func (w *worker) dispatch(ctx context.Context, batch []pending) bool {
@@ -249,10 +259,19 @@ func (w *worker) dispatch(ctx context.Context, batch []pending) bool {
 		w.release(batch)
 		return false
 	}
+	account := w.plan.Load().route.Subscription.AccountID
+	if w.shares != nil && !w.shares.acquire(ctx, account, w.paused) {
+		<-w.inFlight
+		w.release(batch)
+		return false
+	}
 	w.deliveries.Add(1)
 	go func() {
 		defer w.deliveries.Done()
 		defer func() { <-w.inFlight }()
+		if w.shares != nil {
+			defer w.shares.release(account)
+		}
 		w.deliver(ctx, batch)
 	}()
 	return true
@@ -448,6 +467,9 @@ func (w *worker) giveBack(batch []pending) {
 // release hands events back to JetStream at once, for a worker that stops:
 // the worker that replaces it, here or in another process, gets them.
 func (w *worker) release(batch []pending) {
+	if w.dropped() {
+		return
+	}
 	for _, p := range batch {
 		w.acked(opNak, p.msg.Nak())
 	}
@@ -456,7 +478,7 @@ func (w *worker) release(batch []pending) {
 // releasePulled hands back the events a drained iterator still holds, so
 // that they need not wait out AckWait.
 func (w *worker) releasePulled(it jetstream.MessagesContext) {
-	for {
+	for !w.dropped() {
 		msg, err := it.Next(jetstream.NextMaxWait(time.Second))
 		if err != nil {
 			return
@@ -464,6 +486,10 @@ func (w *worker) releasePulled(it jetstream.MessagesContext) {
 		w.acked(opNak, msg.Nak())
 	}
 }
+
+// dropped reports whether the route was removed: the events the worker
+// holds go with its consumer.
+func (w *worker) dropped() bool { return w.gone != nil && w.gone.Load() }
 
 // deadLetter stores an event that can never be delivered in the
 // dead-letter stream with the reason, then terminates its message. If the

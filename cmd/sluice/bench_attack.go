@@ -136,6 +136,7 @@ guarantee of issue 11 broke (the report's last lines list which), unless
 	fl.IntVar(&cfg.BigBodyBytes, "big-body-bytes", loadgen.DefaultAttackBigBodyBytes, "bytes of each big body")
 	fl.IntVar(&cfg.FloodCount, "flood-count", loadgen.DefaultAttackFloodCount, "most destinations, subscriptions, sources and API keys B tries to make, each")
 	fl.IntVar(&cfg.Replays, "replays", loadgen.DefaultAttackReplays, "replays B starts at once")
+	fl.IntVar(&cfg.FanOutEvents, "fan-out-events", loadgen.DefaultAttackFanOutEvents, "events B publishes through the routes of the fan-out attack")
 	fl.DurationVar(&cfg.BombFor, "bomb-for", loadgen.DefaultAttackBombFor, "how long the filter bombs are left in place")
 	fl.DurationVar(&cfg.DrainTimeout, "drain-timeout", loadgen.DefaultAttackDrainTimeout, "how long to wait at the end for A's events to be delivered")
 	fl.StringVar(&target.URL, "url", "", "the API of a running sluice to attack, on loopback (default: spawn one)")

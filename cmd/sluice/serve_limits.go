@@ -39,6 +39,7 @@ type limitFlags struct {
 
 	destinations           int
 	subscriptions          int
+	routes                 int
 	sourcesPerSubscription int
 	runningReplays         int
 	apiKeys                int
@@ -62,6 +63,7 @@ func (f *limitFlags) register(fl *pflag.FlagSet) {
 	fl.IntVar(&f.accountWriteBurst, "account-write-burst", api.DefaultAccountWriteBurst, "changes one account may make at once before --account-write-rate applies")
 	fl.IntVar(&f.destinations, "max-destinations", store.DefaultMaxDestinations, "event destinations one account may have")
 	fl.IntVar(&f.subscriptions, "max-subscriptions", store.DefaultMaxSubscriptions, "event subscriptions one account may have")
+	fl.IntVar(&f.routes, "max-routes", store.DefaultMaxRoutes, "routes one account may have: the destinations its subscriptions name, one per destination per subscription, each a consumer and a worker")
 	fl.IntVar(&f.sourcesPerSubscription, "max-sources-per-subscription", 0, "sources one subscription may have (default and most: one per event kind)")
 	fl.IntVar(&f.runningReplays, "max-running-replays", store.DefaultMaxRunningReplay, "replays one account may have running at once")
 	fl.IntVar(&f.apiKeys, "max-api-keys", store.DefaultMaxAPIKeys, "API keys one account may have")
@@ -88,6 +90,7 @@ func (f limitFlags) validate() []error {
 		{"--account-write-burst", f.accountWriteBurst},
 		{"--max-destinations", f.destinations},
 		{"--max-subscriptions", f.subscriptions},
+		{"--max-routes", f.routes},
 		{"--max-sources-per-subscription", f.sourcesPerSubscription},
 		{"--max-running-replays", f.runningReplays},
 		{"--max-api-keys", f.apiKeys},
@@ -166,6 +169,7 @@ func (f limitFlags) storeLimits() store.Limits {
 	return store.Limits{
 		Destinations:           f.destinations,
 		Subscriptions:          f.subscriptions,
+		Routes:                 f.routes,
 		SourcesPerSubscription: f.sourcesPerSubscription,
 		RunningReplays:         f.runningReplays,
 		APIKeys:                f.apiKeys,

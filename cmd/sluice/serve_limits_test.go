@@ -146,3 +146,27 @@ func TestServeBotUsers(t *testing.T) {
 		t.Fatalf("a bot user past --max-bot-users 1: %d %s, want 409 ERR_SLUICE_445", code, body)
 	}
 }
+
+// TestRoutesLimitFlag: --max-routes sets the store's limit of routes, by
+// default store.DefaultMaxRoutes.
+func TestRoutesLimitFlag(t *testing.T) {
+	parse := func(t *testing.T, args ...string) limitFlags {
+		t.Helper()
+		var f limitFlags
+		fl := pflag.NewFlagSet("serve", pflag.ContinueOnError)
+		f.register(fl)
+		if err := fl.Parse(args); err != nil {
+			t.Fatal(err)
+		}
+		return f
+	}
+	if l := parse(t).storeLimits(); l.Routes != store.DefaultMaxRoutes {
+		t.Fatalf("default limit: %d, want %d", l.Routes, store.DefaultMaxRoutes)
+	}
+	if l := parse(t, "--max-routes", "7").storeLimits(); l.Routes != 7 {
+		t.Fatalf("limit from the flag: %d, want 7", l.Routes)
+	}
+	if errs := parse(t, "--max-routes", "-1").validate(); len(errs) != 1 {
+		t.Fatalf("--max-routes -1: errors %v, want one", errs)
+	}
+}

@@ -71,6 +71,7 @@ const (
 	CodeCredentialLimit    Code = 446 // 409: the account has its limit of tunnel credentials
 	CodeHTTPSEdgeLimit     Code = 449 // 409: the account has its limit of HTTPS edges
 	CodeHTTPSRouteLimit    Code = 450 // 409: the account has its limit of HTTPS edge routes
+	CodeRouteLimit         Code = 451 // 409: a subscription write would pass the account's limit of routes
 	CodeDomainLimit        Code = 448 // 409: the account has its limit of reserved domains
 	CodeAgentIngressLimit  Code = 447 // 409: the account has its limit of agent ingresses
 )
@@ -139,6 +140,7 @@ var codes = map[Code]codeInfo{
 	CodeBotUserLimit:       {http.StatusConflict, "the account has as many bot users as sluice allows one account (100 by default, serve --max-bot-users); delete one, or have the limit raised; details.limit and details.max name it"},
 	CodeCredentialLimit:    {http.StatusConflict, "the account has as many tunnel credentials as sluice allows one account (100 by default, serve --max-credentials); delete one, or have the limit raised; details.limit and details.max name it"},
 	CodeHTTPSEdgeLimit:     {http.StatusConflict, "the account has as many HTTPS edges as sluice allows one account (100 by default, serve --max-https-edges); delete one, or have the limit raised; details.limit and details.max name it"},
+	CodeRouteLimit:         {http.StatusConflict, "the subscription written would give the account more routes (destinations named by its subscriptions, one per destination per subscription) than sluice allows one account (100 by default, serve --max-routes); name fewer destinations, delete a subscription, or have the limit raised; details.limit, details.max and details.would say how many"},
 	CodeHTTPSRouteLimit:    {http.StatusConflict, "the account has as many routes of HTTPS edges, all its edges together, as sluice allows one account (300 by default, serve --max-https-edge-routes, at most 450); delete one, or have the limit raised; details.limit and details.max name it"},
 	CodeDomainLimit:        {http.StatusConflict, "the account has as many reserved domains as sluice allows one account (100 by default, serve --max-reserved-domains); delete one, or have the limit raised; details.limit and details.max name it"},
 }

@@ -36,3 +36,19 @@ func TestAccountLimits(t *testing.T) {
 	resp, out = e.call(t, e.token, http.MethodPost, "/event_subscriptions/"+sub.ID+"/sources", `{"type":"`+tcpKind+`"}`)
 	wantError(t, resp, out, http.StatusConflict, "ERR_SLUICE_442", "")
 }
+
+// TestRouteLimit: a subscription that would give the account more routes
+// than its limit is a 409 that says the limit, how many routes the write
+// would make and how to fix it.
+func TestRouteLimit(t *testing.T) {
+	e := newTestEnv(t, apitest.WithStoreConfig(store.Config{Limits: store.Limits{Routes: 2}}))
+	a, b := e.create(t, kinesisBody), e.create(t, kinesisBody)
+	body := `{"sources":[{"type":"` + httpKind + `"}],"destination_ids":["` + a.ID + `","` + b.ID + `"]}`
+	e.createSubscription(t, body)
+	resp, out := e.call(t, e.token, http.MethodPost, "/event_subscriptions", body)
+	msg := wantError(t, resp, out, http.StatusConflict, "ERR_SLUICE_451", "")
+	if d := decodeError(t, out).Details; d["limit"] != store.LimitRoutes || d["max"] != float64(2) || d["would"] != float64(4) ||
+		!strings.Contains(msg, "4 routes, over its limit of 2") || !strings.Contains(msg, "--max-routes") {
+		t.Fatalf("over the routes limit: %s", out)
+	}
+}

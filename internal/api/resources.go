@@ -106,6 +106,7 @@ var limits = map[string]struct {
 }{
 	store.LimitDestinations:           {CodeDestinationLimit, "delete one you no longer use (DELETE /event_destinations/{id})", "--max-destinations"},
 	store.LimitSubscriptions:          {CodeSubscriptionLimit, "delete one you no longer use (DELETE /event_subscriptions/{id})", "--max-subscriptions"},
+	store.LimitRoutes:                 {CodeRouteLimit, "name fewer destinations, or delete a subscription you no longer use (DELETE /event_subscriptions/{id})", "--max-routes"},
 	store.LimitSourcesPerSubscription: {CodeSourceLimit, "remove a source, or route the kinds through another subscription", "--max-sources-per-subscription"},
 	store.LimitRunningReplays:         {CodeReplayLimit, "wait for one to finish (GET /event_subscriptions/{id}/replays shows their state)", "--max-running-replays"},
 	store.LimitAgentIngresses:         {CodeAgentIngressLimit, "delete one you no longer use (DELETE /agent_ingresses/{id})", "--max-agent-ingresses"},
@@ -121,6 +122,11 @@ var limits = map[string]struct {
 // names the limit, how to free room, and how to have it raised.
 func limitError(l *store.LimitError) *Error {
 	words := limits[l.Limit]
+	if l.Would > 0 {
+		e := newError(words.code, "this would give your account %d %s, over its limit of %d: %s, or ask the operator of sluice to raise the limit (%s)", l.Would, l.Limit, l.Max, words.free, words.flag)
+		e.Details = map[string]any{"limit": l.Limit, "max": l.Max, "would": l.Would}
+		return e
+	}
 	e := newError(words.code, "your account has reached its limit of %d %s: %s, or ask the operator of sluice to raise the limit (%s)", l.Max, l.Limit, words.free, words.flag)
 	e.Details = map[string]any{"limit": l.Limit, "max": l.Max}
 	return e

@@ -80,6 +80,8 @@ func (r AttackReport) Violations() map[string][]string {
 			checkFloods(p, r.Config.Replays, add)
 		case AttackFilterBomb:
 			refused(p, add, AnswerMatchesFilter, AnswerHugeServerName, AnswerLongServerName)
+		case AttackFanOut:
+			checkFanOut(p, add)
 		}
 	}
 	return out

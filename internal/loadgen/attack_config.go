@@ -20,11 +20,12 @@ const (
 	AttackBigBodies  = "big-bodies"
 	AttackFloods     = "floods"
 	AttackFilterBomb = "filter-bombs"
+	AttackFanOut     = "fan-out"
 )
 
 // AllAttacks returns every attack, in the order RunAttacks plays them.
 func AllAttacks() []string {
-	return []string{AttackLeaks, AttackBadJSON, AttackForged, AttackDedup, AttackSlowloris, AttackBigBodies, AttackFloods, AttackFilterBomb}
+	return []string{AttackLeaks, AttackBadJSON, AttackForged, AttackDedup, AttackSlowloris, AttackBigBodies, AttackFloods, AttackFilterBomb, AttackFanOut}
 }
 
 // Defaults of AttackConfig.
@@ -41,6 +42,7 @@ const (
 	DefaultAttackFloodCount   = 200
 	DefaultAttackReplays      = 30
 	DefaultAttackBombFor      = 30 * time.Second
+	DefaultAttackFanOutEvents = 50_000
 	DefaultAttackDrainTimeout = 60 * time.Second
 	// DefaultAttackRequestTimeout bounds each of A's requests and each
 	// request of an attack that is not meant to be slow.
@@ -108,6 +110,9 @@ type AttackConfig struct {
 	// BombFor is how long the filter bombs are left in place; default
 	// DefaultAttackBombFor.
 	BombFor time.Duration `json:"bomb_for"`
+	// FanOutEvents is how many events B publishes through its fan-out
+	// routes; default DefaultAttackFanOutEvents.
+	FanOutEvents int `json:"fan_out_events"`
 	// DrainTimeout bounds the wait at the end for every event A got 202
 	// for to be delivered; default DefaultAttackDrainTimeout.
 	DrainTimeout time.Duration `json:"drain_timeout"`
@@ -132,6 +137,7 @@ func (c *AttackConfig) setDefaults() {
 	setDefault(&c.FloodCount, DefaultAttackFloodCount)
 	setDefault(&c.Replays, DefaultAttackReplays)
 	setDefault(&c.BombFor, DefaultAttackBombFor)
+	setDefault(&c.FanOutEvents, DefaultAttackFanOutEvents)
 	setDefault(&c.DrainTimeout, DefaultAttackDrainTimeout)
 	setDefault(&c.RequestTimeout, DefaultAttackRequestTimeout)
 }
@@ -158,7 +164,7 @@ func (c AttackConfig) Validate() error {
 	for _, n := range []struct {
 		name  string
 		value int
-	}{{"rate", c.Rate}, {"batch", c.Batch}, {"slow uploads", c.SlowUploads}, {"big bodies", c.BigBodies}, {"big body bytes", c.BigBodyBytes}, {"flood count", c.FloodCount}, {"replays", c.Replays}} {
+	}{{"rate", c.Rate}, {"batch", c.Batch}, {"slow uploads", c.SlowUploads}, {"big bodies", c.BigBodies}, {"big body bytes", c.BigBodyBytes}, {"flood count", c.FloodCount}, {"replays", c.Replays}, {"fan-out events", c.FanOutEvents}} {
 		if n.value < 1 {
 			errs = append(errs, fmt.Errorf("%s %d: must be at least 1", n.name, n.value))
 		}

@@ -32,6 +32,7 @@ import (
 //	reserved_domains.<account_id>.<reserved_domain_id>        ReservedDomain
 //	reserved_domain_names.<hex sha-256 of folded domain>      uniqueEntry (written with its ReservedDomain; all accounts)
 //	creations.<account_id>.<kind>                             creationClaims (creates under way, for Limits)
+//	route_counts.<account_id>                                 routeCount (rewritten by every subscription write, for Limits.Routes)
 
 // bootstrapKey is the key Bootstrap claims before it creates anything.
 const bootstrapKey = "bootstrap"

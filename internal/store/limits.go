@@ -19,8 +19,15 @@ import (
 // bound what a hostile account can make the process deliver: every running
 // replay delivers a subscription's whole stored range again.
 const (
-	DefaultMaxDestinations   = 100
-	DefaultMaxSubscriptions  = 1000
+	DefaultMaxDestinations  = 100
+	DefaultMaxSubscriptions = 1000
+	// DefaultMaxRoutes is the most routes of an account by default: a
+	// route is a subscription and one destination it names, each with its
+	// own durable consumer and worker, delivering every event the
+	// subscription's sources match once more. A hundred covers ten
+	// subscriptions of ten destinations each, and bounds the work one
+	// event of an account can make the process do.
+	DefaultMaxRoutes         = 100
 	DefaultMaxRunningReplay  = 5
 	DefaultMaxAPIKeys        = 100
 	DefaultMaxAgentIngresses = 100
@@ -44,6 +51,10 @@ type Limits struct {
 	// Subscriptions is the most event subscriptions of an account; default
 	// DefaultMaxSubscriptions.
 	Subscriptions int
+	// Routes is the most routes of an account: destinations named by its
+	// subscriptions, one for each destination each subscription names;
+	// default DefaultMaxRoutes.
+	Routes int
 	// SourcesPerSubscription is the most sources of one subscription;
 	// default (and most) the number of event kinds of the catalogue, as a
 	// kind appears once in a subscription.
@@ -87,6 +98,9 @@ func (l *Limits) setDefaults() {
 	}
 	if l.Subscriptions <= 0 {
 		l.Subscriptions = DefaultMaxSubscriptions
+	}
+	if l.Routes <= 0 {
+		l.Routes = DefaultMaxRoutes
 	}
 	if l.SourcesPerSubscription <= 0 || l.SourcesPerSubscription > kinds {
 		l.SourcesPerSubscription = kinds
@@ -135,6 +149,7 @@ var ErrLimit = errors.New("account limit reached")
 const (
 	LimitDestinations           = "destinations"
 	LimitSubscriptions          = "subscriptions"
+	LimitRoutes                 = "routes"
 	LimitSourcesPerSubscription = "sources per subscription"
 	LimitRunningReplays         = "running replays"
 	LimitAPIKeys                = "api keys"
@@ -153,9 +168,16 @@ const (
 type LimitError struct {
 	Limit string // one of the Limit* names
 	Max   int
+	// Would is how many the refused write would have made the account
+	// have, for a limit of a sum (LimitRoutes); 0 for the others, which a
+	// write passes by one.
+	Would int
 }
 
 func (e *LimitError) Error() string {
+	if e.Would > 0 {
+		return fmt.Sprintf("the write would give the account %d %s, over its limit of %d", e.Would, e.Limit, e.Max)
+	}
 	return fmt.Sprintf("the account has reached its limit of %d %s", e.Max, e.Limit)
 }
 

@@ -32,7 +32,12 @@ var subscriptions = family[Subscription]{
 		if before != nil {
 			already = before.DestinationIDs
 		}
-		return s.claimDestinations(ctx, after.AccountID, after.DestinationIDs, already)
+		count, err := s.countRoutes(ctx, after)
+		if err != nil {
+			return nil, err
+		}
+		claims, err := s.claimDestinations(ctx, after.AccountID, after.DestinationIDs, already)
+		return append(claims, count), err
 	},
 }
 
