@@ -36,6 +36,7 @@ type Metrics struct {
 	duration     *prometheus.HistogramVec // by destination_type, outcome
 	failing      *prometheus.GaugeVec     // by account_id, destination_id
 	settleErrors *prometheus.CounterVec   // by operation
+	foreign      prometheus.Counter
 }
 
 // NewMetrics returns the delivery metrics, registered on reg. Give them to
@@ -93,8 +94,12 @@ func NewMetrics(reg prometheus.Registerer) (*Metrics, error) {
 			Name: "sluice_delivery_ack_errors_total",
 			Help: "Acknowledgements of events to JetStream that failed, by operation: ack, nak, term or in_progress. JetStream hands such an event out again after the consumer's AckWait: a duplicate for an ack or term, a delay for a nak.",
 		}, []string{"operation"}),
+		foreign: prometheus.NewCounter(prometheus.CounterOpts{
+			Name: "sluice_delivery_foreign_messages_total",
+			Help: "Messages on an event subject without a Nats-Msg-Id, which no publisher of events stores (a JetStream acknowledgement a NATS client sent there as its reply subject): acknowledged, neither delivered nor dead-lettered. Counted by each route that pulls one.",
+		}),
 	}
-	for _, c := range []prometheus.Collector{m.filtered, m.delivered, m.failed, m.retried, m.deadLettered, m.latency, m.records, m.bytes, m.duration, m.failing, m.settleErrors} {
+	for _, c := range []prometheus.Collector{m.foreign, m.filtered, m.delivered, m.failed, m.retried, m.deadLettered, m.latency, m.records, m.bytes, m.duration, m.failing, m.settleErrors} {
 		if err := reg.Register(c); err != nil {
 			return nil, fmt.Errorf("registering delivery metrics: %w", err)
 		}
@@ -117,6 +122,7 @@ func (m *Metrics) forRoute(r Route) *routeMetrics {
 	kind := r.Destination.Target.Type()
 	duration := m.duration.MustCurryWith(prometheus.Labels{"destination_type": kind})
 	return &routeMetrics{
+		foreign:         m.foreign,
 		filtered:        m.filtered.WithLabelValues(values...),
 		delivered:       m.delivered.WithLabelValues(values...),
 		retried:         m.retried.WithLabelValues(values...),
@@ -184,6 +190,7 @@ func (m *Metrics) forgetDestination(accountID, destinationID string) {
 // routeMetrics are the series of one route. Its methods do nothing on a
 // nil *routeMetrics (no metrics).
 type routeMetrics struct {
+	foreign                      prometheus.Counter
 	filtered, delivered, retried prometheus.Counter
 	retryable, permanent         prometheus.Counter
 	failedByClass, deadLettered  *prometheus.CounterVec
@@ -191,6 +198,12 @@ type routeMetrics struct {
 	records, bytes               prometheus.Observer
 	durationOK, durationPartial  prometheus.Observer
 	durationFailed               prometheus.Observer
+}
+
+func (m *routeMetrics) foreignMessage() {
+	if m != nil {
+		m.foreign.Inc()
+	}
 }
 
 func (m *routeMetrics) filteredOut() {

@@ -8,6 +8,7 @@ import (
 	"time"
 
 	"github.com/nats-io/nats.go"
+	"github.com/nats-io/nats.go/jetstream"
 
 	"github.com/sluicehq/sluice/filters"
 	"github.com/sluicehq/sluice/internal/store"
@@ -124,6 +125,7 @@ func storeUnchecked(t *testing.T, e *deliveryEnv, object string) string {
 		Object:    json.RawMessage(object),
 	}
 	msg := nats.NewMsg(schemas.EventSubject(ev.AccountID, ev.Type))
+	msg.Header.Set(jetstream.MsgIDHeader, schemas.MsgID(ev.AccountID, ev.ID))
 	msg.Data = ev.AppendJSON(nil)
 	if _, err := e.js.PublishMsg(e.ctx, msg); err != nil {
 		t.Fatalf("storing the unchecked event: %v", err)

@@ -51,6 +51,7 @@ func TestReplayDeadLettersOnce(t *testing.T) {
 	ordinary := e.publish(t, httpKind, 10, setPort(443))
 	for _, data := range []string{"no envelope", `{"object":{}}`} {
 		msg := nats.NewMsg(schemas.EventSubject(e.account, httpKind))
+		msg.Header.Set(jetstream.MsgIDHeader, schemas.NewID(schemas.PrefixEvent)) // as any publisher of events
 		msg.Data = []byte(data)
 		if _, err := e.js.PublishMsg(e.ctx, msg); err != nil {
 			t.Fatal(err)

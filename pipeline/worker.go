@@ -294,6 +294,11 @@ func (w *worker) prepare(ctx context.Context, msg jetstream.Msg) (pending, bool)
 		w.acked(opAck, msg.Ack())
 		return pending{}, false
 	}
+	if !published(msg) {
+		w.acked(opAck, msg.Ack())
+		p.metrics.foreignMessage()
+		return pending{}, false
+	}
 	e, refused := p.record(ctx, msg.Data())
 	switch {
 	case refused.class == "":
@@ -316,6 +321,19 @@ func (w *worker) prepare(ctx context.Context, msg jetstream.Msg) (pending, bool)
 		w.deadLetter(ctx, msg, e.record.ID, refused.class, "", refused.text())
 	}
 	return pending{}, false
+}
+
+// published reports whether msg was stored by a publisher of events,
+// which sets Nats-Msg-Id on every event (package producer, and so ingest
+// and the audit relay). A message without one is no event of any account:
+// a NATS client that may publish events can make JetStream store its
+// acknowledgement (a small JSON of the stream and sequence) on any event
+// subject by giving that subject as the reply subject of a publish, as
+// subject permissions cannot forbid. Such a message is acknowledged and
+// counted, neither delivered nor dead-lettered into the account whose
+// subject it took.
+func published(msg jetstream.Msg) bool {
+	return msg.Headers().Get(jetstream.MsgIDHeader) != ""
 }
 
 // deliver writes a batch until every record is accepted or dead-lettered,
