@@ -18,3 +18,10 @@ func (b *Batch[T]) Len() int { return len(b.items) }
 
 // Bytes returns the sum of the sizes of the items in the batch.
 func (b *Batch[T]) Bytes() int { return b.bytes }
+
+// held returns the slots the account holds, for tests.
+func (s *deliveryShares) held(account string) int {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	return s.inFlight[account]
+}

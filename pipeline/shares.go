@@ -112,10 +112,3 @@ func (s *deliveryShares) signal() {
 	close(s.changed)
 	s.changed = make(chan struct{})
 }
-
-// held returns the slots the account holds, for tests.
-func (s *deliveryShares) held(account string) int {
-	s.mu.Lock()
-	defer s.mu.Unlock()
-	return s.inFlight[account]
-}
