@@ -9,6 +9,8 @@ import (
 	"time"
 
 	"github.com/nats-io/nats.go/jetstream"
+
+	"github.com/sluicehq/sluice/internal/kvread"
 )
 
 // States of a destination.
@@ -66,29 +68,22 @@ func (r *StatusReader) DestinationStatus(ctx context.Context, accountID, destina
 	return status, nil
 }
 
-// records returns every process's record of the destination.
+// records returns every process's record of the destination. It reads
+// them with batched direct gets (package kvread), making no consumer: the
+// status is a management read any account can repeat at will.
 func (r *StatusReader) records(ctx context.Context, accountID, destinationID string) ([]StatusRecord, error) {
-	w, err := r.kv.Watch(ctx, accountID+"."+destinationID+".*", jetstream.IgnoreDeletes())
+	entries, err := kvread.Current(ctx, r.js.Conn(), r.kv.Bucket(), accountID+"."+destinationID+".*")
 	if err != nil {
 		return nil, fmt.Errorf("reading delivery status: %w", err)
 	}
-	defer func() { _ = w.Stop() }()
 	var records []StatusRecord
-	for {
-		select {
-		case <-ctx.Done():
-			return nil, fmt.Errorf("reading delivery status: %w", ctx.Err())
-		case entry := <-w.Updates():
-			if entry == nil {
-				// The values held when the watch began are all in.
-				return records, nil
-			}
-			var rec StatusRecord
-			if json.Unmarshal(entry.Value(), &rec) == nil {
-				records = append(records, rec)
-			}
+	for _, entry := range entries {
+		var rec StatusRecord
+		if json.Unmarshal(entry.Value(), &rec) == nil {
+			records = append(records, rec)
 		}
 	}
+	return records, nil
 }
 
 // pending sums the pending and unacknowledged events of the destination's

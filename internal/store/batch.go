@@ -151,19 +151,21 @@ func kvSubject(key string) string { return "$KV." + Bucket + "." + key }
 const kvStream = "KV_" + Bucket
 
 // allowAtomicBatches lets the bucket's stream take atomic batches, which
-// changes and their audit events are written in. Buckets made before
-// sluice wrote batches get the setting here; it changes nothing else of
-// the stream.
+// changes and their audit events are written in, and direct gets, which
+// lists are read with (package kvread; the key-value API makes its
+// buckets with them, but a bucket made otherwise might lack them).
+// Buckets made before sluice wrote batches get the settings here; it
+// changes nothing else of the stream.
 func allowAtomicBatches(ctx context.Context, js jetstream.JetStream) (jetstream.Stream, error) {
 	stream, err := js.Stream(ctx, kvStream)
 	if err != nil {
 		return nil, fmt.Errorf("reading stream %s: %w", kvStream, err)
 	}
 	cfg := stream.CachedInfo().Config
-	if cfg.AllowAtomicPublish {
+	if cfg.AllowAtomicPublish && cfg.AllowDirect {
 		return stream, nil
 	}
-	cfg.AllowAtomicPublish = true
+	cfg.AllowAtomicPublish, cfg.AllowDirect = true, true
 	if stream, err = js.UpdateStream(ctx, cfg); err != nil {
 		return nil, fmt.Errorf("letting stream %s take atomic batches (it needs nats-server 2.12 or later): %w", kvStream, err)
 	}

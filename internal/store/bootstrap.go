@@ -61,7 +61,7 @@ func (s *Store) Bootstrap(ctx context.Context, token string) (BootstrapResult, e
 	// The key records say whether a usable key exists, not the token index:
 	// CreateAPIKey writes the index first, so a crash before the record is
 	// written leaves an index entry that authenticates nothing.
-	keys, err := s.entries(ctx, allAPIKeys, jetstream.MetaOnly())
+	keys, err := s.entries(ctx, allAPIKeys)
 	if err != nil {
 		return BootstrapResult{}, fmt.Errorf("bootstrap: looking for api keys: %w", err)
 	}

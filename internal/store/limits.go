@@ -8,8 +8,6 @@ import (
 	"strings"
 	"time"
 
-	"github.com/nats-io/nats.go/jetstream"
-
 	"github.com/sluicehq/sluice/schemas"
 )
 
@@ -222,7 +220,7 @@ var countedReplays = counted{kind: "replays", limit: LimitRunningReplays,
 func keyIDs(filter func(accountID string) string) func(context.Context, *Store, string) ([]string, error) {
 	return func(ctx context.Context, s *Store, accountID string) ([]string, error) {
 		f := filter(accountID)
-		entries, err := s.entries(ctx, f, jetstream.MetaOnly()) // the keys are all it needs
+		entries, err := s.entries(ctx, f)
 		if err != nil {
 			return nil, err
 		}

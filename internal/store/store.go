@@ -12,6 +12,7 @@ import (
 	"github.com/nats-io/nats.go/jetstream"
 
 	"github.com/sluicehq/sluice/filters"
+	"github.com/sluicehq/sluice/internal/kvread"
 	"github.com/sluicehq/sluice/schemas"
 )
 
@@ -238,48 +239,34 @@ func (s *Store) createJSON(ctx context.Context, key string, v any) error {
 	return nil
 }
 
-// entries returns the current entries of the keys matching filter, without
-// deleted ones, each key once.
-func (s *Store) entries(ctx context.Context, filter string, opts ...jetstream.WatchOpt) ([]jetstream.KeyValueEntry, error) {
-	var found []jetstream.KeyValueEntry
-	index := make(map[string]int)
-	err := s.eachEntry(ctx, filter, func(entry jetstream.KeyValueEntry) {
-		// A key written while we read can come twice; keep the latest.
-		if i, seen := index[entry.Key()]; seen {
-			found[i] = entry
-			return
-		}
-		index[entry.Key()] = len(found)
-		found = append(found, entry)
-	}, opts...)
+// entries returns the current entries of the keys matching filter,
+// without deleted ones, each key once with its latest value. It reads them
+// with batched direct gets (package kvread), making no consumer: a list
+// is a management read any account can repeat at will.
+func (s *Store) entries(ctx context.Context, filter string) ([]jetstream.KeyValueEntry, error) {
+	current, err := kvread.Current(ctx, s.nc, Bucket, filter)
 	if err != nil {
-		return nil, err
+		return nil, fmt.Errorf("reading %s: %w", filter, err)
+	}
+	found := make([]jetstream.KeyValueEntry, len(current))
+	for i, e := range current {
+		found[i] = e
 	}
 	return found, nil
 }
 
 // eachEntry calls fn on each current entry of the keys matching filter,
-// without deleted ones, as it reads them, holding none: a key written
-// meanwhile may come twice, the latest last.
-func (s *Store) eachEntry(ctx context.Context, filter string, fn func(jetstream.KeyValueEntry), opts ...jetstream.WatchOpt) error {
-	opts = append(opts, jetstream.IgnoreDeletes())
-	watcher, err := s.kv.WatchFiltered(ctx, []string{filter}, opts...)
-	if err != nil {
-		return fmt.Errorf("watching %s: %w", filter, err)
-	}
-	defer watcher.Stop()
-	for {
-		select {
-		case <-ctx.Done():
-			return fmt.Errorf("reading %s: %w", filter, ctx.Err())
-		case entry, ok := <-watcher.Updates():
-			if !ok {
-				return fmt.Errorf("reading %s: watch closed", filter)
-			}
-			if entry == nil { // every current value has been read
-				return nil
-			}
-			fn(entry)
+// without deleted ones, as it reads them (with kvread, as entries does),
+// holding none: a key written meanwhile may come twice, the latest last.
+func (s *Store) eachEntry(ctx context.Context, filter string, fn func(jetstream.KeyValueEntry)) error {
+	err := kvread.Each(ctx, s.nc, Bucket, filter, func(e kvread.Entry) error {
+		if e.Operation() == jetstream.KeyValuePut {
+			fn(e)
 		}
+		return nil
+	})
+	if err != nil {
+		return fmt.Errorf("reading %s: %w", filter, err)
 	}
+	return nil
 }
