@@ -51,12 +51,17 @@ func TestDeliverySharesAreFair(t *testing.T) {
 	case <-time.After(5 * time.Second):
 		t.Fatal("A got no slot when B freed one, with ten of B's batches waiting")
 	}
-	// B frees slots down to its share (2 of 4) before it gets any again.
+	// B frees slots down to its share (2 of 4): a slot freed while B
+	// holds its share goes to none of B's waiting batches; the next one
+	// freed, below its share, goes to one of them.
 	s.release("B")
-	s.release("B")
-	if held := s.held("B"); held != 1 {
-		t.Fatalf("B holds %d slots after freeing down to 1, want 1", held)
+	s.mu.Lock()
+	s.signal() // the waiting batches look again, as at any release
+	s.mu.Unlock()
+	if held := s.held("B"); held != 2 {
+		t.Fatalf("B holds %d slots after freeing down to its share, want 2", held)
 	}
+	s.release("B")
 	waitFor(t, "B back to its share", func() bool { return s.held("B") == 2 })
 	s.mu.Lock()
 	total := s.total
