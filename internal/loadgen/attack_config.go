@@ -20,11 +20,12 @@ const (
 	AttackBigBodies  = "big-bodies"
 	AttackFloods     = "floods"
 	AttackFilterBomb = "filter-bombs"
+	AttackReadFlood  = "read-flood"
 )
 
 // AllAttacks returns every attack, in the order RunAttacks plays them.
 func AllAttacks() []string {
-	return []string{AttackLeaks, AttackBadJSON, AttackForged, AttackDedup, AttackSlowloris, AttackBigBodies, AttackFloods, AttackFilterBomb}
+	return []string{AttackLeaks, AttackBadJSON, AttackForged, AttackDedup, AttackSlowloris, AttackBigBodies, AttackFloods, AttackFilterBomb, AttackReadFlood}
 }
 
 // Defaults of AttackConfig.
@@ -41,7 +42,11 @@ const (
 	DefaultAttackFloodCount   = 200
 	DefaultAttackReplays      = 30
 	DefaultAttackBombFor      = 30 * time.Second
-	DefaultAttackDrainTimeout = 60 * time.Second
+	// DefaultAttackReadFloodConcurrency is issue 23's flood: 48 list
+	// requests at once.
+	DefaultAttackReadFloodConcurrency = 48
+	DefaultAttackReadFloodFor         = 10 * time.Second
+	DefaultAttackDrainTimeout         = 60 * time.Second
 	// DefaultAttackRequestTimeout bounds each of A's requests and each
 	// request of an attack that is not meant to be slow.
 	DefaultAttackRequestTimeout = 30 * time.Second
@@ -108,6 +113,12 @@ type AttackConfig struct {
 	// BombFor is how long the filter bombs are left in place; default
 	// DefaultAttackBombFor.
 	BombFor time.Duration `json:"bomb_for"`
+	// ReadFloodConcurrency is how many list requests B keeps in flight,
+	// for ReadFloodFor, after A's reads were measured for as long with no
+	// attack; default DefaultAttackReadFloodConcurrency and
+	// DefaultAttackReadFloodFor.
+	ReadFloodConcurrency int           `json:"read_flood_concurrency"`
+	ReadFloodFor         time.Duration `json:"read_flood_for"`
 	// DrainTimeout bounds the wait at the end for every event A got 202
 	// for to be delivered; default DefaultAttackDrainTimeout.
 	DrainTimeout time.Duration `json:"drain_timeout"`
@@ -132,6 +143,8 @@ func (c *AttackConfig) setDefaults() {
 	setDefault(&c.FloodCount, DefaultAttackFloodCount)
 	setDefault(&c.Replays, DefaultAttackReplays)
 	setDefault(&c.BombFor, DefaultAttackBombFor)
+	setDefault(&c.ReadFloodConcurrency, DefaultAttackReadFloodConcurrency)
+	setDefault(&c.ReadFloodFor, DefaultAttackReadFloodFor)
 	setDefault(&c.DrainTimeout, DefaultAttackDrainTimeout)
 	setDefault(&c.RequestTimeout, DefaultAttackRequestTimeout)
 }
@@ -158,7 +171,7 @@ func (c AttackConfig) Validate() error {
 	for _, n := range []struct {
 		name  string
 		value int
-	}{{"rate", c.Rate}, {"batch", c.Batch}, {"slow uploads", c.SlowUploads}, {"big bodies", c.BigBodies}, {"big body bytes", c.BigBodyBytes}, {"flood count", c.FloodCount}, {"replays", c.Replays}} {
+	}{{"rate", c.Rate}, {"batch", c.Batch}, {"slow uploads", c.SlowUploads}, {"big bodies", c.BigBodies}, {"big body bytes", c.BigBodyBytes}, {"flood count", c.FloodCount}, {"replays", c.Replays}, {"read flood concurrency", c.ReadFloodConcurrency}} {
 		if n.value < 1 {
 			errs = append(errs, fmt.Errorf("%s %d: must be at least 1", n.name, n.value))
 		}
@@ -166,7 +179,7 @@ func (c AttackConfig) Validate() error {
 	for _, d := range []struct {
 		name  string
 		value time.Duration
-	}{{"baseline", c.Baseline}, {"settle", c.Settle}, {"slow for", c.SlowFor}, {"slow every", c.SlowEvery}, {"bomb for", c.BombFor}, {"drain timeout", c.DrainTimeout}, {"request timeout", c.RequestTimeout}} {
+	}{{"baseline", c.Baseline}, {"settle", c.Settle}, {"slow for", c.SlowFor}, {"slow every", c.SlowEvery}, {"bomb for", c.BombFor}, {"read flood for", c.ReadFloodFor}, {"drain timeout", c.DrainTimeout}, {"request timeout", c.RequestTimeout}} {
 		if d.value < 0 {
 			errs = append(errs, fmt.Errorf("%s %s: must not be negative", d.name, d.value))
 		}

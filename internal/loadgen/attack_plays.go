@@ -78,6 +78,8 @@ func (r *attackRun) play(name string) func(context.Context) attackOutcome {
 		return r.playFloods
 	case AttackFilterBomb:
 		return r.playFilterBombs
+	case AttackReadFlood:
+		return r.playReadFlood
 	}
 	return func(context.Context) attackOutcome { return attackOutcome{err: fmt.Errorf("no attack %q", name)} }
 }
