@@ -58,7 +58,7 @@ func (f *limitFlags) register(fl *pflag.FlagSet) {
 	fl.StringVar(&f.maxBytesInFlight, "max-bytes-in-flight", "", "body bytes of the ingest requests in flight, such as 64MiB; beyond, 503 (default: half the memory limit over 4 bytes of memory per body byte, or 256MiB without a memory limit)")
 	fl.StringVar(&f.maxAccountBytesInFlight, "max-account-bytes-in-flight", "", "body bytes of one account's ingest requests in flight; beyond, 429 (default a quarter of --max-bytes-in-flight, at least the 10 MiB of one body)")
 	fl.StringVar(&f.minBodyRate, "min-body-rate", "1KiB", "slowest an ingest or management body may arrive, per second, measured over every 10 s; slower, 408")
-	fl.IntVar(&f.maxAccountManagement, "max-account-management-in-flight", api.DefaultMaxAccountManagementInFlight, "management requests with a body (POST, PATCH, PUT) or a ?filter= (lists) of one account in flight; beyond, 429 (their bodies count in the bytes in flight)")
+	fl.IntVar(&f.maxAccountManagement, "max-account-management-in-flight", api.DefaultMaxAccountManagementInFlight, "management requests of one account in flight, reads (GET, HEAD) and changes (POST, PATCH, PUT) alike; beyond, 429 (bodies count in the bytes in flight)")
 	fl.Float64Var(&f.accountWriteRate, "account-write-rate", api.DefaultAccountWriteRate, "changes one account may make a second through the management API (every call but a GET), after a burst of --account-write-burst; beyond, 429; -1: unbounded")
 	fl.IntVar(&f.accountWriteBurst, "account-write-burst", api.DefaultAccountWriteBurst, "changes one account may make at once before --account-write-rate applies")
 	fl.IntVar(&f.destinations, "max-destinations", store.DefaultMaxDestinations, "event destinations one account may have")

@@ -21,7 +21,8 @@ const (
 	// bytes, MaxAccountBytesInFlight (429).
 	refusedAccountBytes
 	// refusedAccountManagement: the account has its share of management
-	// requests with a body in flight, MaxAccountManagementInFlight (429).
+	// requests (reads, and changes with a body) in flight,
+	// MaxAccountManagementInFlight (429).
 	refusedAccountManagement
 )
 
@@ -45,10 +46,10 @@ func (r refusal) metricReason() string {
 // admission is the front door of ingest: it bounds the requests in flight
 // and the body bytes they hold, for the process and for each account, so
 // that one account can neither take every slot nor every byte. Management
-// requests with a body go through it too, with a share of their own for
-// each account (and none of the process's ingest slots), their bodies
-// counted in the same bytes, the process's and the account's. The counts
-// sit under one mutex, held for a few map operations twice per small
+// reads and requests with a body go through it too, with a share of their
+// own for each account (and none of the process's ingest slots), their
+// bodies counted in the same bytes, the process's and the account's. The
+// counts sit under one mutex, held for a few map operations twice per small
 // request (admit with its first grant, release) and once per further grant
 // of a large body.
 type admission struct {
@@ -65,7 +66,7 @@ type admission struct {
 // accountShare is what one account holds now.
 type accountShare struct {
 	requests   int // ingest requests
-	management int // management requests with a body
+	management int // management reads, and management requests with a body
 	bytes      int64
 }
 
@@ -106,8 +107,9 @@ func (a *admission) admit(account string, grant int64) (*ticket, refusal) {
 	return &ticket{admission: a, account: account, share: share, bytes: grant}, admitted
 }
 
-// admitManagement lets a management request of the account with a body
-// in, with a first grant of bytes for it, or says why not. It takes a
+// admitManagement lets a management request of the account in (a read,
+// with no grant, or a change, with a first grant of bytes for its body),
+// or says why not. It takes a
 // slot of the account's management share, not one of the process's ingest
 // slots, so that ingest and management do not crowd each other out; the
 // bytes count as an ingest body's do.

@@ -84,8 +84,8 @@ func waitForNoBytesInFlight(t *testing.T, fd *frontDoorEnv) {
 
 // TestFrontDoorManagementShare: account B, holding its share of slow
 // management bodies (8 by default), gets 429 ERR_SLUICE_130 with
-// Retry-After for the next one and for a filtered list (a plain list is
-// served), while account A's management calls still
+// Retry-After for the next one and for every read (GET or HEAD, a list
+// filtered or not), while account A's management calls still
 // succeed promptly; once B's bodies are gone, their bytes and slots are
 // given back.
 func TestFrontDoorManagementShare(t *testing.T) {
@@ -111,13 +111,24 @@ func TestFrontDoorManagementShare(t *testing.T) {
 	if got := counterValue(t, fd.reg, "sluice_ingest_refused_requests_total", "reason", "account_management"); got != 1 {
 		t.Fatalf("refusals counted for account_management: %v, want 1", got)
 	}
-	// A filtered list takes a slot of the share, a plain one none.
-	resp, out = fd.call(t, fd.tokenB, http.MethodGet, "/event_destinations?filter=true", "")
-	if resp.StatusCode != http.StatusTooManyRequests || decodeError(t, out).ErrorCode != "ERR_SLUICE_130" {
-		t.Fatalf("B's filtered list beyond its share: %d %s, want 429 ERR_SLUICE_130", resp.StatusCode, out)
+	// Every read takes a slot of the share: a list, filtered or not, a
+	// single resource, and HEAD, which the GET handlers serve.
+	for _, read := range []struct{ method, path string }{
+		{http.MethodGet, "/event_destinations?filter=true"},
+		{http.MethodGet, "/event_destinations"},
+		{http.MethodGet, "/api_keys"},
+		{http.MethodGet, "/event_destinations/ed_2Yq7aVWoPZ8Yb8JgR5bW1D7Xv4T"},
+		{http.MethodHead, "/event_destinations?filter=true"},
+		{http.MethodHead, "/event_destinations"},
+	} {
+		resp, out = fd.call(t, fd.tokenB, read.method, read.path, "")
+		if resp.StatusCode != http.StatusTooManyRequests || resp.Header.Get("Retry-After") != "1" {
+			t.Fatalf("B's %s %s beyond its share: %d Retry-After %q %s, want 429 with Retry-After: 1", read.method, read.path, resp.StatusCode, resp.Header.Get("Retry-After"), out)
+		}
+		if read.method == http.MethodGet && decodeError(t, out).ErrorCode != "ERR_SLUICE_130" {
+			t.Fatalf("B's %s %s beyond its share: %s, want ERR_SLUICE_130", read.method, read.path, out)
+		}
 	}
-	resp, out = fd.call(t, fd.tokenB, http.MethodGet, "/event_destinations", "")
-	wantStatus(t, resp, out, http.StatusOK)
 
 	start := time.Now()
 	created := fd.create(t, credsBody)

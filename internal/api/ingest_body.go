@@ -199,7 +199,7 @@ func (s *Server) refusalError(why refusal) *Error {
 	case refusedAccountRequests:
 		return newError(CodeAccountBusy, "your account has %d ingest requests in flight, its share; wait for one to finish and retry after Retry-After seconds, or send fewer requests at once", s.cfg.MaxAccountInFlight)
 	case refusedAccountManagement:
-		return newError(CodeAccountBusy, "your account has %d management requests with a body or a filter in flight, its share; wait for one to finish and retry after Retry-After seconds, or send fewer requests at once", s.cfg.MaxAccountManagementInFlight)
+		return newError(CodeAccountBusy, "your account has %d management requests in flight (reads and changes), its share; wait for one to finish and retry after Retry-After seconds, or send fewer requests at once", s.cfg.MaxAccountManagementInFlight)
 	}
 	return newError(CodeAccountBytes, "the bodies of your account's requests in flight (ingest and management) hold its share of %s; retry after Retry-After seconds, or send fewer or smaller requests at once", sizeText(s.cfg.MaxAccountBytesInFlight))
 }

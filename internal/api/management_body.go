@@ -20,13 +20,15 @@ import (
 // are given back when the handler returns, so that a body decoded and
 // being stored still counts.
 //
-// A list with ?filter= takes a slot of the share too, with no bytes: its
-// CEL runs over the account's resources (up to filters.MaxObjectListCost
-// a list), so that one account's filtered lists at once cannot keep every
-// core busy.
+// Every read (a GET, or a HEAD, which the same handler serves) takes a
+// slot of the share too, with no bytes: a list reads up to a page of the
+// account's resources from the store, and with ?filter= runs its CEL over
+// them (up to filters.MaxObjectListCost a list), so that one account's
+// reads at once can neither keep every core busy nor crowd the store's
+// connection, which every account's key lookups share.
 func (s *Server) admitBody(next http.Handler) http.Handler {
 	return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
-		if r.Method == http.MethodGet && r.URL.Query().Has("filter") {
+		if isRead(r.Method) {
 			t, refused := s.admission.admitManagement(apiKey(r.Context()).AccountID, 0)
 			if refused != admitted {
 				s.refuse(w, r, refused)
@@ -83,6 +85,12 @@ func (b *managementBody) Read(p []byte) (int, error) {
 		return n, newError(CodeBodyTooSlow, "the body arrived slower than sluice's minimum of %d bytes every %s (it had sent %d bytes); send it faster", b.windowBytes, b.window, b.read)
 	}
 	return n, err
+}
+
+// isRead reports whether a request of the method is a management read:
+// a GET, or a HEAD, which net/http routes to the GET handler.
+func isRead(method string) bool {
+	return method == http.MethodGet || method == http.MethodHead
 }
 
 // takesBody reports whether a request of the method may have a body that

@@ -89,9 +89,10 @@ type Config struct {
 	// DefaultBodyRateWindow.
 	MinBodyRate    int64 // bytes per second
 	BodyRateWindow time.Duration
-	// MaxAccountManagementInFlight bounds the management requests with a
-	// body (POST, PATCH) of one account in flight; requests beyond it are
-	// refused at once with 429 ERR_SLUICE_130. Their bodies (up to 1 MiB
+	// MaxAccountManagementInFlight bounds the management requests of one
+	// account in flight: reads (GET and HEAD, lists filtered or not) and
+	// changes with a body (POST, PATCH, PUT) alike; requests beyond it are
+	// refused at once with 429 ERR_SLUICE_130. Bodies (up to 1 MiB
 	// each) count in MaxBytesInFlight and MaxAccountBytesInFlight and must
 	// arrive at MinBodyRate, as ingest bodies do. Default
 	// DefaultMaxAccountManagementInFlight.

@@ -157,6 +157,7 @@ type attackOutcome struct {
 	summary  string
 	answers  []AttackAnswer
 	findings map[string]any
+	reads    *ReadFloodFigures // the read flood's
 	err      error
 }
 
@@ -181,7 +182,7 @@ func (r *attackRun) phase(ctx context.Context, name string, play func(context.Co
 	peak := <-sampled
 	after, procErr := readProc(r.target.PID)
 	p := AttackPhase{
-		Name: name, Outcome: out.summary, Answers: out.answers, Findings: out.findings,
+		Name: name, Outcome: out.summary, Answers: out.answers, Findings: out.findings, Reads: out.reads,
 		Seconds: time.Since(start).Seconds(), A: figures.snapshot(),
 		PeakExact: exact && procErr == nil,
 	}

@@ -82,6 +82,8 @@ func (r AttackReport) Violations() map[string][]string {
 			refused(p, add, AnswerMatchesFilter, AnswerHugeServerName, AnswerLongServerName)
 		case AttackFanOut:
 			checkFanOut(p, add)
+		case AttackReadFlood:
+			checkReadFlood(p, add)
 		}
 	}
 	return out
@@ -183,6 +185,35 @@ func checkFloods(p AttackPhase, replays int, add func(string, string, ...any)) {
 	}
 	if running >= replays {
 		add(p.Name, "all %d concurrent replays of one account were started: there is no limit on running replays (B's stream got %v records)", replays, p.Findings[FindingReplayDeliveries])
+	}
+}
+
+// checkReadFlood checks that A's management reads stayed within their
+// baseline plus MaxReadOverBaselineMillis (95th percentile) and were all
+// served while B flooded reads, and that every refusal of B's reads was
+// a 4xx, a 429 with Retry-After for its share (issue 23).
+func checkReadFlood(p AttackPhase, add func(string, string, ...any)) {
+	if p.Reads == nil || len(p.Reads.Flood) != len(p.Reads.Baseline) || len(p.Reads.Flood) == 0 {
+		add(p.Name, "A's reads were not measured")
+		return
+	}
+	for i, flood := range p.Reads.Flood {
+		base := p.Reads.Baseline[i]
+		if flood.OK < flood.Requests || flood.Requests == 0 {
+			add(p.Name, "A's GET %s must all get 200 under the flood: %d of %d did", flood.Path, flood.OK, flood.Requests)
+		}
+		if flood.P95Millis > base.P95Millis+MaxReadOverBaselineMillis {
+			add(p.Name, "A's GET %s took %.1f ms (p95) under the flood, over its baseline %.1f ms plus %d ms", flood.Path, flood.P95Millis, base.P95Millis, MaxReadOverBaselineMillis)
+		}
+	}
+	for _, a := range p.Answers {
+		switch {
+		case a.What != AnswerReadFlood || a.Accepted():
+		case a.Status == 429 && !a.RetryAfter:
+			add(p.Name, "%s: %dx 429 without Retry-After", a.What, a.Count)
+		case a.Status < 400 || a.Status >= 500:
+			add(p.Name, "%s: %dx %s, where a refusal must be a 4xx", a.What, a.Count, statusText(a.Status, a.Code))
+		}
 	}
 }
 

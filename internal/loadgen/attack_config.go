@@ -21,11 +21,12 @@ const (
 	AttackFloods     = "floods"
 	AttackFilterBomb = "filter-bombs"
 	AttackFanOut     = "fan-out"
+	AttackReadFlood  = "read-flood"
 )
 
 // AllAttacks returns every attack, in the order RunAttacks plays them.
 func AllAttacks() []string {
-	return []string{AttackLeaks, AttackBadJSON, AttackForged, AttackDedup, AttackSlowloris, AttackBigBodies, AttackFloods, AttackFilterBomb, AttackFanOut}
+	return []string{AttackLeaks, AttackBadJSON, AttackForged, AttackDedup, AttackSlowloris, AttackBigBodies, AttackFloods, AttackFilterBomb, AttackFanOut, AttackReadFlood}
 }
 
 // Defaults of AttackConfig.
@@ -43,7 +44,11 @@ const (
 	DefaultAttackReplays      = 30
 	DefaultAttackBombFor      = 30 * time.Second
 	DefaultAttackFanOutEvents = 50_000
-	DefaultAttackDrainTimeout = 60 * time.Second
+	// DefaultAttackReadFloodConcurrency is issue 23's flood: 48 list
+	// requests at once.
+	DefaultAttackReadFloodConcurrency = 48
+	DefaultAttackReadFloodFor         = 10 * time.Second
+	DefaultAttackDrainTimeout         = 60 * time.Second
 	// DefaultAttackRequestTimeout bounds each of A's requests and each
 	// request of an attack that is not meant to be slow.
 	DefaultAttackRequestTimeout = 30 * time.Second
@@ -113,6 +118,12 @@ type AttackConfig struct {
 	// FanOutEvents is how many events B publishes through its fan-out
 	// routes; default DefaultAttackFanOutEvents.
 	FanOutEvents int `json:"fan_out_events"`
+	// ReadFloodConcurrency is how many list requests B keeps in flight,
+	// for ReadFloodFor, after A's reads were measured for as long with no
+	// attack; default DefaultAttackReadFloodConcurrency and
+	// DefaultAttackReadFloodFor.
+	ReadFloodConcurrency int           `json:"read_flood_concurrency"`
+	ReadFloodFor         time.Duration `json:"read_flood_for"`
 	// DrainTimeout bounds the wait at the end for every event A got 202
 	// for to be delivered; default DefaultAttackDrainTimeout.
 	DrainTimeout time.Duration `json:"drain_timeout"`
@@ -138,6 +149,8 @@ func (c *AttackConfig) setDefaults() {
 	setDefault(&c.Replays, DefaultAttackReplays)
 	setDefault(&c.BombFor, DefaultAttackBombFor)
 	setDefault(&c.FanOutEvents, DefaultAttackFanOutEvents)
+	setDefault(&c.ReadFloodConcurrency, DefaultAttackReadFloodConcurrency)
+	setDefault(&c.ReadFloodFor, DefaultAttackReadFloodFor)
 	setDefault(&c.DrainTimeout, DefaultAttackDrainTimeout)
 	setDefault(&c.RequestTimeout, DefaultAttackRequestTimeout)
 }
@@ -164,7 +177,7 @@ func (c AttackConfig) Validate() error {
 	for _, n := range []struct {
 		name  string
 		value int
-	}{{"rate", c.Rate}, {"batch", c.Batch}, {"slow uploads", c.SlowUploads}, {"big bodies", c.BigBodies}, {"big body bytes", c.BigBodyBytes}, {"flood count", c.FloodCount}, {"replays", c.Replays}, {"fan-out events", c.FanOutEvents}} {
+	}{{"rate", c.Rate}, {"batch", c.Batch}, {"slow uploads", c.SlowUploads}, {"big bodies", c.BigBodies}, {"big body bytes", c.BigBodyBytes}, {"flood count", c.FloodCount}, {"replays", c.Replays}, {"fan-out events", c.FanOutEvents}, {"read flood concurrency", c.ReadFloodConcurrency}} {
 		if n.value < 1 {
 			errs = append(errs, fmt.Errorf("%s %d: must be at least 1", n.name, n.value))
 		}
@@ -172,7 +185,7 @@ func (c AttackConfig) Validate() error {
 	for _, d := range []struct {
 		name  string
 		value time.Duration
-	}{{"baseline", c.Baseline}, {"settle", c.Settle}, {"slow for", c.SlowFor}, {"slow every", c.SlowEvery}, {"bomb for", c.BombFor}, {"drain timeout", c.DrainTimeout}, {"request timeout", c.RequestTimeout}} {
+	}{{"baseline", c.Baseline}, {"settle", c.Settle}, {"slow for", c.SlowFor}, {"slow every", c.SlowEvery}, {"bomb for", c.BombFor}, {"read flood for", c.ReadFloodFor}, {"drain timeout", c.DrainTimeout}, {"request timeout", c.RequestTimeout}} {
 		if d.value < 0 {
 			errs = append(errs, fmt.Errorf("%s %s: must not be negative", d.name, d.value))
 		}

@@ -80,6 +80,8 @@ func (r *attackRun) play(name string) func(context.Context) attackOutcome {
 		return r.playFilterBombs
 	case AttackFanOut:
 		return r.playFanOut
+	case AttackReadFlood:
+		return r.playReadFlood
 	}
 	return func(context.Context) attackOutcome { return attackOutcome{err: fmt.Errorf("no attack %q", name)} }
 }

@@ -65,6 +65,8 @@ type AttackPhase struct {
 	Answers []AttackAnswer `json:"answers,omitempty"`
 	// Findings are the attack's other observations, by name.
 	Findings map[string]any `json:"findings,omitempty"`
+	// Reads are A's management reads without and with the read flood.
+	Reads *ReadFloodFigures `json:"reads,omitempty"`
 	// Error is why the attack could not be played to its end.
 	Error string `json:"error,omitempty"`
 	// Seconds is how long the phase lasted, settling included.
