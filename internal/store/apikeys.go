@@ -207,27 +207,12 @@ func (s *Store) deleteIndex(ctx context.Context, tokenHash string) {
 
 // Authenticate returns the API key whose token this is, without its token.
 // It returns ErrUnauthenticated if the token matches no key, including a key
-// whose record has been deleted. A key it verified is trusted for
-// Config.KeyCacheTTL without reading the store again (see keyCache).
+// whose record has been deleted.
 func (s *Store) Authenticate(ctx context.Context, token string) (APIKey, error) {
 	if token == "" || len(token) > MaxTokenLength {
 		return APIKey{}, ErrUnauthenticated
 	}
 	tokenHash := hashToken(token)
-	if key, ok := s.keys.get(tokenHash); ok {
-		return key, nil
-	}
-	l := s.keys.begin()
-	key, err := s.lookUpKey(ctx, tokenHash)
-	if err != nil {
-		return APIKey{}, err
-	}
-	s.keys.put(tokenHash, key, l)
-	return key, nil
-}
-
-// lookUpKey reads the API key of the token hash from the store.
-func (s *Store) lookUpKey(ctx context.Context, tokenHash string) (APIKey, error) {
 	var index apiKeyIndex
 	if err := s.getJSON(ctx, apiKeyHashKey(tokenHash), &index); err != nil {
 		if errors.Is(err, ErrNotFound) {

@@ -27,8 +27,7 @@ type pendingDeletion struct {
 
 // DeleteAPIKey deletes the API key of the account with the id and returns
 // it as it was, without its token. The token stops working at once in
-// this process, and within Config.KeyCacheTTL (DefaultKeyCacheTTL) in
-// the others, whose Authenticate may trust it that long.
+// every process: Authenticate reads the key on every call.
 //
 // It returns ErrLastAPIKey (matching ErrConflict) for the account's only
 // key, counting as gone the keys that concurrent calls are deleting: so
@@ -46,7 +45,6 @@ func (s *Store) DeleteAPIKey(ctx context.Context, accountID, id string, opts ...
 		claimed = true
 		return s.claimKeyDeletion(ctx, accountID, id, claim)
 	})
-	s.keys.forget(id) // also when the delete failed: it may have been done
 	if err != nil {
 		return APIKey{}, err
 	}

@@ -94,7 +94,6 @@ func (s *Store) UpdateAPIKey(ctx context.Context, accountID, id string, fn func(
 		r.Description, r.Metadata = key.Description, key.Metadata
 		return nil
 	}, opts)
-	s.keys.forget(id) // Authenticate returns the key as it is now
 	if err != nil {
 		return APIKey{}, err
 	}

@@ -49,15 +49,9 @@ type Config struct {
 	// defaults.
 	Limits Limits
 	// Clock is the time the store compares times with (rather than stamps
-	// them): application sessions expire by it, and verified API keys
-	// (KeyCacheTTL); default time.Now. Tests move it on.
+	// them): application sessions expire by it; default time.Now. Tests
+	// move it on.
 	Clock func() time.Time
-	// KeyCacheTTL is how long Authenticate trusts a key it verified
-	// before it reads the key again: a key deleted through another
-	// process still works here for up to that long (through this
-	// process, it stops at once). Default DefaultKeyCacheTTL; negative:
-	// every call reads the store.
-	KeyCacheTTL time.Duration
 	// ServiceDomains are the service's own domains, lower case, which no
 	// account reserves: reservations under two of their names never
 	// overlap through them (see domainNodes).
@@ -74,9 +68,6 @@ func (c *Config) setDefaults() {
 	}
 	if c.Clock == nil {
 		c.Clock = time.Now
-	}
-	if c.KeyCacheTTL == 0 {
-		c.KeyCacheTTL = DefaultKeyCacheTTL
 	}
 	c.Limits.setDefaults()
 }
@@ -114,8 +105,6 @@ type Store struct {
 	// cname.<d> and acme.<d> of each service domain d, and
 	// Config.ServiceNames.
 	serviceNames []string
-	// keys are the API keys Authenticate verified lately.
-	keys *keyCache
 }
 
 // Option is an optional extra of Open.
@@ -150,8 +139,7 @@ func Open(ctx context.Context, js jetstream.JetStream, cfg Config, opts ...Optio
 	if err != nil {
 		return nil, err
 	}
-	s := &Store{kv: kv, stream: stream, nc: js.Conn(), limits: cfg.Limits, filters: sync.OnceValues(defaultFilters), clock: cfg.Clock, serviceDomains: cfg.ServiceDomains, serviceNames: serviceNames(cfg.ServiceDomains, cfg.ServiceNames),
-		keys: newKeyCache(cfg.KeyCacheTTL, cfg.Clock)}
+	s := &Store{kv: kv, stream: stream, nc: js.Conn(), limits: cfg.Limits, filters: sync.OnceValues(defaultFilters), clock: cfg.Clock, serviceDomains: cfg.ServiceDomains, serviceNames: serviceNames(cfg.ServiceDomains, cfg.ServiceNames)}
 	for _, opt := range opts {
 		opt(s)
 	}
