@@ -91,7 +91,7 @@ func TestServeUnderAttack(t *testing.T) {
 		})
 	}
 	check("baseline")
-	for _, name := range loadgen.AllAttacks() {
+	for _, name := range attackTestConfig().Attacks {
 		if _, played := report.Phase(name); !played {
 			t.Errorf("attack %s was not played", name)
 			continue

@@ -87,6 +87,13 @@ func fixedReport() AttackReport {
 	for _, name := range AllAttacks() {
 		p := healthyPhase(name)
 		p.Answers, p.Findings = answers[name], findings[name]
+		if name == AttackReadFlood {
+			read := func(p95 float64) []ReadFigures {
+				return []ReadFigures{{Path: "/api_keys", Requests: 200, OK: 200, Latencies: Latencies{P50Millis: p95 / 3, P95Millis: p95, MaxMillis: 2 * p95}}}
+			}
+			p.Reads = &ReadFloodFigures{Baseline: read(1.5), Flood: read(26.7)}
+			p.Answers = []AttackAnswer{{What: AnswerReadFlood, Status: 200, Count: 11606}, {What: AnswerReadFlood, Status: 429, Count: 57752, RetryAfter: true}}
+		}
 		r.Attacks = append(r.Attacks, p)
 	}
 	return r
