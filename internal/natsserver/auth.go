@@ -194,7 +194,10 @@ func loadSeed(path string) (nkeys.KeyPair, error) {
 }
 
 // writeSeed makes a new user key pair and writes its seed to path, which
-// must not exist.
+// must not exist. The seed goes to a temporary file of mode 600 first,
+// synced, and is then linked to path, so that a crash while writing
+// leaves no seed file at all (the next start writes one) rather than a
+// truncated one that every later start refuses.
 func writeSeed(path string) (nkeys.KeyPair, error) {
 	kp, err := nkeys.CreateUser()
 	if err != nil {
@@ -204,16 +207,22 @@ func writeSeed(path string) (nkeys.KeyPair, error) {
 	if err != nil {
 		return nil, err
 	}
-	f, err := os.OpenFile(path, os.O_WRONLY|os.O_CREATE|os.O_EXCL, 0o600)
+	f, err := os.CreateTemp(filepath.Dir(path), "."+filepath.Base(path)+".*.tmp") // mode 600
 	if err != nil {
 		return nil, err
 	}
+	defer func() { _ = os.Remove(f.Name()) }()
 	_, err = f.Write(append(bytes.Clone(seed), '\n'))
+	if err == nil {
+		err = f.Sync()
+	}
 	if closeErr := f.Close(); err == nil {
 		err = closeErr
 	}
+	if err == nil {
+		err = os.Link(f.Name(), path) // fails if path exists
+	}
 	if err != nil {
-		_ = os.Remove(path)
 		return nil, fmt.Errorf("writing seed file %s: %w", path, err)
 	}
 	return kp, nil

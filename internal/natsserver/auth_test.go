@@ -103,6 +103,9 @@ func TestSeedFiles(t *testing.T) {
 	if info, err := os.Stat(filepath.Join(dir, "nats")); err != nil || info.Mode().Perm() != 0o700 {
 		t.Fatalf("the seeds' directory: %v, mode %v, want 0700", err, info.Mode().Perm())
 	}
+	if entries, err := os.ReadDir(filepath.Join(dir, "nats")); err != nil || len(entries) != len(natsserver.Identities()) {
+		t.Fatalf("the seeds' directory holds %d files (%v), want one seed per identity and no temporary file left", len(entries), err)
+	}
 	first.Shutdown()
 
 	second := startServer(t, natsserver.Config{DataDir: dir})
