@@ -166,7 +166,12 @@ func (r reader) page(ctx context.Context, seq uint64, fn func(Entry) error) (uin
 		switch status := msg.Header.Get(headerStatus); status {
 		case "":
 		case statusEndOfBatch:
-			pending, _ := strconv.ParseUint(msg.Header.Get(headerNumPending), 10, 64)
+			// A count missing or malformed is an error: read as 0, it
+			// would end the read early and cut the list short.
+			pending, err := strconv.ParseUint(msg.Header.Get(headerNumPending), 10, 64)
+			if err != nil {
+				return 0, false, fmt.Errorf("%w %s: the end of a page has no count of the messages left (%s: %q)", ErrRead, r.bucket, headerNumPending, msg.Header.Get(headerNumPending))
+			}
 			return next, pending > 0, nil
 		case statusNoMessages:
 			return 0, false, nil

@@ -210,3 +210,31 @@ func TestCurrentWrittenDuringRead(t *testing.T) {
 		t.Errorf("k.001 last came as %v, want its deletion", e.Operation())
 	}
 }
+
+// TestEachRefusesAnEndWithoutCount answers a page as a server would but
+// for the end of the batch, which has no count of the messages left: the
+// read fails rather than ending as if nothing were left.
+func TestEachRefusesAnEndWithoutCount(t *testing.T) {
+	nc, _ := natstest.Connect(t, natstest.Start(t))
+	const fake = "FAKE"
+	sub, err := nc.Subscribe("$JS.API.DIRECT.GET.KV_"+fake, func(req *nats.Msg) {
+		entry := nats.NewMsg(req.Reply)
+		entry.Header.Set(jetstream.SubjectHeader, "$KV."+fake+".a.b")
+		entry.Header.Set(jetstream.SequenceHeader, "1")
+		entry.Data = []byte("v")
+		end := nats.NewMsg(req.Reply)
+		end.Header.Set("Status", "204")
+		for _, m := range []*nats.Msg{entry, end} {
+			if err := nc.PublishMsg(m); err != nil {
+				t.Error(err)
+			}
+		}
+	})
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { _ = sub.Unsubscribe() })
+	if _, err := kvread.Current(t.Context(), nc, fake, "a.*"); !errors.Is(err, kvread.ErrRead) || !strings.Contains(err.Error(), "Nats-Num-Pending") {
+		t.Fatalf("Current with an end of batch without Nats-Num-Pending = %v, want an ErrRead naming the header", err)
+	}
+}
