@@ -142,11 +142,18 @@ func (r *attackRun) measureReads(ctx context.Context, d time.Duration, attack fu
 			return nil
 		}
 	}
+	timer, cancel := context.WithTimeout(ctx, d)
+	defer cancel()
+	return r.readUntil(ctx, timer.Done())
+}
+
+// readUntil has A read each of victimReads every victimReadEvery until end
+// (or ctx) ends, and returns A's figures of each read.
+func (r *attackRun) readUntil(ctx context.Context, end <-chan struct{}) []ReadFigures {
 	took := make([][]time.Duration, len(victimReads))
 	figures := make([]ReadFigures, len(victimReads))
 	tick := time.NewTicker(victimReadEvery)
 	defer tick.Stop()
-	end := time.After(d)
 	for {
 		for i, path := range victimReads {
 			a := r.a.do(ctx, http.MethodGet, path, nil, nil)

@@ -87,10 +87,13 @@ func fixedReport() AttackReport {
 	for _, name := range AllAttacks() {
 		p := healthyPhase(name)
 		p.Answers, p.Findings = answers[name], findings[name]
+		read := func(p95 float64) []ReadFigures {
+			return []ReadFigures{{Path: "/api_keys", Requests: 200, OK: 200, Latencies: Latencies{P50Millis: p95 / 3, P95Millis: p95, MaxMillis: 2 * p95}}}
+		}
+		if name == AttackFanOut {
+			p.Reads = &ReadFloodFigures{Baseline: read(1.5), Flood: read(12.0)}
+		}
 		if name == AttackReadFlood {
-			read := func(p95 float64) []ReadFigures {
-				return []ReadFigures{{Path: "/api_keys", Requests: 200, OK: 200, Latencies: Latencies{P50Millis: p95 / 3, P95Millis: p95, MaxMillis: 2 * p95}}}
-			}
 			p.Reads = &ReadFloodFigures{Baseline: read(1.5), Flood: read(26.7)}
 			p.Answers = []AttackAnswer{{What: AnswerReadFlood, Status: 200, Count: 11606}, {What: AnswerReadFlood, Status: 429, Count: 57752, RetryAfter: true}}
 		}
@@ -131,6 +134,10 @@ func TestAttackReportViolations(t *testing.T) {
 		{"503 for B", AttackSlowloris, func(_ *AttackReport, p *AttackPhase) { p.Answers[0].Status = 503 }, "48x 503"},
 		{"big body stored", AttackBigBodies, func(_ *AttackReport, p *AttackPhase) { p.Answers[0].Status = 202 }, "bodies of invalid events were accepted"},
 		{"no replay limit", AttackFloods, func(_ *AttackReport, p *AttackPhase) { p.Answers[1].Status = 202 }, "all 30 concurrent replays"},
+		{"A's reads slow in the fan-out", AttackFanOut, func(_ *AttackReport, p *AttackPhase) { p.Reads.Flood[0].P95Millis = 80 }, "took 80.0 ms (p95) during the attack, over its baseline 1.5 ms plus 50 ms"},
+		{"fan-out not stopped", AttackFanOut, func(_ *AttackReport, p *AttackPhase) {
+			p.Findings = map[string]any{FindingFanOutStopSeconds: 4.5}
+		}, "went on 4.5 s after its subscriptions were deleted"},
 		{"matches filter", AttackFilterBomb, func(_ *AttackReport, p *AttackPhase) { p.Answers[0].Status = 201 }, "matches filter must be refused with a 4xx: got 201"},
 	}
 	for _, tt := range tests {
