@@ -4,6 +4,7 @@ import (
 	"context"
 	"fmt"
 	"log/slog"
+	"runtime"
 	"sync"
 	"sync/atomic"
 	"time"
@@ -33,9 +34,13 @@ type DeliveryConfig struct {
 	// Linger is how long a batch that is not full waits for more events
 	// before it is sent; default DefaultLinger.
 	Linger time.Duration
-	// Prefetch is how many events a route's worker keeps pulled ahead;
+	// Prefetch is the most events a route's worker keeps pulled ahead;
 	// default DefaultPrefetch.
 	Prefetch int
+	// AccountPrefetch is the most events the routes of one account keep
+	// pulled ahead in the process, divided between them (each keeps at
+	// least 32 and at most Prefetch); default DefaultAccountPrefetch.
+	AccountPrefetch int
 	// RetryInitial and RetryMax bound the jittered exponential backoff
 	// between attempts to send the records of a batch that failed;
 	// defaults DefaultRetryInitial and DefaultRetryMax.
@@ -59,6 +64,11 @@ type DeliveryConfig struct {
 	// deliver: while several have, each may have at most its share of the
 	// slots in delivery. Default DefaultDeliverySlots.
 	DeliverySlots int
+	// WorkSlots is how many events the process filters and selects at
+	// once, all routes together, divided between the accounts with events
+	// to filter as DeliverySlots are; default the number of CPUs Go uses
+	// (GOMAXPROCS).
+	WorkSlots int
 	// FilterCacheSize is how many compiled filters the process keeps;
 	// default 4096.
 	FilterCacheSize int
@@ -109,6 +119,12 @@ func (c *DeliveryConfig) setDefaults() {
 	if c.DeliverySlots <= 0 {
 		c.DeliverySlots = DefaultDeliverySlots
 	}
+	if c.WorkSlots <= 0 {
+		c.WorkSlots = runtime.GOMAXPROCS(0)
+	}
+	if c.AccountPrefetch <= 0 {
+		c.AccountPrefetch = DefaultAccountPrefetch
+	}
 	if c.FilterCacheSize <= 0 {
 		c.FilterCacheSize = 4096
 	}
@@ -133,9 +149,13 @@ type Deliverer struct {
 	// filter each event once, not once per destination.
 	memo *filterMemo
 	// shares divide the batches in delivery between accounts.
-	shares *deliveryShares
-	cfg    DeliveryConfig
-	log    *slog.Logger
+	shares *fairShares
+	// work divides the filtering and selecting of events between
+	// accounts, and prefetch the events pulled ahead.
+	work     *fairShares
+	prefetch *prefetchBudget
+	cfg      DeliveryConfig
+	log      *slog.Logger
 
 	mu      sync.Mutex                // guards workers; held while Apply waits for workers to stop
 	workers map[string]*runningWorker // by route name
@@ -182,11 +202,13 @@ func NewDeliverer(js jetstream.JetStream, stream jetstream.Stream, env *filters.
 	cfg.setDefaults()
 	return &Deliverer{
 		js: js, stream: stream, newSink: newSink, env: env, cfg: cfg, log: log,
-		filters: filters.NewCache(env, cfg.FilterCacheSize),
-		memo:    newFilterMemo(filterMemoSlots),
-		shares:  newDeliveryShares(cfg.DeliverySlots),
-		workers: make(map[string]*runningWorker),
-		sinks:   make(map[string]cachedSink),
+		filters:  filters.NewCache(env, cfg.FilterCacheSize),
+		memo:     newFilterMemo(filterMemoSlots),
+		shares:   newFairShares(cfg.DeliverySlots),
+		work:     newFairShares(cfg.WorkSlots),
+		prefetch: newPrefetchBudget(cfg.AccountPrefetch, cfg.Prefetch),
+		workers:  make(map[string]*runningWorker),
+		sinks:    make(map[string]cachedSink),
 	}
 }
 
@@ -303,7 +325,11 @@ func (d *Deliverer) runWorker(ctx context.Context, name string, p *atomic.Pointe
 	if err != nil {
 		return fmt.Errorf("consumer %s: %w", name, err)
 	}
-	w := newWorker(p, consumer, d.js, d.cfg, d.shares, log)
+	w := newWorker(p, consumer, d.js, d.cfg, log)
+	w.shares, w.work = d.shares, d.work
+	routes, leave := d.prefetch.join(w.account)
+	defer leave()
+	w.routes, w.budget = routes, d.prefetch
 	w.gone = gone
 	return w.run(ctx)
 }

@@ -20,7 +20,7 @@ func (b *Batch[T]) Len() int { return len(b.items) }
 func (b *Batch[T]) Bytes() int { return b.bytes }
 
 // held returns the slots the account holds, for tests.
-func (s *deliveryShares) held(account string) int {
+func (s *fairShares) held(account string) int {
 	s.mu.Lock()
 	defer s.mu.Unlock()
 	return s.inFlight[account]

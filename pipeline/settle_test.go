@@ -74,7 +74,7 @@ func testWorker(t *testing.T, sink sinks.Sink, m *Metrics) *worker {
 	cfg.setDefaults()
 	p := new(atomic.Pointer[plan])
 	p.Store(&plan{routePlan: routePlan{sink: sink}, metrics: m.forRoute(Route{})})
-	return newWorker(p, nil, nil, cfg, nil, slog.New(slog.NewTextHandler(io.Discard, nil)))
+	return newWorker(p, nil, nil, cfg, slog.New(slog.NewTextHandler(io.Discard, nil)))
 }
 
 func testBatch(msgs ...*settledMsg) []pending {

@@ -71,10 +71,20 @@ type worker struct {
 	// dispatched meanwhile, so that a failing destination receives the
 	// calls of one backoff, not Concurrency of them.
 	probe chan struct{}
+	// account is the account of the route.
+	account string
 	// shares, when not nil, are the process's slots of batches in
 	// delivery, divided between accounts: a batch takes one of its
-	// account's share before it goes (see deliveryShares).
-	shares *deliveryShares
+	// account's share before it goes; work, when not nil, the slots of
+	// events being filtered and selected, one taken for each event (see
+	// fairShares).
+	shares, work *fairShares
+	// routes, when not nil, counts the routes of the account in the
+	// process, which share its prefetch (prefetchBudget); prefetch is the
+	// events the worker's iterator keeps pulled ahead.
+	routes   *atomic.Int64
+	budget   *prefetchBudget
+	prefetch int
 	// gone, when not nil and set, says the route was removed and its
 	// consumer is being deleted with the events it holds: the worker
 	// stopping hands none back (release, releasePulled), as no one could
@@ -82,9 +92,10 @@ type worker struct {
 	gone *atomic.Bool
 }
 
-func newWorker(p *atomic.Pointer[plan], consumer jetstream.Consumer, js jetstream.JetStream, cfg DeliveryConfig, shares *deliveryShares, log *slog.Logger) *worker {
+func newWorker(p *atomic.Pointer[plan], consumer jetstream.Consumer, js jetstream.JetStream, cfg DeliveryConfig, log *slog.Logger) *worker {
 	return &worker{
-		plan: p, consumer: consumer, js: js, cfg: cfg, log: log, shares: shares,
+		plan: p, consumer: consumer, js: js, cfg: cfg, log: log,
+		account:  p.Load().route.Subscription.AccountID,
 		inFlight: make(chan struct{}, cfg.Concurrency),
 		paused:   make(chan struct{}, 1),
 		probe:    make(chan struct{}, 1),
@@ -153,7 +164,8 @@ var errRepull = errors.New("nothing pulled for a while; pulling anew")
 // so both copies would be delivered. Such a delivery pauses pulling, and
 // pull hands them back at once, with the open batch.
 func (w *worker) pull(ctx context.Context, batch *Batch[pending]) error {
-	it, err := w.consumer.Messages(jetstream.PullMaxMessages(w.cfg.Prefetch))
+	w.prefetch = w.targetPrefetch()
+	it, err := w.consumer.Messages(jetstream.PullMaxMessages(w.prefetch))
 	if err != nil {
 		return fmt.Errorf("pulling: %w", err)
 	}
@@ -174,6 +186,13 @@ func (w *worker) pull(ctx context.Context, batch *Batch[pending]) error {
 			handBack()
 			return errPaused
 		default:
+		}
+		if w.prefetchChanged() {
+			// The account's routes here changed: pull anew with the
+			// route's new part of its prefetch, keeping the open batch.
+			it.Drain()
+			w.releasePulled(it)
+			return errRepull
 		}
 		w.checkReplay(ctx)
 		wait := idleWait
@@ -231,9 +250,28 @@ func (w *worker) pull(ctx context.Context, batch *Batch[pending]) error {
 	}
 }
 
+// targetPrefetch is the events the worker should keep pulled ahead now:
+// its part of its account's prefetch (prefetchBudget).
+func (w *worker) targetPrefetch() int {
+	if w.routes == nil {
+		return w.cfg.Prefetch
+	}
+	return w.budget.prefetch(w.routes.Load())
+}
+
+// prefetchChanged reports whether the worker's part of its account's
+// prefetch is now half or twice what it pulls with, or further.
+func (w *worker) prefetchChanged() bool {
+	if w.routes == nil {
+		return false
+	}
+	t := w.targetPrefetch()
+	return t <= w.prefetch/2 || t >= 2*w.prefetch
+}
+
 // dispatch starts the delivery of a batch once no delivery is probing a
 // failing destination, fewer than Concurrency are under way and the
-// route's account has a slot within its share (deliveryShares). It returns
+// route's account has a slot within its share (fairShares). It returns
 // false, having handed the batch back, when pulling was paused, or ctx
 // ended, while it waited.
 func (w *worker) dispatch(ctx context.Context, batch []pending) bool {
@@ -259,7 +297,7 @@ func (w *worker) dispatch(ctx context.Context, batch []pending) bool {
 		w.release(batch)
 		return false
 	}
-	account := w.plan.Load().route.Subscription.AccountID
+	account := w.account
 	if w.shares != nil && !w.shares.acquire(ctx, account, w.paused) {
 		<-w.inFlight
 		w.release(batch)
@@ -299,7 +337,7 @@ func (w *worker) prepare(ctx context.Context, msg jetstream.Msg) (pending, bool)
 		p.metrics.foreignMessage()
 		return pending{}, false
 	}
-	e, refused := p.record(ctx, msg.Data())
+	e, refused := w.record(ctx, p, msg.Data())
 	switch {
 	case refused.class == "":
 		return pending{msg: msg, entry: e}, true
@@ -321,6 +359,21 @@ func (w *worker) prepare(ctx context.Context, msg jetstream.Msg) (pending, bool)
 		w.deadLetter(ctx, msg, e.record.ID, refused.class, "", refused.text())
 	}
 	return pending{}, false
+}
+
+// record runs the plan on an event within a work slot of the route's
+// account, taken for the event alone: filtering is the CPU of delivery,
+// and an account's many routes wait for their share of it rather than
+// take it from another account's. A refusal of class dlqFilter with ctx
+// ended is a stop, not a failure.
+func (w *worker) record(ctx context.Context, p *plan, data []byte) (entry, refusal) {
+	if w.work != nil {
+		if !w.work.acquire(ctx, w.account, nil) {
+			return entry{}, refusal{class: dlqFilter, message: "stopping"}
+		}
+		defer w.work.release(w.account)
+	}
+	return p.record(ctx, data)
 }
 
 // published reports whether msg was stored by a publisher of events,
