@@ -39,7 +39,7 @@ func newBenchAttackCommand() *cobra.Command {
 	)
 	cmd := &cobra.Command{
 		Use:   "attack",
-		Short: "Play issue 11's attacks from one account against a running sluice and measure what another account and the process go through",
+		Short: "Play issues 11's and 23's attacks from one account against a running sluice and measure what another account and the process go through",
 		Long: `Play, from account B, each attack a hostile tenant can make with an
 ordinary API key, while account A publishes ~1 KB events at --rate events per
 second into a Kinesis destination of the AWS emulator of sluice serve --dev,
@@ -65,6 +65,13 @@ The attacks, in the order played (--attacks picks some):
                  one subscription and API keys, then --replays replays at once
   filter-bombs   the replace and matches filters of issue 11 and events with
                  a 1 MB and a 50 KB server_name, left for --bomb-for
+  fan-out        up to 50 destinations and 10 subscriptions naming them all,
+                 each with a filter of 16 matches, --fan-out-events events
+                 through them, the subscriptions deleted while delivered;
+                 A's management reads measured before and during
+  read-flood     --read-flood-concurrency list requests in flight (GET and
+                 HEAD, filtered or not) for --read-flood-for, A's reads
+                 measured before and during
 
 By default it spawns the sluice serve to attack: this binary (or
 --sluice-bin) with --dev, --memory-limit 460MiB, loopback ports, a temporary
@@ -137,6 +144,8 @@ guarantee of issue 11 broke (the report's last lines list which), unless
 	fl.IntVar(&cfg.FloodCount, "flood-count", loadgen.DefaultAttackFloodCount, "most destinations, subscriptions, sources and API keys B tries to make, each")
 	fl.IntVar(&cfg.Replays, "replays", loadgen.DefaultAttackReplays, "replays B starts at once")
 	fl.IntVar(&cfg.FanOutEvents, "fan-out-events", loadgen.DefaultAttackFanOutEvents, "events B publishes through the routes of the fan-out attack")
+	fl.IntVar(&cfg.ReadFloodConcurrency, "read-flood-concurrency", loadgen.DefaultAttackReadFloodConcurrency, "list requests B keeps in flight in the read flood")
+	fl.DurationVar(&cfg.ReadFloodFor, "read-flood-for", loadgen.DefaultAttackReadFloodFor, "how long the read flood goes on, and A's reads are measured before it")
 	fl.DurationVar(&cfg.BombFor, "bomb-for", loadgen.DefaultAttackBombFor, "how long the filter bombs are left in place")
 	fl.DurationVar(&cfg.DrainTimeout, "drain-timeout", loadgen.DefaultAttackDrainTimeout, "how long to wait at the end for A's events to be delivered")
 	fl.StringVar(&target.URL, "url", "", "the API of a running sluice to attack, on loopback (default: spawn one)")
