@@ -1,0 +1,135 @@
+package edge
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"log/slog"
+	"strings"
+	"time"
+
+	"github.com/sluicehq/sluice/internal/dnsname"
+	"github.com/sluicehq/sluice/internal/store"
+	"github.com/sluicehq/sluice/schemas"
+)
+
+// Store is what the edge reads and writes of the store.
+type Store interface {
+	AuthenticateCredential(ctx context.Context, token string) (store.Credential, error)
+	GetBotUser(ctx context.Context, accountID, id string) (store.BotUser, error)
+	ListReservedDomains(ctx context.Context, accountID string, page store.Page) ([]store.ReservedDomain, string, error)
+	CreateTunnelSession(ctx context.Context, accountID string, in store.TunnelSession) (store.TunnelSession, error)
+	DeleteTunnelSession(ctx context.Context, accountID, id string) error
+	CreateEndpoint(ctx context.Context, accountID string, in store.Endpoint) (store.Endpoint, error)
+	DeleteEndpoint(ctx context.Context, accountID, id string) error
+}
+
+// Publisher takes the events the edge makes. Publish must not block: the
+// edge serves traffic whatever becomes of its events (see Buffer).
+type Publisher interface {
+	Publish(ev schemas.Encoded)
+}
+
+// PortRange is the ports TCP endpoints get their address from, Low to
+// High inclusive.
+type PortRange struct{ Low, High int }
+
+// ParsePortRange parses "LOW-HIGH".
+func ParsePortRange(s string) (PortRange, error) {
+	var r PortRange
+	if _, err := fmt.Sscanf(s, "%d-%d", &r.Low, &r.High); err != nil || fmt.Sprintf("%d-%d", r.Low, r.High) != s {
+		return PortRange{}, fmt.Errorf("%q is not a port range: give LOW-HIGH, such as 20000-20099", s)
+	}
+	if r.Low < 1 || r.High > 65535 || r.Low > r.High {
+		return PortRange{}, fmt.Errorf("port range %s: ports must be 1 to 65535, LOW at most HIGH", s)
+	}
+	return r, nil
+}
+
+// Config configures an Edge.
+type Config struct {
+	// Store is read for credentials, bot users and reserved domains, and
+	// written with the tunnel sessions and endpoints.
+	Store Store
+	// Events takes the traffic and agent session events.
+	Events Publisher
+	// Domain is the service-owned domain under which an endpoint with no
+	// domain gets a random subdomain, such as "sluice.localhost".
+	Domain string
+	// Region is the region the edge reports to agents and in events;
+	// default "us".
+	Region string
+	// HTTPPort and HTTPSPort are the public ports of the HTTP and HTTPS
+	// listeners, for endpoints' URLs (80 and 443 are left out of them);
+	// 0 when there is no such listener.
+	HTTPPort, HTTPSPort int
+	// TCPHost is the host name of TCP endpoints' addresses, and TCPPorts
+	// their ports; TCP binds are refused without ports.
+	TCPHost  string
+	TCPPorts PortRange
+	// TCPListenHost is the address TCP endpoints listen on, "" for all.
+	TCPListenHost string
+	// EdgeID names this edge process in the records it writes.
+	EdgeID string
+	// Version is sluice's version, told to agents.
+	Version string
+	// IngressOwner, when not nil, returns the account whose agent
+	// ingress has host as a regional connection name
+	// (tunnel.<region>.<domain>), and false when none has: an agent
+	// connecting through such a name must use a credential of that
+	// account.
+	IngressOwner func(ctx context.Context, host string) (accountID string, ok bool, err error)
+	// Limits bound what one account may hold at this edge.
+	Limits Limits
+	// Log is where the edge logs; default slog.Default's handler.
+	Log *slog.Logger
+	// Now is the clock; default time.Now.
+	Now func() time.Time
+}
+
+// Limits bound what one account may hold at one edge process.
+type Limits struct {
+	// Connections is the most public connections (HTTP and TCP) of one
+	// account open at once; default 1000.
+	Connections int
+	// BindsPerSession is the most endpoints one agent session may bind;
+	// default 100.
+	BindsPerSession int
+}
+
+func (c *Config) setDefaults() {
+	if c.Region == "" {
+		c.Region = "us"
+	}
+	if c.Log == nil {
+		c.Log = slog.Default()
+	}
+	if c.Now == nil {
+		c.Now = time.Now
+	}
+	if c.Limits.Connections <= 0 {
+		c.Limits.Connections = 1000
+	}
+	if c.Limits.BindsPerSession <= 0 {
+		c.Limits.BindsPerSession = 100
+	}
+	c.Domain = strings.ToLower(strings.TrimSuffix(c.Domain, "."))
+}
+
+// Validate reports what is missing or wrong in the configuration.
+func (c *Config) Validate() error {
+	switch {
+	case c.Store == nil:
+		return errors.New("edge: no store")
+	case c.Events == nil:
+		return errors.New("edge: no publisher of events")
+	case c.Domain == "":
+		return errors.New("edge: no edge domain: give the domain under which endpoints get random subdomains (--edge-domain)")
+	case c.EdgeID == "":
+		return errors.New("edge: no edge id")
+	}
+	if _, err := dnsname.Check(c.Domain, 0); err != nil {
+		return fmt.Errorf("edge domain %q: %w", c.Domain, err)
+	}
+	return nil
+}

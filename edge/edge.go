@@ -1,0 +1,148 @@
+package edge
+
+import (
+	"context"
+	"errors"
+	"net"
+	"strings"
+	"sync"
+	"time"
+
+	"github.com/sluicehq/sluice/schemas"
+)
+
+// Edge serves agents and the public traffic of their endpoints. Make one
+// with New; run ServeAgents on the agents' listener, and serve
+// HTTPHandler and HTTPSHandler on the public ones.
+type Edge struct {
+	cfg     Config
+	catalog *schemas.Catalogue
+
+	// ctx ends when the edge stops: every session and TCP listener ends
+	// with it.
+	ctx    context.Context
+	cancel context.CancelFunc
+	wg     sync.WaitGroup // the sessions and listeners
+
+	mu       sync.Mutex
+	sessions map[string]*session  // by tunnel session id
+	hosts    map[string]*endpoint // "http:" or "https:" and the host
+	ports    map[int]*endpoint    // TCP endpoints by port
+	conns    map[string]int       // public connections open, by account
+	closing  bool
+
+	Metrics *Metrics
+}
+
+// New returns an edge; it starts nothing.
+func New(cfg Config) (*Edge, error) {
+	cfg.setDefaults()
+	if err := cfg.Validate(); err != nil {
+		return nil, err
+	}
+	ctx, cancel := context.WithCancel(context.Background())
+	return &Edge{
+		cfg: cfg, catalog: schemas.Default(), ctx: ctx, cancel: cancel,
+		sessions: make(map[string]*session),
+		hosts:    make(map[string]*endpoint),
+		ports:    make(map[int]*endpoint),
+		conns:    make(map[string]int),
+		Metrics:  newMetrics(),
+	}, nil
+}
+
+// ServeAgents accepts agents' connections on ln until ctx ends or ln
+// fails; ln must hand out TLS connections (tls.NewListener). It returns
+// once ln is closed; the sessions go on until Close.
+func (e *Edge) ServeAgents(ctx context.Context, ln net.Listener) error {
+	stop := context.AfterFunc(ctx, func() { _ = ln.Close() })
+	defer stop()
+	for {
+		conn, err := ln.Accept()
+		if err != nil {
+			if ctx.Err() != nil || errors.Is(err, net.ErrClosed) {
+				return nil
+			}
+			var ne net.Error
+			if errors.As(err, &ne) && ne.Timeout() {
+				continue
+			}
+			return err
+		}
+		if !e.track() {
+			_ = conn.Close()
+			return nil
+		}
+		go func() {
+			defer e.wg.Done()
+			e.serveAgent(conn)
+		}()
+	}
+}
+
+// track counts a goroutine the edge waits for in Close; false once the
+// edge is closing.
+func (e *Edge) track() bool {
+	e.mu.Lock()
+	defer e.mu.Unlock()
+	if e.closing {
+		return false
+	}
+	e.wg.Add(1)
+	return true
+}
+
+// Close ends every session (their agents reconnect, to this edge's
+// successor or another) and every TCP endpoint, and waits for them, at
+// most until ctx ends.
+func (e *Edge) Close(ctx context.Context) error {
+	e.mu.Lock()
+	e.closing = true
+	e.mu.Unlock()
+	e.cancel()
+	done := make(chan struct{})
+	go func() { e.wg.Wait(); close(done) }()
+	select {
+	case <-done:
+		return nil
+	case <-ctx.Done():
+		return ctx.Err()
+	}
+}
+
+// hostKey is the key of an HTTP endpoint in Edge.hosts.
+func hostKey(scheme, host string) string { return scheme + ":" + strings.ToLower(host) }
+
+// lookupHost returns the endpoint serving host on the scheme's listener.
+func (e *Edge) lookupHost(scheme, host string) *endpoint {
+	e.mu.Lock()
+	defer e.mu.Unlock()
+	return e.hosts[hostKey(scheme, host)]
+}
+
+// openConn counts a public connection of the account, and reports
+// whether it is within the account's limit.
+func (e *Edge) openConn(account string) bool {
+	e.mu.Lock()
+	defer e.mu.Unlock()
+	if e.conns[account] >= e.cfg.Limits.Connections {
+		return false
+	}
+	e.conns[account]++
+	return true
+}
+
+// closeConn uncounts a public connection of the account.
+func (e *Edge) closeConn(account string) {
+	e.mu.Lock()
+	defer e.mu.Unlock()
+	if e.conns[account]--; e.conns[account] <= 0 {
+		delete(e.conns, account)
+	}
+}
+
+// now is the edge's clock, in UTC.
+func (e *Edge) now() time.Time { return e.cfg.Now().UTC() }
+
+// ServesHTTPS reports whether an HTTPS endpoint is bound at name here.
+func (e *Edge) ServesHTTPS(name string) bool { return e.lookupHost("https", name) != nil }

@@ -1,0 +1,385 @@
+package edge
+
+import (
+	"bufio"
+	"context"
+	"crypto/tls"
+	"errors"
+	"fmt"
+	"io"
+	"net"
+	"net/http"
+	"strings"
+	"sync"
+	"time"
+
+	"golang.ngrok.com/muxado/v2"
+
+	"github.com/sluicehq/sluice/internal/tunnelwire"
+)
+
+// Public HTTP bounds.
+const (
+	// MaxHeaderBytes bounds a public request's header, its URL included.
+	MaxHeaderBytes = 64 << 10
+	// ReadHeaderTimeout bounds the wait for a request's header: a slow
+	// client cannot hold a connection with half a header.
+	ReadHeaderTimeout = 10 * time.Second
+	// IdleTimeout closes a public keep-alive connection idle that long.
+	IdleTimeout = 90 * time.Second
+)
+
+// More error codes, of public requests.
+const (
+	codeNoEndpoint  = "430"
+	codeAgentGone   = "431"
+	codeConnLimit   = "432"
+	codeUpstreamBad = "433"
+)
+
+// publicConn is a public client's connection to an HTTP listener: its
+// stream to the agent of the endpoint it last asked, kept between the
+// requests of the connection as the agent's connection to its upstream
+// is.
+type publicConn struct {
+	start   time.Time
+	local   net.Addr
+	mu      sync.Mutex
+	backend *backendConn
+	account string // the account whose connection limit counts it, once counted
+}
+
+// backendConn is a public connection's stream to an agent.
+type backendConn struct {
+	ep     *endpoint
+	stream muxado.Stream
+	br     *bufio.Reader
+	used   bool
+}
+
+func (b *backendConn) close() { _ = b.stream.Close() }
+
+type publicConnKey struct{}
+
+// NewHTTPServer returns the server of a public listener of the scheme,
+// "http" or "https", with the edge's bounds; give it a TLS configuration
+// for "https".
+func (e *Edge) NewHTTPServer(scheme string, tlsConfig *tls.Config) *http.Server {
+	conns := &sync.Map{}
+	return &http.Server{
+		Handler:           &publicHandler{edge: e, scheme: scheme},
+		TLSConfig:         tlsConfig,
+		MaxHeaderBytes:    MaxHeaderBytes,
+		ReadHeaderTimeout: ReadHeaderTimeout,
+		IdleTimeout:       IdleTimeout,
+		ErrorLog:          nil,
+		// HTTP/1.1 only: a public connection is one stream to the agent.
+		TLSNextProto: map[string]func(*http.Server, *tls.Conn, http.Handler){},
+		ConnContext: func(ctx context.Context, c net.Conn) context.Context {
+			pc := &publicConn{start: e.now(), local: c.LocalAddr()}
+			conns.Store(c, pc)
+			return context.WithValue(ctx, publicConnKey{}, pc)
+		},
+		ConnState: func(c net.Conn, state http.ConnState) {
+			if state != http.StateClosed && state != http.StateHijacked {
+				return
+			}
+			v, ok := conns.LoadAndDelete(c)
+			if !ok {
+				return
+			}
+			pc := v.(*publicConn)
+			pc.mu.Lock()
+			if pc.backend != nil && state == http.StateClosed {
+				pc.backend.close()
+			}
+			pc.backend = nil
+			account := pc.account
+			pc.account = ""
+			pc.mu.Unlock()
+			if account != "" {
+				e.closeConn(account)
+			}
+		},
+	}
+}
+
+// publicHandler proxies the requests of a public listener to the agents
+// of their hosts' endpoints.
+type publicHandler struct {
+	edge   *Edge
+	scheme string
+}
+
+// hopHeaders are the headers of one connection, not passed on.
+var hopHeaders = []string{"Connection", "Keep-Alive", "Proxy-Connection", "Proxy-Authenticate", "Proxy-Authorization", "Te", "Trailer", "Transfer-Encoding", "Upgrade"}
+
+func (h *publicHandler) ServeHTTP(w http.ResponseWriter, r *http.Request) {
+	e := h.edge
+	started := e.now()
+	host := strings.ToLower(r.Host)
+	if hostOnly, _, err := net.SplitHostPort(host); err == nil {
+		host = hostOnly
+	}
+	ep := e.lookupHost(h.scheme, host)
+	if ep == nil {
+		e.Metrics.requests.With("4xx").Add(1)
+		publicError(w, http.StatusNotFound, codeNoEndpoint, fmt.Sprintf("No endpoint is online at %s://%s. An agent must bind it first.", h.scheme, host))
+		return
+	}
+	pc, _ := r.Context().Value(publicConnKey{}).(*publicConn)
+	if pc == nil {
+		pc = &publicConn{start: started}
+	}
+	account := ep.record.AccountID
+	pc.mu.Lock()
+	if pc.account != account {
+		if pc.account != "" {
+			e.closeConn(pc.account)
+			pc.account = ""
+		}
+		if !e.openConn(account) {
+			pc.mu.Unlock()
+			e.Metrics.connLimited.Add(1)
+			w.Header().Set("Retry-After", "1")
+			publicError(w, http.StatusTooManyRequests, codeConnLimit, "The endpoint's account has as many public connections open as it may. Try again shortly.")
+			return
+		}
+		pc.account = account
+	}
+	bc := pc.backend
+	if bc != nil && bc.ep != ep {
+		bc.close()
+		bc = nil
+	}
+	pc.backend = nil // held by this request until it ends well
+	pc.mu.Unlock()
+
+	ex := exchange{edge: e, ep: ep, scheme: h.scheme, req: r, start: started, connStart: pc.start, local: pc.local}
+	if bc == nil {
+		st, err := ep.session.mux.OpenTypedStream(muxado.StreamType(tunnelwire.CallProxy))
+		if err == nil {
+			err = tunnelwire.WriteProxyHeader(st, tunnelwire.ProxyHeader{ID: ep.bindID, ClientAddr: r.RemoteAddr, Proto: ep.proto})
+			if err != nil {
+				_ = st.Close()
+			}
+		}
+		if err != nil {
+			ex.status = http.StatusBadGateway
+			publicError(w, http.StatusBadGateway, codeAgentGone, "The agent serving this endpoint could not be reached. Try again shortly.")
+			ex.publish(w)
+			return
+		}
+		bc = &backendConn{ep: ep, stream: st, br: bufio.NewReader(st)}
+	}
+	ex.reused = bc.used
+	bc.used = true
+	keep := ex.roundTrip(w, bc)
+	ex.publish(w)
+	pc.mu.Lock()
+	if keep && pc.backend == nil {
+		pc.backend = bc
+	} else if !ex.hijacked {
+		bc.close()
+	}
+	pc.mu.Unlock()
+}
+
+// publicError answers a public request the edge could not proxy, with a
+// plain text body that says why.
+func publicError(w http.ResponseWriter, status int, code, msg string) {
+	w.Header().Set("Content-Type", "text/plain; charset=utf-8")
+	w.Header().Set("X-Sluice-Error-Code", "ERR_SLUICE_"+code)
+	w.WriteHeader(status)
+	_, _ = io.WriteString(w, msg+"\n\nERR_SLUICE_"+code+"\n")
+}
+
+// exchange is one public request and its response, as the event reports
+// them.
+type exchange struct {
+	edge      *Edge
+	ep        *endpoint
+	scheme    string
+	req       *http.Request
+	start     time.Time
+	connStart time.Time
+	local     net.Addr
+
+	reused      bool
+	status      int
+	reqBytes    int64
+	respBytes   int64
+	respHeaders http.Header
+	hijacked    bool
+}
+
+// roundTrip writes the request to the agent's stream and the response
+// back to w. It reports whether the stream may carry the connection's
+// next request.
+func (x *exchange) roundTrip(w http.ResponseWriter, bc *backendConn) bool {
+	r := x.req
+	out := r.Clone(r.Context())
+	out.RequestURI = ""
+	out.URL.Scheme, out.URL.Host = "http", r.Host
+	upgrade := ""
+	if strings.EqualFold(r.Header.Get("Connection"), "upgrade") || headerHasToken(r.Header, "Connection", "upgrade") {
+		upgrade = r.Header.Get("Upgrade")
+	}
+	for _, name := range hopHeaders {
+		out.Header.Del(name)
+	}
+	if upgrade != "" {
+		out.Header.Set("Connection", "Upgrade")
+		out.Header.Set("Upgrade", upgrade)
+	}
+	client := hostOf(addrString(r.RemoteAddr))
+	if prior := out.Header.Values("X-Forwarded-For"); len(prior) > 0 {
+		client = strings.Join(prior, ", ") + ", " + client
+	}
+	out.Header.Set("X-Forwarded-For", client)
+	out.Header.Set("X-Forwarded-Proto", x.scheme)
+	out.Header.Set("X-Forwarded-Host", r.Host)
+	body := &countingReader{r: r.Body}
+	if r.Body != nil && r.Body != http.NoBody {
+		out.Body = body
+	}
+	if err := out.Write(bc.stream); err != nil {
+		x.reqBytes = body.n
+		x.fail(w, err)
+		return false
+	}
+	x.reqBytes = body.n
+	resp, err := http.ReadResponse(bc.br, out)
+	if err != nil {
+		x.fail(w, err)
+		return false
+	}
+	defer resp.Body.Close()
+	x.status = resp.StatusCode
+	x.respHeaders = resp.Header
+	if resp.StatusCode == http.StatusSwitchingProtocols && upgrade != "" {
+		x.switchProtocols(w, bc, resp)
+		return false
+	}
+	for _, name := range hopHeaders {
+		resp.Header.Del(name)
+	}
+	dst := w.Header()
+	for name, values := range resp.Header {
+		dst[name] = values
+	}
+	w.WriteHeader(resp.StatusCode)
+	n, err := copyFlushing(w, resp.Body)
+	x.respBytes = n
+	if err != nil {
+		return false
+	}
+	return !resp.Close && !r.Close
+}
+
+// fail answers a request whose exchange with the agent broke.
+func (x *exchange) fail(w http.ResponseWriter, err error) {
+	x.status = http.StatusBadGateway
+	x.edge.Metrics.upstreamFailed.Add(1)
+	msg := "The agent serving this endpoint did not answer the request."
+	if errors.Is(err, io.EOF) || errors.Is(err, io.ErrUnexpectedEOF) {
+		msg = "The agent serving this endpoint closed the request: its upstream may be down."
+	}
+	publicError(w, http.StatusBadGateway, codeUpstreamBad, msg)
+}
+
+// switchProtocols joins the public connection and the agent's stream
+// after a 101 answer, for WebSockets and other upgrades.
+func (x *exchange) switchProtocols(w http.ResponseWriter, bc *backendConn, resp *http.Response) {
+	rc := http.NewResponseController(w)
+	conn, brw, err := rc.Hijack()
+	if err != nil {
+		x.fail(w, err)
+		return
+	}
+	x.hijacked = true
+	defer conn.Close()
+	defer bc.close()
+	if err := resp.Write(conn); err != nil {
+		return
+	}
+	var wg sync.WaitGroup
+	wg.Go(func() {
+		n, _ := io.Copy(bc.stream, brw)
+		x.reqBytes += n
+		_ = bc.stream.CloseWrite()
+	})
+	n, _ := io.Copy(conn, bc.br)
+	x.respBytes += n
+	if tc, ok := conn.(interface{ CloseWrite() error }); ok {
+		_ = tc.CloseWrite()
+	} else {
+		_ = conn.Close()
+	}
+	wg.Wait()
+}
+
+// copyFlushing copies the response body, flushing whenever the agent
+// has sent nothing more for now, so that streamed answers (server-sent
+// events) reach the client as they come.
+func copyFlushing(w http.ResponseWriter, body io.Reader) (int64, error) {
+	rc := http.NewResponseController(w)
+	buf := make([]byte, 32<<10)
+	var total int64
+	for {
+		n, err := body.Read(buf)
+		if n > 0 {
+			if _, werr := w.Write(buf[:n]); werr != nil {
+				return total, werr
+			}
+			total += int64(n)
+			_ = rc.Flush()
+		}
+		if err == io.EOF {
+			return total, nil
+		}
+		if err != nil {
+			return total, err
+		}
+	}
+}
+
+// countingReader counts what is read through it.
+type countingReader struct {
+	r io.ReadCloser
+	n int64
+}
+
+func (c *countingReader) Read(p []byte) (int, error) {
+	if c.r == nil {
+		return 0, io.EOF
+	}
+	n, err := c.r.Read(p)
+	c.n += int64(n)
+	return n, err
+}
+
+func (c *countingReader) Close() error {
+	if c.r == nil {
+		return nil
+	}
+	return c.r.Close()
+}
+
+// headerHasToken reports whether a comma-separated header has token.
+func headerHasToken(h http.Header, name, token string) bool {
+	for _, v := range h.Values(name) {
+		for part := range strings.SplitSeq(v, ",") {
+			if strings.EqualFold(strings.TrimSpace(part), token) {
+				return true
+			}
+		}
+	}
+	return false
+}
+
+// addrString is an address string as a net.Addr, for hostOf.
+type addrString string
+
+func (a addrString) Network() string { return "tcp" }
+func (a addrString) String() string  { return string(a) }

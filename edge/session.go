@@ -1,0 +1,222 @@
+package edge
+
+import (
+	"context"
+	"crypto/tls"
+	"errors"
+	"net"
+	"sync"
+	"time"
+
+	"golang.ngrok.com/muxado/v2"
+
+	"github.com/sluicehq/sluice/internal/store"
+	"github.com/sluicehq/sluice/internal/tunnelwire"
+)
+
+// Bounds of an agent's session.
+const (
+	// handshakeTimeout bounds the TLS handshake and the Auth call: a
+	// connection that has not authenticated by then is closed.
+	handshakeTimeout = 10 * time.Second
+	// callTimeout bounds reading a call's request and writing its answer.
+	callTimeout = 10 * time.Second
+	// minHeartbeat and maxHeartbeat bound the heartbeat interval and
+	// tolerance an agent asks for.
+	minHeartbeat = time.Second
+	maxHeartbeat = 2 * time.Minute
+)
+
+// session is an authenticated agent's session.
+type session struct {
+	edge *Edge
+	mux  *muxado.Heartbeat
+	conn net.Conn
+
+	record     store.TunnelSession
+	credential store.Credential
+	// ingressHost is the name the agent connected to (its TLS server
+	// name).
+	ingressHost string
+
+	ctx    context.Context
+	cancel context.CancelCauseFunc
+
+	mu    sync.Mutex
+	binds map[string]*endpoint // by bind id
+}
+
+// errStopped ends a session the edge closes itself; the cause says why.
+var errStopped = errors.New("the edge is stopping")
+
+// serveAgent runs an agent's connection: TLS, authentication, then its
+// calls until it goes away or the edge ends it.
+func (e *Edge) serveAgent(conn net.Conn) {
+	defer conn.Close()
+	_ = conn.SetDeadline(time.Now().Add(handshakeTimeout))
+	serverName := ""
+	if tc, ok := conn.(*tls.Conn); ok {
+		ctx, cancel := context.WithTimeout(e.ctx, handshakeTimeout)
+		err := tc.HandshakeContext(ctx)
+		cancel()
+		if err != nil {
+			e.Metrics.agentHandshakeFailed.Add(1)
+			return
+		}
+		serverName = tc.ConnectionState().ServerName
+	}
+	_ = conn.SetDeadline(time.Time{})
+
+	mux := muxado.Server(conn, &muxado.Config{})
+	typed := muxado.NewTypedStreamSession(mux)
+	s := &session{edge: e, conn: conn, ingressHost: serverName, binds: make(map[string]*endpoint)}
+	hb := muxado.NewHeartbeat(typed, s.onHeartbeat, &muxado.HeartbeatConfig{
+		Interval: 10 * time.Second, Tolerance: 15 * time.Second, Type: tunnelwire.HeartbeatStream})
+	s.mux = hb
+	defer hb.Close()
+
+	// The first call must be Auth, within handshakeTimeout.
+	authTimer := time.AfterFunc(handshakeTimeout, func() { _ = hb.Close() })
+	first, err := hb.AcceptTypedStream()
+	if err != nil {
+		authTimer.Stop()
+		return
+	}
+	if tunnelwire.Call(first.StreamType()) != tunnelwire.CallAuth {
+		authTimer.Stop()
+		_ = first.Close()
+		return
+	}
+	ok := s.authenticate(first)
+	authTimer.Stop()
+	if !ok {
+		// Let the agent read the refusal before the connection goes.
+		_ = first.Close()
+		e.waitClosing(hb)
+		return
+	}
+	defer s.end()
+	s.serveCalls()
+}
+
+// waitClosing gives the agent up to a second to read a refusal and go
+// away by itself before the connection is closed.
+func (e *Edge) waitClosing(hb *muxado.Heartbeat) {
+	done := make(chan struct{})
+	go func() {
+		defer close(done)
+		for {
+			st, err := hb.AcceptTypedStream()
+			if err != nil {
+				return
+			}
+			_ = st.Close()
+		}
+	}()
+	select {
+	case <-done:
+	case <-time.After(time.Second):
+	case <-e.ctx.Done():
+	}
+}
+
+// onHeartbeat ends the session when the agent misses its heartbeats.
+func (s *session) onHeartbeat(_ time.Duration, timeout bool) {
+	if timeout && s.cancel != nil {
+		s.cancel(errors.New("the agent missed its heartbeats"))
+		_ = s.mux.Close()
+	}
+}
+
+// serveCalls serves the agent's calls until the session ends.
+func (s *session) serveCalls() {
+	go func() {
+		<-s.ctx.Done()
+		_ = s.mux.Close()
+	}()
+	var calls sync.WaitGroup
+	defer calls.Wait()
+	for {
+		st, err := s.mux.AcceptTypedStream()
+		if err != nil {
+			s.cancel(errors.New("the agent closed its session"))
+			return
+		}
+		calls.Go(func() {
+			defer st.Close()
+			_ = st.SetDeadline(time.Now().Add(callTimeout))
+			s.serveCall(tunnelwire.Call(st.StreamType()), st)
+		})
+	}
+}
+
+// serveCall answers one call of the agent.
+func (s *session) serveCall(call tunnelwire.Call, st muxado.TypedStream) {
+	switch call {
+	case tunnelwire.CallBind:
+		var req tunnelwire.Bind
+		if err := tunnelwire.ReadMessage(st, &req); err != nil {
+			_ = tunnelwire.WriteMessage(st, tunnelwire.BindResponse{Error: "the bind request could not be read: " + err.Error()})
+			return
+		}
+		_ = tunnelwire.WriteMessage(st, s.bind(req))
+	case tunnelwire.CallUnbind:
+		var req tunnelwire.Unbind
+		if err := tunnelwire.ReadMessage(st, &req); err != nil {
+			_ = tunnelwire.WriteMessage(st, tunnelwire.ErrorResponse{Error: "the unbind request could not be read: " + err.Error()})
+			return
+		}
+		_ = tunnelwire.WriteMessage(st, s.unbind(req.ID))
+	case tunnelwire.CallServerInfo:
+		_ = tunnelwire.WriteMessage(st, tunnelwire.ServerInfoResponse{Region: s.edge.cfg.Region})
+	case tunnelwire.CallStartLabeled:
+		_ = tunnelwire.WriteMessage(st, tunnelwire.StartLabeledResponse{
+			Error: "labeled tunnels are not served: bind an endpoint by its URL instead (ERR_SLUICE_" + codeLabeled + ")"})
+	case tunnelwire.CallPatchTunnelState:
+		_ = tunnelwire.WriteMessage(st, tunnelwire.ErrorResponse{
+			Error: "changing an endpoint's name, description, metadata or policy while it runs is not served: close the endpoint and bind it again (ERR_SLUICE_" + codePatch + ")"})
+	case tunnelwire.CallAuth:
+		_ = tunnelwire.WriteMessage(st, tunnelwire.AuthResponse{Error: "the session is authenticated already"})
+	default:
+		// An agent metrics stream or a call of a newer agent: the edge
+		// offered neither, and closes the stream.
+	}
+}
+
+// end unbinds every endpoint of the session, removes its record and
+// reports its stop.
+func (s *session) end() {
+	cause := context.Cause(s.ctx)
+	s.cancel(errStopped)
+	s.mu.Lock()
+	binds := make([]*endpoint, 0, len(s.binds))
+	for _, ep := range s.binds {
+		binds = append(binds, ep)
+	}
+	s.binds = map[string]*endpoint{}
+	s.mu.Unlock()
+	for _, ep := range binds {
+		s.edge.removeEndpoint(ep)
+	}
+	e := s.edge
+	e.mu.Lock()
+	delete(e.sessions, s.record.ID)
+	e.mu.Unlock()
+	e.Metrics.sessions.Add(-1)
+	ctx, cancel := context.WithTimeout(context.Background(), 5*time.Second)
+	defer cancel()
+	if err := e.cfg.Store.DeleteTunnelSession(ctx, s.record.AccountID, s.record.ID); err != nil && !errors.Is(err, store.ErrNotFound) {
+		e.cfg.Log.Warn("removing a tunnel session's record", "session", s.record.ID, "error", err)
+	}
+	reason := "the agent closed its session"
+	if cause != nil {
+		reason = cause.Error()
+	}
+	e.publishSession("agent_session_stop.v0", s.record, s.credential, s.ingressHost, reason, e.now())
+}
+
+// stop ends the session, telling why in its stop event.
+func (s *session) stop(reason error) {
+	s.cancel(reason)
+	_ = s.mux.Close()
+}
