@@ -100,6 +100,7 @@ func (s *session) authenticate(st muxado.TypedStream) bool {
 		return refuse("the edge could not record the session just now: the agent tries again (ERR_SLUICE_" + codeAuthUnknown + ")")
 	}
 	s.record = record
+	s.canStop = req.Extra.StopUnsupportedError != nil && *req.Extra.StopUnsupportedError == ""
 	s.ctx, s.cancel = context.WithCancelCause(e.ctx)
 	e.mu.Lock()
 	e.sessions[record.ID] = s

@@ -235,6 +235,9 @@ func (s *session) allowed(target string) error {
 func (s *session) httpHost(proto string, opts tunnelwire.BindOptions) (string, bool, error) {
 	e := s.edge
 	host := ""
+	if u, err := url.Parse(opts.URL); err == nil && opts.URL != "" && u.Host == "" && u.Path == "" && u.Scheme == proto {
+		opts.URL = "" // "http://": any host
+	}
 	switch {
 	case opts.URL != "":
 		u, err := url.Parse(opts.URL)

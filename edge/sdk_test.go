@@ -224,6 +224,17 @@ func (te *testEdge) credential(account string, acl ...string) string {
 	return token
 }
 
+// deleteCredential removes the credential of token from the store and
+// tells the edge, as the store's watch does, and returns its id.
+func (te *testEdge) deleteCredential(token string) string {
+	te.store.mu.Lock()
+	c := te.store.creds[token]
+	delete(te.store.creds, token)
+	te.store.mu.Unlock()
+	te.edge.CredentialDeleted(c.AccountID, c.ID)
+	return c.ID
+}
+
 func (te *testEdge) reserve(account, domain string) {
 	te.store.mu.Lock()
 	defer te.store.mu.Unlock()
@@ -413,4 +424,40 @@ func dig(m map[string]any, path ...string) any {
 		v = o[p]
 	}
 	return v
+}
+
+func TestDeletedCredentialEndsItsSessions(t *testing.T) {
+	te := startEdge(t)
+	account := schemas.NewID(schemas.PrefixAccount)
+	token := te.credential(account)
+	a := te.agent(t, token)
+	ctx, cancel := context.WithTimeout(context.Background(), 30*time.Second)
+	defer cancel()
+	ln, err := a.Listen(ctx, ngrok.WithURL("http://"))
+	if err != nil {
+		t.Fatalf("Listen: %v", err)
+	}
+	go func() {
+		_ = http.Serve(ln, http.HandlerFunc(func(w http.ResponseWriter, _ *http.Request) { _, _ = io.WriteString(w, "up") }))
+	}()
+	host := ln.URL().Hostname()
+	if !strings.HasSuffix(host, ".sluice.localhost") {
+		t.Fatalf("a random endpoint at %s, want one under the edge domain", host)
+	}
+	if resp, body := te.get(t, host, "/"); resp.StatusCode != 200 || body != "up" {
+		t.Fatalf("before the delete: %d %q", resp.StatusCode, body)
+	}
+	deleted := time.Now()
+	credID := te.deleteCredential(token)
+	check.Eventually(t, 2*time.Second, "the endpoint gone", func() (int, bool) {
+		resp, _ := te.get(t, host, "/")
+		return resp.StatusCode, resp.StatusCode == http.StatusNotFound
+	})
+	stops := check.Eventually(t, 2*time.Second-time.Since(deleted), "an agent_session_stop event", func() ([]map[string]any, bool) {
+		stops := te.events.ofKind(t, "agent_session_stop.v0")
+		return stops, len(stops) == 1
+	})
+	if got := fmt.Sprint(dig(stops[0], "error")); !strings.Contains(got, credID) || !strings.Contains(got, "deleted") {
+		t.Fatalf("the stop's error %q, want it to say credential %s was deleted", got, credID)
+	}
 }

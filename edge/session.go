@@ -38,6 +38,8 @@ type session struct {
 	// ingressHost is the name the agent connected to (its TLS server
 	// name).
 	ingressHost string
+	// canStop says the agent serves the Stop call.
+	canStop bool
 
 	ctx    context.Context
 	cancel context.CancelCauseFunc
