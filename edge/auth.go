@@ -16,14 +16,14 @@ import (
 
 // Error codes the edge gives agents, in the messages their SDKs show.
 const (
-	codeBadToken      = "401"
-	codeInactiveOwner = "402"
-	codeSessionLimit  = "403"
-	codeAuthUnknown   = "404"
-	codeProtocol      = "405"
-	codeLabeled       = "406"
-	codePatch         = "407"
-	codeWrongIngress  = "408"
+	codeBadToken      = "601"
+	codeInactiveOwner = "602"
+	codeSessionLimit  = "603"
+	codeAuthUnknown   = "604"
+	codeProtocol      = "605"
+	codeLabeled       = "606"
+	codePatch         = "607"
+	codeWrongIngress  = "608"
 )
 
 // spokenVersions are the protocol versions the edge speaks, preferred

@@ -20,18 +20,18 @@ import (
 
 // More error codes of binds.
 const (
-	codeBindRead      = "410"
-	codeBindProto     = "411"
-	codeBindURL       = "412"
-	codeBindACL       = "413"
-	codeNotReserved   = "414"
-	codeHostInUse     = "415"
-	codePortInUse     = "416"
-	codeNoPorts       = "417"
-	codeEndpointLimit = "418"
-	codeBindLimit     = "419"
-	codeBindID        = "420"
-	codeNoHTTPS       = "421"
+	codeBindRead      = "610"
+	codeBindProto     = "611"
+	codeBindURL       = "612"
+	codeBindACL       = "613"
+	codeNotReserved   = "614"
+	codeHostInUse     = "615"
+	codePortInUse     = "616"
+	codeNoPorts       = "617"
+	codeEndpointLimit = "618"
+	codeBindLimit     = "619"
+	codeBindID        = "620"
+	codeNoHTTPS       = "621"
 )
 
 // randomLabelLength is the length of the random subdomains of the edge

@@ -31,10 +31,10 @@ const (
 
 // More error codes, of public requests.
 const (
-	codeNoEndpoint  = "430"
-	codeAgentGone   = "431"
-	codeConnLimit   = "432"
-	codeUpstreamBad = "433"
+	codeNoEndpoint  = "630"
+	codeAgentGone   = "631"
+	codeConnLimit   = "632"
+	codeUpstreamBad = "633"
 )
 
 // publicConn is a public client's connection to an HTTP listener: its
