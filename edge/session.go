@@ -89,9 +89,12 @@ func (e *Edge) serveAgent(conn net.Conn) {
 	}
 	ok := s.authenticate(first)
 	authTimer.Stop()
+	// Each call's stream ends with its answer, Auth's too: agents that
+	// read the answer to the end of the stream (the Rust SDK's) wait for
+	// it, and answer no heartbeat until then.
+	_ = first.Close()
 	if !ok {
 		// Let the agent read the refusal before the connection goes.
-		_ = first.Close()
 		e.waitClosing(hb)
 		return
 	}
