@@ -14,9 +14,11 @@ test: lint node_modules awscli jq ## formatting, vet, every test with -race, a s
 	$(GO) test -race -timeout 20m ./...
 	$(MAKE) fuzz
 
-# kinesalite, the Kinesis emulator of the end-to-end tests, as package-lock.json
-# pins it; reinstalled when the lock file changes. No install scripts: the
-# only one (leveldown's) serves on-disk storage, and the tests run in memory.
+# kinesalite, the Kinesis emulator of the end-to-end tests, and the Node agent
+# SDK of the edge's acceptance test (its native module comes prebuilt in a
+# per-platform package), as package-lock.json pins them; reinstalled when the
+# lock file changes. No install scripts: the only one (leveldown's) serves
+# on-disk storage, and the tests run in memory.
 node_modules: package-lock.json
 	npm ci --no-audit --no-fund --ignore-scripts
 	@touch node_modules

@@ -80,9 +80,35 @@ func (s *session) bind(req tunnelwire.Bind) tunnelwire.BindResponse {
 	}
 	resp.ID = ep.bindID
 	resp.URL = ep.url
-	resp.Options = tunnelwire.BindOptions{URL: ep.url}
+	resp.Options = boundOptions(req.Options, ep)
 	resp.Extra = tunnelwire.BindResponseExtra{TunnelID: ep.record.ID}
 	return resp
+}
+
+// boundOptions returns the options of a bound endpoint, as the edge
+// answers them (see tunnelwire.BindResponse): the agent's, as it sent
+// them, with the endpoint's URL and its host or address set.
+func boundOptions(sent json.RawMessage, ep *endpoint) json.RawMessage {
+	opts := map[string]json.RawMessage{}
+	if len(sent) > 0 {
+		// Options that are no object were refused, or are null.
+		_ = json.Unmarshal(sent, &opts)
+	}
+	set := func(key, value string) {
+		b, _ := json.Marshal(value)
+		opts[key] = b
+	}
+	set("URL", ep.url)
+	if ep.proto == "tcp" {
+		set("Addr", net.JoinHostPort(ep.host, strconv.Itoa(ep.port)))
+	} else {
+		set("Hostname", ep.host)
+	}
+	b, err := json.Marshal(opts)
+	if err != nil {
+		return nil
+	}
+	return b
 }
 
 // bindEndpoint decides the endpoint a Bind asks for, checks that the

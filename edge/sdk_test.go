@@ -31,7 +31,6 @@ type fakeStore struct {
 	domains   map[string][]store.ReservedDomain
 	sessions  map[string]store.TunnelSession
 	endpoints map[string]store.Endpoint
-	n         int
 }
 
 func newFakeStore() *fakeStore {

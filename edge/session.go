@@ -91,9 +91,12 @@ func (e *Edge) serveAgent(conn net.Conn) {
 	}
 	ok := s.authenticate(first)
 	authTimer.Stop()
+	// Each call's stream ends with its answer, Auth's too: agents that
+	// read the answer to the end of the stream (the Rust SDK's) wait for
+	// it, and answer no heartbeat until then.
+	_ = first.Close()
 	if !ok {
 		// Let the agent read the refusal before the connection goes.
-		_ = first.Close()
 		e.waitClosing(hb)
 		return
 	}
@@ -215,10 +218,4 @@ func (s *session) end() {
 		reason = cause.Error()
 	}
 	e.publishSession("agent_session_stop.v0", s.record, s.credential, s.ingressHost, reason, e.now())
-}
-
-// stop ends the session, telling why in its stop event.
-func (s *session) stop(reason error) {
-	s.cancel(reason)
-	_ = s.mux.Close()
 }

@@ -162,10 +162,12 @@ type BindResponse struct {
 	ID    string `json:"Id"`
 	URL   string `json:"URL"`
 	Proto string `json:"Proto"`
-	// Options are the options of the endpoint as bound, its URL filled
-	// in: a reconnecting agent binds again with them, and gets the same
-	// address.
-	Options BindOptions       `json:"Opts"`
+	// Options are the options of the endpoint as bound: the Bind's own,
+	// as the agent sent them, with its URL and its host (Hostname) or
+	// address (Addr) filled in. A reconnecting agent binds again with
+	// them, and gets the same address; agents that decode them into the
+	// type of their request (the Rust SDK's) find every field they sent.
+	Options json.RawMessage   `json:"Opts"`
 	Error   string            `json:"Error"`
 	Extra   BindResponseExtra `json:"Extra"`
 }
