@@ -219,3 +219,9 @@ func (s *session) end() {
 	}
 	e.publishSession("agent_session_stop.v0", s.record, s.credential, s.ingressHost, reason, e.now())
 }
+
+// stop ends the session, telling why in its stop event.
+func (s *session) stop(reason error) {
+	s.cancel(reason)
+	_ = s.mux.Close()
+}
