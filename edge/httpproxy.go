@@ -35,6 +35,7 @@ const (
 	codeAgentGone   = "631"
 	codeConnLimit   = "632"
 	codeUpstreamBad = "633"
+	codeMisdirected = "634"
 )
 
 // publicConn is a public client's connection to an HTTP listener: its
@@ -120,6 +121,11 @@ func (h *publicHandler) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 	host := strings.ToLower(r.Host)
 	if hostOnly, _, err := net.SplitHostPort(host); err == nil {
 		host = hostOnly
+	}
+	if r.TLS != nil && r.TLS.ServerName != "" && !strings.EqualFold(r.TLS.ServerName, host) {
+		e.Metrics.requests.With("4xx").Add(1)
+		publicError(w, http.StatusMisdirectedRequest, codeMisdirected, fmt.Sprintf("The request is for %s, on a connection made for %s: send it on a connection to %s.", host, r.TLS.ServerName, host))
+		return
 	}
 	ep := e.lookupHost(h.scheme, host)
 	if ep == nil {

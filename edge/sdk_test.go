@@ -129,12 +129,13 @@ func (e *events) ofKind(t *testing.T, kind string) []map[string]any {
 
 // testEdge is an edge on loopback with a dev CA.
 type testEdge struct {
-	edge     *edge.Edge
-	store    *fakeStore
-	events   *events
-	agents   string // host:port of the agents' listener
-	httpAddr string
-	ca       *edge.DevCA
+	edge      *edge.Edge
+	store     *fakeStore
+	events    *events
+	agents    string // host:port of the agents' listener
+	httpAddr  string
+	httpsAddr string
+	ca        *edge.DevCA
 }
 
 func startEdge(t *testing.T) *testEdge {
@@ -155,11 +156,17 @@ func startEdge(t *testing.T) *testEdge {
 	if err != nil {
 		t.Fatal(err)
 	}
+	httpsLn, err := net.Listen("tcp", "127.0.0.1:0")
+	if err != nil {
+		t.Fatal(err)
+	}
 	low := freePortRange(t)
-	te := &testEdge{store: newFakeStore(), events: &events{}, agents: agentsLn.Addr().String(), httpAddr: httpLn.Addr().String(), ca: ca}
+	te := &testEdge{store: newFakeStore(), events: &events{}, agents: agentsLn.Addr().String(), httpAddr: httpLn.Addr().String(),
+		httpsAddr: httpsLn.Addr().String(), ca: ca}
 	te.edge, err = edge.New(edge.Config{
 		Store: te.store, Events: te.events, Domain: "sluice.localhost", EdgeID: "edge-test",
-		HTTPPort: httpLn.Addr().(*net.TCPAddr).Port, TCPHost: "127.0.0.1", TCPListenHost: "127.0.0.1",
+		HTTPPort: httpLn.Addr().(*net.TCPAddr).Port, HTTPSPort: httpsLn.Addr().(*net.TCPAddr).Port,
+		TCPHost: "127.0.0.1", TCPListenHost: "127.0.0.1",
 		TCPPorts: edge.PortRange{Low: low, High: low + 9},
 	})
 	if err != nil {
@@ -170,9 +177,12 @@ func startEdge(t *testing.T) *testEdge {
 	wg.Go(func() { _ = te.edge.ServeAgents(ctx, agentsLn) })
 	srv := te.edge.NewHTTPServer("http", nil)
 	wg.Go(func() { _ = srv.Serve(httpLn) })
+	tlsSrv := te.edge.NewHTTPServer("https", &tls.Config{MinVersion: tls.VersionTLS12, GetCertificate: ca.GetCertificate(te.edge.ServesHTTPS)})
+	wg.Go(func() { _ = tlsSrv.ServeTLS(httpsLn, "", "") })
 	t.Cleanup(func() {
 		cancel()
 		_ = srv.Close()
+		_ = tlsSrv.Close()
 		closeCtx, done := context.WithTimeout(context.Background(), 10*time.Second)
 		defer done()
 		if err := te.edge.Close(closeCtx); err != nil {
@@ -458,5 +468,55 @@ func TestDeletedCredentialEndsItsSessions(t *testing.T) {
 	})
 	if got := fmt.Sprint(dig(stops[0], "error")); !strings.Contains(got, credID) || !strings.Contains(got, "deleted") {
 		t.Fatalf("the stop's error %q, want it to say credential %s was deleted", got, credID)
+	}
+}
+
+func TestGoSDKServesHTTPSThroughTheEdge(t *testing.T) {
+	te := startEdge(t)
+	account := schemas.NewID(schemas.PrefixAccount)
+	te.reserve(account, "secure.example.test")
+	a := te.agent(t, te.credential(account))
+	ctx, cancel := context.WithTimeout(context.Background(), 30*time.Second)
+	defer cancel()
+	ln, err := a.Listen(ctx, ngrok.WithURL("https://secure.example.test"))
+	if err != nil {
+		t.Fatalf("Listen: %v", err)
+	}
+	go func() {
+		_ = http.Serve(ln, http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+			fmt.Fprintf(w, "secure %s", r.Header.Get("X-Forwarded-Proto"))
+		}))
+	}()
+	client := &http.Client{Transport: &http.Transport{
+		TLSClientConfig: &tls.Config{RootCAs: te.ca.Pool(), ServerName: "secure.example.test"},
+	}}
+	req, _ := http.NewRequest(http.MethodGet, "https://"+te.httpsAddr+"/", nil)
+	req.Host = "secure.example.test"
+	resp, err := client.Do(req)
+	if err != nil {
+		t.Fatal(err)
+	}
+	body, _ := io.ReadAll(resp.Body)
+	resp.Body.Close()
+	if resp.StatusCode != 200 || string(body) != "secure https" {
+		t.Fatalf("got %d %q, want 200 \"secure https\"", resp.StatusCode, body)
+	}
+	// A request whose Host is not its connection's name is misdirected.
+	req, _ = http.NewRequest(http.MethodGet, "https://"+te.httpsAddr+"/", nil)
+	req.Host = "other.example.test"
+	if resp, err := client.Do(req); err != nil || resp.StatusCode != http.StatusMisdirectedRequest {
+		t.Fatalf("a Host apart from the TLS server name: %v %v, want 421", resp.StatusCode, err)
+	}
+	// A name no endpoint serves gets no certificate.
+	if c, err := tls.Dial("tcp", te.httpsAddr, &tls.Config{RootCAs: te.ca.Pool(), ServerName: "nobody.example.test"}); err == nil {
+		c.Close()
+		t.Fatal("a TLS handshake for a name no endpoint serves succeeded")
+	}
+	reqs := check.Eventually(t, 5*time.Second, "the request's event", func() ([]map[string]any, bool) {
+		reqs := te.events.ofKind(t, "http_request_complete.v0")
+		return reqs, len(reqs) >= 1
+	})
+	if v, cs := dig(reqs[0], "tls", "version"), dig(reqs[0], "tls", "cipher_suite"); v != "TLSv1.3" || cs == "" || cs == nil {
+		t.Fatalf("tls.version %v, tls.cipher_suite %v; want TLSv1.3 and a suite", v, cs)
 	}
 }
