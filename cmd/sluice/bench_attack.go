@@ -251,6 +251,9 @@ func spawnAttackServe(ctx context.Context, s attackSpawn, progress io.Writer) (_
 	if serveHasFlag(bin, "--metrics-http") {
 		args = append(args, "--metrics-http", "127.0.0.1:0")
 	}
+	if serveHasFlag(bin, "--edge-agents") {
+		args = append(args, "--edge-agents", "127.0.0.1:0", "--edge-http", "127.0.0.1:0", "--edge-https", "127.0.0.1:0")
+	}
 	// Where serve can encrypt its store, it does, as an operator who
 	// keeps AWS secrets would have it: the key sits outside the data dir.
 	if serveHasFlag(bin, "--data-key-file") {

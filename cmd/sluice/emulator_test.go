@@ -137,7 +137,7 @@ func TestEmulatorDataDirInUse(t *testing.T) {
 		t.Skip("runs sluice serve")
 	}
 	serve := newRootCommand()
-	serve.SetArgs([]string{"serve", "--dev", "--http", "127.0.0.1:0", "--metrics-http", "127.0.0.1:0", "--dev-aws-listen", "127.0.0.1:0", "--log-format", "json", "--data-dir", dataDir})
+	serve.SetArgs([]string{"serve", "--dev", "--http", "127.0.0.1:0", "--metrics-http", "127.0.0.1:0", "--dev-aws-listen", "127.0.0.1:0", "--log-format", "json", "--data-dir", dataDir, "--edge-agents", "127.0.0.1:0", "--edge-http", "127.0.0.1:0", "--edge-https", "127.0.0.1:0"})
 	serve.SetOut(io.Discard)
 	serve.SetErr(io.Discard)
 	err = serve.ExecuteContext(ctx)

@@ -7,6 +7,7 @@ import (
 	"io"
 	"log/slog"
 	"net/http"
+	"os"
 	"sync"
 	"time"
 
@@ -61,6 +62,7 @@ type serveFlags struct {
 	limits          limitFlags // the front door of ingest, what an account may have
 	domains         domainFlags
 	ingress         ingressFlags
+	edge            edgeFlags
 }
 
 func newServeCommand() *cobra.Command {
@@ -70,6 +72,10 @@ func newServeCommand() *cobra.Command {
 		Short: "Run sluice: the HTTP API, delivery and, unless --nats-url is given, an embedded NATS JetStream server",
 		Args:  cobra.NoArgs,
 		RunE: func(cmd *cobra.Command, _ []string) error {
+			f.settleEdge(func(name string) bool {
+				_, inEnv := os.LookupEnv(envName(name))
+				return inEnv || cmd.Flags().Changed(name)
+			})
 			return runServe(cmd.Context(), f, cmd.ErrOrStderr())
 		},
 	}
@@ -94,7 +100,7 @@ func (f *serveFlags) register(fl *pflag.FlagSet) {
 	fl.StringVar(&f.metricsAddr, "metrics-http", "127.0.0.1:9464", "HOST:PORT of the listener of /metrics (with /healthz and /readyz), apart from --http as it names every account's ids: keep it off the public network; empty for none")
 	fl.StringVar(&f.tlsCert, "tls-cert", "", "certificate file (PEM, chain after it) to serve --http over HTTPS, with --tls-key")
 	fl.StringVar(&f.tlsKey, "tls-key", "", "private key file (PEM) of --tls-cert")
-	fl.StringSliceVar(&f.roles, "roles", allRoles(), "the roles this process runs, comma-separated: api (management API), ingest (POST /events), worker (route reconciler and delivery); every process serves /healthz and /readyz, and /metrics on --metrics-http")
+	fl.StringSliceVar(&f.roles, "roles", allRoles(), "the roles this process runs, comma-separated: api (management API), ingest (POST /events), worker (route reconciler and delivery), edge (agents' tunnels and their public traffic; by default only where --edge-agents is given, or with --dev); every process serves /healthz and /readyz, and /metrics on --metrics-http")
 	fl.StringVar(&f.trafficPolicy, "traffic-policy", "", "traffic policy document (YAML or JSON) applied to every request of --http before the API works on it, such as rate limits per API key (docs/operations.md); serve refuses to start when it has a mistake, and reloads it on SIGHUP and when the file changes, keeping the one before when the new one has a mistake (default: none)")
 	fl.StringVar(&f.publicURL, "public-url", "", "scheme and host clients reach the API at, such as https://sluice.example.com, for the URLs in responses and audit events (default: http:// or https:// and the address of --http; never a request's Host)")
 	fl.DurationVar(&f.shutdownTimeout, "shutdown-timeout", 15*time.Second, "how long a shutdown may take to finish requests in flight")
@@ -110,6 +116,7 @@ func (f *serveFlags) register(fl *pflag.FlagSet) {
 	f.limits.register(fl)
 	f.domains.register(fl)
 	f.ingress.register(fl)
+	f.edge.register(fl)
 }
 
 // runServe runs a serve process until ctx ends.

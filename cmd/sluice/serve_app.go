@@ -42,9 +42,11 @@ type app struct {
 	roles  serveRoles
 	tls    *tls.Config // nil: --http serves plain HTTP
 
-	lock      *dataDirLock // nil with --nats-url and without --dev
-	listeners *serveListeners
-	dev       *devAWS // nil without --dev
+	lock          *dataDirLock // nil with --nats-url and without --dev
+	listeners     *serveListeners
+	edgeListeners *edgeListeners // nil without the edge role
+	edgeRole      *edgeRole      // nil without the edge role
+	dev           *devAWS        // nil without --dev
 
 	nc           *nats.Conn
 	js           jetstream.JetStream
@@ -150,6 +152,11 @@ func (a *app) listen() error {
 	if a.listeners, err = a.flags.listen(); err != nil {
 		return err
 	}
+	if a.roles.edge {
+		if a.edgeListeners, err = a.flags.edge.listen(); err != nil {
+			return err
+		}
+	}
 	if a.flags.dev {
 		if a.dev, err = startDevAWS(a.listeners.devAWS, a.flags.dataDir, a.log); err != nil {
 			return err
@@ -246,6 +253,11 @@ func (a *app) wireRoles() error {
 			return err
 		}
 	}
+	if a.roles.edge {
+		if a.edgeRole, err = a.newEdgeRole(); err != nil {
+			return err
+		}
+	}
 	if a.roles.api {
 		a.sessions = sessionservice.New(a.nc, a.store, sessionservice.Config{Logger: a.log.With("component", "app_sessions")})
 		a.audit, err = api.NewAuditRelay(a.store, a.producer, api.AuditRelayConfig{Metrics: a.registry}, a.log.With("component", "audit_relay"))
@@ -320,6 +332,9 @@ func (a *app) announce() {
 		serving = append(serving, "metrics", "http://"+a.listeners.metrics.Addr().String())
 	}
 	a.log.Info("sluice is serving", serving...)
+	if a.edgeRole != nil {
+		a.edgeRole.announce(a.log)
+	}
 }
 
 // loops are what runs beside the servers, each until its ctx ends: the
@@ -344,6 +359,9 @@ func (a *app) loops() []func(context.Context) error {
 	}
 	if a.policy != nil {
 		loops = append(loops, a.policy.Run)
+	}
+	if a.edgeRole != nil {
+		loops = append(loops, a.edgeRole.run)
 	}
 	return loops
 }
@@ -400,6 +418,9 @@ func (a *app) Close() {
 	}
 	if a.listeners != nil {
 		a.listeners.close()
+	}
+	if a.edgeListeners != nil {
+		a.edgeListeners.close()
 	}
 	if a.lock != nil {
 		a.lock.release()

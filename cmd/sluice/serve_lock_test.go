@@ -102,7 +102,10 @@ func TestServeBindsBeforeBootstrap(t *testing.T) {
 	}{
 		{"--http", func(addr string) []string { return []string{"--http", addr} }},
 		{"--metrics-http", func(addr string) []string { return []string{"--metrics-http", addr} }},
-		{"--dev-aws-listen", func(addr string) []string { return []string{"--dev", "--dev-aws-listen", addr} }},
+		{"--dev-aws-listen", func(addr string) []string { return devEdgeArgs([]string{"--dev", "--dev-aws-listen", addr}) }},
+		{"--edge-agents", func(addr string) []string {
+			return []string{"--dev", "--edge-agents", addr, "--edge-http", "127.0.0.1:0", "--edge-https", "127.0.0.1:0"}
+		}},
 		{"--nats-listen", func(addr string) []string { return []string{"--nats-listen", addr} }},
 	} {
 		t.Run(tt.flag, func(t *testing.T) {
@@ -159,7 +162,7 @@ func TestServeDevCorruptStateBeforeBootstrap(t *testing.T) {
 	}
 	logs := &serveLog{served: make(chan string, 1)}
 	cmd := newRootCommand()
-	cmd.SetArgs([]string{"serve", "--dev", "--http", "127.0.0.1:0", "--metrics-http", "127.0.0.1:0", "--dev-aws-listen", "127.0.0.1:0", "--log-format", "json", "--data-dir", dataDir})
+	cmd.SetArgs([]string{"serve", "--dev", "--http", "127.0.0.1:0", "--metrics-http", "127.0.0.1:0", "--dev-aws-listen", "127.0.0.1:0", "--log-format", "json", "--data-dir", dataDir, "--edge-agents", "127.0.0.1:0", "--edge-http", "127.0.0.1:0", "--edge-https", "127.0.0.1:0"})
 	cmd.SetErr(logs)
 	ctx, cancel := context.WithTimeout(t.Context(), 20*time.Second)
 	defer cancel()

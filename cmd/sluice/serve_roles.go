@@ -10,15 +10,16 @@ const (
 	roleAPI    = "api"    // the management API: destinations, subscriptions, API keys
 	roleIngest = "ingest" // POST /events
 	roleWorker = "worker" // the route reconciler and delivery
+	roleEdge   = "edge"   // agents' sessions and their endpoints' public traffic
 )
 
 // allRoles is the default of --roles, in the order roles are shown.
-func allRoles() []string { return []string{roleAPI, roleIngest, roleWorker} }
+func allRoles() []string { return []string{roleAPI, roleIngest, roleWorker, roleEdge} }
 
 // serveRoles says which roles a serve process runs. Every process serves
 // /healthz, /readyz and /metrics, whatever its roles.
 type serveRoles struct {
-	api, ingest, worker bool
+	api, ingest, worker, edge bool
 }
 
 // parseRoles reads the values of --roles, such as ["api", "ingest"].
@@ -33,6 +34,8 @@ func parseRoles(names []string) (serveRoles, error) {
 			r.ingest = true
 		case roleWorker:
 			r.worker = true
+		case roleEdge:
+			r.edge = true
 		case "":
 		default:
 			return serveRoles{}, fmt.Errorf("--roles: unknown role %q: the roles are %s, comma-separated", name, strings.Join(allRoles(), ", "))
@@ -50,7 +53,7 @@ func (r serveRoles) String() string {
 	for _, role := range []struct {
 		name string
 		on   bool
-	}{{roleAPI, r.api}, {roleIngest, r.ingest}, {roleWorker, r.worker}} {
+	}{{roleAPI, r.api}, {roleIngest, r.ingest}, {roleWorker, r.worker}, {roleEdge, r.edge}} {
 		if role.on {
 			names = append(names, role.name)
 		}

@@ -30,7 +30,7 @@ func startServeInProcess(t *testing.T, args ...string) *inProcessServe {
 	ctx, cancel := context.WithCancel(context.Background())
 	p := &inProcessServe{logs: &serveLog{served: make(chan string, 1)}, done: make(chan struct{})}
 	cmd := newRootCommand()
-	cmd.SetArgs(append([]string{"serve", "--http", "127.0.0.1:0", "--metrics-http", "127.0.0.1:0", "--log-format", "json", "--data-dir", t.TempDir()}, args...))
+	cmd.SetArgs(append([]string{"serve", "--http", "127.0.0.1:0", "--metrics-http", "127.0.0.1:0", "--log-format", "json", "--data-dir", t.TempDir()}, devEdgeArgs(args)...))
 	cmd.SetOut(io.Discard)
 	cmd.SetErr(p.logs)
 	go func() {

@@ -49,7 +49,7 @@ type serveProcess struct {
 func startServe(t *testing.T, bin, dataDir string, env ...string) *serveProcess {
 	t.Helper()
 	cmd := exec.Command(bin, "serve", "--http", "127.0.0.1:0", "--metrics-http", "127.0.0.1:0", "--log-format", "json")
-	cmd.Env = append(os.Environ(), append([]string{"SLUICE_DATA_DIR=" + dataDir}, env...)...)
+	cmd.Env = append(os.Environ(), append([]string{"SLUICE_DATA_DIR=" + dataDir}, devEdgeEnv(env)...)...)
 	stderr, err := cmd.StderrPipe()
 	if err != nil {
 		t.Fatal(err)
@@ -441,4 +441,35 @@ func sluiceNkey(t *testing.T, seedFile string) nats.Option {
 		t.Fatalf("reading the seed serve logged: %v", err)
 	}
 	return opt
+}
+
+// devEdgeEnv returns env, and with SLUICE_DEV=true in it the edge's
+// listeners on free ports, where env does not place them: tests run
+// several serve --dev at once, and the dev defaults are fixed ports.
+func devEdgeEnv(env []string) []string {
+	if !slices.Contains(env, "SLUICE_DEV=true") {
+		return env
+	}
+	out := slices.Clone(env)
+	for _, name := range []string{"SLUICE_EDGE_AGENTS", "SLUICE_EDGE_HTTP", "SLUICE_EDGE_HTTPS"} {
+		if !slices.ContainsFunc(env, func(e string) bool { return strings.HasPrefix(e, name+"=") }) {
+			out = append(out, name+"=127.0.0.1:0")
+		}
+	}
+	return out
+}
+
+// devEdgeArgs returns args, and with --dev in them the edge's listeners
+// on free ports where args do not place them (see devEdgeEnv).
+func devEdgeArgs(args []string) []string {
+	if !slices.Contains(args, "--dev") {
+		return args
+	}
+	out := slices.Clone(args)
+	for _, flag := range []string{"--edge-agents", "--edge-http", "--edge-https"} {
+		if !slices.Contains(args, flag) {
+			out = append(out, flag, "127.0.0.1:0")
+		}
+	}
+	return out
 }

@@ -30,7 +30,16 @@ func (f serveFlags) validate() error {
 		errors.Join(f.limits.validate()...),
 		f.domains.validate(),
 		f.ingress.validate(),
+		f.checkEdge(),
 	)
+}
+
+// checkEdge checks the edge's flags when the process runs the edge role.
+func (f serveFlags) checkEdge() error {
+	if roles, err := parseRoles(f.roles); err != nil || !roles.edge {
+		return nil
+	}
+	return f.edge.validate(f.dev)
 }
 
 // checkExternalNATS checks that the flags of an external NATS server come

@@ -1,0 +1,238 @@
+package main
+
+import (
+	"context"
+	"crypto/x509"
+	"encoding/json"
+	"fmt"
+	"io"
+	"net"
+	"net/http"
+	"os"
+	"path/filepath"
+	"strings"
+	"testing"
+	"time"
+
+	"golang.ngrok.com/ngrok/v2"
+
+	"github.com/sluicehq/sluice/internal/check"
+)
+
+// TestServeDevEdgeEndToEnd runs sluice serve --dev with its edge, and
+// the Go agent SDK, unchanged, against it: a credential limited to a
+// wildcard the account reserved opens an HTTP endpoint and a TCP one;
+// the public requests reach the agent's server and the bytes go both
+// ways; the traffic and session events are delivered to a destination
+// of the account with the fields the edge knows; a bind outside the ACL,
+// a domain another account reserved and a bad token are refused; and
+// deleting the credential ends the session.
+func TestServeDevEdgeEndToEnd(t *testing.T) {
+	if testing.Short() {
+		t.Skip("builds and runs sluice serve --dev")
+	}
+	clearSluiceEnv(t)
+	bin := buildSluice(t)
+	const token = "sk_serve_dev_edge_0123456789abcdef"
+	dataDir := t.TempDir()
+	p := startServe(t, bin, dataDir, "SLUICE_BOOTSTRAP_API_KEY="+token, "SLUICE_DEV=true", "SLUICE_DEV_AWS_LISTEN=127.0.0.1:0")
+	agents := strings.TrimPrefix(p.logAttr(t, "the edge is serving", "agents"), "tls://")
+	public := strings.TrimPrefix(p.logAttr(t, "the edge is serving", "http"), "http://")
+	caFile := p.logAttr(t, "the edge is serving", "agents_ca")
+	if caFile != filepath.Join(dataDir, "edge", "ca.pem") {
+		t.Fatalf("agents_ca %q, want <data-dir>/edge/ca.pem", caFile)
+	}
+	caPEM, err := os.ReadFile(caFile)
+	if err != nil {
+		t.Fatal(err)
+	}
+	pool := x509.NewCertPool()
+	if !pool.AppendCertsFromPEM(caPEM) {
+		t.Fatalf("%s holds no certificate", caFile)
+	}
+
+	// The account's destination of the edge's events, its wildcard and
+	// a credential that may bind only under it.
+	dest := createID(t, p.url+"/event_destinations", token,
+		`{"target": {"kinesis": {"stream_arn": "arn:aws:kinesis:eu-west-1:123456789012:stream/edge", "auth": {"role": {"role_arn": "arn:aws:iam::123456789012:role/sluice"}}}}}`)
+	createID(t, p.url+"/event_subscriptions", token,
+		`{"sources": [{"type": "http_request_complete.v0"}, {"type": "tcp_connection_closed.v0"}, {"type": "agent_session_start.v0"}, {"type": "agent_session_stop.v0"}], "destination_ids": ["`+dest+`"]}`)
+	createID(t, p.url+"/reserved_domains", token, `{"domain": "*.apps.example.test"}`)
+	status, body := request(t, http.MethodPost, p.url+"/credentials", token, `{"description": "edge test", "acl": ["bind:*.apps.example.test"]}`)
+	if status != http.StatusCreated {
+		t.Fatalf("creating the credential: %d %s", status, body)
+	}
+	var cred struct{ ID, Token string }
+	if err := json.Unmarshal([]byte(body), &cred); err != nil || cred.Token == "" {
+		t.Fatalf("the credential's answer %s: %v", body, err)
+	}
+
+	ctx, cancel := context.WithTimeout(context.Background(), 2*time.Minute)
+	defer cancel()
+	agent, err := ngrok.NewAgent(ngrok.WithAuthtoken(cred.Token), ngrok.WithAgentConnectURL(agents), ngrok.WithAgentConnectCAs(pool))
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer agent.Disconnect()
+	ln, err := agent.Listen(ctx, ngrok.WithURL("http://demo.apps.example.test"))
+	if err != nil {
+		t.Fatalf("binding http://demo.apps.example.test: %v", err)
+	}
+	go func() {
+		_ = http.Serve(ln, http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+			body, _ := io.ReadAll(r.Body)
+			w.Header().Set("Content-Type", "text/plain")
+			fmt.Fprintf(w, "%s %s %d", r.Method, r.URL.Path, len(body))
+		}))
+	}()
+	req, _ := http.NewRequest(http.MethodPost, "http://"+public+"/orders?id=7", strings.NewReader("twelve bytes"))
+	req.Host = "demo.apps.example.test"
+	req.Header.Set("User-Agent", "edge-e2e/1")
+	resp, err := http.DefaultClient.Do(req)
+	if err != nil {
+		t.Fatal(err)
+	}
+	answer, _ := io.ReadAll(resp.Body)
+	resp.Body.Close()
+	if resp.StatusCode != 200 || string(answer) != "POST /orders 12" {
+		t.Fatalf("through the edge: %d %q, want 200 \"POST /orders 12\"", resp.StatusCode, answer)
+	}
+
+	// TCP, with a credential without an ACL.
+	status, body = request(t, http.MethodPost, p.url+"/credentials", token, `{"description": "edge test, tcp"}`)
+	var open struct{ Token string }
+	if status != http.StatusCreated || json.Unmarshal([]byte(body), &open) != nil {
+		t.Fatalf("creating the second credential: %d %s", status, body)
+	}
+	tcpAgent, err := ngrok.NewAgent(ngrok.WithAuthtoken(open.Token), ngrok.WithAgentConnectURL(agents), ngrok.WithAgentConnectCAs(pool))
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer tcpAgent.Disconnect()
+	tcp, err := tcpAgent.Listen(ctx, ngrok.WithURL("tcp://"))
+	if err != nil {
+		t.Fatalf("binding a TCP endpoint: %v", err)
+	}
+	go func() {
+		c, err := tcp.Accept()
+		if err != nil {
+			return
+		}
+		defer c.Close()
+		b, _ := io.ReadAll(c)
+		_, _ = c.Write(append([]byte("echo:"), b...))
+	}()
+	conn, err := net.Dial("tcp", strings.TrimPrefix(tcp.URL().String(), "tcp://"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	_, _ = conn.Write([]byte("0123456789"))
+	_ = conn.(*net.TCPConn).CloseWrite()
+	echoed, _ := io.ReadAll(conn)
+	conn.Close()
+	if string(echoed) != "echo:0123456789" {
+		t.Fatalf("through the TCP endpoint: %q", echoed)
+	}
+
+	// Refusals, each with what is wrong.
+	for _, tc := range []struct{ url, want string }{
+		{"http://demo.elsewhere.test", "ACL does not let it bind demo.elsewhere.test"},
+	} {
+		if _, err := agent.Listen(ctx, ngrok.WithURL(tc.url)); err == nil || !strings.Contains(err.Error(), tc.want) {
+			t.Errorf("binding %s: %v, want %q", tc.url, err, tc.want)
+		}
+	}
+	bad, _ := ngrok.NewAgent(ngrok.WithAuthtoken("ct_not_a_token"), ngrok.WithAgentConnectURL(agents), ngrok.WithAgentConnectCAs(pool))
+	badCtx, badCancel := context.WithTimeout(ctx, 3*time.Second)
+	if err := bad.Connect(badCtx); err == nil || !strings.Contains(err.Error(), "authtoken is not valid") {
+		t.Errorf("a bad token: %v, want it refused", err)
+	}
+	badCancel()
+
+	// The events, delivered.
+	type delivered struct{ byKind map[string][]map[string]any }
+	got := check.Eventually(t, 60*time.Second, "the edge's events delivered", func() (delivered, bool) {
+		out, _ := tailWithoutAWS(t, bin, p.url, token, dest, "--since", "5m", "--follow=false", "--json")
+		d := delivered{byKind: map[string][]map[string]any{}}
+		for line := range strings.SplitSeq(strings.TrimSpace(out), "\n") {
+			var ev struct {
+				Type   string         `json:"event_type"`
+				Object map[string]any `json:"object"`
+			}
+			if json.Unmarshal([]byte(line), &ev) == nil && ev.Type != "" {
+				d.byKind[ev.Type] = append(d.byKind[ev.Type], ev.Object)
+			}
+		}
+		return d, len(d.byKind["http_request_complete.v0"]) >= 1 && len(d.byKind["tcp_connection_closed.v0"]) >= 1 && len(d.byKind["agent_session_start.v0"]) >= 1
+	})
+	httpEv := got.byKind["http_request_complete.v0"][0]
+	for path, want := range map[string]any{
+		"http.request.method":       "post",
+		"http.request.url.path":     "/orders",
+		"http.request.url.query":    "id=7",
+		"http.request.body_length":  float64(12),
+		"http.request.user_agent":   "edge-e2e/1",
+		"http.response.status_code": float64(200),
+		"http.response.body_length": float64(len("POST /orders 12")),
+		"conn.server_name":          "demo.apps.example.test",
+		"conn.client_ip":            "127.0.0.1",
+		"backend.connection_reused": false,
+		"ip_policy.decision":        "invalid",
+	} {
+		if v := digPath(httpEv, path); v != want {
+			t.Errorf("http_request_complete.v0 %s = %v, want %v", path, v, want)
+		}
+	}
+	tcpEv := got.byKind["tcp_connection_closed.v0"][0]
+	if in, out := digPath(tcpEv, "conn.bytes_in"), digPath(tcpEv, "conn.bytes_out"); in != float64(10) || out != float64(15) {
+		t.Errorf("tcp_connection_closed.v0 bytes in %v out %v, want 10 and 15", in, out)
+	}
+	start := got.byKind["agent_session_start.v0"][0]
+	if digPath(start, "transport") != "muxado" || digPath(start, "credential.id") != cred.ID || digPath(start, "error") != "" {
+		t.Errorf("agent_session_start.v0 %v, want transport muxado, credential %s, no error", start, cred.ID)
+	}
+
+	// Deleting the credential ends the session within two seconds.
+	if status, body := request(t, http.MethodDelete, p.url+"/credentials/"+cred.ID, token, ""); status != http.StatusNoContent {
+		t.Fatalf("deleting the credential: %d %s", status, body)
+	}
+	deleted := time.Now()
+	check.Eventually(t, 2*time.Second, "the endpoint gone after the credential's delete", func() (int, bool) {
+		req, _ := http.NewRequest(http.MethodGet, "http://"+public+"/", nil)
+		req.Host = "demo.apps.example.test"
+		resp, err := http.DefaultClient.Do(req)
+		if err != nil {
+			return 0, false
+		}
+		resp.Body.Close()
+		return resp.StatusCode, resp.StatusCode == http.StatusNotFound
+	})
+	t.Logf("the endpoint was gone %v after the credential's delete", time.Since(deleted))
+}
+
+// createID posts body and returns the id of what was created.
+func createID(t *testing.T, url, token, body string) string {
+	t.Helper()
+	status, answer := request(t, http.MethodPost, url, token, body)
+	if status != http.StatusCreated {
+		t.Fatalf("POST %s: %d %s", url, status, answer)
+	}
+	var v struct{ ID string }
+	if err := json.Unmarshal([]byte(answer), &v); err != nil || v.ID == "" {
+		t.Fatalf("POST %s answered %s", url, answer)
+	}
+	return v.ID
+}
+
+// digPath returns the value at a dotted path of nested objects.
+func digPath(m map[string]any, path string) any {
+	var v any = m
+	for p := range strings.SplitSeq(path, ".") {
+		o, ok := v.(map[string]any)
+		if !ok {
+			return nil
+		}
+		v = o[p]
+	}
+	return v
+}

@@ -1,0 +1,411 @@
+package main
+
+import (
+	"context"
+	"crypto/tls"
+	"errors"
+	"fmt"
+	"log/slog"
+	"net"
+	"net/http"
+	"path/filepath"
+	"runtime/debug"
+	"slices"
+	"strings"
+	"sync"
+	"time"
+
+	"github.com/spf13/pflag"
+
+	"github.com/sluicehq/sluice/edge"
+	"github.com/sluicehq/sluice/internal/retry"
+	"github.com/sluicehq/sluice/internal/store"
+	"github.com/sluicehq/sluice/schemas"
+)
+
+// Defaults of the edge's listeners with --dev, for an agent on the same
+// machine.
+const (
+	devEdgeAgents   = "127.0.0.1:4443"
+	devEdgeHTTP     = "127.0.0.1:8000"
+	devEdgeHTTPS    = "127.0.0.1:8443"
+	devEdgeTCPPorts = "20000-20099"
+	devEdgeDomain   = "sluice.localhost"
+)
+
+// edgeFlags configure the edge role.
+type edgeFlags struct {
+	agents, agentsCert, agentsKey string
+	http, https, tlsCert, tlsKey  string
+	tcpPorts, tcpHost             string
+	domain, region                string
+	bufferEvents                  int
+}
+
+func (f *edgeFlags) register(fl *pflag.FlagSet) {
+	fl.StringVar(&f.agents, "edge-agents", "", "HOST:PORT of the edge's TLS listener agents connect to (default with --dev: "+devEdgeAgents+"; without, the edge role needs it)")
+	fl.StringVar(&f.agentsCert, "edge-agents-cert", "", "certificate file (PEM, chain after it) of --edge-agents, with --edge-agents-key (default with --dev: one signed by the dev CA, DIR/edge/ca.pem)")
+	fl.StringVar(&f.agentsKey, "edge-agents-key", "", "private key file (PEM) of --edge-agents-cert")
+	fl.StringVar(&f.http, "edge-http", "", "HOST:PORT of the edge's public HTTP listener (default with --dev: "+devEdgeHTTP+"; empty for none)")
+	fl.StringVar(&f.https, "edge-https", "", "HOST:PORT of the edge's public HTTPS listener, by SNI (default with --dev: "+devEdgeHTTPS+", with certificates of the dev CA; empty for none)")
+	fl.StringVar(&f.tlsCert, "edge-tls-cert", "", "certificate file (PEM) --edge-https serves, with --edge-tls-key (with --dev: the dev CA makes one per name)")
+	fl.StringVar(&f.tlsKey, "edge-tls-key", "", "private key file (PEM) of --edge-tls-cert")
+	fl.StringVar(&f.tcpPorts, "edge-tcp-ports", "", "LOW-HIGH, the ports TCP endpoints get their address from, on the host of --edge-http (default with --dev: "+devEdgeTCPPorts+"; empty for no TCP endpoints)")
+	fl.StringVar(&f.tcpHost, "edge-tcp-host", "", "the host name in TCP endpoints' addresses (default: the host of --edge-http, or tcp.<--edge-domain> when that is all addresses)")
+	fl.StringVar(&f.domain, "edge-domain", "", "the service-owned domain under which an endpoint with no domain gets a random subdomain (default with --dev: "+devEdgeDomain+")")
+	fl.StringVar(&f.region, "edge-region", "us", "the region the edge reports to agents and in events")
+	fl.IntVar(&f.bufferEvents, "edge-event-buffer", edge.DefaultBufferEvents, "how many events the edge holds while NATS is away; past it, events are dropped and counted (sluice_edge_events_dropped_total)")
+}
+
+// applyDevDefaults gives the edge's listeners their --dev defaults where
+// their flags were not set.
+func (f *edgeFlags) applyDevDefaults(changed func(name string) bool) {
+	for _, d := range []struct {
+		name  string
+		value *string
+		def   string
+	}{
+		{"edge-agents", &f.agents, devEdgeAgents},
+		{"edge-http", &f.http, devEdgeHTTP},
+		{"edge-https", &f.https, devEdgeHTTPS},
+		{"edge-tcp-ports", &f.tcpPorts, devEdgeTCPPorts},
+		{"edge-domain", &f.domain, devEdgeDomain},
+	} {
+		if !changed(d.name) {
+			*d.value = d.def
+		}
+	}
+}
+
+// settleEdge gives the edge's flags their --dev defaults, and leaves the
+// edge out of the default roles where it has no --edge-agents: a plain
+// serve runs the edge only once told where agents connect.
+func (f *serveFlags) settleEdge(changed func(name string) bool) {
+	if f.dev {
+		f.edge.applyDevDefaults(changed)
+	}
+	if f.edge.agents == "" && !changed("roles") {
+		f.roles = slices.DeleteFunc(slices.Clone(f.roles), func(r string) bool { return strings.EqualFold(strings.TrimSpace(r), roleEdge) })
+	}
+}
+
+// validate checks the edge's flags, for a process running the edge role.
+func (f edgeFlags) validate(dev bool) error {
+	var errs []error
+	if f.agents == "" {
+		return errors.New("the edge role needs --edge-agents, the address agents connect to (with --dev it has a default); or leave edge out of --roles")
+	}
+	if f.domain == "" {
+		errs = append(errs, errors.New("the edge role needs --edge-domain, the domain under which endpoints get random subdomains"))
+	}
+	if !dev && (f.agentsCert == "" || f.agentsKey == "") {
+		errs = append(errs, errors.New("the edge role needs --edge-agents-cert and --edge-agents-key, the certificate agents verify (with --dev, the dev CA signs one)"))
+	}
+	if (f.tlsCert == "") != (f.tlsKey == "") {
+		errs = append(errs, errors.New("--edge-tls-cert and --edge-tls-key go together"))
+	}
+	if f.https != "" && f.tlsCert == "" && !dev {
+		errs = append(errs, errors.New("--edge-https needs --edge-tls-cert and --edge-tls-key until issued certificates exist"))
+	}
+	if f.tcpPorts != "" {
+		if _, err := edge.ParsePortRange(f.tcpPorts); err != nil {
+			errs = append(errs, fmt.Errorf("--edge-tcp-ports: %w", err))
+		}
+	}
+	if f.bufferEvents < 1 {
+		errs = append(errs, errors.New("--edge-event-buffer must be at least 1"))
+	}
+	return errors.Join(errs...)
+}
+
+// edgeListeners are the edge role's listeners.
+type edgeListeners struct {
+	agents, http, https net.Listener // http and https nil when not served
+}
+
+func (l *edgeListeners) close() {
+	for _, ln := range []net.Listener{l.agents, l.http, l.https} {
+		if ln != nil {
+			_ = ln.Close()
+		}
+	}
+}
+
+// listen binds the edge's listeners.
+func (f edgeFlags) listen() (*edgeListeners, error) {
+	l := &edgeListeners{}
+	var err error
+	if l.agents, err = listenFlag("--edge-agents", f.agents); err != nil {
+		return nil, err
+	}
+	if f.http != "" {
+		if l.http, err = listenFlag("--edge-http", f.http); err != nil {
+			l.close()
+			return nil, err
+		}
+	}
+	if f.https != "" {
+		if l.https, err = listenFlag("--edge-https", f.https); err != nil {
+			l.close()
+			return nil, err
+		}
+	}
+	return l, nil
+}
+
+// edgeRole is what the edge role runs: the edge, its event buffer and
+// the servers of its listeners.
+type edgeRole struct {
+	edge      *edge.Edge
+	store     *store.Store
+	edgeID    string
+	buffer    *edge.Buffer
+	listeners *edgeListeners
+	agentsTLS *tls.Config
+	http      *http.Server // nil without --edge-http
+	https     *http.Server // nil without --edge-https
+	caFile    string       // the dev CA's file, with --dev
+	log       *slog.Logger
+}
+
+// newEdgeRole wires the edge on the process's store and producer.
+func (a *app) newEdgeRole() (*edgeRole, error) {
+	f := a.flags.edge
+	log := a.log.With("component", "edge")
+	r := &edgeRole{listeners: a.edgeListeners, log: log, store: a.store, edgeID: "edge_" + schemas.NewID("x")[2:]}
+	var ca *edge.DevCA
+	if a.flags.dev {
+		var err error
+		dir := filepath.Join(a.flags.dataDir, "edge")
+		if ca, err = edge.LoadOrCreateDevCA(dir); err != nil {
+			return nil, fmt.Errorf("the edge's dev CA: %w", err)
+		}
+		r.caFile = filepath.Join(dir, edge.DevCAFile)
+	}
+	agentsCert, err := edgeCertificate(ca, f.agentsCert, f.agentsKey, agentNames(f.agents)...)
+	if err != nil {
+		return nil, fmt.Errorf("--edge-agents-cert: %w", err)
+	}
+	r.agentsTLS = &tls.Config{Certificates: []tls.Certificate{agentsCert}, MinVersion: tls.VersionTLS12}
+
+	cfg := edge.Config{
+		Store: a.store, Domain: f.domain, Region: f.region, EdgeID: r.edgeID,
+		Version: buildVersion(), Log: log, IngressOwner: a.store.AgentIngressOwner,
+	}
+	r.buffer = edge.NewBuffer(a.producer, f.bufferEvents, log)
+	cfg.Events = r.buffer
+	if l := r.listeners.http; l != nil {
+		cfg.HTTPPort = l.Addr().(*net.TCPAddr).Port
+	}
+	if l := r.listeners.https; l != nil {
+		cfg.HTTPSPort = l.Addr().(*net.TCPAddr).Port
+	}
+	if f.tcpPorts != "" {
+		cfg.TCPPorts, _ = edge.ParsePortRange(f.tcpPorts)
+		cfg.TCPListenHost, cfg.TCPHost = tcpHosts(f)
+	}
+	if r.edge, err = edge.New(cfg); err != nil {
+		return nil, err
+	}
+	if err := errors.Join(r.edge.Metrics.Register(a.registry), r.buffer.Register(a.registry)); err != nil {
+		return nil, err
+	}
+	if r.listeners.http != nil {
+		r.http = r.edge.NewHTTPServer("http", nil)
+	}
+	if r.listeners.https != nil {
+		tlsCfg := &tls.Config{MinVersion: tls.VersionTLS12}
+		switch {
+		case f.tlsCert != "":
+			cert, err := tls.LoadX509KeyPair(f.tlsCert, f.tlsKey)
+			if err != nil {
+				return nil, fmt.Errorf("--edge-tls-cert: %w", err)
+			}
+			tlsCfg.Certificates = []tls.Certificate{cert}
+		case ca != nil:
+			tlsCfg.GetCertificate = ca.GetCertificate(r.edge.ServesHTTPS)
+		}
+		r.https = r.edge.NewHTTPServer("https", tlsCfg)
+	}
+	for _, srv := range []*http.Server{r.http, r.https} {
+		if srv != nil {
+			srv.ErrorLog = slog.NewLogLogger(log.Handler(), slog.LevelDebug)
+		}
+	}
+	return r, nil
+}
+
+// edgeCertificate loads certFile and keyFile, or, without them, has the
+// dev CA issue one for names.
+func edgeCertificate(ca *edge.DevCA, certFile, keyFile string, names ...string) (tls.Certificate, error) {
+	if certFile != "" {
+		return tls.LoadX509KeyPair(certFile, keyFile)
+	}
+	if ca == nil {
+		return tls.Certificate{}, errors.New("no certificate: give --edge-agents-cert and --edge-agents-key")
+	}
+	return ca.Issue(names...)
+}
+
+// agentNames are the names the dev certificate of --edge-agents holds:
+// localhost, the loopback addresses and the listener's host.
+func agentNames(addr string) []string {
+	names := []string{"localhost", "127.0.0.1", "::1"}
+	if host, _, err := net.SplitHostPort(addr); err == nil && host != "" && host != "127.0.0.1" && host != "localhost" && host != "::1" {
+		names = append(names, host)
+	}
+	return names
+}
+
+// tcpHosts returns the host TCP endpoints listen on (that of
+// --edge-http, or every address) and the host their addresses name.
+func tcpHosts(f edgeFlags) (listen, public string) {
+	if f.http != "" {
+		listen, _, _ = net.SplitHostPort(f.http)
+	}
+	public = f.tcpHost
+	if public == "" {
+		public = listen
+		if ip := net.ParseIP(listen); listen == "" || ip != nil && ip.IsUnspecified() {
+			public = "tcp." + f.domain
+		}
+	}
+	return listen, public
+}
+
+// run serves the edge until ctx ends, then closes its sessions and
+// servers, and publishes the events it still holds.
+func (r *edgeRole) run(ctx context.Context) error {
+	var wg sync.WaitGroup
+	errs := make(chan error, 4)
+	bufferCtx, stopBuffer := context.WithCancel(context.WithoutCancel(ctx))
+	wg.Go(func() { _ = r.buffer.Run(bufferCtx) })
+	wg.Go(func() { r.follow(ctx) })
+	// The first heartbeat before the first session: a session's record
+	// of an edge that never beat is hidden.
+	if err := r.store.HeartbeatEdge(ctx, r.edgeID); err != nil {
+		r.log.Warn("recording the edge's heartbeat", "error", err)
+	}
+	wg.Go(func() { r.heartbeat(ctx) })
+	wg.Go(func() {
+		if err := r.edge.ServeAgents(ctx, tls.NewListener(r.listeners.agents, r.agentsTLS)); err != nil {
+			errs <- fmt.Errorf("serving agents: %w", err)
+		}
+	})
+	serve := func(srv *http.Server, ln net.Listener, tlsOn bool) {
+		var err error
+		if tlsOn {
+			err = srv.ServeTLS(ln, "", "")
+		} else {
+			err = srv.Serve(ln)
+		}
+		if !errors.Is(err, http.ErrServerClosed) {
+			errs <- fmt.Errorf("serving the edge's public listener: %w", err)
+		}
+	}
+	if r.http != nil {
+		wg.Go(func() { serve(r.http, r.listeners.http, false) })
+	}
+	if r.https != nil {
+		wg.Go(func() { serve(r.https, r.listeners.https, true) })
+	}
+	var err error
+	select {
+	case <-ctx.Done():
+	case err = <-errs:
+	}
+	shutdown, cancel := context.WithTimeout(context.Background(), 10*time.Second)
+	defer cancel()
+	for _, srv := range []*http.Server{r.http, r.https} {
+		if srv != nil {
+			_ = srv.Shutdown(shutdown)
+		}
+	}
+	_ = r.listeners.agents.Close()
+	if cerr := r.edge.Close(shutdown); cerr != nil {
+		r.log.Warn("the edge's sessions did not all end in time", "error", cerr)
+	}
+	// The sessions' stop events are in the buffer now: it publishes what
+	// it holds before it stops.
+	stopBuffer()
+	wg.Wait()
+	return err
+}
+
+// follow applies the store's changes to the edge until ctx ends: what a
+// deleted credential, a deactivated bot user, a deleted reservation or a
+// stop request takes away ends at once.
+func (r *edgeRole) follow(ctx context.Context) {
+	for ctx.Err() == nil {
+		changes, err := r.store.WatchEdge(ctx)
+		if err != nil {
+			r.log.Warn("watching the store for the edge; trying again", "error", err)
+			_ = retry.Sleep(ctx, time.Second)
+			continue
+		}
+		for ch := range changes {
+			switch ch.Kind {
+			case store.EdgeCredential:
+				if ch.Deleted {
+					r.edge.CredentialDeleted(ch.AccountID, ch.ID)
+				}
+			case store.EdgeBotUser:
+				if ch.Deleted || ch.BotUser != nil && !ch.BotUser.Active {
+					r.edge.BotUserInactive(ch.AccountID, ch.ID)
+				}
+			case store.EdgeReservedDomain:
+				if ch.Deleted {
+					r.edge.ReservedDomainGone(ch.AccountID, ch.ID)
+				}
+			case store.EdgeTunnelSession:
+				if ch.TunnelSession != nil && ch.TunnelSession.StopRequested {
+					r.edge.StopSession(ch.AccountID, ch.ID)
+				}
+			}
+		}
+	}
+}
+
+// heartbeat tells the store the edge is alive, every edgeHeartbeat, so
+// that the records of its sessions and endpoints outlive it by at most
+// store.EdgeTimeout if it is killed.
+func (r *edgeRole) heartbeat(ctx context.Context) {
+	tick := time.NewTicker(edgeHeartbeat)
+	defer tick.Stop()
+	for {
+		if err := r.store.HeartbeatEdge(ctx, r.edgeID); err != nil && ctx.Err() == nil {
+			r.log.Warn("recording the edge's heartbeat", "error", err)
+		}
+		select {
+		case <-ctx.Done():
+			return
+		case <-tick.C:
+		}
+	}
+}
+
+// edgeHeartbeat is how often an edge tells the store it is alive.
+const edgeHeartbeat = 5 * time.Second
+
+// announce logs the edge's listeners.
+func (r *edgeRole) announce(log *slog.Logger) {
+	attrs := []any{"agents", r.listeners.agents.Addr().String()}
+	if r.listeners.http != nil {
+		attrs = append(attrs, "http", "http://"+r.listeners.http.Addr().String())
+	}
+	if r.listeners.https != nil {
+		attrs = append(attrs, "https", "https://"+r.listeners.https.Addr().String())
+	}
+	if r.caFile != "" {
+		attrs = append(attrs, "agents_ca", r.caFile)
+	}
+	log.Info("the edge is serving", attrs...)
+}
+
+// buildVersion is sluice's version as the build recorded it, for agents.
+func buildVersion() string {
+	if info, ok := debug.ReadBuildInfo(); ok && info.Main.Version != "" {
+		return info.Main.Version
+	}
+	return "devel"
+}
