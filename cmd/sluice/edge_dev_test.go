@@ -236,3 +236,107 @@ func digPath(m map[string]any, path string) any {
 	}
 	return v
 }
+
+// TestServeDevEdgeSurvivesKill runs serve --dev with its edge on fixed
+// ports, sends requests through an agent of the Go SDK until the edge
+// has published their events, kills serve with SIGKILL, and starts it
+// again on the same data dir and ports: the agent reconnects by itself
+// and traffic resumes, and every event published before the kill is
+// delivered.
+func TestServeDevEdgeSurvivesKill(t *testing.T) {
+	if testing.Short() {
+		t.Skip("builds and runs sluice serve --dev")
+	}
+	clearSluiceEnv(t)
+	bin := buildSluice(t)
+	const token = "sk_serve_dev_edge_kill_0123456789ab"
+	dataDir := t.TempDir()
+	ports := freePorts(t, 2)
+	env := []string{"SLUICE_BOOTSTRAP_API_KEY=" + token, "SLUICE_DEV=true", "SLUICE_DEV_AWS_LISTEN=127.0.0.1:0",
+		fmt.Sprintf("SLUICE_EDGE_AGENTS=127.0.0.1:%d", ports[0]), fmt.Sprintf("SLUICE_EDGE_HTTP=127.0.0.1:%d", ports[1])}
+	p := startServe(t, bin, dataDir, env...)
+	pool := x509.NewCertPool()
+	caPEM, err := os.ReadFile(filepath.Join(dataDir, "edge", "ca.pem"))
+	if err != nil || !pool.AppendCertsFromPEM(caPEM) {
+		t.Fatalf("the dev CA: %v", err)
+	}
+	dest := createID(t, p.url+"/event_destinations", token,
+		`{"target": {"kinesis": {"stream_arn": "arn:aws:kinesis:eu-west-1:123456789012:stream/edge-kill", "auth": {"role": {"role_arn": "arn:aws:iam::123456789012:role/sluice"}}}}}`)
+	createID(t, p.url+"/event_subscriptions", token, `{"sources": [{"type": "http_request_complete.v0"}], "destination_ids": ["`+dest+`"]}`)
+	createID(t, p.url+"/reserved_domains", token, `{"domain": "kill.example.test"}`)
+	status, body := request(t, http.MethodPost, p.url+"/credentials", token, `{"description": "kill test"}`)
+	var cred struct{ Token string }
+	if status != http.StatusCreated || json.Unmarshal([]byte(body), &cred) != nil {
+		t.Fatalf("creating the credential: %d %s", status, body)
+	}
+	ctx, cancel := context.WithTimeout(context.Background(), 3*time.Minute)
+	defer cancel()
+	agent, err := ngrok.NewAgent(ngrok.WithAuthtoken(cred.Token), ngrok.WithAgentConnectURL(fmt.Sprintf("127.0.0.1:%d", ports[0])), ngrok.WithAgentConnectCAs(pool))
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer agent.Disconnect()
+	ln, err := agent.Listen(ctx, ngrok.WithURL("http://kill.example.test"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	go func() {
+		_ = http.Serve(ln, http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) { _, _ = io.WriteString(w, r.URL.Path) }))
+	}()
+	get := func(path string) (int, error) {
+		req, _ := http.NewRequest(http.MethodGet, fmt.Sprintf("http://127.0.0.1:%d%s", ports[1], path), nil)
+		req.Host = "kill.example.test"
+		resp, err := http.DefaultClient.Do(req)
+		if err != nil {
+			return 0, err
+		}
+		defer resp.Body.Close()
+		_, _ = io.ReadAll(resp.Body)
+		return resp.StatusCode, nil
+	}
+	const before = 50
+	for i := range before {
+		if code, err := get(fmt.Sprintf("/before/%d", i)); code != 200 {
+			t.Fatalf("request %d before the kill: %d %v", i, code, err)
+		}
+	}
+	// The requests' events and the session's start.
+	check.Eventually(t, 30*time.Second, "the edge's events published", func() (string, bool) {
+		_, metrics := request(t, http.MethodGet, p.metricsURL+"/metrics", "", "")
+		n := metricLine(metrics, "sluice_edge_events_published_total")
+		return n, n == fmt.Sprint(before+1)
+	})
+	p.kill(t)
+	p = startServe(t, bin, dataDir, env...)
+	check.Eventually(t, 90*time.Second, "traffic through the reconnected agent", func() (int, bool) {
+		code, _ := get("/after")
+		return code, code == 200
+	})
+	delivered := check.Eventually(t, 90*time.Second, "every event published before the kill delivered", func() (int, bool) {
+		out, _ := tailWithoutAWS(t, bin, p.url, token, dest, "--since", "10m", "--follow=false", "--json")
+		seen := map[string]bool{}
+		for line := range strings.SplitSeq(strings.TrimSpace(out), "\n") {
+			var ev struct {
+				Object map[string]any `json:"object"`
+			}
+			if json.Unmarshal([]byte(line), &ev) == nil {
+				if path, _ := digPath(ev.Object, "http.request.url.path").(string); strings.HasPrefix(path, "/before/") {
+					seen[path] = true
+				}
+			}
+		}
+		return len(seen), len(seen) == before
+	})
+	t.Logf("%d events published before the kill, %d delivered", before, delivered)
+}
+
+// metricLine returns the value of an unlabelled metric in a /metrics
+// answer, or "".
+func metricLine(metrics, name string) string {
+	for line := range strings.SplitSeq(metrics, "\n") {
+		if v, ok := strings.CutPrefix(line, name+" "); ok {
+			return strings.TrimSpace(v)
+		}
+	}
+	return ""
+}
