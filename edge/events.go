@@ -26,7 +26,14 @@ func (e *Edge) publish(account, kind string, at time.Time, principal json.RawMes
 		e.cfg.Log.Error("encoding an edge event", "kind", kind, "error", err)
 		return
 	}
-	enc, err := e.catalog.Encode(schemas.Event{Type: kind, Timestamp: at, AccountID: account, Principal: principal, Object: obj})
+	ev := schemas.Event{Type: kind, Timestamp: at, AccountID: account, Principal: principal, Object: obj}
+	encode := e.catalog.Encode
+	if k, ok := e.catalog.Kind(kind); ok && k.EmittedBySluice {
+		// The agent session kinds are the edge's own: no one else may
+		// publish them.
+		encode = e.catalog.EncodeBySluice
+	}
+	enc, err := encode(ev)
 	if err != nil {
 		e.Metrics.eventsInvalid.Add(1)
 		e.cfg.Log.Error("an edge event the catalogue refuses", "kind", kind, "error", err)

@@ -21,6 +21,14 @@ import (
 // emittedBySluiceError returns the error for an event of k, a kind only
 // sluice emits, sent to be published.
 func emittedBySluiceError(k *Kind) *FieldError {
+	if k.Family == "agent_session" {
+		return &FieldError{
+			Path: "event_type",
+			Err:  ErrEmittedBySluice,
+			Msg: fmt.Sprintf("%s is emitted by sluice's edge itself when an agent session starts or stops, and cannot be published. "+
+				"To receive it, subscribe to it; docs/events.md lists the kinds only sluice emits", k.Name),
+		}
+	}
 	return &FieldError{
 		Path: "event_type",
 		Err:  ErrEmittedBySluice,

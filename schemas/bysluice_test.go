@@ -19,7 +19,7 @@ func TestKindsOnlySluiceEmits(t *testing.T) {
 			own = append(own, k.Name)
 		}
 	}
-	var want []string
+	want := []string{"agent_session_start.v0", "agent_session_stop.v0"} // the edge's
 	for _, family := range []string{"api_key", "domain", "event_destination", "event_subscription", "tunnel_credential"} {
 		for _, change := range []string{"created", "deleted", "updated"} {
 			want = append(want, family+"_"+change+".v0")

@@ -196,9 +196,10 @@ var sshKeyFields = []fieldSpec{
 
 var auditKinds = []auditSpec{
 	{
-		family: "agent_session",
-		kinds:  []string{"start", "stop"},
-		desc:   "an agent session",
+		family:   "agent_session",
+		kinds:    []string{"start", "stop"},
+		bySluice: true, // the edge's: a service or an account cannot forge them
+		desc:     "an agent session",
 		fields: []fieldSpec{
 			{"agent_ip", TypeString, "IP address the agent connected from", false},
 			{"arch", TypeString, "CPU architecture of the agent's host", false},

@@ -102,7 +102,7 @@ func Permissions(id Identity, c *schemas.Catalogue) *server.Permissions {
 	case IdentityEdge:
 		var allow []string
 		for _, k := range c.Kinds() {
-			if !k.EmittedBySluice && (k.Class == schemas.ClassTraffic || k.Family == edgeAuditFamily) {
+			if k.Class == schemas.ClassTraffic && !k.EmittedBySluice || k.Family == edgeAuditFamily {
 				allow = append(allow, eventSubject(k.Name))
 			}
 		}
