@@ -26,6 +26,7 @@ import (
 //	bot_users.<account_id>.<bot_user_id>                      BotUser
 //	bot_user_names.<account_id>.<hex sha-256 of folded name>  uniqueEntry (written with its BotUser)
 //	credentials.<account_id>.<credential_id>                  Credential (with the hash of its token, never the token)
+//	credential_hashes.<hex sha-256 of token>                  credentialIndex (written and deleted with its Credential)
 //	https_edges.<account_id>.<edge_id>                        HTTPSEdge
 //	https_edge_routes.<account_id>.<route_id>                 HTTPSEdgeRoute (its edge in EdgeID; deleted with the edge)
 //	https_edge_route_matches.<account_id>.<hex sha-256>       uniqueEntry (of match type, match and edge; written with its HTTPSEdgeRoute)
