@@ -32,6 +32,9 @@ import (
 //	https_edge_route_matches.<account_id>.<hex sha-256>       uniqueEntry (of match type, match and edge; written with its HTTPSEdgeRoute)
 //	reserved_domains.<account_id>.<reserved_domain_id>        ReservedDomain
 //	reserved_domain_names.<hex sha-256 of folded domain>      uniqueEntry (written with its ReservedDomain; all accounts)
+//	tunnel_sessions.<account_id>.<tunnel_session_id>          TunnelSession (hidden once its edge is gone; RemoveDeadEdgeRecords deletes it)
+//	endpoints.<account_id>.<endpoint_id>                      Endpoint (its session in TunnelSessionID; deleted with the session)
+//	edge_heartbeats.<edge_id>                                 edgeHeartbeat (HeartbeatEdge)
 //	creations.<account_id>.<kind>                             creationClaims (creates under way, for Limits)
 //	route_counts.<account_id>                                 routeCount (rewritten by every subscription write, for Limits.Routes)
 
