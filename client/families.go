@@ -31,6 +31,10 @@ const (
 	HTTPSEdgeRoutesListKey = "routes"
 	ReservedDomainsPath    = "/reserved_domains"
 	ReservedDomainsListKey = "reserved_domains"
+	TunnelSessionsPath     = "/tunnel_sessions"
+	TunnelSessionsListKey  = "tunnel_sessions"
+	EndpointsPath          = "/endpoints"
+	EndpointsListKey       = "endpoints"
 )
 
 // AgentIngresses returns the account's agent ingresses, /agent_ingresses.

@@ -28,6 +28,7 @@ const (
 	PrefixCredential     = "cr_"
 	PrefixHTTPSEdge      = "edghts_"
 	PrefixHTTPSEdgeRoute = "edghtsrt_"
+	PrefixTunnelSession  = "ts_" // an agent's session with an edge, which the edge records
 )
 
 // TimeLayout is the layout of event_timestamp: RFC 3339, UTC, milliseconds.

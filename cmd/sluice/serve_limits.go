@@ -50,6 +50,8 @@ type limitFlags struct {
 	httpsEdges             int
 	httpsEdgeRoutes        int
 	reservedDomains        int
+	tunnelSessions         int
+	endpoints              int
 }
 
 func (f *limitFlags) register(fl *pflag.FlagSet) {
@@ -74,6 +76,8 @@ func (f *limitFlags) register(fl *pflag.FlagSet) {
 	fl.IntVar(&f.httpsEdges, "max-https-edges", store.DefaultMaxHTTPSEdges, "HTTPS edges one account may have")
 	fl.IntVar(&f.httpsEdgeRoutes, "max-https-edge-routes", store.DefaultMaxHTTPSEdgeRoutes, fmt.Sprintf("routes of HTTPS edges one account may have, all its edges together; at most %d (an edge is deleted with its routes in one batch)", store.MaxHTTPSEdgeRoutes))
 	fl.IntVar(&f.reservedDomains, "max-reserved-domains", store.DefaultMaxReservedDomains, "reserved domains one account may have")
+	fl.IntVar(&f.tunnelSessions, "max-tunnel-sessions", store.DefaultMaxTunnelSessions, "tunnel sessions one account may have: agents connected at once")
+	fl.IntVar(&f.endpoints, "max-endpoints", store.DefaultMaxEndpoints, "endpoints one account may have: public addresses its agents serve at once")
 }
 
 // validate returns what is wrong with the flags, each with what to do. A
@@ -101,6 +105,8 @@ func (f limitFlags) validate() []error {
 		{"--max-https-edges", f.httpsEdges},
 		{"--max-https-edge-routes", f.httpsEdgeRoutes},
 		{"--max-reserved-domains", f.reservedDomains},
+		{"--max-tunnel-sessions", f.tunnelSessions},
+		{"--max-endpoints", f.endpoints},
 	} {
 		if n.value < 0 {
 			errs = append(errs, fmt.Errorf("%s %d is negative: give a positive number (0 takes the default)", n.name, n.value))
@@ -180,5 +186,7 @@ func (f limitFlags) storeLimits() store.Limits {
 		HTTPSEdges:             f.httpsEdges,
 		HTTPSEdgeRoutes:        f.httpsEdgeRoutes,
 		ReservedDomains:        f.reservedDomains,
+		TunnelSessions:         f.tunnelSessions,
+		Endpoints:              f.endpoints,
 	}
 }

@@ -160,6 +160,20 @@ func AppSessions() Spec {
 	return Spec{Prefix: schemas.PrefixAppSession, Path: client.AppSessionsPath, ListKey: client.AppSessionsListKey}
 }
 
+// TunnelSessions is the family of tunnel sessions, /tunnel_sessions: an
+// agent's session with an edge. The edge records and ends them; the API
+// lists and shows them, stops one, and sets no field.
+func TunnelSessions() Spec {
+	return Spec{Prefix: schemas.PrefixTunnelSession, Path: client.TunnelSessionsPath, ListKey: client.TunnelSessionsListKey}
+}
+
+// Endpoints is the family of endpoints, /endpoints: the public addresses
+// agents' sessions serve. The edge records and ends them; the API lists
+// and shows them, and sets no field.
+func Endpoints() Spec {
+	return Spec{Prefix: schemas.PrefixEndpoint, Path: client.EndpointsPath, ListKey: client.EndpointsListKey}
+}
+
 // MaxDomain is the longest domain name, in bytes (RFC 1035).
 const MaxDomain = 253
 

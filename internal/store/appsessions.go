@@ -260,9 +260,12 @@ var appSessions = family[AppSession]{
 		}
 		return a.check(s.now())
 	},
-	limit:  LimitAppSessions,
-	max:    func(l Limits) int { return l.AppSessions },
-	hidden: func(s *Store, a AppSession) bool { return !a.ExpiresAt.After(s.now()) },
+	limit: LimitAppSessions,
+	max:   func(l Limits) int { return l.AppSessions },
+	hidden: func(_ context.Context, s *Store) (func(AppSession) bool, error) {
+		now := s.now()
+		return func(a AppSession) bool { return !a.ExpiresAt.After(now) }, nil
+	},
 }
 
 // recordAttempts is how many times RecordAppSession makes room and tries

@@ -82,7 +82,10 @@ const MaxACLRules = 100
 
 // credentials declares tunnel credentials (see family). A credential's
 // owner is claimed in the batch that writes it (claimOwner), so a bot user
-// deleted at the same time is seen by one of the two writers.
+// deleted at the same time is seen by one of the two writers. The index of
+// its token (credential_hashes.<hash>, see AuthenticateCredential) is
+// created in the batch that creates it, and deleted in the one that
+// deletes it.
 var credentials = family[Credential]{
 	kind:   "credentials",
 	prefix: resource.Credentials().Prefix,
@@ -102,11 +105,21 @@ var credentials = family[Credential]{
 		return nil
 	},
 	writes: func(ctx context.Context, s *Store, before *Credential, after Credential) ([]write, error) {
-		if after.OwnerID == "" || before != nil && before.OwnerID == after.OwnerID {
-			return nil, nil
+		var writes []write
+		if before == nil {
+			index, err := s.indexToken(ctx, after)
+			if err != nil {
+				return nil, err
+			}
+			writes = append(writes, index)
 		}
-		return s.claimOwner(ctx, after.AccountID, after.OwnerID)
+		if after.OwnerID == "" || before != nil && before.OwnerID == after.OwnerID {
+			return writes, nil
+		}
+		claim, err := s.claimOwner(ctx, after.AccountID, after.OwnerID)
+		return append(writes, claim...), err
 	},
+	cascade: func(ctx context.Context, s *Store, c Credential) ([]write, error) { return s.unindexToken(ctx, c) },
 }
 
 // claimOwner returns the write that rewrites the bot user as it is, at its

@@ -37,3 +37,22 @@ func (s *Store) CreateUncheckedHTTPSEdge(ctx context.Context, accountID string, 
 	unchecked.check = func(context.Context, *Store, *HTTPSEdge) error { return nil }
 	return unchecked.create(ctx, s, accountID, HTTPSEdge{Hostports: hostports}, nil)
 }
+
+// CreateUnindexedCredential creates a credential as a store did before
+// the token index: without it. It returns the credential with its token.
+func (s *Store) CreateUnindexedCredential(ctx context.Context, accountID string) (Credential, error) {
+	token, err := NewAPIKeyToken()
+	if err != nil {
+		return Credential{}, err
+	}
+	unindexed := credentials
+	unindexed.writes, unindexed.cascade = nil, nil
+	c, err := unindexed.create(ctx, s, accountID, Credential{TokenHash: hashToken(token)}, nil)
+	c.Token = token
+	return c, err
+}
+
+// IndexCredentialTokens is indexCredentialTokens, for tests.
+func (s *Store) IndexCredentialTokens(ctx context.Context) (int, error) {
+	return s.indexCredentialTokens(ctx)
+}

@@ -65,18 +65,31 @@ type family[T any] struct {
 	// together or not at all, and a compare-and-swap conflict on any
 	// starts the delete over.
 	cascade func(ctx context.Context, s *Store, v T) ([]write, error)
-	// hidden reports whether v, though stored, is gone, such as an
-	// application session past its expiry: get, list, update and delete
-	// treat it as absent, until something removes it.
-	hidden func(s *Store, v T) bool
+	// hidden returns what reports whether v, though stored, is gone,
+	// such as an application session past its expiry: get, list, update
+	// and delete treat it as absent, until something removes it. It is
+	// called once per read of one or many resources, so that what it
+	// needs to know (the time, the edges alive) is read once; its error
+	// ends the read.
+	hidden func(ctx context.Context, s *Store) (func(v T) bool, error)
 }
 
-// gone returns ErrNotFound if the family hides v, else nil.
-func (f *family[T]) gone(s *Store, v T) error {
-	if f.hidden != nil && f.hidden(s, v) {
-		return ErrNotFound
+// gone returns what returns ErrNotFound for a resource the family hides,
+// else nil, for one read (see hidden).
+func (f *family[T]) gone(ctx context.Context, s *Store) (func(v T) error, error) {
+	if f.hidden == nil {
+		return func(T) error { return nil }, nil
 	}
-	return nil
+	hide, err := f.hidden(ctx, s)
+	if err != nil {
+		return nil, err
+	}
+	return func(v T) error {
+		if hide(v) {
+			return ErrNotFound
+		}
+		return nil
+	}, nil
 }
 
 // refusal is an error of a hook that answers the call, such as an
@@ -185,9 +198,13 @@ func (f *family[T]) get(ctx context.Context, s *Store, accountID, id string) (T,
 	if err := f.ownedID(accountID, id); err != nil {
 		return zero, err
 	}
+	gone, err := f.gone(ctx, s)
+	if err != nil {
+		return zero, fmt.Errorf("reading %s %s: %w", f.noun, id, err)
+	}
 	v, _, err := getRecord[T](ctx, s, f.key(accountID, id))
 	if err == nil {
-		err = f.gone(s, v)
+		err = gone(v)
 	}
 	if err != nil {
 		return zero, fmt.Errorf("reading %s %s: %w", f.noun, id, err)
@@ -216,11 +233,15 @@ func (f *family[T]) listWhere(ctx context.Context, s *Store, accountID string, p
 	if err := schemas.CheckID(schemas.PrefixAccount, accountID); err != nil {
 		return nil, "", fmt.Errorf("account %q: %w", accountID, ErrNotFound)
 	}
+	gone, err := f.gone(ctx, s)
+	if err != nil {
+		return nil, "", fmt.Errorf("listing %ss: %w", f.noun, err)
+	}
 	all, err := listRecords[T](ctx, s, f.filter(accountID))
 	if err != nil {
 		return nil, "", fmt.Errorf("listing %ss: %w", f.noun, err)
 	}
-	all = slices.DeleteFunc(all, func(v T) bool { return f.gone(s, v) != nil || keep != nil && !keep(&v) })
+	all = slices.DeleteFunc(all, func(v T) bool { return gone(v) != nil || keep != nil && !keep(&v) })
 	return paginate(all, func(v T) string {
 		id, _, _ := f.meta(&v)
 		return *id
@@ -254,7 +275,11 @@ func (f *family[T]) update(ctx context.Context, s *Store, accountID, id string, 
 	}
 	var fnErr error
 	_, after, err := modify(ctx, s, f.key(accountID, id), func(v *T) error {
-		if err := f.gone(s, *v); err != nil {
+		gone, err := f.gone(ctx, s)
+		if err != nil {
+			return err
+		}
+		if err := gone(*v); err != nil {
 			return err
 		}
 		was := *v
@@ -322,9 +347,13 @@ func (f *family[T]) remove(ctx context.Context, s *Store, accountID, id string, 
 	key := f.key(accountID, id)
 	var deleted T
 	err := retryConflicts(ctx, func() error {
+		gone, err := f.gone(ctx, s)
+		if err != nil {
+			return err
+		}
 		v, rev, err := getRecord[T](ctx, s, key)
 		if err == nil {
-			err = f.gone(s, v)
+			err = gone(v)
 		}
 		if err != nil {
 			return err

@@ -1,6 +1,7 @@
 package store
 
 import (
+	"context"
 	"errors"
 	"testing"
 )
@@ -15,7 +16,9 @@ func TestFamilyHidden(t *testing.T) {
 		t.Fatal(err)
 	}
 	fam := botUsers
-	fam.hidden = func(_ *Store, b BotUser) bool { return b.Name == "gone" }
+	fam.hidden = func(context.Context, *Store) (func(BotUser) bool, error) {
+		return func(b BotUser) bool { return b.Name == "gone" }, nil
+	}
 	shown, err := fam.create(ctx, s, account.ID, BotUser{Name: "shown"}, nil)
 	if err != nil {
 		t.Fatal(err)

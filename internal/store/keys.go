@@ -26,11 +26,15 @@ import (
 //	bot_users.<account_id>.<bot_user_id>                      BotUser
 //	bot_user_names.<account_id>.<hex sha-256 of folded name>  uniqueEntry (written with its BotUser)
 //	credentials.<account_id>.<credential_id>                  Credential (with the hash of its token, never the token)
+//	credential_hashes.<hex sha-256 of token>                  credentialIndex (written and deleted with its Credential)
 //	https_edges.<account_id>.<edge_id>                        HTTPSEdge
 //	https_edge_routes.<account_id>.<route_id>                 HTTPSEdgeRoute (its edge in EdgeID; deleted with the edge)
 //	https_edge_route_matches.<account_id>.<hex sha-256>       uniqueEntry (of match type, match and edge; written with its HTTPSEdgeRoute)
 //	reserved_domains.<account_id>.<reserved_domain_id>        ReservedDomain
 //	reserved_domain_names.<hex sha-256 of folded domain>      uniqueEntry (written with its ReservedDomain; all accounts)
+//	tunnel_sessions.<account_id>.<tunnel_session_id>          TunnelSession (hidden once its edge is gone; RemoveDeadEdgeRecords deletes it)
+//	endpoints.<account_id>.<endpoint_id>                      Endpoint (its session in TunnelSessionID; deleted with the session)
+//	edge_heartbeats.<edge_id>                                 edgeHeartbeat (HeartbeatEdge)
 //	creations.<account_id>.<kind>                             creationClaims (creates under way, for Limits)
 //	route_counts.<account_id>                                 routeCount (rewritten by every subscription write, for Limits.Routes)
 

@@ -39,6 +39,11 @@ const (
 	// DefaultMaxReservedDomains is the most reserved domains of an
 	// account by default.
 	DefaultMaxReservedDomains = 100
+	// DefaultMaxTunnelSessions and DefaultMaxEndpoints are the most
+	// tunnel sessions, and endpoints, of an account by default: agents
+	// connected at once, and the addresses they serve.
+	DefaultMaxTunnelSessions = 100
+	DefaultMaxEndpoints      = 100
 )
 
 // Limits bound what one account can have. A zero field gets its default.
@@ -87,6 +92,12 @@ type Limits struct {
 	// ReservedDomains is the most reserved domains of an account;
 	// default DefaultMaxReservedDomains.
 	ReservedDomains int
+	// TunnelSessions is the most tunnel sessions of an account, agents
+	// connected at once; default DefaultMaxTunnelSessions.
+	TunnelSessions int
+	// Endpoints is the most endpoints of an account; default
+	// DefaultMaxEndpoints.
+	Endpoints int
 }
 
 func (l *Limits) setDefaults() {
@@ -131,6 +142,12 @@ func (l *Limits) setDefaults() {
 	if l.ReservedDomains <= 0 {
 		l.ReservedDomains = DefaultMaxReservedDomains
 	}
+	if l.TunnelSessions <= 0 {
+		l.TunnelSessions = DefaultMaxTunnelSessions
+	}
+	if l.Endpoints <= 0 {
+		l.Endpoints = DefaultMaxEndpoints
+	}
 }
 
 // MaxHTTPSEdgeRoutes is the highest Limits.HTTPSEdgeRoutes: deleting an
@@ -158,6 +175,8 @@ const (
 	LimitHTTPSEdges             = "HTTPS edges"
 	LimitHTTPSEdgeRoutes        = "HTTPS edge routes"
 	LimitReservedDomains        = "reserved domains"
+	LimitTunnelSessions         = "tunnel sessions"
+	LimitEndpoints              = "endpoints"
 )
 
 // LimitError is a create refused because the account has as many resources

@@ -105,6 +105,12 @@ type Store struct {
 	// cname.<d> and acme.<d> of each service domain d, and
 	// Config.ServiceNames.
 	serviceNames []string
+	// tokensIndexed is set once indexCredentialTokens has indexed the
+	// tokens of the credentials made before the index; mu serializes it.
+	tokensIndexed struct {
+		mu   sync.Mutex
+		done bool
+	}
 }
 
 // Option is an optional extra of Open.

@@ -78,9 +78,20 @@ func (s *Store) WatchConfig(ctx context.Context) (<-chan ConfigChange, error) {
 	if err != nil {
 		return nil, fmt.Errorf("watching destinations and subscriptions: %w", err)
 	}
-	changes := make(chan ConfigChange, watchBuffer)
+	synced := false
+	return runWatch(ctx, watcher, func(entry jetstream.KeyValueEntry) (ConfigChange, bool) {
+		return nextChange(entry, &synced)
+	}), nil
+}
+
+// runWatch delivers on the channel it returns the change next makes of
+// each entry of the watcher (none when next returns false), in a goroutine
+// that the caller owns through ctx: when ctx ends, or the watcher closes
+// its channel, the goroutine stops the watcher and closes the channel.
+func runWatch[C any](ctx context.Context, watcher jetstream.KeyWatcher, next func(jetstream.KeyValueEntry) (C, bool)) <-chan C {
+	changes := make(chan C, watchBuffer)
 	go func() {
-		forwardChanges(ctx, watcher.Updates(), changes)
+		forwardChanges(ctx, watcher.Updates(), changes, next)
 		close(changes)
 		_ = watcher.Stop()
 		// The watcher may be blocked handing over an entry: take it, and
@@ -88,13 +99,12 @@ func (s *Store) WatchConfig(ctx context.Context) (<-chan ConfigChange, error) {
 		for range watcher.Updates() {
 		}
 	}()
-	return changes, nil
+	return changes
 }
 
 // forwardChanges turns the entries of a watcher into changes until ctx ends
 // or updates is closed.
-func forwardChanges(ctx context.Context, updates <-chan jetstream.KeyValueEntry, changes chan<- ConfigChange) {
-	synced := false
+func forwardChanges[C any](ctx context.Context, updates <-chan jetstream.KeyValueEntry, changes chan<- C, next func(jetstream.KeyValueEntry) (C, bool)) {
 	for {
 		select {
 		case <-ctx.Done():
@@ -103,7 +113,7 @@ func forwardChanges(ctx context.Context, updates <-chan jetstream.KeyValueEntry,
 			if !ok {
 				return
 			}
-			change, deliver := nextChange(entry, &synced)
+			change, deliver := next(entry)
 			if !deliver {
 				continue
 			}
