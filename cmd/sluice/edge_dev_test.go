@@ -36,6 +36,7 @@ func TestServeDevEdgeEndToEnd(t *testing.T) {
 	const token = "sk_serve_dev_edge_0123456789abcdef"
 	dataDir := t.TempDir()
 	p := startServe(t, bin, dataDir, "SLUICE_BOOTSTRAP_API_KEY="+token, "SLUICE_DEV=true", "SLUICE_DEV_AWS_LISTEN=127.0.0.1:0")
+	p.waitLog(t, "the edge is serving")
 	agents := strings.TrimPrefix(p.logAttr(t, "the edge is serving", "agents"), "tls://")
 	public := strings.TrimPrefix(p.logAttr(t, "the edge is serving", "http"), "http://")
 	caFile := p.logAttr(t, "the edge is serving", "agents_ca")
