@@ -11,7 +11,6 @@ import (
 	"path/filepath"
 	"runtime/debug"
 	"slices"
-	"strings"
 	"sync"
 	"time"
 
@@ -77,15 +76,15 @@ func (f *edgeFlags) applyDevDefaults(changed func(name string) bool) {
 	}
 }
 
-// settleEdge gives the edge's flags their --dev defaults, and leaves the
-// edge out of the default roles where it has no --edge-agents: a plain
-// serve runs the edge only once told where agents connect.
+// settleEdge gives the edge's flags their --dev defaults, and adds the
+// edge to the default roles where it knows where agents connect: a plain
+// serve runs the edge only once told.
 func (f *serveFlags) settleEdge(changed func(name string) bool) {
 	if f.dev {
 		f.edge.applyDevDefaults(changed)
 	}
-	if f.edge.agents == "" && !changed("roles") {
-		f.roles = slices.DeleteFunc(slices.Clone(f.roles), func(r string) bool { return strings.EqualFold(strings.TrimSpace(r), roleEdge) })
+	if f.edge.agents != "" && !changed("roles") && !slices.Contains(f.roles, roleEdge) {
+		f.roles = append(slices.Clone(f.roles), roleEdge)
 	}
 }
 

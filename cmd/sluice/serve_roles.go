@@ -13,8 +13,12 @@ const (
 	roleEdge   = "edge"   // agents' sessions and their endpoints' public traffic
 )
 
-// allRoles is the default of --roles, in the order roles are shown.
+// allRoles are the roles, in the order they are shown.
 func allRoles() []string { return []string{roleAPI, roleIngest, roleWorker, roleEdge} }
+
+// defaultRoles is the default of --roles: every role but the edge, which
+// serve adds where it knows where agents connect (settleEdge).
+func defaultRoles() []string { return []string{roleAPI, roleIngest, roleWorker} }
 
 // serveRoles says which roles a serve process runs. Every process serves
 // /healthz, /readyz and /metrics, whatever its roles.

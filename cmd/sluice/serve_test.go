@@ -378,7 +378,7 @@ func TestServeFinishesRequestsInFlight(t *testing.T) {
 }
 
 func TestServeFlagsValidate(t *testing.T) {
-	valid := serveFlags{retention: 72 * time.Hour, replicas: 1, shutdownTimeout: 15 * time.Second, ackWait: 30 * time.Second, linger: 200 * time.Millisecond, roles: allRoles(), devAWSListen: "127.0.0.1:4566"}
+	valid := serveFlags{retention: 72 * time.Hour, replicas: 1, shutdownTimeout: 15 * time.Second, ackWait: 30 * time.Second, linger: 200 * time.Millisecond, roles: defaultRoles(), devAWSListen: "127.0.0.1:4566"}
 	tests := []struct {
 		name    string
 		edit    func(*serveFlags)

@@ -11,7 +11,7 @@ import (
 // of the flags' checks, so that reordering or merging the checks cannot
 // change what serve prints.
 func TestServeFlagsValidateReportsAllInOrder(t *testing.T) {
-	valid := serveFlags{retention: 72 * time.Hour, replicas: 1, shutdownTimeout: 15 * time.Second, ackWait: 30 * time.Second, linger: 200 * time.Millisecond, roles: allRoles(), devAWSListen: "127.0.0.1:4566", httpAddr: "127.0.0.1:8080"}
+	valid := serveFlags{retention: 72 * time.Hour, replicas: 1, shutdownTimeout: 15 * time.Second, ackWait: 30 * time.Second, linger: 200 * time.Millisecond, roles: defaultRoles(), devAWSListen: "127.0.0.1:4566", httpAddr: "127.0.0.1:8080"}
 	tests := []struct {
 		name string
 		edit func(*serveFlags)
@@ -70,7 +70,7 @@ func TestServeFlagsValidateReportsAllInOrder(t *testing.T) {
 			},
 			want: strings.Join([]string{
 				"--nats-tls-key needs --nats-tls-cert: give the client certificate file too",
-				"--roles: unknown role \"delivery\": the roles are api, ingest, worker, comma-separated",
+				"--roles: unknown role \"delivery\": the roles are api, ingest, worker, edge, comma-separated",
 				"--tls-key needs --tls-cert: give the certificate file too",
 				"--metrics-http 127.0.0.1:8080 is the address of --http: give /metrics its own port, such as 127.0.0.1:9464, as it must not be reachable where the API is",
 				"--data-key-file encrypts the store of the embedded NATS server, which --nats-url replaces: give the external server its own key (jetstream { cipher, key } in its configuration), and drop --data-key-file",
