@@ -1,0 +1,119 @@
+package edge_test
+
+import (
+	"context"
+	"io"
+	"net/http"
+	"strings"
+	"testing"
+	"time"
+
+	"golang.ngrok.com/ngrok/v2"
+
+	"github.com/sluicehq/sluice/internal/check"
+	"github.com/sluicehq/sluice/internal/store"
+	"github.com/sluicehq/sluice/schemas"
+)
+
+// serveUp binds url with agent a and serves "up" on it.
+func serveUp(t *testing.T, a ngrok.Agent, url string) string {
+	t.Helper()
+	// The endpoint lives as long as the context of its Listen.
+	ln, err := a.Listen(t.Context(), ngrok.WithURL(url))
+	if err != nil {
+		t.Fatalf("Listen(%s): %v", url, err)
+	}
+	go func() {
+		_ = http.Serve(ln, http.HandlerFunc(func(w http.ResponseWriter, _ *http.Request) { _, _ = io.WriteString(w, "up") }))
+	}()
+	return ln.URL().Hostname()
+}
+
+// gone waits up to two seconds for host to answer 404.
+func (te *testEdge) gone(t *testing.T, host string) {
+	t.Helper()
+	check.Eventually(t, 2*time.Second, host+" gone", func() (int, bool) {
+		resp, _ := te.get(t, host, "/")
+		return resp.StatusCode, resp.StatusCode == http.StatusNotFound
+	})
+}
+
+func TestInactiveBotUserEndsItsCredentialsSessions(t *testing.T) {
+	te := startEdge(t)
+	account := schemas.NewID(schemas.PrefixAccount)
+	bot := store.BotUser{ID: schemas.NewID(schemas.PrefixBotUser), AccountID: account, Active: true}
+	te.store.mu.Lock()
+	te.store.bots[bot.ID] = bot
+	te.store.mu.Unlock()
+	token := te.credential(account)
+	te.store.mu.Lock()
+	c := te.store.creds[token]
+	c.OwnerID = bot.ID
+	te.store.creds[token] = c
+	te.store.mu.Unlock()
+	host := serveUp(t, te.agent(t, token), "http://")
+	if resp, body := te.get(t, host, "/"); resp.StatusCode != 200 || body != "up" {
+		t.Fatalf("before: %d %q", resp.StatusCode, body)
+	}
+	bot.Active = false
+	te.store.mu.Lock()
+	te.store.bots[bot.ID] = bot
+	te.store.mu.Unlock()
+	te.edge.BotUserInactive(account, bot.ID)
+	te.gone(t, host)
+	// And a new session of its credential is refused.
+	again := te.agent(t, token)
+	ctx, cancel := context.WithTimeout(context.Background(), 3*time.Second)
+	defer cancel()
+	if err := again.Connect(ctx); err == nil || !strings.Contains(err.Error(), "is inactive") {
+		t.Fatalf("a session of an inactive bot user's credential: %v, want it refused as inactive", err)
+	}
+}
+
+func TestDeletedReservationClosesItsEndpoints(t *testing.T) {
+	te := startEdge(t)
+	account := schemas.NewID(schemas.PrefixAccount)
+	te.reserve(account, "*.keep.example.test")
+	te.reserve(account, "*.drop.example.test")
+	a := te.agent(t, te.credential(account))
+	keep := serveUp(t, a, "http://a.keep.example.test")
+	drop := serveUp(t, a, "http://a.drop.example.test")
+	te.store.mu.Lock()
+	var dropID string
+	for _, d := range te.store.domains[account] {
+		if d.Domain == "*.drop.example.test" {
+			dropID = d.ID
+		}
+	}
+	te.store.mu.Unlock()
+	te.edge.ReservedDomainGone(account, dropID)
+	te.gone(t, drop)
+	if resp, body := te.get(t, keep, "/"); resp.StatusCode != 200 || body != "up" {
+		t.Fatalf("the endpoint of the other reservation: %d %q, want it up", resp.StatusCode, body)
+	}
+}
+
+func TestStopSessionEndsIt(t *testing.T) {
+	te := startEdge(t)
+	account := schemas.NewID(schemas.PrefixAccount)
+	host := serveUp(t, te.agent(t, te.credential(account)), "http://")
+	te.store.mu.Lock()
+	var id string
+	for sid := range te.store.sessions {
+		id = sid
+	}
+	te.store.mu.Unlock()
+	te.edge.StopSession(schemas.NewID(schemas.PrefixAccount), id) // another account's: nothing
+	if resp, _ := te.get(t, host, "/"); resp.StatusCode != 200 {
+		t.Fatalf("another account stopped the session: %d", resp.StatusCode)
+	}
+	te.edge.StopSession(account, id)
+	te.gone(t, host)
+	stops := check.Eventually(t, 2*time.Second, "the stop event", func() ([]map[string]any, bool) {
+		s := te.events.ofKind(t, "agent_session_stop.v0")
+		return s, len(s) >= 1
+	})
+	if got, _ := dig(stops[0], "error").(string); !strings.Contains(got, "stopped through the API") {
+		t.Fatalf("stop reason %q", got)
+	}
+}
