@@ -3,6 +3,7 @@ package edge_test
 import (
 	"context"
 	"io"
+	"net"
 	"net/http"
 	"strings"
 	"testing"
@@ -10,6 +11,7 @@ import (
 
 	"golang.ngrok.com/ngrok/v2"
 
+	"github.com/sluicehq/sluice/edge"
 	"github.com/sluicehq/sluice/internal/check"
 	"github.com/sluicehq/sluice/internal/store"
 	"github.com/sluicehq/sluice/schemas"
@@ -115,5 +117,44 @@ func TestStopSessionEndsIt(t *testing.T) {
 	})
 	if got, _ := dig(stops[0], "error").(string); !strings.Contains(got, "stopped through the API") {
 		t.Fatalf("stop reason %q", got)
+	}
+}
+
+// redirect dials addr whatever address it is asked for, keeping the
+// name the agent connects to for TLS.
+type redirect struct{ addr string }
+
+func (r redirect) Dial(network, _ string) (net.Conn, error) { return net.Dial(network, r.addr) }
+func (r redirect) DialContext(ctx context.Context, network, _ string) (net.Conn, error) {
+	var d net.Dialer
+	return d.DialContext(ctx, network, r.addr)
+}
+
+// TestAgentIngressNeedsItsAccountsCredential: an agent that connects
+// through an account's agent ingress name must use a credential of that
+// account.
+func TestAgentIngressNeedsItsAccountsCredential(t *testing.T) {
+	owner := schemas.NewID(schemas.PrefixAccount)
+	te := startEdge(t, func(c *edge.Config) {
+		c.IngressOwner = func(_ context.Context, host string) (string, bool, error) {
+			return owner, host == "tunnel.us.a-corp.test", nil
+		}
+	})
+	connect := func(token string) error {
+		a, err := ngrok.NewAgent(ngrok.WithAuthtoken(token), ngrok.WithAgentConnectURL("tunnel.us.a-corp.test:443"),
+			ngrok.WithDialer(redirect{te.agents}), ngrok.WithAgentConnectCAs(te.ca.Pool()))
+		if err != nil {
+			t.Fatal(err)
+		}
+		defer a.Disconnect()
+		ctx, cancel := context.WithTimeout(context.Background(), 3*time.Second)
+		defer cancel()
+		return a.Connect(ctx)
+	}
+	if err := connect(te.credential(owner)); err != nil {
+		t.Fatalf("the owner's credential through its ingress: %v", err)
+	}
+	if err := connect(te.credential(schemas.NewID(schemas.PrefixAccount))); err == nil || !strings.Contains(err.Error(), "another account's agent ingress") {
+		t.Fatalf("another account's credential through the ingress: %v, want it refused", err)
 	}
 }

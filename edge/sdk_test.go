@@ -6,6 +6,7 @@ import (
 	"encoding/json"
 	"fmt"
 	"io"
+	"math/rand/v2"
 	"net"
 	"net/http"
 	"strings"
@@ -138,13 +139,13 @@ type testEdge struct {
 	ca        *edge.DevCA
 }
 
-func startEdge(t *testing.T) *testEdge {
+func startEdge(t *testing.T, options ...func(*edge.Config)) *testEdge {
 	t.Helper()
 	ca, err := edge.LoadOrCreateDevCA(t.TempDir())
 	if err != nil {
 		t.Fatal(err)
 	}
-	cert, err := ca.Issue("localhost", "127.0.0.1")
+	cert, err := ca.Issue("localhost", "127.0.0.1", "tunnel.us.a-corp.test")
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -163,12 +164,16 @@ func startEdge(t *testing.T) *testEdge {
 	low := freePortRange(t)
 	te := &testEdge{store: newFakeStore(), events: &events{}, agents: agentsLn.Addr().String(), httpAddr: httpLn.Addr().String(),
 		httpsAddr: httpsLn.Addr().String(), ca: ca}
-	te.edge, err = edge.New(edge.Config{
+	cfg := edge.Config{
 		Store: te.store, Events: te.events, Domain: "sluice.localhost", EdgeID: "edge-test",
 		HTTPPort: httpLn.Addr().(*net.TCPAddr).Port, HTTPSPort: httpsLn.Addr().(*net.TCPAddr).Port,
 		TCPHost: "127.0.0.1", TCPListenHost: "127.0.0.1",
 		TCPPorts: edge.PortRange{Low: low, High: low + 9},
-	})
+	}
+	for _, o := range options {
+		o(&cfg)
+	}
+	te.edge, err = edge.New(cfg)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -193,19 +198,13 @@ func startEdge(t *testing.T) *testEdge {
 	return te
 }
 
-// freePortRange returns the first of ten ports that were free.
+// freePortRange returns the first of ten ports that were free, below
+// the ephemeral range (32768 and up on Linux), where the machine's own
+// outgoing connections would take ports from under the test.
 func freePortRange(t *testing.T) int {
 	t.Helper()
-	for range 50 {
-		ln, err := net.Listen("tcp", "127.0.0.1:0")
-		if err != nil {
-			t.Fatal(err)
-		}
-		low := ln.Addr().(*net.TCPAddr).Port
-		_ = ln.Close()
-		if low+9 > 65535 {
-			continue
-		}
+	for range 200 {
+		low := 20000 + rand.IntN(12000)
 		ok := true
 		for p := low; p <= low+9 && ok; p++ {
 			l, err := net.Listen("tcp", fmt.Sprintf("127.0.0.1:%d", p))
