@@ -195,13 +195,15 @@ func checkFamilies(doc *yaml.Node, fams []familyDoc) []string {
 }
 
 // routes reports whether the family serves the method (lower case): a
-// family without create or update has no POST or PATCH.
+// family without create, update or delete has no POST, PATCH or DELETE.
 func (f familyDoc) routes(method string) bool {
 	switch method {
 	case "post":
 		return f.create != nil
 	case "patch":
 		return f.update != nil
+	case "delete":
+		return f.delete
 	}
 	return true
 }

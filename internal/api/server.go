@@ -274,6 +274,9 @@ type Server struct {
 	// families are the resource families routed, for the test of
 	// docs/openapi.yaml.
 	families []familyDoc
+	// madeBy says, by a family's path, why the API does not make, change
+	// nor delete its resources (family.madeBy); fallback's 405 tells it.
+	madeBy map[string]string
 
 	// agentIngresses is nil when its routes are not served.
 	agentIngresses AgentIngresses
@@ -505,8 +508,23 @@ func (s *Server) fallback(w http.ResponseWriter, r *http.Request) {
 	}
 	if len(allowed) > 0 {
 		w.Header().Set("Allow", strings.Join(allowed, ", "))
-		writeError(w, r, newError(CodeMethodNotAllowed, "%s does not accept %s; use %s", r.URL.Path, r.Method, strings.Join(allowed, " or ")))
+		why := ""
+		if madeBy := s.madeByOf(r.URL.Path); madeBy != "" {
+			why = ": " + madeBy
+		}
+		writeError(w, r, newError(CodeMethodNotAllowed, "%s does not accept %s; use %s%s", r.URL.Path, r.Method, strings.Join(allowed, " or "), why))
 		return
 	}
 	writeError(w, r, newError(CodeNotFound, "no such path: %s %s", r.Method, r.URL.Path))
+}
+
+// madeByOf returns the madeBy of the family whose path, or a path under
+// it, is path; "" for none.
+func (s *Server) madeByOf(path string) string {
+	for listPath, madeBy := range s.madeBy {
+		if path == listPath || strings.HasPrefix(path, listPath+"/") {
+			return madeBy
+		}
+	}
+	return ""
 }
