@@ -49,6 +49,27 @@ func (c *Client) AppSessions() Family[AppSession, struct{}] {
 	return NewFamily[AppSession, struct{}](c, AppSessionsPath, AppSessionsListKey)
 }
 
+// TunnelSessions returns the account's tunnel sessions, /tunnel_sessions:
+// the edge records them, the API lists and shows them, and stops one
+// (StopTunnelSession). It has no create, update or delete: they answer
+// 405.
+func (c *Client) TunnelSessions() Family[TunnelSession, struct{}] {
+	return NewFamily[TunnelSession, struct{}](c, TunnelSessionsPath, TunnelSessionsListKey)
+}
+
+// StopTunnelSession asks the edge holding the tunnel session id to end
+// it, POST /tunnel_sessions/{id}/stop; the agent may connect again.
+func (c *Client) StopTunnelSession(ctx context.Context, id string) error {
+	return c.Do(ctx, http.MethodPost, TunnelSessionsPath+"/"+url.PathEscape(id)+"/stop", nil, nil)
+}
+
+// Endpoints returns the account's endpoints, /endpoints: the edge records
+// them, the API lists and shows them. It has no create, update or
+// delete: they answer 405.
+func (c *Client) Endpoints() Family[Endpoint, struct{}] {
+	return NewFamily[Endpoint, struct{}](c, EndpointsPath, EndpointsListKey)
+}
+
 // BotUsers returns the account's bot users, /bot_users.
 func (c *Client) BotUsers() Family[BotUser, BotUserInput] {
 	return NewFamily[BotUser, BotUserInput](c, BotUsersPath, BotUsersListKey)

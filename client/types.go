@@ -415,3 +415,44 @@ type SourceList struct {
 	Sources []Source `json:"sources"`
 	URI     string   `json:"uri"`
 }
+
+// TunnelSession is an agent's session with an edge as the API returns it
+// (ts_...): the edge records it when the agent connects, and ends it when
+// the agent goes; the API lists, shows and stops it, and has no create,
+// update or delete of it.
+type TunnelSession struct {
+	ID           string      `json:"id"`
+	URI          string      `json:"uri"` // its full URL
+	AgentVersion string      `json:"agent_version"`
+	Credential   schemas.Ref `json:"credential"` // the credential the agent connected with, /credentials/<cr_...>
+	IP           string      `json:"ip"`         // the agent's address
+	Metadata     string      `json:"metadata"`   // what the agent sent, at most 4096 bytes
+	OS           string      `json:"os"`
+	Arch         string      `json:"arch"`
+	Region       string      `json:"region"`
+	StartedAt    string      `json:"started_at"` // RFC 3339, in milliseconds
+	Transport    string      `json:"transport"`  // "muxado"
+	UserAgent    string      `json:"user_agent"`
+}
+
+// Endpoint is a public address an agent's tunnel session serves, as the
+// API returns it (ep_...): the edge records it when the agent binds it,
+// and ends it when the agent unbinds it or its session ends; the API
+// lists and shows it, and has no create, update or delete of it.
+type Endpoint struct {
+	ID        string `json:"id"`
+	URI       string `json:"uri"`        // its full URL
+	CreatedAt string `json:"created_at"` // RFC 3339, in milliseconds
+	Proto     string `json:"proto"`      // "http", "https" or "tcp"
+	URL       string `json:"url"`        // http://host[:port], https://host[:port] or tcp://host:port
+	PublicURL string `json:"public_url"` // URL
+	Hostport  string `json:"hostport"`   // host:port
+	// Domain is the reserved domain that allowed it,
+	// /reserved_domains/<rd_...>; nil for a random subdomain or a TCP
+	// address.
+	Domain        *schemas.Ref `json:"domain"`
+	UpstreamURL   string       `json:"upstream_url"` // what the agent forwards to
+	Metadata      string       `json:"metadata"`
+	Description   string       `json:"description"`
+	TunnelSession schemas.Ref  `json:"tunnel_session"` // the session serving it, /tunnel_sessions/<ts_...>
+}

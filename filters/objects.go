@@ -164,6 +164,9 @@ func objectExample(stringFields map[string]bool) string {
 			return objectVar + "." + name + `.startsWith("prod")`
 		}
 	}
+	if stringFields["started_at"] { // a tunnel session's creation time
+		return objectVar + `.started_at >= "2026-01-01"`
+	}
 	return objectVar + `.created_at >= "2026-01-01"`
 }
 

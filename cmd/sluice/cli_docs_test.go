@@ -44,6 +44,8 @@ func TestCLIDocsCoverEveryCommand(t *testing.T) {
 		"emulator":        {file: "docs/emulator.md", section: "## Running it", table: true},
 	}
 	cliDocs["edges"] = docPlace{file: "docs/cli.md"}
+	cliDocs["tunnel-sessions"] = docPlace{file: "docs/cli.md"}
+	cliDocs["endpoints"] = docPlace{file: "docs/cli.md"}
 	cliDocs["reserved-domains"] = docPlace{file: "docs/cli.md"}
 	cliDocs["policy"] = docPlace{file: "docs/cli.md", section: "## Checking a traffic policy: `sluice policy check`"}
 	cliDocs["nats-auth"] = docPlace{file: "docs/operations.md", section: "## TLS and NATS authentication"}

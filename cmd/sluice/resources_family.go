@@ -49,6 +49,9 @@ type family[T, In any] struct {
 	// readOnly leaves out create and update, for a family the API does
 	// not create or change, such as application sessions.
 	readOnly bool
+	// noDelete leaves out delete, for a family the API does not delete,
+	// such as tunnel sessions.
+	noDelete bool
 	// parent, for a family nested in another's path, such as the routes
 	// of an HTTPS edge, is the flag that gives the parent's id; collection
 	// is then unused.
@@ -126,7 +129,10 @@ func newFamilyCommand[T, In any](fam family[T, In]) *cobra.Command {
 		cmd.PersistentFlags().StringVar(p.id, p.flag, "", p.usage)
 		_ = cmd.MarkPersistentFlagRequired(p.flag) // the flag was just registered
 	}
-	cmd.AddCommand(newListCommand(kind, &f), fam.getCommand(&f), fam.deleteCommand(&f))
+	cmd.AddCommand(newListCommand(kind, &f), fam.getCommand(&f))
+	if !fam.noDelete {
+		cmd.AddCommand(fam.deleteCommand(&f))
+	}
 	if !fam.readOnly {
 		cmd.AddCommand(fam.createCommand(&f), fam.updateCommand(&f))
 	}

@@ -31,7 +31,7 @@ import (
 // own is a hook: the body functions, auditObject and created. A family
 // without create (or update) has no POST (or PATCH) route, such as a
 // family whose resources another service makes: its C (or U) is
-// noBody[T].
+// noBody[T]; one without delete has no DELETE route.
 //
 // T is the stored resource, C and U the bodies of a create and of an
 // update, and B the resource as the API shows it.
@@ -42,7 +42,7 @@ type family[T any, C, U input[T], B any] struct {
 	audit   string   // the family of its audit kinds, such as "api_key"; "": it has no audit events
 
 	// The store's operations; see the store's methods for their errors.
-	// create and update may be nil: not served.
+	// create, update and delete may be nil: not served.
 	create func(ctx context.Context, accountID string, v T, opts ...store.WriteOption) (T, error)
 	get    func(ctx context.Context, accountID, id string) (T, error)
 	list   func(ctx context.Context, accountID string, page store.Page) ([]T, string, error)
@@ -61,6 +61,10 @@ type family[T any, C, U input[T], B any] struct {
 	// with what to do instead: an update sending one is a 400
 	// ERR_SLUICE_340 naming it, rather than an unknown field.
 	fixed map[string]string
+	// madeBy, for a family whose resources another part of sluice makes
+	// and ends, such as tunnel sessions, says so: a POST, PATCH or DELETE
+	// of its paths answers 405 with it. "": the generic 405.
+	madeBy string
 	// parent, for a family whose resources belong to a resource of
 	// another family, such as the routes of an HTTPS edge, is that
 	// family; nil for none.
@@ -111,6 +115,7 @@ func setSent[V any](field *V, sent *V) {
 type familyDoc struct {
 	path, listKey, prefix string
 	body, create, update  reflect.Type // create, update: nil when not served
+	delete                bool         // whether DELETE {path}/{id} is served
 }
 
 // route serves the family's routes on s.
@@ -128,7 +133,16 @@ func route[T any, C, U input[T], B any](s *Server, f family[T, C, U, B]) {
 		s.mux.Handle("PATCH "+f.res.listPath+"/{id}", s.authenticated(http.HandlerFunc(f.updateOne)))
 		doc.update = reflect.TypeFor[U]()
 	}
-	s.mux.Handle("DELETE "+f.res.listPath+"/{id}", s.authenticated(http.HandlerFunc(f.deleteOne)))
+	if f.delete != nil {
+		s.mux.Handle("DELETE "+f.res.listPath+"/{id}", s.authenticated(http.HandlerFunc(f.deleteOne)))
+		doc.delete = true
+	}
+	if f.madeBy != "" {
+		if s.madeBy == nil {
+			s.madeBy = make(map[string]string)
+		}
+		s.madeBy[f.res.listPath] = f.madeBy
+	}
 	s.families = append(s.families, doc)
 }
 

@@ -92,7 +92,7 @@ func routedFamilies(t *testing.T) []familyDoc {
 	t.Helper()
 	var st *store.Store // never called: the routes are only declared
 	s, err := New(Config{BaseURL: "http://sluice.test"}, Deps{Keys: st, Publisher: (*producer.Producer)(nil),
-		Destinations: st, Subscriptions: st, AgentIngresses: st, AppSessions: st, APIKeys: st, BotUsers: st, Credentials: st, HTTPSEdges: st, ReservedDomains: st})
+		Destinations: st, Subscriptions: st, AgentIngresses: st, AppSessions: st, APIKeys: st, BotUsers: st, Credentials: st, HTTPSEdges: st, ReservedDomains: st, Tunnels: st})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -195,13 +195,15 @@ func checkFamilies(doc *yaml.Node, fams []familyDoc) []string {
 }
 
 // routes reports whether the family serves the method (lower case): a
-// family without create or update has no POST or PATCH.
+// family without create, update or delete has no POST, PATCH or DELETE.
 func (f familyDoc) routes(method string) bool {
 	switch method {
 	case "post":
 		return f.create != nil
 	case "patch":
 		return f.update != nil
+	case "delete":
+		return f.delete
 	}
 	return true
 }

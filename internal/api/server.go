@@ -224,6 +224,9 @@ type Deps struct {
 	// ReservedDomains keeps reserved domains; nil: the /reserved_domains
 	// routes are not served.
 	ReservedDomains ReservedDomains
+	// Tunnels keeps the tunnel sessions and endpoints the edge records;
+	// nil: the /tunnel_sessions and /endpoints routes are not served.
+	Tunnels Tunnels
 	// DeliveryStatus reads destinations' delivery status; nil (or
 	// Destinations nil): GET /event_destinations/{id}/status is not served.
 	DeliveryStatus DeliveryStatus
@@ -274,6 +277,9 @@ type Server struct {
 	// families are the resource families routed, for the test of
 	// docs/openapi.yaml.
 	families []familyDoc
+	// madeBy says, by a family's path, why the API does not make, change
+	// nor delete its resources (family.madeBy); fallback's 405 tells it.
+	madeBy map[string]string
 
 	// agentIngresses is nil when its routes are not served.
 	agentIngresses AgentIngresses
@@ -281,6 +287,9 @@ type Server struct {
 	appSessions AppSessions
 	// httpsEdges is nil when its routes are not served.
 	httpsEdges HTTPSEdges
+	// tunnels is nil when the routes of tunnel sessions and endpoints
+	// are not served.
+	tunnels Tunnels
 
 	// deliveryStatus and destinationTrial are nil when their routes are
 	// not served.
@@ -300,7 +309,7 @@ func New(cfg Config, deps Deps) (*Server, error) {
 	if deps.Keys == nil || deps.Publisher == nil {
 		return nil, errors.New("api: Keys and Publisher are required")
 	}
-	if deps.Destinations != nil || deps.Subscriptions != nil || deps.AgentIngresses != nil || deps.AppSessions != nil || deps.APIKeys != nil || deps.BotUsers != nil || deps.Credentials != nil || deps.HTTPSEdges != nil || deps.ReservedDomains != nil {
+	if deps.Destinations != nil || deps.Subscriptions != nil || deps.AgentIngresses != nil || deps.AppSessions != nil || deps.APIKeys != nil || deps.BotUsers != nil || deps.Credentials != nil || deps.HTTPSEdges != nil || deps.ReservedDomains != nil || deps.Tunnels != nil {
 		if u, err := url.Parse(cfg.BaseURL); err != nil || (u.Scheme != "http" && u.Scheme != "https") || u.Host == "" {
 			return nil, fmt.Errorf("api: BaseURL %q is not a full http or https URL: the management routes need the scheme and host clients reach the API at, for the uri of resources and audit events", cfg.BaseURL)
 		}
@@ -344,6 +353,7 @@ func New(cfg Config, deps Deps) (*Server, error) {
 	s.agentIngresses = deps.AgentIngresses
 	s.appSessions = deps.AppSessions
 	s.httpsEdges = deps.HTTPSEdges
+	s.tunnels = deps.Tunnels
 	if s.destinations != nil {
 		s.routeDestinations()
 		s.routeDestinationStatus()
@@ -377,6 +387,9 @@ func New(cfg Config, deps Deps) (*Server, error) {
 	}
 	if s.domains != nil {
 		s.routeReservedDomains()
+	}
+	if s.tunnels != nil {
+		s.routeTunnels()
 	}
 	s.mux.HandleFunc("/", s.fallback)
 	routes := s.guardStorage(s.mux)
@@ -505,8 +518,23 @@ func (s *Server) fallback(w http.ResponseWriter, r *http.Request) {
 	}
 	if len(allowed) > 0 {
 		w.Header().Set("Allow", strings.Join(allowed, ", "))
-		writeError(w, r, newError(CodeMethodNotAllowed, "%s does not accept %s; use %s", r.URL.Path, r.Method, strings.Join(allowed, " or ")))
+		why := ""
+		if madeBy := s.madeByOf(r.URL.Path); madeBy != "" {
+			why = ": " + madeBy
+		}
+		writeError(w, r, newError(CodeMethodNotAllowed, "%s does not accept %s; use %s%s", r.URL.Path, r.Method, strings.Join(allowed, " or "), why))
 		return
 	}
 	writeError(w, r, newError(CodeNotFound, "no such path: %s %s", r.Method, r.URL.Path))
+}
+
+// madeByOf returns the madeBy of the family whose path, or a path under
+// it, is path; "" for none.
+func (s *Server) madeByOf(path string) string {
+	for listPath, madeBy := range s.madeBy {
+		if path == listPath || strings.HasPrefix(path, listPath+"/") {
+			return madeBy
+		}
+	}
+	return ""
 }
