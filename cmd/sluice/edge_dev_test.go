@@ -135,6 +135,46 @@ func TestServeDevEdgeEndToEnd(t *testing.T) {
 		t.Fatalf("through the TCP endpoint: %q", echoed)
 	}
 
+	// What the edge made, through the API: two sessions, two endpoints.
+	status, body = request(t, http.MethodGet, p.url+"/endpoints", token, "")
+	var eps struct {
+		Endpoints []struct {
+			ID, URL, Proto string
+			Domain         *struct{ ID string }
+			TunnelSession  struct{ ID string } `json:"tunnel_session"`
+		}
+	}
+	if status != http.StatusOK || json.Unmarshal([]byte(body), &eps) != nil || len(eps.Endpoints) != 2 {
+		t.Fatalf("GET /endpoints: %d %s, want the two endpoints", status, body)
+	}
+	tcpSession := ""
+	for _, ep := range eps.Endpoints {
+		switch ep.Proto {
+		case "http":
+			if ep.URL != "http://demo.apps.example.test:"+portOfAddr(public) || ep.Domain == nil {
+				t.Errorf("the HTTP endpoint %+v, want its URL and its reserved domain", ep)
+			}
+		case "tcp":
+			tcpSession = ep.TunnelSession.ID
+		}
+	}
+	status, body = request(t, http.MethodGet, p.url+"/tunnel_sessions", token, "")
+	if status != http.StatusOK || strings.Count(body, `"transport":"muxado"`) != 2 || !strings.Contains(body, cred.ID) {
+		t.Errorf("GET /tunnel_sessions: %d %s, want the two sessions, one of credential %s", status, body, cred.ID)
+	}
+	// Stopping the TCP agent's session through the API ends it.
+	if status, body := request(t, http.MethodPost, p.url+"/tunnel_sessions/"+tcpSession+"/stop", token, ""); status != http.StatusNoContent {
+		t.Fatalf("POST /tunnel_sessions/%s/stop: %d %s", tcpSession, status, body)
+	}
+	check.Eventually(t, 2*time.Second, "the stopped session's TCP endpoint closed", func() (string, bool) {
+		c, err := net.DialTimeout("tcp", strings.TrimPrefix(tcp.URL().String(), "tcp://"), time.Second)
+		if err != nil {
+			return err.Error(), true
+		}
+		c.Close()
+		return "still accepting", false
+	})
+
 	// Refusals, each with what is wrong.
 	for _, tc := range []struct{ url, want string }{
 		{"http://demo.elsewhere.test", "ACL does not let it bind demo.elsewhere.test"},
@@ -340,4 +380,10 @@ func metricLine(metrics, name string) string {
 		}
 	}
 	return ""
+}
+
+// portOfAddr is the port of host:port.
+func portOfAddr(addr string) string {
+	_, port, _ := net.SplitHostPort(addr)
+	return port
 }

@@ -345,15 +345,16 @@ func (r *edgeRole) follow(ctx context.Context) {
 		for ch := range changes {
 			switch ch.Kind {
 			case store.EdgeCredential:
-				if ch.Deleted {
+				// A record that cannot be read allows nothing.
+				if ch.Deleted || ch.Err != nil {
 					r.edge.CredentialDeleted(ch.AccountID, ch.ID)
 				}
 			case store.EdgeBotUser:
-				if ch.Deleted || ch.BotUser != nil && !ch.BotUser.Active {
+				if ch.Deleted || ch.Err != nil || ch.BotUser != nil && !ch.BotUser.Active {
 					r.edge.BotUserInactive(ch.AccountID, ch.ID)
 				}
 			case store.EdgeReservedDomain:
-				if ch.Deleted {
+				if ch.Deleted || ch.Err != nil {
 					r.edge.ReservedDomainGone(ch.AccountID, ch.ID)
 				}
 			case store.EdgeTunnelSession:
@@ -367,13 +368,22 @@ func (r *edgeRole) follow(ctx context.Context) {
 
 // heartbeat tells the store the edge is alive, every edgeHeartbeat, so
 // that the records of its sessions and endpoints outlive it by at most
-// store.EdgeTimeout if it is killed.
+// store.EdgeTimeout if it is killed; and every third beat it removes the
+// records of edges that stopped beating, any edge's, so that their
+// accounts' limits free up.
 func (r *edgeRole) heartbeat(ctx context.Context) {
 	tick := time.NewTicker(edgeHeartbeat)
 	defer tick.Stop()
-	for {
+	for beat := 1; ; beat++ {
 		if err := r.store.HeartbeatEdge(ctx, r.edgeID); err != nil && ctx.Err() == nil {
 			r.log.Warn("recording the edge's heartbeat", "error", err)
+		}
+		if beat%3 == 0 {
+			if n, err := r.store.RemoveDeadEdgeRecords(ctx); err != nil && ctx.Err() == nil {
+				r.log.Warn("removing the records of edges that stopped", "error", err)
+			} else if n > 0 {
+				r.log.Info("removed the records of edges that stopped", "records", n)
+			}
 		}
 		select {
 		case <-ctx.Done():
