@@ -112,13 +112,6 @@ func parseDevCA(certPEM, keyPEM []byte) (*DevCA, error) {
 	return &DevCA{cert: cert, key: key, PEM: certPEM, leaves: make(map[string]*tls.Certificate)}, nil
 }
 
-// Pool returns a pool holding the CA, for clients.
-func (ca *DevCA) Pool() *x509.CertPool {
-	pool := x509.NewCertPool()
-	pool.AddCert(ca.cert)
-	return pool
-}
-
 // Issue returns a certificate for names (DNS names or IP addresses),
 // valid for a year.
 func (ca *DevCA) Issue(names ...string) (tls.Certificate, error) {

@@ -54,24 +54,3 @@ func WriteProxyHeader(w io.Writer, h ProxyHeader) error {
 	_, err = w.Write(append(frame, b...))
 	return err
 }
-
-// ReadProxyHeader reads the header that starts a Proxy stream. It refuses
-// a length over MaxMessageBytes or under zero.
-func ReadProxyHeader(r io.Reader) (ProxyHeader, error) {
-	var n int64
-	if err := binary.Read(r, binary.LittleEndian, &n); err != nil {
-		return ProxyHeader{}, fmt.Errorf("reading the proxy header's length: %w", err)
-	}
-	if n < 0 || n > MaxMessageBytes {
-		return ProxyHeader{}, fmt.Errorf("proxy header of %d bytes: %w", n, ErrTooLarge)
-	}
-	b := make([]byte, n)
-	if _, err := io.ReadFull(r, b); err != nil {
-		return ProxyHeader{}, fmt.Errorf("reading the proxy header: %w", err)
-	}
-	var h ProxyHeader
-	if err := json.Unmarshal(b, &h); err != nil {
-		return ProxyHeader{}, fmt.Errorf("decoding the proxy header: %w", err)
-	}
-	return h, nil
-}
