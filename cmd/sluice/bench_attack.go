@@ -211,6 +211,9 @@ type attackServe struct {
 	dataDir string
 	keyDir  string // holds the data key, when serve encrypts its store
 	exited  chan struct{}
+	// accounts reaches its store through its NATS server, to make
+	// accounts.
+	accounts accountsFlags
 	// edgeReady is closed when the process logged where its edge serves,
 	// the attributes of that line then in edge.
 	edgeReady chan struct{}
@@ -310,6 +313,7 @@ func spawnAttackServe(ctx context.Context, s attackSpawn, progress io.Writer) (_
 	if seed := natsserver.SeedFile(dataDir, natsserver.IdentitySluice); seedExists(seed) {
 		account.security.nkey = seed
 	}
+	p.accounts = account
 	err = withAccountStore(ctx, account, func(ctx context.Context, st *store.Store) error {
 		created, err := createAccount(ctx, st, "attacker", "account B of sluice bench attack")
 		tokenB = created.Token
