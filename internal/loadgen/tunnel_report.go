@@ -279,7 +279,7 @@ func (r TunnelReport) Format(w io.Writer) error {
 	fmt.Fprintln(tw, "mode\trate/s\tpath\tsent\terrors\tp50 µs\tp99 µs\tmax µs\tCPU/req µs\tedge requests\tevents\t")
 	for _, run := range r.Runs {
 		cpu, reqs, evs := "-", "-", "-"
-		if run.CPU > 0 {
+		if r.Target.PID != 0 {
 			cpu = fmt.Sprintf("%.0f", float64(run.CPUPerRequest())/float64(time.Microsecond))
 		}
 		if e := run.Events; e != nil {
