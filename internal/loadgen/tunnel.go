@@ -164,6 +164,8 @@ func openLoop(ctx context.Context, cfg TunnelConfig, run *TunnelRun, target, hos
 	interval := time.Second / time.Duration(run.Rate)
 	run.Scheduled = n
 	lat := make([]time.Duration, n)
+	late := make([]time.Duration, n)
+	lateAt := make([]bool, n)
 	okAt := make([]bool, n)
 	var answered, failed, notSent atomic.Int64
 	var firstErr atomic.Pointer[string]
@@ -189,6 +191,7 @@ func openLoop(ctx context.Context, cfg TunnelConfig, run *TunnelRun, target, hos
 			go func(i int, due time.Time) {
 				defer wg.Done()
 				defer func() { <-slots }()
+				late[i], lateAt[i] = time.Since(due), true
 				req, err := http.NewRequestWithContext(ctx, http.MethodGet, target, nil)
 				if err != nil {
 					failed.Add(1)
@@ -229,11 +232,18 @@ func openLoop(ctx context.Context, cfg TunnelConfig, run *TunnelRun, target, hos
 	if p := firstErr.Load(); p != nil {
 		run.FirstError = *p
 	}
-	var ok []time.Duration
+	var ok, started []time.Duration
 	for i, d := range lat {
 		if okAt[i] {
 			ok = append(ok, d)
 		}
+		if lateAt[i] {
+			started = append(started, late[i])
+		}
+	}
+	if len(started) > 0 {
+		slices.Sort(started)
+		run.LateP99US = quantileOf(started, 0.99).Microseconds()
 	}
 	slices.Sort(ok)
 	if len(ok) > 0 {

@@ -47,6 +47,10 @@ type TunnelRun struct {
 	P50US int64 `json:"p50_us"`
 	P99US int64 `json:"p99_us"`
 	MaxUS int64 `json:"max_us"`
+	// LateP99US is the p99 of how late requests started after they were
+	// due, in microseconds: the bench's own lag, which the latencies
+	// include.
+	LateP99US int64 `json:"late_p99_us"`
 	// Elapsed is how long the run took, until the last answer.
 	Elapsed time.Duration `json:"elapsed_ns"`
 	// CPU is the CPU time of the process measured over the run (and,
@@ -276,7 +280,7 @@ func mib(bytesPerSecond float64) string { return fmt.Sprintf("%.1f MiB", bytesPe
 // Format writes the report as tables.
 func (r TunnelReport) Format(w io.Writer) error {
 	tw := tabwriter.NewWriter(w, 0, 0, 2, ' ', tabwriter.AlignRight)
-	fmt.Fprintln(tw, "mode\trate/s\tpath\tsent\terrors\tp50 µs\tp99 µs\tmax µs\tCPU/req µs\tedge requests\tevents\t")
+	fmt.Fprintln(tw, "mode\trate/s\tpath\tsent\terrors\tp50 µs\tp99 µs\tmax µs\tlate p99 µs\tCPU/req µs\tedge requests\tevents\t")
 	for _, run := range r.Runs {
 		cpu, reqs, evs := "-", "-", "-"
 		if r.Target.PID != 0 {
@@ -288,7 +292,7 @@ func (r TunnelReport) Format(w io.Writer) error {
 				evs += fmt.Sprintf(" (%d dropped)", e.Dropped)
 			}
 		}
-		fmt.Fprintf(tw, "%s\t%d\t%s\t%d\t%d\t%d\t%d\t%d\t%s\t%s\t%s\t\n", run.Mode, run.Rate, run.Path, run.Sent, run.Errors, run.P50US, run.P99US, run.MaxUS, cpu, reqs, evs)
+		fmt.Fprintf(tw, "%s\t%d\t%s\t%d\t%d\t%d\t%d\t%d\t%d\t%s\t%s\t%s\t\n", run.Mode, run.Rate, run.Path, run.Sent, run.Errors, run.P50US, run.P99US, run.MaxUS, run.LateP99US, cpu, reqs, evs)
 	}
 	if err := tw.Flush(); err != nil {
 		return err
@@ -302,6 +306,7 @@ func (r TunnelReport) Format(w io.Writer) error {
 	for _, mode := range r.modes() {
 		fmt.Fprintf(w, "highest rate held with no error, %s: direct %d/s, tunnel %d/s\n", mode, r.HighestHeld(mode, PathDirect), r.HighestHeld(mode, PathTunnel))
 	}
+	fmt.Fprintln(w, "(latencies are from when each request was due; late p99 is how late the bench started them, its own lag)")
 	fmt.Fprintln(w, "(CPU/req is the spawned process's CPU time over the run, NATS and the pipeline included, over the requests sent)")
 	for _, t := range r.TCP {
 		if t.Error != "" {
