@@ -17,7 +17,7 @@ func newBenchCommand() *cobra.Command {
 		Short: "Measure sluice's throughput on this machine beside a raw JetStream baseline",
 		Args:  cobra.NoArgs,
 	}
-	cmd.AddCommand(newBenchIngestCommand(), newBenchDeliverCommand(), newBenchSinksCommand(), newBenchDrainCommand(), newBenchDrainHelperCommand(), newBenchLoadCommand(), newBenchAttackCommand())
+	cmd.AddCommand(newBenchIngestCommand(), newBenchDeliverCommand(), newBenchSinksCommand(), newBenchDrainCommand(), newBenchDrainHelperCommand(), newBenchLoadCommand(), newBenchAttackCommand(), newBenchTunnelCommand())
 	return cmd
 }
 

@@ -211,8 +211,15 @@ type attackServe struct {
 	dataDir string
 	keyDir  string // holds the data key, when serve encrypts its store
 	exited  chan struct{}
+	// accounts reaches its store through its NATS server, to make
+	// accounts.
+	accounts accountsFlags
+	// edgeReady is closed when the process logged where its edge serves,
+	// the attributes of that line then in edge.
+	edgeReady chan struct{}
 
 	mu   sync.Mutex
+	edge map[string]string
 	last []string // the last lines logged
 	exit error    // how it exited, once exited is closed
 	gone bool
@@ -239,7 +246,7 @@ func spawnAttackServe(ctx context.Context, s attackSpawn, progress io.Writer) (_
 	if err != nil {
 		return nil, err
 	}
-	p := &attackServe{dataDir: dataDir, exited: make(chan struct{})}
+	p := &attackServe{dataDir: dataDir, exited: make(chan struct{}), edgeReady: make(chan struct{})}
 	defer func() {
 		if err != nil {
 			p.stop()
@@ -306,6 +313,7 @@ func spawnAttackServe(ctx context.Context, s attackSpawn, progress io.Writer) (_
 	if seed := natsserver.SeedFile(dataDir, natsserver.IdentitySluice); seedExists(seed) {
 		account.security.nkey = seed
 	}
+	p.accounts = account
 	err = withAccountStore(ctx, account, func(ctx context.Context, st *store.Store) error {
 		created, err := createAccount(ctx, st, "attacker", "account B of sluice bench attack")
 		tokenB = created.Token
@@ -330,7 +338,7 @@ func (p *attackServe) readLog(stderr io.Reader, logFile *os.File, served chan<- 
 		defer logFile.Close()
 	}
 	attrs := map[string]string{}
-	sent := false
+	sent, edgeSeen := false, false
 	sc := bufio.NewScanner(stderr)
 	sc.Buffer(make([]byte, 64<<10), 1<<20)
 	for sc.Scan() {
@@ -344,11 +352,28 @@ func (p *attackServe) readLog(stderr io.Reader, logFile *os.File, served chan<- 
 			p.last = p.last[len(p.last)-40:]
 		}
 		p.mu.Unlock()
-		if sent {
+		if sent && edgeSeen {
 			continue
 		}
 		var rec map[string]any
 		if json.Unmarshal([]byte(line), &rec) != nil {
+			continue
+		}
+		if rec["msg"] == "the edge is serving" && !edgeSeen {
+			edge := map[string]string{}
+			for k, v := range rec {
+				if s, ok := v.(string); ok {
+					edge[k] = s
+				}
+			}
+			p.mu.Lock()
+			p.edge = edge
+			p.mu.Unlock()
+			close(p.edgeReady)
+			edgeSeen = true
+			continue
+		}
+		if sent {
 			continue
 		}
 		for _, k := range []string{"nats_url", "aws_endpoint", "http", "metrics"} {
@@ -365,6 +390,21 @@ func (p *attackServe) readLog(stderr io.Reader, logFile *os.File, served chan<- 
 	p.mu.Lock()
 	p.exit, p.gone = err, true
 	p.mu.Unlock()
+}
+
+// edgeAttrs waits up to timeout for the line that says where the edge
+// serves and returns its attributes (agents, http, https, agents_ca).
+func (p *attackServe) edgeAttrs(timeout time.Duration) (map[string]string, error) {
+	select {
+	case <-p.edgeReady:
+		p.mu.Lock()
+		defer p.mu.Unlock()
+		return p.edge, nil
+	case <-p.exited:
+		return nil, fmt.Errorf("sluice serve exited before its edge served:\n%s", p.tail())
+	case <-time.After(timeout):
+		return nil, fmt.Errorf("sluice serve logged no \"the edge is serving\" within %s (was it built with the edge?):\n%s", timeout, p.tail())
+	}
 }
 
 // tail returns the last lines the process logged.
