@@ -275,7 +275,7 @@ func (x *exchange) roundTrip(w http.ResponseWriter, bc *backendConn) bool {
 		dst[name] = values
 	}
 	w.WriteHeader(resp.StatusCode)
-	n, err := copyFlushing(w, resp.Body)
+	n, err := copyFlushing(w, resp.Body, &x.edge.buffers)
 	x.respBytes = n
 	if err != nil {
 		return false
@@ -328,9 +328,11 @@ func (x *exchange) switchProtocols(w http.ResponseWriter, bc *backendConn, resp 
 // copyFlushing copies the response body, flushing whenever the agent
 // has sent nothing more for now, so that streamed answers (server-sent
 // events) reach the client as they come.
-func copyFlushing(w http.ResponseWriter, body io.Reader) (int64, error) {
+func copyFlushing(w http.ResponseWriter, body io.Reader, buffers *sync.Pool) (int64, error) {
 	rc := http.NewResponseController(w)
-	buf := make([]byte, 32<<10)
+	bp := buffers.Get().(*[]byte)
+	defer buffers.Put(bp)
+	buf := *bp
 	var total int64
 	for {
 		n, err := body.Read(buf)
