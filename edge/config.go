@@ -95,6 +95,12 @@ type Limits struct {
 	// BindsPerSession is the most endpoints one agent session may bind;
 	// default 100.
 	BindsPerSession int
+	// RequestRate and RequestBurst bound the public requests of one
+	// account's endpoints, a second, at one edge process; past them a
+	// request is answered 429 at once, without reaching the agent.
+	// Defaults 1000 and 2000; a negative rate leaves them unbounded.
+	RequestRate  float64
+	RequestBurst int
 }
 
 func (c *Config) setDefaults() {
@@ -112,6 +118,12 @@ func (c *Config) setDefaults() {
 	}
 	if c.Limits.BindsPerSession <= 0 {
 		c.Limits.BindsPerSession = 100
+	}
+	if c.Limits.RequestRate == 0 {
+		c.Limits.RequestRate = 1000
+	}
+	if c.Limits.RequestBurst <= 0 {
+		c.Limits.RequestBurst = 2 * max(int(c.Limits.RequestRate), 1)
 	}
 	c.Domain = strings.ToLower(strings.TrimSuffix(c.Domain, "."))
 }

@@ -158,3 +158,27 @@ func TestAgentIngressNeedsItsAccountsCredential(t *testing.T) {
 		t.Fatalf("another account's credential through the ingress: %v, want it refused", err)
 	}
 }
+
+// TestAccountRequestRate: past its rate at the edge, an account's
+// requests are answered 429 with Retry-After, without reaching the
+// agent, and each is still an event of the account.
+func TestAccountRequestRate(t *testing.T) {
+	te := startEdge(t, func(c *edge.Config) { c.Limits.RequestRate, c.Limits.RequestBurst = 1, 3 })
+	account := schemas.NewID(schemas.PrefixAccount)
+	host := serveUp(t, te.agent(t, te.credential(account)), "http://")
+	codes := map[int]int{}
+	for range 6 {
+		resp, _ := te.get(t, host, "/")
+		codes[resp.StatusCode]++
+		if resp.StatusCode == http.StatusTooManyRequests && (resp.Header.Get("Retry-After") == "" || resp.Header.Get("X-Sluice-Error-Code") != "ERR_SLUICE_635") {
+			t.Fatalf("a 429 without Retry-After or its code: %v", resp.Header)
+		}
+	}
+	if codes[200] < 3 || codes[429] < 2 {
+		t.Fatalf("six requests at once with a burst of three: %v, want three 200 and the rest 429", codes)
+	}
+	check.Eventually(t, 2*time.Second, "an event per request, 429s included", func() (int, bool) {
+		n := len(te.events.ofKind(t, "http_request_complete.v0"))
+		return n, n == 6
+	})
+}

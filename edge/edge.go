@@ -8,6 +8,8 @@ import (
 	"sync"
 	"time"
 
+	"golang.org/x/time/rate"
+
 	"github.com/sluicehq/sluice/schemas"
 )
 
@@ -25,10 +27,11 @@ type Edge struct {
 	wg     sync.WaitGroup // the sessions and listeners
 
 	mu       sync.Mutex
-	sessions map[string]*session  // by tunnel session id
-	hosts    map[string]*endpoint // "http:" or "https:" and the host
-	ports    map[int]*endpoint    // TCP endpoints by port
-	conns    map[string]int       // public connections open, by account
+	sessions map[string]*session      // by tunnel session id
+	hosts    map[string]*endpoint     // "http:" or "https:" and the host
+	ports    map[int]*endpoint        // TCP endpoints by port
+	conns    map[string]int           // public connections open, by account
+	rates    map[string]*rate.Limiter // public requests, by account
 	closing  bool
 
 	// buffers are what responses are copied through, reused: a new 32
@@ -52,6 +55,7 @@ func New(cfg Config) (*Edge, error) {
 		hosts:    make(map[string]*endpoint),
 		ports:    make(map[int]*endpoint),
 		conns:    make(map[string]int),
+		rates:    make(map[string]*rate.Limiter),
 		Metrics:  newMetrics(),
 		buffers:  sync.Pool{New: func() any { b := make([]byte, 32<<10); return &b }},
 	}, nil
@@ -137,6 +141,28 @@ func (e *Edge) openConn(account string) bool {
 	e.conns[account]++
 	return true
 }
+
+// allowRequest takes a public request of the account from its rate at
+// this edge, and reports whether it was within it.
+func (e *Edge) allowRequest(account string) bool {
+	if e.cfg.Limits.RequestRate < 0 {
+		return true
+	}
+	e.mu.Lock()
+	l, ok := e.rates[account]
+	if !ok {
+		if len(e.rates) >= maxRateAccounts {
+			clear(e.rates) // a full bucket again for each: lenient, and bounded
+		}
+		l = rate.NewLimiter(rate.Limit(e.cfg.Limits.RequestRate), e.cfg.Limits.RequestBurst)
+		e.rates[account] = l
+	}
+	e.mu.Unlock()
+	return l.Allow()
+}
+
+// maxRateAccounts bounds the accounts whose request rates an edge keeps.
+const maxRateAccounts = 100_000
 
 // closeConn uncounts a public connection of the account.
 func (e *Edge) closeConn(account string) {

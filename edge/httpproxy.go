@@ -36,6 +36,7 @@ const (
 	codeConnLimit   = "632"
 	codeUpstreamBad = "633"
 	codeMisdirected = "634"
+	codeRateLimited = "635"
 )
 
 // publicConn is a public client's connection to an HTTP listener: its
@@ -131,6 +132,14 @@ func (h *publicHandler) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 	if ep == nil {
 		e.Metrics.requests.With("4xx").Add(1)
 		publicError(w, http.StatusNotFound, codeNoEndpoint, fmt.Sprintf("No endpoint is online at %s://%s. An agent must bind it first.", h.scheme, host))
+		return
+	}
+	if !e.allowRequest(ep.record.AccountID) {
+		e.Metrics.rateLimited.Add(1)
+		ex := exchange{edge: e, ep: ep, scheme: h.scheme, req: r, start: started, connStart: started, status: http.StatusTooManyRequests}
+		w.Header().Set("Retry-After", "1")
+		publicError(w, http.StatusTooManyRequests, codeRateLimited, "The endpoint's account sends more requests a second than one edge takes. Slow down, and try again after Retry-After.")
+		ex.publish(w)
 		return
 	}
 	pc, _ := r.Context().Value(publicConnKey{}).(*publicConn)

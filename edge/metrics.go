@@ -17,6 +17,7 @@ type Metrics struct {
 	requests             requestCounter
 	proxyLatency         latency
 	connLimited          prometheus.Counter
+	rateLimited          prometheus.Counter
 	upstreamFailed       prometheus.Counter
 	tcpBytesIn           prometheus.Counter
 	tcpBytesOut          prometheus.Counter
@@ -43,6 +44,7 @@ func newMetrics() *Metrics {
 			Help:    "Time from a public request's arrival to the end of its response.",
 			Buckets: prometheus.ExponentialBuckets(0.0005, 2, 16)})},
 		connLimited:    counter("connections_limited_total", "Public connections refused as their account had its limit open."),
+		rateLimited:    counter("requests_rate_limited_total", "Public requests answered 429 as their account sent more a second than the edge takes."),
 		upstreamFailed: counter("agent_streams_failed_total", "Public connections and requests the agent's stream failed."),
 		tcpBytesIn:     counter("tcp_bytes_in_total", "Bytes public TCP clients sent through endpoints."),
 		tcpBytesOut:    counter("tcp_bytes_out_total", "Bytes endpoints sent to public TCP clients."),
@@ -54,7 +56,7 @@ func newMetrics() *Metrics {
 func (m *Metrics) Register(reg prometheus.Registerer) error {
 	var errs []error
 	for _, c := range []prometheus.Collector{m.sessions, m.endpoints, m.agentHandshakeFailed, m.agentRefused,
-		m.requests.CounterVec, m.proxyLatency.Histogram, m.connLimited, m.upstreamFailed, m.tcpBytesIn, m.tcpBytesOut, m.eventsInvalid} {
+		m.requests.CounterVec, m.proxyLatency.Histogram, m.connLimited, m.rateLimited, m.upstreamFailed, m.tcpBytesIn, m.tcpBytesOut, m.eventsInvalid} {
 		errs = append(errs, reg.Register(c))
 	}
 	return errors.Join(errs...)

@@ -95,6 +95,8 @@ one is missed, unless --no-verdict.`,
 	fl.IntVar(&cfg.KeepAliveConns, "keep-alive-conns", loadgen.DefaultTunnelKeepAliveConns, "connections of the keep-alive pool")
 	fl.DurationVar(&cfg.RequestTimeout, "request-timeout", loadgen.DefaultTunnelRequestTimeout, "how long a request may take")
 	fl.StringVar(&tcpBytes, "tcp-bytes", "256MiB", "bytes written through the TCP endpoint and directly (0 skips TCP)")
+	fl.IntVar(&cfg.FloodClients, "flood-clients", loadgen.DefaultTunnelFloodClients, "account B's connections flooding its own endpoint while account A's latency is measured beside them (-1 skips the phase)")
+	fl.IntVar(&cfg.FloodRate, "flood-rate", loadgen.DefaultTunnelFloodRate, "account A's requests a second in the flood phase, alone and beside B's flood")
 	fl.IntVar(&cfg.IdleSessions, "idle-sessions", loadgen.DefaultTunnelIdleSessions, "idle agent sessions for the memory per session (0 skips it)")
 	fl.StringVar(&spawn.bin, "sluice-bin", "", "the sluice binary to spawn (default: this one)")
 	fl.StringVar(&spawn.memoryLimit, "memory-limit", defaultTunnelMemoryLimit, "--memory-limit of the sluice spawned")

@@ -18,7 +18,7 @@ func TestBenchTunnelSmoke(t *testing.T) {
 	clearSluiceEnv(t)
 	bin := buildSluice(t)
 	out, err := exec.Command(bin, "bench", "tunnel", "--duration", "500ms", "--rates", "50", "--idle-sessions", "3",
-		"--tcp-bytes", "1MiB", "--no-verdict", "--json").Output()
+		"--tcp-bytes", "1MiB", "--flood-clients", "4", "--flood-rate", "50", "--no-verdict", "--json").Output()
 	if err != nil {
 		var stderr []byte
 		if ee, ok := err.(*exec.ExitError); ok {
@@ -46,5 +46,8 @@ func TestBenchTunnelSmoke(t *testing.T) {
 	}
 	if m := r.Memory; m == nil || m.Connected != 3 || m.RSSAfter == 0 {
 		t.Errorf("idle sessions: %+v", m)
+	}
+	if f := r.Flood; f == nil || f.Error != "" || f.Baseline.Answered != 25 || f.Flooded.Answered != 25 || f.FloodAnswered == 0 {
+		t.Errorf("the flood phase: %+v, want A's 25 requests answered alone and beside B's flood", f)
 	}
 }

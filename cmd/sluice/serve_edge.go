@@ -39,6 +39,8 @@ type edgeFlags struct {
 	tcpPorts, tcpHost             string
 	domain, region                string
 	bufferEvents                  int
+	requestRate                   float64
+	maxConnections                int
 }
 
 func (f *edgeFlags) register(fl *pflag.FlagSet) {
@@ -53,6 +55,8 @@ func (f *edgeFlags) register(fl *pflag.FlagSet) {
 	fl.StringVar(&f.tcpHost, "edge-tcp-host", "", "the host name in TCP endpoints' addresses (default: the host of --edge-http, or tcp.<--edge-domain> when that is all addresses)")
 	fl.StringVar(&f.domain, "edge-domain", "", "the service-owned domain under which an endpoint with no domain gets a random subdomain (default with --dev: "+devEdgeDomain+")")
 	fl.StringVar(&f.region, "edge-region", "us", "the region the edge reports to agents and in events")
+	fl.Float64Var(&f.requestRate, "edge-account-request-rate", 1000, "public requests a second one account's endpoints may get at one edge process, with bursts of twice as many; past it, 429 with Retry-After (-1: unbounded)")
+	fl.IntVar(&f.maxConnections, "edge-account-connections", 1000, "public connections, HTTP and TCP, one account's endpoints may have open at one edge process; past it, 429 or a closed connection")
 	fl.IntVar(&f.bufferEvents, "edge-event-buffer", edge.DefaultBufferEvents, "how many events the edge holds while NATS is away; past it, events are dropped and counted (sluice_edge_events_dropped_total)")
 }
 
@@ -110,6 +114,9 @@ func (f edgeFlags) validate(dev bool) error {
 		if _, err := edge.ParsePortRange(f.tcpPorts); err != nil {
 			errs = append(errs, fmt.Errorf("--edge-tcp-ports: %w", err))
 		}
+	}
+	if f.requestRate == 0 || f.maxConnections < 1 {
+		errs = append(errs, errors.New("--edge-account-request-rate must not be 0 (-1 for unbounded), and --edge-account-connections must be at least 1"))
 	}
 	if f.bufferEvents < 1 {
 		errs = append(errs, errors.New("--edge-event-buffer must be at least 1"))
@@ -190,6 +197,7 @@ func (a *app) newEdgeRole() (*edgeRole, error) {
 	cfg := edge.Config{
 		Store: a.store, Domain: f.domain, Region: f.region, EdgeID: r.edgeID,
 		Version: buildVersion(), Log: log, IngressOwner: a.store.AgentIngressOwner,
+		Limits: edge.Limits{RequestRate: f.requestRate, Connections: f.maxConnections},
 	}
 	r.buffer = edge.NewBuffer(a.producer, f.bufferEvents, log)
 	cfg.Events = r.buffer

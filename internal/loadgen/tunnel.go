@@ -120,6 +120,11 @@ func RunTunnel(ctx context.Context, cfg TunnelConfig, target TunnelTarget, progr
 		}
 	}
 
+	if cfg.FloodClients > 0 {
+		f := flood(ctx, cfg, target, api, httpLn.Addr().String(), public.Host, progress)
+		report.Flood = &f
+	}
+
 	if cfg.TCPBytes > 0 {
 		tcpFwd, err := agent.Forward(ctx, ngrok.WithUpstream("tcp://"+sinkLn.Addr().String()), ngrok.WithURL("tcp://"))
 		if err != nil {

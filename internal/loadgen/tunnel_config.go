@@ -100,6 +100,12 @@ type TunnelConfig struct {
 	// DefaultTunnelSessionsPerAccount.
 	IdleSessions       int `json:"idle_sessions"`
 	SessionsPerAccount int `json:"sessions_per_account"`
+	// FloodClients are account B's connections of the flood phase, and
+	// FloodRate account A's requests a second beside them; 0 gets
+	// DefaultTunnelFloodClients and DefaultTunnelFloodRate, negative
+	// clients skips the phase.
+	FloodClients int `json:"flood_clients"`
+	FloodRate    int `json:"flood_rate"`
 	// Pause is the rest between runs; default DefaultTunnelPause.
 	Pause time.Duration `json:"pause"`
 	// DrainTimeout bounds the wait after a tunnel run for the edge's
@@ -121,6 +127,8 @@ func (c *TunnelConfig) setDefaults() {
 	setDefault(&c.TCPBytes, DefaultTunnelTCPBytes)
 	setDefault(&c.IdleSessions, DefaultTunnelIdleSessions)
 	setDefault(&c.SessionsPerAccount, DefaultTunnelSessionsPerAccount)
+	setDefault(&c.FloodClients, DefaultTunnelFloodClients)
+	setDefault(&c.FloodRate, DefaultTunnelFloodRate)
 	setDefault(&c.Pause, DefaultTunnelPause)
 	setDefault(&c.DrainTimeout, DefaultTunnelDrainTimeout)
 }

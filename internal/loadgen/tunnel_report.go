@@ -124,6 +124,7 @@ type TunnelReport struct {
 	Runs   []TunnelRun   `json:"runs"`
 	TCP    []TunnelTCP   `json:"tcp,omitempty"`
 	Memory *TunnelMemory `json:"memory,omitempty"`
+	Flood  *TunnelFlood  `json:"flood,omitempty"`
 	Floors []TunnelFloor `json:"floors"`
 }
 
@@ -235,6 +236,8 @@ func (r TunnelReport) ComputeFloors() []TunnelFloor {
 	}
 	out = append(out, f)
 
+	out = append(out, floodFloor(r.Flood))
+
 	f = TunnelFloor{Name: "one event per request through the tunnel", OK: true}
 	var sent, requests, published, dropped int64
 	runs := 0
@@ -322,6 +325,14 @@ func (r TunnelReport) Format(w io.Writer) error {
 			fmt.Fprintf(w, " (%s)", m.Error)
 		}
 		fmt.Fprintln(w)
+	}
+	if fl := r.Flood; fl != nil {
+		if fl.Error != "" {
+			fmt.Fprintf(w, "flood: %s\n", fl.Error)
+		} else {
+			fmt.Fprintf(w, "flood: A at %d/s alone p50 %dµs p99 %dµs; beside B's %d connections p50 %dµs p99 %dµs; B answered %d, refused %d\n",
+				fl.Baseline.Rate, fl.Baseline.P50US, fl.Baseline.P99US, fl.Clients, fl.Flooded.P50US, fl.Flooded.P99US, fl.FloodAnswered, fl.FloodRefused)
+		}
 	}
 	fmt.Fprintln(w, "\nissue 24's floors:")
 	for _, f := range r.Floors {

@@ -51,6 +51,8 @@ func goodTunnelReport() TunnelReport {
 		},
 		TCP:    []TunnelTCP{{Path: PathDirect, Bytes: 1 << 20, BytesPerSecond: 1000}, {Path: PathTunnel, Bytes: 1 << 20, BytesPerSecond: 600}},
 		Memory: &TunnelMemory{Sessions: 10, Connected: 10, Accounts: 1, RSSBefore: 1 << 20, RSSAfter: 1<<20 + 200<<10, KiBPerSession: 20},
+		Flood: &TunnelFlood{Clients: 64, Baseline: heldRun(TunnelKeepAlive, PathTunnel, 200, 3000),
+			Flooded: heldRun(TunnelKeepAlive, PathTunnel, 200, 9000), FloodAnswered: 50000},
 	}
 	// 4000/s through the tunnel failed: the tunnel held 2000, half.
 	failed := heldRun(TunnelKeepAlive, PathTunnel, 4000, 9000)
@@ -87,6 +89,17 @@ func TestTunnelFloors(t *testing.T) {
 			r.Runs[1].Events.Published--
 		}},
 		{"not drained", "one event per request", func(r *TunnelReport) { r.Runs[1].Events.Drained = false }},
+		{"A slowed by B's flood", "another account's flood", func(r *TunnelReport) {
+			f := *r.Flood
+			f.Flooded.P99US = f.Baseline.P99US + 10_001
+			r.Flood = &f
+		}},
+		{"A's requests failing beside the flood", "another account's flood", func(r *TunnelReport) {
+			f := *r.Flood
+			f.Flooded.Errors = 1
+			r.Flood = &f
+		}},
+		{"the flood not measured", "another account's flood", func(r *TunnelReport) { r.Flood = &TunnelFlood{Error: "no way to make account B"} }},
 	} {
 		r := goodTunnelReport()
 		r.Runs = append([]TunnelRun(nil), r.Runs...)
@@ -114,8 +127,8 @@ func TestTunnelFloors(t *testing.T) {
 			skipped++
 		}
 	}
-	if skipped != 3 {
-		t.Errorf("%d floors skipped, want 3 (p99 at 1000/s, TCP, memory)", skipped)
+	if skipped != 4 {
+		t.Errorf("%d floors skipped, want 4 (p99 at 1000/s, TCP, memory, flood)", skipped)
 	}
 }
 
