@@ -109,9 +109,9 @@ func (s *session) authenticate(st muxado.TypedStream) bool {
 
 	interval := clampDuration(time.Duration(req.Extra.HeartbeatInterval), 10*time.Second)
 	tolerance := clampDuration(time.Duration(req.Extra.HeartbeatTolerance), 15*time.Second)
-	s.mux.SetInterval(interval)
-	s.mux.SetTolerance(tolerance)
-	s.mux.Start()
+	s.beatLimit = interval + tolerance
+	s.lastBeat.CompareAndSwap(0, time.Now().UnixNano())
+	e.startHeartbeatCheck()
 
 	_ = tunnelwire.WriteMessage(st, tunnelwire.AuthResponse{
 		Version:  version,

@@ -39,6 +39,9 @@ type Edge struct {
 	// tunnel's profile).
 	buffers sync.Pool
 
+	// heartbeatCheck starts Edge.checkHeartbeats once.
+	heartbeatCheck sync.Once
+
 	Metrics *Metrics
 }
 
@@ -178,3 +181,48 @@ func (e *Edge) now() time.Time { return e.cfg.Now().UTC() }
 
 // ServesHTTPS reports whether an HTTPS endpoint is bound at name here.
 func (e *Edge) ServesHTTPS(name string) bool { return e.lookupHost("https", name) != nil }
+
+// heartbeatCheckEvery is how often the edge looks for sessions whose
+// agents stopped beating.
+const heartbeatCheckEvery = time.Second
+
+// startHeartbeatCheck starts checkHeartbeats, once.
+func (e *Edge) startHeartbeatCheck() {
+	e.heartbeatCheck.Do(func() {
+		if e.track() {
+			go func() {
+				defer e.wg.Done()
+				e.checkHeartbeats()
+			}()
+		}
+	})
+}
+
+// checkHeartbeats ends, until the edge closes, each session whose agent
+// has sent no heartbeat for its interval and tolerance. One goroutine of
+// the edge checks them all: a session holds no timer nor goroutine of its
+// own for it.
+func (e *Edge) checkHeartbeats() {
+	tick := time.NewTicker(heartbeatCheckEvery)
+	defer tick.Stop()
+	var due []*session
+	for {
+		select {
+		case <-e.ctx.Done():
+			return
+		case <-tick.C:
+		}
+		now := time.Now().UnixNano()
+		due = due[:0]
+		e.mu.Lock()
+		for _, s := range e.sessions {
+			if last := s.lastBeat.Load(); last != 0 && time.Duration(now-last) > s.beatLimit {
+				due = append(due, s)
+			}
+		}
+		e.mu.Unlock()
+		for _, s := range due {
+			s.stop(errors.New("the agent missed its heartbeats"))
+		}
+	}
+}

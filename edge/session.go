@@ -4,8 +4,10 @@ import (
 	"context"
 	"crypto/tls"
 	"errors"
+	"io"
 	"net"
 	"sync"
+	"sync/atomic"
 	"time"
 
 	"golang.ngrok.com/muxado/v2"
@@ -30,8 +32,13 @@ const (
 // session is an authenticated agent's session.
 type session struct {
 	edge *Edge
-	mux  *muxado.Heartbeat
+	mux  muxado.TypedStreamSession
 	conn net.Conn
+	// lastBeat is when the agent's last heartbeat came, in Unix
+	// nanoseconds (0: none yet); beatLimit how long it may go without one
+	// before the session ends (its interval and tolerance).
+	lastBeat  atomic.Int64
+	beatLimit time.Duration
 
 	record     store.TunnelSession
 	credential store.Credential
@@ -70,16 +77,13 @@ func (e *Edge) serveAgent(conn net.Conn) {
 	_ = conn.SetDeadline(time.Time{})
 
 	mux := muxado.Server(conn, &muxado.Config{})
-	typed := muxado.NewTypedStreamSession(mux)
-	s := &session{edge: e, conn: conn, ingressHost: serverName, binds: make(map[string]*endpoint)}
-	hb := muxado.NewHeartbeat(typed, s.onHeartbeat, &muxado.HeartbeatConfig{
-		Interval: 10 * time.Second, Tolerance: 15 * time.Second, Type: tunnelwire.HeartbeatStream})
-	s.mux = hb
-	defer hb.Close()
+	s := &session{edge: e, conn: conn, ingressHost: serverName, binds: make(map[string]*endpoint),
+		mux: muxado.NewTypedStreamSession(mux)}
+	defer s.mux.Close()
 
 	// The first call must be Auth, within handshakeTimeout.
-	authTimer := time.AfterFunc(handshakeTimeout, func() { _ = hb.Close() })
-	first, err := hb.AcceptTypedStream()
+	authTimer := time.AfterFunc(handshakeTimeout, func() { _ = s.mux.Close() })
+	first, err := s.accept()
 	if err != nil {
 		authTimer.Stop()
 		return
@@ -97,21 +101,52 @@ func (e *Edge) serveAgent(conn net.Conn) {
 	_ = first.Close()
 	if !ok {
 		// Let the agent read the refusal before the connection goes.
-		e.waitClosing(hb)
+		e.waitClosing(s)
 		return
 	}
 	defer s.end()
 	s.serveCalls()
 }
 
+// accept returns the agent's next call, answering its heartbeats on the
+// way: a heartbeat stream gets a goroutine that echoes each beat and
+// notes when it came (see Edge.checkHeartbeats).
+func (s *session) accept() (muxado.TypedStream, error) {
+	for {
+		st, err := s.mux.AcceptTypedStream()
+		if err != nil {
+			return nil, err
+		}
+		if st.StreamType() != tunnelwire.HeartbeatStream {
+			return st, nil
+		}
+		go s.echoHeartbeats(st)
+	}
+}
+
+// echoHeartbeats answers the agent's heartbeats: 4 bytes, echoed.
+func (s *session) echoHeartbeats(st muxado.Stream) {
+	defer st.Close()
+	var beat [4]byte
+	for {
+		if _, err := io.ReadFull(st, beat[:]); err != nil {
+			return
+		}
+		s.lastBeat.Store(time.Now().UnixNano())
+		if _, err := st.Write(beat[:]); err != nil {
+			return
+		}
+	}
+}
+
 // waitClosing gives the agent up to a second to read a refusal and go
 // away by itself before the connection is closed.
-func (e *Edge) waitClosing(hb *muxado.Heartbeat) {
+func (e *Edge) waitClosing(s *session) {
 	done := make(chan struct{})
 	go func() {
 		defer close(done)
 		for {
-			st, err := hb.AcceptTypedStream()
+			st, err := s.accept()
 			if err != nil {
 				return
 			}
@@ -125,24 +160,14 @@ func (e *Edge) waitClosing(hb *muxado.Heartbeat) {
 	}
 }
 
-// onHeartbeat ends the session when the agent misses its heartbeats.
-func (s *session) onHeartbeat(_ time.Duration, timeout bool) {
-	if timeout && s.cancel != nil {
-		s.cancel(errors.New("the agent missed its heartbeats"))
-		_ = s.mux.Close()
-	}
-}
-
 // serveCalls serves the agent's calls until the session ends.
 func (s *session) serveCalls() {
-	go func() {
-		<-s.ctx.Done()
-		_ = s.mux.Close()
-	}()
+	stop := context.AfterFunc(s.ctx, func() { _ = s.mux.Close() })
+	defer stop()
 	var calls sync.WaitGroup
 	defer calls.Wait()
 	for {
-		st, err := s.mux.AcceptTypedStream()
+		st, err := s.accept()
 		if err != nil {
 			s.cancel(errors.New("the agent closed its session"))
 			return
