@@ -38,6 +38,8 @@ type Edge struct {
 	// KiB buffer a request was a third of the edge's allocation (bench
 	// tunnel's profile).
 	buffers sync.Pool
+	// objects are the buffers request events' objects are written in.
+	objects sync.Pool
 
 	// heartbeatCheck starts Edge.checkHeartbeats once.
 	heartbeatCheck sync.Once
@@ -61,6 +63,7 @@ func New(cfg Config) (*Edge, error) {
 		rates:    make(map[string]*rate.Limiter),
 		Metrics:  newMetrics(),
 		buffers:  sync.Pool{New: func() any { b := make([]byte, 32<<10); return &b }},
+		objects:  sync.Pool{New: func() any { b := make([]byte, 0, 2<<10); return &b }},
 	}, nil
 }
 

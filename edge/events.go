@@ -5,6 +5,7 @@ import (
 	"encoding/json"
 	"net"
 	"net/http"
+	"net/netip"
 	"strconv"
 	"strings"
 	"time"
@@ -26,6 +27,12 @@ func (e *Edge) publish(account, kind string, at time.Time, principal json.RawMes
 		e.cfg.Log.Error("encoding an edge event", "kind", kind, "error", err)
 		return
 	}
+	e.publishObject(account, kind, at, principal, obj)
+}
+
+// publishObject validates an event whose object is obj, JSON, and hands
+// it to the publisher; obj is not kept.
+func (e *Edge) publishObject(account, kind string, at time.Time, principal json.RawMessage, obj []byte) {
 	ev := schemas.Event{Type: kind, Timestamp: at, AccountID: account, Principal: principal, Object: obj}
 	encode := e.catalog.Encode
 	if k, ok := e.catalog.Kind(kind); ok && k.EmittedBySluice {
@@ -73,7 +80,8 @@ func (e *Edge) publishSession(kind string, record store.TunnelSession, cred stor
 	e.publish(cred.AccountID, kind, at, principal, obj)
 }
 
-// publish reports the exchange as an http_request_complete.v0 event.
+// publish reports the exchange as an http_request_complete.v0 event,
+// its object written straight into a reused buffer (eventjson.go).
 func (x *exchange) publish(w http.ResponseWriter) {
 	e := x.edge
 	r := x.req
@@ -82,62 +90,26 @@ func (x *exchange) publish(w http.ResponseWriter) {
 	}
 	e.Metrics.requests.With(statusClass(x.status)).Add(1)
 	e.Metrics.proxyLatency.observe(e.now().Sub(x.start))
-	serverPort := e.publicPort(x.scheme)
-	serverIP := ""
+	o := requestObject{
+		reused: x.reused, clientIP: hostOf(addrString(r.RemoteAddr)), serverName: x.ep.host,
+		serverPort: e.publicPort(x.scheme), connStart: x.connStart,
+		method: r.Method, host: r.Host, path: r.URL.Path, query: r.URL.RawQuery, scheme: x.scheme, agent: r.UserAgent(),
+		reqBytes: x.reqBytes, respBytes: x.respBytes, reqHeaders: r.Header, respHeaders: x.responseHeaders(w),
+		status: x.status, tls: r.TLS,
+	}
 	if x.local != nil {
-		host, port, err := net.SplitHostPort(x.local.String())
-		if err == nil {
-			serverIP = host
-			if p, err := strconv.Atoi(port); err == nil {
-				serverPort = p
-			}
+		if ap, err := netip.ParseAddrPort(x.local.String()); err == nil {
+			o.serverIP, o.serverPort = ap.Addr().Unmap().String(), int(ap.Port())
 		}
 	}
-	path := r.URL.Path
-	if path == "" {
-		path = "/"
+	if o.path == "" {
+		o.path = "/"
 	}
-	raw := x.scheme + "://" + r.Host + r.URL.RequestURI()
-	conn := map[string]any{
-		"client_ip":   hostOf(addrString(r.RemoteAddr)),
-		"server_name": x.ep.host,
-		"server_port": serverPort,
-		"start_ts":    x.connStart.UTC().Format(schemas.TimeLayout),
-	}
-	if net.ParseIP(serverIP) != nil {
-		conn["server_ip"] = serverIP
-	}
-	obj := map[string]any{
-		"backend":              map[string]any{"connection_reused": x.reused},
-		"conn":                 conn,
-		"basic_auth":           map[string]any{"decision": moduleNotRun},
-		"circuit_breaker":      map[string]any{"decision": moduleNotRun},
-		"compression":          map[string]any{"algorithm": "none"},
-		"ip_policy":            map[string]any{"decision": moduleNotRun},
-		"oauth":                map[string]any{"decision": moduleNotRun},
-		"webhook_verification": map[string]any{"decision": moduleNotRun},
-		"traffic_policy":       map[string]any{"logs": []any{}},
-		"http": map[string]any{
-			"request": map[string]any{
-				"body_length": x.reqBytes,
-				"headers":     normalizeHeaders(r.Header),
-				"method":      strings.ToLower(r.Method),
-				"url": map[string]any{
-					"host": r.Host, "path": path, "query": r.URL.RawQuery, "scheme": x.scheme, "raw": raw,
-				},
-				"user_agent": r.UserAgent(),
-			},
-			"response": map[string]any{
-				"body_length": x.respBytes,
-				"headers":     normalizeHeaders(x.responseHeaders(w)),
-				"status_code": x.status,
-			},
-		},
-	}
-	if r.TLS != nil {
-		obj["tls"] = map[string]any{"version": tlsVersion(r.TLS.Version), "cipher_suite": tls.CipherSuiteName(r.TLS.CipherSuite)}
-	}
-	e.publish(x.ep.record.AccountID, "http_request_complete.v0", e.now(), nil, obj)
+	o.raw = x.scheme + "://" + r.Host + r.URL.RequestURI()
+	bp := e.objects.Get().(*[]byte)
+	*bp = appendRequestObject((*bp)[:0], &o)
+	e.publishObject(x.ep.record.AccountID, "http_request_complete.v0", e.now(), nil, *bp)
+	e.objects.Put(bp)
 }
 
 // responseHeaders are the headers the client got: the agent's, or the
