@@ -25,7 +25,7 @@ func emittedBySluiceError(k *Kind) *FieldError {
 		return &FieldError{
 			Path: "event_type",
 			Err:  ErrEmittedBySluice,
-			Msg: fmt.Sprintf("%s is emitted by sluice's edge itself when an agent session starts or stops, and cannot be published. "+
+			Msg: fmt.Sprintf("%s is emitted by sluice itself, by its edge when an agent session starts or stops, and cannot be published. "+
 				"To receive it, subscribe to it; docs/events.md lists the kinds only sluice emits", k.Name),
 		}
 	}

@@ -40,8 +40,11 @@ func TestKindsOnlySluiceEmits(t *testing.T) {
 			refused := func(what string, err error) {
 				t.Helper()
 				var fe *FieldError
-				if !errors.As(err, &fe) || fe.Path != "event_type" || !errors.Is(err, ErrEmittedBySluice) ||
-					!strings.Contains(err.Error(), kind+" is emitted by sluice itself about its own resources and cannot be published") {
+				want := kind + " is emitted by sluice itself about its own resources and cannot be published"
+				if strings.HasPrefix(kind, "agent_session_") {
+					want = kind + " is emitted by sluice itself, by its edge when an agent session starts or stops, and cannot be published"
+				}
+				if !errors.As(err, &fe) || fe.Path != "event_type" || !errors.Is(err, ErrEmittedBySluice) || !strings.Contains(err.Error(), want) {
 					t.Errorf("%s: error %v, want a *FieldError at event_type wrapping ErrEmittedBySluice that says why", what, err)
 				}
 			}

@@ -182,7 +182,7 @@ func TestIngestRefusesKindsOnlySluiceEmits(t *testing.T) {
 		got := decodeAs[errorBody](t, out)
 		want := k.Name + " is emitted by sluice itself about its own resources and cannot be published"
 		if k.Family == "agent_session" {
-			want = k.Name + " is emitted by sluice's edge itself when an agent session starts or stops, and cannot be published"
+			want = k.Name + " is emitted by sluice itself, by its edge when an agent session starts or stops, and cannot be published"
 		}
 		if resp.StatusCode != http.StatusBadRequest || got.ErrorCode != "ERR_SLUICE_301" || !strings.Contains(string(out), want) {
 			t.Errorf("%s: %d %s, want 400 ERR_SLUICE_301 saying %q", k.Name, resp.StatusCode, out, want)
