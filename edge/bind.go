@@ -2,7 +2,9 @@ package edge
 
 import (
 	"context"
+	"crypto/hmac"
 	"crypto/rand"
+	"crypto/sha256"
 	"encoding/json"
 	"errors"
 	"fmt"
@@ -34,11 +36,14 @@ const (
 	codeNoHTTPS       = "621"
 )
 
-// randomLabelLength is the length of the random subdomains of the edge
-// domain; randomAlphabet their letters.
+// The random subdomains of the edge domain are randomPart random letters
+// and digits, then signPart more that sign them for the account
+// (Edge.randomLabel): another account cannot bind a name the edge gave,
+// even one made public, while its agent is away.
 const (
-	randomLabelLength = 12
-	randomAlphabet    = "abcdefghijklmnopqrstuvwxyz0123456789"
+	randomPart     = 8
+	signPart       = 8
+	randomAlphabet = "abcdefghijklmnopqrstuvwxyz0123456789"
 )
 
 // endpoint is a bound endpoint of a session.
@@ -284,16 +289,17 @@ func (s *session) httpHost(proto string, opts tunnelwire.BindOptions) (string, b
 	case opts.Subdomain != "":
 		host = opts.Subdomain + "." + e.cfg.Domain
 	default:
-		return randomLabel(randomLabelLength) + "." + e.cfg.Domain, true, nil
+		return e.randomLabel(s.record.AccountID) + "." + e.cfg.Domain, true, nil
 	}
 	name, err := dnsname.Check(host, 0)
 	if err != nil {
 		return "", false, refuseBind(codeBindURL, "the endpoint's host %s", err)
 	}
-	// A random subdomain of the edge domain, as the edge gave it: an
-	// agent binding again after a reconnect gets it back, if free.
+	// A random subdomain of the edge domain, as the edge gave this
+	// account: an agent binding again after a reconnect gets it back, if
+	// free.
 	parent, ok := strings.CutSuffix(name, "."+e.cfg.Domain)
-	return name, ok && isRandomLabel(parent), nil
+	return name, ok && e.gaveLabel(s.record.AccountID, parent), nil
 }
 
 // reservation returns the id of the account's reserved domain that
@@ -460,15 +466,33 @@ func randomLabel(n int) string {
 	return string(b)
 }
 
-// isRandomLabel reports whether s looks like a label randomLabel made.
-func isRandomLabel(s string) bool {
-	if len(s) != randomLabelLength {
+// randomLabel returns a new random subdomain label for the account,
+// signed for it.
+func (e *Edge) randomLabel(account string) string {
+	r := randomLabel(randomPart)
+	return r + e.labelSign(account, r)
+}
+
+// gaveLabel reports whether label is a random subdomain label the edges
+// gave the account.
+func (e *Edge) gaveLabel(account, label string) bool {
+	if len(label) != randomPart+signPart {
 		return false
 	}
-	for i := range len(s) {
-		if !strings.ContainsRune(randomAlphabet, rune(s[i])) {
-			return false
-		}
+	want := e.labelSign(account, label[:randomPart])
+	return hmac.Equal([]byte(label[randomPart:]), []byte(want))
+}
+
+// labelSign signs the random part of a label for the account.
+func (e *Edge) labelSign(account, random string) string {
+	mac := hmac.New(sha256.New, e.cfg.Secret)
+	mac.Write([]byte(account))
+	mac.Write([]byte{0})
+	mac.Write([]byte(random))
+	sum := mac.Sum(nil)
+	out := make([]byte, signPart)
+	for i := range out {
+		out[i] = randomAlphabet[int(sum[i])%len(randomAlphabet)]
 	}
-	return true
+	return string(out)
 }

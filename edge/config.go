@@ -2,6 +2,7 @@ package edge
 
 import (
 	"context"
+	"crypto/rand"
 	"errors"
 	"fmt"
 	"log/slog"
@@ -71,6 +72,12 @@ type Config struct {
 	TCPListenHost string
 	// EdgeID names this edge process in the records it writes.
 	EdgeID string
+	// Secret is the key every edge process shares (store.EdgeSecret):
+	// it signs the random subdomains the edge hands out, so that only the
+	// account it gave one to can bind it again, on any edge. Without it
+	// the edge makes a key of its own, and its random subdomains are
+	// bound again only on it, until it restarts.
+	Secret []byte
 	// Version is sluice's version, told to agents.
 	Version string
 	// IngressOwner, when not nil, returns the account whose agent
@@ -112,6 +119,10 @@ func (c *Config) setDefaults() {
 	}
 	if c.Now == nil {
 		c.Now = time.Now
+	}
+	if len(c.Secret) == 0 {
+		c.Secret = make([]byte, 32)
+		_, _ = rand.Read(c.Secret)
 	}
 	if c.Limits.Connections <= 0 {
 		c.Limits.Connections = 1000

@@ -182,3 +182,29 @@ func TestAccountRequestRate(t *testing.T) {
 		return n, n == 6
 	})
 }
+
+// TestRandomSubdomainIsTheAccounts: a random subdomain the edge gave
+// account A, even made public, cannot be bound by account B while A's
+// agent is away; A's next agent gets it back.
+func TestRandomSubdomainIsTheAccounts(t *testing.T) {
+	te := startEdge(t)
+	a, b := schemas.NewID(schemas.PrefixAccount), schemas.NewID(schemas.PrefixAccount)
+	tokenA := te.credential(a)
+	first := te.agent(t, tokenA)
+	host := serveUp(t, first, "http://")
+	if err := first.Disconnect(); err != nil {
+		t.Fatal(err)
+	}
+	te.gone(t, host)
+	ctx, cancel := context.WithTimeout(context.Background(), 30*time.Second)
+	defer cancel()
+	if _, err := te.agent(t, te.credential(b)).Listen(ctx, ngrok.WithURL("http://"+host)); err == nil || !strings.Contains(err.Error(), "not a reserved domain") {
+		t.Fatalf("account B binding A's random %s: %v, want it refused", host, err)
+	}
+	if got := serveUp(t, te.agent(t, tokenA), "http://"+host); got != host {
+		t.Fatalf("A bound %s again as %s", host, got)
+	}
+	if resp, body := te.get(t, host, "/"); resp.StatusCode != 200 || body != "up" {
+		t.Fatalf("A's endpoint back: %d %q", resp.StatusCode, body)
+	}
+}

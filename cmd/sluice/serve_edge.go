@@ -194,8 +194,14 @@ func (a *app) newEdgeRole() (*edgeRole, error) {
 	}
 	r.agentsTLS = &tls.Config{Certificates: []tls.Certificate{agentsCert}, MinVersion: tls.VersionTLS12}
 
+	secretCtx, cancel := context.WithTimeout(context.Background(), setupTimeout)
+	secret, err := a.store.EdgeSecret(secretCtx)
+	cancel()
+	if err != nil {
+		return nil, err
+	}
 	cfg := edge.Config{
-		Store: a.store, Domain: f.domain, Region: f.region, EdgeID: r.edgeID,
+		Store: a.store, Domain: f.domain, Region: f.region, EdgeID: r.edgeID, Secret: secret,
 		Version: buildVersion(), Log: log, IngressOwner: a.store.AgentIngressOwner,
 		Limits: edge.Limits{RequestRate: f.requestRate, Connections: f.maxConnections},
 	}
