@@ -41,6 +41,10 @@ type Edge struct {
 	// objects are the buffers request events' objects are written in.
 	objects sync.Pool
 
+	// handshakes holds a token for each agent connection not yet
+	// authenticated (maxHandshakes): a stranger opening connections
+	// without ever authenticating holds at most that many goroutines.
+	handshakes chan struct{}
 	// heartbeatCheck starts Edge.checkHeartbeats once.
 	heartbeatCheck sync.Once
 
@@ -56,14 +60,15 @@ func New(cfg Config) (*Edge, error) {
 	ctx, cancel := context.WithCancel(context.Background())
 	return &Edge{
 		cfg: cfg, catalog: schemas.Default(), ctx: ctx, cancel: cancel,
-		sessions: make(map[string]*session),
-		hosts:    make(map[string]*endpoint),
-		ports:    make(map[int]*endpoint),
-		conns:    make(map[string]int),
-		rates:    make(map[string]*rate.Limiter),
-		Metrics:  newMetrics(),
-		buffers:  sync.Pool{New: func() any { b := make([]byte, 32<<10); return &b }},
-		objects:  sync.Pool{New: func() any { b := make([]byte, 0, 2<<10); return &b }},
+		sessions:   make(map[string]*session),
+		hosts:      make(map[string]*endpoint),
+		ports:      make(map[int]*endpoint),
+		conns:      make(map[string]int),
+		rates:      make(map[string]*rate.Limiter),
+		handshakes: make(chan struct{}, maxHandshakes),
+		Metrics:    newMetrics(),
+		buffers:    sync.Pool{New: func() any { b := make([]byte, 32<<10); return &b }},
+		objects:    sync.Pool{New: func() any { b := make([]byte, 0, 2<<10); return &b }},
 	}, nil
 }
 
@@ -85,7 +90,17 @@ func (e *Edge) ServeAgents(ctx context.Context, ln net.Listener) error {
 			}
 			return err
 		}
+		select {
+		case e.handshakes <- struct{}{}:
+		default:
+			// As many connections as the edge takes are still to
+			// authenticate: this one waits for none of them.
+			e.Metrics.agentHandshakeFailed.Add(1)
+			_ = conn.Close()
+			continue
+		}
 		if !e.track() {
+			<-e.handshakes
 			_ = conn.Close()
 			return nil
 		}
@@ -178,6 +193,10 @@ func (e *Edge) closeConn(account string) {
 		delete(e.conns, account)
 	}
 }
+
+// maxHandshakes bounds the agent connections of an edge still doing
+// their TLS handshake and Auth, each for at most handshakeTimeout.
+const maxHandshakes = 1024
 
 // now is the edge's clock, in UTC.
 func (e *Edge) now() time.Time { return e.cfg.Now().UTC() }

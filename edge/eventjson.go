@@ -5,9 +5,9 @@ import (
 	"net/http"
 	"strconv"
 	"time"
-	"unicode/utf8"
 
 	"github.com/sluicehq/sluice/schemas"
+	"github.com/sluicehq/sluice/sinks/awsjson"
 )
 
 // The edge writes the object of its busiest event, http_request_complete.v0,
@@ -35,13 +35,13 @@ func appendRequestObject(b []byte, o *requestObject) []byte {
 	b = append(b, `{"backend":{"connection_reused":`...)
 	b = strconv.AppendBool(b, o.reused)
 	b = append(b, `},"basic_auth":{"decision":"invalid"},"circuit_breaker":{"decision":"invalid"},"compression":{"algorithm":"none"},"conn":{"client_ip":`...)
-	b = appendJSONString(b, o.clientIP)
+	b = awsjson.AppendString(b, o.clientIP)
 	if o.serverIP != "" {
 		b = append(b, `,"server_ip":`...)
-		b = appendJSONString(b, o.serverIP)
+		b = awsjson.AppendString(b, o.serverIP)
 	}
 	b = append(b, `,"server_name":`...)
-	b = appendJSONString(b, o.serverName)
+	b = awsjson.AppendString(b, o.serverName)
 	b = append(b, `,"server_port":`...)
 	b = strconv.AppendInt(b, int64(o.serverPort), 10)
 	b = append(b, `,"start_ts":"`...)
@@ -51,19 +51,19 @@ func appendRequestObject(b []byte, o *requestObject) []byte {
 	b = append(b, `,"headers":`...)
 	b = appendHeaders(b, o.reqHeaders)
 	b = append(b, `,"method":`...)
-	b = appendJSONString(b, lowerASCII(o.method))
+	b = awsjson.AppendString(b, lowerASCII(o.method))
 	b = append(b, `,"url":{"host":`...)
-	b = appendJSONString(b, o.host)
+	b = awsjson.AppendString(b, o.host)
 	b = append(b, `,"path":`...)
-	b = appendJSONString(b, o.path)
+	b = awsjson.AppendString(b, o.path)
 	b = append(b, `,"query":`...)
-	b = appendJSONString(b, o.query)
+	b = awsjson.AppendString(b, o.query)
 	b = append(b, `,"raw":`...)
-	b = appendJSONString(b, o.raw)
+	b = awsjson.AppendString(b, o.raw)
 	b = append(b, `,"scheme":`...)
-	b = appendJSONString(b, o.scheme)
+	b = awsjson.AppendString(b, o.scheme)
 	b = append(b, `},"user_agent":`...)
-	b = appendJSONString(b, o.agent)
+	b = awsjson.AppendString(b, o.agent)
 	b = append(b, `},"response":{"body_length":`...)
 	b = strconv.AppendInt(b, o.respBytes, 10)
 	b = append(b, `,"headers":`...)
@@ -73,9 +73,9 @@ func appendRequestObject(b []byte, o *requestObject) []byte {
 	b = append(b, `}},"ip_policy":{"decision":"invalid"},"oauth":{"decision":"invalid"}`...)
 	if o.tls != nil {
 		b = append(b, `,"tls":{"cipher_suite":`...)
-		b = appendJSONString(b, tls.CipherSuiteName(o.tls.CipherSuite))
+		b = awsjson.AppendString(b, tls.CipherSuiteName(o.tls.CipherSuite))
 		b = append(b, `,"version":`...)
-		b = appendJSONString(b, tlsVersion(o.tls.Version))
+		b = awsjson.AppendString(b, tlsVersion(o.tls.Version))
 		b = append(b, '}')
 	}
 	return append(b, `,"traffic_policy":{"logs":[]},"webhook_verification":{"decision":"invalid"}}`...)
@@ -99,13 +99,13 @@ func appendHeaders(b []byte, h http.Header) []byte {
 			b = append(b, ',')
 		}
 		first = false
-		b = appendJSONString(b, http.CanonicalHeaderKey(name))
+		b = awsjson.AppendString(b, http.CanonicalHeaderKey(name))
 		b = append(b, ':', '[')
 		for i, v := range values {
 			if i > 0 {
 				b = append(b, ',')
 			}
-			b = appendJSONString(b, lowerASCII(v))
+			b = awsjson.AppendString(b, lowerASCII(v))
 		}
 		b = append(b, ']')
 	}
@@ -127,49 +127,4 @@ func lowerASCII(s string) string {
 		}
 	}
 	return s
-}
-
-const hexDigits = "0123456789abcdef"
-
-// appendJSONString appends s as a JSON string: quotes, backslashes and
-// control characters escaped, invalid UTF-8 as U+FFFD.
-func appendJSONString(b []byte, s string) []byte {
-	b = append(b, '"')
-	start := 0
-	for i := 0; i < len(s); {
-		c := s[i]
-		if c < utf8.RuneSelf {
-			if c >= 0x20 && c != '"' && c != '\\' {
-				i++
-				continue
-			}
-			b = append(b, s[start:i]...)
-			switch c {
-			case '"', '\\':
-				b = append(b, '\\', c)
-			case '\n':
-				b = append(b, '\\', 'n')
-			case '\r':
-				b = append(b, '\\', 'r')
-			case '\t':
-				b = append(b, '\\', 't')
-			default:
-				b = append(b, '\\', 'u', '0', '0', hexDigits[c>>4], hexDigits[c&0xF])
-			}
-			i++
-			start = i
-			continue
-		}
-		r, size := utf8.DecodeRuneInString(s[i:])
-		if r == utf8.RuneError && size == 1 {
-			b = append(b, s[start:i]...)
-			b = append(b, `\ufffd`...)
-			i += size
-			start = i
-			continue
-		}
-		i += size
-	}
-	b = append(b, s[start:]...)
-	return append(b, '"')
 }

@@ -91,3 +91,31 @@ func TestSilentAgentIsDisconnected(t *testing.T) {
 	}
 	_ = silent
 }
+
+// TestOneHeartbeatStreamASession: a second heartbeat stream is closed,
+// so an agent cannot make the edge hold a goroutine per stream.
+func TestOneHeartbeatStreamASession(t *testing.T) {
+	te := startEdge(t)
+	sess, _ := rawAgent(t, te, te.credential(schemas.NewID(schemas.PrefixAccount)))
+	first, err := sess.OpenTypedStream(tunnelwire.HeartbeatStream)
+	if err != nil {
+		t.Fatal(err)
+	}
+	second, err := sess.OpenTypedStream(tunnelwire.HeartbeatStream)
+	if err != nil {
+		t.Fatal(err)
+	}
+	_ = second.SetDeadline(time.Now().Add(5 * time.Second))
+	_, _ = second.Write([]byte{9, 9, 9, 9})
+	if n, err := second.Read(make([]byte, 4)); err == nil {
+		t.Fatalf("the second heartbeat stream echoed %d bytes, want it closed", n)
+	}
+	_ = first.SetDeadline(time.Now().Add(5 * time.Second))
+	echo := make([]byte, 4)
+	if _, err := first.Write([]byte{1, 2, 3, 4}); err != nil {
+		t.Fatal(err)
+	}
+	if _, err := first.Read(echo); err != nil || echo[3] != 4 {
+		t.Fatalf("the first heartbeat stream: %v %v, want its beat echoed", echo, err)
+	}
+}

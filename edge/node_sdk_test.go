@@ -198,26 +198,7 @@ func TestNodeSDKServesHTTPAndTCPThroughTheEdge(t *testing.T) {
 		t.Errorf("server_name %v", got)
 	}
 
-	addr := strings.TrimPrefix(a.TCP, "tcp://")
-	c, err := net.Dial("tcp", addr)
-	if err != nil {
-		t.Fatalf("dialing the TCP endpoint %s: %v", addr, err)
-	}
-	_ = c.SetDeadline(time.Now().Add(10 * time.Second))
-	_, _ = c.Write([]byte("ping through the tunnel"))
-	_ = c.(*net.TCPConn).CloseWrite()
-	got, _ := io.ReadAll(c)
-	_ = c.Close()
-	if string(got) != "PING THROUGH THE TUNNEL" {
-		t.Fatalf("got %q through the TCP endpoint", got)
-	}
-	closed := check.Eventually(t, 5*time.Second, "a tcp_connection_closed event", func() ([]map[string]any, bool) {
-		closed := te.events.ofKind(t, "tcp_connection_closed.v0")
-		return closed, len(closed) == 1
-	})
-	if in, out := dig(closed[0], "conn", "bytes_in"), dig(closed[0], "conn", "bytes_out"); in != float64(23) || out != float64(23) {
-		t.Fatalf("bytes in %v, out %v; want 23 and 23", in, out)
-	}
+	te.pingTCP(t, strings.TrimPrefix(a.TCP, "tcp://"))
 	if starts := te.events.ofKind(t, "agent_session_start.v0"); len(starts) != 1 || dig(starts[0], "error") != "" {
 		t.Errorf("agent_session_start events %v, want one without error", starts)
 	}

@@ -359,11 +359,19 @@ func TestGoSDKServesTCPThroughTheEdge(t *testing.T) {
 			}()
 		}
 	}()
-	addr := strings.TrimPrefix(ln.URL().String(), "tcp://")
+	te.pingTCP(t, strings.TrimPrefix(ln.URL().String(), "tcp://"))
+}
+
+// pingTCP sends "ping through the tunnel" to a TCP endpoint whose agent
+// answers it in upper case, and checks the answer and the connection's
+// event, 23 bytes each way.
+func (te *testEdge) pingTCP(t *testing.T, addr string) {
+	t.Helper()
 	c, err := net.Dial("tcp", addr)
 	if err != nil {
 		t.Fatalf("dialing the TCP endpoint %s: %v", addr, err)
 	}
+	_ = c.SetDeadline(time.Now().Add(10 * time.Second))
 	_, _ = c.Write([]byte("ping through the tunnel"))
 	_ = c.(*net.TCPConn).CloseWrite()
 	got, _ := io.ReadAll(c)

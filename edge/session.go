@@ -23,6 +23,8 @@ const (
 	handshakeTimeout = 10 * time.Second
 	// callTimeout bounds reading a call's request and writing its answer.
 	callTimeout = 10 * time.Second
+	// maxCallsInFlight bounds the calls of one session served at once.
+	maxCallsInFlight = 16
 	// minHeartbeat and maxHeartbeat bound the heartbeat interval and
 	// tolerance an agent asks for.
 	minHeartbeat = time.Second
@@ -39,6 +41,8 @@ type session struct {
 	// before the session ends (its interval and tolerance).
 	lastBeat  atomic.Int64
 	beatLimit time.Duration
+	// beating is set once the agent has its heartbeat stream.
+	beating atomic.Bool
 
 	record     store.TunnelSession
 	credential store.Credential
@@ -62,6 +66,14 @@ var errStopped = errors.New("the edge is stopping")
 // calls until it goes away or the edge ends it.
 func (e *Edge) serveAgent(conn net.Conn) {
 	defer conn.Close()
+	handshaking := true
+	doneHandshaking := func() {
+		if handshaking {
+			handshaking = false
+			<-e.handshakes
+		}
+	}
+	defer doneHandshaking()
 	_ = conn.SetDeadline(time.Now().Add(handshakeTimeout))
 	serverName := ""
 	if tc, ok := conn.(*tls.Conn); ok {
@@ -95,6 +107,7 @@ func (e *Edge) serveAgent(conn net.Conn) {
 	}
 	ok := s.authenticate(first)
 	authTimer.Stop()
+	doneHandshaking()
 	// Each call's stream ends with its answer, Auth's too: agents that
 	// read the answer to the end of the stream (the Rust SDK's) wait for
 	// it, and answer no heartbeat until then.
@@ -119,6 +132,12 @@ func (s *session) accept() (muxado.TypedStream, error) {
 		}
 		if st.StreamType() != tunnelwire.HeartbeatStream {
 			return st, nil
+		}
+		if !s.beating.CompareAndSwap(false, true) {
+			// One heartbeat stream a session: more would each hold a
+			// goroutine of the edge.
+			_ = st.Close()
+			continue
 		}
 		go s.echoHeartbeats(st)
 	}
@@ -166,13 +185,24 @@ func (s *session) serveCalls() {
 	defer stop()
 	var calls sync.WaitGroup
 	defer calls.Wait()
+	// At most maxCallsInFlight calls of the session are served at once;
+	// past them the loop stops accepting, and muxado's backlog, then its
+	// refusals, hold the agent back.
+	slots := make(chan struct{}, maxCallsInFlight)
 	for {
 		st, err := s.accept()
 		if err != nil {
 			s.cancel(errors.New("the agent closed its session"))
 			return
 		}
+		select {
+		case slots <- struct{}{}:
+		case <-s.ctx.Done():
+			_ = st.Close()
+			continue
+		}
 		calls.Go(func() {
+			defer func() { <-slots }()
 			defer st.Close()
 			_ = st.SetDeadline(time.Now().Add(callTimeout))
 			s.serveCall(tunnelwire.Call(st.StreamType()), st)
