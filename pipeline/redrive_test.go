@@ -12,6 +12,7 @@ import (
 	"time"
 
 	"github.com/sluicehq/sluice/filters"
+	"github.com/sluicehq/sluice/internal/check"
 	"github.com/sluicehq/sluice/internal/store"
 	"github.com/sluicehq/sluice/pipeline"
 	"github.com/sluicehq/sluice/schemas"
@@ -240,12 +241,15 @@ func TestRedriveTooLargeWhenTheCallFails(t *testing.T) {
 			object["pad"] = strings.Repeat("x", 2000)
 		}
 	})
-	waitAllAcked(t, e)
 	letters, redriver := redriveEnv(t, e)
-	list, _, err := letters.List(e.ctx, e.account, dest.ID, 0, 100)
-	if err != nil || len(list) != 2 {
-		t.Fatalf("%d dead letters, %v; want 2", len(list), err)
-	}
+	// Waiting for the letters, not for the consumer to have nothing
+	// pending: just after a publish, JetStream may report a consumer with
+	// nothing pending that has yet to count the new events.
+	list := check.Eventually(t, 10*time.Second, "both events dead-lettered", func() ([]pipeline.DeadLetter, bool) {
+		list, _, err := letters.List(e.ctx, e.account, dest.ID, 0, 100)
+		return list, err == nil && len(list) == 2
+	})
+	waitAllAcked(t, e)
 	small, large := min(len(list[0].Event), len(list[1].Event)), max(len(list[0].Event), len(list[1].Event))
 	e.sink.mu.Lock()
 	e.sink.limits.MaxRecordBytes = (small + large) / 2
