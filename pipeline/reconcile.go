@@ -5,13 +5,14 @@ import (
 	"errors"
 	"fmt"
 	"log/slog"
-	"maps"
 	"slices"
 	"strings"
+	"sync"
 	"sync/atomic"
 	"time"
 
 	"github.com/nats-io/nats.go/jetstream"
+	"golang.org/x/sync/errgroup"
 
 	"github.com/sluicehq/sluice/internal/retry"
 	"github.com/sluicehq/sluice/internal/store"
@@ -216,15 +217,18 @@ func (r *Reconciler) reconcile(ctx context.Context, routes map[string]Route, pru
 	// that they hand back what they hold instead of failing on a consumer
 	// that vanished.
 	r.apply(ctx, ready)
-	for _, name := range slices.Sorted(maps.Keys(r.applied)) {
-		if _, ok := routes[name]; ok {
-			continue
+	var removed []string
+	for name := range r.applied {
+		if _, ok := routes[name]; !ok {
+			removed = append(removed, name)
 		}
-		if err := r.deleteConsumer(ctx, name); err != nil {
-			errs = append(errs, err)
-			continue
-		}
+	}
+	deleted, err := r.deleteConsumers(ctx, removed)
+	for _, name := range deleted {
 		delete(r.applied, name)
+	}
+	if err != nil {
+		errs = append(errs, err)
 	}
 	if prune {
 		if err := r.prune(ctx, routes); err != nil {
@@ -232,6 +236,40 @@ func (r *Reconciler) reconcile(ctx context.Context, routes map[string]Route, pru
 		}
 	}
 	return errors.Join(errs...)
+}
+
+// consumerDeletes is how many consumers the reconciler deletes at once. A
+// subscription naming 50 destinations leaves 50 consumers to delete, each
+// a call to JetStream that takes tens of milliseconds when the process is
+// busy: one at a time, they would hold up the next change (another
+// subscription deleted) for seconds, its routes delivering meanwhile.
+const consumerDeletes = 16
+
+// deleteConsumers deletes the consumers of removed routes, consumerDeletes
+// at a time, and returns those it deleted and the errors of the others.
+func (r *Reconciler) deleteConsumers(ctx context.Context, names []string) ([]string, error) {
+	var (
+		mu      sync.Mutex
+		deleted []string
+		errs    []error
+		g       errgroup.Group
+	)
+	g.SetLimit(consumerDeletes)
+	for _, name := range names {
+		g.Go(func() error {
+			err := r.deleteConsumer(ctx, name)
+			mu.Lock()
+			defer mu.Unlock()
+			if err != nil {
+				errs = append(errs, err)
+			} else {
+				deleted = append(deleted, name)
+			}
+			return nil
+		})
+	}
+	_ = g.Wait() // the errors are in errs
+	return deleted, errors.Join(errs...)
 }
 
 // prune deletes the route consumers of the stream that no route needs.
@@ -246,13 +284,8 @@ func (r *Reconciler) prune(ctx context.Context, routes map[string]Route) error {
 	if err := names.Err(); err != nil {
 		return fmt.Errorf("listing consumers: %w", err)
 	}
-	var errs []error
-	for _, name := range stray {
-		if err := r.deleteConsumer(ctx, name); err != nil {
-			errs = append(errs, err)
-		}
-	}
-	return errors.Join(errs...)
+	_, err := r.deleteConsumers(ctx, stray)
+	return err
 }
 
 // deleteConsumer deletes the consumer of a removed route; one already gone
