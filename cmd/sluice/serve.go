@@ -144,46 +144,99 @@ func shutdownHTTP(ctx context.Context, srv *http.Server, log *slog.Logger) error
 	return fmt.Errorf("shutting down HTTP: %w", err)
 }
 
+// natsConns are a serve process's connections to NATS. The store's reads
+// and writes have a connection of their own: on the one that carries the
+// events (ingest's publishes, delivery's pulls and acknowledgements), the
+// answer to a management request's read would wait behind the events
+// pulled for an account's hundred routes, in the server's buffer for the
+// connection and in the client's reader, for hundreds of milliseconds.
+type natsConns struct {
+	events, store *nats.Conn
+	embedded      *natsserver.Server // nil with --nats-url
+	// close drains both connections, waiting at most until its ctx ends,
+	// and then stops the embedded server.
+	close func(context.Context)
+}
+
 // connectNATS starts the embedded server, or connects to --nats-url and
-// checks that the server takes messages as large as sluice's. It returns
-// the embedded server, nil with --nats-url. The returned func drains the
-// connection, waiting at most until its ctx ends, and then stops the
-// embedded server.
-func (f serveFlags) connectNATS(log *slog.Logger) (*nats.Conn, *natsserver.Server, func(context.Context), error) {
-	closed := make(chan struct{})
-	var closedOnce sync.Once
-	opts := []nats.Option{
-		nats.ClosedHandler(func(*nats.Conn) { closedOnce.Do(func() { close(closed) }) }),
-		nats.Name("sluice"),
-		nats.MaxReconnects(-1),
-		nats.DisconnectErrHandler(func(_ *nats.Conn, err error) {
-			if err != nil {
-				log.Warn("disconnected from NATS", "error", err)
-			}
-		}),
-		nats.ReconnectHandler(func(nc *nats.Conn) { log.Info("reconnected to NATS", "url", nc.ConnectedUrlRedacted()) }),
+// checks that the server takes messages as large as sluice's, and opens
+// the process's connections.
+func (f serveFlags) connectNATS(log *slog.Logger) (natsConns, error) {
+	dial, embedded, err := f.natsDialer(log)
+	if err != nil {
+		return natsConns{}, err
+	}
+	var drains []func(context.Context)
+	conns := natsConns{embedded: embedded, close: func(ctx context.Context) {
+		var wg sync.WaitGroup
+		for _, d := range drains {
+			wg.Go(func() { d(ctx) })
+		}
+		wg.Wait()
+		if embedded != nil {
+			embedded.Shutdown()
+		}
+	}}
+	for _, c := range []struct {
+		conn **nats.Conn
+		name string
+	}{{&conns.events, "sluice"}, {&conns.store, "sluice-store"}} {
+		nc, drain, err := dial(c.name)
+		if err != nil {
+			conns.close(context.Background())
+			return natsConns{}, err
+		}
+		*c.conn = nc
+		drains = append(drains, drain)
+	}
+	return conns, nil
+}
+
+// natsDialer starts the embedded server, unless --nats-url is given, and
+// returns what opens a connection to it, by name, with the func that
+// drains that connection.
+func (f serveFlags) natsDialer(log *slog.Logger) (func(name string) (*nats.Conn, func(context.Context), error), *natsserver.Server, error) {
+	options := func(name string) ([]nats.Option, <-chan struct{}) {
+		closed := make(chan struct{})
+		var closedOnce sync.Once
+		return []nats.Option{
+			nats.ClosedHandler(func(*nats.Conn) { closedOnce.Do(func() { close(closed) }) }),
+			nats.Name(name),
+			nats.MaxReconnects(-1),
+			nats.DisconnectErrHandler(func(_ *nats.Conn, err error) {
+				if err != nil {
+					log.Warn("disconnected from NATS", "connection", name, "error", err)
+				}
+			}),
+			nats.ReconnectHandler(func(nc *nats.Conn) {
+				log.Info("reconnected to NATS", "connection", name, "url", nc.ConnectedUrlRedacted())
+			}),
+		}, closed
 	}
 	if f.natsURL != "" {
 		security, err := f.natsSecurity().options()
 		if err != nil {
-			return nil, nil, nil, err
+			return nil, nil, err
 		}
-		nc, err := nats.Connect(f.natsURL, append(opts, security...)...)
-		if err != nil {
-			return nil, nil, nil, fmt.Errorf("connecting to --nats-url %s: %w", f.natsURL, err)
-		}
-		if limit := nc.MaxPayload(); limit < natsserver.RequiredMaxPayload {
-			url := nc.ConnectedUrlRedacted()
-			nc.Close()
-			return nil, nil, nil, fmt.Errorf("the NATS server at %s takes messages of at most %d bytes (its max_payload), too few for a 1 MiB event and its envelope: set max_payload to at least %d in its configuration (4MB, as the embedded server uses, is fine)", url, limit, natsserver.RequiredMaxPayload)
-		}
-		return nc, nil, func(ctx context.Context) { drain(ctx, nc, closed, log) }, nil
+		return func(name string) (*nats.Conn, func(context.Context), error) {
+			opts, closed := options(name)
+			nc, err := nats.Connect(f.natsURL, append(opts, security...)...)
+			if err != nil {
+				return nil, nil, fmt.Errorf("connecting to --nats-url %s: %w", f.natsURL, err)
+			}
+			if limit := nc.MaxPayload(); limit < natsserver.RequiredMaxPayload {
+				url := nc.ConnectedUrlRedacted()
+				nc.Close()
+				return nil, nil, fmt.Errorf("the NATS server at %s takes messages of at most %d bytes (its max_payload), too few for a 1 MiB event and its envelope: set max_payload to at least %d in its configuration (4MB, as the embedded server uses, is fine)", url, limit, natsserver.RequiredMaxPayload)
+			}
+			return nc, func(ctx context.Context) { drain(ctx, nc, closed, log) }, nil
+		}, nil, nil
 	}
 	var key string
 	if f.dataKeyFile != "" {
 		var err error
 		if key, err = natsserver.ReadKeyFile(f.dataKeyFile); err != nil {
-			return nil, nil, nil, fmt.Errorf("--data-key-file: %w", err)
+			return nil, nil, fmt.Errorf("--data-key-file: %w", err)
 		}
 	}
 	embedded, err := natsserver.Start(natsserver.Config{
@@ -193,7 +246,7 @@ func (f serveFlags) connectNATS(log *slog.Logger) (*nats.Conn, *natsserver.Serve
 		Logger:  log.With("component", "nats"),
 	})
 	if err != nil {
-		return nil, nil, nil, fmt.Errorf("starting the embedded NATS server: %w", err)
+		return nil, nil, fmt.Errorf("starting the embedded NATS server: %w", err)
 	}
 	if url := embedded.ClientURL(); url != "" {
 		// The port --nats-listen 127.0.0.1:0 got, for tools to connect to,
@@ -203,15 +256,14 @@ func (f serveFlags) connectNATS(log *slog.Logger) (*nats.Conn, *natsserver.Serve
 			"producer_nkey", embedded.SeedFile(natsserver.IdentityProducer),
 			"edge_nkey", embedded.SeedFile(natsserver.IdentityEdge))
 	}
-	nc, err := embedded.Connect(opts...)
-	if err != nil {
-		embedded.Shutdown()
-		return nil, nil, nil, fmt.Errorf("connecting to the embedded NATS server: %w", err)
-	}
-	return nc, embedded, func(ctx context.Context) {
-		drain(ctx, nc, closed, log)
-		embedded.Shutdown()
-	}, nil
+	return func(name string) (*nats.Conn, func(context.Context), error) {
+		opts, closed := options(name)
+		nc, err := embedded.Connect(opts...)
+		if err != nil {
+			return nil, nil, fmt.Errorf("connecting to the embedded NATS server: %w", err)
+		}
+		return nc, func(ctx context.Context) { drain(ctx, nc, closed, log) }, nil
+	}, embedded, nil
 }
 
 // drain drains nc, so that publishes in flight finish, and waits until it

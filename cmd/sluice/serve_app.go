@@ -48,15 +48,17 @@ type app struct {
 	edgeRole      *edgeRole      // nil without the edge role
 	dev           *devAWS        // nil without --dev
 
-	nc           *nats.Conn
-	js           jetstream.JetStream
-	closeNATS    func(context.Context)    // drains nc, then stops the embedded server
+	nc           *nats.Conn               // carries the events: ingest's publishes, delivery's pulls
+	storeNC      *nats.Conn               // carries the store's reads and writes (see natsConns)
+	js           jetstream.JetStream      // on nc
+	closeNATS    func(context.Context)    // drains nc and storeNC, then stops the embedded server
 	storageWatch *natsserver.StorageWatch // nil with --nats-url
 	stream       jetstream.Stream         // the events
 	dlq          jetstream.Stream         // the dead letters
 	statusKV     jetstream.KeyValue       // the destinations' delivery status
 	filterEnv    *filters.Env             // one per process: the API checks filters with it, delivery runs them
 	store        *store.Store             // accounts, keys, destinations, subscriptions
+	keys         *store.KeyCache          // the API keys requests have shown, as long as it watches them
 	producer     *producer.Producer       // publishes ingested events and audit events
 	registry     *prometheus.Registry     // served on --metrics-http
 	newSink      pipeline.SinkFactory     // AWS, or the emulator of --dev
@@ -170,15 +172,15 @@ func (a *app) listen() error {
 // disk has space again; an external server's refusals are reported as
 // they come.
 func (a *app) connectNATS() error {
-	nc, embedded, closeNATS, err := a.flags.connectNATS(a.log)
+	conns, err := a.flags.connectNATS(a.log)
 	if err != nil {
 		return err
 	}
-	a.nc, a.closeNATS = nc, closeNATS
-	if embedded != nil {
-		a.storageWatch = embedded.NewStorageWatch(natsserver.StorageWatchConfig{Logger: a.log.With("component", "storage")})
+	a.nc, a.storeNC, a.closeNATS = conns.events, conns.store, conns.close
+	if conns.embedded != nil {
+		a.storageWatch = conns.embedded.NewStorageWatch(natsserver.StorageWatchConfig{Logger: a.log.With("component", "storage")})
 	}
-	if a.js, err = jetstream.New(nc); err != nil {
+	if a.js, err = jetstream.New(a.nc); err != nil {
 		return fmt.Errorf("creating JetStream context: %w", err)
 	}
 	return nil
@@ -201,7 +203,11 @@ func (a *app) setUp(ctx context.Context, bootstrapToken string) error {
 	if a.filterEnv, err = filters.NewEnv(schemas.Default()); err != nil {
 		return err
 	}
-	if a.store, err = store.Open(ctx, a.js, store.Config{Replicas: a.flags.replicas, Limits: a.flags.limits.storeLimits(), ServiceDomains: a.flags.domains.serviceDomains, ServiceNames: a.flags.ingress.config(nil).NSTargets}, store.WithFilters(a.filterEnv)); err != nil {
+	storeJS, err := jetstream.New(a.storeNC)
+	if err != nil {
+		return fmt.Errorf("creating JetStream context: %w", err)
+	}
+	if a.store, err = store.Open(ctx, storeJS, store.Config{Replicas: a.flags.replicas, Limits: a.flags.limits.storeLimits(), ServiceDomains: a.flags.domains.serviceDomains, ServiceNames: a.flags.ingress.config(nil).NSTargets}, store.WithFilters(a.filterEnv)); err != nil {
 		return err
 	}
 	switch skipped, err := a.store.TrackDomainTree(ctx); {
@@ -216,6 +222,7 @@ func (a *app) setUp(ctx context.Context, bootstrapToken string) error {
 	case len(names) > 0:
 		a.log.Warn("names made before sluice refused IP addresses, public suffixes and its own target names are still held: delete them", "names", names)
 	}
+	a.keys = a.store.NewKeyCache()
 	if err := bootstrap(ctx, a.store, bootstrapToken, a.stderr, a.log); err != nil {
 		return err
 	}
@@ -259,7 +266,7 @@ func (a *app) wireRoles() error {
 		}
 	}
 	if a.roles.api {
-		a.sessions = sessionservice.New(a.nc, a.store, sessionservice.Config{Logger: a.log.With("component", "app_sessions")})
+		a.sessions = sessionservice.New(a.storeNC, a.store, sessionservice.Config{Logger: a.log.With("component", "app_sessions")})
 		a.audit, err = api.NewAuditRelay(a.store, a.producer, api.AuditRelayConfig{Metrics: a.registry}, a.log.With("component", "audit_relay"))
 	}
 	return err
@@ -348,6 +355,10 @@ func (a *app) loops() []func(context.Context) error {
 	if a.storageWatch != nil {
 		loops = append(loops, a.storageWatch.Run)
 	}
+	loops = append(loops, func(ctx context.Context) error {
+		a.keys.Run(ctx, a.log.With("component", "key_cache"))
+		return nil
+	})
 	if a.audit != nil {
 		loops = append(loops, a.audit.Run)
 	}

@@ -33,7 +33,7 @@ const (
 // the health and readiness paths (metrics are on metricsHandler). Paths of
 // the roles the process does not run answer 404.
 func (a *app) httpHandler(cfg api.Config) (http.Handler, error) {
-	deps := api.Deps{Keys: a.store, Publisher: a.producer, Logger: a.log, Metrics: a.registry, Storage: a.storage()}
+	deps := api.Deps{Keys: a.keys, Publisher: a.producer, Logger: a.log, Metrics: a.registry, Storage: a.storage()}
 	if a.roles.api {
 		deps.Destinations, deps.Subscriptions, deps.APIKeys, deps.BotUsers, deps.Credentials, deps.Outbox = a.store, a.store, a.store, a.store, a.store, a.store
 		deps.ReservedDomains = a.store
@@ -110,7 +110,7 @@ func (a *app) readiness() http.Handler {
 		ctx, cancel := context.WithTimeout(r.Context(), 2*time.Second)
 		defer cancel()
 		var problem string
-		if !a.nc.IsConnected() {
+		if !a.nc.IsConnected() || !a.storeNC.IsConnected() {
 			problem = "not connected to NATS"
 		} else if err := storageErr(storage); err != nil {
 			problem = err.Error()

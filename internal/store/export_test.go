@@ -56,3 +56,11 @@ func (s *Store) CreateUnindexedCredential(ctx context.Context, accountID string)
 func (s *Store) IndexCredentialTokens(ctx context.Context) (int, error) {
 	return s.indexCredentialTokens(ctx)
 }
+
+// Live reports whether the cache answers from memory: it watches the
+// keys' records.
+func (c *KeyCache) Live() bool {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	return c.live
+}

@@ -1,0 +1,154 @@
+package store
+
+import (
+	"context"
+	"fmt"
+	"log/slog"
+	"sync"
+	"time"
+
+	"github.com/nats-io/nats.go/jetstream"
+
+	"github.com/sluicehq/sluice/internal/retry"
+)
+
+// MaxCachedKeys bounds the API keys a KeyCache holds; past it, it starts
+// again empty.
+const MaxCachedKeys = 100_000
+
+// keyCacheRetry is how soon a KeyCache watches again after its watch
+// ended.
+const keyCacheRetry = time.Second
+
+// KeyCache authenticates API keys as Store.Authenticate does, answering
+// from memory the tokens it has looked up before, for as long as it
+// watches the keys' records: every write or delete of a key's record, by
+// any process, drops what it holds of that key before the next request
+// can be answered from it, and while it does not watch (before its watch
+// has started, after the watch ended) it answers from the store alone.
+//
+// A management request of an account makes two reads of the store for its
+// key before its own, and each waits its turn in a process whose CPUs are
+// busy delivering another account's events; answered from memory, it
+// waits for one.
+//
+// Run it with Run; it is safe for concurrent use.
+type KeyCache struct {
+	s *Store
+
+	mu   sync.Mutex
+	live bool
+	// generation counts the drops: a key read from the store is kept only
+	// if no drop came while it was being read, so that a read that began
+	// before a key was deleted cannot keep it.
+	generation uint64
+	byHash     map[string]APIKey // by token hash
+	byRecord   map[string]string // token hashes by the key of their key's record
+}
+
+// NewKeyCache returns a cache of the store's API keys, answering from the
+// store alone until Run has started watching them.
+func (s *Store) NewKeyCache() *KeyCache {
+	return &KeyCache{s: s, byHash: make(map[string]APIKey), byRecord: make(map[string]string)}
+}
+
+// Authenticate returns the API key whose token this is, as
+// Store.Authenticate does.
+func (c *KeyCache) Authenticate(ctx context.Context, token string) (APIKey, error) {
+	if token == "" || len(token) > MaxTokenLength {
+		return APIKey{}, ErrUnauthenticated
+	}
+	tokenHash := hashToken(token)
+	c.mu.Lock()
+	key, ok := c.byHash[tokenHash]
+	live, generation := c.live, c.generation
+	c.mu.Unlock()
+	if ok {
+		return key, nil
+	}
+	key, err := c.s.Authenticate(ctx, token)
+	if err != nil || !live {
+		return key, err
+	}
+	c.mu.Lock()
+	if c.live && c.generation == generation {
+		if len(c.byHash) >= MaxCachedKeys {
+			clear(c.byHash)
+			clear(c.byRecord)
+		}
+		c.byHash[tokenHash] = key
+		c.byRecord[apiKeys.key(key.AccountID, key.ID)] = tokenHash
+	}
+	c.mu.Unlock()
+	return key, nil
+}
+
+// Run watches the API keys' records until ctx ends, watching again when a
+// watch ends (the cache answers from the store meanwhile).
+func (c *KeyCache) Run(ctx context.Context, log *slog.Logger) {
+	for {
+		err := c.watch(ctx)
+		c.setLive(false)
+		if ctx.Err() != nil {
+			return
+		}
+		log.Warn("watching API keys for the key cache failed; keys are checked in the store until it watches again", "error", err)
+		if retry.Sleep(ctx, keyCacheRetry) != nil {
+			return
+		}
+	}
+}
+
+// watch runs one watch of the keys' records to its end.
+func (c *KeyCache) watch(ctx context.Context) error {
+	ctx, cancel := context.WithCancel(ctx)
+	defer cancel()
+	watcher, err := c.s.kv.Watch(ctx, allAPIKeys, jetstream.UpdatesOnly(), jetstream.MetaOnly())
+	if err != nil {
+		return fmt.Errorf("watching %s: %w", allAPIKeys, err)
+	}
+	defer func() {
+		_ = watcher.Stop()
+		for range watcher.Updates() { // it may be handing one over
+		}
+	}()
+	// With UpdatesOnly, the watch's consumer exists once Watch returns,
+	// and every write from then on comes through.
+	c.setLive(true)
+	for {
+		select {
+		case <-ctx.Done():
+			return nil
+		case entry, ok := <-watcher.Updates():
+			switch {
+			case !ok:
+				return fmt.Errorf("the watch of %s ended", allAPIKeys)
+			case entry == nil: // no initial values with UpdatesOnly
+			default:
+				c.drop(entry.Key())
+			}
+		}
+	}
+}
+
+// setLive starts or stops answering from memory; either way, it starts
+// again empty.
+func (c *KeyCache) setLive(live bool) {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	c.live = live
+	c.generation++
+	clear(c.byHash)
+	clear(c.byRecord)
+}
+
+// drop forgets the key whose record is at recordKey.
+func (c *KeyCache) drop(recordKey string) {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	c.generation++
+	if hash, ok := c.byRecord[recordKey]; ok {
+		delete(c.byHash, hash)
+		delete(c.byRecord, recordKey)
+	}
+}
