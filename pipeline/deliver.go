@@ -69,6 +69,12 @@ type DeliveryConfig struct {
 	// to filter as DeliverySlots are; default the number of CPUs Go uses
 	// (GOMAXPROCS).
 	WorkSlots int
+	// YieldLatency is the scheduling latency past which delivery gives
+	// the CPU to the rest of the process, narrowing DeliverySlots while
+	// the process's goroutines wait longer than it to run (see governor,
+	// run by Deliverer.Govern); default DefaultYieldLatency, negative for
+	// never.
+	YieldLatency time.Duration
 	// FilterCacheSize is how many compiled filters the process keeps;
 	// default 4096.
 	FilterCacheSize int
@@ -122,6 +128,9 @@ func (c *DeliveryConfig) setDefaults() {
 	if c.WorkSlots <= 0 {
 		c.WorkSlots = runtime.GOMAXPROCS(0)
 	}
+	if c.YieldLatency == 0 {
+		c.YieldLatency = DefaultYieldLatency
+	}
 	if c.AccountPrefetch <= 0 {
 		c.AccountPrefetch = DefaultAccountPrefetch
 	}
@@ -148,8 +157,10 @@ type Deliverer struct {
 	// memo is shared by the routes of every subscription, so that they
 	// filter each event once, not once per destination.
 	memo *filterMemo
-	// shares divide the batches in delivery between accounts.
-	shares *fairShares
+	// shares divide the batches in delivery between accounts; governor,
+	// when not nil, narrows them while the CPUs are short.
+	shares   *fairShares
+	governor *governor
 	// work divides the filtering and selecting of events between
 	// accounts, and prefetch the events pulled ahead.
 	work     *fairShares
@@ -200,7 +211,7 @@ type cachedSink struct {
 // dead letters through js.
 func NewDeliverer(js jetstream.JetStream, stream jetstream.Stream, env *filters.Env, newSink SinkFactory, cfg DeliveryConfig, log *slog.Logger) *Deliverer {
 	cfg.setDefaults()
-	return &Deliverer{
+	d := &Deliverer{
 		js: js, stream: stream, newSink: newSink, env: env, cfg: cfg, log: log,
 		filters:  filters.NewCache(env, cfg.FilterCacheSize),
 		memo:     newFilterMemo(filterMemoSlots),
@@ -209,6 +220,21 @@ func NewDeliverer(js jetstream.JetStream, stream jetstream.Stream, env *filters.
 		prefetch: newPrefetchBudget(cfg.AccountPrefetch, cfg.Prefetch),
 		workers:  make(map[string]*runningWorker),
 		sinks:    make(map[string]cachedSink),
+	}
+	if cfg.YieldLatency > 0 {
+		d.governor = newGovernor(d.shares, cfg.DeliverySlots, cfg.YieldLatency)
+		d.governor.set = cfg.Metrics.setSlots
+	}
+	cfg.Metrics.setSlots(cfg.DeliverySlots)
+	return d
+}
+
+// Govern narrows the delivery slots while the process's goroutines wait
+// long to run (DeliveryConfig.YieldLatency; see governor), until ctx
+// ends. Without YieldLatency, it returns at once.
+func (d *Deliverer) Govern(ctx context.Context) {
+	if d.governor != nil {
+		d.governor.run(ctx)
 	}
 }
 

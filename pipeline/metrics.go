@@ -37,6 +37,7 @@ type Metrics struct {
 	failing      *prometheus.GaugeVec     // by account_id, destination_id
 	settleErrors *prometheus.CounterVec   // by operation
 	foreign      prometheus.Counter
+	slots        prometheus.Gauge
 }
 
 // NewMetrics returns the delivery metrics, registered on reg. Give them to
@@ -98,8 +99,12 @@ func NewMetrics(reg prometheus.Registerer) (*Metrics, error) {
 			Name: "sluice_delivery_foreign_messages_total",
 			Help: "Messages on an event subject without a Nats-Msg-Id, which no publisher of events stores (a JetStream acknowledgement a NATS client sent there as its reply subject): acknowledged, neither delivered nor dead-lettered. Counted by each route that pulls one.",
 		}),
+		slots: prometheus.NewGauge(prometheus.GaugeOpts{
+			Name: "sluice_delivery_slots",
+			Help: "Batches the process may have in delivery at once, all routes together: 256, fewer while its goroutines wait over 10 ms to run (the CPUs are short, and delivery yields them to the API, ingest and the edge).",
+		}),
 	}
-	for _, c := range []prometheus.Collector{m.foreign, m.filtered, m.delivered, m.failed, m.retried, m.deadLettered, m.latency, m.records, m.bytes, m.duration, m.failing, m.settleErrors} {
+	for _, c := range []prometheus.Collector{m.foreign, m.slots, m.filtered, m.delivered, m.failed, m.retried, m.deadLettered, m.latency, m.records, m.bytes, m.duration, m.failing, m.settleErrors} {
 		if err := reg.Register(c); err != nil {
 			return nil, fmt.Errorf("registering delivery metrics: %w", err)
 		}
@@ -153,6 +158,13 @@ func (m *Metrics) forget(r Route) {
 }
 
 // setFailing sets sluice_destination_failing of a destination.
+// setSlots records the delivery slots in use.
+func (m *Metrics) setSlots(n int) {
+	if m != nil {
+		m.slots.Set(float64(n))
+	}
+}
+
 func (m *Metrics) setFailing(accountID, destinationID string, failing bool) {
 	if m == nil {
 		return

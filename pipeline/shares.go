@@ -156,6 +156,18 @@ func (s *fairShares) release(account string) {
 	s.mu.Unlock()
 }
 
+// setSlots changes the number of slots: batches holding slots over it keep
+// them until they are done, and no acquire takes one meanwhile.
+func (s *fairShares) setSlots(n int) {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	if n == s.slots {
+		return
+	}
+	s.slots = n
+	s.signal()
+}
+
 // signal wakes every waiter to look again; mu is held.
 func (s *fairShares) signal() {
 	close(s.changed)

@@ -478,5 +478,15 @@ func (a *app) newDelivery() (*delivery, error) {
 // next start or another.
 func (d *delivery) run(ctx context.Context) error {
 	defer d.deliverer.Stop()
+	ctx, cancel := context.WithCancel(ctx)
+	governed := make(chan struct{})
+	go func() {
+		defer close(governed)
+		d.deliverer.Govern(ctx)
+	}()
+	defer func() {
+		cancel()
+		<-governed
+	}()
 	return d.reconciler.Run(ctx)
 }
