@@ -86,6 +86,10 @@ type Config struct {
 	// connecting through such a name must use a credential of that
 	// account.
 	IngressOwner func(ctx context.Context, host string) (accountID string, ok bool, err error)
+	// Peers, when not nil, finds the edge serving an endpoint this one
+	// does not: a public HTTP or HTTPS request for it is forwarded there,
+	// signed with a key derived from Secret (see NewPeerServer).
+	Peers Peers
 	// Limits bound what one account may hold at this edge.
 	Limits Limits
 	// Log is where the edge logs; default slog.Default's handler.

@@ -47,6 +47,9 @@ type Edge struct {
 	handshakes chan struct{}
 	// heartbeatCheck starts Edge.checkHeartbeats once.
 	heartbeatCheck sync.Once
+	// forwarder, with Config.Peers, sends requests to the edges serving
+	// their endpoints.
+	forwarder *forwarder
 
 	Metrics *Metrics
 }
@@ -58,7 +61,7 @@ func New(cfg Config) (*Edge, error) {
 		return nil, err
 	}
 	ctx, cancel := context.WithCancel(context.Background())
-	return &Edge{
+	e := &Edge{
 		cfg: cfg, catalog: schemas.Default(), ctx: ctx, cancel: cancel,
 		sessions:   make(map[string]*session),
 		hosts:      make(map[string]*endpoint),
@@ -69,7 +72,11 @@ func New(cfg Config) (*Edge, error) {
 		Metrics:    newMetrics(),
 		buffers:    sync.Pool{New: func() any { b := make([]byte, 32<<10); return &b }},
 		objects:    sync.Pool{New: func() any { b := make([]byte, 0, 2<<10); return &b }},
-	}, nil
+	}
+	if cfg.Peers != nil {
+		e.forwarder = newForwarder(e)
+	}
+	return e, nil
 }
 
 // ServeAgents accepts agents' connections on ln until ctx ends or ln
@@ -131,6 +138,9 @@ func (e *Edge) Close(ctx context.Context) error {
 	e.closing = true
 	e.mu.Unlock()
 	e.cancel()
+	if e.forwarder != nil {
+		e.forwarder.transport.CloseIdleConnections()
+	}
 	done := make(chan struct{})
 	go func() { e.wg.Wait(); close(done) }()
 	select {

@@ -37,6 +37,7 @@ const (
 	codeUpstreamBad = "633"
 	codeMisdirected = "634"
 	codeRateLimited = "635"
+	codePeerRefused = "636"
 )
 
 // publicConn is a public client's connection to an HTTP listener: its
@@ -83,26 +84,28 @@ func (e *Edge) NewHTTPServer(scheme string, tlsConfig *tls.Config) *http.Server 
 			return context.WithValue(ctx, publicConnKey{}, pc)
 		},
 		ConnState: func(c net.Conn, state http.ConnState) {
-			if state != http.StateClosed && state != http.StateHijacked {
-				return
-			}
-			v, ok := conns.LoadAndDelete(c)
-			if !ok {
-				return
-			}
-			pc := v.(*publicConn)
-			pc.mu.Lock()
-			if pc.backend != nil && state == http.StateClosed {
-				pc.backend.close()
-			}
-			pc.backend = nil
-			account := pc.account
-			pc.account = ""
-			pc.mu.Unlock()
-			if account != "" {
-				e.closeConn(account)
+			if state == http.StateClosed || state == http.StateHijacked {
+				if v, ok := conns.LoadAndDelete(c); ok {
+					e.releasePublicConn(v.(*publicConn), state)
+				}
 			}
 		},
+	}
+}
+
+// releasePublicConn lets go of what a public connection held once it is
+// closed or hijacked: its stream to an agent, and its account's count.
+func (e *Edge) releasePublicConn(pc *publicConn, state http.ConnState) {
+	pc.mu.Lock()
+	if pc.backend != nil && state == http.StateClosed {
+		pc.backend.close()
+	}
+	pc.backend = nil
+	account := pc.account
+	pc.account = ""
+	pc.mu.Unlock()
+	if account != "" {
+		e.closeConn(account)
 	}
 }
 
@@ -111,6 +114,9 @@ func (e *Edge) NewHTTPServer(scheme string, tlsConfig *tls.Config) *http.Server 
 type publicHandler struct {
 	edge   *Edge
 	scheme string
+	// forwarded is set on the peer listener's handlers: their requests
+	// came from another edge, and go no further.
+	forwarded bool
 }
 
 // hopHeaders are the headers of one connection, not passed on.
@@ -129,6 +135,13 @@ func (h *publicHandler) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 		return
 	}
 	ep := e.lookupHost(h.scheme, host)
+	if ep == nil && !h.forwarded && e.forwarder != nil {
+		if peer, ok := e.cfg.Peers.Find(h.scheme, host); ok {
+			e.Metrics.forwardedOut.Add(1)
+			e.forwarder.forward(w, r, peer)
+			return
+		}
+	}
 	if ep == nil {
 		e.Metrics.requests.With("4xx").Add(1)
 		publicError(w, http.StatusNotFound, codeNoEndpoint, fmt.Sprintf("No endpoint is online at %s://%s. An agent must bind it first.", h.scheme, host))

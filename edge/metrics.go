@@ -22,6 +22,10 @@ type Metrics struct {
 	tcpBytesIn           prometheus.Counter
 	tcpBytesOut          prometheus.Counter
 	eventsInvalid        prometheus.Counter
+	forwardedOut         prometheus.Counter
+	forwardedIn          prometheus.Counter
+	forwardFailed        prometheus.Counter
+	forwardRefused       prometheus.Counter
 }
 
 func newMetrics() *Metrics {
@@ -49,6 +53,10 @@ func newMetrics() *Metrics {
 		tcpBytesIn:     counter("tcp_bytes_in_total", "Bytes public TCP clients sent through endpoints."),
 		tcpBytesOut:    counter("tcp_bytes_out_total", "Bytes endpoints sent to public TCP clients."),
 		eventsInvalid:  counter("events_invalid_total", "Events the edge made that the catalogue refused (a bug)."),
+		forwardedOut:   counter("requests_forwarded_total", "Public requests this edge took for an endpoint another edge serves, and forwarded there."),
+		forwardedIn:    counter("requests_forwarded_in_total", "Public requests another edge forwarded to this one, whose agent serves their endpoint."),
+		forwardFailed:  counter("requests_forward_failed_total", "Public requests the edge serving their endpoint could not be reached for (answered 502)."),
+		forwardRefused: counter("peer_requests_refused_total", "Requests to the peer listener without a good signature of an edge (answered 403)."),
 	}
 }
 
@@ -56,7 +64,8 @@ func newMetrics() *Metrics {
 func (m *Metrics) Register(reg prometheus.Registerer) error {
 	var errs []error
 	for _, c := range []prometheus.Collector{m.sessions, m.endpoints, m.agentHandshakeFailed, m.agentRefused,
-		m.requests.CounterVec, m.proxyLatency.Histogram, m.connLimited, m.rateLimited, m.upstreamFailed, m.tcpBytesIn, m.tcpBytesOut, m.eventsInvalid} {
+		m.requests.CounterVec, m.proxyLatency.Histogram, m.connLimited, m.rateLimited, m.upstreamFailed, m.tcpBytesIn, m.tcpBytesOut, m.eventsInvalid,
+		m.forwardedOut, m.forwardedIn, m.forwardFailed, m.forwardRefused} {
 		errs = append(errs, reg.Register(c))
 	}
 	return errors.Join(errs...)

@@ -37,6 +37,7 @@ type edgeFlags struct {
 	agents, agentsCert, agentsKey string
 	http, https, tlsCert, tlsKey  string
 	tcpPorts, tcpHost             string
+	peer, peerAdvertise           string
 	domain, region                string
 	bufferEvents                  int
 	requestRate                   float64
@@ -53,6 +54,8 @@ func (f *edgeFlags) register(fl *pflag.FlagSet) {
 	fl.StringVar(&f.tlsKey, "edge-tls-key", "", "private key file (PEM) of --edge-tls-cert")
 	fl.StringVar(&f.tcpPorts, "edge-tcp-ports", "", "LOW-HIGH, the ports TCP endpoints get their address from, on the host of --edge-http (default with --dev: "+devEdgeTCPPorts+"; empty for no TCP endpoints)")
 	fl.StringVar(&f.tcpHost, "edge-tcp-host", "", "the host name in TCP endpoints' addresses (default: the host of --edge-http, or tcp.<--edge-domain> when that is all addresses)")
+	fl.StringVar(&f.peer, "edge-peer", "", "HOST:PORT of the edge's peer listener, where other edges forward the public HTTP and HTTPS requests of the endpoints this edge's agents serve, and from which this edge forwards those it takes for theirs: an address only the edges reach (default: none; each edge serves its own agents' endpoints alone)")
+	fl.StringVar(&f.peerAdvertise, "edge-peer-advertise", "", "HOST:PORT the other edges reach --edge-peer at (default: --edge-peer, unless its host is unspecified, as 0.0.0.0)")
 	fl.StringVar(&f.domain, "edge-domain", "", "the service-owned domain under which an endpoint with no domain gets a random subdomain (default with --dev: "+devEdgeDomain+")")
 	fl.StringVar(&f.region, "edge-region", "us", "the region the edge reports to agents and in events")
 	fl.Float64Var(&f.requestRate, "edge-account-request-rate", 1000, "public requests a second one account's endpoints may get at one edge process, with bursts of twice as many; past it, 429 with Retry-After (-1: unbounded)")
@@ -121,16 +124,41 @@ func (f edgeFlags) validate(dev bool) error {
 	if f.bufferEvents < 1 {
 		errs = append(errs, errors.New("--edge-event-buffer must be at least 1"))
 	}
+	if f.peerAdvertise != "" && f.peer == "" {
+		errs = append(errs, errors.New("--edge-peer-advertise goes with --edge-peer, the peer listener it advertises"))
+	}
+	if f.peer != "" {
+		if _, err := f.peerAddress(); err != nil {
+			errs = append(errs, err)
+		}
+	}
 	return errors.Join(errs...)
+}
+
+// peerAddress is where the other edges reach this one's peer listener.
+func (f edgeFlags) peerAddress() (string, error) {
+	addr := f.peerAdvertise
+	if addr == "" {
+		addr = f.peer
+	}
+	host, port, err := net.SplitHostPort(addr)
+	switch {
+	case err != nil || port == "" || port == "0" && f.peerAdvertise != "":
+		return "", fmt.Errorf("--edge-peer-advertise %q is not HOST:PORT: give the address other edges reach --edge-peer at", addr)
+	case host == "" || net.ParseIP(host) != nil && net.ParseIP(host).IsUnspecified():
+		return "", fmt.Errorf("--edge-peer %s listens on every address: give --edge-peer-advertise HOST:PORT, the address other edges reach it at", f.peer)
+	}
+	return addr, nil
 }
 
 // edgeListeners are the edge role's listeners.
 type edgeListeners struct {
 	agents, http, https net.Listener // http and https nil when not served
+	peer                net.Listener // nil without --edge-peer
 }
 
 func (l *edgeListeners) close() {
-	for _, ln := range []net.Listener{l.agents, l.http, l.https} {
+	for _, ln := range []net.Listener{l.agents, l.http, l.https, l.peer} {
 		if ln != nil {
 			_ = ln.Close()
 		}
@@ -156,6 +184,12 @@ func (f edgeFlags) listen() (*edgeListeners, error) {
 			return nil, err
 		}
 	}
+	if f.peer != "" {
+		if l.peer, err = listenFlag("--edge-peer", f.peer); err != nil {
+			l.close()
+			return nil, err
+		}
+	}
 	return l, nil
 }
 
@@ -170,7 +204,13 @@ type edgeRole struct {
 	agentsTLS *tls.Config
 	http      *http.Server // nil without --edge-http
 	https     *http.Server // nil without --edge-https
-	caFile    string       // the dev CA's file, with --dev
+	// peers and directory, with --edge-peer: the peer listener's server,
+	// and where the edges serving other endpoints are; peer is the
+	// address this edge's heartbeats advertise.
+	peers     *http.Server
+	directory *store.EdgeDirectory
+	peer      string
+	caFile    string // the dev CA's file, with --dev
 	log       *slog.Logger
 }
 
@@ -217,8 +257,21 @@ func (a *app) newEdgeRole() (*edgeRole, error) {
 		cfg.TCPPorts, _ = edge.ParsePortRange(f.tcpPorts)
 		cfg.TCPListenHost, cfg.TCPHost = tcpHosts(f)
 	}
+	if r.listeners.peer != nil {
+		if r.peer, err = f.peerAddress(); err != nil {
+			return nil, err
+		}
+		if f.peerAdvertise == "" {
+			r.peer = r.listeners.peer.Addr().String() // the port :0 got
+		}
+		r.directory = a.store.NewEdgeDirectory(r.edgeID)
+		cfg.Peers = r.directory
+	}
 	if r.edge, err = edge.New(cfg); err != nil {
 		return nil, err
+	}
+	if r.listeners.peer != nil {
+		r.peers = r.edge.NewPeerServer()
 	}
 	if err := errors.Join(r.edge.Metrics.Register(a.registry), r.buffer.Register(a.registry)); err != nil {
 		return nil, err
@@ -240,7 +293,7 @@ func (a *app) newEdgeRole() (*edgeRole, error) {
 		}
 		r.https = r.edge.NewHTTPServer("https", tlsCfg)
 	}
-	for _, srv := range []*http.Server{r.http, r.https} {
+	for _, srv := range []*http.Server{r.http, r.https, r.peers} {
 		if srv != nil {
 			srv.ErrorLog = slog.NewLogLogger(log.Handler(), slog.LevelDebug)
 		}
@@ -290,16 +343,19 @@ func tcpHosts(f edgeFlags) (listen, public string) {
 // servers, and publishes the events it still holds.
 func (r *edgeRole) run(ctx context.Context) error {
 	var wg sync.WaitGroup
-	errs := make(chan error, 4)
+	errs := make(chan error, 5)
 	bufferCtx, stopBuffer := context.WithCancel(context.WithoutCancel(ctx))
 	wg.Go(func() { _ = r.buffer.Run(bufferCtx) })
 	wg.Go(func() { r.follow(ctx) })
 	// The first heartbeat before the first session: a session's record
 	// of an edge that never beat is hidden.
-	if err := r.store.HeartbeatEdge(ctx, r.edgeID); err != nil {
+	if err := r.store.HeartbeatEdge(ctx, r.edgeID, r.peer); err != nil {
 		r.log.Warn("recording the edge's heartbeat", "error", err)
 	}
 	wg.Go(func() { r.heartbeat(ctx) })
+	if r.directory != nil {
+		wg.Go(func() { r.directory.Run(ctx, r.log) })
+	}
 	wg.Go(func() {
 		if err := r.edge.ServeAgents(ctx, tls.NewListener(r.listeners.agents, r.agentsTLS)); err != nil {
 			errs <- fmt.Errorf("serving agents: %w", err)
@@ -322,6 +378,9 @@ func (r *edgeRole) run(ctx context.Context) error {
 	if r.https != nil {
 		wg.Go(func() { serve(r.https, r.listeners.https, true) })
 	}
+	if r.peers != nil {
+		wg.Go(func() { serve(r.peers, r.listeners.peer, false) })
+	}
 	var err error
 	select {
 	case <-ctx.Done():
@@ -329,7 +388,7 @@ func (r *edgeRole) run(ctx context.Context) error {
 	}
 	shutdown, cancel := context.WithTimeout(context.Background(), 10*time.Second)
 	defer cancel()
-	for _, srv := range []*http.Server{r.http, r.https} {
+	for _, srv := range []*http.Server{r.http, r.https, r.peers} {
 		if srv != nil {
 			_ = srv.Shutdown(shutdown)
 		}
@@ -389,7 +448,7 @@ func (r *edgeRole) heartbeat(ctx context.Context) {
 	tick := time.NewTicker(edgeHeartbeat)
 	defer tick.Stop()
 	for beat := 1; ; beat++ {
-		if err := r.store.HeartbeatEdge(ctx, r.edgeID); err != nil && ctx.Err() == nil {
+		if err := r.store.HeartbeatEdge(ctx, r.edgeID, r.peer); err != nil && ctx.Err() == nil {
 			r.log.Warn("recording the edge's heartbeat", "error", err)
 		}
 		if beat%3 == 0 {
@@ -418,6 +477,9 @@ func (r *edgeRole) announce(log *slog.Logger) {
 	}
 	if r.listeners.https != nil {
 		attrs = append(attrs, "https", "https://"+r.listeners.https.Addr().String())
+	}
+	if r.listeners.peer != nil {
+		attrs = append(attrs, "peer", r.listeners.peer.Addr().String(), "peer_advertised", r.peer)
 	}
 	if r.caFile != "" {
 		attrs = append(attrs, "agents_ca", r.caFile)

@@ -25,6 +25,9 @@ const MaxEdgeID = 64
 type edgeHeartbeat struct {
 	EdgeID string    `json:"edge_id"`
 	At     time.Time `json:"at"`
+	// Peer is where the other edges forward the public requests of the
+	// endpoints this edge's agents serve (HOST:PORT), "" for nowhere.
+	Peer string `json:"peer,omitempty"`
 }
 
 const allEdgeHeartbeats = "edge_heartbeats.*"
@@ -50,14 +53,20 @@ func checkEdgeID(id string) error {
 // an edge holds are hidden once it has not heartbeaten for EdgeTimeout, so
 // an edge heartbeats before it records any, and every EdgeTimeout/3.
 //
+// peer is where the other edges forward the public requests of the
+// endpoints the edge serves (EdgeDirectory), "" for nowhere.
+//
 // It returns a *ValidationError (matching ErrInvalid) for an edgeID that
 // is not 1 to MaxEdgeID letters, digits, '-' or '_', or an error saying
 // what failed.
-func (s *Store) HeartbeatEdge(ctx context.Context, edgeID string) error {
+func (s *Store) HeartbeatEdge(ctx context.Context, edgeID, peer string) error {
 	if err := checkEdgeID(edgeID); err != nil {
 		return err
 	}
-	value, err := json.Marshal(edgeHeartbeat{EdgeID: edgeID, At: s.now()})
+	if len(peer) > MaxPublicURL {
+		return invalid("peer", "must be at most %d bytes, and is %d", MaxPublicURL, len(peer))
+	}
+	value, err := json.Marshal(edgeHeartbeat{EdgeID: edgeID, At: s.now(), Peer: peer})
 	if err != nil {
 		return fmt.Errorf("encoding the heartbeat of edge %s: %w", edgeID, err)
 	}

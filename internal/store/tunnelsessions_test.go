@@ -21,7 +21,7 @@ func tunnelSession(credentialID string) store.TunnelSession {
 // startSession heartbeats testEdge and records a session of the account.
 func startSession(t *testing.T, e env, accountID string) store.TunnelSession {
 	t.Helper()
-	if err := e.store.HeartbeatEdge(e.ctx, testEdge); err != nil {
+	if err := e.store.HeartbeatEdge(e.ctx, testEdge, ""); err != nil {
 		t.Fatalf("HeartbeatEdge: %v", err)
 	}
 	ts, err := e.store.CreateTunnelSession(e.ctx, accountID, tunnelSession(schemas.NewID(schemas.PrefixCredential)))
@@ -39,7 +39,7 @@ func TestTunnelSessionLifecycle(t *testing.T) {
 	other := e.createAccount(t, "other team")
 	in := tunnelSession(schemas.NewID(schemas.PrefixCredential))
 	in.ID, in.StopRequested, in.Metadata = "ts_chosen", true, strings.Repeat("é", store.MaxMetadata)
-	if err := e.store.HeartbeatEdge(e.ctx, testEdge); err != nil {
+	if err := e.store.HeartbeatEdge(e.ctx, testEdge, ""); err != nil {
 		t.Fatal(err)
 	}
 	ts, err := e.store.CreateTunnelSession(e.ctx, account.ID, in)

@@ -1,0 +1,38 @@
+package main
+
+import (
+	"strings"
+	"testing"
+)
+
+// TestEdgePeerAddress: the peer address an edge advertises is
+// --edge-peer-advertise, else --edge-peer unless it listens on every
+// address, which other edges could not dial.
+func TestEdgePeerAddress(t *testing.T) {
+	for _, tt := range []struct {
+		peer, advertise, want, err string
+	}{
+		{peer: "10.0.0.5:7443", want: "10.0.0.5:7443"},
+		{peer: "127.0.0.1:0", want: "127.0.0.1:0"},
+		{peer: "0.0.0.0:7443", advertise: "edge-1.internal:7443", want: "edge-1.internal:7443"},
+		{peer: "0.0.0.0:7443", err: "give --edge-peer-advertise"},
+		{peer: ":7443", err: "give --edge-peer-advertise"},
+		{peer: "[::]:7443", err: "give --edge-peer-advertise"},
+		{peer: "0.0.0.0:7443", advertise: "edge-1.internal", err: "is not HOST:PORT"},
+		{peer: "0.0.0.0:7443", advertise: "edge-1.internal:0", err: "is not HOST:PORT"},
+	} {
+		got, err := edgeFlags{peer: tt.peer, peerAdvertise: tt.advertise}.peerAddress()
+		if tt.err != "" {
+			if err == nil || !strings.Contains(err.Error(), tt.err) {
+				t.Errorf("--edge-peer %q --edge-peer-advertise %q: %q, %v; want an error saying %q", tt.peer, tt.advertise, got, err, tt.err)
+			}
+			continue
+		}
+		if err != nil || got != tt.want {
+			t.Errorf("--edge-peer %q --edge-peer-advertise %q: %q, %v; want %q", tt.peer, tt.advertise, got, err, tt.want)
+		}
+	}
+	if err := (edgeFlags{peerAdvertise: "x:1", agents: "127.0.0.1:4443", domain: "d", requestRate: 1, maxConnections: 1, bufferEvents: 1}).validate(true); err == nil || !strings.Contains(err.Error(), "goes with --edge-peer") {
+		t.Errorf("--edge-peer-advertise alone: %v", err)
+	}
+}

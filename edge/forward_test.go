@@ -1,0 +1,145 @@
+package edge_test
+
+import (
+	"context"
+	"fmt"
+	"net"
+	"net/http"
+	"strings"
+	"sync"
+	"testing"
+	"time"
+
+	"golang.ngrok.com/ngrok/v2"
+
+	"github.com/sluicehq/sluice/edge"
+	"github.com/sluicehq/sluice/internal/check"
+	"github.com/sluicehq/sluice/schemas"
+)
+
+// peerTable is a directory of which edge serves which host, as the
+// store's watch of endpoints and heartbeats gives it.
+type peerTable struct {
+	mu    sync.Mutex
+	hosts map[string]string // "scheme host" → peer address
+}
+
+func (p *peerTable) Find(scheme, host string) (string, bool) {
+	p.mu.Lock()
+	defer p.mu.Unlock()
+	peer, ok := p.hosts[scheme+" "+host]
+	return peer, ok
+}
+
+func (p *peerTable) set(scheme, host, peer string) {
+	p.mu.Lock()
+	defer p.mu.Unlock()
+	p.hosts[scheme+" "+host] = peer
+}
+
+// servePeers serves the edge's peer listener on loopback and returns its
+// address.
+func servePeers(t *testing.T, te *testEdge) string {
+	t.Helper()
+	ln, err := net.Listen("tcp", "127.0.0.1:0")
+	if err != nil {
+		t.Fatal(err)
+	}
+	srv := te.edge.NewPeerServer()
+	done := make(chan struct{})
+	go func() {
+		defer close(done)
+		_ = srv.Serve(ln)
+	}()
+	t.Cleanup(func() {
+		_ = srv.Close()
+		<-done
+	})
+	return ln.Addr().String()
+}
+
+// TestEdgesForwardToTheEdgeOfTheAgent: behind a load balancer, a public
+// request reaches an edge whose agents do not serve its host; that edge
+// forwards it to the edge whose agent does, which answers it and reports
+// it with the client's address and the public listener's port. The peer
+// listener refuses what no edge signed, and forwards nothing further.
+func TestEdgesForwardToTheEdgeOfTheAgent(t *testing.T) {
+	secret := []byte("the secret every edge of the test shares")
+	peersOfA, peersOfB := &peerTable{hosts: map[string]string{}}, &peerTable{hosts: map[string]string{}}
+	a := startEdge(t, func(c *edge.Config) { c.Secret, c.Peers = secret, peersOfA })
+	b := startEdge(t, func(c *edge.Config) { c.Secret, c.Peers = secret, peersOfB })
+	peerB := servePeers(t, b)
+
+	account := schemas.NewID(schemas.PrefixAccount)
+	b.reserve(account, "*.apps.example.test")
+	agent := b.agent(t, b.credential(account, "bind:*.apps.example.test"))
+	ctx, cancel := context.WithTimeout(context.Background(), 30*time.Second)
+	defer cancel()
+	ln, err := agent.Listen(ctx, ngrok.WithURL("http://demo.apps.example.test"))
+	if err != nil {
+		t.Fatalf("Listen: %v", err)
+	}
+	go func() {
+		_ = http.Serve(ln, http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+			fmt.Fprintf(w, "hello %s, forwarded header %q", r.URL.Path, r.Header.Get(edge.HeaderForwarded))
+		}))
+	}()
+
+	// Before A knows where the endpoint is, it has none to offer.
+	if resp, _ := a.get(t, "demo.apps.example.test", "/"); resp.StatusCode != http.StatusNotFound {
+		t.Fatalf("A, not knowing the endpoint: %d, want 404", resp.StatusCode)
+	}
+	peersOfA.set("http", "demo.apps.example.test", peerB)
+	resp, body := a.get(t, "demo.apps.example.test", "/through-a")
+	if resp.StatusCode != http.StatusOK || body != `hello /through-a, forwarded header ""` {
+		t.Fatalf("through A: %d %q, want 200 from B's agent, the forwarding header stripped", resp.StatusCode, body)
+	}
+	ev := check.Eventually(t, 5*time.Second, "B's request event", func() ([]map[string]any, bool) {
+		evs := b.events.ofKind(t, "http_request_complete.v0")
+		return evs, len(evs) == 1
+	})[0]
+	_, aPort, _ := net.SplitHostPort(a.httpAddr)
+	if got := dig(ev, "conn", "client_ip"); got != "127.0.0.1" {
+		t.Errorf("client_ip %v, want the public client's 127.0.0.1", got)
+	}
+	if got := fmt.Sprint(dig(ev, "conn", "server_port")); got != aPort {
+		t.Errorf("server_port %v, want A's public port %s", got, aPort)
+	}
+	if got := dig(ev, "http", "request", "url", "path"); got != "/through-a" {
+		t.Errorf("path %v", got)
+	}
+	if n := len(a.events.ofKind(t, "http_request_complete.v0")); n != 0 {
+		t.Errorf("A reported %d requests; the edge serving the endpoint reports it", n)
+	}
+
+	// The peer listener, reached directly: unsigned, or signed with
+	// another secret, is refused.
+	for _, header := range []string{"", "scheme=http&client=6.6.6.6%3A1&local=&sn=&tls=0%2F0&at=1&sig=forged"} {
+		req, _ := http.NewRequest(http.MethodGet, "http://"+peerB+"/", nil)
+		req.Host = "demo.apps.example.test"
+		if header != "" {
+			req.Header.Set(edge.HeaderForwarded, header)
+		}
+		resp, err := http.DefaultClient.Do(req)
+		if err != nil {
+			t.Fatal(err)
+		}
+		resp.Body.Close()
+		if resp.StatusCode != http.StatusForbidden || resp.Header.Get("X-Sluice-Error-Code") != "ERR_SLUICE_636" {
+			t.Fatalf("the peer listener, header %q: %d %s, want 403 ERR_SLUICE_636", header, resp.StatusCode, resp.Header.Get("X-Sluice-Error-Code"))
+		}
+	}
+
+	// A host B does not serve, which B's directory says A serves: B
+	// answers 404 rather than forward a forwarded request back.
+	peersOfA.set("http", "gone.apps.example.test", peerB)
+	peersOfB.set("http", "gone.apps.example.test", servePeers(t, a))
+	if resp, body := a.get(t, "gone.apps.example.test", "/"); resp.StatusCode != http.StatusNotFound || !strings.Contains(body, "ERR_SLUICE_630") {
+		t.Fatalf("a host neither serves: %d %q, want 404 ERR_SLUICE_630", resp.StatusCode, body)
+	}
+	// The edge serving it gone: 502.
+	peersOfA.set("http", "demo.apps.example.test", "127.0.0.1:1")
+	if resp, body := a.get(t, "demo.apps.example.test", "/"); resp.StatusCode != http.StatusBadGateway || !strings.Contains(body, "ERR_SLUICE_631") {
+		t.Fatalf("the serving edge unreachable: %d %q, want 502 ERR_SLUICE_631", resp.StatusCode, body)
+	}
+}

@@ -1,0 +1,154 @@
+package store
+
+import (
+	"context"
+	"encoding/json"
+	"fmt"
+	"log/slog"
+	"net"
+	"strings"
+	"sync"
+	"time"
+
+	"github.com/nats-io/nats.go/jetstream"
+
+	"github.com/sluicehq/sluice/internal/retry"
+)
+
+// directoryRetry is how soon an EdgeDirectory watches again after its
+// watch ended.
+const directoryRetry = time.Second
+
+// EdgeDirectory knows which edge process serves each HTTP and HTTPS
+// endpoint, and where the other edges reach it (HeartbeatEdge's peer), from
+// a watch of the endpoints and the edges' heartbeats: an edge that takes a
+// public request for a host its own agents do not serve asks it where to
+// forward the request (edge.Peers). It forgets everything while it does
+// not watch, and knows only edges that heartbeat within EdgeTimeout.
+//
+// Run it with Run; it is safe for concurrent use.
+type EdgeDirectory struct {
+	s    *Store
+	self string // this edge's id, never an answer
+
+	mu        sync.Mutex
+	endpoints map[string]directoryEndpoint   // by the endpoint's key
+	hosts     map[string]map[string]struct{} // keys of the endpoints, by "scheme host"
+	edges     map[string]edgeHeartbeat       // by edge id
+}
+
+type directoryEndpoint struct {
+	host, edgeID string // host is "scheme host"
+}
+
+// NewEdgeDirectory returns the directory an edge (edgeID) reads; it knows
+// nothing until Run has read the store.
+func (s *Store) NewEdgeDirectory(edgeID string) *EdgeDirectory {
+	d := &EdgeDirectory{s: s, self: edgeID}
+	d.reset()
+	return d
+}
+
+func (d *EdgeDirectory) reset() {
+	d.mu.Lock()
+	defer d.mu.Unlock()
+	d.endpoints = make(map[string]directoryEndpoint)
+	d.hosts = make(map[string]map[string]struct{})
+	d.edges = make(map[string]edgeHeartbeat)
+}
+
+// Find returns the peer address of a live edge other than this one that
+// serves the endpoint of the scheme ("http" or "https") at host.
+func (d *EdgeDirectory) Find(scheme, host string) (string, bool) {
+	since := d.s.now().Add(-EdgeTimeout)
+	d.mu.Lock()
+	defer d.mu.Unlock()
+	for key := range d.hosts[scheme+" "+strings.ToLower(host)] {
+		edgeID := d.endpoints[key].edgeID
+		if beat, ok := d.edges[edgeID]; ok && edgeID != d.self && beat.Peer != "" && beat.At.After(since) {
+			return beat.Peer, true
+		}
+	}
+	return "", false
+}
+
+// Run watches the endpoints and the edges' heartbeats until ctx ends,
+// watching again when a watch ends.
+func (d *EdgeDirectory) Run(ctx context.Context, log *slog.Logger) {
+	for {
+		err := d.watch(ctx)
+		d.reset()
+		if ctx.Err() != nil {
+			return
+		}
+		log.Warn("watching endpoints for forwarding between edges failed; watching again", "error", err)
+		if retry.Sleep(ctx, directoryRetry) != nil {
+			return
+		}
+	}
+}
+
+func (d *EdgeDirectory) watch(ctx context.Context) error {
+	ctx, cancel := context.WithCancel(ctx)
+	defer cancel()
+	watcher, err := d.s.kv.WatchFiltered(ctx, []string{endpointsKind + ".>", allEdgeHeartbeats})
+	if err != nil {
+		return fmt.Errorf("watching endpoints and heartbeats: %w", err)
+	}
+	defer func() {
+		_ = watcher.Stop()
+		for range watcher.Updates() { // it may be handing one over
+		}
+	}()
+	for {
+		select {
+		case <-ctx.Done():
+			return nil
+		case entry, ok := <-watcher.Updates():
+			if !ok {
+				return fmt.Errorf("the watch of endpoints and heartbeats ended")
+			}
+			if entry != nil { // nil: the initial values are in
+				d.apply(entry)
+			}
+		}
+	}
+}
+
+// apply takes one change of an endpoint or a heartbeat.
+func (d *EdgeDirectory) apply(entry jetstream.KeyValueEntry) {
+	d.mu.Lock()
+	defer d.mu.Unlock()
+	key := entry.Key()
+	deleted := entry.Operation() != jetstream.KeyValuePut
+	if edgeID, ok := strings.CutPrefix(key, "edge_heartbeats."); ok {
+		var beat edgeHeartbeat
+		if deleted || json.Unmarshal(entry.Value(), &beat) != nil {
+			delete(d.edges, edgeID)
+			return
+		}
+		d.edges[edgeID] = beat
+		return
+	}
+	if old, ok := d.endpoints[key]; ok {
+		delete(d.endpoints, key)
+		delete(d.hosts[old.host], key)
+		if len(d.hosts[old.host]) == 0 {
+			delete(d.hosts, old.host)
+		}
+	}
+	var e Endpoint
+	if deleted || json.Unmarshal(entry.Value(), &e) != nil || (e.Proto != "http" && e.Proto != "https") {
+		return
+	}
+	host, _, err := net.SplitHostPort(e.Hostport)
+	if err != nil {
+		return
+	}
+	at := e.Proto + " " + strings.ToLower(host)
+	d.endpoints[key] = directoryEndpoint{host: at, edgeID: e.EdgeID}
+	if d.hosts[at] == nil {
+		d.hosts[at] = make(map[string]struct{})
+	}
+	d.hosts[at][key] = struct{}{}
+}
