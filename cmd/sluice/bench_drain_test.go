@@ -20,13 +20,16 @@ import (
 
 // TestMain lets the test binary stand in for sluice as the helper
 // processes of `sluice bench drain`, which re-executes its own binary
-// (os.Executable, here the test binary) as `bench drain-helper`.
+// (os.Executable, here the test binary) as `bench drain-helper`; after
+// the tests it removes the sluice binary they ran (buildSluice).
 func TestMain(m *testing.M) {
 	if len(os.Args) > 2 && os.Args[1] == "bench" && os.Args[2] == drainHelperCommand {
 		main()
 		os.Exit(0)
 	}
-	os.Exit(m.Run())
+	code := m.Run()
+	removeSluiceBinary()
+	os.Exit(code)
 }
 
 // TestBenchDrain runs `sluice bench drain` on a tiny backlog, one round,

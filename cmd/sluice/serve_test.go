@@ -20,15 +20,38 @@ import (
 	"github.com/sluicehq/sluice/internal/check"
 )
 
-// buildSluice builds the sluice binary once per test binary run.
+// sluiceBinary is the sluice binary the tests run, built once per run of
+// the test binary (buildSluice) in a directory TestMain removes: built
+// anew by each of its two dozen callers, it took minutes of the suite.
+var sluiceBinary struct {
+	once      sync.Once
+	dir, path string
+	err       error
+	out       []byte
+}
+
+// buildSluice returns the sluice binary, building it at the first call.
 func buildSluice(t *testing.T) string {
 	t.Helper()
-	bin := filepath.Join(t.TempDir(), "sluice")
-	out, err := exec.Command("go", "build", "-o", bin, ".").CombinedOutput()
-	if err != nil {
-		t.Fatalf("go build: %v\n%s", err, out)
+	b := &sluiceBinary
+	b.once.Do(func() {
+		if b.dir, b.err = os.MkdirTemp("", "sluice-test-bin-"); b.err != nil {
+			return
+		}
+		b.path = filepath.Join(b.dir, "sluice")
+		b.out, b.err = exec.Command("go", "build", "-o", b.path, ".").CombinedOutput()
+	})
+	if b.err != nil {
+		t.Fatalf("go build: %v\n%s", b.err, b.out)
 	}
-	return bin
+	return b.path
+}
+
+// removeSluiceBinary removes what buildSluice built; TestMain calls it.
+func removeSluiceBinary() {
+	if sluiceBinary.dir != "" {
+		_ = os.RemoveAll(sluiceBinary.dir)
+	}
 }
 
 // serveProcess is a running `sluice serve`.
