@@ -1,5 +1,7 @@
 # sluice: `make run` runs it, `make test` runs every check CI runs.
 GO ?= go
+# bash, for pipefail in test.
+SHELL := bash
 GOFILES = $(shell find . -name '*.go' -not -path './node_modules/*')
 
 .PHONY: run build test lint deadcode fuzz bench docs awscli jq
@@ -10,8 +12,8 @@ run: ## run sluice with its embedded NATS server, data in ./sluice-data
 build:
 	$(GO) build -o bin/sluice ./cmd/sluice
 
-test: lint node_modules awscli jq ## formatting, vet, every test with -race, a short fuzz run
-	$(GO) test -race -timeout 20m ./...
+test: lint node_modules awscli jq ## formatting, vet, every test with -race (the ten slowest listed at the end), a short fuzz run
+	set -o pipefail; $(GO) test -race -timeout 20m -json ./... | $(GO) run ./internal/tools/slowtests
 	$(MAKE) fuzz
 
 # kinesalite, the Kinesis emulator of the end-to-end tests, and the Node agent
