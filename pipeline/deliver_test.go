@@ -162,7 +162,8 @@ func (e *deliveryEnv) startProcess(t *testing.T, cfg pipeline.DeliveryConfig, ne
 	log := slog.New(slog.NewTextHandler(testWriter{t}, nil))
 	deliverer := pipeline.NewDeliverer(e.js, e.stream, env, newSink, cfg, log)
 	e.deliverer = deliverer
-	rec := pipeline.NewReconciler(e.stream, e.store, pipeline.ReconcilerConfig{}, log, deliverer.Apply)
+	// The consumers' AckWait is the deliverer's (zero: the default).
+	rec := pipeline.NewReconciler(e.stream, e.store, pipeline.ReconcilerConfig{AckWait: cfg.AckWait}, log, deliverer.Apply)
 	runCtx, stop := context.WithCancel(e.ctx)
 	done := make(chan struct{})
 	go func() {

@@ -11,9 +11,14 @@ import (
 )
 
 // The outage of TestFaultsAccessDenied, and how soon the other destination
-// must deliver each event published meanwhile.
+// must deliver each event published meanwhile. The outage and sluice
+// serve's retry settings are scaled down outageScale times, every ratio
+// between them kept (the outage lasts four retry budgets, as two minutes
+// last four of 30 s): the test proves what it did with the defaults in a
+// sixth of the time.
 const (
-	outage          = 2 * time.Minute
+	outageScale     = 6
+	outage          = 2 * time.Minute / outageScale
 	healthyLatency  = 5 * time.Second
 	recoveryTimeout = 90 * time.Second
 )
@@ -45,23 +50,25 @@ func maxOutageCalls(cfg pipeline.DeliveryConfig, d time.Duration) int {
 }
 
 // TestFaultsAccessDenied makes a Kinesis stream answer AccessDenied for
-// two minutes while events flow to it and to another stream of the same
-// account, through one subscription, with the retry settings of sluice
-// serve. During the outage the calls to the denied stream stay within
-// what the backoff allows, and the other stream receives each event
-// within a few seconds; after the fix, every event reaches the denied
-// stream.
+// four retry budgets while events flow to it and to another stream of the
+// same account, through one subscription, with the retry settings of
+// sluice serve scaled down (outageScale). During the outage the calls to
+// the denied stream stay within what the backoff allows, and the other
+// stream receives each event within a few seconds; after the fix, every
+// event reaches the denied stream.
 func TestFaultsAccessDenied(t *testing.T) {
 	if testing.Short() {
-		t.Skip("runs a two-minute outage")
+		t.Skip("runs an outage of four retry budgets")
 	}
 	t.Parallel()
-	// sluice serve's retry settings: the defaults.
+	// sluice serve's retry settings, the defaults, and its AckWait,
+	// scaled down together.
 	cfg := pipeline.DeliveryConfig{
-		RetryInitial: pipeline.DefaultRetryInitial,
-		RetryMax:     pipeline.DefaultRetryMax,
-		RetryBudget:  pipeline.DefaultRetryBudget,
-		NakDelayMax:  pipeline.DefaultNakDelayMax,
+		RetryInitial: pipeline.DefaultRetryInitial / outageScale,
+		RetryMax:     pipeline.DefaultRetryMax / outageScale,
+		RetryBudget:  pipeline.DefaultRetryBudget / outageScale,
+		NakDelayMax:  pipeline.DefaultNakDelayMax / outageScale,
+		AckWait:      pipeline.DefaultAckWait / outageScale,
 	}
 	f := startFaultEnv(t, cfg)
 	denied := f.target(t, emulator.ServiceKinesis, "denied")
