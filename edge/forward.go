@@ -13,7 +13,6 @@ import (
 	"net/url"
 	"strconv"
 	"strings"
-	"sync"
 	"time"
 )
 
@@ -178,8 +177,7 @@ func (e *Edge) NewPeerServer() *http.Server {
 		"http":  {edge: e, scheme: "http", forwarded: true},
 		"https": {edge: e, scheme: "https", forwarded: true},
 	}
-	var conns sync.Map
-	return &http.Server{
+	srv := &http.Server{
 		Handler: http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
 			fc, err := parseForwarded(key, r, e.now())
 			if err != nil {
@@ -204,17 +202,7 @@ func (e *Edge) NewPeerServer() *http.Server {
 		MaxHeaderBytes:    MaxHeaderBytes + 4<<10,
 		ReadHeaderTimeout: ReadHeaderTimeout,
 		IdleTimeout:       IdleTimeout,
-		ConnContext: func(ctx context.Context, c net.Conn) context.Context {
-			pc := &publicConn{start: e.now(), local: c.LocalAddr()}
-			conns.Store(c, pc)
-			return context.WithValue(ctx, publicConnKey{}, pc)
-		},
-		ConnState: func(c net.Conn, state http.ConnState) {
-			if state == http.StateClosed || state == http.StateHijacked {
-				if v, ok := conns.LoadAndDelete(c); ok {
-					e.releasePublicConn(v.(*publicConn), state)
-				}
-			}
-		},
 	}
+	e.trackPublicConns(srv)
+	return srv
 }

@@ -68,8 +68,7 @@ type publicConnKey struct{}
 // "http" or "https", with the edge's bounds; give it a TLS configuration
 // for "https".
 func (e *Edge) NewHTTPServer(scheme string, tlsConfig *tls.Config) *http.Server {
-	conns := &sync.Map{}
-	return &http.Server{
+	srv := &http.Server{
 		Handler:           &publicHandler{edge: e, scheme: scheme},
 		TLSConfig:         tlsConfig,
 		MaxHeaderBytes:    MaxHeaderBytes,
@@ -78,18 +77,27 @@ func (e *Edge) NewHTTPServer(scheme string, tlsConfig *tls.Config) *http.Server 
 		ErrorLog:          nil,
 		// HTTP/1.1 only: a public connection is one stream to the agent.
 		TLSNextProto: map[string]func(*http.Server, *tls.Conn, http.Handler){},
-		ConnContext: func(ctx context.Context, c net.Conn) context.Context {
-			pc := &publicConn{start: e.now(), local: c.LocalAddr()}
-			conns.Store(c, pc)
-			return context.WithValue(ctx, publicConnKey{}, pc)
-		},
-		ConnState: func(c net.Conn, state http.ConnState) {
-			if state == http.StateClosed || state == http.StateHijacked {
-				if v, ok := conns.LoadAndDelete(c); ok {
-					e.releasePublicConn(v.(*publicConn), state)
-				}
+	}
+	e.trackPublicConns(srv)
+	return srv
+}
+
+// trackPublicConns gives each connection of srv a publicConn, which its
+// requests find in their context, and lets go of what it held once it is
+// closed or hijacked.
+func (e *Edge) trackPublicConns(srv *http.Server) {
+	var conns sync.Map
+	srv.ConnContext = func(ctx context.Context, c net.Conn) context.Context {
+		pc := &publicConn{start: e.now(), local: c.LocalAddr()}
+		conns.Store(c, pc)
+		return context.WithValue(ctx, publicConnKey{}, pc)
+	}
+	srv.ConnState = func(c net.Conn, state http.ConnState) {
+		if state == http.StateClosed || state == http.StateHijacked {
+			if v, ok := conns.LoadAndDelete(c); ok {
+				e.releasePublicConn(v.(*publicConn), state)
 			}
-		},
+		}
 	}
 }
 

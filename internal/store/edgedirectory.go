@@ -3,21 +3,13 @@ package store
 import (
 	"context"
 	"encoding/json"
-	"fmt"
 	"log/slog"
 	"net"
 	"strings"
 	"sync"
-	"time"
 
 	"github.com/nats-io/nats.go/jetstream"
-
-	"github.com/sluicehq/sluice/internal/retry"
 )
-
-// directoryRetry is how soon an EdgeDirectory watches again after its
-// watch ended.
-const directoryRetry = time.Second
 
 // EdgeDirectory knows which edge process serves each HTTP and HTTPS
 // endpoint, and where the other edges reach it (HeartbeatEdge's peer), from
@@ -73,46 +65,17 @@ func (d *EdgeDirectory) Find(scheme, host string) (string, bool) {
 }
 
 // Run watches the endpoints and the edges' heartbeats until ctx ends,
-// watching again when a watch ends.
+// watching again when a watch ends (it knows nothing meanwhile).
 func (d *EdgeDirectory) Run(ctx context.Context, log *slog.Logger) {
-	for {
-		err := d.watch(ctx)
-		d.reset()
-		if ctx.Err() != nil {
-			return
-		}
-		log.Warn("watching endpoints for forwarding between edges failed; watching again", "error", err)
-		if retry.Sleep(ctx, directoryRetry) != nil {
-			return
-		}
-	}
-}
-
-func (d *EdgeDirectory) watch(ctx context.Context) error {
-	ctx, cancel := context.WithCancel(ctx)
-	defer cancel()
-	watcher, err := d.s.kv.WatchFiltered(ctx, []string{endpointsKind + ".>", allEdgeHeartbeats})
-	if err != nil {
-		return fmt.Errorf("watching endpoints and heartbeats: %w", err)
-	}
-	defer func() {
-		_ = watcher.Stop()
-		for range watcher.Updates() { // it may be handing one over
-		}
-	}()
-	for {
-		select {
-		case <-ctx.Done():
-			return nil
-		case entry, ok := <-watcher.Updates():
-			if !ok {
-				return fmt.Errorf("the watch of endpoints and heartbeats ended")
-			}
-			if entry != nil { // nil: the initial values are in
-				d.apply(entry)
-			}
-		}
-	}
+	d.s.followKeys(ctx, log, "endpoints for forwarding between edges (requests for other edges' endpoints get 404 meanwhile)",
+		[]string{endpointsKind + ".>", allEdgeHeartbeats}, nil, keyFollower{
+			entry: func(entry jetstream.KeyValueEntry) {
+				if entry != nil { // nil: the initial values are in
+					d.apply(entry)
+				}
+			},
+			ended: d.reset,
+		})
 }
 
 // apply takes one change of an endpoint or a heartbeat.

@@ -2,23 +2,15 @@ package store
 
 import (
 	"context"
-	"fmt"
 	"log/slog"
 	"sync"
-	"time"
 
 	"github.com/nats-io/nats.go/jetstream"
-
-	"github.com/sluicehq/sluice/internal/retry"
 )
 
 // MaxCachedKeys bounds the API keys a KeyCache holds; past it, it starts
 // again empty.
 const MaxCachedKeys = 100_000
-
-// keyCacheRetry is how soon a KeyCache watches again after its watch
-// ended.
-const keyCacheRetry = time.Second
 
 // KeyCache authenticates API keys as Store.Authenticate does, answering
 // from memory the tokens it has looked up before, for as long as it
@@ -84,51 +76,21 @@ func (c *KeyCache) Authenticate(ctx context.Context, token string) (APIKey, erro
 }
 
 // Run watches the API keys' records until ctx ends, watching again when a
-// watch ends (the cache answers from the store meanwhile).
+// watch ends (the cache answers from the store meanwhile). With
+// UpdatesOnly, a watch's consumer exists once it has started, and every
+// write from then on comes through: the cache answers from memory from
+// then on.
 func (c *KeyCache) Run(ctx context.Context, log *slog.Logger) {
-	for {
-		err := c.watch(ctx)
-		c.setLive(false)
-		if ctx.Err() != nil {
-			return
-		}
-		log.Warn("watching API keys for the key cache failed; keys are checked in the store until it watches again", "error", err)
-		if retry.Sleep(ctx, keyCacheRetry) != nil {
-			return
-		}
-	}
-}
-
-// watch runs one watch of the keys' records to its end.
-func (c *KeyCache) watch(ctx context.Context) error {
-	ctx, cancel := context.WithCancel(ctx)
-	defer cancel()
-	watcher, err := c.s.kv.Watch(ctx, allAPIKeys, jetstream.UpdatesOnly(), jetstream.MetaOnly())
-	if err != nil {
-		return fmt.Errorf("watching %s: %w", allAPIKeys, err)
-	}
-	defer func() {
-		_ = watcher.Stop()
-		for range watcher.Updates() { // it may be handing one over
-		}
-	}()
-	// With UpdatesOnly, the watch's consumer exists once Watch returns,
-	// and every write from then on comes through.
-	c.setLive(true)
-	for {
-		select {
-		case <-ctx.Done():
-			return nil
-		case entry, ok := <-watcher.Updates():
-			switch {
-			case !ok:
-				return fmt.Errorf("the watch of %s ended", allAPIKeys)
-			case entry == nil: // no initial values with UpdatesOnly
-			default:
-				c.drop(entry.Key())
-			}
-		}
-	}
+	c.s.followKeys(ctx, log, "API keys for the key cache (keys are checked in the store meanwhile)", []string{allAPIKeys},
+		[]jetstream.WatchOpt{jetstream.UpdatesOnly(), jetstream.MetaOnly()}, keyFollower{
+			started: func() { c.setLive(true) },
+			entry: func(entry jetstream.KeyValueEntry) {
+				if entry != nil { // none with UpdatesOnly
+					c.drop(entry.Key())
+				}
+			},
+			ended: func() { c.setLive(false) },
+		})
 }
 
 // setLive starts or stops answering from memory; either way, it starts
