@@ -14,6 +14,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/prometheus/client_golang/prometheus"
 	"golang.ngrok.com/ngrok/v2"
 
 	"github.com/sluicehq/sluice/edge"
@@ -476,6 +477,36 @@ func TestDeletedCredentialEndsItsSessions(t *testing.T) {
 	if got := fmt.Sprint(dig(stops[0], "error")); !strings.Contains(got, credID) || !strings.Contains(got, "deleted") {
 		t.Fatalf("the stop's error %q, want it to say credential %s was deleted", got, credID)
 	}
+	te.disconnectRefused(t, a)
+}
+
+// disconnectRefused disconnects an agent whose credential was deleted
+// once the edge has refused its reconnect, between two of its attempts
+// (500 ms apart at least): muxado v2.0.2, under the Go SDK, races when a
+// session dies in the middle of a stream's write (writeFrame returns on
+// the dead session while the session's writer still encrypts the
+// stream's frame buffer, and the stream packs its closing frame into it),
+// and a Disconnect during the reconnect's Auth trips the race detector.
+func (te *testEdge) disconnectRefused(t *testing.T, a ngrok.Agent) {
+	t.Helper()
+	check.Eventually(t, 30*time.Second, "the agent's reconnect refused", func() (float64, bool) {
+		reg := prometheus.NewRegistry()
+		if err := te.edge.Metrics.Register(reg); err != nil {
+			t.Fatal(err)
+		}
+		families, err := reg.Gather()
+		if err != nil {
+			t.Fatal(err)
+		}
+		for _, f := range families {
+			if f.GetName() == "sluice_edge_agent_sessions_refused_total" {
+				v := f.GetMetric()[0].GetCounter().GetValue()
+				return v, v > 0
+			}
+		}
+		return 0, false
+	})
+	_ = a.Disconnect()
 }
 
 func TestGoSDKServesHTTPSThroughTheEdge(t *testing.T) {
