@@ -3,6 +3,7 @@ package edge_test
 import (
 	"bufio"
 	"bytes"
+	"context"
 	"encoding/json"
 	"fmt"
 	"io"
@@ -201,5 +202,74 @@ func TestNodeSDKServesHTTPAndTCPThroughTheEdge(t *testing.T) {
 	te.pingTCP(t, strings.TrimPrefix(a.TCP, "tcp://"))
 	if starts := te.events.ofKind(t, "agent_session_start.v0"); len(starts) != 1 || dig(starts[0], "error") != "" {
 		t.Errorf("agent_session_start events %v, want one without error", starts)
+	}
+}
+
+// runRefusedNodeAgent runs testdata/node-agent.js with env, expects it to
+// fail (exit 1 without binding), and returns what it wrote on stderr:
+// the error the Node SDK shows its user.
+func runRefusedNodeAgent(t *testing.T, env ...string) string {
+	t.Helper()
+	node, err := exec.LookPath("node")
+	if err != nil {
+		t.Fatalf("node is not installed (%v): install Node.js, then run `make node_modules`", err)
+	}
+	modules, err := filepath.Abs(filepath.Join("..", "node_modules"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	ctx, cancel := context.WithTimeout(t.Context(), 60*time.Second)
+	defer cancel()
+	cmd := exec.CommandContext(ctx, node, filepath.Join("testdata", "node-agent.js"))
+	cmd.Env = append(append(os.Environ(), "NODE_PATH="+modules), env...)
+	var stdout, stderr bytes.Buffer
+	cmd.Stdout, cmd.Stderr = &stdout, &stderr
+	// Its stdin is empty: had it bound its endpoints, it would close its
+	// session and exit 0 at once.
+	err = cmd.Run()
+	if ctx.Err() != nil {
+		t.Fatalf("the node agent neither bound nor failed within 60s:\n%s", stderr.String())
+	}
+	if err == nil || stdout.Len() > 0 {
+		t.Fatalf("the node agent was not refused (%v): it printed %q\n%s", err, stdout.String(), stderr.String())
+	}
+	return stderr.String()
+}
+
+// TestNodeSDKShowsTheEdgesRefusals: the Node SDK shows its user the
+// edge's refusals, with what is wrong and what to do: an unknown
+// authtoken at connect, and a bind the credential's ACL does not allow,
+// or of a domain the account did not reserve.
+func TestNodeSDKShowsTheEdgesRefusals(t *testing.T) {
+	te := startEdge(t)
+	account := schemas.NewID(schemas.PrefixAccount)
+	te.reserve(account, "*.apps.example.test")
+	caFile := filepath.Join(t.TempDir(), "ca.pem")
+	if err := os.WriteFile(caFile, te.ca.PEM, 0o600); err != nil {
+		t.Fatal(err)
+	}
+	agentEnv := func(token, httpURL string) []string {
+		return []string{"AGENT_AUTHTOKEN=" + token, "AGENT_SERVER_ADDR=" + te.agents, "AGENT_CA_FILE=" + caFile,
+			"AGENT_HTTP_URL=" + httpURL, "AGENT_HTTP_UPSTREAM=http://127.0.0.1:1", "AGENT_TCP_UPSTREAM=tcp://127.0.0.1:1"}
+	}
+	for _, tt := range []struct {
+		name, token, url string
+		want             []string
+	}{
+		{"an unknown authtoken", "ct_no_such_token", "http://node.apps.example.test",
+			[]string{"ERR_SLUICE_601", "the authtoken is not valid"}},
+		{"a bind outside the ACL", te.credential(account, "bind:only.apps.example.test"), "http://other.apps.example.test",
+			[]string{"ERR_SLUICE_613"}},
+		{"a domain not reserved", te.credential(account), "http://node.elsewhere.test",
+			[]string{"ERR_SLUICE_614"}},
+	} {
+		t.Run(tt.name, func(t *testing.T) {
+			stderr := runRefusedNodeAgent(t, agentEnv(tt.token, tt.url)...)
+			for _, w := range tt.want {
+				if !strings.Contains(stderr, w) {
+					t.Errorf("the node agent's error does not say %q:\n%s", w, stderr)
+				}
+			}
+		})
 	}
 }
