@@ -209,9 +209,15 @@ func startDelivery(ctx context.Context, s *deliveryServer, newSink pipeline.Sink
 	rec := pipeline.NewReconciler(s.stream, s.store, pipeline.ReconcilerConfig{}, log, d.apply)
 	runCtx, cancel := context.WithCancel(ctx)
 	d.cancel = cancel
+	governed := make(chan struct{})
+	go func() {
+		defer close(governed)
+		d.deliverer.Govern(runCtx) // as serve's delivery role does
+	}()
 	go func() {
 		defer close(d.done)
 		_ = rec.Run(runCtx)
+		<-governed
 	}()
 	return d
 }
