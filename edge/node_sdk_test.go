@@ -28,10 +28,10 @@ type nodeAgent struct {
 	TCP  string `json:"tcp"`
 }
 
-// startNodeAgent runs testdata/node-agent.js with env and returns the
-// endpoints it bound. The test fails, not skips, without node or the
-// npm package: make node_modules installs it.
-func startNodeAgent(t *testing.T, env ...string) nodeAgent {
+// nodeAgentCommand returns the command that runs testdata/node-agent.js
+// with env, killed when ctx ends. The test fails, not skips, without node
+// or the npm package: make node_modules installs it.
+func nodeAgentCommand(ctx context.Context, t *testing.T, env ...string) *exec.Cmd {
 	t.Helper()
 	node, err := exec.LookPath("node")
 	if err != nil {
@@ -44,9 +44,19 @@ func startNodeAgent(t *testing.T, env ...string) nodeAgent {
 	if _, err := os.Stat(filepath.Join(modules, "@ngrok", "ngrok", "package.json")); err != nil {
 		t.Fatalf("the npm package @ngrok/ngrok is not installed (%v): run `make node_modules` at the repository's root", err)
 	}
-	cmd := exec.Command(node, filepath.Join("testdata", "node-agent.js"))
-	cmd.Env = append(os.Environ(), "NODE_PATH="+modules)
-	cmd.Env = append(cmd.Env, env...)
+	cmd := exec.CommandContext(ctx, node, filepath.Join("testdata", "node-agent.js"))
+	cmd.Env = append(append(os.Environ(), "NODE_PATH="+modules), env...)
+	return cmd
+}
+
+// startNodeAgent runs testdata/node-agent.js with env and returns the
+// endpoints it bound. The test fails, not skips, without node or the
+// npm package: make node_modules installs it.
+func startNodeAgent(t *testing.T, env ...string) nodeAgent {
+	t.Helper()
+	// Not t's context: that ends before the cleanup below lets the
+	// agent exit by itself.
+	cmd := nodeAgentCommand(context.Background(), t, env...)
 	stdin, err := cmd.StdinPipe()
 	if err != nil {
 		t.Fatal(err)
@@ -210,23 +220,14 @@ func TestNodeSDKServesHTTPAndTCPThroughTheEdge(t *testing.T) {
 // the error the Node SDK shows its user.
 func runRefusedNodeAgent(t *testing.T, env ...string) string {
 	t.Helper()
-	node, err := exec.LookPath("node")
-	if err != nil {
-		t.Fatalf("node is not installed (%v): install Node.js, then run `make node_modules`", err)
-	}
-	modules, err := filepath.Abs(filepath.Join("..", "node_modules"))
-	if err != nil {
-		t.Fatal(err)
-	}
 	ctx, cancel := context.WithTimeout(t.Context(), 60*time.Second)
 	defer cancel()
-	cmd := exec.CommandContext(ctx, node, filepath.Join("testdata", "node-agent.js"))
-	cmd.Env = append(append(os.Environ(), "NODE_PATH="+modules), env...)
+	cmd := nodeAgentCommand(ctx, t, env...)
 	var stdout, stderr bytes.Buffer
 	cmd.Stdout, cmd.Stderr = &stdout, &stderr
 	// Its stdin is empty: had it bound its endpoints, it would close its
 	// session and exit 0 at once.
-	err = cmd.Run()
+	err := cmd.Run()
 	if ctx.Err() != nil {
 		t.Fatalf("the node agent neither bound nor failed within 60s:\n%s", stderr.String())
 	}
