@@ -111,7 +111,6 @@ func parseForwarded(key []byte, r *http.Request, now time.Time) (forwardedConn, 
 
 // forwarder sends public requests to the edges serving their endpoints.
 type forwarder struct {
-	key   []byte
 	proxy *httputil.ReverseProxy
 	// transport is closed with the edge.
 	transport *http.Transport
@@ -127,7 +126,7 @@ func newForwarder(e *Edge) *forwarder {
 		IdleConnTimeout:     IdleTimeout,
 		ForceAttemptHTTP2:   false,
 	}
-	f := &forwarder{key: key, transport: transport}
+	f := &forwarder{transport: transport}
 	f.proxy = &httputil.ReverseProxy{
 		Transport: transport,
 		Rewrite: func(pr *httputil.ProxyRequest) {

@@ -212,7 +212,11 @@ func (s *Store) Authenticate(ctx context.Context, token string) (APIKey, error) 
 	if token == "" || len(token) > MaxTokenLength {
 		return APIKey{}, ErrUnauthenticated
 	}
-	tokenHash := hashToken(token)
+	return s.authenticateHash(ctx, hashToken(token))
+}
+
+// authenticateHash is Authenticate of a token already checked and hashed.
+func (s *Store) authenticateHash(ctx context.Context, tokenHash string) (APIKey, error) {
 	var index apiKeyIndex
 	if err := s.getJSON(ctx, apiKeyHashKey(tokenHash), &index); err != nil {
 		if errors.Is(err, ErrNotFound) {

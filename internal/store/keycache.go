@@ -58,7 +58,7 @@ func (c *KeyCache) Authenticate(ctx context.Context, token string) (APIKey, erro
 	if ok {
 		return key, nil
 	}
-	key, err := c.s.Authenticate(ctx, token)
+	key, err := c.s.authenticateHash(ctx, tokenHash)
 	if err != nil || !live {
 		return key, err
 	}
