@@ -38,6 +38,8 @@ type Edge struct {
 	// KiB buffer a request was a third of the edge's allocation (bench
 	// tunnel's profile).
 	buffers sync.Pool
+	// streamBuffers are what TCP connections are copied through.
+	streamBuffers sync.Pool
 	// objects are the buffers request events' objects are written in.
 	objects sync.Pool
 
@@ -63,15 +65,16 @@ func New(cfg Config) (*Edge, error) {
 	ctx, cancel := context.WithCancel(context.Background())
 	e := &Edge{
 		cfg: cfg, catalog: schemas.Default(), ctx: ctx, cancel: cancel,
-		sessions:   make(map[string]*session),
-		hosts:      make(map[string]*endpoint),
-		ports:      make(map[int]*endpoint),
-		conns:      make(map[string]int),
-		rates:      make(map[string]*rate.Limiter),
-		handshakes: make(chan struct{}, maxHandshakes),
-		Metrics:    newMetrics(),
-		buffers:    sync.Pool{New: func() any { b := make([]byte, 32<<10); return &b }},
-		objects:    sync.Pool{New: func() any { b := make([]byte, 0, 2<<10); return &b }},
+		sessions:      make(map[string]*session),
+		hosts:         make(map[string]*endpoint),
+		ports:         make(map[int]*endpoint),
+		conns:         make(map[string]int),
+		rates:         make(map[string]*rate.Limiter),
+		handshakes:    make(chan struct{}, maxHandshakes),
+		Metrics:       newMetrics(),
+		buffers:       sync.Pool{New: func() any { b := make([]byte, 32<<10); return &b }},
+		streamBuffers: sync.Pool{New: func() any { b := make([]byte, streamBufferSize); return &b }},
+		objects:       sync.Pool{New: func() any { b := make([]byte, 0, 2<<10); return &b }},
 	}
 	if cfg.Peers != nil {
 		e.forwarder = newForwarder(e)

@@ -17,6 +17,15 @@ import (
 // once the agent's side has closed.
 const tcpHalfCloseGrace = 10 * time.Second
 
+// streamBufferSize is how much of a TCP connection is copied at once:
+// each read toward the agent becomes one muxado frame, whose 8-byte
+// header and body then fill four TLS records exactly, where the 32 KiB
+// of io.Copy took three records, the last of 8 bytes, and half the
+// frames. Through the tunnel it carried 12% more bytes a second (bench
+// tunnel, 457–463 against 396–409 MiB/s); the agent SDKs' muxado window
+// of 256 KiB a stream bounds it (docs/performance.md).
+const streamBufferSize = 4*16384 - 8
+
 // serveTCP accepts the public connections of a TCP endpoint until its
 // listener closes.
 func (e *Edge) serveTCP(ep *endpoint) {
@@ -60,11 +69,11 @@ func (e *Edge) proxyTCP(ep *endpoint, c net.Conn) {
 	var in, out atomic.Int64
 	var wg sync.WaitGroup
 	wg.Go(func() {
-		n, _ := io.Copy(st, c)
+		n, _ := e.copyStream(st, c)
 		in.Add(n)
 		_ = st.CloseWrite()
 	})
-	n, _ := io.Copy(c, st)
+	n, _ := e.copyStream(c, st)
 	out.Add(n)
 	if tc, ok := c.(*net.TCPConn); ok {
 		_ = tc.CloseWrite()
@@ -77,4 +86,12 @@ func (e *Edge) proxyTCP(ep *endpoint, c net.Conn) {
 	e.Metrics.tcpBytesIn.Add(float64(in.Load()))
 	e.Metrics.tcpBytesOut.Add(float64(out.Load()))
 	e.publishTCP(ep, c, start, e.now(), in.Load(), out.Load())
+}
+
+// copyStream copies src to dst through a buffer of streamBufferSize, never
+// through src's WriteTo or dst's ReadFrom (a TCP connection's use 32 KiB).
+func (e *Edge) copyStream(dst io.Writer, src io.Reader) (int64, error) {
+	buf := e.streamBuffers.Get().(*[]byte)
+	defer e.streamBuffers.Put(buf)
+	return io.CopyBuffer(struct{ io.Writer }{dst}, struct{ io.Reader }{src}, *buf)
 }
