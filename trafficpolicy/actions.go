@@ -123,6 +123,7 @@ func (a *customResponse) run(x *exchange, w http.ResponseWriter, _ *rule) bool {
 
 // deny answers with a status and its text.
 type deny struct {
+	p      *Policy
 	status int
 	body   string
 	length string // of body, for Content-Length
@@ -130,7 +131,7 @@ type deny struct {
 
 func buildDeny(c *checker, cfg node, _ phase) action {
 	fields := c.mapping(cfg, "status_code")
-	a := &deny{status: http.StatusForbidden}
+	a := &deny{p: c.policy, status: http.StatusForbidden}
 	if n, ok := fields["status_code"]; ok {
 		a.status = c.intIn(n, 400, 599, "an HTTP error status")
 	}
@@ -139,10 +140,23 @@ func buildDeny(c *checker, cfg node, _ phase) action {
 	return a
 }
 
-func (a *deny) run(x *exchange, w http.ResponseWriter, _ *rule) bool {
-	startAnswer(x, w).Set("Content-Type", "text/plain; charset=utf-8")
+func (a *deny) run(x *exchange, w http.ResponseWriter, r *rule) bool {
+	h := startAnswer(x, w)
+	if a.p.answer != nil {
+		writeOwnAnswer(x, w, a.p, Answer{Status: a.status, Action: ActionDeny, Rule: r.name})
+		return true
+	}
+	h.Set("Content-Type", "text/plain; charset=utf-8")
 	writeAnswer(x, w, a.status, a.length, a.body)
 	return true
+}
+
+// writeOwnAnswer writes an answer of the policy's own in the shape of
+// WithAnswers, its headers but Content-Type and Content-Length set.
+func writeOwnAnswer(x *exchange, w http.ResponseWriter, p *Policy, a Answer) {
+	contentType, body := p.answer(x.req, a)
+	w.Header().Set("Content-Type", contentType)
+	writeAnswer(x, w, a.Status, strconv.Itoa(len(body)), string(body))
 }
 
 // logAction writes a line to the policy's log with its metadata, the rule,

@@ -44,7 +44,8 @@ type Policy struct {
 	now               func() time.Time   // time.Now; a fake clock in tests
 	log               *slog.Logger
 	observer          Observer
-	apiKey            func(*http.Request) (string, bool) // WithAPIKey's; nil: no request has a key
+	apiKey            func(*http.Request) (string, bool)           // WithAPIKey's; nil: no request has a key
+	answer            func(*http.Request, Answer) (string, []byte) // WithAnswers'; nil: text/plain
 	exchanges         sync.Pool
 }
 
@@ -92,6 +93,31 @@ func WithObserver(o Observer) Option { return func(p *Policy) { p.observer = o }
 // has a key.
 func WithAPIKey(id func(r *http.Request) (string, bool)) Option {
 	return func(p *Policy) { p.apiKey = id }
+}
+
+// Answer is an answer a policy gives itself, rather than a
+// custom-response's: a deny's, or a rate-limit's 429.
+type Answer struct {
+	// Status is the HTTP status: a deny's status_code (403 by default),
+	// or 429.
+	Status int
+	// Action is ActionDeny or ActionRateLimit.
+	Action string
+	// Rule is the name of the rule, or its path such as
+	// on_http_request[0] when it has none.
+	Rule string
+	// RetryAfter is a rate-limit's Retry-After, in seconds (0 for a
+	// deny); the policy sets the header itself.
+	RetryAfter int64
+}
+
+// WithAnswers sets how the policy writes the answers it gives itself
+// (Answer): body returns their Content-Type and body, for a server whose
+// other errors have a shape of their own, such as sluice's API. It is
+// called on the request's goroutine. Without it, they are text/plain:
+// "403 Forbidden\n".
+func WithAnswers(body func(r *http.Request, a Answer) (contentType string, body []byte)) Option {
+	return func(p *Policy) { p.answer = body }
 }
 
 // WithCountsOf makes the new policy keep the counts of prev's rate-limit

@@ -6,6 +6,7 @@ import (
 	"log/slog"
 	"net/http"
 	"net/http/httptest"
+	"slices"
 	"strconv"
 	"strings"
 	"sync/atomic"
@@ -375,5 +376,61 @@ on_http_request:
 		if w := send(h, "GET", tt.path, key); w.Code != tt.want {
 			t.Errorf("GET %s: %d, want %d", tt.path, w.Code, tt.want)
 		}
+	}
+}
+
+// TestWithAnswers checks that the policy's own answers, a deny's and a
+// rate-limit's 429 in either phase, take the shape WithAnswers gives,
+// Retry-After kept, while a custom-response keeps its own.
+func TestWithAnswers(t *testing.T) {
+	doc := `
+on_http_request:
+  - name: no-debug
+    expressions: ["hasReqHeader('x-debug')"]
+    actions: [{type: deny, config: {status_code: 451}}]
+  - expressions: ["req.url.path == '/teapot'"]
+    actions: [{type: custom-response, config: {status_code: 418, body: short and stout}}]
+  - name: per-client
+    actions:
+      - type: rate-limit
+        config: {name: requests, algorithm: sliding_window, capacity: 1, rate: 60s, bucket_key: [conn.client_ip]}
+on_http_response:
+  - expressions: ["res.status_code == 401"]
+    actions: [{type: deny}]
+`
+	var got []Answer
+	answers := WithAnswers(func(r *http.Request, a Answer) (string, []byte) {
+		got = append(got, a)
+		return "application/json", []byte(`{"status":` + strconv.Itoa(a.Status) + `,"action":"` + a.Action + `"}`)
+	})
+	h := mustParse(t, doc, newFakeClock().option(), answers).Handler(upstream)
+
+	w := send(h, "GET", "/", map[string]string{"X-Debug": "1"})
+	if w.Code != 451 || w.Header().Get("Content-Type") != "application/json" || w.Body.String() != `{"status":451,"action":"deny"}` {
+		t.Errorf("deny: %d %q %q", w.Code, w.Header(), w.Body)
+	}
+	if w := send(h, "HEAD", "/", map[string]string{"X-Debug": "1"}); w.Code != 451 || w.Body.Len() != 0 || w.Header().Get("Content-Length") != strconv.Itoa(len(`{"status":451,"action":"deny"}`)) {
+		t.Errorf("deny of a HEAD: %d %q %q", w.Code, w.Header(), w.Body)
+	}
+	if w := send(h, "GET", "/teapot", nil); w.Code != 418 || w.Header().Get("Content-Type") != "text/plain; charset=utf-8" || w.Body.String() != "short and stout" {
+		t.Errorf("custom-response: %d %q %q", w.Code, w.Header(), w.Body)
+	}
+	// The first request of the client passes the rate-limit and gets the
+	// handler's 401, which the response phase denies.
+	if w := send(h, "GET", "/", nil); w.Code != 403 || w.Header().Get("Content-Type") != "application/json" || w.Body.String() != `{"status":403,"action":"deny"}` {
+		t.Errorf("deny of a response: %d %q %q", w.Code, w.Header(), w.Body)
+	}
+	w = send(h, "GET", "/", nil)
+	if w.Code != 429 || w.Header().Get("Retry-After") != "60" || w.Header().Get("Content-Type") != "application/json" || w.Body.String() != `{"status":429,"action":"rate-limit"}` {
+		t.Errorf("rate-limit: %d %q %q", w.Code, w.Header(), w.Body)
+	}
+	want := []Answer{
+		{Status: 451, Action: ActionDeny, Rule: "no-debug"},
+		{Status: 451, Action: ActionDeny, Rule: "no-debug"},
+		{Status: 403, Action: ActionDeny, Rule: "on_http_response[0]"},
+		{Status: 429, Action: ActionRateLimit, Rule: "per-client", RetryAfter: 60},
+	}
+	if !slices.Equal(got, want) {
+		t.Errorf("answers asked for:\n%+v\nwant\n%+v", got, want)
 	}
 }

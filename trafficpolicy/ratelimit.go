@@ -220,6 +220,10 @@ func (a *rateLimit) run(x *exchange, w http.ResponseWriter, r *rule) bool {
 	a.p.observer.Limited(r.name, a.name)
 	h := startAnswer(x, w)
 	h.Set("Retry-After", strconv.FormatInt(retryAfter, 10))
+	if a.p.answer != nil {
+		writeOwnAnswer(x, w, a.p, Answer{Status: http.StatusTooManyRequests, Action: ActionRateLimit, Rule: r.name, RetryAfter: retryAfter})
+		return true
+	}
 	h.Set("Content-Type", "text/plain; charset=utf-8")
 	const body = "429 Too Many Requests\n"
 	writeAnswer(x, w, http.StatusTooManyRequests, strconv.Itoa(len(body)), body)

@@ -13,6 +13,7 @@ import (
 
 	"github.com/prometheus/client_golang/prometheus"
 
+	"github.com/sluicehq/sluice/internal/api"
 	"github.com/sluicehq/sluice/trafficpolicy"
 )
 
@@ -80,6 +81,9 @@ func (f *policyFront) options(prev *trafficpolicy.Policy) []trafficpolicy.Option
 		trafficpolicy.WithObserver(f.metrics),
 		trafficpolicy.WithCountsOf(prev),
 		trafficpolicy.WithAPIKey(f.apiKey),
+		// Its own answers take the API's error shape, which the API's
+		// clients read.
+		trafficpolicy.WithAnswers(api.PolicyAnswer),
 	}
 }
 

@@ -3,6 +3,7 @@ package main
 import (
 	"bytes"
 	"context"
+	"encoding/json"
 	"io"
 	"log/slog"
 	"net/http"
@@ -117,7 +118,8 @@ func TestServeTrafficPolicy(t *testing.T) {
 			t.Fatalf("request %d with a wrong key: %d %s, want %d", i, code, body, want)
 		}
 	}
-	// The policy's answer carries an operation id, as every answer of the API.
+	// The policy's answer is an error of the API: its JSON shape, and an
+	// operation id, as every answer of the API.
 	req, err := http.NewRequest("POST", p.url+"/events", strings.NewReader(events))
 	if err != nil {
 		t.Fatal(err)
@@ -127,9 +129,21 @@ func TestServeTrafficPolicy(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
+	var answer struct {
+		ErrorCode  string            `json:"error_code"`
+		StatusCode int               `json:"status_code"`
+		Msg        string            `json:"msg"`
+		Details    map[string]string `json:"details"`
+	}
+	err = json.NewDecoder(resp.Body).Decode(&answer)
 	resp.Body.Close()
-	if resp.StatusCode != 429 || resp.Header.Get("Retry-After") == "" || !strings.HasPrefix(resp.Header.Get("Service-Operation-Id"), "op_") {
-		t.Fatalf("third request with a wrong key: %d, headers %v; want 429 with Retry-After and Service-Operation-Id", resp.StatusCode, resp.Header)
+	op := resp.Header.Get("Service-Operation-Id")
+	if resp.StatusCode != 429 || resp.Header.Get("Retry-After") == "" || !strings.HasPrefix(op, "op_") || resp.Header.Get("Content-Type") != "application/json" {
+		t.Fatalf("third request with a wrong key: %d, headers %v; want 429 with Retry-After, Service-Operation-Id and a JSON body", resp.StatusCode, resp.Header)
+	}
+	if err != nil || answer.ErrorCode != "ERR_SLUICE_134" || answer.StatusCode != 429 || answer.Details["operation_id"] != op ||
+		answer.Details["rule"] != "ingest per key" || answer.Details["retry_after"] != resp.Header.Get("Retry-After") || !strings.Contains(answer.Msg, "ingest per key") {
+		t.Fatalf("third request with a wrong key: body %+v (%v), want the API's error ERR_SLUICE_134 naming the rule", answer, err)
 	}
 	if code, _ := request(t, "GET", p.url+"/event_destinations", token, ""); code != 200 {
 		t.Fatalf("management API, which the rule leaves out: %d", code)

@@ -26,6 +26,8 @@ const (
 	CodeAccountBytes       Code = 131 // 429: the account's bodies in flight hold its share of bytes
 	CodeBodyTooSlow        Code = 132 // 408: the body arrived slower than the minimum rate
 	CodeAccountWriteRate   Code = 139 // 429: the account changes its configuration faster than its rate
+	CodePolicyDenied       Code = 133 // 403, or the deny's status_code: the front door's traffic policy denied the request
+	CodePolicyRateLimited  Code = 134 // 429: a rate-limit of the front door's traffic policy
 	CodeVersionMissing     Code = 200 // 400: no Service-Version header
 	CodeVersionUnsupported Code = 201 // 400: a Service-Version other than 2
 	CodeAuthMissing        Code = 210 // 401: no bearer token
@@ -90,6 +92,8 @@ var codes = map[Code]codeInfo{
 	CodeAccountBusy:        {http.StatusTooManyRequests, "the key's account has its share of ingest requests in flight (--max-account-in-flight, a quarter of sluice's by default), or of management requests, reads and changes alike (--max-account-management-in-flight, 8 by default), so that it cannot crowd out other accounts; retry after Retry-After seconds, or send fewer requests at once"},
 	CodeAccountBytes:       {http.StatusTooManyRequests, "the bodies of the account's requests in flight (ingest and management) hold its share of bytes (--max-account-bytes-in-flight, a quarter of sluice's budget by default); retry after Retry-After seconds, or send fewer or smaller requests at once"},
 	CodeAccountWriteRate:   {http.StatusTooManyRequests, "the account is changing its configuration (management calls that create, update or delete, replays, redrives, tests) faster than sluice allows one account: after a burst of 50, 5 changes a second by default (serve --account-write-rate, --account-write-burst); wait Retry-After seconds and send it again, or make fewer changes at once"},
+	CodePolicyDenied:       {http.StatusForbidden, "a deny action of the traffic policy (serve --traffic-policy) refused the request, before sluice looked at it; the status is the action's status_code (403 by default), and details.rule names the rule: ask the operator what it refuses"},
+	CodePolicyRateLimited:  {http.StatusTooManyRequests, "a rate-limit action of the traffic policy (serve --traffic-policy) refused the request, before sluice looked at it; details.rule names the rule and details.retry_after the seconds: wait Retry-After seconds and send it again, or send fewer requests"},
 	CodeBodyTooSlow:        {http.StatusRequestTimeout, "the body of an ingest or management request arrived slower than the minimum rate (by default 10 KiB in every 10 s, --min-body-rate), so the request was cut; send it faster, or in smaller requests"},
 	CodeConfigUnavailable:  {http.StatusServiceUnavailable, "sluice cannot read or write its configuration store (subscriptions, destinations, API keys) because it is unreachable; retry after Retry-After seconds"},
 	CodeStatusUnavailable:  {http.StatusServiceUnavailable, "sluice cannot read a destination's delivery status (the SLUICE_STATUS bucket, the route consumers, SLUICE_DLQ) because JetStream is unreachable; retry after Retry-After seconds"},
