@@ -15,6 +15,7 @@ import (
 	"github.com/spf13/pflag"
 
 	"github.com/sluicehq/sluice/internal/store"
+	"github.com/sluicehq/sluice/schemas"
 )
 
 const (
@@ -211,7 +212,7 @@ func printAccounts(w io.Writer, accounts []store.Account, asJSON bool) error {
 	tw := tabwriter.NewWriter(w, 0, 4, 2, ' ', 0)
 	fmt.Fprintln(tw, "ID\tNAME\tCREATED_AT")
 	for _, a := range accounts {
-		fmt.Fprintf(tw, "%s\t%s\t%s\n", a.ID, a.Name, a.CreatedAt.Format("2006-01-02T15:04:05.000Z07:00"))
+		fmt.Fprintf(tw, "%s\t%s\t%s\n", a.ID, a.Name, a.CreatedAt.UTC().Format(schemas.TimeLayout))
 	}
 	return tw.Flush()
 }

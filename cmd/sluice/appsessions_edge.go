@@ -53,13 +53,21 @@ func (f edgeSessionFlags) with(ctx context.Context, use func(context.Context, *a
 	return use(ctx, appsession.New(nc))
 }
 
-// print prints the session the service answered with.
+// print prints the session the service answered with, its times in the
+// one layout of every time the CLI and the API show.
 func (f edgeSessionFlags) print(out io.Writer, s appsession.Session) error {
+	shown := struct {
+		ID         string `json:"id"`
+		AccountID  string `json:"account_id"`
+		CreatedAt  string `json:"created_at"`
+		LastActive string `json:"last_active"`
+		ExpiresAt  string `json:"expires_at"`
+	}{s.ID, s.AccountID, s.CreatedAt.UTC().Format(schemas.TimeLayout), s.LastActive.UTC().Format(schemas.TimeLayout), s.ExpiresAt.UTC().Format(schemas.TimeLayout)}
 	if f.nats.json {
-		return json.NewEncoder(out).Encode(s)
+		return json.NewEncoder(out).Encode(shown)
 	}
-	return printFields(out, []resourceField{{"ID", s.ID}, {"ACCOUNT_ID", s.AccountID}, {"CREATED_AT", s.CreatedAt.Format(time.RFC3339)},
-		{"LAST_ACTIVE", s.LastActive.Format(time.RFC3339)}, {"EXPIRES_AT", s.ExpiresAt.Format(time.RFC3339)}})
+	return printFields(out, []resourceField{{"ID", shown.ID}, {"ACCOUNT_ID", shown.AccountID}, {"CREATED_AT", shown.CreatedAt},
+		{"LAST_ACTIVE", shown.LastActive}, {"EXPIRES_AT", shown.ExpiresAt}})
 }
 
 // edgeSessionCommands returns record, refresh and end: what the edge does

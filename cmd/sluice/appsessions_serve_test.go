@@ -4,6 +4,7 @@ import (
 	"encoding/json"
 	"errors"
 	"net/http"
+	"regexp"
 	"testing"
 	"time"
 
@@ -90,13 +91,23 @@ func TestServeRecordsAppSessions(t *testing.T) {
 	if schemas.CheckID(schemas.PrefixAppSession, id) != nil || field(out, "ACCOUNT_ID") != account {
 		t.Fatalf("record printed %s %s", out, errOut)
 	}
+	// Its times are in the one layout of the API's.
+	for _, name := range []string{"CREATED_AT", "LAST_ACTIVE", "EXPIRES_AT"} {
+		if !timeLayoutRE.MatchString(field(out, name)) {
+			t.Errorf("record printed %s %q, want RFC 3339 in UTC with milliseconds", name, field(out, name))
+		}
+	}
 	status, body = request(t, http.MethodGet, p.url+"/app/sessions/"+id, token, "")
 	var got client.AppSession
 	if err := json.Unmarshal([]byte(body), &got); status != http.StatusOK || err != nil || got.BrowserSession.Location.CountryCode != "SE" || got.PublicURL != "https://cli.example.com" {
 		t.Fatalf("GET the CLI's session: %d %s", status, body)
 	}
-	_, _, err = runSluice(t, "", append([]string{"app-sessions", "refresh", id, "--expires-in", "3h", "--json"}, natsFlags...)...)
+	out, _, err = runSluice(t, "", append([]string{"app-sessions", "refresh", id, "--expires-in", "3h", "--json"}, natsFlags...)...)
 	check.ErrorContains(t, err, "")
+	var refreshed map[string]string
+	if err := json.Unmarshal([]byte(out), &refreshed); err != nil || refreshed["id"] != id || !timeLayoutRE.MatchString(refreshed["expires_at"]) || !timeLayoutRE.MatchString(refreshed["last_active"]) {
+		t.Errorf("refresh --json printed %s (%v), want the session with its times RFC 3339 in UTC with milliseconds", out, err)
+	}
 	_, errOut, err = runSluice(t, "", append([]string{"app-sessions", "end", id}, natsFlags...)...)
 	check.ErrorContains(t, err, "")
 	if errOut != "ended "+id+"\n" {
@@ -107,3 +118,7 @@ func TestServeRecordsAppSessions(t *testing.T) {
 	_, _, err = runSluice(t, "", append([]string{"app-sessions", "record", "--public-url", "https://cli.example.com", "--ip-address", "nope"}, natsFlags...)...)
 	check.ErrorContains(t, err, "browser_session.ip_address")
 }
+
+// timeLayoutRE matches a time as the API and the CLI show every time:
+// schemas.TimeLayout, RFC 3339 in UTC with milliseconds.
+var timeLayoutRE = regexp.MustCompile(`^[0-9]{4}-[0-9]{2}-[0-9]{2}T[0-9]{2}:[0-9]{2}:[0-9]{2}\.[0-9]{3}Z$`)

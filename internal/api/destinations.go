@@ -113,8 +113,10 @@ type credsBody struct {
 // jsonNull is the JSON null.
 var jsonNull = json.RawMessage("null")
 
-// createdAtLayout is RFC 3339 with milliseconds, as times are shown.
-const createdAtLayout = "2006-01-02T15:04:05.000Z07:00"
+// createdAtLayout is the one layout of every time the API shows: RFC
+// 3339 in UTC with milliseconds, fixed width, as events' timestamps are
+// (format a time in UTC: the layout's Z is a letter).
+const createdAtLayout = schemas.TimeLayout
 
 // destinationResponse returns the body of the destination, redacted, with
 // its full URL.

@@ -66,8 +66,8 @@ func (s *Server) replayResponse(r *http.Request, replay store.Replay) client.Rep
 		ID:             replay.ID,
 		URI:            s.resourceURI(r, replaysPath(replay.SubscriptionID)+"/"+replay.ID),
 		SubscriptionID: replay.SubscriptionID,
-		Since:          replay.Since.UTC().Format(time.RFC3339Nano),
-		Until:          replay.Until.UTC().Format(time.RFC3339Nano),
+		Since:          replay.Since.UTC().Format(createdAtLayout),
+		Until:          replay.Until.UTC().Format(createdAtLayout),
 		State:          replay.State,
 		CreatedAt:      replay.CreatedAt.UTC().Format(createdAtLayout),
 	}

@@ -133,16 +133,16 @@ func (a *AppSession) check(now time.Time) error {
 		return invalid("route.id", "and edge.id go together: give both for an endpoint of an HTTPS edge, neither for an agent-initiated one")
 	}
 	if a.LastActive.Before(a.CreatedAt) {
-		return invalid("last_active", "must not be before created_at (%s)", a.CreatedAt.Format(time.RFC3339))
+		return invalid("last_active", "must not be before created_at (%s)", a.CreatedAt.UTC().Format(schemas.TimeLayout))
 	}
 	if a.LastActive.After(now.Add(clockSkew)) {
-		return invalid("last_active", "must not be in the future, and is %s", a.LastActive.Format(time.RFC3339))
+		return invalid("last_active", "must not be in the future, and is %s", a.LastActive.UTC().Format(schemas.TimeLayout))
 	}
 	if !a.ExpiresAt.After(now) {
-		return invalid("expires_at", "must be in the future, and is %s", a.ExpiresAt.Format(time.RFC3339))
+		return invalid("expires_at", "must be in the future, and is %s", a.ExpiresAt.UTC().Format(schemas.TimeLayout))
 	}
 	if a.ExpiresAt.After(now.Add(MaxAppSessionLifetime)) {
-		return invalid("expires_at", "must be at most %s from now, and is %s", MaxAppSessionLifetime, a.ExpiresAt.Format(time.RFC3339))
+		return invalid("expires_at", "must be at most %s from now, and is %s", MaxAppSessionLifetime, a.ExpiresAt.UTC().Format(schemas.TimeLayout))
 	}
 	a.LastActive, a.ExpiresAt = a.LastActive.UTC().Truncate(time.Millisecond), a.ExpiresAt.UTC().Truncate(time.Millisecond)
 	return nil
