@@ -6,6 +6,7 @@ import (
 	"context"
 	"encoding/json"
 	"fmt"
+	"net/http"
 	"os"
 	"os/exec"
 	"path/filepath"
@@ -105,6 +106,26 @@ func TestREADME(t *testing.T) {
 		t.Fatalf("%v\n\nsluice serve logged, last:\n%s", err, p.tail())
 	}
 	t.Logf("ran %d README blocks in %s", len(blocks), time.Since(start).Round(time.Millisecond))
+
+	// No two destinations of the walk-through write to the same place: a
+	// reader following it would see each event twice there.
+	status, body := request(t, http.MethodGet, local.api+"/event_destinations?limit=100", local.key, "")
+	var page struct {
+		Destinations []struct {
+			ID     string          `json:"id"`
+			Target json.RawMessage `json:"target"`
+		} `json:"event_destinations"`
+	}
+	if err := json.Unmarshal([]byte(body), &page); status != http.StatusOK || err != nil {
+		t.Fatalf("listing the README's destinations: %d %s (%v)", status, body, err)
+	}
+	targets := make(map[string]string)
+	for _, d := range page.Destinations {
+		if other, ok := targets[string(d.Target)]; ok {
+			t.Errorf("the README makes destinations %s and %s with the same target %s", other, d.ID, d.Target)
+		}
+		targets[string(d.Target)] = d.ID
+	}
 }
 
 // TestRunShellBlocksFails shows that TestREADME fails on a broken block: a
