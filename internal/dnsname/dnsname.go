@@ -11,12 +11,13 @@ import (
 	"strings"
 
 	"golang.org/x/net/publicsuffix"
-
-	"github.com/sluicehq/sluice/internal/resource"
 )
 
 // MaxLabel is the longest label of a domain name, in bytes (RFC 1035).
 const MaxLabel = 63
+
+// MaxDomain is the longest domain name, in bytes (RFC 1035).
+const MaxDomain = 253
 
 // Option widens what Check takes.
 type Option uint8
@@ -43,7 +44,7 @@ const Allowed = "labels of a to z, 0 to 9 and hyphens, not starting or ending wi
 // field that holds it ("domain has an empty label: …"). A name is labels
 // of a to z, 0 to 9 and hyphens (punycode "xn--" labels for other
 // letters), neither first nor last a hyphen, at most MaxLabel bytes each
-// and resource.MaxDomain in all (with any "*."), and at least two labels
+// and MaxDomain in all (with any "*."), and at least two labels
 // unless opts has OneLabel; with Wildcard, it may also be "*." and such
 // a name.
 //
@@ -61,8 +62,8 @@ func Check(name string, opts Option) (string, error) {
 	if opts&Pattern == 0 && isAddress(d) {
 		return "", fmt.Errorf("%q is an IP address, which no account can own: give a domain name, such as app.example.com", name)
 	}
-	if len(d) > resource.MaxDomain {
-		return "", fmt.Errorf("is %d bytes long, and a domain name may have at most %d", len(d), resource.MaxDomain)
+	if len(d) > MaxDomain {
+		return "", fmt.Errorf("is %d bytes long, and a domain name may have at most %d", len(d), MaxDomain)
 	}
 	base, wildcard := strings.CutPrefix(d, "*.")
 	if wildcard && opts&Wildcard == 0 {

@@ -11,6 +11,7 @@ import (
 	"strings"
 
 	"github.com/sluicehq/sluice/client"
+	"github.com/sluicehq/sluice/internal/dnsname"
 	"github.com/sluicehq/sluice/schemas"
 )
 
@@ -145,7 +146,7 @@ func AgentIngresses() Spec {
 	return Spec{
 		Prefix: schemas.PrefixAgentIngress, Path: client.AgentIngressesPath, ListKey: client.AgentIngressesListKey,
 		Fields: append(described(Bytes),
-			Field{Name: "domain", Kind: String, Max: MaxDomain, Unit: Bytes, Required: true, Create: true,
+			Field{Name: "domain", Kind: String, Max: dnsname.MaxDomain, Unit: Bytes, Required: true, Create: true,
 				Usage: "the domain the account owns, a fully qualified name of at most {limit}; it cannot be changed after"},
 			// The CLI sets the policy with --certificate-authority and
 			// --private-key-type, or --no-certificate-management.
@@ -173,9 +174,6 @@ func TunnelSessions() Spec {
 func Endpoints() Spec {
 	return Spec{Prefix: schemas.PrefixEndpoint, Path: client.EndpointsPath, ListKey: client.EndpointsListKey}
 }
-
-// MaxDomain is the longest domain name, in bytes (RFC 1035).
-const MaxDomain = 253
 
 // BotUsers is the family of bot users, /bot_users (specification sections
 // 2.3 and 4.2). A bot user is created active.

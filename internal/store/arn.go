@@ -8,7 +8,7 @@ import (
 
 	"github.com/aws/aws-sdk-go-v2/aws/arn"
 
-	"github.com/sluicehq/sluice/sinks"
+	"github.com/sluicehq/sluice/sinks/targets"
 )
 
 // arnRule is what an ARN of one kind of AWS resource looks like.
@@ -40,7 +40,7 @@ var roleARN = arnRule{
 }
 
 // targetARNRule returns the rule of the ARN of a type of target.
-func targetARNRule(rule sinks.ARNRule) arnRule {
+func targetARNRule(rule targets.ARNRule) arnRule {
 	return arnRule{
 		what:           rule.What,
 		service:        rule.Service,

@@ -170,7 +170,7 @@ type targetField struct {
 
 // fields returns the fields of t, one per type of target, in their order.
 // It is the one place that names them: what a type's target means (its
-// ARN's rules, its sink) is its type's, in package sinks/desttype.
+// ARN's rules) is its type's, in package sinks/targets.
 func (t *Target) fields() []targetField {
 	return []targetField{
 		fieldOf(TargetFirehose, &t.Firehose, func(f *FirehoseTarget) *string { return &f.DeliveryStreamARN }, func(f *FirehoseTarget) *AWSAuth { return &f.Auth }),

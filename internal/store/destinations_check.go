@@ -6,7 +6,7 @@ import (
 	"strings"
 
 	"github.com/sluicehq/sluice/internal/resource"
-	"github.com/sluicehq/sluice/sinks/desttype"
+	"github.com/sluicehq/sluice/sinks/targets"
 )
 
 // Lengths of static credentials, in bytes. AWS access key ids are 16 to 128
@@ -51,9 +51,9 @@ func (t Target) check() error {
 		return invalid("target", "sets %s: set exactly one target, and create one destination per target", strings.Join(t.types(), " and "))
 	}
 	m := set[0]
-	typ, ok := desttype.Named(m.typ)
+	typ, ok := targets.Named(m.typ)
 	if !ok {
-		return fmt.Errorf("target type %q is not one of package desttype's", m.typ)
+		return fmt.Errorf("target type %q is not one of package targets'", m.typ)
 	}
 	return checkTargetARN("target."+typ.Name, typ.ARNField, *m.arn, targetARNRule(typ.ARN), *m.auth)
 }

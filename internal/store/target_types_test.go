@@ -3,7 +3,7 @@ package store
 import (
 	"testing"
 
-	"github.com/sluicehq/sluice/sinks/desttype"
+	"github.com/sluicehq/sluice/sinks/targets"
 )
 
 // The rules of the ARNs of the targets, as TestCheckARN checks them.
@@ -15,7 +15,7 @@ var (
 
 // typeARNRule returns the rule of the ARN of the type of target named name.
 func typeARNRule(name string) arnRule {
-	typ, ok := desttype.Named(name)
+	typ, ok := targets.Named(name)
 	if !ok {
 		panic("no target type " + name)
 	}
@@ -23,19 +23,19 @@ func typeARNRule(name string) arnRule {
 }
 
 // TestTargetFieldsAreTypes checks that each field of Target is a type of
-// package desttype, and each type of package desttype a field of Target,
+// package targets, and each type of package targets a field of Target,
 // so that a target of any type is checked by its type's rules.
 func TestTargetFieldsAreTypes(t *testing.T) {
 	fields := map[string]bool{}
 	for _, f := range (&Target{}).fields() {
-		if _, ok := desttype.Named(f.typ); !ok {
-			t.Errorf("Target's field %q is no type of package desttype", f.typ)
+		if _, ok := targets.Named(f.typ); !ok {
+			t.Errorf("Target's field %q is no type of package targets", f.typ)
 		}
 		fields[f.typ] = true
 	}
-	for _, typ := range desttype.All() {
+	for _, typ := range targets.All() {
 		if !fields[typ.Name] {
-			t.Errorf("type %q of package desttype is no field of Target", typ.Name)
+			t.Errorf("type %q of package targets is no field of Target", typ.Name)
 		}
 	}
 }

@@ -9,6 +9,7 @@ import (
 	"github.com/aws/aws-sdk-go-v2/aws"
 
 	"github.com/sluicehq/sluice/sinks"
+	"github.com/sluicehq/sluice/sinks/targets"
 )
 
 // ErrConfig is the error, wrapped, of a Config that cannot work.
@@ -59,10 +60,6 @@ func (cfg Config) check() (logGroup, error) {
 	return target, nil
 }
 
-// maxNameLength is the most characters of the name of a log group or
-// stream.
-const maxNameLength = 512
-
 // logGroup is what the sink needs of the log group's ARN.
 type logGroup struct {
 	name, region string
@@ -76,8 +73,8 @@ func parseLogGroupARN(s string) (logGroup, error) {
 		return logGroup{}, fmt.Errorf("%w: log group %w", ErrConfig, err)
 	}
 	name, ok := strings.CutPrefix(parsed.Resource, "log-group:")
-	if !ok || checkLogGroupName(name) != "" {
-		return logGroup{}, fmt.Errorf("%w: %q is not the ARN of a CloudWatch Logs log group (arn:aws:logs:REGION:ACCOUNT:log-group:NAME, NAME of 1 to %d letters, digits, '_', '-', '/', '.' and '#')", ErrConfig, s, maxNameLength)
+	if !ok || targets.CloudWatchLogs.ARN.CheckName(name) != "" {
+		return logGroup{}, fmt.Errorf("%w: %q is not the ARN of a CloudWatch Logs log group (arn:aws:logs:REGION:ACCOUNT:log-group:NAME, NAME of 1 to %d letters, digits, '_', '-', '/', '.' and '#')", ErrConfig, s, targets.MaxLogGroupName)
 	}
 	return logGroup{name: strings.TrimSuffix(name, ":*"), region: parsed.Region}, nil
 }
@@ -85,8 +82,8 @@ func parseLogGroupARN(s string) (logGroup, error) {
 // checkLogStream returns an error wrapping ErrConfig when name is no log
 // stream's name: 1 to 512 characters, neither ':' nor '*'.
 func checkLogStream(name string) error {
-	if name == "" || utf8.RuneCountInString(name) > maxNameLength || strings.ContainsAny(name, ":*") {
-		return fmt.Errorf("%w: log stream %.40q is not a name of 1 to %d characters without ':' or '*'", ErrConfig, name, maxNameLength)
+	if name == "" || utf8.RuneCountInString(name) > targets.MaxLogGroupName || strings.ContainsAny(name, ":*") {
+		return fmt.Errorf("%w: log stream %.40q is not a name of 1 to %d characters without ':' or '*'", ErrConfig, name, targets.MaxLogGroupName)
 	}
 	return nil
 }

@@ -7,6 +7,7 @@ import (
 
 	"github.com/sluicehq/sluice/sinks"
 	"github.com/sluicehq/sluice/sinks/desttype"
+	"github.com/sluicehq/sluice/sinks/targets"
 )
 
 // TestTypesAreWhole checks that each type declares all it must, under
@@ -64,5 +65,20 @@ func TestNewSink(t *testing.T) {
 				t.Fatalf("NewSink(a queue's ARN) = %v, %v; want no sink and an error", sink, err)
 			}
 		})
+	}
+}
+
+// TestTypesAreTargets checks that desttype lists each type of package
+// targets, in its order, so that every type the store accepts has a sink.
+func TestTypesAreTargets(t *testing.T) {
+	all := desttype.All()
+	kinds := targets.All()
+	if len(all) != len(kinds) {
+		t.Fatalf("desttype has %d types, targets %d", len(all), len(kinds))
+	}
+	for i, typ := range all {
+		if typ.Name != kinds[i].Name || typ.Flag != kinds[i].Flag {
+			t.Errorf("type %d: desttype's %q, targets' %q", i, typ.Name, kinds[i].Name)
+		}
 	}
 }

@@ -8,6 +8,7 @@ import (
 	"github.com/aws/aws-sdk-go-v2/aws"
 
 	"github.com/sluicehq/sluice/sinks"
+	"github.com/sluicehq/sluice/sinks/targets"
 )
 
 // ErrConfig is the error, wrapped, of a Config that cannot work.
@@ -52,9 +53,6 @@ type deliveryStream struct {
 	name, region string
 }
 
-// maxNameLength is the most characters of a delivery stream's name.
-const maxNameLength = 64
-
 // parseDeliveryStreamARN returns the delivery stream an ARN names, or an
 // error wrapping ErrConfig.
 func parseDeliveryStreamARN(s string) (deliveryStream, error) {
@@ -63,8 +61,8 @@ func parseDeliveryStreamARN(s string) (deliveryStream, error) {
 		return deliveryStream{}, fmt.Errorf("%w: delivery stream %w", ErrConfig, err)
 	}
 	name, ok := strings.CutPrefix(parsed.Resource, "deliverystream/")
-	if !ok || checkName(name) != "" {
-		return deliveryStream{}, fmt.Errorf("%w: %q is not the ARN of a Firehose delivery stream (arn:aws:firehose:REGION:ACCOUNT:deliverystream/NAME, NAME of 1 to %d letters, digits, '_', '.' and '-')", ErrConfig, s, maxNameLength)
+	if !ok || targets.Firehose.ARN.CheckName(name) != "" {
+		return deliveryStream{}, fmt.Errorf("%w: %q is not the ARN of a Firehose delivery stream (arn:aws:firehose:REGION:ACCOUNT:deliverystream/NAME, NAME of 1 to %d letters, digits, '_', '.' and '-')", ErrConfig, s, targets.MaxDeliveryStreamName)
 	}
 	return deliveryStream{name: name, region: parsed.Region}, nil
 }

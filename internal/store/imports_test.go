@@ -1,0 +1,38 @@
+package store
+
+import (
+	"os/exec"
+	"strings"
+	"testing"
+)
+
+// TestImportsFlowOneWay checks the layering issue 26 set: the
+// configuration store links no AWS SDK but the SDK's ARN grammar (one
+// file, no dependencies, the same parser the sinks read ARNs with), as
+// what it checks of a target is data (sinks/targets); and dnsname, the
+// rule of a domain name, depends on no other package of sluice's.
+func TestImportsFlowOneWay(t *testing.T) {
+	for _, c := range []struct {
+		pkg     string
+		refused func(dep string) bool
+		why     string
+	}{
+		{"github.com/sluicehq/sluice/internal/store", func(dep string) bool {
+			return (strings.HasPrefix(dep, "github.com/aws/") && dep != "github.com/aws/aws-sdk-go-v2/aws/arn") ||
+				dep == "github.com/sluicehq/sluice/sinks"
+		}, "an AWS SDK package: what the store checks of a target belongs in sinks/targets"},
+		{"github.com/sluicehq/sluice/internal/dnsname", func(dep string) bool {
+			return strings.HasPrefix(dep, "github.com/sluicehq/sluice/") && dep != "github.com/sluicehq/sluice/internal/dnsname"
+		}, "a package of sluice's: dnsname owns its rules and limits"},
+	} {
+		out, err := exec.Command("go", "list", "-deps", "-f", "{{.ImportPath}}", c.pkg).Output()
+		if err != nil {
+			t.Fatalf("go list -deps %s: %v", c.pkg, err)
+		}
+		for dep := range strings.FieldsSeq(string(out)) {
+			if c.refused(dep) {
+				t.Errorf("%s links %s, %s", c.pkg, dep, c.why)
+			}
+		}
+	}
+}
