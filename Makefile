@@ -95,12 +95,12 @@ fuzz: ## a short run of each fuzz target, past its committed corpus
 bench: ## micro-benchmarks, the ingest and delivery benchmarks against raw JetStream, memory with 1,000,000 events pending, the sinks into the emulator, the drain into a Kinesis endpoint in another process, the traffic policy's cost and memory
 	$(GO) test -run '^$$' -bench . -benchmem -count 6 ./schemas
 	$(GO) test -run '^$$' -bench . -benchmem -count 6 ./pipeline
-	$(GO) run ./cmd/sluice bench ingest
-	$(GO) run ./cmd/sluice bench deliver
-	GOMEMLIMIT=200MiB $(GO) run ./cmd/sluice bench deliver --pending
+	$(GO) run ./cmd/sluice-bench ingest
+	$(GO) run ./cmd/sluice-bench deliver
+	GOMEMLIMIT=200MiB $(GO) run ./cmd/sluice-bench deliver --pending
 	$(GO) test -run '^$$' -bench . -benchmem -count 5 ./internal/emulator
-	$(GO) run ./cmd/sluice bench sinks
-	$(GO) run ./cmd/sluice bench drain
+	$(GO) run ./cmd/sluice-bench sinks
+	$(GO) run ./cmd/sluice-bench drain
 	$(GO) test -run '^$$' -bench RateLimit -benchmem -count 5 ./trafficpolicy
 	$(GO) test -run '^$$' -bench MillionBuckets -benchtime 1x ./trafficpolicy
 
@@ -113,7 +113,7 @@ SOAK_RATE ?= 2000
 SOAK_DURATION ?= 6m
 .PHONY: soak
 soak: ## steady load for minutes: throughput, latency and resident memory over time; fails if memory keeps growing
-	$(GO) run ./cmd/sluice bench load --sink emulator --rate $(SOAK_RATE) --duration $(SOAK_DURATION) --interval 10s --max-rss-growth 0.2
+	$(GO) run ./cmd/sluice-bench load --sink emulator --rate $(SOAK_RATE) --duration $(SOAK_DURATION) --interval 10s --max-rss-growth 0.2
 
 # Tests of what sluice's dependencies do, not of sluice: run on an upgrade
 # of nats.go or nats-server. Not in CI (they depend on the dependencies'

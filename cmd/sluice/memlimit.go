@@ -1,13 +1,14 @@
 package main
 
 import (
-	"errors"
 	"fmt"
 	"log/slog"
 	"os"
 	"runtime/debug"
 	"strconv"
 	"strings"
+
+	"github.com/sluicehq/sluice/internal/bytesize"
 )
 
 // cgroupShare is the share of a container's memory limit that serve gives
@@ -19,33 +20,13 @@ const cgroupShare = 0.9
 // cgroup v2, then v1.
 var cgroupLimitFiles = []string{"/sys/fs/cgroup/memory.max", "/sys/fs/cgroup/memory/memory.limit_in_bytes"}
 
-// parseSize reads a size such as 256MiB, 1GiB, 500MB or 1048576 (bytes).
-func parseSize(s string) (int64, error) {
-	units := []struct {
-		suffix string
-		factor int64
-	}{{"KiB", 1 << 10}, {"MiB", 1 << 20}, {"GiB", 1 << 30}, {"KB", 1e3}, {"MB", 1e6}, {"GB", 1e9}, {"B", 1}}
-	factor := int64(1)
-	for _, u := range units {
-		if rest, ok := strings.CutSuffix(s, u.suffix); ok {
-			s, factor = rest, u.factor
-			break
-		}
-	}
-	n, err := strconv.ParseInt(strings.TrimSpace(s), 10, 64)
-	if err != nil || n < 0 || n > (1<<62)/factor {
-		return 0, errors.New("give a size such as 512MiB, 2GiB or 1073741824")
-	}
-	return n * factor, nil
-}
-
 // applyMemoryLimit sets Go's soft memory limit: flag, a size, or when it
 // is empty, GOMEMLIMIT (which the runtime applies itself) or else 90% of
 // the container's memory limit, if there is one. It logs the limit chosen.
 func applyMemoryLimit(flag string, log *slog.Logger) error {
 	switch {
 	case flag != "":
-		limit, err := parseSize(flag)
+		limit, err := bytesize.Parse(flag)
 		if err != nil {
 			return fmt.Errorf("--memory-limit %q: %w", flag, err)
 		}

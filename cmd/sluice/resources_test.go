@@ -9,7 +9,6 @@ import (
 	"net"
 	"net/http"
 	"net/http/httptest"
-	"os"
 	"path/filepath"
 	"strings"
 	"testing"
@@ -17,6 +16,7 @@ import (
 
 	"github.com/sluicehq/sluice/client"
 	"github.com/sluicehq/sluice/internal/apitest"
+	"github.com/sluicehq/sluice/internal/buildtest"
 	"github.com/sluicehq/sluice/internal/check"
 )
 
@@ -45,15 +45,7 @@ func newCLIEnv(t *testing.T) *cliEnv {
 // environment of whoever runs the tests does not set flags.
 func clearSluiceEnv(t *testing.T) {
 	t.Helper()
-	for _, kv := range os.Environ() {
-		name, _, _ := strings.Cut(kv, "=")
-		if strings.HasPrefix(name, envPrefix) {
-			t.Setenv(name, "") // restores the variable after the test
-			if err := os.Unsetenv(name); err != nil {
-				t.Fatal(err)
-			}
-		}
-	}
+	buildtest.ClearEnv(t, envPrefix)
 }
 
 // runSluice runs sluice with the arguments and standard input, in process,

@@ -24,7 +24,7 @@ func newRootCommand() *cobra.Command {
 			return flagsFromEnv(cmd.Flags())
 		},
 	}
-	root.AddCommand(newServeCommand(), newSchemasCommand(), newPublishCommand(), newBenchCommand(), newAccountsCommand(), newDestinationsCommand(), newSubscriptionsCommand(), newAgentIngressesCommand(), newAppSessionsCommand(), newAPIKeysCommand(), newBotUsersCommand(), newCredentialsCommand(), newTunnelSessionsCommand(), newEndpointsCommand(), newEdgesCommand(), newReservedDomainsCommand(), newTailCommand(), newPolicyCommand())
+	root.AddCommand(newServeCommand(), newSchemasCommand(), newPublishCommand(), newAccountsCommand(), newDestinationsCommand(), newSubscriptionsCommand(), newAgentIngressesCommand(), newAppSessionsCommand(), newAPIKeysCommand(), newBotUsersCommand(), newCredentialsCommand(), newTunnelSessionsCommand(), newEndpointsCommand(), newEdgesCommand(), newReservedDomainsCommand(), newTailCommand(), newPolicyCommand())
 	root.AddCommand(newEmulatorCommand())
 	root.AddCommand(newHealthcheckCommand())
 	root.AddCommand(newNATSAuthCommand())

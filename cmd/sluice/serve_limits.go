@@ -9,6 +9,7 @@ import (
 	"github.com/spf13/pflag"
 
 	"github.com/sluicehq/sluice/internal/api"
+	"github.com/sluicehq/sluice/internal/bytesize"
 	"github.com/sluicehq/sluice/internal/store"
 )
 
@@ -126,7 +127,7 @@ func (f limitFlags) validate() []error {
 		if s.value == "" {
 			continue
 		}
-		if _, err := parseSize(s.value); err != nil {
+		if _, err := bytesize.Parse(s.value); err != nil {
 			errs = append(errs, fmt.Errorf("%s %q: %w", s.name, s.value, err))
 		}
 	}
@@ -166,7 +167,7 @@ func bytesInFlightFor(memoryLimit int64) (int64, string) {
 
 // mustSize is the size s, which validate checked, or 0 for "".
 func mustSize(s string) int64 {
-	n, _ := parseSize(s)
+	n, _ := bytesize.Parse(s)
 	return n
 }
 

@@ -7,7 +7,6 @@ import (
 	"net/http"
 	"os"
 	"os/exec"
-	"path/filepath"
 	"slices"
 	"strings"
 	"sync"
@@ -17,41 +16,24 @@ import (
 
 	"github.com/nats-io/nats.go"
 
+	"github.com/sluicehq/sluice/internal/buildtest"
 	"github.com/sluicehq/sluice/internal/check"
 )
 
-// sluiceBinary is the sluice binary the tests run, built once per run of
-// the test binary (buildSluice) in a directory TestMain removes: built
-// anew by each of its two dozen callers, it took minutes of the suite.
-var sluiceBinary struct {
-	once      sync.Once
-	dir, path string
-	err       error
-	out       []byte
+// TestMain removes the binaries the tests built (buildSluice) when they
+// are done.
+func TestMain(m *testing.M) {
+	code := m.Run()
+	buildtest.Cleanup()
+	os.Exit(code)
 }
 
-// buildSluice returns the sluice binary, building it at the first call.
+// buildSluice returns the sluice binary, built once per run of the test
+// binary: built anew by each of its two dozen callers, it took minutes of
+// the suite.
 func buildSluice(t *testing.T) string {
 	t.Helper()
-	b := &sluiceBinary
-	b.once.Do(func() {
-		if b.dir, b.err = os.MkdirTemp("", "sluice-test-bin-"); b.err != nil {
-			return
-		}
-		b.path = filepath.Join(b.dir, "sluice")
-		b.out, b.err = exec.Command("go", "build", "-o", b.path, ".").CombinedOutput()
-	})
-	if b.err != nil {
-		t.Fatalf("go build: %v\n%s", b.err, b.out)
-	}
-	return b.path
-}
-
-// removeSluiceBinary removes what buildSluice built; TestMain calls it.
-func removeSluiceBinary() {
-	if sluiceBinary.dir != "" {
-		_ = os.RemoveAll(sluiceBinary.dir)
-	}
+	return buildtest.Binary(t, ".")
 }
 
 // serveProcess is a running `sluice serve`.

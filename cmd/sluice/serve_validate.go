@@ -7,6 +7,7 @@ import (
 	"net/url"
 	"time"
 
+	"github.com/sluicehq/sluice/internal/bytesize"
 	"github.com/sluicehq/sluice/pipeline"
 )
 
@@ -169,7 +170,7 @@ func (f serveFlags) checkMemoryLimit() error {
 	if f.memoryLimit == "" {
 		return nil
 	}
-	if _, err := parseSize(f.memoryLimit); err != nil {
+	if _, err := bytesize.Parse(f.memoryLimit); err != nil {
 		return fmt.Errorf("--memory-limit %q: %w", f.memoryLimit, err)
 	}
 	return nil

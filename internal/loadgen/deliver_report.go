@@ -71,7 +71,7 @@ func (r *DeliverReport) summarise() {
 func (r DeliverReport) Format(w io.Writer) error {
 	cfg := r.Config
 	var b strings.Builder
-	fmt.Fprintf(&b, "sluice bench deliver: a backlog of %d http_request_complete.v0 events of ~1 KB per run, file-backed JetStream, embedded server, in-process connection\n", cfg.Events)
+	fmt.Fprintf(&b, "sluice-bench deliver: a backlog of %d http_request_complete.v0 events of ~1 KB per run, file-backed JetStream, embedded server, in-process connection\n", cfg.Events)
 	fmt.Fprintf(&b, "route filter %s passes %d; null sink with Kinesis limits; %s %s/%s, GOMAXPROCS %d, %d CPUs\n\n",
 		r.Filter, r.Delivered, r.GoVersion, r.OS, r.Arch, r.GOMAXPROCS, r.NumCPU)
 	if _, err := io.WriteString(w, b.String()); err != nil {

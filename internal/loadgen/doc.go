@@ -1,4 +1,4 @@
-// Package loadgen is the engine of `sluice bench`: it measures how many
+// Package loadgen is the engine of `sluice-bench`: it measures how many
 // events per second sluice stores in JetStream and delivers from it, and
 // sets each figure beside a raw JetStream baseline measured in the same run
 // on the same kind of server, so that the ratio says what sluice's own

@@ -42,7 +42,7 @@ type DrainConfig struct {
 	Rounds int `json:"rounds"`
 	// Helper is the command line that starts a helper process of this
 	// benchmark, to which RunDrain appends the helper's kind and flags;
-	// the process must run ServeDrainHelper. `sluice bench drain` gives
+	// the process must run ServeDrainHelper. `sluice-bench drain` gives
 	// its own binary's hidden `bench drain-helper`. Required.
 	Helper []string `json:"-"`
 	// DataDir is where the NATS server makes its temporary directory,

@@ -64,7 +64,7 @@ type LoadAverages struct {
 // DrainReport is the outcome of RunDrain.
 type DrainReport struct {
 	// Command is the command line that ran the benchmark, when the caller
-	// sets it (sluice bench drain does).
+	// sets it (sluice-bench drain does).
 	Command string `json:"command,omitempty"`
 	// Config is the configuration the benchmark ran with, defaults applied.
 	Config DrainConfig `json:"config"`
@@ -173,7 +173,7 @@ func (r DrainReport) CheckFloors() error {
 // process per 1,000 events beside its limit; the load averages.
 func (r DrainReport) Format(w io.Writer) error {
 	var b strings.Builder
-	fmt.Fprintf(&b, "sluice bench drain: a backlog of %d http_request_complete.v0 events of %d bytes stored per drain; file-backed JetStream and a minimal Kinesis endpoint, each in a process of its own\n", r.Config.Events, r.EventBytes)
+	fmt.Fprintf(&b, "sluice-bench drain: a backlog of %d http_request_complete.v0 events of %d bytes stored per drain; file-backed JetStream and a minimal Kinesis endpoint, each in a process of its own\n", r.Config.Events, r.EventBytes)
 	fmt.Fprintf(&b, "filter mode: %s passes %d, fields %s; %s %s/%s, GOMAXPROCS %d, %d CPUs\n",
 		r.Filter, r.FilterPasses, strings.Join(r.Fields, ", "), r.GoVersion, r.OS, r.Arch, r.GOMAXPROCS, r.NumCPU)
 	if r.Command != "" {

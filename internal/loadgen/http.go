@@ -36,7 +36,7 @@ func prepareHTTP(ctx context.Context, env *environment) (func(context.Context) e
 	if err != nil {
 		return nil, err
 	}
-	key, err := st.CreateAPIKey(ctx, account.ID, store.APIKeyInput{Description: "sluice bench"}, "")
+	key, err := st.CreateAPIKey(ctx, account.ID, store.APIKeyInput{Description: "sluice-bench"}, "")
 	if err != nil {
 		return nil, err
 	}

@@ -219,7 +219,7 @@ func (d *loadDelivery) stop() {
 // API key of the account, the producer, metrics) on a loopback port, and
 // returns a client of POST /events with the key.
 func startLoadAPI(ctx context.Context, s *deliveryServer, concurrency int, closers *[]func()) (*ingestClient, error) {
-	key, err := s.store.CreateAPIKey(ctx, s.account, store.APIKeyInput{Description: "sluice bench load"}, "")
+	key, err := s.store.CreateAPIKey(ctx, s.account, store.APIKeyInput{Description: "sluice-bench load"}, "")
 	if err != nil {
 		return nil, err
 	}

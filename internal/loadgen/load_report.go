@@ -207,7 +207,7 @@ func (r LoadReport) rssThirds() (second, last uint64, ok bool) {
 func (r LoadReport) Format(w io.Writer) error {
 	cfg := r.Config
 	var b strings.Builder
-	fmt.Fprintf(&b, "sluice bench load: one process (embedded file-backed JetStream, HTTP API, reconciler, deliverer), sink %s\n", cfg.Sink)
+	fmt.Fprintf(&b, "sluice-bench load: one process (embedded file-backed JetStream, HTTP API, reconciler, deliverer), sink %s\n", cfg.Sink)
 	fmt.Fprintf(&b, "~1 KB http_request_complete.v0 events to POST /events for %s, %s, %d a request, %d in flight; filter %s passes half\n",
 		cfg.Duration, rateText(cfg.Rate), cfg.Batch, cfg.Concurrency, r.Filter)
 	fmt.Fprintf(&b, "%s, GOMAXPROCS %d, %d CPUs\n\n", r.GoVersion, r.GOMAXPROCS, r.NumCPU)

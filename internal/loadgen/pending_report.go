@@ -49,7 +49,7 @@ type PendingReport struct {
 func (r PendingReport) Format(w io.Writer) error {
 	cfg := r.Config
 	var b strings.Builder
-	fmt.Fprintf(&b, "sluice bench deliver --pending: %d http_request_complete.v0 events of ~1 KB published in %.1fs to a route whose destination is down (%s sink), delivery running %s more\n",
+	fmt.Fprintf(&b, "sluice-bench deliver --pending: %d http_request_complete.v0 events of ~1 KB published in %.1fs to a route whose destination is down (%s sink), delivery running %s more\n",
 		cfg.Events, r.PublishSeconds, cfg.Sink, cfg.Hold)
 	fmt.Fprintf(&b, "pending for the route at the end: %d (%d unacknowledged); %d writes refused or unanswered; %s %s/%s, GOMAXPROCS %d\n",
 		r.Pending, r.Unacknowledged, r.SinkWrites, runtime.Version(), runtime.GOOS, runtime.GOARCH, runtime.GOMAXPROCS(0))

@@ -143,7 +143,7 @@ func median(xs []float64) float64 {
 func (r IngestReport) Format(w io.Writer) error {
 	cfg := r.Config
 	var b strings.Builder
-	fmt.Fprintf(&b, "sluice bench ingest: %d http_request_complete.v0 events of ~1 KB per run, file-backed JetStream, embedded server, in-process connection\n", cfg.Events)
+	fmt.Fprintf(&b, "sluice-bench ingest: %d http_request_complete.v0 events of ~1 KB per run, file-backed JetStream, embedded server, in-process connection\n", cfg.Events)
 	fmt.Fprintf(&b, "HTTP batches of %d, %d in flight; max pending acks %d; %s %s/%s, GOMAXPROCS %d, %d CPUs\n\n",
 		cfg.Batch, cfg.Concurrency, cfg.MaxPending, r.GoVersion, r.OS, r.Arch, r.GOMAXPROCS, r.NumCPU)
 	if _, err := io.WriteString(w, b.String()); err != nil {

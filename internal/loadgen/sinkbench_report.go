@@ -16,7 +16,7 @@ var ErrCallsNotFull = errors.New("calls not full")
 // and the medians.
 func (r SinksReport) Format(w io.Writer) error {
 	var b strings.Builder
-	fmt.Fprintf(&b, "sluice bench sinks: a backlog of %d http_request_complete.v0 events of ~1 KB per run, %d passing the route's filter,\n", r.Config.Events, r.Delivered)
+	fmt.Fprintf(&b, "sluice-bench sinks: a backlog of %d http_request_complete.v0 events of ~1 KB per run, %d passing the route's filter,\n", r.Config.Events, r.Delivered)
 	fmt.Fprintf(&b, "delivered through each sink and the AWS SDK into sluice's emulator over loopback; %s, %d CPUs\n\n", r.GoVersion, r.NumCPU)
 	fmt.Fprintf(&b, "%-16s %12s %14s %14s %12s %10s\n", "sink", "events/s", "CPU µs/event", "records/call", "call fill", "floor")
 	for _, s := range r.Sinks {

@@ -443,7 +443,7 @@ func (a tunnelAPI) post(ctx context.Context, path string, in, out any) error {
 // credential creates a tunnel credential and returns its token.
 func (a tunnelAPI) credential(ctx context.Context) (string, error) {
 	var cred struct{ Token string }
-	if err := a.post(ctx, "/credentials", map[string]any{"description": "sluice bench tunnel"}, &cred); err != nil {
+	if err := a.post(ctx, "/credentials", map[string]any{"description": "sluice-bench tunnel"}, &cred); err != nil {
 		return "", fmt.Errorf("creating a credential: %w", err)
 	}
 	if cred.Token == "" {

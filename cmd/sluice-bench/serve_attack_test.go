@@ -16,7 +16,7 @@ import (
 func attackTestConfig() loadgen.AttackConfig {
 	return loadgen.AttackConfig{
 		// Issue 11's attacks. Issue 23's fan-out (5 million deliveries)
-		// and read flood are played by sluice bench attack, outside
+		// and read flood are played by sluice-bench attack, outside
 		// -race (docs/performance.md); their guarantees have tests of
 		// their own in pipeline, internal/store and internal/api.
 		Attacks:      []string{loadgen.AttackLeaks, loadgen.AttackBadJSON, loadgen.AttackForged, loadgen.AttackDedup, loadgen.AttackSlowloris, loadgen.AttackBigBodies, loadgen.AttackFloods, loadgen.AttackFilterBomb},
@@ -41,7 +41,7 @@ func attackTestConfig() loadgen.AttackConfig {
 // TestServeUnderAttack runs a real `sluice serve --dev --memory-limit
 // 460MiB` with two accounts and plays every attack of issue 11 from
 // account B while account A publishes 200 events a second into a Kinesis
-// destination of the emulator (loadgen.RunAttacks, as `sluice bench
+// destination of the emulator (loadgen.RunAttacks, as `sluice-bench
 // attack` does). Each attack is a subtest asserting what must hold during
 // it (loadgen.AttackReport.Violations): the process stays up; A's
 // POST /events all get 202 within a second; A's delivery latency stays

@@ -9,13 +9,15 @@ import (
 	"github.com/sluicehq/sluice/internal/loadgen"
 )
 
-// newBenchCommand returns `sluice bench`, which measures sluice on this
+// newBenchCommand returns `sluice-bench`, which measures sluice on this
 // machine against a raw JetStream baseline measured in the same run.
 func newBenchCommand() *cobra.Command {
 	cmd := &cobra.Command{
-		Use:   "bench",
-		Short: "Measure sluice's throughput on this machine beside a raw JetStream baseline",
-		Args:  cobra.NoArgs,
+		Use:           "sluice-bench",
+		Short:         "Measure sluice on this machine beside raw baselines measured in the same run (docs/performance.md)",
+		Args:          cobra.NoArgs,
+		SilenceUsage:  true,
+		SilenceErrors: true,
 	}
 	cmd.AddCommand(newBenchIngestCommand(), newBenchDeliverCommand(), newBenchSinksCommand(), newBenchDrainCommand(), newBenchDrainHelperCommand(), newBenchLoadCommand(), newBenchAttackCommand(), newBenchTunnelCommand())
 	return cmd
@@ -65,7 +67,7 @@ Progress goes to standard error, the report to standard output.`, loadgen.Produc
 	return cmd
 }
 
-// benchReport is the report of a sluice bench command.
+// benchReport is the report of a sluice-bench command.
 type benchReport interface {
 	Format(io.Writer) error
 	WriteJSON(io.Writer) error

@@ -19,9 +19,9 @@ import (
 
 	"github.com/spf13/cobra"
 
+	"github.com/sluicehq/sluice/internal/bytesize"
 	"github.com/sluicehq/sluice/internal/loadgen"
 	"github.com/sluicehq/sluice/internal/natsserver"
-	"github.com/sluicehq/sluice/internal/store"
 )
 
 // defaultAttackMemoryLimit is the --memory-limit of the sluice serve the
@@ -73,8 +73,8 @@ The attacks, in the order played (--attacks picks some):
                  HEAD, filtered or not) for --read-flood-for, A's reads
                  measured before and during
 
-By default it spawns the sluice serve to attack: this binary (or
---sluice-bin) with --dev, --memory-limit 460MiB, loopback ports, a temporary
+By default it spawns the sluice serve to attack: sluice beside this binary
+or in PATH (or --sluice-bin) with --dev, --memory-limit 460MiB, loopback ports, a temporary
 data dir and, when serve has the flags, --metrics-http 127.0.0.1:0 and
 --data-key-file with a random key kept outside the data dir; account A
 is the bootstrap account, B is made through --nats-listen. Give --url (with
@@ -117,7 +117,7 @@ guarantee of issue 11 broke (the report's last lines list which), unless
 				defer served.stop()
 				target = served.target
 			} else if spawn.memoryLimit != "" {
-				limit, err := parseSize(spawn.memoryLimit)
+				limit, err := bytesize.Parse(spawn.memoryLimit)
 				if err != nil {
 					return fmt.Errorf("--memory-limit %q: %w", spawn.memoryLimit, err)
 				}
@@ -155,7 +155,7 @@ guarantee of issue 11 broke (the report's last lines list which), unless
 	fl.StringVar(&target.MetricsURL, "metrics-url", "", "with --url: the listener of /metrics (--metrics-http), if apart from --url")
 	fl.IntVar(&target.PID, "pid", 0, "with --url: the process id, for its memory and CPU time")
 	fl.StringVar(&target.DataDir, "data-dir", "", "with --url: its data dir, searched for A's destination's secrets")
-	fl.StringVar(&spawn.bin, "sluice-bin", "", "the sluice binary to spawn (default: this one)")
+	fl.StringVar(&spawn.bin, "sluice-bin", "", "the sluice binary to spawn (default: sluice beside this binary, or in PATH)")
 	fl.StringVar(&spawn.memoryLimit, "memory-limit", defaultAttackMemoryLimit, "--memory-limit of the sluice spawned (with --url: the one it was given, for the check of peak memory)")
 	fl.StringSliceVar(&spawn.extraArgs, "serve-arg", nil, "a further argument of the sluice serve spawned (repeat it)")
 	fl.StringVar(&spawn.logFile, "serve-log", "", "write the spawned sluice's log to this file")
@@ -211,9 +211,8 @@ type attackServe struct {
 	dataDir string
 	keyDir  string // holds the data key, when serve encrypts its store
 	exited  chan struct{}
-	// accounts reaches its store through its NATS server, to make
-	// accounts.
-	accounts accountsFlags
+	// accounts makes accounts in its store, through its NATS server.
+	accounts accountMaker
 	// edgeReady is closed when the process logged where its edge serves,
 	// the attributes of that line then in edge.
 	edgeReady chan struct{}
@@ -234,11 +233,11 @@ const serveStartTimeout = 60 * time.Second
 func spawnAttackServe(ctx context.Context, s attackSpawn, progress io.Writer) (_ *attackServe, err error) {
 	bin := s.bin
 	if bin == "" {
-		if bin, err = os.Executable(); err != nil {
-			return nil, fmt.Errorf("finding this binary to spawn: %w", err)
+		if bin, err = findSluice(); err != nil {
+			return nil, err
 		}
 	}
-	limit, err := parseSize(s.memoryLimit)
+	limit, err := bytesize.Parse(s.memoryLimit)
 	if err != nil {
 		return nil, fmt.Errorf("--memory-limit %q: %w", s.memoryLimit, err)
 	}
@@ -275,7 +274,7 @@ func spawnAttackServe(ctx context.Context, s attackSpawn, progress io.Writer) (_
 	}
 	args = append(args, s.extraArgs...)
 	cmd := exec.Command(bin, args...)
-	cmd.Env = append(withoutSluiceEnv(os.Environ()), bootstrapKeyEnv+"="+tokenA)
+	cmd.Env = append(withoutSluiceEnv(os.Environ()), "SLUICE_BOOTSTRAP_API_KEY="+tokenA)
 	stderr, err := cmd.StderrPipe()
 	if err != nil {
 		return nil, err
@@ -309,17 +308,11 @@ func spawnAttackServe(ctx context.Context, s attackSpawn, progress io.Writer) (_
 	var tokenB string
 	// A serve that requires credentials of its NATS wrote sluice's seed
 	// in its data dir; an older one took anyone.
-	account := accountsFlags{natsURL: attrs["nats_url"]}
+	p.accounts = accountMaker{bin: bin, natsURL: attrs["nats_url"]}
 	if seed := natsserver.SeedFile(dataDir, natsserver.IdentitySluice); seedExists(seed) {
-		account.security.nkey = seed
+		p.accounts.nkey = seed
 	}
-	p.accounts = account
-	err = withAccountStore(ctx, account, func(ctx context.Context, st *store.Store) error {
-		created, err := createAccount(ctx, st, "attacker", "account B of sluice bench attack")
-		tokenB = created.Token
-		return err
-	})
-	if err != nil {
+	if tokenB, err = p.accounts.create(ctx, "attacker"); err != nil {
 		return nil, fmt.Errorf("making account B: %w", err)
 	}
 	p.target = loadgen.AttackTarget{
@@ -460,4 +453,52 @@ func randomToken() string {
 func seedExists(path string) bool {
 	_, err := os.Stat(path)
 	return err == nil
+}
+
+// accountMaker makes accounts in a spawned serve's store through its own
+// CLI, sluice accounts create, as an operator does.
+type accountMaker struct {
+	bin     string // the sluice binary
+	natsURL string // the serve's --nats-listen
+	nkey    string // the seed of sluice's NATS identity, when it requires one
+}
+
+// create makes an account named name with its first API key, and returns
+// the key's token.
+func (a accountMaker) create(ctx context.Context, name string) (string, error) {
+	args := []string{"accounts", "create", "--name", name, "--description", "sluice-bench", "--nats-url", a.natsURL, "--json"}
+	if a.nkey != "" {
+		args = append(args, "--nats-nkey", a.nkey)
+	}
+	cmd := exec.CommandContext(ctx, a.bin, args...)
+	cmd.Env = withoutSluiceEnv(os.Environ())
+	var stderr strings.Builder
+	cmd.Stderr = &stderr
+	out, err := cmd.Output()
+	if err != nil {
+		return "", fmt.Errorf("%s %s: %w: %s", a.bin, strings.Join(args[:2], " "), err, strings.TrimSpace(stderr.String()))
+	}
+	var created struct {
+		Token string `json:"token"`
+	}
+	if err := json.Unmarshal(out, &created); err != nil || created.Token == "" {
+		return "", fmt.Errorf("%s accounts create printed %q, not an account with its token", a.bin, out)
+	}
+	return created.Token, nil
+}
+
+// findSluice returns the sluice binary to spawn when --sluice-bin gives
+// none: sluice beside this binary (make bench builds both into bin/), or
+// sluice in PATH.
+func findSluice() (string, error) {
+	if self, err := os.Executable(); err == nil {
+		beside := filepath.Join(filepath.Dir(self), "sluice")
+		if info, err := os.Stat(beside); err == nil && info.Mode().IsRegular() {
+			return beside, nil
+		}
+	}
+	if path, err := exec.LookPath("sluice"); err == nil {
+		return path, nil
+	}
+	return "", errors.New("no sluice binary beside this one or in PATH to spawn: build one (go build -o bin/ ./cmd/sluice ./cmd/sluice-bench) and run bin/sluice-bench, or give it with --sluice-bin")
 }

@@ -15,24 +15,39 @@ import (
 	"testing"
 	"time"
 
+	"github.com/sluicehq/sluice/internal/buildtest"
 	"github.com/sluicehq/sluice/internal/loadgen"
 )
 
-// TestMain lets the test binary stand in for sluice as the helper
-// processes of `sluice bench drain`, which re-executes its own binary
-// (os.Executable, here the test binary) as `bench drain-helper`; after
-// the tests it removes the sluice binary they ran (buildSluice).
+// TestMain lets the test binary stand in for sluice-bench as the helper
+// processes of `sluice-bench drain`, which re-executes its own binary
+// (os.Executable, here the test binary) as `drain-helper`; after the
+// tests it removes the sluice binary they ran (buildSluice).
 func TestMain(m *testing.M) {
-	if len(os.Args) > 2 && os.Args[1] == "bench" && os.Args[2] == drainHelperCommand {
+	if len(os.Args) > 1 && os.Args[1] == drainHelperCommand {
 		main()
 		os.Exit(0)
 	}
 	code := m.Run()
-	removeSluiceBinary()
+	buildtest.Cleanup()
 	os.Exit(code)
 }
 
-// TestBenchDrain runs `sluice bench drain` on a tiny backlog, one round,
+// buildSluice returns the sluice binary, built once per run of the test
+// binary, which the benchmarks spawn as sluice serve.
+func buildSluice(t *testing.T) string {
+	t.Helper()
+	return buildtest.Binary(t, "github.com/sluicehq/sluice/cmd/sluice")
+}
+
+// clearSluiceEnv unsets sluice's variables for the test, so that what a
+// process it spawns reads is what the test gives it.
+func clearSluiceEnv(t *testing.T) {
+	t.Helper()
+	buildtest.ClearEnv(t, "SLUICE_")
+}
+
+// TestBenchDrain runs `sluice-bench drain` on a tiny backlog, one round,
 // and checks the report's shape and that every record a route passes
 // reached the endpoint (RunDrain fails with ErrEndpointCount otherwise,
 // and the report says how many). It asserts no floor: the rates of so
@@ -42,11 +57,11 @@ func TestBenchDrain(t *testing.T) {
 	const events = 2000
 	ctx, cancel := context.WithTimeout(t.Context(), time.Minute)
 	t.Cleanup(cancel)
-	cmd := newRootCommand()
+	cmd := newBenchCommand()
 	var out, progress bytes.Buffer
 	cmd.SetOut(&out)
 	cmd.SetErr(&progress)
-	cmd.SetArgs([]string{"bench", "drain", "--events", "2000", "--rounds", "1", "--json", "--data-dir", t.TempDir()})
+	cmd.SetArgs([]string{"drain", "--events", "2000", "--rounds", "1", "--json", "--data-dir", t.TempDir()})
 	err := cmd.ExecuteContext(ctx)
 	if err != nil && !errors.Is(err, loadgen.ErrBelowFloor) && !errors.Is(err, loadgen.ErrOverLimit) {
 		t.Fatalf("bench drain: %v\nprogress:\n%s", err, progress.String())
@@ -55,8 +70,8 @@ func TestBenchDrain(t *testing.T) {
 	if err := json.Unmarshal(out.Bytes(), &report); err != nil {
 		t.Fatalf("the report is not JSON: %v\n%s", err, out.String())
 	}
-	if !strings.HasPrefix(report.Command, "sluice bench drain --") || !strings.Contains(report.Command, "--events=2000") {
-		t.Errorf("the report's command is %q, want sluice bench drain with its flags", report.Command)
+	if !strings.HasPrefix(report.Command, "sluice-bench drain --") || !strings.Contains(report.Command, "--events=2000") {
+		t.Errorf("the report's command is %q, want sluice-bench drain with its flags", report.Command)
 	}
 	if report.EventBytes < loadgen.DefaultDrainEventBytes-100 || report.EventBytes > loadgen.DefaultDrainEventBytes+100 {
 		t.Errorf("events of %d bytes stored, want about %d", report.EventBytes, loadgen.DefaultDrainEventBytes)
@@ -87,7 +102,7 @@ func TestBenchDrain(t *testing.T) {
 	}
 }
 
-// TestBenchDrainStopsHelpers cancels `sluice bench drain` as Ctrl-C does,
+// TestBenchDrainStopsHelpers cancels `sluice-bench drain` as Ctrl-C does,
 // once both helpers serve, and checks that neither answers once the
 // command has returned: the NATS server and the endpoint were stopped.
 func TestBenchDrainStopsHelpers(t *testing.T) {
@@ -95,10 +110,10 @@ func TestBenchDrainStopsHelpers(t *testing.T) {
 	ctx, cancel := context.WithTimeout(t.Context(), time.Minute)
 	t.Cleanup(cancel)
 	progress := &cancelOnLine{prefix: "NATS server at ", cancel: cancel}
-	cmd := newRootCommand()
+	cmd := newBenchCommand()
 	cmd.SetOut(io.Discard)
 	cmd.SetErr(progress)
-	cmd.SetArgs([]string{"bench", "drain", "--events", "2000", "--rounds", "1"})
+	cmd.SetArgs([]string{"drain", "--events", "2000", "--rounds", "1"})
 	if err := cmd.ExecuteContext(ctx); !errors.Is(err, context.Canceled) {
 		t.Fatalf("bench drain cancelled = %v, want context.Canceled", err)
 	}

@@ -69,7 +69,7 @@ Progress goes to standard error, the report to standard output.`, loadgen.Delive
 	return cmd
 }
 
-// runBenchPending runs `sluice bench deliver --pending`.
+// runBenchPending runs `sluice-bench deliver --pending`.
 func runBenchPending(cmd *cobra.Command, cfg loadgen.PendingConfig, asJSON bool) error {
 	report, err := loadgen.RunPending(cmd.Context(), cfg, cmd.ErrOrStderr())
 	if err != nil {

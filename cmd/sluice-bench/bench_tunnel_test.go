@@ -5,10 +5,11 @@ import (
 	"os/exec"
 	"testing"
 
+	"github.com/sluicehq/sluice/internal/buildtest"
 	"github.com/sluicehq/sluice/internal/loadgen"
 )
 
-// TestBenchTunnelSmoke runs sluice bench tunnel small, against the
+// TestBenchTunnelSmoke runs sluice-bench tunnel small, against the
 // sluice serve --dev it spawns: every run got its requests through, and
 // the edge counted each and published one event for each.
 func TestBenchTunnelSmoke(t *testing.T) {
@@ -17,7 +18,7 @@ func TestBenchTunnelSmoke(t *testing.T) {
 	}
 	clearSluiceEnv(t)
 	bin := buildSluice(t)
-	out, err := exec.Command(bin, "bench", "tunnel", "--duration", "500ms", "--rates", "50", "--idle-sessions", "3",
+	out, err := exec.Command(buildtest.Binary(t, "."), "tunnel", "--sluice-bin", bin, "--duration", "500ms", "--rates", "50", "--idle-sessions", "3",
 		"--tcp-bytes", "1MiB", "--flood-clients", "4", "--flood-rate", "50", "--no-verdict", "--json").Output()
 	if err != nil {
 		var stderr []byte

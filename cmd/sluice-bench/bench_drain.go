@@ -11,8 +11,8 @@ import (
 	"github.com/sluicehq/sluice/internal/loadgen"
 )
 
-// drainHelperCommand is the hidden command of `sluice bench` that runs a
-// helper process of `sluice bench drain`.
+// drainHelperCommand is the hidden command of `sluice-bench` that runs a
+// helper process of `sluice-bench drain`.
 const drainHelperCommand = "drain-helper"
 
 func newBenchDrainCommand() *cobra.Command {
@@ -53,7 +53,7 @@ Progress goes to standard error, the report to standard output.`, loadgen.Defaul
 			if err != nil {
 				return fmt.Errorf("finding this binary to run the helpers: %w", err)
 			}
-			cfg.Helper = []string{self, "bench", drainHelperCommand}
+			cfg.Helper = []string{self, drainHelperCommand}
 			report, err := loadgen.RunDrain(cmd.Context(), cfg, cmd.ErrOrStderr())
 			if err != nil {
 				return err
@@ -72,15 +72,15 @@ Progress goes to standard error, the report to standard output.`, loadgen.Defaul
 	return cmd
 }
 
-// newBenchDrainHelperCommand returns the hidden `sluice bench
-// drain-helper`, which `sluice bench drain` runs in processes of their own:
+// newBenchDrainHelperCommand returns the hidden `sluice-bench
+// drain-helper`, which `sluice-bench drain` runs in processes of their own:
 // the NATS server (nats) and the minimal Kinesis endpoint (kinesis). It
 // prints its URL and serves until its standard input ends.
 func newBenchDrainHelperCommand() *cobra.Command {
 	var dataDir string
 	cmd := &cobra.Command{
 		Use:    drainHelperCommand + " nats|kinesis",
-		Short:  "A helper process of sluice bench drain",
+		Short:  "A helper process of sluice-bench drain",
 		Hidden: true,
 		Args:   cobra.ExactArgs(1),
 		RunE: func(cmd *cobra.Command, args []string) error {

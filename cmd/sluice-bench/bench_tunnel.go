@@ -10,8 +10,8 @@ import (
 
 	"github.com/spf13/cobra"
 
+	"github.com/sluicehq/sluice/internal/bytesize"
 	"github.com/sluicehq/sluice/internal/loadgen"
-	"github.com/sluicehq/sluice/internal/store"
 )
 
 // defaultTunnelMemoryLimit is the --memory-limit of the sluice serve the
@@ -29,7 +29,7 @@ func newBenchTunnelCommand() *cobra.Command {
 	cmd := &cobra.Command{
 		Use:   "tunnel",
 		Short: "Measure the edge of a spawned sluice serve --dev against the same local server reached directly (issue 24)",
-		Long: `Spawn sluice serve --dev (this binary or --sluice-bin, loopback ports, a
+		Long: `Spawn sluice serve --dev (sluice beside this binary, in PATH, or --sluice-bin; loopback ports, a
 temporary data dir) and measure its edge with the Go agent SDK in this
 process, whose endpoints forward to an HTTP server and a TCP sink also in
 this process, each reached directly as well:
@@ -56,7 +56,7 @@ one is missed, unless --no-verdict.`,
 		Args: cobra.NoArgs,
 		RunE: func(cmd *cobra.Command, _ []string) error {
 			ctx := cmd.Context()
-			n, err := parseSize(tcpBytes)
+			n, err := bytesize.Parse(tcpBytes)
 			if err != nil {
 				return fmt.Errorf("--tcp-bytes %q: %w", tcpBytes, err)
 			}
@@ -132,13 +132,7 @@ func (p *attackServe) tunnelTarget() (loadgen.TunnelTarget, error) {
 		PublicHTTP: edge["http"], MetricsURL: p.target.MetricsURL, PID: p.target.PID,
 		NewAccount: func(ctx context.Context) (string, error) {
 			n++
-			var token string
-			err := withAccountStore(ctx, p.accounts, func(ctx context.Context, st *store.Store) error {
-				created, err := createAccount(ctx, st, fmt.Sprintf("tunnel-%d", n), "sluice bench tunnel")
-				token = created.Token
-				return err
-			})
-			return token, err
+			return p.accounts.create(ctx, fmt.Sprintf("tunnel-%d", n))
 		},
 	}, nil
 }

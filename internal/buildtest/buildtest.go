@@ -1,0 +1,83 @@
+// Package buildtest builds the commands that tests run as processes, each
+// once per test binary, and clears the environment they read.
+package buildtest
+
+import (
+	"os"
+	"os/exec"
+	"path/filepath"
+	"strings"
+	"sync"
+	"testing"
+)
+
+// built holds what Binary built, by package.
+var built struct {
+	mu   sync.Mutex
+	dir  string
+	bins map[string]*binary
+}
+
+type binary struct {
+	once sync.Once
+	path string
+	out  []byte
+	err  error
+}
+
+// Binary returns the path of the command of package pkg (an import path,
+// or a directory such as ".", as go build takes it), built on the first
+// call for pkg into a directory that Cleanup removes: call it from
+// TestMain after m.Run.
+func Binary(t testing.TB, pkg string) string {
+	t.Helper()
+	built.mu.Lock()
+	if built.dir == "" {
+		dir, err := os.MkdirTemp("", "sluice-test-bin-")
+		if err != nil {
+			built.mu.Unlock()
+			t.Fatal(err)
+		}
+		built.dir = dir
+		built.bins = make(map[string]*binary)
+	}
+	b, ok := built.bins[pkg]
+	if !ok {
+		b = &binary{path: filepath.Join(built.dir, strings.NewReplacer("/", "_", ".", "_").Replace(pkg))}
+		built.bins[pkg] = b
+	}
+	built.mu.Unlock()
+	b.once.Do(func() {
+		b.out, b.err = exec.Command("go", "build", "-o", b.path, pkg).CombinedOutput()
+	})
+	if b.err != nil {
+		t.Fatalf("go build %s: %v\n%s", pkg, b.err, b.out)
+	}
+	return b.path
+}
+
+// Cleanup removes what Binary built.
+func Cleanup() {
+	built.mu.Lock()
+	defer built.mu.Unlock()
+	if built.dir != "" {
+		_ = os.RemoveAll(built.dir)
+		built.dir, built.bins = "", nil
+	}
+}
+
+// ClearEnv unsets, for the test, every variable of the environment whose
+// name starts with prefix (such as "SLUICE_"), so that a process the test
+// starts reads only what the test gives it.
+func ClearEnv(t *testing.T, prefix string) {
+	t.Helper()
+	for _, kv := range os.Environ() {
+		name, _, _ := strings.Cut(kv, "=")
+		if strings.HasPrefix(name, prefix) {
+			t.Setenv(name, "") // restores the variable after the test
+			if err := os.Unsetenv(name); err != nil {
+				t.Fatal(err)
+			}
+		}
+	}
+}
