@@ -6,28 +6,6 @@
 // command line wins over the environment.
 package main
 
-import (
-	"context"
-	"fmt"
-	"os"
-	"os/signal"
-	"syscall"
-)
+import "github.com/sluicehq/sluice/internal/climain"
 
-func main() {
-	ctx, stop := signal.NotifyContext(context.Background(), os.Interrupt, syscall.SIGTERM)
-	defer stop()
-	// The first signal starts a graceful shutdown. Stop catching signals
-	// then, so that a second SIGINT or SIGTERM ends the process at once.
-	// The goroutine ends when ctx does: at the first signal, or when main
-	// returns.
-	go func() {
-		<-ctx.Done()
-		stop()
-	}()
-	if err := newRootCommand().ExecuteContext(ctx); err != nil {
-		fmt.Fprintln(os.Stderr, "sluice:", err)
-		stop()
-		os.Exit(1)
-	}
-}
+func main() { climain.Run("sluice", newRootCommand()) }
