@@ -10,7 +10,7 @@ import (
 
 	"github.com/nats-io/nats.go"
 
-	"github.com/sluicehq/sluice/client"
+	"github.com/sluicehq/sluice/apiwire"
 )
 
 // The subjects sluice answers on, one per call.
@@ -56,7 +56,7 @@ type RecordRequest struct {
 	// 255, UTF-8 without control characters) and a location (an ISO
 	// 3166-1 alpha-2 country code or "", latitude -90 to 90, longitude
 	// -180 to 180, lat_long_radius_km at most 20038).
-	BrowserSession client.BrowserSession `json:"browser_session"`
+	BrowserSession apiwire.BrowserSession `json:"browser_session"`
 	// ApplicationUserID ("usr_" and a KSUID) and EndpointID ("ep_" and a
 	// KSUID) are required.
 	ApplicationUserID string `json:"application_user_id"`

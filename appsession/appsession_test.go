@@ -13,8 +13,8 @@ import (
 	"github.com/nats-io/nats.go"
 	"github.com/nats-io/nats.go/jetstream"
 
+	"github.com/sluicehq/sluice/apiwire"
 	"github.com/sluicehq/sluice/appsession"
-	"github.com/sluicehq/sluice/client"
 	"github.com/sluicehq/sluice/internal/check"
 	"github.com/sluicehq/sluice/internal/natstest"
 	"github.com/sluicehq/sluice/internal/sessionservice"
@@ -95,10 +95,10 @@ func (e env) recordRequest(accountID string) appsession.RecordRequest {
 	return appsession.RecordRequest{
 		AccountID: accountID,
 		PublicURL: "https://app.example.com",
-		BrowserSession: client.BrowserSession{
-			UserAgent: client.UserAgent{Raw: "Mozilla/5.0 Firefox/133.0", BrowserName: "Firefox", BrowserVersion: "133.0", DeviceType: "desktop", OSName: "Linux"},
+		BrowserSession: apiwire.BrowserSession{
+			UserAgent: apiwire.UserAgent{Raw: "Mozilla/5.0 Firefox/133.0", BrowserName: "Firefox", BrowserVersion: "133.0", DeviceType: "desktop", OSName: "Linux"},
 			IPAddress: "2001:db8::7",
-			Location:  client.Location{CountryCode: "FR", Latitude: 48.85, Longitude: 2.35, LatLongRadiusKm: 50},
+			Location:  apiwire.Location{CountryCode: "FR", Latitude: 48.85, Longitude: 2.35, LatLongRadiusKm: 50},
 		},
 		ApplicationUserID: schemas.NewID(schemas.PrefixAppUser),
 		EndpointID:        schemas.NewID(schemas.PrefixEndpoint),

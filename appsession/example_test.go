@@ -8,8 +8,8 @@ import (
 
 	"github.com/nats-io/nats.go"
 
+	"github.com/sluicehq/sluice/apiwire"
 	"github.com/sluicehq/sluice/appsession"
-	"github.com/sluicehq/sluice/client"
 )
 
 // The edge records a session when a user logs in, refreshes it on the
@@ -28,7 +28,7 @@ func Example() {
 	s, err := sessions.Record(ctx, appsession.RecordRequest{
 		AccountID:         "ac_2Yp4q1Kx8Zr0m3Nn7Bv5Lc9Hs1D",
 		PublicURL:         "https://app.example.com",
-		BrowserSession:    client.BrowserSession{IPAddress: "203.0.113.7", UserAgent: client.UserAgent{Raw: "Mozilla/5.0"}},
+		BrowserSession:    apiwire.BrowserSession{IPAddress: "203.0.113.7", UserAgent: apiwire.UserAgent{Raw: "Mozilla/5.0"}},
 		ApplicationUserID: "usr_2Yp4q1Kx8Zr0m3Nn7Bv5Lc9Hs1D",
 		EndpointID:        "ep_2Yp4q1Kx8Zr0m3Nn7Bv5Lc9Hs1D",
 		ExpiresAt:         time.Now().Add(24 * time.Hour),

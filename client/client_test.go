@@ -14,6 +14,7 @@ import (
 
 	"github.com/nats-io/nats.go/jetstream"
 
+	"github.com/sluicehq/sluice/apiwire"
 	"github.com/sluicehq/sluice/client"
 	"github.com/sluicehq/sluice/internal/api"
 	"github.com/sluicehq/sluice/internal/apitest"
@@ -78,13 +79,13 @@ func TestTypesAreTheAPIs(t *testing.T) {
 
 	// API keys, the token of the new one included, HTML characters kept.
 	keys := c.APIKeys()
-	key, err := keys.Create(ctx, client.APIKeyInput{Description: ptr("edge <eu> & co"), Metadata: ptr(`{"team":"edge"}`)}, client.Reply(&raw))
+	key, err := keys.Create(ctx, apiwire.APIKeyInput{Description: ptr("edge <eu> & co"), Metadata: ptr(`{"team":"edge"}`)}, client.Reply(&raw))
 	check.ErrorContains(t, err, "")
 	if key.Token == nil || !strings.HasPrefix(*key.Token, "sk_") || key.Description != "edge <eu> & co" {
 		t.Fatalf("created key %+v", key)
 	}
 	sameBytes(t, "api key create", raw, key)
-	key, err = keys.Update(ctx, key.ID, client.APIKeyInput{Metadata: ptr("m")}, client.Reply(&raw))
+	key, err = keys.Update(ctx, key.ID, apiwire.APIKeyInput{Metadata: ptr("m")}, client.Reply(&raw))
 	check.ErrorContains(t, err, "")
 	if key.Token != nil || key.Description != "edge <eu> & co" || key.Metadata != "m" {
 		t.Fatalf("updated key %+v", key)
@@ -93,14 +94,14 @@ func TestTypesAreTheAPIs(t *testing.T) {
 
 	// An agent ingress with a policy, then without, and listed.
 	ingresses := c.AgentIngresses()
-	ingress, err := ingresses.Create(ctx, client.AgentIngressInput{Domain: ptr("Ingress.Example.com"), Description: ptr("edge <eu> & co"),
-		CertificateManagementPolicy: ptr(&client.CertificatePolicy{Authority: "letsencrypt", PrivateKeyType: "ecdsa"})}, client.Reply(&raw))
+	ingress, err := ingresses.Create(ctx, apiwire.AgentIngressInput{Domain: ptr("Ingress.Example.com"), Description: ptr("edge <eu> & co"),
+		CertificateManagementPolicy: ptr(&apiwire.CertificatePolicy{Authority: "letsencrypt", PrivateKeyType: "ecdsa"})}, client.Reply(&raw))
 	check.ErrorContains(t, err, "")
 	if !strings.HasPrefix(ingress.ID, "agin_") || ingress.Domain != "ingress.example.com" || ingress.CertificateManagementStatus == nil {
 		t.Fatalf("created agent ingress %+v", ingress)
 	}
 	sameBytes(t, "agent ingress create", raw, ingress)
-	ingress, err = ingresses.Update(ctx, ingress.ID, client.AgentIngressInput{CertificateManagementPolicy: ptr[*client.CertificatePolicy](nil)}, client.Reply(&raw))
+	ingress, err = ingresses.Update(ctx, ingress.ID, apiwire.AgentIngressInput{CertificateManagementPolicy: ptr[*apiwire.CertificatePolicy](nil)}, client.Reply(&raw))
 	check.ErrorContains(t, err, "")
 	if ingress.CertificateManagementPolicy != nil || ingress.CertificateManagementStatus != nil || ingress.Description != "edge <eu> & co" {
 		t.Fatalf("updated agent ingress %+v", ingress)
@@ -140,14 +141,14 @@ func TestTypesAreTheAPIs(t *testing.T) {
 
 	// A bot user, created active, then deactivated and listed.
 	bots := c.BotUsers()
-	bot, err := bots.Create(ctx, client.BotUserInput{Name: ptr("ci <deployer> & co")}, client.Reply(&raw))
+	bot, err := bots.Create(ctx, apiwire.BotUserInput{Name: ptr("ci <deployer> & co")}, client.Reply(&raw))
 	check.ErrorContains(t, err, "")
 	if !strings.HasPrefix(bot.ID, "bot_") || !bot.Active || bot.Name != "ci <deployer> & co" {
 		t.Fatalf("created bot user %+v", bot)
 	}
 	sameBytes(t, "bot user create", raw, bot)
 	inactive := false
-	bot, err = bots.Update(ctx, bot.ID, client.BotUserInput{Active: &inactive}, client.Reply(&raw))
+	bot, err = bots.Update(ctx, bot.ID, apiwire.BotUserInput{Active: &inactive}, client.Reply(&raw))
 	check.ErrorContains(t, err, "")
 	if bot.Active || bot.Name != "ci <deployer> & co" {
 		t.Fatalf("updated bot user %+v", bot)
@@ -160,13 +161,13 @@ func TestTypesAreTheAPIs(t *testing.T) {
 	// A tunnel credential owned by the bot user, its token once, then
 	// without owner and listed.
 	creds := c.Credentials()
-	cred, err := creds.Create(ctx, client.CredentialInput{Description: ptr("edge <eu> & co"), ACL: &[]string{"bind:*.example.com"}, OwnerID: &bot.ID}, client.Reply(&raw))
+	cred, err := creds.Create(ctx, apiwire.CredentialInput{Description: ptr("edge <eu> & co"), ACL: &[]string{"bind:*.example.com"}, OwnerID: &bot.ID}, client.Reply(&raw))
 	check.ErrorContains(t, err, "")
 	if cred.Token == nil || !strings.HasPrefix(*cred.Token, "ct_") || cred.OwnerID == nil || *cred.OwnerID != bot.ID || len(cred.ACL) != 1 {
 		t.Fatalf("created credential %+v", cred)
 	}
 	sameBytes(t, "credential create", raw, cred)
-	cred, err = creds.Update(ctx, cred.ID, client.CredentialInput{OwnerID: ptr(""), ACL: &[]string{}}, client.Reply(&raw))
+	cred, err = creds.Update(ctx, cred.ID, apiwire.CredentialInput{OwnerID: ptr(""), ACL: &[]string{}}, client.Reply(&raw))
 	check.ErrorContains(t, err, "")
 	if cred.Token != nil || cred.OwnerID != nil || cred.ACL == nil || len(cred.ACL) != 0 {
 		t.Fatalf("updated credential %+v", cred)
@@ -178,13 +179,13 @@ func TestTypesAreTheAPIs(t *testing.T) {
 	// Reserved domains: a custom wildcard with its policy and job, changed,
 	// its policy deleted, listed.
 	domains := c.ReservedDomains()
-	rd, err := domains.Create(ctx, client.ReservedDomainInput{Domain: ptr("*.Edge.example.com"), Region: ptr("eu"), Description: ptr("<edge> & co")}, client.Reply(&raw))
+	rd, err := domains.Create(ctx, apiwire.ReservedDomainInput{Domain: ptr("*.Edge.example.com"), Region: ptr("eu"), Description: ptr("<edge> & co")}, client.Reply(&raw))
 	check.ErrorContains(t, err, "")
 	if !strings.HasPrefix(rd.ID, "rd_") || rd.Domain != "*.edge.example.com" || rd.CertificateManagementStatus == nil || rd.ACMEChallengeCNAMETarget == nil {
 		t.Fatalf("created reserved domain %+v", rd)
 	}
 	sameBytes(t, "reserved domain create", raw, rd)
-	rd, err = domains.Update(ctx, rd.ID, client.ReservedDomainInput{CertificateManagementPolicy: &client.CertificatePolicy{Authority: "letsencrypt", PrivateKeyType: "rsa"}}, client.Reply(&raw))
+	rd, err = domains.Update(ctx, rd.ID, apiwire.ReservedDomainInput{CertificateManagementPolicy: &apiwire.CertificatePolicy{Authority: "letsencrypt", PrivateKeyType: "rsa"}}, client.Reply(&raw))
 	check.ErrorContains(t, err, "")
 	if rd.CertificateManagementPolicy.PrivateKeyType != "rsa" || *rd.Region != "eu" {
 		t.Fatalf("updated reserved domain %+v", rd)
@@ -204,7 +205,7 @@ func TestTypesAreTheAPIs(t *testing.T) {
 	// An HTTPS edge on the wildcard, a route of it with both modules, and
 	// their lists.
 	edges := c.HTTPSEdges()
-	edge, err := edges.Create(ctx, client.HTTPSEdgeInput{Description: ptr("<edge> & co"), Hostports: &[]string{"a.edge.example.com:443"}}, client.Reply(&raw))
+	edge, err := edges.Create(ctx, apiwire.HTTPSEdgeInput{Description: ptr("<edge> & co"), Hostports: &[]string{"a.edge.example.com:443"}}, client.Reply(&raw))
 	check.ErrorContains(t, err, "")
 	if !strings.HasPrefix(edge.ID, "edghts_") || len(edge.Hostports) != 1 {
 		t.Fatalf("created HTTPS edge %+v", edge)
@@ -214,16 +215,16 @@ func TestTypesAreTheAPIs(t *testing.T) {
 	check.ErrorContains(t, err, "")
 	sameBytes(t, "HTTPS edge list", raw, edgePage)
 	routes := c.HTTPSEdgeRoutes(edge.ID)
-	route, err := routes.Create(ctx, client.HTTPSEdgeRouteInput{MatchType: ptr("path_prefix"), Match: ptr("/<api>&")}, client.Reply(&raw))
+	route, err := routes.Create(ctx, apiwire.HTTPSEdgeRouteInput{MatchType: ptr("path_prefix"), Match: ptr("/<api>&")}, client.Reply(&raw))
 	check.ErrorContains(t, err, "")
 	sameBytes(t, "HTTPS edge route create", raw, route)
-	breaker, err := c.CircuitBreaker(edge.ID, route.ID).Put(ctx, client.CircuitBreakerInput{ErrorThresholdPercentage: ptr(0.25)}, client.Reply(&raw))
+	breaker, err := c.CircuitBreaker(edge.ID, route.ID).Put(ctx, apiwire.CircuitBreakerInput{ErrorThresholdPercentage: ptr(0.25)}, client.Reply(&raw))
 	check.ErrorContains(t, err, "")
 	if !breaker.Enabled || breaker.ErrorThresholdPercentage != 0.25 || breaker.NumBuckets != 10 {
 		t.Fatalf("circuit breaker %+v", breaker)
 	}
 	sameBytes(t, "circuit breaker put", raw, breaker)
-	converter, err := c.WebsocketTCPConverter(edge.ID, route.ID).Put(ctx, client.WebsocketTCPConverterInput{}, client.Reply(&raw))
+	converter, err := c.WebsocketTCPConverter(edge.ID, route.ID).Put(ctx, apiwire.WebsocketTCPConverterInput{}, client.Reply(&raw))
 	check.ErrorContains(t, err, "")
 	sameBytes(t, "websocket TCP converter put", raw, converter)
 	route, err = routes.Get(ctx, route.ID, client.Reply(&raw))
@@ -245,12 +246,12 @@ func TestTypesAreTheAPIs(t *testing.T) {
 	// secret is never answered.
 	dests := c.EventDestinations()
 	var destIDs []string
-	for _, target := range []client.Target{
-		{Type: "kinesis", ARNField: "stream_arn", ARN: kinesisARN, Auth: client.Auth{Role: &client.Role{RoleARN: roleARN}}},
-		{Type: "firehose", ARNField: "delivery_stream_arn", ARN: firehoseARN, Auth: client.Auth{Creds: &client.Creds{AccessKeyID: "AKIAIOSFODNN7EXAMPLE", SecretAccessKey: "wJalrXUtnFEMI/K7MDENG"}}},
-		{Type: "cloudwatch_logs", ARNField: "log_group_arn", ARN: logGroupARN, Auth: client.Auth{Role: &client.Role{RoleARN: roleARN}}},
+	for _, target := range []apiwire.Target{
+		{Type: "kinesis", ARNField: "stream_arn", ARN: kinesisARN, Auth: apiwire.Auth{Role: &apiwire.Role{RoleARN: roleARN}}},
+		{Type: "firehose", ARNField: "delivery_stream_arn", ARN: firehoseARN, Auth: apiwire.Auth{Creds: &apiwire.Creds{AccessKeyID: "AKIAIOSFODNN7EXAMPLE", SecretAccessKey: "wJalrXUtnFEMI/K7MDENG"}}},
+		{Type: "cloudwatch_logs", ARNField: "log_group_arn", ARN: logGroupARN, Auth: apiwire.Auth{Role: &apiwire.Role{RoleARN: roleARN}}},
 	} {
-		d, err := dests.Create(ctx, client.DestinationInput{Description: ptr("to " + target.Type), Target: &target}, client.Reply(&raw))
+		d, err := dests.Create(ctx, apiwire.DestinationInput{Description: ptr("to " + target.Type), Target: &target}, client.Reply(&raw))
 		check.ErrorContains(t, err, "")
 		sameBytes(t, target.Type+" create", raw, d)
 		if bytes.Contains(raw, []byte("wJalrXUtnFEMI")) {
@@ -258,7 +259,7 @@ func TestTypesAreTheAPIs(t *testing.T) {
 		}
 		want := target
 		if want.Auth.Creds != nil {
-			want.Auth.Creds = &client.Creds{AccessKeyID: target.Auth.Creds.AccessKeyID}
+			want.Auth.Creds = &apiwire.Creds{AccessKeyID: target.Auth.Creds.AccessKeyID}
 		}
 		if d.Target.Type != want.Type || d.Target.ARNField != want.ARNField || d.Target.ARN != want.ARN || !sameJSON(d.Target.Auth, want.Auth) || d.Format != "json" {
 			t.Errorf("%s: created %+v", target.Type, d)
@@ -271,9 +272,9 @@ func TestTypesAreTheAPIs(t *testing.T) {
 
 	// A subscription whose sources have filters and fields, and its sources.
 	subs := c.EventSubscriptions()
-	sub, err := subs.Create(ctx, client.SubscriptionInput{
+	sub, err := subs.Create(ctx, apiwire.SubscriptionInput{
 		Description: ptr("requests"),
-		Sources: &[]client.SourceInput{
+		Sources: &[]apiwire.SourceInput{
 			{Type: "http_request_complete.v0"},
 			{Type: "tcp_connection_closed.v0", Filter: "ev.conn.server_port == 443 && ev.conn.client_ip != '10.0.0.1'", Fields: []string{"conn.client_ip"}},
 		},
@@ -285,10 +286,10 @@ func TestTypesAreTheAPIs(t *testing.T) {
 		t.Fatalf("created subscription %+v", sub)
 	}
 	sources := c.Sources(sub.ID)
-	source, err := sources.Update(ctx, "http_request_complete.v0", client.SourceUpdate{Filter: ptr("ev.conn.server_port < 1024 && ev.conn.server_name != \"\"")}, client.Reply(&raw))
+	source, err := sources.Update(ctx, "http_request_complete.v0", apiwire.SourceUpdate{Filter: ptr("ev.conn.server_port < 1024 && ev.conn.server_name != \"\"")}, client.Reply(&raw))
 	check.ErrorContains(t, err, "")
 	sameBytes(t, "source update", raw, source)
-	if _, err := subs.Create(ctx, client.SubscriptionInput{Sources: &[]client.SourceInput{{Type: "api_key_created.v0"}}, DestinationIDs: &destIDs}); err != nil {
+	if _, err := subs.Create(ctx, apiwire.SubscriptionInput{Sources: &[]apiwire.SourceInput{{Type: "api_key_created.v0"}}, DestinationIDs: &destIDs}); err != nil {
 		t.Fatal(err)
 	}
 	list, err := sources.List(ctx, client.Reply(&raw))
@@ -325,7 +326,7 @@ func TestTypesAreTheAPIs(t *testing.T) {
 	if len(letterPage.Items) != 1 || letterPage.Items[0].ID != "dl_7" || letterPage.NextPageURI != nil {
 		t.Fatalf("last page of dead letters %s", raw)
 	}
-	for _, in := range []*client.RedriveInput{{IDs: &[]string{"dl_42"}}, nil} {
+	for _, in := range []*apiwire.RedriveInput{{IDs: &[]string{"dl_42"}}, nil} {
 		redriven, err := deadLetters.Redrive(ctx, in, client.Reply(&raw))
 		check.ErrorContains(t, err, "")
 		sameBytes(t, "redrive", raw, redriven)
@@ -337,7 +338,7 @@ func TestTypesAreTheAPIs(t *testing.T) {
 	// A replay of the subscription, and its list.
 	replays := c.Replays(sub.ID)
 	since := time.Now().Add(-time.Hour).UTC().Format(time.RFC3339)
-	replay, err := replays.Start(ctx, client.ReplayInput{Since: &since}, client.Reply(&raw))
+	replay, err := replays.Start(ctx, apiwire.ReplayInput{Since: &since}, client.Reply(&raw))
 	check.ErrorContains(t, err, "")
 	sameBytes(t, "replay start", raw, replay)
 	if replay.SubscriptionID != sub.ID || !strings.HasSuffix(replay.URI, replays.Path()+"/"+replay.ID) {
@@ -387,7 +388,7 @@ func TestTypesAreTheAPIs(t *testing.T) {
 	if _, err := dests.Get(ctx, "ed_2JmWb3M6jx9mXzJ1NhuW9sFzTnD"); !errors.As(err, &apiErr) || apiErr.Status != http.StatusNotFound {
 		t.Fatalf("get of no destination: %v", err)
 	}
-	resp, err := http.Post(stack.URL+client.APIKeysPath, "application/json", strings.NewReader("{}"))
+	resp, err := http.Post(stack.URL+apiwire.APIKeysPath, "application/json", strings.NewReader("{}"))
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -425,7 +426,7 @@ func TestFamily(t *testing.T) {
 	var apiErr *client.Error
 	created := []string{stack.KeyID}
 	for i := range 4 {
-		k, err := keys.Create(ctx, client.APIKeyInput{Description: ptr(strings.Repeat("k", i+1))})
+		k, err := keys.Create(ctx, apiwire.APIKeyInput{Description: ptr(strings.Repeat("k", i+1))})
 		check.ErrorContains(t, err, "")
 		created = append(created, k.ID)
 	}

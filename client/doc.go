@@ -1,9 +1,8 @@
 // Package client is a typed client of sluice's management API: API keys,
 // bot users, event destinations with their delivery status, test writes
 // and dead letters, event subscriptions with their sources and replays.
-// Its request and response types are the API's, field for field and in
-// the API's order, so that a value decoded from an answer encodes to the
-// same bytes.
+// Its request and response types are package apiwire's, which the API
+// itself writes, field for field and in the API's order.
 //
 // A Client makes one request per call, with no retries, each bounded by
 // its timeout and by the call's context. A reply that is not 2xx is an

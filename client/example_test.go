@@ -7,6 +7,7 @@ import (
 	"net/http"
 	"os"
 
+	"github.com/sluicehq/sluice/apiwire"
 	"github.com/sluicehq/sluice/client"
 )
 
@@ -18,11 +19,11 @@ func Example() {
 	c := client.New("http://127.0.0.1:8080", os.Getenv("SLUICE_API_KEY"))
 
 	description := "all traffic"
-	destination, err := c.EventDestinations().Create(ctx, client.DestinationInput{
+	destination, err := c.EventDestinations().Create(ctx, apiwire.DestinationInput{
 		Description: &description,
-		Target: &client.Target{
+		Target: &apiwire.Target{
 			Type: "kinesis", ARNField: "stream_arn", ARN: "arn:aws:kinesis:us-east-1:123456789012:stream/events",
-			Auth: client.Auth{Role: &client.Role{RoleARN: "arn:aws:iam::123456789012:role/sluice"}},
+			Auth: apiwire.Auth{Role: &apiwire.Role{RoleARN: "arn:aws:iam::123456789012:role/sluice"}},
 		},
 	})
 	var apiErr *client.Error
@@ -34,9 +35,9 @@ func Example() {
 		fmt.Println(err)
 		return
 	}
-	sources := []client.SourceInput{{Type: "http_request_complete.v0"}}
+	sources := []apiwire.SourceInput{{Type: "http_request_complete.v0"}}
 	destinations := []string{destination.ID}
-	if _, err := c.EventSubscriptions().Create(ctx, client.SubscriptionInput{Sources: &sources, DestinationIDs: &destinations}); err != nil {
+	if _, err := c.EventSubscriptions().Create(ctx, apiwire.SubscriptionInput{Sources: &sources, DestinationIDs: &destinations}); err != nil {
 		fmt.Println(err)
 		return
 	}

@@ -1,18 +1,15 @@
 package client
 
 import (
-	"bytes"
 	"context"
-	"encoding/json"
 	"errors"
 	"fmt"
 	"net/http"
 	"net/url"
 	"strconv"
-)
 
-// MaxListLimit is the most items a page of the API holds, and its default.
-const MaxListLimit = 100
+	"github.com/sluicehq/sluice/apiwire"
+)
 
 // Collection is a list of the API, such as /api_keys or the dead letters
 // of a destination, whose items are T, read a page at a time. Its zero
@@ -125,7 +122,7 @@ func (o ListOptions) query() string {
 
 // List returns the first page of the items, newest first. It returns the
 // errors of Client.Do.
-func (f Collection[T]) List(ctx context.Context, o ListOptions, opts ...CallOption) (Page[T], error) {
+func (f Collection[T]) List(ctx context.Context, o ListOptions, opts ...CallOption) (apiwire.Page[T], error) {
 	return f.page(ctx, f.path+o.query(), opts...)
 }
 
@@ -134,14 +131,14 @@ func (f Collection[T]) List(ctx context.Context, o ListOptions, opts ...CallOpti
 // from its public address, which may not be the one the client reaches it
 // at, and the API key must go nowhere else. It returns ErrLastPage when p
 // is the last page, and the errors of Client.Do.
-func (f Collection[T]) Next(ctx context.Context, p Page[T], opts ...CallOption) (Page[T], error) {
+func (f Collection[T]) Next(ctx context.Context, p apiwire.Page[T], opts ...CallOption) (apiwire.Page[T], error) {
 	if p.NextPageURI == nil || *p.NextPageURI == "" {
-		return Page[T]{}, ErrLastPage
+		return apiwire.Page[T]{}, ErrLastPage
 	}
 	next := *p.NextPageURI
 	u, err := url.Parse(next)
 	if err != nil || (u.Scheme != "http" && u.Scheme != "https") {
-		return Page[T]{}, fmt.Errorf("the API's next_page_uri %q is not an http or https URL", next)
+		return apiwire.Page[T]{}, fmt.Errorf("the API's next_page_uri %q is not an http or https URL", next)
 	}
 	return f.page(ctx, u.RequestURI(), opts...)
 }
@@ -153,21 +150,21 @@ var ErrLastPage = errors.New("client: the page is the last")
 // chooses and of every page after it, following NextPageURI to the last:
 // its URI is the first page's, its NextPageURI nil. It returns the errors
 // of Next.
-func (f Collection[T]) ListAll(ctx context.Context, o ListOptions, opts ...CallOption) (Page[T], error) {
+func (f Collection[T]) ListAll(ctx context.Context, o ListOptions, opts ...CallOption) (apiwire.Page[T], error) {
 	page, err := f.List(ctx, o, opts...)
 	if err != nil {
-		return Page[T]{}, err
+		return apiwire.Page[T]{}, err
 	}
 	items, err := f.Rest(ctx, page, opts...)
 	if err != nil {
-		return Page[T]{}, err
+		return apiwire.Page[T]{}, err
 	}
-	return Page[T]{Key: f.listKey, Items: items, URI: page.URI}, nil
+	return apiwire.Page[T]{Key: f.listKey, Items: items, URI: page.URI}, nil
 }
 
 // Rest returns the items of first and of every page after it. It returns
 // the errors of Next.
-func (f Collection[T]) Rest(ctx context.Context, first Page[T], opts ...CallOption) ([]T, error) {
+func (f Collection[T]) Rest(ctx context.Context, first apiwire.Page[T], opts ...CallOption) ([]T, error) {
 	items, page := first.Items, first
 	seen := map[string]bool{}
 	for page.NextPageURI != nil && *page.NextPageURI != "" {
@@ -186,73 +183,8 @@ func (f Collection[T]) Rest(ctx context.Context, first Page[T], opts ...CallOpti
 }
 
 // page gets the page at target.
-func (f Collection[T]) page(ctx context.Context, target string, opts ...CallOption) (Page[T], error) {
-	p := Page[T]{Key: f.listKey}
+func (f Collection[T]) page(ctx context.Context, target string, opts ...CallOption) (apiwire.Page[T], error) {
+	p := apiwire.Page[T]{Key: f.listKey}
 	err := f.client.Do(ctx, http.MethodGet, target, nil, &p, opts...)
 	return p, err
-}
-
-// Page is a page of a list, newest first:
-// {"KEY": [...], "uri": "...", "next_page_uri": "..." or null}.
-type Page[T any] struct {
-	// Key is the name of the field of the items, such as api_keys. It must
-	// be set before a page is decoded.
-	Key string
-	// Items are the page's items.
-	Items []T
-	// URI is the page's full URL.
-	URI string
-	// NextPageURI is the full URL of the next page; nil on the last.
-	NextPageURI *string
-}
-
-// MarshalJSON writes the page as the API does, without escaping <, > and &.
-func (p Page[T]) MarshalJSON() ([]byte, error) {
-	return encodeParts(jsonPart{"{", p.Key}, jsonPart{":", p.Items}, jsonPart{`,"uri":`, p.URI},
-		jsonPart{`,"next_page_uri":`, p.NextPageURI}, jsonPart{"}", nil})
-}
-
-// jsonPart is text, then value as JSON unless value is nil.
-type jsonPart struct {
-	text  string
-	value any
-}
-
-// encodeParts writes a JSON text of parts, in their order, the values
-// without escaping <, > and &, as the API writes its bodies.
-func encodeParts(parts ...jsonPart) ([]byte, error) {
-	var buf bytes.Buffer
-	enc := json.NewEncoder(&buf)
-	enc.SetEscapeHTML(false)
-	for _, part := range parts {
-		buf.WriteString(part.text)
-		if part.value == nil {
-			continue
-		}
-		if err := enc.Encode(part.value); err != nil {
-			return nil, err
-		}
-		buf.Truncate(buf.Len() - 1) // Encode's newline
-	}
-	return buf.Bytes(), nil
-}
-
-// UnmarshalJSON reads a page whose items are in the field p.Key.
-func (p *Page[T]) UnmarshalJSON(raw []byte) error {
-	if p.Key == "" {
-		return errors.New("client: Page.Key is not set")
-	}
-	var body map[string]json.RawMessage
-	if err := json.Unmarshal(raw, &body); err != nil {
-		return err
-	}
-	for _, field := range []struct {
-		key  string
-		into any
-	}{{p.Key, &p.Items}, {"uri", &p.URI}, {"next_page_uri", &p.NextPageURI}} {
-		if err := json.Unmarshal(body[field.key], field.into); err != nil {
-			return fmt.Errorf("%s: %w", field.key, err)
-		}
-	}
-	return nil
 }

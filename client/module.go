@@ -4,13 +4,8 @@ import (
 	"context"
 	"net/http"
 	"net/url"
-)
 
-// The modules of a route of an HTTPS edge, by the last segment of their
-// path (specification section 4.3).
-const (
-	CircuitBreakerModule        = "circuit_breaker"
-	WebsocketTCPConverterModule = "websocket_tcp_converter"
+	"github.com/sluicehq/sluice/apiwire"
 )
 
 // Module is a module of a route of an HTTPS edge, at
@@ -25,7 +20,7 @@ type Module[T, In any] struct {
 // NewModule returns the module named name (CircuitBreakerModule, ...) of
 // the route routeID of the HTTPS edge edgeID.
 func NewModule[T, In any](c *Client, edgeID, routeID, name string) Module[T, In] {
-	return Module[T, In]{client: c, path: HTTPSEdgeRoutesOf(edgeID) + "/" + url.PathEscape(routeID) + "/" + name}
+	return Module[T, In]{client: c, path: apiwire.HTTPSEdgeRoutesOf(edgeID) + "/" + url.PathEscape(routeID) + "/" + name}
 }
 
 // ModuleWithBody returns the module m whose Put takes In2 instead: another
@@ -58,12 +53,12 @@ func (m Module[T, In]) Delete(ctx context.Context, opts ...CallOption) error {
 
 // CircuitBreaker returns the circuit breaker of the route routeID of the
 // HTTPS edge edgeID.
-func (c *Client) CircuitBreaker(edgeID, routeID string) Module[CircuitBreaker, CircuitBreakerInput] {
-	return NewModule[CircuitBreaker, CircuitBreakerInput](c, edgeID, routeID, CircuitBreakerModule)
+func (c *Client) CircuitBreaker(edgeID, routeID string) Module[apiwire.CircuitBreaker, apiwire.CircuitBreakerInput] {
+	return NewModule[apiwire.CircuitBreaker, apiwire.CircuitBreakerInput](c, edgeID, routeID, apiwire.CircuitBreakerModule)
 }
 
 // WebsocketTCPConverter returns the websocket TCP converter of the route
 // routeID of the HTTPS edge edgeID.
-func (c *Client) WebsocketTCPConverter(edgeID, routeID string) Module[WebsocketTCPConverter, WebsocketTCPConverterInput] {
-	return NewModule[WebsocketTCPConverter, WebsocketTCPConverterInput](c, edgeID, routeID, WebsocketTCPConverterModule)
+func (c *Client) WebsocketTCPConverter(edgeID, routeID string) Module[apiwire.WebsocketTCPConverter, apiwire.WebsocketTCPConverterInput] {
+	return NewModule[apiwire.WebsocketTCPConverter, apiwire.WebsocketTCPConverterInput](c, edgeID, routeID, apiwire.WebsocketTCPConverterModule)
 }

@@ -4,56 +4,12 @@ import (
 	"context"
 	"net/http"
 	"net/url"
+
+	"github.com/sluicehq/sluice/apiwire"
 )
-
-// ReservedDomain is a reserved domain as the API returns it
-// (specification section 2.2), its fields in the specification's order,
-// with description and metadata (of its audit events) after created_at.
-type ReservedDomain struct {
-	ID          string `json:"id"`
-	URI         string `json:"uri"` // its full URL
-	CreatedAt   string `json:"created_at"`
-	Description string `json:"description"`
-	Metadata    string `json:"metadata"`
-	// Domain is lower case, possibly a wildcard such as *.sub.example.com.
-	Domain string `json:"domain"`
-	// Region is deprecated: null, or au, eu, ap, us, us-cal-1, jp, in, sa.
-	Region *string `json:"region"`
-	// CNAMETarget is where a custom domain's CNAME points; null for a
-	// name under one of the service's domains.
-	CNAMETarget *string `json:"cname_target"`
-	// The endpoint configurations and the certificate are always null
-	// for now (their structure is not specified).
-	HTTPEndpointConfiguration  *Ref `json:"http_endpoint_configuration"`
-	HTTPSEndpointConfiguration *Ref `json:"https_endpoint_configuration"`
-	Certificate                *Ref `json:"certificate"`
-	// CertificateManagementPolicy is null when certificates are not
-	// managed; a new wildcard domain has one.
-	CertificateManagementPolicy *CertificatePolicy `json:"certificate_management_policy"`
-	CertificateManagementStatus *CertificateStatus `json:"certificate_management_status"`
-	// ACMEChallengeCNAMETarget is where _acme-challenge.<domain> points,
-	// for a wildcard custom domain; null otherwise.
-	ACMEChallengeCNAMETarget *string `json:"acme_challenge_cname_target"`
-}
-
-// Ref is a reference to another resource: its id and its full URL.
-type Ref struct {
-	ID  string `json:"id"`
-	URI string `json:"uri"`
-}
-
-// ReservedDomainInput is the body of a reserved domain's create or update:
-// the fields set are sent. Domain is taken by a create only.
-type ReservedDomainInput struct {
-	Description                 *string            `json:"description,omitempty"`
-	Metadata                    *string            `json:"metadata,omitempty"`
-	Domain                      *string            `json:"domain,omitempty"`
-	Region                      *string            `json:"region,omitempty"`
-	CertificateManagementPolicy *CertificatePolicy `json:"certificate_management_policy,omitempty"`
-}
 
 // DeleteReservedDomainCertPolicy stops the management of the certificate of the
 // reserved domain id (DELETE /reserved_domains/{id}/certificate_management_policy).
 func (c *Client) DeleteReservedDomainCertPolicy(ctx context.Context, id string) error {
-	return c.Do(ctx, http.MethodDelete, ReservedDomainsPath+"/"+url.PathEscape(id)+"/certificate_management_policy", nil, nil)
+	return c.Do(ctx, http.MethodDelete, apiwire.ReservedDomainsPath+"/"+url.PathEscape(id)+"/certificate_management_policy", nil, nil)
 }

@@ -9,6 +9,7 @@ import (
 	"sync/atomic"
 	"testing"
 
+	"github.com/sluicehq/sluice/apiwire"
 	"github.com/sluicehq/sluice/client"
 	"github.com/sluicehq/sluice/internal/apitest"
 	"github.com/sluicehq/sluice/internal/check"
@@ -50,8 +51,8 @@ func TestDoSendsTheKeyToTheAPIOnly(t *testing.T) {
 // key.
 func TestPrintingHidesSecrets(t *testing.T) {
 	c := client.New("http://127.0.0.1:1", secretKey)
-	creds := client.Creds{AccessKeyID: "AKIA0", SecretAccessKey: "awsSecret0"}
-	auth := client.Auth{Creds: &creds}
+	creds := apiwire.Creds{AccessKeyID: "AKIA0", SecretAccessKey: "awsSecret0"}
+	auth := apiwire.Auth{Creds: &creds}
 	for _, verb := range []string{"%v", "%+v", "%#v", "%s"} {
 		for _, v := range []any{c, *c, creds, &creds, auth} {
 			if out := fmt.Sprintf(verb, v); strings.Contains(out, secretKey) || strings.Contains(out, "awsSecret0") {
@@ -80,11 +81,11 @@ func TestErrorSentinels(t *testing.T) {
 	c := client.New(stack.URL, stack.Token)
 	bots := c.BotUsers()
 	name := "deployer"
-	_, err := bots.Create(t.Context(), client.BotUserInput{Name: &name})
+	_, err := bots.Create(t.Context(), apiwire.BotUserInput{Name: &name})
 	check.ErrorContains(t, err, "")
 
 	_, err = bots.Get(t.Context(), "bot_2mE3xxxxxxxxxxxxxxxxxxxxxxx")
-	_, clash := bots.Create(t.Context(), client.BotUserInput{Name: &name})
+	_, clash := bots.Create(t.Context(), apiwire.BotUserInput{Name: &name})
 	_, unknownKey := client.New(stack.URL, "sk_unknown").BotUsers().List(t.Context(), client.ListOptions{})
 	for _, tc := range []struct {
 		err  error

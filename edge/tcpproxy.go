@@ -21,9 +21,10 @@ const tcpHalfCloseGrace = 10 * time.Second
 // each read toward the agent becomes one muxado frame, whose 8-byte
 // header and body then fill four TLS records exactly, where the 32 KiB
 // of io.Copy took three records, the last of 8 bytes, and half the
-// frames. Through the tunnel it carried 12% more bytes a second (bench
-// tunnel, 457–463 against 396–409 MiB/s); the agent SDKs' muxado window
-// of 256 KiB a stream bounds it (docs/performance.md).
+// frames. Through the tunnel it carried about 4% more bytes a second
+// (bench tunnel, a median of 430 against 412 MiB/s over four alternating
+// runs); the agent SDKs' muxado window of 256 KiB a stream bounds it
+// (docs/performance.md, BenchmarkMuxadoOverTLS).
 const streamBufferSize = 4*16384 - 8
 
 // serveTCP accepts the public connections of a TCP endpoint until its

@@ -7,14 +7,15 @@ import (
 	"github.com/spf13/cobra"
 	"github.com/spf13/pflag"
 
+	"github.com/sluicehq/sluice/apiwire"
 	"github.com/sluicehq/sluice/client"
 	"github.com/sluicehq/sluice/internal/resource"
 )
 
 // agentIngressesFamily declares `sluice agent-ingresses`, a client of
 // /agent_ingresses.
-func agentIngressesFamily() family[client.AgentIngress, client.AgentIngressInput] {
-	return family[client.AgentIngress, client.AgentIngressInput]{
+func agentIngressesFamily() family[apiwire.AgentIngress, apiwire.AgentIngressInput] {
+	return family[apiwire.AgentIngress, apiwire.AgentIngressInput]{
 		collection: (*client.Client).AgentIngresses,
 		kind: resourceKind{
 			command: "agent-ingresses",
@@ -29,10 +30,10 @@ region_domains, tunnel.<region>.<domain>. A domain belongs to one agent
 ingress of one account, and cannot be changed after create.
 
 --api-url and --api-key can be set as SLUICE_API_URL and SLUICE_API_KEY.`,
-		row: func(a client.AgentIngress) []string {
+		row: func(a apiwire.AgentIngress) []string {
 			return []string{a.ID, a.CreatedAt, a.Domain, certificatesCell(a.CertificateManagementPolicy), a.Description}
 		},
-		fields: func(a client.AgentIngress) []resourceField {
+		fields: func(a apiwire.AgentIngress) []resourceField {
 			return []resourceField{
 				{"ID", a.ID}, {"URI", a.URI}, {"CREATED_AT", a.CreatedAt}, {"DOMAIN", a.Domain},
 				{"NS_TARGETS", strings.Join(a.NSTargets, ",")}, {"REGION_DOMAINS", strings.Join(a.RegionDomains, ",")},
@@ -41,7 +42,7 @@ ingress of one account, and cannot be changed after create.
 			}
 		},
 		flags: specFlags(resource.AgentIngresses()),
-		body:  func() bodyHook[client.AgentIngress] { return &certificatePolicyFlags{} },
+		body:  func() bodyHook[apiwire.AgentIngress] { return &certificatePolicyFlags{} },
 		create: verbHelp{
 			short: "Create an agent ingress of a domain the account owns",
 			long: `Create an agent ingress: POST /agent_ingresses. Delegate the domain to the
@@ -60,7 +61,7 @@ unless --certificate-authority or --private-key-type is given.`,
 }
 
 // certificatesCell is the policy in a cell: "letsencrypt/rsa", or "off".
-func certificatesCell(p *client.CertificatePolicy) string {
+func certificatesCell(p *apiwire.CertificatePolicy) string {
 	if p == nil {
 		return "off"
 	}
@@ -82,7 +83,7 @@ func (c *certificatePolicyFlags) register(fl *pflag.FlagSet) {
 
 // apply sets the policy of body from the flags given; on update, a flag
 // not given keeps the stored policy's value.
-func (c *certificatePolicyFlags) apply(fl *pflag.FlagSet, body map[string]any, stored func() (client.AgentIngress, error)) error {
+func (c *certificatePolicyFlags) apply(fl *pflag.FlagSet, body map[string]any, stored func() (apiwire.AgentIngress, error)) error {
 	authority, keyType := flagGiven(fl, "certificate-authority"), flagGiven(fl, "private-key-type")
 	switch {
 	case c.off && (authority || keyType):

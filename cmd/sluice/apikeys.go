@@ -6,14 +6,15 @@ import (
 
 	"github.com/spf13/cobra"
 
+	"github.com/sluicehq/sluice/apiwire"
 	"github.com/sluicehq/sluice/client"
 	"github.com/sluicehq/sluice/internal/resource"
 )
 
 // apiKeysFamily declares `sluice api-keys`, a client of /api_keys. A key's
 // token is shown once, by create (printCreatedAPIKey).
-func apiKeysFamily() family[client.APIKey, client.APIKeyInput] {
-	return family[client.APIKey, client.APIKeyInput]{
+func apiKeysFamily() family[apiwire.APIKey, apiwire.APIKeyInput] {
+	return family[apiwire.APIKey, apiwire.APIKeyInput]{
 		collection: (*client.Client).APIKeys,
 		kind: resourceKind{
 			command: "api-keys",
@@ -26,9 +27,9 @@ func apiKeysFamily() family[client.APIKey, client.APIKeyInput] {
 hash. Deleting a key stops its token at once, even the one these commands use.
 
 --api-url and --api-key can be set as SLUICE_API_URL and SLUICE_API_KEY.`,
-		row: func(k client.APIKey) []string { return []string{k.ID, k.CreatedAt, k.Description} },
+		row: func(k apiwire.APIKey) []string { return []string{k.ID, k.CreatedAt, k.Description} },
 		// The key's fields, never its token.
-		fields: func(k client.APIKey) []resourceField {
+		fields: func(k apiwire.APIKey) []resourceField {
 			return []resourceField{
 				{"ID", k.ID}, {"URI", k.URI}, {"CREATED_AT", k.CreatedAt},
 				{"DESCRIPTION", k.Description}, {"METADATA", k.Metadata},
@@ -58,7 +59,7 @@ func newAPIKeysCommand() *cobra.Command { return newFamilyCommand(apiKeysFamily(
 // printCreatedAPIKey prints a new key and its token to stdout, as a table
 // or as the API's JSON; in JSON, the warning that the token is shown only
 // once goes to stderr.
-func printCreatedAPIKey(stdout, stderr io.Writer, a answer[client.APIKey], asJSON bool) error {
+func printCreatedAPIKey(stdout, stderr io.Writer, a answer[apiwire.APIKey], asJSON bool) error {
 	if a.err != nil {
 		return fmt.Errorf("the API's answer is not an API key: %w", a.err)
 	}

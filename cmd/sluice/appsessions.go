@@ -5,14 +5,15 @@ import (
 
 	"github.com/spf13/cobra"
 
+	"github.com/sluicehq/sluice/apiwire"
 	"github.com/sluicehq/sluice/client"
 	"github.com/sluicehq/sluice/schemas"
 )
 
 // appSessionsFamily declares `sluice app-sessions`, a client of
 // /app/sessions: list, get and delete, as the edge records sessions.
-func appSessionsFamily() family[client.AppSession, struct{}] {
-	return family[client.AppSession, struct{}]{
+func appSessionsFamily() family[apiwire.AppSession, struct{}] {
+	return family[apiwire.AppSession, struct{}]{
 		collection: (*client.Client).AppSessions,
 		kind: resourceKind{
 			command: "app-sessions",
@@ -28,10 +29,10 @@ revoked session's next request is refused, and the user logs in again.
 record, refresh and end do what the edge does, over NATS (--nats-url).
 
 --api-url and --api-key can be set as SLUICE_API_URL and SLUICE_API_KEY.`,
-		row: func(a client.AppSession) []string {
+		row: func(a apiwire.AppSession) []string {
 			return []string{a.ID, a.CreatedAt, a.LastActive, a.ExpiresAt, a.ApplicationUser.ID, a.BrowserSession.IPAddress, a.PublicURL}
 		},
-		fields: func(a client.AppSession) []resourceField {
+		fields: func(a apiwire.AppSession) []resourceField {
 			b := a.BrowserSession
 			ref := func(r *schemas.Ref) string {
 				if r == nil {

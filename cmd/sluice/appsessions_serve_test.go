@@ -10,8 +10,8 @@ import (
 
 	"github.com/nats-io/nats.go"
 
+	"github.com/sluicehq/sluice/apiwire"
 	"github.com/sluicehq/sluice/appsession"
-	"github.com/sluicehq/sluice/client"
 	"github.com/sluicehq/sluice/internal/check"
 	"github.com/sluicehq/sluice/internal/natsserver"
 	"github.com/sluicehq/sluice/internal/natstest"
@@ -51,7 +51,7 @@ func TestServeRecordsAppSessions(t *testing.T) {
 	for range 3 {
 		s, err := edge.Record(ctx, appsession.RecordRequest{
 			AccountID: account, PublicURL: "https://app.example.com",
-			BrowserSession:    client.BrowserSession{IPAddress: "192.0.2.44"},
+			BrowserSession:    apiwire.BrowserSession{IPAddress: "192.0.2.44"},
 			ApplicationUserID: schemas.NewID(schemas.PrefixAppUser), EndpointID: schemas.NewID(schemas.PrefixEndpoint),
 			ExpiresAt: time.Now().Add(time.Hour),
 		})
@@ -62,7 +62,7 @@ func TestServeRecordsAppSessions(t *testing.T) {
 	}
 	status, body := request(t, http.MethodGet, p.url+"/app/sessions", token, "")
 	var page struct {
-		Sessions []client.AppSession `json:"application_sessions"`
+		Sessions []apiwire.AppSession `json:"application_sessions"`
 	}
 	if err := json.Unmarshal([]byte(body), &page); status != http.StatusOK || err != nil || len(page.Sessions) != 2 ||
 		page.Sessions[0].ID != ids[2] || page.Sessions[1].ID != ids[1] {
@@ -98,7 +98,7 @@ func TestServeRecordsAppSessions(t *testing.T) {
 		}
 	}
 	status, body = request(t, http.MethodGet, p.url+"/app/sessions/"+id, token, "")
-	var got client.AppSession
+	var got apiwire.AppSession
 	if err := json.Unmarshal([]byte(body), &got); status != http.StatusOK || err != nil || got.BrowserSession.Location.CountryCode != "SE" || got.PublicURL != "https://cli.example.com" {
 		t.Fatalf("GET the CLI's session: %d %s", status, body)
 	}

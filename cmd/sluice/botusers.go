@@ -5,13 +5,14 @@ import (
 
 	"github.com/spf13/cobra"
 
+	"github.com/sluicehq/sluice/apiwire"
 	"github.com/sluicehq/sluice/client"
 	"github.com/sluicehq/sluice/internal/resource"
 )
 
 // botUsersFamily declares `sluice bot-users`, a client of /bot_users.
-func botUsersFamily() family[client.BotUser, client.BotUserInput] {
-	return family[client.BotUser, client.BotUserInput]{
+func botUsersFamily() family[apiwire.BotUser, apiwire.BotUserInput] {
+	return family[apiwire.BotUser, apiwire.BotUserInput]{
 		collection: (*client.Client).BotUsers,
 		kind: resourceKind{
 			command: "bot-users",
@@ -24,10 +25,10 @@ func botUsersFamily() family[client.BotUser, client.BotUserInput] {
 agent. Its name is unique in the account, ignoring case.
 
 --api-url and --api-key can be set as SLUICE_API_URL and SLUICE_API_KEY.`,
-		row: func(b client.BotUser) []string {
+		row: func(b apiwire.BotUser) []string {
 			return []string{b.ID, b.CreatedAt, strconv.FormatBool(b.Active), b.Name}
 		},
-		fields: func(b client.BotUser) []resourceField {
+		fields: func(b apiwire.BotUser) []resourceField {
 			return []resourceField{
 				{"ID", b.ID}, {"URI", b.URI}, {"CREATED_AT", b.CreatedAt},
 				{"NAME", b.Name}, {"ACTIVE", strconv.FormatBool(b.Active)},

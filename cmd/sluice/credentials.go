@@ -7,6 +7,7 @@ import (
 
 	"github.com/spf13/cobra"
 
+	"github.com/sluicehq/sluice/apiwire"
 	"github.com/sluicehq/sluice/client"
 	"github.com/sluicehq/sluice/internal/acl"
 	"github.com/sluicehq/sluice/internal/resource"
@@ -15,8 +16,8 @@ import (
 // credentialsFamily declares `sluice credentials`, a client of
 // /credentials. A credential's token is shown once, by create
 // (printCreatedCredential).
-func credentialsFamily() family[client.Credential, client.CredentialInput] {
-	return family[client.Credential, client.CredentialInput]{
+func credentialsFamily() family[apiwire.Credential, apiwire.CredentialInput] {
+	return family[apiwire.Credential, apiwire.CredentialInput]{
 		collection: (*client.Client).Credentials,
 		kind: resourceKind{
 			command: "credentials",
@@ -32,11 +33,11 @@ bind:<domain>, bind:*.<domain> (every name under the domain, not the domain
 itself) or bind:<host>:<port>. Its owner is a bot user of the account.
 
 --api-url and --api-key can be set as SLUICE_API_URL and SLUICE_API_KEY.`,
-		row: func(c client.Credential) []string {
+		row: func(c apiwire.Credential) []string {
 			return []string{c.ID, c.CreatedAt, ownerOf(c), strings.Join(c.ACL, ","), c.Description}
 		},
 		// The credential's fields, never its token.
-		fields: func(c client.Credential) []resourceField {
+		fields: func(c apiwire.Credential) []resourceField {
 			return []resourceField{
 				{"ID", c.ID}, {"URI", c.URI}, {"CREATED_AT", c.CreatedAt},
 				{"DESCRIPTION", c.Description}, {"METADATA", c.Metadata},
@@ -68,7 +69,7 @@ included, goes to standard output and the warning to standard error.`,
 func newCredentialsCommand() *cobra.Command { return newFamilyCommand(credentialsFamily()) }
 
 // ownerOf is the credential's owner, or "".
-func ownerOf(c client.Credential) string {
+func ownerOf(c apiwire.Credential) string {
 	if c.OwnerID == nil {
 		return ""
 	}
@@ -81,7 +82,7 @@ const tokenOfCredentialShownOnce = "The credential's token is shown only this on
 // printCreatedCredential prints a new credential and its token to stdout,
 // as a table or as the API's JSON; in JSON, the warning that the token is
 // shown only once goes to stderr.
-func printCreatedCredential(stdout, stderr io.Writer, a answer[client.Credential], asJSON bool) error {
+func printCreatedCredential(stdout, stderr io.Writer, a answer[apiwire.Credential], asJSON bool) error {
 	if a.err != nil {
 		return fmt.Errorf("the API's answer is not a tunnel credential: %w", a.err)
 	}

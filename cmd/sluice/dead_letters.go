@@ -8,6 +8,7 @@ import (
 
 	"github.com/spf13/cobra"
 
+	"github.com/sluicehq/sluice/apiwire"
 	"github.com/sluicehq/sluice/client"
 )
 
@@ -28,7 +29,7 @@ func deadLettersKind(letters client.DeadLetters, id string) resourceKind {
 	}
 }
 
-func deadLetterRow(v client.DeadLetter) []string {
+func deadLetterRow(v apiwire.DeadLetter) []string {
 	return []string{v.ID, v.DeadLetteredAt, v.EventID, v.SubscriptionID, v.Class, v.Code, strconv.FormatUint(v.Attempts, 10), v.Message}
 }
 
@@ -86,11 +87,11 @@ When "remaining" is above "failed", run it again for the rest.`,
 			if err != nil {
 				return err
 			}
-			var in *client.RedriveInput
+			var in *apiwire.RedriveInput
 			if len(ids) > 0 {
-				in = &client.RedriveInput{IDs: &ids}
+				in = &apiwire.RedriveInput{IDs: &ids}
 			}
-			a, err := answerOf(func(opts ...client.CallOption) (client.Redrive, error) {
+			a, err := answerOf(func(opts ...client.CallOption) (apiwire.Redrive, error) {
 				return c.DeadLetters(args[0]).Redrive(cmd.Context(), in, opts...)
 			})
 			if err != nil {
@@ -107,7 +108,7 @@ When "remaining" is above "failed", run it again for the rest.`,
 }
 
 // printRedrive prints the counts of a redrive, then its failures.
-func printRedrive(w io.Writer, a answer[client.Redrive]) error {
+func printRedrive(w io.Writer, a answer[apiwire.Redrive]) error {
 	if a.err != nil {
 		return fmt.Errorf("the API's answer is not a redrive's: %w", a.err)
 	}

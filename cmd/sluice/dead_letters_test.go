@@ -7,7 +7,7 @@ import (
 	"testing"
 	"time"
 
-	"github.com/sluicehq/sluice/client"
+	"github.com/sluicehq/sluice/apiwire"
 )
 
 // TestServeDeadLetters runs sluice serve --dev, dead-letters events
@@ -49,7 +49,7 @@ func TestServeDeadLetters(t *testing.T) {
 	// the route starts within a second or two.
 	old := time.Now().Add(-20 * 24 * time.Hour).UTC().Format(time.RFC3339)
 	var page struct {
-		DeadLetters []client.DeadLetter `json:"dead_letters"`
+		DeadLetters []apiwire.DeadLetter `json:"dead_letters"`
 	}
 	for deadline := time.Now().Add(30 * time.Second); len(page.DeadLetters) == 0; {
 		if time.Now().After(deadline) {
@@ -73,7 +73,7 @@ func TestServeDeadLetters(t *testing.T) {
 		t.Fatalf("dead-letters table:\n%s", table)
 	}
 
-	var result client.Redrive
+	var result apiwire.Redrive
 	if err := json.Unmarshal([]byte(cli("destinations", "redrive", dest.ID, "--json")), &result); err != nil {
 		t.Fatal(err)
 	}

@@ -6,6 +6,7 @@ import (
 
 	"github.com/spf13/cobra"
 
+	"github.com/sluicehq/sluice/apiwire"
 	"github.com/sluicehq/sluice/client"
 )
 
@@ -27,7 +28,7 @@ events not yet delivered and the dead letters.`,
 			if err != nil {
 				return err
 			}
-			a, err := answerOf(func(opts ...client.CallOption) (client.DestinationStatus, error) {
+			a, err := answerOf(func(opts ...client.CallOption) (apiwire.DestinationStatus, error) {
 				return c.DestinationStatus(cmd.Context(), args[0], opts...)
 			})
 			if err != nil {
@@ -57,7 +58,7 @@ status 1) when the destination did not take the event.`,
 			if err != nil {
 				return err
 			}
-			a, err := answerOf(func(opts ...client.CallOption) (client.DestinationTest, error) {
+			a, err := answerOf(func(opts ...client.CallOption) (apiwire.DestinationTest, error) {
 				return c.TestDestination(cmd.Context(), args[0], opts...)
 			})
 			if err != nil {
@@ -75,7 +76,7 @@ status 1) when the destination did not take the event.`,
 }
 
 // statusFields are the lines of a destination's delivery status.
-func statusFields(v client.DestinationStatus) []resourceField {
+func statusFields(v apiwire.DestinationStatus) []resourceField {
 	fields := []resourceField{
 		{"STATE", v.State},
 		{"LAST_SUCCESS_AT", deref(v.LastSuccessAt)},
@@ -97,7 +98,7 @@ func statusFields(v client.DestinationStatus) []resourceField {
 }
 
 // testFields are the lines of the outcome of a test write.
-func testFields(v client.DestinationTest) []resourceField {
+func testFields(v apiwire.DestinationTest) []resourceField {
 	return []resourceField{
 		{"RESULT", v.Result},
 		{"CLASS", deref(v.Class)},

@@ -7,6 +7,7 @@ import (
 
 	"github.com/spf13/pflag"
 
+	"github.com/sluicehq/sluice/apiwire"
 	"github.com/sluicehq/sluice/client"
 	"github.com/sluicehq/sluice/sinks/desttype"
 )
@@ -63,7 +64,7 @@ func (d *destinationFlags) register(fl *pflag.FlagSet) {
 // apply sets body's target from the target flags given; stored returns
 // the destination as stored (nil on create), for completing a target given
 // in part.
-func (d *destinationFlags) apply(fl *pflag.FlagSet, body map[string]any, stored func() (client.Destination, error)) error {
+func (d *destinationFlags) apply(fl *pflag.FlagSet, body map[string]any, stored func() (apiwire.Destination, error)) error {
 	var current func() (map[string]any, error)
 	if stored != nil {
 		current = func() (map[string]any, error) { return storedTarget(stored) }
@@ -163,7 +164,7 @@ func baseTarget(body map[string]any, current func() (map[string]any, error)) (st
 
 // storedTarget returns the target of the destination stored returns, as
 // the API returns it: without the secret.
-func storedTarget(stored func() (client.Destination, error)) (map[string]any, error) {
+func storedTarget(stored func() (apiwire.Destination, error)) (map[string]any, error) {
 	destination, err := stored()
 	var decodeErr *client.DecodeError
 	if errors.As(err, &decodeErr) {
@@ -172,7 +173,7 @@ func storedTarget(stored func() (client.Destination, error)) (map[string]any, er
 	if err != nil {
 		return nil, fmt.Errorf("reading the destination to keep the rest of its target: %w", err)
 	}
-	raw, err := encodeJSON(map[string]client.Target{"target": destination.Target})
+	raw, err := encodeJSON(map[string]apiwire.Target{"target": destination.Target})
 	if err != nil {
 		return nil, err
 	}

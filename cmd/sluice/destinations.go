@@ -3,6 +3,7 @@ package main
 import (
 	"github.com/spf13/cobra"
 
+	"github.com/sluicehq/sluice/apiwire"
 	"github.com/sluicehq/sluice/client"
 	"github.com/sluicehq/sluice/internal/resource"
 )
@@ -10,8 +11,8 @@ import (
 // destinationsFamily declares `sluice destinations`, a client of
 // /event_destinations. Its target flags are a hook
 // (destinationFlags).
-func destinationsFamily() family[client.Destination, client.DestinationInput] {
-	return family[client.Destination, client.DestinationInput]{
+func destinationsFamily() family[apiwire.Destination, apiwire.DestinationInput] {
+	return family[apiwire.Destination, apiwire.DestinationInput]{
 		collection: (*client.Client).EventDestinations,
 		kind: resourceKind{
 			command: "destinations",
@@ -32,7 +33,7 @@ with --aws-secret-access-key, which shows in process lists and shell history.
 		row:    destinationRow,
 		fields: destinationFields,
 		flags:  specFlags(resource.EventDestinations()),
-		body:   func() bodyHook[client.Destination] { return newDestinationFlags() },
+		body:   func() bodyHook[apiwire.Destination] { return newDestinationFlags() },
 		create: verbHelp{
 			short: "Create an event destination",
 			long: `Create an event destination: POST /event_destinations.
@@ -78,7 +79,7 @@ func newDestinationsCommand() *cobra.Command { return newFamilyCommand(destinati
 // "role" or "creds", and the role's ARN or the access key's id. A
 // destination has no field for a secret: the API never returns one, and no
 // table could show it.
-func destinationAuth(t client.Target) (string, string) {
+func destinationAuth(t apiwire.Target) (string, string) {
 	switch {
 	case t.Auth.Role != nil:
 		return "role", t.Auth.Role.RoleARN
@@ -88,12 +89,12 @@ func destinationAuth(t client.Target) (string, string) {
 	return "", ""
 }
 
-func destinationRow(d client.Destination) []string {
+func destinationRow(d apiwire.Destination) []string {
 	kind, _ := destinationAuth(d.Target)
 	return []string{d.ID, d.CreatedAt, d.Target.Type, d.Target.ARN, kind, d.Description}
 }
 
-func destinationFields(d client.Destination) []resourceField {
+func destinationFields(d apiwire.Destination) []resourceField {
 	kind, who := destinationAuth(d.Target)
 	fields := []resourceField{
 		{"ID", d.ID}, {"URI", d.URI}, {"CREATED_AT", d.CreatedAt},

@@ -8,6 +8,7 @@ import (
 
 	"github.com/spf13/cobra"
 
+	"github.com/sluicehq/sluice/apiwire"
 	"github.com/sluicehq/sluice/client"
 	"github.com/sluicehq/sluice/internal/resource"
 )
@@ -25,8 +26,8 @@ func newEdgesCommand() *cobra.Command {
 
 // httpsEdgesFamily declares `sluice edges https`, a client of
 // /edges/https, with its routes as a command of their own.
-func httpsEdgesFamily() family[client.HTTPSEdge, client.HTTPSEdgeInput] {
-	return family[client.HTTPSEdge, client.HTTPSEdgeInput]{
+func httpsEdgesFamily() family[apiwire.HTTPSEdge, apiwire.HTTPSEdgeInput] {
+	return family[apiwire.HTTPSEdge, apiwire.HTTPSEdgeInput]{
 		collection: (*client.Client).HTTPSEdges,
 		kind: resourceKind{
 			command: "https",
@@ -41,10 +42,10 @@ each a reserved domain of the account or a name under one of its wildcards
 "sluice edges https routes", and deleting an edge deletes them.
 
 --api-url and --api-key can be set as SLUICE_API_URL and SLUICE_API_KEY.`,
-		row: func(e client.HTTPSEdge) []string {
+		row: func(e apiwire.HTTPSEdge) []string {
 			return []string{e.ID, e.CreatedAt, strings.Join(e.Hostports, ","), e.Description}
 		},
-		fields: func(e client.HTTPSEdge) []resourceField {
+		fields: func(e apiwire.HTTPSEdge) []resourceField {
 			return []resourceField{
 				{"ID", e.ID}, {"URI", e.URI}, {"CREATED_AT", e.CreatedAt},
 				{"DESCRIPTION", e.Description}, {"METADATA", e.Metadata},
@@ -72,9 +73,9 @@ each a reserved domain of the account or a name under one of its wildcards
 
 // httpsRoutesFamily declares `sluice edges https routes --edge ID`, a
 // client of /edges/https/{edge_id}/routes, with the routes' modules.
-func httpsRoutesFamily() family[client.HTTPSEdgeRoute, client.HTTPSEdgeRouteInput] {
-	return family[client.HTTPSEdgeRoute, client.HTTPSEdgeRouteInput]{
-		parent: &parentFlag[client.HTTPSEdgeRoute, client.HTTPSEdgeRouteInput]{
+func httpsRoutesFamily() family[apiwire.HTTPSEdgeRoute, apiwire.HTTPSEdgeRouteInput] {
+	return family[apiwire.HTTPSEdgeRoute, apiwire.HTTPSEdgeRouteInput]{
+		parent: &parentFlag[apiwire.HTTPSEdgeRoute, apiwire.HTTPSEdgeRouteInput]{
 			flag: "edge", usage: "the id of the HTTPS edge of the routes (edghts_...)",
 			collection: (*client.Client).HTTPSEdgeRoutes,
 		},
@@ -91,10 +92,10 @@ no two routes of an edge have one match type and match. Its modules are set
 with "circuit-breaker" and "websocket-tcp-converter".
 
 --api-url and --api-key can be set as SLUICE_API_URL and SLUICE_API_KEY.`,
-		row: func(r client.HTTPSEdgeRoute) []string {
+		row: func(r apiwire.HTTPSEdgeRoute) []string {
 			return []string{r.ID, r.CreatedAt, r.MatchType, r.Match, modulesOf(r)}
 		},
-		fields: func(r client.HTTPSEdgeRoute) []resourceField {
+		fields: func(r apiwire.HTTPSEdgeRoute) []resourceField {
 			return []resourceField{
 				{"ID", r.ID}, {"URI", r.URI}, {"EDGE_ID", r.EdgeID}, {"CREATED_AT", r.CreatedAt},
 				{"DESCRIPTION", r.Description}, {"METADATA", r.Metadata},
@@ -121,7 +122,7 @@ with "circuit-breaker" and "websocket-tcp-converter".
 }
 
 // routeIDs are the ids of the edge's routes, oldest first.
-func routeIDs(e client.HTTPSEdge) string {
+func routeIDs(e apiwire.HTTPSEdge) string {
 	ids := make([]string, len(e.Routes))
 	for i, r := range e.Routes {
 		ids[i] = r.ID
@@ -130,7 +131,7 @@ func routeIDs(e client.HTTPSEdge) string {
 }
 
 // modulesOf names the route's modules that are set, enabled or not.
-func modulesOf(r client.HTTPSEdgeRoute) string {
+func modulesOf(r apiwire.HTTPSEdgeRoute) string {
 	var set []string
 	if c := r.CircuitBreaker; c != nil {
 		set = append(set, "circuit_breaker"+enabledMark(c.Enabled))
@@ -276,9 +277,9 @@ func parseFloat(text string) (any, error) {
 // newCircuitBreakerCommand returns `sluice edges https routes
 // circuit-breaker`.
 func newCircuitBreakerCommand(f *resourceFlags) *cobra.Command {
-	return moduleCommand[client.CircuitBreaker]{
-		name: "circuit-breaker", noun: "circuit breaker", path: client.CircuitBreakerModule,
-		module: func(c *client.Client, edgeID, routeID string) client.Module[client.CircuitBreaker, map[string]any] {
+	return moduleCommand[apiwire.CircuitBreaker]{
+		name: "circuit-breaker", noun: "circuit breaker", path: apiwire.CircuitBreakerModule,
+		module: func(c *client.Client, edgeID, routeID string) client.Module[apiwire.CircuitBreaker, map[string]any] {
 			return client.ModuleWithBody[map[string]any](c.CircuitBreaker(edgeID, routeID))
 		},
 		flags: []moduleFlag{
@@ -289,7 +290,7 @@ func newCircuitBreakerCommand(f *resourceFlags) *cobra.Command {
 			{"volume-threshold", "requests of a window that can trip the circuit (default 20)", parseUint32},
 			{"error-threshold-percentage", "share of errors that trips the circuit, 0 to 1.0, not 0 to 100 (default 0.5)", parseFloat},
 		},
-		fields: func(c client.CircuitBreaker) []resourceField {
+		fields: func(c apiwire.CircuitBreaker) []resourceField {
 			return []resourceField{
 				{"ENABLED", strconv.FormatBool(c.Enabled)},
 				{"TRIPPED_DURATION", strconv.FormatUint(uint64(c.TrippedDuration), 10)},
@@ -306,13 +307,13 @@ func newCircuitBreakerCommand(f *resourceFlags) *cobra.Command {
 // newWebsocketTCPConverterCommand returns `sluice edges https routes
 // websocket-tcp-converter`.
 func newWebsocketTCPConverterCommand(f *resourceFlags) *cobra.Command {
-	return moduleCommand[client.WebsocketTCPConverter]{
-		name: "websocket-tcp-converter", noun: "websocket TCP converter", path: client.WebsocketTCPConverterModule,
-		module: func(c *client.Client, edgeID, routeID string) client.Module[client.WebsocketTCPConverter, map[string]any] {
+	return moduleCommand[apiwire.WebsocketTCPConverter]{
+		name: "websocket-tcp-converter", noun: "websocket TCP converter", path: apiwire.WebsocketTCPConverterModule,
+		module: func(c *client.Client, edgeID, routeID string) client.Module[apiwire.WebsocketTCPConverter, map[string]any] {
 			return client.ModuleWithBody[map[string]any](c.WebsocketTCPConverter(edgeID, routeID))
 		},
 		flags: []moduleFlag{{"enabled", "whether it applies to traffic (default true)", parseBool}},
-		fields: func(c client.WebsocketTCPConverter) []resourceField {
+		fields: func(c apiwire.WebsocketTCPConverter) []resourceField {
 			return []resourceField{{"ENABLED", strconv.FormatBool(c.Enabled)}}
 		},
 		example: `  sluice edges https routes websocket-tcp-converter set edghtsrt_... --edge edghts_...`,

@@ -6,14 +6,15 @@ import (
 
 	"github.com/spf13/cobra"
 
+	"github.com/sluicehq/sluice/apiwire"
 	"github.com/sluicehq/sluice/client"
 )
 
-func replayRow(v client.Replay) []string {
+func replayRow(v apiwire.Replay) []string {
 	return []string{v.ID, v.CreatedAt, v.Since, v.Until, v.State}
 }
 
-func replayFields(v client.Replay) []resourceField {
+func replayFields(v apiwire.Replay) []resourceField {
 	return []resourceField{
 		{"ID", v.ID}, {"URI", v.URI}, {"SUBSCRIPTION", v.SubscriptionID},
 		{"SINCE", v.Since}, {"UNTIL", v.Until}, {"STATE", v.State}, {"CREATED_AT", v.CreatedAt},
@@ -72,7 +73,7 @@ its state with "subscriptions replays ID".
 			if err != nil {
 				return err
 			}
-			in := client.ReplayInput{Since: &from}
+			in := apiwire.ReplayInput{Since: &from}
 			if until != "" {
 				to, err := replayTime("until", until, now)
 				if err != nil {
@@ -80,7 +81,7 @@ its state with "subscriptions replays ID".
 				}
 				in.Until = &to
 			}
-			a, err := answerOf(func(opts ...client.CallOption) (client.Replay, error) {
+			a, err := answerOf(func(opts ...client.CallOption) (apiwire.Replay, error) {
 				return c.Replays(args[0]).Start(cmd.Context(), in, opts...)
 			})
 			if err != nil {
@@ -117,7 +118,7 @@ state is "running" until every destination has its events again, then
 			if len(args) == 1 {
 				return runList(cmd.Context(), c, replaysKind(replays, args[0]), listFlags{}, f.json, cmd.OutOrStdout(), cmd.ErrOrStderr())
 			}
-			a, err := answerOf(func(opts ...client.CallOption) (client.Replay, error) {
+			a, err := answerOf(func(opts ...client.CallOption) (apiwire.Replay, error) {
 				return replays.Get(cmd.Context(), args[1], opts...)
 			})
 			if err != nil {

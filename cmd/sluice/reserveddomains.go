@@ -6,14 +6,15 @@ import (
 	"github.com/spf13/cobra"
 	"github.com/spf13/pflag"
 
+	"github.com/sluicehq/sluice/apiwire"
 	"github.com/sluicehq/sluice/client"
 	"github.com/sluicehq/sluice/internal/resource"
 )
 
 // reservedDomainsFamily declares `sluice reserved-domains`, a client of
 // /reserved_domains.
-func reservedDomainsFamily() family[client.ReservedDomain, client.ReservedDomainInput] {
-	return family[client.ReservedDomain, client.ReservedDomainInput]{
+func reservedDomainsFamily() family[apiwire.ReservedDomain, apiwire.ReservedDomainInput] {
+	return family[apiwire.ReservedDomain, apiwire.ReservedDomainInput]{
 		collection: (*client.Client).ReservedDomains,
 		kind: resourceKind{
 			command: "reserved-domains",
@@ -29,12 +30,12 @@ its cname target; a custom wildcard's _acme-challenge at its ACME target.
 --region is deprecated: traffic is served globally.
 
 --api-url and --api-key can be set as SLUICE_API_URL and SLUICE_API_KEY.`,
-		row: func(d client.ReservedDomain) []string {
+		row: func(d apiwire.ReservedDomain) []string {
 			return []string{d.ID, d.CreatedAt, d.Domain, deref(d.CNAMETarget), d.Description}
 		},
 		fields: reservedDomainFields,
 		flags:  specFlags(resource.ReservedDomains()),
-		body:   func() bodyHook[client.ReservedDomain] { return &domainCertFlags{} },
+		body:   func() bodyHook[apiwire.ReservedDomain] { return &domainCertFlags{} },
 		create: verbHelp{
 			short: "Reserve a domain, or a wildcard of one",
 			long: `Reserve a domain: POST /reserved_domains. A wildcard gets its certificate
@@ -58,7 +59,7 @@ managed by letsencrypt, with an ecdsa key unless --certificate-key-type rsa.`,
 // newReservedDomainsCommand returns `sluice reserved-domains`.
 func newReservedDomainsCommand() *cobra.Command { return newFamilyCommand(reservedDomainsFamily()) }
 
-func reservedDomainFields(d client.ReservedDomain) []resourceField {
+func reservedDomainFields(d apiwire.ReservedDomain) []resourceField {
 	fields := []resourceField{
 		{"ID", d.ID}, {"URI", d.URI}, {"CREATED_AT", d.CreatedAt},
 		{"DESCRIPTION", d.Description}, {"METADATA", d.Metadata}, {"DOMAIN", d.Domain},
@@ -85,7 +86,7 @@ func (d *domainCertFlags) register(fl *pflag.FlagSet) {
 	fl.StringVar(&d.keyType, "certificate-key-type", "", "manage the certificate with letsencrypt and a key of this type: rsa or ecdsa (a wildcard's default: ecdsa)")
 }
 
-func (d *domainCertFlags) apply(fl *pflag.FlagSet, body map[string]any, _ func() (client.ReservedDomain, error)) error {
+func (d *domainCertFlags) apply(fl *pflag.FlagSet, body map[string]any, _ func() (apiwire.ReservedDomain, error)) error {
 	if fl.Changed("certificate-key-type") {
 		body["certificate_management_policy"] = map[string]any{"authority": "letsencrypt", "private_key_type": d.keyType}
 	}

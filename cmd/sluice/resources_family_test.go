@@ -5,6 +5,7 @@ import (
 	"strings"
 	"testing"
 
+	"github.com/sluicehq/sluice/apiwire"
 	"github.com/sluicehq/sluice/client"
 	"github.com/sluicehq/sluice/internal/check"
 )
@@ -16,11 +17,11 @@ import (
 // declaration gets without code of its own.
 func TestFamilyDeclaration(t *testing.T) {
 	e := newCLIEnv(t)
-	keys := family[client.APIKey, client.APIKeyInput]{
+	keys := family[apiwire.APIKey, apiwire.APIKeyInput]{
 		collection:  (*client.Client).APIKeys,
 		kind:        resourceKind{command: "keys", plural: "keys", columns: []string{"ID", "NOTE"}},
-		row:         func(k client.APIKey) []string { return []string{k.ID, k.Description} },
-		fields:      func(k client.APIKey) []resourceField { return []resourceField{{"ID", k.ID}, {"NOTE", k.Description}} },
+		row:         func(k apiwire.APIKey) []string { return []string{k.ID, k.Description} },
+		fields:      func(k apiwire.APIKey) []resourceField { return []resourceField{{"ID", k.ID}, {"NOTE", k.Description}} },
 		flags:       []fieldFlag{{flag: "note", field: "description", usage: "a note"}},
 		create:      verbHelp{short: "Create a key"},
 		update:      verbHelp{short: "Change a key"},
@@ -79,11 +80,11 @@ func TestFamilyDeclaration(t *testing.T) {
 // TestReadOnlyFamilyCommands checks that a read-only family has list, get
 // and delete, and no create or update.
 func TestReadOnlyFamilyCommands(t *testing.T) {
-	cmd := newFamilyCommand(family[client.APIKey, client.APIKeyInput]{
+	cmd := newFamilyCommand(family[apiwire.APIKey, apiwire.APIKeyInput]{
 		collection: (*client.Client).APIKeys,
 		kind:       resourceKind{command: "keys", plural: "keys", columns: []string{"ID"}},
-		row:        func(k client.APIKey) []string { return []string{k.ID} },
-		fields:     func(k client.APIKey) []resourceField { return []resourceField{{"ID", k.ID}} },
+		row:        func(k apiwire.APIKey) []string { return []string{k.ID} },
+		fields:     func(k apiwire.APIKey) []resourceField { return []resourceField{{"ID", k.ID}} },
 		readOnly:   true,
 	})
 	var names []string

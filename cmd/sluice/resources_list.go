@@ -10,11 +10,12 @@ import (
 
 	"github.com/spf13/cobra"
 
+	"github.com/sluicehq/sluice/apiwire"
 	"github.com/sluicehq/sluice/client"
 )
 
 // maxListLimit is the most items a page of the API holds.
-const maxListLimit = client.MaxListLimit
+const maxListLimit = apiwire.MaxListLimit
 
 // listFlags are the flags of a list command.
 type listFlags struct {
@@ -99,7 +100,7 @@ func pageError(kind resourceKind, err error) error {
 
 // runList lists the pages the flags ask for and prints them.
 func runList(ctx context.Context, c *client.Client, kind resourceKind, l listFlags, asJSON bool, stdout, stderr io.Writer) error {
-	var page client.Page[json.RawMessage]
+	var page apiwire.Page[json.RawMessage]
 	var raw []byte
 	var err error
 	if l.all {

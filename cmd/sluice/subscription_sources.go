@@ -8,6 +8,7 @@ import (
 
 	"github.com/spf13/cobra"
 
+	"github.com/sluicehq/sluice/apiwire"
 	"github.com/sluicehq/sluice/client"
 )
 
@@ -58,9 +59,9 @@ A subscription has at most one source of each kind: change one with update.`,
 		Example: `  sluice subscriptions sources add esb_... --type tcp_connection_closed.v0 \
     --filter 'ev.conn.server_port == 443' --field conn.client_ip --field conn.server_port`,
 		Args: cobra.ExactArgs(1),
-	}, func(ctx context.Context, s sourcesOf, args []string, body map[string]any, opts ...client.CallOption) (client.Source, error) {
+	}, func(ctx context.Context, s sourcesOf, args []string, body map[string]any, opts ...client.CallOption) (apiwire.Source, error) {
 		if _, ok := body["type"]; !ok {
-			return client.Source{}, errors.New("--type is required: the event kind, such as http_request_complete.v0")
+			return apiwire.Source{}, errors.New("--type is required: the event kind, such as http_request_complete.v0")
 		}
 		return s.Add(ctx, body, opts...)
 	})
@@ -76,7 +77,7 @@ func newSourcesListCommand(f *resourceFlags) *cobra.Command {
 			if err != nil {
 				return err
 			}
-			a, err := answerOf(func(opts ...client.CallOption) (client.SourceList, error) {
+			a, err := answerOf(func(opts ...client.CallOption) (apiwire.SourceList, error) {
 				return sources(c, args[0]).List(cmd.Context(), opts...)
 			})
 			switch {
@@ -106,7 +107,7 @@ func newSourcesGetCommand(f *resourceFlags) *cobra.Command {
 			if err != nil {
 				return err
 			}
-			a, err := answerOf(func(opts ...client.CallOption) (client.Source, error) {
+			a, err := answerOf(func(opts ...client.CallOption) (apiwire.Source, error) {
 				return sources(c, args[0]).Get(cmd.Context(), args[1], opts...)
 			})
 			if err != nil {
@@ -127,9 +128,9 @@ given (or that --data holds). --filter "" delivers every event again; --data
 '{"fields": []}' every field.`,
 		Example: `  sluice subscriptions sources update esb_... tcp_connection_closed.v0 --filter 'ev.conn.server_port != 22'`,
 		Args:    cobra.ExactArgs(2),
-	}, func(ctx context.Context, s sourcesOf, args []string, body map[string]any, opts ...client.CallOption) (client.Source, error) {
+	}, func(ctx context.Context, s sourcesOf, args []string, body map[string]any, opts ...client.CallOption) (apiwire.Source, error) {
 		if len(body) == 0 {
-			return client.Source{}, nothingToUpdate("--filter or --field")
+			return apiwire.Source{}, nothingToUpdate("--filter or --field")
 		}
 		return s.Update(ctx, args[1], body, opts...)
 	})
@@ -142,8 +143,8 @@ type sourcesOf = client.Sources[map[string]any, map[string]any]
 // newSourceWriteCommand returns cmd, sources add or update, whose flags
 // are --data and flags, and which writes their body with write.
 func newSourceWriteCommand(f *resourceFlags, flags []fieldFlag, cmd *cobra.Command,
-	write func(ctx context.Context, s sourcesOf, args []string, body map[string]any, opts ...client.CallOption) (client.Source, error)) *cobra.Command {
-	b := &familyBody[client.Source]{fields: newFieldFlags(flags, true)}
+	write func(ctx context.Context, s sourcesOf, args []string, body map[string]any, opts ...client.CallOption) (apiwire.Source, error)) *cobra.Command {
+	b := &familyBody[apiwire.Source]{fields: newFieldFlags(flags, true)}
 	cmd.RunE = func(cmd *cobra.Command, args []string) error {
 		c, err := f.client()
 		if err != nil {
@@ -153,7 +154,7 @@ func newSourceWriteCommand(f *resourceFlags, flags []fieldFlag, cmd *cobra.Comma
 		if err != nil {
 			return err
 		}
-		a, err := answerOf(func(opts ...client.CallOption) (client.Source, error) {
+		a, err := answerOf(func(opts ...client.CallOption) (apiwire.Source, error) {
 			return write(cmd.Context(), sources(c, args[0]), args, body, opts...)
 		})
 		if err != nil {
@@ -184,7 +185,7 @@ func newSourcesDeleteCommand(f *resourceFlags) *cobra.Command {
 	}
 }
 
-func sourceFields(s client.Source) []resourceField {
+func sourceFields(s apiwire.Source) []resourceField {
 	return []resourceField{
 		{"TYPE", s.Type}, {"URI", s.URI}, {"FILTER", s.Filter}, {"FIELDS", strings.Join(s.Fields, ",")},
 	}
@@ -192,7 +193,7 @@ func sourceFields(s client.Source) []resourceField {
 
 // sourceSummary is the source on one line: its type, and its filter and
 // fields when set.
-func sourceSummary(s client.Source) string {
+func sourceSummary(s apiwire.Source) string {
 	parts := []string{s.Type}
 	if s.Filter != "" {
 		parts = append(parts, "filter: "+s.Filter)

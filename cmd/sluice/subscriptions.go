@@ -5,14 +5,15 @@ import (
 
 	"github.com/spf13/cobra"
 
+	"github.com/sluicehq/sluice/apiwire"
 	"github.com/sluicehq/sluice/client"
 	"github.com/sluicehq/sluice/internal/resource"
 )
 
 // subscriptionsFamily declares `sluice subscriptions`, a client of
 // /event_subscriptions and of the sources of each (newSourcesCommand).
-func subscriptionsFamily() family[client.Subscription, client.SubscriptionInput] {
-	return family[client.Subscription, client.SubscriptionInput]{
+func subscriptionsFamily() family[apiwire.Subscription, apiwire.SubscriptionInput] {
+	return family[apiwire.Subscription, apiwire.SubscriptionInput]{
 		collection: (*client.Client).EventSubscriptions,
 		kind: resourceKind{
 			command: "subscriptions",
@@ -69,8 +70,8 @@ func subscriptionsKind() resourceKind {
 	return resourceKind{
 		command: "subscriptions",
 		plural:  "event subscriptions",
-		path:    client.EventSubscriptionsPath,
-		listKey: client.EventSubscriptionsKey,
+		path:    apiwire.EventSubscriptionsPath,
+		listKey: apiwire.EventSubscriptionsKey,
 		columns: []string{"ID", "CREATED_AT", "SOURCES", "DESTINATIONS", "DESCRIPTION"},
 	}
 }
@@ -78,7 +79,7 @@ func subscriptionsKind() resourceKind {
 // newSubscriptionsCommand returns `sluice subscriptions`.
 func newSubscriptionsCommand() *cobra.Command { return newFamilyCommand(subscriptionsFamily()) }
 
-func subscriptionRow(s client.Subscription) []string {
+func subscriptionRow(s apiwire.Subscription) []string {
 	types := make([]string, len(s.Sources))
 	for i, source := range s.Sources {
 		types[i] = source.Type
@@ -93,7 +94,7 @@ func subscriptionRow(s client.Subscription) []string {
 // subscriptionFields lists the subscription's fields, then a SOURCE line
 // for each source, with its filter and fields, and a DESTINATION line for
 // each destination.
-func subscriptionFields(s client.Subscription) []resourceField {
+func subscriptionFields(s apiwire.Subscription) []resourceField {
 	fields := []resourceField{
 		{"ID", s.ID}, {"URI", s.URI}, {"CREATED_AT", s.CreatedAt},
 		{"DESCRIPTION", s.Description}, {"METADATA", s.Metadata},

@@ -5,13 +5,14 @@ import (
 
 	"github.com/spf13/cobra"
 
+	"github.com/sluicehq/sluice/apiwire"
 	"github.com/sluicehq/sluice/client"
 )
 
 // tunnelSessionsFamily declares `sluice tunnel-sessions`, a client of
 // /tunnel_sessions: list, get and stop, as the edge records sessions.
-func tunnelSessionsFamily() family[client.TunnelSession, struct{}] {
-	return family[client.TunnelSession, struct{}]{
+func tunnelSessionsFamily() family[apiwire.TunnelSession, struct{}] {
+	return family[apiwire.TunnelSession, struct{}]{
 		collection: (*client.Client).TunnelSessions,
 		kind: resourceKind{
 			command: "tunnel-sessions",
@@ -26,10 +27,10 @@ and ends it when the agent goes; stop asks the edge to end it (the agent may
 connect again: delete its credential to keep it out).
 
 --api-url and --api-key can be set as SLUICE_API_URL and SLUICE_API_KEY.`,
-		row: func(t client.TunnelSession) []string {
+		row: func(t apiwire.TunnelSession) []string {
 			return []string{t.ID, t.StartedAt, t.Credential.ID, t.IP, t.AgentVersion, t.OS, t.Region}
 		},
-		fields: func(t client.TunnelSession) []resourceField {
+		fields: func(t apiwire.TunnelSession) []resourceField {
 			return []resourceField{
 				{"ID", t.ID}, {"URI", t.URI}, {"CREDENTIAL", t.Credential.ID}, {"STARTED_AT", t.StartedAt},
 				{"IP", t.IP}, {"AGENT_VERSION", t.AgentVersion}, {"OS", t.OS}, {"ARCH", t.Arch},
@@ -66,8 +67,8 @@ func newTunnelStopCommand(f *resourceFlags) *cobra.Command {
 
 // endpointsFamily declares `sluice endpoints`, a client of /endpoints:
 // list and get, as the edge records endpoints.
-func endpointsFamily() family[client.Endpoint, struct{}] {
-	return family[client.Endpoint, struct{}]{
+func endpointsFamily() family[apiwire.Endpoint, struct{}] {
+	return family[apiwire.Endpoint, struct{}]{
 		collection: (*client.Client).Endpoints,
 		kind: resourceKind{
 			command: "endpoints",
@@ -81,10 +82,10 @@ records an endpoint when an agent binds it, and ends it when the agent
 unbinds it or its session ends (sluice tunnel-sessions stop).
 
 --api-url and --api-key can be set as SLUICE_API_URL and SLUICE_API_KEY.`,
-		row: func(e client.Endpoint) []string {
+		row: func(e apiwire.Endpoint) []string {
 			return []string{e.ID, e.CreatedAt, e.Proto, e.URL, e.TunnelSession.ID, e.UpstreamURL}
 		},
-		fields: func(e client.Endpoint) []resourceField {
+		fields: func(e apiwire.Endpoint) []resourceField {
 			domain := "-"
 			if e.Domain != nil {
 				domain = e.Domain.ID

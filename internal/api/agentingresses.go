@@ -9,8 +9,7 @@ import (
 	"net/url"
 	"strings"
 
-	"github.com/sluicehq/sluice/client"
-
+	"github.com/sluicehq/sluice/apiwire"
 	"github.com/sluicehq/sluice/internal/store"
 	"github.com/sluicehq/sluice/schemas"
 )
@@ -72,8 +71,8 @@ func (c IngressConfig) serviceDomain(domain string) string {
 // changes emit no audit event.
 func (s *Server) routeAgentIngresses() {
 	a := s.agentIngresses
-	route(s, family[store.AgentIngress, agentIngressCreate, agentIngressUpdate, client.AgentIngress]{
-		res: agentIngressResource, prefix: schemas.PrefixAgentIngress, listKey: client.AgentIngressesListKey,
+	route(s, family[store.AgentIngress, agentIngressCreate, agentIngressUpdate, apiwire.AgentIngress]{
+		res: agentIngressResource, prefix: schemas.PrefixAgentIngress, listKey: apiwire.AgentIngressesListKey,
 		create: s.createAgentIngress, get: a.GetAgentIngress, list: a.ListAgentIngresses, update: a.UpdateAgentIngress, delete: a.DeleteAgentIngress,
 		body:  s.agentIngressResponse,
 		fixed: map[string]string{"domain": "create another agent ingress with the new domain, and delete this one"},
@@ -104,8 +103,8 @@ func (e *serviceDomainError) apiError() *Error {
 	return err
 }
 
-func (s *Server) agentIngressResponse(_ *http.Request, a store.AgentIngress) client.AgentIngress {
-	body := client.AgentIngress{
+func (s *Server) agentIngressResponse(_ *http.Request, a store.AgentIngress) apiwire.AgentIngress {
+	body := apiwire.AgentIngress{
 		ID:            a.ID,
 		URI:           agentIngressResource.listPath + "/" + a.ID,
 		Description:   a.Description,

@@ -7,24 +7,24 @@ import (
 	"sync"
 	"testing"
 
-	"github.com/sluicehq/sluice/client"
+	"github.com/sluicehq/sluice/apiwire"
 	"github.com/sluicehq/sluice/internal/api"
 	"github.com/sluicehq/sluice/internal/apitest"
 	"github.com/sluicehq/sluice/internal/store"
 )
 
 type agentIngressList struct {
-	Ingresses   []client.AgentIngress `json:"ingresses"`
-	URI         string                `json:"uri"`
-	NextPageURI *string               `json:"next_page_uri"`
+	Ingresses   []apiwire.AgentIngress `json:"ingresses"`
+	URI         string                 `json:"uri"`
+	NextPageURI *string                `json:"next_page_uri"`
 }
 
 // createAgentIngress creates an agent ingress of the body.
-func (e *testEnv) createAgentIngress(t *testing.T, token, body string) client.AgentIngress {
+func (e *testEnv) createAgentIngress(t *testing.T, token, body string) apiwire.AgentIngress {
 	t.Helper()
 	resp, out := e.call(t, token, http.MethodPost, "/agent_ingresses", body)
 	wantStatus(t, resp, out, http.StatusCreated)
-	return decodeAs[client.AgentIngress](t, out)
+	return decodeAs[apiwire.AgentIngress](t, out)
 }
 
 // ingressConfig is the operator's configuration of the tests.
@@ -53,9 +53,9 @@ func TestAgentIngressRoundTrip(t *testing.T) {
 
 	resp, out = e.call(t, e.token, http.MethodPatch, "/agent_ingresses/"+created.ID, `{"certificate_management_policy":{"authority":"letsencrypt"}}`)
 	wantStatus(t, resp, out, http.StatusOK)
-	got := decodeAs[client.AgentIngress](t, out)
+	got := decodeAs[apiwire.AgentIngress](t, out)
 	status := got.CertificateManagementStatus
-	if p := got.CertificateManagementPolicy; p == nil || *p != (client.CertificatePolicy{Authority: "letsencrypt", PrivateKeyType: "rsa"}) ||
+	if p := got.CertificateManagementPolicy; p == nil || *p != (apiwire.CertificatePolicy{Authority: "letsencrypt", PrivateKeyType: "rsa"}) ||
 		status == nil || status.RenewsAt != nil || status.ProvisioningJob == nil || status.ProvisioningJob.Msg == "" ||
 		!strings.HasSuffix(status.ProvisioningJob.StartedAt, "Z") || status.ProvisioningJob.ErrorCode != nil || status.ProvisioningJob.RetriesAt != nil {
 		t.Fatalf("with a policy: %s", out)
@@ -66,17 +66,17 @@ func TestAgentIngressRoundTrip(t *testing.T) {
 	// The same policy again keeps the job; a description leaves the policy.
 	resp, out = e.call(t, e.token, http.MethodPatch, "/agent_ingresses/"+created.ID, `{"description":"d2","certificate_management_policy":{"authority":"letsencrypt","private_key_type":"rsa"}}`)
 	wantStatus(t, resp, out, http.StatusOK)
-	if again := decodeAs[client.AgentIngress](t, out); again.Description != "d2" || again.CertificateManagementStatus.ProvisioningJob.StartedAt != status.ProvisioningJob.StartedAt {
+	if again := decodeAs[apiwire.AgentIngress](t, out); again.Description != "d2" || again.CertificateManagementStatus.ProvisioningJob.StartedAt != status.ProvisioningJob.StartedAt {
 		t.Fatalf("the same policy: %s", out)
 	}
 	resp, out = e.call(t, e.token, http.MethodPatch, "/agent_ingresses/"+created.ID, `{"certificate_management_policy":{"private_key_type":"ecdsa"}}`)
 	wantStatus(t, resp, out, http.StatusOK)
-	if got := decodeAs[client.AgentIngress](t, out); got.CertificateManagementPolicy.PrivateKeyType != "ecdsa" || got.Domain != "ingress.example.com" {
+	if got := decodeAs[apiwire.AgentIngress](t, out); got.CertificateManagementPolicy.PrivateKeyType != "ecdsa" || got.Domain != "ingress.example.com" {
 		t.Fatalf("ecdsa: %s", out)
 	}
 	resp, out = e.call(t, e.token, http.MethodPatch, "/agent_ingresses/"+created.ID, `{"certificate_management_policy":null}`)
 	wantStatus(t, resp, out, http.StatusOK)
-	if got := decodeAs[client.AgentIngress](t, out); got.CertificateManagementPolicy != nil || got.CertificateManagementStatus != nil || got.Description != "d2" {
+	if got := decodeAs[apiwire.AgentIngress](t, out); got.CertificateManagementPolicy != nil || got.CertificateManagementStatus != nil || got.Description != "d2" {
 		t.Fatalf("policy null: %s", out)
 	}
 
@@ -183,7 +183,7 @@ func TestAgentIngressValidation(t *testing.T) {
 	}
 	resp, out := e.call(t, e.token, http.MethodGet, "/agent_ingresses/"+a.ID, "")
 	wantStatus(t, resp, out, http.StatusOK)
-	if got := decodeAs[client.AgentIngress](t, out); got.Domain != "v.example.com" || got.CertificateManagementPolicy != nil {
+	if got := decodeAs[apiwire.AgentIngress](t, out); got.Domain != "v.example.com" || got.CertificateManagementPolicy != nil {
 		t.Fatalf("after refused calls: %s", out)
 	}
 }
@@ -241,7 +241,7 @@ func TestAgentIngressConcurrentPatches(t *testing.T) {
 	wg.Wait()
 	resp, out := e.call(t, e.token, http.MethodGet, "/agent_ingresses/"+a.ID, "")
 	wantStatus(t, resp, out, http.StatusOK)
-	if got := decodeAs[client.AgentIngress](t, out); got.Description != "d" || got.Metadata != "m" || got.CertificateManagementPolicy == nil {
+	if got := decodeAs[apiwire.AgentIngress](t, out); got.Description != "d" || got.Metadata != "m" || got.CertificateManagementPolicy == nil {
 		t.Fatalf("an update was lost: %s", out)
 	}
 }
@@ -254,7 +254,7 @@ func TestAgentIngressDomainTree(t *testing.T) {
 	w := e.createReservedDomain(t, e.token, "*.apps.a-corp.com", "")
 	resp, out := e.call(t, e.token, http.MethodPost, "/agent_ingresses", `{"domain":"ingress.a-corp.com"}`)
 	wantStatus(t, resp, out, http.StatusCreated)
-	ingress := decodeAs[client.AgentIngress](t, out)
+	ingress := decodeAs[apiwire.AgentIngress](t, out)
 	other := e.otherAccountToken(t)
 	for _, c := range []struct{ path, domain string }{
 		{"/agent_ingresses", "apps.a-corp.com"},

@@ -4,7 +4,7 @@ import (
 	"context"
 	"net/http"
 
-	"github.com/sluicehq/sluice/client"
+	"github.com/sluicehq/sluice/apiwire"
 	"github.com/sluicehq/sluice/internal/store"
 	"github.com/sluicehq/sluice/schemas"
 )
@@ -14,14 +14,14 @@ import (
 // deleted (the store refuses, and writeStoreError says why).
 func (s *Server) routeAPIKeys() {
 	k := s.apiKeys
-	route(s, family[store.APIKey, apiKeyInput, apiKeyInput, client.APIKey]{
-		res: apiKeyResource, prefix: schemas.PrefixAPIKey, listKey: client.APIKeysListKey, audit: auditAPIKey,
+	route(s, family[store.APIKey, apiKeyInput, apiKeyInput, apiwire.APIKey]{
+		res: apiKeyResource, prefix: schemas.PrefixAPIKey, listKey: apiwire.APIKeysListKey, audit: auditAPIKey,
 		create: func(ctx context.Context, accountID string, v store.APIKey, opts ...store.WriteOption) (store.APIKey, error) {
 			return k.CreateAPIKey(ctx, accountID, store.APIKeyInput{Description: v.Description, Metadata: v.Metadata}, "", opts...)
 		},
 		get: k.GetAPIKey, list: k.ListAPIKeys, update: k.UpdateAPIKey, delete: k.DeleteAPIKey,
 		body: s.apiKeyResponse,
-		created: func(w http.ResponseWriter, v store.APIKey, body *client.APIKey) {
+		created: func(w http.ResponseWriter, v store.APIKey, body *apiwire.APIKey) {
 			body.Token = &v.Token
 			w.Header().Set("Cache-Control", "no-store")
 		},
@@ -41,8 +41,8 @@ func (in apiKeyInput) apply(k *store.APIKey) {
 }
 
 // apiKeyResponse returns the body of the key, without its token.
-func (s *Server) apiKeyResponse(r *http.Request, k store.APIKey) client.APIKey {
-	return client.APIKey{
+func (s *Server) apiKeyResponse(r *http.Request, k store.APIKey) apiwire.APIKey {
+	return apiwire.APIKey{
 		ID:          k.ID,
 		URI:         s.resourceURI(r, "/api_keys/"+k.ID),
 		Description: k.Description,

@@ -4,7 +4,7 @@ import (
 	"context"
 	"net/http"
 
-	"github.com/sluicehq/sluice/client"
+	"github.com/sluicehq/sluice/apiwire"
 	"github.com/sluicehq/sluice/internal/store"
 	"github.com/sluicehq/sluice/schemas"
 )
@@ -15,8 +15,8 @@ import (
 // no audit kinds for them.
 func (s *Server) routeAppSessions() {
 	a := s.appSessions
-	route(s, family[store.AppSession, noBody[store.AppSession], noBody[store.AppSession], client.AppSession]{
-		res: appSessionResource, prefix: schemas.PrefixAppSession, listKey: client.AppSessionsListKey,
+	route(s, family[store.AppSession, noBody[store.AppSession], noBody[store.AppSession], apiwire.AppSession]{
+		res: appSessionResource, prefix: schemas.PrefixAppSession, listKey: apiwire.AppSessionsListKey,
 		get: a.GetAppSession, list: a.ListAppSessions, delete: a.DeleteAppSession,
 		body: s.appSessionResponse,
 	})
@@ -30,16 +30,16 @@ const (
 	httpsEdgesPath = "/edges/https/"
 )
 
-func (s *Server) appSessionResponse(r *http.Request, a store.AppSession) client.AppSession {
+func (s *Server) appSessionResponse(r *http.Request, a store.AppSession) apiwire.AppSession {
 	ref := func(id, path string) schemas.Ref { return schemas.Ref{ID: id, URI: s.resourceURI(r, path+id)} }
-	body := client.AppSession{
+	body := apiwire.AppSession{
 		ID:        a.ID,
 		URI:       s.resourceURI(r, appSessionResource.listPath+"/"+a.ID),
 		PublicURL: a.PublicURL,
-		BrowserSession: client.BrowserSession{
-			UserAgent: client.UserAgent(a.BrowserSession.UserAgent),
+		BrowserSession: apiwire.BrowserSession{
+			UserAgent: apiwire.UserAgent(a.BrowserSession.UserAgent),
 			IPAddress: a.BrowserSession.IPAddress,
-			Location:  client.Location(a.BrowserSession.Location),
+			Location:  apiwire.Location(a.BrowserSession.Location),
 		},
 		ApplicationUser: ref(a.ApplicationUserID, appUsersPath),
 		CreatedAt:       a.CreatedAt.UTC().Format(createdAtLayout),

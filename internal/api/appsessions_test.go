@@ -11,8 +11,8 @@ import (
 	"testing"
 	"time"
 
+	"github.com/sluicehq/sluice/apiwire"
 	"github.com/sluicehq/sluice/appsession"
-	"github.com/sluicehq/sluice/client"
 	"github.com/sluicehq/sluice/internal/check"
 	"github.com/sluicehq/sluice/internal/sessionservice"
 	"github.com/sluicehq/sluice/internal/store"
@@ -20,9 +20,9 @@ import (
 )
 
 type appSessionList struct {
-	Sessions    []client.AppSession `json:"application_sessions"`
-	URI         string              `json:"uri"`
-	NextPageURI *string             `json:"next_page_uri"`
+	Sessions    []apiwire.AppSession `json:"application_sessions"`
+	URI         string               `json:"uri"`
+	NextPageURI *string              `json:"next_page_uri"`
 }
 
 // sessionEdge runs the session service on the env's NATS and store, and
@@ -53,11 +53,11 @@ func login(account string, agent bool) appsession.RecordRequest {
 	r := appsession.RecordRequest{
 		AccountID: account,
 		PublicURL: "https://app.example.com",
-		BrowserSession: client.BrowserSession{
-			UserAgent: client.UserAgent{Raw: "Mozilla/5.0 (Macintosh) Safari/605.1.15 <&>", BrowserName: "Safari", BrowserVersion: "17.1",
+		BrowserSession: apiwire.BrowserSession{
+			UserAgent: apiwire.UserAgent{Raw: "Mozilla/5.0 (Macintosh) Safari/605.1.15 <&>", BrowserName: "Safari", BrowserVersion: "17.1",
 				DeviceType: "desktop", OSName: "macOS", OSVersion: "14.1"},
 			IPAddress: "198.51.100.4",
-			Location:  client.Location{CountryCode: "JP", Latitude: 35.6762, Longitude: 139.6503, LatLongRadiusKm: 100},
+			Location:  apiwire.Location{CountryCode: "JP", Latitude: 35.6762, Longitude: 139.6503, LatLongRadiusKm: 100},
 		},
 		ApplicationUserID: schemas.NewID(schemas.PrefixAppUser),
 		EndpointID:        schemas.NewID(schemas.PrefixEndpoint),

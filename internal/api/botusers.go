@@ -4,8 +4,7 @@ import (
 	"context"
 	"net/http"
 
-	"github.com/sluicehq/sluice/client"
-
+	"github.com/sluicehq/sluice/apiwire"
 	"github.com/sluicehq/sluice/internal/store"
 	"github.com/sluicehq/sluice/schemas"
 )
@@ -15,15 +14,15 @@ import (
 // no audit event.
 func (s *Server) routeBotUsers() {
 	b := s.botUsers
-	route(s, family[store.BotUser, botUserCreate, botUserUpdate, client.BotUser]{
-		res: botUserResource, prefix: schemas.PrefixBotUser, listKey: client.BotUsersListKey,
+	route(s, family[store.BotUser, botUserCreate, botUserUpdate, apiwire.BotUser]{
+		res: botUserResource, prefix: schemas.PrefixBotUser, listKey: apiwire.BotUsersListKey,
 		create: b.CreateBotUser, get: b.GetBotUser, list: b.ListBotUsers, update: b.UpdateBotUser, delete: b.DeleteBotUser,
 		body: s.botUserResponse,
 	})
 }
 
-func (s *Server) botUserResponse(r *http.Request, b store.BotUser) client.BotUser {
-	return client.BotUser{
+func (s *Server) botUserResponse(r *http.Request, b store.BotUser) apiwire.BotUser {
+	return apiwire.BotUser{
 		ID:        b.ID,
 		URI:       s.resourceURI(r, botUserResource.listPath+"/"+b.ID),
 		Name:      b.Name,

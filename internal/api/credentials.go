@@ -5,7 +5,7 @@ import (
 	"net/http"
 	"slices"
 
-	"github.com/sluicehq/sluice/client"
+	"github.com/sluicehq/sluice/apiwire"
 	"github.com/sluicehq/sluice/internal/store"
 	"github.com/sluicehq/sluice/schemas"
 )
@@ -15,12 +15,12 @@ import (
 // answer to its creation, and is null in its audit events.
 func (s *Server) routeCredentials() {
 	c := s.credentials
-	route(s, family[store.Credential, credentialInput, credentialInput, client.Credential]{
-		res: credentialResource, prefix: schemas.PrefixCredential, listKey: client.CredentialsListKey, audit: auditCredential,
+	route(s, family[store.Credential, credentialInput, credentialInput, apiwire.Credential]{
+		res: credentialResource, prefix: schemas.PrefixCredential, listKey: apiwire.CredentialsListKey, audit: auditCredential,
 		create: c.CreateCredential, get: c.GetCredential, list: c.ListCredentials, update: c.UpdateCredential, delete: c.DeleteCredential,
 		body:        s.credentialResponse,
 		auditObject: s.credentialAudit,
-		created: func(w http.ResponseWriter, v store.Credential, body *client.Credential) {
+		created: func(w http.ResponseWriter, v store.Credential, body *apiwire.Credential) {
 			body.Token = &v.Token
 			w.Header().Set("Cache-Control", "no-store")
 		},
@@ -47,8 +47,8 @@ func (in credentialInput) apply(c *store.Credential) {
 
 // credentialResponse returns the body of the credential, without its
 // token.
-func (s *Server) credentialResponse(r *http.Request, c store.Credential) client.Credential {
-	body := client.Credential{
+func (s *Server) credentialResponse(r *http.Request, c store.Credential) apiwire.Credential {
+	body := apiwire.Credential{
 		ID:          c.ID,
 		URI:         s.resourceURI(r, credentialResource.listPath+"/"+c.ID),
 		CreatedAt:   c.CreatedAt.UTC().Format(createdAtLayout),

@@ -12,7 +12,7 @@ import (
 	"strconv"
 	"strings"
 
-	"github.com/sluicehq/sluice/client"
+	"github.com/sluicehq/sluice/apiwire"
 	"github.com/sluicehq/sluice/internal/store"
 	"github.com/sluicehq/sluice/pipeline"
 )
@@ -37,8 +37,8 @@ func (s *Server) routeDeadLetters() {
 
 // deadLetterResponse is the dead letter d as the API returns it: its Event
 // is the stored envelope, null when the stored bytes are not JSON.
-func deadLetterResponse(d pipeline.DeadLetter) client.DeadLetter {
-	return client.DeadLetter{
+func deadLetterResponse(d pipeline.DeadLetter) apiwire.DeadLetter {
+	return apiwire.DeadLetter{
 		ID:             d.ID(),
 		EventID:        d.EventID,
 		SubscriptionID: d.SubscriptionID,
@@ -90,7 +90,7 @@ func (s *Server) listDeadLetters(w http.ResponseWriter, r *http.Request) {
 		s.writeDeadLetterError(w, r, err)
 		return
 	}
-	list := client.Page[client.DeadLetter]{Key: "dead_letters", Items: make([]client.DeadLetter, len(letters))}
+	list := apiwire.Page[apiwire.DeadLetter]{Key: "dead_letters", Items: make([]apiwire.DeadLetter, len(letters))}
 	for i, d := range letters {
 		list.Items[i] = deadLetterResponse(d)
 	}
@@ -168,9 +168,9 @@ func (s *Server) redriveDeadLetters(w http.ResponseWriter, r *http.Request) {
 		s.writeDeadLetterError(w, r, err)
 		return
 	}
-	body := client.Redrive{Redriven: report.Redriven, Failed: report.Failed, Remaining: int(report.Remaining), Failures: make([]client.RedriveFailure, len(report.Failures))}
+	body := apiwire.Redrive{Redriven: report.Redriven, Failed: report.Failed, Remaining: int(report.Remaining), Failures: make([]apiwire.RedriveFailure, len(report.Failures))}
 	for i, f := range report.Failures {
-		body.Failures[i] = client.RedriveFailure{ID: pipeline.DeadLetterID(f.Seq), Class: f.Class, Code: f.Code, Message: f.Message}
+		body.Failures[i] = apiwire.RedriveFailure{ID: pipeline.DeadLetterID(f.Seq), Class: f.Class, Code: f.Code, Message: f.Message}
 	}
 	writeJSON(w, http.StatusOK, body)
 }

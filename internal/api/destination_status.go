@@ -6,7 +6,7 @@ import (
 	"strings"
 	"time"
 
-	"github.com/sluicehq/sluice/client"
+	"github.com/sluicehq/sluice/apiwire"
 	"github.com/sluicehq/sluice/internal/store"
 	"github.com/sluicehq/sluice/pipeline"
 	"github.com/sluicehq/sluice/sinks"
@@ -69,12 +69,12 @@ func (s *Server) getDestinationStatus(w http.ResponseWriter, r *http.Request) {
 		writeError(w, r, newError(CodeStatusUnavailable, "sluice cannot read the delivery status from JetStream right now; retry shortly"))
 		return
 	}
-	body := client.DestinationStatus{State: st.State, EventsPending: st.EventsPending, EventsDeadLettered: st.EventsDeadLettered}
+	body := apiwire.DestinationStatus{State: st.State, EventsPending: st.EventsPending, EventsDeadLettered: st.EventsDeadLettered}
 	if !st.LastSuccessAt.IsZero() {
 		body.LastSuccessAt = optional(st.LastSuccessAt.UTC().Format(createdAtLayout))
 	}
 	if e := st.LastError; e != nil {
-		body.LastError = &client.DeliveryError{Class: e.Class, Code: optional(e.Code), Message: e.Message, At: e.At.UTC().Format(createdAtLayout)}
+		body.LastError = &apiwire.DeliveryError{Class: e.Class, Code: optional(e.Code), Message: e.Message, At: e.At.UTC().Format(createdAtLayout)}
 	}
 	writeJSON(w, http.StatusOK, body)
 }
@@ -104,7 +104,7 @@ func (s *Server) testDestination(w http.ResponseWriter, r *http.Request) {
 		res.Message = strings.ReplaceAll(res.Message, secret.SecretAccessKey, "[redacted]")
 	}
 	s.log.Info("destination tested", "operation_id", operationID(r.Context()), "destination_id", id, "event_id", ev.ID, "result", res.Result, "class", res.Class, "code", res.Code)
-	writeJSON(w, http.StatusOK, client.DestinationTest{
+	writeJSON(w, http.StatusOK, apiwire.DestinationTest{
 		Result:     res.Result,
 		Class:      optional(res.Class),
 		Code:       optional(res.Code),

@@ -5,8 +5,7 @@ import (
 	"encoding/json"
 	"net/http"
 
-	"github.com/sluicehq/sluice/client"
-
+	"github.com/sluicehq/sluice/apiwire"
 	"github.com/sluicehq/sluice/internal/store"
 	"github.com/sluicehq/sluice/schemas"
 	"github.com/sluicehq/sluice/sinks"
@@ -17,7 +16,7 @@ import (
 func (s *Server) routeDestinations() {
 	d := s.destinations
 	route(s, family[store.Destination, destinationInput, destinationInput, destinationBody]{
-		res: destinationResource, prefix: schemas.PrefixDestination, listKey: client.EventDestinationsKey, audit: auditDestination,
+		res: destinationResource, prefix: schemas.PrefixDestination, listKey: apiwire.EventDestinationsKey, audit: auditDestination,
 		create: d.CreateDestination, get: d.GetDestination, list: d.ListDestinations, update: d.UpdateDestination, delete: d.DeleteDestination,
 		body:        s.destinationResponse,
 		auditObject: func(r *http.Request, d store.Destination) any { return s.destinationAudit(r, d) },

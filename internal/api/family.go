@@ -9,7 +9,7 @@ import (
 	"net/http"
 	"reflect"
 
-	"github.com/sluicehq/sluice/client"
+	"github.com/sluicehq/sluice/apiwire"
 	"github.com/sluicehq/sluice/filters"
 	"github.com/sluicehq/sluice/internal/store"
 )
@@ -205,7 +205,7 @@ func (f family[T, C, U, B]) listPage(w http.ResponseWriter, r *http.Request) {
 		f.s.listError(w, r, err, f.res)
 		return
 	}
-	list := client.Page[B]{Key: f.listKey, Items: make([]B, len(items))}
+	list := apiwire.Page[B]{Key: f.listKey, Items: make([]B, len(items))}
 	for i, v := range items {
 		list.Items[i] = f.body(r, v)
 	}

@@ -40,7 +40,7 @@ func TestOpenAPIFamilyDriftFails(t *testing.T) {
 	}{
 		{"property missing", func(doc *yaml.Node) {
 			deleteKey(node(doc, "components", "schemas", "APIKey", "properties"), "metadata")
-		}, "GET /api_keys/{id} 200: properties [id uri description created_at token], want the fields of client.APIKey [id uri description metadata created_at token]"},
+		}, "GET /api_keys/{id} 200: properties [id uri description created_at token], want the fields of apiwire.APIKey [id uri description metadata created_at token]"},
 		{"properties reordered", func(doc *yaml.Node) {
 			props := node(doc, "components", "schemas", "EventDestination", "properties")
 			c := props.Content

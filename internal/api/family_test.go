@@ -9,7 +9,7 @@ import (
 	"strings"
 	"testing"
 
-	"github.com/sluicehq/sluice/client"
+	"github.com/sluicehq/sluice/apiwire"
 	"github.com/sluicehq/sluice/internal/store"
 	"github.com/sluicehq/sluice/producer"
 )
@@ -39,7 +39,7 @@ func TestListBodyBytes(t *testing.T) {
 	} {
 		t.Run(c.name, func(t *testing.T) {
 			got := httptest.NewRecorder()
-			writeJSON(got, 200, client.Page[item]{Key: "api_keys", Items: c.items, URI: "http://h/api_keys?x=<&>", NextPageURI: c.next})
+			writeJSON(got, 200, apiwire.Page[item]{Key: "api_keys", Items: c.items, URI: "http://h/api_keys?x=<&>", NextPageURI: c.next})
 			var want bytes.Buffer
 			enc := json.NewEncoder(&want)
 			enc.SetEscapeHTML(false)
@@ -62,12 +62,12 @@ func TestReadOnlyFamily(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	route(s, family[store.BotUser, noBody[store.BotUser], noBody[store.BotUser], client.BotUser]{
+	route(s, family[store.BotUser, noBody[store.BotUser], noBody[store.BotUser], apiwire.BotUser]{
 		res: resource{noun: "read-only thing", listPath: "/read_only"}, prefix: "bot_", listKey: "read_only",
 		get: st.GetBotUser, list: st.ListBotUsers, delete: st.DeleteBotUser,
 	})
 	doc := s.families[len(s.families)-1]
-	if doc.path != "/read_only" || doc.create != nil || doc.update != nil || doc.body != reflect.TypeFor[client.BotUser]() {
+	if doc.path != "/read_only" || doc.create != nil || doc.update != nil || doc.body != reflect.TypeFor[apiwire.BotUser]() {
 		t.Fatalf("documented %+v", doc)
 	}
 	for _, c := range []struct{ method, path, allow string }{

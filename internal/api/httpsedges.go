@@ -5,14 +5,14 @@ import (
 	"net/http"
 	"slices"
 
-	"github.com/sluicehq/sluice/client"
+	"github.com/sluicehq/sluice/apiwire"
 	"github.com/sluicehq/sluice/internal/store"
 	"github.com/sluicehq/sluice/schemas"
 )
 
 var (
-	httpsEdgeResource  = resource{noun: "HTTPS edge", listPath: client.HTTPSEdgesPath}
-	httpsRouteResource = resource{noun: "HTTPS edge route", listPath: client.HTTPSEdgeRoutesPath, taken: CodeRouteMatchTaken}
+	httpsEdgeResource  = resource{noun: "HTTPS edge", listPath: apiwire.HTTPSEdgesPath}
+	httpsRouteResource = resource{noun: "HTTPS edge route", listPath: apiwire.HTTPSEdgeRoutesPath, taken: CodeRouteMatchTaken}
 )
 
 // routeHTTPSEdges serves HTTPS edges, their routes, a family nested in
@@ -21,8 +21,8 @@ var (
 // emit no audit event.
 func (s *Server) routeHTTPSEdges() {
 	e := s.httpsEdges
-	route(s, family[edgeWithRoutes, httpsEdgeInput, httpsEdgeInput, client.HTTPSEdge]{
-		res: httpsEdgeResource, prefix: schemas.PrefixHTTPSEdge, listKey: client.HTTPSEdgesListKey,
+	route(s, family[edgeWithRoutes, httpsEdgeInput, httpsEdgeInput, apiwire.HTTPSEdge]{
+		res: httpsEdgeResource, prefix: schemas.PrefixHTTPSEdge, listKey: apiwire.HTTPSEdgesListKey,
 		create: func(ctx context.Context, accountID string, v edgeWithRoutes, opts ...store.WriteOption) (edgeWithRoutes, error) {
 			created, err := e.CreateHTTPSEdge(ctx, accountID, v.HTTPSEdge, opts...)
 			return edgeWithRoutes{HTTPSEdge: created}, err // a new edge has no route
@@ -70,8 +70,8 @@ func (s *Server) routeHTTPSEdges() {
 		},
 		body: s.httpsEdgeResponse,
 	})
-	routes := family[store.HTTPSEdgeRoute, httpsRouteInput, httpsRouteInput, client.HTTPSEdgeRoute]{
-		res: httpsRouteResource, prefix: schemas.PrefixHTTPSEdgeRoute, listKey: client.HTTPSEdgeRoutesListKey,
+	routes := family[store.HTTPSEdgeRoute, httpsRouteInput, httpsRouteInput, apiwire.HTTPSEdgeRoute]{
+		res: httpsRouteResource, prefix: schemas.PrefixHTTPSEdgeRoute, listKey: apiwire.HTTPSEdgeRoutesListKey,
 		create: func(ctx context.Context, accountID string, v store.HTTPSEdgeRoute, opts ...store.WriteOption) (store.HTTPSEdgeRoute, error) {
 			return e.CreateHTTPSEdgeRoute(ctx, accountID, v.EdgeID, v, opts...)
 		},
@@ -89,16 +89,16 @@ func (s *Server) routeHTTPSEdges() {
 		fixed: map[string]string{"edge_id": "create the route on the other edge, and delete this one"},
 	}
 	route(s, routes)
-	routeModule(s, routes, module[store.HTTPSEdgeRoute, store.CircuitBreaker, circuitBreakerInput, client.CircuitBreaker]{
-		name: client.CircuitBreakerModule, noun: "circuit breaker",
+	routeModule(s, routes, module[store.HTTPSEdgeRoute, store.CircuitBreaker, circuitBreakerInput, apiwire.CircuitBreaker]{
+		name: apiwire.CircuitBreakerModule, noun: "circuit breaker",
 		field: func(v *store.HTTPSEdgeRoute) **store.CircuitBreaker { return &v.CircuitBreaker },
 		body:  circuitBreakerResponse,
 	})
-	routeModule(s, routes, module[store.HTTPSEdgeRoute, store.WebsocketTCPConverter, websocketTCPConverterInput, client.WebsocketTCPConverter]{
-		name: client.WebsocketTCPConverterModule, noun: "websocket TCP converter",
+	routeModule(s, routes, module[store.HTTPSEdgeRoute, store.WebsocketTCPConverter, websocketTCPConverterInput, apiwire.WebsocketTCPConverter]{
+		name: apiwire.WebsocketTCPConverterModule, noun: "websocket TCP converter",
 		field: func(v *store.HTTPSEdgeRoute) **store.WebsocketTCPConverter { return &v.WebsocketTCPConverter },
-		body: func(m store.WebsocketTCPConverter) client.WebsocketTCPConverter {
-			return client.WebsocketTCPConverter(m)
+		body: func(m store.WebsocketTCPConverter) apiwire.WebsocketTCPConverter {
+			return apiwire.WebsocketTCPConverter(m)
 		},
 	})
 }
@@ -122,15 +122,15 @@ func (s *Server) withRoutes(ctx context.Context, accountID string, v store.HTTPS
 	return edgeWithRoutes{HTTPSEdge: v, routes: routes[v.ID]}, nil
 }
 
-func (s *Server) httpsEdgeResponse(r *http.Request, e edgeWithRoutes) client.HTTPSEdge {
-	body := client.HTTPSEdge{
+func (s *Server) httpsEdgeResponse(r *http.Request, e edgeWithRoutes) apiwire.HTTPSEdge {
+	body := apiwire.HTTPSEdge{
 		ID:          e.ID,
 		URI:         s.resourceURI(r, httpsEdgeResource.listPath+"/"+e.ID),
 		CreatedAt:   e.CreatedAt.UTC().Format(createdAtLayout),
 		Description: e.Description,
 		Metadata:    e.Metadata,
 		Hostports:   append([]string{}, e.Hostports...),
-		Routes:      make([]client.HTTPSEdgeRoute, len(e.routes)),
+		Routes:      make([]apiwire.HTTPSEdgeRoute, len(e.routes)),
 	}
 	for i, v := range e.routes {
 		body.Routes[i] = s.httpsRouteResponse(r, v)
@@ -138,10 +138,10 @@ func (s *Server) httpsEdgeResponse(r *http.Request, e edgeWithRoutes) client.HTT
 	return body
 }
 
-func (s *Server) httpsRouteResponse(r *http.Request, v store.HTTPSEdgeRoute) client.HTTPSEdgeRoute {
-	body := client.HTTPSEdgeRoute{
+func (s *Server) httpsRouteResponse(r *http.Request, v store.HTTPSEdgeRoute) apiwire.HTTPSEdgeRoute {
+	body := apiwire.HTTPSEdgeRoute{
 		ID:          v.ID,
-		URI:         s.resourceURI(r, client.HTTPSEdgeRoutesOf(v.EdgeID)+"/"+v.ID),
+		URI:         s.resourceURI(r, apiwire.HTTPSEdgeRoutesOf(v.EdgeID)+"/"+v.ID),
 		EdgeID:      v.EdgeID,
 		CreatedAt:   v.CreatedAt.UTC().Format(createdAtLayout),
 		Description: v.Description,
@@ -154,13 +154,13 @@ func (s *Server) httpsRouteResponse(r *http.Request, v store.HTTPSEdgeRoute) cli
 		body.CircuitBreaker = &c
 	}
 	if v.WebsocketTCPConverter != nil {
-		body.WebsocketTCPConverter = &client.WebsocketTCPConverter{Enabled: v.WebsocketTCPConverter.Enabled}
+		body.WebsocketTCPConverter = &apiwire.WebsocketTCPConverter{Enabled: v.WebsocketTCPConverter.Enabled}
 	}
 	return body
 }
 
-func circuitBreakerResponse(c store.CircuitBreaker) client.CircuitBreaker {
-	return client.CircuitBreaker(c)
+func circuitBreakerResponse(c store.CircuitBreaker) apiwire.CircuitBreaker {
+	return apiwire.CircuitBreaker(c)
 }
 
 // httpsEdgeInput is the body of an edge's create or update: the fields

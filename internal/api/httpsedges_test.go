@@ -9,7 +9,7 @@ import (
 	"sync"
 	"testing"
 
-	"github.com/sluicehq/sluice/client"
+	"github.com/sluicehq/sluice/apiwire"
 	"github.com/sluicehq/sluice/internal/apitest"
 	"github.com/sluicehq/sluice/internal/store"
 )
@@ -18,8 +18,8 @@ import (
 // wildcard domain.
 type edgeEnv struct {
 	*testEnv
-	edge  client.HTTPSEdge
-	route client.HTTPSEdgeRoute
+	edge  apiwire.HTTPSEdge
+	route apiwire.HTTPSEdgeRoute
 }
 
 func newEdgeEnv(t *testing.T, opts ...apitest.Option) edgeEnv {
@@ -29,10 +29,10 @@ func newEdgeEnv(t *testing.T, opts ...apitest.Option) edgeEnv {
 	wantStatus(t, resp, out, http.StatusCreated)
 	resp, out = e.call(t, e.token, http.MethodPost, "/edges/https", `{"description":"prod","hostports":["a.apps.example.com:443"]}`)
 	wantStatus(t, resp, out, http.StatusCreated)
-	e.edge = decodeAs[client.HTTPSEdge](t, out)
+	e.edge = decodeAs[apiwire.HTTPSEdge](t, out)
 	resp, out = e.call(t, e.token, http.MethodPost, e.routes(), `{"match_type":"path_prefix","match":"/api"}`)
 	wantStatus(t, resp, out, http.StatusCreated)
-	e.route = decodeAs[client.HTTPSEdgeRoute](t, out)
+	e.route = decodeAs[apiwire.HTTPSEdgeRoute](t, out)
 	return e
 }
 
@@ -84,12 +84,12 @@ func TestHTTPSEdgeRoundTrip(t *testing.T) {
 	}
 	resp, out = e.call(t, e.token, http.MethodPatch, "/edges/https/"+e.edge.ID, `{"hostports":[],"metadata":"m"}`)
 	wantStatus(t, resp, out, http.StatusOK)
-	if got := decodeAs[client.HTTPSEdge](t, out); len(got.Hostports) != 0 || got.Description != "prod" || got.Metadata != "m" {
+	if got := decodeAs[apiwire.HTTPSEdge](t, out); len(got.Hostports) != 0 || got.Description != "prod" || got.Metadata != "m" {
 		t.Fatalf("patched %s", out)
 	}
 	resp, out = e.call(t, e.token, http.MethodPatch, e.routes()+"/"+r.ID, `{"match_type":"exact_path","description":"d"}`)
 	wantStatus(t, resp, out, http.StatusOK)
-	if got := decodeAs[client.HTTPSEdgeRoute](t, out); got.MatchType != "exact_path" || got.Match != "/api" || got.Description != "d" {
+	if got := decodeAs[apiwire.HTTPSEdgeRoute](t, out); got.MatchType != "exact_path" || got.Match != "/api" || got.Description != "d" {
 		t.Fatalf("patched route %s", out)
 	}
 	resp, out = e.call(t, e.token, http.MethodDelete, "/edges/https/"+e.edge.ID, "")
@@ -142,7 +142,7 @@ func TestHTTPSEdgeValidation(t *testing.T) {
 	}
 	resp, out := e.call(t, e.token, http.MethodPost, "/edges/https", `{}`)
 	wantStatus(t, resp, out, http.StatusCreated)
-	second := decodeAs[client.HTTPSEdge](t, out)
+	second := decodeAs[apiwire.HTTPSEdge](t, out)
 	expand := strings.NewReplacer("ROUTES", e.routes(), "EDGE", e.edge.ID, "OTHER", other.edge.ID, "OROUTE", other.route.ID, "ROUTE", e.route.ID, "SECOND", second.ID)
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
@@ -168,7 +168,7 @@ func TestHTTPSEdgeValidation(t *testing.T) {
 	resp, out = e.call(t, other.token, http.MethodGet, "/edges/https", "")
 	wantStatus(t, resp, out, http.StatusOK)
 	if page := decodeAs[struct {
-		Edges []client.HTTPSEdge `json:"https_edges"`
+		Edges []apiwire.HTTPSEdge `json:"https_edges"`
 	}](t, out); len(page.Edges) != 1 || page.Edges[0].ID != other.edge.ID || len(page.Edges[0].Routes) != 1 {
 		t.Fatalf("another account lists %s", out)
 	}
@@ -183,10 +183,10 @@ func newEdgeEnvOf(t *testing.T, e edgeEnv) edgeEnv {
 	o.token = e.otherAccountToken(t)
 	resp, out := o.call(t, o.token, http.MethodPost, "/edges/https", `{}`)
 	wantStatus(t, resp, out, http.StatusCreated)
-	o.edge = decodeAs[client.HTTPSEdge](t, out)
+	o.edge = decodeAs[apiwire.HTTPSEdge](t, out)
 	resp, out = o.call(t, o.token, http.MethodPost, o.routes(), `{"match_type":"path_prefix","match":"/api"}`)
 	wantStatus(t, resp, out, http.StatusCreated)
-	o.route = decodeAs[client.HTTPSEdgeRoute](t, out)
+	o.route = decodeAs[apiwire.HTTPSEdgeRoute](t, out)
 	return o
 }
 
@@ -228,12 +228,12 @@ func TestHTTPSEdgeRouteModules(t *testing.T) {
 	wantStatus(t, resp, out, http.StatusOK)
 	resp, out = e.call(t, e.token, http.MethodGet, cb, "")
 	wantStatus(t, resp, out, http.StatusOK)
-	if got := decodeAs[client.CircuitBreaker](t, out); got.Enabled || got.NumBuckets != 128 || got.TrippedDuration != 10 {
+	if got := decodeAs[apiwire.CircuitBreaker](t, out); got.Enabled || got.NumBuckets != 128 || got.TrippedDuration != 10 {
 		t.Fatalf("replaced %s", out)
 	}
 	resp, out = e.call(t, e.token, http.MethodGet, e.routes()+"/"+e.route.ID, "")
 	wantStatus(t, resp, out, http.StatusOK)
-	if got := decodeAs[client.HTTPSEdgeRoute](t, out); got.CircuitBreaker == nil || got.CircuitBreaker.NumBuckets != 128 || got.WebsocketTCPConverter == nil || !got.WebsocketTCPConverter.Enabled {
+	if got := decodeAs[apiwire.HTTPSEdgeRoute](t, out); got.CircuitBreaker == nil || got.CircuitBreaker.NumBuckets != 128 || got.WebsocketTCPConverter == nil || !got.WebsocketTCPConverter.Enabled {
 		t.Fatalf("the route shows its modules: %s", out)
 	}
 
@@ -307,12 +307,12 @@ func TestHTTPSEdgeConcurrentChanges(t *testing.T) {
 	wg.Wait()
 	resp, out := e.call(t, e.token, http.MethodGet, "/edges/https/"+e.edge.ID, "")
 	wantStatus(t, resp, out, http.StatusOK)
-	if got := decodeAs[client.HTTPSEdge](t, out); got.Description != "d" || got.Metadata != "m" {
+	if got := decodeAs[apiwire.HTTPSEdge](t, out); got.Description != "d" || got.Metadata != "m" {
 		t.Fatalf("edge after concurrent patches: %s", out)
 	}
 	resp, out = e.call(t, e.token, http.MethodGet, route, "")
 	wantStatus(t, resp, out, http.StatusOK)
-	if got := decodeAs[client.HTTPSEdgeRoute](t, out); got.CircuitBreaker == nil || got.WebsocketTCPConverter == nil || got.Description != "r" {
+	if got := decodeAs[apiwire.HTTPSEdgeRoute](t, out); got.CircuitBreaker == nil || got.WebsocketTCPConverter == nil || got.Description != "r" {
 		t.Fatalf("route after concurrent changes: %s", out)
 	}
 }

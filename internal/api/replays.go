@@ -5,7 +5,7 @@ import (
 	"net/http"
 	"time"
 
-	"github.com/sluicehq/sluice/client"
+	"github.com/sluicehq/sluice/apiwire"
 	"github.com/sluicehq/sluice/internal/store"
 )
 
@@ -61,8 +61,8 @@ func (in replayInput) times() (since, until time.Time, e *Error) {
 
 func replaysPath(subscriptionID string) string { return subscriptionPath(subscriptionID) + "/replays" }
 
-func (s *Server) replayResponse(r *http.Request, replay store.Replay) client.Replay {
-	return client.Replay{
+func (s *Server) replayResponse(r *http.Request, replay store.Replay) apiwire.Replay {
+	return apiwire.Replay{
 		ID:             replay.ID,
 		URI:            s.resourceURI(r, replaysPath(replay.SubscriptionID)+"/"+replay.ID),
 		SubscriptionID: replay.SubscriptionID,
@@ -107,7 +107,7 @@ func (s *Server) listReplays(w http.ResponseWriter, r *http.Request) {
 	}
 	// The replays of a subscription are newest first on one page: its
 	// next_page_uri is null.
-	list := client.Page[client.Replay]{Key: "replays", Items: make([]client.Replay, len(replays)), URI: s.resourceURI(r, replaysPath(id))}
+	list := apiwire.Page[apiwire.Replay]{Key: "replays", Items: make([]apiwire.Replay, len(replays)), URI: s.resourceURI(r, replaysPath(id))}
 	for i, replay := range replays {
 		list.Items[i] = s.replayResponse(r, replay)
 	}

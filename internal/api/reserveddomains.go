@@ -7,7 +7,7 @@ import (
 	"net/http"
 	"time"
 
-	"github.com/sluicehq/sluice/client"
+	"github.com/sluicehq/sluice/apiwire"
 	"github.com/sluicehq/sluice/internal/store"
 	"github.com/sluicehq/sluice/schemas"
 )
@@ -20,7 +20,7 @@ const auditReservedDomain = "domain"
 // --service-domains).
 var DefaultServiceDomains = []string{"sluice.app"}
 
-var reservedDomainResource = resource{noun: "reserved domain", listPath: client.ReservedDomainsPath}
+var reservedDomainResource = resource{noun: "reserved domain", listPath: apiwire.ReservedDomainsPath}
 
 // routeReservedDomains serves the family of reserved domains
 // (specification sections 2.2, 3 and 4.2) and DELETE
@@ -29,8 +29,8 @@ var reservedDomainResource = resource{noun: "reserved domain", listPath: client.
 // resource as the API shows it.
 func (s *Server) routeReservedDomains() {
 	d := s.domains
-	route(s, family[store.ReservedDomain, reservedDomainCreate, reservedDomainUpdate, client.ReservedDomain]{
-		res: reservedDomainResource, prefix: schemas.PrefixReservedDomain, listKey: client.ReservedDomainsListKey, audit: auditReservedDomain,
+	route(s, family[store.ReservedDomain, reservedDomainCreate, reservedDomainUpdate, apiwire.ReservedDomain]{
+		res: reservedDomainResource, prefix: schemas.PrefixReservedDomain, listKey: apiwire.ReservedDomainsListKey, audit: auditReservedDomain,
 		create: func(ctx context.Context, accountID string, v store.ReservedDomain, opts ...store.WriteOption) (store.ReservedDomain, error) {
 			domain, err := store.CheckReservedDomain(v.Domain)
 			if err != nil {
@@ -44,7 +44,7 @@ func (s *Server) routeReservedDomains() {
 		get: d.GetReservedDomain, list: d.ListReservedDomains, update: d.UpdateReservedDomain, delete: d.DeleteReservedDomain,
 		body: s.reservedDomainResponse,
 	})
-	s.mux.Handle("DELETE "+client.ReservedDomainsPath+"/{id}/certificate_management_policy", s.authenticated(http.HandlerFunc(s.deleteDomainCertPolicy)))
+	s.mux.Handle("DELETE "+apiwire.ReservedDomainsPath+"/{id}/certificate_management_policy", s.authenticated(http.HandlerFunc(s.deleteDomainCertPolicy)))
 }
 
 // deleteDomainCertPolicy stops the management of a reserved domain's
@@ -69,10 +69,10 @@ func (s *Server) deleteDomainCertPolicy(w http.ResponseWriter, r *http.Request) 
 // under one of the service's domains needs no CNAME; a custom one points
 // its CNAME at a name under the first service domain made of its id, and a
 // custom wildcard its _acme-challenge too.
-func (s *Server) reservedDomainResponse(r *http.Request, d store.ReservedDomain) client.ReservedDomain {
-	body := client.ReservedDomain{
+func (s *Server) reservedDomainResponse(r *http.Request, d store.ReservedDomain) apiwire.ReservedDomain {
+	body := apiwire.ReservedDomain{
 		ID:          d.ID,
-		URI:         s.resourceURI(r, client.ReservedDomainsPath+"/"+d.ID),
+		URI:         s.resourceURI(r, apiwire.ReservedDomainsPath+"/"+d.ID),
 		CreatedAt:   d.CreatedAt.UTC().Format(createdAtLayout),
 		Description: d.Description,
 		Metadata:    d.Metadata,
@@ -97,17 +97,17 @@ func (s *Server) reservedDomainResponse(r *http.Request, d store.ReservedDomain)
 
 // certificateBodies are a certificate policy and its status as the API
 // shows them, an agent ingress's or a reserved domain's; nil for nil.
-func certificateBodies(p *store.CertificatePolicy, st *store.CertificateStatus) (*client.CertificatePolicy, *client.CertificateStatus) {
-	var policy *client.CertificatePolicy
+func certificateBodies(p *store.CertificatePolicy, st *store.CertificateStatus) (*apiwire.CertificatePolicy, *apiwire.CertificateStatus) {
+	var policy *apiwire.CertificatePolicy
 	if p != nil {
-		policy = &client.CertificatePolicy{Authority: p.Authority, PrivateKeyType: p.PrivateKeyType}
+		policy = &apiwire.CertificatePolicy{Authority: p.Authority, PrivateKeyType: p.PrivateKeyType}
 	}
 	if st == nil {
 		return policy, nil
 	}
-	status := &client.CertificateStatus{RenewsAt: timeText(st.RenewsAt)}
+	status := &apiwire.CertificateStatus{RenewsAt: timeText(st.RenewsAt)}
 	if j := st.ProvisioningJob; j != nil {
-		status.ProvisioningJob = &client.CertificateJob{Msg: j.Msg, StartedAt: j.StartedAt.UTC().Format(createdAtLayout), RetriesAt: timeText(j.RetriesAt)}
+		status.ProvisioningJob = &apiwire.CertificateJob{Msg: j.Msg, StartedAt: j.StartedAt.UTC().Format(createdAtLayout), RetriesAt: timeText(j.RetriesAt)}
 		if j.ErrorCode != "" {
 			status.ProvisioningJob.ErrorCode = &j.ErrorCode
 		}

@@ -7,26 +7,26 @@ import (
 	"sync"
 	"testing"
 
-	"github.com/sluicehq/sluice/client"
+	"github.com/sluicehq/sluice/apiwire"
 	"github.com/sluicehq/sluice/internal/apitest"
 	"github.com/sluicehq/sluice/internal/store"
 	"github.com/sluicehq/sluice/schemas"
 )
 
 type reservedDomainList struct {
-	ReservedDomains []client.ReservedDomain `json:"reserved_domains"`
-	URI             string                  `json:"uri"`
-	NextPageURI     *string                 `json:"next_page_uri"`
+	ReservedDomains []apiwire.ReservedDomain `json:"reserved_domains"`
+	URI             string                   `json:"uri"`
+	NextPageURI     *string                  `json:"next_page_uri"`
 }
 
 // createReservedDomain reserves the domain with the JSON body's other
 // members, given as "member":value pairs.
-func (e *testEnv) createReservedDomain(t *testing.T, token, domain, more string) client.ReservedDomain {
+func (e *testEnv) createReservedDomain(t *testing.T, token, domain, more string) apiwire.ReservedDomain {
 	t.Helper()
 	body := fmt.Sprintf(`{"domain":%q%s}`, domain, more)
 	resp, out := e.call(t, token, http.MethodPost, "/reserved_domains", body)
 	wantStatus(t, resp, out, http.StatusCreated)
-	return decodeAs[client.ReservedDomain](t, out)
+	return decodeAs[apiwire.ReservedDomain](t, out)
 }
 
 // TestReservedDomainRoundTrip reserves a custom wildcard, a custom plain
@@ -43,7 +43,7 @@ func TestReservedDomainRoundTrip(t *testing.T) {
 		w.Certificate != nil || w.HTTPEndpointConfiguration != nil || w.HTTPSEndpointConfiguration != nil {
 		t.Fatalf("wildcard %+v", w)
 	}
-	if p := w.CertificateManagementPolicy; p == nil || *p != (client.CertificatePolicy{Authority: "letsencrypt", PrivateKeyType: "ecdsa"}) {
+	if p := w.CertificateManagementPolicy; p == nil || *p != (apiwire.CertificatePolicy{Authority: "letsencrypt", PrivateKeyType: "ecdsa"}) {
 		t.Fatalf("wildcard policy %+v", p)
 	}
 	st := w.CertificateManagementStatus
@@ -72,7 +72,7 @@ func TestReservedDomainRoundTrip(t *testing.T) {
 
 	resp, out = e.call(t, e.token, http.MethodPatch, "/reserved_domains/"+plain.ID, `{"metadata":"{}","region":"us-cal-1","certificate_management_policy":{"authority":"letsencrypt"}}`)
 	wantStatus(t, resp, out, http.StatusOK)
-	patched := decodeAs[client.ReservedDomain](t, out)
+	patched := decodeAs[apiwire.ReservedDomain](t, out)
 	if patched.Metadata != "{}" || *patched.Region != "us-cal-1" || patched.CertificateManagementPolicy.PrivateKeyType != "ecdsa" || patched.CertificateManagementStatus == nil {
 		t.Fatalf("patched %s", out)
 	}
@@ -80,13 +80,13 @@ func TestReservedDomainRoundTrip(t *testing.T) {
 	wantStatus(t, resp, out, http.StatusNoContent)
 	resp, out = e.call(t, e.token, http.MethodGet, "/reserved_domains/"+plain.ID, "")
 	wantStatus(t, resp, out, http.StatusOK)
-	if got := decodeAs[client.ReservedDomain](t, out); got.CertificateManagementPolicy != nil || got.CertificateManagementStatus != nil {
+	if got := decodeAs[apiwire.ReservedDomain](t, out); got.CertificateManagementPolicy != nil || got.CertificateManagementStatus != nil {
 		t.Fatalf("after deleting the policy: %s", out)
 	}
 	resp, out = e.call(t, e.token, http.MethodDelete, "/reserved_domains/rd_2Ed2q8zQnGAqCS4LCCXyqqmNuQK/certificate_management_policy", "")
 	wantError(t, resp, out, http.StatusNotFound, "ERR_SLUICE_420", "")
 
-	for _, d := range []client.ReservedDomain{w, plain, own} {
+	for _, d := range []apiwire.ReservedDomain{w, plain, own} {
 		resp, out = e.call(t, e.token, http.MethodDelete, "/reserved_domains/"+d.ID, "")
 		wantStatus(t, resp, out, http.StatusNoContent)
 	}
@@ -106,7 +106,7 @@ func TestReservedDomainRoundTrip(t *testing.T) {
 	if obj := string(events[0].Object) + "\n"; obj != want {
 		t.Fatalf("domain_created.v0 object\n %s\nwant\n %s", obj, want)
 	}
-	if obj := decodeAs[client.ReservedDomain](t, events[4].Object); obj.ID != plain.ID || obj.CertificateManagementPolicy != nil {
+	if obj := decodeAs[apiwire.ReservedDomain](t, events[4].Object); obj.ID != plain.ID || obj.CertificateManagementPolicy != nil {
 		t.Fatalf("the update of the policy's delete: %s", events[4].Object)
 	}
 }
@@ -253,7 +253,7 @@ func TestReservedDomainPagesAndLimit(t *testing.T) {
 	wg.Wait()
 	resp, out = e.call(t, e.token, http.MethodGet, "/reserved_domains/"+made[0], "")
 	wantStatus(t, resp, out, http.StatusOK)
-	got2 := decodeAs[client.ReservedDomain](t, out)
+	got2 := decodeAs[apiwire.ReservedDomain](t, out)
 	if got2.Description != "d" || got2.Metadata != "m" || got2.Region == nil || *got2.Region != "jp" || got2.CertificateManagementPolicy == nil || got2.CertificateManagementPolicy.PrivateKeyType != "rsa" {
 		t.Fatalf("after concurrent PATCHes of four fields: %s", out)
 	}

@@ -4,8 +4,7 @@ import (
 	"errors"
 	"net/http"
 
-	"github.com/sluicehq/sluice/client"
-
+	"github.com/sluicehq/sluice/apiwire"
 	"github.com/sluicehq/sluice/internal/store"
 )
 
@@ -21,13 +20,13 @@ type resource struct {
 }
 
 var (
-	destinationResource  = resource{noun: "event destination", listPath: client.EventDestinationsPath}
-	subscriptionResource = resource{noun: "event subscription", listPath: client.EventSubscriptionsPath}
-	agentIngressResource = resource{noun: "agent ingress", listPath: client.AgentIngressesPath, taken: CodeIngressDomainTaken}
-	appSessionResource   = resource{noun: "application session", listPath: client.AppSessionsPath}
-	apiKeyResource       = resource{noun: "API key", listPath: client.APIKeysPath}
-	botUserResource      = resource{noun: "bot user", listPath: client.BotUsersPath}
-	credentialResource   = resource{noun: "tunnel credential", listPath: client.CredentialsPath}
+	destinationResource  = resource{noun: "event destination", listPath: apiwire.EventDestinationsPath}
+	subscriptionResource = resource{noun: "event subscription", listPath: apiwire.EventSubscriptionsPath}
+	agentIngressResource = resource{noun: "agent ingress", listPath: apiwire.AgentIngressesPath, taken: CodeIngressDomainTaken}
+	appSessionResource   = resource{noun: "application session", listPath: apiwire.AppSessionsPath}
+	apiKeyResource       = resource{noun: "API key", listPath: apiwire.APIKeysPath}
+	botUserResource      = resource{noun: "bot user", listPath: apiwire.BotUsersPath}
+	credentialResource   = resource{noun: "tunnel credential", listPath: apiwire.CredentialsPath}
 )
 
 // writeStoreError answers with the API error of an error of the store about

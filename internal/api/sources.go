@@ -7,7 +7,7 @@ import (
 	"slices"
 	"strings"
 
-	"github.com/sluicehq/sluice/client"
+	"github.com/sluicehq/sluice/apiwire"
 	"github.com/sluicehq/sluice/internal/store"
 )
 
@@ -36,8 +36,8 @@ type sourceUpdate struct {
 
 // sourceList is every source of a subscription.
 type sourceList struct {
-	Sources []client.Source `json:"sources"`
-	URI     string          `json:"uri"`
+	Sources []apiwire.Source `json:"sources"`
+	URI     string           `json:"uri"`
 }
 
 func (s *Server) createSource(w http.ResponseWriter, r *http.Request) {
@@ -64,7 +64,7 @@ func (s *Server) listSources(w http.ResponseWriter, r *http.Request) {
 		s.writeStoreError(w, r, err, subscriptionResource, id)
 		return
 	}
-	list := sourceList{Sources: make([]client.Source, len(sub.Sources)), URI: s.resourceURI(r, subscriptionPath(id)+"/sources")}
+	list := sourceList{Sources: make([]apiwire.Source, len(sub.Sources)), URI: s.resourceURI(r, subscriptionPath(id)+"/sources")}
 	for i, src := range sub.Sources {
 		list.Sources[i] = s.sourceResponse(r, id, src)
 	}

@@ -5,7 +5,7 @@ import (
 	"net/http"
 	"slices"
 
-	"github.com/sluicehq/sluice/client"
+	"github.com/sluicehq/sluice/apiwire"
 	"github.com/sluicehq/sluice/internal/store"
 	"github.com/sluicehq/sluice/schemas"
 )
@@ -14,8 +14,8 @@ import (
 // routes of their sources.
 func (s *Server) routeSubscriptions() {
 	sub := s.subscriptions
-	route(s, family[store.Subscription, subscriptionInput, subscriptionInput, client.Subscription]{
-		res: subscriptionResource, prefix: schemas.PrefixSubscription, listKey: client.EventSubscriptionsKey, audit: auditSubscription,
+	route(s, family[store.Subscription, subscriptionInput, subscriptionInput, apiwire.Subscription]{
+		res: subscriptionResource, prefix: schemas.PrefixSubscription, listKey: apiwire.EventSubscriptionsKey, audit: auditSubscription,
 		create: sub.CreateSubscription, get: sub.GetSubscription, list: sub.ListSubscriptions, update: sub.UpdateSubscription, delete: sub.DeleteSubscription,
 		body: s.subscriptionResponse,
 	})
@@ -57,14 +57,14 @@ func sourcePath(subscriptionID, kind string) string {
 	return subscriptionPath(subscriptionID) + "/sources/" + kind
 }
 
-func (s *Server) subscriptionResponse(r *http.Request, sub store.Subscription) client.Subscription {
-	body := client.Subscription{
+func (s *Server) subscriptionResponse(r *http.Request, sub store.Subscription) apiwire.Subscription {
+	body := apiwire.Subscription{
 		ID:           sub.ID,
 		URI:          s.resourceURI(r, subscriptionPath(sub.ID)),
 		CreatedAt:    sub.CreatedAt.UTC().Format(createdAtLayout),
 		Metadata:     sub.Metadata,
 		Description:  sub.Description,
-		Sources:      make([]client.Source, len(sub.Sources)),
+		Sources:      make([]apiwire.Source, len(sub.Sources)),
 		Destinations: make([]schemas.Ref, len(sub.DestinationIDs)),
 	}
 	for i, src := range sub.Sources {
@@ -76,8 +76,8 @@ func (s *Server) subscriptionResponse(r *http.Request, sub store.Subscription) c
 	return body
 }
 
-func (s *Server) sourceResponse(r *http.Request, subscriptionID string, src store.Source) client.Source {
-	return client.Source{
+func (s *Server) sourceResponse(r *http.Request, subscriptionID string, src store.Source) apiwire.Source {
+	return apiwire.Source{
 		Type:   src.Type,
 		URI:    s.resourceURI(r, sourcePath(subscriptionID, src.Type)),
 		Filter: src.Filter,

@@ -4,14 +4,14 @@ import (
 	"context"
 	"net/http"
 
-	"github.com/sluicehq/sluice/client"
+	"github.com/sluicehq/sluice/apiwire"
 	"github.com/sluicehq/sluice/internal/store"
 	"github.com/sluicehq/sluice/schemas"
 )
 
 var (
-	tunnelSessionResource = resource{noun: "tunnel session", listPath: client.TunnelSessionsPath}
-	endpointResource      = resource{noun: "endpoint", listPath: client.EndpointsPath}
+	tunnelSessionResource = resource{noun: "tunnel session", listPath: apiwire.TunnelSessionsPath}
+	endpointResource      = resource{noun: "endpoint", listPath: apiwire.EndpointsPath}
 )
 
 // The 405 of a create, update or delete of the families the edge makes.
@@ -28,17 +28,17 @@ const (
 // have no audit kinds: sluice's edge alone writes them.
 func (s *Server) routeTunnels() {
 	t := s.tunnels
-	route(s, family[store.TunnelSession, noBody[store.TunnelSession], noBody[store.TunnelSession], client.TunnelSession]{
-		res: tunnelSessionResource, prefix: schemas.PrefixTunnelSession, listKey: client.TunnelSessionsListKey,
+	route(s, family[store.TunnelSession, noBody[store.TunnelSession], noBody[store.TunnelSession], apiwire.TunnelSession]{
+		res: tunnelSessionResource, prefix: schemas.PrefixTunnelSession, listKey: apiwire.TunnelSessionsListKey,
 		get: t.GetTunnelSession, list: t.ListTunnelSessions,
 		body: s.tunnelSessionResponse, madeBy: tunnelSessionsMadeBy,
 	})
-	route(s, family[store.Endpoint, noBody[store.Endpoint], noBody[store.Endpoint], client.Endpoint]{
-		res: endpointResource, prefix: schemas.PrefixEndpoint, listKey: client.EndpointsListKey,
+	route(s, family[store.Endpoint, noBody[store.Endpoint], noBody[store.Endpoint], apiwire.Endpoint]{
+		res: endpointResource, prefix: schemas.PrefixEndpoint, listKey: apiwire.EndpointsListKey,
 		get: t.GetEndpoint, list: t.ListEndpoints,
 		body: s.endpointResponse, madeBy: endpointsMadeBy,
 	})
-	s.mux.Handle("POST "+client.TunnelSessionsPath+"/{id}/stop", s.authenticated(http.HandlerFunc(s.stopTunnelSession)))
+	s.mux.Handle("POST "+apiwire.TunnelSessionsPath+"/{id}/stop", s.authenticated(http.HandlerFunc(s.stopTunnelSession)))
 }
 
 // stopTunnelSession asks the edge holding the session to end it: 204.
@@ -53,8 +53,8 @@ func (s *Server) stopTunnelSession(w http.ResponseWriter, r *http.Request) {
 
 // tunnelSessionResponse returns the session as the API shows it: without
 // its edge and stop request.
-func (s *Server) tunnelSessionResponse(r *http.Request, t store.TunnelSession) client.TunnelSession {
-	return client.TunnelSession{
+func (s *Server) tunnelSessionResponse(r *http.Request, t store.TunnelSession) apiwire.TunnelSession {
+	return apiwire.TunnelSession{
 		ID:           t.ID,
 		URI:          s.resourceURI(r, tunnelSessionResource.listPath+"/"+t.ID),
 		AgentVersion: t.AgentVersion,
@@ -72,8 +72,8 @@ func (s *Server) tunnelSessionResponse(r *http.Request, t store.TunnelSession) c
 
 // endpointResponse returns the endpoint as the API shows it: without its
 // edge.
-func (s *Server) endpointResponse(r *http.Request, e store.Endpoint) client.Endpoint {
-	body := client.Endpoint{
+func (s *Server) endpointResponse(r *http.Request, e store.Endpoint) apiwire.Endpoint {
+	body := apiwire.Endpoint{
 		ID:            e.ID,
 		URI:           s.resourceURI(r, endpointResource.listPath+"/"+e.ID),
 		CreatedAt:     e.CreatedAt.UTC().Format(createdAtLayout),

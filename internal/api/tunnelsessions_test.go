@@ -6,7 +6,7 @@ import (
 	"strings"
 	"testing"
 
-	"github.com/sluicehq/sluice/client"
+	"github.com/sluicehq/sluice/apiwire"
 	"github.com/sluicehq/sluice/internal/store"
 	"github.com/sluicehq/sluice/schemas"
 )
@@ -44,7 +44,7 @@ func TestTunnelSessionsRead(t *testing.T) {
 
 	resp, out := e.call(t, e.token, http.MethodGet, "/tunnel_sessions?limit=1", "")
 	wantStatus(t, resp, out, http.StatusOK)
-	p := decodePage(t, out, client.TunnelSessionsListKey)
+	p := decodePage(t, out, apiwire.TunnelSessionsListKey)
 	if len(p.items) != 1 || p.items[0] != ts.ID || p.nextPageURI == nil || !strings.Contains(*p.nextPageURI, "before_id="+ts.ID) {
 		t.Fatalf("first page %+v, want %s and a next page", p, ts.ID)
 	}
@@ -55,7 +55,7 @@ func TestTunnelSessionsRead(t *testing.T) {
 	}
 	resp, out = e.call(t, e.token, http.MethodGet, "/tunnel_sessions/"+older.ID, "")
 	wantStatus(t, resp, out, http.StatusOK)
-	got := decodeAs[client.TunnelSession](t, out)
+	got := decodeAs[apiwire.TunnelSession](t, out)
 	if got.ID != older.ID || !strings.HasSuffix(got.URI, "/tunnel_sessions/"+older.ID) || got.Credential.ID != older.CredentialID ||
 		!strings.HasSuffix(got.Credential.URI, "/credentials/"+older.CredentialID) || got.IP != "192.0.2.7" || got.Transport != "muxado" ||
 		got.StartedAt != older.StartedAt.UTC().Format("2006-01-02T15:04:05.000Z07:00") {
@@ -64,12 +64,12 @@ func TestTunnelSessionsRead(t *testing.T) {
 
 	resp, out = e.call(t, e.token, http.MethodGet, "/endpoints?filter="+url.QueryEscape(`has(obj.domain)`), "")
 	wantStatus(t, resp, out, http.StatusOK)
-	if p := decodePage(t, out, client.EndpointsListKey); len(p.items) != 1 || p.items[0] != ep.ID {
+	if p := decodePage(t, out, apiwire.EndpointsListKey); len(p.items) != 1 || p.items[0] != ep.ID {
 		t.Fatalf("filtered endpoints %+v, want %s", p, ep.ID)
 	}
 	resp, out = e.call(t, e.token, http.MethodGet, "/endpoints/"+ep.ID, "")
 	wantStatus(t, resp, out, http.StatusOK)
-	body := decodeAs[client.Endpoint](t, out)
+	body := decodeAs[apiwire.Endpoint](t, out)
 	if body.ID != ep.ID || body.Proto != "https" || body.PublicURL != "https://app.example.com" || body.Hostport != "app.example.com:443" ||
 		body.Domain == nil || body.Domain.ID != domain || !strings.HasSuffix(body.Domain.URI, "/reserved_domains/"+domain) ||
 		body.TunnelSession.ID != older.ID || !strings.HasSuffix(body.TunnelSession.URI, "/tunnel_sessions/"+older.ID) || strings.Contains(string(out), "edge_id") {
@@ -87,7 +87,7 @@ func TestTunnelSessionsRead(t *testing.T) {
 	}
 	resp, out = e.call(t, other, http.MethodGet, "/tunnel_sessions", "")
 	wantStatus(t, resp, out, http.StatusOK)
-	if p := decodePage(t, out, client.TunnelSessionsListKey); len(p.items) != 0 {
+	if p := decodePage(t, out, apiwire.TunnelSessionsListKey); len(p.items) != 0 {
 		t.Fatalf("another account lists %v", p.items)
 	}
 

@@ -5,7 +5,9 @@ package buildtest
 import (
 	"os"
 	"os/exec"
+	"path"
 	"path/filepath"
+	"strconv"
 	"strings"
 	"sync"
 	"testing"
@@ -43,11 +45,22 @@ func Binary(t testing.TB, pkg string) string {
 	}
 	b, ok := built.bins[pkg]
 	if !ok {
-		b = &binary{path: filepath.Join(built.dir, strings.NewReplacer("/", "_", ".", "_").Replace(pkg))}
+		// The binary has the command's name (a README's blocks call
+		// sluice by it), in a directory of its own.
+		name := path.Base(pkg)
+		if name == "." {
+			if wd, err := os.Getwd(); err == nil {
+				name = filepath.Base(wd)
+			}
+		}
+		b = &binary{path: filepath.Join(built.dir, strconv.Itoa(len(built.bins)), name)}
 		built.bins[pkg] = b
 	}
 	built.mu.Unlock()
 	b.once.Do(func() {
+		if b.err = os.MkdirAll(filepath.Dir(b.path), 0o755); b.err != nil {
+			return
+		}
 		b.out, b.err = exec.Command("go", "build", "-o", b.path, pkg).CombinedOutput()
 	})
 	if b.err != nil {

@@ -10,7 +10,7 @@ import (
 	"strconv"
 	"strings"
 
-	"github.com/sluicehq/sluice/client"
+	"github.com/sluicehq/sluice/apiwire"
 	"github.com/sluicehq/sluice/internal/dnsname"
 	"github.com/sluicehq/sluice/schemas"
 )
@@ -109,7 +109,7 @@ func described(unit Unit) []Field {
 // sluice and shown once, in the answer to its create.
 func APIKeys() Spec {
 	return Spec{
-		Prefix: schemas.PrefixAPIKey, Path: client.APIKeysPath, ListKey: client.APIKeysListKey,
+		Prefix: schemas.PrefixAPIKey, Path: apiwire.APIKeysPath, ListKey: apiwire.APIKeysListKey,
 		Fields: append(described(Bytes), Field{Name: "token", Kind: String, ShownOnce: true}),
 	}
 }
@@ -118,7 +118,7 @@ func APIKeys() Spec {
 // /event_destinations. The secret of a target's access key is write-only.
 func EventDestinations() Spec {
 	return Spec{
-		Prefix: schemas.PrefixDestination, Path: client.EventDestinationsPath, ListKey: client.EventDestinationsKey,
+		Prefix: schemas.PrefixDestination, Path: apiwire.EventDestinationsPath, ListKey: apiwire.EventDestinationsKey,
 		Fields: append(described(Bytes),
 			Field{Name: "format", Kind: String, Create: true, Update: true,
 				Usage: `how events are serialized: "json", the only format (default json)`},
@@ -132,7 +132,7 @@ func EventDestinations() Spec {
 // /event_subscriptions.
 func EventSubscriptions() Spec {
 	return Spec{
-		Prefix: schemas.PrefixSubscription, Path: client.EventSubscriptionsPath, ListKey: client.EventSubscriptionsKey,
+		Prefix: schemas.PrefixSubscription, Path: apiwire.EventSubscriptionsPath, ListKey: apiwire.EventSubscriptionsKey,
 		Fields: append(described(Characters),
 			// The CLI sets these with --source and --destination-id.
 			Field{Name: "sources", Kind: List, Create: true, Update: true},
@@ -144,7 +144,7 @@ func EventSubscriptions() Spec {
 // (specification sections 2.1 and 4.1). The domain is set at create only.
 func AgentIngresses() Spec {
 	return Spec{
-		Prefix: schemas.PrefixAgentIngress, Path: client.AgentIngressesPath, ListKey: client.AgentIngressesListKey,
+		Prefix: schemas.PrefixAgentIngress, Path: apiwire.AgentIngressesPath, ListKey: apiwire.AgentIngressesListKey,
 		Fields: append(described(Bytes),
 			Field{Name: "domain", Kind: String, Max: dnsname.MaxDomain, Unit: Bytes, Required: true, Create: true,
 				Usage: "the domain the account owns, a fully qualified name of at most {limit}; it cannot be changed after"},
@@ -158,28 +158,28 @@ func AgentIngresses() Spec {
 // (specification sections 2.7 and 4.3a). The edge records them; the API
 // lists, shows and revokes them, and sets no field.
 func AppSessions() Spec {
-	return Spec{Prefix: schemas.PrefixAppSession, Path: client.AppSessionsPath, ListKey: client.AppSessionsListKey}
+	return Spec{Prefix: schemas.PrefixAppSession, Path: apiwire.AppSessionsPath, ListKey: apiwire.AppSessionsListKey}
 }
 
 // TunnelSessions is the family of tunnel sessions, /tunnel_sessions: an
 // agent's session with an edge. The edge records and ends them; the API
 // lists and shows them, stops one, and sets no field.
 func TunnelSessions() Spec {
-	return Spec{Prefix: schemas.PrefixTunnelSession, Path: client.TunnelSessionsPath, ListKey: client.TunnelSessionsListKey}
+	return Spec{Prefix: schemas.PrefixTunnelSession, Path: apiwire.TunnelSessionsPath, ListKey: apiwire.TunnelSessionsListKey}
 }
 
 // Endpoints is the family of endpoints, /endpoints: the public addresses
 // agents' sessions serve. The edge records and ends them; the API lists
 // and shows them, and sets no field.
 func Endpoints() Spec {
-	return Spec{Prefix: schemas.PrefixEndpoint, Path: client.EndpointsPath, ListKey: client.EndpointsListKey}
+	return Spec{Prefix: schemas.PrefixEndpoint, Path: apiwire.EndpointsPath, ListKey: apiwire.EndpointsListKey}
 }
 
 // BotUsers is the family of bot users, /bot_users (specification sections
 // 2.3 and 4.2). A bot user is created active.
 func BotUsers() Spec {
 	return Spec{
-		Prefix: schemas.PrefixBotUser, Path: client.BotUsersPath, ListKey: client.BotUsersListKey,
+		Prefix: schemas.PrefixBotUser, Path: apiwire.BotUsersPath, ListKey: apiwire.BotUsersListKey,
 		Fields: []Field{
 			{Name: "name", Kind: String, Max: 255, Unit: Bytes, Required: true, Create: true, Update: true,
 				Usage: "the bot user's name, 1 to {limit}, unique in the account ignoring case"},
@@ -194,7 +194,7 @@ func BotUsers() Spec {
 // sluice and shown once, in the answer to its create.
 func Credentials() Spec {
 	return Spec{
-		Prefix: schemas.PrefixCredential, Path: client.CredentialsPath, ListKey: client.CredentialsListKey,
+		Prefix: schemas.PrefixCredential, Path: apiwire.CredentialsPath, ListKey: apiwire.CredentialsListKey,
 		Fields: append(described(Bytes),
 			Field{Name: "token", Kind: String, ShownOnce: true},
 			Field{Name: "acl", Kind: List, Create: true, Update: true,
@@ -207,7 +207,7 @@ func Credentials() Spec {
 // HTTPSEdges is the family of HTTPS edges, /edges/https.
 func HTTPSEdges() Spec {
 	return Spec{
-		Prefix: schemas.PrefixHTTPSEdge, Path: client.HTTPSEdgesPath, ListKey: client.HTTPSEdgesListKey,
+		Prefix: schemas.PrefixHTTPSEdge, Path: apiwire.HTTPSEdgesPath, ListKey: apiwire.HTTPSEdgesListKey,
 		Fields: append(described(Bytes),
 			Field{Name: "hostports", Kind: List, Create: true, Update: true,
 				Usage: `where the edge takes traffic, separated by commas: <domain>:443, each a reserved domain of the account or a name under a reserved wildcard; --hostports "" removes every one`}),
@@ -223,7 +223,7 @@ const MaxRouteMatch = 1024
 // .../{id}/circuit_breaker).
 func HTTPSEdgeRoutes() Spec {
 	return Spec{
-		Prefix: schemas.PrefixHTTPSEdgeRoute, Path: client.HTTPSEdgeRoutesPath, ListKey: client.HTTPSEdgeRoutesListKey,
+		Prefix: schemas.PrefixHTTPSEdgeRoute, Path: apiwire.HTTPSEdgeRoutesPath, ListKey: apiwire.HTTPSEdgeRoutesListKey,
 		Fields: append(described(Bytes),
 			Field{Name: "match_type", Kind: String, Required: true, Create: true, Update: true,
 				Usage: "how match is compared with a request's path: exact_path or path_prefix"},
@@ -236,7 +236,7 @@ func HTTPSEdgeRoutes() Spec {
 // (specification sections 2.2 and 4.2). The domain cannot change.
 func ReservedDomains() Spec {
 	return Spec{
-		Prefix: schemas.PrefixReservedDomain, Path: client.ReservedDomainsPath, ListKey: client.ReservedDomainsListKey,
+		Prefix: schemas.PrefixReservedDomain, Path: apiwire.ReservedDomainsPath, ListKey: apiwire.ReservedDomainsListKey,
 		Fields: append(described(Bytes),
 			Field{Name: "domain", Kind: String, Max: 253, Unit: Bytes, Required: true, Create: true,
 				Usage: "the domain, such as app.example.com, or a wildcard such as *.sub.example.com; at most {limit}"},

@@ -1,4 +1,4 @@
-package client
+package apiwire
 
 import (
 	"encoding/json"
@@ -182,7 +182,7 @@ type CredentialInput struct {
 // HTTPSEdge is an HTTPS edge as the API returns it: the hostports, of
 // the account's reserved domains, where it takes traffic, and its routes,
 // shown inline as the reference service does; they are a family of their
-// own (Client.HTTPSEdgeRoutes).
+// own (client.Client.HTTPSEdgeRoutes).
 type HTTPSEdge struct {
 	ID          string           `json:"id"`
 	URI         string           `json:"uri"` // its full URL
@@ -190,7 +190,7 @@ type HTTPSEdge struct {
 	Description string           `json:"description"`
 	Metadata    string           `json:"metadata"`
 	Hostports   []string         `json:"hostports"` // "<domain>:443", each a reserved domain of the account or a name a wildcard one covers
-	Routes      []HTTPSEdgeRoute `json:"routes"`    // every route of the edge, oldest first; changed through Client.HTTPSEdgeRoutes
+	Routes      []HTTPSEdgeRoute `json:"routes"`    // every route of the edge, oldest first; changed through client.Client.HTTPSEdgeRoutes
 }
 
 // HTTPSEdgeInput is the body of an HTTPS edge's create or update: the
@@ -219,7 +219,7 @@ type HTTPSEdgeRoute struct {
 
 // HTTPSEdgeRouteInput is the body of a route's create or update: the
 // fields set are sent, the others left as they are. Its modules are set
-// with Client.CircuitBreaker and Client.WebsocketTCPConverter.
+// with client.Client.CircuitBreaker and WebsocketTCPConverter.
 type HTTPSEdgeRouteInput struct {
 	Description *string `json:"description,omitempty"` // at most 255 bytes
 	Metadata    *string `json:"metadata,omitempty"`    // at most 4096 bytes
