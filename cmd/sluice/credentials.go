@@ -129,7 +129,7 @@ asking the API.`,
 			if err != nil {
 				return err
 			}
-			c, err := f.client()
+			c, err := f.client(cmd.ErrOrStderr())
 			if err != nil {
 				return err
 			}

@@ -175,7 +175,7 @@ func (m moduleCommand[T]) command(f *resourceFlags) *cobra.Command {
 		Args:  cobra.NoArgs,
 	}
 	module := func(cmd *cobra.Command, routeID string) (client.Module[T, map[string]any], error) {
-		c, err := f.client()
+		c, err := f.client(cmd.ErrOrStderr())
 		if err != nil {
 			return client.Module[T, map[string]any]{}, err
 		}

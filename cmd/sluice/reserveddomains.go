@@ -104,7 +104,7 @@ status become null.`,
 		Example: `  sluice reserved-domains delete-certificate-policy rd_...`,
 		Args:    cobra.ExactArgs(1),
 		RunE: func(cmd *cobra.Command, args []string) error {
-			c, err := f.client()
+			c, err := f.client(cmd.ErrOrStderr())
 			if err != nil {
 				return err
 			}

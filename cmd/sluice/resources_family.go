@@ -148,7 +148,7 @@ func (fam family[T, In]) getCommand(f *resourceFlags) *cobra.Command {
 		Short: "Show one of the account's " + fam.kind.plural,
 		Args:  cobra.ExactArgs(1),
 		RunE: func(cmd *cobra.Command, args []string) error {
-			c, err := f.client()
+			c, err := f.client(cmd.ErrOrStderr())
 			if err != nil {
 				return err
 			}
@@ -173,7 +173,7 @@ func (fam family[T, In]) createCommand(f *resourceFlags) *cobra.Command {
 		Example: fam.create.example,
 		Args:    cobra.NoArgs,
 		RunE: func(cmd *cobra.Command, _ []string) error {
-			c, err := f.client()
+			c, err := f.client(cmd.ErrOrStderr())
 			if err != nil {
 				return err
 			}
@@ -212,7 +212,7 @@ func (fam family[T, In]) updateCommand(f *resourceFlags) *cobra.Command {
 		Example: fam.update.example,
 		Args:    cobra.ExactArgs(1),
 		RunE: func(cmd *cobra.Command, args []string) error {
-			c, err := f.client()
+			c, err := f.client(cmd.ErrOrStderr())
 			if err != nil {
 				return err
 			}
@@ -243,7 +243,7 @@ func (fam family[T, In]) deleteCommand(f *resourceFlags) *cobra.Command {
 		Short: "Delete " + fam.kind.plural + ", in turn; stop at the first that cannot be deleted",
 		Args:  cobra.MinimumNArgs(1),
 		RunE: func(cmd *cobra.Command, args []string) error {
-			c, err := f.client()
+			c, err := f.client(cmd.ErrOrStderr())
 			if err != nil {
 				return err
 			}

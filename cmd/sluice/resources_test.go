@@ -239,12 +239,12 @@ func TestAPIClientTimeout(t *testing.T) {
 	t.Cleanup(func() { close(stop) })
 
 	flags := resourceFlags{apiURL: silent.URL, apiKey: "k"}
-	c, err := flags.client(client.WithTimeout(50 * time.Millisecond))
+	c, err := flags.client(io.Discard, client.WithTimeout(50*time.Millisecond))
 	check.ErrorContains(t, err, "")
 	err = c.Do(t.Context(), http.MethodGet, "/api_keys", nil, nil)
 	check.ErrorContains(t, err, "GET "+silent.URL+"/api_keys: no answer within 50ms; "+apiURLHint)
 
-	c, err = flags.client(client.WithTimeout(time.Minute))
+	c, err = flags.client(io.Discard, client.WithTimeout(time.Minute))
 	check.ErrorContains(t, err, "")
 	ctx, cancel := context.WithCancel(t.Context())
 	cancel()
