@@ -63,7 +63,6 @@ each a reserved domain of the account or a name under one of its wildcards
 			example: `  sluice edges https update edghts_... --hostports app.example.com:443`,
 		},
 		updateFlags: "--description, --metadata or --hostports",
-		quiet:       true,
 		commands: func(*resourceFlags) []*cobra.Command {
 			return []*cobra.Command{newFamilyCommand(httpsRoutesFamily())}
 		},
@@ -113,7 +112,6 @@ with "circuit-breaker" and "websocket-tcp-converter".
 			example: `  sluice edges https routes update edghtsrt_... --edge edghts_... --match /v2`,
 		},
 		updateFlags: "--description, --metadata, --match-type or --match",
-		quiet:       true,
 		commands: func(f *resourceFlags) []*cobra.Command {
 			return []*cobra.Command{newCircuitBreakerCommand(f), newWebsocketTCPConverterCommand(f)}
 		},

@@ -48,7 +48,6 @@ managed by letsencrypt, with an ecdsa key unless --certificate-key-type rsa.`,
 			example: `  sluice reserved-domains update rd_... --description production`,
 		},
 		updateFlags: "--description, --metadata, --region or --certificate-key-type",
-		quiet:       true,
 		commands: func(f *resourceFlags) []*cobra.Command {
 			return []*cobra.Command{newDeleteDomainCertPolicyCommand(f)}
 		},

@@ -38,12 +38,12 @@ type family[T, In any] struct {
 	// updateFlags names the flags of update for its error when none is
 	// given, such as "--description or --metadata".
 	updateFlags string
-	quiet       bool // create has --quiet
 	// body, when set, returns the flags of create and update that set the
 	// body in ways a fieldFlag cannot, such as a destination's target.
 	body func() bodyHook[T]
-	// created, when set, prints what create created instead of its fields.
-	created func(stdout, stderr io.Writer, a answer[T], asJSON bool) error
+	// created, when set, prints what create created instead of its fields
+	// or, with quiet (create --quiet), its id.
+	created func(stdout, stderr io.Writer, a answer[T], asJSON, quiet bool) error
 	// commands, when set, returns the family's other commands.
 	commands func(f *resourceFlags) []*cobra.Command
 	// readOnly leaves out create and update, for a family the API does
@@ -188,7 +188,7 @@ func (fam family[T, In]) createCommand(f *resourceFlags) *cobra.Command {
 				return err
 			}
 			if fam.created != nil {
-				return fam.created(cmd.OutOrStdout(), cmd.ErrOrStderr(), a, f.json)
+				return fam.created(cmd.OutOrStdout(), cmd.ErrOrStderr(), a, f.json, bool(quiet))
 			}
 			if quiet {
 				return a.printID(cmd.OutOrStdout())
@@ -197,9 +197,7 @@ func (fam family[T, In]) createCommand(f *resourceFlags) *cobra.Command {
 		},
 	}
 	b.register(cmd.Flags())
-	if fam.quiet {
-		quiet.register(cmd.Flags())
-	}
+	quiet.register(cmd.Flags())
 	return cmd
 }
 
