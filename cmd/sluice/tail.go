@@ -202,10 +202,10 @@ func loopbackAPI(apiURL string) bool {
 
 // devServerEndpoint asks the sluice API whether it is a serve --dev
 // process, and returns the URL of its AWS emulator if it is, "" if it is
-// not or does not answer within devProbeTimeout: an ARN tail then reads
-// AWS.
+// not or does not answer within devProbeTimeout, once (a 429 is not waited
+// out): an ARN tail then reads AWS.
 func devServerEndpoint(ctx context.Context, flags resourceFlags, errOut io.Writer) string {
-	c, err := flags.client(errOut, client.WithTimeout(devProbeTimeout))
+	c, err := flags.client(errOut, client.WithTimeout(devProbeTimeout), client.WithRateLimitRetry(client.RateLimitRetry{Attempts: 1}))
 	if err != nil {
 		return ""
 	}
