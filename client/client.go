@@ -35,7 +35,12 @@ type Client struct {
 	// printing the client, even with %+v, cannot show it.
 	authorize func(*http.Request)
 	timeout   time.Duration
-	hint      string // appended to a TransportError
+	hint      string         // appended to a TransportError
+	retry     RateLimitRetry // WithRateLimitRetry; none by default
+	// sleep waits between attempts (sleepContext), and now reads the
+	// clock for a Retry-After date: replaced in tests.
+	sleep func(ctx context.Context, d time.Duration) error
+	now   func() time.Time
 }
 
 // Option changes a Client that New builds.
@@ -64,6 +69,8 @@ func New(baseURL, apiKey string, opts ...Option) *Client {
 			r.Header.Set("Authorization", "Bearer "+apiKey)
 		},
 		timeout: DefaultTimeout,
+		sleep:   sleepContext,
+		now:     time.Now,
 	}
 	for _, opt := range opts {
 		opt(c)
@@ -110,7 +117,7 @@ func (c *Client) Do(ctx context.Context, method, target string, in, out any, opt
 	if err != nil {
 		return err
 	}
-	raw, header, endpoint, err := c.exchange(ctx, method, target, body)
+	raw, header, endpoint, err := c.exchangeRetrying(ctx, method, target, body)
 	if err != nil {
 		return err
 	}
@@ -184,7 +191,9 @@ func (c *Client) exchange(ctx context.Context, method, target string, body []byt
 		return nil, nil, endpoint, c.transportError(ctx, reqCtx, method, endpoint, fmt.Errorf("reading the reply: %w", err))
 	}
 	if resp.StatusCode < 200 || resp.StatusCode > 299 {
-		return nil, nil, endpoint, ParseError(method, endpoint, resp.StatusCode, raw)
+		e := ParseError(method, endpoint, resp.StatusCode, raw)
+		e.retryAfter, e.hasRetryAfter = parseRetryAfter(resp.Header.Get("Retry-After"), c.now())
+		return nil, nil, endpoint, e
 	}
 	return raw, resp.Header, endpoint, nil
 }

@@ -4,8 +4,9 @@
 // Its request and response types are package apiwire's, which the API
 // itself writes, field for field and in the API's order.
 //
-// A Client makes one request per call, with no retries, each bounded by
-// its timeout and by the call's context. A reply that is not 2xx is an
+// A Client makes one request per call, each bounded by its timeout and by
+// the call's context; with WithRateLimitRetry, it sends a request the API
+// refused with 429 again after the wait the reply's Retry-After asks. A reply that is not 2xx is an
 // *Error: the API's error body (ErrorBody), or the start of a reply that is
 // not the API's, such as a proxy's. A request that got no reply is a
 // *TransportError. A 2xx reply that does not decode is a *DecodeError.

@@ -51,6 +51,11 @@ type Error struct {
 	// Details are the fields of details besides operation_id, such as
 	// field or parameter, as JSON.
 	Details map[string]json.RawMessage
+
+	// retryAfter is the wait the reply's Retry-After header asked, when
+	// hasRetryAfter: for WithRateLimitRetry.
+	retryAfter    time.Duration
+	hasRetryAfter bool
 }
 
 // ParseError returns the error of a reply with the status and body to the

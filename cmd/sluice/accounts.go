@@ -73,6 +73,7 @@ func newAccountsCommand() *cobra.Command {
 
 func newAccountsCreateCommand(f *accountsFlags) *cobra.Command {
 	var name, description string
+	var quiet quietFlag
 	cmd := &cobra.Command{
 		Use:   "create --name NAME",
 		Short: "Create an account and its first API key, whose token is printed only this once",
@@ -89,12 +90,16 @@ func newAccountsCreateCommand(f *accountsFlags) *cobra.Command {
 				if err != nil {
 					return err
 				}
+				if quiet {
+					return printCreatedWithToken(cmd.OutOrStdout(), created.AccountID, created.Token)
+				}
 				return printCreatedAccount(cmd.OutOrStdout(), cmd.ErrOrStderr(), created, f.json)
 			})
 		},
 	}
 	cmd.Flags().StringVar(&name, "name", "", "the account's name (required)")
 	cmd.Flags().StringVar(&description, "description", "", `description of the account's first API key (default "first key of NAME")`)
+	quiet.register(cmd.Flags())
 	return cmd
 }
 

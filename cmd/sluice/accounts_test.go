@@ -204,3 +204,20 @@ func TestAccountsErrors(t *testing.T) {
 		t.Errorf("bucket %s after accounts ran on a bare server: %v, want it not found", store.Bucket, err)
 	}
 }
+
+// TestAccountsCreateQuiet checks that accounts create -q prints the new
+// account's id and then its first key's token, a line each, and nothing
+// else: the token is shown only this once.
+func TestAccountsCreateQuiet(t *testing.T) {
+	url, seed, st := startStore(t)
+	out, errOut, err := runAccountsCommand(t, "create", "--name", "acme", "-q", "--nats-url", url, "--nats-nkey", seed)
+	check.ErrorContains(t, err, "")
+	lines := strings.Split(strings.TrimSuffix(out, "\n"), "\n")
+	if len(lines) != 2 || !strings.HasPrefix(lines[0], "ac_") || errOut != "" {
+		t.Fatalf("create -q printed %q and %q on stderr, want the account id and the token, a line each", out, errOut)
+	}
+	key, err := st.Authenticate(t.Context(), lines[1])
+	if err != nil || key.AccountID != lines[0] {
+		t.Fatalf("the token printed is of %+v (%v), want a key of %s", key, err, lines[0])
+	}
+}

@@ -56,7 +56,6 @@ unless --certificate-authority or --private-key-type is given.`,
 			example: `  sluice agent-ingresses update agin_... --no-certificate-management`,
 		},
 		updateFlags: "--description, --metadata, --certificate-authority, --private-key-type or --no-certificate-management",
-		quiet:       true,
 	}
 }
 

@@ -57,15 +57,18 @@ standard output and the warning to standard error.`,
 func newAPIKeysCommand() *cobra.Command { return newFamilyCommand(apiKeysFamily()) }
 
 // printCreatedAPIKey prints a new key and its token to stdout, as a table
-// or as the API's JSON; in JSON, the warning that the token is shown only
-// once goes to stderr.
-func printCreatedAPIKey(stdout, stderr io.Writer, a answer[apiwire.APIKey], asJSON bool) error {
+// or as the API's JSON, or with quiet its id and token alone, a line each;
+// in JSON, the warning that the token is shown only once goes to stderr.
+func printCreatedAPIKey(stdout, stderr io.Writer, a answer[apiwire.APIKey], asJSON, quiet bool) error {
 	if a.err != nil {
 		return fmt.Errorf("the API's answer is not an API key: %w", a.err)
 	}
 	key := a.v
 	if key.Token == nil || *key.Token == "" {
 		return fmt.Errorf("the API created the key %s but its answer holds no token: delete the key, and check that --api-url is sluice", key.ID)
+	}
+	if quiet {
+		return printCreatedWithToken(stdout, key.ID, *key.Token)
 	}
 	if asJSON {
 		fmt.Fprintln(stderr, "sluice: the token is shown only this once; keep it secret")

@@ -46,7 +46,6 @@ agent. Its name is unique in the account, ignoring case.
 			example: `  sluice bot-users update bot_... --active=false`,
 		},
 		updateFlags: "--name or --active",
-		quiet:       true,
 	}
 }
 

@@ -80,15 +80,19 @@ func ownerOf(c apiwire.Credential) string {
 const tokenOfCredentialShownOnce = "The credential's token is shown only this once; keep it secret:"
 
 // printCreatedCredential prints a new credential and its token to stdout,
-// as a table or as the API's JSON; in JSON, the warning that the token is
-// shown only once goes to stderr.
-func printCreatedCredential(stdout, stderr io.Writer, a answer[apiwire.Credential], asJSON bool) error {
+// as a table or as the API's JSON, or with quiet its id and token alone, a
+// line each; in JSON, the warning that the token is shown only once goes to
+// stderr.
+func printCreatedCredential(stdout, stderr io.Writer, a answer[apiwire.Credential], asJSON, quiet bool) error {
 	if a.err != nil {
 		return fmt.Errorf("the API's answer is not a tunnel credential: %w", a.err)
 	}
 	c := a.v
 	if c.Token == nil || *c.Token == "" {
 		return fmt.Errorf("the API created the credential %s but its answer holds no token: delete the credential, and check that --api-url is sluice", c.ID)
+	}
+	if quiet {
+		return printCreatedWithToken(stdout, c.ID, *c.Token)
 	}
 	if asJSON {
 		fmt.Fprintln(stderr, "sluice: the token is shown only this once; keep it secret")
@@ -130,7 +134,7 @@ asking the API.`,
 			if err != nil {
 				return err
 			}
-			c, err := f.client()
+			c, err := f.client(cmd.ErrOrStderr())
 			if err != nil {
 				return err
 			}

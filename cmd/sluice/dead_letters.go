@@ -49,7 +49,7 @@ sluice destinations redrive ID.`,
   sluice destinations dead-letters ed_... --limit 10 --json`,
 		Args: cobra.ExactArgs(1),
 		RunE: func(cmd *cobra.Command, args []string) error {
-			c, err := f.client()
+			c, err := f.client(cmd.ErrOrStderr())
 			if err != nil {
 				return err
 			}
@@ -83,7 +83,7 @@ When "remaining" is above "failed", run it again for the rest.`,
   sluice destinations redrive ed_... --id dl_1042 --id dl_1043`,
 		Args: cobra.ExactArgs(1),
 		RunE: func(cmd *cobra.Command, args []string) error {
-			c, err := f.client(client.WithTimeout(max(client.DefaultTimeout, redriveTimeout)))
+			c, err := f.client(cmd.ErrOrStderr(), client.WithTimeout(max(client.DefaultTimeout, redriveTimeout)))
 			if err != nil {
 				return err
 			}

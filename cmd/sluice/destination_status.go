@@ -24,7 +24,7 @@ events not yet delivered and the dead letters.`,
 		Example: `  sluice destinations status ed_...`,
 		Args:    cobra.ExactArgs(1),
 		RunE: func(cmd *cobra.Command, args []string) error {
-			c, err := f.client()
+			c, err := f.client(cmd.ErrOrStderr())
 			if err != nil {
 				return err
 			}
@@ -54,7 +54,7 @@ status 1) when the destination did not take the event.`,
 		Example: `  sluice destinations test ed_...`,
 		Args:    cobra.ExactArgs(1),
 		RunE: func(cmd *cobra.Command, args []string) error {
-			c, err := f.client()
+			c, err := f.client(cmd.ErrOrStderr())
 			if err != nil {
 				return err
 			}

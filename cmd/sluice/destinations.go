@@ -62,7 +62,6 @@ key id is unchanged. The target's type cannot change.`,
   sluice destinations update ed_... --role-arn arn:aws:iam::123456789012:role/sluice-v2`,
 		},
 		updateFlags: "--description, --metadata, --format, a target ARN or its authentication",
-		quiet:       true,
 		commands: func(f *resourceFlags) []*cobra.Command {
 			return []*cobra.Command{
 				newDestinationsStatusCommand(f), newDestinationsTestCommand(f),

@@ -6,6 +6,7 @@ import (
 	"fmt"
 	"io"
 	"net/http"
+	"net/url"
 	"strings"
 	"time"
 
@@ -26,8 +27,9 @@ func newHealthcheckCommand() *cobra.Command {
 	cmd := &cobra.Command{
 		Use:   "healthcheck",
 		Short: "Exit 0 when a sluice process answers 200 on its readiness path, for container health checks",
-		Long: `Send GET --api-url's ` + readyzPath + ` (or --url) and exit 0 on a 200 answer, 1
-otherwise. For the health check of a container whose image holds nothing but
+		Long: `Send GET --api-url's ` + readyzPath + ` (or --url's) and exit 0 on a 200 answer, 1
+otherwise. --url is a base URL, as --api-url, unless its path already ends in
+a probe's path (` + healthzPath + `, ` + readyzPath + `, ` + livezPath + `), which is then checked as it is. For the health check of a container whose image holds nothing but
 sluice, such as
   healthcheck: {test: ["CMD", "sluice", "healthcheck"]}
 in docker-compose.yml. Kubernetes probes /healthz and /readyz itself.
@@ -40,31 +42,59 @@ in docker-compose.yml. Kubernetes probes /healthz and /readyz itself.
 	}
 	fl := cmd.Flags()
 	fl.StringVar(&f.apiURL, "api-url", "http://127.0.0.1:8080", "base URL of the sluice process, as the other commands take it: its "+readyzPath+" is checked")
-	fl.StringVar(&f.url, "url", "", "full URL to check instead, such as serve's "+healthzPath+" (alive) or the metrics listener's "+readyzPath+" (default: --api-url and "+readyzPath+")")
+	fl.StringVar(&f.url, "url", "", "base URL to check instead of --api-url, such as the metrics listener's; a URL whose path ends in "+healthzPath+", "+readyzPath+" or "+livezPath+" is checked as it is")
 	fl.DurationVar(&f.timeout, "timeout", 5*time.Second, "how long to wait for the answer")
 	fl.BoolVar(&f.insecure, "insecure-skip-verify", false, "do not verify an https URL's certificate, for a process checking its own listener on loopback")
 	return cmd
 }
 
-// target returns the URL to check: --url, or else --api-url's readiness
-// path.
+// livezPath is a liveness probe's path in other services' convention: a
+// --url ending in it is checked as it is, as before --url took a base URL.
+const livezPath = "/livez"
+
+// target returns the URL to check: --url, or else --api-url, each a base
+// URL to which the readiness path is added unless it names a probe's path
+// already (probeURL).
 func (f healthcheckFlags) target() string {
 	if f.url != "" {
-		return f.url
+		return probeURL(f.url)
 	}
-	return strings.TrimRight(f.apiURL, "/") + readyzPath
+	return probeURL(f.apiURL)
+}
+
+// probeURL returns the URL to check for u: u itself when its path ends in
+// a probe's path (/healthz, /readyz, /livez), else u's readiness path, so
+// that the base URL of the API, http://127.0.0.1:8080, checks
+// http://127.0.0.1:8080/readyz. A query stays where it is.
+func probeURL(u string) string {
+	parsed, err := url.Parse(u)
+	if err != nil {
+		return u // NewRequest says what is wrong with it
+	}
+	for _, probe := range []string{healthzPath, readyzPath, livezPath} {
+		if strings.HasSuffix(strings.TrimRight(parsed.Path, "/"), probe) {
+			return u
+		}
+	}
+	parsed.Path = strings.TrimRight(parsed.Path, "/") + readyzPath
+	parsed.RawPath = ""
+	return parsed.String()
 }
 
 func runHealthcheck(ctx context.Context, f healthcheckFlags, stdout io.Writer) error {
 	ctx, cancel := context.WithTimeout(ctx, f.timeout)
 	defer cancel()
+	flag, given := "--api-url", f.apiURL
+	if f.url != "" {
+		flag, given = "--url", f.url
+	}
+	if u, err := url.Parse(given); err != nil || (u.Scheme != "http" && u.Scheme != "https") || u.Host == "" {
+		return fmt.Errorf("%s %q: want an http or https URL such as http://127.0.0.1:8080 (the API's base URL; %s is added)", flag, given, readyzPath)
+	}
 	target := f.target()
 	req, err := http.NewRequestWithContext(ctx, http.MethodGet, target, nil)
 	if err != nil {
-		if f.url == "" {
-			return fmt.Errorf("--api-url %q: %w", f.apiURL, err)
-		}
-		return fmt.Errorf("--url %q: %w", f.url, err)
+		return fmt.Errorf("%s %q: %w", flag, given, err)
 	}
 	transport := &http.Transport{DisableKeepAlives: true}
 	if f.insecure {

@@ -67,6 +67,12 @@ func TestHealthcheckAPIURL(t *testing.T) {
 		{name: "SLUICE_API_URL with a slash", env: ready.URL + "/", wantPath: readyzPath},
 		{name: "--api-url", args: []string{"--api-url", ready.URL}, wantPath: readyzPath},
 		{name: "--url wins", env: "http://127.0.0.1:1", args: []string{"--url", ready.URL + healthzPath}, wantPath: healthzPath},
+		{name: "--url a base URL", env: "http://127.0.0.1:1", args: []string{"--url", ready.URL}, wantPath: readyzPath},
+		{name: "--url a base URL with a slash", args: []string{"--url", ready.URL + "/"}, wantPath: readyzPath},
+		{name: "--url a base URL with a prefix", args: []string{"--url", ready.URL + "/sluice"}, wantPath: "/sluice" + readyzPath},
+		{name: "--url with /readyz", args: []string{"--url", ready.URL + readyzPath}, wantPath: readyzPath},
+		{name: "--url with /livez", args: []string{"--url", ready.URL + "/livez"}, wantPath: "/livez"},
+		{name: "--url of the emulator's probe", args: []string{"--url", ready.URL + "/_emulator/healthz"}, wantPath: "/_emulator/healthz"},
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
@@ -86,6 +92,14 @@ func TestHealthcheckAPIURL(t *testing.T) {
 			}
 		})
 	}
+
+	t.Run("not a URL", func(t *testing.T) {
+		clearSluiceEnv(t)
+		_, _, err := runSluice(t, "", "healthcheck", "--url", "127.0.0.1:8080")
+		if err == nil || !strings.Contains(err.Error(), `--url "127.0.0.1:8080": want an http or https URL`) {
+			t.Fatalf("error %v, want one saying --url wants an http or https URL", err)
+		}
+	})
 
 	t.Run("nobody there", func(t *testing.T) {
 		clearSluiceEnv(t)

@@ -64,7 +64,6 @@ each a reserved domain of the account or a name under one of its wildcards
 			example: `  sluice edges https update edghts_... --hostports app.example.com:443`,
 		},
 		updateFlags: "--description, --metadata or --hostports",
-		quiet:       true,
 		commands: func(*resourceFlags) []*cobra.Command {
 			return []*cobra.Command{newFamilyCommand(httpsRoutesFamily())}
 		},
@@ -114,7 +113,6 @@ with "circuit-breaker" and "websocket-tcp-converter".
 			example: `  sluice edges https routes update edghtsrt_... --edge edghts_... --match /v2`,
 		},
 		updateFlags: "--description, --metadata, --match-type or --match",
-		quiet:       true,
 		commands: func(f *resourceFlags) []*cobra.Command {
 			return []*cobra.Command{newCircuitBreakerCommand(f), newWebsocketTCPConverterCommand(f)}
 		},
@@ -176,7 +174,7 @@ func (m moduleCommand[T]) command(f *resourceFlags) *cobra.Command {
 		Args:  cobra.NoArgs,
 	}
 	module := func(cmd *cobra.Command, routeID string) (client.Module[T, map[string]any], error) {
-		c, err := f.client()
+		c, err := f.client(cmd.ErrOrStderr())
 		if err != nil {
 			return client.Module[T, map[string]any]{}, err
 		}

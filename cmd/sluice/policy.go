@@ -34,7 +34,8 @@ func newPolicyCommand() *cobra.Command {
 				return err
 			}
 			onRequest, onResponse := p.Rules()
-			fmt.Fprintf(cmd.OutOrStdout(), "%s: a valid traffic policy: %d rules in on_http_request, %d in on_http_response\n", args[0], onRequest, onResponse)
+			fmt.Fprintf(cmd.OutOrStdout(), "%s: a valid traffic policy: %s in on_http_request, %d in on_http_response\n",
+				args[0], count(int64(onRequest), "rule", "rules"), onResponse)
 			return nil
 		},
 	})
@@ -85,11 +86,7 @@ type policyFileError struct {
 
 func (e *policyFileError) Error() string {
 	var b strings.Builder
-	mistakes := strconv.Itoa(len(e.err.Problems)) + " mistakes"
-	if len(e.err.Problems) == 1 {
-		mistakes = "1 mistake"
-	}
-	fmt.Fprintf(&b, "%s is not a valid traffic policy (%s):", e.path, mistakes)
+	fmt.Fprintf(&b, "%s is not a valid traffic policy (%s):", e.path, count(int64(len(e.err.Problems)), "mistake", "mistakes"))
 	for _, p := range e.err.Problems {
 		b.WriteString("\n" + e.path + ":")
 		if p.Line > 0 {

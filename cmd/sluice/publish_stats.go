@@ -73,14 +73,11 @@ func (s *publishStats) reportEvery(ctx context.Context, interval time.Duration, 
 func (s *publishStats) summary(w io.Writer, now time.Time) {
 	elapsed := now.Sub(s.start)
 	var b strings.Builder
-	fmt.Fprintf(&b, "sent %d events in %s: %d stored, %d duplicates, %d rejected",
-		s.sent.Load(), elapsed.Round(time.Millisecond), s.stored.Load(), s.duplicates.Load(), s.rejected.Load())
-	switch n := s.retries.Load(); n {
-	case 0:
-	case 1:
-		b.WriteString(", 1 retry")
-	default:
-		fmt.Fprintf(&b, ", %d retries", n)
+	fmt.Fprintf(&b, "sent %s in %s: %d stored, %s, %d rejected",
+		count(s.sent.Load(), "event", "events"), elapsed.Round(time.Millisecond), s.stored.Load(),
+		count(s.duplicates.Load(), "duplicate", "duplicates"), s.rejected.Load())
+	if n := s.retries.Load(); n > 0 {
+		b.WriteString(", " + count(n, "retry", "retries"))
 	}
 	if secs := elapsed.Seconds(); secs > 0 {
 		fmt.Fprintf(&b, " (%.0f events/s)", float64(s.accepted())/secs)

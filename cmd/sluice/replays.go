@@ -64,7 +64,7 @@ its state with "subscriptions replays ID".
   sluice subscriptions replay esb_... --since 2026-11-23T03:00:00Z --until 2026-11-23T04:00:00Z`,
 		Args: cobra.ExactArgs(1),
 		RunE: func(cmd *cobra.Command, args []string) error {
-			c, err := f.client()
+			c, err := f.client(cmd.ErrOrStderr())
 			if err != nil {
 				return err
 			}
@@ -110,7 +110,7 @@ state is "running" until every destination has its events again, then
   sluice subscriptions replays esb_... rpl_...`,
 		Args: cobra.RangeArgs(1, 2),
 		RunE: func(cmd *cobra.Command, args []string) error {
-			c, err := f.client()
+			c, err := f.client(cmd.ErrOrStderr())
 			if err != nil {
 				return err
 			}

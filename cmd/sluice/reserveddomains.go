@@ -49,7 +49,6 @@ managed by letsencrypt, with an ecdsa key unless --certificate-key-type rsa.`,
 			example: `  sluice reserved-domains update rd_... --description production`,
 		},
 		updateFlags: "--description, --metadata, --region or --certificate-key-type",
-		quiet:       true,
 		commands: func(f *resourceFlags) []*cobra.Command {
 			return []*cobra.Command{newDeleteDomainCertPolicyCommand(f)}
 		},
@@ -105,7 +104,7 @@ status become null.`,
 		Example: `  sluice reserved-domains delete-certificate-policy rd_...`,
 		Args:    cobra.ExactArgs(1),
 		RunE: func(cmd *cobra.Command, args []string) error {
-			c, err := f.client()
+			c, err := f.client(cmd.ErrOrStderr())
 			if err != nil {
 				return err
 			}

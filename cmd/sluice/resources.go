@@ -37,9 +37,11 @@ func (f *resourceFlags) register(fl *pflag.FlagSet) {
 }
 
 // client returns a client of the API the flags name, whose errors of a
-// request that got no answer say to check --api-url, changed by opts; or
-// what is wrong with the flags.
-func (f resourceFlags) client(opts ...client.Option) (*client.Client, error) {
+// request that got no answer say to check --api-url, and which sends a
+// request the API refused with 429 again (rateLimitRetry, telling stderr
+// when it waits a second time), changed by opts; or what is wrong with the
+// flags.
+func (f resourceFlags) client(stderr io.Writer, opts ...client.Option) (*client.Client, error) {
 	var errs []error
 	if f.apiKey == "" {
 		errs = append(errs, errors.New("--api-key is required (or set SLUICE_API_KEY)"))
@@ -50,7 +52,7 @@ func (f resourceFlags) client(opts ...client.Option) (*client.Client, error) {
 	if err := errors.Join(errs...); err != nil {
 		return nil, err
 	}
-	opts = append([]client.Option{client.WithUnreachableHint(apiURLHint)}, opts...)
+	opts = append([]client.Option{client.WithUnreachableHint(apiURLHint), client.WithRateLimitRetry(rateLimitRetry(stderr))}, opts...)
 	return client.New(f.apiURL, f.apiKey, opts...), nil
 }
 

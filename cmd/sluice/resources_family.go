@@ -38,12 +38,12 @@ type family[T, In any] struct {
 	// updateFlags names the flags of update for its error when none is
 	// given, such as "--description or --metadata".
 	updateFlags string
-	quiet       bool // create has --quiet
 	// body, when set, returns the flags of create and update that set the
 	// body in ways a fieldFlag cannot, such as a destination's target.
 	body func() bodyHook[T]
-	// created, when set, prints what create created instead of its fields.
-	created func(stdout, stderr io.Writer, a answer[T], asJSON bool) error
+	// created, when set, prints what create created instead of its fields
+	// or, with quiet (create --quiet), its id.
+	created func(stdout, stderr io.Writer, a answer[T], asJSON, quiet bool) error
 	// commands, when set, returns the family's other commands.
 	commands func(f *resourceFlags) []*cobra.Command
 	// readOnly leaves out create and update, for a family the API does
@@ -148,7 +148,7 @@ func (fam family[T, In]) getCommand(f *resourceFlags) *cobra.Command {
 		Short: "Show one of the account's " + fam.kind.plural,
 		Args:  cobra.ExactArgs(1),
 		RunE: func(cmd *cobra.Command, args []string) error {
-			c, err := f.client()
+			c, err := f.client(cmd.ErrOrStderr())
 			if err != nil {
 				return err
 			}
@@ -173,7 +173,7 @@ func (fam family[T, In]) createCommand(f *resourceFlags) *cobra.Command {
 		Example: fam.create.example,
 		Args:    cobra.NoArgs,
 		RunE: func(cmd *cobra.Command, _ []string) error {
-			c, err := f.client()
+			c, err := f.client(cmd.ErrOrStderr())
 			if err != nil {
 				return err
 			}
@@ -188,7 +188,7 @@ func (fam family[T, In]) createCommand(f *resourceFlags) *cobra.Command {
 				return err
 			}
 			if fam.created != nil {
-				return fam.created(cmd.OutOrStdout(), cmd.ErrOrStderr(), a, f.json)
+				return fam.created(cmd.OutOrStdout(), cmd.ErrOrStderr(), a, f.json, bool(quiet))
 			}
 			if quiet {
 				return a.printID(cmd.OutOrStdout())
@@ -197,9 +197,7 @@ func (fam family[T, In]) createCommand(f *resourceFlags) *cobra.Command {
 		},
 	}
 	b.register(cmd.Flags())
-	if fam.quiet {
-		quiet.register(cmd.Flags())
-	}
+	quiet.register(cmd.Flags())
 	return cmd
 }
 
@@ -212,7 +210,7 @@ func (fam family[T, In]) updateCommand(f *resourceFlags) *cobra.Command {
 		Example: fam.update.example,
 		Args:    cobra.ExactArgs(1),
 		RunE: func(cmd *cobra.Command, args []string) error {
-			c, err := f.client()
+			c, err := f.client(cmd.ErrOrStderr())
 			if err != nil {
 				return err
 			}
@@ -243,7 +241,7 @@ func (fam family[T, In]) deleteCommand(f *resourceFlags) *cobra.Command {
 		Short: "Delete " + fam.kind.plural + ", in turn; stop at the first that cannot be deleted",
 		Args:  cobra.MinimumNArgs(1),
 		RunE: func(cmd *cobra.Command, args []string) error {
-			c, err := f.client()
+			c, err := f.client(cmd.ErrOrStderr())
 			if err != nil {
 				return err
 			}

@@ -25,7 +25,6 @@ func TestFamilyDeclaration(t *testing.T) {
 		flags:       []fieldFlag{{flag: "note", field: "description", usage: "a note"}},
 		create:      verbHelp{short: "Create a key"},
 		update:      verbHelp{short: "Change a key"},
-		quiet:       true,
 		updateFlags: "--note",
 	}
 	run := func(args ...string) (string, string, error) {

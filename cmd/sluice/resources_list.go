@@ -57,7 +57,7 @@ not compile is refused with the position of the problem (docs/api.md,
 Filtering lists).`, kind.plural),
 		Args: cobra.NoArgs,
 		RunE: func(cmd *cobra.Command, _ []string) error {
-			c, err := f.client()
+			c, err := f.client(cmd.ErrOrStderr())
 			if err != nil {
 				return err
 			}

@@ -17,7 +17,7 @@ import (
 type quietFlag bool
 
 func (q *quietFlag) register(fl *pflag.FlagSet) {
-	fl.BoolVarP((*bool)(q), "quiet", "q", false, "print only the new id, for scripts: ID=$(sluice ... create -q ...)")
+	fl.BoolVarP((*bool)(q), "quiet", "q", false, "print only the new id, for scripts: ID=$(sluice ... create -q ...); then the token on a second line, for a resource whose token is shown only at its creation")
 }
 
 // printCreatedID prints the id of a resource the API created, for create
@@ -30,6 +30,15 @@ func printCreatedID(w io.Writer, raw []byte) error {
 		return fmt.Errorf("the API's answer has no id: %s", raw)
 	}
 	_, err := fmt.Fprintln(w, created.ID)
+	return err
+}
+
+// printCreatedWithToken prints, for create --quiet of a resource whose
+// token is shown only when it is created (an API key, a tunnel credential,
+// an account), its id and then the token, one a line: the token cannot be
+// had later, so --quiet keeps it, after the id as every create prints it.
+func printCreatedWithToken(w io.Writer, id, token string) error {
+	_, err := fmt.Fprintf(w, "%s\n%s\n", id, token)
 	return err
 }
 

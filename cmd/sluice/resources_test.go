@@ -14,6 +14,8 @@ import (
 	"testing"
 	"time"
 
+	"github.com/spf13/cobra"
+
 	"github.com/sluicehq/sluice/client"
 	"github.com/sluicehq/sluice/internal/apitest"
 	"github.com/sluicehq/sluice/internal/buildtest"
@@ -231,12 +233,12 @@ func TestAPIClientTimeout(t *testing.T) {
 	t.Cleanup(func() { close(stop) })
 
 	flags := resourceFlags{apiURL: silent.URL, apiKey: "k"}
-	c, err := flags.client(client.WithTimeout(50 * time.Millisecond))
+	c, err := flags.client(io.Discard, client.WithTimeout(50*time.Millisecond))
 	check.ErrorContains(t, err, "")
 	err = c.Do(t.Context(), http.MethodGet, "/api_keys", nil, nil)
 	check.ErrorContains(t, err, "GET "+silent.URL+"/api_keys: no answer within 50ms; "+apiURLHint)
 
-	c, err = flags.client(client.WithTimeout(time.Minute))
+	c, err = flags.client(io.Discard, client.WithTimeout(time.Minute))
 	check.ErrorContains(t, err, "")
 	ctx, cancel := context.WithCancel(t.Context())
 	cancel()
@@ -352,4 +354,44 @@ func TestCreateQuiet(t *testing.T) {
 	}
 	destination := id("ed_", "destinations", "create", "-q", "--kinesis-stream-arn", kinesisARN, "--role-arn", roleARN)
 	id("esb_", "subscriptions", "create", "--quiet", "--source", "api_key_created.v0", "--destination-id", destination)
+
+	// An API key's and a credential's token are shown only at their
+	// creation: -q prints the id, then the token.
+	for _, tt := range []struct{ prefix, command string }{{"ak_", "api-keys"}, {"cr_", "credentials"}} {
+		out := e.must(tt.command, "create", "-q", "--description", "script")
+		lines := strings.Split(strings.TrimSuffix(out, "\n"), "\n")
+		if len(lines) != 2 || !strings.HasPrefix(lines[0], tt.prefix) || lines[1] == "" || strings.ContainsAny(out, " \t") {
+			t.Fatalf("sluice %s create -q printed %q, want the id and the token, a line each", tt.command, out)
+		}
+		if got := field(e.must(tt.command, "get", lines[0]), "ID"); got != lines[0] {
+			t.Fatalf("sluice %s get %s shows ID %q", tt.command, lines[0], got)
+		}
+		if tt.command == "api-keys" {
+			if _, errOut, err := runSluice(t, "", "api-keys", "get", lines[0], "--api-url", e.stack.URL, "--api-key", lines[1]); err != nil {
+				t.Fatalf("the token api-keys create -q printed does not authenticate: %v\n%s", err, errOut)
+			}
+		}
+	}
+}
+
+// TestEveryCreateHasQuiet checks that every create command takes -q
+// (--quiet), for scripts: ID=$(sluice ... create -q ...).
+func TestEveryCreateHasQuiet(t *testing.T) {
+	var creates []string
+	var walk func(c *cobra.Command)
+	walk = func(c *cobra.Command) {
+		if c.Name() == "create" {
+			creates = append(creates, c.CommandPath())
+			if f := c.Flags().Lookup("quiet"); f == nil || f.Shorthand != "q" || f.Value.Type() != "bool" {
+				t.Errorf("%s has no -q (--quiet)", c.CommandPath())
+			}
+		}
+		for _, sub := range c.Commands() {
+			walk(sub)
+		}
+	}
+	walk(newRootCommand())
+	if len(creates) < 10 {
+		t.Fatalf("found the create commands %v; the walk is wrong", creates)
+	}
 }

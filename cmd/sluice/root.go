@@ -20,11 +20,13 @@ func newRootCommand() *cobra.Command {
 		Short:         "sluice stores audit and traffic events in NATS JetStream, validated against its event catalogue",
 		SilenceUsage:  true,
 		SilenceErrors: true,
+		Version:       binaryVersion(),
 		PersistentPreRunE: func(cmd *cobra.Command, _ []string) error {
 			return flagsFromEnv(cmd.Flags())
 		},
 	}
 	root.AddCommand(newServeCommand(), newSchemasCommand(), newPublishCommand(), newAccountsCommand(), newDestinationsCommand(), newSubscriptionsCommand(), newAgentIngressesCommand(), newAppSessionsCommand(), newAPIKeysCommand(), newBotUsersCommand(), newCredentialsCommand(), newTunnelSessionsCommand(), newEndpointsCommand(), newEdgesCommand(), newReservedDomainsCommand(), newTailCommand(), newPolicyCommand())
+	root.SetVersionTemplate("sluice {{.Version}}\n")
 	root.AddCommand(newEmulatorCommand())
 	root.AddCommand(newHealthcheckCommand())
 	root.AddCommand(newNATSAuthCommand())

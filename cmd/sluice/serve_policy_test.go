@@ -75,7 +75,7 @@ func TestPolicyCheck(t *testing.T) {
 		return out.String(), err
 	}
 	out, err := run("policy", "check", good)
-	if err != nil || out != good+": a valid traffic policy: 1 rules in on_http_request, 0 in on_http_response\n" {
+	if err != nil || out != good+": a valid traffic policy: 1 rule in on_http_request, 0 in on_http_response\n" {
 		t.Fatalf("good: %q, %v", out, err)
 	}
 	_, err = run("policy", "check", bad)

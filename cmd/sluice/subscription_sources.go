@@ -73,7 +73,7 @@ func newSourcesListCommand(f *resourceFlags) *cobra.Command {
 		Short: "List the sources of an event subscription",
 		Args:  cobra.ExactArgs(1),
 		RunE: func(cmd *cobra.Command, args []string) error {
-			c, err := f.client()
+			c, err := f.client(cmd.ErrOrStderr())
 			if err != nil {
 				return err
 			}
@@ -103,7 +103,7 @@ func newSourcesGetCommand(f *resourceFlags) *cobra.Command {
 		Short: "Show a source of an event subscription",
 		Args:  cobra.ExactArgs(2),
 		RunE: func(cmd *cobra.Command, args []string) error {
-			c, err := f.client()
+			c, err := f.client(cmd.ErrOrStderr())
 			if err != nil {
 				return err
 			}
@@ -146,7 +146,7 @@ func newSourceWriteCommand(f *resourceFlags, flags []fieldFlag, cmd *cobra.Comma
 	write func(ctx context.Context, s sourcesOf, args []string, body map[string]any, opts ...client.CallOption) (apiwire.Source, error)) *cobra.Command {
 	b := &familyBody[apiwire.Source]{fields: newFieldFlags(flags, true)}
 	cmd.RunE = func(cmd *cobra.Command, args []string) error {
-		c, err := f.client()
+		c, err := f.client(cmd.ErrOrStderr())
 		if err != nil {
 			return err
 		}
@@ -172,7 +172,7 @@ func newSourcesDeleteCommand(f *resourceFlags) *cobra.Command {
 		Short: "Remove a source from an event subscription",
 		Args:  cobra.ExactArgs(2),
 		RunE: func(cmd *cobra.Command, args []string) error {
-			c, err := f.client()
+			c, err := f.client(cmd.ErrOrStderr())
 			if err != nil {
 				return err
 			}

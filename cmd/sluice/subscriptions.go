@@ -57,7 +57,6 @@ fields whose flags are given (or that --data holds). --source and
 			example: `  sluice subscriptions update esb_... --description "requests only" --source http_request_complete.v0`,
 		},
 		updateFlags: "--description, --metadata, --source or --destination-id",
-		quiet:       true,
 		commands: func(f *resourceFlags) []*cobra.Command {
 			return []*cobra.Command{newSourcesCommand(f), newReplayCommand(f), newReplaysCommand(f)}
 		},

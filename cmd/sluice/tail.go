@@ -116,11 +116,11 @@ func runTail(ctx context.Context, target string, f tailFlags, out, errOut io.Wri
 	}
 	arn, devEndpoint := target, ""
 	if strings.HasPrefix(target, "ed_") {
-		if arn, devEndpoint, err = destinationARN(ctx, f.api, target); err != nil {
+		if arn, devEndpoint, err = destinationARN(ctx, f.api, errOut, target); err != nil {
 			return err
 		}
 		if kinds.expr != "" {
-			sent, err := destinationKinds(ctx, f.api, target)
+			sent, err := destinationKinds(ctx, f.api, errOut, target)
 			if err != nil {
 				return err
 			}
@@ -135,7 +135,7 @@ func runTail(ctx context.Context, target string, f tailFlags, out, errOut io.Wri
 		// Only a serve --dev on this machine: its emulator listens on
 		// loopback, so a remote server's would be this machine's
 		// 127.0.0.1, something else.
-		devEndpoint = devServerEndpoint(ctx, f.api)
+		devEndpoint = devServerEndpoint(ctx, f.api, errOut)
 	}
 	cfg := tail.Config{ARN: arn, Since: since, Follow: f.follow, Waiting: func(what string) {
 		fmt.Fprintf(errOut, "sluice: %s does not exist yet; waiting for it to appear (the emulator of sluice serve --dev, or sluice emulator --auto-create, makes it with the first events delivered to it)\n", what)
@@ -202,10 +202,10 @@ func loopbackAPI(apiURL string) bool {
 
 // devServerEndpoint asks the sluice API whether it is a serve --dev
 // process, and returns the URL of its AWS emulator if it is, "" if it is
-// not or does not answer within devProbeTimeout: an ARN tail then reads
-// AWS.
-func devServerEndpoint(ctx context.Context, flags resourceFlags) string {
-	c, err := flags.client(client.WithTimeout(devProbeTimeout))
+// not or does not answer within devProbeTimeout, once (a 429 is not waited
+// out): an ARN tail then reads AWS.
+func devServerEndpoint(ctx context.Context, flags resourceFlags, errOut io.Writer) string {
+	c, err := flags.client(errOut, client.WithTimeout(devProbeTimeout), client.WithRateLimitRetry(client.RateLimitRetry{Attempts: 1}))
 	if err != nil {
 		return ""
 	}
@@ -246,8 +246,8 @@ func emulatorAWS(from, endpoint string) (*aws.Config, error) {
 // destinationARN asks the API for the ARN of a destination's target, and
 // returns it with the URL of the API's AWS emulator when the API is a
 // serve --dev process (headerDevAWSEndpoint), "" otherwise.
-func destinationARN(ctx context.Context, flags resourceFlags, id string) (arn, devEndpoint string, err error) {
-	c, err := flags.client()
+func destinationARN(ctx context.Context, flags resourceFlags, errOut io.Writer, id string) (arn, devEndpoint string, err error) {
+	c, err := flags.client(errOut)
 	if err != nil {
 		return "", "", err
 	}

@@ -164,8 +164,8 @@ func (k *kindFilters) warnUnselected(w io.Writer, destination string, sent map[s
 
 // destinationKinds asks the API which sources of the account's
 // subscriptions send to the destination, by kind.
-func destinationKinds(ctx context.Context, flags resourceFlags, destination string) (map[string][]destinationSource, error) {
-	c, err := flags.client()
+func destinationKinds(ctx context.Context, flags resourceFlags, errOut io.Writer, destination string) (map[string][]destinationSource, error) {
+	c, err := flags.client(errOut)
 	if err != nil {
 		return nil, err
 	}

@@ -304,6 +304,28 @@ func TestTailMissingTarget(t *testing.T) {
 	}
 }
 
+// TestTailNothingDelivered: tail --follow=false of a destination of an
+// emulator that has received nothing, whose stream, log group or delivery
+// stream the emulator has not made yet, prints nothing and exits 0, as
+// an empty stream; it does not wait, as --follow would.
+func TestTailNothingDelivered(t *testing.T) {
+	clearSluiceEnv(t)
+	clearAWSEnv(t)
+	emu := emulatortest.Start(t, emulator.Config{})
+	for _, arn := range []string{
+		"arn:aws:kinesis:us-east-1:123456789012:stream/none",
+		"arn:aws:logs:us-east-1:123456789012:log-group:/none",
+		"arn:aws:firehose:us-east-1:123456789012:deliverystream/none",
+	} {
+		t.Run(arn, func(t *testing.T) {
+			out, errOut, err := runSluice(t, "", "tail", arn, "--emulator", emu.Endpoint, "--follow=false", "--since", "1h")
+			if err != nil || out != "" || strings.Contains(errOut, "waiting") {
+				t.Fatalf("tail --follow=false of %s, which has received nothing: %v, printed %q and %q on stderr; want nothing and exit 0", arn, err, out, errOut)
+			}
+		})
+	}
+}
+
 // syncBuffer is a bytes.Buffer safe for a writer and a reader at once.
 type syncBuffer struct {
 	mu sync.Mutex

@@ -50,7 +50,7 @@ func newTunnelStopCommand(f *resourceFlags) *cobra.Command {
 		Short: "Ask the edge to end tunnel sessions, in turn; stop at the first that cannot be stopped",
 		Args:  cobra.MinimumNArgs(1),
 		RunE: func(cmd *cobra.Command, args []string) error {
-			c, err := f.client()
+			c, err := f.client(cmd.ErrOrStderr())
 			if err != nil {
 				return err
 			}

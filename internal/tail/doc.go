@@ -8,8 +8,8 @@
 //
 // It holds what is the same for every type of target: finding the type by
 // the ARN (among those of package sinks/desttype), loading the AWS
-// configuration and credentials, and waiting for a target that does not
-// exist yet. Each type's reader, which knows how its service keeps records,
+// configuration and credentials, and waiting for a target of an emulator
+// that does not exist yet (or, not following, reading it as empty). Each type's reader, which knows how its service keeps records,
 // is its sink's package's (sinks.TargetType.Tail).
 //
 // It is not part of delivery (package pipeline, package sinks) and does not

@@ -141,3 +141,37 @@ func TestFollowMissingTargetIsAnError(t *testing.T) {
 		})
 	}
 }
+
+// TestReadMissingTargetOfEmulatorIsEmpty checks that a reader that does
+// not follow, told its target is an emulator's (WaitForTarget), reads a
+// stream, log group or delivery stream that does not exist as an empty
+// one: nothing, and no error, as the emulator makes it with the first
+// records delivered, so none have been. It does not wait, nor say it does.
+func TestReadMissingTargetOfEmulatorIsEmpty(t *testing.T) {
+	startEmulator(t)
+	for name, arn := range map[string]string{
+		"kinesis":  "arn:aws:kinesis:us-east-1:123456789012:stream/none",
+		"logs":     "arn:aws:logs:us-east-1:123456789012:log-group:/none:*",
+		"firehose": "arn:aws:firehose:us-east-1:123456789012:deliverystream/none",
+	} {
+		t.Run(name, func(t *testing.T) {
+			ctx, cancel := context.WithTimeout(t.Context(), 10*time.Second)
+			defer cancel()
+			waited := false
+			r, err := tail.New(ctx, tail.Config{ARN: arn, WaitForTarget: true, Poll: 20 * time.Millisecond, Waiting: func(string) { waited = true }})
+			if err != nil {
+				t.Fatal(err)
+			}
+			var read int
+			if err := r.Read(ctx, func(tail.Record) error { read++; return nil }); err != nil || read != 0 {
+				t.Fatalf("reading %s, which does not exist, without Follow: %d records, %v; want none and no error", arn, read, err)
+			}
+			if ctx.Err() != nil {
+				t.Fatalf("reading %s without Follow ended with the test's deadline, not by itself", arn)
+			}
+			if waited {
+				t.Errorf("reading %s without Follow: told it waits for it", arn)
+			}
+		})
+	}
+}

@@ -49,21 +49,32 @@ type Config struct {
 	AWS *aws.Config
 	// WaitForTarget makes a following reader whose stream, log group or
 	// delivery stream does not exist wait for it to appear, as sluice's
-	// emulator makes one with the first records delivered to it. Set it
-	// only to read an emulator: against AWS, a missing target is a typo
-	// that nothing will create, and without WaitForTarget (or without
-	// Follow) Read returns the error naming it.
+	// emulator makes one with the first records delivered to it; without
+	// Follow, such a target is read as empty: Read returns nil, having
+	// emitted nothing, as it is a destination that has received nothing
+	// yet. Set it only to read an emulator: against AWS, a missing target
+	// is a typo that nothing will create, and without WaitForTarget Read
+	// returns the error naming it.
 	WaitForTarget bool
 	// Waiting, when set, is called once when a reader with WaitForTarget
 	// starts waiting for its target, with what it waits for.
 	Waiting func(what string)
+
+	// absent records that a reader with WaitForTarget, not following,
+	// found its target missing: its error then means an empty target.
+	absent bool
 }
 
 // missing is sinks.TailConfig.Missing: a reader waits for a target that
 // does not exist yet when following with WaitForTarget, and tells Waiting
-// once.
+// once. Not following, it does not wait, and records that the target is
+// absent, for emptyWhenAbsent.
 func (c *Config) missing(what string) bool {
-	if !c.Follow || !c.WaitForTarget {
+	if !c.WaitForTarget {
+		return false
+	}
+	if !c.Follow {
+		c.absent = true
 		return false
 	}
 	if c.Waiting != nil {
@@ -100,13 +111,35 @@ func New(ctx context.Context, cfg Config) (Reader, error) {
 	}
 	for _, typ := range desttype.All() {
 		if name, ok := strings.CutPrefix(parsed.Resource, typ.ARN.ResourcePrefix); ok && parsed.Service == typ.ARN.Service {
-			return typ.Tail(sinks.TailConfig{
+			r, err := typ.Tail(sinks.TailConfig{
 				AWS: awsConfig, AWSFromEnvironment: cfg.AWS == nil, Name: name,
 				Since: cfg.Since, Follow: cfg.Follow, Poll: cfg.Poll, Missing: cfg.missing,
 			})
+			if err != nil || cfg.Follow || !cfg.WaitForTarget {
+				return r, err
+			}
+			return emptyWhenAbsent{Reader: r, cfg: &cfg}, nil
 		}
 	}
 	return nil, fmt.Errorf("%w: %q", ErrTarget, cfg.ARN)
+}
+
+// emptyWhenAbsent reads, without following, a target of an emulator
+// (WaitForTarget) that does not exist as an empty one: the emulator makes
+// it with the first records delivered to it, so none have been.
+type emptyWhenAbsent struct {
+	Reader
+	cfg *Config // whose missing the reader calls
+}
+
+// Read is the reader's Read, but returns nil when the error it returns is
+// that of the target missing.
+func (r emptyWhenAbsent) Read(ctx context.Context, emit func(Record) error) error {
+	err := r.Reader.Read(ctx, emit)
+	if err != nil && r.cfg.absent {
+		return nil
+	}
+	return err
 }
 
 // loadAWS returns the AWS configuration to read with, in region.
