@@ -37,7 +37,8 @@ func NewReplayer(stream jetstream.Stream, st ReplayStore) *Replayer {
 }
 
 // StartReplay stores a running replay of the subscription's events from
-// since to until (the zero time: now). It returns a *store.ValidationError
+// since to until (the zero time: now), with the number of events of its
+// range (see countRange). It returns a *store.ValidationError
 // (matching store.ErrInvalid) for a since outside the stream's retention or
 // not before until, or an until in the future; an error wrapping
 // store.ErrNotFound if the account has no such subscription; or the error
@@ -60,11 +61,19 @@ func (r *Replayer) StartReplay(ctx context.Context, accountID, subscriptionID st
 	if err := checkRetained(info, now, since); err != nil {
 		return store.Replay{}, err
 	}
+	sub, err := r.store.GetSubscription(ctx, accountID, subscriptionID)
+	if err != nil {
+		return store.Replay{}, fmt.Errorf("starting a replay: %w", err)
+	}
 	end, err := r.lastSeqAt(ctx, info.State, until)
 	if err != nil {
 		return store.Replay{}, fmt.Errorf("finding the last event before %s: %w", until.UTC().Format(time.RFC3339), err)
 	}
-	return r.store.CreateReplay(ctx, accountID, subscriptionID, store.Replay{Since: since, Until: until, EndSeq: end})
+	count, err := r.countRange(ctx, Route{Subscription: sub}.Subjects(), since, end)
+	if err != nil {
+		return store.Replay{}, err
+	}
+	return r.store.CreateReplay(ctx, accountID, subscriptionID, store.Replay{Since: since, Until: until, EndSeq: end, RangeEvents: count})
 }
 
 // GetReplay returns a replay of the account, with its state as of now
