@@ -15,7 +15,7 @@ import (
 // ReplayStore keeps replay jobs. *store.Store implements it; see its
 // methods for the errors each returns.
 type ReplayStore interface {
-	CreateReplay(ctx context.Context, accountID, subscriptionID string, in store.Replay) (store.Replay, error)
+	CreateReplay(ctx context.Context, accountID, subscriptionID string, in store.Replay, count store.RangeCounter) (store.Replay, error)
 	GetReplay(ctx context.Context, accountID, id string) (store.Replay, error)
 	ListReplays(ctx context.Context, accountID, subscriptionID string) ([]store.Replay, error)
 	GetSubscription(ctx context.Context, accountID, id string) (store.Subscription, error)
@@ -61,19 +61,14 @@ func (r *Replayer) StartReplay(ctx context.Context, accountID, subscriptionID st
 	if err := checkRetained(info, now, since); err != nil {
 		return store.Replay{}, err
 	}
-	sub, err := r.store.GetSubscription(ctx, accountID, subscriptionID)
-	if err != nil {
-		return store.Replay{}, fmt.Errorf("starting a replay: %w", err)
-	}
 	end, err := r.lastSeqAt(ctx, info.State, until)
 	if err != nil {
 		return store.Replay{}, fmt.Errorf("finding the last event before %s: %w", until.UTC().Format(time.RFC3339), err)
 	}
-	count, err := r.countRange(ctx, Route{Subscription: sub}.Subjects(), since, end)
-	if err != nil {
-		return store.Replay{}, err
+	count := func(ctx context.Context, sub store.Subscription) (uint64, error) {
+		return r.countRange(ctx, Route{Subscription: sub}.Subjects(), since, end)
 	}
-	return r.store.CreateReplay(ctx, accountID, subscriptionID, store.Replay{Since: since, Until: until, EndSeq: end, RangeEvents: count})
+	return r.store.CreateReplay(ctx, accountID, subscriptionID, store.Replay{Since: since, Until: until, EndSeq: end}, count)
 }
 
 // GetReplay returns a replay of the account, with its state as of now

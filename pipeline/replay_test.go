@@ -45,7 +45,7 @@ func TestDeliverReplay(t *testing.T) {
 	if info, err = e.stream.Info(e.ctx); err != nil {
 		t.Fatal(err)
 	}
-	replay, err := e.store.CreateReplay(e.ctx, e.account, sub.ID, store.Replay{Since: since, Until: time.Now(), EndSeq: info.State.LastSeq})
+	replay, err := e.store.CreateReplay(e.ctx, e.account, sub.ID, store.Replay{Since: since, Until: time.Now(), EndSeq: info.State.LastSeq}, nil)
 	if err != nil {
 		t.Fatal(err)
 	}

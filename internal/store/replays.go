@@ -85,17 +85,23 @@ func replayKey(accountID, replayID string) string { return "replays." + accountI
 // allReplays matches the key of every replay.
 const allReplays = "replays.>"
 
+// RangeCounter counts the events of a replay's range, given the
+// subscription as it is when the replay is made (see CreateReplay).
+type RangeCounter func(ctx context.Context, sub Subscription) (uint64, error)
+
 // CreateReplay creates a running replay of a subscription of the account
-// with the Since, Until, EndSeq and RangeEvents of in; the store sets ID,
-// AccountID, State, EventsTotal (from the subscription's destinations) and
-// CreatedAt. The caller checks that the range is one the stream holds,
-// and counts its events.
+// with the Since, Until and EndSeq of in; the store sets ID, AccountID,
+// State, RangeEvents, EventsTotal (RangeEvents times the subscription's
+// destinations) and CreatedAt. RangeEvents is what count returns, called
+// once the account is known to be within its limit of running replays, so
+// that a replay over the limit costs no count; with a nil count, it is
+// in's. The caller checks that the range is one the stream holds.
 //
 // It returns a *ValidationError (matching ErrInvalid) if Until is before
 // Since, a *LimitError (matching ErrLimit) if the account has
-// Limits.RunningReplays running, or an error wrapping ErrNotFound if the
-// account has no such subscription.
-func (s *Store) CreateReplay(ctx context.Context, accountID, subscriptionID string, in Replay) (Replay, error) {
+// Limits.RunningReplays running, an error wrapping ErrNotFound if the
+// account has no such subscription, or the error of count.
+func (s *Store) CreateReplay(ctx context.Context, accountID, subscriptionID string, in Replay, count RangeCounter) (Replay, error) {
 	if in.Since.IsZero() || in.Until.Before(in.Since) {
 		return Replay{}, &ValidationError{Field: "until", Msg: "must not be before since"}
 	}
@@ -112,11 +118,18 @@ func (s *Store) CreateReplay(ctx context.Context, accountID, subscriptionID stri
 		Until:          in.Until.UTC(),
 		EndSeq:         in.EndSeq,
 		RangeEvents:    in.RangeEvents,
-		EventsTotal:    in.RangeEvents * uint64(len(sub.DestinationIDs)),
 		State:          ReplayRunning,
 		CreatedAt:      createdAt,
 	}
 	err = s.withinLimit(ctx, accountID, countedReplays, r.ID, func() error {
+		if count != nil {
+			n, err := count(ctx, sub)
+			if err != nil {
+				return err
+			}
+			r.RangeEvents = n
+		}
+		r.EventsTotal = r.RangeEvents * uint64(len(sub.DestinationIDs))
 		if err := s.createJSON(ctx, replayKey(accountID, r.ID), r); err != nil {
 			return fmt.Errorf("creating replay %s: %w", r.ID, err)
 		}

@@ -26,13 +26,18 @@ func TestReplays(t *testing.T) {
 
 	since := time.Now().Add(-time.Hour)
 	until := time.Now()
-	if _, err := e.store.CreateReplay(e.ctx, account.ID, sub.ID, store.Replay{Since: until, Until: since}); !errors.Is(err, store.ErrInvalid) {
+	if _, err := e.store.CreateReplay(e.ctx, account.ID, sub.ID, store.Replay{Since: until, Until: since}, nil); !errors.Is(err, store.ErrInvalid) {
 		t.Fatalf("CreateReplay with until before since: error %v, want ErrInvalid", err)
 	}
-	if _, err := e.store.CreateReplay(e.ctx, other.ID, sub.ID, store.Replay{Since: since, Until: until}); !errors.Is(err, store.ErrNotFound) {
+	if _, err := e.store.CreateReplay(e.ctx, other.ID, sub.ID, store.Replay{Since: since, Until: until}, nil); !errors.Is(err, store.ErrNotFound) {
 		t.Fatalf("CreateReplay of another account's subscription: error %v, want ErrNotFound", err)
 	}
-	r, err := e.store.CreateReplay(e.ctx, account.ID, sub.ID, store.Replay{Since: since, Until: until, EndSeq: 42, RangeEvents: 5})
+	r, err := e.store.CreateReplay(e.ctx, account.ID, sub.ID, store.Replay{Since: since, Until: until, EndSeq: 42}, func(_ context.Context, counted store.Subscription) (uint64, error) {
+		if counted.ID != sub.ID {
+			t.Errorf("counting the range of subscription %s, want %s", counted.ID, sub.ID)
+		}
+		return 5, nil
+	})
 	if err != nil {
 		t.Fatalf("CreateReplay: %v", err)
 	}
