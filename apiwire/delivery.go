@@ -87,6 +87,11 @@ type Replay struct {
 	Since          string `json:"since"` // RFC 3339
 	Until          string `json:"until"` // RFC 3339
 	State          string `json:"state"` // running, then done
+	// EventsReplayed of EventsTotal are the events delivered again so
+	// far, counting an event once for each destination; equal once the
+	// replay is done.
+	EventsReplayed uint64 `json:"events_replayed"`
+	EventsTotal    uint64 `json:"events_total"`
 	CreatedAt      string `json:"created_at"`
 }
 

@@ -27,6 +27,9 @@ const (
 	DefaultNakDelayMax  = 30 * time.Second
 	DefaultConcurrency  = 4
 	DefaultRepullAfter  = 10 * time.Second
+	// DefaultReplayCheck is how often a replay's worker records the
+	// events it replayed and asks whether its range is delivered.
+	DefaultReplayCheck = time.Second
 )
 
 // DeliveryConfig tunes the delivery of every route.
@@ -89,9 +92,14 @@ type DeliveryConfig struct {
 	// Status, when not nil, records the outcome of each write per
 	// destination, for GET /event_destinations/{id}/status.
 	Status *StatusRecorder
-	// Replays, when not nil, is told when a replay's route has delivered
-	// its range; without it, replays are delivered but never end.
-	Replays ReplayFinisher
+	// Replays, when not nil, is told how many events of its range a
+	// replay's route has replayed, and when it has delivered the whole
+	// range; without it, replays are delivered but never end.
+	Replays ReplayRecorder
+	// ReplayCheck is how often a replay's worker tells Replays what it
+	// replayed since it last did, and asks its consumer whether the range
+	// is delivered; default DefaultReplayCheck.
+	ReplayCheck time.Duration
 }
 
 func (c *DeliveryConfig) setDefaults() {
@@ -136,6 +144,9 @@ func (c *DeliveryConfig) setDefaults() {
 	}
 	if c.FilterCacheSize <= 0 {
 		c.FilterCacheSize = 4096
+	}
+	if c.ReplayCheck <= 0 {
+		c.ReplayCheck = DefaultReplayCheck
 	}
 }
 

@@ -16,12 +16,17 @@ import (
 // a route's.
 const replayConsumerPrefix = "replay_"
 
-// replayCheckInterval is how often a replay's worker asks its consumer
-// whether every event of the replay's range has been settled.
-const replayCheckInterval = time.Second
+// replayCheckTimeout bounds each call of a replay's worker to its
+// consumer and to the store (see checkReplay): the worker waits for it
+// instead of pulling.
+const replayCheckTimeout = time.Second
 
-// ReplayFinisher marks replays done. *store.Store implements it.
-type ReplayFinisher interface {
+// ReplayRecorder records the progress of replays. *store.Store implements
+// it.
+type ReplayRecorder interface {
+	// AddReplayed adds n events of the replay's range to those it has
+	// replayed to the destination.
+	AddReplayed(ctx context.Context, accountID, id, destinationID string, n uint64) error
 	// FinishReplay records that the replay has delivered its range to the
 	// destination; the replay is done once every destination has it.
 	FinishReplay(ctx context.Context, accountID, id, destinationID string) error
@@ -67,34 +72,88 @@ func (w *worker) pastReplay(p *plan, msg jetstream.Msg) bool {
 	return err == nil && meta.Sequence.Stream > p.route.Replay.EndSeq
 }
 
-// checkReplay records that a replay's worker has delivered the replay's
-// range to its destination (see ReplayFinisher), at most every
-// replayCheckInterval, once its consumer holds no event of the range
-// unsettled: every event up to EndSeq is acknowledged (or dead-lettered),
-// or the consumer has nothing pending or unacknowledged at all. The
-// reconciler then stops the worker and deletes the consumer.
-func (w *worker) checkReplay(ctx context.Context) {
+// countReplayed counts msg, just acknowledged or terminated, among the
+// events its replay's worker has replayed, if it is an event of the
+// replay's range: its stream sequence is at most EndSeq (the consumer
+// starts at the range's first). trackReplay records the count.
+func (w *worker) countReplayed(msg jetstream.Msg) {
 	replay := w.plan.Load().route.Replay
-	if replay == nil || w.replayFinished || w.cfg.Replays == nil || time.Since(w.replayChecked) < replayCheckInterval {
+	if replay == nil {
 		return
 	}
-	w.replayChecked = time.Now()
-	ctx, cancel := context.WithTimeout(ctx, replayCheckInterval)
-	defer cancel()
-	info, err := w.consumer.Info(ctx)
-	if err != nil {
-		return // asked again at the next check
+	if meta, err := msg.Metadata(); err == nil && meta.Sequence.Stream <= replay.EndSeq {
+		w.replayed.Add(1)
 	}
-	settled := info.AckFloor.Stream >= replay.EndSeq || (info.NumPending == 0 && info.NumAckPending == 0)
-	if !settled {
-		return
-	}
-	if err := w.cfg.Replays.FinishReplay(ctx, replay.AccountID, replay.ID, w.plan.Load().route.Destination.ID); err != nil {
-		w.log.Warn("marking a replay done failed; trying again", "replay_id", replay.ID, "error", err)
-		return
-	}
-	w.replayFinished = true
-	w.log.Info("replay delivered", "replay_id", replay.ID, "destination_id", w.plan.Load().route.Destination.ID)
 }
 
-var _ ReplayFinisher = (*store.Store)(nil)
+// trackReplay, for a replay's worker, every DeliveryConfig.ReplayCheck,
+// records the events the worker has replayed since it last did (see
+// ReplayRecorder), and records that it has delivered the replay's range
+// to its destination once its consumer holds no event of the range
+// unsettled: every event up to EndSeq is acknowledged (or dead-lettered),
+// or the consumer has nothing pending or unacknowledged at all. The
+// reconciler then stops the worker and deletes the consumer. It runs
+// apart from pulling, which waits while deliveries are slow, until the
+// range is delivered or stop is closed; then it records what is left to
+// record, within replayCheckTimeout.
+func (w *worker) trackReplay(ctx context.Context, stop <-chan struct{}) {
+	ticker := time.NewTicker(w.cfg.ReplayCheck)
+	defer ticker.Stop()
+	for {
+		select {
+		case <-stop:
+			if w.replayed.Load() > 0 {
+				ctx, cancel := context.WithTimeout(context.WithoutCancel(ctx), replayCheckTimeout)
+				defer cancel()
+				w.recordReplayed(ctx)
+			}
+			return
+		case <-ticker.C:
+			if w.checkReplay(ctx) {
+				return
+			}
+		}
+	}
+}
+
+// checkReplay records the events the worker has replayed, or that the
+// replay's range is delivered to the worker's destination; it reports
+// whether it is.
+func (w *worker) checkReplay(ctx context.Context) bool {
+	route := w.plan.Load().route
+	replay := route.Replay
+	ctx, cancel := context.WithTimeout(ctx, replayCheckTimeout)
+	defer cancel()
+	info, err := w.consumer.Info(ctx)
+	if err != nil || !(info.AckFloor.Stream >= replay.EndSeq || (info.NumPending == 0 && info.NumAckPending == 0)) {
+		// Not settled yet, or not known: asked again at the next check.
+		w.recordReplayed(ctx)
+		return false
+	}
+	if err := w.cfg.Replays.FinishReplay(ctx, replay.AccountID, replay.ID, route.Destination.ID); err != nil {
+		w.log.Warn("marking a replay done failed; trying again", "replay_id", replay.ID, "error", err)
+		w.recordReplayed(ctx)
+		return false
+	}
+	// The destination's count is now the range's: what the worker
+	// counted is no longer needed.
+	w.replayed.Store(0)
+	w.log.Info("replay delivered", "replay_id", replay.ID, "destination_id", route.Destination.ID)
+	return true
+}
+
+// recordReplayed adds the events the worker replayed since it last did
+// to its replay's count; if that fails, they are added at the next try.
+func (w *worker) recordReplayed(ctx context.Context) {
+	route := w.plan.Load().route
+	n := w.replayed.Swap(0)
+	if n == 0 {
+		return
+	}
+	if err := w.cfg.Replays.AddReplayed(ctx, route.Replay.AccountID, route.Replay.ID, route.Destination.ID, n); err != nil {
+		w.replayed.Add(n)
+		w.log.Warn("counting the events a replay replayed failed; trying again", "replay_id", route.Replay.ID, "error", err)
+	}
+}
+
+var _ ReplayRecorder = (*store.Store)(nil)

@@ -67,7 +67,7 @@ func TestReplayDeadLettersOnce(t *testing.T) {
 		t.Fatal(err)
 	}
 	for i := range 2 {
-		replay, err := e.store.CreateReplay(e.ctx, e.account, sub.ID, store.Replay{Since: since, Until: time.Now(), EndSeq: info.State.LastSeq})
+		replay, err := e.store.CreateReplay(e.ctx, e.account, sub.ID, store.Replay{Since: since, Until: time.Now(), EndSeq: info.State.LastSeq}, nil)
 		if err != nil {
 			t.Fatal(err)
 		}

@@ -15,7 +15,7 @@ import (
 // ReplayStore keeps replay jobs. *store.Store implements it; see its
 // methods for the errors each returns.
 type ReplayStore interface {
-	CreateReplay(ctx context.Context, accountID, subscriptionID string, in store.Replay) (store.Replay, error)
+	CreateReplay(ctx context.Context, accountID, subscriptionID string, in store.Replay, count store.RangeCounter) (store.Replay, error)
 	GetReplay(ctx context.Context, accountID, id string) (store.Replay, error)
 	ListReplays(ctx context.Context, accountID, subscriptionID string) ([]store.Replay, error)
 	GetSubscription(ctx context.Context, accountID, id string) (store.Subscription, error)
@@ -37,7 +37,8 @@ func NewReplayer(stream jetstream.Stream, st ReplayStore) *Replayer {
 }
 
 // StartReplay stores a running replay of the subscription's events from
-// since to until (the zero time: now). It returns a *store.ValidationError
+// since to until (the zero time: now), with the number of events of its
+// range (see countRange). It returns a *store.ValidationError
 // (matching store.ErrInvalid) for a since outside the stream's retention or
 // not before until, or an until in the future; an error wrapping
 // store.ErrNotFound if the account has no such subscription; or the error
@@ -64,7 +65,10 @@ func (r *Replayer) StartReplay(ctx context.Context, accountID, subscriptionID st
 	if err != nil {
 		return store.Replay{}, fmt.Errorf("finding the last event before %s: %w", until.UTC().Format(time.RFC3339), err)
 	}
-	return r.store.CreateReplay(ctx, accountID, subscriptionID, store.Replay{Since: since, Until: until, EndSeq: end})
+	count := func(ctx context.Context, sub store.Subscription) (uint64, error) {
+		return r.countRange(ctx, Route{Subscription: sub}.Subjects(), since, end)
+	}
+	return r.store.CreateReplay(ctx, accountID, subscriptionID, store.Replay{Since: since, Until: until, EndSeq: end}, count)
 }
 
 // GetReplay returns a replay of the account, with its state as of now

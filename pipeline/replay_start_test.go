@@ -2,14 +2,19 @@ package pipeline_test
 
 import (
 	"errors"
+	"fmt"
 	"strings"
+	"sync/atomic"
 	"testing"
 	"time"
 
+	"github.com/nats-io/nats.go"
 	"github.com/nats-io/nats.go/jetstream"
 
+	"github.com/sluicehq/sluice/internal/check"
 	"github.com/sluicehq/sluice/internal/store"
 	"github.com/sluicehq/sluice/pipeline"
+	"github.com/sluicehq/sluice/schemas"
 )
 
 // TestReplayerRange checks a replay's range against the stream and finds
@@ -41,14 +46,18 @@ func TestReplayerRange(t *testing.T) {
 		t.Fatal(err)
 	}
 
+	// The range holds the events of the subscription's sources: the 7
+	// of its kind, not the 5 of another.
 	for _, c := range []struct {
 		name         string
 		since, until time.Time
 		want         uint64
+		wantEvents   uint64
 	}{
-		{"until now", start, time.Time{}, all.State.LastSeq},
-		{"until between", start, first.State.LastTime, first.State.LastSeq},
-		{"until before every event", start.Add(-time.Minute), start, 0},
+		{"until now", start, time.Time{}, all.State.LastSeq, 7},
+		{"until between", start, first.State.LastTime, first.State.LastSeq, 7},
+		{"until before every event", start.Add(-time.Minute), start, 0, 0},
+		{"since after the events of its sources", first.State.LastTime.Add(time.Nanosecond), time.Time{}, all.State.LastSeq, 0},
 	} {
 		t.Run(c.name, func(t *testing.T) {
 			r, err := replayer.StartReplay(e.ctx, e.account, sub.ID, c.since, c.until)
@@ -58,7 +67,19 @@ func TestReplayerRange(t *testing.T) {
 			if r.EndSeq != c.want || r.State != store.ReplayRunning || r.Until.IsZero() {
 				t.Fatalf("replay %+v, want end_seq %d", r, c.want)
 			}
+			if r.RangeEvents != c.wantEvents || r.EventsTotal != c.wantEvents {
+				t.Fatalf("replay of %d events, %d in all; want %d to its one destination", r.RangeEvents, r.EventsTotal, c.wantEvents)
+			}
 		})
+	}
+	consumers := e.stream.ListConsumers(e.ctx)
+	for info := range consumers.Info() {
+		if info.Name != pipeline.ConsumerName(sub.ID, dest.ID) {
+			t.Errorf("consumer %s (%s) left behind", info.Name, info.Config.Description)
+		}
+	}
+	if err := consumers.Err(); err != nil {
+		t.Fatal(err)
 	}
 	for _, c := range []struct {
 		name         string
@@ -118,8 +139,8 @@ func TestReplayerRange(t *testing.T) {
 		t.Fatalf("GetReplay after the subscription's deletion = %+v, %v; want done", got, err)
 	}
 	list, err := replayer.ListReplays(e.ctx, e.account, sub.ID)
-	if err != nil || len(list) != 4 {
-		t.Fatalf("ListReplays = %d replays, %v; want 4", len(list), err)
+	if err != nil || len(list) != 5 {
+		t.Fatalf("ListReplays = %d replays, %v; want 5", len(list), err)
 	}
 	for _, got := range list {
 		if got.State != store.ReplayDone {
@@ -185,4 +206,84 @@ func TestReplayerRangeAfterEventsWereLost(t *testing.T) {
 	if err := pipeline.CheckRetained(&kept, now, info.State.FirstTime); err != nil {
 		t.Errorf("since the oldest event held, without a retention: %v", err)
 	}
+}
+
+// TestReplayerCountsRangeWhileEventsCome counts the events of a replay's
+// range while events of its kind keep being stored: the count is that of
+// the range, or too high by at most the events stored while it was
+// counted, never too low; and it counts them once per destination.
+func TestReplayerCountsRangeWhileEventsCome(t *testing.T) {
+	e := newDeliveryEnv(t)
+	var destinations []string
+	for range 2 {
+		dest, err := e.store.CreateDestination(e.ctx, e.account, store.Destination{Target: store.Target{Kinesis: &store.KinesisTarget{
+			Auth:      store.AWSAuth{Role: &store.AWSRole{RoleARN: "arn:aws:iam::123456789012:role/r"}},
+			StreamARN: "arn:aws:kinesis:us-east-1:123456789012:stream/s",
+		}}})
+		if err != nil {
+			t.Fatal(err)
+		}
+		destinations = append(destinations, dest.ID)
+	}
+	sub, err := e.store.CreateSubscription(e.ctx, e.account, store.Subscription{Sources: []store.Source{{Type: httpKind}}, DestinationIDs: destinations})
+	if err != nil {
+		t.Fatal(err)
+	}
+	start := time.Now().Add(-time.Minute)
+	const inRange = 20
+	e.publish(t, httpKind, inRange, nil)
+	info, err := e.stream.Info(e.ctx)
+	if err != nil {
+		t.Fatal(err)
+	}
+
+	// Events of the kind keep coming, past the range, while it is counted.
+	var published atomic.Int64
+	stop, stopped := make(chan struct{}), make(chan error, 1)
+	go func() {
+		subject := schemas.EventSubject(e.account, httpKind)
+		for i := 0; ; i++ {
+			select {
+			case <-stop:
+				stopped <- nil
+				return
+			default:
+			}
+			msg := nats.NewMsg(subject)
+			msg.Header.Set(jetstream.MsgIDHeader, fmt.Sprintf("later-%d", i))
+			msg.Data = []byte("{}")
+			if _, err := e.js.PublishMsg(e.ctx, msg); err != nil {
+				stopped <- err
+				return
+			}
+			published.Add(1)
+		}
+	}()
+	defer func() {
+		close(stop)
+		if err := <-stopped; err != nil {
+			t.Errorf("publishing meanwhile: %v", err)
+		}
+	}()
+	check.Eventually(t, 5*time.Second, "events stored past the range", func() (int64, bool) {
+		return published.Load(), published.Load() > 10
+	})
+
+	replayer := pipeline.NewReplayer(e.stream, e.store)
+	before := uint64(published.Load())
+	r, err := replayer.StartReplay(e.ctx, e.account, sub.ID, start, info.State.LastTime)
+	meanwhile := uint64(published.Load()) - before
+	if err != nil {
+		t.Fatal(err)
+	}
+	if r.EndSeq != info.State.LastSeq {
+		t.Fatalf("end_seq %d, want %d", r.EndSeq, info.State.LastSeq)
+	}
+	if r.RangeEvents < inRange || r.RangeEvents > inRange+meanwhile {
+		t.Fatalf("range of %d events, want %d, or up to %d more stored while it was counted", r.RangeEvents, inRange, meanwhile)
+	}
+	if r.EventsTotal != 2*r.RangeEvents {
+		t.Fatalf("events_total %d, want twice the range's %d: one for each destination", r.EventsTotal, r.RangeEvents)
+	}
+	t.Logf("range of %d events counted %d, %d events stored meanwhile", inRange, r.RangeEvents, meanwhile)
 }

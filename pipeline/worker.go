@@ -57,11 +57,10 @@ type worker struct {
 	// paused is signalled by a delivery retried so long that the events
 	// pulled ahead of it must be handed back (see pull).
 	paused chan struct{}
-	// replayChecked is when checkReplay last asked whether the replay is
-	// done, and replayFinished whether it was marked done; pull alone
-	// uses them.
-	replayChecked  time.Time
-	replayFinished bool
+	// replayed counts the events of a replay's range the worker has
+	// settled and not yet recorded (see countReplayed); deliveries add
+	// to it.
+	replayed atomic.Uint64
 	// held are the letters of the route's events held in SLUICE_DLQ,
 	// read by a replay's worker when it first dead-letters an event.
 	held heldLetters
@@ -106,6 +105,18 @@ func newWorker(p *atomic.Pointer[plan], consumer jetstream.Consumer, js jetstrea
 // events it held back to JetStream at once) or the consumer goes away. It
 // returns once every delivery it started has ended.
 func (w *worker) run(ctx context.Context) error {
+	if w.plan.Load().route.Replay != nil && w.cfg.Replays != nil {
+		// The replay is tracked until every delivery has ended.
+		stop, stopped := make(chan struct{}), make(chan struct{})
+		go func() {
+			defer close(stopped)
+			w.trackReplay(ctx, stop)
+		}()
+		defer func() {
+			close(stop)
+			<-stopped
+		}()
+	}
 	defer w.deliveries.Wait()
 	// A destination's target type cannot change, so neither can its limits.
 	batch := NewBatch(w.plan.Load().sink.Limits(), w.cfg.Linger, func(p pending) int { return p.size })
@@ -194,7 +205,6 @@ func (w *worker) pull(ctx context.Context, batch *Batch[pending]) error {
 			w.releasePulled(it)
 			return errRepull
 		}
-		w.checkReplay(ctx)
 		wait := idleWait
 		if deadline, ok := batch.Deadline(); ok {
 			// The batch goes at the linger of its first record.
@@ -333,7 +343,7 @@ func (w *worker) prepare(ctx context.Context, msg jetstream.Msg) (pending, bool)
 		return pending{}, false
 	}
 	if !published(msg) {
-		w.acked(opAck, msg.Ack())
+		w.ack(msg)
 		p.metrics.foreignMessage()
 		return pending{}, false
 	}
@@ -345,9 +355,9 @@ func (w *worker) prepare(ctx context.Context, msg jetstream.Msg) (pending, bool)
 		// Not a kind of the route's sources: the consumer's subjects were
 		// changed after it was pulled. Another worker of the new version
 		// gets it if it is selected there; here it is not.
-		w.acked(opAck, msg.Ack())
+		w.ack(msg)
 	case refused.class == RedriveFiltered:
-		w.acked(opAck, msg.Ack())
+		w.ack(msg)
 		p.metrics.filteredOut()
 	case refused.class == dlqFilter && ctx.Err() != nil:
 		// Stopping: the filter was interrupted, it did not fail.
@@ -487,7 +497,7 @@ func pendingEntry(p pending) entry { return p.entry }
 func (w *worker) settle(ctx context.Context, pl *plan, batch []pending, out written) []pending {
 	now := time.Now()
 	for _, i := range out.accepted {
-		w.acked(opAck, batch[i].msg.Ack())
+		w.ack(batch[i].msg)
 		pl.metrics.accepted(now, batch[i].record.Timestamp)
 	}
 	retry := make([]pending, 0, len(out.retry))
@@ -513,6 +523,25 @@ func (w *worker) settle(ctx context.Context, pl *plan, batch []pending, out writ
 		pl.status.answered(now, len(out.accepted), out.lastRefused(), len(out.retry) > 0)
 	}
 	return retry
+}
+
+// ack acknowledges an event the worker is done with: delivered, or left
+// out.
+func (w *worker) ack(msg jetstream.Msg) {
+	if err := msg.Ack(); err != nil {
+		w.acked(opAck, err)
+		return
+	}
+	w.countReplayed(msg)
+}
+
+// term terminates the message of an event dead-lettered.
+func (w *worker) term(msg jetstream.Msg) {
+	if err := msg.Term(); err != nil {
+		w.acked(opTerm, err)
+		return
+	}
+	w.countReplayed(msg)
 }
 
 // acked counts an acknowledgement of operation op that failed with err:
@@ -584,7 +613,7 @@ func (w *worker) deadLetter(ctx context.Context, msg jetstream.Msg, eventID, cla
 		}
 		if held {
 			w.log.Info("event not dead-lettered again: a letter of it is held", "event_id", eventID, "event_seq", seq, "class", class)
-			w.acked(opTerm, msg.Term())
+			w.term(msg)
 			return
 		}
 	}
@@ -596,6 +625,6 @@ func (w *worker) deadLetter(ctx context.Context, msg jetstream.Msg, eventID, cla
 	}
 	w.held.add(seq, eventID)
 	w.log.Warn("event dead-lettered", "event_id", eventID, "destination_id", route.Destination.ID, "class", class, "code", code, "reason", message)
-	w.acked(opTerm, msg.Term())
+	w.term(msg)
 	p.metrics.deadLetter(class)
 }

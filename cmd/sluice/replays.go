@@ -11,14 +11,21 @@ import (
 )
 
 func replayRow(v apiwire.Replay) []string {
-	return []string{v.ID, v.CreatedAt, v.Since, v.Until, v.State}
+	return []string{v.ID, v.CreatedAt, v.Since, v.Until, v.State, replayEvents(v)}
 }
 
 func replayFields(v apiwire.Replay) []resourceField {
 	return []resourceField{
 		{"ID", v.ID}, {"URI", v.URI}, {"SUBSCRIPTION", v.SubscriptionID},
-		{"SINCE", v.Since}, {"UNTIL", v.Until}, {"STATE", v.State}, {"CREATED_AT", v.CreatedAt},
+		{"SINCE", v.Since}, {"UNTIL", v.Until}, {"STATE", v.State},
+		{"EVENTS", replayEvents(v)}, {"CREATED_AT", v.CreatedAt},
 	}
+}
+
+// replayEvents says how many of a replay's events are replayed: "1,234 of
+// 5,000".
+func replayEvents(v apiwire.Replay) string {
+	return groupDigits(v.EventsReplayed) + " of " + groupDigits(v.EventsTotal)
 }
 
 // replaysKind is the list of the replays of the subscription id, for
@@ -29,7 +36,7 @@ func replaysKind(replays client.Replays, id string) resourceKind {
 		plural:  "replays of " + id,
 		path:    replays.Path(),
 		listKey: replays.ListKey(),
-		columns: []string{"ID", "CREATED_AT", "SINCE", "UNTIL", "STATE"},
+		columns: []string{"ID", "CREATED_AT", "SINCE", "UNTIL", "STATE", "EVENTS"},
 		row:     rowOf(replayRow),
 	}
 }
@@ -50,20 +57,37 @@ func replayTime(flag, value string, now time.Time) (string, error) {
 // newReplayCommand returns `sluice subscriptions replay ID`.
 func newReplayCommand(f *resourceFlags) *cobra.Command {
 	var since, until string
+	var wait bool
+	w := replayWait{poll: defaultReplayPoll}
 	cmd := &cobra.Command{
 		Use:   "replay ID",
 		Short: "Deliver an event subscription's stored events again",
 		Long: `Deliver the subscription's events stored from --since (to --until, default
 now) again to each of its destinations, alongside live delivery:
 POST /event_subscriptions/ID/replay. The replay runs in the background; see
-its state with "subscriptions replays ID".
+its state and how many of its events are replayed with "subscriptions
+replays ID", or give --wait.
 
 --since and --until take an RFC 3339 time or a duration before now (1h).
---since must be within the stream's retention (72 h by default).`,
+--since must be within the stream's retention (72 h by default).
+
+With --wait, the command reads the replay every --interval until it is
+done, showing its progress on standard error ("replay rpl_...: 1,234 of
+5,000 events (24%)", written over in place on a terminal, a line per change
+elsewhere), then prints the replay as it ends. Events count once for each
+destination. It fails, the replay going on, after --timeout, or when
+interrupted (Ctrl-C).`,
 		Example: `  sluice subscriptions replay esb_... --since 1h
+  sluice subscriptions replay esb_... --since 1h --wait --timeout 30m
   sluice subscriptions replay esb_... --since 2026-11-23T03:00:00Z --until 2026-11-23T04:00:00Z`,
 		Args: cobra.ExactArgs(1),
 		RunE: func(cmd *cobra.Command, args []string) error {
+			if !wait && (cmd.Flags().Changed("timeout") || cmd.Flags().Changed("interval")) {
+				return errNoWaitFlags
+			}
+			if err := w.validate(); err != nil {
+				return err
+			}
 			c, err := f.client(cmd.ErrOrStderr())
 			if err != nil {
 				return err
@@ -87,12 +111,21 @@ its state with "subscriptions replays ID".
 			if err != nil {
 				return err
 			}
+			if wait && a.err == nil {
+				a, err = waitReplay(cmd.Context(), c.Replays(args[0]), a, w, newProgressLine(cmd.ErrOrStderr()))
+				if err != nil {
+					return err
+				}
+			}
 			return a.print(cmd.OutOrStdout(), replayFields, f.json)
 		},
 	}
 	fl := cmd.Flags()
 	fl.StringVar(&since, "since", "", "deliver the events stored from this time (RFC 3339) or this long ago (1h)")
 	fl.StringVar(&until, "until", "", "up to this time (RFC 3339) or this long ago (default: now)")
+	fl.BoolVar(&wait, "wait", false, "wait until the replay is done, showing its progress on standard error")
+	fl.DurationVar(&w.timeout, "timeout", 0, "with --wait, fail if the replay is not done after this long (default: no limit)")
+	fl.DurationVar(&w.poll, "interval", defaultReplayPoll, "with --wait, how often to read the replay")
 	_ = cmd.MarkFlagRequired("since")
 	return cmd
 }

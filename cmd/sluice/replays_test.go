@@ -6,6 +6,8 @@ import (
 	"strings"
 	"testing"
 	"time"
+
+	"github.com/sluicehq/sluice/internal/check"
 )
 
 // TestServeReplay runs sluice serve --dev, publishes an event, replays the
@@ -62,21 +64,31 @@ func TestServeReplay(t *testing.T) {
 	if err := json.Unmarshal([]byte(out), &replay); err != nil || replay.State != "running" {
 		t.Fatalf("replay answer %s: %v", out, err)
 	}
-	for deadline := time.Now().Add(30 * time.Second); ; {
+	if !strings.Contains(out, `"events_replayed":0`) || !strings.Contains(out, `"events_total":1`) {
+		t.Fatalf("replay answer %s: want 0 of 1 event replayed", out)
+	}
+	check.Eventually(t, 30*time.Second, "the replay done", func() (string, bool) {
 		out, err := cli("subscriptions", "replays", sub.ID, replay.ID)
 		if err != nil {
 			t.Fatalf("replays: %v %s", err, out)
 		}
-		if strings.Contains(out, "done") {
-			break
-		}
-		if time.Now().After(deadline) {
-			t.Fatalf("replay not done within 30 s:\n%s\n%s", out, p.logs)
-		}
-		time.Sleep(200 * time.Millisecond) // polling the API, with a deadline
-	}
+		return out, strings.Contains(out, "done")
+	})
 	out, err = cli("subscriptions", "replays", sub.ID)
-	if err != nil || !strings.Contains(out, replay.ID) || !strings.Contains(out, "STATE") {
+	if err != nil || !strings.Contains(out, replay.ID) || !strings.Contains(out, "STATE") || !strings.Contains(out, "1 of 1") {
 		t.Fatalf("replays list: %v\n%s", err, out)
+	}
+
+	// --wait shows the progress of the replay, and the replay once done.
+	out, errOut, err := runSluice(t, "", "subscriptions", "replay", sub.ID, "--since", "1h", "--wait", "--interval", "50ms", "--timeout", "30s",
+		"--api-url", p.url, "--api-key", token)
+	if err != nil {
+		t.Fatalf("replay --wait: %v\n%s\n%s", err, errOut, p.logs)
+	}
+	if !strings.Contains(errOut, ": 0 of 1 events (0%)\n") || !strings.HasSuffix(errOut, ": 1 of 1 events (100%), done\n") {
+		t.Fatalf("replay --wait showed:\n%s", errOut)
+	}
+	if !strings.Contains(out, "done") || !strings.Contains(out, "1 of 1") {
+		t.Fatalf("replay --wait printed:\n%s", out)
 	}
 }

@@ -62,6 +62,7 @@ func (in replayInput) times() (since, until time.Time, e *Error) {
 func replaysPath(subscriptionID string) string { return subscriptionPath(subscriptionID) + "/replays" }
 
 func (s *Server) replayResponse(r *http.Request, replay store.Replay) apiwire.Replay {
+	replayed, total := replay.Progress()
 	return apiwire.Replay{
 		ID:             replay.ID,
 		URI:            s.resourceURI(r, replaysPath(replay.SubscriptionID)+"/"+replay.ID),
@@ -69,6 +70,8 @@ func (s *Server) replayResponse(r *http.Request, replay store.Replay) apiwire.Re
 		Since:          replay.Since.UTC().Format(createdAtLayout),
 		Until:          replay.Until.UTC().Format(createdAtLayout),
 		State:          replay.State,
+		EventsReplayed: replayed,
+		EventsTotal:    total,
 		CreatedAt:      replay.CreatedAt.UTC().Format(createdAtLayout),
 	}
 }

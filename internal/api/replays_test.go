@@ -22,6 +22,8 @@ type replay struct {
 	Since          string `json:"since"`
 	Until          string `json:"until"`
 	State          string `json:"state"`
+	EventsReplayed uint64 `json:"events_replayed"`
+	EventsTotal    uint64 `json:"events_total"`
 	CreatedAt      string `json:"created_at"`
 }
 
@@ -37,12 +39,19 @@ func TestReplays(t *testing.T) {
 	sub := e.createSubscription(t, `{"sources":[{"type":"`+httpKind+`"}],"destination_ids":["`+dest.ID+`"]}`)
 	path := "/event_subscriptions/" + sub.ID
 	since := time.Now().Add(-time.Hour).UTC().Format(time.RFC3339)
+	// Three events of the subscription's kind, and one of another.
+	resp, out := e.post(t, []byte(`[{"event_type":"`+httpKind+`","object":{}},{"event_type":"`+httpKind+`","object":{}},`+
+		`{"event_type":"`+httpKind+`","object":{}},{"event_type":"tcp_connection_closed.v0","object":{}}]`), nil)
+	wantStatus(t, resp, out, http.StatusAccepted)
 
-	resp, out := e.call(t, e.token, http.MethodPost, path+"/replay", `{"since":"`+since+`"}`)
+	resp, out = e.call(t, e.token, http.MethodPost, path+"/replay", `{"since":"`+since+`"}`)
 	wantStatus(t, resp, out, http.StatusAccepted)
 	started := decodeAs[replay](t, out)
 	if started.SubscriptionID != sub.ID || started.State != "running" || !strings.HasSuffix(started.URI, path+"/replays/"+started.ID) {
 		t.Fatalf("replay %+v", started)
+	}
+	if started.EventsTotal != 3 || started.EventsReplayed != 0 {
+		t.Fatalf("replay of %d of %d events, want 0 of 3", started.EventsReplayed, started.EventsTotal)
 	}
 	if got, err := time.Parse(time.RFC3339Nano, started.Since); err != nil || got.Format(time.RFC3339) != since {
 		t.Fatalf("since %q, want %s", started.Since, since)

@@ -1,6 +1,7 @@
 package store_test
 
 import (
+	"context"
 	"errors"
 	"sync"
 	"testing"
@@ -76,7 +77,7 @@ func TestLimitsHoldUnderConcurrentCreates(t *testing.T) {
 		{
 			name: "running replays", limit: store.LimitRunningReplays,
 			create: func(s *store.Store, account, replayOf string) (string, error) {
-				r, err := s.CreateReplay(e.ctx, account, replayOf, store.Replay{Since: since, Until: until})
+				r, err := s.CreateReplay(e.ctx, account, replayOf, store.Replay{Since: since, Until: until}, nil)
 				return r.ID, err
 			},
 			count: func(account, replayOf string) int {
@@ -191,7 +192,7 @@ func TestFinishedReplaysDoNotHoldTheLimit(t *testing.T) {
 	since, until := time.Now().Add(-time.Hour), time.Now()
 	for range 2 {
 		sub := e.createSubscription(t, account.ID, store.Subscription{Sources: []store.Source{{Type: httpKind}}})
-		if _, err := e.store.CreateReplay(e.ctx, account.ID, sub.ID, store.Replay{Since: since, Until: until}); err != nil {
+		if _, err := e.store.CreateReplay(e.ctx, account.ID, sub.ID, store.Replay{Since: since, Until: until}, nil); err != nil {
 			t.Fatal(err)
 		}
 		if _, err := e.store.DeleteSubscription(e.ctx, account.ID, sub.ID); err != nil {
@@ -199,7 +200,46 @@ func TestFinishedReplaysDoNotHoldTheLimit(t *testing.T) {
 		}
 	}
 	sub := e.createSubscription(t, account.ID, store.Subscription{Sources: []store.Source{{Type: httpKind}}})
-	if _, err := e.store.CreateReplay(e.ctx, account.ID, sub.ID, store.Replay{Since: since, Until: until}); err != nil {
+	if _, err := e.store.CreateReplay(e.ctx, account.ID, sub.ID, store.Replay{Since: since, Until: until}, nil); err != nil {
 		t.Fatalf("a replay after two of deleted subscriptions: %v", err)
+	}
+}
+
+// TestReplayOverTheLimitIsNotCounted: a replay over the account's limit of
+// running replays is refused before its range is counted, which costs
+// the events stream two consumers.
+func TestReplayOverTheLimitIsNotCounted(t *testing.T) {
+	e := newEnvWith(t, store.Config{Limits: store.Limits{RunningReplays: 1}})
+	account := e.createAccount(t, "a")
+	dest := e.createDestination(t, account.ID, credsDestination())
+	sub := e.createSubscription(t, account.ID, store.Subscription{Sources: []store.Source{{Type: httpKind}}, DestinationIDs: []string{dest.ID}})
+	since, until := time.Now().Add(-time.Hour), time.Now()
+	counts := 0
+	count := func(context.Context, store.Subscription) (uint64, error) {
+		counts++
+		return 3, nil
+	}
+	if _, err := e.store.CreateReplay(e.ctx, account.ID, sub.ID, store.Replay{Since: since, Until: until}, count); err != nil {
+		t.Fatal(err)
+	}
+	_, err := e.store.CreateReplay(e.ctx, account.ID, sub.ID, store.Replay{Since: since, Until: until}, count)
+	if !errors.Is(err, store.ErrLimit) || counts != 1 {
+		t.Fatalf("a second replay over a limit of one: error %v, range counted %d times; want ErrLimit, counted once", err, counts)
+	}
+
+	// A count that fails creates no replay, and holds no place.
+	other := e.createAccount(t, "b")
+	otherSub := e.createSubscription(t, other.ID, store.Subscription{Sources: []store.Source{{Type: httpKind}}})
+	failed := errors.New("the stream is unreachable")
+	_, err = e.store.CreateReplay(e.ctx, other.ID, otherSub.ID, store.Replay{Since: since, Until: until},
+		func(context.Context, store.Subscription) (uint64, error) { return 0, failed })
+	if !errors.Is(err, failed) {
+		t.Fatalf("error %v, want the count's", err)
+	}
+	if list, err := e.store.ListReplays(e.ctx, other.ID, otherSub.ID); err != nil || len(list) != 0 {
+		t.Fatalf("replays after a failed count: %d, %v; want none", len(list), err)
+	}
+	if _, err := e.store.CreateReplay(e.ctx, other.ID, otherSub.ID, store.Replay{Since: since, Until: until}, count); err != nil {
+		t.Fatalf("a replay after a failed count: %v", err)
 	}
 }

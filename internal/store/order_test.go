@@ -109,7 +109,7 @@ func TestListsInCreationOrder(t *testing.T) {
 		var made []string
 		since := time.Now().Add(-time.Hour)
 		for range orderCount {
-			r, err := e.store.CreateReplay(e.ctx, account.ID, subscription, store.Replay{Since: since, Until: since.Add(time.Minute)})
+			r, err := e.store.CreateReplay(e.ctx, account.ID, subscription, store.Replay{Since: since, Until: since.Add(time.Minute)}, nil)
 			if err != nil {
 				t.Fatalf("CreateReplay: %v", err)
 			}

@@ -44,8 +44,39 @@ type Replay struct {
 	// DeliveredTo are the destinations that have received the whole range
 	// again, sorted; the replay is done once every destination of its
 	// subscription has.
-	DeliveredTo []string  `json:"delivered_to,omitempty"`
-	CreatedAt   time.Time `json:"created_at"`
+	DeliveredTo []string `json:"delivered_to,omitempty"`
+	// RangeEvents is how many events the range holds: those of the
+	// subscription's sources stored from Since to EndSeq, counted when the
+	// replay was made. Each destination receives them again.
+	RangeEvents uint64 `json:"range_events"`
+	// EventsTotal is how many events the replay delivers, counting an
+	// event once for each destination: RangeEvents times the destinations
+	// the subscription had when the replay was made.
+	EventsTotal uint64 `json:"events_total"`
+	// Replayed counts, by destination, the events of the range the
+	// replay's workers have settled there (delivered, left out by the
+	// filter, or dead-lettered), as the workers report them (AddReplayed);
+	// RangeEvents once the destination has the whole range (FinishReplay).
+	Replayed  map[string]uint64 `json:"replayed,omitempty"`
+	CreatedAt time.Time         `json:"created_at"`
+}
+
+// Progress returns how many of the replay's events have been replayed,
+// and of how many, counting an event once for each destination. While it
+// runs, replayed is at most total: workers may report an event twice (it
+// was handed out again), and total may count a few events stored while
+// the range was counted (see pipeline.Replayer.StartReplay). Once it is
+// done, both are what was replayed, so that the final figures agree even
+// when destinations were taken out of the subscription or added to it
+// meanwhile.
+func (r Replay) Progress() (replayed, total uint64) {
+	for _, n := range r.Replayed {
+		replayed += n
+	}
+	if r.State == ReplayDone {
+		return replayed, replayed
+	}
+	return min(replayed, r.EventsTotal), r.EventsTotal
 }
 
 // replayKey is the key of a replay: replays.<account_id>.<replay_id>.
@@ -54,20 +85,28 @@ func replayKey(accountID, replayID string) string { return "replays." + accountI
 // allReplays matches the key of every replay.
 const allReplays = "replays.>"
 
+// RangeCounter counts the events of a replay's range, given the
+// subscription as it is when the replay is made (see CreateReplay).
+type RangeCounter func(ctx context.Context, sub Subscription) (uint64, error)
+
 // CreateReplay creates a running replay of a subscription of the account
 // with the Since, Until and EndSeq of in; the store sets ID, AccountID,
-// State and CreatedAt. The caller checks that the range is one the stream
-// holds.
+// State, RangeEvents, EventsTotal (RangeEvents times the subscription's
+// destinations) and CreatedAt. RangeEvents is what count returns, called
+// once the account is known to be within its limit of running replays, so
+// that a replay over the limit costs no count; with a nil count, it is
+// in's. The caller checks that the range is one the stream holds.
 //
 // It returns a *ValidationError (matching ErrInvalid) if Until is before
 // Since, a *LimitError (matching ErrLimit) if the account has
-// Limits.RunningReplays running, or an error wrapping ErrNotFound if the
-// account has no such subscription.
-func (s *Store) CreateReplay(ctx context.Context, accountID, subscriptionID string, in Replay) (Replay, error) {
+// Limits.RunningReplays running, an error wrapping ErrNotFound if the
+// account has no such subscription, or the error of count.
+func (s *Store) CreateReplay(ctx context.Context, accountID, subscriptionID string, in Replay, count RangeCounter) (Replay, error) {
 	if in.Since.IsZero() || in.Until.Before(in.Since) {
 		return Replay{}, &ValidationError{Field: "until", Msg: "must not be before since"}
 	}
-	if _, err := s.GetSubscription(ctx, accountID, subscriptionID); err != nil {
+	sub, err := s.GetSubscription(ctx, accountID, subscriptionID)
+	if err != nil {
 		return Replay{}, fmt.Errorf("creating replay: %w", err)
 	}
 	id, createdAt := s.newID(PrefixReplay)
@@ -78,10 +117,19 @@ func (s *Store) CreateReplay(ctx context.Context, accountID, subscriptionID stri
 		Since:          in.Since.UTC(),
 		Until:          in.Until.UTC(),
 		EndSeq:         in.EndSeq,
+		RangeEvents:    in.RangeEvents,
 		State:          ReplayRunning,
 		CreatedAt:      createdAt,
 	}
-	err := s.withinLimit(ctx, accountID, countedReplays, r.ID, func() error {
+	err = s.withinLimit(ctx, accountID, countedReplays, r.ID, func() error {
+		if count != nil {
+			n, err := count(ctx, sub)
+			if err != nil {
+				return err
+			}
+			r.RangeEvents = n
+		}
+		r.EventsTotal = r.RangeEvents * uint64(len(sub.DestinationIDs))
 		if err := s.createJSON(ctx, replayKey(accountID, r.ID), r); err != nil {
 			return fmt.Errorf("creating replay %s: %w", r.ID, err)
 		}
@@ -124,10 +172,10 @@ func (s *Store) ListReplays(ctx context.Context, accountID, subscriptionID strin
 }
 
 // FinishReplay records that a replay has delivered its whole range to a
-// destination, and marks it done once every destination of its
-// subscription (or none, the subscription deleted) has it. Recording it
-// again changes nothing, so every process delivering the replay may call
-// it. It returns an error wrapping ErrNotFound if the replay does not
+// destination, its count of events replayed there becoming RangeEvents,
+// and marks it done once every destination of its subscription (or none,
+// the subscription deleted) has it. Recording it again changes nothing,
+// so every process delivering the replay may call it. It returns an error wrapping ErrNotFound if the replay does not
 // exist, or one wrapping ErrConflict if it kept changing under concurrent
 // writes.
 func (s *Store) FinishReplay(ctx context.Context, accountID, id, destinationID string) error {
@@ -139,6 +187,7 @@ func (s *Store) FinishReplay(ctx context.Context, accountID, id, destinationID s
 			r.DeliveredTo = append(r.DeliveredTo, destinationID)
 			slices.Sort(r.DeliveredTo)
 		}
+		r.setReplayed(destinationID, r.RangeEvents)
 		var pending []string
 		sub, err := s.GetSubscription(ctx, accountID, r.SubscriptionID)
 		switch {
@@ -159,6 +208,36 @@ func (s *Store) FinishReplay(ctx context.Context, accountID, id, destinationID s
 		return fmt.Errorf("replay %s: %w", id, err)
 	}
 	return nil
+}
+
+// AddReplayed adds n events of the range to those a replay has replayed
+// to a destination; a destination that has the whole range already
+// (FinishReplay) keeps its count. Every process delivering the replay
+// adds what it settled. It returns an error wrapping ErrNotFound if the
+// replay does not exist, or one wrapping ErrConflict if it kept changing
+// under concurrent writes.
+func (s *Store) AddReplayed(ctx context.Context, accountID, id, destinationID string, n uint64) error {
+	if err := checkOwnedID(accountID, PrefixReplay, id); err != nil {
+		return fmt.Errorf("replay %q: %w", id, err)
+	}
+	_, _, err := modify(ctx, s, replayKey(accountID, id), func(r *Replay) error {
+		if n > 0 && !slices.Contains(r.DeliveredTo, destinationID) {
+			r.setReplayed(destinationID, r.Replayed[destinationID]+n)
+		}
+		return nil
+	}, writeOptions{}, nil)
+	if err != nil {
+		return fmt.Errorf("counting the events of replay %s: %w", id, err)
+	}
+	return nil
+}
+
+// setReplayed sets the events replayed to a destination.
+func (r *Replay) setReplayed(destinationID string, n uint64) {
+	if r.Replayed == nil {
+		r.Replayed = make(map[string]uint64)
+	}
+	r.Replayed[destinationID] = n
 }
 
 // Finished reports whether the replay has nothing left to deliver, given
