@@ -432,7 +432,7 @@ func TestFamily(t *testing.T) {
 	slices.Reverse(created)
 	all, err := keys.ListAll(ctx, client.ListOptions{Limit: 2})
 	check.ErrorContains(t, err, "")
-	if all.NextPageURI != nil || !strings.HasSuffix(all.URI, "/api_keys?limit=2") || all.Key != "api_keys" {
+	if all.NextPageURI != nil || !strings.HasSuffix(all.URI, "/api_keys?limit=2") || all.Key != "keys" {
 		t.Errorf("ListAll: %+v", all)
 	}
 	var ids []string

@@ -20,7 +20,7 @@ const MaxListLimit = 100
 type Collection[T any] struct {
 	client  *Client
 	path    string // "/api_keys"
-	listKey string // the field of a page that holds the items: "api_keys"
+	listKey string // the field of a page that holds the items, such as "keys"
 }
 
 // NewCollection returns the list at path, such as /bot_users, whose pages
@@ -33,7 +33,7 @@ func NewCollection[T any](c *Client, path, listKey string) Collection[T] {
 func (f Collection[T]) Path() string { return f.path }
 
 // ListKey returns the field of a page that holds the items, such as
-// api_keys.
+// keys.
 func (f Collection[T]) ListKey() string { return f.listKey }
 
 // Family is a collection of the API, such as /api_keys, whose items are
@@ -195,7 +195,7 @@ func (f Collection[T]) page(ctx context.Context, target string, opts ...CallOpti
 // Page is a page of a list, newest first:
 // {"KEY": [...], "uri": "...", "next_page_uri": "..." or null}.
 type Page[T any] struct {
-	// Key is the name of the field of the items, such as api_keys. It must
+	// Key is the name of the field of the items, such as keys (for /api_keys). It must
 	// be set before a page is decoded.
 	Key string
 	// Items are the page's items.

@@ -38,7 +38,7 @@ import (
 type family[T any, C, U input[T], B any] struct {
 	res     resource // its noun in messages, and its path, such as /api_keys
 	prefix  string   // the prefix of its ids, checked in ?before_id=
-	listKey string   // the member of a page that holds the resources, such as "api_keys"
+	listKey string   // the member of a page that holds the resources, such as "keys"
 	audit   string   // the family of its audit kinds, such as "api_key"; "": it has no audit events
 
 	// The store's operations; see the store's methods for their errors.
