@@ -46,7 +46,7 @@ const (
 	CodeBadParameter       Code = 334 // 400: a query parameter (limit, before_id) is invalid
 	CodeBadFilter          Code = 335 // 400: a list's filter does not compile: syntax, unknown field, not boolean, too long or too costly
 	CodeFilterFailed       Code = 336 // 400: a list's filter failed on a resource at evaluation (cost limit of one or of the list, index or key missing)
-	CodeFieldFixed         Code = 340 // 400: an update sends a field set at create only (the domain of an agent ingress or a reserved domain)
+	CodeFieldFixed         Code = 340 // 400: an update sends a field set at create only, or a body an id other than its path's
 	CodeServiceDomain      Code = 341 // 400: an agent ingress's domain is, or is under, a domain of the service
 	CodeNotFound           Code = 404 // 404: no such path
 	CodeMethodNotAllowed   Code = 405 // 405: the path does not take this method
@@ -114,7 +114,7 @@ var codes = map[Code]codeInfo{
 	CodeBadParameter:       {http.StatusBadRequest, "a query parameter is invalid: limit not from 1 to 100, or a malformed before_id; details.parameter names it"},
 	CodeBadFilter:          {http.StatusBadRequest, "a list's ?filter= is not a CEL filter of the family: it does not parse, names a field the resource does not have, is not a boolean, is longer than 4096 bytes or its estimated cost on one resource is over 25,000; details.issues gives each problem with its line and column, and the message the fields of obj and a filter that works (docs/api.md#filtering-lists)"},
 	CodeFilterFailed:       {http.StatusBadRequest, "a list's ?filter= failed on a resource, named by details.id: it went over its cost limit (25,000 per resource, or 2,500,000 over the list), indexed past the end of a list, read a key a map lacks or divided by zero; guard it, as with size(), in or has(), or make it cheaper, and send the list again"},
-	CodeFieldFixed:         {http.StatusBadRequest, "an update sends a field that only a create sets (the domain of an agent ingress or of a reserved domain, a route's edge_id); details.field names it: create another resource with the new value instead"},
+	CodeFieldFixed:         {http.StatusBadRequest, "an update sends a field that only a create sets (the domain of an agent ingress or of a reserved domain), or a body repeats what its path names (id, a route's edge_id, a source's subscription_id or type) with another value; details.field names it: send the path's value or leave it out, and to change it, create another resource with the new value instead"},
 	CodeServiceDomain:      {http.StatusBadRequest, "an agent ingress's domain is one of the service's own domains (serve --service-domains), or a name under one; details.field names it: give a domain the account owns"},
 	CodeContentType:        {http.StatusUnsupportedMediaType, "the Content-Type is neither application/json nor application/x-ndjson"},
 	CodeNotFound:           {http.StatusNotFound, "no such path"},

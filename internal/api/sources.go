@@ -27,6 +27,14 @@ var (
 	errNoSource     = errors.New("the subscription has no source of this kind")
 )
 
+// sourceEchoes are the members a body of a source's PATCH may hold to
+// repeat its path, as the official API clients send them: the
+// subscription's id and the source's type, neither of which can change.
+var sourceEchoes = []pathEcho{
+	{member: "subscription_id", param: "id", instead: "add the source to the other subscription (POST /event_subscriptions/{id}/sources), and delete this one"},
+	{member: "type", param: "type", instead: "add a source of the other type, and delete this one"},
+}
+
 // sourceUpdate is the body of a PATCH of a source: the fields sent replace
 // the old ones.
 type sourceUpdate struct {
@@ -42,7 +50,7 @@ type sourceList struct {
 
 func (s *Server) createSource(w http.ResponseWriter, r *http.Request) {
 	var in store.Source
-	if e := decodeBody(w, r, &in); e != nil {
+	if e := decodeBody(w, r, &in, sourceEchoes[0]); e != nil {
 		writeError(w, r, e)
 		return
 	}
@@ -89,7 +97,7 @@ func (s *Server) getSource(w http.ResponseWriter, r *http.Request) {
 func (s *Server) updateSource(w http.ResponseWriter, r *http.Request) {
 	kind := r.PathValue("type")
 	var in sourceUpdate
-	if e := decodeBody(w, r, &in); e != nil {
+	if e := decodeBody(w, r, &in, sourceEchoes...); e != nil {
 		writeError(w, r, e)
 		return
 	}
