@@ -31,7 +31,9 @@ type DeadLetters interface {
 
 // routeDeadLetters registers the dead-letter routes of destinations.
 func (s *Server) routeDeadLetters() {
-	s.mux.Handle("GET /event_destinations/{id}/dead_letters", s.authenticated(unfiltered("the dead letters of a destination", "they are read one by one by sequence, and a filter would read them all", s.listDeadLetters)))
+	s.mux.Handle("GET /event_destinations/{id}/dead_letters", s.authenticated(http.HandlerFunc(s.listDeadLetters)))
+	s.takeQuery("GET /event_destinations/{id}/dead_letters", queryRule{takes: []string{"limit", "before_id"},
+		unfiltered: "the dead letters of a destination", why: "they are read one by one by sequence, and a filter would read them all"})
 	s.mux.Handle("POST /event_destinations/{id}/dead_letters/redrive", s.authenticated(http.HandlerFunc(s.redriveDeadLetters)))
 }
 

@@ -40,7 +40,7 @@ const (
 	CodeRequestTooLarge    Code = 313 // 413: a management request body is over 1 MiB
 	CodeContentType        Code = 320 // 415: a Content-Type other than JSON or NDJSON
 	CodeMalformedRequest   Code = 330 // 400: a management request body is empty, not well-formed JSON, or more than one value
-	CodeUnknownField       Code = 331 // 400: a management request body has a field the call does not take
+	CodeUnknownField       Code = 331 // 400: a management request has a body field, or a query parameter, the call does not take
 	CodeWrongType          Code = 332 // 400: a field of a management request body has the wrong JSON type
 	CodeInvalidField       Code = 333 // 400: a field breaks a rule; details.field names it
 	CodeBadParameter       Code = 334 // 400: a query parameter (limit, before_id) is invalid
@@ -108,7 +108,7 @@ var codes = map[Code]codeInfo{
 	CodeEventTooLarge:      {http.StatusRequestEntityTooLarge, "an event is over 1 MiB, or with its envelope over the NATS server's max_payload; details.event_ids, when present, lists the ids of the batch for resending the other events"},
 	CodeRequestTooLarge:    {http.StatusRequestEntityTooLarge, "the body of a management request (not ingest) is over 1 MiB"},
 	CodeMalformedRequest:   {http.StatusBadRequest, "the body of a management request is empty, not well-formed JSON (the message gives the byte offset; invalid UTF-8 included), holds more than one JSON value, or holds what JSON readers read differently: a member twice, a lone UTF-16 surrogate escape such as \\ud800, a number beyond float64's range (details.field names it)"},
-	CodeUnknownField:       {http.StatusBadRequest, "the body of a management request has a field the call does not take; the message names it"},
+	CodeUnknownField:       {http.StatusBadRequest, "the body of a management request has a field the call does not take, or its query a parameter the call does not take; the message names it, and details.field the field or details.parameter the parameter (the message also lists the parameters the call takes)"},
 	CodeWrongType:          {http.StatusBadRequest, "a field of the body of a management request has the wrong JSON type; the message and details.field name it"},
 	CodeInvalidField:       {http.StatusBadRequest, "a field breaks a rule (length, ARN, exactly one target, target type change, ...); details.field is its JSON path and the message says how to fix it"},
 	CodeBadParameter:       {http.StatusBadRequest, "a query parameter is invalid: limit not from 1 to 100, or a malformed before_id; details.parameter names it"},

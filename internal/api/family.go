@@ -135,6 +135,7 @@ func route[T any, C, U input[T], B any](s *Server, f family[T, C, U, B]) {
 		doc.createEchoes = echoMembers(f.echoes(false))
 	}
 	s.mux.Handle("GET "+f.res.listPath, s.authenticated(http.HandlerFunc(f.listPage)))
+	s.takeQuery("GET "+f.res.listPath, queryRule{takes: listParameters})
 	s.mux.Handle("GET "+f.res.listPath+"/{id}", s.authenticated(http.HandlerFunc(f.getOne)))
 	if f.update != nil {
 		s.mux.Handle("PATCH "+f.res.listPath+"/{id}", s.authenticated(http.HandlerFunc(f.updateOne)))

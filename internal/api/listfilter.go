@@ -139,19 +139,3 @@ func resourceID(v any) string {
 	}
 	return ""
 }
-
-// unfiltered serves a list that takes no filter, what (such as "the dead
-// letters of a destination"): one that has ?filter= is refused with
-// ERR_SLUICE_335 rather than answered unfiltered, which its client would
-// take for the resources that match.
-func unfiltered(what, why string, h http.HandlerFunc) http.HandlerFunc {
-	return func(w http.ResponseWriter, r *http.Request) {
-		if _, ok := r.URL.Query()[filterParameter]; ok {
-			e := newError(CodeBadFilter, "the list of %s takes no ?filter=: %s; leave the filter out", what, why)
-			e.Details = map[string]any{"parameter": filterParameter}
-			writeError(w, r, e)
-			return
-		}
-		h(w, r)
-	}
-}

@@ -21,7 +21,8 @@ type Replays interface {
 // routeReplays registers the replay routes of subscriptions.
 func (s *Server) routeReplays() {
 	s.mux.Handle("POST /event_subscriptions/{id}/replay", s.authenticated(http.HandlerFunc(s.startReplay)))
-	s.mux.Handle("GET /event_subscriptions/{id}/replays", s.authenticated(unfiltered("the replays of a subscription", "they are few, all on one page", s.listReplays)))
+	s.mux.Handle("GET /event_subscriptions/{id}/replays", s.authenticated(http.HandlerFunc(s.listReplays)))
+	s.takeQuery("GET /event_subscriptions/{id}/replays", queryRule{unfiltered: "the replays of a subscription", why: "they are few, all on one page"})
 	s.mux.Handle("GET /event_subscriptions/{id}/replays/{replay_id}", s.authenticated(http.HandlerFunc(s.getReplay)))
 }
 

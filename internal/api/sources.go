@@ -14,7 +14,8 @@ import (
 // routeSources registers the routes of the sources of subscriptions.
 func (s *Server) routeSources() {
 	s.mux.Handle("POST /event_subscriptions/{id}/sources", s.authenticated(http.HandlerFunc(s.createSource)))
-	s.mux.Handle("GET /event_subscriptions/{id}/sources", s.authenticated(unfiltered("the sources of a subscription", "they are one per event kind at most, all on one page", s.listSources)))
+	s.mux.Handle("GET /event_subscriptions/{id}/sources", s.authenticated(http.HandlerFunc(s.listSources)))
+	s.takeQuery("GET /event_subscriptions/{id}/sources", queryRule{unfiltered: "the sources of a subscription", why: "they are one per event kind at most, all on one page"})
 	s.mux.Handle("GET /event_subscriptions/{id}/sources/{type}", s.authenticated(http.HandlerFunc(s.getSource)))
 	s.mux.Handle("PATCH /event_subscriptions/{id}/sources/{type}", s.authenticated(http.HandlerFunc(s.updateSource)))
 	s.mux.Handle("DELETE /event_subscriptions/{id}/sources/{type}", s.authenticated(http.HandlerFunc(s.deleteSource)))
