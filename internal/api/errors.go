@@ -6,6 +6,7 @@ import (
 	"fmt"
 	"net/http"
 	"strconv"
+	"strings"
 )
 
 // Code is an error code of the API, such as ERR_SLUICE_301. Codes are
@@ -153,9 +154,12 @@ func (c Code) Status() int { return codes[c].status }
 
 // Error is an API error, as sent in a response body.
 type Error struct {
-	Code    Code
-	Msg     string         // what is wrong and how to fix it
-	Details map[string]any // extra fields of details, besides operation_id
+	Code Code
+	Msg  string // what is wrong and how to fix it
+	// Details are the fields of details besides operation_id. Every value
+	// is a string, as the official API clients read details: one that is
+	// not text by nature is its JSON text (detailJSON).
+	Details map[string]string
 }
 
 // Error returns the code and the message, as in "ERR_SLUICE_301: ...".
@@ -167,15 +171,15 @@ func newError(code Code, format string, args ...any) *Error {
 
 // errorBody is the JSON shape of every error response.
 type errorBody struct {
-	ErrorCode  string         `json:"error_code"`
-	StatusCode int            `json:"status_code"`
-	Msg        string         `json:"msg"`
-	Details    map[string]any `json:"details"`
+	ErrorCode  string            `json:"error_code"`
+	StatusCode int               `json:"status_code"`
+	Msg        string            `json:"msg"`
+	Details    map[string]string `json:"details"`
 }
 
 // writeError sends e with the operation id of the request.
 func writeError(w http.ResponseWriter, r *http.Request, e *Error) {
-	details := map[string]any{"operation_id": operationID(r.Context())}
+	details := map[string]string{"operation_id": operationID(r.Context())}
 	for k, v := range e.Details {
 		details[k] = v
 	}
@@ -185,6 +189,20 @@ func writeError(w http.ResponseWriter, r *http.Request, e *Error) {
 		Msg:        e.Msg,
 		Details:    details,
 	})
+}
+
+// detailJSON returns v, a value of details that is not text by nature (a
+// number, a list, an object), as details carry it: its compact JSON text,
+// such as "100" or "[\"esb_1\",\"esb_2\"]", which one json.Unmarshal reads
+// back.
+func detailJSON(v any) string {
+	var b bytes.Buffer
+	enc := json.NewEncoder(&b)
+	enc.SetEscapeHTML(false)
+	if err := enc.Encode(v); err != nil {
+		return fmt.Sprint(v)
+	}
+	return strings.TrimSuffix(b.String(), "\n")
 }
 
 // writeJSON sends v as JSON, without escaping <, > and & (filters hold

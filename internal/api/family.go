@@ -311,7 +311,7 @@ func (f family[T, C, U, B]) updateOne(w http.ResponseWriter, r *http.Request) {
 		field := fmt.Sprint(e.Details["field"])
 		if instead, ok := f.fixed[field]; ok && e.Code == CodeUnknownField {
 			e = newError(CodeFieldFixed, "field %q cannot be changed after create: %s", field, instead)
-			e.Details = map[string]any{"field": field}
+			e.Details = map[string]string{"field": field}
 		}
 		writeError(w, r, e)
 		return

@@ -168,7 +168,7 @@ func TestListFilterErrors(t *testing.T) {
 				}
 			}
 			body := decodeError(t, out)
-			issues, _ := body.Details["issues"].([]any)
+			issues := detailJSON[[]any](t, body, "issues")
 			if body.Details["parameter"] != "filter" || len(issues) == 0 {
 				t.Fatalf("details %v", body.Details)
 			}

@@ -57,7 +57,7 @@ func (q queryRule) check(r *http.Request) *Error {
 	values := r.URL.Query()
 	if _, ok := values[filterParameter]; ok && q.unfiltered != "" {
 		e := newError(CodeBadFilter, "the list of %s takes no ?filter=: %s; leave the filter out", q.unfiltered, q.why)
-		e.Details = map[string]any{"parameter": filterParameter}
+		e.Details = map[string]string{"parameter": filterParameter}
 		return e
 	}
 	for _, name := range slices.Sorted(maps.Keys(values)) {
@@ -73,7 +73,7 @@ func (q queryRule) check(r *http.Request) *Error {
 			hint = " (did you mean " + q.takes[i] + "? parameter names are case-sensitive)"
 		}
 		e := newError(CodeUnknownField, "unknown query parameter %q%s: %s; remove it", name, hint, takes)
-		e.Details = map[string]any{"parameter": name}
+		e.Details = map[string]string{"parameter": name}
 		return e
 	}
 	return nil

@@ -39,14 +39,14 @@ type replayInput struct {
 func (in replayInput) times() (since, until time.Time, e *Error) {
 	if in.Since == nil {
 		e = newError(CodeInvalidField, "since is required: the time (RFC 3339) of the first event to deliver again")
-		e.Details = map[string]any{"field": "since"}
+		e.Details = map[string]string{"field": "since"}
 		return
 	}
 	parse := func(field, value string) (time.Time, *Error) {
 		t, err := time.Parse(time.RFC3339Nano, value)
 		if err != nil {
 			e := newError(CodeInvalidField, "%s %q is not an RFC 3339 time, such as 2026-11-23T04:00:00Z", field, value)
-			e.Details = map[string]any{"field": field}
+			e.Details = map[string]string{"field": field}
 			return time.Time{}, e
 		}
 		return t, nil

@@ -181,7 +181,7 @@ func (e echoed) changed(sent string) *Error {
 		how += "; to change it, " + e.instead
 	}
 	err := newError(CodeFieldFixed, "field %q is %q, but the path names %q, and it cannot be changed: %s", e.member, sent, e.value, how)
-	err.Details = map[string]any{"field": e.member}
+	err.Details = map[string]string{"field": e.member}
 	return err
 }
 
@@ -202,7 +202,7 @@ func checkText(body []byte) *Error {
 		return newError(CodeMalformedRequest, "the body is not well-formed JSON at byte %d: %s; send text in UTF-8", syntax.Offset, syntax.Msg)
 	case errors.As(err, &field):
 		e := newError(CodeMalformedRequest, "field %s", field.Error())
-		e.Details = map[string]any{"field": field.Path}
+		e.Details = map[string]string{"field": field.Path}
 		return e
 	}
 	return newError(CodeMalformedRequest, "the body cannot be read: %v", err)
@@ -221,7 +221,7 @@ func (e *memberError) Error() string { return "member " + e.path }
 func (e *memberError) apiError() *Error {
 	if e.twice {
 		err := newError(CodeMalformedRequest, "field %s appears twice; send it once", e.path)
-		err.Details = map[string]any{"field": e.path}
+		err.Details = map[string]string{"field": e.path}
 		return err
 	}
 	hint := ""
@@ -229,7 +229,7 @@ func (e *memberError) apiError() *Error {
 		hint = fmt.Sprintf(" (did you mean %q? field names are case-sensitive)", e.candidate)
 	}
 	err := newError(CodeUnknownField, "unknown field %q%s; remove it (see docs/openapi.yaml for the fields this call takes)", e.path, hint)
-	err.Details = map[string]any{"field": e.path}
+	err.Details = map[string]string{"field": e.path}
 	return err
 }
 
@@ -244,7 +244,7 @@ func (e *memberTypeError) Error() string { return "member " + e.path + " is a " 
 
 func (e *memberTypeError) apiError() *Error {
 	err := newError(CodeWrongType, "field %s: expected %s, got %s", e.path, e.want, e.got)
-	err.Details = map[string]any{"field": e.path}
+	err.Details = map[string]string{"field": e.path}
 	return err
 }
 
@@ -460,7 +460,7 @@ func bodyError(err error) *Error {
 			field = "(the body)"
 		}
 		e := newError(CodeWrongType, "field %s: expected %s, got %s", field, jsonType(wrongType.Type), wrongType.Value)
-		e.Details = map[string]any{"field": wrongType.Field}
+		e.Details = map[string]string{"field": wrongType.Field}
 		return e
 	case strings.HasPrefix(err.Error(), "json: unknown field "):
 		// encoding/json has no type for this error; its text is stable.
