@@ -13,8 +13,8 @@ const MaxListLimit = 100
 // Page is a page of a list, newest first:
 // {"KEY": [...], "uri": "...", "next_page_uri": "..." or null}.
 type Page[T any] struct {
-	// Key is the name of the field of the items, such as api_keys. It must
-	// be set before a page is decoded.
+	// Key is the name of the field of the items, such as keys (for
+	// /api_keys). It must be set before a page is decoded.
 	Key string
 	// Items are the page's items.
 	Items []T

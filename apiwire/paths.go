@@ -12,7 +12,7 @@ const (
 	AppSessionsPath        = "/app/sessions"
 	AppSessionsListKey     = "application_sessions"
 	APIKeysPath            = "/api_keys"
-	APIKeysListKey         = "api_keys"
+	APIKeysListKey         = "keys" // not api_keys: the official clients read keys
 	EventDestinationsPath  = "/event_destinations"
 	EventDestinationsKey   = "event_destinations"
 	EventSubscriptionsPath = "/event_subscriptions"

@@ -24,8 +24,9 @@ type ErrorBody struct {
 	// Msg says what is wrong and how to fix it.
 	Msg string `json:"msg"`
 	// Details holds operation_id, and the field or parameter at fault
-	// when there is one.
-	Details map[string]any `json:"details"`
+	// when there is one. Every value is a string: one that is not text by
+	// nature, such as a list of ids, is its JSON text (docs/errors.md).
+	Details map[string]string `json:"details"`
 }
 
 // Errors an *Error matches with errors.Is, by its status, so that a caller

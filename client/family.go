@@ -17,7 +17,7 @@ import (
 type Collection[T any] struct {
 	client  *Client
 	path    string // "/api_keys"
-	listKey string // the field of a page that holds the items: "api_keys"
+	listKey string // the field of a page that holds the items, such as "keys"
 }
 
 // NewCollection returns the list at path, such as /bot_users, whose pages
@@ -30,7 +30,7 @@ func NewCollection[T any](c *Client, path, listKey string) Collection[T] {
 func (f Collection[T]) Path() string { return f.path }
 
 // ListKey returns the field of a page that holds the items, such as
-// api_keys.
+// keys.
 func (f Collection[T]) ListKey() string { return f.listKey }
 
 // Family is a collection of the API, such as /api_keys, whose items are

@@ -84,7 +84,7 @@ func TestAPIKeysListGetUpdateDelete(t *testing.T) {
 			t.Errorf("list: %v, want the stack's key and %s", rows, id)
 		}
 		page := e.mustJSON("api-keys", "list")
-		if items, _ := page["api_keys"].([]any); len(items) != 2 || page["next_page_uri"] != nil {
+		if items, _ := page["keys"].([]any); len(items) != 2 || page["next_page_uri"] != nil {
 			t.Errorf("list --json printed %v", page)
 		}
 	})
@@ -139,7 +139,7 @@ func TestAPIKeysListPages(t *testing.T) {
 		t.Errorf("--limit 3 --all listed %v (stderr %q), want %v", got, errOut, want)
 	}
 	all := e.mustJSON("api-keys", "list", "--limit", "3", "--all")
-	if items, _ := all["api_keys"].([]any); len(items) != 7 || all["next_page_uri"] != nil {
+	if items, _ := all["keys"].([]any); len(items) != 7 || all["next_page_uri"] != nil {
 		t.Errorf("--all --json printed %v", all)
 	}
 }

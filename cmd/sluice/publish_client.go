@@ -227,14 +227,17 @@ func newIngestError(resp *http.Response, raw []byte) *ingestError {
 		ErrorCode string `json:"error_code"`
 		Msg       string `json:"msg"`
 		Details   struct {
-			OperationID string             `json:"operation_id"`
-			Errors      []ingestEventError `json:"errors"`
+			OperationID string `json:"operation_id"`
+			Errors      string `json:"errors"` // the JSON text of the invalid events
 		} `json:"details"`
 	}
 	e := &ingestError{Status: resp.StatusCode, retryAfter: retryAfter(resp.Header.Get("Retry-After"))}
 	if err := json.Unmarshal(raw, &body); err == nil && body.ErrorCode != "" {
 		e.Code, e.Msg = body.ErrorCode, body.Msg
-		e.OperationID, e.Events = body.Details.OperationID, body.Details.Errors
+		e.OperationID = body.Details.OperationID
+		if body.Details.Errors != "" {
+			_ = json.Unmarshal([]byte(body.Details.Errors), &e.Events) // left empty if not a list: msg says what is wrong
+		}
 		return e
 	}
 	e.Msg = http.StatusText(resp.StatusCode)

@@ -343,7 +343,7 @@ func (f *fakeIngest) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 	case http.StatusServiceUnavailable:
 		_, _ = io.WriteString(w, `{"error_code":"ERR_SLUICE_101","status_code":503,"msg":"JetStream did not store 3 of 3 events","details":{"operation_id":"op_x"}}`)
 	case http.StatusBadRequest:
-		_, _ = io.WriteString(w, `{"error_code":"ERR_SLUICE_301","status_code":400,"msg":"1 of 3 events are invalid","details":{"operation_id":"op_x","errors":[{"index":2,"error":"object: missing"}]}}`)
+		_, _ = io.WriteString(w, `{"error_code":"ERR_SLUICE_301","status_code":400,"msg":"1 of 3 events are invalid","details":{"operation_id":"op_x","errors":"[{\"index\":2,\"error\":\"object: missing\"}]"}}`)
 	default:
 		_, _ = io.WriteString(w, "<html>proxy error</html>")
 	}

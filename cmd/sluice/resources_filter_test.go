@@ -29,7 +29,7 @@ func TestListFilterCommands(t *testing.T) {
 		t.Errorf("list --filter of one page said %q", errOut)
 	}
 	page := e.mustJSON("api-keys", "list", "--filter", `obj.description == "none of them"`)
-	if items := page["api_keys"].([]any); len(items) != 0 {
+	if items := page["keys"].([]any); len(items) != 0 {
 		t.Errorf("api-keys list --filter printed %v", page)
 	}
 	_, _, err = e.run("bot-users", "list", "--filter", `obj.nme == "x"`)

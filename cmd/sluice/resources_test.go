@@ -249,7 +249,7 @@ func TestAPIClientTimeout(t *testing.T) {
 }
 
 func TestAPIErrorText(t *testing.T) {
-	raw := []byte(`{"error_code":"ERR_SLUICE_333","status_code":400,"msg":"sources[0].type: \"x\" is not an event kind","details":{"operation_id":"op_2","field":"sources[0].type","subscriptions":["esb_1"]}}`)
+	raw := []byte(`{"error_code":"ERR_SLUICE_333","status_code":400,"msg":"sources[0].type: \"x\" is not an event kind","details":{"operation_id":"op_2","field":"sources[0].type","subscriptions":"[\"esb_1\"]"}}`)
 	err := newAPIError("POST", "http://h/event_subscriptions", 400, raw)
 	want := `ERR_SLUICE_333 (400): sources[0].type: "x" is not an event kind [details.field=sources[0].type] [details.subscriptions=["esb_1"]] (operation op_2)`
 	if err.Error() != want {

@@ -176,7 +176,7 @@ func TestAgentIngressValidation(t *testing.T) {
 		t.Run(tt.name, func(t *testing.T) {
 			resp, out := e.call(t, e.token, tt.method, strings.Replace(tt.path, "ID", a.ID, 1), tt.body)
 			msg := wantError(t, resp, out, http.StatusBadRequest, tt.code, tt.field)
-			if tt.code == "ERR_SLUICE_340" && !strings.Contains(msg, "cannot be changed") {
+			if tt.code == "ERR_SLUICE_340" && !strings.Contains(msg, `field "domain" cannot be changed after create: create another agent ingress`) {
 				t.Fatalf("the message does not say the domain is fixed: %s", msg)
 			}
 		})

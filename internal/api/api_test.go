@@ -139,10 +139,23 @@ func mustJSON(t *testing.T, v any) []byte {
 
 // errorBody is the API's error shape.
 type errorBody struct {
-	ErrorCode  string         `json:"error_code"`
-	StatusCode int            `json:"status_code"`
-	Msg        string         `json:"msg"`
-	Details    map[string]any `json:"details"`
+	ErrorCode  string `json:"error_code"`
+	StatusCode int    `json:"status_code"`
+	Msg        string `json:"msg"`
+	// Details is a map of strings, as the official API clients decode
+	// it: decodeError fails on a value of another JSON type.
+	Details map[string]string `json:"details"`
+}
+
+// detailJSON returns the value of details.key of an error body, which is
+// JSON text (a list, a number, an object), decoded.
+func detailJSON[T any](t *testing.T, body errorBody, key string) T {
+	t.Helper()
+	var v T
+	if err := json.Unmarshal([]byte(body.Details[key]), &v); err != nil {
+		t.Fatalf("details.%s = %q, not the JSON text of a %T: %v", key, body.Details[key], v, err)
+	}
+	return v
 }
 
 func decodeError(t *testing.T, body []byte) errorBody {
@@ -151,7 +164,7 @@ func decodeError(t *testing.T, body []byte) errorBody {
 	if err := json.Unmarshal(body, &e); err != nil {
 		t.Fatalf("error body is not JSON: %v: %s", err, body)
 	}
-	if op, _ := e.Details["operation_id"].(string); schemas.CheckID(schemas.PrefixOperation, op) != nil {
+	if op := e.Details["operation_id"]; schemas.CheckID(schemas.PrefixOperation, op) != nil {
 		t.Errorf("error body has no operation id: %s", body)
 	}
 	return e

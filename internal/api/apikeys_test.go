@@ -22,7 +22,7 @@ type apiKey struct {
 }
 
 type apiKeyList struct {
-	APIKeys     []apiKey `json:"api_keys"`
+	APIKeys     []apiKey `json:"keys"`
 	URI         string   `json:"uri"`
 	NextPageURI *string  `json:"next_page_uri"`
 }

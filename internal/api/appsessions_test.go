@@ -269,7 +269,7 @@ func TestListFilterListCost(t *testing.T) {
 	filter := ints + ".all(x, " + ints + ".all(y, x * y > 0)) && obj.id == \"\""
 	resp, out := e.listFiltered(t, "/app/sessions", filter, "")
 	msg := wantError(t, resp, out, http.StatusBadRequest, "ERR_SLUICE_336", "")
-	if !strings.Contains(msg, "for one list") || decodeError(t, out).Details["id"] == nil {
+	if !strings.Contains(msg, "for one list") || decodeError(t, out).Details["id"] == "" {
 		t.Errorf("a filter over its cost for one list: %s", out)
 	}
 	resp, out = e.listFiltered(t, "/app/sessions", `obj.browser_session.user_agent.raw.contains("Firefox")`, "")

@@ -198,7 +198,7 @@ func TestBotUserLimit(t *testing.T) {
 	bot := e.createBotUser(t, "one")
 	resp, out := e.call(t, e.token, http.MethodPost, "/bot_users", `{"name":"two"}`)
 	msg := wantError(t, resp, out, http.StatusConflict, "ERR_SLUICE_445", "")
-	if body := decodeError(t, out); body.Details["limit"] != store.LimitBotUsers || body.Details["max"] != float64(1) ||
+	if body := decodeError(t, out); body.Details["limit"] != store.LimitBotUsers || body.Details["max"] != "1" ||
 		!strings.Contains(msg, "limit of 1 bot users") || !strings.Contains(msg, "DELETE /bot_users/{id}") || !strings.Contains(msg, "--max-bot-users") {
 		t.Fatalf("over the bot users limit: %s", out)
 	}

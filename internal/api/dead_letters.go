@@ -31,7 +31,9 @@ type DeadLetters interface {
 
 // routeDeadLetters registers the dead-letter routes of destinations.
 func (s *Server) routeDeadLetters() {
-	s.mux.Handle("GET /event_destinations/{id}/dead_letters", s.authenticated(unfiltered("the dead letters of a destination", "they are read one by one by sequence, and a filter would read them all", s.listDeadLetters)))
+	s.mux.Handle("GET /event_destinations/{id}/dead_letters", s.authenticated(http.HandlerFunc(s.listDeadLetters)))
+	s.takeQuery("GET /event_destinations/{id}/dead_letters", queryRule{takes: []string{"limit", "before_id"},
+		unfiltered: "the dead letters of a destination", why: "they are read one by one by sequence, and a filter would read them all"})
 	s.mux.Handle("POST /event_destinations/{id}/dead_letters/redrive", s.authenticated(http.HandlerFunc(s.redriveDeadLetters)))
 }
 
@@ -135,7 +137,7 @@ func readRedriveInput(w http.ResponseWriter, r *http.Request) ([]uint64, *Error)
 	ids := *in.IDs
 	if len(ids) == 0 || len(ids) > pipeline.MaxRedrive {
 		e := newError(CodeInvalidField, "ids holds %d ids; send from 1 to %d, or leave ids out to redrive every dead letter", len(ids), pipeline.MaxRedrive)
-		e.Details = map[string]any{"field": "ids"}
+		e.Details = map[string]string{"field": "ids"}
 		return nil, e
 	}
 	seqs := make([]uint64, len(ids))
@@ -143,7 +145,7 @@ func readRedriveInput(w http.ResponseWriter, r *http.Request) ([]uint64, *Error)
 		seq, err := pipeline.ParseDeadLetterID(id)
 		if err != nil {
 			e := newError(CodeInvalidField, "ids[%d] %q is not a dead letter id (%s followed by a number); use the ids GET /event_destinations/{id}/dead_letters lists", i, id, pipeline.DeadLetterIDPrefix)
-			e.Details = map[string]any{"field": fmt.Sprintf("ids[%d]", i)}
+			e.Details = map[string]string{"field": fmt.Sprintf("ids[%d]", i)}
 			return nil, e
 		}
 		seqs[i] = seq

@@ -3,7 +3,6 @@ package api_test
 import (
 	"bytes"
 	"encoding/json"
-	"fmt"
 	"io"
 	"net/http"
 	"slices"
@@ -267,8 +266,7 @@ func TestDestinationInUse(t *testing.T) {
 	resp, out := e.call(t, e.token, http.MethodDelete, "/event_destinations/"+d.ID, "")
 	wantStatus(t, resp, out, http.StatusConflict)
 	body := decodeError(t, out)
-	subs, _ := body.Details["subscriptions"].([]any)
-	if body.ErrorCode != "ERR_SLUICE_421" || !strings.Contains(body.Msg, sub.ID) || fmt.Sprint(subs) != "["+sub.ID+"]" {
+	if body.ErrorCode != "ERR_SLUICE_421" || !strings.Contains(body.Msg, sub.ID) || body.Details["subscriptions"] != `["`+sub.ID+`"]` {
 		t.Fatalf("got %s", out)
 	}
 }

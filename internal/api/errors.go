@@ -6,6 +6,7 @@ import (
 	"fmt"
 	"net/http"
 	"strconv"
+	"strings"
 )
 
 // Code is an error code of the API, such as ERR_SLUICE_301. Codes are
@@ -42,13 +43,13 @@ const (
 	CodeRequestTooLarge    Code = 313 // 413: a management request body is over 1 MiB
 	CodeContentType        Code = 320 // 415: a Content-Type other than JSON or NDJSON
 	CodeMalformedRequest   Code = 330 // 400: a management request body is empty, not well-formed JSON, or more than one value
-	CodeUnknownField       Code = 331 // 400: a management request body has a field the call does not take
+	CodeUnknownField       Code = 331 // 400: a management request has a body field, or a query parameter, the call does not take
 	CodeWrongType          Code = 332 // 400: a field of a management request body has the wrong JSON type
 	CodeInvalidField       Code = 333 // 400: a field breaks a rule; details.field names it
 	CodeBadParameter       Code = 334 // 400: a query parameter (limit, before_id) is invalid
 	CodeBadFilter          Code = 335 // 400: a list's filter does not compile: syntax, unknown field, not boolean, too long or too costly
 	CodeFilterFailed       Code = 336 // 400: a list's filter failed on a resource at evaluation (cost limit of one or of the list, index or key missing)
-	CodeFieldFixed         Code = 340 // 400: an update sends a field set at create only (an agent ingress's domain)
+	CodeFieldFixed         Code = 340 // 400: an update sends a field set at create only, or a body an id other than its path's
 	CodeServiceDomain      Code = 341 // 400: an agent ingress's domain is, or is under, a domain of the service
 	CodeNotFound           Code = 404 // 404: no such path
 	CodeMethodNotAllowed   Code = 405 // 405: the path does not take this method
@@ -112,13 +113,13 @@ var codes = map[Code]codeInfo{
 	CodeEventTooLarge:      {http.StatusRequestEntityTooLarge, "an event is over 1 MiB, or with its envelope over the NATS server's max_payload; details.event_ids, when present, lists the ids of the batch for resending the other events"},
 	CodeRequestTooLarge:    {http.StatusRequestEntityTooLarge, "the body of a management request (not ingest) is over 1 MiB"},
 	CodeMalformedRequest:   {http.StatusBadRequest, "the body of a management request is empty, not well-formed JSON (the message gives the byte offset; invalid UTF-8 included), holds more than one JSON value, or holds what JSON readers read differently: a member twice, a lone UTF-16 surrogate escape such as \\ud800, a number beyond float64's range (details.field names it)"},
-	CodeUnknownField:       {http.StatusBadRequest, "the body of a management request has a field the call does not take; the message names it"},
+	CodeUnknownField:       {http.StatusBadRequest, "the body of a management request has a field the call does not take, or its query a parameter the call does not take; the message names it, and details.field the field or details.parameter the parameter (the message also lists the parameters the call takes)"},
 	CodeWrongType:          {http.StatusBadRequest, "a field of the body of a management request has the wrong JSON type; the message and details.field name it"},
 	CodeInvalidField:       {http.StatusBadRequest, "a field breaks a rule (length, ARN, exactly one target, target type change, ...); details.field is its JSON path and the message says how to fix it"},
 	CodeBadParameter:       {http.StatusBadRequest, "a query parameter is invalid: limit not from 1 to 100, or a malformed before_id; details.parameter names it"},
 	CodeBadFilter:          {http.StatusBadRequest, "a list's ?filter= is not a CEL filter of the family: it does not parse, names a field the resource does not have, is not a boolean, is longer than 4096 bytes or its estimated cost on one resource is over 25,000; details.issues gives each problem with its line and column, and the message the fields of obj and a filter that works (docs/api.md#filtering-lists)"},
 	CodeFilterFailed:       {http.StatusBadRequest, "a list's ?filter= failed on a resource, named by details.id: it went over its cost limit (25,000 per resource, or 2,500,000 over the list), indexed past the end of a list, read a key a map lacks or divided by zero; guard it, as with size(), in or has(), or make it cheaper, and send the list again"},
-	CodeFieldFixed:         {http.StatusBadRequest, "an update sends a field that only a create sets (an agent ingress's domain); details.field names it: create another resource with the new value instead"},
+	CodeFieldFixed:         {http.StatusBadRequest, "an update sends a field that only a create sets (the domain of an agent ingress or of a reserved domain), or a body repeats what its path names (id, a route's edge_id, a source's subscription_id or type) with another value; details.field names it: send the path's value or leave it out, and to change it, create another resource with the new value instead"},
 	CodeServiceDomain:      {http.StatusBadRequest, "an agent ingress's domain is one of the service's own domains (serve --service-domains), or a name under one; details.field names it: give a domain the account owns"},
 	CodeContentType:        {http.StatusUnsupportedMediaType, "the Content-Type is neither application/json nor application/x-ndjson"},
 	CodeNotFound:           {http.StatusNotFound, "no such path"},
@@ -157,9 +158,12 @@ func (c Code) Status() int { return codes[c].status }
 
 // Error is an API error, as sent in a response body.
 type Error struct {
-	Code    Code
-	Msg     string         // what is wrong and how to fix it
-	Details map[string]any // extra fields of details, besides operation_id
+	Code Code
+	Msg  string // what is wrong and how to fix it
+	// Details are the fields of details besides operation_id. Every value
+	// is a string, as the official API clients read details: one that is
+	// not text by nature is its JSON text (detailJSON).
+	Details map[string]string
 }
 
 // Error returns the code and the message, as in "ERR_SLUICE_301: ...".
@@ -171,15 +175,15 @@ func newError(code Code, format string, args ...any) *Error {
 
 // errorBody is the JSON shape of every error response.
 type errorBody struct {
-	ErrorCode  string         `json:"error_code"`
-	StatusCode int            `json:"status_code"`
-	Msg        string         `json:"msg"`
-	Details    map[string]any `json:"details"`
+	ErrorCode  string            `json:"error_code"`
+	StatusCode int               `json:"status_code"`
+	Msg        string            `json:"msg"`
+	Details    map[string]string `json:"details"`
 }
 
 // writeError sends e with the operation id of the request.
 func writeError(w http.ResponseWriter, r *http.Request, e *Error) {
-	details := map[string]any{"operation_id": operationID(r.Context())}
+	details := map[string]string{"operation_id": operationID(r.Context())}
 	for k, v := range e.Details {
 		details[k] = v
 	}
@@ -189,6 +193,20 @@ func writeError(w http.ResponseWriter, r *http.Request, e *Error) {
 		Msg:        e.Msg,
 		Details:    details,
 	})
+}
+
+// detailJSON returns v, a value of details that is not text by nature (a
+// number, a list, an object), as details carry it: its compact JSON text,
+// such as "100" or "[\"esb_1\",\"esb_2\"]", which one json.Unmarshal reads
+// back.
+func detailJSON(v any) string {
+	var b bytes.Buffer
+	enc := json.NewEncoder(&b)
+	enc.SetEscapeHTML(false)
+	if err := enc.Encode(v); err != nil {
+		return fmt.Sprint(v)
+	}
+	return strings.TrimSuffix(b.String(), "\n")
 }
 
 // writeJSON sends v as JSON, without escaping <, > and & (filters hold

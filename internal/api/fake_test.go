@@ -118,15 +118,7 @@ func eventIDs(events []wireEvent) []string {
 // detailIDs returns details.event_ids of an error body.
 func detailIDs(t *testing.T, body errorBody) []string {
 	t.Helper()
-	raw, ok := body.Details["event_ids"].([]any)
-	if !ok {
-		t.Fatalf("details.event_ids = %v, want a list", body.Details["event_ids"])
-	}
-	ids := make([]string, len(raw))
-	for i, v := range raw {
-		ids[i], _ = v.(string)
-	}
-	return ids
+	return detailJSON[[]string](t, body, "event_ids")
 }
 
 // TestIngestNotStored answers 503 with every id, in request order, when

@@ -38,7 +38,7 @@ import (
 type family[T any, C, U input[T], B any] struct {
 	res     resource // its noun in messages, and its path, such as /api_keys
 	prefix  string   // the prefix of its ids, checked in ?before_id=
-	listKey string   // the member of a page that holds the resources, such as "api_keys"
+	listKey string   // the member of a page that holds the resources, such as "keys"
 	audit   string   // the family of its audit kinds, such as "api_key"; "": it has no audit events
 
 	// The store's operations; see the store's methods for their errors.
@@ -59,7 +59,9 @@ type family[T any, C, U input[T], B any] struct {
 	created func(w http.ResponseWriter, v T, body *B)
 	// fixed are the fields a create sets and no update may change, each
 	// with what to do instead: an update sending one is a 400
-	// ERR_SLUICE_340 naming it, rather than an unknown field.
+	// ERR_SLUICE_340 naming it, rather than an unknown field. For the
+	// parent's id, which a body may repeat (echoes), it is what to do
+	// when the body's is not the path's.
 	fixed map[string]string
 	// madeBy, for a family whose resources another part of sluice makes
 	// and ends, such as tunnel sessions, says so: a POST, PATCH or DELETE
@@ -116,6 +118,10 @@ type familyDoc struct {
 	path, listKey, prefix string
 	body, create, update  reflect.Type // create, update: nil when not served
 	delete                bool         // whether DELETE {path}/{id} is served
+	// createEchoes and updateEchoes are the members a create's and an
+	// update's body may hold besides the fields of create and update,
+	// before them: those repeating the path.
+	createEchoes, updateEchoes []string
 }
 
 // route serves the family's routes on s.
@@ -126,12 +132,15 @@ func route[T any, C, U input[T], B any](s *Server, f family[T, C, U, B]) {
 	if f.create != nil {
 		s.mux.Handle("POST "+f.res.listPath, s.authenticated(http.HandlerFunc(f.createOne)))
 		doc.create = reflect.TypeFor[C]()
+		doc.createEchoes = echoMembers(f.echoes(false))
 	}
 	s.mux.Handle("GET "+f.res.listPath, s.authenticated(http.HandlerFunc(f.listPage)))
+	s.takeQuery("GET "+f.res.listPath, queryRule{takes: listParameters})
 	s.mux.Handle("GET "+f.res.listPath+"/{id}", s.authenticated(http.HandlerFunc(f.getOne)))
 	if f.update != nil {
 		s.mux.Handle("PATCH "+f.res.listPath+"/{id}", s.authenticated(http.HandlerFunc(f.updateOne)))
 		doc.update = reflect.TypeFor[U]()
+		doc.updateEchoes = echoMembers(f.echoes(true))
 	}
 	if f.delete != nil {
 		s.mux.Handle("DELETE "+f.res.listPath+"/{id}", s.authenticated(http.HandlerFunc(f.deleteOne)))
@@ -144,6 +153,15 @@ func route[T any, C, U input[T], B any](s *Server, f family[T, C, U, B]) {
 		s.madeBy[f.res.listPath] = f.madeBy
 	}
 	s.families = append(s.families, doc)
+}
+
+// echoMembers returns the members of echoes.
+func echoMembers(echoes []pathEcho) []string {
+	members := make([]string, len(echoes))
+	for i, e := range echoes {
+		members[i] = e.member
+	}
+	return members
 }
 
 // change returns the store's options that write the audit event of a
@@ -162,9 +180,23 @@ func (f family[T, C, U, B]) change(r *http.Request, change string) (opts []store
 	return []store.WriteOption{a.option()}, a.publish
 }
 
+// echoes returns the members a body of the family may hold to repeat its
+// path: the parent's id, and for an update the resource's id, as the
+// official API clients send them.
+func (f family[T, C, U, B]) echoes(update bool) []pathEcho {
+	var echoes []pathEcho
+	if f.parent != nil {
+		echoes = append(echoes, pathEcho{member: f.parent.param, param: f.parent.param, instead: f.fixed[f.parent.param]})
+	}
+	if update {
+		echoes = append(echoes, pathEcho{member: "id", param: "id", instead: f.fixed["id"]})
+	}
+	return echoes
+}
+
 func (f family[T, C, U, B]) createOne(w http.ResponseWriter, r *http.Request) {
 	var in C
-	if e := decodeBody(w, r, &in); e != nil {
+	if e := decodeBody(w, r, &in, f.echoes(false)...); e != nil {
 		writeError(w, r, e)
 		return
 	}
@@ -275,11 +307,11 @@ func (f family[T, C, U, B]) getOne(w http.ResponseWriter, r *http.Request) {
 func (f family[T, C, U, B]) updateOne(w http.ResponseWriter, r *http.Request) {
 	id := r.PathValue("id")
 	var in U
-	if e := decodeBody(w, r, &in); e != nil {
+	if e := decodeBody(w, r, &in, f.echoes(true)...); e != nil {
 		field := fmt.Sprint(e.Details["field"])
 		if instead, ok := f.fixed[field]; ok && e.Code == CodeUnknownField {
 			e = newError(CodeFieldFixed, "field %q cannot be changed after create: %s", field, instead)
-			e.Details = map[string]any{"field": field}
+			e.Details = map[string]string{"field": field}
 		}
 		writeError(w, r, e)
 		return

@@ -160,7 +160,7 @@ func TestHTTPSEdgeValidation(t *testing.T) {
 		} `json:"reserved_domains"`
 	}](t, out).Domains[0].ID
 	resp, out = e.call(t, e.token, http.MethodDelete, "/reserved_domains/"+domain, "")
-	if msg := wantError(t, resp, out, http.StatusConflict, "ERR_SLUICE_433", ""); !strings.Contains(msg, e.edge.ID) || !strings.Contains(string(out), `"https_edges":["`+e.edge.ID+`"]`) {
+	if msg := wantError(t, resp, out, http.StatusConflict, "ERR_SLUICE_433", ""); !strings.Contains(msg, e.edge.ID) || decodeError(t, out).Details["https_edges"] != `["`+e.edge.ID+`"]` {
 		t.Fatalf("deleting the edge's reserved domain: %s", out)
 	}
 	resp, out = e.call(t, other.token, http.MethodGet, other.routes()+"/"+other.route.ID, "")

@@ -74,7 +74,7 @@ func (s *Server) ingestBatch(w http.ResponseWriter, r *http.Request, t *ticket) 
 	if n := len(batch.Errors); n > 0 {
 		s.metrics.rejected.WithLabelValues("invalid").Add(float64(n + len(batch.Events)))
 		e := newError(CodeInvalidEvents, "%d of %d events are invalid, so none was stored; details.errors says what is wrong with each: fix them and send the whole batch again", n, n+len(batch.Events))
-		e.Details = map[string]any{"errors": batch.Errors}
+		e.Details = map[string]string{"errors": detailJSON(batch.Errors)}
 		return e
 	}
 
@@ -100,7 +100,7 @@ func (s *Server) ingestBatch(w http.ResponseWriter, r *http.Request, t *ticket) 
 	if len(tooLarge) > 0 {
 		i := tooLarge[0]
 		e := newError(CodeEventTooLarge, "event %d (%s) is %d bytes in its envelope, more than the NATS server accepts (its max_payload), and was not stored; neither were %d other events of the batch. Make it smaller, then send the batch again with the ids in details.event_ids: within the stream's 2-minute duplicate window, events already stored are not stored twice", i, resp.EventIDs[i], len(batch.Events[i].Data), len(tooLarge)-1+len(failed))
-		e.Details = map[string]any{"event_ids": resp.EventIDs}
+		e.Details = map[string]string{"event_ids": detailJSON(resp.EventIDs)}
 		return e
 	}
 	if len(failed) > 0 {
@@ -108,12 +108,12 @@ func (s *Server) ingestBatch(w http.ResponseWriter, r *http.Request, t *ticket) 
 		s.log.Warn("storing events", "operation_id", operationID(r.Context()), "failed", len(failed), "of", len(results), "error", firstErr)
 		if s.storageError(r.Context(), firstErr) != nil {
 			e := storageFull(w, fmt.Sprintf("%d of %d events were not stored (details.event_ids lists the batch's ids)", len(failed), len(results)))
-			e.Details = map[string]any{"event_ids": resp.EventIDs}
+			e.Details = map[string]string{"event_ids": detailJSON(resp.EventIDs)}
 			return e
 		}
 		w.Header().Set("Retry-After", "1")
 		e := newError(CodeUnavailable, "JetStream did not store %d of %d events (%v); send the batch again with the event ids in details.event_ids: within the stream's 2-minute duplicate window, events already stored are not stored twice", len(failed), len(results), firstErr)
-		e.Details = map[string]any{"event_ids": resp.EventIDs}
+		e.Details = map[string]string{"event_ids": detailJSON(resp.EventIDs)}
 		return e
 	}
 	writeJSON(w, http.StatusAccepted, resp)

@@ -21,7 +21,7 @@ func TestIngestRefusesOverLongFilterableField(t *testing.T) {
 	if errBody.ErrorCode != "ERR_SLUICE_301" {
 		t.Fatalf("error code %s, want ERR_SLUICE_301", errBody.ErrorCode)
 	}
-	errs, _ := errBody.Details["errors"].([]any)
+	errs := detailJSON[[]any](t, errBody, "errors")
 	if len(errs) != 1 {
 		t.Fatalf("details.errors = %v, want 1 entry", errs)
 	}

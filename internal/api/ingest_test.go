@@ -220,7 +220,7 @@ func TestIngestRefusesWhatReadsTwoWays(t *testing.T) {
 		t.Fatalf("status %d, want 400: %s", resp.StatusCode, out)
 	}
 	got := decodeError(t, out)
-	errs, _ := got.Details["errors"].([]any)
+	errs := detailJSON[[]any](t, got, "errors")
 	want := []string{
 		"object.conn.server_name: the name appears twice",
 		`object.edge.names[1]: the string holds \ud800`,
@@ -301,7 +301,7 @@ func TestIngestListsEveryInvalidEvent(t *testing.T) {
 	if resp.StatusCode != http.StatusBadRequest {
 		t.Fatalf("status %d: %s", resp.StatusCode, out)
 	}
-	errs, _ := decodeError(t, out).Details["errors"].([]any)
+	errs := detailJSON[[]any](t, decodeError(t, out), "errors")
 	if len(errs) != 2 {
 		t.Fatalf("details.errors = %v, want 2 entries", errs)
 	}
@@ -366,7 +366,7 @@ func TestIngestChecksValuesAgainstTheCatalogue(t *testing.T) {
 	if resp.StatusCode != http.StatusBadRequest {
 		t.Fatalf("status %d: %s", resp.StatusCode, out)
 	}
-	errs, _ := decodeError(t, out).Details["errors"].([]any)
+	errs := detailJSON[[]any](t, decodeError(t, out), "errors")
 	want := []string{"object.conn.server_port: expected a port", "object.conn.client_ip: expected an IPv4 or IPv6 address",
 		"event_timestamp: is 1970-01-01T00:00:00.000Z, before 2000-01-01", "event_timestamp: is 9999-12-31T23:59:59.000Z, more than 2h0m0s after",
 		"object.conn.end_ts: is 9999-12-31T23:59:59.000Z"}

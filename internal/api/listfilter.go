@@ -43,7 +43,7 @@ func readFilter[T, B any](r *http.Request, env *filters.ObjectEnv, path string, 
 	}
 	if len(raw) > 1 {
 		e := newError(CodeBadFilter, "?filter= is given %d times: give one filter, joining conditions with && or ||, such as %s", len(raw), env.Example())
-		e.Details = map[string]any{"parameter": filterParameter}
+		e.Details = map[string]string{"parameter": filterParameter}
 		return nil, e
 	}
 	prg, err := env.Program(raw[0])
@@ -80,7 +80,7 @@ func badFilter(env *filters.ObjectEnv, path string, err error) *Error {
 	}
 	e := newError(CodeBadFilter, "?filter= is not a filter of %s: %s. The filter is a CEL expression over each resource as the list shows it, named obj, whose fields are %s; such as %s",
 		path, strings.TrimPrefix(ce.Error(), "invalid filter: "), strings.Join(env.Fields(), ", "), env.Example())
-	e.Details = map[string]any{"parameter": filterParameter, "issues": issues}
+	e.Details = map[string]string{"parameter": filterParameter, "issues": detailJSON(issues)}
 	return e
 }
 
@@ -107,11 +107,11 @@ func filterFailed(ctx context.Context, err error) (*Error, bool) {
 	case errors.Is(fe.err, filters.ErrListCostLimit):
 		e := newError(CodeFilterFailed, "?filter= went over its cost limit of %d for one list, the sum of its costs on each resource it was evaluated on, at %s: "+
 			"write a filter that costs less on each resource (fewer loops, shorter strings searched)", filters.MaxObjectListCost, fe.id)
-		e.Details = map[string]any{"parameter": filterParameter, "id": fe.id}
+		e.Details = map[string]string{"parameter": filterParameter, "id": fe.id}
 		return e, true
 	}
 	e := newError(CodeFilterFailed, "?filter= failed on %s: %s. Guard what can fail, such as size(obj.acl) > 2 && obj.acl[2] == \"*\", or \"key\" in m && m.key == \"v\"", fe.id, why)
-	e.Details = map[string]any{"parameter": filterParameter, "id": fe.id}
+	e.Details = map[string]string{"parameter": filterParameter, "id": fe.id}
 	return e, true
 }
 
@@ -138,20 +138,4 @@ func resourceID(v any) string {
 		return f.String()
 	}
 	return ""
-}
-
-// unfiltered serves a list that takes no filter, what (such as "the dead
-// letters of a destination"): one that has ?filter= is refused with
-// ERR_SLUICE_335 rather than answered unfiltered, which its client would
-// take for the resources that match.
-func unfiltered(what, why string, h http.HandlerFunc) http.HandlerFunc {
-	return func(w http.ResponseWriter, r *http.Request) {
-		if _, ok := r.URL.Query()[filterParameter]; ok {
-			e := newError(CodeBadFilter, "the list of %s takes no ?filter=: %s; leave the filter out", what, why)
-			e.Details = map[string]any{"parameter": filterParameter}
-			writeError(w, r, e)
-			return
-		}
-		h(w, r)
-	}
 }

@@ -63,7 +63,7 @@ func TestListFilterFamilies(t *testing.T) {
 		bodies        []string // created in this order
 		filters       map[string][]int
 	}{
-		{"/api_keys", "api_keys", []string{`{"description":"prod-a"}`, `{"description":"dev"}`, `{"description":"prod-b","metadata":"m"}`}, map[string][]int{
+		{"/api_keys", "keys", []string{`{"description":"prod-a"}`, `{"description":"dev"}`, `{"description":"prod-b","metadata":"m"}`}, map[string][]int{
 			`obj.description.startsWith("prod")`:                       {0, 2},
 			`obj.description.startsWith("prod") && obj.metadata == ""`: {0},
 			`!has(obj.token) && obj.description != ""`:                 {0, 1, 2}, // shown once, null in lists
@@ -168,7 +168,7 @@ func TestListFilterErrors(t *testing.T) {
 				}
 			}
 			body := decodeError(t, out)
-			issues, _ := body.Details["issues"].([]any)
+			issues := detailJSON[[]any](t, body, "issues")
 			if body.Details["parameter"] != "filter" || len(issues) == 0 {
 				t.Fatalf("details %v", body.Details)
 			}

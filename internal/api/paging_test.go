@@ -82,7 +82,7 @@ func TestPaging(t *testing.T) {
 			sub, err := e.store.CreateSubscription(ctx, account, store.Subscription{Sources: []store.Source{{Type: httpKind}}})
 			return sub.ID, err
 		}, nil},
-		{"/api_keys", "api_keys", func(account string) (string, error) {
+		{"/api_keys", "keys", func(account string) (string, error) {
 			k, err := e.store.CreateAPIKey(ctx, account, store.APIKeyInput{}, "")
 			return k.ID, err
 		}, []string{e.keyID}},

@@ -16,7 +16,7 @@ import (
 // (and the rate-limit action) besides the operation id.
 func PolicyAnswer(r *http.Request, a trafficpolicy.Answer) (contentType string, body []byte) {
 	code, msg := CodePolicyDenied, "The traffic policy of this server refuses the request (rule "+strconv.Quote(a.Rule)+")."
-	details := map[string]any{"operation_id": operationID(r.Context()), "rule": a.Rule}
+	details := map[string]string{"operation_id": operationID(r.Context()), "rule": a.Rule}
 	if a.Action == trafficpolicy.ActionRateLimit {
 		code = CodePolicyRateLimited
 		msg = "The traffic policy of this server limits the rate of these requests (rule " + strconv.Quote(a.Rule) + "): send it again after " + strconv.FormatInt(a.RetryAfter, 10) + " seconds."

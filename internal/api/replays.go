@@ -21,7 +21,8 @@ type Replays interface {
 // routeReplays registers the replay routes of subscriptions.
 func (s *Server) routeReplays() {
 	s.mux.Handle("POST /event_subscriptions/{id}/replay", s.authenticated(http.HandlerFunc(s.startReplay)))
-	s.mux.Handle("GET /event_subscriptions/{id}/replays", s.authenticated(unfiltered("the replays of a subscription", "they are few, all on one page", s.listReplays)))
+	s.mux.Handle("GET /event_subscriptions/{id}/replays", s.authenticated(http.HandlerFunc(s.listReplays)))
+	s.takeQuery("GET /event_subscriptions/{id}/replays", queryRule{unfiltered: "the replays of a subscription", why: "they are few, all on one page"})
 	s.mux.Handle("GET /event_subscriptions/{id}/replays/{replay_id}", s.authenticated(http.HandlerFunc(s.getReplay)))
 }
 
@@ -38,14 +39,14 @@ type replayInput struct {
 func (in replayInput) times() (since, until time.Time, e *Error) {
 	if in.Since == nil {
 		e = newError(CodeInvalidField, "since is required: the time (RFC 3339) of the first event to deliver again")
-		e.Details = map[string]any{"field": "since"}
+		e.Details = map[string]string{"field": "since"}
 		return
 	}
 	parse := func(field, value string) (time.Time, *Error) {
 		t, err := time.Parse(time.RFC3339Nano, value)
 		if err != nil {
 			e := newError(CodeInvalidField, "%s %q is not an RFC 3339 time, such as 2026-11-23T04:00:00Z", field, value)
-			e.Details = map[string]any{"field": field}
+			e.Details = map[string]string{"field": field}
 			return time.Time{}, e
 		}
 		return t, nil

@@ -26,7 +26,12 @@ const maxRequestBytes = 1 << 20
 // named exactly (encoding/json alone would take "DESCRIPTION" for
 // "description") and each once (it would keep the last of two), each of the
 // right type. It returns the API error to send otherwise.
-func decodeBody(w http.ResponseWriter, r *http.Request, v any) *Error {
+//
+// Members named by echoes may repeat a value of the request's path, as
+// the official API clients repeat the id of the resource they update:
+// each is taken when it is the path's value (or null) and then dropped,
+// and refused otherwise (pathEcho).
+func decodeBody(w http.ResponseWriter, r *http.Request, v any, echoes ...pathEcho) *Error {
 	contentType := r.Header.Get("Content-Type")
 	if media, _, err := mime.ParseMediaType(contentType); err != nil || media != mediaJSON {
 		if contentType == "" {
@@ -38,11 +43,32 @@ func decodeBody(w http.ResponseWriter, r *http.Request, v any) *Error {
 	if err != nil {
 		return bodyError(err)
 	}
-	return decodeObject(body, v)
+	sent := make([]echoed, len(echoes))
+	for i, e := range echoes {
+		sent[i] = echoed{pathEcho: e, value: r.PathValue(e.param)}
+	}
+	return decodeObject(body, v, sent...)
+}
+
+// pathEcho is a member of a body that repeats a value of the request's
+// path, such as the id of the resource a PATCH updates, or the edge_id of
+// a route: a member no body type has, which decodeBody takes when it
+// equals the path's value and refuses otherwise, with 400
+// ERR_SLUICE_340, since what a path names cannot be changed.
+type pathEcho struct {
+	member  string // the body's member, such as "id"
+	param   string // the path's wildcard it repeats, such as "id"
+	instead string // what to do to change it, such as "create the route on the other edge"; "": no way
+}
+
+// echoed is a pathEcho with the value of the request's path.
+type echoed struct {
+	pathEcho
+	value string
 }
 
 // decodeObject decodes body into v as decodeBody does.
-func decodeObject(body []byte, v any) *Error {
+func decodeObject(body []byte, v any, echoes ...echoed) *Error {
 	trimmed := bytes.TrimLeft(body, " \t\r\n")
 	switch {
 	case len(trimmed) == 0:
@@ -52,7 +78,15 @@ func decodeObject(body []byte, v any) *Error {
 	}
 	dec := json.NewDecoder(bytes.NewReader(body))
 	dec.UseNumber() // checkMembers checks a number's range against its field
-	if err := checkMembers(dec, reflect.TypeOf(v), ""); err != nil {
+	echoes = notFields(reflect.TypeOf(v), echoes)
+	var extra map[string]reflect.Type
+	for _, e := range echoes {
+		if extra == nil {
+			extra = make(map[string]reflect.Type, len(echoes))
+		}
+		extra[e.member] = reflect.TypeFor[string]()
+	}
+	if err := checkMembers(dec, reflect.TypeOf(v), "", extra); err != nil {
 		var (
 			member    *memberError
 			wrongType *memberTypeError
@@ -71,12 +105,84 @@ func decodeObject(body []byte, v any) *Error {
 	if e := checkText(body); e != nil {
 		return e
 	}
+	if len(echoes) > 0 {
+		var e *Error
+		if body, e = dropEchoes(body, echoes); e != nil {
+			return e
+		}
+	}
 	typed := json.NewDecoder(bytes.NewReader(body))
 	typed.DisallowUnknownFields()
 	if err := typed.Decode(v); err != nil {
 		return bodyError(err)
 	}
 	return nil
+}
+
+// notFields returns the echoes whose members are not fields of the body
+// type t (a pointer to a struct), which decodes the others itself.
+func notFields(t reflect.Type, echoes []echoed) []echoed {
+	if len(echoes) == 0 {
+		return nil
+	}
+	for t.Kind() == reflect.Pointer {
+		t = t.Elem()
+	}
+	fields := jsonFields(t)
+	var out []echoed
+	for _, e := range echoes {
+		if _, ok := fields[e.member]; !ok {
+			out = append(out, e)
+		}
+	}
+	return out
+}
+
+// dropEchoes returns body, a JSON object whose members checkMembers has
+// checked (the echoes' are strings or null, and none appears twice),
+// without the members of the echoes, or the 400 ERR_SLUICE_340 of the
+// first whose value is not the path's.
+func dropEchoes(body []byte, echoes []echoed) ([]byte, *Error) {
+	var members map[string]json.RawMessage
+	if err := json.Unmarshal(body, &members); err != nil {
+		return nil, bodyError(err)
+	}
+	dropped := false
+	for _, e := range echoes {
+		raw, ok := members[e.member]
+		if !ok {
+			continue
+		}
+		var sent *string
+		if err := json.Unmarshal(raw, &sent); err != nil {
+			return nil, bodyError(err)
+		}
+		if sent != nil && *sent != e.value {
+			return nil, e.changed(*sent)
+		}
+		delete(members, e.member)
+		dropped = true
+	}
+	if !dropped {
+		return body, nil
+	}
+	out, err := json.Marshal(members)
+	if err != nil {
+		return nil, newError(CodeMalformedRequest, "the body cannot be read: %v", err)
+	}
+	return out, nil
+}
+
+// changed is the 400 ERR_SLUICE_340 of a body whose member of the echo is
+// sent, a value other than the path's.
+func (e echoed) changed(sent string) *Error {
+	how := "send the path's value, or leave the field out"
+	if e.instead != "" {
+		how += "; to change it, " + e.instead
+	}
+	err := newError(CodeFieldFixed, "field %q is %q, but the path names %q, and it cannot be changed: %s", e.member, sent, e.value, how)
+	err.Details = map[string]string{"field": e.member}
+	return err
 }
 
 // checkText refuses, as ingest refuses them (schemas.CheckJSON), the
@@ -96,7 +202,7 @@ func checkText(body []byte) *Error {
 		return newError(CodeMalformedRequest, "the body is not well-formed JSON at byte %d: %s; send text in UTF-8", syntax.Offset, syntax.Msg)
 	case errors.As(err, &field):
 		e := newError(CodeMalformedRequest, "field %s", field.Error())
-		e.Details = map[string]any{"field": field.Path}
+		e.Details = map[string]string{"field": field.Path}
 		return e
 	}
 	return newError(CodeMalformedRequest, "the body cannot be read: %v", err)
@@ -115,7 +221,7 @@ func (e *memberError) Error() string { return "member " + e.path }
 func (e *memberError) apiError() *Error {
 	if e.twice {
 		err := newError(CodeMalformedRequest, "field %s appears twice; send it once", e.path)
-		err.Details = map[string]any{"field": e.path}
+		err.Details = map[string]string{"field": e.path}
 		return err
 	}
 	hint := ""
@@ -123,7 +229,7 @@ func (e *memberError) apiError() *Error {
 		hint = fmt.Sprintf(" (did you mean %q? field names are case-sensitive)", e.candidate)
 	}
 	err := newError(CodeUnknownField, "unknown field %q%s; remove it (see docs/openapi.yaml for the fields this call takes)", e.path, hint)
-	err.Details = map[string]any{"field": e.path}
+	err.Details = map[string]string{"field": e.path}
 	return err
 }
 
@@ -138,7 +244,7 @@ func (e *memberTypeError) Error() string { return "member " + e.path + " is a " 
 
 func (e *memberTypeError) apiError() *Error {
 	err := newError(CodeWrongType, "field %s: expected %s, got %s", e.path, e.want, e.got)
-	err.Details = map[string]any{"field": e.path}
+	err.Details = map[string]string{"field": e.path}
 	return err
 }
 
@@ -149,7 +255,10 @@ func (e *memberTypeError) apiError() *Error {
 // first value of a JSON type its field does not take, both with the
 // value's JSON path, array indexes included (which encoding/json's own
 // type errors lack), or the decoder's error for malformed JSON.
-func checkMembers(dec *json.Decoder, t reflect.Type, path string) error {
+//
+// extra are members an object at the top (path "") takes besides the
+// fields of t, by their types; nil for none.
+func checkMembers(dec *json.Decoder, t reflect.Type, path string, extra map[string]reflect.Type) error {
 	tok, err := dec.Token()
 	if err != nil {
 		return unexpectedEOF(err)
@@ -168,6 +277,11 @@ func checkMembers(dec *json.Decoder, t reflect.Type, path string) error {
 	switch tok {
 	case json.Delim('{'):
 		fields := jsonFields(t)
+		for name, ft := range extra {
+			if _, ok := fields[name]; fields != nil && !ok {
+				fields[name] = ft
+			}
+		}
 		seen := make(map[string]bool)
 		for dec.More() {
 			keyTok, err := dec.Token()
@@ -193,7 +307,7 @@ func checkMembers(dec *json.Decoder, t reflect.Type, path string) error {
 					return &memberError{path: memberPath, candidate: sameButCase(fields, key)}
 				}
 			}
-			if err := checkMembers(dec, memberType, memberPath); err != nil {
+			if err := checkMembers(dec, memberType, memberPath, nil); err != nil {
 				return err
 			}
 		}
@@ -205,7 +319,7 @@ func checkMembers(dec *json.Decoder, t reflect.Type, path string) error {
 			elem = t.Elem()
 		}
 		for i := 0; dec.More(); i++ {
-			if err := checkMembers(dec, elem, fmt.Sprintf("%s[%d]", path, i)); err != nil {
+			if err := checkMembers(dec, elem, fmt.Sprintf("%s[%d]", path, i), nil); err != nil {
 				return err
 			}
 		}
@@ -346,7 +460,7 @@ func bodyError(err error) *Error {
 			field = "(the body)"
 		}
 		e := newError(CodeWrongType, "field %s: expected %s, got %s", field, jsonType(wrongType.Type), wrongType.Value)
-		e.Details = map[string]any{"field": wrongType.Field}
+		e.Details = map[string]string{"field": wrongType.Field}
 		return e
 	case strings.HasPrefix(err.Error(), "json: unknown field "):
 		// encoding/json has no type for this error; its text is stable.

@@ -42,7 +42,8 @@ func (s *Server) routeReservedDomains() {
 			return d.CreateReservedDomain(ctx, accountID, v, opts...)
 		},
 		get: d.GetReservedDomain, list: d.ListReservedDomains, update: d.UpdateReservedDomain, delete: d.DeleteReservedDomain,
-		body: s.reservedDomainResponse,
+		body:  s.reservedDomainResponse,
+		fixed: map[string]string{"domain": "reserve the new domain (POST /reserved_domains), move what uses this one to it, and delete this one"},
 	})
 	s.mux.Handle("DELETE "+apiwire.ReservedDomainsPath+"/{id}/certificate_management_policy", s.authenticated(http.HandlerFunc(s.deleteDomainCertPolicy)))
 }
@@ -139,7 +140,8 @@ func (in reservedDomainCreate) apply(d *store.ReservedDomain) {
 }
 
 // reservedDomainUpdate is the body of an update: the fields sent are set.
-// The domain cannot change; DELETE .../certificate_management_policy
+// The domain cannot change (fixed: 400 ERR_SLUICE_340, as an agent
+// ingress's); DELETE .../certificate_management_policy
 // removes the policy.
 type reservedDomainUpdate struct {
 	Description                 *string            `json:"description"`

@@ -135,7 +135,7 @@ func TestReservedDomainValidation(t *testing.T) {
 		{"metadata", http.MethodPost, "/reserved_domains", `{"domain":"r.example.com","metadata":"` + strings.Repeat("x", 4097) + `"}`, "ERR_SLUICE_333", "metadata", "4096"},
 		{"domain a number", http.MethodPost, "/reserved_domains", `{"domain":1}`, "ERR_SLUICE_332", "domain", "domain"},
 		{"unknown", http.MethodPost, "/reserved_domains", `{"domain":"r.example.com","cname_target":"x"}`, "ERR_SLUICE_331", "", "cname_target"},
-		{"patch domain", http.MethodPatch, "/reserved_domains/RD", `{"domain":"new.example.com"}`, "ERR_SLUICE_331", "", "domain"},
+		{"patch domain", http.MethodPatch, "/reserved_domains/RD", `{"domain":"new.example.com"}`, "ERR_SLUICE_340", "domain", `field "domain" cannot be changed after create: reserve the new domain`},
 		{"patch region", http.MethodPatch, "/reserved_domains/RD", `{"region":"EU"}`, "ERR_SLUICE_333", "region", "au, eu"},
 	} {
 		t.Run(tt.name, func(t *testing.T) {

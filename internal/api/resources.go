@@ -3,6 +3,7 @@ package api
 import (
 	"errors"
 	"net/http"
+	"strconv"
 
 	"github.com/sluicehq/sluice/apiwire"
 	"github.com/sluicehq/sluice/internal/store"
@@ -54,23 +55,23 @@ func (s *Server) writeStoreError(w http.ResponseWriter, r *http.Request, err err
 		writeError(w, r, limitError(limit))
 	case errors.As(err, &invalid):
 		e := newError(CodeInvalidField, "%s", invalid.Error())
-		e.Details = map[string]any{"field": invalid.Field}
+		e.Details = map[string]string{"field": invalid.Field}
 		writeError(w, r, e)
 	case errors.As(err, &inUse):
 		e := newError(CodeInUse, "%s", inUse.Error())
-		e.Details = map[string]any{"subscriptions": inUse.Subscriptions}
+		e.Details = map[string]string{"subscriptions": detailJSON(inUse.Subscriptions)}
 		writeError(w, r, e)
 	case errors.As(err, &owner):
 		e := newError(CodeOwnerInUse, "%s", owner.Error())
-		e.Details = map[string]any{"credentials": owner.Credentials}
+		e.Details = map[string]string{"credentials": detailJSON(owner.Credentials)}
 		writeError(w, r, e)
 	case errors.As(err, &used):
 		e := newError(CodeDomainInUse, "%s", used.Error())
-		e.Details = map[string]any{"https_edges": used.Edges}
+		e.Details = map[string]string{"https_edges": detailJSON(used.Edges)}
 		writeError(w, r, e)
 	case errors.As(err, &domain):
 		e := newError(CodeDomainTaken, "%s", domain.Error())
-		e.Details = map[string]any{"field": "domain"}
+		e.Details = map[string]string{"field": "domain"}
 		writeError(w, r, e)
 	case errors.As(err, &taken):
 		code := CodeNameTaken
@@ -78,7 +79,7 @@ func (s *Server) writeStoreError(w http.ResponseWriter, r *http.Request, err err
 			code = res.taken
 		}
 		e := newError(code, "%s", taken.Error())
-		e.Details = map[string]any{"field": taken.Field}
+		e.Details = map[string]string{"field": taken.Field}
 		writeError(w, r, e)
 	case errors.Is(err, store.ErrLastAPIKey):
 		writeError(w, r, newError(CodeLastAPIKey, "API key %s is your account's only key, and deleting it would lock the account out: create another key with POST /api_keys first", id))
@@ -123,10 +124,10 @@ func limitError(l *store.LimitError) *Error {
 	words := limits[l.Limit]
 	if l.Would > 0 {
 		e := newError(words.code, "this would give your account %d %s, over its limit of %d: %s, or ask the operator of sluice to raise the limit (%s)", l.Would, l.Limit, l.Max, words.free, words.flag)
-		e.Details = map[string]any{"limit": l.Limit, "max": l.Max, "would": l.Would}
+		e.Details = map[string]string{"limit": l.Limit, "max": strconv.Itoa(l.Max), "would": strconv.Itoa(l.Would)}
 		return e
 	}
 	e := newError(words.code, "your account has reached its limit of %d %s: %s, or ask the operator of sluice to raise the limit (%s)", l.Max, l.Limit, words.free, words.flag)
-	e.Details = map[string]any{"limit": l.Limit, "max": l.Max}
+	e.Details = map[string]string{"limit": l.Limit, "max": strconv.Itoa(l.Max)}
 	return e
 }

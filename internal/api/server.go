@@ -280,6 +280,9 @@ type Server struct {
 	// madeBy says, by a family's path, why the API does not make, change
 	// nor delete its resources (family.madeBy); fallback's 405 tells it.
 	madeBy map[string]string
+	// queries are the query parameters the management routes take, by
+	// pattern (takeQuery); a route not in it takes none.
+	queries map[string]queryRule
 
 	// agentIngresses is nil when its routes are not served.
 	agentIngresses AgentIngresses
@@ -447,11 +450,12 @@ func (s *Server) withOperation(next http.Handler) http.Handler {
 }
 
 // authenticated is the way in of every management route: it checks
-// Service-Version and the bearer key (checkKey), then admits the request's
-// body, if it has one, through the front door (admitBody). POST /events,
-// which has an admission of its own, takes checkKey alone.
+// Service-Version and the bearer key (checkKey), refuses a query
+// parameter the route does not take (checkQuery), then admits the
+// request's body, if it has one, through the front door (admitBody).
+// POST /events, which has an admission of its own, takes checkKey alone.
 func (s *Server) authenticated(next http.Handler) http.Handler {
-	return s.checkKey(s.limitWrites(s.admitBody(next)))
+	return s.checkKey(s.checkQuery(s.limitWrites(s.admitBody(next))))
 }
 
 // checkKey checks Service-Version and the bearer key before next (the

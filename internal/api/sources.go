@@ -14,7 +14,8 @@ import (
 // routeSources registers the routes of the sources of subscriptions.
 func (s *Server) routeSources() {
 	s.mux.Handle("POST /event_subscriptions/{id}/sources", s.authenticated(http.HandlerFunc(s.createSource)))
-	s.mux.Handle("GET /event_subscriptions/{id}/sources", s.authenticated(unfiltered("the sources of a subscription", "they are one per event kind at most, all on one page", s.listSources)))
+	s.mux.Handle("GET /event_subscriptions/{id}/sources", s.authenticated(http.HandlerFunc(s.listSources)))
+	s.takeQuery("GET /event_subscriptions/{id}/sources", queryRule{unfiltered: "the sources of a subscription", why: "they are one per event kind at most, all on one page"})
 	s.mux.Handle("GET /event_subscriptions/{id}/sources/{type}", s.authenticated(http.HandlerFunc(s.getSource)))
 	s.mux.Handle("PATCH /event_subscriptions/{id}/sources/{type}", s.authenticated(http.HandlerFunc(s.updateSource)))
 	s.mux.Handle("DELETE /event_subscriptions/{id}/sources/{type}", s.authenticated(http.HandlerFunc(s.deleteSource)))
@@ -26,6 +27,14 @@ var (
 	errSourceExists = errors.New("the subscription has a source of this kind")
 	errNoSource     = errors.New("the subscription has no source of this kind")
 )
+
+// sourceEchoes are the members a body of a source's PATCH may hold to
+// repeat its path, as the official API clients send them: the
+// subscription's id and the source's type, neither of which can change.
+var sourceEchoes = []pathEcho{
+	{member: "subscription_id", param: "id", instead: "add the source to the other subscription (POST /event_subscriptions/{id}/sources), and delete this one"},
+	{member: "type", param: "type", instead: "add a source of the other type, and delete this one"},
+}
 
 // sourceUpdate is the body of a PATCH of a source: the fields sent replace
 // the old ones.
@@ -42,7 +51,7 @@ type sourceList struct {
 
 func (s *Server) createSource(w http.ResponseWriter, r *http.Request) {
 	var in store.Source
-	if e := decodeBody(w, r, &in); e != nil {
+	if e := decodeBody(w, r, &in, sourceEchoes[0]); e != nil {
 		writeError(w, r, e)
 		return
 	}
@@ -89,7 +98,7 @@ func (s *Server) getSource(w http.ResponseWriter, r *http.Request) {
 func (s *Server) updateSource(w http.ResponseWriter, r *http.Request) {
 	kind := r.PathValue("type")
 	var in sourceUpdate
-	if e := decodeBody(w, r, &in); e != nil {
+	if e := decodeBody(w, r, &in, sourceEchoes...); e != nil {
 		writeError(w, r, e)
 		return
 	}

@@ -107,7 +107,7 @@ func TestStorageFullEndsWritesInFlight(t *testing.T) {
 	start := time.Now()
 	resp, out := e.post(t, []byte(storageTestEvent), nil)
 	wantStatus(t, resp, out, http.StatusServiceUnavailable)
-	if got := decodeError(t, out); got.ErrorCode != "ERR_SLUICE_110" || got.Details["event_ids"] == nil {
+	if got := decodeError(t, out); got.ErrorCode != "ERR_SLUICE_110" || got.Details["event_ids"] == "" {
 		t.Errorf("POST /events when the store fails under it: %s", out)
 	}
 	if took := time.Since(start); took > 2*time.Second {

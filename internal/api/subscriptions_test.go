@@ -253,7 +253,7 @@ func TestSources(t *testing.T) {
 	resp, out = e.call(t, e.token, http.MethodPatch, sources+"/"+keyKind, `{"fields":["id"]}`)
 	wantError(t, resp, out, http.StatusBadRequest, "ERR_SLUICE_333", "fields")
 	resp, out = e.call(t, e.token, http.MethodPatch, sources+"/"+httpKind, `{"type":"`+tcpKind+`"}`)
-	wantError(t, resp, out, http.StatusBadRequest, "ERR_SLUICE_331", "")
+	wantError(t, resp, out, http.StatusBadRequest, "ERR_SLUICE_340", "type")
 	resp, out = e.call(t, e.token, http.MethodPatch, sources+"/"+httpKind, `{"filter":"","fields":[]}`)
 	wantStatus(t, resp, out, http.StatusOK)
 	if got := decodeAs[source](t, out); got.Filter != "" || got.Fields != nil {
