@@ -128,6 +128,27 @@ func (d DeadLetters) Redrive(ctx context.Context, in *RedriveInput, opts ...Call
 	return out, err
 }
 
+// DeadLetterFilter is the body of a bulk delete of dead letters: the
+// letters to remove are those every field set matches; none set matches
+// every letter.
+type DeadLetterFilter struct {
+	SubscriptionID *string `json:"subscription_id,omitempty"` // esb_...: letters of this subscription
+	Class          *string `json:"class,omitempty"`           // too_large, permanent, filter or malformed
+	EventID        *string `json:"event_id,omitempty"`        // ev_...: letters of this event
+	// AfterID continues a delete that stopped at 10,000 letters examined:
+	// the NextAfterID it returned.
+	AfterID *string `json:"after_id,omitempty"`
+}
+
+// DeadLetterDeletion is the outcome of a bulk delete of dead letters.
+type DeadLetterDeletion struct {
+	Deleted   int `json:"deleted"`   // letters removed
+	Remaining int `json:"remaining"` // letters the destination has afterwards
+	// NextAfterID, when not nil, says the call examined its 10,000
+	// letters and stopped: send it as AfterID to go on.
+	NextAfterID *string `json:"next_after_id"`
+}
+
 // Replay is a replay of a subscription's stored events, as the API
 // returns it.
 type Replay struct {

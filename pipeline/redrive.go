@@ -345,3 +345,13 @@ func (run *redriveRun) accepted(ctx context.Context, rec redriveRecord) {
 func (r *Redriver) List(ctx context.Context, accountID, destinationID string, before uint64, limit int) ([]DeadLetter, bool, error) {
 	return r.letters.List(ctx, accountID, destinationID, before, limit)
 }
+
+// Delete removes a dead letter as DeadLetters.Delete does.
+func (r *Redriver) Delete(ctx context.Context, accountID, destinationID string, seq uint64) error {
+	return r.letters.Delete(ctx, accountID, destinationID, seq)
+}
+
+// DeleteMatching removes dead letters as DeadLetters.DeleteMatching does.
+func (r *Redriver) DeleteMatching(ctx context.Context, accountID, destinationID string, f DeadLetterFilter, after uint64) (DeleteReport, error) {
+	return r.letters.DeleteMatching(ctx, accountID, destinationID, f, after)
+}
