@@ -128,6 +128,13 @@ func (d DeadLetters) Redrive(ctx context.Context, in *RedriveInput, opts ...Call
 	return out, err
 }
 
+// Delete removes the dead letter id (dl_...) of the destination. It
+// returns the errors of Client.Do: an *Error of status 404 when the
+// destination has no such letter.
+func (d DeadLetters) Delete(ctx context.Context, id string, opts ...CallOption) error {
+	return d.client.Do(ctx, http.MethodDelete, d.path+"/"+url.PathEscape(id), nil, nil, opts...)
+}
+
 // DeadLetterFilter is the body of a bulk delete of dead letters: the
 // letters to remove are those every field set matches; none set matches
 // every letter.
@@ -147,6 +154,15 @@ type DeadLetterDeletion struct {
 	// NextAfterID, when not nil, says the call examined its 10,000
 	// letters and stopped: send it as AfterID to go on.
 	NextAfterID *string `json:"next_after_id"`
+}
+
+// DeleteMatching removes the destination's dead letters that in matches,
+// oldest first, examining at most 10,000 a call: POST
+// .../dead_letters/delete. It returns the errors of Client.Do.
+func (d DeadLetters) DeleteMatching(ctx context.Context, in DeadLetterFilter, opts ...CallOption) (DeadLetterDeletion, error) {
+	var out DeadLetterDeletion
+	err := d.client.Do(ctx, http.MethodPost, d.path+"/delete", in, &out, opts...)
+	return out, err
 }
 
 // Replay is a replay of a subscription's stored events, as the API
