@@ -66,9 +66,13 @@ func (q *DeadLetters) remove(ctx context.Context, accountID string, d DeadLetter
 		}
 		return fmt.Errorf("deleting dead letter %s: %w", d.ID(), err)
 	}
-	// A key left behind names a letter that is gone, which the next
-	// claim of the event notices and takes over.
-	return q.index.forget(ctx, letterKey(accountID, d.DestinationID, d.SubscriptionID, d.EventSeq), d.Seq)
+	// The letter is gone, so the delete succeeded whatever becomes of its
+	// key: a key left behind (the bucket unreachable a moment) names a
+	// letter that is gone, which the next claim of the event reads and
+	// takes over, so its removal is best effort and its error not the
+	// caller's.
+	_ = q.index.forget(ctx, letterKey(accountID, d.DestinationID, d.SubscriptionID, d.EventSeq), d.Seq)
+	return nil
 }
 
 // DeleteMatching removes the dead letters of a destination that f picks,
