@@ -100,3 +100,24 @@ type ReplayInput struct {
 	Since *string `json:"since,omitempty"` // RFC 3339, within the stream's retention; required
 	Until *string `json:"until,omitempty"` // RFC 3339; nil: now
 }
+
+// DeadLetterFilter is the body of a bulk delete of dead letters: the
+// letters to remove are those every field set matches; none set matches
+// every letter.
+type DeadLetterFilter struct {
+	SubscriptionID *string `json:"subscription_id,omitempty"` // esb_...: letters of this subscription
+	Class          *string `json:"class,omitempty"`           // too_large, permanent, filter or malformed
+	EventID        *string `json:"event_id,omitempty"`        // ev_...: letters of this event
+	// AfterID continues a delete that stopped at 10,000 letters examined:
+	// the NextAfterID it returned.
+	AfterID *string `json:"after_id,omitempty"`
+}
+
+// DeadLetterDeletion is the outcome of a bulk delete of dead letters.
+type DeadLetterDeletion struct {
+	Deleted   int `json:"deleted"`   // letters removed
+	Remaining int `json:"remaining"` // letters the destination has afterwards
+	// NextAfterID, when not nil, says the call examined its 10,000
+	// letters and stopped: send it as AfterID to go on.
+	NextAfterID *string `json:"next_after_id"`
+}

@@ -64,8 +64,8 @@ func sameBytes(t *testing.T, what string, raw []byte, v any) {
 // the API sent, so that a field the API adds, renames or reorders fails
 // here.
 func TestTypesAreTheAPIs(t *testing.T) {
+	fake := &delivery{}
 	stack := apitest.Start(t, apitest.WithDeps(func(deps *api.Deps, js jetstream.JetStream) {
-		fake := &delivery{}
 		deps.DeliveryStatus, deps.DestinationTrial, deps.DeadLetters = fake, fake, fake
 		stream, err := js.Stream(context.Background(), pipeline.EventsStream)
 		if err != nil {
@@ -333,6 +333,27 @@ func TestTypesAreTheAPIs(t *testing.T) {
 		if redriven.Redriven != 1 || len(redriven.Failures) != 1 || redriven.Failures[0].ID != "dl_42" {
 			t.Fatalf("redrive %s", raw)
 		}
+	}
+	// A delete of one letter, of one the destination lacks, and of those a
+	// filter picks, twice: from the oldest, then after where it stopped.
+	check.ErrorContains(t, deadLetters.Delete(ctx, "dl_42"), "")
+	var notFound *client.Error
+	if err := deadLetters.Delete(ctx, "dl_8"); !errors.As(err, &notFound) || notFound.Status != http.StatusNotFound {
+		t.Fatalf("deleting a letter the destination lacks: %v, want a 404", err)
+	}
+	class := "too_large"
+	in := apiwire.DeadLetterFilter{Class: &class}
+	for i, wantNext := range []bool{true, false} {
+		deleted, err := deadLetters.DeleteMatching(ctx, in, client.Reply(&raw))
+		check.ErrorContains(t, err, "")
+		sameBytes(t, "delete dead letters", raw, deleted)
+		if deleted.Deleted != 1 || (deleted.NextAfterID != nil) != wantNext {
+			t.Fatalf("delete %d of dead letters: %s", i, raw)
+		}
+		in.AfterID = deleted.NextAfterID
+	}
+	if want := []deletion{{pipeline.DeadLetterFilter{Class: class}, 0}, {pipeline.DeadLetterFilter{Class: class}, 7}}; !slices.Equal(fake.deleted, want) {
+		t.Fatalf("the API was asked to delete %+v, want %+v", fake.deleted, want)
 	}
 
 	// A replay of the subscription, and its list.

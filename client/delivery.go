@@ -57,6 +57,22 @@ func (d DeadLetters) Redrive(ctx context.Context, in *apiwire.RedriveInput, opts
 	return out, err
 }
 
+// Delete removes the dead letter id (dl_...) of the destination. It
+// returns the errors of Client.Do: an *Error of status 404 when the
+// destination has no such letter.
+func (d DeadLetters) Delete(ctx context.Context, id string, opts ...CallOption) error {
+	return d.client.Do(ctx, http.MethodDelete, d.path+"/"+url.PathEscape(id), nil, nil, opts...)
+}
+
+// DeleteMatching removes the destination's dead letters that in matches,
+// oldest first, examining at most 10,000 a call: POST
+// .../dead_letters/delete. It returns the errors of Client.Do.
+func (d DeadLetters) DeleteMatching(ctx context.Context, in apiwire.DeadLetterFilter, opts ...CallOption) (apiwire.DeadLetterDeletion, error) {
+	var out apiwire.DeadLetterDeletion
+	err := d.client.Do(ctx, http.MethodPost, d.path+"/delete", in, &out, opts...)
+	return out, err
+}
+
 // Replays are the replays of a subscription,
 // /event_subscriptions/{id}/replays, newest first on one page.
 type Replays struct {

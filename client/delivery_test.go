@@ -15,6 +15,13 @@ import (
 // next ones have the fields that may be null unset.
 type delivery struct {
 	statuses, trials int
+	// deleted are the filters and starts of the bulk deletes asked for.
+	deleted []deletion
+}
+
+type deletion struct {
+	filter pipeline.DeadLetterFilter
+	after  uint64
 }
 
 var (
@@ -62,4 +69,22 @@ func (d *delivery) List(_ context.Context, _, _ string, before uint64, limit int
 
 func (d *delivery) Redrive(context.Context, store.Destination, []uint64) (pipeline.RedriveReport, error) {
 	return pipeline.RedriveReport{Redriven: 1, Failed: 1, Remaining: 1, Failures: []pipeline.RedriveFailure{{Seq: 42, Class: "permanent", Code: "LogEventTooOld", Message: "too <old>"}}}, nil
+}
+
+// Delete finds letter 42 alone.
+func (d *delivery) Delete(_ context.Context, _, _ string, seq uint64) error {
+	if seq != 42 {
+		return pipeline.ErrDeadLetterNotFound
+	}
+	return nil
+}
+
+// DeleteMatching records the filter and reports one letter deleted; a
+// delete from the oldest stops at its bound, after letter 7.
+func (d *delivery) DeleteMatching(_ context.Context, _, _ string, f pipeline.DeadLetterFilter, after uint64) (pipeline.DeleteReport, error) {
+	d.deleted = append(d.deleted, deletion{filter: f, after: after})
+	if after == 0 {
+		return pipeline.DeleteReport{Deleted: 1, Remaining: 1, Next: 7}, nil
+	}
+	return pipeline.DeleteReport{Deleted: 1}, nil
 }

@@ -94,12 +94,13 @@ func readDeadLetter(seq uint64, h nats.Header, stored time.Time, data []byte) De
 type DeadLetters struct {
 	js     jetstream.JetStream
 	stream jetstream.Stream // SLUICE_DLQ, made with AllowDirect by EnsureDLQStream
+	index  *letterIndex
 }
 
 // NewDeadLetters returns the reader of the dead-letter stream dlq, as
 // EnsureDLQStream returns it.
 func NewDeadLetters(js jetstream.JetStream, dlq jetstream.Stream) *DeadLetters {
-	return &DeadLetters{js: js, stream: dlq}
+	return &DeadLetters{js: js, stream: dlq, index: newLetterIndex(js)}
 }
 
 // List returns the dead letters of a destination, newest first: at most

@@ -176,8 +176,10 @@ type Deliverer struct {
 	// accounts, and prefetch the events pulled ahead.
 	work     *fairShares
 	prefetch *prefetchBudget
-	cfg      DeliveryConfig
-	log      *slog.Logger
+	// index says which events have a letter held, for every worker.
+	index *letterIndex
+	cfg   DeliveryConfig
+	log   *slog.Logger
 
 	mu      sync.Mutex                // guards workers; held while Apply waits for workers to stop
 	workers map[string]*runningWorker // by route name
@@ -231,6 +233,7 @@ func NewDeliverer(js jetstream.JetStream, stream jetstream.Stream, env *filters.
 		prefetch: newPrefetchBudget(cfg.AccountPrefetch, cfg.Prefetch),
 		workers:  make(map[string]*runningWorker),
 		sinks:    make(map[string]cachedSink),
+		index:    newLetterIndex(js),
 	}
 	if cfg.YieldLatency > 0 {
 		d.governor = newGovernor(d.shares, cfg.DeliverySlots, cfg.YieldLatency)
@@ -363,7 +366,7 @@ func (d *Deliverer) runWorker(ctx context.Context, name string, p *atomic.Pointe
 		return fmt.Errorf("consumer %s: %w", name, err)
 	}
 	w := newWorker(p, consumer, d.js, d.cfg, log)
-	w.shares, w.work = d.shares, d.work
+	w.shares, w.work, w.index = d.shares, d.work, d.index
 	routes, leave := d.prefetch.join(w.account)
 	defer leave()
 	w.routes, w.budget = routes, d.prefetch

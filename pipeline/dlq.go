@@ -39,9 +39,9 @@ func DLQSubject(accountID, destinationID string) string {
 	return DLQSubjectPrefix + accountID + "." + destinationID
 }
 
-// EnsureDLQStream creates the dead-letter stream, or updates it, keeping
-// dead letters for retention (default DefaultDLQRetention) with replicas
-// copies (default 1).
+// EnsureDLQStream creates the dead-letter stream and its index bucket
+// (EnsureDLQIndex), or updates them, keeping dead letters for retention
+// (default DefaultDLQRetention) with replicas copies (default 1).
 func EnsureDLQStream(ctx context.Context, js jetstream.JetStream, retention time.Duration, replicas int) (jetstream.Stream, error) {
 	if retention <= 0 {
 		retention = DefaultDLQRetention
@@ -65,6 +65,9 @@ func EnsureDLQStream(ctx context.Context, js jetstream.JetStream, retention time
 	if err != nil {
 		return nil, fmt.Errorf("creating or updating stream %s: %w", DLQStream, err)
 	}
+	if _, err := EnsureDLQIndex(ctx, js, retention, replicas); err != nil {
+		return nil, err
+	}
 	return stream, nil
 }
 
@@ -86,8 +89,7 @@ type deadLetter struct {
 // has no id, and two such must not be taken for one), and the
 // subscription and destination, not the route, so that a replay's route
 // and the live one do not both store a letter of an event within the
-// duplicate window. Past the window, the letters held say it (see
-// heldLetters).
+// duplicate window. Past the window, the index says it (see letterIndex).
 func (d deadLetter) message(data []byte) *nats.Msg {
 	msg := nats.NewMsg(DLQSubject(d.route.Subscription.AccountID, d.route.Destination.ID))
 	msg.Data = data

@@ -191,6 +191,7 @@ type redriveRoute struct {
 
 type redriveRecord struct {
 	seq uint64
+	key string // in DLQIndexBucket
 	entry
 }
 
@@ -223,7 +224,8 @@ func (run *redriveRun) add(ctx context.Context, d DeadLetter) error {
 			return err
 		}
 	}
-	route.batch = append(route.batch, redriveRecord{seq: d.Seq, entry: e})
+	key := letterKey(run.dest.AccountID, run.dest.ID, d.SubscriptionID, d.EventSeq)
+	route.batch = append(route.batch, redriveRecord{seq: d.Seq, key: key, entry: e})
 	route.bytes += size
 	return nil
 }
@@ -291,7 +293,7 @@ func (run *redriveRun) flush(ctx context.Context, route *redriveRoute) error {
 			}
 		} else {
 			for _, i := range out.accepted {
-				run.accepted(ctx, batch[i].seq)
+				run.accepted(ctx, batch[i])
 			}
 			for _, i := range out.permanent {
 				v := out.verdicts[i]
@@ -322,14 +324,19 @@ func (run *redriveRun) flush(ctx context.Context, route *redriveRoute) error {
 // redriveEntry is the entryOf of write for a redrive's batch.
 func redriveEntry(r redriveRecord) entry { return r.entry }
 
-// accepted removes a delivered letter from SLUICE_DLQ. When that fails the
-// letter stays, and a later redrive delivers it again: at least once.
-func (run *redriveRun) accepted(ctx context.Context, seq uint64) {
+// accepted removes a delivered letter from SLUICE_DLQ, and its index key.
+// When that fails the letter stays, and a later redrive delivers it again:
+// at least once.
+func (run *redriveRun) accepted(ctx context.Context, rec redriveRecord) {
 	run.report.Redriven++
 	ctx, cancel := context.WithTimeout(context.WithoutCancel(ctx), 5*time.Second)
 	defer cancel()
-	if err := run.r.letters.stream.DeleteMsg(ctx, seq); err != nil {
-		run.r.log.Warn("a redriven dead letter could not be removed; a later redrive sends it again", "destination_id", run.dest.ID, "dead_letter_id", DeadLetterID(seq), "error", err)
+	if err := run.r.letters.stream.DeleteMsg(ctx, rec.seq); err != nil {
+		run.r.log.Warn("a redriven dead letter could not be removed; a later redrive sends it again", "destination_id", run.dest.ID, "dead_letter_id", DeadLetterID(rec.seq), "error", err)
+		return
+	}
+	if err := run.r.letters.index.forget(ctx, rec.key, rec.seq); err != nil {
+		run.r.log.Warn("the index key of a redriven dead letter could not be removed; the next dead letter of the event replaces it", "destination_id", run.dest.ID, "dead_letter_id", DeadLetterID(rec.seq), "error", err)
 	}
 }
 
@@ -337,4 +344,14 @@ func (run *redriveRun) accepted(ctx context.Context, seq uint64) {
 // does, so that one Redriver serves both calls of the API.
 func (r *Redriver) List(ctx context.Context, accountID, destinationID string, before uint64, limit int) ([]DeadLetter, bool, error) {
 	return r.letters.List(ctx, accountID, destinationID, before, limit)
+}
+
+// Delete removes a dead letter as DeadLetters.Delete does.
+func (r *Redriver) Delete(ctx context.Context, accountID, destinationID string, seq uint64) error {
+	return r.letters.Delete(ctx, accountID, destinationID, seq)
+}
+
+// DeleteMatching removes dead letters as DeadLetters.DeleteMatching does.
+func (r *Redriver) DeleteMatching(ctx context.Context, accountID, destinationID string, f DeadLetterFilter, after uint64) (DeleteReport, error) {
+	return r.letters.DeleteMatching(ctx, accountID, destinationID, f, after)
 }

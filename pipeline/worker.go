@@ -5,6 +5,7 @@ import (
 	"errors"
 	"fmt"
 	"log/slog"
+	"strconv"
 	"sync"
 	"sync/atomic"
 	"time"
@@ -61,9 +62,9 @@ type worker struct {
 	// settled and not yet recorded (see countReplayed); deliveries add
 	// to it.
 	replayed atomic.Uint64
-	// held are the letters of the route's events held in SLUICE_DLQ,
-	// read by a replay's worker when it first dead-letters an event.
-	held heldLetters
+	// index says which events have a letter held in SLUICE_DLQ, so that
+	// each is dead-lettered once for the route.
+	index *letterIndex
 	// probe holds a token while a delivery retries a call that failed as
 	// a whole (the destination refused it, or could not be reached): that
 	// delivery alone probes the destination, and no other batch is
@@ -94,6 +95,7 @@ type worker struct {
 func newWorker(p *atomic.Pointer[plan], consumer jetstream.Consumer, js jetstream.JetStream, cfg DeliveryConfig, log *slog.Logger) *worker {
 	return &worker{
 		plan: p, consumer: consumer, js: js, cfg: cfg, log: log,
+		index:    newLetterIndex(js),
 		account:  p.Load().route.Subscription.AccountID,
 		inFlight: make(chan struct{}, cfg.Concurrency),
 		paused:   make(chan struct{}, 1),
@@ -602,12 +604,17 @@ func (w *worker) deadLetter(ctx context.Context, msg jetstream.Msg, eventID, cla
 	}
 	p := w.plan.Load()
 	route := p.route
-	if route.Replay != nil && (class == dlqMalformed || class == dlqFilter) {
-		// The event was dead-lettered for what it holds, which a replay
-		// does not change: one letter of it is enough.
-		held, err := w.held.has(ctx, w.js, route, seq, eventID)
+	subject := DLQSubject(route.Subscription.AccountID, route.Destination.ID)
+	key := letterKey(route.Subscription.AccountID, route.Destination.ID, route.Subscription.ID, seq)
+	var rev uint64
+	if key != "" {
+		var (
+			held bool
+			err  error
+		)
+		rev, held, err = w.index.claim(ctx, key, subject)
 		if err != nil {
-			w.log.Error("reading the dead letters held failed; the event will be tried again", "event_id", eventID, "class", class, "error", err)
+			w.log.Warn("the dead letter of the event cannot be claimed now; the event will be tried again", "event_id", eventID, "class", class, "error", err)
 			w.acked(opNak, msg.NakWithDelay(w.cfg.RetryMax))
 			return
 		}
@@ -618,13 +625,42 @@ func (w *worker) deadLetter(ctx context.Context, msg jetstream.Msg, eventID, cla
 		}
 	}
 	letter := deadLetter{route: route, eventID: eventID, eventSeq: seq, class: class, code: code, msg: message, attempts: attempts, firstFailure: time.Now()}
-	if _, err := w.js.PublishMsg(ctx, letter.message(msg.Data())); err != nil {
+	ack, err := w.storeLetter(ctx, letter, msg.Data(), subject, rev)
+	if err != nil {
 		w.log.Error("storing a dead letter failed; the event will be tried again", "event_id", eventID, "class", class, "error", err)
+		if err := w.index.release(context.WithoutCancel(ctx), key); err != nil {
+			w.log.Warn("releasing the claim of a dead letter failed; it lapses by itself", "event_id", eventID, "error", err)
+		}
 		w.acked(opNak, msg.NakWithDelay(w.cfg.RetryMax))
 		return
 	}
-	w.held.add(seq, eventID)
+	if key != "" {
+		if err := w.index.written(ctx, key, rev, ack.Sequence); err != nil {
+			w.log.Warn("indexing a dead letter failed; its claim lapses, and the event may be dead-lettered again", "event_id", eventID, "dead_letter_id", DeadLetterID(ack.Sequence), "error", err)
+		}
+	}
 	w.log.Warn("event dead-lettered", "event_id", eventID, "destination_id", route.Destination.ID, "class", class, "code", code, "reason", message)
 	w.term(msg)
 	p.metrics.deadLetter(class)
+}
+
+// storeLetter writes a dead letter to SLUICE_DLQ. A letter JetStream takes
+// for a duplicate (its Nats-Msg-Id written within the duplicate window)
+// whose original is gone, deleted meanwhile, is written again under the
+// id and the revision of its claim (rev), so that the event has a letter.
+func (w *worker) storeLetter(ctx context.Context, letter deadLetter, data []byte, subject string, rev uint64) (*jetstream.PubAck, error) {
+	msg := letter.message(data)
+	ack, err := w.js.PublishMsg(ctx, msg)
+	if err != nil || !ack.Duplicate || rev == 0 {
+		return ack, err
+	}
+	stream, err := w.index.dlq(ctx)
+	if err != nil {
+		return nil, err
+	}
+	if held, err := letterHeld(ctx, stream, subject, ack.Sequence); err != nil || held {
+		return ack, err
+	}
+	msg.Header.Set(jetstream.MsgIDHeader, msg.Header.Get(jetstream.MsgIDHeader)+"."+strconv.FormatUint(rev, 10))
+	return w.js.PublishMsg(ctx, msg)
 }

@@ -3,16 +3,20 @@ package main
 import (
 	"encoding/json"
 	"net/http"
+	"slices"
 	"strings"
 	"testing"
 	"time"
 
 	"github.com/sluicehq/sluice/apiwire"
+	"github.com/sluicehq/sluice/internal/check"
 )
 
 // TestServeDeadLetters runs sluice serve --dev, dead-letters events
 // CloudWatch Logs refuses (older than 14 days), lists them and redrives
-// them with the CLI: they fail again, stay and are reported.
+// them with the CLI: they fail again, stay and are reported. It then
+// discards them with the CLI, one by id and the others by class, until
+// the destination's status counts none.
 func TestServeDeadLetters(t *testing.T) {
 	if testing.Short() {
 		t.Skip("runs sluice serve")
@@ -86,4 +90,29 @@ func TestServeDeadLetters(t *testing.T) {
 			t.Fatalf("redrive output lacks %q:\n%s", want, out)
 		}
 	}
+
+	// Discard the first by id: a second delete of it finds nothing.
+	if out := strings.Fields(cli("destinations", "delete-dead-letters", dest.ID, "--id", d.ID)); !slices.Equal(out, []string{"DELETED", "1"}) {
+		t.Fatalf("delete-dead-letters --id %s printed %q, want DELETED 1", d.ID, out)
+	}
+	_, errOut, err := runSluice(t, "", "destinations", "delete-dead-letters", dest.ID, "--id", d.ID, "--api-url", p.url, "--api-key", token)
+	if err == nil || !strings.Contains(err.Error()+errOut, "has no dead letter") {
+		t.Fatalf("deleting %s again: %v, %s; want an error saying the destination has no such letter", d.ID, err, errOut)
+	}
+	if _, errOut, err := runSluice(t, "", "destinations", "delete-dead-letters", dest.ID, "--api-url", p.url, "--api-key", token); err == nil || !strings.Contains(err.Error()+errOut, "--all") {
+		t.Fatalf("delete-dead-letters without a choice of letters: %v, %s; want an error naming --all", err, errOut)
+	}
+	// The others by class, again while the last events published are
+	// dead-lettered: the status then counts none.
+	check.Eventually(t, 30*time.Second, "no dead letter left", func() (string, bool) {
+		var deleted apiwire.DeadLetterDeletion
+		if err := json.Unmarshal([]byte(cli("destinations", "delete-dead-letters", dest.ID, "--class", "permanent", "--json")), &deleted); err != nil {
+			t.Fatal(err)
+		}
+		var status apiwire.DestinationStatus
+		if err := json.Unmarshal([]byte(cli("destinations", "status", dest.ID, "--json")), &status); err != nil {
+			t.Fatal(err)
+		}
+		return cli("destinations", "dead-letters", dest.ID), deleted.Remaining == 0 && status.EventsDeadLettered == 0
+	})
 }

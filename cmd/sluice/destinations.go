@@ -65,7 +65,7 @@ key id is unchanged. The target's type cannot change.`,
 		commands: func(f *resourceFlags) []*cobra.Command {
 			return []*cobra.Command{
 				newDestinationsStatusCommand(f), newDestinationsTestCommand(f),
-				newDeadLettersCommand(f), newRedriveCommand(f),
+				newDeadLettersCommand(f), newRedriveCommand(f), newDeleteDeadLettersCommand(f),
 			}
 		},
 	}

@@ -17,8 +17,8 @@ import (
 	"github.com/sluicehq/sluice/pipeline"
 )
 
-// DeadLetters reads and redrives the dead letters of destinations.
-// *pipeline.Redriver implements it.
+// DeadLetters reads, redrives and deletes the dead letters of
+// destinations. *pipeline.Redriver implements it.
 type DeadLetters interface {
 	// List returns at most limit dead letters of the destination with a
 	// sequence below before (0: from the newest), newest first, and
@@ -27,6 +27,13 @@ type DeadLetters interface {
 	// Redrive sends the dead letters of dest at seqs (none: all) to it
 	// again, removing those it accepts.
 	Redrive(ctx context.Context, dest store.Destination, seqs []uint64) (pipeline.RedriveReport, error)
+	// Delete removes the dead letter of the destination at seq, or
+	// returns an error wrapping pipeline.ErrDeadLetterNotFound.
+	Delete(ctx context.Context, accountID, destinationID string, seq uint64) error
+	// DeleteMatching removes the destination's dead letters that f
+	// picks, after the sequence after, examining at most
+	// pipeline.MaxDeleteScan.
+	DeleteMatching(ctx context.Context, accountID, destinationID string, f pipeline.DeadLetterFilter, after uint64) (pipeline.DeleteReport, error)
 }
 
 // routeDeadLetters registers the dead-letter routes of destinations.
@@ -35,6 +42,8 @@ func (s *Server) routeDeadLetters() {
 	s.takeQuery("GET /event_destinations/{id}/dead_letters", queryRule{takes: []string{"limit", "before_id"},
 		unfiltered: "the dead letters of a destination", why: "they are read one by one by sequence, and a filter would read them all"})
 	s.mux.Handle("POST /event_destinations/{id}/dead_letters/redrive", s.authenticated(http.HandlerFunc(s.redriveDeadLetters)))
+	s.mux.Handle("DELETE /event_destinations/{id}/dead_letters/{dead_letter_id}", s.authenticated(http.HandlerFunc(s.deleteDeadLetter)))
+	s.mux.Handle("POST /event_destinations/{id}/dead_letters/delete", s.authenticated(http.HandlerFunc(s.deleteDeadLetters)))
 }
 
 // deadLetterResponse is the dead letter d as the API returns it: its Event

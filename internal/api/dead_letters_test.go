@@ -72,9 +72,15 @@ func newDeadLetterEnv(t *testing.T) *deadLetterEnv {
 // stored event (or bytes that are not one) with headers saying why.
 func (e *deadLetterEnv) deadLetter(t *testing.T, subID, destID string, data []byte, eventID string) {
 	t.Helper()
+	e.deadLetterOf(t, subID, destID, "permanent", data, eventID)
+}
+
+// deadLetterOf stores a dead letter of the route of class.
+func (e *deadLetterEnv) deadLetterOf(t *testing.T, subID, destID, class string, data []byte, eventID string) {
+	t.Helper()
 	msg := nats.NewMsg(pipeline.DLQSubject(e.account, destID))
 	msg.Data = data
-	msg.Header.Set(pipeline.HeaderDLQClass, "permanent")
+	msg.Header.Set(pipeline.HeaderDLQClass, class)
 	msg.Header.Set(pipeline.HeaderDLQCode, "InvalidArgumentException")
 	msg.Header.Set(pipeline.HeaderDLQMessage, "refused")
 	msg.Header.Set(pipeline.HeaderDLQAttempts, "1")
