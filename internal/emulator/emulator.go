@@ -56,10 +56,14 @@ type Config struct {
 	// the same sequence of calls to a resource meets the same faults.
 	Seed uint64
 	// MaxStoredRecords and MaxStoredBytes bound what each Kinesis stream,
-	// Firehose delivery stream and CloudWatch log stream keeps: past
-	// either, its oldest records are dropped, as if past their retention
-	// (a log stream's oldest by timestamp, once a PutLogEvents call's
-	// events are stored); default 100,000 records and 64 MiB.
+	// Firehose delivery stream and CloudWatch log group keeps, besides
+	// the retention of each (a stream's 24 hours, a delivery stream's 24
+	// hours, a log group's retentionInDays): past either bound, its
+	// oldest records are dropped, as if past their retention (a log
+	// group's oldest by timestamp across its streams, once a
+	// PutLogEvents call's events are stored); default 100,000 records
+	// and 64 MiB. A record counts its data (and a Kinesis record its
+	// partition key, a log event its message).
 	MaxStoredRecords int
 	MaxStoredBytes   int64
 	// Faults are injected from the start, as by SetFault.
@@ -71,7 +75,7 @@ type Config struct {
 	// nothing.
 	Logger *slog.Logger
 	// Now is the clock (default time.Now), for tests of the time checks of
-	// PutLogEvents and of shard iterators' expiry.
+	// PutLogEvents, of shard iterators' expiry and of retention.
 	Now func() time.Time
 	// DataDir, when set, keeps the streams, delivery streams and log
 	// groups and the records they keep across restarts, in

@@ -50,6 +50,9 @@ type kinesisStream struct {
 	// stored counts the records and bytes its shards keep.
 	storedRecords int
 	storedBytes   int64
+	// order holds the shard index of each record its shards keep, in the
+	// order they were put: the first is the shard of the oldest record.
+	order []int32
 }
 
 func (s *Server) kinesisOperations() map[string]operation {
@@ -237,7 +240,7 @@ type monitoring struct {
 }
 
 // describe returns what DescribeStreamSummary and DescribeStream both say
-// of the stream: it is active, keeps records kinesisRetentionHours, has no
+// of the stream: it is active, keeps records kinesisRetentionHours (trim), has no
 // enhanced monitoring and no encryption.
 func (st *kinesisStream) describe() (streamIdentity, streamSettings) {
 	return streamIdentity{
