@@ -169,7 +169,7 @@ func writeStateFile(path string, st *state) (err error) {
 		}
 	}()
 	w := bufio.NewWriterSize(f, 1<<20)
-	if err := json.NewEncoder(w).Encode(st); err != nil {
+	if err := writeState(w, st); err != nil {
 		return fmt.Errorf("saving the emulator's state to %s: %w", f.Name(), err)
 	}
 	if err := w.Flush(); err != nil {
