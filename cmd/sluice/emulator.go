@@ -76,7 +76,7 @@ separate them with ';'.`,
 	fl.StringArrayVar(&f.faults, "fault", nil, "inject a fault, SERVICE/RESOURCE:SETTING[,SETTING...] (repeatable; see above)")
 	fl.StringArrayVar(&f.creates, "create", nil, "create at start "+createForms+" (repeatable; see above)")
 	fl.IntVar(&f.maxStoredRecords, "max-stored-records", emulator.DefaultMaxStoredRecords, "records kept per stream, delivery stream and log group, besides their retention; the oldest are dropped first")
-	fl.Int64Var(&f.maxStoredBytes, "max-stored-bytes", emulator.DefaultMaxStoredBytes, "bytes kept per stream, delivery stream and log group, besides their retention; the oldest records are dropped first")
+	fl.Int64Var(&f.maxStoredBytes, "max-stored-bytes", 0, "bytes kept per stream, delivery stream and log group, besides their retention; the oldest records are dropped first (default: 67108864, 64 MiB, in memory; 8388608, 8 MiB, with --data-dir, so that a start reads it back within a second)")
 	fl.DurationVar(&f.shutdownTimeout, "shutdown-timeout", emulator.DefaultShutdownTimeout, "how long to wait for calls in flight on SIGINT or SIGTERM")
 	fl.StringVar(&f.dataDir, "data-dir", "", "keep the streams, delivery streams, log groups and their records across restarts in DIR/emulator, as serve --dev does in its --data-dir; one process at a time uses it, so not beside a serve --dev on the same DIR (default: in memory only)")
 	f.log.register(fl)

@@ -31,7 +31,10 @@ const (
 	DefaultRegion           = "us-east-1"
 	DefaultMaxStoredRecords = 100_000
 	DefaultMaxStoredBytes   = 64 << 20
-	DefaultShutdownTimeout  = 5 * time.Second
+	// DefaultMaxStoredBytesDataDir is the default of MaxStoredBytes with
+	// a DataDir, where a start reads back all that is kept.
+	DefaultMaxStoredBytesDataDir = 8 << 20
+	DefaultShutdownTimeout       = 5 * time.Second
 )
 
 // accountIDPattern is an AWS account id: twelve digits.
@@ -61,9 +64,13 @@ type Config struct {
 	// hours, a log group's retentionInDays): past either bound, its
 	// oldest records are dropped, as if past their retention (a log
 	// group's oldest by timestamp across its streams, once a
-	// PutLogEvents call's events are stored); default 100,000 records
-	// and 64 MiB. A record counts its data (and a Kinesis record its
-	// partition key, a log event its message).
+	// PutLogEvents call's events are stored); default 100,000 records,
+	// and 64 MiB in memory or 8 MiB with a DataDir. A record counts its
+	// data (and a Kinesis record its partition key, a log event its
+	// message). With a DataDir, the default keeps a process with one of
+	// each under 300 MB, and its restart under a second, however long
+	// events flow (TestWeekAt100PerSecond); in memory, the larger one
+	// keeps what tests count.
 	MaxStoredRecords int
 	MaxStoredBytes   int64
 	// Faults are injected from the start, as by SetFault.
@@ -102,6 +109,9 @@ func (c *Config) setDefaults() {
 	}
 	if c.MaxStoredBytes == 0 {
 		c.MaxStoredBytes = DefaultMaxStoredBytes
+		if c.DataDir != "" {
+			c.MaxStoredBytes = DefaultMaxStoredBytesDataDir
+		}
 	}
 	if c.ShutdownTimeout == 0 {
 		c.ShutdownTimeout = DefaultShutdownTimeout

@@ -113,11 +113,7 @@ func (s *Server) logsPutLogEvents(c *call) (any, error) {
 	if first < tooNew && *in.LogEvents[tooNew-1].Timestamp-*in.LogEvents[first].Timestamp > logsMaxBatchSpan.Milliseconds() {
 		return nil, invalidParameter(ServiceLogs, "The batch of log events in a single PutLogEvents request cannot span more than 24 hours.")
 	}
-	for _, e := range in.LogEvents[first:max(first, tooNew)] {
-		s.storeLogEvent(g, ls, *e.Timestamp, *e.Message, now)
-	}
-	g.trimStream(ls, now)
-	g.bound(s.bounds())
+	s.storeLogEvents(g, ls, in.LogEvents[first:max(first, tooNew)], now)
 	out := struct {
 		NextSequenceToken     string                 `json:"nextSequenceToken"`
 		RejectedLogEventsInfo *rejectedLogEventsInfo `json:"rejectedLogEventsInfo,omitempty"`
@@ -138,6 +134,17 @@ func (s *Server) logsPutLogEvents(c *call) (any, error) {
 	c.accepted = max(0, tooNew-first)
 	c.failed = len(in.LogEvents) - c.accepted
 	return out, nil
+}
+
+// storeLogEvents keeps the events of a call in their stream, then drops
+// the group's events past its retention or its bounds; the store's lock
+// is held.
+func (s *Server) storeLogEvents(g *logGroup, ls *logStream, events []inputLogEvent, now time.Time) {
+	for _, e := range events {
+		s.storeLogEvent(g, ls, *e.Timestamp, *e.Message, now)
+	}
+	g.trimStream(ls, now)
+	g.bound(s.bounds())
 }
 
 // storeLogEvent keeps an event in its stream; the store's lock is held.
