@@ -60,8 +60,9 @@ type Config struct {
 	Seed uint64
 	// MaxStoredRecords and MaxStoredBytes bound what each Kinesis stream,
 	// Firehose delivery stream and CloudWatch log group keeps, besides
-	// the retention of each (a stream's 24 hours, a delivery stream's 24
-	// hours, a log group's retentionInDays): past either bound, its
+	// the retention of each (a stream's retention period, 24 hours unless
+	// changed, a delivery stream's 24 hours, a log group's
+	// retentionInDays): past either bound, its
 	// oldest records are dropped, as if past their retention (a log
 	// group's oldest by timestamp across its streams, once a
 	// PutLogEvents call's events are stored); default 100,000 records,

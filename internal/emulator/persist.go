@@ -46,7 +46,7 @@ func newPersister(dir string) *persister {
 // keeps, so that the state is saved after it.
 func mutates(op string) bool {
 	switch op {
-	case "CreateStream", "PutRecord", "PutRecords", // Kinesis; PutRecord is Firehose's too
+	case "CreateStream", "PutRecord", "PutRecords", "IncreaseStreamRetentionPeriod", "DecreaseStreamRetentionPeriod", // Kinesis; PutRecord is Firehose's too
 		"CreateDeliveryStream", "PutRecordBatch",
 		"CreateLogGroup", "PutRetentionPolicy", "CreateLogStream", "DeleteLogStream", "PutLogEvents":
 		return true

@@ -5,15 +5,11 @@ import (
 	"time"
 )
 
-// How long records are kept, as AWS keeps them.
-const (
-	// kinesisRetention is a stream's retention period: Kinesis' default,
-	// 24 hours (RetentionPeriodHours).
-	kinesisRetention = kinesisRetentionHours * time.Hour
-	// firehoseRetention is how long a delivery stream keeps a record:
-	// Firehose keeps the records it could not deliver for up to 24 hours.
-	firehoseRetention = 24 * time.Hour
-)
+// firehoseRetention is how long a delivery stream keeps a record: Firehose
+// keeps the records it could not deliver for up to 24 hours. A Kinesis
+// stream keeps its records its retention period (RetentionPeriodHours,
+// 24 hours unless changed), a log group its retentionInDays.
+const firehoseRetention = 24 * time.Hour
 
 // bounds are what a stream, delivery stream or log group keeps at most:
 // Config.MaxStoredRecords and MaxStoredBytes.
@@ -36,7 +32,7 @@ func (b bounds) over(records int, bytes int64) bool {
 // record costs a constant time, and a call with nothing to drop one
 // comparison.
 func (st *kinesisStream) trim(now time.Time, b bounds) {
-	expired := now.Add(-kinesisRetention)
+	expired := now.Add(-time.Duration(st.retentionHours) * time.Hour)
 	for len(st.order) > 0 {
 		sh := st.shards[st.order[0]]
 		if !sh.records[0].arrival.Before(expired) && !b.over(st.storedRecords, st.storedBytes) {

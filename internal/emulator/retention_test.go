@@ -141,6 +141,73 @@ func TestKinesisRetention(t *testing.T) {
 	}
 }
 
+// TestKinesisRetentionPeriod checks IncreaseStreamRetentionPeriod and
+// DecreaseStreamRetentionPeriod: a longer period keeps records longer, a
+// shorter one trims at once, both are kept across a restart, and a period
+// out of range or the wrong way is refused as Kinesis refuses it.
+func TestKinesisRetentionPeriod(t *testing.T) {
+	dir := t.TempDir()
+	clock := newFakeClock(retentionStart)
+	emu := emulatortest.Start(t, emulator.Config{Now: clock.now, DataDir: dir})
+	client := emu.KinesisClient()
+	if err := emu.CreateStream("s", 1); err != nil {
+		t.Fatal(err)
+	}
+	period := func(t *testing.T, client *kinesis.Client) int32 {
+		t.Helper()
+		out, err := client.DescribeStreamSummary(t.Context(), &kinesis.DescribeStreamSummaryInput{StreamName: aws.String("s")})
+		if err != nil {
+			t.Fatalf("DescribeStreamSummary: %v", err)
+		}
+		return aws.ToInt32(out.StreamDescriptionSummary.RetentionPeriodHours)
+	}
+	if _, err := client.IncreaseStreamRetentionPeriod(t.Context(), &kinesis.IncreaseStreamRetentionPeriodInput{StreamName: aws.String("s"), RetentionPeriodHours: aws.Int32(72)}); err != nil {
+		t.Fatalf("IncreaseStreamRetentionPeriod: %v", err)
+	}
+	for _, data := range []string{"a", "b"} {
+		if _, err := client.PutRecord(t.Context(), &kinesis.PutRecordInput{StreamName: aws.String("s"), PartitionKey: aws.String("k"), Data: []byte(data)}); err != nil {
+			t.Fatalf("PutRecord: %v", err)
+		}
+		clock.advance(24 * time.Hour)
+	}
+	// a at 0 h, b at 24 h; now 48 h.
+	if got := readShard(t, client, "s", kinesistypes.ShardIteratorTypeTrimHorizon, ""); got != "a,b" {
+		t.Errorf("with 72 hours, at 48 h the stream keeps %q, want a,b", got)
+	}
+	if err := emu.Stop(); err != nil {
+		t.Fatal(err)
+	}
+	emu = emulatortest.Start(t, emulator.Config{Now: clock.now, DataDir: dir})
+	client = emu.KinesisClient()
+	if got := period(t, client); got != 72 {
+		t.Errorf("after a restart, RetentionPeriodHours = %d, want 72", got)
+	}
+	if _, err := client.DecreaseStreamRetentionPeriod(t.Context(), &kinesis.DecreaseStreamRetentionPeriodInput{StreamName: aws.String("s"), RetentionPeriodHours: aws.Int32(36)}); err != nil {
+		t.Fatalf("DecreaseStreamRetentionPeriod: %v", err)
+	}
+	if got := readShard(t, client, "s", kinesistypes.ShardIteratorTypeTrimHorizon, ""); got != "b" || period(t, client) != 36 {
+		t.Errorf("with 36 hours, at 48 h the stream keeps %q (a period of %d hours), want b", got, period(t, client))
+	}
+
+	increase := func(hours int32) error {
+		_, err := client.IncreaseStreamRetentionPeriod(t.Context(), &kinesis.IncreaseStreamRetentionPeriodInput{StreamName: aws.String("s"), RetentionPeriodHours: aws.Int32(hours)})
+		return err
+	}
+	decrease := func(hours int32) error {
+		_, err := client.DecreaseStreamRetentionPeriod(t.Context(), &kinesis.DecreaseStreamRetentionPeriodInput{StreamName: aws.String("s"), RetentionPeriodHours: aws.Int32(hours)})
+		return err
+	}
+	wantAPIError(t, increase(24), "InvalidArgumentException", 400)
+	wantAPIError(t, decrease(48), "InvalidArgumentException", 400)
+	wantAPIError(t, decrease(23), "InvalidArgumentException", 400)
+	wantAPIError(t, increase(8761), "ValidationException", 400)
+	_, err := client.IncreaseStreamRetentionPeriod(t.Context(), &kinesis.IncreaseStreamRetentionPeriodInput{StreamName: aws.String("none"), RetentionPeriodHours: aws.Int32(48)})
+	wantAPIError(t, err, "ResourceNotFoundException", 400)
+	if got := period(t, client); got != 36 {
+		t.Errorf("after refused changes, RetentionPeriodHours = %d, want 36", got)
+	}
+}
+
 // TestFirehoseRetention checks a delivery stream keeps a record 24 hours,
 // and counts those it dropped then.
 func TestFirehoseRetention(t *testing.T) {

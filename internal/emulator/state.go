@@ -24,11 +24,14 @@ type state struct {
 }
 
 type kinesisStreamState struct {
-	Name    string              `json:"name"`
-	ARN     string              `json:"arn"`
-	Mode    string              `json:"mode"`
-	Created time.Time           `json:"created"`
-	Shards  []kinesisShardState `json:"shards"`
+	Name    string    `json:"name"`
+	ARN     string    `json:"arn"`
+	Mode    string    `json:"mode"`
+	Created time.Time `json:"created"`
+	// RetentionHours is its retention period; 0, in a file saved before
+	// streams had one, is 24.
+	RetentionHours int                 `json:"retention_hours,omitempty"`
+	Shards         []kinesisShardState `json:"shards"`
 }
 
 type kinesisShardState struct {
@@ -107,7 +110,7 @@ func (s *Server) snapshot() *state {
 	}
 	s.kinesis.mu.Unlock()
 	for _, c := range streams {
-		ks := kinesisStreamState{Name: c.stream.name, ARN: c.stream.arn, Mode: c.stream.mode, Created: c.stream.created}
+		ks := kinesisStreamState{Name: c.stream.name, ARN: c.stream.arn, Mode: c.stream.mode, Created: c.stream.created, RetentionHours: c.stream.retentionHours}
 		for _, sh := range c.shards {
 			shs := kinesisShardState{Next: sh.next, Records: make([]kinesisRecordState, len(sh.records))}
 			for i, r := range sh.records {
@@ -189,6 +192,13 @@ func (s *Server) restore(st *state) error {
 		stream, err := kinesis.createStream(ks.Name, ks.ARN, ks.Mode, len(ks.Shards), ks.Created)
 		if err != nil {
 			return fmt.Errorf("%w: Kinesis stream %q twice", errBadState, ks.Name)
+		}
+		switch {
+		case ks.RetentionHours == 0:
+		case ks.RetentionHours < kinesisRetentionHours || ks.RetentionHours > kinesisMaxRetention:
+			return fmt.Errorf("%w: Kinesis stream %q with a retention period of %d hours", errBadState, ks.Name, ks.RetentionHours)
+		default:
+			stream.retentionHours = ks.RetentionHours
 		}
 		for i, shs := range ks.Shards {
 			sh := stream.shards[i]

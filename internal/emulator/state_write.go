@@ -25,6 +25,10 @@ func writeState(w *bufio.Writer, st *state) error {
 		j.value(ks.Mode)
 		j.raw(`,"created":`)
 		j.value(ks.Created)
+		if ks.RetentionHours != 0 {
+			j.raw(`,"retention_hours":`)
+			j.value(ks.RetentionHours)
+		}
 		j.raw(`,"shards":`)
 		writeArray(j, ks.Shards, func(sh kinesisShardState) {
 			j.raw(`{"next":`)

@@ -18,7 +18,7 @@ func TestWriteStateIsJSONMarshal(t *testing.T) {
 		"full": {
 			Version: stateVersion, SavedAt: at,
 			Kinesis: []kinesisStreamState{
-				{Name: "s", ARN: "arn:s", Mode: "PROVISIONED", Created: at, Shards: []kinesisShardState{
+				{Name: "s", ARN: "arn:s", Mode: "PROVISIONED", Created: at, RetentionHours: 48, Shards: []kinesisShardState{
 					{Next: 3, Records: []kinesisRecordState{{Counter: 1, PartitionKey: "k<&>", Data: []byte("a\x00\"b"), Arrival: at}, {Counter: 2, PartitionKey: "k", Data: []byte{}, Arrival: at}}},
 					{Next: 1},
 				}},
