@@ -114,8 +114,8 @@ func (s *Server) CreateDeliveryStream(name string) error {
 
 // FirehoseRecords returns the records a delivery stream received and
 // keeps, oldest first, and how many older ones it dropped, past their 24
-// hours or past Config.MaxStoredRecords or MaxStoredBytes. It returns an error wrapping
-// ErrNotFound when the delivery stream does not exist.
+// hours or past Config.MaxStoredRecords or MaxStoredBytes. It returns an
+// error wrapping ErrNotFound when the delivery stream does not exist.
 func (s *Server) FirehoseRecords(name string) (records []FirehoseRecord, dropped int64, err error) {
 	s.firehose.mu.Lock()
 	defer s.firehose.mu.Unlock()
