@@ -54,6 +54,7 @@ type serveFlags struct {
 	dev             bool
 	memoryLimit     string
 	devAWSListen    string
+	devAWSMaxBytes  string
 	roles           []string
 	tlsCert         string
 	tlsKey          string
@@ -112,6 +113,7 @@ func (f *serveFlags) register(fl *pflag.FlagSet) {
 	fl.StringVar(&f.memoryLimit, "memory-limit", "", "soft memory limit of the process, such as 512MiB (default: GOMEMLIMIT, or else 90% of the container's memory limit, or none); 0 for none")
 	fl.BoolVar(&f.dev, "dev", false, "run sluice's AWS emulator inside serve and deliver every destination to it: any ARN works, no AWS account needed")
 	fl.StringVar(&f.devAWSListen, "dev-aws-listen", "127.0.0.1:4566", "HOST:PORT of the AWS emulator of --dev, a loopback address")
+	fl.StringVar(&f.devAWSMaxBytes, "dev-aws-max-stored-bytes", defaultDevAWSMaxBytes, "what each stream, delivery stream and log group of the AWS emulator of --dev keeps at most, such as 8MiB, besides their retention (a day for streams and delivery streams); past it, the oldest records are dropped (docs/emulator.md)")
 	f.log.register(fl)
 	f.limits.register(fl)
 	f.domains.register(fl)

@@ -160,7 +160,11 @@ func (a *app) listen() error {
 		}
 	}
 	if a.flags.dev {
-		if a.dev, err = startDevAWS(a.listeners.devAWS, a.flags.dataDir, a.log); err != nil {
+		maxStoredBytes, err := a.flags.devAWSMaxStoredBytes()
+		if err != nil {
+			return err
+		}
+		if a.dev, err = startDevAWS(a.listeners.devAWS, a.flags.dataDir, maxStoredBytes, a.log); err != nil {
 			return err
 		}
 	}

@@ -2,6 +2,7 @@ package main
 
 import (
 	"context"
+	"errors"
 	"fmt"
 	"io"
 	"log/slog"
@@ -10,6 +11,7 @@ import (
 	"path/filepath"
 	"strings"
 
+	"github.com/sluicehq/sluice/internal/bytesize"
 	"github.com/sluicehq/sluice/internal/destinations"
 	"github.com/sluicehq/sluice/internal/emulator"
 	"github.com/sluicehq/sluice/sinks"
@@ -26,12 +28,32 @@ type devAWS struct {
 // keeps its streams, delivery streams, log groups and records.
 const devAWSDir = "emulator"
 
+// defaultDevAWSMaxBytes is the default of --dev-aws-max-stored-bytes: the
+// emulator's own bound with a data dir (emulator.DefaultMaxStoredBytesDataDir).
+const defaultDevAWSMaxBytes = "8MiB"
+
+// devAWSMaxStoredBytes returns --dev-aws-max-stored-bytes in bytes; empty
+// is its default.
+func (f serveFlags) devAWSMaxStoredBytes() (int64, error) {
+	if f.devAWSMaxBytes == "" {
+		return emulator.DefaultMaxStoredBytesDataDir, nil
+	}
+	n, err := bytesize.Parse(f.devAWSMaxBytes)
+	if err == nil && n == 0 {
+		err = errors.New("give a size above 0, such as " + defaultDevAWSMaxBytes)
+	}
+	if err != nil {
+		return 0, fmt.Errorf("--dev-aws-max-stored-bytes %q: %w", f.devAWSMaxBytes, err)
+	}
+	return n, nil
+}
+
 // startDevAWS makes the emulator of serve --dev, creating whatever stream,
 // delivery stream or log group a destination names and keeping them in
-// dataDir/emulator, to serve on ln (--dev-aws-listen, bound already).
-// Serve runs it.
-func startDevAWS(ln net.Listener, dataDir string, log *slog.Logger) (*devAWS, error) {
-	emu, err := emulator.New(emulator.Config{AutoCreate: true, DataDir: filepath.Join(dataDir, devAWSDir), Logger: log.With("component", "emulator")})
+// dataDir/emulator, each at most maxStoredBytes, to serve on ln
+// (--dev-aws-listen, bound already). Serve runs it.
+func startDevAWS(ln net.Listener, dataDir string, maxStoredBytes int64, log *slog.Logger) (*devAWS, error) {
+	emu, err := emulator.New(emulator.Config{AutoCreate: true, DataDir: filepath.Join(dataDir, devAWSDir), MaxStoredBytes: maxStoredBytes, Logger: log.With("component", "emulator")})
 	if err != nil {
 		return nil, fmt.Errorf("the AWS emulator of --dev: %w", err)
 	}

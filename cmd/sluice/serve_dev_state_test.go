@@ -117,6 +117,31 @@ func TestServeDevKeepsEmulatorState(t *testing.T) {
 	}
 }
 
+// TestServeDevBoundsEmulator checks --dev-aws-max-stored-bytes (here
+// from its environment variable) bounds what the emulator of serve --dev
+// keeps: past it, the oldest records go.
+func TestServeDevBoundsEmulator(t *testing.T) {
+	if testing.Short() {
+		t.Skip("builds and runs sluice serve --dev")
+	}
+	clearSluiceEnv(t)
+	bin := buildSluice(t)
+	p := startServe(t, bin, t.TempDir(), "SLUICE_BOOTSTRAP_API_KEY=sk_serve_dev_bound_test_0123456789", "SLUICE_DEV=true",
+		"SLUICE_DEV_AWS_LISTEN=127.0.0.1:0", "SLUICE_DEV_AWS_MAX_STORED_BYTES=1KiB")
+	endpoint := p.logAttr(t, "dev mode: every destination delivers to the AWS emulator", "aws_endpoint")
+	fc := (&emulatortest.Emulator{Endpoint: endpoint, Region: emulator.DefaultRegion}).FirehoseClient()
+	for _, data := range []string{"a", "b", "c"} {
+		record := &firehosetypes.Record{Data: []byte(strings.Repeat(data, 400))}
+		if _, err := fc.PutRecord(t.Context(), &firehose.PutRecordInput{DeliveryStreamName: aws.String("bounded"), Record: record}); err != nil {
+			t.Fatalf("PutRecord: %v", err)
+		}
+	}
+	status, body := request(t, http.MethodGet, endpoint+"/_emulator/firehose/bounded/records?format=raw", "", "")
+	if want := strings.Repeat("b", 400) + strings.Repeat("c", 400); status != http.StatusOK || body != want {
+		t.Errorf("with a bound of 1 KiB, the delivery stream keeps %d %q; want the newest 800 bytes", status, body)
+	}
+}
+
 // TestEmulatorDataDir checks that sluice emulator keeps its state where
 // serve --dev does with the same --data-dir, and in memory without one.
 func TestEmulatorDataDir(t *testing.T) {

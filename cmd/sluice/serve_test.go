@@ -18,6 +18,7 @@ import (
 
 	"github.com/sluicehq/sluice/internal/buildtest"
 	"github.com/sluicehq/sluice/internal/check"
+	"github.com/sluicehq/sluice/internal/emulator"
 )
 
 // TestMain removes the binaries the tests built (buildSluice) when they
@@ -417,6 +418,9 @@ func TestServeFlagsValidate(t *testing.T) {
 		{name: "blank roles", edit: func(f *serveFlags) { f.roles = []string{"", " "} }, wantErr: "--roles is empty"},
 		{name: "unknown role", edit: func(f *serveFlags) { f.roles = []string{"api", "delivery"} }, wantErr: `--roles: unknown role "delivery": the roles are api, ingest, worker`},
 		{name: "dev with a worker", edit: func(f *serveFlags) { f.dev, f.roles = true, []string{"worker"} }},
+		{name: "dev emulator bound", edit: func(f *serveFlags) { f.dev, f.devAWSMaxBytes = true, "32MiB" }},
+		{name: "dev emulator bound not a size", edit: func(f *serveFlags) { f.dev, f.devAWSMaxBytes = true, "lots" }, wantErr: `--dev-aws-max-stored-bytes "lots": give a size such as 512MiB`},
+		{name: "dev emulator bound of zero", edit: func(f *serveFlags) { f.devAWSMaxBytes = "0" }, wantErr: `--dev-aws-max-stored-bytes "0": give a size above 0, such as 8MiB`},
 		{name: "dev without a worker", edit: func(f *serveFlags) { f.dev, f.roles = true, []string{"api", "ingest"} }, wantErr: "--dev delivers to its AWS emulator, and only the worker role delivers: add worker to --roles api,ingest"},
 		{name: "metrics listener", edit: func(f *serveFlags) { f.httpAddr, f.metricsAddr = "0.0.0.0:8080", "0.0.0.0:9464" }},
 		{name: "metrics on the api's address", edit: func(f *serveFlags) { f.httpAddr, f.metricsAddr = "0.0.0.0:8080", "0.0.0.0:8080" }, wantErr: "--metrics-http 0.0.0.0:8080 is the address of --http: give /metrics its own port"},
@@ -477,4 +481,19 @@ func devEdgeArgs(args []string) []string {
 		}
 	}
 	return out
+}
+
+// TestDevAWSMaxStoredBytes checks --dev-aws-max-stored-bytes: its default
+// is the emulator's with a data dir, empty is the default, and a size is in
+// bytes.
+func TestDevAWSMaxStoredBytes(t *testing.T) {
+	for _, tt := range []struct {
+		flag string
+		want int64
+	}{{defaultDevAWSMaxBytes, emulator.DefaultMaxStoredBytesDataDir}, {"", emulator.DefaultMaxStoredBytesDataDir}, {"32MiB", 32 << 20}, {"1000", 1000}} {
+		got, err := serveFlags{devAWSMaxBytes: tt.flag}.devAWSMaxStoredBytes()
+		if err != nil || got != tt.want {
+			t.Errorf("--dev-aws-max-stored-bytes %q = %d, %v; want %d", tt.flag, got, err, tt.want)
+		}
+	}
 }

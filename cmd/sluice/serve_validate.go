@@ -74,13 +74,17 @@ func (f serveFlags) checkRoles() error {
 	return err
 }
 
-// checkDev checks that the emulator of --dev listens on loopback, and
-// that the process runs the worker role, which delivers to it.
+// checkDev checks --dev-aws-max-stored-bytes, and with --dev that the
+// emulator listens on loopback and that the process runs the worker role,
+// which delivers to it.
 func (f serveFlags) checkDev() error {
-	if !f.dev {
-		return nil
-	}
 	var errs []error
+	if _, err := f.devAWSMaxStoredBytes(); err != nil {
+		errs = append(errs, err)
+	}
+	if !f.dev {
+		return errors.Join(errs...)
+	}
 	if err := checkLoopback(f.devAWSListen); err != nil {
 		errs = append(errs, fmt.Errorf("--dev-aws-listen: %w", err))
 	}

@@ -86,6 +86,7 @@ func (s *Server) KinesisRecords(stream string) ([]KinesisRecord, error) {
 	if !ok {
 		return nil, fmt.Errorf("stream %s: %w", stream, ErrNotFound)
 	}
+	st.trim(s.now(), s.bounds())
 	out := make([]KinesisRecord, 0, st.storedRecords)
 	for _, sh := range st.shards {
 		for _, r := range sh.records {
@@ -112,9 +113,9 @@ func (s *Server) CreateDeliveryStream(name string) error {
 }
 
 // FirehoseRecords returns the records a delivery stream received and
-// keeps, oldest first, and how many older ones it dropped past
-// Config.MaxStoredRecords or MaxStoredBytes. It returns an error wrapping
-// ErrNotFound when the delivery stream does not exist.
+// keeps, oldest first, and how many older ones it dropped, past their 24
+// hours or past Config.MaxStoredRecords or MaxStoredBytes. It returns an
+// error wrapping ErrNotFound when the delivery stream does not exist.
 func (s *Server) FirehoseRecords(name string) (records []FirehoseRecord, dropped int64, err error) {
 	s.firehose.mu.Lock()
 	defer s.firehose.mu.Unlock()
@@ -122,6 +123,7 @@ func (s *Server) FirehoseRecords(name string) (records []FirehoseRecord, dropped
 	if !ok {
 		return nil, 0, fmt.Errorf("delivery stream %s: %w", name, ErrNotFound)
 	}
+	ds.trim(s.now(), s.bounds())
 	return slices.Clone(ds.records), ds.dropped, nil
 }
 
@@ -180,6 +182,9 @@ func (s *Server) DeleteLogStream(group, stream string) error {
 	if _, err := s.logStream(g, stream, false); err != nil {
 		return fmt.Errorf("log stream %s in %s: %w", stream, group, err)
 	}
+	ls := g.streams[stream]
+	g.storedBytes -= ls.storedBytes
+	g.storedEvents -= len(ls.events) + len(ls.pending)
 	delete(g.streams, stream)
 	return nil
 }
@@ -198,7 +203,8 @@ func (s *Server) LogEvents(group, stream string) ([]LogEvent, error) {
 	if !ok {
 		return nil, fmt.Errorf("log stream %s in %s: %w", stream, group, ErrNotFound)
 	}
-	return slices.Clone(ls.sorted()), nil
+	g.trim(s.now())
+	return slices.Clone(ls.events), nil
 }
 
 // LogStreamInfo describes a log stream, as DescribeLogStreams does.
@@ -226,6 +232,7 @@ func (s *Server) DescribeLogStreams(group string) ([]LogStreamInfo, error) {
 	if err != nil {
 		return nil, fmt.Errorf("log group %s: %w", group, err)
 	}
+	g.trim(s.now())
 	out := make([]LogStreamInfo, 0, len(g.streams))
 	for _, ls := range g.streams {
 		out = append(out, LogStreamInfo{

@@ -166,6 +166,7 @@ func TestAWSCLI(t *testing.T) {
 		},
 		{
 			{args: []string{"kinesis", "list-streams", "--page-size", "1"}, check: wantCount(2, "StreamNames")},
+			{args: []string{"kinesis", "increase-stream-retention-period", "--stream-name", stream + "-2", "--retention-period-hours", "48"}},
 			{args: []string{"kinesis", "get-shard-iterator", "--stream-name", stream, "--shard-id", "shardId-000000000000", "--shard-iterator-type", "TRIM_HORIZON"}, check: func(t *testing.T, out map[string]any) {
 				it, _ := out["ShardIterator"].(string)
 				if it == "" {
@@ -180,6 +181,7 @@ func TestAWSCLI(t *testing.T) {
 		},
 		{
 			{args: []string{"kinesis", "get-records", "--shard-iterator", "ITERATOR"}, check: wantField("MillisBehindLatest")},
+			{args: []string{"kinesis", "decrease-stream-retention-period", "--stream-name", stream + "-2", "--retention-period-hours", "24"}},
 			{args: []string{"logs", "get-log-events", "--log-group-name", group, "--log-stream-name", "s", "--start-from-head"}, check: wantCount(1, "events")},
 			{args: []string{"logs", "filter-log-events", "--log-group-name", group, "--filter-pattern", "hello"}, check: wantCount(1, "events")},
 		},

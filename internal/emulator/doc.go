@@ -17,8 +17,9 @@
 // Authorization header, never its signature); performance figures of AWS
 // (it has no shard or account quotas, only the faults it is told to
 // inject); durable storage (everything lives in memory and is bounded:
-// each stream, delivery stream and log stream keeps its newest
-// Config.MaxStoredRecords records and Config.MaxStoredBytes bytes; with
+// each stream, delivery stream and log group keeps its records for their
+// retention, and of those its newest Config.MaxStoredRecords records and
+// Config.MaxStoredBytes bytes; with
 // Config.DataDir, a snapshot of it is saved to a file after changes and
 // loaded at the next start, so that `sluice serve --dev` keeps it across
 // restarts).

@@ -31,7 +31,10 @@ const (
 	DefaultRegion           = "us-east-1"
 	DefaultMaxStoredRecords = 100_000
 	DefaultMaxStoredBytes   = 64 << 20
-	DefaultShutdownTimeout  = 5 * time.Second
+	// DefaultMaxStoredBytesDataDir is the default of MaxStoredBytes with
+	// a DataDir, where a start reads back all that is kept.
+	DefaultMaxStoredBytesDataDir = 8 << 20
+	DefaultShutdownTimeout       = 5 * time.Second
 )
 
 // accountIDPattern is an AWS account id: twelve digits.
@@ -56,10 +59,19 @@ type Config struct {
 	// the same sequence of calls to a resource meets the same faults.
 	Seed uint64
 	// MaxStoredRecords and MaxStoredBytes bound what each Kinesis stream,
-	// Firehose delivery stream and CloudWatch log stream keeps: past
-	// either, its oldest records are dropped, as if past their retention
-	// (a log stream's oldest by timestamp, once a PutLogEvents call's
-	// events are stored); default 100,000 records and 64 MiB.
+	// Firehose delivery stream and CloudWatch log group keeps, besides
+	// the retention of each (a stream's retention period, 24 hours unless
+	// changed, a delivery stream's 24 hours, a log group's
+	// retentionInDays): past either bound, its
+	// oldest records are dropped, as if past their retention (a log
+	// group's oldest by timestamp across its streams, once a
+	// PutLogEvents call's events are stored); default 100,000 records,
+	// and 64 MiB in memory or 8 MiB with a DataDir. A record counts its
+	// data (and a Kinesis record its partition key, a log event its
+	// message). With a DataDir, the default keeps a process with one of
+	// each under 300 MB, and its restart under a second, however long
+	// events flow (TestWeekAt100PerSecond); in memory, the larger one
+	// keeps what tests count.
 	MaxStoredRecords int
 	MaxStoredBytes   int64
 	// Faults are injected from the start, as by SetFault.
@@ -71,7 +83,7 @@ type Config struct {
 	// nothing.
 	Logger *slog.Logger
 	// Now is the clock (default time.Now), for tests of the time checks of
-	// PutLogEvents and of shard iterators' expiry.
+	// PutLogEvents, of shard iterators' expiry and of retention.
 	Now func() time.Time
 	// DataDir, when set, keeps the streams, delivery streams and log
 	// groups and the records they keep across restarts, in
@@ -98,6 +110,9 @@ func (c *Config) setDefaults() {
 	}
 	if c.MaxStoredBytes == 0 {
 		c.MaxStoredBytes = DefaultMaxStoredBytes
+		if c.DataDir != "" {
+			c.MaxStoredBytes = DefaultMaxStoredBytesDataDir
+		}
 	}
 	if c.ShutdownTimeout == 0 {
 		c.ShutdownTimeout = DefaultShutdownTimeout

@@ -46,7 +46,8 @@ type deliveryStream struct {
 	created     time.Time
 	records     []FirehoseRecord
 	storedBytes int64
-	// dropped counts the records dropped past the server's bounds.
+	// dropped counts the records dropped past their retention or the
+	// server's bounds.
 	dropped int64
 	// idPrefix and puts make record ids.
 	idPrefix string
@@ -99,19 +100,14 @@ func (s *Server) deliveryStream(c *call, name string, create bool) (*deliveryStr
 	return s.firehose.create(name, c.arn("deliverystream/"+name), "DirectPut", s.now())
 }
 
-// put stores a record, dropping the oldest past the server's bounds; the
-// store's lock is held.
+// put stores a record, dropping those past their retention and the
+// oldest past the server's bounds; the store's lock is held.
 func (s *Server) firehosePut(ds *deliveryStream, data []byte, now time.Time) string {
 	ds.puts++
 	id := fmt.Sprintf("%s%024d", ds.idPrefix, ds.puts)
 	ds.records = append(ds.records, FirehoseRecord{RecordID: id, Data: data, Arrival: now})
 	ds.storedBytes += int64(len(data))
-	for len(ds.records) > s.cfg.MaxStoredRecords || ds.storedBytes > s.cfg.MaxStoredBytes {
-		ds.storedBytes -= int64(len(ds.records[0].Data))
-		ds.records[0] = FirehoseRecord{}
-		ds.records = ds.records[1:]
-		ds.dropped++
-	}
+	ds.trim(now, s.bounds())
 	return id
 }
 

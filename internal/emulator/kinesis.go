@@ -16,9 +16,10 @@ const (
 	kinesisMaxRequestBytes  = 5 << 20 // data and partition keys of PutRecords
 	kinesisMaxRecordBytes   = 1 << 20 // data and partition key of one record
 	kinesisMaxPartitionKey  = 256
-	kinesisMaxShards        = 500 // the default shard quota of an account
-	kinesisOnDemandShards   = 4   // an on-demand stream starts with 4 shards
-	kinesisRetentionHours   = 24
+	kinesisMaxShards        = 500  // the default shard quota of an account
+	kinesisOnDemandShards   = 4    // an on-demand stream starts with 4 shards
+	kinesisRetentionHours   = 24   // a stream's retention period when created
+	kinesisMaxRetention     = 8760 // hours: 365 days
 	kinesisMaxGetRecords    = 10_000
 	kinesisMaxGetBytes      = 10 << 20
 	kinesisIteratorLifetime = 5 * time.Minute
@@ -47,9 +48,14 @@ type kinesisStream struct {
 	mode    string
 	created time.Time
 	shards  []*kinesisShard
+	// retentionHours is its retention period: records older are trimmed.
+	retentionHours int
 	// stored counts the records and bytes its shards keep.
 	storedRecords int
 	storedBytes   int64
+	// order holds the shard index of each record its shards keep, in the
+	// order they were put: the first is the shard of the oldest record.
+	order []int32
 }
 
 func (s *Server) kinesisOperations() map[string]operation {
@@ -63,6 +69,9 @@ func (s *Server) kinesisOperations() map[string]operation {
 		"GetRecords":            s.kinesisGetRecords,
 		"ListStreams":           s.kinesisListStreams,
 		"DescribeStream":        s.kinesisDescribeStream,
+
+		"IncreaseStreamRetentionPeriod": s.kinesisIncreaseStreamRetentionPeriod,
+		"DecreaseStreamRetentionPeriod": s.kinesisDecreaseStreamRetentionPeriod,
 	}
 }
 
@@ -107,7 +116,7 @@ func (k *kinesisStore) createStream(name, arn, mode string, shards int, now time
 	if _, ok := k.streams[name]; ok {
 		return nil, ErrExists
 	}
-	st := &kinesisStream{name: name, arn: arn, mode: mode, created: now}
+	st := &kinesisStream{name: name, arn: arn, mode: mode, created: now, retentionHours: kinesisRetentionHours}
 	for i := range shards {
 		start, end := hashKeyRange(i, shards)
 		st.shards = append(st.shards, &kinesisShard{
@@ -237,7 +246,7 @@ type monitoring struct {
 }
 
 // describe returns what DescribeStreamSummary and DescribeStream both say
-// of the stream: it is active, keeps records kinesisRetentionHours, has no
+// of the stream: it is active, keeps records its retention period (trim), has no
 // enhanced monitoring and no encryption.
 func (st *kinesisStream) describe() (streamIdentity, streamSettings) {
 	return streamIdentity{
@@ -246,7 +255,7 @@ func (st *kinesisStream) describe() (streamIdentity, streamSettings) {
 			StreamStatus:      "ACTIVE",
 			StreamModeDetails: map[string]string{"StreamMode": st.mode},
 		}, streamSettings{
-			RetentionPeriodHours:    kinesisRetentionHours,
+			RetentionPeriodHours:    st.retentionHours,
 			StreamCreationTimestamp: epochSeconds(st.created),
 			EnhancedMonitoring:      []monitoring{{ShardLevelMetrics: []string{}}},
 			EncryptionType:          "NONE",

@@ -122,36 +122,19 @@ type putRecordResult struct {
 	ErrorMessage   string `json:"ErrorMessage,omitempty"`
 }
 
-// put stores a record in its shard, dropping the stream's oldest records
-// past the server's bounds; the store's lock is held.
+// put stores a record in its shard, dropping the stream's records past
+// its retention and its oldest past the server's bounds; the store's lock
+// is held.
 func (s *Server) kinesisPut(st *kinesisStream, sh *kinesisShard, r putRecordEntry, now time.Time) putRecordResult {
 	counter := sh.next
 	sh.next++
-	sh.records = append(sh.records, kinesisRecord{counter: counter, partitionKey: r.PartitionKey, data: r.Data, arrival: now})
+	record := kinesisRecord{counter: counter, partitionKey: r.PartitionKey, data: r.Data, arrival: now}
+	sh.records = append(sh.records, record)
+	st.order = append(st.order, int32(sh.index))
 	st.storedRecords++
-	st.storedBytes += int64(len(r.Data) + len(r.PartitionKey))
-	for st.storedRecords > s.cfg.MaxStoredRecords || st.storedBytes > s.cfg.MaxStoredBytes {
-		st.dropOldest()
-	}
+	st.storedBytes += record.size()
+	st.trim(now, s.bounds())
 	return putRecordResult{SequenceNumber: sequenceNumber(sh.index, counter), ShardId: sh.id}
-}
-
-// dropOldest drops the stream's oldest record.
-func (st *kinesisStream) dropOldest() {
-	var oldest *kinesisShard
-	for _, sh := range st.shards {
-		if len(sh.records) > 0 && (oldest == nil || sh.records[0].arrival.Before(oldest.records[0].arrival)) {
-			oldest = sh
-		}
-	}
-	if oldest == nil {
-		return
-	}
-	r := oldest.records[0]
-	oldest.records[0] = kinesisRecord{}
-	oldest.records = oldest.records[1:]
-	st.storedRecords--
-	st.storedBytes -= int64(len(r.data) + len(r.partitionKey))
 }
 
 type putRecordsInput struct {
@@ -272,6 +255,7 @@ func (s *Server) kinesisGetShardIterator(c *call) (any, error) {
 		return nil, clientError("ResourceNotFoundException", "Shard %s in stream %s under account %s does not exist", in.ShardId, name, s.cfg.AccountID)
 	}
 	now := s.now()
+	st.trim(now, s.bounds())
 	var position uint64
 	switch in.ShardIteratorType {
 	case "TRIM_HORIZON":
@@ -388,7 +372,10 @@ func (s *Server) kinesisGetRecords(c *call) (any, error) {
 	if index >= len(st.shards) {
 		return nil, clientError("ResourceNotFoundException", "Shard shardId-%012d in stream %s under account %s does not exist", index, name, s.cfg.AccountID)
 	}
+	st.trim(now, s.bounds())
 	sh := st.shards[index]
+	// An iterator at a record trimmed since reads from the oldest kept,
+	// the trim horizon, as Kinesis' does.
 	position = max(position, sh.first())
 	out := struct {
 		Records            []getRecordsRecord `json:"Records"`

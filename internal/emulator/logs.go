@@ -47,6 +47,10 @@ type logGroup struct {
 	retentionDays int // 0: never expire
 	streams       map[string]*logStream
 	seq           uint64 // of the last event put in any stream
+	// storedEvents and storedBytes count the events its streams keep and
+	// the size of their messages, for the server's bounds.
+	storedEvents int
+	storedBytes  int64
 }
 
 // logStream is a log stream and the events it keeps: events, sorted by
@@ -223,12 +227,9 @@ func (s *Server) logsDescribeLogGroups(c *call) (any, error) {
 			break
 		}
 		g := s.logs.groups[name]
-		var stored int64
-		for _, ls := range g.streams {
-			stored += ls.storedBytes
-		}
+		g.trim(s.now())
 		out.LogGroups = append(out.LogGroups, groupOutput{LogGroupName: name, CreationTime: g.created.UnixMilli(), RetentionInDays: g.retentionDays,
-			Arn: g.arn + ":*", LogGroupArn: g.arn, StoredBytes: stored, LogGroupClass: "STANDARD"})
+			Arn: g.arn + ":*", LogGroupArn: g.arn, StoredBytes: g.storedBytes, LogGroupClass: "STANDARD"})
 	}
 	return out, nil
 }
@@ -269,6 +270,7 @@ func (s *Server) logsPutRetentionPolicy(c *call) (any, error) {
 		return nil, err
 	}
 	g.retentionDays = in.RetentionInDays
+	g.trim(s.now())
 	return nil, nil
 }
 

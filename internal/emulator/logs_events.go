@@ -113,10 +113,7 @@ func (s *Server) logsPutLogEvents(c *call) (any, error) {
 	if first < tooNew && *in.LogEvents[tooNew-1].Timestamp-*in.LogEvents[first].Timestamp > logsMaxBatchSpan.Milliseconds() {
 		return nil, invalidParameter(ServiceLogs, "The batch of log events in a single PutLogEvents request cannot span more than 24 hours.")
 	}
-	for _, e := range in.LogEvents[first:max(first, tooNew)] {
-		s.storeLogEvent(g, ls, *e.Timestamp, *e.Message, now)
-	}
-	s.dropOldestLogEvents(ls)
+	s.storeLogEvents(g, ls, in.LogEvents[first:max(first, tooNew)], now)
 	out := struct {
 		NextSequenceToken     string                 `json:"nextSequenceToken"`
 		RejectedLogEventsInfo *rejectedLogEventsInfo `json:"rejectedLogEventsInfo,omitempty"`
@@ -139,6 +136,17 @@ func (s *Server) logsPutLogEvents(c *call) (any, error) {
 	return out, nil
 }
 
+// storeLogEvents keeps the events of a call in their stream, then drops
+// the group's events past its retention or its bounds; the store's lock
+// is held.
+func (s *Server) storeLogEvents(g *logGroup, ls *logStream, events []inputLogEvent, now time.Time) {
+	for _, e := range events {
+		s.storeLogEvent(g, ls, *e.Timestamp, *e.Message, now)
+	}
+	g.trimStream(ls, now)
+	g.bound(s.bounds())
+}
+
 // storeLogEvent keeps an event in its stream; the store's lock is held.
 // An event that comes after every one kept is appended; another waits in
 // pending for the next read to merge it in, so that events put out of
@@ -158,20 +166,8 @@ func (s *Server) storeLogEvent(g *logGroup, ls *logStream, timestamp int64, mess
 	ls.lastEvent = max(ls.lastEvent, timestamp)
 	ls.lastIngestion = e.IngestionTime
 	ls.storedBytes += int64(len(message))
-}
-
-// dropOldestLogEvents drops a stream's oldest events past the server's
-// bounds, once a call's events are stored; the store's lock is held.
-func (s *Server) dropOldestLogEvents(ls *logStream) {
-	if len(ls.events)+len(ls.pending) <= s.cfg.MaxStoredRecords && ls.storedBytes <= s.cfg.MaxStoredBytes {
-		return
-	}
-	ls.sorted()
-	for len(ls.events) > s.cfg.MaxStoredRecords || ls.storedBytes > s.cfg.MaxStoredBytes {
-		ls.storedBytes -= int64(len(ls.events[0].Message))
-		ls.events[0] = LogEvent{}
-		ls.events = ls.events[1:]
-	}
+	g.storedBytes += int64(len(message))
+	g.storedEvents++
 }
 
 // sorted merges the pending events into the kept ones and returns them all,
@@ -283,7 +279,8 @@ func (s *Server) logsGetLogEvents(c *call) (any, error) {
 		return nil, err
 	}
 	// The events in range: startTime inclusive, endTime exclusive.
-	events := ls.sorted()
+	g.trim(s.now())
+	events := ls.events
 	if in.StartTime != nil {
 		events = events[sort.Search(len(events), func(i int) bool { return events[i].Timestamp >= *in.StartTime }):]
 	}

@@ -149,6 +149,7 @@ func (s *Server) logsFilterLogEvents(c *call) (any, error) {
 	if err != nil {
 		return nil, err
 	}
+	g.trim(s.now())
 	type searched struct {
 		LogStreamName      string `json:"logStreamName"`
 		SearchedCompletely bool   `json:"searchedCompletely"`
@@ -163,7 +164,7 @@ func (s *Server) logsFilterLogEvents(c *call) (any, error) {
 			continue
 		}
 		out.SearchedLogStreams = append(out.SearchedLogStreams, searched{LogStreamName: name, SearchedCompletely: true})
-		for _, e := range ls.sorted() {
+		for _, e := range ls.events {
 			if (in.StartTime != nil && e.Timestamp < *in.StartTime) || (in.EndTime != nil && e.Timestamp > *in.EndTime) ||
 				(in.NextToken != "" && !after.less(e.key())) || !pattern.matches(e.Message) {
 				continue

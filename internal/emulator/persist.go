@@ -46,7 +46,7 @@ func newPersister(dir string) *persister {
 // keeps, so that the state is saved after it.
 func mutates(op string) bool {
 	switch op {
-	case "CreateStream", "PutRecord", "PutRecords", // Kinesis; PutRecord is Firehose's too
+	case "CreateStream", "PutRecord", "PutRecords", "IncreaseStreamRetentionPeriod", "DecreaseStreamRetentionPeriod", // Kinesis; PutRecord is Firehose's too
 		"CreateDeliveryStream", "PutRecordBatch",
 		"CreateLogGroup", "PutRetentionPolicy", "CreateLogStream", "DeleteLogStream", "PutLogEvents":
 		return true
@@ -169,7 +169,7 @@ func writeStateFile(path string, st *state) (err error) {
 		}
 	}()
 	w := bufio.NewWriterSize(f, 1<<20)
-	if err := json.NewEncoder(w).Encode(st); err != nil {
+	if err := writeState(w, st); err != nil {
 		return fmt.Errorf("saving the emulator's state to %s: %w", f.Name(), err)
 	}
 	if err := w.Flush(); err != nil {

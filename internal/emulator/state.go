@@ -24,11 +24,14 @@ type state struct {
 }
 
 type kinesisStreamState struct {
-	Name    string              `json:"name"`
-	ARN     string              `json:"arn"`
-	Mode    string              `json:"mode"`
-	Created time.Time           `json:"created"`
-	Shards  []kinesisShardState `json:"shards"`
+	Name    string    `json:"name"`
+	ARN     string    `json:"arn"`
+	Mode    string    `json:"mode"`
+	Created time.Time `json:"created"`
+	// RetentionHours is its retention period; 0, in a file saved before
+	// streams had one, is 24.
+	RetentionHours int                 `json:"retention_hours,omitempty"`
+	Shards         []kinesisShardState `json:"shards"`
 }
 
 type kinesisShardState struct {
@@ -80,11 +83,12 @@ type logEventState struct {
 	Seq           uint64 `json:"seq"`
 }
 
-// snapshot returns the server's state. It holds each store's lock only to
-// copy slices: a record's data is never changed once stored, so the copy
-// shares it.
+// snapshot returns the server's state, without the records past their
+// retention. It holds each store's lock only to trim and copy slices: a
+// record's data is never changed once stored, so the copy shares it.
 func (s *Server) snapshot() *state {
-	st := &state{Version: stateVersion, SavedAt: s.now().UTC()}
+	now, b := s.now(), s.bounds()
+	st := &state{Version: stateVersion, SavedAt: now.UTC()}
 
 	type shardCopy struct {
 		next    uint64
@@ -97,6 +101,7 @@ func (s *Server) snapshot() *state {
 	s.kinesis.mu.Lock()
 	streams := make([]streamCopy, 0, len(s.kinesis.streams))
 	for _, ks := range s.kinesis.streams {
+		ks.trim(now, b)
 		c := streamCopy{stream: ks}
 		for _, sh := range ks.shards {
 			c.shards = append(c.shards, shardCopy{next: sh.next, records: slices.Clone(sh.records)})
@@ -105,7 +110,7 @@ func (s *Server) snapshot() *state {
 	}
 	s.kinesis.mu.Unlock()
 	for _, c := range streams {
-		ks := kinesisStreamState{Name: c.stream.name, ARN: c.stream.arn, Mode: c.stream.mode, Created: c.stream.created}
+		ks := kinesisStreamState{Name: c.stream.name, ARN: c.stream.arn, Mode: c.stream.mode, Created: c.stream.created, RetentionHours: c.stream.retentionHours}
 		for _, sh := range c.shards {
 			shs := kinesisShardState{Next: sh.next, Records: make([]kinesisRecordState, len(sh.records))}
 			for i, r := range sh.records {
@@ -118,6 +123,7 @@ func (s *Server) snapshot() *state {
 
 	s.firehose.mu.Lock()
 	for _, ds := range s.firehose.streams {
+		ds.trim(now, b)
 		st.Firehose = append(st.Firehose, deliveryStreamState{
 			Name: ds.name, ARN: ds.arn, Kind: ds.kind, Created: ds.created,
 			Records: slices.Clone(ds.records), Dropped: ds.dropped, Puts: ds.puts,
@@ -139,9 +145,10 @@ func (s *Server) snapshot() *state {
 	s.logs.mu.Lock()
 	groups := make([]groupCopy, 0, len(s.logs.groups))
 	for _, g := range s.logs.groups {
+		g.trim(now)
 		c := groupCopy{state: logGroupState{Name: g.name, ARN: g.arn, Created: g.created, RetentionDays: g.retentionDays, Seq: g.seq}}
 		for _, ls := range g.streams {
-			c.streams = append(c.streams, logStreamCopy{stream: ls, events: slices.Clone(ls.sorted()), first: ls.firstEvent, last: ls.lastEvent, ingest: ls.lastIngestion})
+			c.streams = append(c.streams, logStreamCopy{stream: ls, events: slices.Clone(ls.events), first: ls.firstEvent, last: ls.lastEvent, ingest: ls.lastIngestion})
 		}
 		groups = append(groups, c)
 	}
@@ -171,9 +178,12 @@ func (s *Server) snapshot() *state {
 var errBadState = errors.New("inconsistent state")
 
 // restore replaces the server's streams, delivery streams and log groups
-// with st's. It checks what the emulator relies on (names, shard counts,
-// order of records) and returns an error wrapping errBadState otherwise.
+// with st's, dropping the records that have expired since it was saved or
+// are past the server's bounds. It checks what the emulator relies on
+// (names, shard counts, order of records) and returns an error wrapping
+// errBadState otherwise.
 func (s *Server) restore(st *state) error {
+	now, b := s.now(), s.bounds()
 	kinesis := newKinesisStore()
 	for _, ks := range st.Kinesis {
 		if !kinesisNamePattern.MatchString(ks.Name) || len(ks.Shards) < 1 || len(ks.Shards) > kinesisMaxShards {
@@ -182,6 +192,13 @@ func (s *Server) restore(st *state) error {
 		stream, err := kinesis.createStream(ks.Name, ks.ARN, ks.Mode, len(ks.Shards), ks.Created)
 		if err != nil {
 			return fmt.Errorf("%w: Kinesis stream %q twice", errBadState, ks.Name)
+		}
+		switch {
+		case ks.RetentionHours == 0:
+		case ks.RetentionHours < kinesisRetentionHours || ks.RetentionHours > kinesisMaxRetention:
+			return fmt.Errorf("%w: Kinesis stream %q with a retention period of %d hours", errBadState, ks.Name, ks.RetentionHours)
+		default:
+			stream.retentionHours = ks.RetentionHours
 		}
 		for i, shs := range ks.Shards {
 			sh := stream.shards[i]
@@ -193,9 +210,11 @@ func (s *Server) restore(st *state) error {
 				}
 				sh.records[j] = kinesisRecord{counter: r.Counter, partitionKey: r.PartitionKey, data: r.Data, arrival: r.Arrival}
 				stream.storedRecords++
-				stream.storedBytes += int64(len(r.Data) + len(r.PartitionKey))
+				stream.storedBytes += sh.records[j].size()
 			}
 		}
+		stream.rebuildOrder()
+		stream.trim(now, b)
 	}
 
 	firehose := newFirehoseStore()
@@ -211,6 +230,7 @@ func (s *Server) restore(st *state) error {
 		for _, r := range ds.records {
 			ds.storedBytes += int64(len(r.Data))
 		}
+		ds.trim(now, b)
 	}
 
 	logs := newLogsStore()
@@ -240,7 +260,11 @@ func (s *Server) restore(st *state) error {
 				ls.events[i] = LogEvent{Timestamp: e.Timestamp, Message: e.Message, IngestionTime: e.IngestionTime, EventID: e.EventID, seq: e.Seq}
 				ls.storedBytes += int64(len(e.Message))
 			}
+			g.storedBytes += ls.storedBytes
+			g.storedEvents += len(ls.events)
 		}
+		g.trim(now)
+		g.bound(b)
 	}
 
 	s.kinesis.mu.Lock()
