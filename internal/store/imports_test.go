@@ -9,8 +9,9 @@ import (
 // TestImportsFlowOneWay checks the layering issue 26 set: the
 // configuration store links no AWS SDK but the SDK's ARN grammar (one
 // file, no dependencies, the same parser the sinks read ARNs with), as
-// what it checks of a target is data (sinks/targets); and dnsname, the
-// rule of a domain name, depends on no other package of sluice's.
+// what it checks of a target is data (sinks/targets); no server package
+// links the public client; and dnsname, the rule of a domain name,
+// depends on no other package of sluice's.
 func TestImportsFlowOneWay(t *testing.T) {
 	for _, c := range []struct {
 		pkg     string
@@ -21,6 +22,10 @@ func TestImportsFlowOneWay(t *testing.T) {
 			return (strings.HasPrefix(dep, "github.com/aws/") && dep != "github.com/aws/aws-sdk-go-v2/aws/arn") ||
 				dep == "github.com/sluicehq/sluice/sinks"
 		}, "an AWS SDK package: what the store checks of a target belongs in sinks/targets"},
+		{"github.com/sluicehq/sluice/internal/api", importsClient, "the public client: the API writes apiwire's bodies, which the client reads"},
+		{"github.com/sluicehq/sluice/internal/store", importsClient, "the public client"},
+		{"github.com/sluicehq/sluice/pipeline", importsClient, "the public client"},
+		{"github.com/sluicehq/sluice/edge", importsClient, "the public client"},
 		{"github.com/sluicehq/sluice/internal/dnsname", func(dep string) bool {
 			return strings.HasPrefix(dep, "github.com/sluicehq/sluice/") && dep != "github.com/sluicehq/sluice/internal/dnsname"
 		}, "a package of sluice's: dnsname owns its rules and limits"},
@@ -36,3 +41,6 @@ func TestImportsFlowOneWay(t *testing.T) {
 		}
 	}
 }
+
+// importsClient reports whether dep is the public client.
+func importsClient(dep string) bool { return dep == "github.com/sluicehq/sluice/client" }
