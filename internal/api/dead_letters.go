@@ -90,10 +90,8 @@ func (s *Server) listDeadLetters(w http.ResponseWriter, r *http.Request) {
 		writeError(w, r, e)
 		return
 	}
-	id := r.PathValue("id")
-	dest, err := s.destinations.GetDestination(r.Context(), apiKey(r.Context()).AccountID, id)
-	if err != nil {
-		s.writeStoreError(w, r, err, destinationResource, id)
+	dest, ok := s.pathDestination(w, r)
+	if !ok {
 		return
 	}
 	letters, more, err := s.deadLetters.List(r.Context(), dest.AccountID, dest.ID, before, limit)
@@ -168,10 +166,8 @@ func (s *Server) redriveDeadLetters(w http.ResponseWriter, r *http.Request) {
 		writeError(w, r, e)
 		return
 	}
-	id := r.PathValue("id")
-	dest, err := s.destinations.GetDestination(r.Context(), apiKey(r.Context()).AccountID, id)
-	if err != nil {
-		s.writeStoreError(w, r, err, destinationResource, id)
+	dest, ok := s.pathDestination(w, r)
+	if !ok {
 		return
 	}
 	report, err := s.deadLetters.Redrive(r.Context(), dest, seqs)
@@ -194,4 +190,16 @@ func (s *Server) writeDeadLetterError(w http.ResponseWriter, r *http.Request, er
 	s.log.Error("dead letters failed", "operation_id", operationID(r.Context()), "method", r.Method, "path", r.URL.Path, "error", err)
 	w.Header().Set("Retry-After", "1")
 	writeError(w, r, newError(CodeDLQUnavailable, "sluice cannot read or change the dead-letter stream right now; retry shortly"))
+}
+
+// pathDestination returns the destination the path's {id} names in the
+// key's account, or writes why there is none and returns false.
+func (s *Server) pathDestination(w http.ResponseWriter, r *http.Request) (store.Destination, bool) {
+	id := r.PathValue("id")
+	dest, err := s.destinations.GetDestination(r.Context(), apiKey(r.Context()).AccountID, id)
+	if err != nil {
+		s.writeStoreError(w, r, err, destinationResource, id)
+		return store.Destination{}, false
+	}
+	return dest, true
 }

@@ -18,10 +18,9 @@ import (
 var deadLetterClasses = []string{"too_large", "permanent", "filter", "malformed"}
 
 func (s *Server) deleteDeadLetter(w http.ResponseWriter, r *http.Request) {
-	id, letterID := r.PathValue("id"), r.PathValue("dead_letter_id")
-	dest, err := s.destinations.GetDestination(r.Context(), apiKey(r.Context()).AccountID, id)
-	if err != nil {
-		s.writeStoreError(w, r, err, destinationResource, id)
+	letterID := r.PathValue("dead_letter_id")
+	dest, ok := s.pathDestination(w, r)
+	if !ok {
 		return
 	}
 	seq, err := pipeline.ParseDeadLetterID(letterID)
@@ -112,10 +111,8 @@ func (s *Server) deleteDeadLetters(w http.ResponseWriter, r *http.Request) {
 		writeError(w, r, e)
 		return
 	}
-	id := r.PathValue("id")
-	dest, err := s.destinations.GetDestination(r.Context(), apiKey(r.Context()).AccountID, id)
-	if err != nil {
-		s.writeStoreError(w, r, err, destinationResource, id)
+	dest, ok := s.pathDestination(w, r)
+	if !ok {
 		return
 	}
 	report, err := s.deadLetters.DeleteMatching(r.Context(), dest.AccountID, dest.ID, f, after)
