@@ -26,7 +26,9 @@ func newRootCommand() *cobra.Command {
 		},
 	}
 	root.AddCommand(newServeCommand(), newSchemasCommand(), newPublishCommand(), newAccountsCommand(), newDestinationsCommand(), newSubscriptionsCommand(), newAgentIngressesCommand(), newAppSessionsCommand(), newAPIKeysCommand(), newBotUsersCommand(), newCredentialsCommand(), newTunnelSessionsCommand(), newEndpointsCommand(), newEdgesCommand(), newReservedDomainsCommand(), newTailCommand(), newPolicyCommand())
-	root.SetVersionTemplate("sluice {{.Version}}\n")
+	// No SetVersionTemplate, nor any other template: cobra then prints
+	// without text/template, whose calls of methods by name keep every
+	// method of the binary linked (9.7 MB of 39).
 	root.AddCommand(newEmulatorCommand())
 	root.AddCommand(newHealthcheckCommand())
 	root.AddCommand(newNATSAuthCommand())

@@ -42,7 +42,7 @@ func TestVersionFlag(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	if want := "sluice " + binaryVersion() + "\n"; out != want || strings.Count(out, "\n") != 1 {
+	if want := "sluice version " + binaryVersion() + "\n"; out != want || strings.Count(out, "\n") != 1 {
 		t.Fatalf("printed %q, want %q", out, want)
 	}
 }
