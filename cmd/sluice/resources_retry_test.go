@@ -43,6 +43,7 @@ func TestEveryAPICommandRetriesRateLimits(t *testing.T) {
 		"sluice subscriptions sources get":                         {"esb_1", "http_request_complete.v0"},
 		"sluice subscriptions sources delete":                      {"esb_1", "http_request_complete.v0"},
 		"sluice tail":                                              {"ed_1"},
+		"sluice destinations delete-dead-letters":                  {"ed_1", "--all"},
 		"sluice edges https routes circuit-breaker set":            {"edghtsrt_1", "--edge", "edghts_1"},
 		"sluice edges https routes websocket-tcp-converter set":    {"edghtsrt_1", "--edge", "edghts_1"},
 		"sluice edges https routes circuit-breaker get":            {"edghtsrt_1", "--edge", "edghts_1"},

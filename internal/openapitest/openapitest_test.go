@@ -199,7 +199,7 @@ const (
 // destination returns a destination whose target has the members given.
 func destination(targets ...string) string {
 	return `{"id":"` + destinationID + `","uri":"http://127.0.0.1:8080/event_destinations/` + destinationID +
-		`","created_at":"2026-11-22T10:04:05Z","description":"","metadata":"","format":"json","target":{` +
+		`","created_at":"2026-11-22T10:04:05.000Z","description":"","metadata":"","format":"json","target":{` +
 		strings.Join(targets, ",") + `}}`
 }
 
