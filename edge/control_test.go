@@ -12,6 +12,7 @@ import (
 	"golang.ngrok.com/ngrok/v2"
 
 	"github.com/sluicehq/sluice/edge"
+	"github.com/sluicehq/sluice/internal/agenttest"
 	"github.com/sluicehq/sluice/internal/check"
 	"github.com/sluicehq/sluice/internal/store"
 	"github.com/sluicehq/sluice/schemas"
@@ -53,7 +54,8 @@ func TestInactiveBotUserEndsItsCredentialsSessions(t *testing.T) {
 	c.OwnerID = bot.ID
 	te.store.creds[token] = c
 	te.store.mu.Unlock()
-	host := serveUp(t, te.agent(t, token), "http://")
+	// The edge ends the session: the agent connects once (agenttest.DialOnce).
+	host := serveUp(t, te.agent(t, token, agenttest.DialOnce(t)), "http://")
 	if resp, body := te.get(t, host, "/"); resp.StatusCode != 200 || body != "up" {
 		t.Fatalf("before: %d %q", resp.StatusCode, body)
 	}
@@ -98,7 +100,8 @@ func TestDeletedReservationClosesItsEndpoints(t *testing.T) {
 func TestStopSessionEndsIt(t *testing.T) {
 	te := startEdge(t)
 	account := schemas.NewID(schemas.PrefixAccount)
-	host := serveUp(t, te.agent(t, te.credential(account)), "http://")
+	// The edge ends the session: the agent connects once (agenttest.DialOnce).
+	host := serveUp(t, te.agent(t, te.credential(account), agenttest.DialOnce(t)), "http://")
 	te.store.mu.Lock()
 	var id string
 	for sid := range te.store.sessions {

@@ -42,6 +42,10 @@ const (
 	// given as SLUICE_ACK_WAIT): the events the killed process held are
 	// delivered again once it has passed.
 	crashAckWait = 5 * time.Second
+	// crashRoutePause is how long the route's consumer is paused
+	// (JetStream's consumer pause) while the publisher starts: delivery
+	// into kinesalite can keep up with it, and then no backlog forms.
+	crashRoutePause = 2 * time.Second
 )
 
 // TestServeCrashLosesNothing kills `sluice serve` with SIGKILL while it
@@ -70,9 +74,12 @@ func TestServeCrashLosesNothing(t *testing.T) {
 
 	events := newCrashEvents(crashEvents)
 	server := newCurrentServer(first.url)
+	// The route waits while the publisher gets ahead, so that a backlog
+	// is there to be cut by the kill however fast delivery keeps up.
+	route := watchRouteConsumer(t, first, consumer)
+	route.pause(t, time.Now().Add(crashRoutePause))
 	pub := startPublisher(t, server, events, crashPauseAt)
 
-	route := watchRouteConsumer(t, first, consumer)
 	atKill := waitMidDelivery(t, route, pub)
 	first.kill(t)
 	route.close()
@@ -240,6 +247,17 @@ func (c *routeConsumer) info() (*jetstream.ConsumerInfo, error) {
 }
 
 func (c *routeConsumer) close() { c.nc.Close() }
+
+// pause pauses the route's consumer until the time: its pulls get nothing
+// until then, and it delivers again by itself after.
+func (c *routeConsumer) pause(t *testing.T, until time.Time) {
+	t.Helper()
+	ctx, cancel := context.WithTimeout(context.Background(), 5*time.Second)
+	defer cancel()
+	if _, err := c.js.PauseConsumer(ctx, pipeline.EventsStream, c.name, until); err != nil {
+		t.Fatalf("pausing the route's consumer: %v", err)
+	}
+}
 
 // logStored logs how many HTTP request events JetStream holds beside how
 // many were published: more would be events of a request sent again after
