@@ -257,6 +257,12 @@ func spawnAttackServe(ctx context.Context, s attackSpawn, progress io.Writer) (_
 	if serveHasFlag(bin, "--metrics-http") {
 		args = append(args, "--metrics-http", "127.0.0.1:0")
 	}
+	// A's records are followed as they arrive; a reader lagging behind
+	// an attack must not find them dropped by the emulator's bound, whose
+	// default with a data dir is 8 MiB. 64 MiB is what it kept before.
+	if serveHasFlag(bin, "--dev-aws-max-stored-bytes") {
+		args = append(args, "--dev-aws-max-stored-bytes", "64MiB")
+	}
 	if serveHasFlag(bin, "--edge-agents") {
 		args = append(args, "--edge-agents", "127.0.0.1:0", "--edge-http", "127.0.0.1:0", "--edge-https", "127.0.0.1:0")
 	}
