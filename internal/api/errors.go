@@ -200,27 +200,36 @@ func writeError(w http.ResponseWriter, r *http.Request, e *Error) {
 // such as "100" or "[\"esb_1\",\"esb_2\"]", which one json.Unmarshal reads
 // back.
 func detailJSON(v any) string {
-	var b bytes.Buffer
-	enc := json.NewEncoder(&b)
-	enc.SetEscapeHTML(false)
-	if err := enc.Encode(v); err != nil {
+	b, err := encodeJSON(v)
+	if err != nil {
 		return fmt.Sprint(v)
 	}
-	return strings.TrimSuffix(b.String(), "\n")
+	return strings.TrimSuffix(string(b), "\n")
 }
 
 // writeJSON sends v as JSON, without escaping <, > and & (filters hold
 // them, and people read the answers).
 func writeJSON(w http.ResponseWriter, status int, v any) {
-	var body bytes.Buffer
-	enc := json.NewEncoder(&body)
-	enc.SetEscapeHTML(false)
-	if err := enc.Encode(v); err != nil {
-		status = http.StatusInternalServerError
-		body.Reset()
-		body.WriteString(`{"error_code":"ERR_SLUICE_100","status_code":500,"msg":"encoding the response failed","details":{}}` + "\n")
+	body, err := encodeJSON(v)
+	if err != nil {
+		status, body = http.StatusInternalServerError, encodingFailed
 	}
 	w.Header().Set("Content-Type", "application/json")
 	w.WriteHeader(status)
-	_, _ = w.Write(body.Bytes())
+	_, _ = w.Write(body)
+}
+
+// encodingFailed is the body of an answer whose value did not encode.
+var encodingFailed = []byte(`{"error_code":"ERR_SLUICE_100","status_code":500,"msg":"encoding the response failed","details":{}}` + "\n")
+
+// encodeJSON encodes v as the API writes its bodies: without escaping <,
+// > and &, with a newline after.
+func encodeJSON(v any) ([]byte, error) {
+	var b bytes.Buffer
+	enc := json.NewEncoder(&b)
+	enc.SetEscapeHTML(false)
+	if err := enc.Encode(v); err != nil {
+		return nil, err
+	}
+	return b.Bytes(), nil
 }

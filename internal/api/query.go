@@ -4,6 +4,7 @@ import (
 	"maps"
 	"net/http"
 	"slices"
+	"strconv"
 	"strings"
 )
 
@@ -51,6 +52,10 @@ func (s *Server) checkQuery(next http.Handler) http.Handler {
 	})
 }
 
+// maxParameterShown is how much of an unknown parameter's name an answer
+// shows, in bytes.
+const maxParameterShown = 64
+
 // check returns the API error of the first query parameter of r, by name,
 // that the rule does not take; nil if it takes them all.
 func (q queryRule) check(r *http.Request) *Error {
@@ -72,8 +77,15 @@ func (q queryRule) check(r *http.Request) *Error {
 		if i := slices.IndexFunc(q.takes, func(t string) bool { return strings.EqualFold(t, name) }); i >= 0 {
 			hint = " (did you mean " + q.takes[i] + "? parameter names are case-sensitive)"
 		}
-		e := newError(CodeUnknownField, "unknown query parameter %q%s: %s; remove it", name, hint, takes)
-		e.Details = map[string]string{"parameter": name}
+		// The name is the client's, up to the header's 1 MiB: the
+		// answer shows its start.
+		shown := strings.ToValidUTF8(name[:min(len(name), maxParameterShown)], "")
+		quoted := strconv.Quote(shown)
+		if len(shown) < len(name) {
+			quoted += "..."
+		}
+		e := newError(CodeUnknownField, "unknown query parameter %s%s: %s; remove it", quoted, hint, takes)
+		e.Details = map[string]string{"parameter": shown}
 		return e
 	}
 	return nil

@@ -32,6 +32,9 @@ func TestUnknownQueryParameters(t *testing.T) {
 		{"a delete", http.MethodDelete, "/bot_users/" + bot.ID + "?force=true", "", "ERR_SLUICE_331", "force", nil},
 		{"sources filtered", http.MethodGet, "/event_subscriptions/" + sub + "/sources?filter=true", "", "ERR_SLUICE_335", "filter", []string{"one per event kind"}},
 		{"sources paged", http.MethodGet, "/event_subscriptions/" + sub + "/sources?limit=1", "", "ERR_SLUICE_331", "limit", []string{"takes no query parameters"}},
+		// A name of 100 KB is shown by its start, not sent back whole.
+		{"a long name", http.MethodGet, "/bot_users?" + strings.Repeat("p", 100_000) + "=1", "", "ERR_SLUICE_331", strings.Repeat("p", 64),
+			[]string{`"` + strings.Repeat("p", 64) + `"...`}},
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
