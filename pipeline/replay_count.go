@@ -92,8 +92,16 @@ func (r *Replayer) rangeCounter(ctx context.Context, subjects []string, cfg jets
 	return c, nil
 }
 
-// deleteRangeCounter deletes a consumer of countRange; one that cannot be
-// deleted now goes once idle for rangeCounterIdle.
+// deleteRangeCounter deletes a consumer of countRange, within
+// rangeCounterDeleteTimeout even once the request has ended: one that
+// cannot be deleted now goes once idle for rangeCounterIdle, so its error
+// is not the caller's.
 func (r *Replayer) deleteRangeCounter(ctx context.Context, c jetstream.Consumer) {
-	_ = r.stream.DeleteConsumer(context.WithoutCancel(ctx), c.CachedInfo().Name)
+	ctx, cancel := context.WithTimeout(context.WithoutCancel(ctx), rangeCounterDeleteTimeout)
+	defer cancel()
+	_ = r.stream.DeleteConsumer(ctx, c.CachedInfo().Name)
 }
+
+// rangeCounterDeleteTimeout bounds the deletion of a counting consumer, so
+// that a stalled NATS cannot hold the replay's request.
+const rangeCounterDeleteTimeout = 5 * time.Second

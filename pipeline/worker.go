@@ -17,6 +17,10 @@ import (
 	"github.com/sluicehq/sluice/sinks"
 )
 
+// DeadLetterClasses are the classes a dead letter can have: the sinks'
+// refusals (permanent, too_large) and sluice's own (filter, malformed).
+var DeadLetterClasses = []string{dlqTooLarge, dlqPermanent, dlqFilter, dlqMalformed}
+
 // Classes of dead letters that are not a sink's.
 const (
 	dlqPermanent = "permanent" // the sink refused the record for good

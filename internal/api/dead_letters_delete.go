@@ -13,10 +13,6 @@ import (
 	"github.com/sluicehq/sluice/pipeline"
 )
 
-// deadLetterClasses are the classes a dead letter can have, which a bulk
-// delete may pick.
-var deadLetterClasses = []string{"too_large", "permanent", "filter", "malformed"}
-
 func (s *Server) deleteDeadLetter(w http.ResponseWriter, r *http.Request) {
 	letterID := r.PathValue("dead_letter_id")
 	dest, ok := s.pathDestination(w, r)
@@ -82,8 +78,8 @@ func readDeleteInput(w http.ResponseWriter, r *http.Request) (pipeline.DeadLette
 		*field.into = *field.value
 	}
 	if in.Class != nil {
-		if !slices.Contains(deadLetterClasses, *in.Class) {
-			return pipeline.DeadLetterFilter{}, 0, invalidField("class", "class %q is not a class of dead letters; send one of %s, or leave class out to match any", *in.Class, strings.Join(deadLetterClasses, ", "))
+		if !slices.Contains(pipeline.DeadLetterClasses, *in.Class) {
+			return pipeline.DeadLetterFilter{}, 0, invalidField("class", "class %q is not a class of dead letters; send one of %s, or leave class out to match any", *in.Class, strings.Join(pipeline.DeadLetterClasses, ", "))
 		}
 		f.Class = *in.Class
 	}
