@@ -201,8 +201,14 @@ func TestRedriveRemovesWhatTheSinkAcceptedAsItStops(t *testing.T) {
 	e.sink.script(refusePorts(8000, 8001, 8002), nil)
 	_, dest := e.route(t, store.Source{Type: tcpKind})
 	e.publish(t, tcpKind, 3, func(i int, object map[string]any) { setPort(8000+i)(i, object) })
-	waitAllAcked(t, e)
 	letters, redriver := redriveEnv(t, e)
+	// Waiting for the letters, not for the consumer to have nothing
+	// pending (see TestRedriveTooLargeWhenTheCallFails).
+	check.Eventually(t, 10*time.Second, "the three events dead-lettered", func() (int, bool) {
+		list, _, err := letters.List(e.ctx, e.account, dest.ID, 0, 100)
+		return len(list), err == nil && len(list) == 3
+	})
+	waitAllAcked(t, e)
 
 	ctx, stop := context.WithCancel(e.ctx)
 	defer stop()
