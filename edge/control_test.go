@@ -36,7 +36,7 @@ func serveUp(t *testing.T, a ngrok.Agent, url string) string {
 func (te *testEdge) gone(t *testing.T, host string) {
 	t.Helper()
 	check.Eventually(t, 2*time.Second, host+" gone", func() (int, bool) {
-		resp, _ := te.get(t, host, "/")
+		resp, _ := te.Get(t, host, "/")
 		return resp.StatusCode, resp.StatusCode == http.StatusNotFound
 	})
 }
@@ -45,25 +45,25 @@ func TestInactiveBotUserEndsItsCredentialsSessions(t *testing.T) {
 	te := startEdge(t)
 	account := schemas.NewID(schemas.PrefixAccount)
 	bot := store.BotUser{ID: schemas.NewID(schemas.PrefixBotUser), AccountID: account, Active: true}
-	te.store.mu.Lock()
-	te.store.bots[bot.ID] = bot
-	te.store.mu.Unlock()
-	token := te.credential(account)
-	te.store.mu.Lock()
-	c := te.store.creds[token]
+	te.Store.Mu.Lock()
+	te.Store.Bots[bot.ID] = bot
+	te.Store.Mu.Unlock()
+	token := te.Credential(account)
+	te.Store.Mu.Lock()
+	c := te.Store.Creds[token]
 	c.OwnerID = bot.ID
-	te.store.creds[token] = c
-	te.store.mu.Unlock()
+	te.Store.Creds[token] = c
+	te.Store.Mu.Unlock()
 	// The edge ends the session: the agent connects once (agenttest.DialOnce).
 	host := serveUp(t, te.agent(t, token, agenttest.DialOnce(t)), "http://")
-	if resp, body := te.get(t, host, "/"); resp.StatusCode != 200 || body != "up" {
+	if resp, body := te.Get(t, host, "/"); resp.StatusCode != 200 || body != "up" {
 		t.Fatalf("before: %d %q", resp.StatusCode, body)
 	}
 	bot.Active = false
-	te.store.mu.Lock()
-	te.store.bots[bot.ID] = bot
-	te.store.mu.Unlock()
-	te.edge.BotUserInactive(account, bot.ID)
+	te.Store.Mu.Lock()
+	te.Store.Bots[bot.ID] = bot
+	te.Store.Mu.Unlock()
+	te.Service.BotUserInactive(account, bot.ID)
 	te.gone(t, host)
 	// And a new session of its credential is refused.
 	again := te.agent(t, token)
@@ -77,22 +77,22 @@ func TestInactiveBotUserEndsItsCredentialsSessions(t *testing.T) {
 func TestDeletedReservationClosesItsEndpoints(t *testing.T) {
 	te := startEdge(t)
 	account := schemas.NewID(schemas.PrefixAccount)
-	te.reserve(account, "*.keep.example.test")
-	te.reserve(account, "*.drop.example.test")
-	a := te.agent(t, te.credential(account))
+	te.Reserve(account, "*.keep.example.test")
+	te.Reserve(account, "*.drop.example.test")
+	a := te.agent(t, te.Credential(account))
 	keep := serveUp(t, a, "http://a.keep.example.test")
 	drop := serveUp(t, a, "http://a.drop.example.test")
-	te.store.mu.Lock()
+	te.Store.Mu.Lock()
 	var dropID string
-	for _, d := range te.store.domains[account] {
+	for _, d := range te.Store.Domains[account] {
 		if d.Domain == "*.drop.example.test" {
 			dropID = d.ID
 		}
 	}
-	te.store.mu.Unlock()
-	te.edge.ReservedDomainGone(account, dropID)
+	te.Store.Mu.Unlock()
+	te.Service.ReservedDomainGone(account, dropID)
 	te.gone(t, drop)
-	if resp, body := te.get(t, keep, "/"); resp.StatusCode != 200 || body != "up" {
+	if resp, body := te.Get(t, keep, "/"); resp.StatusCode != 200 || body != "up" {
 		t.Fatalf("the endpoint of the other reservation: %d %q, want it up", resp.StatusCode, body)
 	}
 }
@@ -101,21 +101,21 @@ func TestStopSessionEndsIt(t *testing.T) {
 	te := startEdge(t)
 	account := schemas.NewID(schemas.PrefixAccount)
 	// The edge ends the session: the agent connects once (agenttest.DialOnce).
-	host := serveUp(t, te.agent(t, te.credential(account), agenttest.DialOnce(t)), "http://")
-	te.store.mu.Lock()
+	host := serveUp(t, te.agent(t, te.Credential(account), agenttest.DialOnce(t)), "http://")
+	te.Store.Mu.Lock()
 	var id string
-	for sid := range te.store.sessions {
+	for sid := range te.Store.Sessions {
 		id = sid
 	}
-	te.store.mu.Unlock()
-	te.edge.StopSession(schemas.NewID(schemas.PrefixAccount), id) // another account's: nothing
-	if resp, _ := te.get(t, host, "/"); resp.StatusCode != 200 {
+	te.Store.Mu.Unlock()
+	te.Service.StopSession(schemas.NewID(schemas.PrefixAccount), id) // another account's: nothing
+	if resp, _ := te.Get(t, host, "/"); resp.StatusCode != 200 {
 		t.Fatalf("another account stopped the session: %d", resp.StatusCode)
 	}
-	te.edge.StopSession(account, id)
+	te.Service.StopSession(account, id)
 	te.gone(t, host)
 	stops := check.Eventually(t, 2*time.Second, "the stop event", func() ([]map[string]any, bool) {
-		s := te.events.ofKind(t, "agent_session_stop.v0")
+		s := te.Events.OfKind(t, "agent_session_stop.v0")
 		return s, len(s) >= 1
 	})
 	if got, _ := dig(stops[0], "error").(string); !strings.Contains(got, "stopped through the API") {
@@ -145,7 +145,7 @@ func TestAgentIngressNeedsItsAccountsCredential(t *testing.T) {
 	})
 	connect := func(token string) error {
 		a, err := ngrok.NewAgent(ngrok.WithAuthtoken(token), ngrok.WithAgentConnectURL("tunnel.us.a-corp.test:443"),
-			ngrok.WithDialer(redirect{te.agents}), ngrok.WithAgentConnectCAs(te.ca.Pool()))
+			ngrok.WithDialer(redirect{te.Agents}), ngrok.WithAgentConnectCAs(te.CA.Pool()))
 		if err != nil {
 			t.Fatal(err)
 		}
@@ -154,10 +154,10 @@ func TestAgentIngressNeedsItsAccountsCredential(t *testing.T) {
 		defer cancel()
 		return a.Connect(ctx)
 	}
-	if err := connect(te.credential(owner)); err != nil {
+	if err := connect(te.Credential(owner)); err != nil {
 		t.Fatalf("the owner's credential through its ingress: %v", err)
 	}
-	if err := connect(te.credential(schemas.NewID(schemas.PrefixAccount))); err == nil || !strings.Contains(err.Error(), "another account's agent ingress") {
+	if err := connect(te.Credential(schemas.NewID(schemas.PrefixAccount))); err == nil || !strings.Contains(err.Error(), "another account's agent ingress") {
 		t.Fatalf("another account's credential through the ingress: %v, want it refused", err)
 	}
 }
@@ -168,10 +168,10 @@ func TestAgentIngressNeedsItsAccountsCredential(t *testing.T) {
 func TestAccountRequestRate(t *testing.T) {
 	te := startEdge(t, func(c *edge.Config) { c.Limits.RequestRate, c.Limits.RequestBurst = 1, 3 })
 	account := schemas.NewID(schemas.PrefixAccount)
-	host := serveUp(t, te.agent(t, te.credential(account)), "http://")
+	host := serveUp(t, te.agent(t, te.Credential(account)), "http://")
 	codes := map[int]int{}
 	for range 6 {
-		resp, _ := te.get(t, host, "/")
+		resp, _ := te.Get(t, host, "/")
 		codes[resp.StatusCode]++
 		if resp.StatusCode == http.StatusTooManyRequests && (resp.Header.Get("Retry-After") == "" || resp.Header.Get("X-Sluice-Error-Code") != "ERR_SLUICE_635") {
 			t.Fatalf("a 429 without Retry-After or its code: %v", resp.Header)
@@ -181,7 +181,7 @@ func TestAccountRequestRate(t *testing.T) {
 		t.Fatalf("six requests at once with a burst of three: %v, want three 200 and the rest 429", codes)
 	}
 	check.Eventually(t, 2*time.Second, "an event per request, 429s included", func() (int, bool) {
-		n := len(te.events.ofKind(t, "http_request_complete.v0"))
+		n := len(te.Events.OfKind(t, "http_request_complete.v0"))
 		return n, n == 6
 	})
 }
@@ -192,7 +192,7 @@ func TestAccountRequestRate(t *testing.T) {
 func TestRandomSubdomainIsTheAccounts(t *testing.T) {
 	te := startEdge(t)
 	a, b := schemas.NewID(schemas.PrefixAccount), schemas.NewID(schemas.PrefixAccount)
-	tokenA := te.credential(a)
+	tokenA := te.Credential(a)
 	first := te.agent(t, tokenA)
 	host := serveUp(t, first, "http://")
 	if err := first.Disconnect(); err != nil {
@@ -201,13 +201,13 @@ func TestRandomSubdomainIsTheAccounts(t *testing.T) {
 	te.gone(t, host)
 	ctx, cancel := context.WithTimeout(context.Background(), 30*time.Second)
 	defer cancel()
-	if _, err := te.agent(t, te.credential(b)).Listen(ctx, ngrok.WithURL("http://"+host)); err == nil || !strings.Contains(err.Error(), "not a reserved domain") {
+	if _, err := te.agent(t, te.Credential(b)).Listen(ctx, ngrok.WithURL("http://"+host)); err == nil || !strings.Contains(err.Error(), "not a reserved domain") {
 		t.Fatalf("account B binding A's random %s: %v, want it refused", host, err)
 	}
 	if got := serveUp(t, te.agent(t, tokenA), "http://"+host); got != host {
 		t.Fatalf("A bound %s again as %s", host, got)
 	}
-	if resp, body := te.get(t, host, "/"); resp.StatusCode != 200 || body != "up" {
+	if resp, body := te.Get(t, host, "/"); resp.StatusCode != 200 || body != "up" {
 		t.Fatalf("A's endpoint back: %d %q", resp.StatusCode, body)
 	}
 }

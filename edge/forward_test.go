@@ -45,7 +45,7 @@ func servePeers(t *testing.T, te *testEdge) string {
 	if err != nil {
 		t.Fatal(err)
 	}
-	srv := te.edge.NewPeerServer()
+	srv := te.Service.NewPeerServer()
 	done := make(chan struct{})
 	go func() {
 		defer close(done)
@@ -71,8 +71,8 @@ func TestEdgesForwardToTheEdgeOfTheAgent(t *testing.T) {
 	peerB := servePeers(t, b)
 
 	account := schemas.NewID(schemas.PrefixAccount)
-	b.reserve(account, "*.apps.example.test")
-	agent := b.agent(t, b.credential(account, "bind:*.apps.example.test"))
+	b.Reserve(account, "*.apps.example.test")
+	agent := b.agent(t, b.Credential(account, "bind:*.apps.example.test"))
 	ctx, cancel := context.WithTimeout(context.Background(), 30*time.Second)
 	defer cancel()
 	ln, err := agent.Listen(ctx, ngrok.WithURL("http://demo.apps.example.test"))
@@ -86,19 +86,19 @@ func TestEdgesForwardToTheEdgeOfTheAgent(t *testing.T) {
 	}()
 
 	// Before A knows where the endpoint is, it has none to offer.
-	if resp, _ := a.get(t, "demo.apps.example.test", "/"); resp.StatusCode != http.StatusNotFound {
+	if resp, _ := a.Get(t, "demo.apps.example.test", "/"); resp.StatusCode != http.StatusNotFound {
 		t.Fatalf("A, not knowing the endpoint: %d, want 404", resp.StatusCode)
 	}
 	peersOfA.set("http", "demo.apps.example.test", peerB)
-	resp, body := a.get(t, "demo.apps.example.test", "/through-a")
+	resp, body := a.Get(t, "demo.apps.example.test", "/through-a")
 	if resp.StatusCode != http.StatusOK || body != `hello /through-a, forwarded header ""` {
 		t.Fatalf("through A: %d %q, want 200 from B's agent, the forwarding header stripped", resp.StatusCode, body)
 	}
 	ev := check.Eventually(t, 5*time.Second, "B's request event", func() ([]map[string]any, bool) {
-		evs := b.events.ofKind(t, "http_request_complete.v0")
+		evs := b.Events.OfKind(t, "http_request_complete.v0")
 		return evs, len(evs) == 1
 	})[0]
-	_, aPort, _ := net.SplitHostPort(a.httpAddr)
+	_, aPort, _ := net.SplitHostPort(a.HTTPAddr)
 	if got := dig(ev, "conn", "client_ip"); got != "127.0.0.1" {
 		t.Errorf("client_ip %v, want the public client's 127.0.0.1", got)
 	}
@@ -108,7 +108,7 @@ func TestEdgesForwardToTheEdgeOfTheAgent(t *testing.T) {
 	if got := dig(ev, "http", "request", "url", "path"); got != "/through-a" {
 		t.Errorf("path %v", got)
 	}
-	if n := len(a.events.ofKind(t, "http_request_complete.v0")); n != 0 {
+	if n := len(a.Events.OfKind(t, "http_request_complete.v0")); n != 0 {
 		t.Errorf("A reported %d requests; the edge serving the endpoint reports it", n)
 	}
 
@@ -134,12 +134,12 @@ func TestEdgesForwardToTheEdgeOfTheAgent(t *testing.T) {
 	// answers 404 rather than forward a forwarded request back.
 	peersOfA.set("http", "gone.apps.example.test", peerB)
 	peersOfB.set("http", "gone.apps.example.test", servePeers(t, a))
-	if resp, body := a.get(t, "gone.apps.example.test", "/"); resp.StatusCode != http.StatusNotFound || !strings.Contains(body, "ERR_SLUICE_630") {
+	if resp, body := a.Get(t, "gone.apps.example.test", "/"); resp.StatusCode != http.StatusNotFound || !strings.Contains(body, "ERR_SLUICE_630") {
 		t.Fatalf("a host neither serves: %d %q, want 404 ERR_SLUICE_630", resp.StatusCode, body)
 	}
 	// The edge serving it gone: 502.
 	peersOfA.set("http", "demo.apps.example.test", "127.0.0.1:1")
-	if resp, body := a.get(t, "demo.apps.example.test", "/"); resp.StatusCode != http.StatusBadGateway || !strings.Contains(body, "ERR_SLUICE_631") {
+	if resp, body := a.Get(t, "demo.apps.example.test", "/"); resp.StatusCode != http.StatusBadGateway || !strings.Contains(body, "ERR_SLUICE_631") {
 		t.Fatalf("the serving edge unreachable: %d %q, want 502 ERR_SLUICE_631", resp.StatusCode, body)
 	}
 }

@@ -18,7 +18,7 @@ import (
 // beats only when told.
 func rawAgent(t *testing.T, te *testEdge, token string) (muxado.TypedStreamSession, string) {
 	t.Helper()
-	conn, err := tls.Dial("tcp", te.agents, &tls.Config{RootCAs: te.ca.Pool(), ServerName: "localhost"})
+	conn, err := tls.Dial("tcp", te.Agents, &tls.Config{RootCAs: te.CA.Pool(), ServerName: "localhost"})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -46,8 +46,8 @@ func rawAgent(t *testing.T, te *testEdge, token string) (muxado.TypedStreamSessi
 func TestSilentAgentIsDisconnected(t *testing.T) {
 	te := startEdge(t)
 	account := schemas.NewID(schemas.PrefixAccount)
-	silent, _ := rawAgent(t, te, te.credential(account))
-	beating, _ := rawAgent(t, te, te.credential(account))
+	silent, _ := rawAgent(t, te, te.Credential(account))
+	beating, _ := rawAgent(t, te, te.Credential(account))
 	hb, err := beating.OpenTypedStream(tunnelwire.HeartbeatStream)
 	if err != nil {
 		t.Fatal(err)
@@ -69,13 +69,13 @@ func TestSilentAgentIsDisconnected(t *testing.T) {
 	}()
 	started := time.Now()
 	check.Eventually(t, 5*time.Second, "the silent agent's session ended", func() (int, bool) {
-		stops := te.events.ofKind(t, "agent_session_stop.v0")
+		stops := te.Events.OfKind(t, "agent_session_stop.v0")
 		return len(stops), len(stops) == 1
 	})
 	if d := time.Since(started); d < 2*time.Second {
 		t.Fatalf("the silent agent was disconnected after %v, before its interval and tolerance (2 s)", d)
 	}
-	stops := te.events.ofKind(t, "agent_session_stop.v0")
+	stops := te.Events.OfKind(t, "agent_session_stop.v0")
 	if got := dig(stops[0], "error"); got != "the agent missed its heartbeats" {
 		t.Fatalf("the stop's reason %v", got)
 	}
@@ -96,7 +96,7 @@ func TestSilentAgentIsDisconnected(t *testing.T) {
 // so an agent cannot make the edge hold a goroutine per stream.
 func TestOneHeartbeatStreamASession(t *testing.T) {
 	te := startEdge(t)
-	sess, _ := rawAgent(t, te, te.credential(schemas.NewID(schemas.PrefixAccount)))
+	sess, _ := rawAgent(t, te, te.Credential(schemas.NewID(schemas.PrefixAccount)))
 	first, err := sess.OpenTypedStream(tunnelwire.HeartbeatStream)
 	if err != nil {
 		t.Fatal(err)

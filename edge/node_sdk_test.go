@@ -171,15 +171,15 @@ func TestNodeSDKServesHTTPAndTCPThroughTheEdge(t *testing.T) {
 
 	te := startEdge(t)
 	account := schemas.NewID(schemas.PrefixAccount)
-	te.reserve(account, "*.apps.example.test")
-	token := te.credential(account)
+	te.Reserve(account, "*.apps.example.test")
+	token := te.Credential(account)
 	caFile := filepath.Join(t.TempDir(), "ca.pem")
-	if err := os.WriteFile(caFile, te.ca.PEM, 0o600); err != nil {
+	if err := os.WriteFile(caFile, te.CA.PEM, 0o600); err != nil {
 		t.Fatal(err)
 	}
 	a := startNodeAgent(t,
 		"AGENT_AUTHTOKEN="+token,
-		"AGENT_SERVER_ADDR="+te.agents,
+		"AGENT_SERVER_ADDR="+te.Agents,
 		"AGENT_CA_FILE="+caFile,
 		"AGENT_HTTP_URL=http://node.apps.example.test",
 		"AGENT_HTTP_UPSTREAM=http://"+httpUp.Addr().String(),
@@ -194,12 +194,12 @@ func TestNodeSDKServesHTTPAndTCPThroughTheEdge(t *testing.T) {
 		t.Fatalf("TCP endpoint %q, want tcp://127.0.0.1:<port>", a.TCP)
 	}
 
-	resp, body := te.get(t, "node.apps.example.test", "/hi?x=1")
+	resp, body := te.Get(t, "node.apps.example.test", "/hi?x=1")
 	if resp.StatusCode != 200 || body != "hello /hi via node.apps.example.test" || resp.Header.Get("X-Upstream") != "node" {
 		t.Fatalf("got %d %q (X-Upstream %q), want 200 \"hello /hi via node.apps.example.test\"", resp.StatusCode, body, resp.Header.Get("X-Upstream"))
 	}
 	reqs := check.Eventually(t, 5*time.Second, "a request event", func() ([]map[string]any, bool) {
-		reqs := te.events.ofKind(t, "http_request_complete.v0")
+		reqs := te.Events.OfKind(t, "http_request_complete.v0")
 		return reqs, len(reqs) >= 1
 	})
 	if got := dig(reqs[0], "http", "response", "status_code"); got != float64(200) {
@@ -210,7 +210,7 @@ func TestNodeSDKServesHTTPAndTCPThroughTheEdge(t *testing.T) {
 	}
 
 	te.pingTCP(t, strings.TrimPrefix(a.TCP, "tcp://"))
-	if starts := te.events.ofKind(t, "agent_session_start.v0"); len(starts) != 1 || dig(starts[0], "error") != "" {
+	if starts := te.Events.OfKind(t, "agent_session_start.v0"); len(starts) != 1 || dig(starts[0], "error") != "" {
 		t.Errorf("agent_session_start events %v, want one without error", starts)
 	}
 }
@@ -244,13 +244,13 @@ func runRefusedNodeAgent(t *testing.T, env ...string) string {
 func TestNodeSDKShowsTheEdgesRefusals(t *testing.T) {
 	te := startEdge(t)
 	account := schemas.NewID(schemas.PrefixAccount)
-	te.reserve(account, "*.apps.example.test")
+	te.Reserve(account, "*.apps.example.test")
 	caFile := filepath.Join(t.TempDir(), "ca.pem")
-	if err := os.WriteFile(caFile, te.ca.PEM, 0o600); err != nil {
+	if err := os.WriteFile(caFile, te.CA.PEM, 0o600); err != nil {
 		t.Fatal(err)
 	}
 	agentEnv := func(token, httpURL string) []string {
-		return []string{"AGENT_AUTHTOKEN=" + token, "AGENT_SERVER_ADDR=" + te.agents, "AGENT_CA_FILE=" + caFile,
+		return []string{"AGENT_AUTHTOKEN=" + token, "AGENT_SERVER_ADDR=" + te.Agents, "AGENT_CA_FILE=" + caFile,
 			"AGENT_HTTP_URL=" + httpURL, "AGENT_HTTP_UPSTREAM=http://127.0.0.1:1", "AGENT_TCP_UPSTREAM=tcp://127.0.0.1:1"}
 	}
 	for _, tt := range []struct {
@@ -259,9 +259,9 @@ func TestNodeSDKShowsTheEdgesRefusals(t *testing.T) {
 	}{
 		{"an unknown authtoken", "ct_no_such_token", "http://node.apps.example.test",
 			[]string{"ERR_SLUICE_601", "the authtoken is not valid"}},
-		{"a bind outside the ACL", te.credential(account, "bind:only.apps.example.test"), "http://other.apps.example.test",
+		{"a bind outside the ACL", te.Credential(account, "bind:only.apps.example.test"), "http://other.apps.example.test",
 			[]string{"ERR_SLUICE_613"}},
-		{"a domain not reserved", te.credential(account), "http://node.elsewhere.test",
+		{"a domain not reserved", te.Credential(account), "http://node.elsewhere.test",
 			[]string{"ERR_SLUICE_614"}},
 	} {
 		t.Run(tt.name, func(t *testing.T) {

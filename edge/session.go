@@ -6,6 +6,7 @@ import (
 	"errors"
 	"io"
 	"net"
+	"strings"
 	"sync"
 	"sync/atomic"
 	"time"
@@ -192,7 +193,11 @@ func (s *session) serveCalls() {
 	for {
 		st, err := s.accept()
 		if err != nil {
-			s.cancel(errors.New("the agent closed its session"))
+			reason := "the agent closed its session"
+			if why := s.goAwayReason(); why != "" {
+				reason += ": " + why
+			}
+			s.cancel(errors.New(reason))
 			return
 		}
 		select {
@@ -208,6 +213,38 @@ func (s *session) serveCalls() {
 			s.serveCall(tunnelwire.Call(st.StreamType()), st)
 		})
 	}
+}
+
+// maxGoAwayReason bounds the reason an agent gives for closing its
+// session, as the session's stop event carries it.
+const maxGoAwayReason = 256
+
+// goAwayReason returns why the agent said it closed its session: the
+// debug data of its GoAway, when it sent one other than muxado's own
+// "no error" (sluice-agent says why it stops; SDKs do not).
+func (s *session) goAwayReason() string {
+	got := make(chan []byte, 1)
+	go func() {
+		_, _, debug := s.mux.Wait()
+		got <- debug
+	}()
+	var debug []byte
+	select {
+	case debug = <-got:
+	case <-time.After(time.Second):
+		return ""
+	}
+	why := strings.ToValidUTF8(string(debug), "")
+	why = strings.Map(func(r rune) rune {
+		if r < 0x20 || r == 0x7f {
+			return -1
+		}
+		return r
+	}, why)
+	if why == "no error" {
+		return ""
+	}
+	return clip(why, maxGoAwayReason)
 }
 
 // serveCall answers one call of the agent.
