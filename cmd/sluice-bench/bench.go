@@ -19,7 +19,7 @@ func newBenchCommand() *cobra.Command {
 		SilenceUsage:  true,
 		SilenceErrors: true,
 	}
-	cmd.AddCommand(newBenchIngestCommand(), newBenchDeliverCommand(), newBenchSinksCommand(), newBenchDrainCommand(), newBenchDrainHelperCommand(), newBenchLoadCommand(), newBenchAttackCommand(), newBenchTunnelCommand())
+	cmd.AddCommand(newBenchIngestCommand(), newBenchDeliverCommand(), newBenchSinksCommand(), newBenchDrainCommand(), newBenchDrainHelperCommand(), newBenchLoadCommand(), newBenchAttackCommand(), newBenchTunnelCommand(), newBenchSDKAgentCommand())
 	return cmd
 }
 

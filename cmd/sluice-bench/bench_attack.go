@@ -12,6 +12,7 @@ import (
 	"os"
 	"os/exec"
 	"path/filepath"
+	"strconv"
 	"strings"
 	"sync"
 	"syscall"
@@ -202,6 +203,9 @@ type attackSpawn struct {
 	memoryLimit string
 	extraArgs   []string
 	logFile     string
+	// maxEndpoints, when not 0, is the serve's --max-endpoints, where it
+	// has the flag.
+	maxEndpoints int
 }
 
 // attackServe is a spawned `sluice serve --dev` with accounts A and B.
@@ -277,6 +281,9 @@ func spawnAttackServe(ctx context.Context, s attackSpawn, progress io.Writer) (_
 			return nil, fmt.Errorf("writing the data key: %w", err)
 		}
 		args = append(args, "--data-key-file", keyFile)
+	}
+	if s.maxEndpoints > 0 && serveHasFlag(bin, "--max-endpoints") {
+		args = append(args, "--max-endpoints", strconv.Itoa(s.maxEndpoints))
 	}
 	args = append(args, s.extraArgs...)
 	cmd := exec.Command(bin, args...)
@@ -497,14 +504,20 @@ func (a accountMaker) create(ctx context.Context, name string) (string, error) {
 // none: sluice beside this binary (make bench builds both into bin/), or
 // sluice in PATH.
 func findSluice() (string, error) {
+	return findBinary("sluice", "go build -o bin/ ./cmd/sluice ./cmd/sluice-bench", "--sluice-bin")
+}
+
+// findBinary returns the binary name beside this one or in PATH; build is
+// how to build it and flag the flag that names it otherwise.
+func findBinary(name, build, flag string) (string, error) {
 	if self, err := os.Executable(); err == nil {
-		beside := filepath.Join(filepath.Dir(self), "sluice")
+		beside := filepath.Join(filepath.Dir(self), name)
 		if info, err := os.Stat(beside); err == nil && info.Mode().IsRegular() {
 			return beside, nil
 		}
 	}
-	if path, err := exec.LookPath("sluice"); err == nil {
+	if path, err := exec.LookPath(name); err == nil {
 		return path, nil
 	}
-	return "", errors.New("no sluice binary beside this one or in PATH to spawn: build one (go build -o bin/ ./cmd/sluice ./cmd/sluice-bench) and run bin/sluice-bench, or give it with --sluice-bin")
+	return "", fmt.Errorf("no %s binary beside this one or in PATH to spawn: build one (%s) and run bin/sluice-bench, or give it with %s", name, build, flag)
 }

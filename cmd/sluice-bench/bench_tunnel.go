@@ -20,11 +20,12 @@ const defaultTunnelMemoryLimit = "1GiB"
 
 func newBenchTunnelCommand() *cobra.Command {
 	var (
-		cfg       loadgen.TunnelConfig
-		spawn     attackSpawn
-		tcpBytes  string
-		asJSON    bool
-		noVerdict bool
+		cfg         loadgen.TunnelConfig
+		spawn       attackSpawn
+		tcpBytes    string
+		asJSON      bool
+		noVerdict   bool
+		sluiceAgent string
 	)
 	cmd := &cobra.Command{
 		Use:   "tunnel",
@@ -67,6 +68,12 @@ one is missed, unless --no-verdict.`,
 			if cfg.IdleSessions == 0 {
 				cfg.IdleSessions = -1
 			}
+			if err := resolveAgents(&cfg, sluiceAgent); err != nil {
+				return err
+			}
+			// The agents' tunnels are all in account A, one agent's
+			// perhaps not yet gone when the next binds.
+			spawn.maxEndpoints = (len(cfg.Agents) + 1) * max(cfg.AgentTunnels, loadgen.DefaultTunnelAgentTunnels)
 			served, err := spawnAttackServe(ctx, spawn, cmd.ErrOrStderr())
 			if err != nil {
 				return err
@@ -98,7 +105,10 @@ one is missed, unless --no-verdict.`,
 	fl.IntVar(&cfg.FloodClients, "flood-clients", loadgen.DefaultTunnelFloodClients, "account B's connections flooding its own endpoint while account A's latency is measured beside them (-1 skips the phase)")
 	fl.IntVar(&cfg.FloodRate, "flood-rate", loadgen.DefaultTunnelFloodRate, "account A's requests a second in the flood phase, alone and beside B's flood")
 	fl.IntVar(&cfg.IdleSessions, "idle-sessions", loadgen.DefaultTunnelIdleSessions, "idle agent sessions for the memory per session (0 skips it)")
-	fl.StringVar(&spawn.bin, "sluice-bin", "", "the sluice binary to spawn (default: this one)")
+	fl.StringSliceVar(&cfg.Agents, "agents", []string{loadgen.AgentSDK}, "the agents measured in turn, comma-separated: "+strings.Join(loadgen.TunnelAgentKinds(), ", "))
+	fl.IntVar(&cfg.AgentTunnels, "agent-tunnels", loadgen.DefaultTunnelAgentTunnels, "tunnels each agent runs: the HTTP one measured, the TCP one, and idle HTTP ones")
+	fl.StringVar(&sluiceAgent, "sluice-agent-bin", "", "the sluice-agent binary (default: beside this one, or in PATH)")
+	fl.StringVar(&spawn.bin, "sluice-bin", "", "the sluice binary to spawn (default: beside this one, or in PATH)")
 	fl.StringVar(&spawn.memoryLimit, "memory-limit", defaultTunnelMemoryLimit, "--memory-limit of the sluice spawned")
 	fl.StringSliceVar(&spawn.extraArgs, "serve-arg", nil, "a further argument of the sluice serve spawned (repeat it)")
 	fl.StringVar(&spawn.logFile, "serve-log", "", "write the spawned sluice's log to this file")
@@ -128,11 +138,37 @@ func (p *attackServe) tunnelTarget() (loadgen.TunnelTarget, error) {
 	n := 0
 	return loadgen.TunnelTarget{
 		APIURL: p.target.URL, Token: p.target.TokenA,
-		Agents: strings.TrimPrefix(edge["agents"], "tls://"), AgentsCAs: pool,
+		Agents: strings.TrimPrefix(edge["agents"], "tls://"), AgentsCAs: pool, AgentsCAFile: edge["agents_ca"],
 		PublicHTTP: edge["http"], MetricsURL: p.target.MetricsURL, PID: p.target.PID,
 		NewAccount: func(ctx context.Context) (string, error) {
 			n++
 			return p.accounts.create(ctx, fmt.Sprintf("tunnel-%d", n))
 		},
 	}, nil
+}
+
+// resolveAgents sets the commands of cfg's agents: this binary's
+// sdk-agent for the SDK, and for sluice-agent bin, or sluice-agent
+// beside this binary or in PATH.
+func resolveAgents(cfg *loadgen.TunnelConfig, bin string) error {
+	for _, kind := range cfg.Agents {
+		switch kind {
+		case loadgen.AgentSDK:
+			self, err := os.Executable()
+			if err != nil {
+				return fmt.Errorf("finding this binary to run the SDK's agent: %w", err)
+			}
+			cfg.SDKAgent = []string{self, sdkAgentCommand}
+		case loadgen.AgentSluice, loadgen.AgentSluiceInspect:
+			if bin == "" {
+				found, err := findBinary("sluice-agent", "go build -o bin/ ./cmd/sluice ./cmd/sluice-agent ./cmd/sluice-bench", "--sluice-agent-bin")
+				if err != nil {
+					return err
+				}
+				bin = found
+			}
+			cfg.SluiceAgent = bin
+		}
+	}
+	return nil
 }

@@ -22,11 +22,13 @@ import (
 	"golang.ngrok.com/ngrok/v2"
 )
 
-// RunTunnel measures the edge of target (issue 24): the same local HTTP
-// server reached directly and through the edge and an agent of the Go
-// SDK in this process, at cfg's rates, in each mode; TCP bytes a second
-// both ways to a local sink; and the process's memory per idle agent
-// session. Progress goes to progress.
+// RunTunnel measures the edge of target (issues 24 and 25): the same
+// local HTTP server reached directly and through the edge and each of
+// cfg.Agents in turn, an agent process of its own with cfg.AgentTunnels
+// tunnels, at cfg's rates, in each mode; TCP bytes a second both ways to
+// a local sink; each agent's CPU time per request and memory; and the
+// edge's memory per idle agent session (agents of the Go SDK in this
+// process). Progress goes to progress.
 func RunTunnel(ctx context.Context, cfg TunnelConfig, target TunnelTarget, progress io.Writer) (TunnelReport, error) {
 	cfg.setDefaults()
 	if err := cfg.Validate(); err != nil {
@@ -57,7 +59,7 @@ func RunTunnel(ctx context.Context, cfg TunnelConfig, target TunnelTarget, progr
 	defer sinkLn.Close()
 	go serveSink(sinkLn)
 
-	// The account's wildcard, a credential and the agent.
+	// The account's wildcard and a credential for the agents.
 	api := tunnelAPI{base: strings.TrimSuffix(target.APIURL, "/"), token: target.Token}
 	if err := api.post(ctx, "/reserved_domains", map[string]any{"domain": TunnelDomain}, nil); err != nil {
 		return report, fmt.Errorf("reserving %s: %w", TunnelDomain, err)
@@ -66,16 +68,6 @@ func RunTunnel(ctx context.Context, cfg TunnelConfig, target TunnelTarget, progr
 	if err != nil {
 		return report, err
 	}
-	agent, err := ngrok.NewAgent(ngrok.WithAuthtoken(token), ngrok.WithAgentConnectURL(target.Agents), ngrok.WithAgentConnectCAs(target.AgentsCAs))
-	if err != nil {
-		return report, err
-	}
-	defer agent.Disconnect() //nolint:errcheck
-	fwd, err := agent.Forward(ctx, ngrok.WithUpstream("http://"+httpLn.Addr().String()), ngrok.WithURL("http://"+TunnelHost))
-	if err != nil {
-		return report, fmt.Errorf("binding http://%s: %w", TunnelHost, err)
-	}
-	fmt.Fprintf(progress, "the agent forwards %s to %s\n", fwd.URL().String(), httpLn.Addr())
 
 	// Memory first, on a process no load has grown yet.
 	if cfg.IdleSessions > 0 {
@@ -83,63 +75,152 @@ func RunTunnel(ctx context.Context, cfg TunnelConfig, target TunnelTarget, progr
 		report.Memory = &m
 	}
 
-	public, err := url.Parse(target.PublicHTTP)
-	if err != nil {
-		return report, err
-	}
-	paths := map[string]struct{ url, host string }{
-		PathDirect: {"http://" + httpLn.Addr().String() + "/bench", ""},
-		PathTunnel: {"http://" + public.Host + "/bench", TunnelHost},
-	}
+	// Directly, once, for every agent to be judged by.
+	direct := "http://" + httpLn.Addr().String() + "/bench"
 	for _, mode := range cfg.Modes {
 		for _, rate := range cfg.Rates {
-			for _, path := range []string{PathDirect, PathTunnel} {
-				if err := ctx.Err(); err != nil {
-					return report, err
-				}
-				p := paths[path]
-				run := TunnelRun{Mode: mode, Path: path, Rate: rate}
-				var before edgeCounters
-				if path == PathTunnel {
-					before, _ = scrapeEdge(ctx, target.MetricsURL)
-				}
-				procBefore, procErr := readProcIf(target.PID)
-				openLoop(ctx, cfg, &run, p.url, p.host)
-				if path == PathTunnel {
-					after, drained := waitEdgeDrained(ctx, target.MetricsURL, before, int64(run.Sent), cfg.DrainTimeout)
-					run.Events = &TunnelEvents{Requests: after.requests - before.requests, Published: after.published - before.published,
-						Dropped: after.dropped - before.dropped, Drained: drained}
-				}
-				if procAfter, err := readProcIf(target.PID); err == nil && procErr == nil && target.PID != 0 {
-					run.CPU = procAfter.cpu - procBefore.cpu
-				}
-				report.Runs = append(report.Runs, run)
-				fmt.Fprintf(progress, "%s %d/s %s: sent %d, errors %d, p50 %dµs p99 %dµs max %dµs\n", mode, rate, path, run.Sent, run.Errors, run.P50US, run.P99US, run.MaxUS)
-				sleepCtx(ctx, cfg.Pause)
+			if err := ctx.Err(); err != nil {
+				return report, err
 			}
+			run := TunnelRun{Mode: mode, Path: PathDirect, Rate: rate}
+			measureRun(ctx, cfg, target, &run, direct, "", 0, progress)
+			report.Runs = append(report.Runs, run)
+			sleepCtx(ctx, cfg.Pause)
+		}
+	}
+	if cfg.TCPBytes > 0 {
+		t := sendTCP(ctx, sinkLn.Addr().String(), cfg.TCPBytes)
+		t.Path = PathDirect
+		report.TCP = append(report.TCP, t)
+		fmt.Fprintf(progress, "TCP %s: %s/s %s\n", t.Path, mib(t.BytesPerSecond), t.Error)
+	}
+
+	// Through each agent in turn.
+	for _, kind := range cfg.Agents {
+		spec := agentSpec{
+			kind: kind, token: token, server: target.Agents, caFile: target.AgentsCAFile,
+			httpUpstream: httpLn.Addr().String(), tcpUpstream: sinkLn.Addr().String(),
+			tunnels: cfg.AgentTunnels, sdkCommand: cfg.SDKAgent, sluiceAgent: cfg.SluiceAgent,
+			bindTimeout: cfg.AgentBindTimeout, extraDomain: strings.TrimPrefix(TunnelDomain, "*."), measuredHost: agentHost(kind),
+		}
+		a, runs, tcp := measureAgent(ctx, cfg, target, spec, progress)
+		report.Agents = append(report.Agents, a)
+		report.Runs = append(report.Runs, runs...)
+		report.TCP = append(report.TCP, tcp...)
+		if err := ctx.Err(); err != nil {
+			return report, err
 		}
 	}
 
 	if cfg.FloodClients > 0 {
-		f := flood(ctx, cfg, target, api, httpLn.Addr().String(), public.Host, progress)
+		f := flood(ctx, cfg, target, api, token, httpLn.Addr().String(), progress)
 		report.Flood = &f
 	}
+	report.Floors = report.ComputeFloors()
+	report.Comparison = report.Compare()
+	return report, nil
+}
 
-	if cfg.TCPBytes > 0 {
-		tcpFwd, err := agent.Forward(ctx, ngrok.WithUpstream("tcp://"+sinkLn.Addr().String()), ngrok.WithURL("tcp://"))
-		if err != nil {
-			report.TCP = append(report.TCP, TunnelTCP{Path: PathTunnel, Error: "binding a TCP endpoint: " + err.Error()})
+// measureAgent spawns spec's agent and measures the runs through it: its
+// memory once its tunnels are bound and after the runs, and its CPU time
+// over each run.
+func measureAgent(ctx context.Context, cfg TunnelConfig, target TunnelTarget, spec agentSpec, progress io.Writer) (TunnelAgent, []TunnelRun, []TunnelTCP) {
+	a := TunnelAgent{Kind: spec.kind, Host: spec.measuredHost}
+	if target.AgentsCAFile == "" {
+		a.Error = "the target names no file of the agents' CA"
+		return a, nil, nil
+	}
+	start := time.Now()
+	p, bound, err := spawnAgent(ctx, spec)
+	if err != nil {
+		a.Error = err.Error()
+		fmt.Fprintf(progress, "agent %s: %s\n", spec.kind, err)
+		return a, nil, nil
+	}
+	defer p.stop()
+	a.PID, a.Tunnels, a.BindElapsed = p.pid(), bound.tunnels, time.Since(start)
+	if bound.webAddr != "" {
+		if n, err := countAPITunnels(ctx, bound.webAddr); err == nil {
+			a.APITunnels = n
 		} else {
-			for _, p := range []struct{ path, addr string }{{PathDirect, sinkLn.Addr().String()}, {PathTunnel, tcpFwd.URL().Host}} {
-				t := sendTCP(ctx, p.addr, cfg.TCPBytes)
-				t.Path = p.path
-				report.TCP = append(report.TCP, t)
-				fmt.Fprintf(progress, "TCP %s: %s/s %s\n", p.path, mib(t.BytesPerSecond), t.Error)
-			}
+			fmt.Fprintf(progress, "agent %s: its local API: %s\n", spec.kind, err)
 		}
 	}
-	report.Floors = report.ComputeFloors()
-	return report, nil
+	fmt.Fprintf(progress, "agent %s (pid %d): %d tunnels bound in %s, %s and %s\n", spec.kind, a.PID, a.Tunnels, a.BindElapsed.Round(time.Millisecond), bound.httpURL, bound.tcpURL)
+	sleepCtx(ctx, cfg.Pause)
+	if f, err := readProc(a.PID); err == nil {
+		a.RSSBefore = f.rss
+	}
+
+	public, err := url.Parse(target.PublicHTTP)
+	if err != nil {
+		a.Error = err.Error()
+		return a, nil, nil
+	}
+	var runs []TunnelRun
+	for _, mode := range cfg.Modes {
+		for _, rate := range cfg.Rates {
+			if ctx.Err() != nil {
+				return a, runs, nil
+			}
+			run := TunnelRun{Mode: mode, Path: PathTunnel, Agent: spec.kind, Rate: rate}
+			measureRun(ctx, cfg, target, &run, "http://"+public.Host+"/bench", spec.measuredHost, a.PID, progress)
+			runs = append(runs, run)
+			sleepCtx(ctx, cfg.Pause)
+		}
+	}
+	var tcp []TunnelTCP
+	if cfg.TCPBytes > 0 {
+		t := TunnelTCP{Path: PathTunnel, Agent: spec.kind, Bytes: cfg.TCPBytes}
+		if u, err := url.Parse(bound.tcpURL); err != nil || u.Host == "" {
+			t.Error = fmt.Sprintf("the agent's TCP endpoint %q is no tcp:// URL", bound.tcpURL)
+		} else {
+			before, _ := readProc(a.PID)
+			t = sendTCP(ctx, u.Host, cfg.TCPBytes)
+			t.Path, t.Agent = PathTunnel, spec.kind
+			if after, err := readProc(a.PID); err == nil {
+				t.AgentCPU = after.cpu - before.cpu
+			}
+		}
+		tcp = append(tcp, t)
+		fmt.Fprintf(progress, "TCP %s through %s: %s/s %s\n", t.Path, spec.kind, mib(t.BytesPerSecond), t.Error)
+	}
+	if f, err := readProc(a.PID); err == nil {
+		a.RSSAfter, a.RSSPeak = f.rss, f.peak
+	} else {
+		a.Error = "after the runs: " + err.Error()
+	}
+	return a, runs, tcp
+}
+
+// measureRun runs run open-loop to the URL to, with host as the request's
+// Host when not empty, and measures around it the CPU time of the
+// spawned sluice and of the agent (agentPID, 0 for none), and through the
+// tunnel the edge's counters; it says what it measured on progress.
+func measureRun(ctx context.Context, cfg TunnelConfig, target TunnelTarget, run *TunnelRun, to, host string, agentPID int, progress io.Writer) {
+	var before edgeCounters
+	if run.Path == PathTunnel {
+		before, _ = scrapeEdge(ctx, target.MetricsURL)
+	}
+	procBefore, procErr := readProcIf(target.PID)
+	agentBefore, agentErr := readProcIf(agentPID)
+	openLoop(ctx, cfg, run, to, host)
+	if agentAfter, err := readProcIf(agentPID); err == nil && agentErr == nil {
+		run.AgentCPU = agentAfter.cpu - agentBefore.cpu
+	}
+	if run.Path == PathTunnel {
+		after, drained := waitEdgeDrained(ctx, target.MetricsURL, before, int64(run.Sent), cfg.DrainTimeout)
+		run.Events = &TunnelEvents{Requests: after.requests - before.requests, Published: after.published - before.published,
+			Dropped: after.dropped - before.dropped, Drained: drained}
+	}
+	if procAfter, err := readProcIf(target.PID); err == nil && procErr == nil {
+		run.CPU = procAfter.cpu - procBefore.cpu
+	}
+	through := run.Path
+	if run.Agent != "" {
+		through += " (" + run.Agent + ")"
+	}
+	fmt.Fprintf(progress, "%s %d/s %s: sent %d, errors %d, p50 %dµs p99 %dµs max %dµs\n", run.Mode, run.Rate, through, run.Sent, run.Errors, run.P50US, run.P99US, run.MaxUS)
 }
 
 func readProcIf(pid int) (procFigures, error) {

@@ -57,6 +57,8 @@ type TunnelTarget struct {
 	// certificates they trust there.
 	Agents    string         `json:"agents"`
 	AgentsCAs *x509.CertPool `json:"-"`
+	// AgentsCAFile is the PEM file of AgentsCAs, for the agents spawned.
+	AgentsCAFile string `json:"agents_ca_file,omitempty"`
 	// PublicHTTP is the base URL of the edge's public HTTP listener.
 	PublicHTTP string `json:"public_http"`
 	// MetricsURL is the base URL of the listener of /metrics.
@@ -106,6 +108,19 @@ type TunnelConfig struct {
 	// clients skips the phase.
 	FloodClients int `json:"flood_clients"`
 	FloodRate    int `json:"flood_rate"`
+	// Agents are the kinds of agent measured in turn, each a process of
+	// its own with AgentTunnels tunnels (AgentSDK, AgentSluice,
+	// AgentSluiceInspect); default AgentSDK and
+	// DefaultTunnelAgentTunnels. AgentBindTimeout bounds the wait for an
+	// agent's tunnels; default DefaultTunnelAgentBindTimeout.
+	Agents           []string      `json:"agents"`
+	AgentTunnels     int           `json:"agent_tunnels"`
+	AgentBindTimeout time.Duration `json:"agent_bind_timeout"`
+	// SDKAgent is the command that runs ServeSDKAgent (sluice-bench
+	// sdk-agent), flags after it; SluiceAgent is the sluice-agent
+	// binary. Each is needed when its kind is measured.
+	SDKAgent    []string `json:"-"`
+	SluiceAgent string   `json:"-"`
 	// Pause is the rest between runs; default DefaultTunnelPause.
 	Pause time.Duration `json:"pause"`
 	// DrainTimeout bounds the wait after a tunnel run for the edge's
@@ -129,6 +144,11 @@ func (c *TunnelConfig) setDefaults() {
 	setDefault(&c.SessionsPerAccount, DefaultTunnelSessionsPerAccount)
 	setDefault(&c.FloodClients, DefaultTunnelFloodClients)
 	setDefault(&c.FloodRate, DefaultTunnelFloodRate)
+	if len(c.Agents) == 0 {
+		c.Agents = []string{AgentSDK}
+	}
+	setDefault(&c.AgentTunnels, DefaultTunnelAgentTunnels)
+	setDefault(&c.AgentBindTimeout, DefaultTunnelAgentBindTimeout)
 	setDefault(&c.Pause, DefaultTunnelPause)
 	setDefault(&c.DrainTimeout, DefaultTunnelDrainTimeout)
 }
@@ -145,6 +165,17 @@ func (c TunnelConfig) Validate() error {
 		if m != TunnelKeepAlive && m != TunnelNewConn {
 			errs = append(errs, fmt.Errorf("mode %q: want %s or %s", m, TunnelKeepAlive, TunnelNewConn))
 		}
+	}
+	for i, a := range c.Agents {
+		switch {
+		case !slices.Contains(TunnelAgentKinds(), a):
+			errs = append(errs, fmt.Errorf("agent %q: want one of %v", a, TunnelAgentKinds()))
+		case slices.Contains(c.Agents[:i], a):
+			errs = append(errs, fmt.Errorf("agent %q is named twice", a))
+		}
+	}
+	if c.AgentTunnels < 2 {
+		errs = append(errs, fmt.Errorf("%d tunnels an agent: at least 2, the HTTP and the TCP one", c.AgentTunnels))
 	}
 	if c.Duration < 100*time.Millisecond {
 		errs = append(errs, errors.New("the duration of a run is at least 100ms"))

@@ -5,6 +5,7 @@ import (
 	"fmt"
 	"io"
 	"net/http"
+	"net/url"
 	"sync"
 	"sync/atomic"
 	"time"
@@ -41,13 +42,27 @@ type TunnelFlood struct {
 
 // flood measures A at cfg.FloodRate, keep-alive, for cfg.Duration, then
 // again while B's cfg.FloodClients connections send requests as fast as
-// they are answered to B's own endpoint, served by B's own agent.
-func flood(ctx context.Context, cfg TunnelConfig, target TunnelTarget, api tunnelAPI, upstream, publicHost string, progress io.Writer) TunnelFlood {
+// they are answered to B's own endpoint, served by B's own agent. A's
+// agent (of token, A's credential) and B's are of the Go SDK, in this
+// process.
+func flood(ctx context.Context, cfg TunnelConfig, target TunnelTarget, api tunnelAPI, token, upstream string, progress io.Writer) TunnelFlood {
 	f := TunnelFlood{Clients: cfg.FloodClients}
+	public, err := url.Parse(target.PublicHTTP)
+	if err != nil {
+		f.Error = err.Error()
+		return f
+	}
+	publicHost := public.Host
 	if target.NewAccount == nil {
 		f.Error = "no way to make account B"
 		return f
 	}
+	agentA, err := forwardInProcess(ctx, target, token, upstream, TunnelHost)
+	if err != nil {
+		f.Error = "A's agent: " + err.Error()
+		return f
+	}
+	defer agentA.Disconnect() //nolint:errcheck
 	key, err := target.NewAccount(ctx)
 	if err != nil {
 		f.Error = "making account B: " + err.Error()
@@ -58,21 +73,17 @@ func flood(ctx context.Context, cfg TunnelConfig, target TunnelTarget, api tunne
 		f.Error = "reserving B's domain: " + err.Error()
 		return f
 	}
-	token, err := b.credential(ctx)
+	tokenB, err := b.credential(ctx)
 	if err != nil {
 		f.Error = err.Error()
 		return f
 	}
-	agent, err := ngrok.NewAgent(ngrok.WithAuthtoken(token), ngrok.WithAgentConnectURL(target.Agents), ngrok.WithAgentConnectCAs(target.AgentsCAs))
+	agentB, err := forwardInProcess(ctx, target, tokenB, upstream, tunnelFloodHost)
 	if err != nil {
-		f.Error = err.Error()
+		f.Error = "B's agent: " + err.Error()
 		return f
 	}
-	defer agent.Disconnect() //nolint:errcheck
-	if _, err := agent.Forward(ctx, ngrok.WithUpstream("http://"+upstream), ngrok.WithURL("http://"+tunnelFloodHost)); err != nil {
-		f.Error = "binding B's endpoint: " + err.Error()
-		return f
-	}
+	defer agentB.Disconnect() //nolint:errcheck
 	victim := "http://" + publicHost + "/bench"
 	f.Baseline = TunnelRun{Mode: TunnelKeepAlive, Path: PathTunnel, Rate: cfg.FloodRate}
 	openLoop(ctx, cfg, &f.Baseline, victim, TunnelHost)
@@ -140,4 +151,18 @@ func floodFloor(f *TunnelFlood) TunnelFloor {
 		}
 	}
 	return out
+}
+
+// forwardInProcess connects an agent of the Go SDK in this process with
+// token and binds http://host to upstream.
+func forwardInProcess(ctx context.Context, target TunnelTarget, token, upstream, host string) (ngrok.Agent, error) {
+	agent, err := ngrok.NewAgent(ngrok.WithAuthtoken(token), ngrok.WithAgentConnectURL(target.Agents), ngrok.WithAgentConnectCAs(target.AgentsCAs))
+	if err != nil {
+		return nil, err
+	}
+	if _, err := agent.Forward(ctx, ngrok.WithUpstream("http://"+upstream), ngrok.WithURL("http://"+host)); err != nil {
+		_ = agent.Disconnect()
+		return nil, fmt.Errorf("binding http://%s: %w", host, err)
+	}
+	return agent, nil
 }

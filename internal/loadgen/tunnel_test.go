@@ -23,6 +23,10 @@ func TestTunnelConfigValidate(t *testing.T) {
 		{"negative rate", TunnelConfig{Rates: []int{500, -1}}, false},
 		{"too short", TunnelConfig{Duration: time.Millisecond}, false},
 		{"no request in a run", TunnelConfig{Rates: []int{1}, Duration: 500 * time.Millisecond}, false},
+		{"every agent", TunnelConfig{Agents: TunnelAgentKinds()}, true},
+		{"unknown agent", TunnelConfig{Agents: []string{"frpc"}}, false},
+		{"an agent twice", TunnelConfig{Agents: []string{AgentSDK, AgentSluice, AgentSDK}}, false},
+		{"one tunnel an agent", TunnelConfig{AgentTunnels: 1}, false},
 	}
 	for _, tt := range tests {
 		tt.cfg.setDefaults()
@@ -157,6 +161,79 @@ func TestTunnelReportOutput(t *testing.T) {
 	}
 	if len(back.Runs) != 6 || back.Runs[1]["p99_us"] != float64(2500) || len(back.Floors) != len(r.Floors) {
 		t.Errorf("the JSON: %s", js.String())
+	}
+}
+
+// agentRuns returns runs through kind's agent like goodTunnelReport's
+// through the tunnel: 1000/s and 2000/s held, 4000/s not.
+func agentRuns(kind string, p99At1000 int64) []TunnelRun {
+	runs := []TunnelRun{heldRun(TunnelKeepAlive, PathTunnel, 1000, p99At1000), heldRun(TunnelKeepAlive, PathTunnel, 2000, 4000),
+		heldRun(TunnelKeepAlive, PathTunnel, 4000, 9000)}
+	runs[2].Errors = 3
+	for i := range runs {
+		runs[i].Agent = kind
+		runs[i].AgentCPU = time.Duration(runs[i].Sent) * 50 * time.Microsecond
+	}
+	return runs
+}
+
+// TestTunnelAgentFloors: each agent is judged against the same direct
+// runs, alone, and the comparison sums each up.
+func TestTunnelAgentFloors(t *testing.T) {
+	r := TunnelReport{
+		Runs: []TunnelRun{heldRun(TunnelKeepAlive, PathDirect, 1000, 1000), heldRun(TunnelKeepAlive, PathDirect, 2000, 1500),
+			heldRun(TunnelKeepAlive, PathDirect, 4000, 3000)},
+		TCP: []TunnelTCP{{Path: PathDirect, Bytes: 1 << 20, BytesPerSecond: 1000},
+			{Path: PathTunnel, Agent: AgentSDK, Bytes: 1 << 20, BytesPerSecond: 600},
+			{Path: PathTunnel, Agent: AgentSluice, Bytes: 1 << 20, BytesPerSecond: 400}},
+		Agents: []TunnelAgent{{Kind: AgentSDK, Tunnels: 100, RSSBefore: 30 << 20, RSSAfter: 32 << 20},
+			{Kind: AgentSluice, Tunnels: 100, RSSBefore: 20 << 20, RSSAfter: 21 << 20}},
+	}
+	r.Runs = append(r.Runs, agentRuns(AgentSDK, 2500)...)
+	slow := agentRuns(AgentSluice, 3500) // +2.5 ms at 1000/s
+	slow[1].Errors = 1                   // and only 1000/s held
+	r.Runs = append(r.Runs, slow...)
+
+	err := r.CheckFloors()
+	if err == nil {
+		t.Fatal("sluice-agent's runs miss three floors, CheckFloors() = nil")
+	}
+	for _, want := range []string{"sluice-agent: highest rate held, keep-alive", "sluice-agent: p99 at 1000/s", "sluice-agent: TCP bytes"} {
+		if !strings.Contains(err.Error(), want) {
+			t.Errorf("CheckFloors() = %v, want it to name %q", err, want)
+		}
+	}
+	if strings.Contains(err.Error(), "sdk:") {
+		t.Errorf("CheckFloors() = %v, the SDK's runs meet every floor", err)
+	}
+
+	sums := r.Compare()
+	if len(sums) != 3 || sums[0].Path != PathDirect || sums[1].Agent != AgentSDK || sums[2].Agent != AgentSluice {
+		t.Fatalf("Compare() = %+v, want direct, sdk, sluice-agent", sums)
+	}
+	if s := sums[0]; s.HighestHeld[TunnelKeepAlive] != 4000 || s.P99At1000US[TunnelKeepAlive] != 1000 || s.TCPBytesPerSecond != 1000 || s.RSSBefore != 0 {
+		t.Errorf("direct: %+v", s)
+	}
+	if s := sums[2]; s.HighestHeld[TunnelKeepAlive] != 1000 || s.P99At1000US[TunnelKeepAlive] != 3500 || s.TCPBytesPerSecond != 400 ||
+		s.AgentCPUPerRequestUS != 50 || s.RSSBefore != 20<<20 || s.RSSAfter != 21<<20 {
+		t.Errorf("sluice-agent: %+v", s)
+	}
+
+	var text bytes.Buffer
+	if err := r.Format(&text); err != nil {
+		t.Fatal(err)
+	}
+	for _, want := range []string{"highest rate held with no error, keep-alive: direct 4000/s, sdk 2000/s, sluice-agent 1000/s",
+		"TCP tunnel sluice-agent: 1 MiB", "the agents beside direct", "20480→21504"} {
+		if !strings.Contains(text.String(), want) {
+			t.Errorf("the tables lack %q:\n%s", want, text.String())
+		}
+	}
+
+	// An agent that did not run misses a floor of its own.
+	r.Agents = append(r.Agents, TunnelAgent{Kind: AgentSluiceInspect, Error: "exited before its 100 tunnels were bound"})
+	if err := r.CheckFloors(); err == nil || !strings.Contains(err.Error(), "sluice-agent-inspect: the agent ran its tunnels") {
+		t.Errorf("with an agent that did not run, CheckFloors() = %v", err)
 	}
 }
 
