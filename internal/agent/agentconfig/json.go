@@ -52,7 +52,7 @@ func DecodeTunnelJSON(data []byte) (Tunnel, error) {
 	d := &decoder{}
 	m := &yaml.Node{Kind: yaml.MappingNode, Tag: "!!map"}
 	var auth []*yaml.Node
-	var name string
+	name := jsonName(d, jsonNode(obj["name"]))
 	keys := make([]string, 0, len(obj))
 	for k := range obj {
 		keys = append(keys, k)
@@ -62,7 +62,6 @@ func DecodeTunnelJSON(data []byte) (Tunnel, error) {
 		v := jsonNode(obj[k])
 		switch {
 		case k == "name":
-			name = jsonName(d, v)
 		case slices.Contains(authKeys, k):
 			if !isNull(v) {
 				auth = append(auth, v)

@@ -65,7 +65,7 @@ func SaveAuthtoken(path, token string) error {
 	var b bytes.Buffer
 	enc := yaml.NewEncoder(&b)
 	enc.SetIndent(2)
-	if err := enc.Encode(&doc); err != nil {
+	if err := enc.Encode(doc); err != nil {
 		return fmt.Errorf("encoding configuration: %w", err)
 	}
 	if err := enc.Close(); err != nil {
