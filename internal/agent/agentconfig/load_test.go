@@ -30,8 +30,8 @@ func TestLoadTopKeys(t *testing.T) {
 		{"root_cas host", "root_cas: host\n", func(c Config) bool { return c.RootCAs == "host" }},
 		{"web_addr false", "web_addr: false\n", func(c Config) bool { return c.WebAddr == "" }},
 		{"web_addr", "web_addr: 0.0.0.0:4041\n", func(c Config) bool { return c.WebAddr == "0.0.0.0:4041" }},
-		{"web_allow_hosts", "web_allow_hosts: [Dev.Example.com, myhost]\n", func(c Config) bool {
-			return slices.Equal(c.WebAllowHosts, []string{"dev.example.com", "myhost"})
+		{"web_allow_hosts", "web_allow_hosts: [Dev.Example.com, myhost, 10.0.0.2]\n", func(c Config) bool {
+			return slices.Equal(c.WebAllowHosts, []string{"dev.example.com", "myhost", "10.0.0.2"})
 		}},
 		{"heartbeat_interval raises the default tolerance", "heartbeat_interval: 20s\n", func(c Config) bool {
 			return c.HeartbeatInterval == 20*time.Second && c.HeartbeatTolerance == 20*time.Second

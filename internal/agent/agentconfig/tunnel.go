@@ -191,6 +191,7 @@ func (d *decoder) addr(v *yaml.Node, key, proto string) string {
 			host = "localhost"
 		}
 	}
+	port = strings.TrimLeft(port, "0") // checked: 1 to 65535
 	if proto == "tcp" {
 		return net.JoinHostPort(host, port)
 	}

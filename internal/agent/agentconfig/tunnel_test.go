@@ -39,6 +39,7 @@ func TestLoadTunnels(t *testing.T) {
 		{"http URL no port", tunnelFile("http", "http://app.internal/"), Tunnel{Proto: "http", Addr: "http://app.internal", Inspect: true, Schemes: https}},
 		{"http IPv6", tunnelFile("http", "'[::1]:3000'"), Tunnel{Proto: "http", Addr: "http://[::1]:3000", Inspect: true, Schemes: https}},
 		{"tcp port", tunnelFile("tcp", "22"), Tunnel{Proto: "tcp", Addr: "localhost:22"}},
+		{"tcp port leading zero", tunnelFile("tcp", "'localhost:022'"), Tunnel{Proto: "tcp", Addr: "localhost:22"}},
 		{"tcp host:port", tunnelFile("tcp", "db:5432", "remote_addr: 1.tcp.example.com:20000", "inspect: false"),
 			Tunnel{Proto: "tcp", Addr: "db:5432", RemoteAddr: "1.tcp.example.com:20000"}},
 		{"domain", tunnelFile("http", "3000", "domain: App.Example.com"), Tunnel{Proto: "http", Addr: "http://localhost:3000", Domain: "app.example.com", Inspect: true, Schemes: https}},
