@@ -99,7 +99,8 @@ func jsonName(d *decoder, v *yaml.Node) string {
 	return v.Value
 }
 
-// addBasicAuth adds the npm package's auth values to m's basic_auth.
+// addBasicAuth adds the npm package's auth values to m's basic_auth,
+// each pair once.
 func addBasicAuth(d *decoder, m *yaml.Node, auth []*yaml.Node) {
 	for _, a := range auth {
 		if a.Kind != yaml.ScalarNode || a.ShortTag() != "!!str" {
@@ -117,8 +118,15 @@ func addBasicAuth(d *decoder, m *yaml.Node, auth []*yaml.Node) {
 		}
 		j = valueIndex(m, "basic_auth")
 	}
-	if list := m.Content[j]; list.Kind == yaml.SequenceNode {
-		list.Content = append(list.Content, auth...)
+	list := m.Content[j]
+	if list.Kind != yaml.SequenceNode {
+		return
+	}
+	for _, a := range auth {
+		// The package copies httpauth to auth, so both hold the same pair.
+		if !slices.ContainsFunc(list.Content, func(n *yaml.Node) bool { return n.Value == a.Value }) {
+			list.Content = append(list.Content, a)
+		}
 	}
 }
 

@@ -22,6 +22,8 @@ func TestDecodeTunnelJSON(t *testing.T) {
 			Tunnel{Name: "abc", Proto: "http", Addr: "http://localhost:3000", Inspect: true, Schemes: []string{"https"}, BasicAuth: []string{"ann:password1"}}},
 		{"npm httpauth with basic_auth", `{"name":"abc","proto":"http","addr":3000,"httpauth":"bob:password2","basic_auth":["ann:password1"]}`,
 			Tunnel{Name: "abc", Proto: "http", Addr: "http://localhost:3000", Inspect: true, Schemes: []string{"https"}, BasicAuth: []string{"ann:password1", "bob:password2"}}},
+		{"npm auth copied from httpauth", `{"name":"abc","proto":"http","addr":3000,"httpauth":"ann:password1","auth":"ann:password1"}`,
+			Tunnel{Name: "abc", Proto: "http", Addr: "http://localhost:3000", Inspect: true, Schemes: []string{"https"}, BasicAuth: []string{"ann:password1"}}},
 		{"all keys", `{"name":"web","proto":"http","addr":"https://localhost:8443","domain":"App.example.com","inspect":false,"metadata":"m","description":"d","host_header":"rewrite","schemes":["http"]}`,
 			Tunnel{Name: "web", Proto: "http", Addr: "https://localhost:8443", Domain: "app.example.com", Metadata: "m", Description: "d", HostHeader: "rewrite", Schemes: []string{"http"}}},
 		{"tcp", `{"name":"ssh","proto":"tcp","addr":22,"remote_addr":"1.tcp.example.com:20000"}`,

@@ -46,7 +46,7 @@ func Load(paths []string) (Config, error) {
 	if len(errs) > 0 {
 		return Config{}, errors.Join(errs...)
 	}
-	c := d.config(root, paths[len(paths)-1])
+	c := d.config(root, paths[0])
 	if len(d.errs) > 0 {
 		return Config{}, errors.Join(d.errs...)
 	}

@@ -121,8 +121,8 @@ func TestLoadVersion(t *testing.T) {
 	}{
 		{"integer", "version: 2\n", ""},
 		{"string", "version: \"2\"\n", ""},
-		{"missing", "log: stdout\n", `a.yml: version: is required: add "version: 2" (supported: 2)`},
-		{"empty file", "", `a.yml: version: is required`},
+		{"missing", "log: stdout\n", `a.yml:1:1: version: is required: add "version: 2" (supported: 2)`},
+		{"empty file", "", `a.yml:1:1: version: is required`},
 		{"3", "version: 3\n", "a.yml:1:10: version: version 3 is not supported (supported: 2)"},
 		{"string 3", "version: \"3\"\n", "a.yml:1:10: version: version 3 is not supported (supported: 2)"},
 		{"float", "version: 2.0\n", "a.yml:1:10: version: version 2.0 is not supported (supported: 2)"},

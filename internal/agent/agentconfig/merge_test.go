@@ -96,7 +96,7 @@ func TestLoadMergeErrorPositions(t *testing.T) {
 	_, err := Load([]string{"a.yml", "b.yml"})
 	wantError(t, err, "b.yml:4:13: tunnels.web.domain: ", "'_'")
 	_, err = Load([]string{"b.yml"})
-	wantError(t, err, "b.yml: version: is required")
+	wantError(t, err, "b.yml:1:1: version: is required")
 }
 
 // TestLoadRootCAs takes a PEM file relative to the file that names it,

@@ -23,9 +23,9 @@ var topKeys = []string{
 	"metadata", "inspect_db_size", "tunnels",
 }
 
-// config decodes the merged top-level mapping root (nil for none); last
-// is the last file, named when version is missing.
-func (d *decoder) config(root *yaml.Node, last string) Config {
+// config decodes the merged top-level mapping root (nil for none); first
+// is the first file, where a missing version is reported, at its start.
+func (d *decoder) config(root *yaml.Node, first string) Config {
 	c := Config{
 		RootCAs:           DefaultRootCAs,
 		WebAddr:           DefaultWebAddr,
@@ -59,7 +59,7 @@ func (d *decoder) config(root *yaml.Node, last string) Config {
 		}
 	}
 	if version == nil {
-		d.errs = append(d.errs, &Error{File: last, Key: "version", Msg: "is required: add \"version: 2\" (supported: 2)"})
+		d.errs = append(d.errs, &Error{File: first, Line: 1, Column: 1, Key: "version", Msg: "is required: add \"version: 2\" (supported: 2)"})
 	}
 	switch {
 	case tolerance == nil:
