@@ -35,6 +35,10 @@ const (
 	MaxBasicAuthUsers = 64      // entries
 )
 
+// DefaultSchemes are the public schemes of an HTTP tunnel that names
+// none: both, HTTPS first (its public_url), as sluice's edge serves both.
+var DefaultSchemes = []string{"https", "http"}
+
 // Config is a merged, validated configuration.
 type Config struct {
 	// Files are the files it was read from, in the order they merged.
@@ -103,7 +107,7 @@ type Tunnel struct {
 	// must present (checked by the agent).
 	BasicAuth []string
 	// Schemes are the public schemes of an HTTP tunnel, "https" and/or
-	// "http", without repeats (default ["https"], as the ngrok agent v3);
+	// "http", without repeats (default DefaultSchemes);
 	// nil for a TCP tunnel.
 	Schemes []string
 	// Description is shown in the endpoint's record (at most

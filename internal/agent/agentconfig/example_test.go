@@ -15,6 +15,6 @@ func ExampleDecodeTunnelJSON() {
 	_, err = agentconfig.DecodeTunnelJSON([]byte(`{"name":"abc","proto":"tcp","addr":"localhost:22","subdomain":"x"}`))
 	fmt.Println(err)
 	// Output:
-	// abc http http://localhost:3000 true [https] <nil>
+	// abc http http://localhost:3000 true [https http] <nil>
 	// subdomain: is not supported: give the whole name with domain, such as domain: app.example.com
 }

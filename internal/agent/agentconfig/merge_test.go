@@ -56,7 +56,7 @@ func TestLoadMerge(t *testing.T) {
 	web := Tunnel{Name: "web", Proto: "http", Addr: "http://localhost:4000", Inspect: true,
 		Schemes: []string{"https", "http"}, Description: "from a", BasicAuth: []string{"ann:password1"}}
 	db := Tunnel{Name: "db", Proto: "tcp", Addr: "localhost:5432"}
-	api := Tunnel{Name: "api", Proto: "http", Addr: "http://localhost:5000", Inspect: true, Schemes: []string{"https"}}
+	api := Tunnel{Name: "api", Proto: "http", Addr: "http://localhost:5000", Inspect: true, Schemes: []string{"https", "http"}}
 	for _, c := range []struct {
 		name      string
 		files     []string

@@ -23,18 +23,25 @@ var topKeys = []string{
 	"metadata", "inspect_db_size", "tunnels",
 }
 
+// Defaults returns the configuration of an agent that has no file: every
+// key at its default, no authtoken, no edge address and no tunnels.
+func Defaults() Config {
+	return Config{
+		RootCAs:            DefaultRootCAs,
+		WebAddr:            DefaultWebAddr,
+		HeartbeatInterval:  DefaultHeartbeatInterval,
+		HeartbeatTolerance: DefaultHeartbeatTolerance,
+		Log:                DefaultLog,
+		LogFormat:          DefaultLogFormat,
+		LogLevel:           DefaultLogLevel,
+		InspectDBSize:      DefaultInspectDBSize,
+	}
+}
+
 // config decodes the merged top-level mapping root (nil for none); first
 // is the first file, where a missing version is reported, at its start.
 func (d *decoder) config(root *yaml.Node, first string) Config {
-	c := Config{
-		RootCAs:           DefaultRootCAs,
-		WebAddr:           DefaultWebAddr,
-		HeartbeatInterval: DefaultHeartbeatInterval,
-		Log:               DefaultLog,
-		LogFormat:         DefaultLogFormat,
-		LogLevel:          DefaultLogLevel,
-		InspectDBSize:     DefaultInspectDBSize,
-	}
+	c := Defaults()
 	var version, tolerance *yaml.Node
 	if root != nil {
 		for i := 0; i+1 < len(root.Content); i += 2 {

@@ -120,7 +120,7 @@ func (d *decoder) tunnel(at, m *yaml.Node, path string, allowed []string) Tunnel
 		t.Inspect = false
 	}
 	if t.Proto == "http" && !schemes {
-		t.Schemes = []string{"https"}
+		t.Schemes = append([]string(nil), DefaultSchemes...)
 	}
 	return t
 }

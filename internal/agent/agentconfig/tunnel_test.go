@@ -25,7 +25,7 @@ func tunnelFile(proto, addr string, extra ...string) string {
 
 // TestLoadTunnels takes each tunnel key's good values, normalized.
 func TestLoadTunnels(t *testing.T) {
-	https := []string{"https"}
+	https := []string{"https", "http"}
 	for _, c := range []struct {
 		name string
 		yaml string
