@@ -14,7 +14,30 @@ const (
 	DefaultLog                = "false"
 	DefaultLogFormat          = "term"
 	DefaultLogLevel           = "info"
+	DefaultRootCAs            = "trusted"
+	// DefaultServerPort is the port of a server_addr given without one.
+	DefaultServerPort = "443"
 )
+
+// Limits of the keys' values.
+const (
+	MinHeartbeat      = time.Second
+	MaxHeartbeat      = 2 * time.Minute
+	MinInspectDBSize  = 1 << 20 // bytes
+	MaxInspectDBSize  = 1 << 30 // bytes
+	MaxMetadata       = 4096    // bytes, of a session's or a tunnel's metadata
+	MaxDescription    = 255     // bytes
+	MaxTunnelName     = 64      // bytes
+	MinPassword       = 8       // bytes, of a basic_auth password
+	MaxPassword       = 128     // bytes
+	MaxWebAllowHosts  = 64      // entries
+	MaxServerAddrs    = 16      // entries
+	MaxBasicAuthUsers = 64      // entries
+)
+
+// DefaultSchemes are the public schemes of an HTTP tunnel that names
+// none: both, HTTPS first (its public_url), as sluice's edge serves both.
+var DefaultSchemes = []string{"https", "http"}
 
 // Config is a merged, validated configuration.
 type Config struct {
@@ -23,7 +46,8 @@ type Config struct {
 	// Authtoken is the tunnel credential's token ("" when none is set).
 	Authtoken string
 	// ServerAddrs are the edge addresses (host:port) to connect to, in
-	// the order to try them; server_addr is one or a list.
+	// the order to try them; server_addr is one or a list. It is nil
+	// when no file names one: the agent then uses its built-in edge.
 	ServerAddrs []string
 	// RootCAs is "trusted" (the system's roots), "host" (the same), or
 	// the path of a PEM file of CA certificates.
@@ -32,13 +56,19 @@ type Config struct {
 	WebAddr string
 	// WebAllowHosts are the Host values the local API accepts besides
 	// loopback names and addresses.
-	WebAllowHosts      []string
-	HeartbeatInterval  time.Duration
+	WebAllowHosts []string
+	// HeartbeatInterval is how often the agent sends a heartbeat.
+	HeartbeatInterval time.Duration
+	// HeartbeatTolerance is how long the agent waits for a heartbeat's
+	// answer before it takes the session for dead; never less than
+	// HeartbeatInterval.
 	HeartbeatTolerance time.Duration
-	// Log is "stdout", "stderr", "false" or a file's path.
-	Log       string
-	LogFormat string // logfmt, json or term
-	LogLevel  string // debug, info, warn or error
+	// Log is "stdout", "stderr", "false" (no log) or a file's path.
+	Log string
+	// LogFormat is "logfmt", "json" or "term".
+	LogFormat string
+	// LogLevel is "debug", "info", "warn" or "error".
+	LogLevel string
 	// Metadata is the session's metadata, given to the edge.
 	Metadata string
 	// InspectDBSize bounds the captured requests, in bytes.
@@ -50,6 +80,7 @@ type Config struct {
 // Tunnel is one tunnel definition: a key of tunnels in a file, or the
 // body of POST /api/tunnels of the local API.
 type Tunnel struct {
+	// Name is 1 to MaxTunnelName bytes of A-Z, a-z, 0-9, '_', '.' and '-'.
 	Name string
 	// Proto is "http" or "tcp".
 	Proto string
@@ -65,7 +96,8 @@ type Tunnel struct {
 	// Inspect captures the tunnel's requests for the inspector (HTTP
 	// only; default true).
 	Inspect bool
-	// Metadata is the endpoint's metadata, given to the edge.
+	// Metadata is the endpoint's metadata, given to the edge (at most
+	// MaxMetadata bytes).
 	Metadata string
 	// HostHeader rewrites the Host of requests forwarded upstream:
 	// "" keeps it, "rewrite" sets the upstream's host, anything else is
@@ -74,9 +106,11 @@ type Tunnel struct {
 	// BasicAuth are user:password pairs, one of which a public request
 	// must present (checked by the agent).
 	BasicAuth []string
-	// Schemes are the public schemes, "http" and/or "https" (default
-	// both... see docs).
+	// Schemes are the public schemes of an HTTP tunnel, "https" and/or
+	// "http", without repeats (default DefaultSchemes);
+	// nil for a TCP tunnel.
 	Schemes []string
-	// Description is shown in the endpoint's record.
+	// Description is shown in the endpoint's record (at most
+	// MaxDescription bytes).
 	Description string
 }
