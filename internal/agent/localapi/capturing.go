@@ -60,11 +60,13 @@ func capturedRequest(r *http.Request, body *bodyTee) CapturedRequest {
 		// parses, it says its length.
 		header.Set("Content-Length", strconv.FormatInt(body.size, 10))
 	}
+	if r.Host != "" {
+		// The server takes Host out of the headers; the capture shows
+		// it among them, as it came.
+		header.Set("Host", r.Host)
+	}
 	var raw bytes.Buffer
 	fmt.Fprintf(&raw, "%s %s %s\r\n", r.Method, r.RequestURI, r.Proto)
-	if r.Host != "" && header.Get("Host") == "" {
-		fmt.Fprintf(&raw, "Host: %s\r\n", r.Host)
-	}
 	_ = header.Write(&raw)
 	raw.WriteString("\r\n")
 	raw.Write(body.kept.Bytes())

@@ -414,7 +414,13 @@ func TestRequestRoutes(t *testing.T) {
 					!strings.Contains(string(c.Request.Raw), "\r\nHost: "+got.req.Host+"\r\n") {
 					t.Errorf("replayed %s %s to %s (host %q)", got.req.Method, got.req.RequestURI, got.tunnel, got.req.Host)
 				}
+				if c.Request.Headers.Get("Host") != got.req.Host {
+					t.Errorf("host %q, captured %q", got.req.Host, c.Request.Headers.Get("Host"))
+				}
 				for name, values := range c.Request.Headers {
+					if name == "Host" {
+						continue // the request's Host
+					}
 					if fmt.Sprint(got.req.Header[name]) != fmt.Sprint(values) {
 						t.Errorf("header %s = %v, want %v", name, got.req.Header[name], values)
 					}

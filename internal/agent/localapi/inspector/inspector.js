@@ -134,7 +134,9 @@
     if (state.selected !== id) return;
     renderDetail(c);
     if (window.matchMedia('(max-width: 860px)').matches) {
-      $('detail').scrollIntoView({ block: 'start' });
+      // Scroll the page itself (scrollIntoView may move only the
+      // visual viewport of a phone).
+      window.scrollTo(0, $('detail').getBoundingClientRect().top + window.scrollY);
     }
   }
 
