@@ -8,6 +8,7 @@ import (
 	"net"
 	"net/http"
 	"strconv"
+	"sync"
 
 	"github.com/segmentio/ksuid"
 )
@@ -47,18 +48,18 @@ func (s *Captures) Capturing(tunnelName string, next http.Handler) http.Handler 
 // capturedRequest returns r as captured, with what body saw of its body.
 func capturedRequest(r *http.Request, body *bodyTee) CapturedRequest {
 	header := r.Header.Clone()
-	truncated := body.dropped
+	kept, size, truncated, eof := body.seen()
 	switch {
 	case r.Body == nil || r.Body == http.NoBody || r.ContentLength == 0:
-	case !body.eof && r.ContentLength != body.size:
+	case !eof && r.ContentLength != size:
 		// The upstream did not read it all: what it did not read is
 		// not known.
 		truncated = true
 	}
-	if !truncated && header.Get("Content-Length") == "" && body.size > 0 {
+	if !truncated && header.Get("Content-Length") == "" && size > 0 {
 		// A chunked body, captured whole: so that the raw request
 		// parses, it says its length.
-		header.Set("Content-Length", strconv.FormatInt(body.size, 10))
+		header.Set("Content-Length", strconv.FormatInt(size, 10))
 	}
 	if r.Host != "" {
 		// The server takes Host out of the headers; the capture shows
@@ -69,22 +70,26 @@ func capturedRequest(r *http.Request, body *bodyTee) CapturedRequest {
 	fmt.Fprintf(&raw, "%s %s %s\r\n", r.Method, r.RequestURI, r.Proto)
 	_ = header.Write(&raw)
 	raw.WriteString("\r\n")
-	raw.Write(body.kept.Bytes())
+	raw.Write(kept)
 	return CapturedRequest{
 		Method:    r.Method,
 		Proto:     r.Proto,
 		Headers:   header,
 		URI:       r.RequestURI,
 		Raw:       raw.Bytes(),
-		BodySize:  body.size,
+		BodySize:  size,
 		Truncated: truncated,
 	}
 }
 
-// bodyTee is a request body that keeps the first bound bytes read.
+// bodyTee is a request body that keeps the first bound bytes read. A
+// transport may still read it after the handler returned (a response
+// that came before the whole body was sent): its figures are guarded.
 type bodyTee struct {
-	source  io.ReadCloser
-	bound   int64
+	source io.ReadCloser
+	bound  int64
+
+	mu      sync.Mutex
 	kept    bytes.Buffer
 	size    int64
 	dropped bool
@@ -93,6 +98,8 @@ type bodyTee struct {
 
 func (b *bodyTee) Read(p []byte) (int, error) {
 	n, err := b.source.Read(p)
+	b.mu.Lock()
+	defer b.mu.Unlock()
 	b.size += int64(n)
 	if room := b.bound - int64(b.kept.Len()); room > 0 {
 		b.kept.Write(p[:min(int64(n), room)])
@@ -104,6 +111,14 @@ func (b *bodyTee) Read(p []byte) (int, error) {
 		b.eof = true
 	}
 	return n, err
+}
+
+// seen returns what was read by now: the bytes kept, the size read,
+// whether bytes were not kept, and whether the body was read to its end.
+func (b *bodyTee) seen() (kept []byte, size int64, dropped, eof bool) {
+	b.mu.Lock()
+	defer b.mu.Unlock()
+	return bytes.Clone(b.kept.Bytes()), b.size, b.dropped, b.eof
 }
 
 func (b *bodyTee) Close() error { return b.source.Close() }
