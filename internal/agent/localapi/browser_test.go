@@ -19,6 +19,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/chromedp/cdproto/page"
 	"github.com/chromedp/chromedp"
 
 	"github.com/sluicehq/sluice/internal/agent/agentconfig"
@@ -406,6 +407,29 @@ func TestInspectorInBrowser(t *testing.T) {
 		f.send(t, "GET", "/after-clear", "")
 		if err := chromedp.Do(ctx, void(rows("=== 1"))); err != nil {
 			t.Fatal(err)
+		}
+	})
+
+	t.Run("polls without server-sent events", func(t *testing.T) {
+		_, err := chromedp.Call(ctx, page.AddScriptToEvaluateOnNewDocument,
+			page.AddScriptToEvaluateOnNewDocumentParams{Source: "delete window.EventSource;"})
+		if err != nil {
+			t.Fatal(err)
+		}
+		err = chromedp.Do(ctx,
+			chromedp.Reload(),
+			void(until(`document.getElementById('live').textContent === 'polling'`)),
+			void(rows("=== 1")),
+		)
+		if err != nil {
+			t.Fatal(err)
+		}
+		f.send(t, "GET", "/while-polling", "")
+		if err := chromedp.Do(ctx, void(rows("=== 2"))); err != nil {
+			t.Fatal(err)
+		}
+		if got := text(".row .path"); got != "/while-polling" {
+			t.Errorf("newest row %q", got)
 		}
 	})
 

@@ -72,7 +72,19 @@
     state.ids.add(c.id);
     while (state.captures.length > maxShown) state.ids.delete(state.captures.pop().id);
     state.fresh.add(c.id);
-    renderList();
+    scheduleRender();
+  }
+
+  // scheduleRender renders the list once a frame at most, however fast
+  // captures come.
+  let renderPending = false;
+  function scheduleRender() {
+    if (renderPending) return;
+    renderPending = true;
+    requestAnimationFrame(() => {
+      renderPending = false;
+      renderList();
+    });
   }
 
   function renderList() {
