@@ -33,7 +33,7 @@ const xssPath = "/search<img/src=x/onerror=window.__pwned=1>"
 // fails in CI (CI set) and skips elsewhere.
 func chromiumPath(t *testing.T) string {
 	t.Helper()
-	for _, name := range []string{"chromium", "chromium-browser", "/usr/bin/chromium"} {
+	for _, name := range []string{"chromium", "chromium-browser"} {
 		if path, err := exec.LookPath(name); err == nil {
 			return path
 		}

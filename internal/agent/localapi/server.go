@@ -18,12 +18,14 @@ const maxBodyBytes = 1 << 20
 
 // Config configures a Server.
 type Config struct {
-	// Backend is the running agent.
+	// Backend is the running agent (required).
 	Backend Backend
-	// Captures are the captured requests.
+	// Captures are the captured requests, the ones the forwarding's
+	// Capturing adds to (an empty store of the default bound when nil).
 	Captures *Captures
 	// DecodeTunnel decodes the body of POST /api/tunnels
-	// (agentconfig.DecodeTunnelJSON).
+	// (agentconfig.DecodeTunnelJSON); its error is the answer's
+	// details.err. When nil, POST /api/tunnels answers 501.
 	DecodeTunnel func([]byte) (agentconfig.Tunnel, error)
 	// AllowHosts are the host names, besides loopback names and
 	// addresses, a request's Host may have (web_allow_hosts): the
