@@ -403,6 +403,7 @@ func TestInspectorInBrowser(t *testing.T) {
 		if n := len(f.captures.List(10, "")); n != 0 {
 			t.Errorf("%d captures left", n)
 		}
+		screenshot(t, ctx, dir, "inspector-empty-1280x800.png")
 		// A capture after the clear arrives live.
 		f.send(t, "GET", "/after-clear", "")
 		if err := chromedp.Do(ctx, void(rows("=== 1"))); err != nil {
