@@ -4,7 +4,7 @@ GO ?= go
 SHELL := bash
 GOFILES = $(shell find . -name '*.go' -not -path './node_modules/*')
 
-.PHONY: run build test lint deadcode fuzz bench docs awscli jq
+.PHONY: run build test lint deadcode fuzz bench docs awscli jq chromium
 
 run: ## run sluice with its embedded NATS server, data in ./sluice-data
 	$(GO) run ./cmd/sluice serve
@@ -12,7 +12,7 @@ run: ## run sluice with its embedded NATS server, data in ./sluice-data
 build:
 	$(GO) build -o bin/sluice ./cmd/sluice
 
-test: lint node_modules awscli jq ## formatting, vet, every test with -race (the ten slowest listed at the end), a short fuzz run
+test: lint node_modules awscli jq chromium ## formatting, vet, every test with -race (the ten slowest listed at the end), a short fuzz run
 	set -o pipefail; $(GO) test -race -timeout 20m -json ./... | $(GO) run ./internal/tools/slowtests
 	$(MAKE) fuzz
 
@@ -51,6 +51,12 @@ awscli:
 jq:
 	@command -v jq >/dev/null 2>&1 && exit 0; \
 	$(call apt_install,jq,TestREADME)
+
+# Chromium, which the agent inspector's browser test (TestInspectorInBrowser)
+# drives headless; without it that test fails in CI and skips elsewhere.
+chromium:
+	@command -v chromium >/dev/null 2>&1 && exit 0; \
+	$(call apt_install,chromium,TestInspectorInBrowser)
 
 lint:
 	@unformatted="$$(gofmt -l $(GOFILES))"; \

@@ -39,7 +39,9 @@ func (e *EdgeError) Error() string { return e.Msg }
 
 // Tunnel is a running tunnel.
 type Tunnel struct {
-	Name      string
+	Name string
+	// ID is the edge's id of the tunnel ("" when it gave none).
+	ID        string
 	PublicURL string
 	Proto     string
 	Config    agentconfig.Tunnel
