@@ -114,7 +114,9 @@ func spawnAgent(ctx context.Context, spec agentSpec) (_ *agentProcess, _ agentBo
 			_ = os.RemoveAll(p.dir)
 			return nil, agentBound{}, fmt.Errorf("writing sluice-agent's configuration: %w", err)
 		}
-		args = []string{spec.sluiceAgent, "start", "--all", "--config", file, "--log=stdout", "--log-format=json"}
+		args = []string{spec.sluiceAgent, "start", "--all", "--config", file, "--log=stdout", "--log-format=json",
+			// A free port, which web_addr of the file may not say.
+			"--web-addr", "127.0.0.1:0"}
 	default:
 		return nil, agentBound{}, fmt.Errorf("agent %q: want one of %s", spec.kind, strings.Join(TunnelAgentKinds(), ", "))
 	}
@@ -171,7 +173,7 @@ func sluiceAgentConfig(spec agentSpec) []byte {
 	q := strconv.Quote
 	inspect := strconv.FormatBool(spec.kind == AgentSluiceInspect)
 	var b strings.Builder
-	fmt.Fprintf(&b, "version: 2\nauthtoken: %s\nserver_addr: %s\nroot_cas: %s\nweb_addr: 127.0.0.1:0\ntunnels:\n", q(spec.token), q(spec.server), q(spec.caFile))
+	fmt.Fprintf(&b, "version: 2\nauthtoken: %s\nserver_addr: %s\nroot_cas: %s\ntunnels:\n", q(spec.token), q(spec.server), q(spec.caFile))
 	fmt.Fprintf(&b, "  main:\n    proto: http\n    addr: %s\n    domain: %s\n    schemes: [http]\n    inspect: %s\n", q("http://"+spec.httpUpstream), q(spec.measuredHost), inspect)
 	fmt.Fprintf(&b, "  sink:\n    proto: tcp\n    addr: %s\n", q(spec.tcpUpstream))
 	for i := range spec.tunnels - 2 {

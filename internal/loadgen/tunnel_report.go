@@ -454,7 +454,7 @@ func (r TunnelReport) Format(w io.Writer) error {
 				fl.Baseline.Rate, fl.Baseline.P50US, fl.Baseline.P99US, fl.Clients, fl.Flooded.P50US, fl.Flooded.P99US, fl.FloodAnswered, fl.FloodRefused)
 		}
 	}
-	fmt.Fprintln(w, "\nissue 24's floors:")
+	fmt.Fprintln(w, "\nfloors (issue 24; those of the rates, p99 and TCP for each agent, issue 25):")
 	for _, f := range r.Floors {
 		verdict := "ok"
 		switch {

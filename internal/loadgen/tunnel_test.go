@@ -6,9 +6,14 @@ import (
 	"encoding/json"
 	"net/http"
 	"net/http/httptest"
+	"os"
+	"path/filepath"
 	"strings"
 	"testing"
 	"time"
+
+	"github.com/sluicehq/sluice/edge"
+	"github.com/sluicehq/sluice/internal/agent/agentconfig"
 )
 
 func TestTunnelConfigValidate(t *testing.T) {
@@ -283,5 +288,37 @@ func TestOpenLoop(t *testing.T) {
 	openLoop(context.Background(), cfg, &run, srv.URL+"?slow=1", "")
 	if run.Sent >= 60 || run.Errors != 60-run.Sent || run.Held() || !strings.Contains(run.FirstError, "in flight") {
 		t.Errorf("with one in flight against a slow server: %+v", run)
+	}
+}
+
+// TestSluiceAgentConfig: the configuration written for sluice-agent is
+// one it loads, with the tunnels asked for.
+func TestSluiceAgentConfig(t *testing.T) {
+	caDir := t.TempDir()
+	if _, err := edge.LoadOrCreateDevCA(caDir); err != nil {
+		t.Fatal(err)
+	}
+	caFile := filepath.Join(caDir, edge.DevCAFile)
+	for _, kind := range []string{AgentSluice, AgentSluiceInspect} {
+		spec := agentSpec{kind: kind, token: "tok_1", server: "127.0.0.1:4443", caFile: caFile,
+			httpUpstream: "127.0.0.1:8080", tcpUpstream: "127.0.0.1:9090", tunnels: 100, extraDomain: "bench.example.test", measuredHost: agentHost(kind)}
+		file := filepath.Join(t.TempDir(), "sluice-agent.yml")
+		if err := os.WriteFile(file, sluiceAgentConfig(spec), 0o600); err != nil {
+			t.Fatal(err)
+		}
+		cfg, err := agentconfig.Load([]string{file})
+		if err != nil {
+			t.Fatalf("%s: %v\n%s", kind, err, sluiceAgentConfig(spec))
+		}
+		main, sink := cfg.Tunnels["main"], cfg.Tunnels["sink"]
+		if len(cfg.Tunnels) != 100 || cfg.Authtoken != "tok_1" || cfg.RootCAs != caFile || len(cfg.ServerAddrs) != 1 || cfg.ServerAddrs[0] != "127.0.0.1:4443" {
+			t.Errorf("%s: %d tunnels, %+v", kind, len(cfg.Tunnels), cfg)
+		}
+		if main.Domain != agentHost(kind) || main.Inspect != (kind == AgentSluiceInspect) || main.Proto != "http" || sink.Proto != "tcp" || sink.Addr != "127.0.0.1:9090" {
+			t.Errorf("%s: main %+v, sink %+v", kind, main, sink)
+		}
+		if d := cfg.Tunnels["idle-097"].Domain; !strings.HasSuffix(d, ".bench.example.test") || d == cfg.Tunnels["idle-000"].Domain {
+			t.Errorf("%s: idle tunnels at %q and %q, want random names under bench.example.test", kind, d, cfg.Tunnels["idle-000"].Domain)
+		}
 	}
 }
