@@ -10,7 +10,7 @@ run: ## run sluice with its embedded NATS server, data in ./sluice-data
 	$(GO) run ./cmd/sluice serve
 
 build:
-	$(GO) build -o bin/sluice ./cmd/sluice
+	$(GO) build -o bin/ ./cmd/sluice ./cmd/sluice-agent
 
 test: lint node_modules awscli jq chromium ## formatting, vet, every test with -race (the ten slowest listed at the end), a short fuzz run
 	set -o pipefail; $(GO) test -race -timeout 20m -json ./... | $(GO) run ./internal/tools/slowtests

@@ -211,7 +211,10 @@ type edgeRole struct {
 	directory *store.EdgeDirectory
 	peer      string
 	caFile    string // the dev CA's file, with --dev
-	log       *slog.Logger
+	// agentConfig is the agent configuration --dev wrote at this start
+	// ("" when it wrote none).
+	agentConfig string
+	log         *slog.Logger
 }
 
 // newEdgeRole wires the edge on the process's store and producer.
@@ -235,10 +238,16 @@ func (a *app) newEdgeRole() (*edgeRole, error) {
 	r.agentsTLS = &tls.Config{Certificates: []tls.Certificate{agentsCert}, MinVersion: tls.VersionTLS12}
 
 	secretCtx, cancel := context.WithTimeout(context.Background(), setupTimeout)
+	defer cancel()
 	secret, err := a.store.EdgeSecret(secretCtx)
-	cancel()
 	if err != nil {
 		return nil, err
+	}
+	if a.flags.dev {
+		r.agentConfig, err = writeDevAgentConfig(secretCtx, a.store, filepath.Dir(r.caFile), r.listeners.agents.Addr().String(), r.caFile)
+		if err != nil {
+			return nil, fmt.Errorf("writing the dev agent's configuration: %w", err)
+		}
 	}
 	cfg := edge.Config{
 		Store: a.store, Domain: f.domain, Region: f.region, EdgeID: r.edgeID, Secret: secret,
@@ -483,6 +492,9 @@ func (r *edgeRole) announce(log *slog.Logger) {
 	}
 	if r.caFile != "" {
 		attrs = append(attrs, "agents_ca", r.caFile)
+	}
+	if r.agentConfig != "" {
+		attrs = append(attrs, "agent_config", r.agentConfig)
 	}
 	log.Info("the edge is serving", attrs...)
 }

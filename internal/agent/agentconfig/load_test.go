@@ -30,6 +30,7 @@ func TestLoadTopKeys(t *testing.T) {
 		{"root_cas host", "root_cas: host\n", func(c Config) bool { return c.RootCAs == "host" }},
 		{"web_addr false", "web_addr: false\n", func(c Config) bool { return c.WebAddr == "" }},
 		{"web_addr", "web_addr: 0.0.0.0:4041\n", func(c Config) bool { return c.WebAddr == "0.0.0.0:4041" }},
+		{"web_addr free port", "web_addr: 127.0.0.1:0\n", func(c Config) bool { return c.WebAddr == "127.0.0.1:0" }},
 		{"web_allow_hosts", "web_allow_hosts: [Dev.Example.com, myhost, 10.0.0.2]\n", func(c Config) bool {
 			return slices.Equal(c.WebAllowHosts, []string{"dev.example.com", "myhost", "10.0.0.2"})
 		}},

@@ -203,12 +203,17 @@ func (d *decoder) webAddr(v *yaml.Node) string {
 	if !ok {
 		return ""
 	}
-	host, _, err := splitHostPort(s)
+	// Port 0 is a free port, which the agent's log names ("starting web
+	// service ... addr=").
+	host, port, err := net.SplitHostPort(s)
+	if err == nil && port != "0" {
+		host, _, err = splitHostPort(s)
+	}
 	if err == nil && host == "" {
 		err = fmt.Errorf("%q has no host", s)
 	}
 	if err != nil {
-		d.fail(v, "web_addr", "%v: give host:port, such as %s, or false for no local API", err, DefaultWebAddr)
+		d.fail(v, "web_addr", "%v: give host:port, such as %s (port 0: a free one), or false for no local API", err, DefaultWebAddr)
 		return ""
 	}
 	return s
