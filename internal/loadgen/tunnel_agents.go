@@ -54,19 +54,18 @@ func agentHost(kind string) string {
 
 // agentSpec is what an agent process forwards and where it connects.
 type agentSpec struct {
-	kind          string
-	token         string
-	server        string // the edge's agents listener, HOST:PORT
-	caFile        string
-	httpUpstream  string // HOST:PORT of the local HTTP server
-	tcpUpstream   string // HOST:PORT of the local TCP sink
-	tunnels       int    // in all
-	sdkCommand    []string
-	sluiceAgent   string
-	bindTimeout   time.Duration
-	extraDomain   string
-	measuredHost  string
-	configDirRoot string // where sluice-agent's configuration goes; "" for the system's
+	kind         string
+	token        string
+	server       string // the edge's agents listener, HOST:PORT
+	caFile       string
+	httpUpstream string // HOST:PORT of the local HTTP server
+	tcpUpstream  string // HOST:PORT of the local TCP sink
+	tunnels      int    // in all
+	sdkCommand   []string
+	sluiceAgent  string
+	bindTimeout  time.Duration
+	extraDomain  string
+	measuredHost string
 }
 
 // agentBound is where a spawned agent's tunnels are, once all are bound.
@@ -106,7 +105,7 @@ func spawnAgent(ctx context.Context, spec agentSpec) (_ *agentProcess, _ agentBo
 		if spec.sluiceAgent == "" {
 			return nil, agentBound{}, fmt.Errorf("agent %s: no sluice-agent binary", spec.kind)
 		}
-		if p.dir, err = os.MkdirTemp(spec.configDirRoot, "sluice-bench-agent-"); err != nil {
+		if p.dir, err = os.MkdirTemp("", "sluice-bench-agent-"); err != nil {
 			return nil, agentBound{}, err
 		}
 		file := filepath.Join(p.dir, "sluice-agent.yml")
