@@ -192,25 +192,28 @@ func (h *publicHandler) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 	pc.mu.Unlock()
 
 	ex := exchange{edge: e, ep: ep, scheme: h.scheme, req: r, start: started, connStart: pc.start, local: pc.local}
-	if bc == nil {
-		st, err := ep.session.mux.OpenTypedStream(muxado.StreamType(tunnelwire.CallProxy))
-		if err == nil {
-			err = tunnelwire.WriteProxyHeader(st, tunnelwire.ProxyHeader{ID: ep.bindID, ClientAddr: r.RemoteAddr, Proto: ep.proto})
-			if err != nil {
-				_ = st.Close()
+	keep := false
+	for attempt := 0; ; attempt++ {
+		if bc == nil {
+			if bc = openBackend(ep, r); bc == nil {
+				ex.status = http.StatusBadGateway
+				publicError(w, http.StatusBadGateway, codeAgentGone, "The agent serving this endpoint could not be reached. Try again shortly.")
+				ex.publish(w)
+				return
 			}
 		}
-		if err != nil {
-			ex.status = http.StatusBadGateway
-			publicError(w, http.StatusBadGateway, codeAgentGone, "The agent serving this endpoint could not be reached. Try again shortly.")
-			ex.publish(w)
-			return
+		ex.reused = bc.used
+		bc.used = true
+		var retry bool
+		keep, retry = ex.roundTrip(w, bc, attempt == 0)
+		if !retry {
+			break
 		}
-		bc = &backendConn{ep: ep, stream: st, br: bufio.NewReader(st)}
+		// The kept stream had ended (the agent's upstream closed its
+		// idle connection): the request goes again on a new one.
+		bc.close()
+		bc = nil
 	}
-	ex.reused = bc.used
-	bc.used = true
-	keep := ex.roundTrip(w, bc)
 	ex.publish(w)
 	pc.mu.Lock()
 	if keep && pc.backend == nil {
@@ -219,6 +222,20 @@ func (h *publicHandler) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 		bc.close()
 	}
 	pc.mu.Unlock()
+}
+
+// openBackend opens a stream to the endpoint's agent for the public
+// connection of r, or returns nil when the agent cannot be reached.
+func openBackend(ep *endpoint, r *http.Request) *backendConn {
+	st, err := ep.session.mux.OpenTypedStream(muxado.StreamType(tunnelwire.CallProxy))
+	if err != nil {
+		return nil
+	}
+	if err := tunnelwire.WriteProxyHeader(st, tunnelwire.ProxyHeader{ID: ep.bindID, ClientAddr: r.RemoteAddr, Proto: ep.proto}); err != nil {
+		_ = st.Close()
+		return nil
+	}
+	return &backendConn{ep: ep, stream: st, br: bufio.NewReader(st)}
 }
 
 // publicError answers a public request the edge could not proxy, with a
@@ -251,8 +268,10 @@ type exchange struct {
 
 // roundTrip writes the request to the agent's stream and the response
 // back to w. It reports whether the stream may carry the connection's
-// next request.
-func (x *exchange) roundTrip(w http.ResponseWriter, bc *backendConn) bool {
+// next request, and, when mayRetry, whether the request should go again
+// on a new stream instead: a kept stream that ended before it carried
+// any of a request without a body, which is then not answered.
+func (x *exchange) roundTrip(w http.ResponseWriter, bc *backendConn, mayRetry bool) (keep, retry bool) {
 	r := x.req
 	out := r.Clone(r.Context())
 	out.RequestURI = ""
@@ -279,23 +298,36 @@ func (x *exchange) roundTrip(w http.ResponseWriter, bc *backendConn) bool {
 	if r.Body != nil && r.Body != http.NoBody {
 		out.Body = body
 	}
+	// A kept stream the agent closed while idle fails at once: the
+	// request may go again if nothing of its body was read.
+	stale := func(err error) bool {
+		return mayRetry && x.reused && body.n == 0 && bc.br.Buffered() == 0 &&
+			(r.Body == nil || r.Body == http.NoBody || r.ContentLength == 0) &&
+			(errors.Is(err, io.EOF) || errors.Is(err, io.ErrUnexpectedEOF) || errors.Is(err, net.ErrClosed) || isStreamGone(err))
+	}
 	if err := out.Write(bc.stream); err != nil {
+		if stale(err) {
+			return false, true
+		}
 		x.reqBytes = body.n
 		x.fail(w, err)
-		return false
+		return false, false
 	}
 	x.reqBytes = body.n
 	resp, err := http.ReadResponse(bc.br, out)
 	if err != nil {
+		if stale(err) {
+			return false, true
+		}
 		x.fail(w, err)
-		return false
+		return false, false
 	}
 	defer resp.Body.Close()
 	x.status = resp.StatusCode
 	x.respHeaders = resp.Header
 	if resp.StatusCode == http.StatusSwitchingProtocols && upgrade != "" {
 		x.switchProtocols(w, bc, resp)
-		return false
+		return false, false
 	}
 	for _, name := range hopHeaders {
 		resp.Header.Del(name)
@@ -308,9 +340,19 @@ func (x *exchange) roundTrip(w http.ResponseWriter, bc *backendConn) bool {
 	n, err := copyFlushing(w, resp.Body, &x.edge.buffers)
 	x.respBytes = n
 	if err != nil {
-		return false
+		return false, false
 	}
-	return !resp.Close && !r.Close
+	return !resp.Close && !r.Close, false
+}
+
+// isStreamGone reports whether err is muxado's for a stream or session
+// that closed or was reset.
+func isStreamGone(err error) bool {
+	switch code, _ := muxado.GetError(err); code {
+	case muxado.StreamClosed, muxado.StreamReset, muxado.StreamRefused:
+		return true
+	}
+	return false
 }
 
 // fail answers a request whose exchange with the agent broke.
