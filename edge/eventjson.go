@@ -8,6 +8,7 @@ import (
 
 	"github.com/sluicehq/sluice/schemas"
 	"github.com/sluicehq/sluice/sinks/awsjson"
+	"github.com/sluicehq/sluice/trafficpolicy"
 )
 
 // The edge writes the object of its busiest event, http_request_complete.v0,
@@ -27,6 +28,7 @@ type requestObject struct {
 	reqHeaders, respHeaders                       http.Header
 	status                                        int
 	tls                                           *tls.ConnectionState
+	policyLogs                                    []trafficpolicy.LogEntry
 }
 
 // appendRequestObject appends o as the JSON object of an
@@ -78,7 +80,20 @@ func appendRequestObject(b []byte, o *requestObject) []byte {
 		b = awsjson.AppendString(b, tlsVersion(o.tls.Version))
 		b = append(b, '}')
 	}
-	return append(b, `,"traffic_policy":{"logs":[]},"webhook_verification":{"decision":"invalid"}}`...)
+	b = append(b, `,"traffic_policy":{"logs":[`...)
+	for i, l := range o.policyLogs {
+		if i > 0 {
+			b = append(b, ',')
+		}
+		b = append(b, `{"metadata":`...)
+		b = append(b, l.Metadata...)
+		b = append(b, `,"phase":`...)
+		b = awsjson.AppendString(b, l.Phase)
+		b = append(b, `,"rule":`...)
+		b = awsjson.AppendString(b, l.Rule)
+		b = append(b, '}')
+	}
+	return append(b, `]},"webhook_verification":{"decision":"invalid"}}`...)
 }
 
 // appendHeaders appends headers as the events carry them: names in

@@ -16,6 +16,7 @@ import (
 	"golang.ngrok.com/muxado/v2"
 
 	"github.com/sluicehq/sluice/internal/tunnelwire"
+	"github.com/sluicehq/sluice/trafficpolicy"
 )
 
 // Public HTTP bounds.
@@ -192,36 +193,72 @@ func (h *publicHandler) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 	pc.mu.Unlock()
 
 	ex := exchange{edge: e, ep: ep, scheme: h.scheme, req: r, start: started, connStart: pc.start, local: pc.local}
-	keep := false
+	if ep.policy == nil {
+		bc = ex.proxy(w, bc)
+		ex.publish(w)
+		pc.keep(bc, &ex)
+		return
+	}
+	// The endpoint's traffic policy runs around the proxying: it may
+	// answer itself (deny, custom-response, rate-limit), change the
+	// answer, and log into the request's event.
+	pw := &policyWriter{ResponseWriter: w}
+	logs := &policyLogs{}
+	proxied := false
+	ep.policy.Serve(pw, r.WithContext(context.WithValue(r.Context(), policyLogsKey{}, logs)), http.HandlerFunc(func(w http.ResponseWriter, pr *http.Request) {
+		proxied = true
+		ex.req = pr
+		bc = ex.proxy(w, bc)
+	}))
+	ex.req = r
+	if !proxied || pw.status != 0 && pw.status != ex.status {
+		// The policy's answer is what the client got.
+		ex.status, ex.respBytes, ex.respHeaders = pw.status, pw.written, nil
+	}
+	ex.policyLogs = logs.entries
+	ex.publish(pw)
+	pc.keep(bc, &ex)
+}
+
+// proxy sends the exchange's request to the endpoint's agent, on bc (the
+// public connection's kept stream, or nil for a new one), and its answer
+// to w. It returns the stream, for the connection's next request.
+func (x *exchange) proxy(w http.ResponseWriter, bc *backendConn) *backendConn {
 	for attempt := 0; ; attempt++ {
 		if bc == nil {
-			if bc = openBackend(ep, r); bc == nil {
-				ex.status = http.StatusBadGateway
+			if bc = openBackend(x.ep, x.req); bc == nil {
+				x.status = http.StatusBadGateway
 				publicError(w, http.StatusBadGateway, codeAgentGone, "The agent serving this endpoint could not be reached. Try again shortly.")
-				ex.publish(w)
-				return
+				return nil
 			}
 		}
-		ex.reused = bc.used
+		x.reused = bc.used
 		bc.used = true
-		var retry bool
-		keep, retry = ex.roundTrip(w, bc, attempt == 0)
+		keep, retry := x.roundTrip(w, bc, attempt == 0)
 		if !retry {
-			break
+			x.keep = keep
+			return bc
 		}
 		// The kept stream had ended (the agent's upstream closed its
 		// idle connection): the request goes again on a new one.
 		bc.close()
 		bc = nil
 	}
-	ex.publish(w)
+}
+
+// keep holds bc for the connection's next request when the exchange
+// allows, and closes it otherwise.
+func (pc *publicConn) keep(bc *backendConn, x *exchange) {
+	if bc == nil {
+		return
+	}
 	pc.mu.Lock()
-	if keep && pc.backend == nil {
+	defer pc.mu.Unlock()
+	if x.keep && pc.backend == nil {
 		pc.backend = bc
-	} else if !ex.hijacked {
+	} else if !x.hijacked {
 		bc.close()
 	}
-	pc.mu.Unlock()
 }
 
 // openBackend opens a stream to the endpoint's agent for the public
@@ -258,12 +295,16 @@ type exchange struct {
 	connStart time.Time
 	local     net.Addr
 
-	reused      bool
+	reused bool
+	// keep says the stream may carry the connection's next request.
+	keep        bool
 	status      int
 	reqBytes    int64
 	respBytes   int64
 	respHeaders http.Header
 	hijacked    bool
+	// policyLogs are what the endpoint's traffic policy logged.
+	policyLogs []trafficpolicy.LogEntry
 }
 
 // roundTrip writes the request to the agent's stream and the response

@@ -31,6 +31,9 @@
 // independently by each ingress server). SlotDuration documents the
 // sliding window.
 //
+// WithLogs tells the caller what each log action logged of a request, so
+// that the edge can put it in the request's event.
+//
 // It knows nothing of sluice's handlers, files or metrics: the caller
 // reads the document, wires an Observer and serves.
 package trafficpolicy

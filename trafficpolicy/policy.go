@@ -2,6 +2,7 @@ package trafficpolicy
 
 import (
 	"context"
+	"encoding/json"
 	"log/slog"
 	"net/http"
 	"sync"
@@ -46,6 +47,7 @@ type Policy struct {
 	observer          Observer
 	apiKey            func(*http.Request) (string, bool)           // WithAPIKey's; nil: no request has a key
 	answer            func(*http.Request, Answer) (string, []byte) // WithAnswers'; nil: text/plain
+	logs              func(*http.Request, LogEntry)                // WithLogs'; nil: the logger only
 	exchanges         sync.Pool
 }
 
@@ -79,6 +81,23 @@ type Option func(*Policy)
 
 // WithLogger sets the logger the log action writes to (default: none).
 func WithLogger(log *slog.Logger) Option { return func(p *Policy) { p.log = log } }
+
+// LogEntry is what a log action logged of one request: its rule, its
+// phase and its metadata.
+type LogEntry struct {
+	Phase string
+	Rule  string
+	// Metadata is the action's metadata as a JSON object, the same for
+	// every request: it must not be changed.
+	Metadata json.RawMessage
+}
+
+// WithLogs sets a function that each log action also tells what it
+// logged, with the request: an edge puts it in the request's event. It
+// is called on the request's goroutine and must be quick.
+func WithLogs(logged func(r *http.Request, e LogEntry)) Option {
+	return func(p *Policy) { p.logs = logged }
+}
 
 // WithObserver sets the observer of the policy's actions.
 func WithObserver(o Observer) Option { return func(p *Policy) { p.observer = o } }

@@ -243,7 +243,7 @@ func (a *Agent) bindTunnel(ctx context.Context, s *session, t *tunnel) error {
 	}
 	t.mu.Unlock()
 	for _, scheme := range schemes(t.cfg) {
-		opts := tunnelwire.BindOptions{Hostname: host}
+		opts := tunnelwire.BindOptions{Hostname: host, TrafficPolicy: t.cfg.TrafficPolicy}
 		if scheme == "tcp" {
 			opts = tunnelwire.BindOptions{Addr: addr}
 		}

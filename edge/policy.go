@@ -1,0 +1,66 @@
+package edge
+
+import (
+	"bufio"
+	"net"
+	"net/http"
+
+	"github.com/sluicehq/sluice/trafficpolicy"
+)
+
+// maxPolicyLogs bounds the log entries of one request's event: a policy
+// of many log actions cannot make events of any size.
+const maxPolicyLogs = 16
+
+// policyLogsKey is the request context's key of its *policyLogs.
+type policyLogsKey struct{}
+
+// policyLogs collects what the log actions of an endpoint's traffic
+// policy logged of one request, for its http_request_complete.v0.
+type policyLogs struct {
+	entries []trafficpolicy.LogEntry
+}
+
+// collectPolicyLog is the policies' WithLogs: it keeps e in the request's
+// policyLogs, up to maxPolicyLogs.
+func collectPolicyLog(r *http.Request, e trafficpolicy.LogEntry) {
+	if l, ok := r.Context().Value(policyLogsKey{}).(*policyLogs); ok && len(l.entries) < maxPolicyLogs {
+		l.entries = append(l.entries, e)
+	}
+}
+
+// policyWriter is the public client's ResponseWriter while a traffic
+// policy runs: it notes the status and bytes the client got, which may be
+// the policy's own answer.
+type policyWriter struct {
+	http.ResponseWriter
+	status  int
+	written int64
+}
+
+func (w *policyWriter) WriteHeader(status int) {
+	if w.status == 0 && (status >= 200 || status == http.StatusSwitchingProtocols) {
+		w.status = status
+	}
+	w.ResponseWriter.WriteHeader(status)
+}
+
+func (w *policyWriter) Write(p []byte) (int, error) {
+	if w.status == 0 {
+		w.status = http.StatusOK
+	}
+	n, err := w.ResponseWriter.Write(p)
+	w.written += int64(n)
+	return n, err
+}
+
+// Flush passes on a flush, for streamed answers.
+func (w *policyWriter) Flush() { _ = http.NewResponseController(w.ResponseWriter).Flush() }
+
+// Hijack passes on a hijack, for upgrades.
+func (w *policyWriter) Hijack() (net.Conn, *bufio.ReadWriter, error) {
+	return http.NewResponseController(w.ResponseWriter).Hijack()
+}
+
+// Unwrap returns the client's writer, for http.ResponseController.
+func (w *policyWriter) Unwrap() http.ResponseWriter { return w.ResponseWriter }

@@ -1,0 +1,133 @@
+package edge_test
+
+import (
+	"context"
+	"io"
+	"net/http"
+	"strings"
+	"testing"
+	"time"
+
+	"golang.ngrok.com/ngrok/v2"
+
+	"github.com/sluicehq/sluice/internal/check"
+	"github.com/sluicehq/sluice/schemas"
+)
+
+// endpointPolicy is the traffic policy the test's agent binds with: a
+// deny, a custom response, a rate limit of two requests a minute per
+// client, a log of every request, and a header on every answer.
+const endpointPolicy = `
+on_http_request:
+  - name: no admin
+    expressions: ["req.url.path.startsWith('/admin')"]
+    actions:
+      - type: deny
+        config: {status_code: 404}
+  - name: teapot
+    expressions: ["req.url.path == '/tea'"]
+    actions:
+      - type: custom-response
+        config: {status_code: 418, body: "short and stout"}
+  - name: audit
+    actions:
+      - type: log
+        config:
+          metadata: {team: payments, reason: audit}
+  - name: per client
+    expressions: ["req.url.path == '/limited'"]
+    actions:
+      - type: rate-limit
+        config: {name: two a minute, algorithm: sliding_window, capacity: 2, rate: 60s, bucket_key: ["conn.client_ip"]}
+on_http_response:
+  - actions:
+      - type: custom-response
+        config: {status_code: 299, body: "replaced"}
+    expressions: ["res.status_code == 204"]
+`
+
+// TestEndpointTrafficPolicy: the Go SDK binds an endpoint with a traffic
+// policy (its WithTrafficPolicy), and the edge runs it on each public
+// request: it denies, answers itself, limits, replaces an answer, and
+// what its log action logs lands in the request's event.
+func TestEndpointTrafficPolicy(t *testing.T) {
+	te := startEdge(t)
+	account := schemas.NewID(schemas.PrefixAccount)
+	a := te.agent(t, te.Credential(account))
+	ln, err := a.Listen(t.Context(), ngrok.WithURL("http://"), ngrok.WithTrafficPolicy(endpointPolicy))
+	if err != nil {
+		t.Fatal(err)
+	}
+	go func() {
+		_ = http.Serve(ln, http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+			if r.URL.Path == "/empty" {
+				w.WriteHeader(http.StatusNoContent)
+				return
+			}
+			_, _ = io.WriteString(w, "upstream "+r.URL.Path)
+		}))
+	}()
+	host := ln.URL().Hostname()
+	for _, c := range []struct {
+		path   string
+		status int
+		body   string
+	}{
+		{"/hello", 200, "upstream /hello"},
+		{"/admin/users", 404, ""},
+		{"/tea", 418, "short and stout"},
+		{"/empty", 299, "replaced"},
+		{"/limited", 200, "upstream /limited"},
+		{"/limited", 200, "upstream /limited"},
+		{"/limited", 429, ""},
+	} {
+		resp, body := te.Get(t, host, c.path)
+		if resp.StatusCode != c.status || c.body != "" && body != c.body {
+			t.Fatalf("GET %s: %d %q, want %d %q", c.path, resp.StatusCode, body, c.status, c.body)
+		}
+	}
+	evs := check.Eventually(t, 5*time.Second, "the requests' events", func() ([]map[string]any, bool) {
+		evs := te.Events.OfKind(t, "http_request_complete.v0")
+		return evs, len(evs) == 7
+	})
+	statuses := map[string][]float64{}
+	for _, ev := range evs {
+		path := dig(ev, "http", "request", "url", "path").(string)
+		statuses[path] = append(statuses[path], dig(ev, "http", "response", "status_code").(float64))
+		logs := dig(ev, "traffic_policy", "logs").([]any)
+		// The log rule runs after deny and custom-response, which end
+		// the phase for their requests.
+		wantLogs := 1
+		if path == "/admin/users" || path == "/tea" {
+			wantLogs = 0
+		}
+		if len(logs) != wantLogs {
+			t.Fatalf("%s: traffic_policy.logs %v, want %d entries", path, logs, wantLogs)
+		}
+		if wantLogs == 1 {
+			entry := logs[0].(map[string]any)
+			if entry["rule"] != "audit" || entry["phase"] != "on_http_request" || dig(entry, "metadata", "team") != "payments" {
+				t.Fatalf("%s: the log entry %v", path, entry)
+			}
+		}
+	}
+	if s := statuses["/empty"]; len(s) != 1 || s[0] != 299 {
+		t.Fatalf("the replaced answer's event says %v, want 299", s)
+	}
+	if s := statuses["/admin/users"]; len(s) != 1 || s[0] != 404 {
+		t.Fatalf("the denied request's event says %v, want 404", s)
+	}
+}
+
+// TestBadEndpointPolicyIsRefused: a policy the edge cannot run refuses
+// the bind, saying where it is wrong.
+func TestBadEndpointPolicyIsRefused(t *testing.T) {
+	te := startEdge(t)
+	a := te.agent(t, te.Credential(schemas.NewID(schemas.PrefixAccount)))
+	ctx, cancel := context.WithTimeout(t.Context(), 10*time.Second)
+	defer cancel()
+	_, err := a.Listen(ctx, ngrok.WithURL("http://"), ngrok.WithTrafficPolicy("on_http_request:\n  - actions:\n      - type: teleport\n"))
+	if err == nil || !strings.Contains(err.Error(), "ERR_SLUICE_622") || !strings.Contains(err.Error(), "teleport") {
+		t.Fatalf("Listen with a bad policy: %v, want the edge's refusal naming the action", err)
+	}
+}
