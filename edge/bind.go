@@ -169,7 +169,7 @@ func (s *session) bindEndpoint(req tunnelwire.Bind) (*endpoint, error) {
 		ep.host = host
 		ep.url = e.httpURL(req.Proto, host)
 		if opts.TrafficPolicy != "" {
-			policy, err := trafficpolicy.Parse([]byte(opts.TrafficPolicy), trafficpolicy.WithLogs(collectPolicyLog))
+			policy, err := trafficpolicy.Parse([]byte(opts.TrafficPolicy), policyOptions()...)
 			if err != nil {
 				return nil, refuseBind(codeBindPolicy, "the endpoint's traffic policy: %v", err)
 			}

@@ -28,7 +28,7 @@ type requestObject struct {
 	reqHeaders, respHeaders                       http.Header
 	status                                        int
 	tls                                           *tls.ConnectionState
-	policyLogs                                    []trafficpolicy.LogEntry
+	policy                                        *policyRecord // nil: no policy ran
 }
 
 // appendRequestObject appends o as the JSON object of an
@@ -36,7 +36,15 @@ type requestObject struct {
 func appendRequestObject(b []byte, o *requestObject) []byte {
 	b = append(b, `{"backend":{"connection_reused":`...)
 	b = strconv.AppendBool(b, o.reused)
-	b = append(b, `},"basic_auth":{"decision":"invalid"},"circuit_breaker":{"decision":"invalid"},"compression":{"algorithm":"none"},"conn":{"client_ip":`...)
+	b = append(b, `},"basic_auth":{"decision":`...)
+	if o.policy != nil && o.policy.basicAuth != "" {
+		b = awsjson.AppendString(b, o.policy.basicAuth)
+		b = append(b, `,"username":`...)
+		b = awsjson.AppendString(b, o.policy.username)
+	} else {
+		b = append(b, `"invalid"`...)
+	}
+	b = append(b, `},"circuit_breaker":{"decision":"invalid"},"compression":{"algorithm":"none"},"conn":{"client_ip":`...)
 	b = awsjson.AppendString(b, o.clientIP)
 	if o.serverIP != "" {
 		b = append(b, `,"server_ip":`...)
@@ -72,7 +80,13 @@ func appendRequestObject(b []byte, o *requestObject) []byte {
 	b = appendHeaders(b, o.respHeaders)
 	b = append(b, `,"status_code":`...)
 	b = strconv.AppendInt(b, int64(o.status), 10)
-	b = append(b, `}},"ip_policy":{"decision":"invalid"},"oauth":{"decision":"invalid"}`...)
+	b = append(b, `}},"ip_policy":{"decision":`...)
+	if o.policy != nil && o.policy.ipPolicy != "" {
+		b = awsjson.AppendString(b, o.policy.ipPolicy)
+	} else {
+		b = append(b, `"invalid"`...)
+	}
+	b = append(b, `},"oauth":{"decision":"invalid"}`...)
 	if o.tls != nil {
 		b = append(b, `,"tls":{"cipher_suite":`...)
 		b = awsjson.AppendString(b, tls.CipherSuiteName(o.tls.CipherSuite))
@@ -81,7 +95,11 @@ func appendRequestObject(b []byte, o *requestObject) []byte {
 		b = append(b, '}')
 	}
 	b = append(b, `,"traffic_policy":{"logs":[`...)
-	for i, l := range o.policyLogs {
+	var logs []trafficpolicy.LogEntry
+	if o.policy != nil {
+		logs = o.policy.logs
+	}
+	for i, l := range logs {
 		if i > 0 {
 			b = append(b, ',')
 		}

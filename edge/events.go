@@ -95,7 +95,7 @@ func (x *exchange) publish(w http.ResponseWriter) {
 		serverPort: e.publicPort(x.scheme), connStart: x.connStart,
 		method: r.Method, host: r.Host, path: r.URL.Path, query: r.URL.RawQuery, scheme: x.scheme, agent: r.UserAgent(),
 		reqBytes: x.reqBytes, respBytes: x.respBytes, reqHeaders: r.Header, respHeaders: x.responseHeaders(w),
-		status: x.status, tls: r.TLS, policyLogs: x.policyLogs,
+		status: x.status, tls: r.TLS, policy: x.policy,
 	}
 	if x.local != nil {
 		if ap, err := netip.ParseAddrPort(x.local.String()); err == nil {

@@ -16,7 +16,6 @@ import (
 	"golang.ngrok.com/muxado/v2"
 
 	"github.com/sluicehq/sluice/internal/tunnelwire"
-	"github.com/sluicehq/sluice/trafficpolicy"
 )
 
 // Public HTTP bounds.
@@ -203,9 +202,9 @@ func (h *publicHandler) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 	// answer itself (deny, custom-response, rate-limit), change the
 	// answer, and log into the request's event.
 	pw := &policyWriter{ResponseWriter: w}
-	logs := &policyLogs{}
+	record := &policyRecord{}
 	proxied := false
-	ep.policy.Serve(pw, r.WithContext(context.WithValue(r.Context(), policyLogsKey{}, logs)), http.HandlerFunc(func(w http.ResponseWriter, pr *http.Request) {
+	ep.policy.Serve(pw, r.WithContext(context.WithValue(r.Context(), policyRecordKey{}, record)), http.HandlerFunc(func(w http.ResponseWriter, pr *http.Request) {
 		proxied = true
 		ex.req = pr
 		bc = ex.proxy(w, bc)
@@ -215,7 +214,7 @@ func (h *publicHandler) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 		// The policy's answer is what the client got.
 		ex.status, ex.respBytes, ex.respHeaders = pw.status, pw.written, nil
 	}
-	ex.policyLogs = logs.entries
+	ex.policy = record
 	ex.publish(pw)
 	pc.keep(bc, &ex)
 }
@@ -303,8 +302,9 @@ type exchange struct {
 	respBytes   int64
 	respHeaders http.Header
 	hijacked    bool
-	// policyLogs are what the endpoint's traffic policy logged.
-	policyLogs []trafficpolicy.LogEntry
+	// policy is what the endpoint's traffic policy did; nil without
+	// one.
+	policy *policyRecord
 }
 
 // roundTrip writes the request to the agent's stream and the response

@@ -12,20 +12,48 @@ import (
 // of many log actions cannot make events of any size.
 const maxPolicyLogs = 16
 
-// policyLogsKey is the request context's key of its *policyLogs.
-type policyLogsKey struct{}
+// policyRecordKey is the request context's key of its *policyRecord.
+type policyRecordKey struct{}
 
-// policyLogs collects what the log actions of an endpoint's traffic
-// policy logged of one request, for its http_request_complete.v0.
-type policyLogs struct {
-	entries []trafficpolicy.LogEntry
+// policyRecord collects what an endpoint's traffic policy did to one
+// request, for its http_request_complete.v0: what its log actions
+// logged, and the decisions of its access actions ("" where none ran).
+type policyRecord struct {
+	logs      []trafficpolicy.LogEntry
+	ipPolicy  string
+	basicAuth string
+	username  string
+}
+
+// policyOptions returns the options of every endpoint's policy.
+func policyOptions() []trafficpolicy.Option {
+	return []trafficpolicy.Option{trafficpolicy.WithLogs(collectPolicyLog), trafficpolicy.WithDecisions(collectPolicyDecision)}
 }
 
 // collectPolicyLog is the policies' WithLogs: it keeps e in the request's
-// policyLogs, up to maxPolicyLogs.
+// record, up to maxPolicyLogs.
 func collectPolicyLog(r *http.Request, e trafficpolicy.LogEntry) {
-	if l, ok := r.Context().Value(policyLogsKey{}).(*policyLogs); ok && len(l.entries) < maxPolicyLogs {
-		l.entries = append(l.entries, e)
+	if l, ok := r.Context().Value(policyRecordKey{}).(*policyRecord); ok && len(l.logs) < maxPolicyLogs {
+		l.logs = append(l.logs, e)
+	}
+}
+
+// collectPolicyDecision is the policies' WithDecisions: the last
+// decision of each kind is the request's.
+func collectPolicyDecision(r *http.Request, d trafficpolicy.Decision) {
+	l, ok := r.Context().Value(policyRecordKey{}).(*policyRecord)
+	if !ok {
+		return
+	}
+	decision := "block"
+	if d.Allowed {
+		decision = "allow"
+	}
+	switch d.Module {
+	case "ip_policy":
+		l.ipPolicy = decision
+	case "basic_auth":
+		l.basicAuth, l.username = decision, d.Username
 	}
 }
 

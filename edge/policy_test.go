@@ -34,6 +34,16 @@ on_http_request:
       - type: log
         config:
           metadata: {team: payments, reason: audit}
+  - name: staff only
+    expressions: ["req.url.path == '/staff'"]
+    actions:
+      - type: basic-auth
+        config: {credentials: ["ann:correct-horse"]}
+  - name: office
+    expressions: ["req.url.path == '/office'"]
+    actions:
+      - type: restrict-ips
+        config: {allow: [198.51.100.0/24]}
   - name: per client
     expressions: ["req.url.path == '/limited'"]
     actions:
@@ -80,15 +90,28 @@ func TestEndpointTrafficPolicy(t *testing.T) {
 		{"/limited", 200, "upstream /limited"},
 		{"/limited", 200, "upstream /limited"},
 		{"/limited", 429, ""},
+		{"/staff", 401, ""},
+		{"/office", 403, ""},
 	} {
 		resp, body := te.Get(t, host, c.path)
 		if resp.StatusCode != c.status || c.body != "" && body != c.body {
 			t.Fatalf("GET %s: %d %q, want %d %q", c.path, resp.StatusCode, body, c.status, c.body)
 		}
 	}
+	req, _ := http.NewRequest(http.MethodGet, "http://"+te.HTTPAddr+"/staff", nil)
+	req.Host = host
+	req.SetBasicAuth("ann", "correct-horse")
+	resp, err := http.DefaultClient.Do(req)
+	if err != nil {
+		t.Fatal(err)
+	}
+	resp.Body.Close()
+	if resp.StatusCode != http.StatusOK {
+		t.Fatalf("GET /staff as ann: %d", resp.StatusCode)
+	}
 	evs := check.Eventually(t, 5*time.Second, "the requests' events", func() ([]map[string]any, bool) {
 		evs := te.Events.OfKind(t, "http_request_complete.v0")
-		return evs, len(evs) == 7
+		return evs, len(evs) == 10
 	})
 	statuses := map[string][]float64{}
 	for _, ev := range evs {
@@ -116,6 +139,28 @@ func TestEndpointTrafficPolicy(t *testing.T) {
 	}
 	if s := statuses["/admin/users"]; len(s) != 1 || s[0] != 404 {
 		t.Fatalf("the denied request's event says %v, want 404", s)
+	}
+	for _, ev := range evs {
+		path := dig(ev, "http", "request", "url", "path").(string)
+		wantAuth, wantIP := "invalid", "invalid"
+		switch path {
+		case "/staff":
+			wantAuth = "block"
+			if dig(ev, "http", "response", "status_code") == 200.0 {
+				wantAuth = "allow"
+				if got := dig(ev, "basic_auth", "username"); got != "ann" {
+					t.Errorf("basic_auth.username %v, want ann", got)
+				}
+			}
+		case "/office":
+			wantIP = "block"
+		}
+		if got := dig(ev, "basic_auth", "decision"); got != wantAuth {
+			t.Errorf("%s: basic_auth.decision %v, want %s", path, got, wantAuth)
+		}
+		if got := dig(ev, "ip_policy", "decision"); got != wantIP {
+			t.Errorf("%s: ip_policy.decision %v, want %s", path, got, wantIP)
+		}
 	}
 }
 

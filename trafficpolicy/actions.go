@@ -37,6 +37,8 @@ var actionKinds = map[string]actionKind{
 	ActionCustomResponse: {phases: []phase{phaseRequest, phaseResponse}, build: buildCustomResponse},
 	ActionDeny:           {phases: []phase{phaseRequest, phaseResponse}, build: buildDeny},
 	ActionLog:            {phases: []phase{phaseRequest, phaseResponse}, build: buildLog},
+	ActionRestrictIPs:    {phases: []phase{phaseRequest}, build: buildRestrictIPs},
+	ActionBasicAuth:      {phases: []phase{phaseRequest}, build: buildBasicAuth},
 }
 
 // actionNames returns the action types, sorted, for messages.

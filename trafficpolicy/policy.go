@@ -48,6 +48,7 @@ type Policy struct {
 	apiKey            func(*http.Request) (string, bool)           // WithAPIKey's; nil: no request has a key
 	answer            func(*http.Request, Answer) (string, []byte) // WithAnswers'; nil: text/plain
 	logs              func(*http.Request, LogEntry)                // WithLogs'; nil: the logger only
+	decisions         func(*http.Request, Decision)                // WithDecisions'; nil: none
 	exchanges         sync.Pool
 }
 
