@@ -44,7 +44,15 @@ func appendRequestObject(b []byte, o *requestObject) []byte {
 	} else {
 		b = append(b, `"invalid"`...)
 	}
-	b = append(b, `},"circuit_breaker":{"decision":"invalid"},"compression":{"algorithm":"none"},"conn":{"client_ip":`...)
+	b = append(b, `},"circuit_breaker":{"decision":"invalid"},"compression":{"algorithm":`...)
+	if o.policy != nil && o.policy.compression != "" {
+		b = awsjson.AppendString(b, o.policy.compression)
+		b = append(b, `,"bytes_saved":`...)
+		b = strconv.AppendInt(b, o.policy.saved, 10)
+	} else {
+		b = append(b, `"none"`...)
+	}
+	b = append(b, `},"conn":{"client_ip":`...)
 	b = awsjson.AppendString(b, o.clientIP)
 	if o.serverIP != "" {
 		b = append(b, `,"server_ip":`...)

@@ -23,6 +23,10 @@ type policyRecord struct {
 	ipPolicy  string
 	basicAuth string
 	username  string
+	// compression is the algorithm of a compress-response ("" when none
+	// ran), saved the bytes it saved.
+	compression string
+	saved       int64
 }
 
 // policyOptions returns the options of every endpoint's policy.
@@ -54,6 +58,8 @@ func collectPolicyDecision(r *http.Request, d trafficpolicy.Decision) {
 		l.ipPolicy = decision
 	case "basic_auth":
 		l.basicAuth, l.username = decision, d.Username
+	case "compression":
+		l.compression, l.saved = d.Algorithm, d.BytesSaved
 	}
 }
 

@@ -44,6 +44,9 @@ on_http_request:
     actions:
       - type: restrict-ips
         config: {allow: [198.51.100.0/24]}
+  - name: squeeze
+    expressions: ["req.url.path == '/big'"]
+    actions: [{type: compress-response}]
   - name: per client
     expressions: ["req.url.path == '/limited'"]
     actions:
@@ -70,6 +73,10 @@ func TestEndpointTrafficPolicy(t *testing.T) {
 	}
 	go func() {
 		_ = http.Serve(ln, http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+			if r.URL.Path == "/big" {
+				_, _ = io.WriteString(w, strings.Repeat("compress me ", 1000))
+				return
+			}
 			if r.URL.Path == "/empty" {
 				w.WriteHeader(http.StatusNoContent)
 				return
@@ -91,6 +98,7 @@ func TestEndpointTrafficPolicy(t *testing.T) {
 		{"/limited", 200, "upstream /limited"},
 		{"/limited", 429, ""},
 		{"/staff", 401, ""},
+		{"/big", 200, strings.Repeat("compress me ", 1000)},
 		{"/office", 403, ""},
 	} {
 		resp, body := te.Get(t, host, c.path)
@@ -111,7 +119,7 @@ func TestEndpointTrafficPolicy(t *testing.T) {
 	}
 	evs := check.Eventually(t, 5*time.Second, "the requests' events", func() ([]map[string]any, bool) {
 		evs := te.Events.OfKind(t, "http_request_complete.v0")
-		return evs, len(evs) == 10
+		return evs, len(evs) == 11
 	})
 	statuses := map[string][]float64{}
 	for _, ev := range evs {
@@ -157,6 +165,16 @@ func TestEndpointTrafficPolicy(t *testing.T) {
 		}
 		if got := dig(ev, "basic_auth", "decision"); got != wantAuth {
 			t.Errorf("%s: basic_auth.decision %v, want %s", path, got, wantAuth)
+		}
+		wantCompression := "none"
+		if path == "/big" {
+			wantCompression = "gzip"
+			if saved, _ := dig(ev, "compression", "bytes_saved").(float64); saved < 10000 {
+				t.Errorf("compression.bytes_saved %v of 12000", saved)
+			}
+		}
+		if got := dig(ev, "compression", "algorithm"); got != wantCompression {
+			t.Errorf("%s: compression.algorithm %v, want %s", path, got, wantCompression)
 		}
 		if got := dig(ev, "ip_policy", "decision"); got != wantIP {
 			t.Errorf("%s: ip_policy.decision %v, want %s", path, got, wantIP)

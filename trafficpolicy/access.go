@@ -35,14 +35,19 @@ const (
 // Decision is what an access action decided of one request, as the
 // request's event reports it (WithDecisions).
 type Decision struct {
-	// Module is the event's field: "ip_policy" (restrict-ips) or
-	// "basic_auth" (basic-auth).
+	// Module is the event's field: "ip_policy" (restrict-ips),
+	// "basic_auth" (basic-auth) or "compression" (compress-response).
 	Module string
 	// Allowed is the decision: allow, or block.
 	Allowed bool
 	// Username is the user a basic-auth request named, clipped to 255
 	// bytes ("" for none).
 	Username string
+	// Algorithm and BytesSaved are a compress-response's ("compression"):
+	// gzip, deflate or none, and the answer's size less its compressed
+	// size.
+	Algorithm  string
+	BytesSaved int64
 }
 
 // WithDecisions sets a function that each access action tells what it

@@ -33,12 +33,13 @@ type actionKind struct {
 
 // actionKinds are the action types, by name.
 var actionKinds = map[string]actionKind{
-	ActionRateLimit:      {phases: []phase{phaseRequest, phaseResponse}, build: buildRateLimit},
-	ActionCustomResponse: {phases: []phase{phaseRequest, phaseResponse}, build: buildCustomResponse},
-	ActionDeny:           {phases: []phase{phaseRequest, phaseResponse}, build: buildDeny},
-	ActionLog:            {phases: []phase{phaseRequest, phaseResponse}, build: buildLog},
-	ActionRestrictIPs:    {phases: []phase{phaseRequest}, build: buildRestrictIPs},
-	ActionBasicAuth:      {phases: []phase{phaseRequest}, build: buildBasicAuth},
+	ActionRateLimit:        {phases: []phase{phaseRequest, phaseResponse}, build: buildRateLimit},
+	ActionCustomResponse:   {phases: []phase{phaseRequest, phaseResponse}, build: buildCustomResponse},
+	ActionDeny:             {phases: []phase{phaseRequest, phaseResponse}, build: buildDeny},
+	ActionLog:              {phases: []phase{phaseRequest, phaseResponse}, build: buildLog},
+	ActionRestrictIPs:      {phases: []phase{phaseRequest}, build: buildRestrictIPs},
+	ActionBasicAuth:        {phases: []phase{phaseRequest}, build: buildBasicAuth},
+	ActionCompressResponse: {phases: []phase{phaseRequest}, build: buildCompressResponse},
 }
 
 // actionNames returns the action types, sorted, for messages.

@@ -3,7 +3,7 @@
 // answers to them (on_http_response), each rule a list of CEL expressions
 // that must all hold and of actions run in order: rate-limit
 // (specification section 8), custom-response, deny, log, and in
-// on_http_request restrict-ips and basic-auth.
+// on_http_request restrict-ips, basic-auth and compress-response.
 //
 // Parse checks a whole document when it is loaded, and refuses it with
 // every mistake, each with the path of the bad element, its line and

@@ -50,6 +50,7 @@ type Policy struct {
 	logs              func(*http.Request, LogEntry)                // WithLogs'; nil: the logger only
 	decisions         func(*http.Request, Decision)                // WithDecisions'; nil: none
 	exchanges         sync.Pool
+	compressors       compressors // of its compress-response actions
 }
 
 // rule is a rule of a phase: its actions run in order when every one of
@@ -184,10 +185,30 @@ func (p *Policy) Serve(w http.ResponseWriter, r *http.Request, next http.Handler
 		// With rules of on_http_response, writing the answer ran them.
 		return
 	}
+	compressing := x.compress != "" && x.compress != "none"
+	if compressing {
+		// Below the rules of on_http_response: what they answer is
+		// compressed too.
+		x.compressor = compressWriter{w: w, pool: &p.compressors, alg: x.compress}
+		if len(p.response) > 0 {
+			x.writer.w = &x.compressor
+		} else {
+			out = &x.compressor
+		}
+	}
 	next.ServeHTTP(out, r)
 	if len(p.response) > 0 {
 		// Not deferred: after a panic of next, net/http answers, not this.
 		x.writer.finish()
+	}
+	if x.compress != "" && p.decisions != nil {
+		d := Decision{Module: "compression", Allowed: true, Algorithm: "none"}
+		if compressing {
+			d.Algorithm, d.BytesSaved = x.compressor.finish()
+		}
+		p.decisions(r, d)
+	} else if compressing {
+		x.compressor.finish()
 	}
 }
 
