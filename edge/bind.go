@@ -61,7 +61,8 @@ type endpoint struct {
 	url   string
 	// listener is a TCP endpoint's.
 	listener net.Listener
-	// policy is an HTTP endpoint's traffic policy, as its bind gave it;
+	// policy is the endpoint's traffic policy, as its bind gave it: its
+	// HTTP phases for an HTTP endpoint, on_tcp_connect for a TCP one;
 	// nil for none.
 	policy *trafficpolicy.Policy
 }
@@ -169,9 +170,9 @@ func (s *session) bindEndpoint(req tunnelwire.Bind) (*endpoint, error) {
 		ep.host = host
 		ep.url = e.httpURL(req.Proto, host)
 		if opts.TrafficPolicy != "" {
-			policy, err := trafficpolicy.Parse([]byte(opts.TrafficPolicy), policyOptions()...)
+			policy, err := parseEndpointPolicy(opts.TrafficPolicy, "http")
 			if err != nil {
-				return nil, refuseBind(codeBindPolicy, "the endpoint's traffic policy: %v", err)
+				return nil, err
 			}
 			ep.policy = policy
 		}
@@ -183,7 +184,11 @@ func (s *session) bindEndpoint(req tunnelwire.Bind) (*endpoint, error) {
 		}
 	case "tcp":
 		if opts.TrafficPolicy != "" {
-			return nil, refuseBind(codeBindPolicy, "traffic policies of TCP endpoints (on_tcp_connect) are not served: bind without one")
+			policy, err := parseEndpointPolicy(opts.TrafficPolicy, "tcp")
+			if err != nil {
+				return nil, err
+			}
+			ep.policy = policy
 		}
 		port, err := s.tcpPort(opts)
 		if err != nil {

@@ -29,6 +29,24 @@ type policyRecord struct {
 	saved       int64
 }
 
+// parseEndpointPolicy checks and loads the traffic policy of an endpoint
+// of protocol proto ("http" or "tcp"): only the phases that run on it
+// may have rules.
+func parseEndpointPolicy(doc, proto string) (*trafficpolicy.Policy, error) {
+	policy, err := trafficpolicy.Parse([]byte(doc), policyOptions()...)
+	if err != nil {
+		return nil, refuseBind(codeBindPolicy, "the endpoint's traffic policy: %v", err)
+	}
+	req, resp := policy.Rules()
+	switch {
+	case proto == "tcp" && req+resp > 0:
+		return nil, refuseBind(codeBindPolicy, "the policy of a TCP endpoint runs on_tcp_connect only: move or remove its on_http_request and on_http_response rules")
+	case proto != "tcp" && policy.ConnectRules() > 0:
+		return nil, refuseBind(codeBindPolicy, "the policy of an HTTP endpoint runs on_http_request and on_http_response: on_tcp_connect is for TCP endpoints")
+	}
+	return policy, nil
+}
+
 // policyOptions returns the options of every endpoint's policy.
 func policyOptions() []trafficpolicy.Option {
 	return []trafficpolicy.Option{trafficpolicy.WithLogs(collectPolicyLog), trafficpolicy.WithDecisions(collectPolicyDecision)}

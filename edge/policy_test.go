@@ -3,6 +3,7 @@ package edge_test
 import (
 	"context"
 	"io"
+	"net"
 	"net/http"
 	"strings"
 	"testing"
@@ -192,5 +193,70 @@ func TestBadEndpointPolicyIsRefused(t *testing.T) {
 	_, err := a.Listen(ctx, ngrok.WithURL("http://"), ngrok.WithTrafficPolicy("on_http_request:\n  - actions:\n      - type: teleport\n"))
 	if err == nil || !strings.Contains(err.Error(), "ERR_SLUICE_622") || !strings.Contains(err.Error(), "teleport") {
 		t.Fatalf("Listen with a bad policy: %v, want the edge's refusal naming the action", err)
+	}
+}
+
+// TestTCPEndpointPolicy: a TCP endpoint's on_tcp_connect runs as each
+// connection comes: restrict-ips refuses a client outside its list
+// before a byte passes, and the connection's event says so, with what
+// the log action logged.
+func TestTCPEndpointPolicy(t *testing.T) {
+	for _, c := range []struct {
+		name, allow, decision string
+		passes                bool
+	}{{"allowed", "127.0.0.0/8", "allow", true}, {"refused", "192.0.2.0/24", "block", false}} {
+		t.Run(c.name, func(t *testing.T) {
+			te := startEdge(t)
+			a := te.agent(t, te.Credential(schemas.NewID(schemas.PrefixAccount)))
+			policy := "on_tcp_connect:\n  - name: audit\n    actions: [{type: log, config: {metadata: {db: main}}}]\n  - name: office\n    actions: [{type: restrict-ips, config: {allow: [" + c.allow + "]}}]\n"
+			ln, err := a.Listen(t.Context(), ngrok.WithURL("tcp://"), ngrok.WithTrafficPolicy(policy))
+			if err != nil {
+				t.Fatalf("Listen: %v", err)
+			}
+			go func() {
+				for {
+					conn, err := ln.Accept()
+					if err != nil {
+						return
+					}
+					_, _ = conn.Write([]byte("hello"))
+					_ = conn.Close()
+				}
+			}()
+			conn, err := net.Dial("tcp", strings.TrimPrefix(ln.URL().String(), "tcp://"))
+			if err != nil {
+				t.Fatal(err)
+			}
+			_ = conn.SetDeadline(time.Now().Add(10 * time.Second))
+			got, _ := io.ReadAll(conn)
+			conn.Close()
+			if (string(got) == "hello") != c.passes {
+				t.Fatalf("read %q through the endpoint; passes %v", got, c.passes)
+			}
+			ev := check.Eventually(t, 5*time.Second, "the connection's event", func() ([]map[string]any, bool) {
+				evs := te.Events.OfKind(t, "tcp_connection_closed.v0")
+				return evs, len(evs) == 1
+			})[0]
+			logs := dig(ev, "traffic_policy", "logs").([]any)
+			if got := dig(ev, "ip_policy", "decision"); got != c.decision || len(logs) != 1 || dig(logs[0].(map[string]any), "metadata", "db") != "main" {
+				t.Fatalf("ip_policy.decision %v, logs %v", got, logs)
+			}
+		})
+	}
+}
+
+// TestEndpointPolicyPhasesMatchTheProtocol: an HTTP endpoint's policy
+// has no on_tcp_connect rules, and a TCP endpoint's only those.
+func TestEndpointPolicyPhasesMatchTheProtocol(t *testing.T) {
+	te := startEdge(t)
+	a := te.agent(t, te.Credential(schemas.NewID(schemas.PrefixAccount)))
+	for _, c := range []struct{ url, policy, want string }{
+		{"http://", "on_tcp_connect: [{actions: [{type: deny}]}]", "on_tcp_connect is for TCP endpoints"},
+		{"tcp://", "on_http_request: [{actions: [{type: deny}]}]", "runs on_tcp_connect only"},
+	} {
+		_, err := a.Listen(t.Context(), ngrok.WithURL(c.url), ngrok.WithTrafficPolicy(c.policy))
+		if err == nil || !strings.Contains(err.Error(), c.want) {
+			t.Errorf("%s with %q: %v, want %q", c.url, c.policy, err, c.want)
+		}
 	}
 }

@@ -35,9 +35,9 @@ type actionKind struct {
 var actionKinds = map[string]actionKind{
 	ActionRateLimit:        {phases: []phase{phaseRequest, phaseResponse}, build: buildRateLimit},
 	ActionCustomResponse:   {phases: []phase{phaseRequest, phaseResponse}, build: buildCustomResponse},
-	ActionDeny:             {phases: []phase{phaseRequest, phaseResponse}, build: buildDeny},
-	ActionLog:              {phases: []phase{phaseRequest, phaseResponse}, build: buildLog},
-	ActionRestrictIPs:      {phases: []phase{phaseRequest}, build: buildRestrictIPs},
+	ActionDeny:             {phases: []phase{phaseRequest, phaseResponse, phaseConnect}, build: buildDeny},
+	ActionLog:              {phases: []phase{phaseRequest, phaseResponse, phaseConnect}, build: buildLog},
+	ActionRestrictIPs:      {phases: []phase{phaseRequest, phaseConnect}, build: buildRestrictIPs},
 	ActionBasicAuth:        {phases: []phase{phaseRequest}, build: buildBasicAuth},
 	ActionCompressResponse: {phases: []phase{phaseRequest}, build: buildCompressResponse},
 }

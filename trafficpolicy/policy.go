@@ -5,6 +5,7 @@ import (
 	"encoding/json"
 	"log/slog"
 	"net/http"
+	"net/url"
 	"sync"
 	"time"
 
@@ -18,6 +19,7 @@ type phase int
 const (
 	phaseRequest  phase = iota // on_http_request: before the handler
 	phaseResponse              // on_http_response: on the answer, the handler's or an action's
+	phaseConnect               // on_tcp_connect: as a TCP connection comes
 )
 
 // Names of the phases in a document.
@@ -27,11 +29,17 @@ const (
 	// PhaseOnHTTPResponse runs on the answer, the handler's or an
 	// action's, before its body is written.
 	PhaseOnHTTPResponse = "on_http_response"
+	// PhaseOnTCPConnect runs as a TCP connection comes, before any of
+	// its bytes pass (Connect).
+	PhaseOnTCPConnect = "on_tcp_connect"
 )
 
 func (ph phase) String() string {
-	if ph == phaseResponse {
+	switch ph {
+	case phaseResponse:
 		return PhaseOnHTTPResponse
+	case phaseConnect:
+		return PhaseOnTCPConnect
 	}
 	return PhaseOnHTTPRequest
 }
@@ -40,6 +48,7 @@ func (ph phase) String() string {
 // requests at once. Get one from Parse; run it with Serve or Handler.
 type Policy struct {
 	request, response []rule
+	connect           []rule             // on_tcp_connect
 	windows           map[string]*window // of its rate-limit actions, by windowIdentity
 	carried           map[string]*window // the windows of WithCountsOf's policy, while parsing
 	now               func() time.Time   // time.Now; a fake clock in tests
@@ -273,3 +282,29 @@ func newPolicy(opts []Option) *Policy {
 func (p *Policy) Rules() (onHTTPRequest, onHTTPResponse int) {
 	return len(p.request), len(p.response)
 }
+
+// ConnectRules returns how many rules on_tcp_connect has.
+func (p *Policy) ConnectRules() int { return len(p.connect) }
+
+// Connect runs the rules of on_tcp_connect on a TCP connection from
+// clientAddr (host:port) and reports whether it may go on: false when an
+// action refused it (deny, restrict-ips). ctx is what WithLogs and
+// WithDecisions see as the request's context.
+func (p *Policy) Connect(ctx context.Context, clientAddr string) bool {
+	if len(p.connect) == 0 {
+		return true
+	}
+	r := (&http.Request{RemoteAddr: clientAddr, Header: http.Header{}, URL: &url.URL{}}).WithContext(ctx)
+	x := p.exchanges.Get().(*exchange)
+	defer p.release(x)
+	x.reset(r)
+	return !p.run(p.connect, x, &connectWriter{h: http.Header{}})
+}
+
+// connectWriter takes the answer an action would give a TCP connection:
+// there is none to give, the connection closes.
+type connectWriter struct{ h http.Header }
+
+func (w *connectWriter) Header() http.Header         { return w.h }
+func (w *connectWriter) Write(p []byte) (int, error) { return len(p), nil }
+func (w *connectWriter) WriteHeader(int)             {}

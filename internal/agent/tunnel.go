@@ -245,7 +245,7 @@ func (a *Agent) bindTunnel(ctx context.Context, s *session, t *tunnel) error {
 	for _, scheme := range schemes(t.cfg) {
 		opts := tunnelwire.BindOptions{Hostname: host, TrafficPolicy: t.cfg.TrafficPolicy}
 		if scheme == "tcp" {
-			opts = tunnelwire.BindOptions{Addr: addr}
+			opts = tunnelwire.BindOptions{Addr: addr, TrafficPolicy: t.cfg.TrafficPolicy}
 		}
 		raw, _ := json.Marshal(opts)
 		b := &bind{id: newBindID(), proto: scheme, tunnel: t}

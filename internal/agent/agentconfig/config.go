@@ -115,7 +115,7 @@ type Tunnel struct {
 	Description string
 	// TrafficPolicy is the endpoint's traffic policy document (YAML or
 	// JSON, at most MaxTrafficPolicy bytes), which the edge runs on its
-	// requests; "" for none. HTTP only.
+	// requests (HTTP) or connections (TCP, on_tcp_connect); "" for none.
 	TrafficPolicy string
 }
 

@@ -21,7 +21,7 @@ var tunnelKeys = []string{
 
 // protoKeys are the keys that only a tunnel of one proto takes.
 var protoKeys = map[string]string{
-	"domain": "http", "host_header": "http", "basic_auth": "http", "schemes": "http", "traffic_policy": "http",
+	"domain": "http", "host_header": "http", "basic_auth": "http", "schemes": "http",
 	"remote_addr": "tcp",
 }
 
