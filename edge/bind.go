@@ -18,6 +18,7 @@ import (
 	"github.com/sluicehq/sluice/internal/dnsname"
 	"github.com/sluicehq/sluice/internal/store"
 	"github.com/sluicehq/sluice/internal/tunnelwire"
+	"github.com/sluicehq/sluice/trafficpolicy"
 )
 
 // More error codes of binds.
@@ -34,6 +35,7 @@ const (
 	codeBindLimit     = "619"
 	codeBindID        = "620"
 	codeNoHTTPS       = "621"
+	codeBindPolicy    = "622"
 )
 
 // The random subdomains of the edge domain are randomPart random letters
@@ -59,6 +61,10 @@ type endpoint struct {
 	url   string
 	// listener is a TCP endpoint's.
 	listener net.Listener
+	// policy is the endpoint's traffic policy, as its bind gave it: its
+	// HTTP phases for an HTTP endpoint, on_tcp_connect for a TCP one;
+	// nil for none.
+	policy *trafficpolicy.Policy
 }
 
 // bindError is a refused bind: what the agent shows its user.
@@ -163,6 +169,13 @@ func (s *session) bindEndpoint(req tunnelwire.Bind) (*endpoint, error) {
 		}
 		ep.host = host
 		ep.url = e.httpURL(req.Proto, host)
+		if opts.TrafficPolicy != "" {
+			policy, err := parseEndpointPolicy(opts.TrafficPolicy, "http")
+			if err != nil {
+				return nil, err
+			}
+			ep.policy = policy
+		}
 		if req.Proto == "https" && e.cfg.HTTPSPort == 0 {
 			return nil, refuseBind(codeNoHTTPS, "this edge serves no HTTPS: bind http://%s instead", host)
 		}
@@ -170,6 +183,13 @@ func (s *session) bindEndpoint(req tunnelwire.Bind) (*endpoint, error) {
 			return nil, refuseBind(codeNoHTTPS, "this edge serves no plain HTTP: bind https://%s instead", host)
 		}
 	case "tcp":
+		if opts.TrafficPolicy != "" {
+			policy, err := parseEndpointPolicy(opts.TrafficPolicy, "tcp")
+			if err != nil {
+				return nil, err
+			}
+			ep.policy = policy
+		}
 		port, err := s.tcpPort(opts)
 		if err != nil {
 			return nil, err

@@ -8,6 +8,7 @@ import (
 
 	"github.com/sluicehq/sluice/schemas"
 	"github.com/sluicehq/sluice/sinks/awsjson"
+	"github.com/sluicehq/sluice/trafficpolicy"
 )
 
 // The edge writes the object of its busiest event, http_request_complete.v0,
@@ -27,6 +28,7 @@ type requestObject struct {
 	reqHeaders, respHeaders                       http.Header
 	status                                        int
 	tls                                           *tls.ConnectionState
+	policy                                        *policyRecord // nil: no policy ran
 }
 
 // appendRequestObject appends o as the JSON object of an
@@ -34,7 +36,23 @@ type requestObject struct {
 func appendRequestObject(b []byte, o *requestObject) []byte {
 	b = append(b, `{"backend":{"connection_reused":`...)
 	b = strconv.AppendBool(b, o.reused)
-	b = append(b, `},"basic_auth":{"decision":"invalid"},"circuit_breaker":{"decision":"invalid"},"compression":{"algorithm":"none"},"conn":{"client_ip":`...)
+	b = append(b, `},"basic_auth":{"decision":`...)
+	if o.policy != nil && o.policy.basicAuth != "" {
+		b = awsjson.AppendString(b, o.policy.basicAuth)
+		b = append(b, `,"username":`...)
+		b = awsjson.AppendString(b, o.policy.username)
+	} else {
+		b = append(b, `"invalid"`...)
+	}
+	b = append(b, `},"circuit_breaker":{"decision":"invalid"},"compression":{"algorithm":`...)
+	if o.policy != nil && o.policy.compression != "" {
+		b = awsjson.AppendString(b, o.policy.compression)
+		b = append(b, `,"bytes_saved":`...)
+		b = strconv.AppendInt(b, o.policy.saved, 10)
+	} else {
+		b = append(b, `"none"`...)
+	}
+	b = append(b, `},"conn":{"client_ip":`...)
 	b = awsjson.AppendString(b, o.clientIP)
 	if o.serverIP != "" {
 		b = append(b, `,"server_ip":`...)
@@ -70,7 +88,13 @@ func appendRequestObject(b []byte, o *requestObject) []byte {
 	b = appendHeaders(b, o.respHeaders)
 	b = append(b, `,"status_code":`...)
 	b = strconv.AppendInt(b, int64(o.status), 10)
-	b = append(b, `}},"ip_policy":{"decision":"invalid"},"oauth":{"decision":"invalid"}`...)
+	b = append(b, `}},"ip_policy":{"decision":`...)
+	if o.policy != nil && o.policy.ipPolicy != "" {
+		b = awsjson.AppendString(b, o.policy.ipPolicy)
+	} else {
+		b = append(b, `"invalid"`...)
+	}
+	b = append(b, `},"oauth":{"decision":"invalid"}`...)
 	if o.tls != nil {
 		b = append(b, `,"tls":{"cipher_suite":`...)
 		b = awsjson.AppendString(b, tls.CipherSuiteName(o.tls.CipherSuite))
@@ -78,7 +102,24 @@ func appendRequestObject(b []byte, o *requestObject) []byte {
 		b = awsjson.AppendString(b, tlsVersion(o.tls.Version))
 		b = append(b, '}')
 	}
-	return append(b, `,"traffic_policy":{"logs":[]},"webhook_verification":{"decision":"invalid"}}`...)
+	b = append(b, `,"traffic_policy":{"logs":[`...)
+	var logs []trafficpolicy.LogEntry
+	if o.policy != nil {
+		logs = o.policy.logs
+	}
+	for i, l := range logs {
+		if i > 0 {
+			b = append(b, ',')
+		}
+		b = append(b, `{"metadata":`...)
+		b = append(b, l.Metadata...)
+		b = append(b, `,"phase":`...)
+		b = awsjson.AppendString(b, l.Phase)
+		b = append(b, `,"rule":`...)
+		b = awsjson.AppendString(b, l.Rule)
+		b = append(b, '}')
+	}
+	return append(b, `]},"webhook_verification":{"decision":"invalid"}}`...)
 }
 
 // appendHeaders appends headers as the events carry them: names in

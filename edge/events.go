@@ -95,7 +95,7 @@ func (x *exchange) publish(w http.ResponseWriter) {
 		serverPort: e.publicPort(x.scheme), connStart: x.connStart,
 		method: r.Method, host: r.Host, path: r.URL.Path, query: r.URL.RawQuery, scheme: x.scheme, agent: r.UserAgent(),
 		reqBytes: x.reqBytes, respBytes: x.respBytes, reqHeaders: r.Header, respHeaders: x.responseHeaders(w),
-		status: x.status, tls: r.TLS,
+		status: x.status, tls: r.TLS, policy: x.policy,
 	}
 	if x.local != nil {
 		if ap, err := netip.ParseAddrPort(x.local.String()); err == nil {
@@ -122,7 +122,7 @@ func (x *exchange) responseHeaders(w http.ResponseWriter) http.Header {
 }
 
 // publishTCP reports a closed TCP connection.
-func (e *Edge) publishTCP(ep *endpoint, c net.Conn, start, end time.Time, in, out int64) {
+func (e *Edge) publishTCP(ep *endpoint, c net.Conn, start, end time.Time, in, out int64, policy *policyRecord) {
 	conn := map[string]any{
 		"bytes_in":    in,
 		"bytes_out":   out,
@@ -135,10 +135,19 @@ func (e *Edge) publishTCP(ep *endpoint, c net.Conn, start, end time.Time, in, ou
 	if ip := hostOf(c.LocalAddr()); net.ParseIP(ip) != nil {
 		conn["server_ip"] = ip
 	}
+	decision, logs := moduleNotRun, []any{}
+	if policy != nil {
+		if policy.ipPolicy != "" {
+			decision = policy.ipPolicy
+		}
+		for _, l := range policy.logs {
+			logs = append(logs, map[string]any{"metadata": l.Metadata, "phase": l.Phase, "rule": l.Rule})
+		}
+	}
 	e.publish(ep.record.AccountID, "tcp_connection_closed.v0", end, nil, map[string]any{
 		"conn":           conn,
-		"ip_policy":      map[string]any{"decision": moduleNotRun},
-		"traffic_policy": map[string]any{"logs": []any{}},
+		"ip_policy":      map[string]any{"decision": decision},
+		"traffic_policy": map[string]any{"logs": logs},
 	})
 }
 

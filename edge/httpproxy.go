@@ -192,33 +192,86 @@ func (h *publicHandler) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 	pc.mu.Unlock()
 
 	ex := exchange{edge: e, ep: ep, scheme: h.scheme, req: r, start: started, connStart: pc.start, local: pc.local}
-	if bc == nil {
-		st, err := ep.session.mux.OpenTypedStream(muxado.StreamType(tunnelwire.CallProxy))
-		if err == nil {
-			err = tunnelwire.WriteProxyHeader(st, tunnelwire.ProxyHeader{ID: ep.bindID, ClientAddr: r.RemoteAddr, Proto: ep.proto})
-			if err != nil {
-				_ = st.Close()
+	if ep.policy == nil {
+		bc = ex.proxy(w, bc)
+		ex.publish(w)
+		pc.keep(bc, &ex)
+		return
+	}
+	// The endpoint's traffic policy runs around the proxying: it may
+	// answer itself (deny, custom-response, rate-limit), change the
+	// answer, and log into the request's event.
+	pw := &policyWriter{ResponseWriter: w}
+	record := &policyRecord{}
+	proxied := false
+	ep.policy.Serve(pw, r.WithContext(context.WithValue(r.Context(), policyRecordKey{}, record)), http.HandlerFunc(func(w http.ResponseWriter, pr *http.Request) {
+		proxied = true
+		ex.req = pr
+		bc = ex.proxy(w, bc)
+	}))
+	ex.req = r
+	if !proxied || pw.status != 0 && pw.status != ex.status {
+		// The policy's answer is what the client got.
+		ex.status, ex.respBytes, ex.respHeaders = pw.status, pw.written, nil
+	}
+	ex.policy = record
+	ex.publish(pw)
+	pc.keep(bc, &ex)
+}
+
+// proxy sends the exchange's request to the endpoint's agent, on bc (the
+// public connection's kept stream, or nil for a new one), and its answer
+// to w. It returns the stream, for the connection's next request.
+func (x *exchange) proxy(w http.ResponseWriter, bc *backendConn) *backendConn {
+	for attempt := 0; ; attempt++ {
+		if bc == nil {
+			if bc = openBackend(x.ep, x.req); bc == nil {
+				x.status = http.StatusBadGateway
+				publicError(w, http.StatusBadGateway, codeAgentGone, "The agent serving this endpoint could not be reached. Try again shortly.")
+				return nil
 			}
 		}
-		if err != nil {
-			ex.status = http.StatusBadGateway
-			publicError(w, http.StatusBadGateway, codeAgentGone, "The agent serving this endpoint could not be reached. Try again shortly.")
-			ex.publish(w)
-			return
+		x.reused = bc.used
+		bc.used = true
+		keep, retry := x.roundTrip(w, bc, attempt == 0)
+		if !retry {
+			x.keep = keep
+			return bc
 		}
-		bc = &backendConn{ep: ep, stream: st, br: bufio.NewReader(st)}
+		// The kept stream had ended (the agent's upstream closed its
+		// idle connection): the request goes again on a new one.
+		bc.close()
+		bc = nil
 	}
-	ex.reused = bc.used
-	bc.used = true
-	keep := ex.roundTrip(w, bc)
-	ex.publish(w)
+}
+
+// keep holds bc for the connection's next request when the exchange
+// allows, and closes it otherwise.
+func (pc *publicConn) keep(bc *backendConn, x *exchange) {
+	if bc == nil {
+		return
+	}
 	pc.mu.Lock()
-	if keep && pc.backend == nil {
+	defer pc.mu.Unlock()
+	if x.keep && pc.backend == nil {
 		pc.backend = bc
-	} else if !ex.hijacked {
+	} else if !x.hijacked {
 		bc.close()
 	}
-	pc.mu.Unlock()
+}
+
+// openBackend opens a stream to the endpoint's agent for the public
+// connection of r, or returns nil when the agent cannot be reached.
+func openBackend(ep *endpoint, r *http.Request) *backendConn {
+	st, err := ep.session.mux.OpenTypedStream(muxado.StreamType(tunnelwire.CallProxy))
+	if err != nil {
+		return nil
+	}
+	if err := tunnelwire.WriteProxyHeader(st, tunnelwire.ProxyHeader{ID: ep.bindID, ClientAddr: r.RemoteAddr, Proto: ep.proto}); err != nil {
+		_ = st.Close()
+		return nil
+	}
+	return &backendConn{ep: ep, stream: st, br: bufio.NewReader(st)}
 }
 
 // publicError answers a public request the edge could not proxy, with a
@@ -241,18 +294,25 @@ type exchange struct {
 	connStart time.Time
 	local     net.Addr
 
-	reused      bool
+	reused bool
+	// keep says the stream may carry the connection's next request.
+	keep        bool
 	status      int
 	reqBytes    int64
 	respBytes   int64
 	respHeaders http.Header
 	hijacked    bool
+	// policy is what the endpoint's traffic policy did; nil without
+	// one.
+	policy *policyRecord
 }
 
 // roundTrip writes the request to the agent's stream and the response
 // back to w. It reports whether the stream may carry the connection's
-// next request.
-func (x *exchange) roundTrip(w http.ResponseWriter, bc *backendConn) bool {
+// next request, and, when mayRetry, whether the request should go again
+// on a new stream instead: a kept stream that ended before it carried
+// any of a request without a body, which is then not answered.
+func (x *exchange) roundTrip(w http.ResponseWriter, bc *backendConn, mayRetry bool) (keep, retry bool) {
 	r := x.req
 	out := r.Clone(r.Context())
 	out.RequestURI = ""
@@ -279,23 +339,36 @@ func (x *exchange) roundTrip(w http.ResponseWriter, bc *backendConn) bool {
 	if r.Body != nil && r.Body != http.NoBody {
 		out.Body = body
 	}
+	// A kept stream the agent closed while idle fails at once: the
+	// request may go again if nothing of its body was read.
+	stale := func(err error) bool {
+		return mayRetry && x.reused && body.n == 0 && bc.br.Buffered() == 0 &&
+			(r.Body == nil || r.Body == http.NoBody || r.ContentLength == 0) &&
+			(errors.Is(err, io.EOF) || errors.Is(err, io.ErrUnexpectedEOF) || errors.Is(err, net.ErrClosed) || isStreamGone(err))
+	}
 	if err := out.Write(bc.stream); err != nil {
+		if stale(err) {
+			return false, true
+		}
 		x.reqBytes = body.n
 		x.fail(w, err)
-		return false
+		return false, false
 	}
 	x.reqBytes = body.n
 	resp, err := http.ReadResponse(bc.br, out)
 	if err != nil {
+		if stale(err) {
+			return false, true
+		}
 		x.fail(w, err)
-		return false
+		return false, false
 	}
 	defer resp.Body.Close()
 	x.status = resp.StatusCode
 	x.respHeaders = resp.Header
 	if resp.StatusCode == http.StatusSwitchingProtocols && upgrade != "" {
 		x.switchProtocols(w, bc, resp)
-		return false
+		return false, false
 	}
 	for _, name := range hopHeaders {
 		resp.Header.Del(name)
@@ -308,9 +381,19 @@ func (x *exchange) roundTrip(w http.ResponseWriter, bc *backendConn) bool {
 	n, err := copyFlushing(w, resp.Body, &x.edge.buffers)
 	x.respBytes = n
 	if err != nil {
-		return false
+		return false, false
 	}
-	return !resp.Close && !r.Close
+	return !resp.Close && !r.Close, false
+}
+
+// isStreamGone reports whether err is muxado's for a stream or session
+// that closed or was reset.
+func isStreamGone(err error) bool {
+	switch code, _ := muxado.GetError(err); code {
+	case muxado.StreamClosed, muxado.StreamReset, muxado.StreamRefused:
+		return true
+	}
+	return false
 }
 
 // fail answers a request whose exchange with the agent broke.

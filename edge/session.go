@@ -10,6 +10,7 @@ import (
 	"sync"
 	"sync/atomic"
 	"time"
+	"unicode"
 
 	"golang.ngrok.com/muxado/v2"
 
@@ -236,7 +237,9 @@ func (s *session) goAwayReason() string {
 	}
 	why := strings.ToValidUTF8(string(debug), "")
 	why = strings.Map(func(r rune) rune {
-		if r < 0x20 || r == 0x7f {
+		// Control and format characters (bidi overrides among them)
+		// and line separators would change how the event reads.
+		if unicode.IsControl(r) || unicode.Is(unicode.Cf, r) || unicode.In(r, unicode.Zl, unicode.Zp) {
 			return -1
 		}
 		return r

@@ -1,6 +1,7 @@
 package edge
 
 import (
+	"context"
 	"errors"
 	"io"
 	"net"
@@ -50,6 +51,14 @@ func (e *Edge) serveTCP(ep *endpoint) {
 func (e *Edge) proxyTCP(ep *endpoint, c net.Conn) {
 	defer c.Close()
 	start := e.now()
+	var record *policyRecord
+	if ep.policy != nil {
+		record = &policyRecord{}
+		if !ep.policy.Connect(context.WithValue(e.ctx, policyRecordKey{}, record), c.RemoteAddr().String()) {
+			e.publishTCP(ep, c, start, e.now(), 0, 0, record)
+			return
+		}
+	}
 	account := ep.record.AccountID
 	if !e.openConn(account) {
 		e.Metrics.connLimited.Add(1)
@@ -86,7 +95,7 @@ func (e *Edge) proxyTCP(ep *endpoint, c net.Conn) {
 	wg.Wait()
 	e.Metrics.tcpBytesIn.Add(float64(in.Load()))
 	e.Metrics.tcpBytesOut.Add(float64(out.Load()))
-	e.publishTCP(ep, c, start, e.now(), in.Load(), out.Load())
+	e.publishTCP(ep, c, start, e.now(), in.Load(), out.Load(), record)
 }
 
 // copyStream copies src to dst through a buffer of streamBufferSize, never

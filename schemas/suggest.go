@@ -3,6 +3,8 @@ package schemas
 import (
 	"slices"
 	"strings"
+
+	"github.com/sluicehq/sluice/internal/editdistance"
 )
 
 // Suggest returns at most n kind names close to name, closest first: kinds
@@ -20,7 +22,7 @@ func (c *Catalogue) Suggest(name string, n int) []string {
 	}
 	var found []candidate
 	for _, k := range c.kinds {
-		d := min(editDistance(query, k.Name), editDistance(query+".v0", k.Name))
+		d := min(editdistance.Levenshtein(query, k.Name), editdistance.Levenshtein(query+".v0", k.Name))
 		switch {
 		case strings.Contains(k.Name, query):
 			found = append(found, candidate{k.Name, 0})
@@ -50,25 +52,4 @@ func abbreviates(query, kind string) bool {
 		}
 	}
 	return true
-}
-
-// editDistance returns the Levenshtein distance between a and b, in bytes.
-func editDistance(a, b string) int {
-	prev := make([]int, len(b)+1)
-	cur := make([]int, len(b)+1)
-	for j := range prev {
-		prev[j] = j
-	}
-	for i := 1; i <= len(a); i++ {
-		cur[0] = i
-		for j := 1; j <= len(b); j++ {
-			cost := 1
-			if a[i-1] == b[j-1] {
-				cost = 0
-			}
-			cur[j] = min(prev[j]+1, cur[j-1]+1, prev[j-1]+cost)
-		}
-		prev, cur = cur, prev
-	}
-	return prev[len(b)]
 }

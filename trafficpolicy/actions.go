@@ -1,6 +1,7 @@
 package trafficpolicy
 
 import (
+	"encoding/json"
 	"io"
 	"log/slog"
 	"net/http"
@@ -32,10 +33,13 @@ type actionKind struct {
 
 // actionKinds are the action types, by name.
 var actionKinds = map[string]actionKind{
-	ActionRateLimit:      {phases: []phase{phaseRequest, phaseResponse}, build: buildRateLimit},
-	ActionCustomResponse: {phases: []phase{phaseRequest, phaseResponse}, build: buildCustomResponse},
-	ActionDeny:           {phases: []phase{phaseRequest, phaseResponse}, build: buildDeny},
-	ActionLog:            {phases: []phase{phaseRequest, phaseResponse}, build: buildLog},
+	ActionRateLimit:        {phases: []phase{phaseRequest, phaseResponse}, build: buildRateLimit},
+	ActionCustomResponse:   {phases: []phase{phaseRequest, phaseResponse}, build: buildCustomResponse},
+	ActionDeny:             {phases: []phase{phaseRequest, phaseResponse, phaseConnect}, build: buildDeny},
+	ActionLog:              {phases: []phase{phaseRequest, phaseResponse, phaseConnect}, build: buildLog},
+	ActionRestrictIPs:      {phases: []phase{phaseRequest, phaseConnect}, build: buildRestrictIPs},
+	ActionBasicAuth:        {phases: []phase{phaseRequest}, build: buildBasicAuth},
+	ActionCompressResponse: {phases: []phase{phaseRequest}, build: buildCompressResponse},
 }
 
 // actionNames returns the action types, sorted, for messages.
@@ -164,6 +168,8 @@ func writeOwnAnswer(x *exchange, w http.ResponseWriter, p *Policy, a Answer) {
 type logAction struct {
 	p        *Policy
 	metadata slog.Attr
+	// metadataJSON is the metadata as a JSON object, for WithLogs.
+	metadataJSON json.RawMessage
 }
 
 func buildLog(c *checker, cfg node, _ phase) action {
@@ -181,6 +187,13 @@ func buildLog(c *checker, cfg node, _ phase) action {
 		}
 	}
 	a.metadata = slog.Group("metadata", attrs...)
+	object := map[string]any{}
+	for _, attr := range attrs {
+		if at, ok := attr.(slog.Attr); ok {
+			object[at.Key] = at.Value.Any()
+		}
+	}
+	a.metadataJSON, _ = json.Marshal(object)
 	return a
 }
 
@@ -211,5 +224,8 @@ func (a *logAction) run(x *exchange, _ http.ResponseWriter, r *rule) bool {
 	}
 	attrs = append(attrs, a.metadata)
 	a.p.logAttrs(x.req.Context(), attrs...)
+	if a.p.logs != nil {
+		a.p.logs(x.req, LogEntry{Phase: r.phase.String(), Rule: r.name, Metadata: a.metadataJSON})
+	}
 	return false
 }

@@ -2,7 +2,8 @@
 // rules that run on HTTP requests (phase on_http_request) and on the
 // answers to them (on_http_response), each rule a list of CEL expressions
 // that must all hold and of actions run in order: rate-limit
-// (specification section 8), custom-response, deny and log.
+// (specification section 8), custom-response, deny, log, and in
+// on_http_request restrict-ips, basic-auth and compress-response.
 //
 // Parse checks a whole document when it is loaded, and refuses it with
 // every mistake, each with the path of the bad element, its line and
@@ -30,6 +31,9 @@
 // policy counts on its own (specification section 8: capacity is applied
 // independently by each ingress server). SlotDuration documents the
 // sliding window.
+//
+// WithLogs tells the caller what each log action logged of a request, so
+// that the edge can put it in the request's event.
 //
 // It knows nothing of sluice's handlers, files or metrics: the caller
 // reads the document, wires an Observer and serves.

@@ -47,8 +47,8 @@ func Parse(doc []byte, opts ...Option) (*Policy, error) {
 		return nil, c.err()
 	}
 	top := node{n: root.Content[0]}
-	phases := c.mapping(top, PhaseOnHTTPRequest, PhaseOnHTTPResponse)
-	for _, ph := range []phase{phaseRequest, phaseResponse} {
+	phases := c.mapping(top, PhaseOnHTTPRequest, PhaseOnHTTPResponse, PhaseOnTCPConnect)
+	for _, ph := range []phase{phaseRequest, phaseResponse, phaseConnect} {
 		n, ok := phases[ph.String()]
 		if !ok {
 			continue
@@ -63,10 +63,13 @@ func Parse(doc []byte, opts ...Option) (*Policy, error) {
 				rules = append(rules, r)
 			}
 		}
-		if ph == phaseRequest {
+		switch ph {
+		case phaseRequest:
 			p.request = rules
-		} else {
+		case phaseResponse:
 			p.response = rules
+		default:
+			p.connect = rules
 		}
 	}
 	p.carried = nil

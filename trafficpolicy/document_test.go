@@ -30,12 +30,12 @@ func TestParseRefuses(t *testing.T) {
 		{"not YAML", "on_http_request: [", "", "not YAML or JSON", 0},
 		{"empty", "", "", "the document is empty", 0},
 		{"only a comment", "# nothing\n", "", "the document is empty", 0},
-		{"unknown phase", "on_tcp_connect: []\n", "on_tcp_connect", `unknown phase "on_tcp_connect": use on_http_request, on_http_response`, 1},
+		{"unknown phase", "on_tcp_close: []\n", "on_tcp_close", `unknown phase "on_tcp_close": use on_http_request, on_http_response, on_tcp_connect`, 1},
 		{"phase not a list", "on_http_request: {}\n", "on_http_request", "must be a list", 1},
 		{"unknown rule field", "on_http_request:\n  - nme: x\n    actions: [{type: deny}]\n", "on_http_request[0].nme", `unknown field "nme": use name, expressions, actions`, 2},
 		{"no actions", "on_http_request:\n  - name: x\n", "on_http_request[0].actions", "required: a list of actions", 2},
 		{"empty actions", "on_http_request:\n  - actions: []\n", "on_http_request[0].actions", "at least one action", 2},
-		{"unknown action", "on_http_request:\n  - actions: [{type: redirect}]\n", "on_http_request[0].actions[0].type", `unknown action type "redirect": use one of custom-response, deny, log, rate-limit`, 2},
+		{"unknown action", "on_http_request:\n  - actions: [{type: redirect}]\n", "on_http_request[0].actions[0].type", `unknown action type "redirect": use one of basic-auth, compress-response, custom-response, deny, log, rate-limit, restrict-ips`, 2},
 		{"no type", "on_http_request:\n  - actions: [{config: {}}]\n", "on_http_request[0].actions[0].type", "required: one of", 2},
 		{"CEL does not compile", "on_http_request:\n  - expressions: [\"req.method == \"]\n    actions: [{type: deny}]\n", "on_http_request[0].expressions[0]", `does not compile: 1:15: Syntax error`, 2},
 		{"CEL undeclared", "on_http_request:\n  - expressions: [\"req.methd == 'GET'\"]\n    actions: [{type: deny}]\n", "on_http_request[0].expressions[0]", "1:4: undeclared reference to 'req.methd' (did you mean 'req.method'?)", 2},
@@ -93,7 +93,7 @@ func TestParseRefuses(t *testing.T) {
 
 // TestParseReportsEveryMistake checks that one error lists every mistake.
 func TestParseReportsEveryMistake(t *testing.T) {
-	doc := "on_http_request:\n  - actions: [{type: redirect}]\n  - expressions: ['req.nope']\n    actions: [{type: deny, config: {status_code: 99}}]\non_tcp_connect: []\n"
+	doc := "on_http_request:\n  - actions: [{type: redirect}]\n  - expressions: ['req.nope']\n    actions: [{type: deny, config: {status_code: 99}}]\non_tcp_close: []\n"
 	_, err := Parse([]byte(doc))
 	var perr *PolicyError
 	if !errors.As(err, &perr) || len(perr.Problems) != 4 {

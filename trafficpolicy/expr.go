@@ -46,6 +46,10 @@ const MaxExprLen = 4096
 // the result variables of rate-limit, the macros getReqHeader and
 // hasReqHeader, and CEL's string extensions.
 func newEnv(ph phase) (*cel.Env, error) {
+	if ph == phaseConnect {
+		// A TCP connection has a client, and nothing of HTTP.
+		return cel.NewEnv(cel.Variable(varClientIP, cel.StringType), ext.Strings())
+	}
 	headers := cel.MapType(cel.StringType, cel.ListType(cel.StringType))
 	opts := []cel.EnvOption{
 		cel.Variable(varMethod, cel.StringType),

@@ -2,8 +2,10 @@ package trafficpolicy
 
 import (
 	"context"
+	"encoding/json"
 	"log/slog"
 	"net/http"
+	"net/url"
 	"sync"
 	"time"
 
@@ -17,6 +19,7 @@ type phase int
 const (
 	phaseRequest  phase = iota // on_http_request: before the handler
 	phaseResponse              // on_http_response: on the answer, the handler's or an action's
+	phaseConnect               // on_tcp_connect: as a TCP connection comes
 )
 
 // Names of the phases in a document.
@@ -26,11 +29,17 @@ const (
 	// PhaseOnHTTPResponse runs on the answer, the handler's or an
 	// action's, before its body is written.
 	PhaseOnHTTPResponse = "on_http_response"
+	// PhaseOnTCPConnect runs as a TCP connection comes, before any of
+	// its bytes pass (Connect).
+	PhaseOnTCPConnect = "on_tcp_connect"
 )
 
 func (ph phase) String() string {
-	if ph == phaseResponse {
+	switch ph {
+	case phaseResponse:
 		return PhaseOnHTTPResponse
+	case phaseConnect:
+		return PhaseOnTCPConnect
 	}
 	return PhaseOnHTTPRequest
 }
@@ -39,6 +48,7 @@ func (ph phase) String() string {
 // requests at once. Get one from Parse; run it with Serve or Handler.
 type Policy struct {
 	request, response []rule
+	connect           []rule             // on_tcp_connect
 	windows           map[string]*window // of its rate-limit actions, by windowIdentity
 	carried           map[string]*window // the windows of WithCountsOf's policy, while parsing
 	now               func() time.Time   // time.Now; a fake clock in tests
@@ -46,7 +56,10 @@ type Policy struct {
 	observer          Observer
 	apiKey            func(*http.Request) (string, bool)           // WithAPIKey's; nil: no request has a key
 	answer            func(*http.Request, Answer) (string, []byte) // WithAnswers'; nil: text/plain
+	logs              func(*http.Request, LogEntry)                // WithLogs'; nil: the logger only
+	decisions         func(*http.Request, Decision)                // WithDecisions'; nil: none
 	exchanges         sync.Pool
+	compressors       compressors // of its compress-response actions
 }
 
 // rule is a rule of a phase: its actions run in order when every one of
@@ -79,6 +92,23 @@ type Option func(*Policy)
 
 // WithLogger sets the logger the log action writes to (default: none).
 func WithLogger(log *slog.Logger) Option { return func(p *Policy) { p.log = log } }
+
+// LogEntry is what a log action logged of one request: its rule, its
+// phase and its metadata.
+type LogEntry struct {
+	Phase string
+	Rule  string
+	// Metadata is the action's metadata as a JSON object, the same for
+	// every request: it must not be changed.
+	Metadata json.RawMessage
+}
+
+// WithLogs sets a function that each log action also tells what it
+// logged, with the request: an edge puts it in the request's event. It
+// is called on the request's goroutine and must be quick.
+func WithLogs(logged func(r *http.Request, e LogEntry)) Option {
+	return func(p *Policy) { p.logs = logged }
+}
 
 // WithObserver sets the observer of the policy's actions.
 func WithObserver(o Observer) Option { return func(p *Policy) { p.observer = o } }
@@ -164,10 +194,30 @@ func (p *Policy) Serve(w http.ResponseWriter, r *http.Request, next http.Handler
 		// With rules of on_http_response, writing the answer ran them.
 		return
 	}
+	compressing := x.compress != "" && x.compress != "none"
+	if compressing {
+		// Below the rules of on_http_response: what they answer is
+		// compressed too.
+		x.compressor = compressWriter{w: w, pool: &p.compressors, alg: x.compress}
+		if len(p.response) > 0 {
+			x.writer.w = &x.compressor
+		} else {
+			out = &x.compressor
+		}
+	}
 	next.ServeHTTP(out, r)
 	if len(p.response) > 0 {
 		// Not deferred: after a panic of next, net/http answers, not this.
 		x.writer.finish()
+	}
+	if x.compress != "" && p.decisions != nil {
+		d := Decision{Module: "compression", Allowed: true, Algorithm: "none"}
+		if compressing {
+			d.Algorithm, d.BytesSaved = x.compressor.finish()
+		}
+		p.decisions(r, d)
+	} else if compressing {
+		x.compressor.finish()
 	}
 }
 
@@ -232,3 +282,29 @@ func newPolicy(opts []Option) *Policy {
 func (p *Policy) Rules() (onHTTPRequest, onHTTPResponse int) {
 	return len(p.request), len(p.response)
 }
+
+// ConnectRules returns how many rules on_tcp_connect has.
+func (p *Policy) ConnectRules() int { return len(p.connect) }
+
+// Connect runs the rules of on_tcp_connect on a TCP connection from
+// clientAddr (host:port) and reports whether it may go on: false when an
+// action refused it (deny, restrict-ips). ctx is what WithLogs and
+// WithDecisions see as the request's context.
+func (p *Policy) Connect(ctx context.Context, clientAddr string) bool {
+	if len(p.connect) == 0 {
+		return true
+	}
+	r := (&http.Request{RemoteAddr: clientAddr, Header: http.Header{}, URL: &url.URL{}}).WithContext(ctx)
+	x := p.exchanges.Get().(*exchange)
+	defer p.release(x)
+	x.reset(r)
+	return !p.run(p.connect, x, &connectWriter{h: http.Header{}})
+}
+
+// connectWriter takes the answer an action would give a TCP connection:
+// there is none to give, the connection closes.
+type connectWriter struct{ h http.Header }
+
+func (w *connectWriter) Header() http.Header         { return w.h }
+func (w *connectWriter) Write(p []byte) (int, error) { return len(p), nil }
+func (w *connectWriter) WriteHeader(int)             {}

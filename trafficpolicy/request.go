@@ -22,6 +22,11 @@ type exchange struct {
 
 	rateLimit rateLimitResult
 	writer    responseWriter
+	// compress is the algorithm a compress-response chose ("none" when
+	// the client accepts none of its; "" when none ran), and
+	// compressor the writer that compresses with it.
+	compress   string
+	compressor compressWriter
 
 	// apiKey is the Policy's (WithAPIKey); keyID and hasKey hold its
 	// answer once keyLooked.
@@ -54,6 +59,7 @@ func (x *exchange) reset(r *http.Request) {
 	x.status = 0
 	x.rateLimit = rateLimitResult{key: x.rateLimit.key[:0]}
 	x.apiKey, x.keyID, x.hasKey, x.keyLooked = nil, "", false, false
+	x.compress, x.compressor = "", compressWriter{}
 }
 
 // apiKeyID returns the id of the request's API key, asking the Policy's

@@ -30,6 +30,7 @@ type globals struct {
 	log        string
 	logFormat  string
 	logLevel   string
+	region     string
 }
 
 func newRootCommand() *cobra.Command {
@@ -60,6 +61,10 @@ any, the agent uses the one ` + "`sluice serve --dev`" + ` writes to ./` + devCo
 	pf.StringVar(&g.log, "log", "", "where the log goes: stdout, stderr, false or a file (overrides log)")
 	pf.StringVar(&g.logFormat, "log-format", "", "logfmt, json or term (overrides log_format)")
 	pf.StringVar(&g.logLevel, "log-level", "", "debug, info, warn or error (overrides log_level)")
+	// Tools written for other agents pass --region; sluice's agent
+	// connects where server_addr says, and ignores it.
+	pf.StringVar(&g.region, "region", "", "ignored: sluice-agent connects to server_addr (for tools that pass it)")
+	_ = pf.MarkHidden("region")
 	root.AddCommand(newHTTPCommand(g), newTCPCommand(g), newStartCommand(g), newConfigCommand(g), newAuthtokenCommand(g))
 	return root
 }
@@ -72,11 +77,22 @@ func (g *globals) configPaths() ([]string, error) {
 		return g.configs, nil
 	}
 	for _, p := range []string{agentconfig.DefaultPath(), devConfig} {
-		if _, err := os.Stat(p); err == nil {
-			return []string{p}, nil
-		} else if !errors.Is(err, fs.ErrNotExist) {
+		info, err := os.Stat(p)
+		if errors.Is(err, fs.ErrNotExist) {
+			continue
+		}
+		if err != nil {
 			return nil, fmt.Errorf("reading the configuration: %w", err)
 		}
+		if p == devConfig {
+			// A file in the working directory names the edge the
+			// agent sends its token and traffic to: only one this
+			// user wrote, and kept private, is read.
+			if err := ownPrivateFile(info); err != nil {
+				return nil, fmt.Errorf("%s: %w: sluice serve --dev writes it so; give --config to read it anyway", absPath(p), err)
+			}
+		}
+		return []string{p}, nil
 	}
 	return nil, nil
 }

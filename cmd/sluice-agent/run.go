@@ -204,6 +204,9 @@ func run(cmd *cobra.Command, cfg agentconfig.Config, tunnels []agentconfig.Tunne
 	go func() {
 		select {
 		case s := <-sigs:
+			// A second signal ends the process at once (climain
+			// stopped catching them at the first).
+			signal.Stop(sigs)
 			name := "SIGINT"
 			if s == syscall.SIGTERM {
 				name = "SIGTERM"

@@ -74,6 +74,9 @@ func parsePolicy(path string, doc []byte, opts ...trafficpolicy.Option) (*traffi
 	if errors.As(err, &perr) {
 		return nil, &policyFileError{path: path, err: perr}
 	}
+	if err == nil && p.ConnectRules() > 0 {
+		return nil, fmt.Errorf("traffic policy %s: on_tcp_connect runs on TCP endpoints of the edge, and sluice's API is HTTP: move its rules to on_http_request", path)
+	}
 	return p, err
 }
 

@@ -2,6 +2,7 @@ package main
 
 import (
 	"context"
+	"encoding/json"
 	"errors"
 	"fmt"
 	"io/fs"
@@ -51,6 +52,12 @@ func writeDevAgentConfig(ctx context.Context, st *store.Store, dir, agentsAddr, 
 	if err != nil {
 		return "", fmt.Errorf("making the dev agent's credential: %w", err)
 	}
+	// Each value is a YAML double-quoted string (JSON's, which YAML
+	// reads): an IPv6 address or a path with "# " stays one value.
+	quote := func(v string) string {
+		b, _ := json.Marshal(v)
+		return string(b)
+	}
 	body := fmt.Sprintf(`# Written by sluice serve --dev for sluice-agent on this machine, which reads it
 # when it has no configuration of its own. The authtoken is tunnel credential %s
 # of account %s: delete the credential to revoke it, and this file to get a new one.
@@ -58,13 +65,31 @@ version: 2
 authtoken: %s
 server_addr: %s
 root_cas: %s
-`, cred.ID, accounts[i].ID, cred.Token, agentsAddr, caFile)
-	tmp := path + ".tmp"
-	if err := os.WriteFile(tmp, []byte(body), 0o600); err != nil {
-		return "", err
-	}
-	if err := os.Rename(tmp, path); err != nil {
+`, cred.ID, accounts[i].ID, quote(cred.Token), quote(agentsAddr), quote(caFile))
+	if err := writePrivateFile(path, []byte(body)); err != nil {
 		return "", err
 	}
 	return path, nil
+}
+
+// writePrivateFile writes data to path through a new temporary file of
+// mode 0600, renamed over it.
+func writePrivateFile(path string, data []byte) error {
+	f, err := os.CreateTemp(filepath.Dir(path), "."+filepath.Base(path)+".*")
+	if err != nil {
+		return err
+	}
+	defer os.Remove(f.Name()) // after the rename, there is nothing left to remove
+	if err := f.Chmod(0o600); err != nil {
+		_ = f.Close()
+		return err
+	}
+	if _, err := f.Write(data); err != nil {
+		_ = f.Close()
+		return err
+	}
+	if err := f.Close(); err != nil {
+		return err
+	}
+	return os.Rename(f.Name(), path)
 }

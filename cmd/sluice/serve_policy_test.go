@@ -81,12 +81,16 @@ func TestPolicyCheck(t *testing.T) {
 	_, err = run("policy", "check", bad)
 	for _, want := range []string{
 		bad + " is not a valid traffic policy (3 mistakes):",
-		bad + ":1:" + strconv.Itoa(strings.Index(badDoc, `"on_connect"`)+1) + `: on_connect: unknown phase "on_connect": use on_http_request, on_http_response`,
+		bad + ":1:" + strconv.Itoa(strings.Index(badDoc, `"on_connect"`)+1) + `: on_connect: unknown phase "on_connect": use on_http_request, on_http_response, on_tcp_connect`,
 		`on_http_request[0].actions[0].config.algorithm: unknown algorithm "fixed": the only algorithm is sliding_window`,
 		`on_http_request[0].actions[0].config.bucket_key[0]: "req.path" is not a bucket key`,
 	} {
 		check.ErrorContains(t, err, want)
 	}
+	tcp := filepath.Join(dir, "tcp.yaml")
+	writePolicy(t, tcp, "on_tcp_connect:\n  - actions: [{type: deny}]\n")
+	_, err = run("policy", "check", tcp)
+	check.ErrorContains(t, err, "on_tcp_connect runs on TCP endpoints of the edge, and sluice's API is HTTP")
 	_, err = run("policy", "check", filepath.Join(dir, "none.yaml"))
 	check.ErrorContains(t, err, "no such file")
 }

@@ -138,6 +138,7 @@ func (a *Agent) Run(ctx context.Context) error {
 		if ctx.Err() != nil {
 			if s != nil {
 				a.closeSession(s)
+				_ = s.mux.Close()
 			}
 			return nil
 		}

@@ -413,3 +413,28 @@ func TestEdgeStopsTheAgent(t *testing.T) {
 		t.Fatal("Run went on after the edge stopped the agent")
 	}
 }
+
+// TestTunnelTrafficPolicy: a tunnel's traffic_policy goes to the edge
+// with its bind, and the edge runs it on the tunnel's requests; one the
+// edge refuses fails the tunnel with the edge's words.
+func TestTunnelTrafficPolicy(t *testing.T) {
+	te := edgetest.Start(t)
+	up := upstream(t)
+	guarded := httpTunnel("guarded", up.URL)
+	guarded.TrafficPolicy = "on_http_request:\n  - expressions: [\"req.url.path == '/private'\"]\n    actions: [{type: deny}]\n"
+	r := startAgent(t, te, te.Credential(acct), []agentconfig.Tunnel{guarded})
+	host := hostOf(t, r.tunnelURL(t, "guarded"))
+	if resp, _ := te.Get(t, host, "/private"); resp.StatusCode != http.StatusForbidden {
+		t.Fatalf("a path the policy denies: %d, want 403", resp.StatusCode)
+	}
+	if resp, body := te.Get(t, host, "/public"); resp.StatusCode != http.StatusOK || body != "hello from /public" {
+		t.Fatalf("a path the policy lets through: %d %q", resp.StatusCode, body)
+	}
+	bad := httpTunnel("bad", up.URL)
+	bad.TrafficPolicy = "on_http_request: [{actions: [{type: teleport}]}]"
+	_, err := r.StartTunnel(context.Background(), bad)
+	var edgeErr *localapi.EdgeError
+	if !errors.As(err, &edgeErr) || !strings.Contains(edgeErr.Msg, "teleport") {
+		t.Fatalf("a policy the edge cannot run: %v, want its refusal", err)
+	}
+}

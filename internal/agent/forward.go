@@ -56,7 +56,7 @@ func (a *Agent) proxy(s *session, st muxado.TypedStream) {
 		_ = st.Close()
 		return
 	}
-	b.tunnel.fwd.serve(&publicConn{Stream: st, client: addrString(h.ClientAddr)})
+	b.tunnel.fwd.serve(s.ctx, &publicConn{Stream: st, client: addrString(h.ClientAddr)})
 }
 
 // readProxyHeader reads the header that starts a Proxy stream.
@@ -118,6 +118,7 @@ type forwarder struct {
 	// or change): the upstream's host:port, dialed per connection.
 	raw          bool
 	upstreamHost string
+	transport    *http.Transport
 }
 
 func newForwarder(t *tunnel, captures Capturer, log *slog.Logger) *forwarder {
@@ -134,12 +135,16 @@ func newForwarder(t *tunnel, captures Capturer, log *slog.Logger) *forwarder {
 		DialContext: f.dialer.DialContext, MaxIdleConnsPerHost: 64, IdleConnTimeout: idleTimeout,
 		ForceAttemptHTTP2: false, ResponseHeaderTimeout: 0,
 	}
+	f.transport = transport
 	rp := &httputil.ReverseProxy{
 		Rewrite:       func(pr *httputil.ProxyRequest) { rewrite(pr, upstream, t.cfg.HostHeader) },
 		Transport:     transport,
 		FlushInterval: -1,
 		ErrorLog:      slog.NewLogLogger(log.Handler(), slog.LevelDebug),
-		ErrorHandler:  func(w http.ResponseWriter, r *http.Request, err error) { upstreamFailed(w, r, t.cfg.Addr, err) },
+		ErrorHandler: func(w http.ResponseWriter, r *http.Request, err error) {
+			log.Warn("the upstream did not answer a request", "name", t.cfg.Name, "addr", t.cfg.Addr, "err", err)
+			upstreamFailed(w, r, t.cfg.Addr, err)
+		},
 	}
 	var h http.Handler = rp
 	if t.cfg.Inspect && captures != nil {
@@ -207,10 +212,9 @@ func upstreamFailed(w http.ResponseWriter, r *http.Request, addr string, err err
 <body style="font-family:system-ui,sans-serif;max-width:40em;margin:3em auto;padding:0 1em">
 <h1>502 Bad Gateway</h1>
 <p>The tunnel's agent (sluice-agent) is up, and the upstream at <code>%s</code> %s.</p>
-<p><small>%s</small></p>
-<p>Start the service at that address, or change the tunnel's <code>addr</code>.</p>
+<p>Start the service at that address, or change the tunnel's <code>addr</code>. The agent's log has the error.</p>
 </body></html>
-`, html.EscapeString(addr), reason, html.EscapeString(err.Error()))
+`, html.EscapeString(addr), reason)
 }
 
 // rawUpstreamFailed answers the public connection of a raw HTTP tunnel
@@ -279,8 +283,9 @@ func basicAuth(pairs []string, next http.Handler) http.Handler {
 	})
 }
 
-// serve forwards one public connection.
-func (f *forwarder) serve(c *publicConn) {
+// serve forwards one public connection, until it ends or ctx (the
+// session's) does.
+func (f *forwarder) serve(ctx context.Context, c *publicConn) {
 	m := f.t.meter
 	m.ConnOpened()
 	start := time.Now()
@@ -298,7 +303,7 @@ func (f *forwarder) serve(c *publicConn) {
 	if f.raw {
 		addr = f.upstreamHost
 	}
-	up, err := f.dialer.Dial("tcp", addr)
+	up, err := f.dialer.DialContext(ctx, "tcp", addr)
 	if err != nil {
 		f.log.Warn("the upstream refused a connection", "name", f.t.cfg.Name, "addr", f.t.cfg.Addr, "err", err)
 		if f.raw {
@@ -307,12 +312,20 @@ func (f *forwarder) serve(c *publicConn) {
 		return
 	}
 	defer up.Close()
-	splice(c, up)
+	splice(ctx, c, up, f.raw)
 }
 
 // splice copies between a public connection and its upstream until both
-// directions end, passing on each half-close.
-func splice(public *publicConn, up net.Conn) {
+// directions end, or the session does (ctx). TCP passes each half-close
+// on; a raw HTTP tunnel's stream closes whole when the upstream closes
+// its side, so that the edge does not send the public connection's next
+// request on it.
+func splice(ctx context.Context, public *publicConn, up net.Conn, httpConn bool) {
+	stop := context.AfterFunc(ctx, func() {
+		_ = public.Close()
+		_ = up.Close()
+	})
+	defer stop()
 	done := make(chan struct{})
 	go func() {
 		defer close(done)
@@ -322,7 +335,12 @@ func splice(public *publicConn, up net.Conn) {
 		}
 	}()
 	_, _ = io.Copy(public, up)
-	_ = public.CloseWrite()
+	if httpConn {
+		_ = public.Close()
+		_ = up.Close()
+	} else {
+		_ = public.CloseWrite()
+	}
 	<-done
 }
 
@@ -337,8 +355,12 @@ func (f *forwarder) replay(ctx context.Context, req *http.Request) error {
 	return nil
 }
 
-// close stops the forwarder's server and waits for it.
+// close stops the forwarder's server and waits for it, and closes its
+// idle upstream connections.
 func (f *forwarder) close() {
+	if f.transport != nil {
+		f.transport.CloseIdleConnections()
+	}
 	if f.srv == nil {
 		return
 	}

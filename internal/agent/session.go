@@ -29,6 +29,10 @@ const (
 	closeGrace = 250 * time.Millisecond
 )
 
+// fatalAuthCodes are the edge's refusals of a session that a retry
+// cannot change (edge/auth.go).
+var fatalAuthCodes = []string{"ERR_SLUICE_601", "ERR_SLUICE_602", "ERR_SLUICE_605", "ERR_SLUICE_608"}
+
 // refusedError is the edge's refusal of a session or a bind, in its
 // words. fatal says retrying cannot help: the authtoken is refused.
 type refusedError struct {
@@ -111,9 +115,13 @@ func (s *session) authenticate(ctx context.Context, req tunnelwire.Auth) (tunnel
 	}
 	if resp.Error != "" {
 		// The edge refuses a session for good (a bad authtoken, an
-		// inactive owner) or for now (too many sessions): only the
-		// first is fatal.
-		fatal := strings.Contains(resp.Error, "authtoken") || strings.Contains(resp.Error, "ERR_SLUICE_602")
+		// inactive owner, a protocol it does not speak, an ingress
+		// the credential may not use) or for now (too many sessions,
+		// a store that could not answer): only the first is fatal.
+		fatal := false
+		for _, code := range fatalAuthCodes {
+			fatal = fatal || strings.Contains(resp.Error, code)
+		}
 		return resp, &refusedError{msg: resp.Error, fatal: fatal}
 	}
 	return resp, nil
@@ -254,6 +262,7 @@ func (a *Agent) acceptCalls(s *session) {
 			a.answer(st, tunnelwire.ErrorResponse{Error: "sluice-agent does not update itself: install the new version"})
 		case tunnelwire.CallStopTunnel:
 			var req tunnelwire.StopTunnel
+			_ = st.SetReadDeadline(time.Now().Add(callTimeout))
 			if err := tunnelwire.ReadMessage(st, &req); err == nil {
 				a.edgeStoppedBind(s, req)
 			}

@@ -33,6 +33,9 @@ type tunnel struct {
 	// edge gave a tunnel that asked for none: the tunnel asks for them
 	// again after a reconnect, to keep its URL.
 	lastHost, lastAddr string
+	// stopped is set by StopTunnel: a bind in flight as it stops is
+	// closed as soon as it is made.
+	stopped bool
 }
 
 // bind is one endpoint of a tunnel on a session.
@@ -149,9 +152,14 @@ func (a *Agent) StartTunnel(ctx context.Context, cfg agentconfig.Tunnel) (locala
 	a.mu.Unlock()
 	err := a.bindTunnel(ctx, s, t)
 	a.mu.Lock()
-	if err == nil && a.session != s {
+	switch {
+	case err != nil:
+	case a.session != s:
 		// The session ended while the tunnel was bound: it ended too.
 		err = localapi.ErrNotReady
+	case a.tunnels[cfg.Name] != t:
+		// StopTunnel ran as it was bound.
+		err = localapi.ErrNoTunnel
 	}
 	if err != nil && a.tunnels[cfg.Name] == t {
 		delete(a.tunnels, cfg.Name)
@@ -183,7 +191,7 @@ func (a *Agent) StopTunnel(ctx context.Context, name string) error {
 	}
 	t.mu.Lock()
 	binds := t.binds
-	t.binds = nil
+	t.binds, t.stopped = nil, true
 	t.mu.Unlock()
 	for _, b := range binds {
 		if s == nil {
@@ -235,9 +243,9 @@ func (a *Agent) bindTunnel(ctx context.Context, s *session, t *tunnel) error {
 	}
 	t.mu.Unlock()
 	for _, scheme := range schemes(t.cfg) {
-		opts := tunnelwire.BindOptions{Hostname: host}
+		opts := tunnelwire.BindOptions{Hostname: host, TrafficPolicy: t.cfg.TrafficPolicy}
 		if scheme == "tcp" {
-			opts = tunnelwire.BindOptions{Addr: addr}
+			opts = tunnelwire.BindOptions{Addr: addr, TrafficPolicy: t.cfg.TrafficPolicy}
 		}
 		raw, _ := json.Marshal(opts)
 		b := &bind{id: newBindID(), proto: scheme, tunnel: t}
@@ -261,6 +269,17 @@ func (a *Agent) bindTunnel(ctx context.Context, s *session, t *tunnel) error {
 		}
 		b.url = resp.URL
 		t.mu.Lock()
+		if t.stopped {
+			// StopTunnel ran while the edge bound it: close it.
+			t.mu.Unlock()
+			s.mu.Lock()
+			delete(s.binds, b.id)
+			s.mu.Unlock()
+			var unbound tunnelwire.ErrorResponse
+			_ = s.call(ctx, tunnelwire.CallUnbind, tunnelwire.Unbind{ID: b.id}, &unbound)
+			a.unbindAll(s, t)
+			return localapi.ErrNoTunnel
+		}
 		if u, err := url.Parse(resp.URL); err == nil {
 			// The other schemes serve the host the edge chose, and a
 			// reconnect asks for it again.
@@ -309,8 +328,19 @@ func (a *Agent) edgeStoppedBind(s *session, req tunnelwire.StopTunnel) {
 	t := b.tunnel
 	t.mu.Lock()
 	t.binds = slices.DeleteFunc(t.binds, func(x *bind) bool { return x == b })
+	left := len(t.binds)
 	t.mu.Unlock()
 	a.opts.Log.Warn("the edge closed an endpoint", "name", t.cfg.Name, "url", b.url, "err", req.Message, "code", req.ErrorCode)
+	if left > 0 || t.configured {
+		// A configured tunnel is bound again at the next session.
+		return
+	}
+	a.mu.Lock()
+	if a.tunnels[t.cfg.Name] == t {
+		delete(a.tunnels, t.cfg.Name)
+	}
+	a.mu.Unlock()
+	go t.fwd.close() // not on the accept loop: close waits for the server
 }
 
 // Replay sends req through the tunnel's forwarding, as if the edge had

@@ -113,4 +113,12 @@ type Tunnel struct {
 	// Description is shown in the endpoint's record (at most
 	// MaxDescription bytes).
 	Description string
+	// TrafficPolicy is the endpoint's traffic policy document (YAML or
+	// JSON, at most MaxTrafficPolicy bytes), which the edge runs on its
+	// requests (HTTP) or connections (TCP, on_tcp_connect); "" for none.
+	TrafficPolicy string
 }
+
+// MaxTrafficPolicy bounds a tunnel's traffic policy: with the rest of its
+// bind, it fits the protocol's 64 KiB message.
+const MaxTrafficPolicy = 32 << 10

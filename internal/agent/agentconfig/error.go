@@ -4,6 +4,8 @@ import (
 	"fmt"
 	"strings"
 
+	"github.com/sluicehq/sluice/internal/editdistance"
+
 	"go.yaml.in/yaml/v3"
 )
 
@@ -83,30 +85,9 @@ func closest(key string, names []string) string {
 		bestDist = 2
 	}
 	for _, n := range names {
-		if d := distance(strings.ToLower(key), n); d < bestDist {
+		if d := editdistance.Levenshtein(strings.ToLower(key), n); d < bestDist {
 			best, bestDist = n, d
 		}
 	}
 	return best
-}
-
-// distance is the Levenshtein distance of a and b, in bytes.
-func distance(a, b string) int {
-	prev := make([]int, len(b)+1)
-	cur := make([]int, len(b)+1)
-	for j := range prev {
-		prev[j] = j
-	}
-	for i := 1; i <= len(a); i++ {
-		cur[0] = i
-		for j := 1; j <= len(b); j++ {
-			cost := 1
-			if a[i-1] == b[j-1] {
-				cost = 0
-			}
-			cur[j] = min(prev[j]+1, cur[j-1]+1, prev[j-1]+cost)
-		}
-		prev, cur = cur, prev
-	}
-	return prev[len(b)]
 }

@@ -29,16 +29,18 @@ type printed struct {
 
 // printedTunnel is a Tunnel as YAML prints it.
 type printedTunnel struct {
-	Proto       string   `yaml:"proto"`
-	Addr        string   `yaml:"addr"`
-	Domain      string   `yaml:"domain,omitempty"`
-	RemoteAddr  string   `yaml:"remote_addr,omitempty"`
-	Inspect     *bool    `yaml:"inspect,omitempty"`
-	Metadata    string   `yaml:"metadata,omitempty"`
-	Description string   `yaml:"description,omitempty"`
-	HostHeader  string   `yaml:"host_header,omitempty"`
-	BasicAuth   []string `yaml:"basic_auth,omitempty"`
-	Schemes     []string `yaml:"schemes,omitempty"`
+	Proto       string `yaml:"proto"`
+	Addr        string `yaml:"addr"`
+	Domain      string `yaml:"domain,omitempty"`
+	RemoteAddr  string `yaml:"remote_addr,omitempty"`
+	Inspect     *bool  `yaml:"inspect,omitempty"`
+	Metadata    string `yaml:"metadata,omitempty"`
+	Description string `yaml:"description,omitempty"`
+	// TrafficPolicy is printed as the document it is.
+	TrafficPolicy string   `yaml:"traffic_policy,omitempty"`
+	HostHeader    string   `yaml:"host_header,omitempty"`
+	BasicAuth     []string `yaml:"basic_auth,omitempty"`
+	Schemes       []string `yaml:"schemes,omitempty"`
 }
 
 // YAML returns c as a configuration file of version 2, for
@@ -67,7 +69,7 @@ func (c Config) YAML() ([]byte, error) {
 	for name, t := range c.Tunnels {
 		pt := printedTunnel{
 			Proto: t.Proto, Addr: t.Addr, Domain: t.Domain, RemoteAddr: t.RemoteAddr,
-			Metadata: t.Metadata, Description: t.Description, HostHeader: t.HostHeader,
+			Metadata: t.Metadata, Description: t.Description, HostHeader: t.HostHeader, TrafficPolicy: t.TrafficPolicy,
 			Schemes: t.Schemes,
 		}
 		if t.Proto == "http" {

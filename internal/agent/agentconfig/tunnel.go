@@ -16,7 +16,7 @@ import (
 // tunnelKeys are the keys of a tunnel.
 var tunnelKeys = []string{
 	"proto", "addr", "domain", "remote_addr", "inspect", "metadata", "description",
-	"host_header", "basic_auth", "schemes",
+	"host_header", "basic_auth", "schemes", "traffic_policy",
 }
 
 // protoKeys are the keys that only a tunnel of one proto takes.
@@ -107,6 +107,8 @@ func (d *decoder) tunnel(at, m *yaml.Node, path string, allowed []string) Tunnel
 			t.BasicAuth = d.basicAuth(v, key)
 		case "schemes":
 			t.Schemes, schemes = d.schemes(v, key), true
+		case "traffic_policy":
+			t.TrafficPolicy = d.trafficPolicy(v, key)
 		case "hostname", "subdomain":
 			d.fail(k, key, "is not supported: give the whole name with domain, such as domain: app.example.com")
 		default:
@@ -304,4 +306,30 @@ func (d *decoder) schemes(v *yaml.Node, key string) []string {
 		}
 	}
 	return schemes
+}
+
+// trafficPolicy returns the policy document v holds: a mapping (written
+// in place, as YAML) or a string (YAML or JSON). The edge checks what it
+// says when the tunnel binds; here only its size is.
+func (d *decoder) trafficPolicy(v *yaml.Node, key string) string {
+	var doc string
+	switch v.Kind {
+	case yaml.MappingNode:
+		b, err := yaml.Marshal(v)
+		if err != nil {
+			d.fail(v, key, "cannot be written back as YAML: %v", err)
+			return ""
+		}
+		doc = string(b)
+	case yaml.ScalarNode:
+		doc = v.Value
+	default:
+		d.fail(v, key, "must be a policy (a mapping with on_http_request, on_http_response) or a string holding one, not a %s", kindName(v))
+		return ""
+	}
+	if len(doc) > MaxTrafficPolicy {
+		d.fail(v, key, "is %d bytes, over %d", len(doc), MaxTrafficPolicy)
+		return ""
+	}
+	return doc
 }

@@ -11,8 +11,8 @@ import (
 
 // Backend is the running agent, as the local API sees it.
 //
-// StartTunnel and StopTunnel return ErrNotReady while the agent has no
-// session with the edge; StartTunnel returns ErrTunnelExists for a name
+// StartTunnel returns ErrNotReady while the agent has no session with
+// the edge, and ErrTunnelExists for a name
 // in use and an *EdgeError when the edge refuses the bind; StopTunnel and
 // Replay return ErrNoTunnel for a name no tunnel has.
 type Backend interface {

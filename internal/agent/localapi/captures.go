@@ -92,6 +92,8 @@ type CapturesConfig struct {
 type Captures struct {
 	maxBytes int64
 	bodyCap  int64
+	// inFlight bounds the bodies kept by exchanges not yet added.
+	inFlight budget
 	now      func() time.Time
 
 	mu    sync.Mutex
@@ -116,6 +118,7 @@ func NewCaptures(cfg CapturesConfig) *Captures {
 	return &Captures{
 		maxBytes: cfg.MaxBytes,
 		bodyCap:  bodyCap,
+		inFlight: budget{limit: cfg.MaxBytes},
 		now:      cfg.Now,
 		byID:     make(map[string]*Capture),
 		subs:     make(map[*Subscription]struct{}),

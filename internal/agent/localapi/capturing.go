@@ -9,6 +9,7 @@ import (
 	"net/http"
 	"strconv"
 	"sync"
+	"sync/atomic"
 
 	"github.com/segmentio/ksuid"
 )
@@ -23,12 +24,14 @@ import (
 func (s *Captures) Capturing(tunnelName string, next http.Handler) http.Handler {
 	return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
 		start := s.now()
-		body := &bodyTee{bound: s.bodyCap, source: r.Body}
+		body := &bodyTee{bound: s.bodyCap, source: r.Body, budget: &s.inFlight}
 		if r.Body != nil && r.Body != http.NoBody {
 			r.Body = body
 		}
-		cw := &captureWriter{ResponseWriter: w, bound: s.bodyCap}
+		cw := &captureWriter{ResponseWriter: w, bound: s.bodyCap, budget: &s.inFlight}
 		defer func() {
+			// The store's bound counts the capture from here on.
+			defer s.inFlight.give(body.taken() + cw.taken)
 			c := &Capture{
 				ID:         "req_" + ksuid.New().String(),
 				TunnelName: tunnelName,
@@ -88,6 +91,10 @@ func capturedRequest(r *http.Request, body *bodyTee) CapturedRequest {
 type bodyTee struct {
 	source io.ReadCloser
 	bound  int64
+	budget *budget
+
+	// reserved is what the bytes kept took of the budget.
+	reserved int64
 
 	mu      sync.Mutex
 	kept    bytes.Buffer
@@ -101,10 +108,12 @@ func (b *bodyTee) Read(p []byte) (int, error) {
 	b.mu.Lock()
 	defer b.mu.Unlock()
 	b.size += int64(n)
-	if room := b.bound - int64(b.kept.Len()); room > 0 {
-		b.kept.Write(p[:min(int64(n), room)])
+	if room := min(int64(n), b.bound-int64(b.kept.Len())); room > 0 {
+		got := b.budget.take(room)
+		b.reserved += got
+		b.kept.Write(p[:got])
 	}
-	if int64(n) > 0 && b.size > b.bound {
+	if int64(b.kept.Len()) < b.size {
 		b.dropped = true
 	}
 	if err == io.EOF {
@@ -123,11 +132,46 @@ func (b *bodyTee) seen() (kept []byte, size int64, dropped, eof bool) {
 
 func (b *bodyTee) Close() error { return b.source.Close() }
 
+// taken returns what the bytes kept took of the budget.
+func (b *bodyTee) taken() int64 {
+	b.mu.Lock()
+	defer b.mu.Unlock()
+	return b.reserved
+}
+
+// budget bounds the bytes that the captures of exchanges still in
+// flight keep, together: past it, their bodies are captured truncated.
+// Without it, many slow exchanges would each hold a body's bound before
+// the store's bound (inspect_db_size) could count them.
+type budget struct {
+	limit int64
+	used  atomic.Int64
+}
+
+// take reserves up to n bytes and returns how many it got.
+func (b *budget) take(n int64) int64 {
+	for {
+		used := b.used.Load()
+		got := min(n, b.limit-used)
+		if got <= 0 {
+			return 0
+		}
+		if b.used.CompareAndSwap(used, used+got) {
+			return got
+		}
+	}
+}
+
+// give returns n reserved bytes.
+func (b *budget) give(n int64) { b.used.Add(-n) }
+
 // captureWriter is a ResponseWriter that keeps the status, headers and
 // the first bound bytes of the body it passes on.
 type captureWriter struct {
 	http.ResponseWriter
 	bound    int64
+	budget   *budget
+	taken    int64 // what the bytes kept took of the budget
 	status   int
 	header   http.Header
 	kept     bytes.Buffer
@@ -150,8 +194,10 @@ func (w *captureWriter) Write(p []byte) (int, error) {
 	n, err := w.ResponseWriter.Write(p)
 	if !w.hijacked {
 		w.size += int64(n)
-		if room := w.bound - int64(w.kept.Len()); room > 0 {
-			w.kept.Write(p[:min(int64(n), room)])
+		if room := min(int64(n), w.bound-int64(w.kept.Len())); room > 0 {
+			got := w.budget.take(room)
+			w.taken += got
+			w.kept.Write(p[:got])
 		}
 	}
 	return n, err
