@@ -13,8 +13,14 @@ import (
 const MaxBodyCapture = 10 << 20
 
 // captureOverhead is what a capture counts against the store's bound
-// besides its raw bytes: its fields and the store's bookkeeping.
-const captureOverhead = 512
+// besides its raw bytes and headers: its fields, its id and URI, and the
+// store's bookkeeping (TestCaptureSizeIsItsMemory measures it).
+const captureOverhead = 1024
+
+// headerOverhead is what one header line costs in a parsed header map
+// besides its name and value: the map's slot, the strings' and the
+// slice's headers.
+const headerOverhead = 96
 
 // subscriptionBuffer is how many events a subscriber may fall behind by
 // before events are dropped for it.
@@ -66,7 +72,19 @@ type CapturedResponse struct {
 
 // size is what c counts against the store's bound.
 func (c *Capture) size() int64 {
-	return int64(len(c.Request.Raw)+len(c.Response.Raw)) + captureOverhead
+	return int64(len(c.Request.Raw)+len(c.Response.Raw)) + headersSize(c.Request.Headers) + headersSize(c.Response.Headers) + captureOverhead
+}
+
+// headersSize is what a parsed header map holds, as size counts it.
+func headersSize(h http.Header) int64 {
+	var n int64
+	for k, vs := range h {
+		n += int64(len(k))
+		for _, v := range vs {
+			n += int64(len(v)) + headerOverhead
+		}
+	}
+	return n
 }
 
 // summary returns c without its raw bytes, for the live updates.

@@ -4,6 +4,7 @@ import (
 	"bytes"
 	"net/http"
 	"net/http/httptest"
+	"runtime"
 	"sync"
 	"testing"
 )
@@ -38,4 +39,44 @@ func TestCapturesInFlightShareTheBound(t *testing.T) {
 	if used := s.inFlight.used.Load(); used != 0 {
 		t.Fatalf("%d bytes still reserved after every exchange ended", used)
 	}
+}
+
+// TestCaptureSizeIsItsMemory: what a capture counts against
+// inspect_db_size is at least what it holds on the heap, so that the
+// bound bounds the memory (the GC's headroom aside).
+func TestCaptureSizeIsItsMemory(t *testing.T) {
+	const n = 2000
+	s := NewCaptures(CapturesConfig{MaxBytes: 1 << 30})
+	h := s.Capturing("web", http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		w.Header().Set("Content-Type", "text/plain")
+		w.Header().Set("X-Request-Id", "a1b2c3d4e5f6")
+		_, _ = w.Write([]byte("ok"))
+	}))
+	request := func() *http.Request {
+		r := httptest.NewRequest(http.MethodGet, "/api/items?page=2", nil)
+		r.Header.Set("User-Agent", "Mozilla/5.0 (X11; Linux x86_64) Chrome/120.0")
+		r.Header.Set("Accept", "text/html,application/xhtml+xml")
+		r.Header.Set("Accept-Language", "en-GB,en;q=0.9")
+		r.Header.Set("Cookie", "session=0123456789abcdef")
+		return r
+	}
+	reqs := make([]*http.Request, n)
+	for i := range reqs {
+		reqs[i] = request()
+	}
+	var before, after runtime.MemStats
+	runtime.GC()
+	runtime.ReadMemStats(&before)
+	for _, r := range reqs {
+		h.ServeHTTP(httptest.NewRecorder(), r)
+	}
+	runtime.GC()
+	runtime.ReadMemStats(&after)
+	heldPer := float64(after.HeapAlloc-before.HeapAlloc) / n
+	countedPer := float64(s.bytes) / n
+	t.Logf("a capture holds %.0f bytes of heap, and counts %.0f", heldPer, countedPer)
+	if countedPer < heldPer {
+		t.Fatalf("a capture counts %.0f bytes against the bound and holds %.0f", countedPer, heldPer)
+	}
+	runtime.KeepAlive(reqs)
 }
