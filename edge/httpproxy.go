@@ -341,10 +341,12 @@ func (x *exchange) roundTrip(w http.ResponseWriter, bc *backendConn, mayRetry bo
 	}
 	// A kept stream the agent closed while idle fails at once: the
 	// request may go again if nothing of its body was read.
+	// A new stream the agent refused (its accept queue full) never
+	// reached it: the request may go again too.
 	stale := func(err error) bool {
-		return mayRetry && x.reused && body.n == 0 && bc.br.Buffered() == 0 &&
-			(r.Body == nil || r.Body == http.NoBody || r.ContentLength == 0) &&
-			(errors.Is(err, io.EOF) || errors.Is(err, io.ErrUnexpectedEOF) || errors.Is(err, net.ErrClosed) || isStreamGone(err))
+		ended := x.reused && (errors.Is(err, io.EOF) || errors.Is(err, io.ErrUnexpectedEOF) || errors.Is(err, net.ErrClosed) || isStreamGone(err))
+		return mayRetry && body.n == 0 && bc.br.Buffered() == 0 &&
+			(r.Body == nil || r.Body == http.NoBody || r.ContentLength == 0) && (ended || isStreamRefused(err))
 	}
 	if err := out.Write(bc.stream); err != nil {
 		if stale(err) {
@@ -390,7 +392,18 @@ func (x *exchange) roundTrip(w http.ResponseWriter, bc *backendConn, mayRetry bo
 // that closed or was reset.
 func isStreamGone(err error) bool {
 	switch code, _ := muxado.GetError(err); code {
-	case muxado.StreamClosed, muxado.StreamReset, muxado.StreamRefused:
+	case muxado.StreamClosed, muxado.StreamReset:
+		return true
+	}
+	return isStreamRefused(err)
+}
+
+// isStreamRefused reports whether err is muxado's for a stream the agent
+// refused before accepting it: its accept queue was full, or it was going
+// away.
+func isStreamRefused(err error) bool {
+	switch code, _ := muxado.GetError(err); code {
+	case muxado.StreamRefused, muxado.AcceptQueueFull:
 		return true
 	}
 	return false

@@ -27,6 +27,13 @@ const (
 	// closeGrace is how long a closing session waits for its GoAway to
 	// leave.
 	closeGrace = 250 * time.Millisecond
+	// acceptBacklog is how many streams the edge opened (public
+	// connections) may wait for the agent's accept loop. muxado refuses
+	// a stream whose backlog stays full for a millisecond, and the edge
+	// answers its request 502: its default of 128 was outrun by bursts of
+	// new connections on a loaded machine (bench tunnel, new-connection
+	// mode). A waiting stream costs a few hundred bytes.
+	acceptBacklog = 4096
 )
 
 // fatalAuthCodes are the edge's refusals of a session that a retry
@@ -74,7 +81,7 @@ func (a *Agent) connect(ctx context.Context, addr string) (*session, error) {
 	}
 	s := &session{addr: addr, conn: conn, binds: map[string]*bind{}}
 	s.ctx, s.cancel = context.WithCancelCause(context.Background())
-	s.raw = muxado.Client(conn, &muxado.Config{})
+	s.raw = muxado.Client(conn, &muxado.Config{AcceptBacklog: acceptBacklog})
 	typed := muxado.NewTypedStreamSession(s.raw)
 	s.mux = muxado.NewHeartbeat(typed, a.onHeartbeat(s), &muxado.HeartbeatConfig{
 		Interval: a.opts.HeartbeatInterval, Tolerance: a.opts.HeartbeatTolerance, Type: tunnelwire.HeartbeatStream})
