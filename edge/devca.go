@@ -18,6 +18,8 @@ import (
 	"path/filepath"
 	"sync"
 	"time"
+
+	"github.com/sluicehq/sluice/internal/atomicfile"
 )
 
 // DevCA is the certificate authority of a --dev edge: made once, kept in
@@ -86,10 +88,10 @@ func LoadOrCreateDevCA(dir string) (*DevCA, error) {
 	}
 	// The key first: a CA file without its key would be read back as
 	// broken.
-	if err := writeFileAtomic(filepath.Join(dir, devCAKeyFile), keyPEM, 0o600); err != nil {
+	if err := atomicfile.Write(filepath.Join(dir, devCAKeyFile), keyPEM, 0o600); err != nil {
 		return nil, err
 	}
-	if err := writeFileAtomic(filepath.Join(dir, DevCAFile), certPEM, 0o644); err != nil {
+	if err := atomicfile.Write(filepath.Join(dir, DevCAFile), certPEM, 0o644); err != nil {
 		return nil, err
 	}
 	return parseDevCA(certPEM, keyPEM)
@@ -173,29 +175,4 @@ func (ca *DevCA) GetCertificate(allow func(name string) bool) func(*tls.ClientHe
 func serial() *big.Int {
 	n, _ := rand.Int(rand.Reader, new(big.Int).Lsh(big.NewInt(1), 127))
 	return n
-}
-
-// writeFileAtomic writes a file whole or not at all.
-func writeFileAtomic(path string, data []byte, perm os.FileMode) error {
-	tmp, err := os.CreateTemp(filepath.Dir(path), ".tmp-"+filepath.Base(path))
-	if err != nil {
-		return err
-	}
-	defer os.Remove(tmp.Name())
-	if _, err := tmp.Write(data); err != nil {
-		tmp.Close()
-		return err
-	}
-	if err := tmp.Chmod(perm); err != nil {
-		tmp.Close()
-		return err
-	}
-	if err := tmp.Sync(); err != nil {
-		tmp.Close()
-		return err
-	}
-	if err := tmp.Close(); err != nil {
-		return err
-	}
-	return os.Rename(tmp.Name(), path)
 }

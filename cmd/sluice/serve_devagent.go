@@ -10,6 +10,8 @@ import (
 	"path/filepath"
 	"slices"
 
+	"github.com/sluicehq/sluice/internal/atomicfile"
+
 	"github.com/sluicehq/sluice/internal/store"
 )
 
@@ -66,30 +68,8 @@ authtoken: %s
 server_addr: %s
 root_cas: %s
 `, cred.ID, accounts[i].ID, quote(cred.Token), quote(agentsAddr), quote(caFile))
-	if err := writePrivateFile(path, []byte(body)); err != nil {
+	if err := atomicfile.Write(path, []byte(body), 0o600); err != nil {
 		return "", err
 	}
 	return path, nil
-}
-
-// writePrivateFile writes data to path through a new temporary file of
-// mode 0600, renamed over it.
-func writePrivateFile(path string, data []byte) error {
-	f, err := os.CreateTemp(filepath.Dir(path), "."+filepath.Base(path)+".*")
-	if err != nil {
-		return err
-	}
-	defer os.Remove(f.Name()) // after the rename, there is nothing left to remove
-	if err := f.Chmod(0o600); err != nil {
-		_ = f.Close()
-		return err
-	}
-	if _, err := f.Write(data); err != nil {
-		_ = f.Close()
-		return err
-	}
-	if err := f.Close(); err != nil {
-		return err
-	}
-	return os.Rename(f.Name(), path)
 }

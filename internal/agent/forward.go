@@ -228,7 +228,7 @@ func rawUpstreamFailed(c *publicConn, addr string, err error) {
 		return
 	}
 	_, _ = io.Copy(io.Discard, io.LimitReader(req.Body, 1<<20))
-	rec := &bufferedResponse{header: http.Header{}}
+	rec := &bufferedResponse{discardWriter: discardWriter{header: http.Header{}}}
 	upstreamFailed(rec, req, addr, err)
 	resp := &http.Response{StatusCode: rec.status, ProtoMajor: 1, ProtoMinor: 1, Header: rec.header,
 		Body: io.NopCloser(&rec.body), ContentLength: int64(rec.body.Len()), Close: true}
@@ -238,17 +238,10 @@ func rawUpstreamFailed(c *publicConn, addr string, err error) {
 
 // bufferedResponse is a ResponseWriter that keeps the answer.
 type bufferedResponse struct {
-	header http.Header
-	status int
-	body   bytes.Buffer
+	discardWriter
+	body bytes.Buffer
 }
 
-func (w *bufferedResponse) Header() http.Header { return w.header }
-func (w *bufferedResponse) WriteHeader(status int) {
-	if w.status == 0 {
-		w.status = status
-	}
-}
 func (w *bufferedResponse) Write(p []byte) (int, error) {
 	w.WriteHeader(http.StatusOK)
 	return w.body.Write(p)

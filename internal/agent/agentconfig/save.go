@@ -11,6 +11,8 @@ import (
 	"strings"
 	"unicode"
 
+	"github.com/sluicehq/sluice/internal/atomicfile"
+
 	"go.yaml.in/yaml/v3"
 )
 
@@ -106,34 +108,13 @@ func scalar(value, tag string) *yaml.Node {
 	return &yaml.Node{Kind: yaml.ScalarNode, Tag: tag, Value: value}
 }
 
-// writeAtomic replaces the file at path with data, mode 0600, through a
-// temporary file in the same directory renamed over it.
+// writeAtomic replaces the file at path with data, mode 0600, making its
+// directory (0700) if need be.
 func writeAtomic(path string, data []byte) error {
-	dir := filepath.Dir(path)
-	if err := os.MkdirAll(dir, 0o700); err != nil {
+	if err := os.MkdirAll(filepath.Dir(path), 0o700); err != nil {
 		return fmt.Errorf("creating configuration directory: %w", err)
 	}
-	f, err := os.CreateTemp(dir, "."+filepath.Base(path)+".*.tmp")
-	if err != nil {
-		return fmt.Errorf("writing configuration: %w", err)
-	}
-	defer os.Remove(f.Name())
-	if err := f.Chmod(0o600); err != nil {
-		f.Close()
-		return fmt.Errorf("writing configuration: %w", err)
-	}
-	if _, err := f.Write(data); err != nil {
-		f.Close()
-		return fmt.Errorf("writing configuration: %w", err)
-	}
-	if err := f.Sync(); err != nil {
-		f.Close()
-		return fmt.Errorf("writing configuration: %w", err)
-	}
-	if err := f.Close(); err != nil {
-		return fmt.Errorf("writing configuration: %w", err)
-	}
-	if err := os.Rename(f.Name(), path); err != nil {
+	if err := atomicfile.Write(path, data, 0o600); err != nil {
 		return fmt.Errorf("writing configuration: %w", err)
 	}
 	return nil
