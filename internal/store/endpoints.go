@@ -28,8 +28,12 @@ type Endpoint struct {
 	TunnelSessionID string `json:"tunnel_session_id"`
 	// CreatedAt is when the endpoint was recorded, in UTC.
 	CreatedAt time.Time `json:"created_at"`
-	// Proto is "http", "https" or "tcp".
+	// Proto is "http", "https" or "tcp", or ProtoLabeled for a labeled
+	// tunnel, which has Labels and no URL, PublicURL nor Hostport.
 	Proto string `json:"proto"`
+	// Labels are a labeled tunnel's labels, which tunnel group backends
+	// select it by; nil for the other protocols.
+	Labels map[string]string `json:"labels,omitempty"`
 	// URL is the public URL: http://host[:port], https://host[:port] or
 	// tcp://host:port, of Proto.
 	URL string `json:"url"`
@@ -57,6 +61,9 @@ const (
 	tunnelSessionsKind = "tunnel_sessions"
 	endpointsKind      = "endpoints"
 )
+
+// ProtoLabeled is the Proto of a labeled tunnel's Endpoint.
+const ProtoLabeled = "labeled"
 
 // MaxUpstreamURL is the longest UpstreamURL, in bytes.
 const MaxUpstreamURL = 2048

@@ -41,6 +41,31 @@ type HTTPSEdgeRoute struct {
 	// WebsocketTCPConverter is the route's websocket TCP converter, nil
 	// when unset.
 	WebsocketTCPConverter *WebsocketTCPConverter `json:"websocket_tcp_converter,omitempty"`
+	// Backend is where the route sends its requests, nil when unset (the
+	// edge answers 503 for a route without an enabled backend).
+	Backend *RouteBackend `json:"backend,omitempty"`
+	// TrafficPolicy is the route's traffic policy, nil when unset.
+	TrafficPolicy *RouteTrafficPolicy `json:"traffic_policy,omitempty"`
+}
+
+// RouteBackend is the backend module of a route: a tunnel group backend
+// of the route's account, whose tunnels take the route's requests.
+type RouteBackend struct {
+	// Enabled is whether it applies to traffic.
+	Enabled bool `json:"enabled"`
+	// BackendID is a tunnel group backend of the account (bkdtg_...).
+	BackendID string `json:"backend_id"`
+}
+
+// RouteTrafficPolicy is the traffic policy module of a route: a policy
+// document of package trafficpolicy, run on the route's requests after
+// the policy of nothing else (routes are not endpoints).
+type RouteTrafficPolicy struct {
+	// Enabled is whether it applies to traffic.
+	Enabled bool `json:"enabled"`
+	// Value is the policy document, JSON or YAML, as the operator gave
+	// it; it parses (checked at write).
+	Value string `json:"value"`
 }
 
 // The match types of a route.
