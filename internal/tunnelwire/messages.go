@@ -191,8 +191,21 @@ type ErrorResponse struct {
 	Error string `json:"Error"`
 }
 
-// StartLabeledResponse answers a labeled tunnel, which sluice does not
-// serve.
+// StartLabeled starts a labeled tunnel: one with no address of its own,
+// which the routes of HTTPS edges reach through the tunnel group backends
+// that select its labels.
+type StartLabeled struct {
+	Labels map[string]string `json:"Labels"`
+	// ForwardsTo and ForwardsProto say what the agent forwards to, for
+	// the tunnel's record.
+	ForwardsTo    string `json:"ForwardsTo"`
+	ForwardsProto string `json:"ForwardsProto,omitempty"`
+	Metadata      string `json:"Metadata"`
+}
+
+// StartLabeledResponse answers StartLabeled: the tunnel's id, which the
+// edge's Proxy streams for it carry (ProxyHeader.ID), or an Error the
+// agent shows.
 type StartLabeledResponse struct {
 	ID    string `json:"Id"`
 	Error string `json:"Error"`
@@ -212,7 +225,11 @@ type ProxyHeader struct {
 	ClientAddr string `json:"ClientAddr"`
 	// Proto is the bind's protocol.
 	Proto string `json:"Proto"`
-	// EdgeType is "" for endpoints.
+	// EdgeType is "" for endpoints, and "https" for the requests of an
+	// HTTPS edge's routes to a labeled tunnel. Proto is then "https" for
+	// an HTTP request, or "tcp" for the byte stream of a WebSocket that
+	// the route's websocket TCP converter turned into raw bytes, which
+	// the agent splices to its upstream as they are.
 	EdgeType       string `json:"EdgeType"`
 	PassthroughTLS bool   `json:"PassthroughTLS"`
 }
