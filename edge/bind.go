@@ -61,6 +61,8 @@ type endpoint struct {
 	url   string
 	// listener is a TCP endpoint's.
 	listener net.Listener
+	// labels are a labeled tunnel's (proto store.ProtoLabeled).
+	labels map[string]string
 	// policy is the endpoint's traffic policy, as its bind gave it: its
 	// HTTP phases for an HTTP endpoint, on_tcp_connect for a TCP one;
 	// nil for none.
@@ -435,7 +437,9 @@ func (e *Edge) claim(ep *endpoint) error {
 // release gives back what claim took.
 func (e *Edge) release(ep *endpoint) {
 	e.mu.Lock()
-	if ep.proto == "tcp" {
+	if ep.proto == store.ProtoLabeled {
+		e.releaseLabeled(ep)
+	} else if ep.proto == "tcp" {
 		if e.ports[ep.port] == ep {
 			delete(e.ports, ep.port)
 		}

@@ -25,6 +25,13 @@ type Store interface {
 	DeleteEndpoint(ctx context.Context, accountID, id string) error
 }
 
+// Routing tells the edge what the routes of HTTPS edges serve: it calls
+// apply with every HTTPS edge, route and tunnel group backend, then with
+// each change, until ctx ends (store.Store.FollowRouting).
+type Routing interface {
+	FollowRouting(ctx context.Context, log *slog.Logger, apply func(store.RoutingChange), ready func())
+}
+
 // Publisher takes the events the edge makes. Publish must not block: the
 // edge serves traffic whatever becomes of its events (see Buffer).
 type Publisher interface {
@@ -90,6 +97,10 @@ type Config struct {
 	// does not: a public HTTP or HTTPS request for it is forwarded there,
 	// signed with a key derived from Secret (see NewPeerServer).
 	Peers Peers
+	// Routing, when not nil, tells the edge the HTTPS edges, routes and
+	// tunnel group backends of every account, which it serves at the
+	// edges' hostports (store.Store.FollowRouting).
+	Routing Routing
 	// Limits bound what one account may hold at this edge.
 	Limits Limits
 	// Log is where the edge logs; default slog.Default's handler.

@@ -6,6 +6,7 @@ import (
 	"net"
 	"strings"
 	"sync"
+	"sync/atomic"
 	"time"
 
 	"golang.org/x/time/rate"
@@ -33,6 +34,15 @@ type Edge struct {
 	conns    map[string]int           // public connections open, by account
 	rates    map[string]*rate.Limiter // public requests, by account
 	closing  bool
+	// labeled are the labeled tunnels of each account here; a slice is
+	// never changed in place, so that it is read without the lock.
+	labeled map[string][]*endpoint
+	// turn takes the tunnels of a group in turn (pickTunnel).
+	turn atomic.Uint64
+	// routing is what the routes of HTTPS edges serve, followed from
+	// Config.Routing once the edge serves agents (followRouting).
+	routing       *routing
+	routingFollow sync.Once
 
 	// buffers are what responses are copied through, reused: a new 32
 	// KiB buffer a request was a third of the edge's allocation (bench
@@ -70,6 +80,8 @@ func New(cfg Config) (*Edge, error) {
 		ports:         make(map[int]*endpoint),
 		conns:         make(map[string]int),
 		rates:         make(map[string]*rate.Limiter),
+		labeled:       make(map[string][]*endpoint),
+		routing:       newRouting(),
 		handshakes:    make(chan struct{}, maxHandshakes),
 		Metrics:       newMetrics(),
 		buffers:       sync.Pool{New: func() any { b := make([]byte, 32<<10); return &b }},
@@ -88,6 +100,7 @@ func New(cfg Config) (*Edge, error) {
 func (e *Edge) ServeAgents(ctx context.Context, ln net.Listener) error {
 	stop := context.AfterFunc(ctx, func() { _ = ln.Close() })
 	defer stop()
+	e.followRouting()
 	for {
 		conn, err := ln.Accept()
 		if err != nil {
@@ -214,8 +227,25 @@ const maxHandshakes = 1024
 // now is the edge's clock, in UTC.
 func (e *Edge) now() time.Time { return e.cfg.Now().UTC() }
 
-// ServesHTTPS reports whether an HTTPS endpoint is bound at name here.
-func (e *Edge) ServesHTTPS(name string) bool { return e.lookupHost("https", name) != nil }
+// ServesHTTPS reports whether an HTTPS endpoint is bound at name here,
+// or an HTTPS edge has a hostport there.
+func (e *Edge) ServesHTTPS(name string) bool {
+	return e.lookupHost("https", name) != nil || e.routing.serves(name)
+}
+
+// followRouting starts following Config.Routing, once, until the edge
+// closes.
+func (e *Edge) followRouting() {
+	e.routingFollow.Do(func() {
+		if e.cfg.Routing == nil || !e.track() {
+			return
+		}
+		go func() {
+			defer e.wg.Done()
+			e.cfg.Routing.FollowRouting(e.ctx, e.cfg.Log, e.routing.apply, nil)
+		}()
+	})
+}
 
 // heartbeatCheckEvery is how often the edge looks for sessions whose
 // agents stopped beating.

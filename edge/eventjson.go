@@ -6,6 +6,7 @@ import (
 	"strconv"
 	"time"
 
+	"github.com/sluicehq/sluice/edge/circuitbreaker"
 	"github.com/sluicehq/sluice/schemas"
 	"github.com/sluicehq/sluice/sinks/awsjson"
 	"github.com/sluicehq/sluice/trafficpolicy"
@@ -29,6 +30,7 @@ type requestObject struct {
 	status                                        int
 	tls                                           *tls.ConnectionState
 	policy                                        *policyRecord // nil: no policy ran
+	breaker                                       circuitbreaker.Decision
 }
 
 // appendRequestObject appends o as the JSON object of an
@@ -44,7 +46,9 @@ func appendRequestObject(b []byte, o *requestObject) []byte {
 	} else {
 		b = append(b, `"invalid"`...)
 	}
-	b = append(b, `},"circuit_breaker":{"decision":"invalid"},"compression":{"algorithm":`...)
+	b = append(b, `},"circuit_breaker":{"decision":"`...)
+	b = append(b, o.breaker.String()...)
+	b = append(b, `"},"compression":{"algorithm":`...)
 	if o.policy != nil && o.policy.compression != "" {
 		b = awsjson.AppendString(b, o.policy.compression)
 		b = append(b, `,"bytes_saved":`...)

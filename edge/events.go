@@ -91,11 +91,11 @@ func (x *exchange) publish(w http.ResponseWriter) {
 	e.Metrics.requests.With(statusClass(x.status)).Add(1)
 	e.Metrics.proxyLatency.observe(e.now().Sub(x.start))
 	o := requestObject{
-		reused: x.reused, clientIP: hostOf(addrString(r.RemoteAddr)), serverName: x.ep.host,
+		reused: x.reused, clientIP: hostOf(addrString(r.RemoteAddr)), serverName: x.serverName,
 		serverPort: e.publicPort(x.scheme), connStart: x.connStart,
 		method: r.Method, host: r.Host, path: r.URL.Path, query: r.URL.RawQuery, scheme: x.scheme, agent: r.UserAgent(),
 		reqBytes: x.reqBytes, respBytes: x.respBytes, reqHeaders: r.Header, respHeaders: x.responseHeaders(w),
-		status: x.status, tls: r.TLS, policy: x.policy,
+		status: x.status, tls: r.TLS, policy: x.policy, breaker: x.breaker,
 	}
 	if x.local != nil {
 		if ap, err := netip.ParseAddrPort(x.local.String()); err == nil {
@@ -108,7 +108,7 @@ func (x *exchange) publish(w http.ResponseWriter) {
 	o.raw = x.scheme + "://" + r.Host + r.URL.RequestURI()
 	bp := e.objects.Get().(*[]byte)
 	*bp = appendRequestObject((*bp)[:0], &o)
-	e.publishObject(x.ep.record.AccountID, "http_request_complete.v0", e.now(), nil, *bp)
+	e.publishObject(x.account, "http_request_complete.v0", e.now(), nil, *bp)
 	e.objects.Put(bp)
 }
 

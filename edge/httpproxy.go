@@ -15,7 +15,10 @@ import (
 
 	"golang.ngrok.com/muxado/v2"
 
+	"github.com/sluicehq/sluice/edge/circuitbreaker"
+	"github.com/sluicehq/sluice/internal/store"
 	"github.com/sluicehq/sluice/internal/tunnelwire"
+	"github.com/sluicehq/sluice/trafficpolicy"
 )
 
 // Public HTTP bounds.
@@ -151,72 +154,95 @@ func (h *publicHandler) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 		}
 	}
 	if ep == nil {
+		if er, rt := e.routing.lookup(host, r.URL.Path); er != nil {
+			h.serveRoute(w, r, host, er, rt, started)
+			return
+		}
 		e.Metrics.requests.With("4xx").Add(1)
 		publicError(w, http.StatusNotFound, codeNoEndpoint, fmt.Sprintf("No endpoint is online at %s://%s. An agent must bind it first.", h.scheme, host))
 		return
 	}
-	if !e.allowRequest(ep.record.AccountID) {
-		e.Metrics.rateLimited.Add(1)
-		ex := exchange{edge: e, ep: ep, scheme: h.scheme, req: r, start: started, connStart: started, status: http.StatusTooManyRequests}
-		w.Header().Set("Retry-After", "1")
-		publicError(w, http.StatusTooManyRequests, codeRateLimited, "The endpoint's account sends more requests a second than one edge takes. Slow down, and try again after Retry-After.")
-		ex.publish(w)
+	ex := exchange{edge: e, ep: ep, account: ep.record.AccountID, serverName: ep.host, scheme: h.scheme, req: r, start: started, connStart: started}
+	pc, bc, ok := ex.admit(w)
+	if !ok {
 		return
 	}
-	pc, _ := r.Context().Value(publicConnKey{}).(*publicConn)
-	if pc == nil {
-		pc = &publicConn{start: started}
-	}
-	account := ep.record.AccountID
-	pc.mu.Lock()
-	if pc.account != account {
-		if pc.account != "" {
-			e.closeConn(pc.account)
-			pc.account = ""
-		}
-		if !e.openConn(account) {
-			pc.mu.Unlock()
-			e.Metrics.connLimited.Add(1)
-			w.Header().Set("Retry-After", "1")
-			publicError(w, http.StatusTooManyRequests, codeConnLimit, "The endpoint's account has as many public connections open as it may. Try again shortly.")
-			return
-		}
-		pc.account = account
-	}
-	bc := pc.backend
 	if bc != nil && bc.ep != ep {
 		bc.close()
 		bc = nil
 	}
-	pc.backend = nil // held by this request until it ends well
-	pc.mu.Unlock()
-
-	ex := exchange{edge: e, ep: ep, scheme: h.scheme, req: r, start: started, connStart: pc.start, local: pc.local}
 	if ep.policy == nil {
 		bc = ex.proxy(w, bc)
 		ex.publish(w)
 		pc.keep(bc, &ex)
 		return
 	}
-	// The endpoint's traffic policy runs around the proxying: it may
-	// answer itself (deny, custom-response, rate-limit), change the
-	// answer, and log into the request's event.
+	bc = ex.runPolicy(w, ep.policy, func(w http.ResponseWriter, bc *backendConn) *backendConn { return ex.proxy(w, bc) }, bc)
+	pc.keep(bc, &ex)
+}
+
+// admit takes the exchange's request from its account's rate and counts
+// its public connection against the account's limit; when either refuses
+// it, it answers (and reports a rate-limited request) and returns false.
+// It returns the public connection and the stream it kept, which the
+// request holds until it ends well (publicConn.keep).
+func (x *exchange) admit(w http.ResponseWriter) (*publicConn, *backendConn, bool) {
+	e, r := x.edge, x.req
+	if !e.allowRequest(x.account) {
+		e.Metrics.rateLimited.Add(1)
+		x.status = http.StatusTooManyRequests
+		w.Header().Set("Retry-After", "1")
+		publicError(w, http.StatusTooManyRequests, codeRateLimited, "The endpoint's account sends more requests a second than one edge takes. Slow down, and try again after Retry-After.")
+		x.publish(w)
+		return nil, nil, false
+	}
+	pc, _ := r.Context().Value(publicConnKey{}).(*publicConn)
+	if pc == nil {
+		pc = &publicConn{start: x.start}
+	}
+	pc.mu.Lock()
+	defer pc.mu.Unlock()
+	if pc.account != x.account {
+		if pc.account != "" {
+			e.closeConn(pc.account)
+			pc.account = ""
+		}
+		if !e.openConn(x.account) {
+			e.Metrics.connLimited.Add(1)
+			w.Header().Set("Retry-After", "1")
+			publicError(w, http.StatusTooManyRequests, codeConnLimit, "The endpoint's account has as many public connections open as it may. Try again shortly.")
+			return nil, nil, false
+		}
+		pc.account = x.account
+	}
+	bc := pc.backend
+	pc.backend = nil // held by this request until it ends well
+	x.connStart, x.local = pc.start, pc.local
+	return pc, bc, true
+}
+
+// runPolicy runs a traffic policy around serve, which proxies the
+// request on bc: the policy may answer itself (deny, custom-response,
+// rate-limit), change the answer, and log into the request's event,
+// which it publishes. It returns the stream serve returned.
+func (x *exchange) runPolicy(w http.ResponseWriter, policy *trafficpolicy.Policy, serve func(http.ResponseWriter, *backendConn) *backendConn, bc *backendConn) *backendConn {
+	r := x.req
 	pw := &policyWriter{ResponseWriter: w}
 	record := &policyRecord{}
 	proxied := false
-	ep.policy.Serve(pw, r.WithContext(context.WithValue(r.Context(), policyRecordKey{}, record)), http.HandlerFunc(func(w http.ResponseWriter, pr *http.Request) {
+	policy.Serve(pw, r.WithContext(context.WithValue(r.Context(), policyRecordKey{}, record)), http.HandlerFunc(func(w http.ResponseWriter, pr *http.Request) {
 		proxied = true
-		ex.req = pr
-		bc = ex.proxy(w, bc)
+		x.req = pr
+		bc = serve(w, bc)
 	}))
-	ex.req = r
-	if !proxied || pw.status != 0 && pw.status != ex.status {
+	x.req = r
+	if !proxied || pw.status != 0 && pw.status != x.status {
 		// The policy's answer is what the client got.
-		ex.status, ex.respBytes, ex.respHeaders = pw.status, pw.written, nil
+		x.status, x.respBytes, x.respHeaders = pw.status, pw.written, nil
 	}
-	ex.policy = record
-	ex.publish(pw)
-	pc.keep(bc, &ex)
+	x.policy = record
+	x.publish(pw)
+	return bc
 }
 
 // proxy sends the exchange's request to the endpoint's agent, on bc (the
@@ -225,7 +251,7 @@ func (h *publicHandler) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 func (x *exchange) proxy(w http.ResponseWriter, bc *backendConn) *backendConn {
 	for attempt := 0; ; attempt++ {
 		if bc == nil {
-			if bc = openBackend(x.ep, x.req); bc == nil {
+			if bc = x.openBackend(x.scheme); bc == nil {
 				x.status = http.StatusBadGateway
 				publicError(w, http.StatusBadGateway, codeAgentGone, "The agent serving this endpoint could not be reached. Try again shortly.")
 				return nil
@@ -260,14 +286,21 @@ func (pc *publicConn) keep(bc *backendConn, x *exchange) {
 	}
 }
 
-// openBackend opens a stream to the endpoint's agent for the public
-// connection of r, or returns nil when the agent cannot be reached.
-func openBackend(ep *endpoint, r *http.Request) *backendConn {
+// openBackend opens a stream to the exchange's endpoint's agent, or
+// returns nil when the agent cannot be reached. A labeled tunnel's stream
+// says it comes from an HTTPS edge, and carries proto: the scheme of an
+// HTTP request, or "tcp" for a converted WebSocket's bytes.
+func (x *exchange) openBackend(proto string) *backendConn {
+	ep := x.ep
 	st, err := ep.session.mux.OpenTypedStream(muxado.StreamType(tunnelwire.CallProxy))
 	if err != nil {
 		return nil
 	}
-	if err := tunnelwire.WriteProxyHeader(st, tunnelwire.ProxyHeader{ID: ep.bindID, ClientAddr: r.RemoteAddr, Proto: ep.proto}); err != nil {
+	h := tunnelwire.ProxyHeader{ID: ep.bindID, ClientAddr: x.req.RemoteAddr, Proto: ep.proto}
+	if ep.proto == store.ProtoLabeled {
+		h.Proto, h.EdgeType = proto, "https"
+	}
+	if err := tunnelwire.WriteProxyHeader(st, h); err != nil {
 		_ = st.Close()
 		return nil
 	}
@@ -286,13 +319,19 @@ func publicError(w http.ResponseWriter, status int, code, msg string) {
 // exchange is one public request and its response, as the event reports
 // them.
 type exchange struct {
-	edge      *Edge
-	ep        *endpoint
-	scheme    string
-	req       *http.Request
-	start     time.Time
-	connStart time.Time
-	local     net.Addr
+	edge *Edge
+	// ep is the endpoint or labeled tunnel the request went to; nil for
+	// a route's request that reached none.
+	ep *endpoint
+	// account is whose request it is; serverName the endpoint's host, or
+	// the request's at an HTTPS edge.
+	account    string
+	serverName string
+	scheme     string
+	req        *http.Request
+	start      time.Time
+	connStart  time.Time
+	local      net.Addr
 
 	reused bool
 	// keep says the stream may carry the connection's next request.
@@ -305,6 +344,8 @@ type exchange struct {
 	// policy is what the endpoint's traffic policy did; nil without
 	// one.
 	policy *policyRecord
+	// breaker is the route's circuit breaker's decision.
+	breaker circuitbreaker.Decision
 }
 
 // roundTrip writes the request to the agent's stream and the response

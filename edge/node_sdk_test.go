@@ -26,6 +26,8 @@ import (
 type nodeAgent struct {
 	HTTP string `json:"http"`
 	TCP  string `json:"tcp"`
+	// Labeled are the ids of its labeled listeners (AGENT_LABELED).
+	Labeled []string `json:"labeled"`
 }
 
 // nodeAgentCommand returns the command that runs testdata/node-agent.js

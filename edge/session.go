@@ -270,8 +270,12 @@ func (s *session) serveCall(call tunnelwire.Call, st muxado.TypedStream) {
 	case tunnelwire.CallServerInfo:
 		_ = tunnelwire.WriteMessage(st, tunnelwire.ServerInfoResponse{Region: s.edge.cfg.Region})
 	case tunnelwire.CallStartLabeled:
-		_ = tunnelwire.WriteMessage(st, tunnelwire.StartLabeledResponse{
-			Error: "labeled tunnels are not served: bind an endpoint by its URL instead (ERR_SLUICE_" + codeLabeled + ")"})
+		var req tunnelwire.StartLabeled
+		if err := tunnelwire.ReadMessage(st, &req); err != nil {
+			_ = tunnelwire.WriteMessage(st, tunnelwire.StartLabeledResponse{Error: "the labeled tunnel's request could not be read: " + err.Error()})
+			return
+		}
+		_ = tunnelwire.WriteMessage(st, s.startLabeled(req))
 	case tunnelwire.CallPatchTunnelState:
 		_ = tunnelwire.WriteMessage(st, tunnelwire.ErrorResponse{
 			Error: "changing an endpoint's name, description, metadata or policy while it runs is not served: close the endpoint and bind it again (ERR_SLUICE_" + codePatch + ")"})

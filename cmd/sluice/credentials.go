@@ -30,7 +30,8 @@ sluice (/credentials). A credential's token is the authtoken an agent
 connects with: it is shown once, by create, and sluice keeps only its hash.
 Its ACL limits what the agent may bind: "*" or no rule for anything,
 bind:<domain>, bind:*.<domain> (every name under the domain, not the domain
-itself) or bind:<host>:<port>. Its owner is a bot user of the account.
+itself), bind:<host>:<port> or bind:<label>=<value> (a labeled tunnel's
+label; <value> * for any). Its owner is a bot user of the account.
 
 --api-url and --api-key can be set as SLUICE_API_URL and SLUICE_API_KEY.`,
 		row: func(c apiwire.Credential) []string {

@@ -251,7 +251,7 @@ func (a *app) newEdgeRole() (*edgeRole, error) {
 	}
 	cfg := edge.Config{
 		Store: a.store, Domain: f.domain, Region: f.region, EdgeID: r.edgeID, Secret: secret,
-		Version: buildVersion(), Log: log, IngressOwner: a.store.AgentIngressOwner,
+		Version: buildVersion(), Log: log, IngressOwner: a.store.AgentIngressOwner, Routing: a.store,
 		Limits: edge.Limits{RequestRate: f.requestRate, Connections: f.maxConnections},
 	}
 	r.buffer = edge.NewBuffer(a.producer, f.bufferEvents, log)

@@ -11,9 +11,13 @@
 //	AGENT_HTTP_UPSTREAM  the URL the HTTP endpoint forwards to, e.g. http://127.0.0.1:8080
 //	AGENT_TCP_UPSTREAM   the URL the TCP endpoint (on a port the edge chooses) forwards to, e.g. tcp://127.0.0.1:9090
 //	AGENT_LOG_LEVEL      optional: the SDK's log level (ERROR ... TRACE), logged to stderr
+//	AGENT_LABELED        optional: a JSON list of labeled listeners to start,
+//	                     [{"labels": {"edge": "web"}, "upstream": "http://127.0.0.1:8080"}]
+//	AGENT_LABELED_ONLY   optional: "1" to start the labeled listeners only
 //
-// It prints one JSON line, {"http": URL, "tcp": URL}, the endpoints as
-// bound, then stays up until its standard input closes: it then closes
+// It prints one JSON line, {"http": URL, "tcp": URL, "labeled": [ID]},
+// the endpoints as bound and the labeled listeners' ids, then stays up
+// until its standard input closes: it then closes
 // the session and exits 0. On an error it says so on stderr and exits 1.
 'use strict';
 
@@ -32,9 +36,8 @@ async function main() {
   const authtoken = env('AGENT_AUTHTOKEN');
   const serverAddr = env('AGENT_SERVER_ADDR');
   const ca = fs.readFileSync(env('AGENT_CA_FILE'));
-  const httpURL = new URL(env('AGENT_HTTP_URL'));
-  const httpUpstream = env('AGENT_HTTP_UPSTREAM');
-  const tcpUpstream = env('AGENT_TCP_UPSTREAM');
+  const labeledOnly = process.env.AGENT_LABELED_ONLY === '1';
+  const labeled = JSON.parse(process.env.AGENT_LABELED || '[]');
   if (process.env.AGENT_LOG_LEVEL) {
     ngrok.loggingCallback((level, target, message) => {
       process.stderr.write(`${level} ${target}: ${message}\n`);
@@ -58,12 +61,26 @@ async function main() {
     })
     .connect();
 
-  const http = await session.httpEndpoint()
-    .scheme(httpURL.protocol.replace(/:$/, '').toUpperCase())
-    .domain(httpURL.hostname)
-    .listenAndForward(httpUpstream);
-  const tcp = await session.tcpEndpoint().listenAndForward(tcpUpstream);
-  process.stdout.write(JSON.stringify({ http: http.url(), tcp: tcp.url() }) + '\n');
+  const out = { labeled: [] };
+  if (!labeledOnly) {
+    const httpURL = new URL(env('AGENT_HTTP_URL'));
+    const http = await session.httpEndpoint()
+      .scheme(httpURL.protocol.replace(/:$/, '').toUpperCase())
+      .domain(httpURL.hostname)
+      .listenAndForward(env('AGENT_HTTP_UPSTREAM'));
+    const tcp = await session.tcpEndpoint().listenAndForward(env('AGENT_TCP_UPSTREAM'));
+    out.http = http.url();
+    out.tcp = tcp.url();
+  }
+  for (const l of labeled) {
+    let builder = session.labeledListener();
+    for (const [name, value] of Object.entries(l.labels)) {
+      builder = builder.label(name, value);
+    }
+    const listener = await builder.listenAndForward(l.upstream);
+    out.labeled.push(listener.id());
+  }
+  process.stdout.write(JSON.stringify(out) + '\n');
 
   await stopped;
   await session.close();

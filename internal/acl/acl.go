@@ -21,7 +21,11 @@ const Any = "*"
 const BindPrefix = "bind:"
 
 // Forms says the forms of a rule, for messages.
-const Forms = `"*", "bind:<domain>" (such as bind:app.example.com), "bind:*.<domain>" (such as bind:*.example.com) or "bind:<host>:<port>" (such as bind:example.com:8443)`
+const Forms = `"*", "bind:<domain>" (such as bind:app.example.com), "bind:*.<domain>" (such as bind:*.example.com), "bind:<host>:<port>" (such as bind:example.com:8443) or "bind:<label>=<value>" (such as bind:edge=web, or bind:edge=* for any value)`
+
+// labelRule is the canonical value of a label rule's "<label>=<value>":
+// a label does not look like any target of ParseTarget.
+const labelRule = "label "
 
 // RuleError is a rule that is none of the allowed forms.
 type RuleError struct {
@@ -68,6 +72,12 @@ func ruleValue(rule string) (string, error) {
 	if value == "" {
 		return "", fmt.Errorf("binds nothing")
 	}
+	if name, v, ok := strings.Cut(value, "="); ok {
+		if name == "" || v == "" || strings.ContainsAny(value, " \t") || strings.Contains(v, "=") {
+			return "", fmt.Errorf("binds the label %q, which is not <label>=<value> (or <label>=*) without spaces", value)
+		}
+		return labelRule + value, nil
+	}
 	canonical, err := parseTarget(value, true)
 	if err != nil {
 		return "", fmt.Errorf("binds %q, which %w", value, err)
@@ -111,4 +121,24 @@ func Allows(rules []string, target string) (bool, error) {
 		}
 	}
 	return false, nil
+}
+
+// AllowsLabel reports whether a credential with the rules may start a
+// labeled tunnel with the label name=value: no rules, "*",
+// "bind:<name>=<value>" or "bind:<name>=*" allow it. Domain and address
+// rules allow no label: a credential limited to names cannot take the
+// traffic of the account's routes by labeling a tunnel.
+func AllowsLabel(rules []string, name, value string) bool {
+	if len(rules) == 0 {
+		return true
+	}
+	for _, rule := range rules {
+		v, err := ruleValue(rule)
+		switch {
+		case err != nil:
+		case v == Any, v == labelRule+name+"="+value, v == labelRule+name+"=*":
+			return true
+		}
+	}
+	return false
 }

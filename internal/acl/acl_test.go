@@ -219,3 +219,40 @@ func FuzzAllows(f *testing.F) {
 		}
 	})
 }
+
+// TestAllowsLabel: label rules allow their label, or any value of it with
+// =*; domain rules allow no label; a malformed label rule is refused by
+// Check and allows nothing; a label rule allows no domain.
+func TestAllowsLabel(t *testing.T) {
+	for _, tc := range []struct {
+		rules       []string
+		name, value string
+		want        bool
+	}{
+		{nil, "edge", "web", true},
+		{[]string{"*"}, "edge", "web", true},
+		{[]string{"bind:edge=web"}, "edge", "web", true},
+		{[]string{"bind:edge=web"}, "edge", "api", false},
+		{[]string{"bind:edge=web"}, "team", "web", false},
+		{[]string{"bind:edge=*"}, "edge", "anything", true},
+		{[]string{"bind:*.example.com"}, "edge", "web", false},
+		{[]string{"bind:app.example.com", "bind:team=a"}, "team", "a", true},
+		{[]string{"bind:edge="}, "edge", "", false},
+		{[]string{"bind:=web"}, "", "web", false},
+	} {
+		if got := AllowsLabel(tc.rules, tc.name, tc.value); got != tc.want {
+			t.Errorf("AllowsLabel(%q, %s=%s) = %v, want %v", tc.rules, tc.name, tc.value, got, tc.want)
+		}
+	}
+	for _, rule := range []string{"bind:edge=", "bind:=web", "bind:a=b=c", "bind:a b=c"} {
+		if err := Check([]string{rule}); err == nil {
+			t.Errorf("Check(%q) passed", rule)
+		}
+	}
+	if err := Check([]string{"bind:edge=web", "bind:edge=*"}); err != nil {
+		t.Errorf("Check of label rules: %v", err)
+	}
+	if ok, _ := Allows([]string{"bind:edge=web"}, "web"); ok {
+		t.Error("a label rule allows a domain")
+	}
+}

@@ -11,6 +11,7 @@ import (
 	"encoding/json"
 	"fmt"
 	"io"
+	"log/slog"
 	"math/rand/v2"
 	"net"
 	"net/http"
@@ -140,6 +141,8 @@ type Edge struct {
 	CA        *edge.DevCA
 	// Roots trust the CA, for agents and HTTPS clients.
 	Roots *x509.CertPool
+	// Routing is where the test puts HTTPS edges, routes and backends.
+	Routing *Routing
 }
 
 func Start(t *testing.T, options ...func(*edge.Config)) *Edge {
@@ -166,13 +169,14 @@ func Start(t *testing.T, options ...func(*edge.Config)) *Edge {
 	}
 	low := FreePortRange(t)
 	te := &Edge{Store: NewStore(), Events: &Events{}, Agents: agentsLn.Addr().String(), HTTPAddr: httpLn.Addr().String(),
-		HTTPSAddr: httpsLn.Addr().String(), CA: ca, Roots: x509.NewCertPool()}
+		HTTPSAddr: httpsLn.Addr().String(), CA: ca, Roots: x509.NewCertPool(), Routing: NewRouting()}
 	te.Roots.AppendCertsFromPEM(ca.PEM)
 	cfg := edge.Config{
 		Store: te.Store, Events: te.Events, Domain: "sluice.localhost", EdgeID: "edge-test",
 		HTTPPort: httpLn.Addr().(*net.TCPAddr).Port, HTTPSPort: httpsLn.Addr().(*net.TCPAddr).Port,
 		TCPHost: "127.0.0.1", TCPListenHost: "127.0.0.1",
 		TCPPorts: edge.PortRange{Low: low, High: low + 9},
+		Routing:  te.Routing,
 	}
 	for _, o := range options {
 		o(&cfg)
@@ -266,4 +270,71 @@ func (te *Edge) Get(t *testing.T, host, path string) (*http.Response, string) {
 	defer resp.Body.Close()
 	body, _ := io.ReadAll(resp.Body)
 	return resp, string(body)
+}
+
+// Routing is the edge's routing source in tests (edge.Config.Routing):
+// Put hands it a change and returns once the edge has applied it.
+type Routing struct {
+	feed chan routingPut
+}
+
+type routingPut struct {
+	change store.RoutingChange
+	done   chan struct{}
+}
+
+// NewRouting returns a routing source with nothing in it.
+func NewRouting() *Routing { return &Routing{feed: make(chan routingPut)} }
+
+// FollowRouting applies each change Put gives until ctx ends.
+func (r *Routing) FollowRouting(ctx context.Context, _ *slog.Logger, apply func(store.RoutingChange), ready func()) {
+	if ready != nil {
+		ready()
+	}
+	for {
+		select {
+		case p := <-r.feed:
+			apply(p.change)
+			close(p.done)
+		case <-ctx.Done():
+			return
+		}
+	}
+}
+
+// Put hands the edge a change and waits until it has applied it.
+func (r *Routing) Put(t *testing.T, c store.RoutingChange) {
+	t.Helper()
+	p := routingPut{change: c, done: make(chan struct{})}
+	select {
+	case r.feed <- p:
+		<-p.done
+	case <-time.After(10 * time.Second):
+		t.Fatal("the edge took no routing change for 10s: does it serve agents?")
+	}
+}
+
+// PutEdge puts an HTTPS edge of the account with the hostports
+// (<domain>:443).
+func (r *Routing) PutEdge(t *testing.T, e store.HTTPSEdge) {
+	t.Helper()
+	r.Put(t, store.RoutingChange{Key: "https_edges." + e.AccountID + "." + e.ID, Edge: &e})
+}
+
+// PutRoute puts a route of an HTTPS edge.
+func (r *Routing) PutRoute(t *testing.T, rt store.HTTPSEdgeRoute) {
+	t.Helper()
+	r.Put(t, store.RoutingChange{Key: "https_edge_routes." + rt.AccountID + "." + rt.ID, Route: &rt})
+}
+
+// DeleteRoute deletes a route.
+func (r *Routing) DeleteRoute(t *testing.T, account, id string) {
+	t.Helper()
+	r.Put(t, store.RoutingChange{Key: "https_edge_routes." + account + "." + id, Deleted: true})
+}
+
+// PutBackend puts a tunnel group backend.
+func (r *Routing) PutBackend(t *testing.T, b store.TunnelGroupBackend) {
+	t.Helper()
+	r.Put(t, store.RoutingChange{Key: "tunnel_group_backends." + b.AccountID + "." + b.ID, Backend: &b})
 }

@@ -198,7 +198,7 @@ func Credentials() Spec {
 		Fields: append(described(Bytes),
 			Field{Name: "token", Kind: String, ShownOnce: true},
 			Field{Name: "acl", Kind: List, Create: true, Update: true,
-				Usage: `what the token may bind, rules separated by commas: "*" (anything), bind:<domain>, bind:*.<domain> or bind:<host>:<port>; --acl "" removes every rule`},
+				Usage: `what the token may bind, rules separated by commas: "*" (anything), bind:<domain>, bind:*.<domain>, bind:<host>:<port> or bind:<label>=<value>; --acl "" removes every rule`},
 			Field{Name: "owner_id", Kind: String, Create: true, Update: true,
 				Usage: `the bot user that owns the credential (bot_...); --owner-id "" removes the owner`}),
 	}

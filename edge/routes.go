@@ -1,0 +1,123 @@
+package edge
+
+import (
+	"errors"
+	"fmt"
+	"net/http"
+	"strconv"
+	"time"
+
+	"github.com/sluicehq/sluice/edge/circuitbreaker"
+)
+
+// Error codes of requests at HTTPS edges.
+const (
+	codeNoRoute      = "640"
+	codeNoBackend    = "641"
+	codeNoTunnel     = "642"
+	codeCircuitOpen  = "643"
+	codeRoutePolicy  = "644"
+	codeNotWebSocket = "645"
+)
+
+// errConnectRules is a route's policy with on_tcp_connect rules, which
+// no route runs (the store refuses it at write).
+var errConnectRules = errors.New("the policy has on_tcp_connect rules, which routes do not run")
+
+// serveRoute serves a request at a hostport of an HTTPS edge: its route's
+// traffic policy runs around the route's circuit breaker and its
+// backend's tunnels, or its websocket TCP converter.
+func (h *publicHandler) serveRoute(w http.ResponseWriter, r *http.Request, host string, er *edgeRoutes, rt *route, started time.Time) {
+	e := h.edge
+	ex := exchange{edge: e, account: er.edge.AccountID, serverName: host, scheme: h.scheme, req: r, start: started, connStart: started}
+	if rt == nil {
+		ex.status = http.StatusNotFound
+		publicError(w, http.StatusNotFound, codeNoRoute, fmt.Sprintf("No route of the HTTPS edge at %s takes the path %s. Add a route that matches it.", host, r.URL.Path))
+		ex.publish(w)
+		return
+	}
+	pc, bc, ok := ex.admit(w)
+	if !ok {
+		return
+	}
+	serve := func(w http.ResponseWriter, bc *backendConn) *backendConn { return ex.routeProxy(w, rt, bc) }
+	switch {
+	case rt.policyErr != nil:
+		if bc != nil {
+			bc.close()
+		}
+		e.cfg.Log.Warn("a route's traffic policy cannot be loaded; the route answers 503", "route", rt.rec.ID, "error", rt.policyErr)
+		ex.status = http.StatusServiceUnavailable
+		publicError(w, http.StatusServiceUnavailable, codeRoutePolicy, "The route's traffic policy cannot be loaded, and the route is closed until it is fixed.")
+		ex.publish(w)
+		return
+	case rt.policy != nil:
+		bc = ex.runPolicy(w, rt.policy, serve, bc)
+	default:
+		bc = serve(w, bc)
+		ex.publish(w)
+	}
+	pc.keep(bc, &ex)
+}
+
+// routeProxy sends the exchange's request through the route: its circuit
+// breaker decides, a tunnel of its backend's group takes it (bc's, the
+// public connection's last, while it is in the group), and the outcome
+// counts in the breaker. It returns the stream for the connection's next
+// request.
+func (x *exchange) routeProxy(w http.ResponseWriter, rt *route, bc *backendConn) *backendConn {
+	e := x.edge
+	release := func() *backendConn {
+		if bc != nil {
+			bc.close()
+		}
+		return nil
+	}
+	var prefer *endpoint
+	if bc != nil {
+		prefer = bc.ep
+	}
+	b := rt.rec.Backend
+	if b == nil || !b.Enabled {
+		x.status = http.StatusServiceUnavailable
+		publicError(w, http.StatusServiceUnavailable, codeNoBackend, "The route has no backend: give it a tunnel group backend (PUT its backend module).")
+		return release()
+	}
+	group := e.routing.backend(b.BackendID)
+	if group == nil || group.AccountID != x.account {
+		x.status = http.StatusServiceUnavailable
+		publicError(w, http.StatusServiceUnavailable, codeNoBackend, "The route's backend "+b.BackendID+" does not exist: give the route another one.")
+		return release()
+	}
+	ep := e.pickTunnel(x.account, group, prefer)
+	if ep == nil {
+		x.status = http.StatusBadGateway
+		publicError(w, http.StatusBadGateway, codeNoTunnel, "No tunnel of the route's backend is online. An agent must start a labeled tunnel with the backend's labels.")
+		return release()
+	}
+	if bc != nil && bc.ep != ep {
+		bc = release()
+	}
+	x.ep = ep
+	decision := circuitbreaker.Invalid
+	if rt.breaker != nil {
+		decision = rt.breaker.Allow(e.now().UnixNano())
+		x.breaker = decision
+		if decision == circuitbreaker.Block {
+			x.status = http.StatusServiceUnavailable
+			w.Header().Set("Retry-After", strconv.Itoa(int(rt.rec.CircuitBreaker.TrippedDuration)))
+			publicError(w, http.StatusServiceUnavailable, codeCircuitOpen, "The route's upstream is failing, and its circuit breaker holds requests back for now. Try again after Retry-After.")
+			return release()
+		}
+	}
+	if rt.rec.WebsocketTCPConverter != nil && rt.rec.WebsocketTCPConverter.Enabled {
+		release()
+		x.convertWebSocket(w)
+	} else {
+		bc = x.proxy(w, bc)
+	}
+	if decision != circuitbreaker.Invalid {
+		rt.breaker.Done(e.now().UnixNano(), decision, x.status >= 500 || x.status == 0)
+	}
+	return bc
+}
