@@ -25,6 +25,10 @@ type Peers interface {
 	// this one, whose agent serves the endpoint of the scheme ("http" or
 	// "https") at host, and false when none is known.
 	Find(scheme, host string) (peer string, ok bool)
+	// FindLabeled returns the peer address of the edge, other than this
+	// one, serving a labeled tunnel of the account whose labels selects,
+	// and false when none is known.
+	FindLabeled(accountID string, selects func(labels map[string]string) bool) (peer string, ok bool)
 }
 
 // HeaderForwarded carries a forwarded request's public connection from

@@ -22,6 +22,33 @@ import (
 type peerTable struct {
 	mu    sync.Mutex
 	hosts map[string]string // "scheme host" → peer address
+	// labeled are labeled tunnels' labels and peers, by account.
+	labeled map[string][]peerTunnel
+}
+
+type peerTunnel struct {
+	labels map[string]string
+	peer   string
+}
+
+func (p *peerTable) FindLabeled(account string, selects func(map[string]string) bool) (string, bool) {
+	p.mu.Lock()
+	defer p.mu.Unlock()
+	for _, t := range p.labeled[account] {
+		if selects(t.labels) {
+			return t.peer, true
+		}
+	}
+	return "", false
+}
+
+func (p *peerTable) setLabeled(account string, labels map[string]string, peer string) {
+	p.mu.Lock()
+	defer p.mu.Unlock()
+	if p.labeled == nil {
+		p.labeled = map[string][]peerTunnel{}
+	}
+	p.labeled[account] = append(p.labeled[account], peerTunnel{labels: labels, peer: peer})
 }
 
 func (p *peerTable) Find(scheme, host string) (string, bool) {

@@ -100,6 +100,15 @@ func (e *Edge) releaseLabeled(ep *endpoint) {
 	}
 }
 
+// hasTunnel reports whether a labeled tunnel of the account that the
+// backend selects is here.
+func (e *Edge) hasTunnel(account string, b *store.TunnelGroupBackend) bool {
+	e.mu.Lock()
+	tunnels := e.labeled[account]
+	e.mu.Unlock()
+	return slices.ContainsFunc(tunnels, func(t *endpoint) bool { return b.Selects(t.labels) })
+}
+
 // pickTunnel returns a labeled tunnel of the account that the backend
 // selects, nil when none is here. It keeps prefer, the tunnel the public
 // connection used last, while it is in the group; otherwise it takes the

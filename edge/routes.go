@@ -36,6 +36,19 @@ func (h *publicHandler) serveRoute(w http.ResponseWriter, r *http.Request, host 
 		ex.publish(w)
 		return
 	}
+	if !h.forwarded && e.forwarder != nil {
+		// No tunnel of the route's group is connected here: the edge
+		// that has one serves the request, its modules and all.
+		if b := rt.rec.Backend; b != nil && b.Enabled {
+			if group := e.routing.backend(b.BackendID); group != nil && group.AccountID == ex.account && !e.hasTunnel(ex.account, group) {
+				if peer, ok := e.cfg.Peers.FindLabeled(ex.account, group.Selects); ok {
+					e.Metrics.forwardedOut.Add(1)
+					e.forwarder.forward(w, r, peer)
+					return
+				}
+			}
+		}
+	}
 	pc, bc, ok := ex.admit(w)
 	if !ok {
 		return

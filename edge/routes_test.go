@@ -429,3 +429,35 @@ func TestRouteTrafficPolicy(t *testing.T) {
 		t.Errorf("a route whose policy does not load: %d %q", resp.StatusCode, body)
 	}
 }
+
+// TestRoutesForwardToTheEdgeOfTheTunnel: an edge with no tunnel of a
+// route's group forwards the request to the edge that has one, which
+// serves it, the route's modules and all.
+func TestRoutesForwardToTheEdgeOfTheTunnel(t *testing.T) {
+	secret := []byte("the secret every edge of the test shares")
+	peersOfA, peersOfB := &peerTable{hosts: map[string]string{}}, &peerTable{hosts: map[string]string{}}
+	a := startEdge(t, func(c *edge.Config) { c.Secret, c.Peers = secret, peersOfA })
+	b := startEdge(t, func(c *edge.Config) { c.Secret, c.Peers = secret, peersOfB })
+	peerB := servePeers(t, b)
+	acct := newRoutedAccount(t, a)
+	b.Routing.PutEdge(t, store.HTTPSEdge{ID: acct.edgeID, AccountID: acct.id, Hostports: []string{acct.host + ":443"}})
+	labels := map[string]string{"edge": "web"}
+	web := acct.backend(t, a, labels)
+	b.Routing.PutBackend(t, store.TunnelGroupBackend{ID: web, AccountID: acct.id, Labels: labels})
+	rt := acct.route(t, a, store.HTTPSEdgeRoute{MatchType: store.MatchPathPrefix, Match: "/", Backend: backendOf(web),
+		CircuitBreaker: &store.CircuitBreaker{Enabled: true, TrippedDuration: 5, RollingWindow: 10, NumBuckets: 10, VolumeThreshold: 100, ErrorThresholdPercentage: 0.5}})
+	b.Routing.PutRoute(t, rt)
+	startLabeledNodeAgent(t, b, b.Credential(acct.id), labeledListener{Labels: map[string]string{"edge": "web", "zone": "b"}, Upstream: namedUpstream(t, "on-b", nil)})
+
+	if resp, body := a.Get(t, acct.host, "/x"); resp.StatusCode != http.StatusBadGateway || !strings.Contains(body, "ERR_SLUICE_642") {
+		t.Fatalf("A, knowing no edge with the tunnel: %d %q", resp.StatusCode, body)
+	}
+	peersOfA.setLabeled(acct.id, map[string]string{"edge": "web", "zone": "b"}, peerB)
+	if resp, body := a.Get(t, acct.host, "/through-a"); resp.StatusCode != 200 || body != "on-b /through-a" {
+		t.Fatalf("through A: %d %q", resp.StatusCode, body)
+	}
+	ev := eventsAtLeast(t, b, 1)[0]
+	if got := dig(ev, "circuit_breaker", "decision"); got != "allow" {
+		t.Errorf("B's event: circuit_breaker.decision %v, want allow (B ran the route)", got)
+	}
+}

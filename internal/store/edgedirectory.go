@@ -12,7 +12,7 @@ import (
 )
 
 // EdgeDirectory knows which edge process serves each HTTP and HTTPS
-// endpoint, and where the other edges reach it (HeartbeatEdge's peer), from
+// endpoint and each labeled tunnel, and where the other edges reach it (HeartbeatEdge's peer), from
 // a watch of the endpoints and the edges' heartbeats: an edge that takes a
 // public request for a host its own agents do not serve asks it where to
 // forward the request (edge.Peers). It forgets everything while it does
@@ -27,6 +27,13 @@ type EdgeDirectory struct {
 	endpoints map[string]directoryEndpoint   // by the endpoint's key
 	hosts     map[string]map[string]struct{} // keys of the endpoints, by "scheme host"
 	edges     map[string]edgeHeartbeat       // by edge id
+	// labeled are the labeled tunnels, by account and by key.
+	labeled map[string]map[string]directoryTunnel
+}
+
+type directoryTunnel struct {
+	labels map[string]string
+	edgeID string
 }
 
 type directoryEndpoint struct {
@@ -47,6 +54,7 @@ func (d *EdgeDirectory) reset() {
 	d.endpoints = make(map[string]directoryEndpoint)
 	d.hosts = make(map[string]map[string]struct{})
 	d.edges = make(map[string]edgeHeartbeat)
+	d.labeled = make(map[string]map[string]directoryTunnel)
 }
 
 // Find returns the peer address of a live edge other than this one that
@@ -58,6 +66,20 @@ func (d *EdgeDirectory) Find(scheme, host string) (string, bool) {
 	for key := range d.hosts[scheme+" "+strings.ToLower(host)] {
 		edgeID := d.endpoints[key].edgeID
 		if beat, ok := d.edges[edgeID]; ok && edgeID != d.self && beat.Peer != "" && beat.At.After(since) {
+			return beat.Peer, true
+		}
+	}
+	return "", false
+}
+
+// FindLabeled returns the peer address of a live edge other than this one
+// that serves a labeled tunnel of the account whose labels selects.
+func (d *EdgeDirectory) FindLabeled(accountID string, selects func(labels map[string]string) bool) (string, bool) {
+	since := d.s.now().Add(-EdgeTimeout)
+	d.mu.Lock()
+	defer d.mu.Unlock()
+	for _, t := range d.labeled[accountID] {
+		if beat, ok := d.edges[t.edgeID]; ok && t.edgeID != d.self && beat.Peer != "" && beat.At.After(since) && selects(t.labels) {
 			return beat.Peer, true
 		}
 	}
@@ -93,6 +115,12 @@ func (d *EdgeDirectory) apply(entry jetstream.KeyValueEntry) {
 		d.edges[edgeID] = beat
 		return
 	}
+	if account, _, ok := strings.Cut(strings.TrimPrefix(key, endpointsKind+"."), "."); ok && d.labeled[account] != nil {
+		delete(d.labeled[account], key)
+		if len(d.labeled[account]) == 0 {
+			delete(d.labeled, account)
+		}
+	}
 	if old, ok := d.endpoints[key]; ok {
 		delete(d.endpoints, key)
 		delete(d.hosts[old.host], key)
@@ -101,7 +129,17 @@ func (d *EdgeDirectory) apply(entry jetstream.KeyValueEntry) {
 		}
 	}
 	var e Endpoint
-	if deleted || json.Unmarshal(entry.Value(), &e) != nil || (e.Proto != "http" && e.Proto != "https") {
+	if deleted || json.Unmarshal(entry.Value(), &e) != nil {
+		return
+	}
+	if e.Proto == ProtoLabeled {
+		if d.labeled[e.AccountID] == nil {
+			d.labeled[e.AccountID] = make(map[string]directoryTunnel)
+		}
+		d.labeled[e.AccountID][key] = directoryTunnel{labels: e.Labels, edgeID: e.EdgeID}
+		return
+	}
+	if e.Proto != "http" && e.Proto != "https" {
 		return
 	}
 	host, _, err := net.SplitHostPort(e.Hostport)
