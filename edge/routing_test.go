@@ -1,6 +1,7 @@
 package edge
 
 import (
+	"strings"
 	"testing"
 
 	"github.com/sluicehq/sluice/internal/store"
@@ -95,5 +96,25 @@ func TestRoutingOldestEdgeServesAHost(t *testing.T) {
 	tr.apply(store.RoutingChange{Key: "https_edge_routes.a.r", Route: &r})
 	if _, third := tr.lookup("x.example.com", "/"); third.breaker == nil || third.breaker == first.breaker {
 		t.Error("new breaker settings kept the old breaker")
+	}
+}
+
+// BenchmarkRouteLookup is a request's route lookup at an edge of ten
+// prefix routes and ten exact ones, a path taking the shortest prefix
+// (every longer one compared first).
+func BenchmarkRouteLookup(b *testing.B) {
+	tr := newRouting()
+	tr.apply(store.RoutingChange{Key: "https_edges.a.e1", Edge: &store.HTTPSEdge{ID: "e1", AccountID: "a", Hostports: []string{"app.example.com:443"}}})
+	for i := range 10 {
+		for _, mt := range []string{store.MatchPathPrefix, store.MatchExactPath} {
+			r := store.HTTPSEdgeRoute{ID: mt + string(rune('a'+i)), AccountID: "a", EdgeID: "e1", MatchType: mt, Match: "/" + strings.Repeat("x", i)}
+			tr.apply(store.RoutingChange{Key: "https_edge_routes.a." + r.ID, Route: &r})
+		}
+	}
+	b.ReportAllocs()
+	for b.Loop() {
+		if _, rt := tr.lookup("app.example.com", "/api/v1/users/42"); rt == nil {
+			b.Fatal("no route")
+		}
 	}
 }
