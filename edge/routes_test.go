@@ -19,6 +19,7 @@ import (
 
 	"github.com/sluicehq/sluice/edge"
 	"github.com/sluicehq/sluice/internal/check"
+	"github.com/sluicehq/sluice/internal/edgetest"
 	"github.com/sluicehq/sluice/internal/store"
 	"github.com/sluicehq/sluice/schemas"
 )
@@ -266,30 +267,12 @@ func eventsAtLeast(t *testing.T, te *testEdge, n int) []map[string]any {
 	return events
 }
 
-// testClock is a clock a test moves.
-type testClock struct {
-	mu  sync.Mutex
-	now time.Time
-}
-
-func (c *testClock) Now() time.Time {
-	c.mu.Lock()
-	defer c.mu.Unlock()
-	return c.now
-}
-
-func (c *testClock) Advance(d time.Duration) {
-	c.mu.Lock()
-	defer c.mu.Unlock()
-	c.now = c.now.Add(d)
-}
-
 // TestRouteCircuitBreakerThroughTheEdge: a route's breaker trips when
 // its upstream fails, blocks with 503 while open, lets one probe through
 // after tripped_duration, and closes when the probe succeeds; every
 // request's event carries the decision.
 func TestRouteCircuitBreakerThroughTheEdge(t *testing.T) {
-	clock := &testClock{now: time.Date(2026, 11, 29, 12, 0, 0, 0, time.UTC)}
+	clock := check.NewClock(time.Date(2026, 11, 29, 12, 0, 0, 0, time.UTC))
 	te := startEdge(t, func(c *edge.Config) { c.Now = clock.Now })
 	a := newRoutedAccount(t, te)
 	var status atomic.Int32
@@ -338,28 +321,12 @@ func TestRouteCircuitBreakerThroughTheEdge(t *testing.T) {
 func TestRouteWebSocketTCPConverter(t *testing.T) {
 	te := startEdge(t)
 	a := newRoutedAccount(t, te)
-	echo, err := net.Listen("tcp", "127.0.0.1:0")
-	if err != nil {
-		t.Fatal(err)
-	}
-	t.Cleanup(func() { _ = echo.Close() })
-	go func() {
-		for {
-			c, err := echo.Accept()
-			if err != nil {
-				return
-			}
-			go func() {
-				defer c.Close()
-				_, _ = io.Copy(c, c)
-			}()
-		}
-	}()
+	echo := edgetest.TCPEcho(t)
 	raw := a.backend(t, te, map[string]string{"edge": "raw"})
 	a.route(t, te, store.HTTPSEdgeRoute{MatchType: store.MatchPathPrefix, Match: "/ws", Backend: backendOf(raw),
 		WebsocketTCPConverter: &store.WebsocketTCPConverter{Enabled: true}})
 	startLabeledNodeAgent(t, te, te.Credential(a.id),
-		labeledListener{Labels: map[string]string{"edge": "raw"}, Upstream: "tcp://" + echo.Addr().String()})
+		labeledListener{Labels: map[string]string{"edge": "raw"}, Upstream: "tcp://" + echo})
 
 	if resp, body := te.Get(t, a.host, "/ws"); resp.StatusCode != 400 || !strings.Contains(body, "ERR_SLUICE_645") {
 		t.Errorf("a plain request on a converter's route: %d %q", resp.StatusCode, body)

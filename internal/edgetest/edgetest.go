@@ -338,3 +338,27 @@ func (r *Routing) PutBackend(t *testing.T, b store.TunnelGroupBackend) {
 	t.Helper()
 	r.Put(t, store.RoutingChange{Key: "tunnel_group_backends." + b.AccountID + "." + b.ID, Backend: &b})
 }
+
+// TCPEcho runs a TCP server on loopback that writes back what it reads,
+// until the test ends, and returns its address.
+func TCPEcho(t *testing.T) string {
+	t.Helper()
+	ln, err := net.Listen("tcp", "127.0.0.1:0")
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { _ = ln.Close() })
+	go func() {
+		for {
+			c, err := ln.Accept()
+			if err != nil {
+				return
+			}
+			go func() {
+				defer c.Close()
+				_, _ = io.Copy(c, c)
+			}()
+		}
+	}()
+	return ln.Addr().String()
+}
