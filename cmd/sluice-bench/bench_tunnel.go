@@ -159,7 +159,7 @@ func resolveAgents(cfg *loadgen.TunnelConfig, bin string) error {
 				return fmt.Errorf("finding this binary to run the SDK's agent: %w", err)
 			}
 			cfg.SDKAgent = []string{self, sdkAgentCommand}
-		case loadgen.AgentSluice, loadgen.AgentSluiceInspect:
+		case loadgen.AgentSluice, loadgen.AgentSluiceInspect, loadgen.AgentSluiceRoute:
 			if bin == "" {
 				found, err := findBinary("sluice-agent", "go build -o bin/ ./cmd/sluice ./cmd/sluice-agent ./cmd/sluice-bench", "--sluice-agent-bin")
 				if err != nil {

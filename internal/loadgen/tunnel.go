@@ -103,7 +103,14 @@ func RunTunnel(ctx context.Context, cfg TunnelConfig, target TunnelTarget, progr
 			tunnels: cfg.AgentTunnels, sdkCommand: cfg.SDKAgent, sluiceAgent: cfg.SluiceAgent,
 			bindTimeout: cfg.AgentBindTimeout, extraDomain: strings.TrimPrefix(TunnelDomain, "*."), measuredHost: agentHost(kind),
 		}
-		a, runs, tcp := measureAgent(ctx, cfg, target, spec, progress)
+		measure := measureAgent
+		if kind == AgentSluiceRoute {
+			spec.tunnels = 2 // the labeled tunnel and the sink
+			measure = func(ctx context.Context, cfg TunnelConfig, target TunnelTarget, spec agentSpec, progress io.Writer) (TunnelAgent, []TunnelRun, []TunnelTCP) {
+				return measureRoutes(ctx, cfg, target, api, spec, progress)
+			}
+		}
+		a, runs, tcp := measure(ctx, cfg, target, spec, progress)
 		report.Agents = append(report.Agents, a)
 		report.Runs = append(report.Runs, runs...)
 		report.TCP = append(report.TCP, tcp...)
@@ -199,7 +206,7 @@ func measureAgent(ctx context.Context, cfg TunnelConfig, target TunnelTarget, sp
 // tunnel the edge's counters; it says what it measured on progress.
 func measureRun(ctx context.Context, cfg TunnelConfig, target TunnelTarget, run *TunnelRun, to, host string, agentPID int, progress io.Writer) {
 	var before edgeCounters
-	if run.Path == PathTunnel {
+	if run.Path != PathDirect {
 		before, _ = scrapeEdge(ctx, target.MetricsURL)
 	}
 	procBefore, procErr := readProcIf(target.PID)
@@ -208,7 +215,7 @@ func measureRun(ctx context.Context, cfg TunnelConfig, target TunnelTarget, run 
 	if agentAfter, err := readProcIf(agentPID); err == nil && agentErr == nil {
 		run.AgentCPU = agentAfter.cpu - agentBefore.cpu
 	}
-	if run.Path == PathTunnel {
+	if run.Path != PathDirect {
 		after, drained := waitEdgeDrained(ctx, target.MetricsURL, before, int64(run.Sent), cfg.DrainTimeout)
 		run.Events = &TunnelEvents{Requests: after.requests - before.requests, Published: after.published - before.published,
 			Dropped: after.dropped - before.dropped, Drained: drained}
@@ -498,8 +505,14 @@ func waitEdgeDrained(ctx context.Context, metrics string, before edgeCounters, w
 type tunnelAPI struct{ base, token string }
 
 func (a tunnelAPI) post(ctx context.Context, path string, in, out any) error {
+	return a.call(ctx, http.MethodPost, path, in, out)
+}
+
+// call sends in, JSON, with the method to the API's path, and decodes its
+// answer into out when not nil.
+func (a tunnelAPI) call(ctx context.Context, method, path string, in, out any) error {
 	b, _ := json.Marshal(in)
-	req, err := http.NewRequestWithContext(ctx, http.MethodPost, a.base+path, bytes.NewReader(b))
+	req, err := http.NewRequestWithContext(ctx, method, a.base+path, bytes.NewReader(b))
 	if err != nil {
 		return err
 	}
@@ -513,7 +526,7 @@ func (a tunnelAPI) post(ctx context.Context, path string, in, out any) error {
 	defer resp.Body.Close()
 	answer, _ := io.ReadAll(io.LimitReader(resp.Body, 1<<20))
 	if resp.StatusCode != http.StatusCreated && resp.StatusCode != http.StatusOK {
-		return fmt.Errorf("POST %s: %d %s", path, resp.StatusCode, bytes.TrimSpace(answer))
+		return fmt.Errorf("%s %s: %d %s", method, path, resp.StatusCode, bytes.TrimSpace(answer))
 	}
 	if out != nil {
 		return json.Unmarshal(answer, out)

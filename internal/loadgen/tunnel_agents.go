@@ -27,6 +27,10 @@ const (
 	// AgentSluiceInspect is sluice-agent, its HTTP tunnels capturing
 	// every exchange for the inspector.
 	AgentSluiceInspect = "sluice-agent-inspect"
+	// AgentSluiceRoute is sluice-agent with a labeled tunnel that an
+	// HTTPS edge's two routes reach, one with every module that applies
+	// to an HTTP request and one with none (measureRoutes).
+	AgentSluiceRoute = "sluice-agent-route"
 )
 
 // Defaults of the agents' processes.
@@ -43,12 +47,14 @@ const (
 )
 
 // TunnelAgentKinds are the kinds of agent RunTunnel knows.
-func TunnelAgentKinds() []string { return []string{AgentSDK, AgentSluice, AgentSluiceInspect} }
+func TunnelAgentKinds() []string {
+	return []string{AgentSDK, AgentSluice, AgentSluiceInspect, AgentSluiceRoute}
+}
 
 // agentHost returns the name of kind's measured HTTP endpoint, its own so
 // that one kind's endpoints never meet another's.
 func agentHost(kind string) string {
-	label := map[string]string{AgentSDK: "sdk", AgentSluice: "agent", AgentSluiceInspect: "inspect"}[kind]
+	label := map[string]string{AgentSDK: "sdk", AgentSluice: "agent", AgentSluiceInspect: "inspect", AgentSluiceRoute: "route"}[kind]
 	return label + "." + strings.TrimPrefix(TunnelDomain, "*.")
 }
 
@@ -101,7 +107,7 @@ func spawnAgent(ctx context.Context, spec agentSpec) (_ *agentProcess, _ agentBo
 			"--server-addr", spec.server, "--ca", spec.caFile,
 			"--http-upstream", "http://"+spec.httpUpstream, "--http-host", spec.measuredHost,
 			"--tcp-upstream", spec.tcpUpstream, "--extra-tunnels", strconv.Itoa(spec.tunnels-2), "--extra-domain", spec.extraDomain)
-	case AgentSluice, AgentSluiceInspect:
+	case AgentSluice, AgentSluiceInspect, AgentSluiceRoute:
 		if spec.sluiceAgent == "" {
 			return nil, agentBound{}, fmt.Errorf("agent %s: no sluice-agent binary", spec.kind)
 		}
@@ -173,6 +179,13 @@ func sluiceAgentConfig(spec agentSpec) []byte {
 	inspect := strconv.FormatBool(spec.kind == AgentSluiceInspect)
 	var b strings.Builder
 	fmt.Fprintf(&b, "version: 2\nauthtoken: %s\nserver_addr: %s\nroot_cas: %s\ntunnels:\n", q(spec.token), q(spec.server), q(spec.caFile))
+	if spec.kind == AgentSluiceRoute {
+		// The labeled tunnel the routes reach, named main as the others'
+		// measured tunnel is, and the TCP sink.
+		fmt.Fprintf(&b, "  main:\n    labels: [%s]\n    addr: %s\n", q(routeLabel+"="+routeLabelValue), q("http://"+spec.httpUpstream))
+		fmt.Fprintf(&b, "  sink:\n    proto: tcp\n    addr: %s\n", q(spec.tcpUpstream))
+		return []byte(b.String())
+	}
 	fmt.Fprintf(&b, "  main:\n    proto: http\n    addr: %s\n    domain: %s\n    schemes: [http]\n    inspect: %s\n", q("http://"+spec.httpUpstream), q(spec.measuredHost), inspect)
 	fmt.Fprintf(&b, "  sink:\n    proto: tcp\n    addr: %s\n", q(spec.tcpUpstream))
 	for i := range spec.tunnels - 2 {

@@ -34,6 +34,11 @@ type TunnelSummary struct {
 func (r TunnelReport) Compare() []TunnelSummary {
 	out := []TunnelSummary{r.summary("", PathDirect)}
 	for _, kind := range r.agentKinds() {
+		if kind == AgentSluiceRoute {
+			sub := r.forAgent(kind)
+			out = append(out, sub.summary(kind, PathRoute), sub.summary(kind, PathRouteModules))
+			continue
+		}
 		out = append(out, r.forAgent(kind).summary(kind, PathTunnel))
 	}
 	return out
@@ -63,7 +68,7 @@ func (r TunnelReport) summary(kind, path string) TunnelSummary {
 		s.AgentCPUPerRequestUS = float64(cpu) / float64(sent) / float64(time.Microsecond)
 	}
 	for _, a := range r.Agents {
-		if a.Kind == kind && path == PathTunnel {
+		if a.Kind == kind && path != PathDirect {
 			s.RSSBefore, s.RSSAfter = a.RSSBefore, a.RSSAfter
 		}
 	}
@@ -101,7 +106,10 @@ func (r TunnelReport) formatComparison(w io.Writer) error {
 	fmt.Fprintln(tw, strings.Join(head, "\t")+"\t")
 	for _, s := range r.Compare() {
 		name := s.Path
-		if s.Agent != "" {
+		switch {
+		case s.Agent != "" && s.Path != PathTunnel:
+			name = s.Agent + " " + s.Path
+		case s.Agent != "":
 			name = s.Agent
 		}
 		row := []string{name}

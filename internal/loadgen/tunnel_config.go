@@ -22,6 +22,11 @@ const (
 const (
 	PathDirect = "direct"
 	PathTunnel = "tunnel"
+	// PathRoute is through an HTTPS edge's route to a labeled tunnel,
+	// PathRouteModules through a route of the same edge and tunnel with
+	// its modules on (AgentSluiceRoute).
+	PathRoute        = "route"
+	PathRouteModules = "route-modules"
 )
 
 // Defaults of TunnelConfig.
