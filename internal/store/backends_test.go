@@ -328,3 +328,76 @@ func TestLabeledEndpoint(t *testing.T) {
 		})
 	}
 }
+
+// TestLabeledEndpoints lists the account's labeled endpoints alone,
+// sorted by id, each with its labels; another account has none of them.
+func TestLabeledEndpoints(t *testing.T) {
+	e := newEnv(t)
+	account := e.createAccount(t, "team")
+	other := e.createAccount(t, "other team")
+	ts := startSession(t, e, account.ID)
+	var want []string
+	for _, env := range []string{"prod", "dev", "prod"} {
+		ep, err := e.store.CreateEndpoint(e.ctx, account.ID, store.Endpoint{TunnelSessionID: ts.ID, Proto: store.ProtoLabeled,
+			Labels: map[string]string{"env": env}, EdgeID: testEdge})
+		if err != nil {
+			t.Fatal(err)
+		}
+		want = append(want, ep.ID)
+	}
+	if _, err := e.store.CreateEndpoint(e.ctx, account.ID, store.Endpoint{TunnelSessionID: ts.ID, Proto: "https", URL: "https://app.example.com", EdgeID: testEdge}); err != nil {
+		t.Fatal(err)
+	}
+	slices.Sort(want)
+	got, err := e.store.LabeledEndpoints(e.ctx, account.ID)
+	if err != nil {
+		t.Fatal(err)
+	}
+	var ids []string
+	for _, ep := range got {
+		ids = append(ids, ep.ID)
+		if ep.Proto != store.ProtoLabeled || ep.Labels["env"] == "" {
+			t.Errorf("listed %+v", ep)
+		}
+	}
+	if !slices.Equal(ids, want) {
+		t.Fatalf("LabeledEndpoints = %v, want %v", ids, want)
+	}
+	b := store.TunnelGroupBackend{Labels: map[string]string{"env": "prod"}}
+	if n := len(slices.DeleteFunc(got, func(ep store.Endpoint) bool { return !b.Selects(ep.Labels) })); n != 2 {
+		t.Fatalf("env=prod selects %d, want 2", n)
+	}
+	if got, err := e.store.LabeledEndpoints(e.ctx, other.ID); err != nil || len(got) != 0 {
+		t.Fatalf("the other account's: %v, %v; want none", got, err)
+	}
+	wantErr(t, errOf(e.store.LabeledEndpoints(e.ctx, "not an account")), store.ErrNotFound)
+}
+
+// TestCreateRouteWithBackend creates a route with its backend and traffic
+// policy set, checked as an update's: a backend of the account, a policy
+// that parses.
+func TestCreateRouteWithBackend(t *testing.T) {
+	e := newEnv(t)
+	account := e.createAccount(t, "team")
+	edge, err := e.store.CreateHTTPSEdge(e.ctx, account.ID, store.HTTPSEdge{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	b, err := e.store.CreateTunnelGroupBackend(e.ctx, account.ID, store.TunnelGroupBackend{Labels: map[string]string{"env": "prod"}})
+	if err != nil {
+		t.Fatal(err)
+	}
+	in := store.HTTPSEdgeRoute{MatchType: "path_prefix", Match: "/", Backend: &store.RouteBackend{Enabled: true, BackendID: b.ID},
+		TrafficPolicy: &store.RouteTrafficPolicy{Enabled: true, Value: "on_http_request: []\n"}}
+	r, err := e.store.CreateHTTPSEdgeRoute(e.ctx, account.ID, edge.ID, in)
+	if err != nil || r.Backend == nil || r.Backend.BackendID != b.ID || r.TrafficPolicy == nil || r.TrafficPolicy.Value != in.TrafficPolicy.Value {
+		t.Fatalf("CreateHTTPSEdgeRoute = %+v, %v", r, err)
+	}
+	in.Backend.BackendID = "x" // the input is copied
+	if got, err := e.store.GetHTTPSEdgeRoute(e.ctx, account.ID, r.ID); err != nil || got.Backend.BackendID != b.ID {
+		t.Fatalf("stored %+v, %v", got, err)
+	}
+	wantErr(t, errOf(e.store.DeleteTunnelGroupBackend(e.ctx, account.ID, b.ID)), store.ErrConflict)
+	in.Match, in.Backend.BackendID = "/other", schemas.NewID(schemas.PrefixTunnelGroupBackend)
+	wantErr(t, errOf(e.store.CreateHTTPSEdgeRoute(e.ctx, account.ID, edge.ID, in)), store.ErrInvalid)
+}
