@@ -33,6 +33,10 @@ const (
 	TunnelSessionsListKey  = "tunnel_sessions"
 	EndpointsPath          = "/endpoints"
 	EndpointsListKey       = "endpoints"
+	// TunnelGroupBackendsPath is the tunnel group backends, the
+	// backends of HTTPS edge routes.
+	TunnelGroupBackendsPath    = "/backends/tunnel_group"
+	TunnelGroupBackendsListKey = "tunnel_group_backends"
 )
 
 // HTTPSEdgeRoutesOf returns the path of the routes of the HTTPS edge
@@ -46,4 +50,6 @@ func HTTPSEdgeRoutesOf(edgeID string) string {
 const (
 	CircuitBreakerModule        = "circuit_breaker"
 	WebsocketTCPConverterModule = "websocket_tcp_converter"
+	BackendModule               = "backend"
+	TrafficPolicyModule         = "traffic_policy"
 )

@@ -215,11 +215,14 @@ type HTTPSEdgeRoute struct {
 	Match                 string                 `json:"match"`      // a path, starting with "/"
 	CircuitBreaker        *CircuitBreaker        `json:"circuit_breaker"`
 	WebsocketTCPConverter *WebsocketTCPConverter `json:"websocket_tcp_converter"`
+	Backend               *RouteBackend          `json:"backend"`
+	TrafficPolicy         *RouteTrafficPolicy    `json:"traffic_policy"`
 }
 
 // HTTPSEdgeRouteInput is the body of a route's create or update: the
 // fields set are sent, the others left as they are. Its modules are set
-// with client.Client.CircuitBreaker and WebsocketTCPConverter.
+// with client.Client.CircuitBreaker, WebsocketTCPConverter, RouteBackend
+// and RouteTrafficPolicy.
 type HTTPSEdgeRouteInput struct {
 	Description *string `json:"description,omitempty"` // at most 255 bytes
 	Metadata    *string `json:"metadata,omitempty"`    // at most 4096 bytes
@@ -259,6 +262,58 @@ type WebsocketTCPConverter struct {
 // TCP converter, replacing it.
 type WebsocketTCPConverterInput struct {
 	Enabled *bool `json:"enabled,omitempty"` // default true
+}
+
+// RouteBackend is the backend module of a route as the API returns it:
+// the tunnel group backend whose tunnels take the route's requests.
+type RouteBackend struct {
+	Enabled bool        `json:"enabled"`
+	Backend schemas.Ref `json:"backend"` // /backends/tunnel_group/<bkdtg_...>
+}
+
+// RouteBackendInput is the body that sets a route's backend, replacing
+// it.
+type RouteBackendInput struct {
+	Enabled   *bool   `json:"enabled,omitempty"`    // default true
+	BackendID *string `json:"backend_id,omitempty"` // a tunnel group backend of the account, bkdtg_...; required
+}
+
+// RouteTrafficPolicy is the traffic policy module of a route as the API
+// returns it: a policy document run on the route's requests.
+type RouteTrafficPolicy struct {
+	Enabled bool   `json:"enabled"`
+	Value   string `json:"value"` // the policy document, YAML or JSON, as it was set
+}
+
+// RouteTrafficPolicyInput is the body that sets a route's traffic
+// policy, replacing it.
+type RouteTrafficPolicyInput struct {
+	Enabled *bool   `json:"enabled,omitempty"` // default true
+	Value   *string `json:"value,omitempty"`   // the policy document, at most 65536 bytes, without on_tcp_connect rules; required
+}
+
+// TunnelGroupBackend is a tunnel group backend as the API returns it:
+// the labels that select its tunnels, and the labeled tunnels they
+// select now.
+type TunnelGroupBackend struct {
+	ID          string            `json:"id"`
+	URI         string            `json:"uri"` // its full URL
+	CreatedAt   string            `json:"created_at"`
+	Description string            `json:"description"`
+	Metadata    string            `json:"metadata"`
+	Labels      map[string]string `json:"labels"`
+	// Tunnels are the account's labeled tunnels whose labels include all
+	// of Labels, /endpoints/<ep_...>, sorted by id.
+	Tunnels []schemas.Ref `json:"tunnels"`
+}
+
+// TunnelGroupBackendInput is the body of a tunnel group backend's create
+// or update: the fields set are sent, the others left as they are.
+// Labels replace the backend's whole.
+type TunnelGroupBackendInput struct {
+	Description *string            `json:"description,omitempty"` // at most 255 bytes
+	Metadata    *string            `json:"metadata,omitempty"`    // at most 4096 bytes
+	Labels      *map[string]string `json:"labels,omitempty"`      // 1 to 10; required at create
 }
 
 // Destination is an event destination as the API returns it: where events
@@ -443,10 +498,13 @@ type Endpoint struct {
 	ID        string `json:"id"`
 	URI       string `json:"uri"`        // its full URL
 	CreatedAt string `json:"created_at"` // RFC 3339, in milliseconds
-	Proto     string `json:"proto"`      // "http", "https" or "tcp"
-	URL       string `json:"url"`        // http://host[:port], https://host[:port] or tcp://host:port
-	PublicURL string `json:"public_url"` // URL
-	Hostport  string `json:"hostport"`   // host:port
+	Proto     string `json:"proto"`      // "http", "https", "tcp" or "labeled"
+	// Labels are a labeled tunnel's (proto "labeled"), which tunnel group
+	// backends select it by; absent for the other protos.
+	Labels    map[string]string `json:"labels,omitempty"`
+	URL       string            `json:"url"`        // http://host[:port], https://host[:port] or tcp://host:port; "" for a labeled tunnel
+	PublicURL string            `json:"public_url"` // URL
+	Hostport  string            `json:"hostport"`   // host:port
 	// Domain is the reserved domain that allowed it,
 	// /reserved_domains/<rd_...>; nil for a random subdomain or a TCP
 	// address.

@@ -62,6 +62,13 @@ func (c *Client) HTTPSEdgeRoutes(edgeID string) Family[apiwire.HTTPSEdgeRoute, a
 	return NewFamily[apiwire.HTTPSEdgeRoute, apiwire.HTTPSEdgeRouteInput](c, apiwire.HTTPSEdgeRoutesOf(edgeID), apiwire.HTTPSEdgeRoutesListKey)
 }
 
+// TunnelGroupBackends returns the account's tunnel group backends,
+// /backends/tunnel_group: the backends of HTTPS edge routes, each the
+// labeled tunnels its labels select.
+func (c *Client) TunnelGroupBackends() Family[apiwire.TunnelGroupBackend, apiwire.TunnelGroupBackendInput] {
+	return NewFamily[apiwire.TunnelGroupBackend, apiwire.TunnelGroupBackendInput](c, apiwire.TunnelGroupBackendsPath, apiwire.TunnelGroupBackendsListKey)
+}
+
 // APIKeys returns the account's API keys, /api_keys.
 func (c *Client) APIKeys() Family[apiwire.APIKey, apiwire.APIKeyInput] {
 	return NewFamily[apiwire.APIKey, apiwire.APIKeyInput](c, apiwire.APIKeysPath, apiwire.APIKeysListKey)

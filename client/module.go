@@ -62,3 +62,18 @@ func (c *Client) CircuitBreaker(edgeID, routeID string) Module[apiwire.CircuitBr
 func (c *Client) WebsocketTCPConverter(edgeID, routeID string) Module[apiwire.WebsocketTCPConverter, apiwire.WebsocketTCPConverterInput] {
 	return NewModule[apiwire.WebsocketTCPConverter, apiwire.WebsocketTCPConverterInput](c, edgeID, routeID, apiwire.WebsocketTCPConverterModule)
 }
+
+// RouteBackend returns the backend of the route routeID of the HTTPS edge
+// edgeID: the tunnel group backend whose tunnels take its requests. Put
+// returns an *Error of status 400 for a backend the account does not
+// have.
+func (c *Client) RouteBackend(edgeID, routeID string) Module[apiwire.RouteBackend, apiwire.RouteBackendInput] {
+	return NewModule[apiwire.RouteBackend, apiwire.RouteBackendInput](c, edgeID, routeID, apiwire.BackendModule)
+}
+
+// RouteTrafficPolicy returns the traffic policy of the route routeID of
+// the HTTPS edge edgeID. Put returns an *Error of status 400, giving the
+// line and column of each mistake, for a policy that does not parse.
+func (c *Client) RouteTrafficPolicy(edgeID, routeID string) Module[apiwire.RouteTrafficPolicy, apiwire.RouteTrafficPolicyInput] {
+	return NewModule[apiwire.RouteTrafficPolicy, apiwire.RouteTrafficPolicyInput](c, edgeID, routeID, apiwire.TrafficPolicyModule)
+}

@@ -20,7 +20,7 @@ func TestKindsOnlySluiceEmits(t *testing.T) {
 		}
 	}
 	want := []string{"agent_session_start.v0", "agent_session_stop.v0"} // the edge's
-	for _, family := range []string{"api_key", "domain", "event_destination", "event_subscription", "tunnel_credential"} {
+	for _, family := range []string{"api_key", "domain", "event_destination", "event_subscription", "tunnel_credential", "tunnel_group_backend"} {
 		for _, change := range []string{"created", "deleted", "updated"} {
 			want = append(want, family+"_"+change+".v0")
 		}

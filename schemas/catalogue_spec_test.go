@@ -148,6 +148,11 @@ func specAudit() []specFamily {
 // lists of objects (List<EventSource> and List<Ref>).
 func specLists() []string { return []string{"destinations", "sources"} }
 
+// extensionFamilies are the audit families sluice adds to the
+// specification's, about resources of its own the specification does not
+// have: every field of their kinds is marked as an extension.
+func extensionFamilies() []string { return []string{"tunnel_group_backend"} }
+
 func crudKinds(family string) []string {
 	return []string{family + "_created.v0", family + "_deleted.v0", family + "_updated.v0"}
 }
@@ -221,10 +226,13 @@ func TestCatalogueHasTheSpecKinds(t *testing.T) {
 	for _, k := range kinds {
 		want = append(want, k.name)
 	}
-	slices.Sort(want)
 	if len(want) != 2+47 {
 		t.Fatalf("the spec lists have %d kinds, want 2 traffic and 47 audit kinds", len(want))
 	}
+	for _, family := range extensionFamilies() {
+		want = append(want, crudKinds(family)...)
+	}
+	slices.Sort(want)
 	if got := Default().Names(); !slices.Equal(got, want) {
 		t.Errorf("catalogue kinds differ from the spec's:\n\tonly in catalogue: %v\n\tonly in spec:      %v",
 			missingFrom(want, got), missingFrom(got, want))
@@ -269,6 +277,28 @@ func TestCatalogueFieldsMatchTheSpec(t *testing.T) {
 				}
 			}
 		})
+	}
+}
+
+func TestExtensionFamiliesAreMarked(t *testing.T) {
+	c := Default()
+	for _, family := range extensionFamilies() {
+		for _, name := range crudKinds(family) {
+			k, ok := c.Kind(name)
+			if !ok {
+				t.Errorf("extension kind %s is missing from the catalogue", name)
+				continue
+			}
+			if k.Class != ClassAudit || k.Family != family || !k.EmittedBySluice {
+				t.Errorf("%s: class %s family %q emitted by sluice %t, want an audit kind of %s that only sluice emits",
+					name, k.Class, k.Family, k.EmittedBySluice, family)
+			}
+			for _, f := range k.Fields {
+				if !f.Extension {
+					t.Errorf("%s: field %s is not in the spec and not marked as an extension", name, f.Path)
+				}
+			}
+		}
 	}
 }
 

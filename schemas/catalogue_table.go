@@ -1,5 +1,7 @@
 package schemas
 
+import "slices"
+
 // This file is the catalogue's data: every event kind of specification
 // section 6 and its fields. docs/events.md and the JSON Schemas are generated
 // from it; catalogue_spec_test.go checks it against the specification.
@@ -91,6 +93,16 @@ func sshResource(extra ...fieldSpec) []fieldSpec {
 		out = append(out, f)
 	}
 	return append(out, extra...)
+}
+
+// extension marks every field of a family the specification does not
+// have as sluice's extension.
+func extension(fields []fieldSpec) []fieldSpec {
+	out := slices.Clone(fields)
+	for i := range out {
+		out[i].ext = true
+	}
+	return out
 }
 
 func withResource(extra ...fieldSpec) []fieldSpec {
@@ -355,6 +367,14 @@ var auditKinds = []auditSpec{
 			fieldSpec{"subject_organizational_unit", TypeString, "subject organizational unit", false},
 			fieldSpec{"subject_province", TypeString, "subject province", false},
 		),
+	},
+	{
+		// Not in the specification: sluice's backend of HTTPS edge routes,
+		// the reference service's tunnel group backend.
+		family: "tunnel_group_backend", kinds: crud, bySluice: true, desc: "a tunnel group backend",
+		fields: extension(withResource(
+			fieldSpec{"labels", TypeStringMap, "the labels that select the backend's tunnels: a labeled tunnel is in the group when each of them is one of its labels, with the same value", false},
+		)),
 	},
 	{
 		family: "tunnel_credential", kinds: crud, bySluice: true, desc: "a tunnel credential (authtoken)",

@@ -29,6 +29,9 @@ const (
 	PrefixHTTPSEdge      = "edghts_"
 	PrefixHTTPSEdgeRoute = "edghtsrt_"
 	PrefixTunnelSession  = "ts_" // an agent's session with an edge, which the edge records
+	// PrefixTunnelGroupBackend starts the ids of tunnel group backends,
+	// the backends of HTTPS edge routes.
+	PrefixTunnelGroupBackend = "bkdtg_"
 )
 
 // TimeLayout is the layout of event_timestamp: RFC 3339, UTC, milliseconds.

@@ -44,6 +44,7 @@ func TestCLIDocsCoverEveryCommand(t *testing.T) {
 		"emulator":        {file: "docs/emulator.md", section: "## Running it", table: true},
 	}
 	cliDocs["edges"] = docPlace{file: "docs/cli.md"}
+	cliDocs["backends"] = docPlace{file: "docs/cli.md"}
 	cliDocs["tunnel-sessions"] = docPlace{file: "docs/cli.md"}
 	cliDocs["endpoints"] = docPlace{file: "docs/cli.md"}
 	cliDocs["reserved-domains"] = docPlace{file: "docs/cli.md"}

@@ -88,7 +88,8 @@ func httpsRoutesFamily() family[apiwire.HTTPSEdgeRoute, apiwire.HTTPSEdgeRouteIn
 sluice (/edges/https/{edge_id}/routes). A route takes the requests whose
 path is its match (match type exact_path) or starts with it (path_prefix);
 no two routes of an edge have one match type and match. Its modules are set
-with "circuit-breaker" and "websocket-tcp-converter".
+with "circuit-breaker", "websocket-tcp-converter", "backend" (the tunnel
+group backend that takes its requests) and "traffic-policy".
 
 --api-url and --api-key can be set as SLUICE_API_URL and SLUICE_API_KEY.`,
 		row: func(r apiwire.HTTPSEdgeRoute) []string {
@@ -114,7 +115,7 @@ with "circuit-breaker" and "websocket-tcp-converter".
 		},
 		updateFlags: "--description, --metadata, --match-type or --match",
 		commands: func(f *resourceFlags) []*cobra.Command {
-			return []*cobra.Command{newCircuitBreakerCommand(f), newWebsocketTCPConverterCommand(f)}
+			return []*cobra.Command{newCircuitBreakerCommand(f), newWebsocketTCPConverterCommand(f), newRouteBackendCommand(f), newRouteTrafficPolicyCommand(f)}
 		},
 	}
 }
@@ -136,6 +137,12 @@ func modulesOf(r apiwire.HTTPSEdgeRoute) string {
 	}
 	if c := r.WebsocketTCPConverter; c != nil {
 		set = append(set, "websocket_tcp_converter"+enabledMark(c.Enabled))
+	}
+	if b := r.Backend; b != nil {
+		set = append(set, "backend"+enabledMark(b.Enabled))
+	}
+	if p := r.TrafficPolicy; p != nil {
+		set = append(set, "traffic_policy"+enabledMark(p.Enabled))
 	}
 	return strings.Join(set, ",")
 }

@@ -40,6 +40,7 @@ func (a *app) httpHandler(cfg api.Config) (http.Handler, error) {
 		deps.AgentIngresses = a.store
 		deps.AppSessions = a.store
 		deps.HTTPSEdges = a.store
+		deps.TunnelGroupBackends = a.store
 		deps.Tunnels = a.store
 		deps.DeadLetters, deps.Replays = a.redriver, pipeline.NewReplayer(a.stream, a.store)
 		deps.DeliveryStatus = pipeline.NewStatusReader(a.js, a.statusKV, a.flags.failingAfter)

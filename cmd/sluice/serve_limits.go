@@ -53,6 +53,7 @@ type limitFlags struct {
 	reservedDomains        int
 	tunnelSessions         int
 	endpoints              int
+	tunnelGroupBackends    int
 }
 
 func (f *limitFlags) register(fl *pflag.FlagSet) {
@@ -79,6 +80,7 @@ func (f *limitFlags) register(fl *pflag.FlagSet) {
 	fl.IntVar(&f.reservedDomains, "max-reserved-domains", store.DefaultMaxReservedDomains, "reserved domains one account may have")
 	fl.IntVar(&f.tunnelSessions, "max-tunnel-sessions", store.DefaultMaxTunnelSessions, "tunnel sessions one account may have: agents connected at once")
 	fl.IntVar(&f.endpoints, "max-endpoints", store.DefaultMaxEndpoints, "endpoints one account may have: public addresses its agents serve at once")
+	fl.IntVar(&f.tunnelGroupBackends, "max-tunnel-group-backends", store.DefaultMaxTunnelGroupBackends, "tunnel group backends, the backends of HTTPS edge routes, one account may have")
 }
 
 // validate returns what is wrong with the flags, each with what to do. A
@@ -108,6 +110,7 @@ func (f limitFlags) validate() []error {
 		{"--max-reserved-domains", f.reservedDomains},
 		{"--max-tunnel-sessions", f.tunnelSessions},
 		{"--max-endpoints", f.endpoints},
+		{"--max-tunnel-group-backends", f.tunnelGroupBackends},
 	} {
 		if n.value < 0 {
 			errs = append(errs, fmt.Errorf("%s %d is negative: give a positive number (0 takes the default)", n.name, n.value))
@@ -189,5 +192,6 @@ func (f limitFlags) storeLimits() store.Limits {
 		ReservedDomains:        f.reservedDomains,
 		TunnelSessions:         f.tunnelSessions,
 		Endpoints:              f.endpoints,
+		TunnelGroupBackends:    f.tunnelGroupBackends,
 	}
 }

@@ -41,7 +41,10 @@ type auditing[T any] struct {
 	r      *http.Request
 	kind   string
 	object func(T) any // the event's object: the resource in the API's JSON shape, secrets null
-	event  schemas.Encoded
+	// from returns the resource the store hands the event as a T, false
+	// if it is none; by default the resource is a T.
+	from  func(resource any) (T, bool)
+	event schemas.Encoded
 }
 
 // newAudit returns the auditing of a change of family, such as
@@ -49,13 +52,17 @@ type auditing[T any] struct {
 // resource as it is after the change (before it, for a deletion). The
 // principal is the API key of the request.
 func newAudit[T any](s *Server, r *http.Request, family, change string, object func(T) any) *auditing[T] {
-	return &auditing[T]{s: s, r: r, kind: family + "_" + change + ".v0", object: object}
+	from := func(resource any) (T, bool) {
+		v, ok := resource.(T)
+		return v, ok
+	}
+	return &auditing[T]{s: s, r: r, kind: family + "_" + change + ".v0", object: object, from: from}
 }
 
 // option is the store's option that writes the event with the change.
 func (a *auditing[T]) option() store.WriteOption {
 	return store.WithAudit(func(resource any) (schemas.Encoded, error) {
-		v, ok := resource.(T)
+		v, ok := a.from(resource)
 		if !ok {
 			return schemas.Encoded{}, fmt.Errorf("audit event %s: the store gave a %T", a.kind, resource)
 		}

@@ -64,6 +64,7 @@ const (
 	CodeModuleNotSet       Code = 431 // 404: a module of an HTTPS edge route that is not set
 	CodeRouteMatchTaken    Code = 432 // 409: a match type and match another route of the HTTPS edge has
 	CodeDomainInUse        Code = 433 // 409: a reserved domain still under hostports of HTTPS edges
+	CodeBackendInUse       Code = 434 // 409: a tunnel group backend still the backend of HTTPS edge routes
 	CodeIngressDomainTaken Code = 428 // 409: a domain an agent ingress of any account has
 	CodeDestinationLimit   Code = 440 // 409: the account has its limit of destinations
 	CodeSubscriptionLimit  Code = 441 // 409: the account has its limit of subscriptions
@@ -77,6 +78,7 @@ const (
 	CodeRouteLimit         Code = 451 // 409: a subscription write would pass the account's limit of routes
 	CodeDomainLimit        Code = 448 // 409: the account has its limit of reserved domains
 	CodeAgentIngressLimit  Code = 447 // 409: the account has its limit of agent ingresses
+	CodeBackendLimit       Code = 452 // 409: the account has its limit of tunnel group backends
 )
 
 // codeInfo documents a code: its HTTP status and when it is returned.
@@ -133,9 +135,11 @@ var codes = map[Code]codeInfo{
 	CodeNameTaken:          {http.StatusConflict, "another resource of the family in the account has this name (bot users: ignoring case); details.field names the field: choose another name"},
 	CodeDomainTaken:        {http.StatusConflict, "the domain is reserved already, by your account or another (which is not named), or overlaps a name another account holds: a reserved domain, its wildcard or an agent ingress's domain, and every name under it, belong to one account; choose another domain, or delete what holds it"},
 	CodeIngressDomainTaken: {http.StatusConflict, "an agent ingress of this account or of another has the domain already (a domain is unique across all accounts, ignoring case); details.field names it: choose another domain, or delete the agent ingress that has it"},
-	CodeModuleNotSet:       {http.StatusNotFound, "the HTTPS edge route has no module of this kind (circuit_breaker, websocket_tcp_converter): set one with PUT /edges/https/{edge_id}/routes/{id}/<module>"},
+	CodeModuleNotSet:       {http.StatusNotFound, "the HTTPS edge route has no module of this kind (circuit_breaker, websocket_tcp_converter, backend, traffic_policy): set one with PUT /edges/https/{edge_id}/routes/{id}/<module>"},
 	CodeRouteMatchTaken:    {http.StatusConflict, "another route of the HTTPS edge has this match_type and match (the path's case counts); details.field names match: change the other route, or choose another match"},
 	CodeDomainInUse:        {http.StatusConflict, "the reserved domain covers hostports of HTTPS edges, listed in details.https_edges, that no other reserved domain of the account covers (released, it could be reserved by another account); remove those hostports (PATCH /edges/https/{edge_id}), or delete the edges, first"},
+	CodeBackendInUse:       {http.StatusConflict, "the tunnel group backend is the backend of HTTPS edge routes, listed in details.https_edge_routes (a disabled backend module counts); remove it from them (DELETE /edges/https/{edge_id}/routes/{id}/backend), give them another, or delete them, first"},
+	CodeBackendLimit:       {http.StatusConflict, "the account has as many tunnel group backends as sluice allows one account (100 by default, serve --max-tunnel-group-backends); delete one, or have the limit raised; details.limit and details.max name it"},
 	CodeDestinationLimit:   {http.StatusConflict, "the account has as many event destinations as sluice allows one account (100 by default, serve --max-destinations); delete one, or have the limit raised; details.limit and details.max name it"},
 	CodeSubscriptionLimit:  {http.StatusConflict, "the account has as many event subscriptions as sluice allows one account (1000 by default, serve --max-subscriptions); delete one, or have the limit raised; details.limit and details.max name it"},
 	CodeSourceLimit:        {http.StatusConflict, "the subscription would have more sources than sluice allows one subscription (by default one per event kind, serve --max-sources-per-subscription); details.limit and details.max name it"},

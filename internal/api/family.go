@@ -54,6 +54,10 @@ type family[T any, C, U input[T], B any] struct {
 	// auditObject is the object of an audit event of the resource; nil:
 	// its body.
 	auditObject func(r *http.Request, v T) any
+	// stored, for a family whose T wraps what the store keeps (with
+	// what its body shows besides), returns the resource the store hands
+	// an audit event as a T, false if it is none; nil: it is a T.
+	stored func(resource any) (T, bool)
 	// created, if set, changes the answer to a create, such as for a value
 	// shown this once.
 	created func(w http.ResponseWriter, v T, body *B)
@@ -177,6 +181,9 @@ func (f family[T, C, U, B]) change(r *http.Request, change string) (opts []store
 		object = func(r *http.Request, v T) any { return f.body(r, v) }
 	}
 	a := newAudit(f.s, r, f.audit, change, func(v T) any { return object(r, v) })
+	if f.stored != nil {
+		a.from = f.stored
+	}
 	return []store.WriteOption{a.option()}, a.publish
 }
 

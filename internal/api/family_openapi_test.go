@@ -92,7 +92,7 @@ func routedFamilies(t *testing.T) []familyDoc {
 	t.Helper()
 	var st *store.Store // never called: the routes are only declared
 	s, err := New(Config{BaseURL: "http://sluice.test"}, Deps{Keys: st, Publisher: (*producer.Producer)(nil),
-		Destinations: st, Subscriptions: st, AgentIngresses: st, AppSessions: st, APIKeys: st, BotUsers: st, Credentials: st, HTTPSEdges: st, ReservedDomains: st, Tunnels: st})
+		Destinations: st, Subscriptions: st, AgentIngresses: st, AppSessions: st, APIKeys: st, BotUsers: st, Credentials: st, HTTPSEdges: st, ReservedDomains: st, Tunnels: st, TunnelGroupBackends: st})
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -17,7 +17,8 @@ var (
 
 // routeHTTPSEdges serves HTTPS edges, their routes, a family nested in
 // the edge's path, and the routes' modules (specification sections 2.5,
-// 2.6 and 4.3). The catalogue has no audit kinds for them: their changes
+// 2.6 and 4.3, and sluice's backend and traffic_policy, as the
+// reference service has them). The catalogue has no audit kinds for them: their changes
 // emit no audit event.
 func (s *Server) routeHTTPSEdges() {
 	e := s.httpsEdges
@@ -92,13 +93,25 @@ func (s *Server) routeHTTPSEdges() {
 	routeModule(s, routes, module[store.HTTPSEdgeRoute, store.CircuitBreaker, circuitBreakerInput, apiwire.CircuitBreaker]{
 		name: apiwire.CircuitBreakerModule, noun: "circuit breaker",
 		field: func(v *store.HTTPSEdgeRoute) **store.CircuitBreaker { return &v.CircuitBreaker },
-		body:  circuitBreakerResponse,
+		body:  func(_ *http.Request, c store.CircuitBreaker) apiwire.CircuitBreaker { return circuitBreakerResponse(c) },
 	})
 	routeModule(s, routes, module[store.HTTPSEdgeRoute, store.WebsocketTCPConverter, websocketTCPConverterInput, apiwire.WebsocketTCPConverter]{
 		name: apiwire.WebsocketTCPConverterModule, noun: "websocket TCP converter",
 		field: func(v *store.HTTPSEdgeRoute) **store.WebsocketTCPConverter { return &v.WebsocketTCPConverter },
-		body: func(m store.WebsocketTCPConverter) apiwire.WebsocketTCPConverter {
+		body: func(_ *http.Request, m store.WebsocketTCPConverter) apiwire.WebsocketTCPConverter {
 			return apiwire.WebsocketTCPConverter(m)
+		},
+	})
+	routeModule(s, routes, module[store.HTTPSEdgeRoute, store.RouteBackend, routeBackendInput, apiwire.RouteBackend]{
+		name: apiwire.BackendModule, noun: "backend",
+		field: func(v *store.HTTPSEdgeRoute) **store.RouteBackend { return &v.Backend },
+		body:  s.routeBackendResponse,
+	})
+	routeModule(s, routes, module[store.HTTPSEdgeRoute, store.RouteTrafficPolicy, routeTrafficPolicyInput, apiwire.RouteTrafficPolicy]{
+		name: apiwire.TrafficPolicyModule, noun: "traffic policy",
+		field: func(v *store.HTTPSEdgeRoute) **store.RouteTrafficPolicy { return &v.TrafficPolicy },
+		body: func(_ *http.Request, m store.RouteTrafficPolicy) apiwire.RouteTrafficPolicy {
+			return apiwire.RouteTrafficPolicy(m)
 		},
 	})
 }
@@ -156,7 +169,21 @@ func (s *Server) httpsRouteResponse(r *http.Request, v store.HTTPSEdgeRoute) api
 	if v.WebsocketTCPConverter != nil {
 		body.WebsocketTCPConverter = &apiwire.WebsocketTCPConverter{Enabled: v.WebsocketTCPConverter.Enabled}
 	}
+	if v.Backend != nil {
+		b := s.routeBackendResponse(r, *v.Backend)
+		body.Backend = &b
+	}
+	if v.TrafficPolicy != nil {
+		body.TrafficPolicy = &apiwire.RouteTrafficPolicy{Enabled: v.TrafficPolicy.Enabled, Value: v.TrafficPolicy.Value}
+	}
 	return body
+}
+
+// routeBackendResponse is the backend module of a route as the API shows
+// it: the backend as a reference.
+func (s *Server) routeBackendResponse(r *http.Request, b store.RouteBackend) apiwire.RouteBackend {
+	return apiwire.RouteBackend{Enabled: b.Enabled,
+		Backend: schemas.Ref{ID: b.BackendID, URI: s.resourceURI(r, tunnelGroupBackendResource.listPath+"/"+b.BackendID)}}
 }
 
 func circuitBreakerResponse(c store.CircuitBreaker) apiwire.CircuitBreaker {
@@ -238,6 +265,34 @@ func (in websocketTCPConverterInput) value() store.WebsocketTCPConverter {
 	c := store.WebsocketTCPConverter{Enabled: true}
 	setSent(&c.Enabled, in.Enabled)
 	return c
+}
+
+// routeBackendInput is the body of a backend's PUT, which replaces it
+// whole.
+type routeBackendInput struct {
+	Enabled   *bool   `json:"enabled"`
+	BackendID *string `json:"backend_id"`
+}
+
+func (in routeBackendInput) value() store.RouteBackend {
+	b := store.RouteBackend{Enabled: true}
+	setSent(&b.Enabled, in.Enabled)
+	setSent(&b.BackendID, in.BackendID)
+	return b
+}
+
+// routeTrafficPolicyInput is the body of a traffic policy's PUT, which
+// replaces it whole.
+type routeTrafficPolicyInput struct {
+	Enabled *bool   `json:"enabled"`
+	Value   *string `json:"value"`
+}
+
+func (in routeTrafficPolicyInput) value() store.RouteTrafficPolicy {
+	p := store.RouteTrafficPolicy{Enabled: true}
+	setSent(&p.Enabled, in.Enabled)
+	setSent(&p.Value, in.Value)
+	return p
 }
 
 // HTTPSEdges keeps the HTTPS edges of accounts and their routes.

@@ -48,7 +48,7 @@ func TestHTTPSEdgeRoundTrip(t *testing.T) {
 		t.Fatalf("edge %s\nwant %s", mustJSONLine(t, e.edge), want)
 	}
 	r := e.route
-	if want := fmt.Sprintf(`{"id":%q,"uri":%q,"edge_id":%q,"created_at":%q,"description":"","metadata":"","match_type":"path_prefix","match":"/api","circuit_breaker":null,"websocket_tcp_converter":null}`+"\n",
+	if want := fmt.Sprintf(`{"id":%q,"uri":%q,"edge_id":%q,"created_at":%q,"description":"","metadata":"","match_type":"path_prefix","match":"/api","circuit_breaker":null,"websocket_tcp_converter":null,"backend":null,"traffic_policy":null}`+"\n",
 		r.ID, e.url+e.routes()+"/"+r.ID, e.edge.ID, r.CreatedAt); !strings.HasPrefix(r.ID, "edghtsrt_") || mustJSONLine(t, r) != want {
 		t.Fatalf("route %s\nwant %s", mustJSONLine(t, r), want)
 	}

@@ -25,8 +25,8 @@ type module[T, M any, In moduleInput[M], MB any] struct {
 	noun string // its name in messages, "circuit breaker"
 	// field returns a pointer to the module of v, nil when unset.
 	field func(v *T) **M
-	// body is the module as responses show it.
-	body func(m M) MB
+	// body is the module as responses to r show it.
+	body func(r *http.Request, m M) MB
 }
 
 // moduleInput is the body of a module's PUT: value returns the module it
@@ -56,7 +56,7 @@ func routeModule[T any, C, U input[T], B any, M any, In moduleInput[M], MB any](
 			s.writeStoreError(w, r, err, f.res, r.PathValue("id"))
 			return
 		}
-		writeJSON(w, http.StatusOK, m.body(**m.field(&v)))
+		writeJSON(w, http.StatusOK, m.body(r, **m.field(&v)))
 	})))
 	s.mux.Handle("GET "+path, s.authenticated(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
 		id := r.PathValue("id")
@@ -70,7 +70,7 @@ func routeModule[T any, C, U input[T], B any, M any, In moduleInput[M], MB any](
 			writeError(w, r, newError(CodeModuleNotSet, "the %s %s has no %s: set one with PUT %s", f.res.noun, id, m.noun, r.URL.Path))
 			return
 		}
-		writeJSON(w, http.StatusOK, m.body(*set))
+		writeJSON(w, http.StatusOK, m.body(r, *set))
 	})))
 	s.mux.Handle("DELETE "+path, s.authenticated(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
 		if _, err := f.changeModule(r, func(v *T) { *m.field(v) = nil }); err != nil {

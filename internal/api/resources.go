@@ -39,6 +39,7 @@ func (s *Server) writeStoreError(w http.ResponseWriter, r *http.Request, err err
 		inUse   *store.InUseError
 		owner   *store.OwnerInUseError
 		used    *store.DomainInUseError
+		backend *store.BackendInUseError
 		limit   *store.LimitError
 		taken   *store.TakenError
 		domain  *store.DomainTakenError
@@ -68,6 +69,10 @@ func (s *Server) writeStoreError(w http.ResponseWriter, r *http.Request, err err
 	case errors.As(err, &used):
 		e := newError(CodeDomainInUse, "%s", used.Error())
 		e.Details = map[string]string{"https_edges": detailJSON(used.Edges)}
+		writeError(w, r, e)
+	case errors.As(err, &backend):
+		e := newError(CodeBackendInUse, "%s", backend.Error())
+		e.Details = map[string]string{"https_edge_routes": detailJSON(backend.Routes)}
 		writeError(w, r, e)
 	case errors.As(err, &domain):
 		e := newError(CodeDomainTaken, "%s", domain.Error())
@@ -115,6 +120,7 @@ var limits = map[string]struct {
 	store.LimitCredentials:            {CodeCredentialLimit, "delete one you no longer use (DELETE /credentials/{id})", "--max-credentials"},
 	store.LimitHTTPSEdges:             {CodeHTTPSEdgeLimit, "delete one you no longer use (DELETE /edges/https/{edge_id}), which deletes its routes too", "--max-https-edges"},
 	store.LimitHTTPSEdgeRoutes:        {CodeHTTPSRouteLimit, "delete one you no longer use (DELETE /edges/https/{edge_id}/routes/{id})", "--max-https-edge-routes"},
+	store.LimitTunnelGroupBackends:    {CodeBackendLimit, "delete one you no longer use (DELETE /backends/tunnel_group/{id})", "--max-tunnel-group-backends"},
 	store.LimitReservedDomains:        {CodeDomainLimit, "delete one you no longer use (DELETE /reserved_domains/{id})", "--max-reserved-domains"},
 }
 

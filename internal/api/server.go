@@ -224,6 +224,9 @@ type Deps struct {
 	// ReservedDomains keeps reserved domains; nil: the /reserved_domains
 	// routes are not served.
 	ReservedDomains ReservedDomains
+	// TunnelGroupBackends keeps tunnel group backends; nil: the
+	// /backends/tunnel_group routes are not served.
+	TunnelGroupBackends TunnelGroupBackends
 	// Tunnels keeps the tunnel sessions and endpoints the edge records;
 	// nil: the /tunnel_sessions and /endpoints routes are not served.
 	Tunnels Tunnels
@@ -290,6 +293,9 @@ type Server struct {
 	appSessions AppSessions
 	// httpsEdges is nil when its routes are not served.
 	httpsEdges HTTPSEdges
+	// backends is nil when the routes of tunnel group backends are not
+	// served.
+	backends TunnelGroupBackends
 	// tunnels is nil when the routes of tunnel sessions and endpoints
 	// are not served.
 	tunnels Tunnels
@@ -312,7 +318,7 @@ func New(cfg Config, deps Deps) (*Server, error) {
 	if deps.Keys == nil || deps.Publisher == nil {
 		return nil, errors.New("api: Keys and Publisher are required")
 	}
-	if deps.Destinations != nil || deps.Subscriptions != nil || deps.AgentIngresses != nil || deps.AppSessions != nil || deps.APIKeys != nil || deps.BotUsers != nil || deps.Credentials != nil || deps.HTTPSEdges != nil || deps.ReservedDomains != nil || deps.Tunnels != nil {
+	if deps.Destinations != nil || deps.Subscriptions != nil || deps.AgentIngresses != nil || deps.AppSessions != nil || deps.APIKeys != nil || deps.BotUsers != nil || deps.Credentials != nil || deps.HTTPSEdges != nil || deps.ReservedDomains != nil || deps.Tunnels != nil || deps.TunnelGroupBackends != nil {
 		if u, err := url.Parse(cfg.BaseURL); err != nil || (u.Scheme != "http" && u.Scheme != "https") || u.Host == "" {
 			return nil, fmt.Errorf("api: BaseURL %q is not a full http or https URL: the management routes need the scheme and host clients reach the API at, for the uri of resources and audit events", cfg.BaseURL)
 		}
@@ -356,6 +362,7 @@ func New(cfg Config, deps Deps) (*Server, error) {
 	s.agentIngresses = deps.AgentIngresses
 	s.appSessions = deps.AppSessions
 	s.httpsEdges = deps.HTTPSEdges
+	s.backends = deps.TunnelGroupBackends
 	s.tunnels = deps.Tunnels
 	if s.destinations != nil {
 		s.routeDestinations()
@@ -390,6 +397,9 @@ func New(cfg Config, deps Deps) (*Server, error) {
 	}
 	if s.domains != nil {
 		s.routeReservedDomains()
+	}
+	if s.backends != nil {
+		s.routeTunnelGroupBackends()
 	}
 	if s.tunnels != nil {
 		s.routeTunnels()

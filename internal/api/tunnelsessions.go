@@ -2,6 +2,7 @@ package api
 
 import (
 	"context"
+	"maps"
 	"net/http"
 
 	"github.com/sluicehq/sluice/apiwire"
@@ -78,6 +79,7 @@ func (s *Server) endpointResponse(r *http.Request, e store.Endpoint) apiwire.End
 		URI:           s.resourceURI(r, endpointResource.listPath+"/"+e.ID),
 		CreatedAt:     e.CreatedAt.UTC().Format(createdAtLayout),
 		Proto:         e.Proto,
+		Labels:        maps.Clone(e.Labels),
 		URL:           e.URL,
 		PublicURL:     e.PublicURL,
 		Hostport:      e.Hostport,

@@ -232,6 +232,26 @@ func HTTPSEdgeRoutes() Spec {
 	}
 }
 
+// MaxRouteTrafficPolicy is the largest traffic policy document of a
+// route of an HTTPS edge, in bytes. It is well under
+// trafficpolicy.MaxDocumentBytes, what the parser reads of an endpoint's
+// policy at its bind: a route's policy is stored with the route, which
+// every edge process reads and holds.
+const MaxRouteTrafficPolicy = 64 << 10
+
+// TunnelGroupBackends is the family of tunnel group backends,
+// /backends/tunnel_group: the backends of HTTPS edge routes, each the
+// account's labeled tunnels whose labels include all of its own (see
+// CheckLabels).
+func TunnelGroupBackends() Spec {
+	return Spec{
+		Prefix: schemas.PrefixTunnelGroupBackend, Path: apiwire.TunnelGroupBackendsPath, ListKey: apiwire.TunnelGroupBackendsListKey,
+		Fields: append(described(Bytes),
+			// The CLI sets them with --labels.
+			Field{Name: "labels", Kind: Object, Required: true, Create: true, Update: true}),
+	}
+}
+
 // ReservedDomains is the family of reserved domains, /reserved_domains
 // (specification sections 2.2 and 4.2). The domain cannot change.
 func ReservedDomains() Spec {

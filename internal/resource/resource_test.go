@@ -8,7 +8,7 @@ import (
 )
 
 func all() []resource.Spec {
-	return []resource.Spec{resource.APIKeys(), resource.EventDestinations(), resource.EventSubscriptions(), resource.BotUsers()}
+	return []resource.Spec{resource.APIKeys(), resource.EventDestinations(), resource.EventSubscriptions(), resource.BotUsers(), resource.TunnelGroupBackends()}
 }
 
 // TestSpecsAreWellFormed checks what every declaration must hold: an id

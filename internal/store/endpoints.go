@@ -5,8 +5,10 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
+	"maps"
 	"net"
 	"net/url"
+	"slices"
 	"strings"
 	"time"
 
@@ -82,11 +84,18 @@ func (e *Endpoint) check() error {
 	}
 	switch e.Proto {
 	case "http", "https", "tcp":
+		if len(e.Labels) > 0 {
+			return invalid("labels", "are only for an endpoint of proto %s, and this one is %s", ProtoLabeled, e.Proto)
+		}
+		if err := e.checkURL(); err != nil {
+			return err
+		}
+	case ProtoLabeled:
+		if err := e.checkLabeled(); err != nil {
+			return err
+		}
 	default:
-		return invalid("proto", `must be "http", "https" or "tcp", and is %q`, schemas.Clip(e.Proto))
-	}
-	if err := e.checkURL(); err != nil {
-		return err
+		return invalid("proto", `must be "http", "https", "tcp" or %q, and is %q`, ProtoLabeled, schemas.Clip(e.Proto))
 	}
 	if e.Domain != "" && schemas.CheckID(schemas.PrefixReservedDomain, e.Domain) != nil {
 		return invalid("domain", "must be the id of a reserved domain of the account (rd_...), or empty, and is %q", schemas.Clip(e.Domain))
@@ -98,6 +107,20 @@ func (e *Endpoint) check() error {
 		return err
 	}
 	return checkBytes("metadata", e.Metadata, MaxMetadata)
+}
+
+// checkLabeled checks the endpoint of a labeled tunnel: its labels, as
+// resource.CheckLabels says, and no public address, which it does not
+// have (tunnel group backends reach it).
+func (e *Endpoint) checkLabeled() error {
+	for _, f := range []struct{ name, value string }{
+		{"url", e.URL}, {"public_url", e.PublicURL}, {"hostport", e.Hostport}, {"domain", e.Domain},
+	} {
+		if f.value != "" {
+			return invalid(f.name, "must be empty for an endpoint of proto %s, which has no public address, and is %q", ProtoLabeled, schemas.Clip(f.value))
+		}
+	}
+	return checkLabels("labels", e.Labels)
 }
 
 // checkURL checks that URL is of Proto, a host and a port (optional for
@@ -133,6 +156,7 @@ var endpoints = family[Endpoint]{
 	meta:   func(e *Endpoint) (*string, *string, *time.Time) { return &e.ID, &e.AccountID, &e.CreatedAt },
 	input: func(in Endpoint) Endpoint {
 		in.ID, in.AccountID, in.CreatedAt, in.PublicURL, in.Hostport = "", "", time.Time{}, "", ""
+		in.Labels = maps.Clone(in.Labels)
 		return in
 	},
 	check: func(_ context.Context, _ *Store, e *Endpoint) error { return e.check() },
@@ -177,7 +201,10 @@ func (s *Store) deleteEndpointsOf(ctx context.Context, t TunnelSession) ([]write
 
 // CreateEndpoint records an endpoint of the account's tunnel session
 // in.TunnelSessionID, with the fields of in the edge knows; the store sets
-// ID, CreatedAt, PublicURL (URL) and Hostport.
+// ID, CreatedAt, PublicURL (URL) and Hostport. A labeled tunnel's
+// endpoint has Proto ProtoLabeled, Labels that resource.CheckLabels
+// takes, and no URL, PublicURL, Hostport nor Domain; the others have no
+// Labels.
 //
 // It returns a *ValidationError (matching ErrInvalid) for a field that
 // breaks a rule, including a tunnel_session_id that names no session of
@@ -212,4 +239,26 @@ func (s *Store) ListEndpoints(ctx context.Context, accountID string, page Page) 
 func (s *Store) DeleteEndpoint(ctx context.Context, accountID, id string) error {
 	_, err := endpoints.remove(ctx, s, accountID, id, nil, nil)
 	return err
+}
+
+// LabeledEndpoints returns every endpoint of the account of proto
+// ProtoLabeled whose edge is alive, sorted by id: the labeled tunnels
+// that tunnel group backends select (TunnelGroupBackend.Selects). It
+// returns an error wrapping ErrNotFound if accountID is not an account
+// id.
+func (s *Store) LabeledEndpoints(ctx context.Context, accountID string) ([]Endpoint, error) {
+	if err := schemas.CheckID(schemas.PrefixAccount, accountID); err != nil {
+		return nil, fmt.Errorf("account %q: %w", accountID, ErrNotFound)
+	}
+	gone, err := endpoints.gone(ctx, s)
+	if err != nil {
+		return nil, fmt.Errorf("listing endpoints: %w", err)
+	}
+	all, err := listRecords[Endpoint](ctx, s, endpoints.filter(accountID))
+	if err != nil {
+		return nil, fmt.Errorf("listing endpoints: %w", err)
+	}
+	all = slices.DeleteFunc(all, func(e Endpoint) bool { return e.Proto != ProtoLabeled || gone(e) != nil })
+	slices.SortFunc(all, func(a, b Endpoint) int { return strings.Compare(a.ID, b.ID) })
+	return all, nil
 }

@@ -14,6 +14,7 @@ import (
 
 	"github.com/sluicehq/sluice/internal/resource"
 	"github.com/sluicehq/sluice/schemas"
+	"github.com/sluicehq/sluice/trafficpolicy"
 )
 
 // HTTPSEdgeRoute is a route of an HTTPS edge: the requests it takes, by
@@ -158,21 +159,69 @@ func (r *HTTPSEdgeRoute) check() error {
 			return err
 		}
 	}
+	if r.Backend != nil && schemas.CheckID(schemas.PrefixTunnelGroupBackend, r.Backend.BackendID) != nil {
+		return invalid("backend.backend_id", "is %q: give the id of a tunnel group backend of the account (%s...); list yours with GET /backends/tunnel_group",
+			schemas.Clip(r.Backend.BackendID), schemas.PrefixTunnelGroupBackend)
+	}
+	if r.TrafficPolicy != nil {
+		return checkRoutePolicy(r.TrafficPolicy.Value)
+	}
+	return nil
+}
+
+// checkRoutePolicy returns a *ValidationError of traffic_policy.value if
+// doc is not a policy document a route can run: one of at most
+// resource.MaxRouteTrafficPolicy bytes that trafficpolicy.Parse takes
+// (its error, with the line and column of each mistake, is the
+// ValidationError's Err and is quoted in its Msg), with no on_tcp_connect
+// rules, as a route takes HTTP requests.
+func checkRoutePolicy(doc string) error {
+	const field = "traffic_policy.value"
+	if len(doc) > resource.MaxRouteTrafficPolicy {
+		return invalid(field, "is %d bytes long, more than the %d bytes a route's policy may have: move rules to the endpoints' own policies, or shorten it",
+			len(doc), resource.MaxRouteTrafficPolicy)
+	}
+	policy, err := trafficpolicy.Parse([]byte(doc))
+	if err != nil {
+		var bad *trafficpolicy.PolicyError
+		if !errors.As(err, &bad) {
+			return fmt.Errorf("checking the traffic policy: %w", err)
+		}
+		problems := make([]string, len(bad.Problems))
+		for i, p := range bad.Problems {
+			problems[i] = p.String()
+		}
+		return &ValidationError{Field: field, Err: err,
+			Msg: "is not a traffic policy a route can run: " + strings.Join(problems, "; ")}
+	}
+	if policy.ConnectRules() > 0 {
+		return invalid(field, "has %s rules, which run on TCP connections: a route takes HTTP requests, so give on_http_request and on_http_response rules only",
+			trafficpolicy.PhaseOnTCPConnect)
+	}
 	return nil
 }
 
 // httpsEdgeRoutes declares the routes of HTTPS edges (see family): each
 // belongs to an edge of its account (parent), claimed in the batch that
 // creates the route (claimEdge), and no two routes of an edge have one
-// match_type and match (its unique index, whose key holds the edge).
+// match_type and match (its unique index, whose key holds the edge). A
+// route given a backend claims it in the batch that gives it
+// (claimBackend).
 var httpsEdgeRoutes = family[HTTPSEdgeRoute]{
 	kind:   "https_edge_routes",
 	prefix: resource.HTTPSEdgeRoutes().Prefix,
 	noun:   "HTTPS edge route",
 	meta:   func(r *HTTPSEdgeRoute) (*string, *string, *time.Time) { return &r.ID, &r.AccountID, &r.CreatedAt },
 	input: func(in HTTPSEdgeRoute) HTTPSEdgeRoute {
-		return HTTPSEdgeRoute{EdgeID: in.EdgeID, Description: in.Description, Metadata: in.Metadata,
+		r := HTTPSEdgeRoute{EdgeID: in.EdgeID, Description: in.Description, Metadata: in.Metadata,
 			MatchType: in.MatchType, Match: in.Match}
+		if in.Backend != nil {
+			r.Backend = &RouteBackend{Enabled: in.Backend.Enabled, BackendID: in.Backend.BackendID}
+		}
+		if in.TrafficPolicy != nil {
+			r.TrafficPolicy = &RouteTrafficPolicy{Enabled: in.TrafficPolicy.Enabled, Value: in.TrafficPolicy.Value}
+		}
+		return r
 	},
 	check:  func(_ context.Context, _ *Store, r *HTTPSEdgeRoute) error { return r.check() },
 	limit:  LimitHTTPSEdgeRoutes,
@@ -190,10 +239,22 @@ var httpsEdgeRoutes = family[HTTPSEdgeRoute]{
 		key:   routeMatchKey,
 	},
 	writes: func(ctx context.Context, s *Store, before *HTTPSEdgeRoute, after HTTPSEdgeRoute) ([]write, error) {
-		if before != nil {
-			return nil, nil
+		var writes []write
+		if before == nil {
+			claim, err := s.claimEdge(ctx, after.AccountID, after.EdgeID)
+			if err != nil {
+				return nil, err
+			}
+			writes = append(writes, claim...)
 		}
-		return s.claimEdge(ctx, after.AccountID, after.EdgeID)
+		if b := after.Backend; b != nil && (before == nil || before.Backend == nil || before.Backend.BackendID != b.BackendID) {
+			claim, err := s.claimBackend(ctx, after.AccountID, b.BackendID)
+			if err != nil {
+				return nil, err
+			}
+			writes = append(writes, claim...)
+		}
+		return writes, nil
 	},
 }
 
@@ -248,11 +309,16 @@ func (s *Store) deleteRoutesOf(ctx context.Context, e HTTPSEdge) ([]write, error
 }
 
 // CreateHTTPSEdgeRoute creates a route of the HTTPS edge edgeID of the
-// account with the Description, Metadata, MatchType and Match of in, and
-// no module; the store sets ID, AccountID, EdgeID and CreatedAt.
+// account with the Description, Metadata, MatchType, Match, Backend and
+// TrafficPolicy of in, and no other module (the API sets modules with
+// UpdateHTTPSEdgeRoute); the store sets ID, AccountID, EdgeID and
+// CreatedAt.
 //
 // It returns a *ValidationError (matching ErrInvalid) for a field that
-// breaks a rule, a *TakenError (matching ErrConflict) if a route of the
+// breaks a rule, including a backend_id that names no tunnel group
+// backend of the account (also matching ErrNotFound) and a traffic
+// policy that does not parse (its Err the *trafficpolicy.PolicyError,
+// with positions), a *TakenError (matching ErrConflict) if a route of the
 // edge has the match type and match, a *LimitError (matching ErrLimit) if
 // the account has Limits.HTTPSEdgeRoutes, or an error wrapping ErrNotFound
 // if the account has no such edge.
@@ -292,9 +358,10 @@ func (s *Store) ListHTTPSEdgeRoutes(ctx context.Context, accountID, edgeID strin
 // AccountID and CreatedAt are discarded; a change of EdgeID is refused.
 //
 // It returns the route written, or the error of fn as it is, a
-// *ValidationError (matching ErrInvalid) for a field that breaks a rule,
-// a *TakenError (matching ErrConflict) if another route of the edge has
-// the new match type and match, an error wrapping ErrNotFound if the
+// *ValidationError (matching ErrInvalid) for a field that breaks a rule
+// (as CreateHTTPSEdgeRoute's: a backend is claimed, as there, when it is
+// set or changed), a *TakenError (matching ErrConflict) if another route
+// of the edge has the new match type and match, an error wrapping ErrNotFound if the
 // account has no such route, or one wrapping ErrConflict if the route kept
 // changing under concurrent updates.
 func (s *Store) UpdateHTTPSEdgeRoute(ctx context.Context, accountID, id string, fn func(*HTTPSEdgeRoute) error, opts ...WriteOption) (HTTPSEdgeRoute, error) {

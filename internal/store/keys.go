@@ -9,7 +9,8 @@ import (
 // starts with the resource's kind and then the account id, so that all keys
 // of one kind, or of one kind and account, match one filter. The keys of
 // the resources of a family (agent_ingresses, api_keys, destinations,
-// subscriptions, bot_users, credentials, https_edges, https_edge_routes) are made from its kind (family.key).
+// subscriptions, bot_users, credentials, https_edges, https_edge_routes,
+// tunnel_group_backends) are made from its kind (family.key).
 //
 //	accounts.<account_id>                                     Account
 //	agent_ingresses.<account_id>.<agent_ingress_id>           AgentIngress
@@ -30,6 +31,7 @@ import (
 //	https_edges.<account_id>.<edge_id>                        HTTPSEdge
 //	https_edge_routes.<account_id>.<route_id>                 HTTPSEdgeRoute (its edge in EdgeID; deleted with the edge)
 //	https_edge_route_matches.<account_id>.<hex sha-256>       uniqueEntry (of match type, match and edge; written with its HTTPSEdgeRoute)
+//	tunnel_group_backends.<account_id>.<backend_id>           TunnelGroupBackend (rewritten by a route's write that gives it to the route)
 //	reserved_domains.<account_id>.<reserved_domain_id>        ReservedDomain
 //	reserved_domain_names.<hex sha-256 of folded domain>      uniqueEntry (written with its ReservedDomain; all accounts)
 //	tunnel_sessions.<account_id>.<tunnel_session_id>          TunnelSession (hidden once its edge is gone; RemoveDeadEdgeRecords deletes it)

@@ -44,6 +44,9 @@ const (
 	// connected at once, and the addresses they serve.
 	DefaultMaxTunnelSessions = 100
 	DefaultMaxEndpoints      = 100
+	// DefaultMaxTunnelGroupBackends is the most tunnel group backends of
+	// an account by default.
+	DefaultMaxTunnelGroupBackends = 100
 )
 
 // Limits bound what one account can have. A zero field gets its default.
@@ -98,6 +101,9 @@ type Limits struct {
 	// Endpoints is the most endpoints of an account; default
 	// DefaultMaxEndpoints.
 	Endpoints int
+	// TunnelGroupBackends is the most tunnel group backends of an
+	// account; default DefaultMaxTunnelGroupBackends.
+	TunnelGroupBackends int
 }
 
 func (l *Limits) setDefaults() {
@@ -148,6 +154,9 @@ func (l *Limits) setDefaults() {
 	if l.Endpoints <= 0 {
 		l.Endpoints = DefaultMaxEndpoints
 	}
+	if l.TunnelGroupBackends <= 0 {
+		l.TunnelGroupBackends = DefaultMaxTunnelGroupBackends
+	}
 }
 
 // MaxHTTPSEdgeRoutes is the highest Limits.HTTPSEdgeRoutes: deleting an
@@ -177,6 +186,7 @@ const (
 	LimitReservedDomains        = "reserved domains"
 	LimitTunnelSessions         = "tunnel sessions"
 	LimitEndpoints              = "endpoints"
+	LimitTunnelGroupBackends    = "tunnel group backends"
 )
 
 // LimitError is a create refused because the account has as many resources
