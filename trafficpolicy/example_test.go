@@ -68,5 +68,5 @@ on_http_request:
 	fmt.Println(err)
 	// Output:
 	// invalid traffic policy: line 5, column 64: on_http_request[0].actions[0].config.capacity: must be the most requests of a bucket admitted within rate: an integer from 1 to 2000000000, not 0
-	//   line 6, column 15: on_http_request[0].actions[1].type: unknown action type "redirect": use one of basic-auth, compress-response, custom-response, deny, log, rate-limit, restrict-ips
+	//   line 6, column 15: on_http_request[0].actions[1].type: unknown action type "redirect": use one of basic-auth, compress-response, custom-response, deny, log, openid-connect, rate-limit, restrict-ips
 }
