@@ -52,6 +52,9 @@ type Edge struct {
 	// forwarder, with Config.Peers, sends requests to the edges serving
 	// their endpoints.
 	forwarder *forwarder
+	// logins runs the openid-connect actions; nil without
+	// Config.AppSessions.
+	logins *logins
 
 	Metrics *Metrics
 }
@@ -78,6 +81,9 @@ func New(cfg Config) (*Edge, error) {
 	}
 	if cfg.Peers != nil {
 		e.forwarder = newForwarder(e)
+	}
+	if cfg.AppSessions != nil {
+		e.logins = newLogins(&e.cfg, e.now)
 	}
 	return e, nil
 }

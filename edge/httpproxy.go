@@ -202,9 +202,13 @@ func (h *publicHandler) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 	// answer itself (deny, custom-response, rate-limit), change the
 	// answer, and log into the request's event.
 	pw := &policyWriter{ResponseWriter: w}
-	record := &policyRecord{}
+	record := newPolicyRecord(ep, h.scheme)
 	proxied := false
-	ep.policy.Serve(pw, r.WithContext(context.WithValue(r.Context(), policyRecordKey{}, record)), http.HandlerFunc(func(w http.ResponseWriter, pr *http.Request) {
+	serve := ep.policy.Serve
+	if e.logins.isLoginCallback(ep, r) {
+		serve = e.logins.serveCallback
+	}
+	serve(pw, r.WithContext(context.WithValue(r.Context(), policyRecordKey{}, record)), http.HandlerFunc(func(w http.ResponseWriter, pr *http.Request) {
 		proxied = true
 		ex.req = pr
 		bc = ex.proxy(w, bc)
