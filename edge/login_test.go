@@ -54,13 +54,19 @@ on_http_request:
 
 func newLoginFixture(t *testing.T) *loginFixture {
 	t.Helper()
+	return newLoginFixtureWith(t, store.Config{})
+}
+
+// newLoginFixtureWith is newLoginFixture with the store opened with cfg.
+func newLoginFixtureWith(t *testing.T, cfg store.Config) *loginFixture {
+	t.Helper()
 	provider, err := mockoidc.Run()
 	if err != nil {
 		t.Fatal(err)
 	}
 	t.Cleanup(func() { _ = provider.Shutdown() })
 	_, js := natstest.Connect(t, natstest.Start(t))
-	st, err := store.Open(t.Context(), js, store.Config{})
+	st, err := store.Open(t.Context(), js, cfg)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -78,8 +84,8 @@ func newLoginFixture(t *testing.T) *loginFixture {
 	})
 	f := &loginFixture{te: te, store: st, account: account, provider: provider}
 	f.watchEnds(t)
-	cfg := provider.Config()
-	f.endpoint = f.listen(t, loginPolicy(provider.Issuer(), cfg.ClientID, cfg.ClientSecret))
+	client := provider.Config()
+	f.endpoint = f.listen(t, loginPolicy(provider.Issuer(), client.ClientID, client.ClientSecret))
 	return f
 }
 
@@ -316,4 +322,35 @@ func (te *testEdge) endpointID(t *testing.T, host string) string {
 	}
 	t.Fatalf("no endpoint of %s recorded", host)
 	return ""
+}
+
+// TestOpenIDConnectLoginFlood: logins past the account's
+// --max-app-sessions evict the least recently active sessions, whose
+// browsers go to log in again, rather than lock the newest out.
+func TestOpenIDConnectLoginFlood(t *testing.T) {
+	f := newLoginFixtureWith(t, store.Config{Limits: store.Limits{AppSessions: 2}})
+	page := f.endpoint.String() + "/"
+	var browsers []*browser
+	for range 3 {
+		b := f.browser(t)
+		if resp, body := b.get(t, page, true); resp.StatusCode != http.StatusOK {
+			t.Fatalf("login: %d %q", resp.StatusCode, body)
+		}
+		browsers = append(browsers, b)
+	}
+	if sessions, _, err := f.store.ListAppSessions(t.Context(), f.account.ID, store.Page{}); err != nil || len(sessions) != 2 {
+		t.Fatalf("app sessions %d, %v: want 2, the limit", len(sessions), err)
+	}
+	if resp, _ := browsers[2].get(t, page, false); resp.StatusCode != http.StatusOK {
+		t.Fatalf("the newest login: %d, want it in", resp.StatusCode)
+	}
+	check.Eventually(t, 5*time.Second, "one of the first two browsers sent to log in again", func() (int, bool) {
+		out := 0
+		for _, b := range browsers[:2] {
+			if resp, _ := b.get(t, page, false); resp.StatusCode == http.StatusFound {
+				out++
+			}
+		}
+		return out, out == 1
+	})
 }
