@@ -11,6 +11,7 @@ import (
 	"os"
 	"path/filepath"
 	"strings"
+	"sync"
 	"testing"
 	"time"
 
@@ -57,7 +58,8 @@ func newLoginFixture(t *testing.T) *loginFixture {
 	return newLoginFixtureWith(t, store.Config{})
 }
 
-// newLoginFixtureWith is newLoginFixture with the store opened with cfg.
+// newLoginFixtureWith is newLoginFixture with the store opened with cfg;
+// the edge reads the time from cfg.Clock too, when it is set.
 func newLoginFixtureWith(t *testing.T, cfg store.Config) *loginFixture {
 	t.Helper()
 	provider, err := mockoidc.Run()
@@ -81,6 +83,9 @@ func newLoginFixtureWith(t *testing.T, cfg store.Config) *loginFixture {
 	t.Cleanup(func() { _ = geo.Close() })
 	te := startEdge(t, func(c *edge.Config) {
 		c.AppSessions, c.GeoIP, c.LoginPrivateIssuers = st, geo, true
+		if cfg.Clock != nil {
+			c.Now = cfg.Clock
+		}
 	})
 	f := &loginFixture{te: te, store: st, account: account, provider: provider}
 	f.watchEnds(t)
@@ -353,4 +358,69 @@ func TestOpenIDConnectLoginFlood(t *testing.T) {
 		}
 		return out, out == 1
 	})
+}
+
+// testClock is a clock the test moves on.
+type testClock struct {
+	mu sync.Mutex
+	t  time.Time
+}
+
+func (c *testClock) now() time.Time {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	return c.t
+}
+
+func (c *testClock) advance(d time.Duration) {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	c.t = c.t.Add(d)
+}
+
+// TestOpenIDConnectRefresh: a session's last_active is written at most
+// once a minute while its user is active, and each write moves its end
+// to the idle timeout from then.
+func TestOpenIDConnectRefresh(t *testing.T) {
+	clock := &testClock{t: time.Now()}
+	f := newLoginFixtureWith(t, store.Config{Clock: clock.now})
+	b := f.browser(t)
+	page := f.endpoint.String() + "/"
+	if resp, _ := b.get(t, page, true); resp.StatusCode != http.StatusOK {
+		t.Fatalf("login: %d", resp.StatusCode)
+	}
+	session := func() store.AppSession {
+		t.Helper()
+		sessions, _, err := f.store.ListAppSessions(t.Context(), f.account.ID, store.Page{})
+		if err != nil || len(sessions) != 1 {
+			t.Fatalf("app sessions %v, %v: want one", sessions, err)
+		}
+		return sessions[0]
+	}
+	first := session()
+	for _, step := range []struct {
+		advance time.Duration
+		moved   bool
+	}{
+		{30 * time.Second, false},
+		{29 * time.Second, false},
+		{2 * time.Second, true}, // 61s after the login
+		{30 * time.Second, false},
+		{31 * time.Second, true},
+	} {
+		clock.advance(step.advance)
+		before := session()
+		if resp, _ := b.get(t, page, false); resp.StatusCode != http.StatusOK {
+			t.Fatalf("at +%s: %d", clock.now().Sub(first.CreatedAt).Round(time.Second), resp.StatusCode)
+		}
+		after := session()
+		now := clock.now().UTC().Truncate(time.Millisecond)
+		switch {
+		case step.moved && (!after.LastActive.Equal(now) || !after.ExpiresAt.Equal(now.Add(2*time.Hour))):
+			t.Fatalf("at +%s: last_active %s, expires_at %s; want both moved (to %s and 2h later)",
+				now.Sub(first.CreatedAt).Round(time.Second), after.LastActive, after.ExpiresAt, now)
+		case !step.moved && (!after.LastActive.Equal(before.LastActive) || !after.ExpiresAt.Equal(before.ExpiresAt)):
+			t.Fatalf("at +%s: last_active %s, written within a minute of %s", now.Sub(first.CreatedAt).Round(time.Second), after.LastActive, before.LastActive)
+		}
+	}
 }
