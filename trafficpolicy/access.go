@@ -45,8 +45,9 @@ type Decision struct {
 	// the user an openid-connect let through, clipped to 255 bytes (""
 	// for none).
 	Username string
-	// UserID and ClientID are an openid-connect's: the id of the user it
-	// let through ("" when it did not) and its client_id.
+	// UserID and ClientID are an openid-connect's: the id the provider
+	// reports of the user it let through ("" when it did not), and its
+	// client_id.
 	UserID, ClientID string
 	// Algorithm and BytesSaved are a compress-response's ("compression"):
 	// gzip, deflate or none, and the answer's size less its compressed

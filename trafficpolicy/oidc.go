@@ -56,10 +56,9 @@ type OpenIDConnect struct {
 // User is the end user an openid-connect let through, as the provider
 // told.
 type User struct {
-	// ID is the caller's id of the user, such as an application user's.
+	// ID is the user's id as the provider reports it: the ID token's
+	// subject (sub).
 	ID string
-	// Subject is the provider's (the ID token's sub).
-	Subject string
 	// Name is the user's name as the provider gives it, or their
 	// preferred username or email when it gives none.
 	Name  string
