@@ -294,8 +294,8 @@ func TestOpenIDConnectLogin(t *testing.T) {
 }
 
 // TestOpenIDConnectBounds: a callback without its login under way gets a
-// page, not another redirect; a provider that is down gets a 502
-// page.
+// page, not another redirect; a provider that is down gets a 502 page,
+// and the request's event a block.
 func TestOpenIDConnectBounds(t *testing.T) {
 	f := newLoginFixture(t)
 	b := f.browser(t)
@@ -312,6 +312,14 @@ func TestOpenIDConnectBounds(t *testing.T) {
 	if resp.StatusCode != http.StatusBadGateway || resp.Header.Get("X-Sluice-Error-Code") != "ERR_SLUICE_650" || !strings.Contains(body, down) {
 		t.Fatalf("a provider that is down: %d %q %q", resp.StatusCode, resp.Header.Get("X-Sluice-Error-Code"), body)
 	}
+	check.Eventually(t, 5*time.Second, "a block in the event of the request the provider could not take", func() ([]map[string]any, bool) {
+		for _, ev := range f.te.Events.OfKind(t, "http_request_complete.v0") {
+			if dig(ev, "conn", "server_name") == other.Hostname() {
+				return nil, dig(ev, "oauth", "decision") == "block" && dig(ev, "http", "response", "status_code") == float64(http.StatusBadGateway)
+			}
+		}
+		return nil, false
+	})
 
 }
 
