@@ -146,6 +146,7 @@ func (l *logins) Authenticate(w http.ResponseWriter, r *http.Request, cfg *traff
 		http.SetCookie(w, loginCookie(name, "", -1, t.secure))
 	}
 	l.startLogin(w, r, cfg, t, key, now)
+	stripLoginCookies(r)
 	return trafficpolicy.User{}, false
 }
 
@@ -215,6 +216,7 @@ func (l *logins) startLogin(w http.ResponseWriter, r *http.Request, cfg *traffic
 	w.Header().Set("Cache-Control", "no-store")
 	oc := oauthConfig(cfg, p, t, r.Host)
 	http.Redirect(w, r, oc.AuthCodeURL(st.State, oidc.Nonce(st.Nonce), oauth2.S256ChallengeOption(st.Verifier)), http.StatusFound)
+	redactLoginCookies(w.Header())
 }
 
 // oauthConfig returns the OAuth client of an action at host.
@@ -249,8 +251,10 @@ func returnPath(uri string) string {
 	return uri
 }
 
-// stripLoginCookies removes the edge's login cookies from a request let
-// through: they are the edge's, not the upstream's.
+// stripLoginCookies removes the edge's login cookies from a request once
+// read: they are the edge's, not the upstream's, and the request's event,
+// which reports its headers, must not carry them to whoever reads the
+// events.
 func stripLoginCookies(r *http.Request) {
 	cookies := r.Cookies()
 	kept := make([]string, 0, len(cookies))
@@ -265,6 +269,26 @@ func stripLoginCookies(r *http.Request) {
 	r.Header.Del("Cookie")
 	if len(kept) > 0 {
 		r.Header.Set("Cookie", strings.Join(kept, "; "))
+	}
+}
+
+// redactLoginCookies replaces the values of the login cookies an answer
+// set, once written, with "redacted": the event reports the answer's
+// headers, and whoever reads the events must not be able to log in as
+// the user. net/http sent the headers as they were when the answer was
+// written.
+func redactLoginCookies(h http.Header) {
+	values := h["Set-Cookie"]
+	for i, v := range values {
+		name, rest, ok := strings.Cut(v, "=")
+		if !ok || !strings.HasPrefix(name, sessionCookiePrefix) && !strings.HasPrefix(name, stateCookiePrefix) {
+			continue
+		}
+		_, attrs, _ := strings.Cut(rest, ";")
+		values[i] = name + "=redacted"
+		if attrs != "" {
+			values[i] += ";" + attrs
+		}
 	}
 }
 

@@ -2,6 +2,7 @@ package edge_test
 
 import (
 	"context"
+	"encoding/json"
 	"fmt"
 	"io"
 	"net"
@@ -10,6 +11,7 @@ import (
 	"net/url"
 	"os"
 	"path/filepath"
+	"regexp"
 	"strings"
 	"sync"
 	"testing"
@@ -25,6 +27,10 @@ import (
 	"github.com/sluicehq/sluice/internal/natstest"
 	"github.com/sluicehq/sluice/internal/store"
 )
+
+// loginCookieValue matches a login cookie with its value, as an event's
+// headers would show it (lower case).
+var loginCookieValue = regexp.MustCompile(`(?i)__sluice_(session|login)_\w*=[\w.-]{20,}`)
 
 // chromeUA is the User-Agent of the test's browser client.
 const chromeUA = "Mozilla/5.0 (Windows NT 10.0; Win64; x64) AppleWebKit/537.36 (KHTML, like Gecko) Chrome/131.0.0.0 Safari/537.36"
@@ -278,6 +284,13 @@ func TestOpenIDConnectLogin(t *testing.T) {
 	}
 	if decisions["/orders"] != "block block allow " || decisions[edge.LoginCallbackPath] != "allow " || decisions["/staff"] != "allow " {
 		t.Errorf("oauth decisions by path %v", decisions)
+	}
+	// Whoever reads the events must not find a cookie to log in with.
+	for _, ev := range evs {
+		raw, _ := json.Marshal(ev)
+		if m := loginCookieValue.Find(raw); m != nil {
+			t.Errorf("an event carries a login cookie: %s", m)
+		}
 	}
 
 	// Revoked: the next request goes to log in again, and the cookie goes.

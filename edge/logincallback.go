@@ -32,6 +32,7 @@ func (l *logins) serveCallback(w http.ResponseWriter, r *http.Request, _ http.Ha
 	now := l.now()
 	q := r.URL.Query()
 	states, _ := l.signer.pendingLogins(r, r.Host, now)
+	stripLoginCookies(r)
 	var st loginState
 	stName := ""
 	for name, s := range states {
@@ -81,6 +82,7 @@ func (l *logins) serveCallback(w http.ResponseWriter, r *http.Request, _ http.Ha
 	decide(true, user)
 	w.Header().Set("Cache-Control", "no-store")
 	http.Redirect(w, r, returnPath(st.Return), http.StatusFound)
+	redactLoginCookies(w.Header())
 }
 
 // exchange exchanges a login's code for the user's ID token, and checks
