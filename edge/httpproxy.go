@@ -205,8 +205,8 @@ func (h *publicHandler) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 	record := newPolicyRecord(ep, h.scheme)
 	proxied := false
 	serve := ep.policy.Serve
-	if e.logins.isLoginCallback(ep, r) {
-		serve = e.logins.serveCallback
+	if own := e.logins.ownPath(ep, r); own != nil {
+		serve = own
 	}
 	serve(pw, r.WithContext(context.WithValue(r.Context(), policyRecordKey{}, record)), http.HandlerFunc(func(w http.ResponseWriter, pr *http.Request) {
 		proxied = true

@@ -30,6 +30,10 @@ import (
 // agent.
 const LoginCallbackPath = "/.sluice/oidc/callback"
 
+// LogoutPath is the path, on the same hosts, that logs the browser out:
+// its application session ends, and its cookie goes.
+const LogoutPath = "/.sluice/oidc/logout"
+
 // Error codes of logins.
 const (
 	codeLoginProvider = "650" // the provider cannot be reached, or its answer is wrong
@@ -53,12 +57,14 @@ const (
 )
 
 // AppSessions keeps the application sessions of logins (specification
-// section 2.7). *store.Store implements it; it returns errors wrapping
+// section 2.7): the four calls the edge makes of a session's life.
+// *store.Store implements it; it returns errors wrapping
 // store.ErrNotFound for a session that has ended.
 type AppSessions interface {
 	RecordAppSession(ctx context.Context, accountID string, in store.AppSession) (store.AppSession, error)
 	GetAppSession(ctx context.Context, accountID, id string) (store.AppSession, error)
 	RefreshAppSession(ctx context.Context, accountID, id string, lastActive, expiresAt time.Time) (store.AppSession, error)
+	DeleteAppSession(ctx context.Context, accountID, id string, opts ...store.WriteOption) (store.AppSession, error)
 }
 
 // loginTarget is where a login happens, as its application session

@@ -225,3 +225,29 @@ func TestOpenIDConnectRefresh(t *testing.T) {
 		}
 	}
 }
+
+// TestOpenIDConnectLogout: the logout path ends the browser's session
+// in the store and takes its cookie; the next request goes to log in.
+func TestOpenIDConnectLogout(t *testing.T) {
+	f := newLoginFixture(t)
+	b := f.browser(t)
+	page := f.endpoint.String() + "/"
+	if resp, _ := b.get(t, page, true); resp.StatusCode != http.StatusOK {
+		t.Fatalf("login: %d", resp.StatusCode)
+	}
+	resp, body := b.get(t, f.endpoint.String()+edge.LogoutPath, false)
+	if resp.StatusCode != http.StatusOK || !strings.Contains(body, "logged out") {
+		t.Fatalf("logout: %d %q", resp.StatusCode, body)
+	}
+	if sessions, _, err := f.store.ListAppSessions(t.Context(), f.account.ID, store.Page{}); err != nil || len(sessions) != 0 {
+		t.Fatalf("app sessions after the logout: %v, %v; want none", sessions, err)
+	}
+	for _, c := range b.client.Jar.Cookies(f.endpoint) {
+		if strings.HasPrefix(c.Name, "__sluice_session_") {
+			t.Fatalf("the session cookie stayed: %s", c.Name)
+		}
+	}
+	if resp, _ := b.get(t, page, false); resp.StatusCode != http.StatusFound {
+		t.Fatalf("after the logout: %d, want 302 to log in", resp.StatusCode)
+	}
+}

@@ -13,10 +13,21 @@ import (
 	"github.com/sluicehq/sluice/trafficpolicy"
 )
 
-// isLoginCallback reports whether r is a provider's callback to an
-// endpoint whose policy has openid-connect actions.
-func (l *logins) isLoginCallback(ep *endpoint, r *http.Request) bool {
-	return l != nil && ep.policy != nil && r.URL.Path == LoginCallbackPath && len(ep.policy.OpenIDConnects()) > 0
+// ownPath returns what answers r in place of the endpoint's policy when
+// r is for a path of the logins' own (a provider's callback, a logout)
+// at an endpoint whose policy has openid-connect actions, and nil
+// otherwise.
+func (l *logins) ownPath(ep *endpoint, r *http.Request) func(http.ResponseWriter, *http.Request, http.Handler) {
+	if l == nil || ep.policy == nil || len(ep.policy.OpenIDConnects()) == 0 {
+		return nil
+	}
+	switch r.URL.Path {
+	case LoginCallbackPath:
+		return l.serveCallback
+	case LogoutPath:
+		return l.serveLogout
+	}
+	return nil
 }
 
 // serveCallback finishes a login: it takes the browser's login state
