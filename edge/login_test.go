@@ -12,6 +12,7 @@ import (
 	"time"
 
 	"github.com/oauth2-proxy/mockoidc"
+	"golang.ngrok.com/ngrok/v2"
 
 	"github.com/sluicehq/sluice/edge"
 	"github.com/sluicehq/sluice/internal/check"
@@ -249,5 +250,43 @@ func TestOpenIDConnectLogout(t *testing.T) {
 	}
 	if resp, _ := b.get(t, page, false); resp.StatusCode != http.StatusFound {
 		t.Fatalf("after the logout: %d, want 302 to log in", resp.StatusCode)
+	}
+}
+
+// TestOpenIDConnectOverHTTPS: over HTTPS the redirect URI is https and
+// the cookies are Secure, and the login goes through.
+func TestOpenIDConnectOverHTTPS(t *testing.T) {
+	f := newLoginFixture(t)
+	client := f.provider.Config()
+	endpoint := f.listenScheme(t, "https", loginPolicy(f.provider.Issuer(), client.ClientID, client.ClientSecret))
+	b := f.browser(t)
+	resp, _ := b.get(t, endpoint.String()+"/", false)
+	login, _ := url.Parse(resp.Header.Get("Location"))
+	if resp.StatusCode != http.StatusFound || login.Query().Get("redirect_uri") != endpoint.String()+edge.LoginCallbackPath {
+		t.Fatalf("GET over HTTPS: %d to %s, want 302 with the redirect URI %s", resp.StatusCode, login, endpoint.String()+edge.LoginCallbackPath)
+	}
+	if c := resp.Header.Get("Set-Cookie"); !strings.Contains(c, "; Secure") || !strings.Contains(c, "; HttpOnly") || !strings.Contains(c, "; SameSite=Lax") {
+		t.Fatalf("the login's cookie over HTTPS: %q, want Secure, HttpOnly, SameSite=Lax", c)
+	}
+	if resp, body := b.get(t, endpoint.String()+"/", true); resp.StatusCode != http.StatusOK || !strings.HasPrefix(body, "upstream /") {
+		t.Fatalf("through the login over HTTPS: %d %q", resp.StatusCode, body)
+	}
+}
+
+// TestOpenIDConnectBind: a bind whose openid-connect has a mistake is
+// refused with it, and so is any openid-connect at an edge that keeps no
+// application sessions.
+func TestOpenIDConnectBind(t *testing.T) {
+	f := newLoginFixture(t)
+	a := f.te.agent(t, f.te.Credential(f.account.ID))
+	_, err := a.Listen(t.Context(), ngrok.WithURL("http://"), ngrok.WithTrafficPolicy(loginPolicy("ftp://id.example.test", "c", "s")))
+	if err == nil || !strings.Contains(err.Error(), "ERR_SLUICE_622") || !strings.Contains(err.Error(), "issuer_url") {
+		t.Fatalf("a bind with a bad issuer_url: %v, want ERR_SLUICE_622 naming it", err)
+	}
+	plain := startEdge(t)
+	a = plain.agent(t, plain.Credential(f.account.ID))
+	_, err = a.Listen(t.Context(), ngrok.WithURL("http://"), ngrok.WithTrafficPolicy(loginPolicy("https://id.example.test", "c", "s")))
+	if err == nil || !strings.Contains(err.Error(), "runs no OpenID Connect logins") {
+		t.Fatalf("an openid-connect at an edge without sessions: %v, want refused", err)
 	}
 }

@@ -2,6 +2,7 @@ package edge_test
 
 import (
 	"context"
+	"crypto/tls"
 	"fmt"
 	"io"
 	"net"
@@ -111,12 +112,18 @@ func (f *loginFixture) watchEnds(t *testing.T) {
 	t.Cleanup(func() { cancel(); <-done })
 }
 
-// listen binds an endpoint of the account with the policy, whose
+// listen binds an HTTP endpoint of the account with the policy, whose
 // upstream answers "upstream <path>" and the cookies it got.
 func (f *loginFixture) listen(t *testing.T, policy string) *url.URL {
 	t.Helper()
+	return f.listenScheme(t, "http", policy)
+}
+
+// listenScheme is listen with an endpoint of the scheme, http or https.
+func (f *loginFixture) listenScheme(t *testing.T, scheme, policy string) *url.URL {
+	t.Helper()
 	a := f.te.agent(t, f.te.Credential(f.account.ID))
-	ln, err := a.Listen(t.Context(), ngrok.WithURL("http://"), ngrok.WithTrafficPolicy(policy))
+	ln, err := a.Listen(t.Context(), ngrok.WithURL(scheme+"://"), ngrok.WithTrafficPolicy(policy))
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -168,13 +175,17 @@ func (f *loginFixture) browser(t *testing.T) *browser {
 	t.Helper()
 	jar, _ := cookiejar.New(nil)
 	b := &browser{}
-	edgeAddr := f.te.HTTPAddr
-	transport := &http.Transport{DialContext: func(ctx context.Context, network, addr string) (net.Conn, error) {
-		if host, _, _ := net.SplitHostPort(addr); strings.HasSuffix(host, ".sluice.localhost") {
-			addr = edgeAddr
-		}
-		return (&net.Dialer{}).DialContext(ctx, network, addr)
-	}}
+	transport := &http.Transport{
+		DialContext: func(ctx context.Context, network, addr string) (net.Conn, error) {
+			// The edge's listeners are on loopback, at the ports of the
+			// endpoints' URLs.
+			if host, port, _ := net.SplitHostPort(addr); strings.HasSuffix(host, ".sluice.localhost") {
+				addr = net.JoinHostPort("127.0.0.1", port)
+			}
+			return (&net.Dialer{}).DialContext(ctx, network, addr)
+		},
+		TLSClientConfig: &tls.Config{RootCAs: f.te.Roots},
+	}
 	t.Cleanup(transport.CloseIdleConnections)
 	b.client = &http.Client{Jar: jar, Transport: transport, CheckRedirect: func(r *http.Request, _ []*http.Request) error {
 		b.redirects = append(b.redirects, r.URL)
