@@ -172,7 +172,7 @@ func (s *session) bindEndpoint(req tunnelwire.Bind) (*endpoint, error) {
 		ep.host = host
 		ep.url = e.httpURL(req.Proto, host)
 		if opts.TrafficPolicy != "" {
-			policy, err := parseEndpointPolicy(opts.TrafficPolicy, "http")
+			policy, err := e.parseEndpointPolicy(opts.TrafficPolicy, "http")
 			if err != nil {
 				return nil, err
 			}
@@ -186,7 +186,7 @@ func (s *session) bindEndpoint(req tunnelwire.Bind) (*endpoint, error) {
 		}
 	case "tcp":
 		if opts.TrafficPolicy != "" {
-			policy, err := parseEndpointPolicy(opts.TrafficPolicy, "tcp")
+			policy, err := e.parseEndpointPolicy(opts.TrafficPolicy, "tcp")
 			if err != nil {
 				return nil, err
 			}

@@ -103,6 +103,14 @@ type Config struct {
 	Routing Routing
 	// Limits bound what one account may hold at this edge.
 	Limits Limits
+	// AppSessions, when not nil, keeps the application sessions of the
+	// logins of openid-connect actions; without it, a bind whose policy
+	// has one is refused. GeoIP, when not nil, locates their browsers.
+	// LoginPrivateIssuers lets the edge reach providers on loopback and
+	// private addresses, which it otherwise refuses (see docs/edge.md).
+	AppSessions         AppSessions
+	GeoIP               *GeoIP
+	LoginPrivateIssuers bool
 	// Log is where the edge logs; default slog.Default's handler.
 	Log *slog.Logger
 	// Now is the clock; default time.Now.

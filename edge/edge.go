@@ -62,6 +62,9 @@ type Edge struct {
 	// forwarder, with Config.Peers, sends requests to the edges serving
 	// their endpoints.
 	forwarder *forwarder
+	// logins runs the openid-connect actions; nil without
+	// Config.AppSessions.
+	logins *logins
 
 	Metrics *Metrics
 }
@@ -81,7 +84,6 @@ func New(cfg Config) (*Edge, error) {
 		conns:         make(map[string]int),
 		rates:         make(map[string]*rate.Limiter),
 		labeled:       make(map[string][]*endpoint),
-		routing:       newRouting(),
 		handshakes:    make(chan struct{}, maxHandshakes),
 		Metrics:       newMetrics(),
 		buffers:       sync.Pool{New: func() any { b := make([]byte, 32<<10); return &b }},
@@ -91,6 +93,10 @@ func New(cfg Config) (*Edge, error) {
 	if cfg.Peers != nil {
 		e.forwarder = newForwarder(e)
 	}
+	if cfg.AppSessions != nil {
+		e.logins = newLogins(&e.cfg, e.now)
+	}
+	e.routing = newRouting(e.policyOptions()...)
 	return e, nil
 }
 

@@ -98,7 +98,8 @@ func appendRequestObject(b []byte, o *requestObject) []byte {
 	} else {
 		b = append(b, `"invalid"`...)
 	}
-	b = append(b, `},"oauth":{"decision":"invalid"}`...)
+	b = append(b, `},"oauth":`...)
+	b = appendOAuth(b, o.policy)
 	if o.tls != nil {
 		b = append(b, `,"tls":{"cipher_suite":`...)
 		b = awsjson.AppendString(b, tls.CipherSuiteName(o.tls.CipherSuite))
@@ -172,4 +173,21 @@ func lowerASCII(s string) string {
 		}
 	}
 	return s
+}
+
+// appendOAuth appends the oauth object of a request's event: the decision
+// of its openid-connect, with the user and client when one ran.
+func appendOAuth(b []byte, policy *policyRecord) []byte {
+	if policy == nil || policy.oauth == "" {
+		return append(b, `{"decision":"invalid"}`...)
+	}
+	b = append(b, `{"app_client_id":`...)
+	b = awsjson.AppendString(b, policy.oauthClientID)
+	b = append(b, `,"decision":`...)
+	b = awsjson.AppendString(b, policy.oauth)
+	b = append(b, `,"user":{"id":`...)
+	b = awsjson.AppendString(b, policy.oauthUserID)
+	b = append(b, `,"name":`...)
+	b = awsjson.AppendString(b, policy.oauthUserName)
+	return append(b, `}}`...)
 }

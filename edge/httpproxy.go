@@ -177,7 +177,7 @@ func (h *publicHandler) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 		pc.keep(bc, &ex)
 		return
 	}
-	bc = ex.runPolicy(w, ep.policy, func(w http.ResponseWriter, bc *backendConn) *backendConn { return ex.proxy(w, bc) }, bc)
+	bc = ex.runPolicy(w, ep.policy, newPolicyRecord(ep, h.scheme), func(w http.ResponseWriter, bc *backendConn) *backendConn { return ex.proxy(w, bc) }, bc)
 	pc.keep(bc, &ex)
 }
 
@@ -225,15 +225,18 @@ func (x *exchange) admit(w http.ResponseWriter) (*publicConn, *backendConn, bool
 // request on bc: the policy may answer itself (deny, custom-response,
 // rate-limit), change the answer, and log into the request's event,
 // which it publishes. It returns the stream serve returned.
-func (x *exchange) runPolicy(w http.ResponseWriter, policy *trafficpolicy.Policy, serve func(http.ResponseWriter, *backendConn) *backendConn, bc *backendConn) *backendConn {
+func (x *exchange) runPolicy(w http.ResponseWriter, policy *trafficpolicy.Policy, record *policyRecord, proxy func(http.ResponseWriter, *backendConn) *backendConn, bc *backendConn) *backendConn {
 	r := x.req
 	pw := &policyWriter{ResponseWriter: w}
-	record := &policyRecord{}
 	proxied := false
-	policy.Serve(pw, r.WithContext(context.WithValue(r.Context(), policyRecordKey{}, record)), http.HandlerFunc(func(w http.ResponseWriter, pr *http.Request) {
+	serve := policy.Serve
+	if own := x.edge.logins.ownPath(policy, r); own != nil {
+		serve = own
+	}
+	serve(pw, r.WithContext(context.WithValue(r.Context(), policyRecordKey{}, record)), http.HandlerFunc(func(w http.ResponseWriter, pr *http.Request) {
 		proxied = true
 		x.req = pr
-		bc = serve(w, bc)
+		bc = proxy(w, bc)
 	}))
 	x.req = r
 	if !proxied || pw.status != 0 && pw.status != x.status {

@@ -100,13 +100,16 @@ func (e *Edge) releaseLabeled(ep *endpoint) {
 	}
 }
 
-// hasTunnel reports whether a labeled tunnel of the account that the
-// backend selects is here.
-func (e *Edge) hasTunnel(account string, b *store.TunnelGroupBackend) bool {
+// groupTunnel returns the first labeled tunnel of the account here that
+// the backend selects, nil when there is none; it takes no turn.
+func (e *Edge) groupTunnel(account string, b *store.TunnelGroupBackend) *endpoint {
 	e.mu.Lock()
 	tunnels := e.labeled[account]
 	e.mu.Unlock()
-	return slices.ContainsFunc(tunnels, func(t *endpoint) bool { return b.Selects(t.labels) })
+	if i := slices.IndexFunc(tunnels, func(t *endpoint) bool { return b.Selects(t.labels) }); i >= 0 {
+		return tunnels[i]
+	}
+	return nil
 }
 
 // pickTunnel returns a labeled tunnel of the account that the backend

@@ -27,13 +27,18 @@ type policyRecord struct {
 	// ran), saved the bytes it saved.
 	compression string
 	saved       int64
+	// oauth is the decision of an openid-connect ("" when none ran),
+	// with the user it let through and its client.
+	oauth, oauthUserID, oauthUserName, oauthClientID string
+	// login is where the request's logins happen.
+	login *loginTarget
 }
 
 // parseEndpointPolicy checks and loads the traffic policy of an endpoint
 // of protocol proto ("http" or "tcp"): only the phases that run on it
 // may have rules.
-func parseEndpointPolicy(doc, proto string) (*trafficpolicy.Policy, error) {
-	policy, err := trafficpolicy.Parse([]byte(doc), policyOptions()...)
+func (e *Edge) parseEndpointPolicy(doc, proto string) (*trafficpolicy.Policy, error) {
+	policy, err := trafficpolicy.Parse([]byte(doc), e.policyOptions()...)
 	if err != nil {
 		return nil, refuseBind(codeBindPolicy, "the endpoint's traffic policy: %v", err)
 	}
@@ -47,9 +52,14 @@ func parseEndpointPolicy(doc, proto string) (*trafficpolicy.Policy, error) {
 	return policy, nil
 }
 
-// policyOptions returns the options of every endpoint's policy.
-func policyOptions() []trafficpolicy.Option {
-	return []trafficpolicy.Option{trafficpolicy.WithLogs(collectPolicyLog), trafficpolicy.WithDecisions(collectPolicyDecision)}
+// policyOptions returns the options of every endpoint's policy: with
+// the edge's logins when it keeps application sessions.
+func (e *Edge) policyOptions() []trafficpolicy.Option {
+	opts := []trafficpolicy.Option{trafficpolicy.WithLogs(collectPolicyLog), trafficpolicy.WithDecisions(collectPolicyDecision)}
+	if e.logins != nil {
+		opts = append(opts, trafficpolicy.WithOpenIDConnect(e.logins))
+	}
+	return opts
 }
 
 // collectPolicyLog is the policies' WithLogs: it keeps e in the request's
@@ -78,6 +88,8 @@ func collectPolicyDecision(r *http.Request, d trafficpolicy.Decision) {
 		l.basicAuth, l.username = decision, d.Username
 	case "compression":
 		l.compression, l.saved = d.Algorithm, d.BytesSaved
+	case "oauth":
+		l.oauth, l.oauthUserID, l.oauthUserName, l.oauthClientID = decision, d.UserID, d.Username, d.ClientID
 	}
 }
 

@@ -40,7 +40,7 @@ func (h *publicHandler) serveRoute(w http.ResponseWriter, r *http.Request, host 
 		// No tunnel of the route's group is connected here: the edge
 		// that has one serves the request, its modules and all.
 		if b := rt.rec.Backend; b != nil && b.Enabled {
-			if group := e.routing.backend(b.BackendID); group != nil && group.AccountID == ex.account && !e.hasTunnel(ex.account, group) {
+			if group := e.routing.backend(b.BackendID); group != nil && group.AccountID == ex.account && e.groupTunnel(ex.account, group) == nil {
 				if peer, ok := e.cfg.Peers.FindLabeled(ex.account, group.Selects); ok {
 					e.Metrics.forwardedOut.Add(1)
 					e.forwarder.forward(w, r, peer)
@@ -65,7 +65,7 @@ func (h *publicHandler) serveRoute(w http.ResponseWriter, r *http.Request, host 
 		ex.publish(w)
 		return
 	case rt.policy != nil:
-		bc = ex.runPolicy(w, rt.policy, serve, bc)
+		bc = ex.runPolicy(w, rt.policy, h.routeRecord(host, er, rt), serve, bc)
 	default:
 		bc = serve(w, bc)
 		ex.publish(w)
@@ -133,4 +133,24 @@ func (x *exchange) routeProxy(w http.ResponseWriter, rt *route, bc *backendConn)
 		rt.breaker.Done(e.now().UnixNano(), decision, x.status >= 500 || x.status == 0)
 	}
 	return bc
+}
+
+// routeRecord returns the policy record of a request of a route, with
+// where its logins happen: the HTTPS edge and route, and as the
+// application session's endpoint a tunnel of the route's group (none
+// when none is here, and a login then fails with a page that says so).
+func (h *publicHandler) routeRecord(host string, er *edgeRoutes, rt *route) *policyRecord {
+	e := h.edge
+	t := &loginTarget{
+		accountID: er.edge.AccountID, edgeID: er.edge.ID, routeID: rt.rec.ID,
+		publicURL: e.httpURL(h.scheme, host), policy: rt.policy, secure: h.scheme == "https",
+	}
+	if b := rt.rec.Backend; b != nil && b.Enabled {
+		if group := e.routing.backend(b.BackendID); group != nil && group.AccountID == t.accountID {
+			if ep := e.groupTunnel(t.accountID, group); ep != nil {
+				t.endpointID = ep.record.ID
+			}
+		}
+	}
+	return &policyRecord{login: t}
 }

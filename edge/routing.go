@@ -38,6 +38,8 @@ type routing struct {
 	// one that serves it, as built by rebuild.
 	hosts  map[string][]string
 	served map[string]*edgeRoutes
+	// options are the routes' policies' (Edge.policyOptions).
+	options []trafficpolicy.Option
 }
 
 // edgeRoutes is one HTTPS edge as requests find it: its routes by how
@@ -65,8 +67,8 @@ type route struct {
 	policyErr error
 }
 
-func newRouting() *routing {
-	return &routing{
+func newRouting(options ...trafficpolicy.Option) *routing {
+	return &routing{options: options,
 		edges: make(map[string]store.HTTPSEdge), routes: make(map[string]map[string]*route),
 		routeEdge: make(map[string]string), backends: make(map[string]*store.TunnelGroupBackend),
 		hosts: make(map[string][]string), served: make(map[string]*edgeRoutes),
@@ -94,12 +96,12 @@ func (t *routing) apply(c store.RoutingChange) {
 			delete(t.routes[edgeID], id)
 			delete(t.routeEdge, id)
 			if !c.Deleted && c.Route.EdgeID == edgeID {
-				t.addRoute(newRoute(*c.Route, old))
+				t.addRoute(t.newRoute(*c.Route, old))
 			}
 			t.rebuild(edgeID)
 		}
 		if !c.Deleted && t.routeEdge[id] == "" {
-			t.addRoute(newRoute(*c.Route, nil))
+			t.addRoute(t.newRoute(*c.Route, nil))
 			t.rebuild(c.Route.EdgeID)
 		}
 	default:
@@ -191,7 +193,7 @@ func (t *routing) serve(host string) {
 
 // newRoute makes the route of rec; old is the route it replaces, whose
 // breaker it keeps when the breaker's settings did not change.
-func newRoute(rec store.HTTPSEdgeRoute, old *route) *route {
+func (t *routing) newRoute(rec store.HTTPSEdgeRoute, old *route) *route {
 	r := &route{rec: rec, match: rec.Match}
 	if m, err := url.PathUnescape(rec.Match); err == nil {
 		r.match = m
@@ -206,7 +208,7 @@ func newRoute(rec store.HTTPSEdgeRoute, old *route) *route {
 		}
 	}
 	if p := rec.TrafficPolicy; p != nil && p.Enabled {
-		r.policy, r.policyErr = trafficpolicy.Parse([]byte(p.Value), policyOptions()...)
+		r.policy, r.policyErr = trafficpolicy.Parse([]byte(p.Value), t.options...)
 		if r.policyErr == nil {
 			if n := r.policy.ConnectRules(); n > 0 {
 				r.policy, r.policyErr = nil, errConnectRules

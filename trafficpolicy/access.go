@@ -36,13 +36,19 @@ const (
 // request's event reports it (WithDecisions).
 type Decision struct {
 	// Module is the event's field: "ip_policy" (restrict-ips),
-	// "basic_auth" (basic-auth) or "compression" (compress-response).
+	// "basic_auth" (basic-auth), "oauth" (openid-connect) or
+	// "compression" (compress-response).
 	Module string
 	// Allowed is the decision: allow, or block.
 	Allowed bool
-	// Username is the user a basic-auth request named, clipped to 255
-	// bytes ("" for none).
+	// Username is the user a basic-auth request named, or the name of
+	// the user an openid-connect let through, clipped to 255 bytes (""
+	// for none).
 	Username string
+	// UserID and ClientID are an openid-connect's: the id the provider
+	// reports of the user it let through ("" when it did not), and its
+	// client_id.
+	UserID, ClientID string
 	// Algorithm and BytesSaved are a compress-response's ("compression"):
 	// gzip, deflate or none, and the answer's size less its compressed
 	// size.

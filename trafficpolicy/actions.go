@@ -40,6 +40,7 @@ var actionKinds = map[string]actionKind{
 	ActionRestrictIPs:      {phases: []phase{phaseRequest, phaseConnect}, build: buildRestrictIPs},
 	ActionBasicAuth:        {phases: []phase{phaseRequest}, build: buildBasicAuth},
 	ActionCompressResponse: {phases: []phase{phaseRequest}, build: buildCompressResponse},
+	ActionOpenIDConnect:    {phases: []phase{phaseRequest}, build: buildOpenIDConnect},
 }
 
 // actionNames returns the action types, sorted, for messages.

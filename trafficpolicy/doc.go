@@ -3,7 +3,8 @@
 // answers to them (on_http_response), each rule a list of CEL expressions
 // that must all hold and of actions run in order: rate-limit
 // (specification section 8), custom-response, deny, log, and in
-// on_http_request restrict-ips, basic-auth and compress-response.
+// on_http_request restrict-ips, basic-auth, compress-response and
+// openid-connect, whose logins the caller runs (WithOpenIDConnect).
 //
 // Parse checks a whole document when it is loaded, and refuses it with
 // every mistake, each with the path of the bad element, its line and
@@ -20,7 +21,9 @@
 // res.headers, and the result
 // variables of the last rate-limit that ran:
 // actions.service.rate_limit.bucket_key, .limited, .error.code and
-// .error.message. The macros getReqHeader('Name') (the header's values,
+// .error.message, and those of the last openid-connect that ran:
+// actions.service.oidc.user.id, .name and .email ("" before one let a
+// user through). The macros getReqHeader('Name') (the header's values,
 // an empty list when absent) and hasReqHeader('Name') read request headers
 // by any case. A bucket_key of rate-limit is made of req.host,
 // conn.client_ip, api_key.id and headers (specification section 8, and

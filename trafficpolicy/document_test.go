@@ -35,7 +35,7 @@ func TestParseRefuses(t *testing.T) {
 		{"unknown rule field", "on_http_request:\n  - nme: x\n    actions: [{type: deny}]\n", "on_http_request[0].nme", `unknown field "nme": use name, expressions, actions`, 2},
 		{"no actions", "on_http_request:\n  - name: x\n", "on_http_request[0].actions", "required: a list of actions", 2},
 		{"empty actions", "on_http_request:\n  - actions: []\n", "on_http_request[0].actions", "at least one action", 2},
-		{"unknown action", "on_http_request:\n  - actions: [{type: redirect}]\n", "on_http_request[0].actions[0].type", `unknown action type "redirect": use one of basic-auth, compress-response, custom-response, deny, log, rate-limit, restrict-ips`, 2},
+		{"unknown action", "on_http_request:\n  - actions: [{type: redirect}]\n", "on_http_request[0].actions[0].type", `unknown action type "redirect": use one of basic-auth, compress-response, custom-response, deny, log, openid-connect, rate-limit, restrict-ips`, 2},
 		{"no type", "on_http_request:\n  - actions: [{config: {}}]\n", "on_http_request[0].actions[0].type", "required: one of", 2},
 		{"CEL does not compile", "on_http_request:\n  - expressions: [\"req.method == \"]\n    actions: [{type: deny}]\n", "on_http_request[0].expressions[0]", `does not compile: 1:15: Syntax error`, 2},
 		{"CEL undeclared", "on_http_request:\n  - expressions: [\"req.methd == 'GET'\"]\n    actions: [{type: deny}]\n", "on_http_request[0].expressions[0]", "1:4: undeclared reference to 'req.methd' (did you mean 'req.method'?)", 2},

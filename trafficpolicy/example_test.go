@@ -68,5 +68,55 @@ on_http_request:
 	fmt.Println(err)
 	// Output:
 	// invalid traffic policy: line 5, column 64: on_http_request[0].actions[0].config.capacity: must be the most requests of a bucket admitted within rate: an integer from 1 to 2000000000, not 0
-	//   line 6, column 15: on_http_request[0].actions[1].type: unknown action type "redirect": use one of basic-auth, compress-response, custom-response, deny, log, rate-limit, restrict-ips
+	//   line 6, column 15: on_http_request[0].actions[1].type: unknown action type "redirect": use one of basic-auth, compress-response, custom-response, deny, log, openid-connect, rate-limit, restrict-ips
+}
+
+// cookieLogins is the caller's logins of ExampleWithOpenIDConnect: a
+// browser with the cookie "session" is Ann's; any other goes to log in.
+type cookieLogins struct{}
+
+func (cookieLogins) Authenticate(w http.ResponseWriter, r *http.Request, cfg *OpenIDConnect) (User, bool) {
+	if _, err := r.Cookie("session"); err == nil {
+		return User{ID: "248289761001", Name: "Ann", Email: "ann@example.com"}, true
+	}
+	http.Redirect(w, r, cfg.IssuerURL+"/authorize?client_id="+cfg.ClientID, http.StatusFound)
+	return User{}, false
+}
+
+// An openid-connect whose logins the caller runs, and a rule after it
+// that reads who logged in.
+func ExampleWithOpenIDConnect() {
+	policy, err := Parse([]byte(`
+on_http_request:
+  - actions:
+      - type: openid-connect
+        config: {issuer_url: "https://id.example.com", client_id: shop, client_secret: s3cret}
+  - expressions: ["req.url.path == '/admin' && actions.service.oidc.user.email != 'bob@example.com'"]
+    actions: [{type: deny}]
+`), WithOpenIDConnect(cookieLogins{}))
+	if err != nil {
+		fmt.Println(err)
+		return
+	}
+	h := policy.Handler(http.HandlerFunc(func(w http.ResponseWriter, _ *http.Request) {}))
+	for _, path := range []string{"/", "/admin"} {
+		for _, logged := range []bool{false, true} {
+			r := httptest.NewRequest("GET", path, nil)
+			if logged {
+				r.AddCookie(&http.Cookie{Name: "session", Value: "1"})
+			}
+			w := httptest.NewRecorder()
+			h.ServeHTTP(w, r)
+			if loc := w.Header().Get("Location"); loc != "" {
+				fmt.Println(path, logged, w.Code, "to", loc)
+				continue
+			}
+			fmt.Println(path, logged, w.Code)
+		}
+	}
+	// Output:
+	// / false 302 to https://id.example.com/authorize?client_id=shop
+	// / true 200
+	// /admin false 302 to https://id.example.com/authorize?client_id=shop
+	// /admin true 403
 }

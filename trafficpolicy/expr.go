@@ -29,6 +29,10 @@ const (
 	varLimited    = "actions.service.rate_limit.limited"
 	varErrCode    = "actions.service.rate_limit.error.code"
 	varErrMessage = "actions.service.rate_limit.error.message"
+	// The user the last openid-connect let through, "" before one did.
+	varOIDCUserID    = "actions.service.oidc.user.id"
+	varOIDCUserName  = "actions.service.oidc.user.name"
+	varOIDCUserEmail = "actions.service.oidc.user.email"
 )
 
 // MaxExprCost bounds the cost of one evaluation of an expression with a
@@ -63,6 +67,9 @@ func newEnv(ph phase) (*cel.Env, error) {
 		cel.Variable(varLimited, cel.BoolType),
 		cel.Variable(varErrCode, cel.StringType),
 		cel.Variable(varErrMessage, cel.StringType),
+		cel.Variable(varOIDCUserID, cel.StringType),
+		cel.Variable(varOIDCUserName, cel.StringType),
+		cel.Variable(varOIDCUserEmail, cel.StringType),
 		cel.Macros(
 			parser.NewGlobalMacro("getReqHeader", 1, expandGetReqHeader),
 			parser.NewGlobalMacro("hasReqHeader", 1, expandHasReqHeader),

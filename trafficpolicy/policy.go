@@ -59,7 +59,9 @@ type Policy struct {
 	logs              func(*http.Request, LogEntry)                // WithLogs'; nil: the logger only
 	decisions         func(*http.Request, Decision)                // WithDecisions'; nil: none
 	exchanges         sync.Pool
-	compressors       compressors // of its compress-response actions
+	compressors       compressors      // of its compress-response actions
+	logins            Logins           // WithOpenIDConnect's; nil: openid-connect is refused
+	oidcs             []*OpenIDConnect // the configs of its openid-connect actions
 }
 
 // rule is a rule of a phase: its actions run in order when every one of

@@ -27,6 +27,8 @@ type exchange struct {
 	// compressor the writer that compresses with it.
 	compress   string
 	compressor compressWriter
+	// oidcUser is the user the last openid-connect that ran let through.
+	oidcUser User
 
 	// apiKey is the Policy's (WithAPIKey); keyID and hasKey hold its
 	// answer once keyLooked.
@@ -60,6 +62,7 @@ func (x *exchange) reset(r *http.Request) {
 	x.rateLimit = rateLimitResult{key: x.rateLimit.key[:0]}
 	x.apiKey, x.keyID, x.hasKey, x.keyLooked = nil, "", false, false
 	x.compress, x.compressor = "", compressWriter{}
+	x.oidcUser = User{}
 }
 
 // apiKeyID returns the id of the request's API key, asking the Policy's
@@ -104,6 +107,12 @@ func (x *exchange) ResolveName(name string) (any, bool) {
 		return types.String(x.rateLimit.errCode), true
 	case varErrMessage:
 		return types.String(x.rateLimit.errMsg), true
+	case varOIDCUserID:
+		return types.String(x.oidcUser.ID), true
+	case varOIDCUserName:
+		return types.String(x.oidcUser.Name), true
+	case varOIDCUserEmail:
+		return types.String(x.oidcUser.Email), true
 	}
 	return nil, false
 }

@@ -42,6 +42,8 @@ type edgeFlags struct {
 	bufferEvents                  int
 	requestRate                   float64
 	maxConnections                int
+	geoIP                         string
+	loginPrivateIssuers           bool
 }
 
 func (f *edgeFlags) register(fl *pflag.FlagSet) {
@@ -60,6 +62,8 @@ func (f *edgeFlags) register(fl *pflag.FlagSet) {
 	fl.StringVar(&f.region, "edge-region", "us", "the region the edge reports to agents and in events")
 	fl.Float64Var(&f.requestRate, "edge-account-request-rate", 1000, "public requests a second one account's endpoints may get at one edge process, with bursts of twice as many; past it, 429 with Retry-After (-1: unbounded)")
 	fl.IntVar(&f.maxConnections, "edge-account-connections", 1000, "public connections, HTTP and TCP, one account's endpoints may have open at one edge process; past it, 429 or a closed connection")
+	fl.StringVar(&f.geoIP, "edge-geoip", "", "a MaxMind database file (GeoIP2 or GeoLite2 City or Country, .mmdb) that locates the browsers of openid-connect logins in their application sessions (default: none; sessions have no location)")
+	fl.BoolVar(&f.loginPrivateIssuers, "edge-oidc-private-issuers", false, "let openid-connect actions use OpenID Connect providers on loopback and private addresses, which the edge otherwise refuses to reach, so that whoever binds an endpoint cannot make it request the edge's own networks (default with --dev: true)")
 	fl.IntVar(&f.bufferEvents, "edge-event-buffer", edge.DefaultBufferEvents, "how many events the edge holds while NATS is away; past it, events are dropped and counted (sluice_edge_events_dropped_total)")
 }
 
@@ -210,7 +214,8 @@ type edgeRole struct {
 	peers     *http.Server
 	directory *store.EdgeDirectory
 	peer      string
-	caFile    string // the dev CA's file, with --dev
+	caFile    string      // the dev CA's file, with --dev
+	geoIP     *edge.GeoIP // --edge-geoip's database; nil without
 	// agentConfig is the agent configuration --dev wrote at this start
 	// ("" when it wrote none).
 	agentConfig string
@@ -252,7 +257,14 @@ func (a *app) newEdgeRole() (*edgeRole, error) {
 	cfg := edge.Config{
 		Store: a.store, Domain: f.domain, Region: f.region, EdgeID: r.edgeID, Secret: secret,
 		Version: buildVersion(), Log: log, IngressOwner: a.store.AgentIngressOwner, Routing: a.store,
-		Limits: edge.Limits{RequestRate: f.requestRate, Connections: f.maxConnections},
+		Limits:      edge.Limits{RequestRate: f.requestRate, Connections: f.maxConnections},
+		AppSessions: a.store, LoginPrivateIssuers: f.loginPrivateIssuers || a.flags.dev,
+	}
+	if f.geoIP != "" {
+		if r.geoIP, err = edge.OpenGeoIP(f.geoIP); err != nil {
+			return nil, fmt.Errorf("--edge-geoip: %w", err)
+		}
+		cfg.GeoIP = r.geoIP
 	}
 	r.buffer = edge.NewBuffer(a.producer, f.bufferEvents, log)
 	cfg.Events = r.buffer
@@ -356,6 +368,7 @@ func (r *edgeRole) run(ctx context.Context) error {
 	bufferCtx, stopBuffer := context.WithCancel(context.WithoutCancel(ctx))
 	wg.Go(func() { _ = r.buffer.Run(bufferCtx) })
 	wg.Go(func() { r.follow(ctx) })
+	wg.Go(func() { r.followAppSessions(ctx) })
 	// The first heartbeat before the first session: a session's record
 	// of an edge that never beat is hidden.
 	if err := r.store.HeartbeatEdge(ctx, r.edgeID, r.peer); err != nil {
@@ -410,7 +423,29 @@ func (r *edgeRole) run(ctx context.Context) error {
 	// it holds before it stops.
 	stopBuffer()
 	wg.Wait()
+	if r.geoIP != nil {
+		_ = r.geoIP.Close()
+	}
 	return err
+}
+
+// followAppSessions tells the edge of every application session that
+// ends, until ctx ends, so that its user is logged out at the next
+// request on every edge. Each new watch starts with the edge forgetting
+// what it knew of sessions: ends between two watches are not reported.
+func (r *edgeRole) followAppSessions(ctx context.Context) {
+	for ctx.Err() == nil {
+		ends, err := r.store.WatchAppSessionEnds(ctx)
+		if err != nil {
+			r.log.Warn("watching the ends of application sessions; trying again", "error", err)
+			_ = retry.Sleep(ctx, time.Second)
+			continue
+		}
+		r.edge.ForgetAppSessions()
+		for end := range ends {
+			r.edge.AppSessionEnded(end.AccountID, end.ID)
+		}
+	}
 }
 
 // follow applies the store's changes to the edge until ctx ends: what a

@@ -256,6 +256,14 @@ func TestRouteTrafficPolicy(t *testing.T) {
 	if err != nil || got.TrafficPolicy == nil || got.TrafficPolicy.Value != good {
 		t.Fatalf("a good policy: %+v, %v", got, err)
 	}
+	// The edges run openid-connect: a route may have it.
+	login := "on_http_request:\n  - actions:\n      - type: openid-connect\n        config: {issuer_url: https://id.example.com, client_id: c, client_secret: s}\n"
+	if _, err := setPolicy(login); err != nil {
+		t.Fatalf("a policy with openid-connect: %v", err)
+	}
+	if _, err := setPolicy(good); err != nil {
+		t.Fatal(err)
+	}
 	for _, tc := range []struct {
 		name, doc string
 		says      []string

@@ -181,7 +181,8 @@ func checkRoutePolicy(doc string) error {
 		return invalid(field, "is %d bytes long, more than the %d bytes a route's policy may have: move rules to the endpoints' own policies, or shorten it",
 			len(doc), resource.MaxRouteTrafficPolicy)
 	}
-	policy, err := trafficpolicy.Parse([]byte(doc))
+	// The edges run openid-connect: it is checked here as they check it.
+	policy, err := trafficpolicy.Parse([]byte(doc), trafficpolicy.CheckingOnly())
 	if err != nil {
 		var bad *trafficpolicy.PolicyError
 		if !errors.As(err, &bad) {
