@@ -42,6 +42,8 @@ func newRootCommand() *cobra.Command {
 
   sluice-agent http 3000                 # a public URL for http://localhost:3000
   sluice-agent tcp 5432                  # a public TCP address for localhost:5432
+  sluice-agent tunnel --label edge=edghts_2G9ZQx1 8080
+                                         # a labeled tunnel, which HTTPS edges' routes reach
   sluice-agent start web api             # tunnels of the configuration file, by name
   sluice-agent start --none              # no tunnel: the local API on 127.0.0.1:4040 starts them
 
@@ -65,7 +67,7 @@ any, the agent uses the one ` + "`sluice serve --dev`" + ` writes to ./` + devCo
 	// connects where server_addr says, and ignores it.
 	pf.StringVar(&g.region, "region", "", "ignored: sluice-agent connects to server_addr (for tools that pass it)")
 	_ = pf.MarkHidden("region")
-	root.AddCommand(newHTTPCommand(g), newTCPCommand(g), newStartCommand(g), newConfigCommand(g), newAuthtokenCommand(g))
+	root.AddCommand(newHTTPCommand(g), newTCPCommand(g), newTunnelCommand(g), newStartCommand(g), newConfigCommand(g), newAuthtokenCommand(g))
 	return root
 }
 

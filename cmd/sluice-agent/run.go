@@ -83,6 +83,38 @@ func newTCPCommand(g *globals) *cobra.Command {
 	return cmd
 }
 
+func newTunnelCommand(g *globals) *cobra.Command {
+	var t struct {
+		labels     []string
+		hostHeader string
+		inspect    bool
+	}
+	cmd := &cobra.Command{
+		Use:   "tunnel --label NAME=VALUE... PORT|ADDR|URL",
+		Short: "Start a labeled tunnel, which the routes of HTTPS edges reach by its labels",
+		Long: `Start a labeled tunnel to a local address. It has no public URL of its own: the routes
+of HTTPS edges whose tunnel group backend selects its labels send their requests to it.`,
+		Example: `  sluice-agent tunnel --label edge=edghts_2G9ZQx1 8080
+  sluice-agent tunnel --label team=web --label env=prod https://localhost:8443`,
+		Args: cobra.ExactArgs(1),
+		RunE: func(cmd *cobra.Command, args []string) error {
+			if len(t.labels) == 0 {
+				return errors.New("give the tunnel's labels with --label NAME=VALUE (repeatable)")
+			}
+			spec := map[string]any{"name": "command_line", "labels": t.labels, "addr": args[0], "inspect": t.inspect}
+			if t.hostHeader != "" {
+				spec["host_header"] = t.hostHeader
+			}
+			return runCommandLine(cmd, g, spec)
+		},
+	}
+	f := cmd.Flags()
+	f.StringArrayVar(&t.labels, "label", nil, "a label, NAME=VALUE (repeatable)")
+	f.StringVar(&t.hostHeader, "host-header", "", `the Host the local service sees: "rewrite" for its own address, or a value (default: the public one)`)
+	f.BoolVar(&t.inspect, "inspect", true, "capture requests for the inspector and the local API")
+	return cmd
+}
+
 // runCommandLine runs the one tunnel of the command line.
 func runCommandLine(cmd *cobra.Command, g *globals, spec map[string]any) error {
 	cfg, err := g.loadConfig()
@@ -179,8 +211,12 @@ func run(cmd *cobra.Command, cfg agentconfig.Config, tunnels []agentconfig.Tunne
 	}
 	if cfg.Log != "stdout" {
 		// The log is elsewhere: say where each tunnel is on stdout.
-		opts.OnTunnelStarted = func(name, url, addr string) {
-			fmt.Fprintf(stdout, "%-14s %s -> %s\n", "Forwarding", url, addr)
+		opts.OnTunnelStarted = func(t localapi.Tunnel) {
+			from := t.PublicURL
+			if t.Proto == "labeled" {
+				from = "labels " + strings.Join(t.Config.LabelPairs(), ",")
+			}
+			fmt.Fprintf(stdout, "%-14s %s -> %s\n", "Forwarding", from, t.Config.Addr)
 		}
 	}
 	a, err := agent.New(opts)

@@ -41,9 +41,11 @@ type Options struct {
 	// MinBackoff and MaxBackoff bound the wait between connection
 	// attempts (defaults 500 ms and 30 s).
 	MinBackoff, MaxBackoff time.Duration
-	// OnTunnelStarted, when set, is told each public URL a tunnel gets,
-	// on every session (the command line prints them).
-	OnTunnelStarted func(name, publicURL, addr string)
+	// OnTunnelStarted, when set, is told of each endpoint a tunnel binds
+	// (PublicURL is its URL) and each labeled tunnel it starts (ID is
+	// its id, PublicURL ""), on every session (the command line prints
+	// them).
+	OnTunnelStarted func(localapi.Tunnel)
 	// Dial connects to an edge; nil for a plain TCP dial. Tests set it.
 	Dial func(ctx context.Context, network, addr string) (net.Conn, error)
 }

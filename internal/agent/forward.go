@@ -5,6 +5,7 @@ import (
 	"bytes"
 	"context"
 	"crypto/subtle"
+	"crypto/tls"
 	"encoding/binary"
 	"encoding/json"
 	"errors"
@@ -49,14 +50,12 @@ func (a *Agent) proxy(s *session, st muxado.TypedStream) {
 		_ = st.Close()
 		return
 	}
-	s.mu.Lock()
-	b, ok := s.binds[h.ID]
-	s.mu.Unlock()
+	b, ok := s.bindOf(s.ctx, h.ID)
 	if !ok {
 		_ = st.Close()
 		return
 	}
-	b.tunnel.fwd.serve(s.ctx, &publicConn{Stream: st, client: addrString(h.ClientAddr)})
+	b.tunnel.fwd.serve(s.ctx, &publicConn{Stream: st, client: addrString(h.ClientAddr)}, h.Proto)
 }
 
 // readProxyHeader reads the header that starts a Proxy stream.
@@ -119,17 +118,24 @@ type forwarder struct {
 	raw          bool
 	upstreamHost string
 	transport    *http.Transport
+	// upstreamTLS is set for an https:// upstream, which the byte
+	// streams of a labeled tunnel reach over TLS.
+	upstreamTLS *tls.Config
 }
 
 func newForwarder(t *tunnel, captures Capturer, log *slog.Logger) *forwarder {
 	f := &forwarder{t: t, log: log, dialer: net.Dialer{Timeout: upstreamDialTimeout}}
-	if t.cfg.Proto != "http" {
+	if t.cfg.Proto == "tcp" {
 		return f
 	}
 	upstream, _ := url.Parse(t.cfg.Addr) // checked by checkTunnel
 	f.upstreamHost = upstream.Host
 	if upstream.Port() == "" {
 		f.upstreamHost = net.JoinHostPort(upstream.Hostname(), map[string]string{"http": "80", "https": "443"}[upstream.Scheme])
+	}
+	if upstream.Scheme == "https" {
+		// Verified as the reverse proxy's transport verifies it.
+		f.upstreamTLS = &tls.Config{ServerName: upstream.Hostname(), MinVersion: tls.VersionTLS12}
 	}
 	transport := &http.Transport{
 		DialContext: f.dialer.DialContext, MaxIdleConnsPerHost: 64, IdleConnTimeout: idleTimeout,
@@ -277,12 +283,18 @@ func basicAuth(pairs []string, next http.Handler) http.Handler {
 }
 
 // serve forwards one public connection, until it ends or ctx (the
-// session's) does.
-func (f *forwarder) serve(ctx context.Context, c *publicConn) {
+// session's) does. proto is its Proxy header's: a labeled tunnel's
+// streams are HTTP ("https" or "http"), or the raw bytes of a WebSocket
+// that the edge's route converted ("tcp").
+func (f *forwarder) serve(ctx context.Context, c *publicConn, proto string) {
 	m := f.t.meter
 	m.ConnOpened()
 	start := time.Now()
 	c.onClose = func() { m.ConnClosed(time.Since(start)) }
+	if f.t.cfg.Proto == "labeled" && proto == "tcp" {
+		f.serveBytes(ctx, c)
+		return
+	}
 	if f.srv != nil {
 		select {
 		case f.ln.conns <- c:
@@ -308,6 +320,27 @@ func (f *forwarder) serve(ctx context.Context, c *publicConn) {
 	splice(ctx, c, up, f.raw)
 }
 
+// serveBytes splices a labeled tunnel's byte stream to its upstream, as a
+// TCP tunnel's connection is: over TLS for an https:// upstream.
+func (f *forwarder) serveBytes(ctx context.Context, c *publicConn) {
+	defer c.Close()
+	up, err := f.dialer.DialContext(ctx, "tcp", f.upstreamHost)
+	if err != nil {
+		f.log.Warn("the upstream refused a connection", "name", f.t.cfg.Name, "addr", f.t.cfg.Addr, "err", err)
+		return
+	}
+	defer func() { _ = up.Close() }()
+	if f.upstreamTLS != nil {
+		tc := tls.Client(up, f.upstreamTLS)
+		up = tc // closing it closes the connection
+		if err := tc.HandshakeContext(ctx); err != nil {
+			f.log.Warn("the upstream's TLS handshake failed", "name", f.t.cfg.Name, "addr", f.t.cfg.Addr, "err", err)
+			return
+		}
+	}
+	splice(ctx, c, up, false)
+}
+
 // splice copies between a public connection and its upstream until both
 // directions end, or the session does (ctx). TCP passes each half-close
 // on; a raw HTTP tunnel's stream closes whole when the upstream closes
@@ -323,8 +356,8 @@ func splice(ctx context.Context, public *publicConn, up net.Conn, httpConn bool)
 	go func() {
 		defer close(done)
 		_, _ = io.Copy(up, public)
-		if tc, ok := up.(*net.TCPConn); ok {
-			_ = tc.CloseWrite()
+		if cw, ok := up.(interface{ CloseWrite() error }); ok {
+			_ = cw.CloseWrite()
 		}
 	}()
 	_, _ = io.Copy(public, up)

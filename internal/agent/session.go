@@ -63,6 +63,47 @@ type session struct {
 
 	mu    sync.Mutex
 	binds map[string]*bind // by bind id
+	// starting counts the labeled tunnels being started, whose ids
+	// the edge chooses: it may open a stream for one before the agent
+	// has read its answer. started is closed, and replaced, as each
+	// start ends.
+	starting int
+	started  chan struct{}
+}
+
+// bindOf returns the bind of id. While labeled tunnels are being
+// started, it waits for them before it gives up on an unknown id, or
+// until ctx ends.
+func (s *session) bindOf(ctx context.Context, id string) (*bind, bool) {
+	for {
+		s.mu.Lock()
+		b, ok := s.binds[id]
+		starting, started := s.starting, s.started
+		s.mu.Unlock()
+		if ok || starting == 0 {
+			return b, ok
+		}
+		select {
+		case <-started:
+		case <-ctx.Done():
+			return nil, false
+		}
+	}
+}
+
+// startingLabeled counts a labeled tunnel's start on s, and returns what
+// ends it.
+func (s *session) startingLabeled() (done func()) {
+	s.mu.Lock()
+	s.starting++
+	s.mu.Unlock()
+	return func() {
+		s.mu.Lock()
+		defer s.mu.Unlock()
+		s.starting--
+		close(s.started)
+		s.started = make(chan struct{})
+	}
 }
 
 // connect dials addr, authenticates and starts the heartbeat.
@@ -79,7 +120,7 @@ func (a *Agent) connect(ctx context.Context, addr string) (*session, error) {
 		_ = raw.Close()
 		return nil, fmt.Errorf("TLS with %s: %w", addr, err)
 	}
-	s := &session{addr: addr, conn: conn, binds: map[string]*bind{}}
+	s := &session{addr: addr, conn: conn, binds: map[string]*bind{}, started: make(chan struct{})}
 	s.ctx, s.cancel = context.WithCancelCause(context.Background())
 	s.raw = muxado.Client(conn, &muxado.Config{AcceptBacklog: acceptBacklog})
 	typed := muxado.NewTypedStreamSession(s.raw)

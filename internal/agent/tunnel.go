@@ -46,17 +46,6 @@ type bind struct {
 	tunnel *tunnel
 }
 
-// publicURLs returns the tunnel's public URLs, first scheme first.
-func (t *tunnel) publicURLs() []string {
-	t.mu.Lock()
-	defer t.mu.Unlock()
-	urls := make([]string, 0, len(t.binds))
-	for _, b := range t.binds {
-		urls = append(urls, b.url)
-	}
-	return urls
-}
-
 // unbound forgets the tunnel's binds: their session ended.
 func (t *tunnel) unbound() {
 	t.mu.Lock()
@@ -64,29 +53,37 @@ func (t *tunnel) unbound() {
 	t.binds = nil
 }
 
-// info is the tunnel as the local API shows it.
+// info is the tunnel as the local API shows it: a labeled tunnel has
+// its id, and no public URL (the routes that reach it have theirs).
 func (t *tunnel) info() localapi.Tunnel {
-	urls := t.publicURLs()
-	public := ""
-	if len(urls) > 0 {
-		public = urls[0]
+	info := localapi.Tunnel{Name: t.cfg.Name, Proto: t.cfg.Proto, Config: t.cfg, Meter: t.meter}
+	t.mu.Lock()
+	defer t.mu.Unlock()
+	if len(t.binds) > 0 {
+		info.PublicURL = t.binds[0].url
+		if t.cfg.Proto == "labeled" {
+			info.ID = t.binds[0].id
+		}
 	}
-	return localapi.Tunnel{Name: t.cfg.Name, PublicURL: public, Proto: t.cfg.Proto, Config: t.cfg, Meter: t.meter}
+	return info
 }
 
 // checkTunnel checks what the agent relies on in a tunnel it is given.
 func checkTunnel(t agentconfig.Tunnel) error {
 	switch t.Proto {
-	case "http":
+	case "http", "labeled":
 		if u, err := url.Parse(t.Addr); err != nil || (u.Scheme != "http" && u.Scheme != "https") || u.Host == "" {
 			return fmt.Errorf("addr %q is no http:// or https:// URL", t.Addr)
+		}
+		if t.Proto == "labeled" && len(t.Labels) == 0 {
+			return errors.New("a labeled tunnel without labels")
 		}
 	case "tcp":
 		if t.Addr == "" {
 			return errors.New("no addr")
 		}
 	default:
-		return fmt.Errorf("proto %q: give http or tcp", t.Proto)
+		return fmt.Errorf("proto %q: give http or tcp, or labels", t.Proto)
 	}
 	if t.Name == "" {
 		return errors.New("no name")
@@ -231,8 +228,12 @@ func (a *Agent) startConfigured(s *session) {
 	}
 }
 
-// bindTunnel binds each public scheme of t on s.
+// bindTunnel binds each public scheme of t on s, or starts t when it is
+// a labeled tunnel.
 func (a *Agent) bindTunnel(ctx context.Context, s *session, t *tunnel) error {
+	if t.cfg.Proto == "labeled" {
+		return a.startLabeled(ctx, s, t)
+	}
 	t.mu.Lock()
 	host, addr := t.cfg.Domain, t.cfg.RemoteAddr
 	if host == "" {
@@ -293,7 +294,7 @@ func (a *Agent) bindTunnel(ctx context.Context, s *session, t *tunnel) error {
 		t.mu.Unlock()
 		a.opts.Log.Info("started tunnel", "obj", "tunnels", "name", t.cfg.Name, "addr", t.cfg.Addr, "url", resp.URL)
 		if a.opts.OnTunnelStarted != nil {
-			a.opts.OnTunnelStarted(t.cfg.Name, resp.URL, t.cfg.Addr)
+			a.opts.OnTunnelStarted(localapi.Tunnel{Name: t.cfg.Name, PublicURL: resp.URL, Proto: t.cfg.Proto, Config: t.cfg, Meter: t.meter})
 		}
 	}
 	return nil
@@ -350,7 +351,7 @@ func (a *Agent) Replay(ctx context.Context, tunnelName string, req *http.Request
 	a.mu.Lock()
 	t, ok := a.tunnels[tunnelName]
 	a.mu.Unlock()
-	if !ok || t.cfg.Proto != "http" {
+	if !ok || t.cfg.Proto == "tcp" {
 		return localapi.ErrNoTunnel
 	}
 	return t.fwd.replay(ctx, req)

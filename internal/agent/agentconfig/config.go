@@ -1,6 +1,10 @@
 package agentconfig
 
-import "time"
+import (
+	"maps"
+	"slices"
+	"time"
+)
 
 // Version is the one configuration version sluice-agent reads.
 const Version = 2
@@ -82,11 +86,18 @@ type Config struct {
 type Tunnel struct {
 	// Name is 1 to MaxTunnelName bytes of A-Z, a-z, 0-9, '_', '.' and '-'.
 	Name string
-	// Proto is "http" or "tcp".
+	// Proto is "http" or "tcp", or "labeled" for a tunnel given Labels
+	// (a file's or a body's proto is http or tcp: a labeled tunnel has
+	// labels instead).
 	Proto string
+	// Labels are a labeled tunnel's labels, name to value: the HTTPS
+	// edges' routes whose tunnel group backend selects them send their
+	// requests to it. Nil for an http or tcp tunnel.
+	Labels map[string]string
 	// Addr is where the agent forwards to: a URL (http://host:port or
-	// https://host:port) for an HTTP tunnel, host:port for a TCP one.
-	// A bare port or host:port is given the scheme http:// for HTTP.
+	// https://host:port) for an HTTP or labeled tunnel, host:port for a
+	// TCP one. A bare port or host:port is given the scheme http:// for
+	// HTTP and labeled.
 	Addr string
 	// Domain is the domain asked for ("" for a random one), HTTP only.
 	Domain string
@@ -94,12 +105,13 @@ type Tunnel struct {
 	// chooses), TCP only.
 	RemoteAddr string
 	// Inspect captures the tunnel's requests for the inspector (HTTP
-	// only; default true).
+	// and labeled only; default true).
 	Inspect bool
 	// Metadata is the endpoint's metadata, given to the edge (at most
 	// MaxMetadata bytes).
 	Metadata string
-	// HostHeader rewrites the Host of requests forwarded upstream:
+	// HostHeader rewrites the Host of requests forwarded upstream (HTTP
+	// and labeled only):
 	// "" keeps it, "rewrite" sets the upstream's host, anything else is
 	// the value itself.
 	HostHeader string
@@ -117,6 +129,16 @@ type Tunnel struct {
 	// JSON, at most MaxTrafficPolicy bytes), which the edge runs on its
 	// requests (HTTP) or connections (TCP, on_tcp_connect); "" for none.
 	TrafficPolicy string
+}
+
+// LabelPairs returns a labeled tunnel's labels as name=value, by name
+// (none for an http or tcp tunnel).
+func (t Tunnel) LabelPairs() []string {
+	pairs := make([]string, 0, len(t.Labels))
+	for _, name := range slices.Sorted(maps.Keys(t.Labels)) {
+		pairs = append(pairs, name+"="+t.Labels[name])
+	}
+	return pairs
 }
 
 // MaxTrafficPolicy bounds a tunnel's traffic policy: with the rest of its

@@ -6,8 +6,9 @@ import (
 	"testing"
 )
 
-// TestDocExample loads the example file of docs/agent.md, so that the
-// documentation shows a configuration that works.
+// TestDocExample loads the example files of docs/agent.md (the
+// configuration's, and the labeled tunnel's), so that the documentation
+// shows configurations that work.
 func TestDocExample(t *testing.T) {
 	doc, err := os.ReadFile("../../../docs/agent.md")
 	if err != nil {
@@ -22,7 +23,20 @@ func TestDocExample(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	if len(cfg.Tunnels) != 2 || cfg.Tunnels["web"].Addr != "http://localhost:3000" || cfg.Tunnels["ssh"].Addr != "localhost:22" {
+	if len(cfg.Tunnels) != 3 || cfg.Tunnels["web"].Addr != "http://localhost:3000" || cfg.Tunnels["ssh"].Addr != "localhost:22" ||
+		cfg.Tunnels["shop"].Labels["edge"] != "shop" {
 		t.Errorf("tunnels: %+v", cfg.Tunnels)
+	}
+	_, rest, ok = strings.Cut(string(doc), "## Labeled tunnels\n")
+	_, rest, ok2 = strings.Cut(rest, "```yaml\n")
+	labeled, _, ok3 := strings.Cut(rest, "```")
+	if !ok || !ok2 || !ok3 {
+		t.Fatal("docs/agent.md has no example under \"## Labeled tunnels\"")
+	}
+	if cfg, err = loadOne(t, labeled); err != nil {
+		t.Fatal(err)
+	}
+	if shop := cfg.Tunnels["shop"]; shop.Proto != "labeled" || len(shop.Labels) != 2 || shop.HostHeader != "rewrite" {
+		t.Errorf("labeled example: %+v", shop)
 	}
 }

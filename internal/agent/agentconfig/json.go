@@ -26,12 +26,13 @@ var authKeys = []string{"auth", "httpauth"}
 // DecodeTunnelJSON decodes the body of the local API's POST /api/tunnels:
 // a JSON object of name and a tunnel's keys, as in a configuration
 // file's tunnels, checked and normalized by the same rules (addr may be
-// a JSON number).
+// a JSON number; labels is a list of "name=value" strings).
 //
 // It also takes what the npm package ngrok posts along: auth and
-// httpauth (one user:password) are entries of basic_auth, and its other
-// options (authtoken, configPath, region, port, …) are ignored. Any other
-// key is refused.
+// httpauth (one user:password) are entries of basic_auth, proto http
+// with labels is ignored (the package adds it to every tunnel), and its
+// other options (authtoken, configPath, region, port, …) are ignored.
+// Any other key is refused.
 //
 // Its error is an *Error, or several joined with errors.Join, each naming
 // the key; none shows an authtoken or a password.
@@ -74,12 +75,25 @@ func DecodeTunnelJSON(data []byte) (Tunnel, error) {
 	if len(auth) > 0 {
 		addBasicAuth(d, m, auth)
 	}
+	dropWrapperProto(m)
 	t := d.tunnel(nil, m, "", append([]string{"name"}, tunnelKeys...))
 	t.Name = name
 	if len(d.errs) > 0 {
 		return Tunnel{}, errors.Join(d.errs...)
 	}
 	return t, nil
+}
+
+// dropWrapperProto removes proto http from m when m has labels: the npm
+// package sets proto to http on every tunnel that names none, so that a
+// labeled tunnel it starts comes with one. Another proto with labels is
+// left for the decoder to refuse.
+func dropWrapperProto(m *yaml.Node) {
+	p, l := valueIndex(m, "proto"), valueIndex(m, "labels")
+	if p < 0 || l < 0 || isNull(m.Content[l]) || m.Content[p].Value != "http" || m.Content[p].ShortTag() != "!!str" {
+		return
+	}
+	m.Content = slices.Delete(m.Content, p-1, p+1)
 }
 
 // jsonName returns the tunnel's name v holds.

@@ -29,13 +29,16 @@ type printed struct {
 
 // printedTunnel is a Tunnel as YAML prints it.
 type printedTunnel struct {
-	Proto       string `yaml:"proto"`
-	Addr        string `yaml:"addr"`
-	Domain      string `yaml:"domain,omitempty"`
-	RemoteAddr  string `yaml:"remote_addr,omitempty"`
-	Inspect     *bool  `yaml:"inspect,omitempty"`
-	Metadata    string `yaml:"metadata,omitempty"`
-	Description string `yaml:"description,omitempty"`
+	// Proto is left out for a labeled tunnel, which has Labels instead.
+	Proto string `yaml:"proto,omitempty"`
+	// Labels are name=value, by name.
+	Labels      []string `yaml:"labels,omitempty"`
+	Addr        string   `yaml:"addr"`
+	Domain      string   `yaml:"domain,omitempty"`
+	RemoteAddr  string   `yaml:"remote_addr,omitempty"`
+	Inspect     *bool    `yaml:"inspect,omitempty"`
+	Metadata    string   `yaml:"metadata,omitempty"`
+	Description string   `yaml:"description,omitempty"`
 	// TrafficPolicy is printed as the document it is.
 	TrafficPolicy string   `yaml:"traffic_policy,omitempty"`
 	HostHeader    string   `yaml:"host_header,omitempty"`
@@ -72,7 +75,10 @@ func (c Config) YAML() ([]byte, error) {
 			Metadata: t.Metadata, Description: t.Description, HostHeader: t.HostHeader, TrafficPolicy: t.TrafficPolicy,
 			Schemes: t.Schemes,
 		}
-		if t.Proto == "http" {
+		if t.Proto == "labeled" {
+			pt.Proto, pt.Labels = "", t.LabelPairs()
+		}
+		if t.Proto == "http" || t.Proto == "labeled" {
 			pt.Inspect = &t.Inspect
 			if pt.HostHeader == "" {
 				pt.HostHeader = "preserve"

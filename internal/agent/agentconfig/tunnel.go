@@ -2,6 +2,7 @@ package agentconfig
 
 import (
 	"fmt"
+	"math"
 	"net"
 	"net/url"
 	"slices"
@@ -16,13 +17,26 @@ import (
 // tunnelKeys are the keys of a tunnel.
 var tunnelKeys = []string{
 	"proto", "addr", "domain", "remote_addr", "inspect", "metadata", "description",
-	"host_header", "basic_auth", "schemes", "traffic_policy",
+	"host_header", "basic_auth", "schemes", "traffic_policy", "labels",
 }
 
-// protoKeys are the keys that only a tunnel of one proto takes.
-var protoKeys = map[string]string{
-	"domain": "http", "host_header": "http", "basic_auth": "http", "schemes": "http",
-	"remote_addr": "tcp",
+// keyProtos are the keys that only tunnels of some protos take, and
+// those protos ("labeled" for a tunnel given labels).
+var keyProtos = map[string][]string{
+	"domain": {"http"}, "basic_auth": {"http"}, "schemes": {"http"},
+	"host_header": {"http", "labeled"}, "remote_addr": {"tcp"},
+	"description": {"http", "tcp"}, "traffic_policy": {"http", "tcp"},
+}
+
+// notLabeled says why a labeled tunnel refuses a key: the edge's route
+// that reaches it, not the tunnel, has the public side.
+var notLabeled = map[string]string{
+	"domain":         "a labeled tunnel has no domain of its own: the HTTPS edge whose routes reach it through a tunnel group backend has the domain",
+	"schemes":        "a labeled tunnel has no public URL of its own: the HTTPS edge that routes to it serves HTTPS",
+	"basic_auth":     "a labeled tunnel's requests come through an HTTPS edge's route: put access control on the route",
+	"traffic_policy": "a labeled tunnel's requests come through an HTTPS edge's route: the route's modules and policy apply to them",
+	"remote_addr":    "is for tcp tunnels only, and this one is labeled",
+	"description":    "a labeled tunnel has no description: the edge records its labels and metadata; use metadata",
 }
 
 // nameAllowed says what a tunnel's name is, for messages.
@@ -69,20 +83,15 @@ func checkName(name string) error {
 // when one is unknown.
 func (d *decoder) tunnel(at, m *yaml.Node, path string, allowed []string) Tunnel {
 	t := Tunnel{Inspect: true}
-	if j := valueIndex(m, "proto"); j >= 0 && !isNull(m.Content[j]) {
-		t.Proto = d.proto(m.Content[j], join(path, "proto"))
-	} else {
-		d.fail(at, join(path, "proto"), "is required: give http or tcp")
-	}
+	d.kind(&t, at, m, path)
 	var schemes bool
 	for i := 0; i+1 < len(m.Content); i += 2 {
 		k, v := m.Content[i], m.Content[i+1]
 		key := join(path, k.Value)
-		if isNull(v) || k.Value == "proto" {
+		if isNull(v) || k.Value == "proto" || k.Value == "labels" {
 			continue
 		}
-		if only, ok := protoKeys[k.Value]; ok && t.Proto != "" && t.Proto != only {
-			d.fail(k, key, "is for %s tunnels only, and this one is %s", only, t.Proto)
+		if !d.keyFits(k, key, t.Proto) {
 			continue
 		}
 		switch k.Value {
@@ -125,6 +134,75 @@ func (d *decoder) tunnel(at, m *yaml.Node, path string, allowed []string) Tunnel
 		t.Schemes = append([]string(nil), DefaultSchemes...)
 	}
 	return t
+}
+
+// kind sets t's Proto from m's proto, or to "labeled" with t's Labels
+// from m's labels: a tunnel has one of them.
+func (d *decoder) kind(t *Tunnel, at, m *yaml.Node, path string) {
+	proto, labels := valueIndex(m, "proto"), valueIndex(m, "labels")
+	hasProto := proto >= 0 && !isNull(m.Content[proto])
+	hasLabels := labels >= 0 && !isNull(m.Content[labels])
+	switch {
+	case hasProto && hasLabels:
+		d.fail(m.Content[proto-1], join(path, "proto"), "a tunnel with labels is a labeled tunnel, which has no proto: remove proto, or labels for an http or tcp tunnel")
+	case hasLabels:
+		t.Proto = "labeled"
+		t.Labels = d.labels(m.Content[labels], join(path, "labels"))
+	case hasProto:
+		t.Proto = d.proto(m.Content[proto], join(path, "proto"))
+	default:
+		d.fail(at, join(path, "proto"), "is required: give http or tcp, or labels for a labeled tunnel")
+	}
+}
+
+// keyFits reports whether a tunnel of proto takes the key k, and
+// records why not when it does not ("" takes every key: its proto is
+// wrong, and said so already).
+func (d *decoder) keyFits(k *yaml.Node, key, proto string) bool {
+	only, ok := keyProtos[k.Value]
+	if !ok || proto == "" || slices.Contains(only, proto) {
+		return true
+	}
+	if why, ok := notLabeled[k.Value]; ok && proto == "labeled" {
+		d.fail(k, key, "%s", why)
+		return false
+	}
+	d.fail(k, key, "is for %s tunnels only, and this one is %s", strings.Join(only, " and "), proto)
+	return false
+}
+
+// labels returns the labels of the list v, each name=value: their syntax
+// is checked here, what names and values may be is the edge's to say.
+func (d *decoder) labels(v *yaml.Node, key string) map[string]string {
+	const allowed = "give name=value, such as edge=edghts_2G9ZQx1"
+	items, ok := d.list(v, key, "name=value labels", math.MaxInt)
+	if !ok {
+		return nil
+	}
+	if len(items) == 0 {
+		d.fail(v, key, "is an empty list: %s", allowed)
+		return nil
+	}
+	labels := map[string]string{}
+	for i, n := range items {
+		at := fmt.Sprintf("%s[%d]", key, i)
+		name, value, found := strings.Cut(n.Value, "=")
+		switch {
+		case !found:
+			d.fail(n, at, "%q has no '=': %s", n.Value, allowed)
+		case name == "":
+			d.fail(n, at, "%q has no name before '=': %s", n.Value, allowed)
+		case value == "":
+			d.fail(n, at, "%q has no value after '=': %s", n.Value, allowed)
+		default:
+			if _, dup := labels[name]; dup {
+				d.fail(n, at, "label %q is given twice; give each name once", name)
+				continue
+			}
+			labels[name] = value
+		}
+	}
+	return labels
 }
 
 // proto returns the proto v holds, http or tcp.

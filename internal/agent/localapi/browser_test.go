@@ -90,6 +90,10 @@ func newBrowserFixture(t *testing.T) *browserFixture {
 			Name: "web", PublicURL: "https://web.example.test", Proto: "https",
 			Config: agentconfig.Tunnel{Name: "web", Proto: "http", Addr: upstream.URL, Inspect: true},
 			Meter:  NewMeter(nil),
+		}, {
+			Name: "shop", ID: "ep_1", Proto: "labeled",
+			Config: agentconfig.Tunnel{Name: "shop", Proto: "labeled", Labels: map[string]string{"team": "web", "edge": "shop"}, Addr: upstream.URL, Inspect: true},
+			Meter:  NewMeter(nil),
 		}},
 		status: Status{State: "online", Edge: "edge.example.test:443", Latency: 23 * time.Millisecond,
 			SessionID: "ts_1", AgentVersion: "0.1.0", ConnectedAt: time.Now()},
@@ -289,6 +293,15 @@ func TestInspectorInBrowser(t *testing.T) {
 		}
 		if got := text(".row .path"); got != "/assets/app-2.js" {
 			t.Errorf("first row's path %q, want the newest, /assets/app-2.js", got)
+		}
+	})
+
+	t.Run("lists a labeled tunnel by its labels", func(t *testing.T) {
+		if err := chromedp.Do(ctx, void(until(`document.querySelectorAll('#tunnels .tunnel').length === 2`))); err != nil {
+			t.Fatal(err)
+		}
+		if got := text("#tunnels .tunnel:nth-child(2) .url"); got != "edge=shop, team=web" {
+			t.Errorf("the labeled tunnel's line shows %q, want its labels", got)
 		}
 	})
 

@@ -217,6 +217,21 @@ func TestTunnelRoutes(t *testing.T) {
 		}
 	})
 
+	t.Run("list a labeled tunnel", func(t *testing.T) {
+		f := newAPIFixture(t)
+		f.backend.tunnels = []Tunnel{{
+			Name: "routed", ID: "tn_2", Proto: "labeled",
+			Config: agentconfig.Tunnel{Name: "routed", Proto: "labeled", Labels: map[string]string{"edge": "edghts_1"}, Addr: "http://localhost:8080", Inspect: true},
+			Meter:  NewMeter(nil),
+		}}
+		rec, _ := f.call(t, "GET", "/api/tunnels", "")
+		for _, want := range []string{`"ID":"tn_2"`, `"public_url":""`, `"proto":"labeled"`, `"labels":{"edge":"edghts_1"}`, `"addr":"http://localhost:8080"`} {
+			if !strings.Contains(rec.Body.String(), want) {
+				t.Errorf("%s lacks %s", rec.Body, want)
+			}
+		}
+	})
+
 	t.Run("list empty is an empty array", func(t *testing.T) {
 		f := newAPIFixture(t)
 		f.backend.tunnels = nil

@@ -7,13 +7,18 @@ import (
 
 // tunnelJSON is a tunnel as /api/tunnels shows it.
 type tunnelJSON struct {
-	Name      string           `json:"name"`
-	ID        string           `json:"ID,omitempty"`
-	URI       string           `json:"uri"`
-	PublicURL string           `json:"public_url"`
-	Proto     string           `json:"proto"`
-	Config    tunnelConfigJSON `json:"config"`
-	Metrics   MeterSnapshot    `json:"metrics"`
+	Name string `json:"name"`
+	ID   string `json:"ID,omitempty"`
+	URI  string `json:"uri"`
+	// PublicURL is "" for a labeled tunnel: the routes that reach it
+	// have their URLs, it has none of its own.
+	PublicURL string `json:"public_url"`
+	// Proto is "http", "tcp", or "labeled".
+	Proto string `json:"proto"`
+	// Labels are a labeled tunnel's, name to value.
+	Labels  map[string]string `json:"labels,omitempty"`
+	Config  tunnelConfigJSON  `json:"config"`
+	Metrics MeterSnapshot     `json:"metrics"`
 }
 
 type tunnelConfigJSON struct {
@@ -33,6 +38,7 @@ func newTunnelJSON(t Tunnel) tunnelJSON {
 		URI:       "/api/tunnels/" + url.PathEscape(t.Name),
 		PublicURL: t.PublicURL,
 		Proto:     t.Proto,
+		Labels:    t.Config.Labels,
 		Config:    tunnelConfigJSON{Addr: t.Config.Addr, Inspect: t.Config.Inspect},
 		Metrics:   t.Meter.Snapshot(),
 	}

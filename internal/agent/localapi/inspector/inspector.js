@@ -15,6 +15,11 @@
     return e;
   }
 
+  // labelText is a labeled tunnel's labels, name=value, by name.
+  function labelText(labels) {
+    return Object.keys(labels || {}).sort().map((k) => k + '=' + labels[k]).join(', ');
+  }
+
   async function api(method, path, body) {
     const init = { method, headers: {} };
     if (body !== undefined) {
@@ -359,7 +364,8 @@
       const data = await api('GET', '/api/tunnels');
       const items = (data.tunnels || []).map((t) => {
         const li = el('li', 'tunnel');
-        li.append(el('span', 'name', t.name), el('span', 'url', t.public_url),
+        // A labeled tunnel has no URL: its labels say what reaches it.
+        li.append(el('span', 'name', t.name), el('span', 'url', t.public_url || labelText(t.labels)),
           el('span', 'muted', '→'), el('span', 'addr', t.config ? t.config.addr : ''));
         return li;
       });
