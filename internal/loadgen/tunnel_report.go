@@ -262,6 +262,9 @@ func (r TunnelReport) forAgent(kind string) TunnelReport {
 func (r TunnelReport) ComputeFloors() []TunnelFloor {
 	var out []TunnelFloor
 	for _, kind := range r.agentKinds() {
+		if kind == AgentSluiceRoute {
+			continue // its two routes are judged against each other, in Compare
+		}
 		out = append(out, r.forAgent(kind).agentFloors(kind)...)
 	}
 	f := TunnelFloor{Name: fmt.Sprintf("memory of an idle session ≤ %d KiB", FloorTunnelKiBPerSession)}
