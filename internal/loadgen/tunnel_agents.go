@@ -182,7 +182,7 @@ func sluiceAgentConfig(spec agentSpec) []byte {
 	if spec.kind == AgentSluiceRoute {
 		// The labeled tunnel the routes reach, named main as the others'
 		// measured tunnel is, and the TCP sink.
-		fmt.Fprintf(&b, "  main:\n    labels: [%s]\n    addr: %s\n", q(routeLabel+"="+routeLabelValue), q("http://"+spec.httpUpstream))
+		fmt.Fprintf(&b, "  main:\n    labels: [%s]\n    addr: %s\n    inspect: false\n", q(routeLabel+"="+routeLabelValue), q("http://"+spec.httpUpstream))
 		fmt.Fprintf(&b, "  sink:\n    proto: tcp\n    addr: %s\n", q(spec.tcpUpstream))
 		return []byte(b.String())
 	}

@@ -74,6 +74,35 @@ func TestEdgeDirectory(t *testing.T) {
 		t.Fatal(err)
 	}
 	find("http", "before.example.com", "")
+
+	// Labeled tunnels: found by the account and a selection of their
+	// labels, on another edge only, and forgotten once deleted.
+	labeled := func(ts store.TunnelSession, labels map[string]string) store.Endpoint {
+		ep, err := e.store.CreateEndpoint(e.ctx, account.ID, store.Endpoint{TunnelSessionID: ts.ID, Proto: store.ProtoLabeled, Labels: labels, EdgeID: ts.EdgeID})
+		if err != nil {
+			t.Fatal(err)
+		}
+		return ep
+	}
+	web := &store.TunnelGroupBackend{Labels: map[string]string{"edge": "web"}}
+	api := &store.TunnelGroupBackend{Labels: map[string]string{"edge": "api"}}
+	findLabeled := func(account string, b *store.TunnelGroupBackend, want string) {
+		t.Helper()
+		check.Eventually(t, 5*time.Second, "a labeled tunnel at "+want, func() (string, bool) {
+			peer, ok := dir.FindLabeled(account, b.Selects)
+			return peer, peer == want && ok == (want != "")
+		})
+	}
+	onBWeb := labeled(onB, map[string]string{"edge": "web", "zone": "b"})
+	labeled(onA, map[string]string{"edge": "api"})
+	findLabeled(account.ID, web, "10.0.0.2:7443")
+	findLabeled(account.ID, api, "")   // this edge's own
+	findLabeled("acct_other", web, "") // another account's
+	if err := e.store.DeleteEndpoint(e.ctx, account.ID, onBWeb.ID); err != nil {
+		t.Fatal(err)
+	}
+	findLabeled(account.ID, web, "")
+
 	// B stops offering a peer address.
 	if err := e.store.HeartbeatEdge(e.ctx, "edge-b", ""); err != nil {
 		t.Fatal(err)
