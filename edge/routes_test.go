@@ -2,6 +2,7 @@ package edge_test
 
 import (
 	"context"
+	"crypto/tls"
 	"encoding/json"
 	"fmt"
 	"io"
@@ -371,7 +372,7 @@ func TestRouteWebSocketTCPConverter(t *testing.T) {
 
 // TestRouteTrafficPolicy: a route's traffic policy runs on its requests
 // and not on another route's; a policy that does not load closes its
-// route with 503.
+// route with 503; routes answer on the HTTPS listener too.
 func TestRouteTrafficPolicy(t *testing.T) {
 	te := startEdge(t)
 	a := newRoutedAccount(t, te)
@@ -394,6 +395,20 @@ func TestRouteTrafficPolicy(t *testing.T) {
 	}
 	if resp, body := te.Get(t, a.host, "/broken"); resp.StatusCode != 503 || !strings.Contains(body, "ERR_SLUICE_644") {
 		t.Errorf("a route whose policy does not load: %d %q", resp.StatusCode, body)
+	}
+
+	// Over HTTPS: the edge has a certificate for the hostport.
+	client := &http.Client{Transport: &http.Transport{TLSClientConfig: &tls.Config{RootCAs: te.CA.Pool(), ServerName: a.host}}}
+	req, _ := http.NewRequest(http.MethodGet, "https://"+te.HTTPSAddr+"/home", nil)
+	req.Host = a.host
+	resp, err := client.Do(req)
+	if err != nil {
+		t.Fatalf("a route over HTTPS: %v", err)
+	}
+	body, _ := io.ReadAll(resp.Body)
+	resp.Body.Close()
+	if resp.StatusCode != 200 || string(body) != "web /home" {
+		t.Errorf("a route over HTTPS: %d %q", resp.StatusCode, body)
 	}
 }
 
