@@ -53,6 +53,14 @@ func TestEveryAPICommandRetriesRateLimits(t *testing.T) {
 		"sluice edges https routes get":                            {"edghtsrt_1", "--edge", "edghts_1"},
 		"sluice edges https routes delete":                         {"edghtsrt_1", "--edge", "edghts_1"},
 		"sluice edges https routes list":                           {"--edge", "edghts_1"},
+		"sluice edges https routes backend set":                    {"edghtsrt_1", "--edge", "edghts_1", "--backend-id", "bkdtg_1"},
+		"sluice edges https routes backend get":                    {"edghtsrt_1", "--edge", "edghts_1"},
+		"sluice edges https routes backend delete":                 {"edghtsrt_1", "--edge", "edghts_1"},
+		"sluice edges https routes traffic-policy set":             {"edghtsrt_1", "--edge", "edghts_1", "--value", "on_http_request: []"},
+		"sluice edges https routes traffic-policy get":             {"edghtsrt_1", "--edge", "edghts_1"},
+		"sluice edges https routes traffic-policy delete":          {"edghtsrt_1", "--edge", "edghts_1"},
+		"sluice backends tunnel-group create":                      {"--labels", "edge=web"},
+		"sluice backends tunnel-group update":                      {"bkdtg_1", "--description", "d"},
 	}
 	// The commands with --api-url that do not retry through the API's
 	// client: publish retries a 429 of POST /events itself, healthcheck
