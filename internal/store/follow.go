@@ -4,6 +4,7 @@ import (
 	"context"
 	"errors"
 	"log/slog"
+	"slices"
 	"time"
 
 	"github.com/nats-io/nats.go/jetstream"
@@ -46,7 +47,9 @@ func (s *Store) followKeys(ctx context.Context, log *slog.Logger, what string, f
 func (s *Store) watchKeys(ctx context.Context, filters []string, opts []jetstream.WatchOpt, f keyFollower) error {
 	ctx, cancel := context.WithCancel(ctx)
 	defer cancel()
-	watcher, err := s.kv.WatchFiltered(ctx, filters, opts...)
+	// WatchFiltered rewrites the filters in place, into subjects: each
+	// watch gets a copy, or the next would watch subjects of subjects.
+	watcher, err := s.kv.WatchFiltered(ctx, slices.Clone(filters), opts...)
 	if err != nil {
 		return err
 	}
