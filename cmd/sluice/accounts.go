@@ -39,13 +39,20 @@ type accountsFlags struct {
 }
 
 func (f *accountsFlags) register(fl *pflag.FlagSet) {
+	f.registerNATS(fl)
+	fl.BoolVar(&f.json, "json", false, "print JSON instead of a table")
+}
+
+// registerNATS defines the flags that reach the store of a running
+// sluice through its NATS server, which every command talking to the
+// store directly shares.
+func (f *accountsFlags) registerNATS(fl *pflag.FlagSet) {
 	fl.StringVar(&f.natsURL, "nats-url", defaultAccountsNATSURL, "the NATS server (comma-separated URLs) of a running sluice: what --nats-listen exposes, or its --nats-url")
 	fl.StringVar(&f.security.creds, "nats-creds", "", "credentials file (JWT and NKey seed) for --nats-url, for decentralised JWT auth")
 	fl.StringVar(&f.security.nkey, "nats-nkey", "", "NKey seed file for --nats-url: for the embedded NATS of sluice serve --nats-listen, its --data-dir/nats/sluice.nk")
 	fl.StringVar(&f.security.tlsCA, "nats-tls-ca", "", "CA certificate file to verify --nats-url's servers")
 	fl.StringVar(&f.security.tlsCert, "nats-tls-cert", "", "client certificate file for --nats-url (with --nats-tls-key)")
 	fl.StringVar(&f.security.tlsKey, "nats-tls-key", "", "client key file for --nats-url (with --nats-tls-cert)")
-	fl.BoolVar(&f.json, "json", false, "print JSON instead of a table")
 }
 
 func (f accountsFlags) validate() error {

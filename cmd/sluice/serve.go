@@ -64,6 +64,7 @@ type serveFlags struct {
 	domains         domainFlags
 	ingress         ingressFlags
 	edge            edgeFlags
+	dns             dnsFlags
 }
 
 func newServeCommand() *cobra.Command {
@@ -119,6 +120,7 @@ func (f *serveFlags) register(fl *pflag.FlagSet) {
 	f.domains.register(fl)
 	f.ingress.register(fl)
 	f.edge.register(fl)
+	f.dns.register(fl)
 }
 
 // runServe runs a serve process until ctx ends.

@@ -20,6 +20,7 @@ import (
 	"github.com/sluicehq/sluice/filters"
 	"github.com/sluicehq/sluice/internal/api"
 	"github.com/sluicehq/sluice/internal/destinations"
+	"github.com/sluicehq/sluice/internal/dnsserver"
 	"github.com/sluicehq/sluice/internal/natsserver"
 	"github.com/sluicehq/sluice/internal/sessionservice"
 	"github.com/sluicehq/sluice/internal/store"
@@ -67,6 +68,7 @@ type app struct {
 	audit        *api.AuditRelay          // nil without the api role
 	sessions     *sessionservice.Service  // records the edge's application sessions; nil without the api role
 	policy       *policyFront             // nil without --traffic-policy
+	dns          *dnsserver.Server        // nil without --dns-listen
 	httpSrv      *http.Server             // --http
 	metricsSrv   *http.Server             // --metrics-http, served only when given
 
@@ -235,10 +237,10 @@ func (a *app) setUp(ctx context.Context, bootstrapToken string) error {
 }
 
 // wireRoles makes the producer, the metrics registry, the sinks and the
-// redriver every process has, delivery for the worker role and the audit
-// relay for the api role: every process serving the management API
-// publishes the audit events of changes whose own process could not (see
-// api.AuditRelay).
+// redriver every process has, delivery for the worker role, the audit
+// relay for the api role (every process serving the management API
+// publishes the audit events of changes whose own process could not, see
+// api.AuditRelay), and the DNS server of --dns-listen, whatever the roles.
 func (a *app) wireRoles() error {
 	var err error
 	if a.producer, err = producer.New(a.nc, producer.Config{}); err != nil {
@@ -266,6 +268,22 @@ func (a *app) wireRoles() error {
 	}
 	if a.roles.edge {
 		if a.edgeRole, err = a.newEdgeRole(); err != nil {
+			return err
+		}
+	}
+	if a.listeners.dnsTCP != nil {
+		serviceDomains := a.flags.domains.serviceDomains
+		if len(serviceDomains) == 0 { // as the API takes them
+			serviceDomains = api.DefaultServiceDomains
+		}
+		ingress := a.flags.ingress.config(serviceDomains)
+		if a.dns, err = dnsserver.New(a.store, a.listeners.dnsUDP, a.listeners.dnsTCP, dnsserver.Config{
+			NSTargets:      ingress.NSTargets,
+			Regions:        ingress.Regions,
+			ServiceDomains: ingress.ServiceDomains,
+			EdgeAddrs:      a.flags.dns.addrs(a.flags.dev),
+			Logger:         a.log.With("component", "dns"),
+		}); err != nil {
 			return err
 		}
 	}
@@ -342,6 +360,9 @@ func (a *app) announce() {
 	if a.listeners.metrics != nil {
 		serving = append(serving, "metrics", "http://"+a.listeners.metrics.Addr().String())
 	}
+	if a.dns != nil {
+		serving = append(serving, "dns", a.listeners.dnsTCP.Addr().String())
+	}
 	a.log.Info("sluice is serving", serving...)
 	if a.edgeRole != nil {
 		a.edgeRole.announce(a.log)
@@ -350,7 +371,8 @@ func (a *app) announce() {
 
 // loops are what runs beside the servers, each until its ctx ends: the
 // --dev emulator, the storage watch, the audit relay, the application
-// session service, delivery and the traffic policy's reloads.
+// session service, delivery, the traffic policy's reloads, the edge and
+// the DNS server.
 func (a *app) loops() []func(context.Context) error {
 	var loops []func(context.Context) error
 	if a.dev != nil {
@@ -377,6 +399,9 @@ func (a *app) loops() []func(context.Context) error {
 	}
 	if a.edgeRole != nil {
 		loops = append(loops, a.edgeRole.run)
+	}
+	if a.dns != nil {
+		loops = append(loops, a.dns.Run)
 	}
 	return loops
 }

@@ -13,11 +13,14 @@ type serveListeners struct {
 	http    net.Listener
 	metrics net.Listener // nil with --metrics-http ""
 	devAWS  net.Listener // nil without --dev
+	// dnsUDP and dnsTCP are --dns-listen's, nil without it.
+	dnsUDP net.PacketConn
+	dnsTCP net.Listener
 }
 
-// listen binds --http, --metrics-http and, with --dev, --dev-aws-listen,
-// and checks that --nats-listen is free: the embedded NATS server binds it
-// itself once started.
+// listen binds --http, --metrics-http, --dns-listen when given and, with
+// --dev, --dev-aws-listen, and checks that --nats-listen is free: the
+// embedded NATS server binds it itself once started.
 func (f serveFlags) listen() (*serveListeners, error) {
 	l := &serveListeners{}
 	var err error
@@ -32,6 +35,12 @@ func (f serveFlags) listen() (*serveListeners, error) {
 	}
 	if f.dev {
 		if l.devAWS, err = listenFlag("--dev-aws-listen", f.devAWSListen); err != nil {
+			l.close()
+			return nil, err
+		}
+	}
+	if f.dns.addr != "" {
+		if l.dnsUDP, l.dnsTCP, err = f.dns.listen(); err != nil {
 			l.close()
 			return nil, err
 		}
@@ -65,9 +74,12 @@ func listenFlag(flag, addr string) (net.Listener, error) {
 // close closes the listeners, for a serve that stops before serving them.
 // A listener a server has closed already is closed again harmlessly.
 func (l *serveListeners) close() {
-	for _, ln := range []net.Listener{l.http, l.metrics, l.devAWS} {
+	for _, ln := range []net.Listener{l.http, l.metrics, l.devAWS, l.dnsTCP} {
 		if ln != nil {
 			_ = ln.Close()
 		}
+	}
+	if l.dnsUDP != nil {
+		_ = l.dnsUDP.Close()
 	}
 }

@@ -32,6 +32,7 @@ func (f serveFlags) validate() error {
 		f.domains.validate(),
 		f.ingress.validate(),
 		f.checkEdge(),
+		f.dns.validate(f.dev),
 	)
 }
 

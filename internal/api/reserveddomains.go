@@ -2,8 +2,6 @@ package api
 
 import (
 	"context"
-	"crypto/sha256"
-	"encoding/hex"
 	"net/http"
 	"time"
 
@@ -83,8 +81,7 @@ func (s *Server) reservedDomainResponse(r *http.Request, d store.ReservedDomain)
 		body.Region = &d.Region
 	}
 	if !store.UnderServiceDomain(d.Domain, s.cfg.ServiceDomains) && len(s.cfg.ServiceDomains) > 0 {
-		sum := sha256.Sum256([]byte(d.ID))
-		token := hex.EncodeToString(sum[:10])
+		token := store.DomainToken(d.ID)
 		cname := token + ".cname." + s.cfg.ServiceDomains[0]
 		body.CNAMETarget = &cname
 		if store.IsWildcardDomain(d.Domain) {

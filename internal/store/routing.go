@@ -37,48 +37,21 @@ var routingFilters = []string{httpsEdgesKind + ".>", "https_edge_routes.>", "tun
 // ran. ready, if not nil, is called once the first watch's initial values
 // are in.
 func (s *Store) FollowRouting(ctx context.Context, log *slog.Logger, apply func(RoutingChange), ready func()) {
-	known := make(map[string]struct{}) // keys apply holds
-	var seen map[string]struct{}       // keys of this watch, until its initial values are in
-	s.followKeys(ctx, log, "HTTPS edges, routes and backends (the edge serves them as they were meanwhile)",
-		routingFilters, nil, keyFollower{
-			started: func() { seen = make(map[string]struct{}) },
-			entry: func(entry jetstream.KeyValueEntry) {
-				if entry == nil {
-					for key := range known {
-						if _, ok := seen[key]; !ok {
-							delete(known, key)
-							apply(RoutingChange{Key: key, Deleted: true})
-						}
-					}
-					seen = nil
-					if ready != nil {
-						ready()
-						ready = nil
-					}
-					return
-				}
-				change := decodeRoutingChange(entry)
-				if seen != nil && !change.Deleted {
-					seen[change.Key] = struct{}{}
-				}
-				if change.Deleted {
-					delete(known, change.Key)
-				} else {
-					known[change.Key] = struct{}{}
-				}
-				apply(change)
-			},
-		})
+	s.followCurrent(ctx, log, "HTTPS edges, routes and backends (the edge serves them as they were meanwhile)",
+		routingFilters, func(key string, entry jetstream.KeyValueEntry) {
+			if entry == nil {
+				apply(RoutingChange{Key: key, Deleted: true})
+				return
+			}
+			apply(decodeRoutingChange(entry))
+		}, ready)
 }
 
-// decodeRoutingChange decodes one entry of FollowRouting's watch; a value
+// decodeRoutingChange decodes one put of FollowRouting's watch; a value
 // that cannot be decoded is a deletion.
 func decodeRoutingChange(entry jetstream.KeyValueEntry) RoutingChange {
 	key := entry.Key()
 	change := RoutingChange{Key: key, Deleted: true}
-	if entry.Operation() != jetstream.KeyValuePut {
-		return change
-	}
 	var err error
 	switch kind, _, _ := strings.Cut(key, "."); kind {
 	case httpsEdgesKind:

@@ -75,3 +75,42 @@ func TestFollowRouting(t *testing.T) {
 		return !edgeHeld && !routeHeld
 	})
 }
+
+// TestFollowRoutingAgain: a second FollowRouting in one process sees the
+// edges the first saw. nats.go's WatchFiltered rewrites the filters it is
+// given into subjects, in place: a second watch given the same slice, as
+// every watch again after a failed one is, watched subjects of subjects,
+// and never got its initial values.
+func TestFollowRoutingAgain(t *testing.T) {
+	e := newEnv(t)
+	account := e.createAccount(t, "team")
+	reserve(t, e, account.ID, "app.example.com")
+	edge, err := e.store.CreateHTTPSEdge(e.ctx, account.ID, store.HTTPSEdge{Hostports: []string{"app.example.com:443"}})
+	if err != nil {
+		t.Fatal(err)
+	}
+	for i := range 2 {
+		var mu sync.Mutex
+		var seen []string
+		ctx, stop := context.WithCancel(e.ctx)
+		ready := make(chan struct{})
+		done := make(chan struct{})
+		go func() {
+			defer close(done)
+			e.store.FollowRouting(ctx, slog.New(slog.DiscardHandler), func(c store.RoutingChange) {
+				mu.Lock()
+				defer mu.Unlock()
+				seen = append(seen, c.Key)
+			}, func() { close(ready) })
+		}()
+		select {
+		case <-ready:
+		case <-time.After(10 * time.Second):
+		}
+		stop()
+		<-done
+		if want := "https_edges." + account.ID + "." + edge.ID; len(seen) != 1 || seen[0] != want {
+			t.Fatalf("follow %d saw %q, want [%s]", i+1, seen, want)
+		}
+	}
+}
