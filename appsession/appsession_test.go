@@ -6,7 +6,6 @@ import (
 	"errors"
 	"log/slog"
 	"strings"
-	"sync"
 	"testing"
 	"time"
 
@@ -22,30 +21,12 @@ import (
 	"github.com/sluicehq/sluice/schemas"
 )
 
-// clock is a clock the test moves on.
-type clock struct {
-	mu sync.Mutex
-	t  time.Time
-}
-
-func (c *clock) now() time.Time {
-	c.mu.Lock()
-	defer c.mu.Unlock()
-	return c.t
-}
-
-func (c *clock) advance(d time.Duration) {
-	c.mu.Lock()
-	defer c.mu.Unlock()
-	c.t = c.t.Add(d)
-}
-
 // env is a NATS server, a store on a clock the test moves, the service
 // answering on it, and a client of it.
 type env struct {
 	ctx    context.Context
 	store  *store.Store
-	clock  *clock
+	clock  *check.Clock
 	client *appsession.Client
 	nc     *nats.Conn
 	js     jetstream.JetStream
@@ -57,8 +38,8 @@ func newEnv(t *testing.T, limits store.Limits) env {
 	t.Cleanup(cancel)
 	srv := natstest.Start(t)
 	nc, js := natstest.Connect(t, srv)
-	c := &clock{t: time.Now()}
-	st, err := store.Open(ctx, js, store.Config{Limits: limits, Clock: c.now})
+	c := check.NewClock(time.Now())
+	st, err := store.Open(ctx, js, store.Config{Limits: limits, Clock: c.Now})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -104,7 +85,7 @@ func (e env) recordRequest(accountID string) appsession.RecordRequest {
 		EndpointID:        schemas.NewID(schemas.PrefixEndpoint),
 		EdgeID:            schemas.NewID("edghts_"),
 		RouteID:           schemas.NewID("edghtsrt_"),
-		ExpiresAt:         e.clock.now().Add(time.Hour),
+		ExpiresAt:         e.clock.Now().Add(time.Hour),
 	}
 }
 
@@ -126,13 +107,13 @@ func TestRecordRefreshEnd(t *testing.T) {
 		t.Fatalf("stored %+v, %v", stored, err)
 	}
 
-	e.clock.advance(time.Minute)
-	expires := e.clock.now().Add(2 * time.Hour).Truncate(time.Millisecond)
+	e.clock.Advance(time.Minute)
+	expires := e.clock.Now().Add(2 * time.Hour).Truncate(time.Millisecond)
 	r, err := e.client.Refresh(e.ctx, appsession.RefreshRequest{AccountID: account, ID: s.ID, ExpiresAt: expires})
 	if err != nil {
 		t.Fatalf("Refresh: %v", err)
 	}
-	if !r.ExpiresAt.Equal(expires) || !r.LastActive.Equal(e.clock.now().Truncate(time.Millisecond)) {
+	if !r.ExpiresAt.Equal(expires) || !r.LastActive.Equal(e.clock.Now().Truncate(time.Millisecond)) {
 		t.Fatalf("refreshed %+v; want last_active now and expires_at %s", r, expires)
 	}
 
@@ -174,7 +155,7 @@ func TestAccountIsolation(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	far := e.clock.now().Add(20 * time.Hour)
+	far := e.clock.Now().Add(20 * time.Hour)
 	if _, err := e.client.Refresh(e.ctx, appsession.RefreshRequest{AccountID: other, ID: s.ID, ExpiresAt: far}); !errors.Is(err, appsession.ErrEnded) {
 		t.Fatalf("Refresh naming another account: %v, want ErrEnded", err)
 	}
@@ -209,8 +190,8 @@ func TestInvalidRequests(t *testing.T) {
 		{"user id", "application_user.id", func(r *appsession.RecordRequest) { r.ApplicationUserID = account }},
 		{"endpoint id", "endpoint.id", func(r *appsession.RecordRequest) { r.EndpointID = "" }},
 		{"edge without route", "route.id", func(r *appsession.RecordRequest) { r.RouteID = "" }},
-		{"expired", "expires_at", func(r *appsession.RecordRequest) { r.ExpiresAt = e.clock.now().Add(-time.Hour) }},
-		{"far", "expires_at", func(r *appsession.RecordRequest) { r.ExpiresAt = e.clock.now().Add(40 * 24 * time.Hour) }},
+		{"expired", "expires_at", func(r *appsession.RecordRequest) { r.ExpiresAt = e.clock.Now().Add(-time.Hour) }},
+		{"far", "expires_at", func(r *appsession.RecordRequest) { r.ExpiresAt = e.clock.Now().Add(40 * 24 * time.Hour) }},
 	} {
 		t.Run(tt.name, func(t *testing.T) {
 			in := e.recordRequest(account)
@@ -273,12 +254,12 @@ func TestExpiredSessionsAreSwept(t *testing.T) {
 	e := newEnv(t, store.Limits{})
 	account := e.account(t, "team")
 	in := e.recordRequest(account)
-	in.ExpiresAt = e.clock.now().Add(time.Minute)
+	in.ExpiresAt = e.clock.Now().Add(time.Minute)
 	s, err := e.client.Record(e.ctx, in)
 	if err != nil {
 		t.Fatal(err)
 	}
-	e.clock.advance(time.Minute)
+	e.clock.Advance(time.Minute)
 	if _, err := e.client.Refresh(e.ctx, appsession.RefreshRequest{AccountID: account, ID: s.ID}); !errors.Is(err, appsession.ErrEnded) {
 		t.Fatalf("Refresh of an expired session: %v, want ErrEnded", err)
 	}
@@ -305,7 +286,7 @@ func TestLimitEvictsTheLeastRecentlyActive(t *testing.T) {
 			t.Fatalf("Record: %v", err)
 		}
 		ids = append(ids, s.ID)
-		e.clock.advance(time.Second)
+		e.clock.Advance(time.Second)
 	}
 	for i, id := range ids {
 		_, err := e.client.Refresh(e.ctx, appsession.RefreshRequest{AccountID: account, ID: id})

@@ -184,8 +184,8 @@ func TestOpenIDConnectLoginFlood(t *testing.T) {
 // once a minute while its user is active, and each write moves its end
 // to the idle timeout from then.
 func TestOpenIDConnectRefresh(t *testing.T) {
-	clock := &testClock{t: time.Now()}
-	f := newLoginFixtureWith(t, store.Config{Clock: clock.now})
+	clock := check.NewClock(time.Now())
+	f := newLoginFixtureWith(t, store.Config{Clock: clock.Now})
 	b := f.browser(t)
 	page := f.endpoint.String() + "/"
 	if resp, _ := b.get(t, page, true); resp.StatusCode != http.StatusOK {
@@ -210,13 +210,13 @@ func TestOpenIDConnectRefresh(t *testing.T) {
 		{30 * time.Second, false},
 		{31 * time.Second, true},
 	} {
-		clock.advance(step.advance)
+		clock.Advance(step.advance)
 		before := session()
 		if resp, _ := b.get(t, page, false); resp.StatusCode != http.StatusOK {
-			t.Fatalf("at +%s: %d", clock.now().Sub(first.CreatedAt).Round(time.Second), resp.StatusCode)
+			t.Fatalf("at +%s: %d", clock.Now().Sub(first.CreatedAt).Round(time.Second), resp.StatusCode)
 		}
 		after := session()
-		now := clock.now().UTC().Truncate(time.Millisecond)
+		now := clock.Now().UTC().Truncate(time.Millisecond)
 		switch {
 		case step.moved && (!after.LastActive.Equal(now) || !after.ExpiresAt.Equal(now.Add(2*time.Hour))):
 			t.Fatalf("at +%s: last_active %s, expires_at %s; want both moved (to %s and 2h later)",

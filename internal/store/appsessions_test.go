@@ -8,36 +8,19 @@ import (
 	"testing"
 	"time"
 
+	"github.com/sluicehq/sluice/internal/check"
 	"github.com/sluicehq/sluice/internal/natstest"
 	"github.com/sluicehq/sluice/internal/store"
 	"github.com/sluicehq/sluice/schemas"
 )
 
-// fakeClock is a clock tests move on.
-type fakeClock struct {
-	mu sync.Mutex
-	t  time.Time
-}
-
-func (c *fakeClock) now() time.Time {
-	c.mu.Lock()
-	defer c.mu.Unlock()
-	return c.t
-}
-
-func (c *fakeClock) advance(d time.Duration) {
-	c.mu.Lock()
-	defer c.mu.Unlock()
-	c.t = c.t.Add(d)
-}
-
 // newSessionEnv is newEnv with the store on a clock the test moves on.
-func newSessionEnv(t *testing.T, cfg store.Config) (env, *fakeClock) {
+func newSessionEnv(t *testing.T, cfg store.Config) (env, *check.Clock) {
 	t.Helper()
 	e := newEnvWith(t, cfg)
-	clock := &fakeClock{t: time.Now()}
+	clock := check.NewClock(time.Now())
 	_, js := natstest.Connect(t, e.srv)
-	cfg.Clock = clock.now
+	cfg.Clock = clock.Now
 	s, err := store.Open(e.ctx, js, cfg)
 	if err != nil {
 		t.Fatalf("Open: %v", err)
@@ -48,7 +31,7 @@ func newSessionEnv(t *testing.T, cfg store.Config) (env, *fakeClock) {
 
 // appSession returns a valid session to record, expiring in an hour by
 // clock.
-func appSession(clock *fakeClock) store.AppSession {
+func appSession(clock *check.Clock) store.AppSession {
 	return store.AppSession{
 		PublicURL: "https://app.example.com",
 		BrowserSession: store.BrowserSession{
@@ -61,7 +44,7 @@ func appSession(clock *fakeClock) store.AppSession {
 		EndpointID:        schemas.NewID(schemas.PrefixEndpoint),
 		EdgeID:            schemas.NewID("edghts_"),
 		RouteID:           schemas.NewID("edghtsrt_"),
-		ExpiresAt:         clock.now().Add(time.Hour),
+		ExpiresAt:         clock.Now().Add(time.Hour),
 	}
 }
 
@@ -99,7 +82,7 @@ func TestAppSessionLifecycle(t *testing.T) {
 	other := e.createAccount(t, "other team")
 
 	in := appSession(clock)
-	in.ID, in.AccountID, in.LastActive = "apps_ignored", other.ID, clock.now().Add(-time.Hour)
+	in.ID, in.AccountID, in.LastActive = "apps_ignored", other.ID, clock.Now().Add(-time.Hour)
 	a, err := e.store.RecordAppSession(e.ctx, account.ID, in)
 	if err != nil {
 		t.Fatalf("RecordAppSession: %v", err)
@@ -123,17 +106,17 @@ func TestAppSessionLifecycle(t *testing.T) {
 		t.Fatalf("DeleteAppSession of another account: %v, want ErrNotFound", err)
 	}
 
-	clock.advance(10 * time.Minute)
-	expires := clock.now().Add(2 * time.Hour)
+	clock.Advance(10 * time.Minute)
+	expires := clock.Now().Add(2 * time.Hour)
 	refreshed, err := e.store.RefreshAppSession(e.ctx, account.ID, a.ID, time.Time{}, expires)
 	if err != nil {
 		t.Fatalf("RefreshAppSession: %v", err)
 	}
-	if !refreshed.LastActive.Equal(clock.now().Truncate(time.Millisecond)) || !refreshed.ExpiresAt.Equal(expires.Truncate(time.Millisecond)) {
+	if !refreshed.LastActive.Equal(clock.Now().Truncate(time.Millisecond)) || !refreshed.ExpiresAt.Equal(expires.Truncate(time.Millisecond)) {
 		t.Fatalf("refreshed %+v; want last_active now, expires_at %s", refreshed, expires)
 	}
 	// An older last_active never moves it back.
-	again, err := e.store.RefreshAppSession(e.ctx, account.ID, a.ID, clock.now().Add(-time.Minute), time.Time{})
+	again, err := e.store.RefreshAppSession(e.ctx, account.ID, a.ID, clock.Now().Add(-time.Minute), time.Time{})
 	if err != nil || !again.LastActive.Equal(refreshed.LastActive) || !again.ExpiresAt.Equal(refreshed.ExpiresAt) {
 		t.Fatalf("RefreshAppSession with an older time = %+v, %v", again, err)
 	}
@@ -197,8 +180,8 @@ func TestAppSessionValidation(t *testing.T) {
 		{"edge without route", "route.id", func(a *store.AppSession) { a.RouteID = "" }},
 		{"route without edge", "route.id", func(a *store.AppSession) { a.EdgeID = "" }},
 		{"no expiry", "expires_at", func(a *store.AppSession) { a.ExpiresAt = time.Time{} }},
-		{"expired", "expires_at", func(a *store.AppSession) { a.ExpiresAt = clock.now().Add(-time.Second) }},
-		{"too far", "expires_at", func(a *store.AppSession) { a.ExpiresAt = clock.now().Add(31 * 24 * time.Hour) }},
+		{"expired", "expires_at", func(a *store.AppSession) { a.ExpiresAt = clock.Now().Add(-time.Second) }},
+		{"too far", "expires_at", func(a *store.AppSession) { a.ExpiresAt = clock.Now().Add(31 * 24 * time.Hour) }},
 	} {
 		t.Run(tt.name, func(t *testing.T) {
 			in := appSession(clock)
@@ -218,10 +201,10 @@ func TestAppSessionValidation(t *testing.T) {
 	if err != nil || a.BrowserSession.IPAddress != "203.0.113.7" {
 		t.Fatalf("RecordAppSession agent-initiated = %+v, %v", a, err)
 	}
-	if _, err := e.store.RefreshAppSession(e.ctx, account.ID, a.ID, clock.now().Add(time.Hour), time.Time{}); !isInvalid(err, "last_active") {
+	if _, err := e.store.RefreshAppSession(e.ctx, account.ID, a.ID, clock.Now().Add(time.Hour), time.Time{}); !isInvalid(err, "last_active") {
 		t.Fatalf("RefreshAppSession with a future last_active: %v", err)
 	}
-	if _, err := e.store.RefreshAppSession(e.ctx, account.ID, a.ID, time.Time{}, clock.now().Add(-time.Minute)); !isInvalid(err, "expires_at") {
+	if _, err := e.store.RefreshAppSession(e.ctx, account.ID, a.ID, time.Time{}, clock.Now().Add(-time.Minute)); !isInvalid(err, "expires_at") {
 		t.Fatalf("RefreshAppSession with a past expires_at: %v", err)
 	}
 	if n := countPrefix(e.rawEntries(t), "app_sessions."); n != 1 {
@@ -242,7 +225,7 @@ func TestAppSessionExpiry(t *testing.T) {
 	account := e.createAccount(t, "team")
 	other := e.createAccount(t, "other team")
 	short := appSession(clock)
-	short.ExpiresAt = clock.now().Add(time.Minute)
+	short.ExpiresAt = clock.Now().Add(time.Minute)
 	soon, err := e.store.RecordAppSession(e.ctx, account.ID, short)
 	if err != nil {
 		t.Fatal(err)
@@ -254,11 +237,11 @@ func TestAppSessionExpiry(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	clock.advance(time.Minute)
+	clock.Advance(time.Minute)
 	if _, err := e.store.GetAppSession(e.ctx, account.ID, soon.ID); !errors.Is(err, store.ErrNotFound) {
 		t.Fatalf("GetAppSession of an expired session: %v, want ErrNotFound", err)
 	}
-	if _, err := e.store.RefreshAppSession(e.ctx, account.ID, soon.ID, time.Time{}, clock.now().Add(time.Hour)); !errors.Is(err, store.ErrNotFound) {
+	if _, err := e.store.RefreshAppSession(e.ctx, account.ID, soon.ID, time.Time{}, clock.Now().Add(time.Hour)); !errors.Is(err, store.ErrNotFound) {
 		t.Fatalf("RefreshAppSession of an expired session: %v, want ErrNotFound", err)
 	}
 	if _, err := e.store.DeleteAppSession(e.ctx, account.ID, soon.ID); !errors.Is(err, store.ErrNotFound) {
@@ -297,7 +280,7 @@ func TestAppSessionLimit(t *testing.T) {
 			t.Fatal(err)
 		}
 		ids = append(ids, a.ID)
-		clock.advance(time.Second)
+		clock.Advance(time.Second)
 	}
 	// The first is the most recently active now; the second the least.
 	if _, err := e.store.RefreshAppSession(e.ctx, account.ID, ids[0], time.Time{}, time.Time{}); err != nil {
@@ -315,7 +298,7 @@ func TestAppSessionLimit(t *testing.T) {
 		t.Fatalf("ListAppSessions = %+v, %v", page, err)
 	}
 	// An expired session is evicted first, however recently active.
-	clock.advance(59*time.Minute + 58*time.Second) // ids[0] expires, though active after ids[2]
+	clock.Advance(59*time.Minute + 58*time.Second) // ids[0] expires, though active after ids[2]
 	if _, err := e.store.RecordAppSession(e.ctx, account.ID, appSession(clock)); err != nil {
 		t.Fatal(err)
 	}
@@ -341,7 +324,7 @@ func TestAppSessionConcurrentRefresh(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	clock.advance(time.Minute)
+	clock.Advance(time.Minute)
 	base := a.CreatedAt
 	var wg sync.WaitGroup
 	errs := make(chan error, 20)

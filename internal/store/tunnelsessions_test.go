@@ -148,14 +148,14 @@ func TestTunnelSessionsOfDeadEdge(t *testing.T) {
 	wantErr(t, errOf(e.store.CreateTunnelSession(e.ctx, account.ID, tunnelSession(ts.CredentialID))), store.ErrLimit)
 	wantErr(t, errOf(e.store.CreateEndpoint(e.ctx, account.ID, store.Endpoint{TunnelSessionID: ts.ID, Proto: "tcp", URL: "tcp://1.tcp.example.com:20002", EdgeID: testEdge})), store.ErrLimit)
 
-	clock.advance(store.EdgeTimeout - 1)
+	clock.Advance(store.EdgeTimeout - 1)
 	if n, err := e.store.RemoveDeadEdgeRecords(e.ctx); err != nil || n != 0 {
 		t.Fatalf("RemoveDeadEdgeRecords of a live edge = %d, %v", n, err)
 	}
 	if _, err := e.store.GetEndpoint(e.ctx, account.ID, ep.ID); err != nil {
 		t.Fatalf("GetEndpoint of a live edge: %v", err)
 	}
-	clock.advance(2)
+	clock.Advance(2)
 	wantErr(t, errOf(e.store.GetTunnelSession(e.ctx, account.ID, ts.ID)), store.ErrNotFound)
 	wantErr(t, errOf(e.store.GetEndpoint(e.ctx, account.ID, ep.ID)), store.ErrNotFound)
 	if list, _, err := e.store.ListTunnelSessions(e.ctx, account.ID, store.Page{}); err != nil || len(list) != 0 {

@@ -26,7 +26,7 @@ func TestWatchAppSessionEnds(t *testing.T) {
 			t.Fatal(err)
 		}
 		ids = append(ids, a.ID)
-		clock.advance(time.Second)
+		clock.Advance(time.Second)
 	}
 	if _, err := e.store.RefreshAppSession(e.ctx, account.ID, ids[1], time.Time{}, time.Time{}); err != nil {
 		t.Fatal(err)

@@ -6,29 +6,12 @@ import (
 	"sync"
 	"testing"
 	"time"
+
+	"github.com/sluicehq/sluice/internal/check"
 )
 
-// fakeClock is a clock tests move by hand.
-type fakeClock struct {
-	mu  sync.Mutex
-	now time.Time
-}
-
-func newFakeClock() *fakeClock {
-	return &fakeClock{now: time.Date(2026, 1, 2, 3, 4, 5, 0, time.UTC)}
-}
-
-func (c *fakeClock) Now() time.Time {
-	c.mu.Lock()
-	defer c.mu.Unlock()
-	return c.now
-}
-
-func (c *fakeClock) Advance(d time.Duration) {
-	c.mu.Lock()
-	defer c.mu.Unlock()
-	c.now = c.now.Add(d)
-}
+// newFakeClock returns a clock tests move by hand.
+func newFakeClock() *check.Clock { return check.NewClock(time.Date(2026, 1, 2, 3, 4, 5, 0, time.UTC)) }
 
 func near(got, want float64) bool {
 	return math.Abs(got-want) <= 1e-6*math.Max(1, math.Abs(want))
