@@ -422,6 +422,11 @@ func (r TunnelReport) Format(w io.Writer) error {
 	for _, mode := range r.modes() {
 		held := []string{fmt.Sprintf("direct %d/s", r.HighestHeld(mode, PathDirect))}
 		for _, kind := range r.agentKinds() {
+			if kind == AgentSluiceRoute {
+				sub := r.forAgent(kind)
+				held = append(held, fmt.Sprintf("%s %d/s, %s %d/s", PathRoute, sub.HighestHeld(mode, PathRoute), PathRouteModules, sub.HighestHeld(mode, PathRouteModules)))
+				continue
+			}
 			held = append(held, fmt.Sprintf("%s %d/s", cmp.Or(kind, PathTunnel), r.forAgent(kind).HighestHeld(mode, PathTunnel)))
 		}
 		fmt.Fprintf(w, "highest rate held with no error, %s: %s\n", mode, strings.Join(held, ", "))

@@ -11,15 +11,18 @@ import (
 )
 
 // The label of the bench's labeled tunnel, which its tunnel group backend
-// selects.
+// selects, and the user its route with modules lets in.
 const (
 	routeLabel      = "bench"
 	routeLabelValue = "route"
+	routeUser       = "bench"
+	routePassword   = "bench-password"
 )
 
 // routeModulesPolicy is the traffic policy of the route with modules:
 // every action of the format that lets a request through, with limits
-// the bench never reaches, so that what is measured is their cost.
+// the bench never reaches and the bench's own user, so that what is
+// measured is their cost.
 const routeModulesPolicy = `on_http_request:
   - name: clients
     actions:
@@ -27,6 +30,8 @@ const routeModulesPolicy = `on_http_request:
         config: {allow: ["127.0.0.0/8", "::1/128"]}
       - type: rate-limit
         config: {name: bench, algorithm: sliding_window, capacity: 100000000, rate: 60s, bucket_key: [conn.client_ip]}
+      - type: basic-auth
+        config: {credentials: ["` + routeUser + `:` + routePassword + `"]}
       - type: log
         config: {metadata: {bench: route}}
       - type: compress-response
@@ -37,7 +42,8 @@ const routeModulesPolicy = `on_http_request:
 // each mode and rate in turn: /plain, a route with its backend only, and
 // /modules, the same backend behind a circuit breaker (which never trips
 // here) and a traffic policy of every action that lets a request pass
-// (routeModulesPolicy). The websocket TCP converter is left out: a route
+// (routeModulesPolicy), its requests carrying the user's Basic
+// credentials. The websocket TCP converter is left out: a route
 // with it takes WebSocket upgrades only.
 func measureRoutes(ctx context.Context, cfg TunnelConfig, target TunnelTarget, api tunnelAPI, spec agentSpec, progress io.Writer) (TunnelAgent, []TunnelRun, []TunnelTCP) {
 	a := TunnelAgent{Kind: spec.kind, Host: spec.measuredHost}
@@ -82,11 +88,12 @@ func measureRoutes(ctx context.Context, cfg TunnelConfig, target TunnelTarget, a
 					return a, runs, nil
 				}
 				run := TunnelRun{Mode: mode, Path: path, Agent: spec.kind, Rate: rate}
-				prefix := "/plain"
+				to := base + "/plain/bench"
 				if path == PathRouteModules {
-					prefix = "/modules"
+					// The client sends the URL's user as Basic credentials.
+					to = "http://" + url.UserPassword(routeUser, routePassword).String() + "@" + public.Host + "/modules/bench"
 				}
-				measureRun(ctx, cfg, target, &run, base+prefix+"/bench", spec.measuredHost, a.PID, progress)
+				measureRun(ctx, cfg, target, &run, to, spec.measuredHost, a.PID, progress)
 				runs = append(runs, run)
 				sleepCtx(ctx, cfg.Pause)
 			}
