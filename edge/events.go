@@ -94,7 +94,7 @@ func (x *exchange) publish(w http.ResponseWriter) {
 		reused: x.reused, clientIP: hostOf(addrString(r.RemoteAddr)), serverName: x.serverName,
 		serverPort: e.publicPort(x.scheme), connStart: x.connStart,
 		method: r.Method, host: r.Host, path: r.URL.Path, query: r.URL.RawQuery, scheme: x.scheme, agent: r.UserAgent(),
-		reqBytes: x.reqBytes, respBytes: x.respBytes, reqHeaders: r.Header, respHeaders: x.responseHeaders(w),
+		reqBytes: x.reqBytes, respBytes: x.respBytes, reqHeaders: withoutLoginCookies(r.Header), respHeaders: x.responseHeaders(w),
 		status: x.status, tls: r.TLS, policy: x.policy, breaker: x.breaker,
 	}
 	if x.local != nil {

@@ -41,6 +41,7 @@ const (
 	codeMisdirected = "634"
 	codeRateLimited = "635"
 	codePeerRefused = "636"
+	codeBadBody     = "637"
 )
 
 // publicConn is a public client's connection to an HTTP listener: its
@@ -230,7 +231,7 @@ func (x *exchange) runPolicy(w http.ResponseWriter, policy *trafficpolicy.Policy
 	pw := &policyWriter{ResponseWriter: w}
 	proxied := false
 	serve := policy.Serve
-	if own := x.edge.logins.ownPath(policy, r); own != nil {
+	if own := x.edge.logins.ownPath(policy.OpenIDConnects(), r); own != nil {
 		serve = own
 	}
 	serve(pw, r.WithContext(context.WithValue(r.Context(), policyRecordKey{}, record)), http.HandlerFunc(func(w http.ResponseWriter, pr *http.Request) {
@@ -255,7 +256,7 @@ func (x *exchange) proxy(w http.ResponseWriter, bc *backendConn) *backendConn {
 	for attempt := 0; ; attempt++ {
 		if bc == nil {
 			if bc = x.openBackend(x.scheme); bc == nil {
-				x.status = http.StatusBadGateway
+				x.status, x.upstreamFailed = http.StatusBadGateway, true
 				publicError(w, http.StatusBadGateway, codeAgentGone, "The agent serving this endpoint could not be reached. Try again shortly.")
 				return nil
 			}
@@ -349,6 +350,11 @@ type exchange struct {
 	policy *policyRecord
 	// breaker is the route's circuit breaker's decision.
 	breaker circuitbreaker.Decision
+	// upstreamFailed says the agent or its upstream failed the request:
+	// no stream to the agent, a broken exchange with it, or a 5xx from
+	// the upstream. A client that broke off its own request does not
+	// set it: what a route's breaker counts as a failure.
+	upstreamFailed bool
 }
 
 // roundTrip writes the request to the agent's stream and the response
@@ -360,6 +366,9 @@ func (x *exchange) roundTrip(w http.ResponseWriter, bc *backendConn, mayRetry bo
 	r := x.req
 	out := r.Clone(r.Context())
 	out.RequestURI = ""
+	// The edge's login cookies are the edge's: no upstream gets them,
+	// whatever the policy of the endpoint or route it serves.
+	stripLoginCookies(out)
 	out.URL.Scheme, out.URL.Host = "http", r.Host
 	upgrade := ""
 	if strings.EqualFold(r.Header.Get("Connection"), "upgrade") || headerHasToken(r.Header, "Connection", "upgrade") {
@@ -397,7 +406,11 @@ func (x *exchange) roundTrip(w http.ResponseWriter, bc *backendConn, mayRetry bo
 			return false, true
 		}
 		x.reqBytes = body.n
-		x.fail(w, err)
+		if body.err != nil {
+			x.failClient(w)
+		} else {
+			x.fail(w, err)
+		}
 		return false, false
 	}
 	x.reqBytes = body.n
@@ -406,11 +419,16 @@ func (x *exchange) roundTrip(w http.ResponseWriter, bc *backendConn, mayRetry bo
 		if stale(err) {
 			return false, true
 		}
-		x.fail(w, err)
+		if body.err != nil {
+			x.failClient(w)
+		} else {
+			x.fail(w, err)
+		}
 		return false, false
 	}
 	defer resp.Body.Close()
 	x.status = resp.StatusCode
+	x.upstreamFailed = resp.StatusCode >= 500
 	x.respHeaders = resp.Header
 	if resp.StatusCode == http.StatusSwitchingProtocols && upgrade != "" {
 		x.switchProtocols(w, bc, resp)
@@ -419,6 +437,7 @@ func (x *exchange) roundTrip(w http.ResponseWriter, bc *backendConn, mayRetry bo
 	for _, name := range hopHeaders {
 		resp.Header.Del(name)
 	}
+	dropLoginSetCookies(resp.Header)
 	dst := w.Header()
 	for name, values := range resp.Header {
 		dst[name] = values
@@ -453,9 +472,17 @@ func isStreamRefused(err error) bool {
 	return false
 }
 
+// failClient answers a request whose exchange broke on the client's
+// side: its body ended short, or could not be read. No upstream failure
+// is counted.
+func (x *exchange) failClient(w http.ResponseWriter) {
+	x.status = http.StatusBadRequest
+	publicError(w, http.StatusBadRequest, codeBadBody, "The request's body ended before its length, or could not be read.")
+}
+
 // fail answers a request whose exchange with the agent broke.
 func (x *exchange) fail(w http.ResponseWriter, err error) {
-	x.status = http.StatusBadGateway
+	x.status, x.upstreamFailed = http.StatusBadGateway, true
 	x.edge.Metrics.upstreamFailed.Add(1)
 	msg := "The agent serving this endpoint did not answer the request."
 	if errors.Is(err, io.EOF) || errors.Is(err, io.ErrUnexpectedEOF) {
@@ -476,6 +503,13 @@ func (x *exchange) switchProtocols(w http.ResponseWriter, bc *backendConn, resp 
 	x.hijacked = true
 	defer conn.Close()
 	defer bc.close()
+	// The hijack gave back the connection's count of the account's
+	// connections: the upgraded connection counts again while it lasts.
+	if !x.edge.openConn(x.account) {
+		x.edge.Metrics.connLimited.Add(1)
+		return
+	}
+	defer x.edge.closeConn(x.account)
 	if err := resp.Write(conn); err != nil {
 		return
 	}
@@ -526,6 +560,9 @@ func copyFlushing(w http.ResponseWriter, body io.Reader, buffers *sync.Pool) (in
 type countingReader struct {
 	r io.ReadCloser
 	n int64
+	// err is the read's error other than io.EOF: the public client's
+	// body ended short or could not be read.
+	err error
 }
 
 func (c *countingReader) Read(p []byte) (int, error) {
@@ -534,6 +571,9 @@ func (c *countingReader) Read(p []byte) (int, error) {
 	}
 	n, err := c.r.Read(p)
 	c.n += int64(n)
+	if err != nil && err != io.EOF {
+		c.err = err
+	}
 	return n, err
 }
 

@@ -73,6 +73,10 @@ func (s *session) bindLabeled(req tunnelwire.StartLabeled) (*endpoint, error) {
 	// The tunnel's id is its bind id: the agent unbinds it by that id,
 	// and the edge's Proxy streams for it carry it.
 	ep := &endpoint{session: s, bindID: record.ID, record: record, proto: store.ProtoLabeled, labels: record.Labels}
+	// The tunnel joins the session's binds and the edge's table in one
+	// step under the session's lock, which its end takes first: a
+	// session ending meanwhile either sees it and removes it, or is seen
+	// here ended, and it never outlives the session.
 	s.mu.Lock()
 	if s.ctx.Err() != nil {
 		s.mu.Unlock()
@@ -80,10 +84,10 @@ func (s *session) bindLabeled(req tunnelwire.StartLabeled) (*endpoint, error) {
 		return nil, refuseBind(codeAuthUnknown, "the session ended")
 	}
 	s.binds[ep.bindID] = ep
-	s.mu.Unlock()
 	e.mu.Lock()
 	e.labeled[record.AccountID] = append(slices.Clip(e.labeled[record.AccountID]), ep)
 	e.mu.Unlock()
+	s.mu.Unlock()
 	e.Metrics.endpoints.Add(1)
 	return ep, nil
 }

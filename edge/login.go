@@ -11,6 +11,7 @@ import (
 	"log/slog"
 	"net/http"
 	"net/netip"
+	"slices"
 	"strings"
 	"time"
 
@@ -76,9 +77,14 @@ type loginTarget struct {
 	// edgeID and routeID are the HTTPS edge and route serving the
 	// endpoint, both "" for an agent-initiated endpoint.
 	edgeID, routeID string
-	// policy is the endpoint's traffic policy, whose openid-connect
-	// actions a callback is for.
-	policy *trafficpolicy.Policy
+	// configs are the openid-connect actions a callback or a logout is
+	// for: the endpoint's policy's, or those of every route of an HTTPS
+	// edge.
+	configs []*trafficpolicy.OpenIDConnect
+	// forConfig, when not nil, returns the route and the endpoint of a
+	// login of cfg, for an HTTPS edge's callback, which serves the
+	// logins of all its routes.
+	forConfig func(cfg *trafficpolicy.OpenIDConnect) (routeID, endpointID string)
 	// secure is set over HTTPS: the cookies are Secure.
 	secure bool
 }
@@ -88,7 +94,7 @@ type loginTarget struct {
 func newPolicyRecord(ep *endpoint, scheme string) *policyRecord {
 	return &policyRecord{login: &loginTarget{
 		accountID: ep.record.AccountID, endpointID: ep.record.ID, publicURL: ep.url,
-		policy: ep.policy, secure: scheme == "https",
+		configs: ep.policy.OpenIDConnects(), secure: scheme == "https",
 	}}
 }
 
@@ -262,6 +268,9 @@ func returnPath(uri string) string {
 // which reports its headers, must not carry them to whoever reads the
 // events.
 func stripLoginCookies(r *http.Request) {
+	if !hasLoginCookie(r.Header) {
+		return
+	}
 	cookies := r.Cookies()
 	kept := make([]string, 0, len(cookies))
 	for _, c := range cookies {
@@ -275,6 +284,50 @@ func stripLoginCookies(r *http.Request) {
 	r.Header.Del("Cookie")
 	if len(kept) > 0 {
 		r.Header.Set("Cookie", strings.Join(kept, "; "))
+	}
+}
+
+// hasLoginCookie reports whether h's Cookie headers may hold one of the
+// edge's login cookies: a check that costs no parse, for every request.
+func hasLoginCookie(h http.Header) bool {
+	for _, v := range h.Values("Cookie") {
+		if strings.Contains(v, "__sluice_") {
+			return true
+		}
+	}
+	return false
+}
+
+// withoutLoginCookies returns h without the edge's login cookies: h
+// itself when it has none, else a copy.
+func withoutLoginCookies(h http.Header) http.Header {
+	if !hasLoginCookie(h) {
+		return h
+	}
+	r := &http.Request{Header: h.Clone()}
+	stripLoginCookies(r)
+	return r.Header
+}
+
+// dropLoginSetCookies removes from an upstream's answer the cookies it
+// sets under the names of the edge's login cookies: an upstream, which
+// may be anyone's, cannot plant a login in a browser.
+func dropLoginSetCookies(h http.Header) {
+	values := h["Set-Cookie"]
+	if !slices.ContainsFunc(values, func(v string) bool { return strings.Contains(v, "__sluice_") }) {
+		return
+	}
+	kept := values[:0:0]
+	for _, v := range values {
+		name, _, _ := strings.Cut(strings.TrimSpace(v), "=")
+		if !strings.HasPrefix(name, sessionCookiePrefix) && !strings.HasPrefix(name, stateCookiePrefix) {
+			kept = append(kept, v)
+		}
+	}
+	if len(kept) == 0 {
+		h.Del("Set-Cookie")
+	} else {
+		h["Set-Cookie"] = kept
 	}
 }
 

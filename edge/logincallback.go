@@ -17,8 +17,8 @@ import (
 // r is for a path of the logins' own (a provider's callback, a logout)
 // at an endpoint whose policy has openid-connect actions, and nil
 // otherwise.
-func (l *logins) ownPath(policy *trafficpolicy.Policy, r *http.Request) func(http.ResponseWriter, *http.Request, http.Handler) {
-	if l == nil || policy == nil || len(policy.OpenIDConnects()) == 0 {
+func (l *logins) ownPath(configs []*trafficpolicy.OpenIDConnect, r *http.Request) func(http.ResponseWriter, *http.Request, http.Handler) {
+	if l == nil || len(configs) == 0 {
 		return nil
 	}
 	switch r.URL.Path {
@@ -57,10 +57,13 @@ func (l *logins) serveCallback(w http.ResponseWriter, r *http.Request, _ http.Ha
 	}
 	http.SetCookie(w, loginCookie(stName, "", -1, t.secure))
 	var cfg *trafficpolicy.OpenIDConnect
-	for _, c := range t.policy.OpenIDConnects() {
+	for _, c := range t.configs {
 		if configKey(c) == st.Config {
 			cfg = c
 		}
+	}
+	if cfg != nil && t.forConfig != nil {
+		t.routeID, t.endpointID = t.forConfig(cfg)
 	}
 	if cfg == nil {
 		publicError(w, http.StatusBadRequest, codeLoginState, "This site's login changed while you were logging in. Open the site again to log in.")

@@ -179,3 +179,22 @@ func TestParseUserAgent(t *testing.T) {
 		t.Fatalf("a hostile user agent kept as %d bytes", len(hostile.Raw))
 	}
 }
+
+// TestDropLoginSetCookies: an upstream's answer cannot set the edge's
+// login cookies; its own cookies pass.
+func TestDropLoginSetCookies(t *testing.T) {
+	h := http.Header{"Set-Cookie": {
+		"app=1; Path=/",
+		"__sluice_session_abc=forged; Domain=example.test",
+		" __sluice_login_0=planted",
+		"other=2",
+	}}
+	dropLoginSetCookies(h)
+	if got := h.Values("Set-Cookie"); len(got) != 2 || got[0] != "app=1; Path=/" || got[1] != "other=2" {
+		t.Fatalf("kept %q", got)
+	}
+	only := http.Header{"Set-Cookie": {"__sluice_session_x=y"}}
+	if dropLoginSetCookies(only); only.Get("Set-Cookie") != "" {
+		t.Fatalf("kept %q", only.Values("Set-Cookie"))
+	}
+}

@@ -20,7 +20,7 @@ func (l *logins) serveLogout(w http.ResponseWriter, r *http.Request, _ http.Hand
 	rec, _ := r.Context().Value(policyRecordKey{}).(*policyRecord)
 	t := rec.login
 	now := l.now()
-	for _, cfg := range t.policy.OpenIDConnects() {
+	for _, cfg := range t.configs {
 		name := sessionCookiePrefix + configKey(cfg)
 		c, err := r.Cookie(name)
 		if err != nil {

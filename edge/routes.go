@@ -1,6 +1,7 @@
 package edge
 
 import (
+	"context"
 	"errors"
 	"fmt"
 	"net/http"
@@ -8,6 +9,7 @@ import (
 	"time"
 
 	"github.com/sluicehq/sluice/edge/circuitbreaker"
+	"github.com/sluicehq/sluice/trafficpolicy"
 )
 
 // Error codes of requests at HTTPS edges.
@@ -30,13 +32,11 @@ var errConnectRules = errors.New("the policy has on_tcp_connect rules, which rou
 func (h *publicHandler) serveRoute(w http.ResponseWriter, r *http.Request, host string, er *edgeRoutes, rt *route, started time.Time) {
 	e := h.edge
 	ex := exchange{edge: e, account: er.edge.AccountID, serverName: host, scheme: h.scheme, req: r, start: started, connStart: started}
-	if rt == nil {
-		ex.status = http.StatusNotFound
-		publicError(w, http.StatusNotFound, codeNoRoute, fmt.Sprintf("No route of the HTTPS edge at %s takes the path %s. Add a route that matches it.", host, r.URL.Path))
-		ex.publish(w)
+	if len(er.logins) > 0 && (r.URL.Path == LoginCallbackPath || r.URL.Path == LogoutPath) {
+		h.serveEdgeLogin(w, &ex, er)
 		return
 	}
-	if !h.forwarded && e.forwarder != nil {
+	if rt != nil && !h.forwarded && e.forwarder != nil {
 		// No tunnel of the route's group is connected here: the edge
 		// that has one serves the request, its modules and all.
 		if b := rt.rec.Backend; b != nil && b.Enabled {
@@ -53,13 +53,22 @@ func (h *publicHandler) serveRoute(w http.ResponseWriter, r *http.Request, host 
 	if !ok {
 		return
 	}
-	serve := func(w http.ResponseWriter, bc *backendConn) *backendConn { return ex.routeProxy(w, rt, bc) }
-	switch {
-	case rt.policyErr != nil:
+	if rt == nil || rt.policyErr != nil {
 		if bc != nil {
 			bc.close()
 		}
-		e.cfg.Log.Warn("a route's traffic policy cannot be loaded; the route answers 503", "route", rt.rec.ID, "error", rt.policyErr)
+	}
+	serve := func(w http.ResponseWriter, bc *backendConn) *backendConn { return ex.routeProxy(w, rt, bc) }
+	switch {
+	case rt == nil:
+		ex.status = http.StatusNotFound
+		publicError(w, http.StatusNotFound, codeNoRoute, fmt.Sprintf("No route of the HTTPS edge at %s takes the path %s. Add a route that matches it.", host, r.URL.Path))
+		ex.publish(w)
+		return
+	case rt.policyErr != nil:
+		if !rt.warned.Swap(true) {
+			e.cfg.Log.Warn("a route's traffic policy cannot be loaded; the route answers 503", "route", rt.rec.ID, "error", rt.policyErr)
+		}
 		ex.status = http.StatusServiceUnavailable
 		publicError(w, http.StatusServiceUnavailable, codeRoutePolicy, "The route's traffic policy cannot be loaded, and the route is closed until it is fixed.")
 		ex.publish(w)
@@ -130,27 +139,70 @@ func (x *exchange) routeProxy(w http.ResponseWriter, rt *route, bc *backendConn)
 		bc = x.proxy(w, bc)
 	}
 	if decision != circuitbreaker.Invalid {
-		rt.breaker.Done(e.now().UnixNano(), decision, x.status >= 500 || x.status == 0)
+		rt.breaker.Done(e.now().UnixNano(), decision, x.upstreamFailed)
 	}
 	return bc
 }
 
 // routeRecord returns the policy record of a request of a route, with
 // where its logins happen: the HTTPS edge and route, and as the
-// application session's endpoint a tunnel of the route's group (none
-// when none is here, and a login then fails with a page that says so).
+// application session's endpoint a tunnel of the route's group.
 func (h *publicHandler) routeRecord(host string, er *edgeRoutes, rt *route) *policyRecord {
 	e := h.edge
-	t := &loginTarget{
-		accountID: er.edge.AccountID, edgeID: er.edge.ID, routeID: rt.rec.ID,
-		publicURL: e.httpURL(h.scheme, host), policy: rt.policy, secure: h.scheme == "https",
-	}
+	return &policyRecord{login: &loginTarget{
+		accountID: er.edge.AccountID, edgeID: er.edge.ID, routeID: rt.rec.ID, endpointID: e.routeTunnelID(er.edge.AccountID, rt),
+		publicURL: e.httpURL(h.scheme, host), configs: rt.policy.OpenIDConnects(), secure: h.scheme == "https",
+	}}
+}
+
+// routeTunnelID returns the id of a tunnel of the route's group here, ""
+// when none is (a login then fails with a page that says so): the
+// endpoint the application sessions of the route's logins name.
+func (e *Edge) routeTunnelID(account string, rt *route) string {
 	if b := rt.rec.Backend; b != nil && b.Enabled {
-		if group := e.routing.backend(b.BackendID); group != nil && group.AccountID == t.accountID {
-			if ep := e.groupTunnel(t.accountID, group); ep != nil {
-				t.endpointID = ep.record.ID
+		if group := e.routing.backend(b.BackendID); group != nil && group.AccountID == account {
+			if ep := e.groupTunnel(account, group); ep != nil {
+				return ep.record.ID
 			}
 		}
 	}
-	return &policyRecord{login: t}
+	return ""
+}
+
+// serveEdgeLogin answers the login callback and logout paths of an
+// HTTPS edge with routes that log users in, whatever route those paths
+// match: the edge's logins are one, as its cookies are its host's. The
+// callback finishes a login of any of its routes (the session names
+// that route), and the logout ends the browser's sessions of all.
+func (h *publicHandler) serveEdgeLogin(w http.ResponseWriter, ex *exchange, er *edgeRoutes) {
+	e, r := h.edge, ex.req
+	pc, bc, ok := ex.admit(w)
+	if !ok {
+		return
+	}
+	if bc != nil {
+		bc.close()
+	}
+	_ = pc // the connection keeps no stream: this answer is the edge's own
+	var configs []*trafficpolicy.OpenIDConnect
+	owner := make(map[*trafficpolicy.OpenIDConnect]*route)
+	for _, rt := range er.logins {
+		for _, cfg := range rt.policy.OpenIDConnects() {
+			configs = append(configs, cfg)
+			owner[cfg] = rt
+		}
+	}
+	t := &loginTarget{
+		accountID: er.edge.AccountID, edgeID: er.edge.ID, publicURL: e.httpURL(h.scheme, ex.serverName),
+		configs: configs, secure: h.scheme == "https",
+		forConfig: func(cfg *trafficpolicy.OpenIDConnect) (string, string) {
+			rt := owner[cfg]
+			return rt.rec.ID, e.routeTunnelID(er.edge.AccountID, rt)
+		},
+	}
+	record := &policyRecord{login: t}
+	pw := &policyWriter{ResponseWriter: w}
+	e.logins.ownPath(configs, r)(pw, r.WithContext(context.WithValue(r.Context(), policyRecordKey{}, record)), nil)
+	ex.status, ex.respBytes, ex.policy = pw.status, pw.written, record
+	ex.publish(pw)
 }

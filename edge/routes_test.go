@@ -360,6 +360,33 @@ func TestRouteWebSocketTCPConverter(t *testing.T) {
 		}
 	}
 	_ = c.Close(websocket.StatusNormalClosure, "")
+
+	// Converted WebSockets count against the account's public
+	// connections while they last: with a limit of 2, a third is
+	// refused while two are open.
+	limited := startEdge(t, func(c *edge.Config) { c.Limits.Connections = 2 })
+	b := newRoutedAccount(t, limited)
+	rawB := b.backend(t, limited, map[string]string{"edge": "raw"})
+	b.route(t, limited, store.HTTPSEdgeRoute{MatchType: store.MatchPathPrefix, Match: "/ws", Backend: backendOf(rawB),
+		WebsocketTCPConverter: &store.WebsocketTCPConverter{Enabled: true}})
+	startLabeledNodeAgent(t, limited, limited.Credential(b.id),
+		labeledListener{Labels: map[string]string{"edge": "raw"}, Upstream: "tcp://" + echo})
+	toLimited := &http.Client{Transport: &http.Transport{DisableKeepAlives: true, DialContext: func(ctx context.Context, network, _ string) (net.Conn, error) {
+		return dialer.DialContext(ctx, network, limited.HTTPAddr)
+	}}}
+	for i := range 3 {
+		ws, _, err := websocket.Dial(ctx, "ws://"+b.host+"/ws", &websocket.DialOptions{HTTPClient: toLimited})
+		if err == nil {
+			defer ws.CloseNow()
+			err = ws.Write(ctx, websocket.MessageBinary, []byte("ping"))
+			if err == nil {
+				_, _, err = ws.Read(ctx)
+			}
+		}
+		if (err == nil) != (i < 2) {
+			t.Fatalf("WebSocket %d of 3 with a limit of 2 connections: %v", i+1, err)
+		}
+	}
 	check.Eventually(t, 10*time.Second, "the WebSocket's event", func() (string, bool) {
 		for _, ev := range te.Events.OfKind(t, "http_request_complete.v0") {
 			if dig(ev, "http", "response", "status_code") == float64(101) {
@@ -441,5 +468,35 @@ func TestRoutesForwardToTheEdgeOfTheTunnel(t *testing.T) {
 	ev := eventsAtLeast(t, b, 1)[0]
 	if got := dig(ev, "circuit_breaker", "decision"); got != "allow" {
 		t.Errorf("B's event: circuit_breaker.decision %v, want allow (B ran the route)", got)
+	}
+}
+
+// TestRouteBreakerIgnoresClientsCutBodies: clients that break off their
+// own requests' bodies do not trip a route's breaker: their requests
+// are 400, not upstream failures, and the next request is served.
+func TestRouteBreakerIgnoresClientsCutBodies(t *testing.T) {
+	te := startEdge(t)
+	a := newRoutedAccount(t, te)
+	web := a.backend(t, te, map[string]string{"edge": "web"})
+	a.route(t, te, store.HTTPSEdgeRoute{MatchType: store.MatchPathPrefix, Match: "/", Backend: backendOf(web),
+		CircuitBreaker: &store.CircuitBreaker{Enabled: true, TrippedDuration: 60, RollingWindow: 10, NumBuckets: 10, VolumeThreshold: 4, ErrorThresholdPercentage: 0.5}})
+	startLabeledNodeAgent(t, te, te.Credential(a.id),
+		labeledListener{Labels: map[string]string{"edge": "web"}, Upstream: namedUpstream(t, "web", nil)})
+	for i := range 6 {
+		c, err := net.Dial("tcp", te.HTTPAddr)
+		if err != nil {
+			t.Fatal(err)
+		}
+		fmt.Fprintf(c, "POST /x HTTP/1.1\r\nHost: %s\r\nContent-Length: 1000\r\n\r\nabcde", a.host)
+		_ = c.(*net.TCPConn).CloseWrite()
+		_, _ = io.ReadAll(c)
+		c.Close()
+		ev := eventsAtLeast(t, te, i+1)[i]
+		if got := dig(ev, "http", "response", "status_code"); got != float64(400) {
+			t.Fatalf("a request whose client cut its body: status %v, want 400", got)
+		}
+	}
+	if resp, body := te.Get(t, a.host, "/x"); resp.StatusCode != 200 || body != "web /x" {
+		t.Fatalf("after clients cut their bodies, a healthy upstream's route answers %d %q", resp.StatusCode, body)
 	}
 }

@@ -2,12 +2,14 @@ package edge
 
 import (
 	"cmp"
+	"maps"
 	"net"
 	"net/url"
 	"path"
 	"slices"
 	"strings"
 	"sync"
+	"sync/atomic"
 	"time"
 
 	"github.com/sluicehq/sluice/edge/circuitbreaker"
@@ -49,6 +51,9 @@ type edgeRoutes struct {
 	edge     store.HTTPSEdge
 	exact    map[string]*route
 	prefixes []*route // the longest match first
+	// logins are the routes whose policies log users in, oldest first:
+	// the edge answers their callback and logout paths for them all.
+	logins []*route
 }
 
 // route is one route as the edge serves it.
@@ -65,6 +70,8 @@ type route struct {
 	// answers 503 (it fails closed: a policy may be what guards it).
 	policy    *trafficpolicy.Policy
 	policyErr error
+	// warned is set once policyErr is logged: once a route.
+	warned atomic.Bool
 }
 
 func newRouting(options ...trafficpolicy.Option) *routing {
@@ -75,10 +82,15 @@ func newRouting(options ...trafficpolicy.Option) *routing {
 	}
 }
 
-// apply takes one change of the store.
+// apply takes one change of the store. A route's policy is parsed
+// before the table is locked: requests go on meanwhile.
 func (t *routing) apply(c store.RoutingChange) {
 	kind, rest, _ := strings.Cut(c.Key, ".")
 	_, id, _ := strings.Cut(rest, ".")
+	var parsed *route
+	if c.Route != nil && !c.Deleted {
+		parsed = t.parseRoute(*c.Route)
+	}
 	t.mu.Lock()
 	defer t.mu.Unlock()
 	switch kind {
@@ -95,13 +107,13 @@ func (t *routing) apply(c store.RoutingChange) {
 			old := t.routes[edgeID][id]
 			delete(t.routes[edgeID], id)
 			delete(t.routeEdge, id)
-			if !c.Deleted && c.Route.EdgeID == edgeID {
-				t.addRoute(t.newRoute(*c.Route, old))
+			if parsed != nil && c.Route.EdgeID == edgeID {
+				t.addRoute(parsed.keepBreaker(old))
 			}
 			t.rebuild(edgeID)
 		}
-		if !c.Deleted && t.routeEdge[id] == "" {
-			t.addRoute(t.newRoute(*c.Route, nil))
+		if parsed != nil && t.routeEdge[id] == "" {
+			t.addRoute(parsed)
 			t.rebuild(c.Route.EdgeID)
 		}
 	default:
@@ -164,16 +176,21 @@ func (t *routing) rebuild(id string) {
 		return
 	}
 	er := &edgeRoutes{edge: e, exact: make(map[string]*route)}
-	for _, r := range t.routes[id] {
-		if r.rec.MatchType == store.MatchExactPath {
-			er.exact[r.match] = r
-		} else {
+	// Oldest first (ids sort by time): of two routes whose matches
+	// decode alike (/admin and /%61dmin), the older takes the path, on
+	// every edge and at every rebuild.
+	routes := slices.SortedFunc(maps.Values(t.routes[id]), func(a, b *route) int { return cmp.Compare(a.rec.ID, b.rec.ID) })
+	for _, r := range routes {
+		if r.policy != nil && len(r.policy.OpenIDConnects()) > 0 {
+			er.logins = append(er.logins, r)
+		}
+		if r.rec.MatchType != store.MatchExactPath {
 			er.prefixes = append(er.prefixes, r)
+		} else if er.exact[r.match] == nil {
+			er.exact[r.match] = r
 		}
 	}
-	slices.SortFunc(er.prefixes, func(a, b *route) int {
-		return cmp.Or(cmp.Compare(len(b.match), len(a.match)), cmp.Compare(a.match, b.match))
-	})
+	slices.SortStableFunc(er.prefixes, func(a, b *route) int { return cmp.Compare(len(b.match), len(a.match)) })
 	for _, host := range hostsOf(e, true) {
 		if t.hosts[host][0] == id {
 			t.served[host] = er
@@ -191,21 +208,17 @@ func (t *routing) serve(host string) {
 	t.rebuild(ids[0])
 }
 
-// newRoute makes the route of rec; old is the route it replaces, whose
-// breaker it keeps when the breaker's settings did not change.
-func (t *routing) newRoute(rec store.HTTPSEdgeRoute, old *route) *route {
+// parseRoute makes the route of rec, with a new breaker (see
+// keepBreaker).
+func (t *routing) parseRoute(rec store.HTTPSEdgeRoute) *route {
 	r := &route{rec: rec, match: rec.Match}
 	if m, err := url.PathUnescape(rec.Match); err == nil {
 		r.match = m
 	}
 	if cb := rec.CircuitBreaker; cb != nil && cb.Enabled {
-		if old != nil && old.breaker != nil && old.rec.CircuitBreaker != nil && *old.rec.CircuitBreaker == *cb {
-			r.breaker = old.breaker
-		} else {
-			// The store checked the settings; one it would refuse now
-			// leaves the route without a breaker rather than unserved.
-			r.breaker, _ = circuitbreaker.New(breakerConfig(*cb))
-		}
+		// The store checked the settings; one it would refuse now
+		// leaves the route without a breaker rather than unserved.
+		r.breaker, _ = circuitbreaker.New(breakerConfig(*cb))
 	}
 	if p := rec.TrafficPolicy; p != nil && p.Enabled {
 		r.policy, r.policyErr = trafficpolicy.Parse([]byte(p.Value), t.options...)
@@ -214,6 +227,15 @@ func (t *routing) newRoute(rec store.HTTPSEdgeRoute, old *route) *route {
 				r.policy, r.policyErr = nil, errConnectRules
 			}
 		}
+	}
+	return r
+}
+
+// keepBreaker gives r the breaker of old, the route it replaces, when the
+// breaker's settings did not change: its state goes on. It returns r.
+func (r *route) keepBreaker(old *route) *route {
+	if r.breaker != nil && old != nil && old.breaker != nil && *old.rec.CircuitBreaker == *r.rec.CircuitBreaker {
+		r.breaker = old.breaker
 	}
 	return r
 }

@@ -118,3 +118,27 @@ func BenchmarkRouteLookup(b *testing.B) {
 		}
 	}
 }
+
+// TestRoutesThatDecodeAlike: of two routes whose matches decode to one
+// path, the older (the smaller id) takes it, at every rebuild.
+func TestRoutesThatDecodeAlike(t *testing.T) {
+	for range 20 {
+		tr := newRouting()
+		tr.apply(store.RoutingChange{Key: "https_edges.a.e1", Edge: &store.HTTPSEdge{ID: "e1", AccountID: "a", Hostports: []string{"app.example.com:443"}}})
+		for _, r := range []store.HTTPSEdgeRoute{
+			{ID: "r2", MatchType: store.MatchExactPath, Match: "/%61dmin"},
+			{ID: "r1", MatchType: store.MatchExactPath, Match: "/admin"},
+			{ID: "r4", MatchType: store.MatchPathPrefix, Match: "/%70ub"},
+			{ID: "r3", MatchType: store.MatchPathPrefix, Match: "/pub"},
+		} {
+			r.AccountID, r.EdgeID = "a", "e1"
+			tr.apply(store.RoutingChange{Key: "https_edge_routes.a." + r.ID, Route: &r})
+		}
+		if _, rt := tr.lookup("app.example.com", "/admin"); rt == nil || rt.rec.ID != "r1" {
+			t.Fatalf("/admin went to %v, want r1, the older", rt)
+		}
+		if _, rt := tr.lookup("app.example.com", "/pub/x"); rt == nil || rt.rec.ID != "r3" {
+			t.Fatalf("/pub/x went to %v, want r3, the older", rt)
+		}
+	}
+}

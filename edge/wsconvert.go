@@ -30,7 +30,7 @@ func (x *exchange) convertWebSocket(w http.ResponseWriter) {
 	}
 	bc := x.openBackend("tcp")
 	if bc == nil {
-		x.status = http.StatusBadGateway
+		x.status, x.upstreamFailed = http.StatusBadGateway, true
 		publicError(w, http.StatusBadGateway, codeAgentGone, "The agent serving this route's tunnel could not be reached. Try again shortly.")
 		return
 	}
@@ -43,6 +43,14 @@ func (x *exchange) convertWebSocket(w http.ResponseWriter) {
 		return
 	}
 	x.status, x.hijacked = http.StatusSwitchingProtocols, true
+	// The hijack gave back the connection's count of the account's
+	// connections: the WebSocket counts again while it lasts.
+	if !x.edge.openConn(x.account) {
+		x.edge.Metrics.connLimited.Add(1)
+		_ = c.Close(websocket.StatusTryAgainLater, "the account has as many connections open as it may")
+		return
+	}
+	defer x.edge.closeConn(x.account)
 	c.SetReadLimit(maxConvertedMessage)
 	conn := websocket.NetConn(r.Context(), c, websocket.MessageBinary)
 	defer conn.Close()

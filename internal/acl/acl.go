@@ -11,6 +11,8 @@ package acl
 import (
 	"fmt"
 	"strings"
+
+	"github.com/sluicehq/sluice/internal/resource"
 )
 
 // Any is the rule that permits everything, as no rule at all does.
@@ -73,8 +75,14 @@ func ruleValue(rule string) (string, error) {
 		return "", fmt.Errorf("binds nothing")
 	}
 	if name, v, ok := strings.Cut(value, "="); ok {
-		if name == "" || v == "" || strings.ContainsAny(value, " \t") || strings.Contains(v, "=") {
-			return "", fmt.Errorf("binds the label %q, which is not <label>=<value> (or <label>=*) without spaces", value)
+		// The label's own rules, as a tunnel's labels are checked: a
+		// rule no label can meet would allow nothing, silently.
+		check := v
+		if v == "*" {
+			check = "any"
+		}
+		if err := resource.CheckLabels(map[string]string{name: check}); err != nil {
+			return "", fmt.Errorf("binds the label %q, which is not <label>=<value> (or <label>=*): %w", value, err)
 		}
 		return labelRule + value, nil
 	}

@@ -244,7 +244,10 @@ func TestAllowsLabel(t *testing.T) {
 			t.Errorf("AllowsLabel(%q, %s=%s) = %v, want %v", tc.rules, tc.name, tc.value, got, tc.want)
 		}
 	}
-	for _, rule := range []string{"bind:edge=", "bind:=web", "bind:a=b=c", "bind:a b=c"} {
+	if !AllowsLabel([]string{"bind:key=a=b"}, "key", "a=b") {
+		t.Error("a label whose value has = is not allowed by its rule")
+	}
+	for _, rule := range []string{"bind:edge=", "bind:=web", "bind:Edge=web", "bind:a b=c", "bind:a=b c"} {
 		if err := Check([]string{rule}); err == nil {
 			t.Errorf("Check(%q) passed", rule)
 		}
