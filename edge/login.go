@@ -255,7 +255,10 @@ func randomToken() string {
 // path that a browser would read as another host's, //evil.example or
 // /\evil.example, the callback itself, one too long for a cookie).
 func returnPath(uri string) string {
-	if !strings.HasPrefix(uri, "/") || strings.HasPrefix(uri, "//") || strings.HasPrefix(uri, "/\\") ||
+	// No backslash anywhere: http.Redirect cleans the path, and
+	// /./\evil.example would become /\evil.example, which browsers
+	// read as //evil.example.
+	if !strings.HasPrefix(uri, "/") || strings.HasPrefix(uri, "//") || strings.ContainsRune(uri, '\\') ||
 		len(uri) > maxReturnPath || strings.HasPrefix(uri, LoginCallbackPath) ||
 		strings.ContainsFunc(uri, func(r rune) bool { return r < ' ' || r == 0x7f }) {
 		return "/"

@@ -92,6 +92,7 @@ func TestReturnPath(t *testing.T) {
 		"/orders?id=7":                     "/orders?id=7",
 		"//evil.example/x":                 "/",
 		"/\\evil.example":                  "/",
+		"/./\\evil.example":                "/",
 		"https://evil.example/":            "/",
 		"":                                 "/",
 		LoginCallbackPath + "?state=x":     "/",
