@@ -1,6 +1,7 @@
 package store
 
 import (
+	"cmp"
 	"context"
 	"encoding/json"
 	"errors"
@@ -301,7 +302,10 @@ func (s *Store) RecordAppSession(ctx context.Context, accountID string, in AppSe
 }
 
 // evictAppSession deletes an expired session of the account, or else the
-// least recently active one.
+// least recently active session of the application user with the most
+// sessions: a flood of one user's logins (a user whom the endpoint's
+// rules deny after the login, say) takes that user's own sessions, not
+// the other users'.
 func (s *Store) evictAppSession(ctx context.Context, accountID string) error {
 	all, err := listRecords[AppSession](ctx, s, appSessions.filter(accountID))
 	if err != nil {
@@ -310,8 +314,19 @@ func (s *Store) evictAppSession(ctx context.Context, accountID string) error {
 	if len(all) == 0 {
 		return nil // creates under way hold the room: try again
 	}
+	now := s.now()
+	perUser := make(map[string]int)
+	for _, a := range all {
+		perUser[a.ApplicationUserID]++
+	}
 	oldest := slices.MinFunc(all, func(a, b AppSession) int {
-		return cmpActive(a, b, s.now())
+		if aGone, bGone := !a.ExpiresAt.After(now), !b.ExpiresAt.After(now); aGone != bGone {
+			return cmpActive(a, b, now) // the expired one first
+		}
+		if c := cmp.Compare(perUser[b.ApplicationUserID], perUser[a.ApplicationUserID]); c != 0 {
+			return c
+		}
+		return cmpActive(a, b, now)
 	})
 	return s.evict(ctx, oldest)
 }

@@ -346,3 +346,34 @@ func TestAppSessionConcurrentRefresh(t *testing.T) {
 		t.Fatalf("after 20 concurrent refreshes: %+v, %v; want last_active %s", got, err, base.Add(20*time.Second))
 	}
 }
+
+// TestAppSessionLimitEvictsTheFloodingUser: at the limit, a new session
+// takes the place of a session of the user with the most, however
+// recently active the others are: one user's flood of logins evicts its
+// own sessions, not the other users'.
+func TestAppSessionLimitEvictsTheFloodingUser(t *testing.T) {
+	e, clock := newSessionEnv(t, store.Config{Limits: store.Limits{AppSessions: 4}})
+	account := e.createAccount(t, "team")
+	ann := appSession(clock)
+	ann.ApplicationUserID = schemas.NewID(schemas.PrefixAppUser)
+	anns, err := e.store.RecordAppSession(e.ctx, account.ID, ann)
+	if err != nil {
+		t.Fatal(err)
+	}
+	clock.Advance(time.Second)
+	flooder := appSession(clock)
+	flooder.ApplicationUserID = schemas.NewID(schemas.PrefixAppUser)
+	for range 10 {
+		if _, err := e.store.RecordAppSession(e.ctx, account.ID, flooder); err != nil {
+			t.Fatal(err)
+		}
+		clock.Advance(time.Second)
+	}
+	if _, err := e.store.GetAppSession(e.ctx, account.ID, anns.ID); err != nil {
+		t.Fatalf("the other user's session, the least recently active: %v, want kept", err)
+	}
+	page, _, err := e.store.ListAppSessions(e.ctx, account.ID, store.Page{})
+	if err != nil || len(page) != 4 {
+		t.Fatalf("ListAppSessions = %d sessions, %v; want the limit, 4", len(page), err)
+	}
+}
