@@ -229,12 +229,27 @@ func TestOpenIDConnectRefresh(t *testing.T) {
 
 // TestOpenIDConnectLogout: the logout path ends the browser's session
 // in the store and takes its cookie; the next request goes to log in.
+// Another site's link to it logs no one out.
 func TestOpenIDConnectLogout(t *testing.T) {
 	f := newLoginFixture(t)
 	b := f.browser(t)
 	page := f.endpoint.String() + "/"
 	if resp, _ := b.get(t, page, true); resp.StatusCode != http.StatusOK {
 		t.Fatalf("login: %d", resp.StatusCode)
+	}
+	// Another site's link does not log the user out.
+	cross, _ := http.NewRequest(http.MethodGet, f.endpoint.String()+edge.LogoutPath, nil)
+	cross.Header.Set("Sec-Fetch-Site", "cross-site")
+	crossResp, err := b.client.Do(cross)
+	if err != nil {
+		t.Fatal(err)
+	}
+	crossResp.Body.Close()
+	if crossResp.StatusCode != http.StatusForbidden {
+		t.Fatalf("a cross-site logout: %d, want 403", crossResp.StatusCode)
+	}
+	if sessions, _, err := f.store.ListAppSessions(t.Context(), f.account.ID, store.Page{}); err != nil || len(sessions) != 1 {
+		t.Fatalf("app sessions after a cross-site logout: %v, %v; want the one", sessions, err)
 	}
 	resp, body := b.get(t, f.endpoint.String()+edge.LogoutPath, false)
 	if resp.StatusCode != http.StatusOK || !strings.Contains(body, "logged out") {

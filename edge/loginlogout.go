@@ -20,6 +20,13 @@ func (l *logins) serveLogout(w http.ResponseWriter, r *http.Request, _ http.Hand
 	rec, _ := r.Context().Value(policyRecordKey{}).(*policyRecord)
 	t := rec.login
 	now := l.now()
+	if r.Header.Get("Sec-Fetch-Site") == "cross-site" {
+		// Another site's link or form: a page elsewhere cannot log the
+		// site's users out.
+		stripLoginCookies(r)
+		publicError(w, http.StatusForbidden, codeLoginRefused, "Log out from "+plainText(r.Host, 300)+" itself: another site cannot log you out of it.")
+		return
+	}
 	for _, cfg := range t.configs {
 		name := sessionCookiePrefix + configKey(cfg)
 		c, err := r.Cookie(name)
