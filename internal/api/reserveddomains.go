@@ -89,6 +89,9 @@ func (s *Server) reservedDomainResponse(r *http.Request, d store.ReservedDomain)
 			body.ACMEChallengeCNAMETarget = &acme
 		}
 	}
+	if d.CertificateID != "" {
+		body.Certificate = &apiwire.Ref{ID: d.CertificateID, URI: s.resourceURI(r, apiwire.TLSCertificatesPath+"/"+d.CertificateID)}
+	}
 	body.CertificateManagementPolicy, body.CertificateManagementStatus = certificateBodies(d.CertPolicy, d.CertStatus)
 	return body
 }
@@ -164,4 +167,8 @@ type ReservedDomains interface {
 	ListReservedDomains(ctx context.Context, accountID string, page store.Page) ([]store.ReservedDomain, string, error)
 	UpdateReservedDomain(ctx context.Context, accountID, id string, fn func(*store.ReservedDomain) error, opts ...store.WriteOption) (store.ReservedDomain, error)
 	DeleteReservedDomain(ctx context.Context, accountID, id string, opts ...store.WriteOption) (store.ReservedDomain, error)
+	// GetTLSCertificate and ListTLSCertificates read the certificates
+	// sluice obtained for the reserved domains (/tls_certificates).
+	GetTLSCertificate(ctx context.Context, accountID, id string) (store.TLSCertificate, error)
+	ListTLSCertificates(ctx context.Context, accountID string, page store.Page) ([]store.TLSCertificate, string, error)
 }

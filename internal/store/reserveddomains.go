@@ -36,6 +36,10 @@ type ReservedDomain struct {
 	CertPolicy *CertificatePolicy `json:"certificate_management_policy,omitempty"`
 	// CertStatus is nil exactly when CertPolicy is.
 	CertStatus *CertificateStatus `json:"certificate_management_status,omitempty"`
+	// CertificateID is the TLSCertificate sluice obtained for the domain,
+	// "" until one is; the domain's delete deletes it. A policy set to
+	// null leaves it, served until it expires.
+	CertificateID string `json:"certificate_id,omitempty"`
 	// Tree is the names whose node keys count the reservation
 	// (domainNodes), as they were when it was created, so that its delete
 	// uncounts exactly them whatever the service's domains or the public
@@ -162,7 +166,12 @@ var reservedDomains = family[ReservedDomain]{
 		return s.domainTreeWrites(ctx, d.claim(), 1)
 	},
 	cascade: func(ctx context.Context, s *Store, d ReservedDomain) ([]write, error) {
-		return s.domainTreeWrites(ctx, d.claim(), -1) // d.Tree: nil before the tree
+		writes, err := s.domainTreeWrites(ctx, d.claim(), -1) // d.Tree: nil before the tree
+		if err != nil {
+			return nil, err
+		}
+		cert, err := s.certificateOfDomain(ctx, d)
+		return append(writes, cert...), err
 	},
 	unique: &uniqueIndex[ReservedDomain]{
 		field: "domain",
