@@ -258,7 +258,8 @@ func (s *Store) ListReservedDomains(ctx context.Context, accountID string, page 
 // UpdateReservedDomain changes the reserved domain of the account with
 // the id as fn does, checked as at create; the domain cannot change (a
 // *ValidationError). A policy set or changed starts a new provisioning
-// job; a policy removed removes the status. No update is lost (see
+// job, and so does a policy sent again after a DNS_ERROR; a policy
+// removed removes the status. No update is lost (see
 // family.update).
 func (s *Store) UpdateReservedDomain(ctx context.Context, accountID, id string, fn func(*ReservedDomain) error, opts ...WriteOption) (ReservedDomain, error) {
 	return reservedDomains.update(ctx, s, accountID, id, func(d *ReservedDomain) error {
@@ -266,7 +267,10 @@ func (s *Store) UpdateReservedDomain(ctx context.Context, accountID, id string, 
 		if err := fn(d); err != nil {
 			return err
 		}
-		if d.CertPolicy != nil && (was == nil || *was != *d.CertPolicy) {
+		// A policy set again (fn gave a new one, though equal) after a
+		// DNS_ERROR retries: the user says the DNS is fixed.
+		again := d.CertPolicy != was && d.CertStatus != nil && d.CertStatus.ProvisioningJob != nil && d.CertStatus.ProvisioningJob.ErrorCode == CertErrorDNS
+		if d.CertPolicy != nil && (was == nil || *was != *d.CertPolicy || again) {
 			d.CertStatus = nil // a new job, set by check
 		}
 		return nil
