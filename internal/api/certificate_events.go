@@ -36,6 +36,13 @@ func (s *Server) CertificateEvents() store.CertificateEvents {
 	}
 }
 
+// certificateDeletedEvent is the tls_certificate_deleted.v0 of a
+// certificate sluice deletes with its reserved domain.
+func (s *Server) certificateDeletedEvent(cert store.TLSCertificate) (schemas.Encoded, error) {
+	return s.sluiceEvent(auditTLSCertificate+"_"+changeDeleted+".v0", cert.AccountID,
+		TLSCertificateBody(s.resourceURI(nil, apiwire.TLSCertificatesPath+"/"+cert.ID), cert))
+}
+
 // sluiceEvent returns the audit event of kind of a change sluice made
 // itself, validated.
 func (s *Server) sluiceEvent(kind, accountID string, object any) (schemas.Encoded, error) {

@@ -24,7 +24,8 @@ var reservedDomainResource = resource{noun: "reserved domain", listPath: apiwire
 // (specification sections 2.2, 3 and 4.2) and DELETE
 // /reserved_domains/{id}/certificate_management_policy. Every change
 // emits domain_created.v0, domain_updated.v0 or domain_deleted.v0 with the
-// resource as the API shows it.
+// resource as the API shows it, and a delete tls_certificate_deleted.v0 of
+// the domain's certificate, by sluice, which deletes it.
 func (s *Server) routeReservedDomains() {
 	d := s.domains
 	route(s, family[store.ReservedDomain, reservedDomainCreate, reservedDomainUpdate, apiwire.ReservedDomain]{
@@ -39,7 +40,10 @@ func (s *Server) routeReservedDomains() {
 			}
 			return d.CreateReservedDomain(ctx, accountID, v, opts...)
 		},
-		get: d.GetReservedDomain, list: d.ListReservedDomains, update: d.UpdateReservedDomain, delete: d.DeleteReservedDomain,
+		get: d.GetReservedDomain, list: d.ListReservedDomains, update: d.UpdateReservedDomain,
+		delete: func(ctx context.Context, accountID, id string, opts ...store.WriteOption) (store.ReservedDomain, error) {
+			return d.DeleteReservedDomain(ctx, accountID, id, append(opts, store.WithCertificateAudit(s.certificateDeletedEvent))...)
+		},
 		body:  s.reservedDomainResponse,
 		fixed: map[string]string{"domain": "reserve the new domain (POST /reserved_domains), move what uses this one to it, and delete this one"},
 	})

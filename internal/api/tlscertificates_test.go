@@ -48,7 +48,7 @@ func testChain(t *testing.T, names ...string) (string, string) {
 // domain's certificate names it; its events, tls_certificate_created.v0
 // and domain_updated.v0 by sluice, fit the catalogue and hold no key;
 // the API makes, changes and deletes none (405); the domain's delete
-// deletes it.
+// deletes it, with its tls_certificate_deleted.v0.
 func TestTLSCertificates(t *testing.T) {
 	e := newTestEnv(t)
 	d := e.createReservedDomain(t, e.token, "*.apps.example.com", "")
@@ -128,4 +128,20 @@ func TestTLSCertificates(t *testing.T) {
 	wantStatus(t, resp, out, http.StatusNoContent)
 	resp, out = e.call(t, e.token, http.MethodGet, "/tls_certificates/"+cert.ID, "")
 	wantStatus(t, resp, out, http.StatusNotFound)
+	if pending, err = e.store.PendingAudits(t.Context()); err != nil {
+		t.Fatal(err)
+	}
+	deleted := false
+	for _, p := range pending {
+		var ev schemas.Event
+		if err := json.Unmarshal(p.Event.Data, &ev); err != nil {
+			t.Fatal(err)
+		}
+		if ev.Type == "tls_certificate_deleted.v0" {
+			deleted = strings.Contains(string(ev.Object), `"id":"`+cert.ID) && !strings.Contains(string(ev.Object), "PRIVATE KEY")
+		}
+	}
+	if !deleted {
+		t.Errorf("no tls_certificate_deleted.v0 of %s pending after the domain's delete", cert.ID)
+	}
 }

@@ -12,6 +12,7 @@ import (
 
 	"github.com/sluicehq/sluice/internal/dnsname"
 	"github.com/sluicehq/sluice/internal/resource"
+	"github.com/sluicehq/sluice/schemas"
 )
 
 // ReservedDomain is a domain an account reserves for its endpoints
@@ -166,18 +167,26 @@ var reservedDomains = family[ReservedDomain]{
 		return s.domainTreeWrites(ctx, d.claim(), 1)
 	},
 	cascade: func(ctx context.Context, s *Store, d ReservedDomain) ([]write, error) {
-		writes, err := s.domainTreeWrites(ctx, d.claim(), -1) // d.Tree: nil before the tree
-		if err != nil {
-			return nil, err
-		}
-		cert, err := s.certificateOfDomain(ctx, d)
-		return append(writes, cert...), err
+		return s.reservedDomainCascade(ctx, d, nil)
 	},
 	unique: &uniqueIndex[ReservedDomain]{
 		field: "domain",
 		value: func(d ReservedDomain) string { return d.Domain },
 		key:   reservedDomainKey,
 	},
+}
+
+// reservedDomainCascade returns the writes of the domain's delete besides
+// its own: its domain tree's counts (d.Tree: nil before the tree), and
+// its certificate's delete, with the audit event certificateDeleted
+// builds (nil: none).
+func (s *Store) reservedDomainCascade(ctx context.Context, d ReservedDomain, certificateDeleted func(TLSCertificate) (schemas.Encoded, error)) ([]write, error) {
+	writes, err := s.domainTreeWrites(ctx, d.claim(), -1)
+	if err != nil {
+		return nil, err
+	}
+	cert, err := s.certificateOfDomain(ctx, d, certificateDeleted)
+	return append(writes, cert...), err
 }
 
 // reservedDomainKey is the index key of a reserved domain, across all
@@ -278,7 +287,9 @@ func (s *Store) UpdateReservedDomain(ctx context.Context, accountID, id string, 
 }
 
 // DeleteReservedDomain deletes the reserved domain of the account with the
-// id, which frees the domain for any account, and returns it as it was.
+// id, which frees the domain for any account, and its TLS certificate,
+// with the certificate's audit event WithCertificateAudit builds, and
+// returns it as it was.
 //
 // It returns a *DomainInUseError (matching ErrConflict) naming the HTTPS
 // edges of the account with a hostport the domain covers and no other
@@ -288,7 +299,12 @@ func (s *Store) UpdateReservedDomain(ctx context.Context, accountID, id string, 
 // the delete is a compare-and-swap on the revision read before the edges
 // were: one of the two writers sees the other.
 func (s *Store) DeleteReservedDomain(ctx context.Context, accountID, id string, opts ...WriteOption) (ReservedDomain, error) {
-	return reservedDomains.remove(ctx, s, accountID, id, opts, func(d ReservedDomain) error {
+	f := reservedDomains
+	certificateDeleted := newWriteOptions(opts).certificateDeleted
+	f.cascade = func(ctx context.Context, s *Store, d ReservedDomain) ([]write, error) {
+		return s.reservedDomainCascade(ctx, d, certificateDeleted)
+	}
+	return f.remove(ctx, s, accountID, id, opts, func(d ReservedDomain) error {
 		using, err := s.edgesUsing(ctx, d)
 		if err != nil {
 			return err

@@ -4,12 +4,14 @@ import (
 	"context"
 	"encoding/json"
 	"errors"
+	"fmt"
 	"log/slog"
 	"time"
 
 	"github.com/nats-io/nats.go/jetstream"
 
 	"github.com/sluicehq/sluice/internal/resource"
+	"github.com/sluicehq/sluice/schemas"
 )
 
 // tlsCertificatesKind is the key space of TLS certificates:
@@ -65,19 +67,33 @@ func (s *Store) ListTLSCertificates(ctx context.Context, accountID string, page 
 }
 
 // certificateOfDomain returns the delete of the reserved domain's
-// certificate, for the batch that deletes the domain; none if it has none.
-func (s *Store) certificateOfDomain(ctx context.Context, d ReservedDomain) ([]write, error) {
+// certificate, for the batch that deletes the domain, with the audit
+// event audit builds of it (nil: none); none if it has none.
+func (s *Store) certificateOfDomain(ctx context.Context, d ReservedDomain, audit func(TLSCertificate) (schemas.Encoded, error)) ([]write, error) {
 	if d.CertificateID == "" {
 		return nil, nil
 	}
-	_, rev, err := getRecord[TLSCertificate](ctx, s, tlsCertificates.key(d.AccountID, d.CertificateID))
+	key := tlsCertificates.key(d.AccountID, d.CertificateID)
+	cert, rev, err := getRecord[TLSCertificate](ctx, s, key)
 	if errors.Is(err, ErrNotFound) {
 		return nil, nil
 	}
 	if err != nil {
 		return nil, err
 	}
-	return []write{{key: tlsCertificates.key(d.AccountID, d.CertificateID), del: true, revision: rev}}, nil
+	writes := []write{{key: key, del: true, revision: rev}}
+	if audit != nil {
+		ev, err := audit(cert)
+		if err != nil {
+			return nil, fmt.Errorf("building the audit event of %s: %w", cert.ID, err)
+		}
+		w, err := outboxWrite(ev)
+		if err != nil {
+			return nil, err
+		}
+		writes = append(writes, w)
+	}
+	return writes, nil
 }
 
 // FollowTLSCertificates calls apply with every TLS certificate of every
