@@ -142,35 +142,17 @@ func TestCertificatesGetCertificate(t *testing.T) {
 // should be alike; the handshake's cryptography is nearly all of it.
 func BenchmarkHandshake(b *testing.B) {
 	for _, n := range []int{1, 10000} {
-		b.Run(fmt.Sprintf("certificates=%d", n), func(b *testing.B) {
-			c := NewCertificates()
-			for i := range n {
-				if err := c.Apply(fmt.Sprintf("tls_certificates.a.%d", i), issueTestCertificate(b, int64(i+1), fmt.Sprintf("*.d%d.example.com", i))); err != nil {
-					b.Fatal(err)
-				}
-			}
-			ln, err := net.Listen("tcp", "127.0.0.1:0")
-			if err != nil {
+		c := NewCertificates()
+		for i := range n {
+			if err := c.Apply(fmt.Sprintf("tls_certificates.a.%d", i), issueTestCertificate(b, int64(i+1), fmt.Sprintf("*.d%d.example.com", i))); err != nil {
 				b.Fatal(err)
 			}
-			b.Cleanup(func() { _ = ln.Close() })
-			serverCfg := &tls.Config{GetCertificate: c.GetCertificate(nil), MinVersion: tls.VersionTLS12}
-			go func() {
-				for {
-					conn, err := ln.Accept()
-					if err != nil {
-						return
-					}
-					go func() {
-						defer func() { _ = conn.Close() }()
-						_ = tls.Server(conn, serverCfg).Handshake()
-					}()
-				}
-			}()
-			b.ResetTimer()
+		}
+		addr := serveHandshakes(b, c)
+		b.Run(fmt.Sprintf("certificates=%d", n), func(b *testing.B) {
 			for i := range b.N {
 				name := fmt.Sprintf("www.d%d.example.com", i%n)
-				conn, err := tls.Dial("tcp", ln.Addr().String(), &tls.Config{ServerName: name, InsecureSkipVerify: true}) // the benchmark measures the server's lookup, not a chain check
+				conn, err := tls.Dial("tcp", addr, &tls.Config{ServerName: name, InsecureSkipVerify: true}) // the benchmark measures the server's lookup, not a chain check
 				if err != nil {
 					b.Fatal(err)
 				}
@@ -182,6 +164,55 @@ func BenchmarkHandshake(b *testing.B) {
 			b.ReportMetric(float64(b.N)/b.Elapsed().Seconds(), "handshakes/s")
 		})
 	}
+}
+
+// BenchmarkLookup measures the table's lookup alone, by SNI, with 1 and
+// 10,000 certificates loaded, names spread over them.
+func BenchmarkLookup(b *testing.B) {
+	for _, n := range []int{1, 10000} {
+		c := NewCertificates()
+		for i := range n {
+			if err := c.Apply(fmt.Sprintf("tls_certificates.a.%d", i), issueTestCertificate(b, int64(i+1), fmt.Sprintf("*.d%d.example.com", i))); err != nil {
+				b.Fatal(err)
+			}
+		}
+		names := make([]string, 1024)
+		for i := range names {
+			names[i] = fmt.Sprintf("www.d%d.example.com", i%n)
+		}
+		b.Run(fmt.Sprintf("certificates=%d", n), func(b *testing.B) {
+			for i := range b.N {
+				if _, ok := c.Lookup(names[i%len(names)]); !ok {
+					b.Fatal("not found")
+				}
+			}
+		})
+	}
+}
+
+// serveHandshakes serves TLS handshakes with the table's certificates on a
+// loopback port until the benchmark ends, and returns its address.
+func serveHandshakes(b *testing.B, c *Certificates) string {
+	b.Helper()
+	ln, err := net.Listen("tcp", "127.0.0.1:0")
+	if err != nil {
+		b.Fatal(err)
+	}
+	b.Cleanup(func() { _ = ln.Close() })
+	serverCfg := &tls.Config{GetCertificate: c.GetCertificate(nil), MinVersion: tls.VersionTLS12}
+	go func() {
+		for {
+			conn, err := ln.Accept()
+			if err != nil {
+				return
+			}
+			go func() {
+				defer func() { _ = conn.Close() }()
+				_ = tls.Server(conn, serverCfg).Handshake()
+			}()
+		}
+	}()
+	return ln.Addr().String()
 }
 
 // BenchmarkCertificateMemory measures the heap one loaded certificate
