@@ -5,6 +5,7 @@ import (
 	"fmt"
 	"net"
 	"net/url"
+	"time"
 
 	"github.com/miekg/dns"
 	"github.com/spf13/pflag"
@@ -20,10 +21,12 @@ import (
 type acmeFlags struct {
 	directory string
 	resolver  string
+	interval  time.Duration
 }
 
 func (f *acmeFlags) register(fl *pflag.FlagSet) {
 	fl.StringVar(&f.directory, "acme-directory", "", "the ACME certificate authority that issues the certificates of custom wildcard reserved domains with a certificate_management_policy: "+acme.LetsEncrypt+", "+acme.LetsEncryptStaging+", or a directory URL (docs/operations.md; default: none, with --dev too: their jobs stay in progress)")
+	fl.DurationVar(&f.interval, "acme-interval", 30*time.Second, "how often the process holding the certificate jobs' lease looks for the jobs due: new policies, retries_at and renews_at come, DNS records fixed")
 	fl.StringVar(&f.resolver, "acme-dns-resolver", "", "HOST:PORT of the recursive DNS resolver that checks the users' _acme-challenge CNAMEs and that the DNS of --dns-listen serves a challenge before the authority validates it (default: the first nameserver of /etc/resolv.conf)")
 }
 
@@ -39,6 +42,9 @@ func (f acmeFlags) validate() error {
 		if u, err := url.Parse(dir); err != nil || u.Scheme != "https" || u.Host == "" {
 			return fmt.Errorf("--acme-directory %q is neither %s, %s nor an https:// directory URL", f.directory, acme.LetsEncrypt, acme.LetsEncryptStaging)
 		}
+	}
+	if f.interval <= 0 {
+		return errors.New("--acme-interval must be positive, such as 30s")
 	}
 	if f.resolver != "" {
 		if _, _, err := net.SplitHostPort(f.resolver); err != nil {
@@ -77,7 +83,7 @@ func (a *app) newACME(srv *api.Server, serviceDomains []string) error {
 	}
 	a.acme, err = acme.New(a.store, acme.Config{
 		Directory: f.directory, ServiceDomain: serviceDomains[0], Resolver: resolver,
-		Holder: schemas.NewID("proc_"), Events: srv.CertificateEvents(), Logger: a.log.With("component", "acme"),
+		Holder: schemas.NewID("proc_"), Interval: f.interval, Events: srv.CertificateEvents(), Logger: a.log.With("component", "acme"),
 	})
 	return err
 }

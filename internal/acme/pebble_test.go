@@ -4,25 +4,18 @@ import (
 	"context"
 	"crypto/tls"
 	"crypto/x509"
-	"io"
-	"log"
 	"log/slog"
 	"net"
-	"net/http"
-	"net/http/httptest"
 	"net/netip"
 	"strings"
 	"sync"
 	"testing"
 	"time"
 
-	"github.com/letsencrypt/pebble/v2/ca"
-	"github.com/letsencrypt/pebble/v2/db"
-	"github.com/letsencrypt/pebble/v2/va"
-	"github.com/letsencrypt/pebble/v2/wfe"
 	"github.com/miekg/dns"
 
 	"github.com/sluicehq/sluice/edge"
+	"github.com/sluicehq/sluice/internal/acmetest"
 	"github.com/sluicehq/sluice/internal/check"
 	"github.com/sluicehq/sluice/internal/dnsserver"
 	"github.com/sluicehq/sluice/internal/natstest"
@@ -33,116 +26,6 @@ import (
 // serviceDomain is the service domain of the tests: sluice's DNS serves
 // acme.sluice.test.
 const serviceDomain = "sluice.test"
-
-// pebble is Let's Encrypt's test ACME server, run in the test: its
-// directory, a client that trusts its HTTPS, and its root CA, which signs
-// what it issues.
-type pebble struct {
-	directory string
-	client    *http.Client
-	roots     *x509.CertPool
-}
-
-// startPebble runs Pebble validating DNS-01 through the resolver at
-// resolverAddr.
-func startPebble(t *testing.T, resolverAddr string) *pebble {
-	t.Helper()
-	t.Setenv("PEBBLE_VA_NOSLEEP", "1")
-	logger := log.New(io.Discard, "", 0)
-	store := db.NewMemoryStore()
-	authority := ca.New(logger, store, "", "ecdsa", 0, 1, map[string]ca.Profile{"default": {Description: "default"}})
-	validator := va.New(logger, 0, 0, false, resolverAddr, store)
-	front := wfe.New(logger, store, validator, authority, []string{"pebble.letsencrypt.org"}, false, false, 3, 5)
-	acmeSrv := httptest.NewTLSServer(front.Handler())
-	t.Cleanup(acmeSrv.Close)
-	mgmt := httptest.NewTLSServer(front.ManagementHandler())
-	t.Cleanup(mgmt.Close)
-	resp, err := mgmt.Client().Get(mgmt.URL + wfe.RootCertPath + "0")
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer func() { _ = resp.Body.Close() }()
-	root, err := io.ReadAll(resp.Body)
-	if err != nil {
-		t.Fatal(err)
-	}
-	roots := x509.NewCertPool()
-	if !roots.AppendCertsFromPEM(root) {
-		t.Fatalf("Pebble's root is not PEM: %q", root)
-	}
-	return &pebble{directory: acmeSrv.URL + wfe.DirectoryPath, client: acmeSrv.Client(), roots: roots}
-}
-
-// userZone is the resolver of the tests: it plays the users' DNS, whose
-// _acme-challenge names are CNAMEs of their targets (set with cname), and
-// resolves the targets, and any name under acme.<service domain>, by
-// asking sluice's DNS server, as a recursive resolver would.
-type userZone struct {
-	sluiceDNS string
-	mu        sync.Mutex
-	cnames    map[string]string // fqdn → fqdn
-}
-
-// startUserZone runs the resolver over UDP and TCP on one port, and
-// returns its address.
-func startUserZone(t *testing.T, sluiceDNS string) (*userZone, string) {
-	t.Helper()
-	z := &userZone{sluiceDNS: sluiceDNS, cnames: make(map[string]string)}
-	udp, tcp, err := dnsserver.Listen("127.0.0.1:0")
-	if err != nil {
-		t.Fatal(err)
-	}
-	for _, srv := range []*dns.Server{{PacketConn: udp, Handler: z}, {Listener: tcp, Handler: z}} {
-		go func() { _ = srv.ActivateAndServe() }()
-		t.Cleanup(func() { _ = srv.Shutdown() })
-	}
-	return z, tcp.Addr().String()
-}
-
-func (z *userZone) cname(name, target string) {
-	z.mu.Lock()
-	defer z.mu.Unlock()
-	z.cnames[dns.Fqdn(name)] = dns.Fqdn(target)
-}
-
-// ServeDNS answers a query as a recursive resolver would.
-func (z *userZone) ServeDNS(w dns.ResponseWriter, q *dns.Msg) {
-	answer := new(dns.Msg)
-	answer.SetReply(q)
-	answer.RecursionAvailable = true
-	question := q.Question[0]
-	name := strings.ToLower(question.Name)
-	z.mu.Lock()
-	target, ok := z.cnames[name]
-	z.mu.Unlock()
-	switch {
-	case ok:
-		answer.Answer = append(answer.Answer, &dns.CNAME{Hdr: dns.RR_Header{Name: question.Name, Rrtype: dns.TypeCNAME, Class: dns.ClassINET, Ttl: 60}, Target: target})
-		if question.Qtype != dns.TypeCNAME {
-			if fwd, err := z.forward(target, question.Qtype); err == nil {
-				answer.Answer = append(answer.Answer, fwd.Answer...)
-			}
-		}
-	case strings.HasSuffix(name, ".acme."+serviceDomain+"."):
-		fwd, err := z.forward(name, question.Qtype)
-		if err != nil {
-			answer.Rcode = dns.RcodeServerFailure
-			break
-		}
-		answer.Rcode, answer.Answer = fwd.Rcode, fwd.Answer
-	default:
-		answer.Rcode = dns.RcodeNameError
-	}
-	_ = w.WriteMsg(answer)
-}
-
-func (z *userZone) forward(name string, qtype uint16) (*dns.Msg, error) {
-	q := new(dns.Msg)
-	q.SetQuestion(name, qtype)
-	c := &dns.Client{Net: "tcp", Timeout: 5 * time.Second}
-	resp, _, err := c.Exchange(q, z.sluiceDNS)
-	return resp, err
-}
 
 // clock is a clock the test moves.
 type clock struct {
@@ -169,13 +52,13 @@ type env struct {
 	ctx     context.Context
 	store   *store.Store
 	account string
-	zone    *userZone
-	pebble  *pebble
+	zone    *acmetest.Zone
+	pebble  *acmetest.Pebble
 	clock   *clock
 	manager *Manager
 }
 
-func newEnv(t *testing.T, directory func(p *pebble) string) *env {
+func newEnv(t *testing.T, directory func(p *acmetest.Pebble) string) *env {
 	t.Helper()
 	ctx, cancel := context.WithCancel(context.Background())
 	t.Cleanup(cancel)
@@ -206,12 +89,12 @@ func newEnv(t *testing.T, directory func(p *pebble) string) *env {
 		cancel()
 		<-done
 	})
-	zone, resolverAddr := startUserZone(t, tcp.Addr().String())
-	p := startPebble(t, resolverAddr)
+	zone, resolverAddr := acmetest.StartZone(t, serviceDomain, tcp.Addr().String())
+	p := acmetest.StartPebble(t, resolverAddr)
 	c := &clock{now: time.Now()}
 	m, err := New(st, Config{
 		Directory: directory(p), ServiceDomain: serviceDomain, Resolver: resolverAddr, Holder: "test",
-		Events: noEvents, HTTPClient: p.client, Now: c.Now, Logger: quiet,
+		Events: noEvents, HTTPClient: p.Client, Now: c.Now, Logger: quiet,
 		PropagationTimeout: 10 * time.Second, PollInterval: 50 * time.Millisecond, JobTimeout: time.Minute,
 	})
 	if err != nil {
@@ -219,7 +102,7 @@ func newEnv(t *testing.T, directory func(p *pebble) string) *env {
 	}
 	e := &env{ctx: ctx, store: st, account: account.ID, zone: zone, pebble: p, clock: c, manager: m}
 	check.Eventually(t, 10*time.Second, "sluice's DNS answering from the store", func() (string, bool) {
-		resp, err := zone.forward("acme."+serviceDomain+".", dns.TypeSOA)
+		resp, err := zone.Forward("acme."+serviceDomain+".", dns.TypeSOA)
 		if err != nil {
 			return err.Error(), false
 		}
@@ -276,7 +159,7 @@ func (e *env) served(t *testing.T, table *edge.Certificates, serverName, not str
 	}()
 	var leaf *x509.Certificate
 	check.Eventually(t, 10*time.Second, "the edge serving the certificate of "+serverName, func() (string, bool) {
-		conn, err := tls.Dial("tcp", ln.Addr().String(), &tls.Config{ServerName: serverName, RootCAs: e.pebble.roots})
+		conn, err := tls.Dial("tcp", ln.Addr().String(), &tls.Config{ServerName: serverName, RootCAs: e.pebble.Roots})
 		if err != nil {
 			return err.Error(), false
 		}
@@ -295,9 +178,9 @@ func (e *env) served(t *testing.T, table *edge.Certificates, serverName, not str
 // edge's table serves by SNI to a client trusting Pebble's root; at
 // renews_at, the renewal replaces it, keeping its id.
 func TestIssueAndRenew(t *testing.T) {
-	e := newEnv(t, func(p *pebble) string { return p.directory })
+	e := newEnv(t, func(p *acmetest.Pebble) string { return p.Directory })
 	d := e.reserve(t, "*.apps.example.com")
-	e.zone.cname("_acme-challenge.apps.example.com", e.manager.target(d))
+	e.zone.CNAME("_acme-challenge.apps.example.com", e.manager.target(d))
 
 	table := edge.NewCertificates()
 	go e.store.FollowTLSCertificates(e.ctx, slog.New(slog.DiscardHandler), func(key string, c *store.TLSCertificate) {
@@ -346,7 +229,7 @@ func TestIssueAndRenew(t *testing.T) {
 // target.
 func (e *env) challengeValues(t *testing.T, d store.ReservedDomain) []string {
 	t.Helper()
-	resp, err := e.zone.forward(e.manager.target(d)+".", dns.TypeTXT)
+	resp, err := e.zone.Forward(e.manager.target(d)+".", dns.TypeTXT)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -363,7 +246,7 @@ func (e *env) challengeValues(t *testing.T, d store.ReservedDomain) []string {
 // target ends DNS_ERROR, a message naming the record to create, no
 // retries_at, and no further attempt; the policy sent again retries.
 func TestMissingCNAME(t *testing.T) {
-	e := newEnv(t, func(p *pebble) string { return p.directory })
+	e := newEnv(t, func(p *acmetest.Pebble) string { return p.Directory })
 	d := e.reserve(t, "*.nocname.example.com")
 	e.manager.tick(e.ctx)
 	job := e.domain(t, d.ID).CertStatus.ProvisioningJob
@@ -390,9 +273,9 @@ func TestMissingCNAME(t *testing.T) {
 // INTERNAL_ERROR with a retries_at, later at each failure; the job is not
 // due before it.
 func TestAuthorityFails(t *testing.T) {
-	e := newEnv(t, func(p *pebble) string { return p.directory + "/missing" })
+	e := newEnv(t, func(p *acmetest.Pebble) string { return p.Directory + "/missing" })
 	d := e.reserve(t, "*.down.example.com")
-	e.zone.cname("_acme-challenge.down.example.com", e.manager.target(d))
+	e.zone.CNAME("_acme-challenge.down.example.com", e.manager.target(d))
 	e.manager.tick(e.ctx)
 	first := e.domain(t, d.ID).CertStatus.ProvisioningJob
 	if first == nil || first.ErrorCode != store.CertErrorInternal || first.RetriesAt == nil || !first.RetriesAt.After(e.clock.Now()) {
@@ -414,7 +297,7 @@ func TestAuthorityFails(t *testing.T) {
 
 // TestPolicyRemoved: a policy set to null stops management: no job runs.
 func TestPolicyRemoved(t *testing.T) {
-	e := newEnv(t, func(p *pebble) string { return p.directory })
+	e := newEnv(t, func(p *acmetest.Pebble) string { return p.Directory })
 	d := e.reserve(t, "*.stop.example.com")
 	if _, err := e.store.UpdateReservedDomain(e.ctx, e.account, d.ID, func(d *store.ReservedDomain) error {
 		d.CertPolicy = nil
