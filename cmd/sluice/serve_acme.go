@@ -7,6 +7,7 @@ import (
 	"net/url"
 	"time"
 
+	legolog "github.com/go-acme/lego/v5/log"
 	"github.com/miekg/dns"
 	"github.com/spf13/pflag"
 
@@ -81,6 +82,9 @@ func (a *app) newACME(srv *api.Server, serviceDomains []string) error {
 	if len(serviceDomains) == 0 {
 		serviceDomains = api.DefaultServiceDomains
 	}
+	// lego logs through a logger of its own, text on stdout by default:
+	// its lines go with serve's, in serve's format, on stderr.
+	legolog.SetDefault(a.log.With("component", "acme", "library", "lego"))
 	a.acme, err = acme.New(a.store, acme.Config{
 		Directory: f.directory, ServiceDomain: serviceDomains[0], Resolver: resolver,
 		Holder: schemas.NewID("proc_"), Interval: f.interval, Events: srv.CertificateEvents(), Logger: a.log.With("component", "acme"),
