@@ -24,7 +24,7 @@ func TestServeACME(t *testing.T) {
 	clearSluiceEnv(t)
 	const token = "sk_test_bootstrap_token_0123456789"
 	zone, resolver := acmetest.StartZone(t, "tunnels.example", "")
-	pebble := acmetest.StartPebble(t, resolver)
+	pebble := acmetest.StartPebble(t, resolver, 0) // DNS-01 only
 	p := startServe(t, buildSluice(t), t.TempDir(), "SLUICE_BOOTSTRAP_API_KEY="+token, "SLUICE_DEV=true", "SLUICE_DEV_AWS_LISTEN=127.0.0.1:0",
 		"SLUICE_DNS_LISTEN=127.0.0.1:0", "SLUICE_SERVICE_DOMAINS=tunnels.example",
 		"SLUICE_ACME_DIRECTORY="+pebble.Directory, "SLUICE_ACME_DNS_RESOLVER="+resolver, "SLUICE_ACME_INTERVAL=200ms",

@@ -299,6 +299,7 @@ func (a *app) newEdgeRole() (*edgeRole, error) {
 	}
 	if r.listeners.http != nil {
 		r.http = r.edge.NewHTTPServer("http", nil)
+		r.http.Handler = edge.ServeHTTPChallenges(a.store, r.http.Handler)
 	}
 	if r.listeners.https != nil {
 		// The reserved domains' certificates first, then --edge-tls-cert's

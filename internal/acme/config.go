@@ -33,6 +33,7 @@ func DirectoryURL(name string) string {
 // Store is what a Manager reads and writes: *store.Store.
 type Store interface {
 	challenges
+	httpChallenges
 	ManagedDomains(ctx context.Context) ([]store.ReservedDomain, error)
 	SetDomainCertificateJob(ctx context.Context, accountID, domainID string, job store.CertificateJob) error
 	SetDomainCertificate(ctx context.Context, accountID, domainID string, issued store.IssuedCertificate, events store.CertificateEvents) (store.TLSCertificate, error)

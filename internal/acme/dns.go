@@ -9,6 +9,8 @@ import (
 	"time"
 
 	"github.com/miekg/dns"
+
+	"github.com/sluicehq/sluice/internal/store"
 )
 
 // DNSError is a DNS record the user must create or fix before a
@@ -63,10 +65,9 @@ func (r resolver) query(ctx context.Context, name string, qtype uint16) (*dns.Ms
 	return answer, nil
 }
 
-// checkCNAME returns a *DNSError unless _acme-challenge of the domain is a
-// CNAME of target, or an error of the resolver.
-func (r resolver) checkCNAME(ctx context.Context, domain, target string) error {
-	name := challengeName(domain)
+// checkCNAME returns a *DNSError unless name is a CNAME of target, or an
+// error of the resolver.
+func (r resolver) checkCNAME(ctx context.Context, name, target string) error {
 	record := &DNSError{Record: name + " CNAME " + target}
 	answer, err := r.query(ctx, name, dns.TypeCNAME)
 	if err != nil {
@@ -137,3 +138,25 @@ func (p *provider) CleanUp(ctx context.Context, _, _, keyAuth string) error {
 // Timeout is how long lego waits for the TXT value to be served, and how
 // often it looks.
 func (p *provider) Timeout() (time.Duration, time.Duration) { return p.timeout, p.pollInterval }
+
+// httpChallenges is what the HTTP-01 provider writes to: the store's
+// HTTP-01 challenges, which every edge answers on its HTTP listener.
+type httpChallenges interface {
+	PutHTTPChallenge(ctx context.Context, c store.HTTPChallenge) error
+	RemoveHTTPChallenge(ctx context.Context, domain, token string) error
+}
+
+// httpProvider is lego's HTTP-01 provider: it stores the challenge's key
+// authorization, which the edges answer at
+// http://<domain>/.well-known/acme-challenge/<token>, and removes it after.
+type httpProvider struct{ store httpChallenges }
+
+// Present stores the challenge.
+func (p *httpProvider) Present(ctx context.Context, domain, token, keyAuth string) error {
+	return p.store.PutHTTPChallenge(ctx, store.HTTPChallenge{Domain: domain, Token: token, KeyAuthorization: keyAuth})
+}
+
+// CleanUp removes the challenge.
+func (p *httpProvider) CleanUp(ctx context.Context, domain, token, _ string) error {
+	return p.store.RemoveHTTPChallenge(ctx, domain, token)
+}

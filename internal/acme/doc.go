@@ -5,10 +5,13 @@
 // certificate_management_status records (spec 2.1, 2.2, 3, 7), in one
 // process at a time (a lease in the store).
 //
-// It answers DNS-01 challenges only, for custom wildcard domains: the
-// user CNAMEs _acme-challenge.<domain> to the domain's
-// acme_challenge_cname_target, <token>.acme.<first service domain>, whose
-// TXT values sluice's DNS server (package dnsserver) serves from the store.
-// It is not an ACME server, nor a DNS server, and it does not serve
+// A custom wildcard domain is validated through DNS-01: the user CNAMEs
+// _acme-challenge.<domain> to the domain's acme_challenge_cname_target,
+// <token>.acme.<first service domain>, whose TXT values sluice's DNS
+// server (package dnsserver) serves from the store. Another custom domain
+// is validated through HTTP-01: the user CNAMEs it to its cname_target,
+// and the edges answer the challenge from the store. Names under the
+// service's domains and agent ingresses are not done here. It is not an
+// ACME server, nor a DNS server, and it does not serve
 // certificates (package edge does).
 package acme

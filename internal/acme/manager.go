@@ -83,12 +83,13 @@ func (m *Manager) tick(ctx context.Context) {
 	}
 }
 
-// due reports whether the domain has a job to run now: a custom wildcard
-// domain (the others need HTTP-01 or an agent ingress's NS check, which
-// this package does not do) whose job is new or in progress, failed with
-// an INTERNAL_ERROR whose retries_at has come, or whose renews_at has.
+// due reports whether the domain has a job to run now: a custom domain
+// (one under the service domain needs a certificate of the service's own,
+// which this package does not obtain) whose job is new or in progress,
+// failed with an INTERNAL_ERROR whose retries_at has come, or whose
+// renews_at has.
 func (m *Manager) due(d store.ReservedDomain) bool {
-	if d.CertStatus == nil || !store.IsWildcardDomain(d.Domain) || store.UnderServiceDomain(d.Domain, []string{m.cfg.ServiceDomain}) {
+	if d.CertStatus == nil || store.UnderServiceDomain(d.Domain, []string{m.cfg.ServiceDomain}) {
 		return false
 	}
 	now := m.cfg.Now()
@@ -171,4 +172,9 @@ func (m *Manager) renewsAt(notAfter time.Time) time.Time {
 // target is the acme_challenge_cname_target of the domain.
 func (m *Manager) target(d store.ReservedDomain) string {
 	return store.DomainToken(d.ID) + ".acme." + m.cfg.ServiceDomain
+}
+
+// cnameTarget is the cname_target of the domain.
+func (m *Manager) cnameTarget(d store.ReservedDomain) string {
+	return store.DomainToken(d.ID) + ".cname." + m.cfg.ServiceDomain
 }

@@ -17,31 +17,36 @@ import (
 )
 
 // obtain checks the domain's CNAME, has the authority issue its
-// certificate through DNS-01, and stores it; step records what it does.
+// certificate, and stores it; step records what it does. A wildcard is
+// validated through DNS-01 at its acme_challenge_cname_target, another
+// domain through HTTP-01 at the edges, which its CNAME to its
+// cname_target reaches.
 func (m *Manager) obtain(ctx context.Context, d store.ReservedDomain, step func(msg string) error) error {
-	target := m.target(d)
-	if err := step(fmt.Sprintf("certificate provisioning is in progress: checking that %s is a CNAME of %s", challengeName(d.Domain), target)); err != nil {
+	name, target, method := d.Domain, m.cnameTarget(d), "HTTP-01"
+	wildcard := store.IsWildcardDomain(d.Domain)
+	if wildcard {
+		name, target, method = challengeName(d.Domain), m.target(d), "DNS-01"
+	}
+	if err := step(fmt.Sprintf("certificate provisioning is in progress: checking that %s is a CNAME of %s", name, target)); err != nil {
 		return err
 	}
-	if err := m.dns.checkCNAME(ctx, d.Domain, target); err != nil {
+	if err := m.dns.checkCNAME(ctx, name, target); err != nil {
 		return err
 	}
-	if err := step(fmt.Sprintf("certificate provisioning is in progress: ordering a certificate of %s from %s through DNS-01", d.Domain, m.directory)); err != nil {
+	if err := step(fmt.Sprintf("certificate provisioning is in progress: ordering a certificate of %s from %s through %s", d.Domain, m.directory, method)); err != nil {
 		return err
 	}
 	client, err := m.client(ctx)
 	if err != nil {
 		return err
 	}
-	p := &provider{store: m.store, token: store.DomainToken(d.ID), timeout: m.cfg.PropagationTimeout, pollInterval: m.cfg.PollInterval}
-	// lego is told to check the target directly, where sluice's DNS
-	// serves the value, rather than through the user's CNAME.
-	err = client.Challenge.SetDNS01Provider(p,
-		dns01.WrapPreCheck(func(ctx context.Context, _, _, value string, _ dns01.PreCheckFunc) (bool, error) {
-			return m.dns.hasTXT(ctx, target, value), nil
-		}))
+	if wildcard {
+		err = m.setDNS01(client, d, target)
+	} else {
+		err = client.Challenge.SetHTTP01Provider(&httpProvider{store: m.store})
+	}
 	if err != nil {
-		return fmt.Errorf("setting up DNS-01: %w", err)
+		return fmt.Errorf("setting up %s: %w", method, err)
 	}
 	keyType := certcrypto.EC256
 	if d.CertPolicy.PrivateKeyType == store.KeyTypeRSA {
@@ -61,6 +66,17 @@ func (m *Manager) obtain(ctx context.Context, d store.ReservedDomain, step func(
 	}
 	_, err = m.store.SetDomainCertificate(ctx, d.AccountID, d.ID, issued, m.cfg.Events)
 	return err
+}
+
+// setDNS01 has lego answer DNS-01 with the challenges' TXT values in the
+// store, at target, which sluice's DNS serves; it is told to check target
+// directly rather than follow the user's CNAME.
+func (m *Manager) setDNS01(client *lego.Client, d store.ReservedDomain, target string) error {
+	p := &provider{store: m.store, token: store.DomainToken(d.ID), timeout: m.cfg.PropagationTimeout, pollInterval: m.cfg.PollInterval}
+	return client.Challenge.SetDNS01Provider(p,
+		dns01.WrapPreCheck(func(ctx context.Context, _, _, value string, _ dns01.PreCheckFunc) (bool, error) {
+			return m.dns.hasTXT(ctx, target, value), nil
+		}))
 }
 
 // client returns a lego client of sluice's account with the authority,

@@ -6,6 +6,8 @@ import (
 	"crypto/x509"
 	"log/slog"
 	"net"
+	"net/http"
+	"net/http/httptest"
 	"net/netip"
 	"strings"
 	"sync"
@@ -90,7 +92,10 @@ func newEnv(t *testing.T, directory func(p *acmetest.Pebble) string) *env {
 		<-done
 	})
 	zone, resolverAddr := acmetest.StartZone(t, serviceDomain, tcp.Addr().String())
-	p := acmetest.StartPebble(t, resolverAddr)
+	// The edge's HTTP listener, as far as HTTP-01 goes.
+	edgeHTTP := httptest.NewServer(edge.ServeHTTPChallenges(st, http.NotFoundHandler()))
+	t.Cleanup(edgeHTTP.Close)
+	p := acmetest.StartPebble(t, resolverAddr, edgeHTTP.Listener.Addr().(*net.TCPAddr).Port)
 	c := &clock{now: time.Now()}
 	m, err := New(st, Config{
 		Directory: directory(p), ServiceDomain: serviceDomain, Resolver: resolverAddr, Holder: "test",
@@ -308,5 +313,47 @@ func TestPolicyRemoved(t *testing.T) {
 	e.manager.tick(e.ctx)
 	if got := e.domain(t, d.ID); got.CertStatus != nil || got.CertificateID != "" {
 		t.Errorf("a domain without a policy got status %+v, certificate %q", got.CertStatus, got.CertificateID)
+	}
+}
+
+// TestIssueHTTP01: a custom domain that is no wildcard, CNAMEd to its
+// cname_target, gets a certificate through HTTP-01, which the edges'
+// HTTP listener answers from the store; without the CNAME its job ends
+// DNS_ERROR naming the record.
+func TestIssueHTTP01(t *testing.T) {
+	e := newEnv(t, func(p *acmetest.Pebble) string { return p.Directory })
+	d := e.reserve(t, "shop.example.com")
+	if _, err := e.store.UpdateReservedDomain(e.ctx, e.account, d.ID, func(d *store.ReservedDomain) error {
+		d.CertPolicy = &store.CertificatePolicy{}
+		return nil
+	}); err != nil {
+		t.Fatal(err)
+	}
+	e.manager.tick(e.ctx)
+	job := e.domain(t, d.ID).CertStatus.ProvisioningJob
+	record := "shop.example.com CNAME " + e.manager.cnameTarget(d)
+	if job == nil || job.ErrorCode != store.CertErrorDNS || !strings.Contains(job.Msg, record) {
+		t.Fatalf("without the CNAME, job %+v; want DNS_ERROR naming %q", job, record)
+	}
+
+	e.zone.CNAME("shop.example.com", e.manager.cnameTarget(d))
+	if _, err := e.store.UpdateReservedDomain(e.ctx, e.account, d.ID, func(d *store.ReservedDomain) error {
+		p := *d.CertPolicy
+		d.CertPolicy = &p // sent again: the DNS is fixed
+		return nil
+	}); err != nil {
+		t.Fatal(err)
+	}
+	e.manager.tick(e.ctx)
+	got := e.domain(t, d.ID)
+	if got.CertStatus.ProvisioningJob != nil || got.CertificateID == "" {
+		t.Fatalf("after the CNAME, the status is %+v (job %+v)", got.CertStatus, got.CertStatus.ProvisioningJob)
+	}
+	table := edge.NewCertificates()
+	go e.store.FollowTLSCertificates(e.ctx, slog.New(slog.DiscardHandler), func(key string, c *store.TLSCertificate) {
+		_ = table.Apply(key, c)
+	}, nil)
+	if leaf := e.served(t, table, "shop.example.com", ""); leaf.DNSNames[0] != "shop.example.com" {
+		t.Errorf("served the certificate of %v", leaf.DNSNames)
 	}
 }

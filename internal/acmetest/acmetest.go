@@ -42,16 +42,17 @@ type Pebble struct {
 	TLSCertFile string
 }
 
-// StartPebble runs Pebble validating DNS-01 through the resolver at
-// resolverAddr, until the test ends. It sets PEBBLE_VA_NOSLEEP, so the
-// test cannot be parallel.
-func StartPebble(t *testing.T, resolverAddr string) *Pebble {
+// StartPebble runs Pebble, until the test ends, validating DNS-01 through
+// the resolver at resolverAddr, and HTTP-01 on the port httpPort of the
+// addresses the resolver gives. It sets PEBBLE_VA_NOSLEEP, so the test
+// cannot be parallel.
+func StartPebble(t *testing.T, resolverAddr string, httpPort int) *Pebble {
 	t.Helper()
 	t.Setenv("PEBBLE_VA_NOSLEEP", "1")
 	logger := log.New(io.Discard, "", 0)
 	store := db.NewMemoryStore()
 	authority := ca.New(logger, store, "", "ecdsa", 0, 1, map[string]ca.Profile{"default": {Description: "default"}})
-	validator := va.New(logger, 0, 0, false, resolverAddr, store)
+	validator := va.New(logger, httpPort, 0, false, resolverAddr, store)
 	front := wfe.New(logger, store, validator, authority, []string{"pebble.letsencrypt.org"}, false, false, 3, 5)
 	acmeSrv := httptest.NewTLSServer(front.Handler())
 	t.Cleanup(acmeSrv.Close)

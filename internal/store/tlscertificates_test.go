@@ -123,3 +123,32 @@ func TestLease(t *testing.T) {
 		t.Error("a took the lease b holds")
 	}
 }
+
+// TestHTTPChallenges: a challenge stored is answered for its domain, in
+// any case, and token only, until removed; a token that is not base64url
+// is refused.
+func TestHTTPChallenges(t *testing.T) {
+	e := newEnv(t)
+	c := store.HTTPChallenge{Domain: "Shop.Example.com", Token: "tok_1-A", KeyAuthorization: "tok_1-A.thumb"}
+	if err := e.store.PutHTTPChallenge(e.ctx, c); err != nil {
+		t.Fatal(err)
+	}
+	if got, err := e.store.HTTPChallengeAnswer(e.ctx, "shop.example.COM", "tok_1-A"); err != nil || got != "tok_1-A.thumb" {
+		t.Errorf("HTTPChallengeAnswer: %q, %v", got, err)
+	}
+	for _, q := range [][2]string{{"other.example.com", "tok_1-A"}, {"shop.example.com", "tok_1-B"}, {"shop.example.com", "../x"}} {
+		if _, err := e.store.HTTPChallengeAnswer(e.ctx, q[0], q[1]); !errors.Is(err, store.ErrNotFound) {
+			t.Errorf("HTTPChallengeAnswer(%q, %q): %v, want ErrNotFound", q[0], q[1], err)
+		}
+	}
+	if err := e.store.RemoveHTTPChallenge(e.ctx, "shop.example.com", "tok_1-A"); err != nil {
+		t.Fatal(err)
+	}
+	if _, err := e.store.HTTPChallengeAnswer(e.ctx, "shop.example.com", "tok_1-A"); !errors.Is(err, store.ErrNotFound) {
+		t.Errorf("after its removal: %v, want ErrNotFound", err)
+	}
+	var invalid *store.ValidationError
+	if err := e.store.PutHTTPChallenge(e.ctx, store.HTTPChallenge{Domain: "shop.example.com", Token: "a.b"}); !errors.As(err, &invalid) {
+		t.Errorf("a token with a dot: %v, want a *ValidationError", err)
+	}
+}
