@@ -98,7 +98,7 @@ fuzz: ## a short run of each fuzz target, past its committed corpus
 	$(GO) test -run '^$$' -fuzz '^FuzzPutRecordBatchAnswer$$' -fuzztime 20000x ./sinks/firehose
 
 # docs/performance.md says what each measures, its floors and the figures.
-bench: ## micro-benchmarks, the ingest and delivery benchmarks against raw JetStream, memory with 1,000,000 events pending, the sinks into the emulator, the drain into a Kinesis endpoint in another process, the traffic policy's cost and memory, the DNS server's queries a second
+bench: ## micro-benchmarks, the ingest and delivery benchmarks against raw JetStream, memory with 1,000,000 events pending, the sinks into the emulator, the drain into a Kinesis endpoint in another process, the traffic policy's cost and memory, the DNS server's queries a second, the edge's TLS handshakes with 10,000 certificates
 	$(GO) test -run '^$$' -bench . -benchmem -count 6 ./schemas
 	$(GO) test -run '^$$' -bench . -benchmem -count 6 ./pipeline
 	$(GO) run ./cmd/sluice-bench ingest
@@ -110,6 +110,7 @@ bench: ## micro-benchmarks, the ingest and delivery benchmarks against raw JetSt
 	$(GO) test -run '^$$' -bench RateLimit -benchmem -count 5 ./trafficpolicy
 	$(GO) test -run '^$$' -bench MillionBuckets -benchtime 1x ./trafficpolicy
 	$(GO) test -run '^$$' -bench UDPQueries -benchmem -count 5 ./internal/dnsserver
+	$(GO) test -run '^$$' -bench 'Handshake|Lookup|CertificateMemory' -benchmem -count 3 ./edge
 
 # Minutes of steady load through one process into the emulator, a line of
 # figures every 10 s; fails when the resident memory keeps growing (the last

@@ -29,6 +29,8 @@ const (
 	HTTPSEdgeRoutesListKey = "routes"
 	ReservedDomainsPath    = "/reserved_domains"
 	ReservedDomainsListKey = "reserved_domains"
+	TLSCertificatesPath    = "/tls_certificates"
+	TLSCertificatesListKey = "tls_certificates"
 	TunnelSessionsPath     = "/tunnel_sessions"
 	TunnelSessionsListKey  = "tunnel_sessions"
 	EndpointsPath          = "/endpoints"

@@ -45,3 +45,39 @@ type ReservedDomainInput struct {
 	Region                      *string            `json:"region,omitempty"`
 	CertificateManagementPolicy *CertificatePolicy `json:"certificate_management_policy,omitempty"`
 }
+
+// TLSCertificate is a certificate sluice obtained for a reserved domain,
+// as the API returns it, read-only, and as its audit events carry it
+// (specification section 6.4's tls_certificate_*), in the
+// specification's order. Its private key is never shown.
+type TLSCertificate struct {
+	ID          string `json:"id"`
+	URI         string `json:"uri"` // its full URL
+	CreatedAt   string `json:"created_at"`
+	Description string `json:"description"`
+	Metadata    string `json:"metadata"`
+	// CertificatePEM is the chain, leaf first.
+	CertificatePEM          string                  `json:"certificate_pem"`
+	SubjectCommonName       string                  `json:"subject_common_name"`
+	SubjectAlternativeNames SubjectAlternativeNames `json:"subject_alternative_names"`
+	// IssuedAt is when sluice obtained it; null for one a user uploaded.
+	IssuedAt                  *string  `json:"issued_at"`
+	NotBefore                 string   `json:"not_before"`
+	NotAfter                  string   `json:"not_after"`
+	KeyUsages                 []string `json:"key_usages"`
+	ExtendedKeyUsages         []string `json:"extended_key_usages"`
+	PrivateKeyType            string   `json:"private_key_type"` // rsa, ecdsa or ed25519
+	IssuerCommonName          string   `json:"issuer_common_name"`
+	SerialNumber              string   `json:"serial_number"` // hex, lower case
+	SubjectOrganization       string   `json:"subject_organization"`
+	SubjectOrganizationalUnit string   `json:"subject_organizational_unit"`
+	SubjectLocality           string   `json:"subject_locality"`
+	SubjectProvince           string   `json:"subject_province"`
+	SubjectCountry            string   `json:"subject_country"`
+}
+
+// SubjectAlternativeNames are the names a TLSCertificate's leaf holds.
+type SubjectAlternativeNames struct {
+	DNSNames []string `json:"dns_names"`
+	IPs      []string `json:"ips"`
+}

@@ -41,6 +41,14 @@ func (c *Client) Endpoints() Family[apiwire.Endpoint, struct{}] {
 	return NewFamily[apiwire.Endpoint, struct{}](c, apiwire.EndpointsPath, apiwire.EndpointsListKey)
 }
 
+// TLSCertificates returns the account's TLS certificates,
+// /tls_certificates: sluice obtains and renews them for reserved domains,
+// the API lists and shows them, without their private keys. It has no
+// create, update or delete: they answer 405.
+func (c *Client) TLSCertificates() Family[apiwire.TLSCertificate, struct{}] {
+	return NewFamily[apiwire.TLSCertificate, struct{}](c, apiwire.TLSCertificatesPath, apiwire.TLSCertificatesListKey)
+}
+
 // BotUsers returns the account's bot users, /bot_users.
 func (c *Client) BotUsers() Family[apiwire.BotUser, apiwire.BotUserInput] {
 	return NewFamily[apiwire.BotUser, apiwire.BotUserInput](c, apiwire.BotUsersPath, apiwire.BotUsersListKey)

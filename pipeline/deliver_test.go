@@ -268,11 +268,11 @@ func TestDeliverFilterAndFields(t *testing.T) {
 	e := startDelivery(t, pipeline.DeliveryConfig{Linger: 20 * time.Millisecond})
 	e.route(t,
 		store.Source{Type: httpKind, Filter: "ev.conn.server_port == 443", Fields: []string{"conn.server_port", "http.request.method"}},
-		store.Source{Type: "tls_certificate_created.v0"},
+		store.Source{Type: "certificate_authority_created.v0"},
 	)
 	want := e.publish(t, httpKind, 300, setPort(443))
 	e.publish(t, httpKind, 300, setPort(80)) // filtered out
-	want = append(want, e.publish(t, "tls_certificate_created.v0", 50, nil)...)
+	want = append(want, e.publish(t, "certificate_authority_created.v0", 50, nil)...)
 	e.publish(t, tcpKind, 50, nil) // no source
 
 	got := e.sink.waitFor(t, "every selected event", func(r []sinks.Record) bool { return len(r) >= len(want) })

@@ -36,7 +36,7 @@ func TestDeliverToKinesis(t *testing.T) {
 	// Every HTTPS request, three fields, to a.
 	e.subscribe(t, []string{a.ID}, store.Source{Type: httpKind, Filter: "ev.conn.server_port == 443", Fields: []string{"conn.client_ip", "conn.server_port", "http.request.method"}})
 	// Every TCP connection to port 22, whole, and tunnel credential audit events, to a and b.
-	e.subscribe(t, []string{a.ID, b.ID}, store.Source{Type: tcpKind, Filter: "ev.conn.server_port == 22"}, store.Source{Type: "tls_certificate_created.v0"})
+	e.subscribe(t, []string{a.ID, b.ID}, store.Source{Type: tcpKind, Filter: "ev.conn.server_port == 22"}, store.Source{Type: "certificate_authority_created.v0"})
 	// Every HTTP request from 203.0.113.0/24, the conn group only, to b.
 	e.subscribe(t, []string{b.ID}, store.Source{Type: httpKind, Filter: "inCIDR(ev.conn.client_ip, '203.0.113.0/24')", Fields: []string{"conn"}})
 
@@ -48,7 +48,7 @@ func TestDeliverToKinesis(t *testing.T) {
 	}
 	want := map[string]map[string]expected{a.ID: {}, b.ID: {}} // destination → event id → what
 	sampler := schemas.NewSampler(7)
-	kinds := []string{httpKind, httpKind, tcpKind, "tls_certificate_created.v0", "ip_policy_created.v0"}
+	kinds := []string{httpKind, httpKind, tcpKind, "certificate_authority_created.v0", "ip_policy_created.v0"}
 	events := make([]schemas.Event, 0, 1000)
 	flush := func() {
 		for _, res := range e.prod.Publish(e.ctx, events...) {
@@ -89,7 +89,7 @@ func TestDeliverToKinesis(t *testing.T) {
 				want[a.ID][ev.ID] = expected{}
 				want[b.ID][ev.ID] = expected{}
 			}
-		case "tls_certificate_created.v0":
+		case "certificate_authority_created.v0":
 			want[a.ID][ev.ID] = expected{}
 			want[b.ID][ev.ID] = expected{}
 		}

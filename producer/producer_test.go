@@ -64,7 +64,7 @@ func sampleEvents(t *testing.T, n int, accounts ...string) []schemas.Event {
 	// The other traffic kind, and audit kinds with lists of strings and
 	// maps (the kinds with secrets or lists of objects are sluice's own,
 	// which the producer refuses).
-	kinds := []string{"tcp_connection_closed.v0", "tls_certificate_created.v0", "ip_policy_rule_updated.v0", "ssh_host_certificate_updated.v0"}
+	kinds := []string{"tcp_connection_closed.v0", "certificate_authority_created.v0", "ip_policy_rule_updated.v0", "ssh_host_certificate_updated.v0"}
 	s := schemas.NewSampler(7)
 	var pool []schemas.Event
 	for range 8 {

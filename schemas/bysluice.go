@@ -29,6 +29,15 @@ func emittedBySluiceError(k *Kind) *FieldError {
 				"To receive it, subscribe to it; docs/events.md lists the kinds only sluice emits", k.Name),
 		}
 	}
+	if k.Family == "tls_certificate" {
+		return &FieldError{
+			Path: "event_type",
+			Err:  ErrEmittedBySluice,
+			Msg: fmt.Sprintf("%s is emitted by sluice itself about its own resources and cannot be published: "+
+				"sluice stores it when it obtains, renews or deletes the certificate of one of the account's reserved domains. "+
+				"To receive it, subscribe to it; docs/events.md lists the kinds only sluice emits", k.Name),
+		}
+	}
 	return &FieldError{
 		Path: "event_type",
 		Err:  ErrEmittedBySluice,

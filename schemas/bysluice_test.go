@@ -20,7 +20,7 @@ func TestKindsOnlySluiceEmits(t *testing.T) {
 		}
 	}
 	want := []string{"agent_session_start.v0", "agent_session_stop.v0"} // the edge's
-	for _, family := range []string{"api_key", "domain", "event_destination", "event_subscription", "tunnel_credential", "tunnel_group_backend"} {
+	for _, family := range []string{"api_key", "domain", "event_destination", "event_subscription", "tls_certificate", "tunnel_credential", "tunnel_group_backend"} {
 		for _, change := range []string{"created", "deleted", "updated"} {
 			want = append(want, family+"_"+change+".v0")
 		}
@@ -70,7 +70,7 @@ func TestKindsOnlySluiceEmits(t *testing.T) {
 		})
 	}
 
-	other, err := s.Event("tls_certificate_deleted.v0")
+	other, err := s.Event("certificate_authority_deleted.v0")
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -347,7 +347,7 @@ var auditKinds = []auditSpec{
 		),
 	},
 	{
-		family: "tls_certificate", kinds: crud, desc: "a TLS certificate",
+		family: "tls_certificate", kinds: crud, bySluice: true, desc: "a TLS certificate",
 		fields: withResource(
 			fieldSpec{"certificate_pem", TypeString, "certificate chain in PEM format, leaf first", false},
 			fieldSpec{"extended_key_usages", TypeStringList, "extended key usages of the leaf certificate", false},

@@ -25,6 +25,7 @@ const (
 	PrefixAppUser        = "usr_"  // the application user of a session, an id the edge gives
 	PrefixEndpoint       = "ep_"   // the endpoint of a session, an id the edge gives
 	PrefixReservedDomain = "rd_"
+	PrefixTLSCertificate = "cert_" // a certificate sluice issued for a reserved domain (spec 6.4)
 	PrefixCredential     = "cr_"
 	PrefixHTTPSEdge      = "edghts_"
 	PrefixHTTPSEdgeRoute = "edghtsrt_"

@@ -47,6 +47,7 @@ func TestCLIDocsCoverEveryCommand(t *testing.T) {
 	cliDocs["backends"] = docPlace{file: "docs/cli.md"}
 	cliDocs["tunnel-sessions"] = docPlace{file: "docs/cli.md"}
 	cliDocs["endpoints"] = docPlace{file: "docs/cli.md"}
+	cliDocs["tls-certificates"] = docPlace{file: "docs/cli.md"}
 	cliDocs["reserved-domains"] = docPlace{file: "docs/cli.md"}
 	cliDocs["policy"] = docPlace{file: "docs/cli.md", section: "## Checking a traffic policy: `sluice policy check`"}
 	cliDocs["nats-auth"] = docPlace{file: "docs/operations.md", section: "## TLS and NATS authentication"}

@@ -2,6 +2,7 @@ package main
 
 import (
 	"fmt"
+	"strings"
 
 	"github.com/spf13/cobra"
 	"github.com/spf13/pflag"
@@ -116,3 +117,43 @@ status become null.`,
 		},
 	}
 }
+
+// tlsCertificatesFamily declares `sluice tls-certificates`, a client of
+// /tls_certificates: list and get, as sluice obtains the certificates.
+func tlsCertificatesFamily() family[apiwire.TLSCertificate, struct{}] {
+	return family[apiwire.TLSCertificate, struct{}]{
+		collection: (*client.Client).TLSCertificates,
+		kind: resourceKind{
+			command: "tls-certificates",
+			plural:  "TLS certificates",
+			columns: []string{"ID", "CREATED_AT", "NAMES", "NOT_AFTER", "ISSUER"},
+		},
+		short: "List and show the TLS certificates sluice obtained for reserved domains, through the API of a running sluice",
+		long: `List and show the TLS certificates of the account through the API of a
+running sluice (/tls_certificates): those sluice obtains and renews through
+ACME for reserved domains with a certificate_management_policy (serve
+--acme-directory), and deletes with their domain. Their private keys are
+never shown.
+
+--api-url and --api-key can be set as SLUICE_API_URL and SLUICE_API_KEY.`,
+		row: func(c apiwire.TLSCertificate) []string {
+			return []string{c.ID, c.CreatedAt, strings.Join(c.SubjectAlternativeNames.DNSNames, ","), c.NotAfter, c.IssuerCommonName}
+		},
+		fields: func(c apiwire.TLSCertificate) []resourceField {
+			issued := "-"
+			if c.IssuedAt != nil {
+				issued = *c.IssuedAt
+			}
+			return []resourceField{
+				{"ID", c.ID}, {"URI", c.URI}, {"CREATED_AT", c.CreatedAt}, {"NAMES", strings.Join(c.SubjectAlternativeNames.DNSNames, ",")},
+				{"ISSUED_AT", issued}, {"NOT_BEFORE", c.NotBefore}, {"NOT_AFTER", c.NotAfter}, {"PRIVATE_KEY_TYPE", c.PrivateKeyType},
+				{"ISSUER", c.IssuerCommonName}, {"SERIAL_NUMBER", c.SerialNumber},
+			}
+		},
+		readOnly: true,
+		noDelete: true,
+	}
+}
+
+// newTLSCertificatesCommand returns `sluice tls-certificates`.
+func newTLSCertificatesCommand() *cobra.Command { return newFamilyCommand(tlsCertificatesFamily()) }

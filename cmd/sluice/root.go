@@ -25,7 +25,7 @@ func newRootCommand() *cobra.Command {
 			return flagsFromEnv(cmd.Flags())
 		},
 	}
-	root.AddCommand(newServeCommand(), newSchemasCommand(), newPublishCommand(), newAccountsCommand(), newDestinationsCommand(), newSubscriptionsCommand(), newAgentIngressesCommand(), newAppSessionsCommand(), newAPIKeysCommand(), newBotUsersCommand(), newCredentialsCommand(), newTunnelSessionsCommand(), newEndpointsCommand(), newEdgesCommand(), newBackendsCommand(), newReservedDomainsCommand(), newTailCommand(), newPolicyCommand(), newACMEChallengesCommand())
+	root.AddCommand(newServeCommand(), newSchemasCommand(), newPublishCommand(), newAccountsCommand(), newDestinationsCommand(), newSubscriptionsCommand(), newAgentIngressesCommand(), newAppSessionsCommand(), newAPIKeysCommand(), newBotUsersCommand(), newCredentialsCommand(), newTunnelSessionsCommand(), newEndpointsCommand(), newEdgesCommand(), newBackendsCommand(), newReservedDomainsCommand(), newTLSCertificatesCommand(), newTailCommand(), newPolicyCommand(), newACMEChallengesCommand())
 	// No SetVersionTemplate, nor any other template: cobra then prints
 	// without text/template, whose calls of methods by name keep every
 	// method of the binary linked (9.7 MB of 39).

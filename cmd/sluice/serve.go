@@ -65,6 +65,7 @@ type serveFlags struct {
 	ingress         ingressFlags
 	edge            edgeFlags
 	dns             dnsFlags
+	acme            acmeFlags
 }
 
 func newServeCommand() *cobra.Command {
@@ -121,6 +122,7 @@ func (f *serveFlags) register(fl *pflag.FlagSet) {
 	f.ingress.register(fl)
 	f.edge.register(fl)
 	f.dns.register(fl)
+	f.acme.register(fl)
 }
 
 // runServe runs a serve process until ctx ends.

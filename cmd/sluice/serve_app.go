@@ -18,6 +18,7 @@ import (
 	"golang.org/x/sync/errgroup"
 
 	"github.com/sluicehq/sluice/filters"
+	"github.com/sluicehq/sluice/internal/acme"
 	"github.com/sluicehq/sluice/internal/api"
 	"github.com/sluicehq/sluice/internal/destinations"
 	"github.com/sluicehq/sluice/internal/dnsserver"
@@ -69,6 +70,7 @@ type app struct {
 	sessions     *sessionservice.Service  // records the edge's application sessions; nil without the api role
 	policy       *policyFront             // nil without --traffic-policy
 	dns          *dnsserver.Server        // nil without --dns-listen
+	acme         *acme.Manager            // nil without --acme-directory, or the api role
 	httpSrv      *http.Server             // --http
 	metricsSrv   *http.Server             // --metrics-http, served only when given
 
@@ -304,10 +306,14 @@ func (a *app) newServers() error {
 	if a.policy != nil {
 		apiConfig.Front = a.policy.wrap
 	}
-	handler, err := a.httpHandler(apiConfig)
+	srv, err := a.httpHandler(apiConfig)
 	if err != nil {
 		return err
 	}
+	if err := a.newACME(srv, apiConfig.ServiceDomains); err != nil {
+		return err
+	}
+	var handler http.Handler = srv
 	if a.dev != nil {
 		handler = a.dev.markAnswers(handler)
 	}
@@ -402,6 +408,9 @@ func (a *app) loops() []func(context.Context) error {
 	}
 	if a.dns != nil {
 		loops = append(loops, a.dns.Run)
+	}
+	if a.acme != nil {
+		loops = append(loops, a.acme.Run)
 	}
 	return loops
 }

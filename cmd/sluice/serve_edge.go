@@ -114,9 +114,6 @@ func (f edgeFlags) validate(dev bool) error {
 	if (f.tlsCert == "") != (f.tlsKey == "") {
 		errs = append(errs, errors.New("--edge-tls-cert and --edge-tls-key go together"))
 	}
-	if f.https != "" && f.tlsCert == "" && !dev {
-		errs = append(errs, errors.New("--edge-https needs --edge-tls-cert and --edge-tls-key until issued certificates exist"))
-	}
 	if f.tcpPorts != "" {
 		if _, err := edge.ParsePortRange(f.tcpPorts); err != nil {
 			errs = append(errs, fmt.Errorf("--edge-tcp-ports: %w", err))
@@ -214,8 +211,11 @@ type edgeRole struct {
 	peers     *http.Server
 	directory *store.EdgeDirectory
 	peer      string
-	caFile    string      // the dev CA's file, with --dev
-	geoIP     *edge.GeoIP // --edge-geoip's database; nil without
+	// certificates are the reserved domains' certificates --edge-https
+	// serves by SNI, kept by a watch of the store.
+	certificates *edge.Certificates
+	caFile       string      // the dev CA's file, with --dev
+	geoIP        *edge.GeoIP // --edge-geoip's database; nil without
 	// agentConfig is the agent configuration --dev wrote at this start
 	// ("" when it wrote none).
 	agentConfig string
@@ -299,9 +299,13 @@ func (a *app) newEdgeRole() (*edgeRole, error) {
 	}
 	if r.listeners.http != nil {
 		r.http = r.edge.NewHTTPServer("http", nil)
+		r.http.Handler = edge.ServeHTTPChallenges(a.store, r.http.Handler)
 	}
 	if r.listeners.https != nil {
+		// The reserved domains' certificates first, then --edge-tls-cert's
+		// or the dev CA's.
 		tlsCfg := &tls.Config{MinVersion: tls.VersionTLS12}
+		var fallback func(*tls.ClientHelloInfo) (*tls.Certificate, error)
 		switch {
 		case f.tlsCert != "":
 			cert, err := tls.LoadX509KeyPair(f.tlsCert, f.tlsKey)
@@ -310,8 +314,10 @@ func (a *app) newEdgeRole() (*edgeRole, error) {
 			}
 			tlsCfg.Certificates = []tls.Certificate{cert}
 		case ca != nil:
-			tlsCfg.GetCertificate = ca.GetCertificate(r.edge.ServesHTTPS)
+			fallback = ca.GetCertificate(r.edge.ServesHTTPS)
 		}
+		r.certificates = edge.NewCertificates()
+		tlsCfg.GetCertificate = r.certificates.GetCertificate(fallback)
 		r.https = r.edge.NewHTTPServer("https", tlsCfg)
 	}
 	for _, srv := range []*http.Server{r.http, r.https, r.peers} {
@@ -377,6 +383,9 @@ func (r *edgeRole) run(ctx context.Context) error {
 	wg.Go(func() { r.heartbeat(ctx) })
 	if r.directory != nil {
 		wg.Go(func() { r.directory.Run(ctx, r.log) })
+	}
+	if r.certificates != nil {
+		wg.Go(func() { r.followCertificates(ctx) })
 	}
 	wg.Go(func() {
 		if err := r.edge.ServeAgents(ctx, tls.NewListener(r.listeners.agents, r.agentsTLS)); err != nil {
@@ -540,4 +549,16 @@ func buildVersion() string {
 		return info.Main.Version
 	}
 	return "devel"
+}
+
+// followCertificates keeps the table of the certificates --edge-https
+// serves as the store has them, until ctx ends.
+func (r *edgeRole) followCertificates(ctx context.Context) {
+	r.store.FollowTLSCertificates(ctx, r.log, func(key string, c *store.TLSCertificate) {
+		if err := r.certificates.Apply(key, c); err != nil {
+			r.log.Warn("not serving a TLS certificate", "key", key, "error", err)
+		}
+	}, func() {
+		r.log.Info("serving the reserved domains' TLS certificates", "certificates", r.certificates.Len())
+	})
 }

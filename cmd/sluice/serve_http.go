@@ -32,7 +32,7 @@ const (
 // routes and /openapi.yaml with api, POST /events with ingest, and always
 // the health and readiness paths (metrics are on metricsHandler). Paths of
 // the roles the process does not run answer 404.
-func (a *app) httpHandler(cfg api.Config) (http.Handler, error) {
+func (a *app) httpHandler(cfg api.Config) (*api.Server, error) {
 	deps := api.Deps{Keys: a.keys, Publisher: a.producer, Logger: a.log, Metrics: a.registry, Storage: a.storage()}
 	if a.roles.api {
 		deps.Destinations, deps.Subscriptions, deps.APIKeys, deps.BotUsers, deps.Credentials, deps.Outbox = a.store, a.store, a.store, a.store, a.store, a.store

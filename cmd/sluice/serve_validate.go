@@ -33,6 +33,7 @@ func (f serveFlags) validate() error {
 		f.ingress.validate(),
 		f.checkEdge(),
 		f.dns.validate(f.dev),
+		f.acme.validate(),
 	)
 }
 

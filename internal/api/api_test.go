@@ -30,6 +30,7 @@ type testEnv struct {
 	store   *store.Store // nil in a fake env
 	keyID   string       // the id of token's key
 	logs    *apitest.Logs
+	server  *api.Server // nil in a fake env
 }
 
 func newTestEnv(t *testing.T, opts ...apitest.Option) *testEnv {
@@ -41,7 +42,7 @@ func newTestEnv(t *testing.T, opts ...apitest.Option) *testEnv {
 func envOf(t *testing.T, st *apitest.Stack) *testEnv {
 	t.Helper()
 	return &testEnv{url: st.URL, client: documentedClient(t), token: st.Token, account: st.AccountID,
-		stream: st.Stream, js: st.JS, reg: st.Metrics, store: st.Store, keyID: st.KeyID, logs: st.Logs}
+		stream: st.Stream, js: st.JS, reg: st.Metrics, store: st.Store, keyID: st.KeyID, logs: st.Logs, server: st.API}
 }
 
 // documentedClient returns an HTTP client that fails the test when a
@@ -116,7 +117,7 @@ type wireEvent struct {
 func samples(t *testing.T, seed uint64, n int) []wireEvent {
 	t.Helper()
 	s := schemas.NewSampler(seed)
-	kinds := []string{"http_request_complete.v0", "tcp_connection_closed.v0", "tls_certificate_created.v0", "ssh_host_certificate_updated.v0"}
+	kinds := []string{"http_request_complete.v0", "tcp_connection_closed.v0", "certificate_authority_created.v0", "ssh_host_certificate_updated.v0"}
 	out := make([]wireEvent, n)
 	for i := range out {
 		ev, err := s.Event(kinds[i%len(kinds)])

@@ -16,7 +16,7 @@ import (
 // specs are the declarations of package resource of the families the API
 // routes.
 func specs() []declared.Spec {
-	return []declared.Spec{declared.APIKeys(), declared.EventDestinations(), declared.EventSubscriptions(), declared.BotUsers(), declared.Credentials(), declared.ReservedDomains(), declared.AgentIngresses(), declared.AppSessions(), declared.HTTPSEdges(), declared.HTTPSEdgeRoutes(), declared.TunnelSessions(), declared.Endpoints(), declared.TunnelGroupBackends()}
+	return []declared.Spec{declared.APIKeys(), declared.EventDestinations(), declared.EventSubscriptions(), declared.BotUsers(), declared.Credentials(), declared.ReservedDomains(), declared.AgentIngresses(), declared.AppSessions(), declared.HTTPSEdges(), declared.HTTPSEdgeRoutes(), declared.TunnelSessions(), declared.Endpoints(), declared.TunnelGroupBackends(), declared.TLSCertificates()}
 }
 
 // TestFamiliesMatchSpecs checks the families the API routes against their

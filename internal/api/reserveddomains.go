@@ -24,7 +24,8 @@ var reservedDomainResource = resource{noun: "reserved domain", listPath: apiwire
 // (specification sections 2.2, 3 and 4.2) and DELETE
 // /reserved_domains/{id}/certificate_management_policy. Every change
 // emits domain_created.v0, domain_updated.v0 or domain_deleted.v0 with the
-// resource as the API shows it.
+// resource as the API shows it, and a delete tls_certificate_deleted.v0 of
+// the domain's certificate, by sluice, which deletes it.
 func (s *Server) routeReservedDomains() {
 	d := s.domains
 	route(s, family[store.ReservedDomain, reservedDomainCreate, reservedDomainUpdate, apiwire.ReservedDomain]{
@@ -39,7 +40,10 @@ func (s *Server) routeReservedDomains() {
 			}
 			return d.CreateReservedDomain(ctx, accountID, v, opts...)
 		},
-		get: d.GetReservedDomain, list: d.ListReservedDomains, update: d.UpdateReservedDomain, delete: d.DeleteReservedDomain,
+		get: d.GetReservedDomain, list: d.ListReservedDomains, update: d.UpdateReservedDomain,
+		delete: func(ctx context.Context, accountID, id string, opts ...store.WriteOption) (store.ReservedDomain, error) {
+			return d.DeleteReservedDomain(ctx, accountID, id, append(opts, store.WithCertificateAudit(s.certificateDeletedEvent))...)
+		},
 		body:  s.reservedDomainResponse,
 		fixed: map[string]string{"domain": "reserve the new domain (POST /reserved_domains), move what uses this one to it, and delete this one"},
 	})
@@ -88,6 +92,9 @@ func (s *Server) reservedDomainResponse(r *http.Request, d store.ReservedDomain)
 			acme := token + ".acme." + s.cfg.ServiceDomains[0]
 			body.ACMEChallengeCNAMETarget = &acme
 		}
+	}
+	if d.CertificateID != "" {
+		body.Certificate = &apiwire.Ref{ID: d.CertificateID, URI: s.resourceURI(r, apiwire.TLSCertificatesPath+"/"+d.CertificateID)}
 	}
 	body.CertificateManagementPolicy, body.CertificateManagementStatus = certificateBodies(d.CertPolicy, d.CertStatus)
 	return body
@@ -164,4 +171,8 @@ type ReservedDomains interface {
 	ListReservedDomains(ctx context.Context, accountID string, page store.Page) ([]store.ReservedDomain, string, error)
 	UpdateReservedDomain(ctx context.Context, accountID, id string, fn func(*store.ReservedDomain) error, opts ...store.WriteOption) (store.ReservedDomain, error)
 	DeleteReservedDomain(ctx context.Context, accountID, id string, opts ...store.WriteOption) (store.ReservedDomain, error)
+	// GetTLSCertificate and ListTLSCertificates read the certificates
+	// sluice obtained for the reserved domains (/tls_certificates).
+	GetTLSCertificate(ctx context.Context, accountID, id string) (store.TLSCertificate, error)
+	ListTLSCertificates(ctx context.Context, accountID string, page store.Page) ([]store.TLSCertificate, string, error)
 }

@@ -397,6 +397,7 @@ func New(cfg Config, deps Deps) (*Server, error) {
 	}
 	if s.domains != nil {
 		s.routeReservedDomains()
+		s.routeTLSCertificates()
 	}
 	if s.backends != nil {
 		s.routeTunnelGroupBackends()

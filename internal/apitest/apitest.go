@@ -34,7 +34,9 @@ type Stack struct {
 	Stream    jetstream.Stream // SLUICE_EVENTS
 	Store     *store.Store
 	Metrics   *prometheus.Registry // where the API registered its metrics
-	nats      *natsserver.Server
+	// API is the API's server, for what it gives besides its routes.
+	API  *api.Server
+	nats *natsserver.Server
 }
 
 // Option changes the stack Start builds.
@@ -157,7 +159,7 @@ func startAPI(t testing.TB, srv *natsserver.Server, o options) *Stack {
 	}
 	hs.Config.Handler = handler
 	hs.Start()
-	return &Stack{Logs: logs, URL: hs.URL, JS: js, Stream: stream, Store: st, Metrics: reg, nats: srv}
+	return &Stack{Logs: logs, URL: hs.URL, JS: js, Stream: stream, Store: st, Metrics: reg, API: handler, nats: srv}
 }
 
 // Logs is a buffer of log lines safe for concurrent use.

@@ -175,6 +175,13 @@ func Endpoints() Spec {
 	return Spec{Prefix: schemas.PrefixEndpoint, Path: apiwire.EndpointsPath, ListKey: apiwire.EndpointsListKey}
 }
 
+// TLSCertificates is the family of TLS certificates, /tls_certificates:
+// those sluice obtains for reserved domains. sluice obtains, renews and
+// deletes them; the API lists and shows them, and sets no field.
+func TLSCertificates() Spec {
+	return Spec{Prefix: schemas.PrefixTLSCertificate, Path: apiwire.TLSCertificatesPath, ListKey: apiwire.TLSCertificatesListKey}
+}
+
 // BotUsers is the family of bot users, /bot_users (specification sections
 // 2.3 and 4.2). A bot user is created active.
 func BotUsers() Spec {

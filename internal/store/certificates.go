@@ -52,6 +52,9 @@ type CertificateJob struct {
 	Msg       string     `json:"msg"`
 	StartedAt time.Time  `json:"started_at"`
 	RetriesAt *time.Time `json:"retries_at,omitempty"`
+	// Attempts counts the job's runs, for the backoff of its retries;
+	// the API does not show it.
+	Attempts int `json:"attempts,omitempty"`
 }
 
 // ProvisioningMsg is the msg of the job a new policy starts.

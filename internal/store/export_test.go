@@ -64,3 +64,22 @@ func (c *KeyCache) Live() bool {
 	defer c.mu.Unlock()
 	return c.live
 }
+
+// PlantTLSCertificate stores c as the certificate of the reserved domain
+// it names, as sluice's certificate jobs do, without their events: for
+// tests of what reads certificates.
+func (s *Store) PlantTLSCertificate(ctx context.Context, c TLSCertificate) (TLSCertificate, error) {
+	d, err := s.GetReservedDomain(ctx, c.AccountID, c.ReservedDomainID)
+	if err != nil {
+		return TLSCertificate{}, err
+	}
+	c.ID, c.CreatedAt = s.newID(tlsCertificates.prefix)
+	if err := s.createJSON(ctx, tlsCertificates.key(c.AccountID, c.ID), c); err != nil {
+		return TLSCertificate{}, err
+	}
+	_, err = s.UpdateReservedDomain(ctx, c.AccountID, d.ID, func(d *ReservedDomain) error {
+		d.CertificateID = c.ID
+		return nil
+	})
+	return c, err
+}

@@ -48,6 +48,9 @@ type WriteOption func(*writeOptions)
 
 type writeOptions struct {
 	audit Audit
+	// certificateDeleted builds the audit event of a reserved domain's
+	// certificate its delete deletes (WithCertificateAudit).
+	certificateDeleted func(TLSCertificate) (schemas.Encoded, error)
 }
 
 // WithAudit has the store write the change's audit event, built by
@@ -56,6 +59,13 @@ type writeOptions struct {
 // (see PendingAudits).
 func WithAudit(audit Audit) WriteOption {
 	return func(o *writeOptions) { o.audit = audit }
+}
+
+// WithCertificateAudit has DeleteReservedDomain write, with the delete,
+// the audit event that build makes of the domain's TLS certificate, which
+// the delete deletes too (tls_certificate_deleted.v0).
+func WithCertificateAudit(build func(TLSCertificate) (schemas.Encoded, error)) WriteOption {
+	return func(o *writeOptions) { o.certificateDeleted = build }
 }
 
 func newWriteOptions(opts []WriteOption) writeOptions {

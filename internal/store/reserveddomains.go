@@ -12,6 +12,7 @@ import (
 
 	"github.com/sluicehq/sluice/internal/dnsname"
 	"github.com/sluicehq/sluice/internal/resource"
+	"github.com/sluicehq/sluice/schemas"
 )
 
 // ReservedDomain is a domain an account reserves for its endpoints
@@ -36,6 +37,10 @@ type ReservedDomain struct {
 	CertPolicy *CertificatePolicy `json:"certificate_management_policy,omitempty"`
 	// CertStatus is nil exactly when CertPolicy is.
 	CertStatus *CertificateStatus `json:"certificate_management_status,omitempty"`
+	// CertificateID is the TLSCertificate sluice obtained for the domain,
+	// "" until one is; the domain's delete deletes it. A policy set to
+	// null leaves it, served until it expires.
+	CertificateID string `json:"certificate_id,omitempty"`
 	// Tree is the names whose node keys count the reservation
 	// (domainNodes), as they were when it was created, so that its delete
 	// uncounts exactly them whatever the service's domains or the public
@@ -162,13 +167,26 @@ var reservedDomains = family[ReservedDomain]{
 		return s.domainTreeWrites(ctx, d.claim(), 1)
 	},
 	cascade: func(ctx context.Context, s *Store, d ReservedDomain) ([]write, error) {
-		return s.domainTreeWrites(ctx, d.claim(), -1) // d.Tree: nil before the tree
+		return s.reservedDomainCascade(ctx, d, nil)
 	},
 	unique: &uniqueIndex[ReservedDomain]{
 		field: "domain",
 		value: func(d ReservedDomain) string { return d.Domain },
 		key:   reservedDomainKey,
 	},
+}
+
+// reservedDomainCascade returns the writes of the domain's delete besides
+// its own: its domain tree's counts (d.Tree: nil before the tree), and
+// its certificate's delete, with the audit event certificateDeleted
+// builds (nil: none).
+func (s *Store) reservedDomainCascade(ctx context.Context, d ReservedDomain, certificateDeleted func(TLSCertificate) (schemas.Encoded, error)) ([]write, error) {
+	writes, err := s.domainTreeWrites(ctx, d.claim(), -1)
+	if err != nil {
+		return nil, err
+	}
+	cert, err := s.certificateOfDomain(ctx, d, certificateDeleted)
+	return append(writes, cert...), err
 }
 
 // reservedDomainKey is the index key of a reserved domain, across all
@@ -249,7 +267,8 @@ func (s *Store) ListReservedDomains(ctx context.Context, accountID string, page 
 // UpdateReservedDomain changes the reserved domain of the account with
 // the id as fn does, checked as at create; the domain cannot change (a
 // *ValidationError). A policy set or changed starts a new provisioning
-// job; a policy removed removes the status. No update is lost (see
+// job, and so does a policy sent again after a DNS_ERROR; a policy
+// removed removes the status. No update is lost (see
 // family.update).
 func (s *Store) UpdateReservedDomain(ctx context.Context, accountID, id string, fn func(*ReservedDomain) error, opts ...WriteOption) (ReservedDomain, error) {
 	return reservedDomains.update(ctx, s, accountID, id, func(d *ReservedDomain) error {
@@ -257,7 +276,10 @@ func (s *Store) UpdateReservedDomain(ctx context.Context, accountID, id string, 
 		if err := fn(d); err != nil {
 			return err
 		}
-		if d.CertPolicy != nil && (was == nil || *was != *d.CertPolicy) {
+		// A policy set again (fn gave a new one, though equal) after a
+		// DNS_ERROR retries: the user says the DNS is fixed.
+		again := d.CertPolicy != was && d.CertStatus != nil && d.CertStatus.ProvisioningJob != nil && d.CertStatus.ProvisioningJob.ErrorCode == CertErrorDNS
+		if d.CertPolicy != nil && (was == nil || *was != *d.CertPolicy || again) {
 			d.CertStatus = nil // a new job, set by check
 		}
 		return nil
@@ -265,7 +287,9 @@ func (s *Store) UpdateReservedDomain(ctx context.Context, accountID, id string, 
 }
 
 // DeleteReservedDomain deletes the reserved domain of the account with the
-// id, which frees the domain for any account, and returns it as it was.
+// id, which frees the domain for any account, and its TLS certificate,
+// with the certificate's audit event WithCertificateAudit builds, and
+// returns it as it was.
 //
 // It returns a *DomainInUseError (matching ErrConflict) naming the HTTPS
 // edges of the account with a hostport the domain covers and no other
@@ -275,7 +299,12 @@ func (s *Store) UpdateReservedDomain(ctx context.Context, accountID, id string, 
 // the delete is a compare-and-swap on the revision read before the edges
 // were: one of the two writers sees the other.
 func (s *Store) DeleteReservedDomain(ctx context.Context, accountID, id string, opts ...WriteOption) (ReservedDomain, error) {
-	return reservedDomains.remove(ctx, s, accountID, id, opts, func(d ReservedDomain) error {
+	f := reservedDomains
+	certificateDeleted := newWriteOptions(opts).certificateDeleted
+	f.cascade = func(ctx context.Context, s *Store, d ReservedDomain) ([]write, error) {
+		return s.reservedDomainCascade(ctx, d, certificateDeleted)
+	}
+	return f.remove(ctx, s, accountID, id, opts, func(d ReservedDomain) error {
 		using, err := s.edgesUsing(ctx, d)
 		if err != nil {
 			return err

@@ -1,0 +1,123 @@
+package acme
+
+import (
+	"context"
+	"errors"
+	"log/slog"
+	"net/http"
+	"time"
+
+	"github.com/go-acme/lego/v5/lego"
+
+	"github.com/sluicehq/sluice/internal/store"
+)
+
+// The named values of Config.Directory (serve --acme-directory).
+const (
+	LetsEncrypt        = "letsencrypt"
+	LetsEncryptStaging = "letsencrypt-staging"
+)
+
+// DirectoryURL returns the directory URL of a named authority, or name
+// itself for any other (a URL, such as a Pebble's in tests).
+func DirectoryURL(name string) string {
+	switch name {
+	case LetsEncrypt:
+		return lego.DirectoryURLLetsEncrypt
+	case LetsEncryptStaging:
+		return lego.DirectoryURLLetsEncryptStaging
+	}
+	return name
+}
+
+// Store is what a Manager reads and writes: *store.Store.
+type Store interface {
+	challenges
+	httpChallenges
+	ManagedDomains(ctx context.Context) ([]store.ReservedDomain, error)
+	SetDomainCertificateJob(ctx context.Context, accountID, domainID string, job store.CertificateJob) error
+	SetDomainCertificate(ctx context.Context, accountID, domainID string, issued store.IssuedCertificate, events store.CertificateEvents) (store.TLSCertificate, error)
+	TakeLease(ctx context.Context, name, holder string, ttl time.Duration) (bool, error)
+	ACMEAccount(ctx context.Context, directory string) (store.ACMEAccount, error)
+	CreateACMEAccount(ctx context.Context, a store.ACMEAccount) error
+}
+
+// Config configures a Manager.
+type Config struct {
+	// Directory is the ACME directory URL, or LetsEncrypt or
+	// LetsEncryptStaging. Required.
+	Directory string
+	// ServiceDomain is the first service domain, under which
+	// acme.<service domain> holds the challenges' TXT values. Required.
+	ServiceDomain string
+	// Resolver is the HOST:PORT of the recursive DNS resolver that checks
+	// the users' CNAMEs and that sluice's DNS serves a challenge before
+	// the authority is told to validate it. Required.
+	Resolver string
+	// Holder names this process in the lease. Required.
+	Holder string
+	// Events builds the audit events of a certificate stored. Required.
+	Events store.CertificateEvents
+	// HTTPClient talks to the authority; nil: lego's default, which trusts
+	// the system's roots.
+	HTTPClient *http.Client
+	// Interval is how often the jobs due are looked for; 0: 30 s.
+	Interval time.Duration
+	// JobTimeout bounds one job; 0: 5 minutes.
+	JobTimeout time.Duration
+	// PropagationTimeout bounds the wait for sluice's DNS to serve a
+	// challenge, polled every PollInterval; 0: 2 minutes and 2 s.
+	PropagationTimeout, PollInterval time.Duration
+	// RetryInterval is the first delay of an INTERNAL_ERROR's retry,
+	// doubled (with jitter) at each failure up to 6 hours; 0: 1 minute.
+	RetryInterval time.Duration
+	// RenewBefore is how long before expiry a certificate is renewed;
+	// 0: 30 days.
+	RenewBefore time.Duration
+	// Now is the clock; nil: time.Now.
+	Now func() time.Time
+	// Logger; nil: slog.Default().
+	Logger *slog.Logger
+}
+
+func (c *Config) setDefaults() {
+	defaults := []struct {
+		d   *time.Duration
+		def time.Duration
+	}{
+		{&c.Interval, 30 * time.Second},
+		{&c.JobTimeout, 5 * time.Minute},
+		{&c.PropagationTimeout, 2 * time.Minute},
+		{&c.PollInterval, 2 * time.Second},
+		{&c.RetryInterval, time.Minute},
+		{&c.RenewBefore, 30 * 24 * time.Hour},
+	}
+	for _, d := range defaults {
+		if *d.d == 0 {
+			*d.d = d.def
+		}
+	}
+	if c.Now == nil {
+		c.Now = time.Now
+	}
+	if c.Logger == nil {
+		c.Logger = slog.Default()
+	}
+}
+
+// Validate returns an error naming the first required field not set.
+func (c Config) Validate() error {
+	switch {
+	case c.Directory == "":
+		return errors.New("acme: Directory is required")
+	case c.ServiceDomain == "":
+		return errors.New("acme: ServiceDomain is required")
+	case c.Resolver == "":
+		return errors.New("acme: Resolver is required")
+	case c.Holder == "":
+		return errors.New("acme: Holder is required")
+	case c.Events == nil:
+		return errors.New("acme: Events is required")
+	}
+	return nil
+}

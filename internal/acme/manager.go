@@ -1,0 +1,180 @@
+package acme
+
+import (
+	"context"
+	"errors"
+	"strings"
+	"time"
+
+	"github.com/cenkalti/backoff/v4"
+
+	"github.com/sluicehq/sluice/internal/store"
+)
+
+// leaseName names the lease of the certificate jobs in the store.
+const leaseName = "acme_jobs"
+
+// Manager runs the certificate jobs of reserved domains: it looks for the
+// jobs due every Config.Interval while it holds the lease, and runs them
+// one after another. Run it with Run.
+type Manager struct {
+	cfg       Config
+	store     Store
+	directory string // the directory URL
+	dns       resolver
+}
+
+// New returns a Manager of the jobs in st. It starts nothing; it returns
+// the error of cfg.Validate.
+func New(st Store, cfg Config) (*Manager, error) {
+	if err := cfg.Validate(); err != nil {
+		return nil, err
+	}
+	cfg.setDefaults()
+	return &Manager{
+		cfg: cfg, store: st, directory: DirectoryURL(cfg.Directory),
+		dns: resolver{addr: cfg.Resolver, timeout: 5 * time.Second},
+	}, nil
+}
+
+// Run runs the jobs due until ctx ends; it returns nil then.
+func (m *Manager) Run(ctx context.Context) error {
+	ticker := time.NewTicker(m.cfg.Interval)
+	defer ticker.Stop()
+	for {
+		m.tick(ctx)
+		select {
+		case <-ctx.Done():
+			return nil
+		case <-ticker.C:
+		}
+	}
+}
+
+// tick runs the jobs due, if this process holds the lease.
+func (m *Manager) tick(ctx context.Context) {
+	log := m.cfg.Logger
+	held, err := m.store.TakeLease(ctx, leaseName, m.cfg.Holder, m.cfg.JobTimeout+2*m.cfg.Interval)
+	if err != nil {
+		log.Warn("taking the lease of the certificate jobs", "error", err)
+		return
+	}
+	if !held {
+		return
+	}
+	domains, err := m.store.ManagedDomains(ctx)
+	if err != nil {
+		log.Warn("reading the certificate jobs", "error", err)
+		return
+	}
+	for _, d := range domains {
+		if ctx.Err() != nil {
+			return
+		}
+		if !m.due(d) {
+			continue
+		}
+		// The lease is extended before each job, so that no other
+		// process starts while this one runs.
+		if held, err := m.store.TakeLease(ctx, leaseName, m.cfg.Holder, m.cfg.JobTimeout+2*m.cfg.Interval); err != nil || !held {
+			return
+		}
+		m.run(ctx, d)
+	}
+}
+
+// due reports whether the domain has a job to run now: a custom domain
+// (one under the service domain needs a certificate of the service's own,
+// which this package does not obtain) whose job is new or in progress,
+// failed with an INTERNAL_ERROR whose retries_at has come, or whose
+// renews_at has.
+func (m *Manager) due(d store.ReservedDomain) bool {
+	if d.CertStatus == nil || store.UnderServiceDomain(d.Domain, []string{m.cfg.ServiceDomain}) {
+		return false
+	}
+	now := m.cfg.Now()
+	st := d.CertStatus
+	switch job := st.ProvisioningJob; {
+	case job == nil:
+		return st.RenewsAt != nil && !now.Before(*st.RenewsAt)
+	case job.ErrorCode == "":
+		return true
+	case job.ErrorCode == store.CertErrorInternal:
+		return job.RetriesAt == nil || !now.Before(*job.RetriesAt)
+	}
+	return false // DNS_ERROR: the user fixes the record and sets the policy again
+}
+
+// run runs the domain's job once, and records how it ended.
+func (m *Manager) run(ctx context.Context, d store.ReservedDomain) {
+	ctx, cancel := context.WithTimeout(ctx, m.cfg.JobTimeout)
+	defer cancel()
+	log := m.cfg.Logger.With("reserved_domain", d.ID, "domain", d.Domain)
+	job := store.CertificateJob{StartedAt: m.cfg.Now()}
+	if prev := d.CertStatus.ProvisioningJob; prev != nil {
+		job.StartedAt, job.Attempts = prev.StartedAt, prev.Attempts
+	}
+	job.Attempts++
+	step := func(msg string) error {
+		job.Msg = msg
+		return m.store.SetDomainCertificateJob(ctx, d.AccountID, d.ID, job)
+	}
+	err := m.obtain(ctx, d, step)
+	switch {
+	case err == nil:
+		log.Info("certificate stored")
+		return
+	case errors.Is(err, store.ErrCertificateUnmanaged), errors.Is(err, store.ErrNotFound):
+		return // the policy was set to null, or the domain deleted, meanwhile
+	}
+	var dnsErr *DNSError
+	if errors.As(err, &dnsErr) || isDNSProblem(err) {
+		job.ErrorCode, job.RetriesAt = store.CertErrorDNS, nil
+	} else {
+		retry := m.cfg.Now().Add(m.retryDelay(job.Attempts))
+		job.ErrorCode, job.RetriesAt = store.CertErrorInternal, &retry
+	}
+	job.Msg = err.Error()
+	log.Warn("certificate job failed", "error_code", job.ErrorCode, "error", err)
+	if err := m.store.SetDomainCertificateJob(context.WithoutCancel(ctx), d.AccountID, d.ID, job); err != nil && !errors.Is(err, store.ErrCertificateUnmanaged) {
+		log.Warn("recording the failed certificate job", "error", err)
+	}
+}
+
+// isDNSProblem reports whether the authority failed the challenge for a
+// DNS reason (RFC 8555 6.7's dns and unauthorized problems), which the
+// user's DNS must fix.
+func isDNSProblem(err error) bool {
+	msg := err.Error()
+	return strings.Contains(msg, "urn:ietf:params:acme:error:dns") || strings.Contains(msg, "urn:ietf:params:acme:error:unauthorized")
+}
+
+// retryDelay is the delay before the retry after the attempt-th failure:
+// exponential from RetryInterval, with jitter, at most 6 hours.
+func (m *Manager) retryDelay(attempt int) time.Duration {
+	b := backoff.NewExponentialBackOff()
+	b.InitialInterval = m.cfg.RetryInterval
+	b.MaxInterval = 6 * time.Hour
+	b.MaxElapsedTime = 0
+	b.Reset()
+	delay := b.NextBackOff()
+	for range attempt - 1 {
+		delay = b.NextBackOff()
+	}
+	return delay
+}
+
+// renewsAt is when a certificate valid until notAfter is renewed.
+func (m *Manager) renewsAt(notAfter time.Time) time.Time {
+	return notAfter.Add(-m.cfg.RenewBefore)
+}
+
+// target is the acme_challenge_cname_target of the domain.
+func (m *Manager) target(d store.ReservedDomain) string {
+	return store.DomainToken(d.ID) + ".acme." + m.cfg.ServiceDomain
+}
+
+// cnameTarget is the cname_target of the domain.
+func (m *Manager) cnameTarget(d store.ReservedDomain) string {
+	return store.DomainToken(d.ID) + ".cname." + m.cfg.ServiceDomain
+}

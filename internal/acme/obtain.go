@@ -1,0 +1,146 @@
+package acme
+
+import (
+	"context"
+	"crypto"
+	"errors"
+	"fmt"
+
+	legoacme "github.com/go-acme/lego/v5/acme"
+	"github.com/go-acme/lego/v5/certcrypto"
+	"github.com/go-acme/lego/v5/certificate"
+	"github.com/go-acme/lego/v5/challenge/dns01"
+	"github.com/go-acme/lego/v5/lego"
+	"github.com/go-acme/lego/v5/registration"
+
+	"github.com/sluicehq/sluice/internal/store"
+)
+
+// obtain checks the domain's CNAME, has the authority issue its
+// certificate, and stores it; step records what it does. A wildcard is
+// validated through DNS-01 at its acme_challenge_cname_target, another
+// domain through HTTP-01 at the edges, which its CNAME to its
+// cname_target reaches.
+func (m *Manager) obtain(ctx context.Context, d store.ReservedDomain, step func(msg string) error) error {
+	name, target, method := d.Domain, m.cnameTarget(d), "HTTP-01"
+	wildcard := store.IsWildcardDomain(d.Domain)
+	if wildcard {
+		name, target, method = challengeName(d.Domain), m.target(d), "DNS-01"
+	}
+	if err := step(fmt.Sprintf("certificate provisioning is in progress: checking that %s is a CNAME of %s", name, target)); err != nil {
+		return err
+	}
+	if err := m.dns.checkCNAME(ctx, name, target); err != nil {
+		return err
+	}
+	if err := step(fmt.Sprintf("certificate provisioning is in progress: ordering a certificate of %s from %s through %s", d.Domain, m.directory, method)); err != nil {
+		return err
+	}
+	client, err := m.client(ctx)
+	if err != nil {
+		return err
+	}
+	if wildcard {
+		err = m.setDNS01(client, d, target)
+	} else {
+		err = client.Challenge.SetHTTP01Provider(&httpProvider{store: m.store})
+	}
+	if err != nil {
+		return fmt.Errorf("setting up %s: %w", method, err)
+	}
+	keyType := certcrypto.EC256
+	if d.CertPolicy.PrivateKeyType == store.KeyTypeRSA {
+		keyType = certcrypto.RSA2048
+	}
+	res, err := client.Certificate.Obtain(ctx, certificate.ObtainRequest{Domains: []string{d.Domain}, Bundle: true, KeyType: keyType})
+	if err != nil {
+		return fmt.Errorf("ordering the certificate of %s: %w", d.Domain, err)
+	}
+	leaf, err := certcrypto.ParsePEMCertificate(res.Certificate)
+	if err != nil {
+		return fmt.Errorf("reading the certificate the authority issued: %w", err)
+	}
+	issued := store.IssuedCertificate{
+		CertificatePEM: string(res.Certificate), PrivateKeyPEM: string(res.PrivateKey), PrivateKeyType: d.CertPolicy.PrivateKeyType,
+		IssuedAt: m.cfg.Now(), RenewsAt: m.renewsAt(leaf.NotAfter),
+	}
+	_, err = m.store.SetDomainCertificate(ctx, d.AccountID, d.ID, issued, m.cfg.Events)
+	return err
+}
+
+// setDNS01 has lego answer DNS-01 with the challenges' TXT values in the
+// store, at target, which sluice's DNS serves; it is told to check target
+// directly rather than follow the user's CNAME.
+func (m *Manager) setDNS01(client *lego.Client, d store.ReservedDomain, target string) error {
+	p := &provider{store: m.store, token: store.DomainToken(d.ID), timeout: m.cfg.PropagationTimeout, pollInterval: m.cfg.PollInterval}
+	return client.Challenge.SetDNS01Provider(p,
+		dns01.WrapPreCheck(func(ctx context.Context, _, _, value string, _ dns01.PreCheckFunc) (bool, error) {
+			return m.dns.hasTXT(ctx, target, value), nil
+		}))
+}
+
+// client returns a lego client of sluice's account with the authority,
+// registering one (and storing its key) the first time.
+func (m *Manager) client(ctx context.Context) (*lego.Client, error) {
+	account, err := m.store.ACMEAccount(ctx, m.directory)
+	if errors.Is(err, store.ErrNotFound) {
+		account, err = m.register(ctx)
+	}
+	if err != nil {
+		return nil, err
+	}
+	key, err := certcrypto.ParsePEMPrivateKey([]byte(account.PrivateKeyPEM))
+	if err != nil {
+		return nil, fmt.Errorf("reading the ACME account's key: %w", err)
+	}
+	return m.newClient(&user{key: key, reg: &legoacme.ExtendedAccount{Location: account.URL}})
+}
+
+// register makes a new account with the authority and stores it; if
+// another process stored one first, it returns that one.
+func (m *Manager) register(ctx context.Context) (store.ACMEAccount, error) {
+	key, err := certcrypto.GeneratePrivateKey(certcrypto.EC256)
+	if err != nil {
+		return store.ACMEAccount{}, err
+	}
+	u := &user{key: key}
+	client, err := m.newClient(u)
+	if err != nil {
+		return store.ACMEAccount{}, err
+	}
+	reg, err := client.Registration.Register(ctx, registration.RegisterOptions{TermsOfServiceAgreed: true})
+	if err != nil {
+		return store.ACMEAccount{}, fmt.Errorf("registering an account with %s: %w", m.directory, err)
+	}
+	account := store.ACMEAccount{Directory: m.directory, URL: reg.Location, PrivateKeyPEM: string(certcrypto.PEMEncode(key))}
+	err = m.store.CreateACMEAccount(ctx, account)
+	if errors.Is(err, store.ErrConflict) {
+		return m.store.ACMEAccount(ctx, m.directory)
+	}
+	return account, err
+}
+
+func (m *Manager) newClient(u *user) (*lego.Client, error) {
+	cfg := lego.NewConfig(u)
+	cfg.CADirURL = m.directory
+	cfg.UserAgent = "sluice"
+	if m.cfg.HTTPClient != nil {
+		cfg.HTTPClient = m.cfg.HTTPClient
+	}
+	cfg.Certificate.Timeout = m.cfg.JobTimeout
+	client, err := lego.NewClient(cfg)
+	if err != nil {
+		return nil, fmt.Errorf("reaching the ACME directory %s: %w", m.directory, err)
+	}
+	return client, nil
+}
+
+// user is sluice's account with the authority, as lego takes it.
+type user struct {
+	key crypto.Signer
+	reg *legoacme.ExtendedAccount
+}
+
+func (u *user) GetEmail() string                           { return "" }
+func (u *user) GetRegistration() *legoacme.ExtendedAccount { return u.reg }
+func (u *user) GetPrivateKey() crypto.Signer               { return u.key }

@@ -1,0 +1,171 @@
+package store
+
+import (
+	"context"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"time"
+
+	"github.com/sluicehq/sluice/schemas"
+)
+
+// ErrCertificateUnmanaged is returned by SetDomainCertificate and
+// SetDomainCertificateJob for a reserved domain whose
+// certificate_management_policy is null (set so while its job ran).
+var ErrCertificateUnmanaged = errors.New("the reserved domain's certificate is not managed: its certificate_management_policy is null")
+
+// The error codes of a failed certificate job (spec 3, 7).
+const (
+	// CertErrorInternal is a temporary failure, retried at retries_at.
+	CertErrorInternal = "INTERNAL_ERROR"
+	// CertErrorDNS is a DNS record the user must fix; not retried until
+	// the policy is set again.
+	CertErrorDNS = "DNS_ERROR"
+)
+
+// CertificateEvents builds the audit events sluice emits when it stores a
+// reserved domain's certificate: change ("created" or "updated") of the
+// TLS certificate, and the domain, as they are after the change. They are
+// written with the change, in the outbox (see WithAudit).
+type CertificateEvents func(change string, cert TLSCertificate, domain ReservedDomain) ([]schemas.Encoded, error)
+
+// IssuedCertificate is a certificate an authority issued for a reserved
+// domain.
+type IssuedCertificate struct {
+	// CertificatePEM is the chain, leaf first; PrivateKeyPEM the leaf's
+	// key, of PrivateKeyType.
+	CertificatePEM, PrivateKeyPEM, PrivateKeyType string
+	// IssuedAt is when it was issued; RenewsAt when its renewal starts.
+	IssuedAt, RenewsAt time.Time
+}
+
+// SetDomainCertificate stores issued as the certificate of the account's
+// reserved domain with the id: a new TLS certificate the first time, the
+// same one (same id) renewed after; the domain's certificate names it,
+// its provisioning job ends and its renews_at is issued.RenewsAt. The
+// events of events are stored with the change, all or none.
+//
+// It returns ErrCertificateUnmanaged if the domain's policy is null, an
+// error wrapping ErrNotFound if the account has no such domain, or one
+// saying what failed.
+func (s *Store) SetDomainCertificate(ctx context.Context, accountID, domainID string, issued IssuedCertificate, events CertificateEvents) (TLSCertificate, error) {
+	if err := reservedDomains.ownedID(accountID, domainID); err != nil {
+		return TLSCertificate{}, err
+	}
+	var stored TLSCertificate
+	err := retryConflicts(ctx, func() error {
+		d, drev, err := getRecord[ReservedDomain](ctx, s, reservedDomains.key(accountID, domainID))
+		if err != nil {
+			return err
+		}
+		if d.CertPolicy == nil {
+			return refusal{ErrCertificateUnmanaged}
+		}
+		change, cert, crev, err := s.domainCertificate(ctx, d)
+		if err != nil {
+			return err
+		}
+		cert.CertificatePEM, cert.PrivateKeyPEM, cert.PrivateKeyType = issued.CertificatePEM, issued.PrivateKeyPEM, issued.PrivateKeyType
+		cert.IssuedAt = issued.IssuedAt.UTC()
+		renews := issued.RenewsAt.UTC()
+		d.CertificateID = cert.ID
+		d.CertStatus = &CertificateStatus{RenewsAt: &renews}
+		evs, err := events(change, cert, d)
+		if err != nil {
+			return fmt.Errorf("building the audit events: %w", err)
+		}
+		var writes []write
+		for _, ev := range evs {
+			w, err := outboxWrite(ev)
+			if err != nil {
+				return err
+			}
+			writes = append(writes, w)
+		}
+		certValue, err := json.Marshal(cert)
+		if err != nil {
+			return err
+		}
+		domainValue, err := json.Marshal(d)
+		if err != nil {
+			return err
+		}
+		writes = append(writes,
+			write{key: tlsCertificates.key(accountID, cert.ID), value: certValue, revision: crev},
+			write{key: reservedDomains.key(accountID, domainID), value: domainValue, revision: drev})
+		if _, err := s.commitBatch(ctx, writes); err != nil {
+			return err
+		}
+		stored = cert
+		return nil
+	})
+	if err != nil {
+		return TLSCertificate{}, passOrWrap(err, nil, "storing the certificate of reserved domain "+domainID)
+	}
+	return stored, nil
+}
+
+// domainCertificate returns the certificate the domain has, to renew, and
+// its revision, or a new one (revision 0), and the change of its event.
+func (s *Store) domainCertificate(ctx context.Context, d ReservedDomain) (string, TLSCertificate, uint64, error) {
+	if d.CertificateID != "" {
+		cert, rev, err := getRecord[TLSCertificate](ctx, s, tlsCertificates.key(d.AccountID, d.CertificateID))
+		if err == nil {
+			return "updated", cert, rev, nil
+		}
+		if !errors.Is(err, ErrNotFound) {
+			return "", TLSCertificate{}, 0, err
+		}
+	}
+	id, now := s.newID(tlsCertificates.prefix)
+	return "created", TLSCertificate{ID: id, AccountID: d.AccountID, CreatedAt: now, ReservedDomainID: d.ID}, 0, nil
+}
+
+// outboxWrite is the write of ev in the outbox (see commit).
+func outboxWrite(ev schemas.Encoded) (write, error) {
+	entry, err := json.Marshal(outboxEntry{ID: ev.ID, Type: ev.Type, AccountID: ev.AccountID, Data: ev.Data})
+	if err != nil {
+		return write{}, fmt.Errorf("encoding the audit event: %w", err)
+	}
+	return write{key: outboxKey(ev.ID), value: entry}, nil
+}
+
+// SetDomainCertificateJob records the provisioning job of the account's
+// reserved domain with the id: where it is, or how it failed. While a job
+// runs renews_at is null (spec 2.2).
+//
+// It returns ErrCertificateUnmanaged if the domain's policy is null, an
+// error wrapping ErrNotFound if the account has no such domain, or one
+// saying what failed.
+func (s *Store) SetDomainCertificateJob(ctx context.Context, accountID, domainID string, job CertificateJob) error {
+	job.StartedAt = job.StartedAt.UTC()
+	if job.RetriesAt != nil {
+		at := job.RetriesAt.UTC()
+		job.RetriesAt = &at
+	}
+	_, err := s.UpdateReservedDomain(ctx, accountID, domainID, func(d *ReservedDomain) error {
+		if d.CertPolicy == nil {
+			return ErrCertificateUnmanaged
+		}
+		d.CertStatus = &CertificateStatus{ProvisioningJob: &job}
+		return nil
+	})
+	return err
+}
+
+// ManagedDomains returns the reserved domains of every account whose
+// certificates are managed (a policy that is not null).
+func (s *Store) ManagedDomains(ctx context.Context) ([]ReservedDomain, error) {
+	all, err := listRecords[ReservedDomain](ctx, s, reservedDomains.kind+".*.*")
+	if err != nil {
+		return nil, fmt.Errorf("listing the managed reserved domains: %w", err)
+	}
+	managed := all[:0]
+	for _, d := range all {
+		if d.CertPolicy != nil {
+			managed = append(managed, d)
+		}
+	}
+	return managed, nil
+}
