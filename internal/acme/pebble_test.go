@@ -10,7 +10,6 @@ import (
 	"net/http/httptest"
 	"net/netip"
 	"strings"
-	"sync"
 	"testing"
 	"time"
 
@@ -29,24 +28,6 @@ import (
 // acme.sluice.test.
 const serviceDomain = "sluice.test"
 
-// clock is a clock the test moves.
-type clock struct {
-	mu  sync.Mutex
-	now time.Time
-}
-
-func (c *clock) Now() time.Time {
-	c.mu.Lock()
-	defer c.mu.Unlock()
-	return c.now
-}
-
-func (c *clock) set(t time.Time) {
-	c.mu.Lock()
-	defer c.mu.Unlock()
-	c.now = t
-}
-
 // env is a store on an in-process NATS server, sluice's DNS server on it,
 // the users' zone, Pebble, and a Manager of the jobs, whose ticks the test
 // runs.
@@ -56,7 +37,7 @@ type env struct {
 	account string
 	zone    *acmetest.Zone
 	pebble  *acmetest.Pebble
-	clock   *clock
+	clock   *check.Clock
 	manager *Manager
 }
 
@@ -96,7 +77,7 @@ func newEnv(t *testing.T, directory func(p *acmetest.Pebble) string) *env {
 	edgeHTTP := httptest.NewServer(edge.ServeHTTPChallenges(st, http.NotFoundHandler()))
 	t.Cleanup(edgeHTTP.Close)
 	p := acmetest.StartPebble(t, resolverAddr, edgeHTTP.Listener.Addr().(*net.TCPAddr).Port)
-	c := &clock{now: time.Now()}
+	c := check.NewClock(time.Now())
 	m, err := New(st, Config{
 		Directory: directory(p), ServiceDomain: serviceDomain, Resolver: resolverAddr, Holder: "test",
 		Events: noEvents, HTTPClient: p.Client, Now: c.Now, Logger: quiet,
@@ -218,7 +199,7 @@ func TestIssueAndRenew(t *testing.T) {
 		t.Fatalf("a tick before renews_at changed the status to %+v", again.CertStatus)
 	}
 
-	e.clock.set(st.RenewsAt.Add(time.Second))
+	e.clock.Set(st.RenewsAt.Add(time.Second))
 	e.manager.tick(e.ctx)
 	renewed := e.served(t, table, "www.apps.example.com", leaf.SerialNumber.String())
 	if renewed.SerialNumber.Cmp(leaf.SerialNumber) == 0 {
@@ -289,7 +270,7 @@ func TestAuthorityFails(t *testing.T) {
 	if e.manager.due(e.domain(t, d.ID)) {
 		t.Fatal("the job is due before its retries_at")
 	}
-	e.clock.set(first.RetriesAt.Add(time.Second))
+	e.clock.Set(first.RetriesAt.Add(time.Second))
 	e.manager.tick(e.ctx)
 	second := e.domain(t, d.ID).CertStatus.ProvisioningJob
 	if second == nil || second.ErrorCode != store.CertErrorInternal || second.RetriesAt == nil || second.Attempts != 2 || !second.StartedAt.Equal(first.StartedAt) {
