@@ -86,7 +86,7 @@ func (a *app) newACME(srv *api.Server, serviceDomains []string) error {
 	// its lines go with serve's, in serve's format, on stderr.
 	legolog.SetDefault(a.log.With("component", "acme", "library", "lego"))
 	a.acme, err = acme.New(a.store, acme.Config{
-		Directory: f.directory, ServiceDomain: serviceDomains[0], Resolver: resolver,
+		Directory: f.directory, ServiceDomain: serviceDomains[0], Resolver: resolver, NSTargets: a.flags.ingress.config(nil).NSTargets,
 		Holder: schemas.NewID("proc_"), Interval: f.interval, Events: srv.CertificateEvents(), Logger: a.log.With("component", "acme"),
 	})
 	return err

@@ -29,10 +29,13 @@ type AgentIngress struct {
 	// are not.
 	CertificatePolicy *CertificatePolicy `json:"certificate_management_policy"`
 	// ProvisioningSince is when the provisioning of its certificate
-	// started under the current policy; nil without a policy. No
-	// certificate is issued yet (a later issue), so the job stays in
-	// progress.
+	// started under the current policy; nil without a policy.
 	ProvisioningSince *time.Time `json:"provisioning_since,omitempty"`
+	// CertJob is where the job since ProvisioningSince is, as the
+	// certificate jobs (package acme) record it with
+	// SetAgentIngressCertificateJob; nil until they first do, when the
+	// job is in progress with ProvisioningMsg. A new policy clears it.
+	CertJob *CertificateJob `json:"certificate_job,omitempty"`
 	// Tree is the names whose node keys count the agent ingress in the
 	// domain tree (domaintree.go), as they were when it was created, so
 	// that its delete uncounts exactly them; nil for one made before the
@@ -64,7 +67,7 @@ func (a *AgentIngress) check() error {
 	a.Domain = domain
 	p := a.CertificatePolicy
 	if p == nil {
-		a.ProvisioningSince = nil
+		a.ProvisioningSince, a.CertJob = nil, nil
 		return nil
 	}
 	if err := p.check(KeyTypeRSA); err != nil {
@@ -72,7 +75,7 @@ func (a *AgentIngress) check() error {
 	}
 	if a.ProvisioningSince == nil {
 		now := time.Now().UTC().Truncate(time.Millisecond)
-		a.ProvisioningSince = &now
+		a.ProvisioningSince, a.CertJob = &now, nil
 	}
 	return nil
 }
