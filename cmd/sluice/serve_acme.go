@@ -85,8 +85,10 @@ func (a *app) newACME(srv *api.Server, serviceDomains []string) error {
 	// lego logs through a logger of its own, text on stdout by default:
 	// its lines go with serve's, in serve's format, on stderr.
 	legolog.SetDefault(a.log.With("component", "acme", "library", "lego"))
+	ingress := a.flags.ingress.config(nil)
 	a.acme, err = acme.New(a.store, acme.Config{
-		Directory: f.directory, ServiceDomain: serviceDomains[0], Resolver: resolver, NSTargets: a.flags.ingress.config(nil).NSTargets,
+		Directory: f.directory, ServiceDomain: serviceDomains[0], Resolver: resolver,
+		NSTargets: ingress.NSTargets, Regions: ingress.Regions,
 		Holder: schemas.NewID("proc_"), Interval: f.interval, Events: srv.CertificateEvents(), Logger: a.log.With("component", "acme"),
 	})
 	return err

@@ -1,10 +1,14 @@
 package acme
 
 import (
+	"errors"
+	"log/slog"
+	"slices"
 	"strings"
 	"testing"
 	"time"
 
+	"github.com/sluicehq/sluice/edge"
 	"github.com/sluicehq/sluice/internal/acmetest"
 	"github.com/sluicehq/sluice/internal/store"
 )
@@ -21,8 +25,11 @@ func (e *env) ingress(t *testing.T, id string) store.AgentIngress {
 // TestIngressWaitsForDelegation: an agent ingress whose NS records are
 // not the ns_targets waits, in progress with no error_code, its msg
 // naming the records to set, and looks again at retries_at, not before;
-// once they are the ns_targets, the check passes and the job goes on.
-func TestIngressWaitsForDelegation(t *testing.T) {
+// once they are the ns_targets, it gets a certificate of its region
+// domains from Pebble through DNS-01 answered by sluice's DNS in its
+// zone, which an edge's table serves by SNI to a client trusting
+// Pebble's root, and is due again at renews_at.
+func TestIngressCertificate(t *testing.T) {
 	e := newEnv(t, func(p *acmetest.Pebble) string { return p.Directory })
 	a, err := e.store.CreateAgentIngress(e.ctx, e.account, store.AgentIngress{
 		Domain: "agents.example.com", CertificatePolicy: &store.CertificatePolicy{Authority: store.AuthorityLetsEncrypt},
@@ -57,11 +64,36 @@ func TestIngressWaitsForDelegation(t *testing.T) {
 			e.clock.Set(job.RetriesAt.Add(time.Second))
 		})
 	}
+	table := edge.NewCertificates()
+	go e.store.FollowTLSCertificates(e.ctx, slog.New(slog.DiscardHandler), func(key string, c *store.TLSCertificate) {
+		_ = table.Apply(key, c)
+	}, nil)
 	e.zone.NS("agents.example.com", "NS2.sluice.test", "ns1.sluice.test")
 	e.manager.tick(e.ctx)
 	got := e.ingress(t, a.ID)
-	if job := got.CertJob; job == nil || job.ErrorCode != "" || job.RetriesAt != nil || strings.Contains(job.Msg, "waiting") {
-		t.Fatalf("with the NS records set, job %+v; want one in progress, past the check", job)
+	if got.CertJob != nil || got.RenewsAt == nil || got.CertificateID == "" {
+		t.Fatalf("with the NS records set, job %+v, renews_at %v, certificate %q; want no job, a renews_at, a certificate", got.CertJob, got.RenewsAt, got.CertificateID)
+	}
+	cert, err := e.store.GetTLSCertificate(e.ctx, e.account, got.CertificateID)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if cert.AgentIngressID != a.ID || cert.PrivateKeyType != store.KeyTypeRSA {
+		t.Errorf("the stored certificate is of ingress %q, key type %q", cert.AgentIngressID, cert.PrivateKeyType)
+	}
+	leaf := e.served(t, table, "tunnel.us.agents.example.com", "")
+	if want := []string{"tunnel.us.agents.example.com"}; !slices.Equal(leaf.DNSNames, want) {
+		t.Errorf("the certificate's names are %q, want %q", leaf.DNSNames, want)
+	}
+	if want := leaf.NotAfter.Add(-30 * 24 * time.Hour).UTC(); !got.RenewsAt.Equal(want) {
+		t.Errorf("renews_at %s, want 30 days before expiry, %s", got.RenewsAt, want)
+	}
+	if e.manager.ingressDue(got) {
+		t.Error("the issued certificate's job is due before renews_at")
+	}
+	e.clock.Set(got.RenewsAt.Add(time.Second))
+	if !e.manager.ingressDue(e.ingress(t, a.ID)) {
+		t.Error("the certificate is not due for renewal at renews_at")
 	}
 
 	// A new policy starts a new job, which checks again.
@@ -73,7 +105,15 @@ func TestIngressWaitsForDelegation(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	if updated.CertJob != nil || !e.manager.ingressDue(updated) {
-		t.Errorf("after a new policy, job %+v, due %v; want none recorded, due", updated.CertJob, e.manager.ingressDue(updated))
+	if updated.CertJob != nil || updated.RenewsAt != nil || !e.manager.ingressDue(updated) {
+		t.Errorf("after a new policy, job %+v, renews_at %v, due %v; want none recorded, due", updated.CertJob, updated.RenewsAt, e.manager.ingressDue(updated))
+	}
+
+	// The ingress's delete deletes its certificate.
+	if _, err := e.store.DeleteAgentIngress(e.ctx, e.account, a.ID); err != nil {
+		t.Fatal(err)
+	}
+	if _, err := e.store.GetTLSCertificate(e.ctx, e.account, got.CertificateID); !errors.Is(err, store.ErrNotFound) {
+		t.Errorf("the deleted ingress's certificate: %v, want ErrNotFound", err)
 	}
 }

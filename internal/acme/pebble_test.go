@@ -83,7 +83,7 @@ func newEnv(t *testing.T, directory func(p *acmetest.Pebble) string) *env {
 	p := acmetest.StartPebble(t, resolverAddr, edgeHTTP.Listener.Addr().(*net.TCPAddr).Port)
 	c := check.NewClock(time.Now())
 	m, err := New(st, Config{
-		Directory: directory(p), ServiceDomain: serviceDomain, Resolver: resolverAddr, Holder: "test", NSTargets: nsTargets,
+		Directory: directory(p), ServiceDomain: serviceDomain, Resolver: resolverAddr, Holder: "test", NSTargets: nsTargets, Regions: []string{"us"},
 		Events: noEvents, HTTPClient: p.Client, Now: c.Now, Logger: quiet,
 		PropagationTimeout: 10 * time.Second, PollInterval: 50 * time.Millisecond, JobTimeout: time.Minute,
 	})

@@ -81,8 +81,9 @@ func StartPebble(t *testing.T, resolverAddr string, httpPort int) *Pebble {
 // Zone is a recursive resolver of the tests: it plays the users' DNS,
 // whose _acme-challenge names are CNAMEs of their targets (set with
 // CNAME) and whose agent ingresses' domains are delegated (set with NS),
-// and resolves the targets, and any name under acme.<service
-// domain>, by asking sluice's DNS server, as a recursive resolver would.
+// and resolves the names under a delegated domain, the targets, and any
+// name under acme.<service domain> by asking sluice's DNS server, as a
+// recursive resolver would.
 type Zone struct {
 	serviceDomain string
 	mu            sync.Mutex
@@ -158,7 +159,7 @@ func (z *Zone) ServeDNS(w dns.ResponseWriter, q *dns.Msg) {
 				answer.Answer = append(answer.Answer, fwd.Answer...)
 			}
 		}
-	case strings.HasSuffix(name, ".acme."+z.serviceDomain+"."):
+	case strings.HasSuffix(name, ".acme."+z.serviceDomain+".") || z.delegated(name):
 		fwd, err := z.Forward(name, question.Qtype)
 		if err != nil {
 			answer.Rcode = dns.RcodeServerFailure
@@ -169,6 +170,19 @@ func (z *Zone) ServeDNS(w dns.ResponseWriter, q *dns.Msg) {
 		answer.Rcode = dns.RcodeNameError
 	}
 	_ = w.WriteMsg(answer)
+}
+
+// delegated reports whether name is under a domain that NS gave NS
+// records, whose names sluice's DNS answers.
+func (z *Zone) delegated(name string) bool {
+	z.mu.Lock()
+	defer z.mu.Unlock()
+	for domain, targets := range z.ns {
+		if len(targets) > 0 && strings.HasSuffix(name, "."+domain) {
+			return true
+		}
+	}
+	return false
 }
 
 // Forward asks sluice's DNS server for the records of qtype at name.

@@ -122,6 +122,8 @@ func (s *Server) agentIngressResponse(_ *http.Request, a store.AgentIngress) api
 	case a.CertificatePolicy == nil || a.ProvisioningSince == nil:
 	case a.CertJob != nil:
 		status = &store.CertificateStatus{ProvisioningJob: a.CertJob}
+	case a.RenewsAt != nil:
+		status = &store.CertificateStatus{RenewsAt: a.RenewsAt}
 	default:
 		status = &store.CertificateStatus{ProvisioningJob: &store.CertificateJob{Msg: store.ProvisioningMsg, StartedAt: *a.ProvisioningSince}}
 	}
