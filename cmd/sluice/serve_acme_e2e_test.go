@@ -16,7 +16,10 @@ import (
 // Pebble gets a certificate for a custom wildcard domain whose
 // _acme-challenge the user's zone CNAMEs to its acme_challenge_cname_target,
 // through sluice's own DNS server; the API shows it, and the edge's
-// --edge-https serves it by SNI to a client that trusts Pebble's root.
+// --edge-https serves it by SNI to a client that trusts Pebble's root. An
+// agent ingress whose domain the user's zone delegates to its ns_targets
+// gets a certificate of tunnel.us.<domain>, which --edge-agents serves by
+// SNI.
 func TestServeACME(t *testing.T) {
 	if testing.Short() {
 		t.Skip("builds and runs the binary")
@@ -63,6 +66,34 @@ func TestServeACME(t *testing.T) {
 
 	check.Eventually(t, 10*time.Second, "the edge serving the certificate", func() (string, bool) {
 		conn, err := tls.Dial("tcp", public, &tls.Config{ServerName: "www.apps.example.com", RootCAs: pebble.Roots})
+		if err != nil {
+			return err.Error(), false
+		}
+		defer func() { _ = conn.Close() }()
+		return conn.ConnectionState().PeerCertificates[0].DNSNames[0], true
+	})
+
+	// An agent ingress delegated to sluice's DNS: its region domain's
+	// certificate, on the agents' listener.
+	code, body = request(t, "POST", p.url+"/agent_ingresses", token, `{"domain":"agents.example.com","certificate_management_policy":{"authority":"letsencrypt"}}`)
+	if code != http.StatusCreated {
+		t.Fatalf("creating the agent ingress: %d %s", code, body)
+	}
+	var ingress struct {
+		ID        string   `json:"id"`
+		NSTargets []string `json:"ns_targets"`
+	}
+	if err := json.Unmarshal([]byte(body), &ingress); err != nil || len(ingress.NSTargets) == 0 {
+		t.Fatalf("the agent ingress: %v %s", err, body)
+	}
+	zone.NS("agents.example.com", ingress.NSTargets...)
+	check.Eventually(t, time.Minute, "the agent ingress's certificate", func() (string, bool) {
+		_, body := request(t, "GET", p.url+"/agent_ingresses/"+ingress.ID, token, "")
+		return body, strings.Contains(body, `"provisioning_job":null`) && !strings.Contains(body, `"renews_at":null`)
+	})
+	agents := p.logAttr(t, "the edge is serving", "agents")
+	check.Eventually(t, 10*time.Second, "the agents' listener serving the ingress's certificate", func() (string, bool) {
+		conn, err := tls.Dial("tcp", agents, &tls.Config{ServerName: "tunnel.us.agents.example.com", RootCAs: pebble.Roots})
 		if err != nil {
 			return err.Error(), false
 		}

@@ -48,7 +48,7 @@ type edgeFlags struct {
 
 func (f *edgeFlags) register(fl *pflag.FlagSet) {
 	fl.StringVar(&f.agents, "edge-agents", "", "HOST:PORT of the edge's TLS listener agents connect to (default with --dev: "+devEdgeAgents+"; without, the edge role needs it)")
-	fl.StringVar(&f.agentsCert, "edge-agents-cert", "", "certificate file (PEM, chain after it) of --edge-agents, with --edge-agents-key (default with --dev: one signed by the dev CA, DIR/edge/ca.pem)")
+	fl.StringVar(&f.agentsCert, "edge-agents-cert", "", "certificate file (PEM, chain after it) of --edge-agents, with --edge-agents-key, for every name but agent ingresses' region domains with a certificate sluice obtained, served by SNI (default with --dev: one signed by the dev CA, DIR/edge/ca.pem)")
 	fl.StringVar(&f.agentsKey, "edge-agents-key", "", "private key file (PEM) of --edge-agents-cert")
 	fl.StringVar(&f.http, "edge-http", "", "HOST:PORT of the edge's public HTTP listener (default with --dev: "+devEdgeHTTP+"; empty for none)")
 	fl.StringVar(&f.https, "edge-https", "", "HOST:PORT of the edge's public HTTPS listener, by SNI (default with --dev: "+devEdgeHTTPS+", with certificates of the dev CA; empty for none)")
@@ -211,8 +211,9 @@ type edgeRole struct {
 	peers     *http.Server
 	directory *store.EdgeDirectory
 	peer      string
-	// certificates are the reserved domains' certificates --edge-https
-	// serves by SNI, kept by a watch of the store.
+	// certificates are the certificates sluice obtained, kept by a watch
+	// of the store: --edge-https serves the reserved domains' by SNI,
+	// --edge-agents the agent ingresses' region domains'.
 	certificates *edge.Certificates
 	caFile       string      // the dev CA's file, with --dev
 	geoIP        *edge.GeoIP // --edge-geoip's database; nil without
@@ -240,7 +241,10 @@ func (a *app) newEdgeRole() (*edgeRole, error) {
 	if err != nil {
 		return nil, fmt.Errorf("--edge-agents-cert: %w", err)
 	}
-	r.agentsTLS = &tls.Config{Certificates: []tls.Certificate{agentsCert}, MinVersion: tls.VersionTLS12}
+	// An agent ingress's certificate for its region domains, by SNI,
+	// else --edge-agents-cert's or the dev CA's.
+	r.certificates = edge.NewCertificates()
+	r.agentsTLS = &tls.Config{Certificates: []tls.Certificate{agentsCert}, GetCertificate: r.certificates.GetCertificate(nil), MinVersion: tls.VersionTLS12}
 
 	secretCtx, cancel := context.WithTimeout(context.Background(), setupTimeout)
 	defer cancel()
@@ -316,7 +320,6 @@ func (a *app) newEdgeRole() (*edgeRole, error) {
 		case ca != nil:
 			fallback = ca.GetCertificate(r.edge.ServesHTTPS)
 		}
-		r.certificates = edge.NewCertificates()
 		tlsCfg.GetCertificate = r.certificates.GetCertificate(fallback)
 		r.https = r.edge.NewHTTPServer("https", tlsCfg)
 	}
@@ -384,9 +387,7 @@ func (r *edgeRole) run(ctx context.Context) error {
 	if r.directory != nil {
 		wg.Go(func() { r.directory.Run(ctx, r.log) })
 	}
-	if r.certificates != nil {
-		wg.Go(func() { r.followCertificates(ctx) })
-	}
+	wg.Go(func() { r.followCertificates(ctx) })
 	wg.Go(func() {
 		if err := r.edge.ServeAgents(ctx, tls.NewListener(r.listeners.agents, r.agentsTLS)); err != nil {
 			errs <- fmt.Errorf("serving agents: %w", err)
@@ -552,13 +553,13 @@ func buildVersion() string {
 }
 
 // followCertificates keeps the table of the certificates --edge-https
-// serves as the store has them, until ctx ends.
+// and --edge-agents serve as the store has them, until ctx ends.
 func (r *edgeRole) followCertificates(ctx context.Context) {
 	r.store.FollowTLSCertificates(ctx, r.log, func(key string, c *store.TLSCertificate) {
 		if err := r.certificates.Apply(key, c); err != nil {
 			r.log.Warn("not serving a TLS certificate", "key", key, "error", err)
 		}
 	}, func() {
-		r.log.Info("serving the reserved domains' TLS certificates", "certificates", r.certificates.Len())
+		r.log.Info("serving the TLS certificates of reserved domains and agent ingresses", "certificates", r.certificates.Len())
 	})
 }

@@ -35,6 +35,9 @@ type Store interface {
 	challenges
 	httpChallenges
 	ManagedDomains(ctx context.Context) ([]store.ReservedDomain, error)
+	ManagedAgentIngresses(ctx context.Context) ([]store.AgentIngress, error)
+	SetAgentIngressCertificateJob(ctx context.Context, accountID, id string, since time.Time, job store.CertificateJob) error
+	SetAgentIngressCertificate(ctx context.Context, accountID, id string, since time.Time, issued store.IssuedCertificate) (store.TLSCertificate, error)
 	SetDomainCertificateJob(ctx context.Context, accountID, domainID string, job store.CertificateJob) error
 	SetDomainCertificate(ctx context.Context, accountID, domainID string, issued store.IssuedCertificate, events store.CertificateEvents) (store.TLSCertificate, error)
 	TakeLease(ctx context.Context, name, holder string, ttl time.Duration) (bool, error)
@@ -54,6 +57,14 @@ type Config struct {
 	// the users' CNAMEs and that sluice's DNS serves a challenge before
 	// the authority is told to validate it. Required.
 	Resolver string
+	// NSTargets are the service's name servers, the ns_targets that an
+	// agent ingress's domain must have as its NS records before its
+	// certificate is ordered; nil: agent ingresses get no jobs.
+	NSTargets []string
+	// Regions are the regions of the agent ingresses' region domains,
+	// tunnel.<region>.<domain>, which their certificate covers; nil:
+	// agent ingresses get no jobs.
+	Regions []string
 	// Holder names this process in the lease. Required.
 	Holder string
 	// Events builds the audit events of a certificate stored. Required.

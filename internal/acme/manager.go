@@ -14,9 +14,9 @@ import (
 // leaseName names the lease of the certificate jobs in the store.
 const leaseName = "acme_jobs"
 
-// Manager runs the certificate jobs of reserved domains: it looks for the
-// jobs due every Config.Interval while it holds the lease, and runs them
-// one after another. Run it with Run.
+// Manager runs the certificate jobs of reserved domains and agent
+// ingresses: it looks for the jobs due every Config.Interval while it
+// holds the lease, and runs them one after another. Run it with Run.
 type Manager struct {
 	cfg       Config
 	store     Store
@@ -68,19 +68,39 @@ func (m *Manager) tick(ctx context.Context) {
 		return
 	}
 	for _, d := range domains {
-		if ctx.Err() != nil {
-			return
-		}
 		if !m.due(d) {
 			continue
 		}
-		// The lease is extended before each job, so that no other
-		// process starts while this one runs.
-		if held, err := m.store.TakeLease(ctx, leaseName, m.cfg.Holder, m.cfg.JobTimeout+2*m.cfg.Interval); err != nil || !held {
+		if !m.extendLease(ctx) {
 			return
 		}
 		m.run(ctx, d)
 	}
+	ingresses, err := m.store.ManagedAgentIngresses(ctx)
+	if err != nil {
+		log.Warn("reading the agent ingresses' certificate jobs", "error", err)
+		return
+	}
+	for _, a := range ingresses {
+		if !m.ingressDue(a) {
+			continue
+		}
+		if !m.extendLease(ctx) {
+			return
+		}
+		m.runIngress(ctx, a)
+	}
+}
+
+// extendLease extends the lease before a job, so that no other process
+// starts while this one runs; it reports whether this process still
+// holds it and ctx has not ended.
+func (m *Manager) extendLease(ctx context.Context) bool {
+	if ctx.Err() != nil {
+		return false
+	}
+	held, err := m.store.TakeLease(ctx, leaseName, m.cfg.Holder, m.cfg.JobTimeout+2*m.cfg.Interval)
+	return err == nil && held
 }
 
 // due reports whether the domain has a job to run now: a custom domain

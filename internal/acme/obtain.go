@@ -48,11 +48,7 @@ func (m *Manager) obtain(ctx context.Context, d store.ReservedDomain, step func(
 	if err != nil {
 		return fmt.Errorf("setting up %s: %w", method, err)
 	}
-	keyType := certcrypto.EC256
-	if d.CertPolicy.PrivateKeyType == store.KeyTypeRSA {
-		keyType = certcrypto.RSA2048
-	}
-	res, err := client.Certificate.Obtain(ctx, certificate.ObtainRequest{Domains: []string{d.Domain}, Bundle: true, KeyType: keyType})
+	res, err := client.Certificate.Obtain(ctx, certificate.ObtainRequest{Domains: []string{d.Domain}, Bundle: true, KeyType: keyType(d.CertPolicy.PrivateKeyType)})
 	if err != nil {
 		return fmt.Errorf("ordering the certificate of %s: %w", d.Domain, err)
 	}
@@ -66,6 +62,14 @@ func (m *Manager) obtain(ctx context.Context, d store.ReservedDomain, step func(
 	}
 	_, err = m.store.SetDomainCertificate(ctx, d.AccountID, d.ID, issued, m.cfg.Events)
 	return err
+}
+
+// keyType is lego's key type of a policy's private_key_type.
+func keyType(privateKeyType string) certcrypto.KeyType {
+	if privateKeyType == store.KeyTypeRSA {
+		return certcrypto.RSA2048
+	}
+	return certcrypto.EC256
 }
 
 // setDNS01 has lego answer DNS-01 with the challenges' TXT values in the

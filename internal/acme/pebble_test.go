@@ -28,6 +28,10 @@ import (
 // acme.sluice.test.
 const serviceDomain = "sluice.test"
 
+// nsTargets are the ns_targets of the tests' agent ingresses, sluice's
+// DNS servers.
+var nsTargets = []string{"ns1." + serviceDomain, "ns2." + serviceDomain}
+
 // env is a store on an in-process NATS server, sluice's DNS server on it,
 // the users' zone, Pebble, and a Manager of the jobs, whose ticks the test
 // runs.
@@ -60,7 +64,7 @@ func newEnv(t *testing.T, directory func(p *acmetest.Pebble) string) *env {
 	}
 	quiet := slog.New(slog.DiscardHandler)
 	srv, err := dnsserver.New(st, udp, tcp, dnsserver.Config{
-		NSTargets: []string{"ns1." + serviceDomain}, Regions: []string{"us"}, ServiceDomains: []string{serviceDomain},
+		NSTargets: nsTargets, Regions: []string{"us"}, ServiceDomains: []string{serviceDomain},
 		EdgeAddrs: []netip.Addr{netip.MustParseAddr("127.0.0.1")}, Logger: quiet,
 	})
 	if err != nil {
@@ -79,7 +83,7 @@ func newEnv(t *testing.T, directory func(p *acmetest.Pebble) string) *env {
 	p := acmetest.StartPebble(t, resolverAddr, edgeHTTP.Listener.Addr().(*net.TCPAddr).Port)
 	c := check.NewClock(time.Now())
 	m, err := New(st, Config{
-		Directory: directory(p), ServiceDomain: serviceDomain, Resolver: resolverAddr, Holder: "test",
+		Directory: directory(p), ServiceDomain: serviceDomain, Resolver: resolverAddr, Holder: "test", NSTargets: nsTargets, Regions: []string{"us"},
 		Events: noEvents, HTTPClient: p.Client, Now: c.Now, Logger: quiet,
 		PropagationTimeout: 10 * time.Second, PollInterval: 50 * time.Millisecond, JobTimeout: time.Minute,
 	})

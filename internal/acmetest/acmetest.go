@@ -80,13 +80,16 @@ func StartPebble(t *testing.T, resolverAddr string, httpPort int) *Pebble {
 
 // Zone is a recursive resolver of the tests: it plays the users' DNS,
 // whose _acme-challenge names are CNAMEs of their targets (set with
-// CNAME), and resolves the targets, and any name under acme.<service
-// domain>, by asking sluice's DNS server, as a recursive resolver would.
+// CNAME) and whose agent ingresses' domains are delegated (set with NS),
+// and resolves the names under a delegated domain, the targets, and any
+// name under acme.<service domain> by asking sluice's DNS server, as a
+// recursive resolver would.
 type Zone struct {
 	serviceDomain string
 	mu            sync.Mutex
-	sluiceDNS     string            // HOST:PORT, over TCP
-	cnames        map[string]string // fqdn → fqdn
+	sluiceDNS     string              // HOST:PORT, over TCP
+	cnames        map[string]string   // fqdn → fqdn
+	ns            map[string][]string // fqdn → fqdns
 }
 
 // StartZone runs the resolver over UDP and TCP on one port until the test
@@ -95,7 +98,7 @@ type Zone struct {
 // SetSluiceDNS may give later).
 func StartZone(t *testing.T, serviceDomain, sluiceDNS string) (*Zone, string) {
 	t.Helper()
-	z := &Zone{serviceDomain: serviceDomain, sluiceDNS: sluiceDNS, cnames: make(map[string]string)}
+	z := &Zone{serviceDomain: serviceDomain, sluiceDNS: sluiceDNS, cnames: make(map[string]string), ns: make(map[string][]string)}
 	udp, tcp, err := dnsserver.Listen("127.0.0.1:0")
 	if err != nil {
 		t.Fatal(err)
@@ -121,6 +124,18 @@ func (z *Zone) CNAME(name, target string) {
 	z.cnames[dns.Fqdn(name)] = dns.Fqdn(target)
 }
 
+// NS makes the NS records of name targets, as a delegation at its parent
+// zone would; none: name has no NS records.
+func (z *Zone) NS(name string, targets ...string) {
+	z.mu.Lock()
+	defer z.mu.Unlock()
+	fqdns := make([]string, len(targets))
+	for i, t := range targets {
+		fqdns[i] = dns.Fqdn(t)
+	}
+	z.ns[dns.Fqdn(name)] = fqdns
+}
+
 // ServeDNS answers a query as a recursive resolver would.
 func (z *Zone) ServeDNS(w dns.ResponseWriter, q *dns.Msg) {
 	answer := new(dns.Msg)
@@ -130,8 +145,13 @@ func (z *Zone) ServeDNS(w dns.ResponseWriter, q *dns.Msg) {
 	name := strings.ToLower(question.Name)
 	z.mu.Lock()
 	target, ok := z.cnames[name]
+	ns, delegated := z.ns[name]
 	z.mu.Unlock()
 	switch {
+	case delegated && question.Qtype == dns.TypeNS:
+		for _, target := range ns {
+			answer.Answer = append(answer.Answer, &dns.NS{Hdr: dns.RR_Header{Name: question.Name, Rrtype: dns.TypeNS, Class: dns.ClassINET, Ttl: 60}, Ns: target})
+		}
 	case ok:
 		answer.Answer = append(answer.Answer, &dns.CNAME{Hdr: dns.RR_Header{Name: question.Name, Rrtype: dns.TypeCNAME, Class: dns.ClassINET, Ttl: 60}, Target: target})
 		if question.Qtype != dns.TypeCNAME {
@@ -139,7 +159,7 @@ func (z *Zone) ServeDNS(w dns.ResponseWriter, q *dns.Msg) {
 				answer.Answer = append(answer.Answer, fwd.Answer...)
 			}
 		}
-	case strings.HasSuffix(name, ".acme."+z.serviceDomain+"."):
+	case strings.HasSuffix(name, ".acme."+z.serviceDomain+".") || z.delegated(name):
 		fwd, err := z.Forward(name, question.Qtype)
 		if err != nil {
 			answer.Rcode = dns.RcodeServerFailure
@@ -150,6 +170,19 @@ func (z *Zone) ServeDNS(w dns.ResponseWriter, q *dns.Msg) {
 		answer.Rcode = dns.RcodeNameError
 	}
 	_ = w.WriteMsg(answer)
+}
+
+// delegated reports whether name is under a domain that NS gave NS
+// records, whose names sluice's DNS answers.
+func (z *Zone) delegated(name string) bool {
+	z.mu.Lock()
+	defer z.mu.Unlock()
+	for domain, targets := range z.ns {
+		if len(targets) > 0 && strings.HasSuffix(name, "."+domain) {
+			return true
+		}
+	}
+	return false
 }
 
 // Forward asks sluice's DNS server for the records of qtype at name.

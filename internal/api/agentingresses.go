@@ -118,7 +118,13 @@ func (s *Server) agentIngressResponse(_ *http.Request, a store.AgentIngress) api
 		body.RegionDomains[i] = "tunnel." + region + "." + a.Domain
 	}
 	var status *store.CertificateStatus
-	if a.CertificatePolicy != nil && a.ProvisioningSince != nil {
+	switch {
+	case a.CertificatePolicy == nil || a.ProvisioningSince == nil:
+	case a.CertJob != nil:
+		status = &store.CertificateStatus{ProvisioningJob: a.CertJob}
+	case a.RenewsAt != nil:
+		status = &store.CertificateStatus{RenewsAt: a.RenewsAt}
+	default:
 		status = &store.CertificateStatus{ProvisioningJob: &store.CertificateJob{Msg: store.ProvisioningMsg, StartedAt: *a.ProvisioningSince}}
 	}
 	body.CertificateManagementPolicy, body.CertificateManagementStatus = certificateBodies(a.CertificatePolicy, status)

@@ -17,11 +17,11 @@ var tlsCertificateResource = resource{noun: "TLS certificate", listPath: apiwire
 
 // tlsCertificatesMadeBy is the 405 of a create, update or delete of a TLS
 // certificate.
-const tlsCertificatesMadeBy = "TLS certificates are obtained and renewed by sluice for reserved domains with a certificate_management_policy, " +
-	"and deleted with their domain (DELETE /reserved_domains/{id})"
+const tlsCertificatesMadeBy = "TLS certificates are obtained and renewed by sluice for reserved domains and agent ingresses with a certificate_management_policy, " +
+	"and deleted with them (DELETE /reserved_domains/{id}, DELETE /agent_ingresses/{id})"
 
 // routeTLSCertificates serves the TLS certificates sluice obtained for
-// reserved domains: list and get only, without their private keys.
+// reserved domains and agent ingresses: list and get only, without their private keys.
 func (s *Server) routeTLSCertificates() {
 	route(s, family[store.TLSCertificate, noBody[store.TLSCertificate], noBody[store.TLSCertificate], apiwire.TLSCertificate]{
 		res: tlsCertificateResource, prefix: schemas.PrefixTLSCertificate, listKey: apiwire.TLSCertificatesListKey,

@@ -4,6 +4,8 @@ import (
 	"strings"
 
 	"github.com/miekg/dns"
+
+	"github.com/sluicehq/sluice/internal/store"
 )
 
 // The SOA's timers, for secondaries the server does not have (it
@@ -27,6 +29,7 @@ type zone struct {
 	apex   string // lower case, with its final dot
 	kind   zoneKind
 	serial uint32
+	id     string // an agent ingress's id, in its zone
 }
 
 // node is what exists at a name of a zone.
@@ -103,7 +106,7 @@ func (v *view) zoneAt(name string) (zone, bool) {
 		return zone{apex: name, kind: acmeKind, serial: v.serial}, true
 	}
 	if z, ok := v.ingresses[name]; ok {
-		return zone{apex: name, kind: ingressKind, serial: z.serial}, true
+		return zone{apex: name, kind: ingressKind, serial: z.serial, id: z.id}, true
 	}
 	return zone{}, false
 }
@@ -117,6 +120,11 @@ func (v *view) node(z zone, below string) node {
 	case ingressKind:
 		if edge, ok := v.regionNames[below]; ok {
 			return node{edge: edge, empty: !edge}
+		}
+		if region, ok := v.challengeRegions[below]; ok {
+			if c := v.challenges[store.IngressChallengeToken(z.id, region)]; len(c.value) > 0 {
+				return node{txt: c.value} // values never change in place
+			}
 		}
 	case cnameKind:
 		if _, ok := v.targets[below]; ok {

@@ -1,7 +1,9 @@
 // Package dnsserver is sluice's authoritative DNS server: it answers, over
 // UDP and TCP, for the zones of agent ingresses (each domain an account
 // delegates to the service by NS records, with its region domains
-// tunnel.<region>.<domain> at the edge's addresses) and for the two zones
+// tunnel.<region>.<domain> at the edge's addresses, and the TXT values of
+// their pending ACME DNS-01 challenges at
+// _acme-challenge.tunnel.<region>.<domain>) and for the two zones
 // of reserved domains under the first service domain: cname.<service
 // domain>, whose <token>.cname names a custom domain's CNAME reaches the
 // edge through, and acme.<service domain>, whose <token>.acme names hold

@@ -385,3 +385,49 @@ func TestTCPBounds(t *testing.T) {
 		t.Fatalf("the silent connection: %v, want it closed by the server", err)
 	}
 }
+
+// TestIngressChallenges: the TXT values of an agent ingress's region
+// domain's challenges are answered at _acme-challenge.tunnel.<region>.<domain>
+// in its zone, those of another region or ingress are not, nor those of
+// a region not configured, and the name is gone with its last value.
+func TestIngressChallenges(t *testing.T) {
+	e := start(t, dnsserver.Config{})
+	ingress, err := e.store.CreateAgentIngress(e.ctx, e.account, store.AgentIngress{Domain: "ingress.example.com"})
+	if err != nil {
+		t.Fatal(err)
+	}
+	other, err := e.store.CreateAgentIngress(e.ctx, e.account, store.AgentIngress{Domain: "other.example.com"})
+	if err != nil {
+		t.Fatal(err)
+	}
+	const name, value = "_acme-challenge.tunnel.us.ingress.example.com.", "LoqXcYV8q5ONbJQxbmR7SCTNo3tiAXDfowyjxAjEuX0"
+	answers := func(what, name string, want answer) {
+		t.Helper()
+		check.Eventually(t, 5*time.Second, what, func() (string, bool) {
+			resp, err := e.ask("udp", name, dns.TypeTXT, nil)
+			if err != nil {
+				return err.Error(), false
+			}
+			return summary(resp).String(), summary(resp).equal(want)
+		})
+	}
+	nxdomain := answer{rcode: dns.RcodeNameError, authority: dns.TypeSOA}
+	answers("no challenge yet", name, nxdomain)
+	for _, token := range []string{store.IngressChallengeToken(other.ID, "us"), store.IngressChallengeToken(ingress.ID, "eu"), store.IngressChallengeToken(ingress.ID, "ap")} {
+		if err := e.store.AddACMEChallenge(e.ctx, token, value); err != nil {
+			t.Fatal(err)
+		}
+	}
+	token := store.IngressChallengeToken(ingress.ID, "us")
+	if err := e.store.AddACMEChallenge(e.ctx, token, value); err != nil {
+		t.Fatal(err)
+	}
+	answers("the challenge written", name, answer{records: []string{`TXT "` + value + `"`}})
+	answers("another ingress's challenge, at its own name", "_acme-challenge.tunnel.us.other.example.com.", answer{records: []string{`TXT "` + value + `"`}})
+	answers("a region not configured", "_acme-challenge.tunnel.ap.ingress.example.com.", nxdomain)
+	if err := e.store.RemoveACMEChallenge(e.ctx, token, value); err != nil {
+		t.Fatal(err)
+	}
+	answers("the value removed", name, nxdomain)
+	answers("another region's value, kept", "_acme-challenge.tunnel.eu.ingress.example.com.", answer{records: []string{`TXT "` + value + `"`}})
+}

@@ -23,6 +23,10 @@ type view struct {
 	// that exist: tunnel.<region> (true, the edge's addresses), and
 	// <region> (false, a name with no records but one under it).
 	regionNames map[string]bool
+	// challengeRegions are the names of an agent ingress's zone below
+	// its apex where its region domains' ACME challenges are answered,
+	// _acme-challenge.tunnel.<region>, with their region.
+	challengeRegions map[string]string
 
 	mu    sync.RWMutex
 	ready bool // the store's records are in
@@ -46,6 +50,7 @@ type view struct {
 
 type ingressZone struct {
 	key    string
+	id     string // the agent ingress's, whose challenges' tokens it makes
 	serial uint32 // the agent ingress's revision
 }
 
@@ -58,20 +63,22 @@ type keyed[T any] struct {
 // set.
 func newView(cfg *Config) *view {
 	v := &view{
-		cfg:         cfg,
-		cnameApex:   "cname." + cfg.ServiceDomains[0] + ".",
-		acmeApex:    "acme." + cfg.ServiceDomains[0] + ".",
-		regionNames: make(map[string]bool),
-		ingresses:   make(map[string]ingressZone),
-		targets:     make(map[string]keyed[bool]),
-		challenges:  make(map[string]keyed[[]string]),
-		names:       make(map[string]string),
+		cfg:              cfg,
+		cnameApex:        "cname." + cfg.ServiceDomains[0] + ".",
+		acmeApex:         "acme." + cfg.ServiceDomains[0] + ".",
+		regionNames:      make(map[string]bool),
+		challengeRegions: make(map[string]string),
+		ingresses:        make(map[string]ingressZone),
+		targets:          make(map[string]keyed[bool]),
+		challenges:       make(map[string]keyed[[]string]),
+		names:            make(map[string]string),
 	}
 	for _, r := range cfg.Regions {
 		if !v.regionNames[r] {
 			v.regionNames[r] = false
 		}
 		v.regionNames["tunnel."+r] = true
+		v.challengeRegions["_acme-challenge.tunnel."+r] = r
 	}
 	return v
 }
@@ -96,7 +103,7 @@ func (v *view) apply(c store.DNSChange) {
 	switch {
 	case c.AgentIngress != nil:
 		apex := dns.Fqdn(strings.ToLower(c.AgentIngress.Domain))
-		v.ingresses[apex] = ingressZone{key: c.Key, serial: serial}
+		v.ingresses[apex] = ingressZone{key: c.Key, id: c.AgentIngress.ID, serial: serial}
 		v.names[c.Key] = apex
 	case c.ReservedDomain != nil:
 		d := c.ReservedDomain

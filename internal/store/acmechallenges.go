@@ -28,9 +28,11 @@ const maxACMEChallengeValue = 255
 
 // ACMEChallenge is the TXT values pending under one token: what
 // <token>.acme.<first service domain> answers, the name a custom wildcard
-// domain's _acme-challenge is a CNAME of (spec 2.2).
+// domain's _acme-challenge is a CNAME of (spec 2.2), or what an agent
+// ingress's _acme-challenge.tunnel.<region>.<domain> answers.
 type ACMEChallenge struct {
-	// Token is DomainToken of the reserved domain.
+	// Token is DomainToken of the reserved domain, or
+	// IngressChallengeToken of the agent ingress and region.
 	Token string `json:"token"`
 	// Values are the TXT values, in the order they were added, none twice.
 	Values []string `json:"values"`
@@ -45,6 +47,16 @@ func DomainToken(reservedDomainID string) string {
 	return hex.EncodeToString(sum[:10])
 }
 
+// IngressChallengeToken returns the token of the ACME challenges of an
+// agent ingress's region domain tunnel.<region>.<domain>: DomainToken of
+// the ingress's id and the region, which sluice's DNS answers at
+// _acme-challenge.tunnel.<region>.<domain>, in the zone the ingress
+// delegates to it. An agent ingress's id and a reserved domain's differ
+// in their prefix, so their tokens do not meet.
+func IngressChallengeToken(agentIngressID, region string) string {
+	return DomainToken(agentIngressID + "/" + region)
+}
+
 func acmeChallengeKey(token string) string { return acmeChallengesKind + "." + token }
 
 // checkACMEChallenge returns a *ValidationError for a token that is not
@@ -52,7 +64,7 @@ func acmeChallengeKey(token string) string { return acmeChallengesKind + "." + t
 // 1 to 255 printable ASCII characters.
 func checkACMEChallenge(token, value string) error {
 	if len(token) != 20 || !isLowerHex(token) {
-		return invalid("token", "is %q: give the token of the reserved domain, 20 lower-case hex digits (DomainToken of its id)", token)
+		return invalid("token", "is %q: give the token of the reserved domain or region domain, 20 lower-case hex digits (DomainToken or IngressChallengeToken)", token)
 	}
 	if value == "" || len(value) > maxACMEChallengeValue {
 		return invalid("value", "has %d characters: a TXT value has 1 to %d", len(value), maxACMEChallengeValue)

@@ -29,10 +29,19 @@ type AgentIngress struct {
 	// are not.
 	CertificatePolicy *CertificatePolicy `json:"certificate_management_policy"`
 	// ProvisioningSince is when the provisioning of its certificate
-	// started under the current policy; nil without a policy. No
-	// certificate is issued yet (a later issue), so the job stays in
-	// progress.
+	// started under the current policy; nil without a policy.
 	ProvisioningSince *time.Time `json:"provisioning_since,omitempty"`
+	// CertJob is where the job since ProvisioningSince is, as the
+	// certificate jobs (package acme) record it with
+	// SetAgentIngressCertificateJob; nil until they first do, when the
+	// job is in progress with ProvisioningMsg. A new policy clears it.
+	CertJob *CertificateJob `json:"certificate_job,omitempty"`
+	// CertificateID is the TLS certificate of its region domains, once
+	// one is issued (SetAgentIngressCertificate); it stays across new
+	// policies and renewals.
+	CertificateID string `json:"certificate_id,omitempty"`
+	// RenewsAt is when that certificate is renewed; nil while a job runs.
+	RenewsAt *time.Time `json:"renews_at,omitempty"`
 	// Tree is the names whose node keys count the agent ingress in the
 	// domain tree (domaintree.go), as they were when it was created, so
 	// that its delete uncounts exactly them; nil for one made before the
@@ -64,7 +73,7 @@ func (a *AgentIngress) check() error {
 	a.Domain = domain
 	p := a.CertificatePolicy
 	if p == nil {
-		a.ProvisioningSince = nil
+		a.ProvisioningSince, a.CertJob, a.RenewsAt = nil, nil, nil
 		return nil
 	}
 	if err := p.check(KeyTypeRSA); err != nil {
@@ -72,7 +81,7 @@ func (a *AgentIngress) check() error {
 	}
 	if a.ProvisioningSince == nil {
 		now := time.Now().UTC().Truncate(time.Millisecond)
-		a.ProvisioningSince = &now
+		a.ProvisioningSince, a.CertJob, a.RenewsAt = &now, nil, nil
 	}
 	return nil
 }
@@ -110,7 +119,14 @@ var agentIngresses = family[AgentIngress]{
 		return s.domainTreeWrites(ctx, a.claim(), 1)
 	},
 	cascade: func(ctx context.Context, s *Store, a AgentIngress) ([]write, error) {
-		return s.domainTreeWrites(ctx, a.claim(), -1) // a.Tree: nil before the tree
+		writes, err := s.domainTreeWrites(ctx, a.claim(), -1) // a.Tree: nil before the tree
+		if err != nil {
+			return nil, err
+		}
+		// Agent ingresses have no audit event kinds: their
+		// certificate goes without a tls_certificate_deleted.v0.
+		cert, err := s.certificateDelete(ctx, a.AccountID, a.CertificateID, nil)
+		return append(writes, cert...), err
 	},
 	unique: &uniqueIndex[AgentIngress]{
 		field:  "domain",

@@ -10,10 +10,12 @@ import (
 	"github.com/sluicehq/sluice/schemas"
 )
 
-// ErrCertificateUnmanaged is returned by SetDomainCertificate and
-// SetDomainCertificateJob for a reserved domain whose
-// certificate_management_policy is null (set so while its job ran).
-var ErrCertificateUnmanaged = errors.New("the reserved domain's certificate is not managed: its certificate_management_policy is null")
+// ErrCertificateUnmanaged is returned by SetDomainCertificate,
+// SetDomainCertificateJob and SetAgentIngressCertificateJob for a
+// reserved domain or an agent ingress whose
+// certificate_management_policy is null (set so while its job ran), or
+// for an agent ingress whose policy was set anew meanwhile.
+var ErrCertificateUnmanaged = errors.New("the certificate is not managed: its certificate_management_policy is null, or was set anew")
 
 // The error codes of a failed certificate job (spec 3, 7).
 const (

@@ -185,7 +185,7 @@ func (s *Store) reservedDomainCascade(ctx context.Context, d ReservedDomain, cer
 	if err != nil {
 		return nil, err
 	}
-	cert, err := s.certificateOfDomain(ctx, d, certificateDeleted)
+	cert, err := s.certificateDelete(ctx, d.AccountID, d.CertificateID, certificateDeleted)
 	return append(writes, cert...), err
 }
 

@@ -29,8 +29,11 @@ type TLSCertificate struct {
 	AccountID string    `json:"account_id"`
 	CreatedAt time.Time `json:"created_at"`
 	// ReservedDomainID is the reserved domain the certificate is for,
-	// whose certificate Ref names it.
+	// whose certificate Ref names it; "" for an agent ingress's.
 	ReservedDomainID string `json:"reserved_domain_id"`
+	// AgentIngressID is the agent ingress whose region domains the
+	// certificate is for; "" for a reserved domain's.
+	AgentIngressID string `json:"agent_ingress_id,omitempty"`
 	// CertificatePEM is the chain, leaf first.
 	CertificatePEM string `json:"certificate_pem"`
 	// PrivateKeyPEM is the leaf's private key: never in an API answer,
@@ -66,14 +69,15 @@ func (s *Store) ListTLSCertificates(ctx context.Context, accountID string, page 
 	return tlsCertificates.list(ctx, s, accountID, page)
 }
 
-// certificateOfDomain returns the delete of the reserved domain's
-// certificate, for the batch that deletes the domain, with the audit
-// event audit builds of it (nil: none); none if it has none.
-func (s *Store) certificateOfDomain(ctx context.Context, d ReservedDomain, audit func(TLSCertificate) (schemas.Encoded, error)) ([]write, error) {
-	if d.CertificateID == "" {
+// certificateDelete returns the delete of the account's TLS certificate
+// with the id, for the batch that deletes the reserved domain or agent
+// ingress it is of, with the audit event audit builds of it (nil: none);
+// none if id is "" or the certificate is gone.
+func (s *Store) certificateDelete(ctx context.Context, accountID, id string, audit func(TLSCertificate) (schemas.Encoded, error)) ([]write, error) {
+	if id == "" {
 		return nil, nil
 	}
-	key := tlsCertificates.key(d.AccountID, d.CertificateID)
+	key := tlsCertificates.key(accountID, id)
 	cert, rev, err := getRecord[TLSCertificate](ctx, s, key)
 	if errors.Is(err, ErrNotFound) {
 		return nil, nil

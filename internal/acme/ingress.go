@@ -1,0 +1,244 @@
+package acme
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"slices"
+	"strings"
+	"time"
+
+	"github.com/go-acme/lego/v5/certcrypto"
+	"github.com/go-acme/lego/v5/certificate"
+	"github.com/go-acme/lego/v5/challenge/dns01"
+	"github.com/miekg/dns"
+
+	"github.com/sluicehq/sluice/internal/store"
+)
+
+// An agent ingress's job starts by checking that the domain is delegated
+// to sluice: its NS records, as the resolver answers them, are exactly
+// the ns_targets (Config.NSTargets). Until they are, the job waits: it
+// stays in progress, without an error_code, its msg naming the NS records
+// to set, and looks again at retries_at, with the backoff of an
+// INTERNAL_ERROR. It is not a DNS_ERROR, which stops the job until the
+// user sets the policy again: the user can only learn the ns_targets from
+// the ingress made, and an NS record set at the parent zone takes its
+// TTL, up to days, to be seen, so the job follows it on its own.
+
+// ingressDue reports whether the ingress has a job to run now: one the
+// jobs have not recorded yet, one waiting for its NS records or failed
+// with an INTERNAL_ERROR whose retries_at has come, or a certificate
+// whose renews_at has.
+func (m *Manager) ingressDue(a store.AgentIngress) bool {
+	if a.CertificatePolicy == nil || a.ProvisioningSince == nil || len(m.cfg.NSTargets) == 0 || len(m.cfg.Regions) == 0 {
+		return false
+	}
+	now := m.cfg.Now()
+	switch job := a.CertJob; {
+	case job == nil:
+		return a.RenewsAt == nil || !now.Before(*a.RenewsAt)
+	case job.ErrorCode == store.CertErrorDNS:
+		return false
+	case job.RetriesAt == nil:
+		return job.ErrorCode == "" // in progress: a job cut short
+	}
+	return !now.Before(*a.CertJob.RetriesAt)
+}
+
+// runIngress runs the ingress's job once, and records how it ended.
+func (m *Manager) runIngress(ctx context.Context, a store.AgentIngress) {
+	ctx, cancel := context.WithTimeout(ctx, m.cfg.JobTimeout)
+	defer cancel()
+	log := m.cfg.Logger.With("agent_ingress", a.ID, "domain", a.Domain)
+	since := *a.ProvisioningSince
+	job := store.CertificateJob{StartedAt: since}
+	if a.CertJob != nil {
+		job.Attempts = a.CertJob.Attempts
+	}
+	job.Attempts++
+	step := func(msg string) error {
+		job.Msg = msg
+		return m.store.SetAgentIngressCertificateJob(ctx, a.AccountID, a.ID, since, job)
+	}
+	err := m.obtainIngress(ctx, a, step)
+	var waiting *delegationError
+	switch {
+	case err == nil:
+		log.Info("certificate stored")
+		return
+	case errors.Is(err, store.ErrCertificateUnmanaged), errors.Is(err, store.ErrNotFound):
+		return // the policy was set anew or to null, or the ingress deleted, meanwhile
+	case errors.As(err, &waiting):
+		retry := m.cfg.Now().Add(m.retryDelay(job.Attempts))
+		job.Msg, job.RetriesAt = err.Error(), &retry
+		log.Info("certificate job waiting for the domain's delegation", "found", waiting.Found)
+	default:
+		code := store.CertErrorInternal
+		if isDNSProblem(err) {
+			code = store.CertErrorDNS
+		}
+		job.ErrorCode, job.Msg, job.RetriesAt = code, err.Error(), nil
+		if code == store.CertErrorInternal {
+			retry := m.cfg.Now().Add(m.retryDelay(job.Attempts))
+			job.RetriesAt = &retry
+		}
+		log.Warn("certificate job failed", "error_code", job.ErrorCode, "error", err)
+	}
+	err = m.store.SetAgentIngressCertificateJob(context.WithoutCancel(ctx), a.AccountID, a.ID, since, job)
+	if err != nil && !errors.Is(err, store.ErrCertificateUnmanaged) && !errors.Is(err, store.ErrNotFound) {
+		log.Warn("recording the certificate job", "error", err)
+	}
+}
+
+// regionDomains are the ingress's tunnel.<region>.<domain>, by region.
+func (m *Manager) regionDomains(a store.AgentIngress) map[string]string {
+	names := make(map[string]string, len(m.cfg.Regions))
+	for _, r := range m.cfg.Regions {
+		names["tunnel."+r+"."+a.Domain] = r
+	}
+	return names
+}
+
+// obtainIngress checks the ingress's delegation, has the authority issue
+// one certificate of all its region domains through DNS-01, answered by
+// sluice's DNS in the ingress's zone, and stores it; step records what it
+// does.
+func (m *Manager) obtainIngress(ctx context.Context, a store.AgentIngress, step func(msg string) error) error {
+	if err := step(fmt.Sprintf("certificate provisioning is in progress: checking that the NS records of %s are %s", a.Domain, strings.Join(m.cfg.NSTargets, ", "))); err != nil {
+		return err
+	}
+	if err := m.dns.checkNS(ctx, a.Domain, m.cfg.NSTargets); err != nil {
+		return err
+	}
+	regions := m.regionDomains(a)
+	domains := make([]string, 0, len(regions))
+	for _, r := range m.cfg.Regions {
+		domains = append(domains, "tunnel."+r+"."+a.Domain)
+	}
+	if err := step(fmt.Sprintf("certificate provisioning is in progress: ordering a certificate of %s from %s through DNS-01", strings.Join(domains, ", "), m.directory)); err != nil {
+		return err
+	}
+	client, err := m.client(ctx)
+	if err != nil {
+		return err
+	}
+	p := &ingressProvider{store: m.store, ingressID: a.ID, regions: regions, timeout: m.cfg.PropagationTimeout, pollInterval: m.cfg.PollInterval}
+	err = client.Challenge.SetDNS01Provider(p,
+		dns01.WrapPreCheck(func(ctx context.Context, _, fqdn, value string, _ dns01.PreCheckFunc) (bool, error) {
+			return m.dns.hasTXT(ctx, fqdn, value), nil
+		}))
+	if err != nil {
+		return fmt.Errorf("setting up DNS-01: %w", err)
+	}
+	res, err := client.Certificate.Obtain(ctx, certificate.ObtainRequest{Domains: domains, Bundle: true, KeyType: keyType(a.CertificatePolicy.PrivateKeyType)})
+	if err != nil {
+		return fmt.Errorf("ordering the certificate of %s: %w", strings.Join(domains, ", "), err)
+	}
+	leaf, err := certcrypto.ParsePEMCertificate(res.Certificate)
+	if err != nil {
+		return fmt.Errorf("reading the certificate the authority issued: %w", err)
+	}
+	issued := store.IssuedCertificate{
+		CertificatePEM: string(res.Certificate), PrivateKeyPEM: string(res.PrivateKey), PrivateKeyType: a.CertificatePolicy.PrivateKeyType,
+		IssuedAt: m.cfg.Now(), RenewsAt: m.renewsAt(leaf.NotAfter),
+	}
+	_, err = m.store.SetAgentIngressCertificate(ctx, a.AccountID, a.ID, *a.ProvisioningSince, issued)
+	return err
+}
+
+// ingressProvider is lego's DNS-01 provider of one agent ingress: it
+// adds each region domain's TXT value under its token
+// (store.IngressChallengeToken), which sluice's DNS serves at
+// _acme-challenge.tunnel.<region>.<domain>, and removes it after.
+type ingressProvider struct {
+	store                 challenges
+	ingressID             string
+	regions               map[string]string // region domain → region
+	timeout, pollInterval time.Duration
+}
+
+func (p *ingressProvider) token(domain string) (string, error) {
+	region, ok := p.regions[strings.ToLower(domain)]
+	if !ok {
+		return "", fmt.Errorf("%s is no region domain of agent ingress %s", domain, p.ingressID)
+	}
+	return store.IngressChallengeToken(p.ingressID, region), nil
+}
+
+// Present adds the TXT value of the key authorization.
+func (p *ingressProvider) Present(ctx context.Context, domain, _, keyAuth string) error {
+	token, err := p.token(domain)
+	if err != nil {
+		return err
+	}
+	return p.store.AddACMEChallenge(ctx, token, challengeValue(keyAuth))
+}
+
+// CleanUp removes the TXT value of the key authorization.
+func (p *ingressProvider) CleanUp(ctx context.Context, domain, _, keyAuth string) error {
+	token, err := p.token(domain)
+	if err != nil {
+		return err
+	}
+	return p.store.RemoveACMEChallenge(ctx, token, challengeValue(keyAuth))
+}
+
+// Timeout is how long lego waits for the TXT value to be served, and how
+// often it looks.
+func (p *ingressProvider) Timeout() (time.Duration, time.Duration) { return p.timeout, p.pollInterval }
+
+// delegationError is a domain whose NS records are not the ns_targets:
+// the job waits for the user to set them.
+type delegationError struct {
+	Domain    string
+	NSTargets []string
+	// Found says what the DNS answers instead.
+	Found string
+}
+
+func (e *delegationError) Error() string {
+	return fmt.Sprintf("certificate provisioning is waiting for %s to be delegated to sluice: set its NS records to %s (%s); checked again at retries_at",
+		e.Domain, strings.Join(e.NSTargets, ", "), e.Found)
+}
+
+// checkNS returns a *delegationError unless the NS records of domain are
+// exactly targets, in any order and case, or an error of the resolver.
+func (r resolver) checkNS(ctx context.Context, domain string, targets []string) error {
+	answer, err := r.query(ctx, domain, dns.TypeNS)
+	if err != nil {
+		return err
+	}
+	wrong := &delegationError{Domain: domain, NSTargets: targets}
+	switch answer.Rcode {
+	case dns.RcodeSuccess:
+	case dns.RcodeNameError:
+		wrong.Found = domain + " does not exist"
+		return wrong
+	default:
+		return fmt.Errorf("asking %s for NS %s: %s", r.addr, domain, dns.RcodeToString[answer.Rcode])
+	}
+	var found []string
+	for _, rr := range answer.Answer {
+		if ns, ok := rr.(*dns.NS); ok && strings.EqualFold(ns.Hdr.Name, dns.Fqdn(domain)) {
+			found = append(found, strings.ToLower(strings.TrimSuffix(ns.Ns, ".")))
+		}
+	}
+	want := make([]string, len(targets))
+	for i, t := range targets {
+		want[i] = strings.ToLower(strings.TrimSuffix(t, "."))
+	}
+	slices.Sort(found)
+	found = slices.Compact(found)
+	slices.Sort(want)
+	want = slices.Compact(want)
+	if slices.Equal(found, want) {
+		return nil
+	}
+	if len(found) == 0 {
+		wrong.Found = domain + " has no NS records"
+	} else {
+		wrong.Found = "its NS records are " + strings.Join(found, ", ")
+	}
+	return wrong
+}
