@@ -35,7 +35,13 @@ async function main() {
   for await (const line of rl) {
     if (line.trim() === "requested") break;
   }
-  const listed = await api.listRequests({ limit: 10 });
+  // The agent keeps a capture once its handler returns, which may be a
+  // moment after the client has the whole answer: wait for it.
+  let listed = await api.listRequests({ limit: 10 });
+  for (let i = 0; i < 100 && listed.requests.length < 1; i++) {
+    await new Promise((r) => setTimeout(r, 50));
+    listed = await api.listRequests({ limit: 10 });
+  }
   out("requests", listed);
   const first = listed.requests[0];
   out("detail", await api.requestDetail(first.id));
