@@ -335,31 +335,7 @@ func TestRouteWebSocketTCPConverter(t *testing.T) {
 	ctx, cancel := context.WithTimeout(context.Background(), 20*time.Second)
 	defer cancel()
 	dialer := &net.Dialer{}
-	client := &http.Client{Transport: &http.Transport{DialContext: func(ctx context.Context, network, _ string) (net.Conn, error) {
-		return dialer.DialContext(ctx, network, te.HTTPAddr)
-	}}}
-	c, resp, err := websocket.Dial(ctx, "ws://"+a.host+"/ws", &websocket.DialOptions{HTTPClient: client})
-	if err != nil {
-		t.Fatalf("dialing the WebSocket: %v (%v)", err, resp)
-	}
-	defer c.CloseNow()
-	for _, msg := range []string{"hello", strings.Repeat("x", 100_000), "bye"} {
-		if err := c.Write(ctx, websocket.MessageBinary, []byte(msg)); err != nil {
-			t.Fatal(err)
-		}
-		var got []byte
-		for len(got) < len(msg) {
-			_, b, err := c.Read(ctx)
-			if err != nil {
-				t.Fatalf("reading the echo of %d bytes after %d: %v", len(msg), len(got), err)
-			}
-			got = append(got, b...)
-		}
-		if string(got) != msg {
-			t.Fatalf("echo of %d bytes: got %d bytes", len(msg), len(got))
-		}
-	}
-	_ = c.Close(websocket.StatusNormalClosure, "")
+	edgetest.WebSocketEcho(t, ctx, te.HTTPAddr, a.host, "/ws")
 
 	// Converted WebSockets count against the account's public
 	// connections while they last: with a limit of 2, a third is

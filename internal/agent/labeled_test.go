@@ -4,13 +4,10 @@ import (
 	"context"
 	"errors"
 	"maps"
-	"net"
 	"net/http"
 	"strings"
 	"testing"
 	"time"
-
-	"github.com/coder/websocket"
 
 	"github.com/sluicehq/sluice/internal/agent"
 	"github.com/sluicehq/sluice/internal/agent/agentconfig"
@@ -179,32 +176,7 @@ func TestLabeledTunnelWebSocketConverter(t *testing.T) {
 
 	ctx, cancel := context.WithTimeout(context.Background(), 20*time.Second)
 	defer cancel()
-	var dialer net.Dialer
-	client := &http.Client{Transport: &http.Transport{DialContext: func(ctx context.Context, network, _ string) (net.Conn, error) {
-		return dialer.DialContext(ctx, network, te.HTTPAddr)
-	}}}
-	c, resp, err := websocket.Dial(ctx, "ws://"+host+"/ws", &websocket.DialOptions{HTTPClient: client})
-	if err != nil {
-		t.Fatalf("dialing the WebSocket: %v (%v)", err, resp)
-	}
-	defer c.CloseNow()
-	for _, msg := range []string{"hello", strings.Repeat("x", 100_000), "bye"} {
-		if err := c.Write(ctx, websocket.MessageBinary, []byte(msg)); err != nil {
-			t.Fatal(err)
-		}
-		var got []byte
-		for len(got) < len(msg) {
-			_, b, err := c.Read(ctx)
-			if err != nil {
-				t.Fatalf("reading the echo of %d bytes after %d: %v", len(msg), len(got), err)
-			}
-			got = append(got, b...)
-		}
-		if string(got) != msg {
-			t.Fatalf("echo of %d bytes: got %d bytes", len(msg), len(got))
-		}
-	}
-	_ = c.Close(websocket.StatusNormalClosure, "")
+	edgetest.WebSocketEcho(t, ctx, te.HTTPAddr, host, "/ws")
 	if got := captures.List(10, ""); len(got) != 0 {
 		t.Errorf("the byte stream was captured as HTTP: %+v", got[0])
 	}

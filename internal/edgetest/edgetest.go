@@ -15,10 +15,12 @@ import (
 	"math/rand/v2"
 	"net"
 	"net/http"
+	"strings"
 	"sync"
 	"testing"
 	"time"
 
+	"github.com/coder/websocket"
 	"github.com/sluicehq/sluice/edge"
 	"github.com/sluicehq/sluice/internal/store"
 	"github.com/sluicehq/sluice/schemas"
@@ -361,4 +363,39 @@ func TCPEcho(t *testing.T) string {
 		}
 	}()
 	return ln.Addr().String()
+}
+
+// WebSocketEcho dials a WebSocket at ws://host+path through the edge's
+// public HTTP listener (httpAddr), sends binary messages of 5 B, 100 KB
+// and 3 B, checks that each comes back whole (in as many messages as
+// the far end sends), and closes it: for a route whose WebSocket TCP
+// converter reaches a TCP echo.
+func WebSocketEcho(t *testing.T, ctx context.Context, httpAddr, host, path string) {
+	t.Helper()
+	var dialer net.Dialer
+	client := &http.Client{Transport: &http.Transport{DialContext: func(ctx context.Context, network, _ string) (net.Conn, error) {
+		return dialer.DialContext(ctx, network, httpAddr)
+	}}}
+	c, resp, err := websocket.Dial(ctx, "ws://"+host+path, &websocket.DialOptions{HTTPClient: client})
+	if err != nil {
+		t.Fatalf("dialing the WebSocket: %v (%v)", err, resp)
+	}
+	defer c.CloseNow()
+	for _, msg := range []string{"hello", strings.Repeat("x", 100_000), "bye"} {
+		if err := c.Write(ctx, websocket.MessageBinary, []byte(msg)); err != nil {
+			t.Fatal(err)
+		}
+		var got []byte
+		for len(got) < len(msg) {
+			_, b, err := c.Read(ctx)
+			if err != nil {
+				t.Fatalf("reading the echo of %d bytes after %d: %v", len(msg), len(got), err)
+			}
+			got = append(got, b...)
+		}
+		if string(got) != msg {
+			t.Fatalf("echo of %d bytes: got %d bytes", len(msg), len(got))
+		}
+	}
+	_ = c.Close(websocket.StatusNormalClosure, "")
 }
