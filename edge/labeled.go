@@ -7,6 +7,7 @@ import (
 	"sort"
 
 	"github.com/sluicehq/sluice/internal/acl"
+	"github.com/sluicehq/sluice/internal/resource"
 	"github.com/sluicehq/sluice/internal/store"
 	"github.com/sluicehq/sluice/internal/tunnelwire"
 )
@@ -36,6 +37,11 @@ func (s *session) bindLabeled(req tunnelwire.StartLabeled) (*endpoint, error) {
 	e := s.edge
 	if len(req.Labels) == 0 {
 		return nil, refuseBind(codeLabeled, "a labeled tunnel needs at least one label, such as edge=web")
+	}
+	// The labels' rules first, where they enter: the ACL's loop below
+	// then runs over at most resource.MaxLabels of them.
+	if err := resource.CheckLabels(req.Labels); err != nil {
+		return nil, refuseBind(codeLabeled, "the tunnel's labels: %v", err)
 	}
 	names := make([]string, 0, len(req.Labels))
 	for name := range req.Labels {
