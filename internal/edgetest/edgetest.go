@@ -147,7 +147,10 @@ type Edge struct {
 	Routing *Routing
 }
 
-func Start(t *testing.T, options ...func(*edge.Config)) *Edge {
+// Start runs an edge on loopback until the test ends: its agents'
+// listener, with a certificate of a new dev CA, its HTTP and HTTPS
+// listeners and ten TCP ports; options change its configuration.
+func Start(t testing.TB, options ...func(*edge.Config)) *Edge {
 	t.Helper()
 	ca, err := edge.LoadOrCreateDevCA(t.TempDir())
 	if err != nil {
@@ -211,7 +214,7 @@ func Start(t *testing.T, options ...func(*edge.Config)) *Edge {
 // FreePortRange returns the first of ten ports that were free, below
 // the ephemeral range (32768 and up on Linux), where the machine's own
 // outgoing connections would take ports from under the test.
-func FreePortRange(t *testing.T) int {
+func FreePortRange(t testing.TB) int {
 	t.Helper()
 	for range 200 {
 		low := 20000 + rand.IntN(12000)
@@ -260,7 +263,7 @@ func (te *Edge) Reserve(account, domain string) {
 }
 
 // Get sends a GET to the edge's HTTP listener with the Host.
-func (te *Edge) Get(t *testing.T, host, path string) (*http.Response, string) {
+func (te *Edge) Get(t testing.TB, host, path string) (*http.Response, string) {
 	t.Helper()
 	req, _ := http.NewRequest(http.MethodGet, "http://"+te.HTTPAddr+path, nil)
 	req.Host = host
