@@ -90,7 +90,7 @@ fuzz: ## a short run of each fuzz target, past its committed corpus
 	$(GO) test -run '^$$' -fuzz '^FuzzFilterBounds$$' -fuzztime 2000x ./filters
 	$(GO) test -run '^$$' -fuzz '^FuzzObjectFilter$$' -fuzztime 20000x ./filters
 	$(GO) test -run '^$$' -fuzz '^FuzzAllows$$' -fuzztime 100000x ./internal/acl
-	$(GO) test -run '^$$' -fuzz '^FuzzAppendText$$' -fuzztime 300000x ./sinks/awsjson
+	$(GO) test -run '^$$' -fuzz '^FuzzAppend$$' -fuzztime 300000x ./internal/jsonstring
 	$(GO) test -run '^$$' -fuzz '^FuzzPutRecordsBody$$' -fuzztime 20000x ./sinks/kinesis
 	$(GO) test -run '^$$' -fuzz '^FuzzPutRecordBatchBody$$' -fuzztime 20000x ./sinks/firehose
 	$(GO) test -run '^$$' -fuzz '^FuzzPutLogEventsBody$$' -fuzztime 20000x ./sinks/cloudwatchlogs

@@ -7,8 +7,8 @@ import (
 	"time"
 
 	"github.com/sluicehq/sluice/edge/circuitbreaker"
+	"github.com/sluicehq/sluice/internal/jsonstring"
 	"github.com/sluicehq/sluice/schemas"
-	"github.com/sluicehq/sluice/sinks/awsjson"
 	"github.com/sluicehq/sluice/trafficpolicy"
 )
 
@@ -40,9 +40,9 @@ func appendRequestObject(b []byte, o *requestObject) []byte {
 	b = strconv.AppendBool(b, o.reused)
 	b = append(b, `},"basic_auth":{"decision":`...)
 	if o.policy != nil && o.policy.basicAuth != "" {
-		b = awsjson.AppendString(b, o.policy.basicAuth)
+		b = jsonstring.Append(b, o.policy.basicAuth)
 		b = append(b, `,"username":`...)
-		b = awsjson.AppendString(b, o.policy.username)
+		b = jsonstring.Append(b, o.policy.username)
 	} else {
 		b = append(b, `"invalid"`...)
 	}
@@ -50,20 +50,20 @@ func appendRequestObject(b []byte, o *requestObject) []byte {
 	b = append(b, o.breaker.String()...)
 	b = append(b, `"},"compression":{"algorithm":`...)
 	if o.policy != nil && o.policy.compression != "" {
-		b = awsjson.AppendString(b, o.policy.compression)
+		b = jsonstring.Append(b, o.policy.compression)
 		b = append(b, `,"bytes_saved":`...)
 		b = strconv.AppendInt(b, o.policy.saved, 10)
 	} else {
 		b = append(b, `"none"`...)
 	}
 	b = append(b, `},"conn":{"client_ip":`...)
-	b = awsjson.AppendString(b, o.clientIP)
+	b = jsonstring.Append(b, o.clientIP)
 	if o.serverIP != "" {
 		b = append(b, `,"server_ip":`...)
-		b = awsjson.AppendString(b, o.serverIP)
+		b = jsonstring.Append(b, o.serverIP)
 	}
 	b = append(b, `,"server_name":`...)
-	b = awsjson.AppendString(b, o.serverName)
+	b = jsonstring.Append(b, o.serverName)
 	b = append(b, `,"server_port":`...)
 	b = strconv.AppendInt(b, int64(o.serverPort), 10)
 	b = append(b, `,"start_ts":"`...)
@@ -73,19 +73,19 @@ func appendRequestObject(b []byte, o *requestObject) []byte {
 	b = append(b, `,"headers":`...)
 	b = appendHeaders(b, o.reqHeaders)
 	b = append(b, `,"method":`...)
-	b = awsjson.AppendString(b, lowerASCII(o.method))
+	b = jsonstring.Append(b, lowerASCII(o.method))
 	b = append(b, `,"url":{"host":`...)
-	b = awsjson.AppendString(b, o.host)
+	b = jsonstring.Append(b, o.host)
 	b = append(b, `,"path":`...)
-	b = awsjson.AppendString(b, o.path)
+	b = jsonstring.Append(b, o.path)
 	b = append(b, `,"query":`...)
-	b = awsjson.AppendString(b, o.query)
+	b = jsonstring.Append(b, o.query)
 	b = append(b, `,"raw":`...)
-	b = awsjson.AppendString(b, o.raw)
+	b = jsonstring.Append(b, o.raw)
 	b = append(b, `,"scheme":`...)
-	b = awsjson.AppendString(b, o.scheme)
+	b = jsonstring.Append(b, o.scheme)
 	b = append(b, `},"user_agent":`...)
-	b = awsjson.AppendString(b, o.agent)
+	b = jsonstring.Append(b, o.agent)
 	b = append(b, `},"response":{"body_length":`...)
 	b = strconv.AppendInt(b, o.respBytes, 10)
 	b = append(b, `,"headers":`...)
@@ -94,7 +94,7 @@ func appendRequestObject(b []byte, o *requestObject) []byte {
 	b = strconv.AppendInt(b, int64(o.status), 10)
 	b = append(b, `}},"ip_policy":{"decision":`...)
 	if o.policy != nil && o.policy.ipPolicy != "" {
-		b = awsjson.AppendString(b, o.policy.ipPolicy)
+		b = jsonstring.Append(b, o.policy.ipPolicy)
 	} else {
 		b = append(b, `"invalid"`...)
 	}
@@ -102,9 +102,9 @@ func appendRequestObject(b []byte, o *requestObject) []byte {
 	b = appendOAuth(b, o.policy)
 	if o.tls != nil {
 		b = append(b, `,"tls":{"cipher_suite":`...)
-		b = awsjson.AppendString(b, tls.CipherSuiteName(o.tls.CipherSuite))
+		b = jsonstring.Append(b, tls.CipherSuiteName(o.tls.CipherSuite))
 		b = append(b, `,"version":`...)
-		b = awsjson.AppendString(b, tlsVersion(o.tls.Version))
+		b = jsonstring.Append(b, tlsVersion(o.tls.Version))
 		b = append(b, '}')
 	}
 	b = append(b, `,"traffic_policy":{"logs":[`...)
@@ -119,9 +119,9 @@ func appendRequestObject(b []byte, o *requestObject) []byte {
 		b = append(b, `{"metadata":`...)
 		b = append(b, l.Metadata...)
 		b = append(b, `,"phase":`...)
-		b = awsjson.AppendString(b, l.Phase)
+		b = jsonstring.Append(b, l.Phase)
 		b = append(b, `,"rule":`...)
-		b = awsjson.AppendString(b, l.Rule)
+		b = jsonstring.Append(b, l.Rule)
 		b = append(b, '}')
 	}
 	return append(b, `]},"webhook_verification":{"decision":"invalid"}}`...)
@@ -145,13 +145,13 @@ func appendHeaders(b []byte, h http.Header) []byte {
 			b = append(b, ',')
 		}
 		first = false
-		b = awsjson.AppendString(b, http.CanonicalHeaderKey(name))
+		b = jsonstring.Append(b, http.CanonicalHeaderKey(name))
 		b = append(b, ':', '[')
 		for i, v := range values {
 			if i > 0 {
 				b = append(b, ',')
 			}
-			b = awsjson.AppendString(b, lowerASCII(v))
+			b = jsonstring.Append(b, lowerASCII(v))
 		}
 		b = append(b, ']')
 	}
@@ -182,12 +182,12 @@ func appendOAuth(b []byte, policy *policyRecord) []byte {
 		return append(b, `{"decision":"invalid"}`...)
 	}
 	b = append(b, `{"app_client_id":`...)
-	b = awsjson.AppendString(b, policy.oauthClientID)
+	b = jsonstring.Append(b, policy.oauthClientID)
 	b = append(b, `,"decision":`...)
-	b = awsjson.AppendString(b, policy.oauth)
+	b = jsonstring.Append(b, policy.oauth)
 	b = append(b, `,"user":{"id":`...)
-	b = awsjson.AppendString(b, policy.oauthUserID)
+	b = jsonstring.Append(b, policy.oauthUserID)
 	b = append(b, `,"name":`...)
-	b = awsjson.AppendString(b, policy.oauthUserName)
+	b = jsonstring.Append(b, policy.oauthUserName)
 	return append(b, `}}`...)
 }

@@ -4,8 +4,6 @@ import (
 	stdbase64 "encoding/base64"
 	"slices"
 	"sync"
-	"unicode/utf8"
-	"unsafe"
 
 	"github.com/segmentio/asm/base64"
 )
@@ -72,56 +70,4 @@ func appendBase64(dst, src []byte) []byte {
 	dst = slices.Grow(dst, n)
 	base64.StdEncoding.Encode(dst[len(dst):len(dst)+n], src)
 	return dst[:len(dst)+n]
-}
-
-// AppendString appends s to dst as a JSON string that decodes to s, each
-// byte of s that is not UTF-8 as U+FFFD, as the SDK's encoder does.
-func AppendString(dst []byte, s string) []byte {
-	return AppendText(dst, unsafe.Slice(unsafe.StringData(s), len(s)))
-}
-
-// AppendText appends text to dst as a JSON string that decodes to text,
-// each byte of text that is not UTF-8 as U+FFFD, as the SDK's encoder
-// does. It escapes '"', '\\' and the control characters below U+0020, and
-// copies every other byte as it is.
-func AppendText(dst, text []byte) []byte {
-	const hex = "0123456789abcdef"
-	dst = append(dst, '"')
-	start := 0 // of the bytes of text not yet appended
-	for i := 0; i < len(text); {
-		c := text[i]
-		if c < utf8.RuneSelf {
-			if c >= 0x20 && c != '"' && c != '\\' {
-				i++
-				continue
-			}
-			dst = append(dst, text[start:i]...)
-			switch c {
-			case '"', '\\':
-				dst = append(dst, '\\', c)
-			case '\n':
-				dst = append(dst, '\\', 'n')
-			case '\r':
-				dst = append(dst, '\\', 'r')
-			case '\t':
-				dst = append(dst, '\\', 't')
-			default:
-				dst = append(dst, '\\', 'u', '0', '0', hex[c>>4], hex[c&0xF])
-			}
-			i++
-			start = i
-			continue
-		}
-		r, size := utf8.DecodeRune(text[i:])
-		if r == utf8.RuneError && size == 1 {
-			dst = append(dst, text[start:i]...)
-			dst = append(dst, "\ufffd"...)
-			i++
-			start = i
-			continue
-		}
-		i += size
-	}
-	dst = append(dst, text[start:]...)
-	return append(dst, '"')
 }

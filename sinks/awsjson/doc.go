@@ -10,7 +10,7 @@
 // The SDK still does everything else of the call: credentials, STS,
 // endpoint resolution, SigV4 signing, sending, and reading error answers.
 // The package is not a JSON encoder or decoder for anything else: it has
-// appenders for a JSON string and a base64 blob, which is all those bodies
-// need beyond their fixed punctuation, and a reader of the one shape of
-// answer those calls have.
+// appenders for a base64 blob, which with package jsonstring's strings is
+// all those bodies need beyond their fixed punctuation, and a reader of the
+// one shape of answer those calls have.
 package awsjson

@@ -3,8 +3,8 @@ package cloudwatchlogs
 import (
 	"strconv"
 
+	"github.com/sluicehq/sluice/internal/jsonstring"
 	"github.com/sluicehq/sluice/sinks"
-	"github.com/sluicehq/sluice/sinks/awsjson"
 )
 
 // putLogEventsTarget is the X-Amz-Target of PutLogEvents.
@@ -24,15 +24,15 @@ func (s *Sink) encode(buf []byte, records []sinks.Record, run []event) []byte {
 			buf = append(buf, ',')
 		}
 		buf = append(buf, `{"message":`...)
-		buf = awsjson.AppendText(buf, records[e.index].Data)
+		buf = jsonstring.AppendBytes(buf, records[e.index].Data)
 		buf = append(buf, `,"timestamp":`...)
 		buf = strconv.AppendInt(buf, e.timestamp, 10)
 		buf = append(buf, '}')
 	}
 	buf = append(buf, `],"logGroupName":`...)
-	buf = awsjson.AppendString(buf, s.group.name)
+	buf = jsonstring.Append(buf, s.group.name)
 	buf = append(buf, `,"logStreamName":`...)
-	buf = awsjson.AppendString(buf, s.stream)
+	buf = jsonstring.Append(buf, s.stream)
 	return append(buf, '}')
 }
 

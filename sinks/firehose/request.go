@@ -1,6 +1,7 @@
 package firehose
 
 import (
+	"github.com/sluicehq/sluice/internal/jsonstring"
 	"github.com/sluicehq/sluice/sinks"
 	"github.com/sluicehq/sluice/sinks/awsjson"
 )
@@ -19,7 +20,7 @@ func (s *Sink) encode(body *[]byte, records []sinks.Record) error {
 		buf = make([]byte, 0, encodedSize(records))
 	}
 	buf = append(buf, `{"DeliveryStreamName":`...)
-	buf = awsjson.AppendString(buf, s.stream.name)
+	buf = jsonstring.Append(buf, s.stream.name)
 	buf = append(buf, `,"Records":[`...)
 	for i, r := range records {
 		tally.Add(r)

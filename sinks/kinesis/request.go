@@ -1,6 +1,7 @@
 package kinesis
 
 import (
+	"github.com/sluicehq/sluice/internal/jsonstring"
 	"github.com/sluicehq/sluice/sinks"
 	"github.com/sluicehq/sluice/sinks/awsjson"
 )
@@ -34,14 +35,14 @@ func (s *Sink) encode(body *[]byte, records []sinks.Record, results []sinks.Resu
 		buf = append(buf, `{"Data":`...)
 		buf = awsjson.AppendBase64(buf, r.Data)
 		buf = append(buf, `,"PartitionKey":`...)
-		buf = awsjson.AppendString(buf, r.ID)
+		buf = jsonstring.Append(buf, r.ID)
 		buf = append(buf, '}')
 		sent = append(sent, i)
 	}
 	buf = append(buf, `],"StreamARN":`...)
-	buf = awsjson.AppendString(buf, s.stream.arn)
+	buf = jsonstring.Append(buf, s.stream.arn)
 	buf = append(buf, `,"StreamName":`...)
-	buf = awsjson.AppendString(buf, s.stream.name)
+	buf = jsonstring.Append(buf, s.stream.name)
 	buf = append(buf, '}')
 	*body = buf
 	return sent, tally.Err()
