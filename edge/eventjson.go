@@ -73,7 +73,7 @@ func appendRequestObject(b []byte, o *requestObject) []byte {
 	b = append(b, `,"headers":`...)
 	b = appendHeaders(b, o.reqHeaders)
 	b = append(b, `,"method":`...)
-	b = jsonstring.Append(b, lowerASCII(o.method))
+	b = appendLowerString(b, o.method)
 	b = append(b, `,"url":{"host":`...)
 	b = jsonstring.Append(b, o.host)
 	b = append(b, `,"path":`...)
@@ -151,28 +151,26 @@ func appendHeaders(b []byte, h http.Header) []byte {
 			if i > 0 {
 				b = append(b, ',')
 			}
-			b = jsonstring.Append(b, lowerASCII(v))
+			b = appendLowerString(b, v)
 		}
 		b = append(b, ']')
 	}
 	return append(b, '}')
 }
 
-// lowerASCII returns s with A to Z lower case, s itself when it has none;
-// other letters are left as they are.
-func lowerASCII(s string) string {
-	for i := range len(s) {
-		if c := s[i]; 'A' <= c && c <= 'Z' {
-			b := []byte(s)
-			for j := i; j < len(b); j++ {
-				if 'A' <= b[j] && b[j] <= 'Z' {
-					b[j] += 'a' - 'A'
-				}
-			}
-			return string(b)
+// appendLowerString appends s as a JSON string with A to Z lower case;
+// other letters are left as they are. It lowers the bytes it appended in
+// place: the escapes of jsonstring.Append are of lower-case letters
+// and digits only, so only the string's own letters change.
+func appendLowerString(b []byte, s string) []byte {
+	start := len(b)
+	b = jsonstring.Append(b, s)
+	for i := start; i < len(b); i++ {
+		if c := b[i]; 'A' <= c && c <= 'Z' {
+			b[i] = c + 'a' - 'A'
 		}
 	}
-	return s
+	return b
 }
 
 // appendOAuth appends the oauth object of a request's event: the decision

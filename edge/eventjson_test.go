@@ -50,7 +50,7 @@ func sampleObject() requestObject {
 		method:    "POST", host: "demo.apps.example.test:8000", path: "/orders/é\"\\", query: "id=7&x=<y>",
 		scheme: "https", raw: "https://demo.apps.example.test:8000/orders?id=7", agent: "curl/8.5.0\t\x01",
 		reqBytes: 12, respBytes: 345, status: 201,
-		reqHeaders:  http.Header{"Content-Type": {"Application/JSON"}, "X-Bad": {"a\xffb"}, "x-lower": {"Mixed"}},
+		reqHeaders:  http.Header{"Content-Type": {"Application/JSON"}, "X-Bad": {"a\xffb"}, "x-lower": {"Mixed"}, "X-Escaped": {"Q\"\\\x1fZ\tÉ"}},
 		respHeaders: http.Header{"Set-Cookie": {"A=B", "C=D"}},
 		tls:         &tls.ConnectionState{Version: tls.VersionTLS13, CipherSuite: tls.TLS_AES_128_GCM_SHA256},
 	}

@@ -6,6 +6,10 @@ import (
 	"errors"
 	"fmt"
 	"io"
+	"strconv"
+	"sync"
+
+	"github.com/sluicehq/sluice/internal/jsonstring"
 )
 
 // MaxMessageBytes is the largest message of a call, request or response,
@@ -44,13 +48,37 @@ func WriteMessage(w io.Writer, v any) error {
 }
 
 // WriteProxyHeader writes the header that starts a Proxy stream: its
-// length as an int64, little-endian, then its JSON.
+// length as an int64, little-endian, then its JSON, written without
+// reflection into a pooled buffer, as every public request and TCP
+// connection starts with one.
 func WriteProxyHeader(w io.Writer, h ProxyHeader) error {
-	b, err := json.Marshal(h)
-	if err != nil {
-		return fmt.Errorf("encoding the proxy header: %w", err)
+	bp := headerBuffers.Get().(*[]byte)
+	defer headerBuffers.Put(bp)
+	b := appendProxyHeader(append((*bp)[:0], 0, 0, 0, 0, 0, 0, 0, 0), h)
+	*bp = b
+	if len(b)-8 > MaxMessageBytes {
+		return ErrTooLarge
 	}
-	frame := binary.LittleEndian.AppendUint64(make([]byte, 0, 8+len(b)), uint64(len(b)))
-	_, err = w.Write(append(frame, b...))
+	binary.LittleEndian.PutUint64(b, uint64(len(b)-8))
+	_, err := w.Write(b)
 	return err
+}
+
+// headerBuffers are the buffers of WriteProxyHeader.
+var headerBuffers = sync.Pool{New: func() any { b := make([]byte, 0, 256); return &b }}
+
+// appendProxyHeader appends the JSON of h, the object encoding/json makes
+// of it (TestProxyHeaderJSON holds it to that).
+func appendProxyHeader(b []byte, h ProxyHeader) []byte {
+	b = append(b, `{"Id":`...)
+	b = jsonstring.Append(b, h.ID)
+	b = append(b, `,"ClientAddr":`...)
+	b = jsonstring.Append(b, h.ClientAddr)
+	b = append(b, `,"Proto":`...)
+	b = jsonstring.Append(b, h.Proto)
+	b = append(b, `,"EdgeType":`...)
+	b = jsonstring.Append(b, h.EdgeType)
+	b = append(b, `,"PassthroughTLS":`...)
+	b = strconv.AppendBool(b, h.PassthroughTLS)
+	return append(b, '}')
 }

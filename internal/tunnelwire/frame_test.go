@@ -5,6 +5,7 @@ import (
 	"encoding/binary"
 	"encoding/json"
 	"errors"
+	"io"
 	"strings"
 	"testing"
 )
@@ -28,6 +29,39 @@ func TestProxyHeaderFrame(t *testing.T) {
 	for k, want := range map[string]any{"Id": "bind1", "ClientAddr": "203.0.113.9:5000", "Proto": "http", "EdgeType": "", "PassthroughTLS": false} {
 		if got[k] != want {
 			t.Errorf("%s = %v, want %v", k, got[k], want)
+		}
+	}
+}
+
+// FuzzProxyHeaderJSON: the JSON WriteProxyHeader writes decodes to the
+// header it was given, as encoding/json's does, whatever the strings
+// hold (quotes, control characters, invalid UTF-8).
+func FuzzProxyHeaderJSON(f *testing.F) {
+	f.Add("ep_2", "203.0.113.9:5000", "http", "", false)
+	f.Add("a\"b\\c", "\x00\x1f\u2028", "t\xffcp", "https", true)
+	f.Fuzz(func(t *testing.T, id, client, proto, edgeType string, passthrough bool) {
+		h := ProxyHeader{ID: id, ClientAddr: client, Proto: proto, EdgeType: edgeType, PassthroughTLS: passthrough}
+		var got, want ProxyHeader
+		if err := json.Unmarshal(appendProxyHeader(nil, h), &got); err != nil {
+			t.Fatalf("not JSON: %v\n%s", err, appendProxyHeader(nil, h))
+		}
+		ref, _ := json.Marshal(h)
+		if err := json.Unmarshal(ref, &want); err != nil {
+			t.Fatal(err)
+		}
+		if got != want {
+			t.Fatalf("decoded %+v, encoding/json's decodes to %+v", got, want)
+		}
+	})
+}
+
+// BenchmarkWriteProxyHeader: a request's header costs no allocation.
+func BenchmarkWriteProxyHeader(b *testing.B) {
+	h := ProxyHeader{ID: "ep_36Tq0cK1dxKzVYnQpS2ysWQGfYU", ClientAddr: "203.0.113.9:50000", Proto: "http"}
+	b.ReportAllocs()
+	for b.Loop() {
+		if err := WriteProxyHeader(io.Discard, h); err != nil {
+			b.Fatal(err)
 		}
 	}
 }
