@@ -90,7 +90,8 @@ func (e *Edge) serveAgent(conn net.Conn) {
 	}
 	_ = conn.SetDeadline(time.Time{})
 
-	mux := muxado.Server(conn, &muxado.Config{})
+	// Whole frames: a small frame is one TLS record, not two.
+	mux := muxado.Server(tunnelwire.SessionConn(conn), &muxado.Config{})
 	s := &session{edge: e, conn: conn, ingressHost: serverName, binds: make(map[string]*endpoint),
 		mux: muxado.NewTypedStreamSession(mux)}
 	defer s.mux.Close()

@@ -6,9 +6,12 @@ import (
 	"fmt"
 	"io"
 	"net"
+	"sync/atomic"
 	"testing"
 
 	"golang.ngrok.com/muxado/v2"
+
+	"github.com/sluicehq/sluice/internal/tunnelwire"
 )
 
 // BenchmarkMuxadoOverTLS measures the agent connection's transport alone:
@@ -37,8 +40,17 @@ func BenchmarkMuxadoOverTLS(b *testing.B) {
 			return server, client.(*net.TCPConn)
 		})
 	})
-	for _, window := range []uint32{256 << 10, 1 << 20, 4 << 20} {
-		b.Run(fmt.Sprintf("window=%dKiB", window>>10), func(b *testing.B) {
+	type variant struct {
+		window uint32
+		whole  bool // the writer's frames through tunnelwire.WholeFrames
+	}
+	for _, v := range []variant{{256 << 10, false}, {256 << 10, true}, {1 << 20, false}, {4 << 20, false}} {
+		window := v.window
+		name := fmt.Sprintf("window=%dKiB", window>>10)
+		if v.whole {
+			name += "/whole-frames"
+		}
+		b.Run(name, func(b *testing.B) {
 			benchmarkStream(b, func(server, client net.Conn) (io.Reader, io.WriteCloser) {
 				accepted := make(chan muxado.Stream, 1)
 				go func() {
@@ -50,7 +62,11 @@ func BenchmarkMuxadoOverTLS(b *testing.B) {
 					}
 					accepted <- st
 				}()
-				c := muxado.Client(tls.Client(client, clientTLS), &muxado.Config{MaxWindowSize: window})
+				var conn net.Conn = tls.Client(client, clientTLS)
+				if v.whole {
+					conn = tunnelwire.WholeFrames(conn)
+				}
+				c := muxado.Client(conn, &muxado.Config{MaxWindowSize: window})
 				st, err := c.OpenStream()
 				if err != nil {
 					b.Fatal(err)
@@ -127,5 +143,115 @@ func benchmarkStream(b *testing.B, wrap func(server, client net.Conn) (io.Reader
 	}
 	if n := <-read; n != int64(b.N)*int64(len(chunk)) {
 		b.Fatalf("read %d bytes, want %d", n, int64(b.N)*int64(len(chunk)))
+	}
+}
+
+// countingConn counts the writes to a connection: over TLS, each is a
+// record and a system call.
+type countingConn struct {
+	net.Conn
+	writes atomic.Int64
+}
+
+func (c *countingConn) Write(p []byte) (int, error) {
+	c.writes.Add(1)
+	return c.Conn.Write(p)
+}
+
+// BenchmarkMuxadoExchange measures small exchanges on one muxado stream
+// over TLS on loopback, as a kept-alive HTTP request and its answer are:
+// 128 bytes one way, 128 back, each side's frames whole
+// (tunnelwire.WholeFrames, as the edge and sluice-agent write them) or
+// as muxado writes them (as the agent SDKs do). writes/op is the TCP
+// writes of both sides, each a TLS record and a system call.
+func BenchmarkMuxadoExchange(b *testing.B) {
+	ca, err := LoadOrCreateDevCA(b.TempDir())
+	if err != nil {
+		b.Fatal(err)
+	}
+	cert, err := ca.Issue("localhost")
+	if err != nil {
+		b.Fatal(err)
+	}
+	roots := x509.NewCertPool()
+	roots.AppendCertsFromPEM(ca.PEM)
+	for _, whole := range []bool{false, true} {
+		b.Run(fmt.Sprintf("whole-frames=%v", whole), func(b *testing.B) {
+			ln, err := net.Listen("tcp", "127.0.0.1:0")
+			if err != nil {
+				b.Fatal(err)
+			}
+			defer ln.Close()
+			var counted [2]*countingConn
+			wrap := func(i int, c net.Conn) net.Conn {
+				counted[i] = &countingConn{Conn: c}
+				if whole {
+					return tunnelwire.WholeFrames(counted[i])
+				}
+				return counted[i]
+			}
+			echoed := make(chan error, 1)
+			go func() {
+				raw, err := ln.Accept()
+				if err != nil {
+					echoed <- err
+					return
+				}
+				tc := tls.Server(raw, &tls.Config{Certificates: []tls.Certificate{cert}})
+				if err := tc.Handshake(); err != nil {
+					echoed <- err
+					return
+				}
+				s := muxado.Server(wrap(0, tc), &muxado.Config{})
+				defer s.Close()
+				st, err := s.AcceptStream()
+				if err != nil {
+					echoed <- err
+					return
+				}
+				buf := make([]byte, 128)
+				for {
+					if _, err := io.ReadFull(st, buf); err != nil {
+						echoed <- nil
+						return
+					}
+					if _, err := st.Write(buf); err != nil {
+						echoed <- err
+						return
+					}
+				}
+			}()
+			raw, err := net.Dial("tcp", ln.Addr().String())
+			if err != nil {
+				b.Fatal(err)
+			}
+			tc := tls.Client(raw, &tls.Config{ServerName: "localhost", RootCAs: roots})
+			if err := tc.Handshake(); err != nil {
+				b.Fatal(err)
+			}
+			c := muxado.Client(wrap(1, tc), &muxado.Config{})
+			defer c.Close()
+			st, err := c.OpenStream()
+			if err != nil {
+				b.Fatal(err)
+			}
+			msg, answer := make([]byte, 128), make([]byte, 128)
+			before := counted[1].writes.Load()
+			for b.Loop() {
+				if _, err := st.Write(msg); err != nil {
+					b.Fatal(err)
+				}
+				if _, err := io.ReadFull(st, answer); err != nil {
+					b.Fatal(err)
+				}
+			}
+			b.StopTimer()
+			_ = st.CloseWrite()
+			if err := <-echoed; err != nil {
+				b.Fatal(err)
+			}
+			writes := counted[0].writes.Load() + counted[1].writes.Load() - before
+			b.ReportMetric(float64(writes)/float64(b.N), "writes/op")
+		})
 	}
 }

@@ -122,7 +122,7 @@ func (a *Agent) connect(ctx context.Context, addr string) (*session, error) {
 	}
 	s := &session{addr: addr, conn: conn, binds: map[string]*bind{}, started: make(chan struct{})}
 	s.ctx, s.cancel = context.WithCancelCause(context.Background())
-	s.raw = muxado.Client(conn, &muxado.Config{AcceptBacklog: acceptBacklog})
+	s.raw = muxado.Client(tunnelwire.SessionConn(conn), &muxado.Config{AcceptBacklog: acceptBacklog})
 	typed := muxado.NewTypedStreamSession(s.raw)
 	s.mux = muxado.NewHeartbeat(typed, a.onHeartbeat(s), &muxado.HeartbeatConfig{
 		Interval: a.opts.HeartbeatInterval, Tolerance: a.opts.HeartbeatTolerance, Type: tunnelwire.HeartbeatStream})
