@@ -22,18 +22,7 @@ import (
 // no SDK asks for. Against it, "loopback" is the same bytes over a plain
 // TCP connection: what bench tunnel's direct path is.
 func BenchmarkMuxadoOverTLS(b *testing.B) {
-	ca, err := LoadOrCreateDevCA(b.TempDir())
-	if err != nil {
-		b.Fatal(err)
-	}
-	cert, err := ca.Issue("localhost")
-	if err != nil {
-		b.Fatal(err)
-	}
-	serverTLS := &tls.Config{Certificates: []tls.Certificate{cert}}
-	roots := x509.NewCertPool()
-	roots.AppendCertsFromPEM(ca.PEM)
-	clientTLS := &tls.Config{ServerName: "localhost", RootCAs: roots}
+	serverTLS, clientTLS := loopbackTLS(b)
 
 	b.Run("loopback", func(b *testing.B) {
 		benchmarkStream(b, func(server, client net.Conn) (io.Reader, io.WriteCloser) {
@@ -87,6 +76,22 @@ func BenchmarkMuxadoOverTLS(b *testing.B) {
 			})
 		})
 	}
+}
+
+// loopbackTLS returns the TLS configurations of a server of localhost,
+// with a certificate of a new dev CA, and of a client that trusts it.
+func loopbackTLS(b *testing.B) (server, client *tls.Config) {
+	ca, err := LoadOrCreateDevCA(b.TempDir())
+	if err != nil {
+		b.Fatal(err)
+	}
+	cert, err := ca.Issue("localhost")
+	if err != nil {
+		b.Fatal(err)
+	}
+	roots := x509.NewCertPool()
+	roots.AppendCertsFromPEM(ca.PEM)
+	return &tls.Config{Certificates: []tls.Certificate{cert}}, &tls.Config{ServerName: "localhost", RootCAs: roots}
 }
 
 // halfCloser closes a muxado stream's writing half only, as a TCP
@@ -165,16 +170,7 @@ func (c *countingConn) Write(p []byte) (int, error) {
 // as muxado writes them (as the agent SDKs do). writes/op is the TCP
 // writes of both sides, each a TLS record and a system call.
 func BenchmarkMuxadoExchange(b *testing.B) {
-	ca, err := LoadOrCreateDevCA(b.TempDir())
-	if err != nil {
-		b.Fatal(err)
-	}
-	cert, err := ca.Issue("localhost")
-	if err != nil {
-		b.Fatal(err)
-	}
-	roots := x509.NewCertPool()
-	roots.AppendCertsFromPEM(ca.PEM)
+	serverTLS, clientTLS := loopbackTLS(b)
 	for _, whole := range []bool{false, true} {
 		b.Run(fmt.Sprintf("whole-frames=%v", whole), func(b *testing.B) {
 			ln, err := net.Listen("tcp", "127.0.0.1:0")
@@ -197,7 +193,7 @@ func BenchmarkMuxadoExchange(b *testing.B) {
 					echoed <- err
 					return
 				}
-				tc := tls.Server(raw, &tls.Config{Certificates: []tls.Certificate{cert}})
+				tc := tls.Server(raw, serverTLS)
 				if err := tc.Handshake(); err != nil {
 					echoed <- err
 					return
@@ -225,7 +221,7 @@ func BenchmarkMuxadoExchange(b *testing.B) {
 			if err != nil {
 				b.Fatal(err)
 			}
-			tc := tls.Client(raw, &tls.Config{ServerName: "localhost", RootCAs: roots})
+			tc := tls.Client(raw, clientTLS)
 			if err := tc.Handshake(); err != nil {
 				b.Fatal(err)
 			}
