@@ -34,8 +34,7 @@ func DirectoryURL(name string) string {
 type Store interface {
 	challenges
 	httpChallenges
-	ManagedDomains(ctx context.Context) ([]store.ReservedDomain, error)
-	ManagedAgentIngresses(ctx context.Context) ([]store.AgentIngress, error)
+	FollowCertificateJobs(ctx context.Context, log *slog.Logger, apply func(store.CertificateChange), ready func())
 	SetAgentIngressCertificateJob(ctx context.Context, accountID, id string, since time.Time, job store.CertificateJob) error
 	SetAgentIngressCertificate(ctx context.Context, accountID, id string, since time.Time, issued store.IssuedCertificate) (store.TLSCertificate, error)
 	SetDomainCertificateJob(ctx context.Context, accountID, domainID string, job store.CertificateJob) error

@@ -15,13 +15,17 @@ import (
 const leaseName = "acme_jobs"
 
 // Manager runs the certificate jobs of reserved domains and agent
-// ingresses: it looks for the jobs due every Config.Interval while it
-// holds the lease, and runs them one after another. Run it with Run.
+// ingresses: while it holds the lease it follows them in the store, and
+// every Config.Interval runs the jobs due one after another (watch.go).
+// Run it with Run.
 type Manager struct {
 	cfg       Config
 	store     Store
 	directory string // the directory URL
 	dns       resolver
+	jobs      *jobs  // the view of the jobs, while watch runs
+	watch     *watch // nil unless this process holds the lease; Run's (tick's) alone
+	ticker    ticker
 }
 
 // New returns a Manager of the jobs in st. It starts nothing; it returns
@@ -33,42 +37,52 @@ func New(st Store, cfg Config) (*Manager, error) {
 	cfg.setDefaults()
 	return &Manager{
 		cfg: cfg, store: st, directory: DirectoryURL(cfg.Directory),
-		dns: resolver{addr: cfg.Resolver, timeout: 5 * time.Second},
+		dns:  resolver{addr: cfg.Resolver, timeout: 5 * time.Second},
+		jobs: newJobs(), ticker: newTicker,
 	}, nil
 }
 
 // Run runs the jobs due until ctx ends; it returns nil then.
 func (m *Manager) Run(ctx context.Context) error {
-	ticker := time.NewTicker(m.cfg.Interval)
-	defer ticker.Stop()
+	defer m.stopWatch()
+	ticks, stop := m.ticker(m.cfg.Interval)
+	defer stop()
 	for {
 		m.tick(ctx)
 		select {
 		case <-ctx.Done():
 			return nil
-		case <-ticker.C:
+		case <-ticks:
+		case <-m.loading(): // the lease's first tick: act now, not an interval later
 		}
 	}
 }
 
-// tick runs the jobs due, if this process holds the lease.
+// tick runs the jobs due, if this process holds the lease and the view
+// of the jobs is loaded; it starts the watch when the lease is taken, and
+// stops it when it is lost.
 func (m *Manager) tick(ctx context.Context) {
 	log := m.cfg.Logger
 	held, err := m.store.TakeLease(ctx, leaseName, m.cfg.Holder, m.cfg.JobTimeout+2*m.cfg.Interval)
 	if err != nil {
 		log.Warn("taking the lease of the certificate jobs", "error", err)
-		return
+		return // the lease may be held still: the watch goes on
 	}
 	if !held {
+		m.stopWatch()
 		return
 	}
-	domains, err := m.store.ManagedDomains(ctx)
-	if err != nil {
-		log.Warn("reading the certificate jobs", "error", err)
-		return
+	if m.watch == nil {
+		m.startWatch(ctx)
 	}
-	for _, d := range domains {
-		if !m.due(d) {
+	if !m.loaded() {
+		return // Run ticks again once it is
+	}
+	for _, key := range m.jobs.dueDomains(m.due) {
+		// The jobs before this one took time: it is run as the view
+		// holds it now, if it is due still.
+		d, ok := m.jobs.domain(key)
+		if !ok || !m.due(d) {
 			continue
 		}
 		if !m.extendLease(ctx) {
@@ -76,13 +90,9 @@ func (m *Manager) tick(ctx context.Context) {
 		}
 		m.run(ctx, d)
 	}
-	ingresses, err := m.store.ManagedAgentIngresses(ctx)
-	if err != nil {
-		log.Warn("reading the agent ingresses' certificate jobs", "error", err)
-		return
-	}
-	for _, a := range ingresses {
-		if !m.ingressDue(a) {
+	for _, key := range m.jobs.dueIngresses(m.ingressDue) {
+		a, ok := m.jobs.ingress(key)
+		if !ok || !m.ingressDue(a) {
 			continue
 		}
 		if !m.extendLease(ctx) {

@@ -34,7 +34,8 @@ var nsTargets = []string{"ns1." + serviceDomain, "ns2." + serviceDomain}
 
 // env is a store on an in-process NATS server, sluice's DNS server on it,
 // the users' zone, Pebble, and a Manager of the jobs, whose ticks the test
-// runs.
+// runs: its watch of the jobs runs, and each tick's lease taken waits
+// until its view of them is the store's (syncedStore).
 type env struct {
 	ctx     context.Context
 	store   *store.Store
@@ -43,6 +44,7 @@ type env struct {
 	pebble  *acmetest.Pebble
 	clock   *check.Clock
 	manager *Manager
+	cfg     Config // the manager's
 }
 
 func newEnv(t *testing.T, directory func(p *acmetest.Pebble) string) *env {
@@ -82,15 +84,20 @@ func newEnv(t *testing.T, directory func(p *acmetest.Pebble) string) *env {
 	t.Cleanup(edgeHTTP.Close)
 	p := acmetest.StartPebble(t, resolverAddr, edgeHTTP.Listener.Addr().(*net.TCPAddr).Port)
 	c := check.NewClock(time.Now())
-	m, err := New(st, Config{
+	cfg := Config{
 		Directory: directory(p), ServiceDomain: serviceDomain, Resolver: resolverAddr, Holder: "test", NSTargets: nsTargets, Regions: []string{"us"},
 		Events: noEvents, HTTPClient: p.Client, Now: c.Now, Logger: quiet,
 		PropagationTimeout: 10 * time.Second, PollInterval: 50 * time.Millisecond, JobTimeout: time.Minute,
-	})
+	}
+	synced := &syncedStore{Store: st, t: t, account: account.ID}
+	m, err := New(synced, cfg)
 	if err != nil {
 		t.Fatal(err)
 	}
-	e := &env{ctx: ctx, store: st, account: account.ID, zone: zone, pebble: p, clock: c, manager: m}
+	synced.manager = m
+	m.startWatch(ctx)
+	t.Cleanup(m.stopWatch)
+	e := &env{ctx: ctx, store: st, account: account.ID, zone: zone, pebble: p, clock: c, manager: m, cfg: cfg}
 	check.Eventually(t, 10*time.Second, "sluice's DNS answering from the store", func() (string, bool) {
 		resp, err := zone.Forward("acme."+serviceDomain+".", dns.TypeSOA)
 		if err != nil {

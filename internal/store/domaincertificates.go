@@ -155,19 +155,3 @@ func (s *Store) SetDomainCertificateJob(ctx context.Context, accountID, domainID
 	})
 	return err
 }
-
-// ManagedDomains returns the reserved domains of every account whose
-// certificates are managed (a policy that is not null).
-func (s *Store) ManagedDomains(ctx context.Context) ([]ReservedDomain, error) {
-	all, err := listRecords[ReservedDomain](ctx, s, reservedDomains.kind+".*.*")
-	if err != nil {
-		return nil, fmt.Errorf("listing the managed reserved domains: %w", err)
-	}
-	managed := all[:0]
-	for _, d := range all {
-		if d.CertPolicy != nil {
-			managed = append(managed, d)
-		}
-	}
-	return managed, nil
-}

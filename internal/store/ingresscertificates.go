@@ -4,7 +4,6 @@ import (
 	"context"
 	"encoding/json"
 	"errors"
-	"fmt"
 	"time"
 )
 
@@ -100,20 +99,4 @@ func (s *Store) ingressCertificate(ctx context.Context, a AgentIngress) (TLSCert
 	}
 	certID, now := s.newID(tlsCertificates.prefix)
 	return TLSCertificate{ID: certID, AccountID: a.AccountID, CreatedAt: now, AgentIngressID: a.ID}, 0, nil
-}
-
-// ManagedAgentIngresses returns the agent ingresses of every account
-// whose certificates are managed (a policy that is not null).
-func (s *Store) ManagedAgentIngresses(ctx context.Context) ([]AgentIngress, error) {
-	all, err := listRecords[AgentIngress](ctx, s, agentIngresses.kind+".*.*")
-	if err != nil {
-		return nil, fmt.Errorf("listing the managed agent ingresses: %w", err)
-	}
-	managed := all[:0]
-	for _, a := range all {
-		if a.CertificatePolicy != nil {
-			managed = append(managed, a)
-		}
-	}
-	return managed, nil
 }
