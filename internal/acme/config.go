@@ -3,6 +3,7 @@ package acme
 import (
 	"context"
 	"errors"
+	"fmt"
 	"log/slog"
 	"net/http"
 	"time"
@@ -34,6 +35,7 @@ func DirectoryURL(name string) string {
 type Store interface {
 	challenges
 	httpChallenges
+	staleChallenges
 	ManagedDomains(ctx context.Context) ([]store.ReservedDomain, error)
 	ManagedAgentIngresses(ctx context.Context) ([]store.AgentIngress, error)
 	SetAgentIngressCertificateJob(ctx context.Context, accountID, id string, since time.Time, job store.CertificateJob) error
@@ -74,7 +76,9 @@ type Config struct {
 	HTTPClient *http.Client
 	// Interval is how often the jobs due are looked for; 0: 30 s.
 	Interval time.Duration
-	// JobTimeout bounds one job; 0: 5 minutes.
+	// JobTimeout bounds one job; 0: 5 minutes. It must be shorter than
+	// store.MaxACMEChallengeAge, after which a job's TXT values may be
+	// dropped.
 	JobTimeout time.Duration
 	// PropagationTimeout bounds the wait for sluice's DNS to serve a
 	// challenge, polled every PollInterval; 0: 2 minutes and 2 s.
@@ -129,6 +133,8 @@ func (c Config) Validate() error {
 		return errors.New("acme: Holder is required")
 	case c.Events == nil:
 		return errors.New("acme: Events is required")
+	case c.JobTimeout >= store.MaxACMEChallengeAge:
+		return fmt.Errorf("acme: JobTimeout %s must be shorter than %s, after which a job's challenge values may be dropped as stale", c.JobTimeout, store.MaxACMEChallengeAge)
 	}
 	return nil
 }

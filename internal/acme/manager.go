@@ -62,6 +62,7 @@ func (m *Manager) tick(ctx context.Context) {
 	if !held {
 		return
 	}
+	m.sweepChallenges(ctx)
 	domains, err := m.store.ManagedDomains(ctx)
 	if err != nil {
 		log.Warn("reading the certificate jobs", "error", err)
