@@ -87,7 +87,7 @@ func (a *app) newACME(srv *api.Server, serviceDomains []string) error {
 	legolog.SetDefault(a.log.With("component", "acme", "library", "lego"))
 	ingress := a.flags.ingress.config(nil)
 	a.acme, err = acme.New(a.store, acme.Config{
-		Directory: f.directory, ServiceDomain: serviceDomains[0], Resolver: resolver,
+		Directory: f.directory, ServiceDomain: serviceDomains[0], ServiceDomains: serviceDomains, Resolver: resolver,
 		NSTargets: ingress.NSTargets, Regions: ingress.Regions,
 		Holder: schemas.NewID("proc_"), Interval: f.interval, Events: srv.CertificateEvents(), Logger: a.log.With("component", "acme"),
 	})

@@ -53,15 +53,24 @@ type Config struct {
 	// LetsEncryptStaging. Required.
 	Directory string
 	// ServiceDomain is the first service domain, under which
-	// acme.<service domain> holds the challenges' TXT values. Required.
+	// acme.<service domain> holds the challenges' TXT values of custom
+	// wildcards, and whose own zone sluice's DNS serves, once delegated
+	// to it, with those of the reserved domains under it. Required.
 	ServiceDomain string
+	// ServiceDomains are all the service's domains, ServiceDomain first:
+	// names under the others get no jobs, as sluice's DNS serves none of
+	// their zones and they have no CNAME targets; nil: ServiceDomain
+	// alone.
+	ServiceDomains []string
 	// Resolver is the HOST:PORT of the recursive DNS resolver that checks
 	// the users' CNAMEs and that sluice's DNS serves a challenge before
 	// the authority is told to validate it. Required.
 	Resolver string
 	// NSTargets are the service's name servers, the ns_targets that an
 	// agent ingress's domain must have as its NS records before its
-	// certificate is ordered; nil: agent ingresses get no jobs.
+	// certificate is ordered, and the service domain before those of the
+	// reserved domains under it are; nil: agent ingresses and names under
+	// the service domain get no jobs.
 	NSTargets []string
 	// Regions are the regions of the agent ingresses' region domains,
 	// tunnel.<region>.<domain>, which their certificate covers; nil:

@@ -106,7 +106,7 @@ func (m *Manager) obtainIngress(ctx context.Context, a store.AgentIngress, step 
 	if err := step(fmt.Sprintf("certificate provisioning is in progress: checking that the NS records of %s are %s", a.Domain, strings.Join(m.cfg.NSTargets, ", "))); err != nil {
 		return err
 	}
-	if err := m.checkDelegation(ctx, a.Domain); err != nil {
+	if err := m.checkDelegation(ctx, a.Domain, false); err != nil {
 		return err
 	}
 	regions := m.regionDomains(a)
