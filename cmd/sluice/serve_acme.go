@@ -26,7 +26,7 @@ type acmeFlags struct {
 }
 
 func (f *acmeFlags) register(fl *pflag.FlagSet) {
-	fl.StringVar(&f.directory, "acme-directory", "", "the ACME certificate authority that issues the certificates of custom reserved domains and agent ingresses with a certificate_management_policy (a wildcard's and an agent ingress's region domains' through DNS-01 answered by --dns-listen, another's through HTTP-01 answered by --edge-http): "+acme.LetsEncrypt+", "+acme.LetsEncryptStaging+", or a directory URL (docs/operations.md; default: none, with --dev too: their jobs stay in progress)")
+	fl.StringVar(&f.directory, "acme-directory", "", "the ACME certificate authority that issues the certificates of custom reserved domains, names under the first service domain (once it is delegated to --dns-listen) and agent ingresses with a certificate_management_policy (a wildcard's, a service domain name's and an agent ingress's region domains' through DNS-01 answered by --dns-listen, another's through HTTP-01 answered by --edge-http): "+acme.LetsEncrypt+", "+acme.LetsEncryptStaging+", or a directory URL (docs/operations.md; default: none, with --dev too: their jobs stay in progress)")
 	fl.DurationVar(&f.interval, "acme-interval", 30*time.Second, "how often the process holding the certificate jobs' lease looks for the jobs due: new policies, retries_at and renews_at come, DNS records fixed")
 	fl.StringVar(&f.resolver, "acme-dns-resolver", "", "HOST:PORT of the recursive DNS resolver that checks the users' _acme-challenge CNAMEs and that the DNS of --dns-listen serves a challenge before the authority validates it (default: the first nameserver of /etc/resolv.conf)")
 }
@@ -87,7 +87,7 @@ func (a *app) newACME(srv *api.Server, serviceDomains []string) error {
 	legolog.SetDefault(a.log.With("component", "acme", "library", "lego"))
 	ingress := a.flags.ingress.config(nil)
 	a.acme, err = acme.New(a.store, acme.Config{
-		Directory: f.directory, ServiceDomain: serviceDomains[0], Resolver: resolver,
+		Directory: f.directory, ServiceDomain: serviceDomains[0], ServiceDomains: serviceDomains, Resolver: resolver,
 		NSTargets: ingress.NSTargets, Regions: ingress.Regions,
 		Holder: schemas.NewID("proc_"), Interval: f.interval, Events: srv.CertificateEvents(), Logger: a.log.With("component", "acme"),
 	})

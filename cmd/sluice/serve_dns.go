@@ -26,8 +26,8 @@ type dnsFlags struct {
 }
 
 func (f *dnsFlags) register(fl *pflag.FlagSet) {
-	fl.StringVar(&f.addr, "dns-listen", "", "HOST:PORT, over UDP and TCP, of the authoritative DNS server of agent ingresses' domains (delegated by NS records to --ingress-ns-targets) and of cname.<first service domain> and acme.<first service domain>, the zones of reserved domains' CNAME and ACME challenge targets: such as 0.0.0.0:53 (docs/operations.md; default: none, with --dev too)")
-	fl.StringSliceVar(&f.edgeAddrs, "dns-edge-addrs", nil, "the edge's public IP addresses, comma-separated, which the DNS server of --dns-listen answers for region domains (tunnel.<region>.<domain>) and CNAME targets (default with --dev: "+devDNSEdgeAddr+"; without, --dns-listen needs them)")
+	fl.StringVar(&f.addr, "dns-listen", "", "HOST:PORT, over UDP and TCP, of the authoritative DNS server of agent ingresses' domains (delegated by NS records to --ingress-ns-targets) of cname.<first service domain> and acme.<first service domain>, the zones of reserved domains' CNAME and ACME challenge targets, and of the first service domain around them (its host names at --dns-edge-addrs, for an operator who delegates it): such as 0.0.0.0:53 (docs/operations.md; default: none, with --dev too)")
+	fl.StringSliceVar(&f.edgeAddrs, "dns-edge-addrs", nil, "the edge's public IP addresses, comma-separated, which the DNS server of --dns-listen answers for region domains (tunnel.<region>.<domain>), CNAME targets and the host names under the first service domain (default with --dev: "+devDNSEdgeAddr+"; without, --dns-listen needs them)")
 }
 
 // validate returns what is wrong with the DNS flags, each with what to do.

@@ -3,6 +3,7 @@ package acme
 import (
 	"context"
 	"errors"
+	"fmt"
 	"log/slog"
 	"net/http"
 	"time"
@@ -34,6 +35,7 @@ func DirectoryURL(name string) string {
 type Store interface {
 	challenges
 	httpChallenges
+	staleChallenges
 	FollowCertificateJobs(ctx context.Context, log *slog.Logger, apply func(store.CertificateChange), ready func())
 	SetAgentIngressCertificateJob(ctx context.Context, accountID, id string, since time.Time, job store.CertificateJob) error
 	SetAgentIngressCertificate(ctx context.Context, accountID, id string, since time.Time, issued store.IssuedCertificate) (store.TLSCertificate, error)
@@ -50,15 +52,24 @@ type Config struct {
 	// LetsEncryptStaging. Required.
 	Directory string
 	// ServiceDomain is the first service domain, under which
-	// acme.<service domain> holds the challenges' TXT values. Required.
+	// acme.<service domain> holds the challenges' TXT values of custom
+	// wildcards, and whose own zone sluice's DNS serves, once delegated
+	// to it, with those of the reserved domains under it. Required.
 	ServiceDomain string
+	// ServiceDomains are all the service's domains, ServiceDomain first:
+	// names under the others get no jobs, as sluice's DNS serves none of
+	// their zones and they have no CNAME targets; nil: ServiceDomain
+	// alone.
+	ServiceDomains []string
 	// Resolver is the HOST:PORT of the recursive DNS resolver that checks
 	// the users' CNAMEs and that sluice's DNS serves a challenge before
 	// the authority is told to validate it. Required.
 	Resolver string
 	// NSTargets are the service's name servers, the ns_targets that an
 	// agent ingress's domain must have as its NS records before its
-	// certificate is ordered; nil: agent ingresses get no jobs.
+	// certificate is ordered, and the service domain before those of the
+	// reserved domains under it are; nil: agent ingresses and names under
+	// the service domain get no jobs.
 	NSTargets []string
 	// Regions are the regions of the agent ingresses' region domains,
 	// tunnel.<region>.<domain>, which their certificate covers; nil:
@@ -73,7 +84,9 @@ type Config struct {
 	HTTPClient *http.Client
 	// Interval is how often the jobs due are looked for; 0: 30 s.
 	Interval time.Duration
-	// JobTimeout bounds one job; 0: 5 minutes.
+	// JobTimeout bounds one job; 0: 5 minutes. It must be shorter than
+	// store.MaxACMEChallengeAge, after which a job's TXT values may be
+	// dropped.
 	JobTimeout time.Duration
 	// PropagationTimeout bounds the wait for sluice's DNS to serve a
 	// challenge, polled every PollInterval; 0: 2 minutes and 2 s.
@@ -128,6 +141,8 @@ func (c Config) Validate() error {
 		return errors.New("acme: Holder is required")
 	case c.Events == nil:
 		return errors.New("acme: Events is required")
+	case c.JobTimeout >= store.MaxACMEChallengeAge:
+		return fmt.Errorf("acme: JobTimeout %s must be shorter than %s, after which a job's challenge values may be dropped as stale", c.JobTimeout, store.MaxACMEChallengeAge)
 	}
 	return nil
 }

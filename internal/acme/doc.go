@@ -10,8 +10,12 @@
 // <token>.acme.<first service domain>, whose TXT values sluice's DNS
 // server (package dnsserver) serves from the store. Another custom domain
 // is validated through HTTP-01: the user CNAMEs it to its cname_target,
-// and the edges answer the challenge from the store. Names under the
-// service's domains and agent ingresses are not done here. It is not an
-// ACME server, nor a DNS server, and it does not serve
-// certificates (package edge does).
+// and the edges answer the challenge from the store. A name under the
+// first service domain, wildcard or not, is validated through DNS-01 at
+// its own _acme-challenge name, which sluice's DNS answers in the service
+// domain's zone: its job waits, in progress, until the service domain's
+// NS records are the ns_targets (the operator delegates it to sluice's
+// DNS). An agent ingress's region domains are validated through DNS-01
+// in its own zone, delegated likewise. It is not an ACME server, nor a
+// DNS server, and it does not serve certificates (package edge does).
 package acme

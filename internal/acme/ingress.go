@@ -4,14 +4,12 @@ import (
 	"context"
 	"errors"
 	"fmt"
-	"slices"
 	"strings"
 	"time"
 
 	"github.com/go-acme/lego/v5/certcrypto"
 	"github.com/go-acme/lego/v5/certificate"
 	"github.com/go-acme/lego/v5/challenge/dns01"
-	"github.com/miekg/dns"
 
 	"github.com/sluicehq/sluice/internal/store"
 )
@@ -108,7 +106,7 @@ func (m *Manager) obtainIngress(ctx context.Context, a store.AgentIngress, step 
 	if err := step(fmt.Sprintf("certificate provisioning is in progress: checking that the NS records of %s are %s", a.Domain, strings.Join(m.cfg.NSTargets, ", "))); err != nil {
 		return err
 	}
-	if err := m.dns.checkNS(ctx, a.Domain, m.cfg.NSTargets); err != nil {
+	if err := m.checkDelegation(ctx, a.Domain, false); err != nil {
 		return err
 	}
 	regions := m.regionDomains(a)
@@ -187,58 +185,3 @@ func (p *ingressProvider) CleanUp(ctx context.Context, domain, _, keyAuth string
 // Timeout is how long lego waits for the TXT value to be served, and how
 // often it looks.
 func (p *ingressProvider) Timeout() (time.Duration, time.Duration) { return p.timeout, p.pollInterval }
-
-// delegationError is a domain whose NS records are not the ns_targets:
-// the job waits for the user to set them.
-type delegationError struct {
-	Domain    string
-	NSTargets []string
-	// Found says what the DNS answers instead.
-	Found string
-}
-
-func (e *delegationError) Error() string {
-	return fmt.Sprintf("certificate provisioning is waiting for %s to be delegated to sluice: set its NS records to %s (%s); checked again at retries_at",
-		e.Domain, strings.Join(e.NSTargets, ", "), e.Found)
-}
-
-// checkNS returns a *delegationError unless the NS records of domain are
-// exactly targets, in any order and case, or an error of the resolver.
-func (r resolver) checkNS(ctx context.Context, domain string, targets []string) error {
-	answer, err := r.query(ctx, domain, dns.TypeNS)
-	if err != nil {
-		return err
-	}
-	wrong := &delegationError{Domain: domain, NSTargets: targets}
-	switch answer.Rcode {
-	case dns.RcodeSuccess:
-	case dns.RcodeNameError:
-		wrong.Found = domain + " does not exist"
-		return wrong
-	default:
-		return fmt.Errorf("asking %s for NS %s: %s", r.addr, domain, dns.RcodeToString[answer.Rcode])
-	}
-	var found []string
-	for _, rr := range answer.Answer {
-		if ns, ok := rr.(*dns.NS); ok && strings.EqualFold(ns.Hdr.Name, dns.Fqdn(domain)) {
-			found = append(found, strings.ToLower(strings.TrimSuffix(ns.Ns, ".")))
-		}
-	}
-	want := make([]string, len(targets))
-	for i, t := range targets {
-		want[i] = strings.ToLower(strings.TrimSuffix(t, "."))
-	}
-	slices.Sort(found)
-	found = slices.Compact(found)
-	slices.Sort(want)
-	want = slices.Compact(want)
-	if slices.Equal(found, want) {
-		return nil
-	}
-	if len(found) == 0 {
-		wrong.Found = domain + " has no NS records"
-	} else {
-		wrong.Found = "its NS records are " + strings.Join(found, ", ")
-	}
-	return wrong
-}

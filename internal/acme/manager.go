@@ -72,6 +72,7 @@ func (m *Manager) tick(ctx context.Context) {
 		m.stopWatch()
 		return
 	}
+	m.sweepChallenges(ctx)
 	if m.watch == nil {
 		m.startWatch(ctx)
 	}
@@ -113,13 +114,21 @@ func (m *Manager) extendLease(ctx context.Context) bool {
 	return err == nil && held
 }
 
-// due reports whether the domain has a job to run now: a custom domain
-// (one under the service domain needs a certificate of the service's own,
-// which this package does not obtain) whose job is new or in progress,
-// failed with an INTERNAL_ERROR whose retries_at has come, or whose
-// renews_at has.
+// due reports whether the domain has a job to run now: one whose job is
+// new or in progress (waiting for the service domain's delegation, for a
+// name under it), failed with an INTERNAL_ERROR whose retries_at has
+// come, or whose renews_at has. A name under the service domain has no
+// job without Config.NSTargets, which its delegation is checked against,
+// and a name under another service domain none at all.
 func (m *Manager) due(d store.ReservedDomain) bool {
-	if d.CertStatus == nil || store.UnderServiceDomain(d.Domain, []string{m.cfg.ServiceDomain}) {
+	switch {
+	case d.CertStatus == nil:
+		return false
+	case m.underServiceDomain(d.Domain):
+		if len(m.cfg.NSTargets) == 0 {
+			return false
+		}
+	case store.UnderServiceDomain(d.Domain, m.cfg.ServiceDomains):
 		return false
 	}
 	now := m.cfg.Now()
@@ -135,13 +144,25 @@ func (m *Manager) due(d store.ReservedDomain) bool {
 	return false // DNS_ERROR: the user fixes the record and sets the policy again
 }
 
-// run runs the domain's job once, and records how it ended.
+// underServiceDomain reports whether the domain is a name under the
+// service domain, whose zone sluice's DNS serves.
+func (m *Manager) underServiceDomain(domain string) bool {
+	return store.UnderServiceDomain(domain, []string{m.cfg.ServiceDomain})
+}
+
+// run runs the domain's job once, and records how it ended. A job
+// waiting for the service domain's delegation stays in progress, without
+// an error_code or retries_at, and counts no attempt: it is looked at
+// again at the next tick, and written only when its msg changes. A name
+// under the service domain never ends DNS_ERROR, which waits for the
+// user: the authority's DNS problem is an INTERNAL_ERROR there.
 func (m *Manager) run(ctx context.Context, d store.ReservedDomain) {
 	ctx, cancel := context.WithTimeout(ctx, m.cfg.JobTimeout)
 	defer cancel()
 	log := m.cfg.Logger.With("reserved_domain", d.ID, "domain", d.Domain)
 	job := store.CertificateJob{StartedAt: m.cfg.Now()}
-	if prev := d.CertStatus.ProvisioningJob; prev != nil {
+	prev := d.CertStatus.ProvisioningJob
+	if prev != nil {
 		job.StartedAt, job.Attempts = prev.StartedAt, prev.Attempts
 	}
 	job.Attempts++
@@ -150,24 +171,35 @@ func (m *Manager) run(ctx context.Context, d store.ReservedDomain) {
 		return m.store.SetDomainCertificateJob(ctx, d.AccountID, d.ID, job)
 	}
 	err := m.obtain(ctx, d, step)
+	var dnsErr *DNSError
+	var waiting *delegationError
 	switch {
 	case err == nil:
 		log.Info("certificate stored")
 		return
 	case errors.Is(err, store.ErrCertificateUnmanaged), errors.Is(err, store.ErrNotFound):
 		return // the policy was set to null, or the domain deleted, meanwhile
-	}
-	var dnsErr *DNSError
-	if errors.As(err, &dnsErr) || isDNSProblem(err) {
+	case errors.As(err, &waiting):
+		if prev != nil && prev.ErrorCode == "" && prev.Msg == err.Error() {
+			return // waiting, as recorded
+		}
+		job.Attempts--
+		job.ErrorCode, job.RetriesAt = "", nil
+		log.Info("certificate job waiting for the service domain's delegation", "found", waiting.Found)
+	case (errors.As(err, &dnsErr) || isDNSProblem(err)) && !m.underServiceDomain(d.Domain):
+		// The user's record to fix; under the service domain, the DNS
+		// is the operator's, and the job retries as after an
+		// INTERNAL_ERROR.
 		job.ErrorCode, job.RetriesAt = store.CertErrorDNS, nil
-	} else {
+		log.Warn("certificate job failed", "error_code", job.ErrorCode, "error", err)
+	default:
 		retry := m.cfg.Now().Add(m.retryDelay(job.Attempts))
 		job.ErrorCode, job.RetriesAt = store.CertErrorInternal, &retry
+		log.Warn("certificate job failed", "error_code", job.ErrorCode, "error", err)
 	}
 	job.Msg = err.Error()
-	log.Warn("certificate job failed", "error_code", job.ErrorCode, "error", err)
 	if err := m.store.SetDomainCertificateJob(context.WithoutCancel(ctx), d.AccountID, d.ID, job); err != nil && !errors.Is(err, store.ErrCertificateUnmanaged) {
-		log.Warn("recording the failed certificate job", "error", err)
+		log.Warn("recording the certificate job", "error", err)
 	}
 }
 

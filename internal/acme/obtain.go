@@ -16,37 +16,27 @@ import (
 	"github.com/sluicehq/sluice/internal/store"
 )
 
-// obtain checks the domain's CNAME, has the authority issue its
-// certificate, and stores it; step records what it does. A wildcard is
-// validated through DNS-01 at its acme_challenge_cname_target, another
-// domain through HTTP-01 at the edges, which its CNAME to its
-// cname_target reaches.
+// obtain checks what the domain's validation needs of the DNS, has the
+// authority issue its certificate, and stores it; step records what it
+// does. A custom wildcard is validated through DNS-01 at its
+// acme_challenge_cname_target, another custom domain through HTTP-01 at
+// the edges, which its CNAME to its cname_target reaches; a name under
+// the service domain, wildcard or not, through DNS-01 in the service
+// domain's zone, once that is delegated to sluice's DNS.
 func (m *Manager) obtain(ctx context.Context, d store.ReservedDomain, step func(msg string) error) error {
-	name, target, method := d.Domain, m.cnameTarget(d), "HTTP-01"
-	wildcard := store.IsWildcardDomain(d.Domain)
-	if wildcard {
-		name, target, method = challengeName(d.Domain), m.target(d), "DNS-01"
-	}
-	if err := step(fmt.Sprintf("certificate provisioning is in progress: checking that %s is a CNAME of %s", name, target)); err != nil {
+	v, err := m.validation(ctx, d, step)
+	if err != nil {
 		return err
 	}
-	if err := m.dns.checkCNAME(ctx, name, target); err != nil {
-		return err
-	}
-	if err := step(fmt.Sprintf("certificate provisioning is in progress: ordering a certificate of %s from %s through %s", d.Domain, m.directory, method)); err != nil {
+	if err := step(fmt.Sprintf("certificate provisioning is in progress: ordering a certificate of %s from %s through %s", d.Domain, m.directory, v.method)); err != nil {
 		return err
 	}
 	client, err := m.client(ctx)
 	if err != nil {
 		return err
 	}
-	if wildcard {
-		err = m.setDNS01(client, d, target)
-	} else {
-		err = client.Challenge.SetHTTP01Provider(&httpProvider{store: m.store})
-	}
-	if err != nil {
-		return fmt.Errorf("setting up %s: %w", method, err)
+	if err := v.setUp(client); err != nil {
+		return fmt.Errorf("setting up %s: %w", v.method, err)
 	}
 	res, err := client.Certificate.Obtain(ctx, certificate.ObtainRequest{Domains: []string{d.Domain}, Bundle: true, KeyType: keyType(d.CertPolicy.PrivateKeyType)})
 	if err != nil {
@@ -72,14 +62,55 @@ func keyType(privateKeyType string) certcrypto.KeyType {
 	return certcrypto.EC256
 }
 
+// validation is how the authority validates a domain: the method, for
+// messages, and what sets it up in a lego client.
+type validation struct {
+	method string
+	setUp  func(client *lego.Client) error
+}
+
+// validation checks that the DNS is ready for the domain's validation,
+// and returns it: for a name under the service domain, that the service
+// domain is delegated to sluice's DNS (a *delegationError until it is:
+// the job waits); for a custom domain, its CNAME (a *DNSError until it
+// is set).
+func (m *Manager) validation(ctx context.Context, d store.ReservedDomain, step func(msg string) error) (validation, error) {
+	if m.underServiceDomain(d.Domain) {
+		if err := m.checkDelegation(ctx, m.cfg.ServiceDomain, true); err != nil {
+			return validation{}, err
+		}
+		return validation{"DNS-01", func(client *lego.Client) error { return m.setDNS01(client, d, "") }}, nil
+	}
+	name, target, v := d.Domain, m.cnameTarget(d), validation{"HTTP-01", func(client *lego.Client) error {
+		return client.Challenge.SetHTTP01Provider(&httpProvider{store: m.store})
+	}}
+	if store.IsWildcardDomain(d.Domain) {
+		name, target = challengeName(d.Domain), m.target(d)
+		v = validation{"DNS-01", func(client *lego.Client) error { return m.setDNS01(client, d, target) }}
+	}
+	if err := step(fmt.Sprintf("certificate provisioning is in progress: checking that %s is a CNAME of %s", name, target)); err != nil {
+		return validation{}, err
+	}
+	if err := m.dns.checkCNAME(ctx, name, target); err != nil {
+		return validation{}, err
+	}
+	return v, nil
+}
+
 // setDNS01 has lego answer DNS-01 with the challenges' TXT values in the
-// store, at target, which sluice's DNS serves; it is told to check target
-// directly rather than follow the user's CNAME.
+// store, under the domain's token, which sluice's DNS serves at target, a
+// custom domain's acme_challenge_cname_target (lego is told to check it
+// directly rather than follow the user's CNAME), or, target "", at the
+// challenge's own name, in the service domain's zone.
 func (m *Manager) setDNS01(client *lego.Client, d store.ReservedDomain, target string) error {
 	p := &provider{store: m.store, token: store.DomainToken(d.ID), timeout: m.cfg.PropagationTimeout, pollInterval: m.cfg.PollInterval}
 	return client.Challenge.SetDNS01Provider(p,
-		dns01.WrapPreCheck(func(ctx context.Context, _, _, value string, _ dns01.PreCheckFunc) (bool, error) {
-			return m.dns.hasTXT(ctx, target, value), nil
+		dns01.WrapPreCheck(func(ctx context.Context, _, fqdn, value string, _ dns01.PreCheckFunc) (bool, error) {
+			at := target
+			if at == "" {
+				at = fqdn
+			}
+			return m.dns.hasTXT(ctx, at, value), nil
 		}))
 }
 

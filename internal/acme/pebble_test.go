@@ -35,7 +35,8 @@ var nsTargets = []string{"ns1." + serviceDomain, "ns2." + serviceDomain}
 // env is a store on an in-process NATS server, sluice's DNS server on it,
 // the users' zone, Pebble, and a Manager of the jobs, whose ticks the test
 // runs: its watch of the jobs runs, and each tick's lease taken waits
-// until its view of them is the store's (syncedStore).
+// until its view of them is the store's (syncedStore); the store and the
+// Manager share the test's clock.
 type env struct {
 	ctx     context.Context
 	store   *store.Store
@@ -52,7 +53,8 @@ func newEnv(t *testing.T, directory func(p *acmetest.Pebble) string) *env {
 	ctx, cancel := context.WithCancel(context.Background())
 	t.Cleanup(cancel)
 	_, js := natstest.Connect(t, natstest.Start(t))
-	st, err := store.Open(ctx, js, store.Config{ServiceDomains: []string{serviceDomain}})
+	c := check.NewClock(time.Now())
+	st, err := store.Open(ctx, js, store.Config{ServiceDomains: []string{serviceDomain}, Clock: c.Now})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -83,7 +85,6 @@ func newEnv(t *testing.T, directory func(p *acmetest.Pebble) string) *env {
 	edgeHTTP := httptest.NewServer(edge.ServeHTTPChallenges(st, http.NotFoundHandler()))
 	t.Cleanup(edgeHTTP.Close)
 	p := acmetest.StartPebble(t, resolverAddr, edgeHTTP.Listener.Addr().(*net.TCPAddr).Port)
-	c := check.NewClock(time.Now())
 	cfg := Config{
 		Directory: directory(p), ServiceDomain: serviceDomain, Resolver: resolverAddr, Holder: "test", NSTargets: nsTargets, Regions: []string{"us"},
 		Events: noEvents, HTTPClient: p.Client, Now: c.Now, Logger: quiet,

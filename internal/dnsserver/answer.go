@@ -1,6 +1,7 @@
 package dnsserver
 
 import (
+	"slices"
 	"strings"
 
 	"github.com/miekg/dns"
@@ -22,6 +23,7 @@ const (
 	ingressKind zoneKind = iota + 1 // an agent ingress's domain
 	cnameKind                       // cname.<first service domain>
 	acmeKind                        // acme.<first service domain>
+	serviceKind                     // the first service domain
 )
 
 // zone is a zone the server answers.
@@ -104,6 +106,8 @@ func (v *view) zoneAt(name string) (zone, bool) {
 		return zone{apex: name, kind: cnameKind, serial: v.serial}, true
 	case v.acmeApex:
 		return zone{apex: name, kind: acmeKind, serial: v.serial}, true
+	case v.serviceApex:
+		return zone{apex: name, kind: serviceKind, serial: v.serial}, true
 	}
 	if z, ok := v.ingresses[name]; ok {
 		return zone{apex: name, kind: ingressKind, serial: z.serial, id: z.id}, true
@@ -135,8 +139,56 @@ func (v *view) node(z zone, below string) node {
 		if t := v.targets[below]; t.value || len(c.value) > 0 {
 			return node{txt: c.value, empty: len(c.value) == 0} // values never change in place
 		}
+	case serviceKind:
+		return v.serviceNode(below)
 	}
 	return node{}
+}
+
+// serviceNode returns what exists at the name below the first service
+// domain's apex (the zones cname. and acme. under it are their own):
+// every host name is the edge's, as the names that reserved domains and
+// endpoints take under it are; _acme-challenge.<name> answers the
+// challenges of the reserved domains <name>.<service domain> and
+// *.<name>.<service domain>, and exists while either is reserved; a name
+// with another label starting with "_" (no host's: _dmarc, or one under
+// _acme-challenge) does not exist, so that a name nobody reserved is
+// NXDOMAIN along with all below it. The NS targets under the service
+// domain exist without records: their addresses are not the edge's, and
+// sluice does not know them.
+func (v *view) serviceNode(below string) node {
+	if oc, ok := v.ownChallenges[below]; ok {
+		values := v.ownValues(oc)
+		return node{txt: values, empty: len(values) == 0}
+	}
+	if below[0] == '_' || strings.Contains(below, "._") {
+		return node{}
+	}
+	if v.nsNames[below] {
+		return node{empty: true}
+	}
+	return node{edge: true}
+}
+
+// ownValues returns the TXT values pending under the tokens of oc. Values
+// never change in place, so one token's are returned as they are; both
+// tokens' at once (a name and its wildcard ordered together) are copied
+// into one slice.
+func (v *view) ownValues(oc ownChallenge) []string {
+	var base, wildcard []string
+	if oc.base.key != "" {
+		base = v.challenges[oc.base.value].value
+	}
+	if oc.wildcard.key != "" {
+		wildcard = v.challenges[oc.wildcard.value].value
+	}
+	switch {
+	case len(base) == 0:
+		return wildcard
+	case len(wildcard) == 0:
+		return base
+	}
+	return append(slices.Clip(base), wildcard...)
 }
 
 // records returns the records of type q.Qtype at n, owned by q.Name as

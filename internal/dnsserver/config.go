@@ -35,11 +35,13 @@ type Config struct {
 	// API shows. Required.
 	Regions []string
 	// ServiceDomains are the service's own domains: the server answers
-	// the zones cname.<first> and acme.<first>, and gives no target to a
-	// reserved domain under any of them, as the API does. Required.
+	// the zone of the first, and cname.<first> and acme.<first> under it,
+	// and gives no target to a reserved domain under any of them, as the
+	// API does. Required.
 	ServiceDomains []string
 	// EdgeAddrs are the edge's public addresses: the A (IPv4) and AAAA
-	// (IPv6) records of region domains and CNAME targets. Required.
+	// (IPv6) records of region domains, CNAME targets and the host names
+	// under the first service domain. Required.
 	EdgeAddrs []netip.Addr
 	// Hostmaster is the mailbox of the zones' SOA, as a name (the "@"
 	// a "."); default hostmaster.<first service domain>.

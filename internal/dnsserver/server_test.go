@@ -22,7 +22,7 @@ import (
 )
 
 // serviceDomain is the service domain of the tests: its zones are
-// cname.sluice.test and acme.sluice.test.
+// sluice.test, and cname.sluice.test and acme.sluice.test under it.
 const serviceDomain = "sluice.test"
 
 // env is a DNS server running on a store on an in-process NATS server,
@@ -136,8 +136,11 @@ func (a answer) equal(b answer) bool {
 
 // TestZones: an agent ingress's zone (SOA and NS at its domain, the
 // edge's addresses at its region domains, NXDOMAIN below), the zones of
-// CNAME and ACME challenge targets, and REFUSED outside, over UDP and
-// TCP, whatever the case of the name asked.
+// CNAME and ACME challenge targets, the service domain's zone around
+// them (the edge's addresses at every host name, the _acme-challenge
+// names of the reserved domains under it, NXDOMAIN at other names with
+// a "_" label), and REFUSED outside, over UDP and TCP, whatever the case
+// of the name asked.
 func TestZones(t *testing.T) {
 	e := start(t, dnsserver.Config{})
 	if _, err := e.store.CreateAgentIngress(e.ctx, e.account, store.AgentIngress{Domain: "Ingress.Example.com"}); err != nil {
@@ -155,6 +158,9 @@ func TestZones(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
+	if _, err := e.store.CreateReservedDomain(e.ctx, e.account, store.ReservedDomain{Domain: "*.team." + serviceDomain}); err != nil {
+		t.Fatal(err)
+	}
 	cname := func(d store.ReservedDomain) string { return store.DomainToken(d.ID) + ".cname." + serviceDomain + "." }
 	acme := func(d store.ReservedDomain) string { return store.DomainToken(d.ID) + ".acme." + serviceDomain + "." }
 	check.Eventually(t, 10*time.Second, "the agent ingress and the reserved domains served", func() (string, bool) {
@@ -166,7 +172,12 @@ func TestZones(t *testing.T) {
 		if err != nil {
 			return err.Error(), false
 		}
-		return summary(a).String() + "; " + summary(b).String(), a.Rcode == dns.RcodeSuccess && b.Rcode == dns.RcodeSuccess
+		c, err := e.ask("udp", "_acme-challenge.team."+serviceDomain+".", dns.TypeTXT, nil)
+		if err != nil {
+			return err.Error(), false
+		}
+		return summary(a).String() + "; " + summary(b).String() + "; " + summary(c).String(),
+			a.Rcode == dns.RcodeSuccess && b.Rcode == dns.RcodeSuccess && c.Rcode == dns.RcodeSuccess
 	})
 	soa := dns.TypeSOA
 	for _, tt := range []struct {
@@ -193,7 +204,25 @@ func TestZones(t *testing.T) {
 		{acme(wildcard), dns.TypeTXT, answer{authority: soa}},                      // no challenge pending
 		{acme(custom), dns.TypeTXT, answer{rcode: dns.RcodeNameError, authority: soa}},
 		{"acme." + serviceDomain + ".", dns.TypeSOA, answer{records: []string{"SOA ns1.sluice.test. hostmaster.sluice.test."}}},
-		{serviceDomain + ".", dns.TypeA, answer{rcode: dns.RcodeRefused}},
+		{serviceDomain + ".", dns.TypeSOA, answer{records: []string{"SOA ns1.sluice.test. hostmaster.sluice.test."}}},
+		{"SLUICE.test.", dns.TypeNS, answer{records: []string{"NS ns1.sluice.test.", "NS ns2.sluice.test."}}},
+		{serviceDomain + ".", dns.TypeA, answer{authority: soa}}, // the apex is no endpoint's
+		{"mine." + serviceDomain + ".", dns.TypeA, answer{records: []string{"A 192.0.2.1"}}},
+		{"www." + serviceDomain + ".", dns.TypeAAAA, answer{records: []string{"AAAA 2001:db8::1"}}}, // reserved or not
+		{"x.team." + serviceDomain + ".", dns.TypeA, answer{records: []string{"A 192.0.2.1"}}},
+		{"a.b.c." + serviceDomain + ".", dns.TypeA, answer{records: []string{"A 192.0.2.1"}}},
+		{"www." + serviceDomain + ".", dns.TypeTXT, answer{authority: soa}},
+		{"ns1." + serviceDomain + ".", dns.TypeA, answer{authority: soa}},                    // a name server: not the edge
+		{"_acme-challenge.mine." + serviceDomain + ".", dns.TypeTXT, answer{authority: soa}}, // reserved, none pending
+		{"_ACME-challenge.team." + serviceDomain + ".", dns.TypeTXT, answer{authority: soa}}, // its wildcard reserved
+		{"_acme-challenge.mine." + serviceDomain + ".", dns.TypeA, answer{authority: soa}},
+		{"_acme-challenge.nobody." + serviceDomain + ".", dns.TypeTXT, answer{rcode: dns.RcodeNameError, authority: soa}},
+		{"_acme-challenge.x.team." + serviceDomain + ".", dns.TypeTXT, answer{rcode: dns.RcodeNameError, authority: soa}},
+		{"x._acme-challenge.mine." + serviceDomain + ".", dns.TypeA, answer{rcode: dns.RcodeNameError, authority: soa}},
+		{"_dmarc." + serviceDomain + ".", dns.TypeTXT, answer{rcode: dns.RcodeNameError, authority: soa}},
+		{"www.cname." + serviceDomain + ".", dns.TypeA, answer{rcode: dns.RcodeNameError, authority: soa}}, // the cname zone's, as before
+		{"www.acme." + serviceDomain + ".", dns.TypeTXT, answer{rcode: dns.RcodeNameError, authority: soa}},
+		{"other.test.", dns.TypeA, answer{rcode: dns.RcodeRefused}},
 		{"example.com.", dns.TypeNS, answer{rcode: dns.RcodeRefused}},
 		{"www.google.com.", dns.TypeA, answer{rcode: dns.RcodeRefused}},
 		{".", dns.TypeNS, answer{rcode: dns.RcodeRefused}},
@@ -430,4 +459,70 @@ func TestIngressChallenges(t *testing.T) {
 	}
 	answers("the value removed", name, nxdomain)
 	answers("another region's value, kept", "_acme-challenge.tunnel.eu.ingress.example.com.", answer{records: []string{`TXT "` + value + `"`}})
+}
+
+// TestServiceDomainChallenges: _acme-challenge.<name>.<service domain>
+// answers the TXT values pending under the tokens of the reserved
+// domains <name>.<service domain> and *.<name>.<service domain>, both
+// when both are pending, NODATA when none is, and NXDOMAIN once neither
+// is reserved; a token of another reserved domain is not answered there.
+func TestServiceDomainChallenges(t *testing.T) {
+	e := start(t, dnsserver.Config{})
+	reserve := func(domain string) store.ReservedDomain {
+		t.Helper()
+		d, err := e.store.CreateReservedDomain(e.ctx, e.account, store.ReservedDomain{Domain: domain})
+		if err != nil {
+			t.Fatal(err)
+		}
+		return d
+	}
+	wildcard, base, other := reserve("*.team."+serviceDomain), reserve("team."+serviceDomain), reserve("other."+serviceDomain)
+	const name = "_acme-challenge.team." + serviceDomain + "."
+	answers := func(what string, want answer) {
+		t.Helper()
+		check.Eventually(t, 5*time.Second, what, func() (string, bool) {
+			resp, err := e.ask("udp", name, dns.TypeTXT, nil)
+			if err != nil {
+				return err.Error(), false
+			}
+			return summary(resp).String(), summary(resp).equal(want)
+		})
+	}
+	txt := func(values ...string) answer {
+		a := answer{}
+		for _, v := range values {
+			a.records = append(a.records, `TXT "`+v+`"`)
+		}
+		slices.Sort(a.records)
+		return a
+	}
+	const first, second, third = "LoqXcYV8q5ONbJQxbmR7SCTNo3tiAXDfowyjxAjEuX0", "ZsAa0vMOhXYr4Efp4hGfTo8oqqjLd4VU5mTjhPcS3Ng", "Tl8tXbL0Wg1O3cX5o9oG0vjqkMKCwX3KyoxUMk6Yv2M"
+	add := func(d store.ReservedDomain, value string) {
+		t.Helper()
+		if err := e.store.AddACMEChallenge(e.ctx, store.DomainToken(d.ID), value); err != nil {
+			t.Fatal(err)
+		}
+	}
+	remove := func(d store.ReservedDomain, value string) {
+		t.Helper()
+		if err := e.store.RemoveACMEChallenge(e.ctx, store.DomainToken(d.ID), value); err != nil {
+			t.Fatal(err)
+		}
+	}
+	answers("none pending", answer{authority: dns.TypeSOA})
+	add(other, third)
+	add(wildcard, first)
+	answers("the wildcard's value", txt(first))
+	add(base, second)
+	answers("the wildcard's and the name's", txt(first, second))
+	remove(wildcard, first)
+	answers("the name's left", txt(second))
+	remove(base, second)
+	answers("none left", answer{authority: dns.TypeSOA})
+	for _, d := range []store.ReservedDomain{wildcard, base} {
+		if _, err := e.store.DeleteReservedDomain(e.ctx, e.account, d.ID); err != nil {
+			t.Fatal(err)
+		}
+	}
+	answers("neither reserved", answer{rcode: dns.RcodeNameError, authority: dns.TypeSOA})
 }

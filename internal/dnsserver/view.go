@@ -12,13 +12,19 @@ import (
 
 // view is what the server answers from: the zones of the agent ingresses
 // and the tokens of reserved domains and ACME challenges, as the store's
-// watch tells them (apply). It is safe for concurrent use: lookups share
+// watch tells them (apply), and the zone of the first service domain. It is safe for concurrent use: lookups share
 // a read lock, which a change takes for a few map writes.
 type view struct {
 	cfg *Config
-	// cnameApex and acmeApex are the zones of CNAME targets and ACME
-	// challenge targets, cname.<first service domain>. and acme.<...>.
-	cnameApex, acmeApex string
+	// serviceApex is the zone of the first service domain, with its
+	// final dot; cnameApex and acmeApex are the zones under it of CNAME
+	// targets and ACME challenge targets, cname.<first service domain>.
+	// and acme.<...>.
+	serviceApex, cnameApex, acmeApex string
+	// nsNames are the names of the NS targets under the first service
+	// domain, below its apex: sluice does not know their addresses, so
+	// they are no names of the edge.
+	nsNames map[string]bool
 	// regionNames are the names of an agent ingress's zone below its apex
 	// that exist: tunnel.<region> (true, the edge's addresses), and
 	// <region> (false, a name with no records but one under it).
@@ -40,11 +46,17 @@ type view struct {
 	// challenges are the TXT values of the ACME challenges, by token,
 	// with the key they are of.
 	challenges map[string]keyed[[]string]
+	// ownChallenges are the tokens whose TXT values the names
+	// _acme-challenge.<name> below the first service domain's apex
+	// answer, by that name: the tokens of the reserved domains
+	// <name>.<first service domain> and *.<name>.<...>.
+	ownChallenges map[string]ownChallenge
 	// names are what each key the view holds put where: its apex or
 	// token.
 	names map[string]string
-	// serial is the serial of the cname and acme zones: the newest
-	// revision of a reserved domain or challenge applied.
+	// serial is the serial of the service domain's zone and of the
+	// cname and acme zones: the newest revision of a reserved domain or
+	// challenge applied.
 	serial uint32
 }
 
@@ -59,19 +71,36 @@ type keyed[T any] struct {
 	value T
 }
 
+// ownChallenge is the tokens of the reserved domains whose challenges
+// one _acme-challenge name under the first service domain answers: the
+// name's own (base) and its wildcard's, each with the key it is of, or
+// none.
+type ownChallenge struct {
+	base, wildcard keyed[string]
+}
+
 // newView returns the empty view of a server of cfg, whose defaults are
 // set.
 func newView(cfg *Config) *view {
+	sd := cfg.ServiceDomains[0]
 	v := &view{
 		cfg:              cfg,
-		cnameApex:        "cname." + cfg.ServiceDomains[0] + ".",
-		acmeApex:         "acme." + cfg.ServiceDomains[0] + ".",
+		serviceApex:      sd + ".",
+		cnameApex:        "cname." + sd + ".",
+		acmeApex:         "acme." + sd + ".",
+		nsNames:          make(map[string]bool),
 		regionNames:      make(map[string]bool),
 		challengeRegions: make(map[string]string),
 		ingresses:        make(map[string]ingressZone),
 		targets:          make(map[string]keyed[bool]),
 		challenges:       make(map[string]keyed[[]string]),
+		ownChallenges:    make(map[string]ownChallenge),
 		names:            make(map[string]string),
+	}
+	for _, ns := range cfg.NSTargets {
+		if below, ok := strings.CutSuffix(ns, "."+sd); ok {
+			v.nsNames[below] = true
+		}
 	}
 	for _, r := range cfg.Regions {
 		if !v.regionNames[r] {
@@ -108,7 +137,9 @@ func (v *view) apply(c store.DNSChange) {
 	case c.ReservedDomain != nil:
 		d := c.ReservedDomain
 		if store.UnderServiceDomain(d.Domain, v.cfg.ServiceDomains) {
-			return // no CNAME target: the service's own name
+			v.applyOwn(c.Key, d) // no CNAME target: the service's own name
+			v.serial = max(v.serial, serial)
+			return
 		}
 		token := store.DomainToken(d.ID)
 		v.targets[token] = keyed[bool]{key: c.Key, value: store.IsWildcardDomain(d.Domain)}
@@ -120,6 +151,27 @@ func (v *view) apply(c store.DNSChange) {
 		v.names[c.Key] = token
 		v.serial = max(v.serial, serial)
 	}
+}
+
+// applyOwn maps the _acme-challenge name of a reserved domain under the
+// first service domain to its token; a domain under another service
+// domain has no name in the view, whose zone is the first's alone.
+func (v *view) applyOwn(key string, d *store.ReservedDomain) {
+	below, ok := strings.CutSuffix(strings.ToLower(d.Domain), "."+v.cfg.ServiceDomains[0])
+	if !ok {
+		return
+	}
+	base, wildcard := strings.CutPrefix(below, "*.")
+	name := "_acme-challenge." + base
+	token := keyed[string]{key: key, value: store.DomainToken(d.ID)}
+	oc := v.ownChallenges[name]
+	if wildcard {
+		oc.wildcard = token
+	} else {
+		oc.base = token
+	}
+	v.ownChallenges[name] = oc
+	v.names[key] = name
 }
 
 // forget drops what the key put in the view, unless another key has
@@ -138,5 +190,18 @@ func (v *view) forget(key string) {
 	}
 	if c, ok := v.challenges[name]; ok && c.key == key {
 		delete(v.challenges, name)
+	}
+	if oc, ok := v.ownChallenges[name]; ok {
+		if oc.base.key == key {
+			oc.base = keyed[string]{}
+		}
+		if oc.wildcard.key == key {
+			oc.wildcard = keyed[string]{}
+		}
+		if oc.base.key == "" && oc.wildcard.key == "" {
+			delete(v.ownChallenges, name)
+		} else {
+			v.ownChallenges[name] = oc
+		}
 	}
 }

@@ -6,7 +6,9 @@ import (
 	"encoding/hex"
 	"errors"
 	"fmt"
+	"maps"
 	"slices"
+	"time"
 
 	"github.com/nats-io/nats.go/jetstream"
 )
@@ -22,6 +24,19 @@ const acmeChallengesKind = "acme_challenges"
 // It bounds the answer the DNS server gives for the token.
 const MaxACMEChallengeValues = 8
 
+// MaxACMEChallengeAge is how long a TXT value stays under its token when
+// nothing removes it: a job that dies mid-order (killed, or its lease
+// lost) leaves its values behind, and they would fill the token up to
+// MaxACMEChallengeValues for ever. A value is needed only from the job's
+// Present to the authority's validation, which the job asks for at once
+// and waits for within its timeout (acme.Config.JobTimeout, 5 minutes by
+// default, which acme.Config.Validate keeps below this bound; lego's
+// order timeout is the same). The authority's pending authorization may
+// live longer (7 days at Let's Encrypt), but it is validated only when
+// the job asks, and a retry presents its value again, which renews it.
+// An hour also leaves a hand-run certbot --manual time to finish.
+const MaxACMEChallengeAge = time.Hour
+
 // maxACMEChallengeValue is the longest TXT value, one character string
 // (RFC 1035 3.3.14); a DNS-01 value is 43 characters (RFC 8555 8.4).
 const maxACMEChallengeValue = 255
@@ -36,6 +51,37 @@ type ACMEChallenge struct {
 	Token string `json:"token"`
 	// Values are the TXT values, in the order they were added, none twice.
 	Values []string `json:"values"`
+	// AddedAt is when each value was last added (the store's clock), by
+	// value. A value without one, stored before the store kept them, is
+	// stamped when an add or a sweep first sees it, so that it is dropped
+	// MaxACMEChallengeAge after that.
+	AddedAt map[string]time.Time `json:"added_at,omitempty"`
+}
+
+// dropStale stamps the values without a time with now, drops those added
+// MaxACMEChallengeAge or longer before now, and the times of values not
+// held; it returns how many values it dropped, and whether it changed c.
+func (c *ACMEChallenge) dropStale(now time.Time) (int, bool) {
+	changed := false
+	if c.AddedAt == nil {
+		c.AddedAt = make(map[string]time.Time, len(c.Values))
+	}
+	for _, v := range c.Values {
+		if _, ok := c.AddedAt[v]; !ok {
+			c.AddedAt[v], changed = now, true
+		}
+	}
+	held := len(c.Values)
+	c.Values = slices.DeleteFunc(c.Values, func(v string) bool { return now.Sub(c.AddedAt[v]) >= MaxACMEChallengeAge })
+	dropped := held - len(c.Values)
+	maps.DeleteFunc(c.AddedAt, func(v string, _ time.Time) bool {
+		if slices.Contains(c.Values, v) {
+			return false
+		}
+		changed = true
+		return true
+	})
+	return dropped, changed || dropped > 0
 }
 
 // DomainToken returns the token of the reserved domain with the id: the
@@ -89,8 +135,10 @@ func isLowerHex(s string) bool {
 // AddACMEChallenge adds value to the TXT values of the token, which every
 // process serving DNS answers at <token>.acme.<first service domain> as
 // soon as its watch brings it (dnsserver). Adding a value the token holds
-// changes nothing. Two adds, or an add and a remove, at once from any
-// processes both take effect.
+// renews its time. Two adds, or an add and a remove, at once from any
+// processes both take effect. The token's values added
+// MaxACMEChallengeAge ago or more are dropped first, so that the values
+// of a job that died mid-order do not fill the token.
 //
 // It returns a *ValidationError (matching ErrInvalid) for a token or a
 // value checkACMEChallenge refuses, or when the token holds
@@ -106,14 +154,22 @@ func (s *Store) AddACMEChallenge(ctx context.Context, token, value string) error
 		if err != nil && !errors.Is(err, ErrNotFound) {
 			return fmt.Errorf("reading the ACME challenges of %s: %w", token, err)
 		}
-		if slices.Contains(c.Values, value) {
-			return nil
-		}
-		if len(c.Values) >= MaxACMEChallengeValues {
-			return invalid("value", "the token %s holds %d TXT values already, the most it may: remove those of challenges that have ended", token, len(c.Values))
+		now := s.now()
+		_, changed := c.dropStale(now)
+		if !slices.Contains(c.Values, value) {
+			if len(c.Values) >= MaxACMEChallengeValues {
+				full := invalid("value", "the token %s holds %d TXT values already, the most it may: remove those of challenges that have ended", token, len(c.Values))
+				if changed { // keep the stamps of values stored without a time
+					if err := putRecordAt(ctx, s, key, c, rev); err != nil {
+						return err
+					}
+				}
+				return full
+			}
+			c.Values = append(c.Values, value)
 		}
 		c.Token = token
-		c.Values = append(c.Values, value)
+		c.AddedAt[value] = now
 		return putRecordAt(ctx, s, key, c, rev)
 	})
 }
@@ -140,13 +196,62 @@ func (s *Store) RemoveACMEChallenge(ctx context.Context, token, value string) er
 			return nil
 		}
 		c.Values = slices.Delete(c.Values, i, i+1)
-		if len(c.Values) > 0 {
-			return putRecordAt(ctx, s, key, c, rev)
-		}
-		err = s.kv.Delete(ctx, key, jetstream.LastRevision(rev))
-		if isRevisionMismatch(err) { // Delete does not say so itself
-			return fmt.Errorf("%w: %w", err, jetstream.ErrKeyRevisionMismatch)
-		}
-		return err
+		delete(c.AddedAt, value)
+		return s.putACMEChallenge(ctx, key, c, rev)
 	})
+}
+
+// putACMEChallenge writes c at key if the key is still at revision rev,
+// or deletes the key if c holds no value.
+func (s *Store) putACMEChallenge(ctx context.Context, key string, c ACMEChallenge, rev uint64) error {
+	if len(c.Values) > 0 {
+		return putRecordAt(ctx, s, key, c, rev)
+	}
+	err := s.kv.Delete(ctx, key, jetstream.LastRevision(rev))
+	if isRevisionMismatch(err) { // Delete does not say so itself
+		return fmt.Errorf("%w: %w", err, jetstream.ErrKeyRevisionMismatch)
+	}
+	return err
+}
+
+// DropStaleACMEChallenges drops, from every token, the TXT values added
+// MaxACMEChallengeAge ago or more, and the token's key with its last
+// value, so that the DNS stops answering the values of a job that died
+// mid-order even when no add comes to the token again; it stamps the
+// values stored without a time. It returns how many values it dropped;
+// a token it cannot read or write is left for the next sweep, its error
+// joined to the one returned.
+func (s *Store) DropStaleACMEChallenges(ctx context.Context) (int, error) {
+	var keys []string
+	if err := s.eachEntry(ctx, acmeChallengesKind+".*", func(e jetstream.KeyValueEntry) { keys = append(keys, e.Key()) }); err != nil {
+		return 0, err
+	}
+	slices.Sort(keys)
+	keys = slices.Compact(keys) // a key written during the read comes twice
+	var dropped int
+	var errs []error
+	for _, key := range keys {
+		err := retryConflicts(ctx, func() error {
+			c, rev, err := getRecord[ACMEChallenge](ctx, s, key)
+			if errors.Is(err, ErrNotFound) {
+				return nil
+			}
+			if err != nil {
+				return err
+			}
+			n, changed := c.dropStale(s.now())
+			if !changed {
+				return nil
+			}
+			if err := s.putACMEChallenge(ctx, key, c, rev); err != nil {
+				return err
+			}
+			dropped += n
+			return nil
+		})
+		if err != nil {
+			errs = append(errs, fmt.Errorf("dropping the stale values of %s: %w", key, err))
+		}
+	}
+	return dropped, errors.Join(errs...)
 }

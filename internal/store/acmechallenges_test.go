@@ -2,6 +2,7 @@ package store_test
 
 import (
 	"context"
+	"encoding/json"
 	"errors"
 	"fmt"
 	"log/slog"
@@ -10,6 +11,8 @@ import (
 	"sync"
 	"testing"
 	"time"
+
+	"github.com/nats-io/nats.go/jetstream"
 
 	"github.com/sluicehq/sluice/internal/check"
 	"github.com/sluicehq/sluice/internal/store"
@@ -124,4 +127,111 @@ func TestACMEChallenges(t *testing.T) {
 	if !errors.Is(err, store.ErrInvalid) {
 		t.Fatalf("one value too many: %v, want ErrInvalid", err)
 	}
+}
+
+// TestStaleACMEChallenges: a value added MaxACMEChallengeAge ago is
+// dropped by the next add to its token, which makes room in a full
+// token, and by DropStaleACMEChallenges, which deletes a token left with
+// none; a younger value is kept, an add renews a value's time, and a
+// value stored without a time (before the store kept them) is stamped,
+// then dropped a MaxACMEChallengeAge later.
+func TestStaleACMEChallenges(t *testing.T) {
+	clock := check.NewClock(time.Date(2026, 11, 29, 12, 0, 0, 0, time.UTC))
+	e := newEnvWith(t, store.Config{Clock: clock.Now})
+	token := store.DomainToken("rd_stale")
+	key := "acme_challenges." + token
+	stored := func(t *testing.T) (store.ACMEChallenge, bool) {
+		t.Helper()
+		entry, err := e.kv.Get(e.ctx, key)
+		if errors.Is(err, jetstream.ErrKeyNotFound) {
+			return store.ACMEChallenge{}, false
+		}
+		if err != nil {
+			t.Fatal(err)
+		}
+		var c store.ACMEChallenge
+		if err := json.Unmarshal(entry.Value(), &c); err != nil {
+			t.Fatal(err)
+		}
+		return c, true
+	}
+	holds := func(t *testing.T, want ...string) {
+		t.Helper()
+		c, ok := stored(t)
+		if !slices.Equal(c.Values, want) || ok != (want != nil) {
+			t.Fatalf("the token holds %q (stored %v), want %q", c.Values, ok, want)
+		}
+		for _, v := range c.Values {
+			if c.AddedAt[v].IsZero() || len(c.AddedAt) != len(c.Values) {
+				t.Fatalf("the times of %q are %v", c.Values, c.AddedAt)
+			}
+		}
+	}
+	add := func(t *testing.T, values ...string) {
+		t.Helper()
+		for _, v := range values {
+			if err := e.store.AddACMEChallenge(e.ctx, token, v); err != nil {
+				t.Fatalf("adding %s: %v", v, err)
+			}
+		}
+	}
+	sweep := func(t *testing.T, want int) {
+		t.Helper()
+		n, err := e.store.DropStaleACMEChallenges(e.ctx)
+		if err != nil || n != want {
+			t.Fatalf("DropStaleACMEChallenges: %d, %v; want %d dropped", n, err, want)
+		}
+	}
+
+	t.Run("dropped on add", func(t *testing.T) {
+		add(t, "old", "renewed")
+		clock.Advance(store.MaxACMEChallengeAge - time.Minute)
+		add(t, "fresh", "renewed")
+		clock.Advance(time.Minute)
+		add(t, "new")
+		holds(t, "renewed", "fresh", "new")
+		for _, v := range []string{"renewed", "fresh", "new"} {
+			if err := e.store.RemoveACMEChallenge(e.ctx, token, v); err != nil {
+				t.Fatal(err)
+			}
+		}
+		holds(t)
+	})
+
+	t.Run("a full token makes room", func(t *testing.T) {
+		var full []string
+		for i := range store.MaxACMEChallengeValues {
+			full = append(full, fmt.Sprintf("left-%d", i))
+		}
+		add(t, full...)
+		clock.Advance(store.MaxACMEChallengeAge - time.Second)
+		check.ErrorContains(t, e.store.AddACMEChallenge(e.ctx, token, "refused"), "holds 8 TXT values already")
+		clock.Advance(time.Second)
+		add(t, "room")
+		holds(t, "room")
+	})
+
+	t.Run("dropped by the sweep", func(t *testing.T) {
+		sweep(t, 0)
+		holds(t, "room")
+		clock.Advance(store.MaxACMEChallengeAge - time.Second)
+		sweep(t, 0)
+		holds(t, "room")
+		clock.Advance(time.Second)
+		sweep(t, 1)
+		holds(t)
+	})
+
+	t.Run("stored without times", func(t *testing.T) {
+		if _, err := e.kv.Put(e.ctx, key, []byte(`{"token":"`+token+`","values":["legacy"]}`)); err != nil {
+			t.Fatal(err)
+		}
+		sweep(t, 0)
+		holds(t, "legacy")
+		clock.Advance(store.MaxACMEChallengeAge - time.Second)
+		sweep(t, 0)
+		clock.Advance(time.Second)
+		sweep(t, 1)
+		holds(t)
+	})
 }

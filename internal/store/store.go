@@ -49,8 +49,9 @@ type Config struct {
 	// defaults.
 	Limits Limits
 	// Clock is the time the store compares times with (rather than stamps
-	// them): application sessions expire by it; default time.Now. Tests
-	// move it on.
+	// them): application sessions expire by it, and ACME challenge values
+	// age by it (they are stamped with it, to be compared with it);
+	// default time.Now. Tests move it on.
 	Clock func() time.Time
 	// ServiceDomains are the service's own domains, lower case, which no
 	// account reserves: reservations under two of their names never

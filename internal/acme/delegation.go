@@ -1,0 +1,97 @@
+package acme
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"slices"
+	"strings"
+	"time"
+
+	"github.com/miekg/dns"
+)
+
+// A domain is delegated to sluice when its NS records, as the resolver
+// answers them, are exactly the ns_targets (Config.NSTargets): then
+// sluice's DNS answers the names under it, the DNS-01 challenges'
+// _acme-challenge names included. An agent ingress's job checks its
+// domain (ingress.go); the job of a reserved domain under the service
+// domain checks the service domain (obtain.go).
+
+// delegationError is a domain whose NS records are not the ns_targets:
+// the job waits for the user, or the operator, to set them.
+type delegationError struct {
+	Domain    string
+	NSTargets []string
+	// Found says what the DNS answers instead.
+	Found string
+	// Every is set when Domain is the service domain, which the jobs of
+	// the reserved domains under it wait for, looking again every Every
+	// (Config.Interval); zero: an agent ingress's domain, looked at
+	// again at retries_at.
+	Every time.Duration
+}
+
+func (e *delegationError) Error() string {
+	if e.Every > 0 {
+		return fmt.Sprintf("certificate provisioning is in progress: waiting for the service domain %s to be delegated to sluice's DNS: set its NS records to %s (%s); checked again every %s",
+			e.Domain, strings.Join(e.NSTargets, ", "), e.Found, e.Every)
+	}
+	return fmt.Sprintf("certificate provisioning is waiting for %s to be delegated to sluice: set its NS records to %s (%s); checked again at retries_at",
+		e.Domain, strings.Join(e.NSTargets, ", "), e.Found)
+}
+
+// checkDelegation returns a *delegationError unless the NS records of
+// domain, as the resolver answers them, are the ns_targets, or an error of
+// the resolver: the check that an agent ingress's domain (service false)
+// or the service domain (true) is delegated to sluice's DNS, which answers
+// the DNS-01 challenges in its zone.
+func (m *Manager) checkDelegation(ctx context.Context, domain string, service bool) error {
+	err := m.dns.checkNS(ctx, domain, m.cfg.NSTargets)
+	var wrong *delegationError
+	if service && errors.As(err, &wrong) {
+		wrong.Every = m.cfg.Interval
+	}
+	return err
+}
+
+// checkNS returns a *delegationError unless the NS records of domain are
+// exactly targets, in any order and case, or an error of the resolver.
+func (r resolver) checkNS(ctx context.Context, domain string, targets []string) error {
+	answer, err := r.query(ctx, domain, dns.TypeNS)
+	if err != nil {
+		return err
+	}
+	wrong := &delegationError{Domain: domain, NSTargets: targets}
+	switch answer.Rcode {
+	case dns.RcodeSuccess:
+	case dns.RcodeNameError:
+		wrong.Found = domain + " does not exist"
+		return wrong
+	default:
+		return fmt.Errorf("asking %s for NS %s: %s", r.addr, domain, dns.RcodeToString[answer.Rcode])
+	}
+	var found []string
+	for _, rr := range answer.Answer {
+		if ns, ok := rr.(*dns.NS); ok && strings.EqualFold(ns.Hdr.Name, dns.Fqdn(domain)) {
+			found = append(found, strings.ToLower(strings.TrimSuffix(ns.Ns, ".")))
+		}
+	}
+	want := make([]string, len(targets))
+	for i, t := range targets {
+		want[i] = strings.ToLower(strings.TrimSuffix(t, "."))
+	}
+	slices.Sort(found)
+	found = slices.Compact(found)
+	slices.Sort(want)
+	want = slices.Compact(want)
+	if slices.Equal(found, want) {
+		return nil
+	}
+	if len(found) == 0 {
+		wrong.Found = domain + " has no NS records"
+	} else {
+		wrong.Found = "its NS records are " + strings.Join(found, ", ")
+	}
+	return wrong
+}

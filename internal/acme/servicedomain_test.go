@@ -1,0 +1,126 @@
+package acme
+
+import (
+	"log/slog"
+	"slices"
+	"strings"
+	"testing"
+
+	"github.com/miekg/dns"
+
+	"github.com/sluicehq/sluice/edge"
+	"github.com/sluicehq/sluice/internal/acmetest"
+	"github.com/sluicehq/sluice/internal/store"
+)
+
+// TestServiceDomainCertificates: reserved domains under the service
+// domain with a policy, a wildcard (its policy set on creation) and a
+// name given one, wait while the service domain is not delegated to
+// sluice's DNS: in progress, no error_code nor retries_at, the msg naming
+// the NS records to set and what the DNS has instead, due again at the
+// next tick. Once its NS
+// records are the ns_targets, each gets a certificate of its own name
+// alone from Pebble through DNS-01, which sluice's DNS answers at
+// _acme-challenge.<name> in the service domain's zone, and which an
+// edge's table serves by SNI to a client trusting Pebble's root.
+func TestServiceDomainCertificates(t *testing.T) {
+	e := newEnv(t, func(p *acmetest.Pebble) string { return p.Directory })
+	wildcard := e.reserve(t, "*.team."+serviceDomain)
+	name := e.reserve(t, "mine."+serviceDomain)
+	if _, err := e.store.UpdateReservedDomain(e.ctx, e.account, name.ID, func(d *store.ReservedDomain) error {
+		d.CertPolicy = &store.CertificatePolicy{}
+		return nil
+	}); err != nil {
+		t.Fatal(err)
+	}
+	for _, step := range []struct {
+		name  string
+		ns    []string
+		found string
+	}{
+		{"no NS records", nil, "sluice.test has no NS records"},
+		{"delegated elsewhere", []string{"ns1.registrar.test", "ns1." + serviceDomain}, "its NS records are ns1.registrar.test, ns1.sluice.test"},
+	} {
+		t.Run(step.name, func(t *testing.T) {
+			e.zone.NS(serviceDomain, step.ns...)
+			e.manager.tick(e.ctx)
+			for _, id := range []string{wildcard.ID, name.ID} {
+				got := e.domain(t, id)
+				job := got.CertStatus.ProvisioningJob
+				for _, want := range []string{
+					"certificate provisioning is in progress: waiting for the service domain sluice.test to be delegated to sluice's DNS",
+					"set its NS records to ns1.sluice.test, ns2.sluice.test", step.found,
+				} {
+					if job == nil || !strings.Contains(job.Msg, want) {
+						t.Fatalf("%s: job %+v; want its msg to say %q", got.Domain, job, want)
+					}
+				}
+				if job.ErrorCode != "" || job.RetriesAt != nil || got.CertificateID != "" {
+					t.Fatalf("%s: job %+v, certificate %q; want one in progress, no retries_at, no certificate", got.Domain, job, got.CertificateID)
+				}
+				if !e.manager.due(got) {
+					t.Fatalf("%s: the waiting job is not due at the next tick", got.Domain)
+				}
+			}
+		})
+	}
+
+	table := edge.NewCertificates()
+	go e.store.FollowTLSCertificates(e.ctx, slog.New(slog.DiscardHandler), func(key string, c *store.TLSCertificate) {
+		_ = table.Apply(key, c)
+	}, nil)
+	e.zone.NS(serviceDomain, "NS2.sluice.test", "ns1.sluice.test")
+	e.manager.tick(e.ctx)
+	for _, tt := range []struct {
+		d          store.ReservedDomain
+		serverName string
+		names      []string
+	}{
+		{wildcard, "x.team." + serviceDomain, []string{"*.team." + serviceDomain}},
+		{name, "mine." + serviceDomain, []string{"mine." + serviceDomain}},
+	} {
+		got := e.domain(t, tt.d.ID)
+		if got.CertStatus.ProvisioningJob != nil || got.CertStatus.RenewsAt == nil || got.CertificateID == "" {
+			t.Fatalf("%s, delegated: job %+v, renews_at %v, certificate %q; want no job, a renews_at, a certificate",
+				got.Domain, got.CertStatus.ProvisioningJob, got.CertStatus.RenewsAt, got.CertificateID)
+		}
+		if leaf := e.served(t, table, tt.serverName, ""); !slices.Equal(leaf.DNSNames, tt.names) {
+			t.Errorf("%s: served the certificate of %q, want %q", tt.serverName, leaf.DNSNames, tt.names)
+		}
+	}
+	resp, err := e.zone.Forward("_acme-challenge.team."+serviceDomain+".", dns.TypeTXT)
+	if err != nil || resp.Rcode != dns.RcodeSuccess || len(resp.Answer) != 0 {
+		t.Errorf("after the jobs, _acme-challenge.team answers %v (%v); want no TXT value left", resp, err)
+	}
+}
+
+// TestDueUnderServiceDomains: a job in progress is due for a custom
+// domain and a name under the first service domain, but not for a name
+// under another service domain, whose zone sluice's DNS does not serve,
+// nor under the first without NSTargets to check its delegation against.
+func TestDueUnderServiceDomains(t *testing.T) {
+	inProgress := &store.CertificateStatus{ProvisioningJob: &store.CertificateJob{Msg: "certificate provisioning is in progress"}}
+	for _, tt := range []struct {
+		domain    string
+		nsTargets []string
+		due       bool
+	}{
+		{"*.apps.example.com", nil, true},
+		{"*.team." + serviceDomain, nsTargets, true},
+		{"mine." + serviceDomain, nsTargets, true},
+		{"*.team." + serviceDomain, nil, false},
+		{"*.team.second.test", nsTargets, false},
+		{"mine.second.test", nsTargets, false},
+	} {
+		m, err := New(nil, Config{
+			Directory: LetsEncryptStaging, ServiceDomain: serviceDomain, ServiceDomains: []string{serviceDomain, "second.test"},
+			Resolver: "127.0.0.1:53", Holder: "test", Events: noEvents, NSTargets: tt.nsTargets,
+		})
+		if err != nil {
+			t.Fatal(err)
+		}
+		if got := m.due(store.ReservedDomain{Domain: tt.domain, CertStatus: inProgress}); got != tt.due {
+			t.Errorf("%s with NS targets %q: due %v, want %v", tt.domain, tt.nsTargets, got, tt.due)
+		}
+	}
+}
