@@ -49,7 +49,7 @@ func (f *faultEnv) deadLetters(t *testing.T, n uint64, within time.Duration) []d
 		if err != nil {
 			t.Fatalf("dead letter %d: %v", seq, err)
 		}
-		head, err := pipeline.ReadHeader(msg.Data)
+		head, _, err := schemas.ReadHeader(msg.Data)
 		if err != nil {
 			t.Fatalf("dead letter %d is not the stored event: %v", seq, err)
 		}

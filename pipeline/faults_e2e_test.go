@@ -109,7 +109,7 @@ func newReceived() received {
 // add counts a record of the destination d: an envelope.
 func (r received) add(t *testing.T, d emulatorTarget, data []byte, at time.Time) {
 	t.Helper()
-	head, err := pipeline.ReadHeader(data)
+	head, _, err := schemas.ReadHeader(data)
 	if err != nil {
 		t.Fatalf("%s holds a record that is no envelope (%v): %.200s", d, err, data)
 	}

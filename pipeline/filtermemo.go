@@ -7,6 +7,7 @@ import (
 	"sync"
 	"sync/atomic"
 
+	"github.com/sluicehq/sluice/filters"
 	"github.com/sluicehq/sluice/internal/store"
 	"github.com/sluicehq/sluice/schemas"
 )
@@ -74,8 +75,8 @@ func (m *filterMemo) sourceKey(subscriptionID string, src store.Source) uint64 {
 // memo if a route of the same subscription made it already. key is the
 // source's sourceKey; a nil memo, or a key of 0, selects every time. A
 // selection interrupted by ctx is not kept.
-func (m *filterMemo) selectEvent(ctx context.Context, key uint64, sel *Selector, data []byte, h schemas.HeaderSpans, id string) (out []byte, keep bool, err error) {
-	if m == nil || key == 0 || len(data) > filterMemoMaxEvent || sel.passThrough() {
+func (m *filterMemo) selectEvent(ctx context.Context, key uint64, sel *filters.Selector, data []byte, h schemas.HeaderSpans, id string) (out []byte, keep bool, err error) {
+	if m == nil || key == 0 || len(data) > filterMemoMaxEvent || sel.PassThrough() {
 		if m != nil {
 			m.selections.Add(1)
 		}

@@ -2,7 +2,6 @@ package pipeline_test
 
 import (
 	"encoding/json"
-	"errors"
 	"strings"
 	"testing"
 	"time"
@@ -10,7 +9,6 @@ import (
 	"github.com/nats-io/nats.go"
 	"github.com/nats-io/nats.go/jetstream"
 
-	"github.com/sluicehq/sluice/filters"
 	"github.com/sluicehq/sluice/internal/store"
 	"github.com/sluicehq/sluice/pipeline"
 	"github.com/sluicehq/sluice/schemas"
@@ -131,25 +129,4 @@ func storeUnchecked(t *testing.T, e *deliveryEnv, object string) string {
 		t.Fatalf("storing the unchecked event: %v", err)
 	}
 	return ev.ID
-}
-
-// TestSelectRefusesOverLongField gives a selector a stored event whose
-// field the filter reads is longer than the catalogue allows: it is not
-// evaluated, and the error names the field and its limit. A source that
-// does not read the field takes the event as usual.
-func TestSelectRefusesOverLongField(t *testing.T) {
-	env, cache := selEnv(t)
-	data := selEnvelope(selHTTP, `{"conn":{"server_name":"`+strings.Repeat("a", 254)+`","server_port":443}}`)
-	s := selNew(t, env, cache, store.Source{Type: selHTTP, Filter: `ev.conn.server_name != ""`})
-	_, keep, err := s.Select(t.Context(), data, nil)
-	if keep || !errors.Is(err, filters.ErrFieldTooLong) || errors.Is(err, pipeline.ErrMalformedEvent) {
-		t.Fatalf("Select = %v, %v; want ErrFieldTooLong", keep, err)
-	}
-	if msg := err.Error(); !strings.Contains(msg, "object.conn.server_name") || !strings.Contains(msg, "limit of 253 bytes") {
-		t.Errorf("error %q does not name the field and its limit", msg)
-	}
-	other := selNew(t, env, cache, store.Source{Type: selHTTP, Filter: `ev.conn.server_port == 443`})
-	if _, keep, err := other.Select(t.Context(), data, nil); !keep || err != nil {
-		t.Errorf("a filter on another field: Select = %v, %v; want the event kept", keep, err)
-	}
 }

@@ -25,7 +25,7 @@ type routePlan struct {
 // planSelector is the selector of a source, and the source's key in the
 // plan's memo.
 type planSelector struct {
-	*Selector
+	*filters.Selector
 	memoKey uint64
 }
 
@@ -41,7 +41,7 @@ func newRoutePlan(env *filters.Env, cache *filters.Cache, memo *filterMemo, sub 
 	}
 	selectors := make(map[string]planSelector, len(sub.Sources))
 	for _, src := range sub.Sources {
-		sel, err := NewSelector(env, cache, src)
+		sel, err := filters.NewSelector(env, cache, filters.Source{Kind: src.Type, Filter: src.Filter, Fields: src.Fields})
 		if err != nil {
 			return routePlan{}, fmt.Errorf("source %s: %w", src.Type, err)
 		}
@@ -112,11 +112,11 @@ func (rp *routePlan) record(ctx context.Context, data []byte) (entry, refusal) {
 // selectEvent runs sel on data, turning a panic into an error, so that an
 // event that breaks the selector or its filter is dead-lettered rather than
 // taking the process down.
-func selectEvent(ctx context.Context, sel *Selector, data []byte, h schemas.HeaderSpans) (out []byte, keep bool, err error) {
+func selectEvent(ctx context.Context, sel *filters.Selector, data []byte, h schemas.HeaderSpans) (out []byte, keep bool, err error) {
 	defer func() {
 		if r := recover(); r != nil {
 			out, keep, err = nil, false, fmt.Errorf("selecting the event: panic: %v", r)
 		}
 	}()
-	return sel.selectScanned(ctx, data, h, nil)
+	return sel.SelectScanned(ctx, data, h, nil)
 }

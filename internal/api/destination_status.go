@@ -9,6 +9,7 @@ import (
 	"github.com/sluicehq/sluice/apiwire"
 	"github.com/sluicehq/sluice/internal/store"
 	"github.com/sluicehq/sluice/pipeline"
+	"github.com/sluicehq/sluice/schemas"
 	"github.com/sluicehq/sluice/sinks"
 )
 
@@ -95,7 +96,7 @@ func (s *Server) testDestination(w http.ResponseWriter, r *http.Request) {
 		return
 	}
 	rec := sinks.Record{ID: ev.ID, Data: ev.Data, Timestamp: time.Now()}
-	if head, err := pipeline.ReadHeader(ev.Data); err == nil {
+	if head, _, err := schemas.ReadHeader(ev.Data); err == nil {
 		rec.Timestamp = head.Timestamp
 	}
 	res := s.destinationTrial.Write(r.Context(), d, rec)

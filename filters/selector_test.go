@@ -1,4 +1,4 @@
-package pipeline_test
+package filters_test
 
 import (
 	"bytes"
@@ -13,8 +13,6 @@ import (
 	"time"
 
 	"github.com/sluicehq/sluice/filters"
-	"github.com/sluicehq/sluice/internal/store"
-	"github.com/sluicehq/sluice/pipeline"
 	"github.com/sluicehq/sluice/schemas"
 )
 
@@ -23,6 +21,12 @@ const (
 	selHTTP = "http_request_complete.v0"
 	selTCP  = "tcp_connection_closed.v0"
 )
+
+// readHeader is schemas.ReadHeader without the spans.
+func readHeader(data []byte) (schemas.Header, error) {
+	h, _, err := schemas.ReadHeader(data)
+	return h, err
+}
 
 // selEnv returns a filter environment and cache of the default
 // catalogue.
@@ -36,9 +40,9 @@ func selEnv(t testing.TB) (*filters.Env, *filters.Cache) {
 }
 
 // selNew returns the selector of src or fails the test.
-func selNew(t testing.TB, env *filters.Env, cache *filters.Cache, src store.Source) *pipeline.Selector {
+func selNew(t testing.TB, env *filters.Env, cache *filters.Cache, src filters.Source) *filters.Selector {
 	t.Helper()
-	s, err := pipeline.NewSelector(env, cache, src)
+	s, err := filters.NewSelector(env, cache, src)
 	if err != nil {
 		t.Fatalf("NewSelector(%+v): %v", src, err)
 	}
@@ -79,11 +83,11 @@ func selSamples(t testing.TB) [][]byte {
 
 func TestReadHeader(t *testing.T) {
 	ev := schemas.NewSampler(1).HTTPRequest1KB()
-	h, err := pipeline.ReadHeader(ev.AppendJSON(nil))
+	h, err := readHeader(ev.AppendJSON(nil))
 	if err != nil {
 		t.Fatal(err)
 	}
-	want := pipeline.Header{ID: ev.ID, Type: ev.Type, Timestamp: ev.Timestamp.Truncate(time.Millisecond).UTC(), AccountID: ev.AccountID}
+	want := schemas.Header{ID: ev.ID, Type: ev.Type, Timestamp: ev.Timestamp.Truncate(time.Millisecond).UTC(), AccountID: ev.AccountID}
 	if !reflect.DeepEqual(h, want) {
 		t.Errorf("ReadHeader = %+v, want %+v", h, want)
 	}
@@ -106,9 +110,9 @@ func TestReadHeaderTimestamps(t *testing.T) {
 	} {
 		t.Run(tc.ts, func(t *testing.T) {
 			data := []byte(`{"event_id":"ev_1","event_type":"x","event_timestamp":"` + tc.ts + `","account_id":"ac_1","principal":null,"object":{}}`)
-			h, err := pipeline.ReadHeader(data)
+			h, err := readHeader(data)
 			if !tc.ok {
-				if !errors.Is(err, pipeline.ErrMalformedEvent) {
+				if !errors.Is(err, schemas.ErrMalformedEvent) {
 					t.Fatalf("ReadHeader = %v, %v; want ErrMalformedEvent", h, err)
 				}
 				return
@@ -131,7 +135,7 @@ func TestReadHeaderMalformed(t *testing.T) {
 		`{ "event_id":"ev_1","event_type":"x","event_timestamp":"2026-11-22T10:04:05.123Z","account_id":"ac_1"}`,
 		`{"event_id":"ev_1","event_type":"x","event_timestamp":"2026-11-22T10:04:05.123Z","account_id":"ac_1`,
 	} {
-		if h, err := pipeline.ReadHeader([]byte(data)); !errors.Is(err, pipeline.ErrMalformedEvent) {
+		if h, err := readHeader([]byte(data)); !errors.Is(err, schemas.ErrMalformedEvent) {
 			t.Errorf("ReadHeader(%q) = %+v, %v; want ErrMalformedEvent", data, h, err)
 		}
 	}
@@ -139,13 +143,13 @@ func TestReadHeaderMalformed(t *testing.T) {
 
 func TestSelectWhole(t *testing.T) {
 	env, cache := selEnv(t)
-	for _, src := range []store.Source{
-		{Type: selHTTP},
-		{Type: "event_destination_created.v0"}, // audit kinds are delivered whole
+	for _, src := range []filters.Source{
+		{Kind: selHTTP},
+		{Kind: "event_destination_created.v0"}, // audit kinds are delivered whole
 	} {
-		t.Run(src.Type, func(t *testing.T) {
+		t.Run(src.Kind, func(t *testing.T) {
 			s := selNew(t, env, cache, src)
-			ev, err := schemas.NewSampler(3).Event(src.Type)
+			ev, err := schemas.NewSampler(3).Event(src.Kind)
 			if err != nil {
 				t.Fatal(err)
 			}
@@ -192,7 +196,7 @@ func TestSelectFields(t *testing.T) {
 	} {
 		t.Run(tc.name, func(t *testing.T) {
 			env, cache := selEnv(t)
-			s := selNew(t, env, cache, store.Source{Type: selHTTP, Fields: filters.Normalize(tc.fields)})
+			s := selNew(t, env, cache, filters.Source{Kind: selHTTP, Fields: filters.Normalize(tc.fields)})
 			data := selEnvelope(selHTTP, object)
 			out, keep, err := s.Select(t.Context(), data, nil)
 			if err != nil || !keep {
@@ -216,7 +220,7 @@ func TestSelectFieldsOfSamples(t *testing.T) {
 		{"oauth.user.name", "conn.end_ts", "conn.bytes_in"},
 	}
 	for _, data := range selSamples(t) {
-		h, err := pipeline.ReadHeader(data)
+		h, err := readHeader(data)
 		if err != nil {
 			t.Fatal(err)
 		}
@@ -224,7 +228,7 @@ func TestSelectFieldsOfSamples(t *testing.T) {
 			if env.CheckFields(h.Type, fields) != nil {
 				continue
 			}
-			s := selNew(t, env, cache, store.Source{Type: h.Type, Fields: filters.Normalize(fields)})
+			s := selNew(t, env, cache, filters.Source{Kind: h.Type, Fields: filters.Normalize(fields)})
 			dst := []byte("reused")
 			out, keep, err := s.Select(t.Context(), data, dst[:0])
 			if err != nil || !keep {
@@ -260,7 +264,7 @@ func TestSelectFilter(t *testing.T) {
 	} {
 		t.Run(tc.name, func(t *testing.T) {
 			env, cache := selEnv(t)
-			s := selNew(t, env, cache, store.Source{Type: selHTTP, Filter: tc.filter})
+			s := selNew(t, env, cache, filters.Source{Kind: selHTTP, Filter: tc.filter})
 			data := selEnvelope(selHTTP, tc.object)
 			dst := []byte("dst")
 			out, keep, err := s.Select(t.Context(), data, dst)
@@ -280,8 +284,8 @@ func TestSelectFilter(t *testing.T) {
 
 func TestSelectFilterAndFields(t *testing.T) {
 	env, cache := selEnv(t)
-	src := store.Source{
-		Type:   selHTTP,
+	src := filters.Source{
+		Kind:   selHTTP,
 		Filter: `inCIDR(ev.conn.client_ip, "203.0.113.0/24") && ev.conn.server_port == 443`,
 		Fields: filters.Normalize([]string{"http.request.method", "conn.client_ip"}),
 	}
@@ -311,20 +315,20 @@ func TestSelectErrors(t *testing.T) {
 	const filter = `ev.conn.server_port == 443`
 	for _, tc := range []struct {
 		name    string
-		src     store.Source
+		src     filters.Source
 		ctx     context.Context
 		data    []byte
 		wantErr error
 	}{
-		{"not an envelope", store.Source{Type: selHTTP}, nil, []byte(`{"object":{}}`), pipeline.ErrMalformedEvent},
-		{"another kind", store.Source{Type: selHTTP}, nil, selEnvelope(selTCP, `{}`), pipeline.ErrWrongKind},
-		{"another kind, filtered", store.Source{Type: selHTTP, Filter: filter}, nil, selEnvelope(selTCP, `{}`), pipeline.ErrWrongKind},
-		{"int field holds a string", store.Source{Type: selHTTP, Filter: filter}, nil, selEnvelope(selHTTP, `{"conn":{"server_port":"443"}}`), pipeline.ErrMalformedEvent},
-		{"string field holds a number", store.Source{Type: selHTTP, Filter: `ev.conn.server_name == ""`}, nil, selEnvelope(selHTTP, `{"conn":{"server_name":1}}`), pipeline.ErrMalformedEvent},
-		{"object not an object", store.Source{Type: selHTTP, Fields: []string{"conn"}}, nil, selEnvelope(selHTTP, `[]`), pipeline.ErrMalformedEvent},
-		{"truncated object", store.Source{Type: selHTTP, Fields: []string{"conn"}}, nil, selEnvelope(selHTTP, `{"conn":{"client_ip":"1`), pipeline.ErrMalformedEvent},
-		{"bytes after the envelope", store.Source{Type: selHTTP, Fields: []string{"conn"}}, nil, append(selEnvelope(selHTTP, `{}`), '}'), pipeline.ErrMalformedEvent},
-		{"cancelled", store.Source{Type: selHTTP, Filter: filter}, cancelled, selEnvelope(selHTTP, `{}`), context.Canceled},
+		{"not an envelope", filters.Source{Kind: selHTTP}, nil, []byte(`{"object":{}}`), schemas.ErrMalformedEvent},
+		{"another kind", filters.Source{Kind: selHTTP}, nil, selEnvelope(selTCP, `{}`), filters.ErrWrongKind},
+		{"another kind, filtered", filters.Source{Kind: selHTTP, Filter: filter}, nil, selEnvelope(selTCP, `{}`), filters.ErrWrongKind},
+		{"int field holds a string", filters.Source{Kind: selHTTP, Filter: filter}, nil, selEnvelope(selHTTP, `{"conn":{"server_port":"443"}}`), schemas.ErrMalformedEvent},
+		{"string field holds a number", filters.Source{Kind: selHTTP, Filter: `ev.conn.server_name == ""`}, nil, selEnvelope(selHTTP, `{"conn":{"server_name":1}}`), schemas.ErrMalformedEvent},
+		{"object not an object", filters.Source{Kind: selHTTP, Fields: []string{"conn"}}, nil, selEnvelope(selHTTP, `[]`), schemas.ErrMalformedEvent},
+		{"truncated object", filters.Source{Kind: selHTTP, Fields: []string{"conn"}}, nil, selEnvelope(selHTTP, `{"conn":{"client_ip":"1`), schemas.ErrMalformedEvent},
+		{"bytes after the envelope", filters.Source{Kind: selHTTP, Fields: []string{"conn"}}, nil, append(selEnvelope(selHTTP, `{}`), '}'), schemas.ErrMalformedEvent},
+		{"cancelled", filters.Source{Kind: selHTTP, Filter: filter}, cancelled, selEnvelope(selHTTP, `{}`), context.Canceled},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
 			s := selNew(t, env, cache, tc.src)
@@ -357,45 +361,45 @@ func TestSelectRefusesRepeatedNames(t *testing.T) {
 	)
 	for _, tc := range []struct {
 		name   string
-		src    store.Source
+		src    filters.Source
 		object string
 		path   string // named by the error; "" when the event is kept
 		want   string // the object delivered when it is kept; "" for the object as stored
 	}{
-		{"filtered field", store.Source{Type: selHTTP, Filter: name},
+		{"filtered field", filters.Source{Kind: selHTTP, Filter: name},
 			`{"conn":{"server_name":"allowed.example.com","server_name":"internal.example.org"}}`, "object.conn.server_name", ""},
-		{"filtered field after the filter has all it reads", store.Source{Type: selHTTP, Filter: port},
+		{"filtered field after the filter has all it reads", filters.Source{Kind: selHTTP, Filter: port},
 			`{"conn":{"server_port":443,"server_name":"a","server_port":80}}`, "object.conn.server_port", ""},
-		{"object on the filter's path", store.Source{Type: selHTTP, Filter: port},
+		{"object on the filter's path", filters.Source{Kind: selHTTP, Filter: port},
 			`{"conn":{"server_port":443},"http":{},"conn":{"server_port":80}}`, "object.conn", ""},
-		{"object on the filter's path, first null", store.Source{Type: selHTTP, Filter: port},
+		{"object on the filter's path, first null", filters.Source{Kind: selHTTP, Filter: port},
 			`{"conn":null,"conn":{"server_port":443}}`, "object.conn", ""},
-		{"filtered field, escaped", store.Source{Type: selHTTP, Filter: port},
+		{"filtered field, escaped", filters.Source{Kind: selHTTP, Filter: port},
 			`{"conn":{"server_port":443,"server_\u0070ort":80}}`, "object.conn.server_port", ""},
-		{"object on the filter's path, escaped", store.Source{Type: selHTTP, Filter: both},
+		{"object on the filter's path, escaped", filters.Source{Kind: selHTTP, Filter: both},
 			`{"conn":{"server_port":443,"client_ip":"203.0.113.7"},"x":"\u0026","\u0063onn":{}}`, "object.conn", ""},
-		{"filtered field after a name like it elsewhere", store.Source{Type: selHTTP, Filter: port},
+		{"filtered field after a name like it elsewhere", filters.Source{Kind: selHTTP, Filter: port},
 			`{"conn":{"server_port":443,"x":{"server_port":1},"server_port":80}}`, "object.conn.server_port", ""},
-		{"selected field", store.Source{Type: selHTTP, Fields: []string{"conn.client_ip"}},
+		{"selected field", filters.Source{Kind: selHTTP, Fields: []string{"conn.client_ip"}},
 			`{"conn":{"client_ip":"203.0.113.7","client_ip":"10.0.0.1"}}`, "object.conn.client_ip", ""},
-		{"object on the selection's path", store.Source{Type: selHTTP, Fields: []string{"conn.client_ip"}},
+		{"object on the selection's path", filters.Source{Kind: selHTTP, Fields: []string{"conn.client_ip"}},
 			`{"conn":{"client_ip":"203.0.113.7"},"conn":{"client_ip":"10.0.0.1"}}`, "object.conn", ""},
-		{"selected group", store.Source{Type: selHTTP, Fields: []string{"tls"}},
+		{"selected group", filters.Source{Kind: selHTTP, Fields: []string{"tls"}},
 			`{"tls":{"version":"1.2"},"tls":{"version":"1.3"}}`, "object.tls", ""},
-		{"selected field of a filtered event", store.Source{Type: selHTTP, Filter: port, Fields: []string{"http.request.method"}},
+		{"selected field of a filtered event", filters.Source{Kind: selHTTP, Filter: port, Fields: []string{"http.request.method"}},
 			`{"conn":{"server_port":443},"http":{"request":{"method":"GET","method":"POST"}}}`, "object.http.request.method", ""},
 
-		{"whole event", store.Source{Type: selHTTP},
+		{"whole event", filters.Source{Kind: selHTTP},
 			`{"conn":{"server_name":"a","server_name":"b"}}`, "", ""},
-		{"field the filter does not read", store.Source{Type: selHTTP, Filter: port},
+		{"field the filter does not read", filters.Source{Kind: selHTTP, Filter: port},
 			`{"conn":{"server_port":443,"server_name":"a","server_name":"b"},"x":1,"x":2}`, "", ""},
-		{"names of the filter in an object it does not read", store.Source{Type: selHTTP, Filter: port},
+		{"names of the filter in an object it does not read", filters.Source{Kind: selHTTP, Filter: port},
 			`{"conn":{"server_port":443},"x":{"conn":1,"conn":{"server_port":80}}}`, "", ""},
-		{"field the selection does not keep", store.Source{Type: selHTTP, Fields: []string{"conn.client_ip"}},
+		{"field the selection does not keep", filters.Source{Kind: selHTTP, Fields: []string{"conn.client_ip"}},
 			`{"conn":{"client_ip":"203.0.113.7","server_name":"a","server_name":"b"},"tls":1,"tls":2}`, "", `{"conn":{"client_ip":"203.0.113.7"}}`},
 		// A group is kept as it is stored, as a whole event is: sluice
 		// reads nothing in it.
-		{"inside a selected group", store.Source{Type: selHTTP, Fields: []string{"tls"}},
+		{"inside a selected group", filters.Source{Kind: selHTTP, Fields: []string{"tls"}},
 			`{"tls":{"version":"1.2","version":"1.3"}}`, "", `{"tls":{"version":"1.2","version":"1.3"}}`},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
@@ -406,7 +410,7 @@ func TestSelectRefusesRepeatedNames(t *testing.T) {
 			for range 2 {
 				out, keep, err := s.Select(t.Context(), data, []byte("dst"))
 				if tc.path != "" {
-					if !errors.Is(err, pipeline.ErrMalformedEvent) || keep || string(out) != "dst" {
+					if !errors.Is(err, schemas.ErrMalformedEvent) || keep || string(out) != "dst" {
 						t.Fatalf("Select = %q, %v, %v; want dst, false, ErrMalformedEvent", out, keep, err)
 					}
 					if msg := err.Error(); !strings.Contains(msg, tc.path+":") || !strings.Contains(msg, "twice") {
@@ -430,12 +434,12 @@ func TestSelectRefusesRepeatedNames(t *testing.T) {
 // for the caller to deal with, not a silent rejection.
 func TestSelectFilterRuntimeError(t *testing.T) {
 	env, cache := selEnv(t)
-	s := selNew(t, env, cache, store.Source{Type: selHTTP, Filter: `1000 / ev.conn.server_port > 100`})
+	s := selNew(t, env, cache, filters.Source{Kind: selHTTP, Filter: `1000 / ev.conn.server_port > 100`})
 	if _, keep, err := s.Select(t.Context(), selEnvelope(selHTTP, `{"conn":{"server_port":443}}`), nil); err != nil || keep {
 		t.Fatalf("Select = %v, %v; want false, nil", keep, err)
 	}
 	_, keep, err := s.Select(t.Context(), selEnvelope(selHTTP, `{"conn":{}}`), nil)
-	if err == nil || keep || errors.Is(err, pipeline.ErrMalformedEvent) {
+	if err == nil || keep || errors.Is(err, schemas.ErrMalformedEvent) {
 		t.Fatalf("Select dividing by a missing field = %v, %v; want the filter's error", keep, err)
 	}
 }
@@ -444,22 +448,22 @@ func TestNewSelectorErrors(t *testing.T) {
 	env, cache := selEnv(t)
 	for _, tc := range []struct {
 		name    string
-		src     store.Source
+		src     filters.Source
 		wantErr error
 	}{
-		{"invalid filter", store.Source{Type: selHTTP, Filter: `ev.conn.nope == 1`}, filters.ErrInvalidFilter},
-		{"invalid field", store.Source{Type: selHTTP, Fields: []string{"conn.nope"}}, filters.ErrInvalidField},
-		{"filter of an audit kind", store.Source{Type: "event_destination_created.v0", Filter: `true`}, filters.ErrNotTraffic},
-		{"fields of an audit kind", store.Source{Type: "event_destination_created.v0", Fields: []string{"id"}}, filters.ErrNotTraffic},
-		{"unknown kind with a filter", store.Source{Type: "nope.v0", Filter: `true`}, filters.ErrUnknownKind},
+		{"invalid filter", filters.Source{Kind: selHTTP, Filter: `ev.conn.nope == 1`}, filters.ErrInvalidFilter},
+		{"invalid field", filters.Source{Kind: selHTTP, Fields: []string{"conn.nope"}}, filters.ErrInvalidField},
+		{"filter of an audit kind", filters.Source{Kind: "event_destination_created.v0", Filter: `true`}, filters.ErrNotTraffic},
+		{"fields of an audit kind", filters.Source{Kind: "event_destination_created.v0", Fields: []string{"id"}}, filters.ErrNotTraffic},
+		{"unknown kind with a filter", filters.Source{Kind: "nope.v0", Filter: `true`}, filters.ErrUnknownKind},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
-			if _, err := pipeline.NewSelector(env, cache, tc.src); !errors.Is(err, tc.wantErr) {
+			if _, err := filters.NewSelector(env, cache, tc.src); !errors.Is(err, tc.wantErr) {
 				t.Fatalf("NewSelector = %v, want %v", err, tc.wantErr)
 			}
 		})
 	}
-	if _, err := pipeline.NewSelector(env, cache, store.Source{}); err == nil {
+	if _, err := filters.NewSelector(env, cache, filters.Source{}); err == nil {
 		t.Error("NewSelector of a source without a kind: no error")
 	}
 }
@@ -572,16 +576,16 @@ func selDecode(t testing.TB, data []byte) map[string]any {
 }
 
 // selFuzzSources are the sources FuzzSelect picks from.
-func selFuzzSources() []store.Source {
+func selFuzzSources() []filters.Source {
 	const filter = `inCIDR(ev.conn.client_ip, "203.0.113.0/24") && ev.conn.server_port == 443`
 	fields := filters.Normalize([]string{"conn.client_ip", "http.request", "http.response.status_code", "tls.version", "traffic_policy"})
-	return []store.Source{
-		{Type: selHTTP},
-		{Type: selHTTP, Filter: filter},
-		{Type: selHTTP, Fields: fields},
-		{Type: selHTTP, Filter: filter, Fields: fields},
-		{Type: selHTTP, Filter: `ev.conn.server_name.startsWith("api.") || ev.conn.server_ip == ""`, Fields: []string{"conn"}},
-		{Type: selHTTP, Fields: []string{"http.request.url.path", "oauth.user.id"}},
+	return []filters.Source{
+		{Kind: selHTTP},
+		{Kind: selHTTP, Filter: filter},
+		{Kind: selHTTP, Fields: fields},
+		{Kind: selHTTP, Filter: filter, Fields: fields},
+		{Kind: selHTTP, Filter: `ev.conn.server_name.startsWith("api.") || ev.conn.server_ip == ""`, Fields: []string{"conn"}},
+		{Kind: selHTTP, Fields: []string{"http.request.url.path", "oauth.user.id"}},
 	}
 }
 
@@ -597,7 +601,7 @@ func FuzzSelect(f *testing.F) {
 	f.Add([]byte(`{"\u0063onn":{"client_ip":"203.0.113.9","server_port":443,"x":[{"}":"]"}]},"tls":null}`), uint8(1))
 	env, cache := selEnv(f)
 	sources := selFuzzSources()
-	selectors := make([]*pipeline.Selector, len(sources))
+	selectors := make([]*filters.Selector, len(sources))
 	for i, src := range sources {
 		selectors[i] = selNew(f, env, cache, src)
 	}
@@ -621,7 +625,7 @@ func FuzzSelect(f *testing.F) {
 		}
 		wantKeep, wantErr := true, error(nil)
 		if src.Filter != "" {
-			p, perr := cache.Program(src.Type, src.Filter)
+			p, perr := cache.Program(src.Kind, src.Filter)
 			if perr != nil {
 				t.Fatal(perr)
 			}
@@ -638,7 +642,7 @@ func FuzzSelect(f *testing.F) {
 
 // selStoredObject returns the object of a stored event, if data is one.
 func selStoredObject(data []byte) ([]byte, bool) {
-	if _, err := pipeline.ReadHeader(data); err != nil || !json.Valid(data) {
+	if _, err := readHeader(data); err != nil || !json.Valid(data) {
 		return nil, false
 	}
 	var ev struct {
@@ -725,8 +729,8 @@ func ExampleSelector() {
 		panic(err)
 	}
 	cache := filters.NewCache(env, 16)
-	sel, err := pipeline.NewSelector(env, cache, store.Source{
-		Type:   "http_request_complete.v0",
+	sel, err := filters.NewSelector(env, cache, filters.Source{
+		Kind:   "http_request_complete.v0",
 		Filter: `inCIDR(ev.conn.client_ip, "203.0.113.0/24")`,
 		Fields: []string{"conn.client_ip", "http.response.status_code"},
 	})
@@ -737,7 +741,7 @@ func ExampleSelector() {
 	for _, clientIP := range []string{"203.0.113.7", "198.51.100.1"} {
 		data := selEnvelope("http_request_complete.v0",
 			`{"conn":{"client_ip":"`+clientIP+`","server_port":443},"http":{"request":{"method":"GET"},"response":{"status_code":200}}}`)
-		h, err := pipeline.ReadHeader(data)
+		h, err := readHeader(data)
 		if err != nil {
 			panic(err)
 		}
@@ -755,4 +759,25 @@ func ExampleSelector() {
 	// ev_2YqAbCdEfGhIjKlMnOpQrStUvWx true
 	// {"event_id":"ev_2YqAbCdEfGhIjKlMnOpQrStUvWx","event_type":"http_request_complete.v0","event_timestamp":"2026-11-22T10:04:05.123Z","account_id":"ac_2YpAbCdEfGhIjKlMnOpQrStUvWx","principal":null,"object":{"conn":{"client_ip":"203.0.113.7"},"http":{"response":{"status_code":200}}}}
 	// ev_2YqAbCdEfGhIjKlMnOpQrStUvWx false
+}
+
+// TestSelectRefusesOverLongField gives a selector a stored event whose
+// field the filter reads is longer than the catalogue allows: it is not
+// evaluated, and the error names the field and its limit. A source that
+// does not read the field takes the event as usual.
+func TestSelectRefusesOverLongField(t *testing.T) {
+	env, cache := selEnv(t)
+	data := selEnvelope(selHTTP, `{"conn":{"server_name":"`+strings.Repeat("a", 254)+`","server_port":443}}`)
+	s := selNew(t, env, cache, filters.Source{Kind: selHTTP, Filter: `ev.conn.server_name != ""`})
+	_, keep, err := s.Select(t.Context(), data, nil)
+	if keep || !errors.Is(err, filters.ErrFieldTooLong) || errors.Is(err, schemas.ErrMalformedEvent) {
+		t.Fatalf("Select = %v, %v; want ErrFieldTooLong", keep, err)
+	}
+	if msg := err.Error(); !strings.Contains(msg, "object.conn.server_name") || !strings.Contains(msg, "limit of 253 bytes") {
+		t.Errorf("error %q does not name the field and its limit", msg)
+	}
+	other := selNew(t, env, cache, filters.Source{Kind: selHTTP, Filter: `ev.conn.server_port == 443`})
+	if _, keep, err := other.Select(t.Context(), data, nil); !keep || err != nil {
+		t.Errorf("a filter on another field: Select = %v, %v; want the event kept", keep, err)
+	}
 }

@@ -1,4 +1,4 @@
-package pipeline
+package filters
 
 import (
 	"bytes"
@@ -12,33 +12,24 @@ import (
 	"time"
 	"unicode/utf8"
 
-	"github.com/sluicehq/sluice/filters"
-	"github.com/sluicehq/sluice/internal/store"
 	"github.com/sluicehq/sluice/schemas"
 )
 
-// Errors of ReadHeader and Select.
-var (
-	// ErrMalformedEvent means stored bytes are not an envelope as
-	// schemas.Event.AppendJSON writes it, or its object is not the JSON a
-	// validated event has. Such an event can never be delivered. It is
-	// schemas.ErrMalformedEvent.
-	ErrMalformedEvent = schemas.ErrMalformedEvent
-	// ErrWrongKind means an event was given to the Selector of a source of
-	// another kind.
-	ErrWrongKind = errors.New("event of another kind than the source's")
-)
+// ErrWrongKind means an event was given to the Selector of a source of
+// another kind.
+var ErrWrongKind = errors.New("event of another kind than the source's")
 
-// Header is what the delivery engine needs of an event besides its bytes:
-// the fields sinks.Record carries, and the kind that picks the source.
-type Header = schemas.Header
-
-// ReadHeader reads the header of a stored event, as schemas.ReadHeader
-// does, for callers that need nothing else of it. It returns an error
-// wrapping ErrMalformedEvent when the bytes do not start as an envelope.
-func ReadHeader(data []byte) (Header, error) {
-	h, _, err := schemas.ReadHeader(data)
-	return h, err
+// Source is what a Selector is built from: a source of an event
+// subscription, as the store keeps it.
+type Source struct {
+	// Kind is the event kind, such as "http_request_complete.v0".
+	Kind string
+	// Filter is a CEL expression an event must match; "" takes every
+	// event.
+	Filter string
+	// Fields are the dotted paths of the fields kept; empty keeps every
+	// field.
+	Fields []string
 }
 
 // The literal bytes after the header, as AppendJSON writes them.
@@ -52,22 +43,22 @@ const (
 func objectStart(c *schemas.Cursor, data []byte, h schemas.HeaderSpans) error {
 	c.Reset(data, h.End)
 	if !c.Consume(litPrincipal) {
-		return fmt.Errorf("%w: expected principal at offset %d", ErrMalformedEvent, c.Pos())
+		return fmt.Errorf("%w: expected principal at offset %d", schemas.ErrMalformedEvent, c.Pos())
 	}
 	if err := c.SkipTrusted(); err != nil {
 		return err
 	}
 	if !c.Consume(litObject) {
-		return fmt.Errorf("%w: expected object at offset %d", ErrMalformedEvent, c.Pos())
+		return fmt.Errorf("%w: expected object at offset %d", schemas.ErrMalformedEvent, c.Pos())
 	}
 	return nil
 }
 
-// malformed returns err wrapping ErrMalformedEvent if it is the cursor's
+// malformed returns err wrapping schemas.ErrMalformedEvent if it is the cursor's
 // *schemas.SyntaxError, and err otherwise.
 func malformed(err error) error {
 	if _, ok := errors.AsType[*schemas.SyntaxError](err); ok {
-		return fmt.Errorf("%w: %w", ErrMalformedEvent, err)
+		return fmt.Errorf("%w: %w", schemas.ErrMalformedEvent, err)
 	}
 	return err
 }
@@ -87,8 +78,8 @@ type Selector struct {
 	kind string
 	// program is the source's filter, or nil; fields holds the values it
 	// reads, refilled for each event.
-	program *filters.Program
-	fields  *filters.Fields
+	program *Program
+	fields  *Fields
 	// filterPlan holds the paths of the fields the filter reads, with
 	// their index in slots; nil without a filter.
 	filterPlan *planNode
@@ -193,24 +184,24 @@ type planNode struct {
 
 // NewSelector returns the selector of a source. An empty src.Fields keeps
 // every field, and an empty src.Filter every event; src.Fields need not be
-// normalized (filters.Normalize), as it is here. The filter's program comes from cache, compiled
+// normalized (Normalize), as it is here. The filter's program comes from cache, compiled
 // once however many routes share it; env checks the field selection.
 //
-// NewSelector returns the errors of filters.Cache.Program and
-// filters.Env.CheckFields: filters.ErrUnknownKind, filters.ErrNotTraffic,
-// a *filters.CompileError or a *filters.FieldError.
-func NewSelector(env *filters.Env, cache *filters.Cache, src store.Source) (*Selector, error) {
-	if src.Type == "" {
+// NewSelector returns the errors of Cache.Program and
+// Env.CheckFields: ErrUnknownKind, ErrNotTraffic,
+// a *CompileError or a *FieldError.
+func NewSelector(env *Env, cache *Cache, src Source) (*Selector, error) {
+	if src.Kind == "" {
 		return nil, errors.New("source without an event kind")
 	}
-	s := &Selector{kind: src.Type}
+	s := &Selector{kind: src.Kind}
 	if src.Filter != "" {
 		if cache == nil {
-			return nil, fmt.Errorf("source %s has a filter but no filter cache was given", src.Type)
+			return nil, fmt.Errorf("source %s has a filter but no filter cache was given", src.Kind)
 		}
-		p, err := cache.Program(src.Type, src.Filter)
+		p, err := cache.Program(src.Kind, src.Filter)
 		if err != nil {
-			return nil, fmt.Errorf("filter of %s: %w", src.Type, err)
+			return nil, fmt.Errorf("filter of %s: %w", src.Kind, err)
 		}
 		if err := s.planFilter(p); err != nil {
 			return nil, err
@@ -218,13 +209,13 @@ func NewSelector(env *filters.Env, cache *filters.Cache, src store.Source) (*Sel
 	}
 	if len(src.Fields) > 0 {
 		if env == nil {
-			return nil, fmt.Errorf("source %s selects fields but no filter environment was given", src.Type)
+			return nil, fmt.Errorf("source %s selects fields but no filter environment was given", src.Kind)
 		}
-		if err := env.CheckFields(src.Type, src.Fields); err != nil {
-			return nil, fmt.Errorf("fields of %s: %w", src.Type, err)
+		if err := env.CheckFields(src.Kind, src.Fields); err != nil {
+			return nil, fmt.Errorf("fields of %s: %w", src.Kind, err)
 		}
 		s.selectPlan = &planNode{slot: -1}
-		for _, path := range filters.Normalize(src.Fields) {
+		for _, path := range Normalize(src.Fields) {
 			s.selectPlan.add(path).whole = true
 		}
 	}
@@ -240,7 +231,7 @@ func (s *Selector) nextWalk() uint64 {
 
 // planFilter prepares the reading of the fields the program references,
 // finding the type of each by the setter its Fields accepts.
-func (s *Selector) planFilter(p *filters.Program) error {
+func (s *Selector) planFilter(p *Program) error {
 	s.program = p
 	s.fields = p.NewFields()
 	s.filterPlan = &planNode{slot: -1}
@@ -280,7 +271,7 @@ func (n *planNode) setOuter(outer []quotedName, nameBytes *[utf8.RuneSelf]bool) 
 
 // probeKind returns how the field at path is read, from the setter of f
 // that accepts it.
-func probeKind(f *filters.Fields, path string) (valueKind, error) {
+func probeKind(f *Fields, path string) (valueKind, error) {
 	switch {
 	case f.SetString(path, "") == nil:
 		return valueString, nil
@@ -295,7 +286,7 @@ func probeKind(f *filters.Fields, path string) (valueKind, error) {
 	case f.SetTimestamp(path, time.Time{}) == nil:
 		return valueTimestamp, nil
 	}
-	return 0, fmt.Errorf("field %s: %w", path, filters.ErrNotFilterable)
+	return 0, fmt.Errorf("field %s: %w", path, ErrNotFilterable)
 }
 
 // add returns the node of the dotted path under n, adding the missing ones.
@@ -315,11 +306,11 @@ func (n *planNode) add(path string) *planNode {
 }
 
 // meet marks the member of n met in the walk, and returns an error wrapping
-// ErrMalformedEvent, naming its path, if the walk met it before: its object
+// schemas.ErrMalformedEvent, naming its path, if the walk met it before: its object
 // gives its name twice.
 func (n *planNode) meet(walk uint64) error {
 	if n.seen == walk {
-		return fmt.Errorf("%w: object.%s: the name appears twice in its object, and JSON readers keep either value, or both", ErrMalformedEvent, n.path)
+		return fmt.Errorf("%w: object.%s: the name appears twice in its object, and JSON readers keep either value, or both", schemas.ErrMalformedEvent, n.path)
 	}
 	n.seen = walk
 	return nil
@@ -382,7 +373,7 @@ func unquote(raw []byte) (string, bool) {
 //
 // An object that gives a member name twice reads differently to different
 // readers (the first value, the last, or both), so Select refuses the event
-// (ErrMalformedEvent, naming the path) when a member it reads is given
+// (schemas.ErrMalformedEvent, naming the path) when a member it reads is given
 // twice: a field the filter reads or an object on its way there, and a
 // member the field selection walks into or keeps. It does not look for
 // repeated names where it reads nothing: in members the filter does not
@@ -397,12 +388,12 @@ func unquote(raw []byte) (string, bool) {
 // (fields the catalogue does not declare too), and a parent none of whose
 // selected fields is present is left out.
 //
-// Select returns an error wrapping ErrMalformedEvent for bytes that are not
+// Select returns an error wrapping schemas.ErrMalformedEvent for bytes that are not
 // a stored envelope or a member name given twice, ErrWrongKind for an event of another kind,
-// filters.ErrFieldTooLong for a field the filter reads that is longer than
+// ErrFieldTooLong for a field the filter reads that is longer than
 // the catalogue allows (an event stored before validation enforced it: it
 // is not evaluated, since the filter's cost estimate does not hold for it),
-// or the filter's error (filters.ErrCostLimit, filters.ErrEvalTimeout,
+// or the filter's error (ErrCostLimit, ErrEvalTimeout,
 // ctx's error, a runtime error), for which the filter could not decide: the
 // caller dead-letters or counts the event rather than dropping it silently.
 //
@@ -414,11 +405,13 @@ func (s *Selector) Select(ctx context.Context, data, dst []byte) (out []byte, ke
 	if err != nil {
 		return dst, false, err
 	}
-	return s.selectScanned(ctx, data, h, dst)
+	return s.SelectScanned(ctx, data, h, dst)
 }
 
-// selectScanned is Select of an event whose header is scanned already.
-func (s *Selector) selectScanned(ctx context.Context, data []byte, h schemas.HeaderSpans, dst []byte) (out []byte, keep bool, err error) {
+// SelectScanned is Select of an event whose header the caller scanned
+// already (schemas.ReadHeader), as the delivery engine does to pick the
+// selector of its kind.
+func (s *Selector) SelectScanned(ctx context.Context, data []byte, h schemas.HeaderSpans, dst []byte) (out []byte, keep bool, err error) {
 	if kind := data[h.Type.Start:h.Type.End]; string(kind) != s.kind {
 		return dst, false, fmt.Errorf("%w: %s event given to the selector of %s", ErrWrongKind, kind, s.kind)
 	}
@@ -448,7 +441,7 @@ func (s *Selector) selectScanned(ctx context.Context, data []byte, h schemas.Hea
 		return dst, false, malformed(err)
 	}
 	if c.SkipSpace(); !c.Consume("}") {
-		return dst, false, fmt.Errorf("%w: expected the envelope's closing brace at offset %d", ErrMalformedEvent, c.Pos())
+		return dst, false, fmt.Errorf("%w: expected the envelope's closing brace at offset %d", schemas.ErrMalformedEvent, c.Pos())
 	}
 	if err := c.End(); err != nil {
 		return dst, false, malformed(err)
@@ -456,11 +449,11 @@ func (s *Selector) selectScanned(ctx context.Context, data []byte, h schemas.Hea
 	return append(out, '}'), true, nil
 }
 
-// whole returns data appended to dst, or data itself when dst is nil.
-// passThrough reports whether the selector keeps every event whole: it
+// PassThrough reports whether the selector keeps every event whole: it
 // reads nothing of it, and remembering what it made of one is no saving.
-func (s *Selector) passThrough() bool { return s.program == nil && s.selectPlan == nil }
+func (s *Selector) PassThrough() bool { return s.program == nil && s.selectPlan == nil }
 
+// whole returns data appended to dst, or data itself when dst is nil.
 func whole(data, dst []byte) []byte {
 	if dst == nil {
 		return data[:len(data):len(data)]
@@ -550,11 +543,11 @@ func (r *fieldReader) leaf(c *schemas.Cursor, i int) error {
 	}
 	slot := &r.s.slots[i]
 	if err := setField(r.s.fields, slot, raw); err != nil {
-		if errors.Is(err, filters.ErrFieldTooLong) {
+		if errors.Is(err, ErrFieldTooLong) {
 			// Stored before validation had the limit: never evaluated.
 			return fmt.Errorf("object.%s: %w", slot.path, err)
 		}
-		return fmt.Errorf("%w: object.%s: %v", ErrMalformedEvent, slot.path, err)
+		return fmt.Errorf("%w: object.%s: %v", schemas.ErrMalformedEvent, slot.path, err)
 	}
 	return nil
 }
@@ -610,7 +603,7 @@ func (s *Selector) mayNameAgain(names []quotedName, rest []byte) bool {
 }
 
 // setField sets the field of slot in f from its raw JSON value.
-func setField(f *filters.Fields, slot *fieldSlot, raw []byte) error {
+func setField(f *Fields, slot *fieldSlot, raw []byte) error {
 	switch slot.kind {
 	case valueString:
 		if raw[0] != '"' {
