@@ -100,4 +100,12 @@ func TestServeACME(t *testing.T) {
 		defer func() { _ = conn.Close() }()
 		return conn.ConnectionState().PeerCertificates[0].DNSNames[0], true
 	})
+	// Each listener serves its own kind only: the agents' listener no
+	// reserved domain's certificate, the public one no ingress's.
+	for _, c := range []struct{ addr, name string }{{agents, "www.apps.example.com"}, {public, "tunnel.us.agents.example.com"}} {
+		if conn, err := tls.Dial("tcp", c.addr, &tls.Config{ServerName: c.name, RootCAs: pebble.Roots}); err == nil {
+			_ = conn.Close()
+			t.Errorf("%s served a certificate of %s that Pebble issued (%v); want the listener's own, which Pebble's root does not sign", c.addr, c.name, conn.ConnectionState().PeerCertificates[0].DNSNames)
+		}
+	}
 }

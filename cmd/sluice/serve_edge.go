@@ -211,10 +211,11 @@ type edgeRole struct {
 	peers     *http.Server
 	directory *store.EdgeDirectory
 	peer      string
-	// certificates are the certificates sluice obtained, kept by a watch
-	// of the store: --edge-https serves the reserved domains' by SNI,
-	// --edge-agents the agent ingresses' region domains'.
-	certificates *edge.Certificates
+	// certificates and ingressCertificates are the certificates sluice
+	// obtained, kept by a watch of the store: --edge-https serves the
+	// reserved domains' by SNI, --edge-agents the agent ingresses'
+	// region domains'. Neither listener serves the other's.
+	certificates, ingressCertificates *edge.Certificates
 	caFile       string      // the dev CA's file, with --dev
 	geoIP        *edge.GeoIP // --edge-geoip's database; nil without
 	// agentConfig is the agent configuration --dev wrote at this start
@@ -243,8 +244,8 @@ func (a *app) newEdgeRole() (*edgeRole, error) {
 	}
 	// An agent ingress's certificate for its region domains, by SNI,
 	// else --edge-agents-cert's or the dev CA's.
-	r.certificates = edge.NewCertificates()
-	r.agentsTLS = &tls.Config{Certificates: []tls.Certificate{agentsCert}, GetCertificate: r.certificates.GetCertificate(nil), MinVersion: tls.VersionTLS12}
+	r.certificates, r.ingressCertificates = edge.NewCertificates(), edge.NewCertificates()
+	r.agentsTLS = &tls.Config{Certificates: []tls.Certificate{agentsCert}, GetCertificate: r.ingressCertificates.GetCertificate(nil), MinVersion: tls.VersionTLS12}
 
 	secretCtx, cancel := context.WithTimeout(context.Background(), setupTimeout)
 	defer cancel()
@@ -556,10 +557,17 @@ func buildVersion() string {
 // and --edge-agents serve as the store has them, until ctx ends.
 func (r *edgeRole) followCertificates(ctx context.Context) {
 	r.store.FollowTLSCertificates(ctx, r.log, func(key string, c *store.TLSCertificate) {
-		if err := r.certificates.Apply(key, c); err != nil {
+		// A certificate is a reserved domain's or an agent ingress's for
+		// its life; one that is gone leaves whichever table held it.
+		table, other := r.certificates, r.ingressCertificates
+		if c != nil && c.AgentIngressID != "" {
+			table, other = other, table
+		}
+		_ = other.Apply(key, nil)
+		if err := table.Apply(key, c); err != nil {
 			r.log.Warn("not serving a TLS certificate", "key", key, "error", err)
 		}
 	}, func() {
-		r.log.Info("serving the TLS certificates of reserved domains and agent ingresses", "certificates", r.certificates.Len())
+		r.log.Info("serving the TLS certificates of reserved domains and agent ingresses", "reserved_domains", r.certificates.Len(), "agent_ingresses", r.ingressCertificates.Len())
 	})
 }
