@@ -131,6 +131,15 @@ type Limits struct {
 	// Defaults 1000 and 2000; a negative rate leaves them unbounded.
 	RequestRate  float64
 	RequestBurst int
+	// RefusalHold is how long a request refused for its account's rate
+	// waits before its 429 is sent: a client that does not slow down
+	// gets one refusal a connection per RefusalHold, not one per
+	// request it can send, so that answering its flood costs the edge
+	// little of what other accounts need. The connection counts against
+	// the account's Connections while it waits, which bounds the
+	// requests held. Default 1s (the Retry-After the 429 says); a
+	// negative hold answers at once.
+	RefusalHold time.Duration
 }
 
 func (c *Config) setDefaults() {
@@ -155,6 +164,9 @@ func (c *Config) setDefaults() {
 	}
 	if c.Limits.RequestRate == 0 {
 		c.Limits.RequestRate = 1000
+	}
+	if c.Limits.RefusalHold == 0 {
+		c.Limits.RefusalHold = time.Second
 	}
 	if c.Limits.RequestBurst <= 0 {
 		c.Limits.RequestBurst = 2 * max(int(c.Limits.RequestRate), 1)

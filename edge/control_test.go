@@ -164,17 +164,26 @@ func TestAgentIngressNeedsItsAccountsCredential(t *testing.T) {
 
 // TestAccountRequestRate: past its rate at the edge, an account's
 // requests are answered 429 with Retry-After, without reaching the
-// agent, and each is still an event of the account.
+// agent, each after the refusal hold, and each is still an event of the
+// account.
 func TestAccountRequestRate(t *testing.T) {
-	te := startEdge(t, func(c *edge.Config) { c.Limits.RequestRate, c.Limits.RequestBurst = 1, 3 })
+	const hold = 100 * time.Millisecond
+	te := startEdge(t, func(c *edge.Config) {
+		c.Limits.RequestRate, c.Limits.RequestBurst, c.Limits.RefusalHold = 1, 3, hold
+	})
 	account := schemas.NewID(schemas.PrefixAccount)
 	host := serveUp(t, te.agent(t, te.Credential(account)), "http://")
 	codes := map[int]int{}
 	for range 6 {
+		start := time.Now()
 		resp, _ := te.Get(t, host, "/")
+		took := time.Since(start)
 		codes[resp.StatusCode]++
 		if resp.StatusCode == http.StatusTooManyRequests && (resp.Header.Get("Retry-After") == "" || resp.Header.Get("X-Sluice-Error-Code") != "ERR_SLUICE_635") {
 			t.Fatalf("a 429 without Retry-After or its code: %v", resp.Header)
+		}
+		if resp.StatusCode == http.StatusTooManyRequests && took < hold {
+			t.Fatalf("a 429 after %v, want it held %v", took, hold)
 		}
 	}
 	if codes[200] < 3 || codes[429] < 2 {

@@ -182,21 +182,13 @@ func (h *publicHandler) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 	pc.keep(bc, &ex)
 }
 
-// admit takes the exchange's request from its account's rate and counts
-// its public connection against the account's limit; when either refuses
-// it, it answers (and reports a rate-limited request) and returns false.
-// It returns the public connection and the stream it kept, which the
-// request holds until it ends well (publicConn.keep).
+// admit counts the exchange's public connection against its account's
+// limit and takes its request from the account's rate; when either
+// refuses it, it answers (and reports a rate-limited request) and returns
+// false. It returns the public connection and the stream it kept, which
+// the request holds until it ends well (publicConn.keep).
 func (x *exchange) admit(w http.ResponseWriter) (*publicConn, *backendConn, bool) {
 	e, r := x.edge, x.req
-	if !e.allowRequest(x.account) {
-		e.Metrics.rateLimited.Add(1)
-		x.status = http.StatusTooManyRequests
-		w.Header().Set("Retry-After", "1")
-		publicError(w, http.StatusTooManyRequests, codeRateLimited, "The endpoint's account sends more requests a second than one edge takes. Slow down, and try again after Retry-After.")
-		x.publish(w)
-		return nil, nil, false
-	}
 	pc, _ := r.Context().Value(publicConnKey{}).(*publicConn)
 	if pc == nil {
 		pc = &publicConn{start: x.start}
@@ -216,10 +208,35 @@ func (x *exchange) admit(w http.ResponseWriter) (*publicConn, *backendConn, bool
 		}
 		pc.account = x.account
 	}
+	if !e.allowRequest(x.account) {
+		// Held on a counted connection (one request at a time: HTTP/1.1),
+		// so that the account's limit of connections bounds the held.
+		e.Metrics.rateLimited.Add(1)
+		x.status = http.StatusTooManyRequests
+		e.holdRefusal(r.Context())
+		w.Header().Set("Retry-After", "1")
+		publicError(w, http.StatusTooManyRequests, codeRateLimited, "The endpoint's account sends more requests a second than one edge takes. Slow down, and try again after Retry-After.")
+		x.publish(w)
+		return nil, nil, false
+	}
 	bc := pc.backend
 	pc.backend = nil // held by this request until it ends well
 	x.connStart, x.local = pc.start, pc.local
 	return pc, bc, true
+}
+
+// holdRefusal waits Limits.RefusalHold, or until ctx or the edge ends.
+func (e *Edge) holdRefusal(ctx context.Context) {
+	if e.cfg.Limits.RefusalHold <= 0 {
+		return
+	}
+	t := time.NewTimer(e.cfg.Limits.RefusalHold)
+	defer t.Stop()
+	select {
+	case <-t.C:
+	case <-ctx.Done():
+	case <-e.ctx.Done():
+	}
 }
 
 // runPolicy runs a traffic policy around serve, which proxies the
