@@ -2,6 +2,7 @@ package awsjson
 
 import (
 	"fmt"
+	"strings"
 	"testing"
 )
 
@@ -70,5 +71,29 @@ func TestAnswerShapeRead(t *testing.T) {
 		if got := fmt.Sprintf("%v", entries); read && got != tc.entries {
 			t.Errorf("Read(%q) read the entries %s, want %s", tc.body, got, tc.entries)
 		}
+	}
+}
+
+// BenchmarkAnswerShapeRead measures Read of an answer of 500 entries, one
+// of PutRecords' shape that Kinesis gives a batch it stored whole, and one
+// whose every entry failed.
+func BenchmarkAnswerShapeRead(b *testing.B) {
+	for _, bc := range []struct{ name, entry string }{
+		{"stored", `{"SequenceNumber":"49590338271490256608559692538361571095921575989136588898","ShardId":"shardId-000000000000"}`},
+		{"failed", `{"ErrorCode":"ProvisionedThroughputExceededException","ErrorMessage":"Rate exceeded for shard shardId-000000000000 in stream events under account 123456789012."}`},
+	} {
+		b.Run(bc.name, func(b *testing.B) {
+			body := []byte(`{"FailedRecordCount":0,"Records":[` + strings.Repeat(bc.entry+",", 499) + bc.entry + `]}`)
+			n := 0
+			count := func(Entry) { n++ }
+			b.SetBytes(int64(len(body)))
+			b.ReportAllocs()
+			for b.Loop() {
+				n = 0
+				if !testShape.Read(body, count) || n != 500 {
+					b.Fatalf("Read read %d entries, or none", n)
+				}
+			}
+		})
 	}
 }
