@@ -357,6 +357,33 @@ func (c *Cursor) ReadNumber() (raw []byte, integer bool, err error) {
 	return raw, integer, nil
 }
 
+// ReadInt32 consumes a number, as ReadNumber does, and returns it when it
+// is an integer (no fraction, no exponent) from -2147483648 to 2147483647.
+// A number that is not is refused with a *SyntaxError at its start, though
+// consumed.
+func (c *Cursor) ReadInt32() (int32, error) {
+	start := c.pos
+	raw, integer, err := c.ReadNumber()
+	if err != nil {
+		return 0, err
+	}
+	if !integer || !intInRange(raw, TypeInt32) {
+		return 0, &SyntaxError{Offset: start, Msg: fmt.Sprintf("expected an int32 (%s), got %.40s", intRange(TypeInt32), raw)}
+	}
+	digits, negative := raw, raw[0] == '-'
+	if negative {
+		digits = raw[1:]
+	}
+	var n int64
+	for _, d := range digits {
+		n = n*10 + int64(d-'0')
+	}
+	if negative {
+		n = -n
+	}
+	return int32(n), nil
+}
+
 func (c *Cursor) digits() bool {
 	start := c.pos
 	for c.pos < len(c.data) && c.data[c.pos] >= '0' && c.data[c.pos] <= '9' {
