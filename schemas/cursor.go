@@ -41,9 +41,11 @@ var jsonKindNames = [...]string{"invalid JSON", "null", "a boolean", "a number",
 func (k JSONKind) String() string { return jsonKindNames[k] }
 
 // Cursor reads JSON from a byte slice, a value at a time, without
-// allocating and without decoding what it does not return: it is how
-// validation reads what producers publish and how delivery reads stored
-// events back. Its errors are *SyntaxError, at an offset of the slice.
+// allocating (but for its errors) and without decoding what it does not
+// return: it is how validation reads what producers publish, how delivery
+// reads stored events back, and how the Kinesis and Firehose sinks read
+// their answers (package sinks/awsjson). Its errors are *SyntaxError, at
+// an offset of the slice.
 //
 // Its reads are strict: it accepts exactly RFC 8259 JSON in valid UTF-8,
 // nested at most 64 levels below where it starts, and Skip checks the

@@ -28,6 +28,9 @@ func TestAnswerShapeRead(t *testing.T) {
 		{`{"Records":[{"SequenceNumber":"\u0031\n","Other":null}]}`, true, "[{false  }]"},
 		{`{}`, true, "[]"},
 		{`{"FailedRecordCount":-2147483648,"Records":[]}`, true, "[]"},
+		{`{"FailedRecordCount": -0 ,"Records":[],"Encrypted": false}`, true, "[]"},
+		{`{"Records":[{"SequenceNumber":"\ud800"}],"Unknown":"\udc00\ud800"}`, true, "[{false  }]"},
+		{`{"Records":[],"Deep":` + strings.Repeat("[", 63) + strings.Repeat("]", 63) + `}`, true, "[]"},
 
 		{``, false, ""},
 		{`null`, false, ""},
@@ -59,6 +62,15 @@ func TestAnswerShapeRead(t *testing.T) {
 		{`{"Unknown":[1 2],"Records":[]}`, false, ""},
 		{`{"Unknown":tru,"Records":[]}`, false, ""},
 		{`{"Unknown":-,"Records":[]}`, false, ""},
+		{`{"Encrypted":null,"Records":[]}`, false, ""},
+		{`{"Rec\u006frds":[]}`, false, ""},
+		{`{"FailedRecordCount":1,"Failed\u0052ecordCount":1,"Records":[]}`, false, ""},
+
+		// schemas.Cursor refuses what the SDK reads: invalid UTF-8,
+		// nesting deeper than 64 levels.
+		{"{\"Records\":[{\"ErrorCode\":\"E\xff\"}]}", false, ""},
+		{"{\"Records\":[],\"Unknown\":[\"\xed\xa0\x80\"]}", false, ""},
+		{`{"Records":[],"Deep":` + strings.Repeat("[", 64) + strings.Repeat("]", 64) + `}`, false, ""},
 	} {
 		var entries []string
 		read := testShape.Read([]byte(tc.body), func(e Entry) {
