@@ -41,9 +41,11 @@ var jsonKindNames = [...]string{"invalid JSON", "null", "a boolean", "a number",
 func (k JSONKind) String() string { return jsonKindNames[k] }
 
 // Cursor reads JSON from a byte slice, a value at a time, without
-// allocating and without decoding what it does not return: it is how
-// validation reads what producers publish and how delivery reads stored
-// events back. Its errors are *SyntaxError, at an offset of the slice.
+// allocating (but for its errors) and without decoding what it does not
+// return: it is how validation reads what producers publish, how delivery
+// reads stored events back, and how the Kinesis and Firehose sinks read
+// their answers (package sinks/awsjson). Its errors are *SyntaxError, at
+// an offset of the slice.
 //
 // Its reads are strict: it accepts exactly RFC 8259 JSON in valid UTF-8,
 // nested at most 64 levels below where it starts, and Skip checks the
@@ -355,6 +357,33 @@ func (c *Cursor) ReadNumber() (raw []byte, integer bool, err error) {
 		c.checkRange(raw)
 	}
 	return raw, integer, nil
+}
+
+// ReadInt32 consumes a number, as ReadNumber does, and returns it when it
+// is an integer (no fraction, no exponent) from -2147483648 to 2147483647.
+// A number that is not is refused with a *SyntaxError at its start, though
+// consumed.
+func (c *Cursor) ReadInt32() (int32, error) {
+	start := c.pos
+	raw, integer, err := c.ReadNumber()
+	if err != nil {
+		return 0, err
+	}
+	if !integer || !intInRange(raw, TypeInt32) {
+		return 0, &SyntaxError{Offset: start, Msg: fmt.Sprintf("expected an int32 (%s), got %.40s", intRange(TypeInt32), raw)}
+	}
+	digits, negative := raw, raw[0] == '-'
+	if negative {
+		digits = raw[1:]
+	}
+	var n int64
+	for _, d := range digits {
+		n = n*10 + int64(d-'0')
+	}
+	if negative {
+		n = -n
+	}
+	return int32(n), nil
 }
 
 func (c *Cursor) digits() bool {

@@ -118,3 +118,42 @@ func ExampleCursor() {
 	}
 	// Output: {"request":{"method":"GET"}}
 }
+
+// TestCursorReadInt32 checks which numbers ReadInt32 reads, and that it
+// refuses the others with a *schemas.SyntaxError: at the start of a
+// number that is no int32, which it consumes; where the JSON is wrong.
+func TestCursorReadInt32(t *testing.T) {
+	for _, tc := range []struct {
+		data string
+		want int32
+		ok   bool
+		at   int // the offset of the error, in data
+	}{
+		{"0", 0, true, 0},
+		{"-0", 0, true, 0},
+		{"7,", 7, true, 0},
+		{"2147483647", 2147483647, true, 0},
+		{"-2147483648", -2147483648, true, 0},
+		{"2147483648", 0, false, 0},
+		{"-2147483649", 0, false, 0},
+		{"99999999999999999999999", 0, false, 0},
+		{"1.0", 0, false, 0},
+		{"1e2", 0, false, 0},
+		{"-", 0, false, 1},
+		{`"1"`, 0, false, 0},
+		{" 1", 0, false, 0}, // no whitespace first, as ReadNumber
+	} {
+		var c schemas.Cursor
+		c.Reset([]byte("x"+tc.data), 1)
+		n, err := c.ReadInt32()
+		if tc.ok {
+			if err != nil || n != tc.want {
+				t.Errorf("ReadInt32 of %s = %d, %v; want %d", tc.data, n, err, tc.want)
+			}
+			continue
+		}
+		if e, ok := errors.AsType[*schemas.SyntaxError](err); !ok || e.Offset != 1+tc.at {
+			t.Errorf("ReadInt32 of %s = %d, %v; want a *schemas.SyntaxError at %d", tc.data, n, err, 1+tc.at)
+		}
+	}
+}

@@ -2,9 +2,10 @@
 // specification (section 6) with its typed fields, the envelope every event
 // travels in, validation of producers' events against the catalogue, JSON
 // Schema export, and a seedable sample generator for tests and benchmarks.
-// It also reads its JSON back: Cursor is the one JSON reader of validation
-// and of delivery's field selection, ReadHeader reads a stored envelope's
-// header, and ParseEventTime is the one parser of events' timestamps.
+// It also reads its JSON back: Cursor is the one JSON reader of validation,
+// of delivery's field selection and of the AWS sinks' answers, ReadHeader
+// reads a stored envelope's header, and ParseEventTime is the one parser of
+// events' timestamps.
 //
 // It is the single source of truth for event kinds and fields: the CEL
 // environments of package filters, the events reference in docs/events.md and

@@ -1,5 +1,7 @@
 package awsjson
 
+import "github.com/sluicehq/sluice/schemas"
+
 // Kind is the JSON type of a member of an answer that a sink does not use
 // but that the SDK's deserializer checks.
 type Kind uint8
@@ -46,321 +48,129 @@ type Entry struct {
 // maybe after calling entry for some entries) all else: what is not JSON
 // or not of shape, a null, an escaped member name, ErrorCode or
 // ErrorMessage, a member given twice, anything after the object. It
-// allocates nothing.
+// allocates nothing when it reads the answer (when it leaves one to the
+// SDK, the cursor's error allocates, a trifle beside the SDK's read).
+//
+// It reads with schemas.Cursor, which is stricter than the SDK's parser
+// (smithy-go's transport/http/protocol/internal/json): it refuses invalid
+// UTF-8, which the SDK keeps as it is in a string without escapes, and
+// nesting deeper than 64 levels, and Read leaves those answers to the
+// SDK. What the cursor accepts and the SDK reads otherwise, Read refuses
+// itself: a member given twice (the cursor reads both, the SDK keeps the
+// last), an escaped name (the SDK matches it unescaped), an escaped
+// ErrorCode or ErrorMessage (the SDK unescapes it, lone surrogates as
+// U+FFFD) and a null (the SDK reads it as no member).
 func (shape *AnswerShape) Read(body []byte, entry func(Entry)) bool {
-	c := cursor{b: body}
-	var seen uint64
-	ok := c.object(func(name []byte) bool {
-		if string(name) == shape.List {
-			if !c.once(&seen, 63) {
-				return false
-			}
-			return c.entries(shape, entry)
-		}
-		return c.member(name, shape.Members, &seen)
-	})
-	c.space()
-	return ok && c.i == len(c.b)
-}
-
-// entries reads the list of entries.
-func (c *cursor) entries(shape *AnswerShape, entry func(Entry)) bool {
-	if !c.next('[') {
+	var c schemas.Cursor
+	c.Reset(body, 0)
+	if c.BeginObject() != nil {
 		return false
 	}
-	if c.next(']') {
-		return true
-	}
-	for {
-		var e Entry
-		var seen uint64
-		ok := c.object(func(name []byte) bool {
-			var field *[]byte
-			switch string(name) {
-			case "ErrorCode":
-				if !c.once(&seen, 63) {
-					return false
-				}
-				e.HasCode = true
-				field = &e.Code
-			case "ErrorMessage":
-				if !c.once(&seen, 62) {
-					return false
-				}
-				field = &e.Message
-			default:
-				return c.member(name, shape.EntryMembers, &seen)
+	var seen uint64
+	for first := true; ; first = false {
+		name, escaped, more, err := c.NextKey(first)
+		switch {
+		case err != nil || escaped:
+			return false
+		case !more:
+			return c.End() == nil
+		case string(name) == shape.List:
+			if !once(&seen, 63) || !readEntries(&c, shape, entry) {
+				return false
 			}
-			raw, escaped, ok := c.str()
-			*field = raw
-			return ok && !escaped
-		})
+		case !readMember(&c, name, shape.Members, &seen):
+			return false
+		}
+	}
+}
+
+// readEntries reads the list of entries.
+func readEntries(c *schemas.Cursor, shape *AnswerShape, entry func(Entry)) bool {
+	if c.BeginArray() != nil {
+		return false
+	}
+	for first := true; ; first = false {
+		more, err := c.NextElem(first)
+		if err != nil {
+			return false
+		}
+		if !more {
+			return true
+		}
+		e, ok := readEntry(c, shape)
 		if !ok {
 			return false
 		}
 		entry(e)
-		if c.next(']') {
-			return true
+	}
+}
+
+// readEntry reads an entry.
+func readEntry(c *schemas.Cursor, shape *AnswerShape) (e Entry, ok bool) {
+	if c.BeginObject() != nil {
+		return e, false
+	}
+	var seen uint64
+	for first := true; ; first = false {
+		name, escaped, more, err := c.NextKey(first)
+		if err != nil || escaped {
+			return e, false
 		}
-		if !c.next(',') {
-			return false
+		if !more {
+			return e, true
+		}
+		switch string(name) {
+		case "ErrorCode":
+			e.HasCode = true
+			ok = once(&seen, 63) && readPlain(c, &e.Code)
+		case "ErrorMessage":
+			ok = once(&seen, 62) && readPlain(c, &e.Message)
+		default:
+			ok = readMember(c, name, shape.EntryMembers, &seen)
+		}
+		if !ok {
+			return e, false
 		}
 	}
 }
 
-// member reads the value of the member name of an object: checked as its
-// kind when members has it, once, and skipped otherwise.
-func (c *cursor) member(name []byte, members []Member, seen *uint64) bool {
+// readPlain reads into *raw a string without escapes.
+func readPlain(c *schemas.Cursor, raw *[]byte) bool {
+	s, escaped, err := c.ReadString()
+	*raw = s
+	return err == nil && !escaped
+}
+
+// readMember reads the value of the member name of an object: checked as
+// its kind when members has it, once, and skipped otherwise.
+func readMember(c *schemas.Cursor, name []byte, members []Member, seen *uint64) bool {
 	for i, m := range members {
 		if string(name) != m.Name {
 			continue
 		}
-		if !c.once(seen, i) {
+		if !once(seen, i) {
 			return false
 		}
 		switch m.Kind {
 		case String:
-			_, _, ok := c.str()
-			return ok
+			_, _, err := c.ReadString()
+			return err == nil
 		case Int32:
-			return c.int32()
+			_, err := c.ReadInt32()
+			return err == nil
 		case Bool:
-			return c.literal("true") || c.literal("false")
+			return c.Peek() == schemas.JSONBool && c.ReadBool() == nil
 		}
 		return false
 	}
-	return c.skip(0)
-}
-
-// cursor reads a JSON text as the SDK's parser (smithy-go's
-// transport/http/protocol/internal/json) accepts it.
-type cursor struct {
-	b []byte
-	i int // the next byte to read
+	return c.Skip() == nil
 }
 
 // once reports whether bit is not in *seen yet, and adds it.
-func (c *cursor) once(seen *uint64, bit int) bool {
+func once(seen *uint64, bit int) bool {
 	if *seen&(1<<bit) != 0 {
 		return false
 	}
 	*seen |= 1 << bit
 	return true
-}
-
-// space skips white space.
-func (c *cursor) space() {
-	for c.i < len(c.b) {
-		switch c.b[c.i] {
-		case ' ', '\t', '\n', '\r':
-			c.i++
-		default:
-			return
-		}
-	}
-}
-
-// next reads b, after white space, and reports whether it was there.
-func (c *cursor) next(b byte) bool {
-	c.space()
-	if c.i < len(c.b) && c.b[c.i] == b {
-		c.i++
-		return true
-	}
-	return false
-}
-
-// object reads an object, calling member with each member's name (not
-// escaped) to read its value.
-func (c *cursor) object(member func(name []byte) bool) bool {
-	if !c.next('{') {
-		return false
-	}
-	if c.next('}') {
-		return true
-	}
-	for {
-		name, escaped, ok := c.str()
-		if !ok || escaped || !c.next(':') || !member(name) {
-			return false
-		}
-		if c.next('}') {
-			return true
-		}
-		if !c.next(',') {
-			return false
-		}
-	}
-}
-
-// str reads a string and returns its bytes between the quotes, and whether
-// they have an escape.
-func (c *cursor) str() (raw []byte, escaped, ok bool) {
-	if !c.next('"') {
-		return nil, false, false
-	}
-	start := c.i
-	for c.i < len(c.b) {
-		switch b := c.b[c.i]; {
-		case b == '"':
-			c.i++
-			return c.b[start : c.i-1], escaped, true
-		case b < 0x20:
-			return nil, false, false
-		case b == '\\':
-			escaped = true
-			if !c.escape() {
-				return nil, false, false
-			}
-		default:
-			c.i++
-		}
-	}
-	return nil, false, false
-}
-
-// escape reads an escape, from its backslash.
-func (c *cursor) escape() bool {
-	c.i++
-	if c.i >= len(c.b) {
-		return false
-	}
-	b := c.b[c.i]
-	c.i++
-	switch b {
-	case '"', '\\', '/', 'b', 'f', 'n', 'r', 't':
-		return true
-	case 'u':
-		if c.i+4 > len(c.b) {
-			return false
-		}
-		for _, h := range c.b[c.i : c.i+4] {
-			if !('0' <= h && h <= '9' || 'a' <= h && h <= 'f' || 'A' <= h && h <= 'F') {
-				return false
-			}
-		}
-		c.i += 4
-		return true
-	}
-	return false
-}
-
-// literal reads lit.
-func (c *cursor) literal(lit string) bool {
-	c.space()
-	if len(c.b)-c.i < len(lit) || string(c.b[c.i:c.i+len(lit)]) != lit {
-		return false
-	}
-	c.i += len(lit)
-	return true
-}
-
-// number reads a number and returns its integer part (sign and digits),
-// and whether it has a fraction or an exponent.
-func (c *cursor) number() (integer []byte, more, ok bool) {
-	c.space()
-	start := c.i
-	if c.i < len(c.b) && c.b[c.i] == '-' {
-		c.i++
-	}
-	if !c.digits(true) {
-		return nil, false, false
-	}
-	integer = c.b[start:c.i]
-	if c.i < len(c.b) && c.b[c.i] == '.' {
-		c.i++
-		more = true
-		if !c.digits(false) {
-			return nil, false, false
-		}
-	}
-	if c.i < len(c.b) && (c.b[c.i] == 'e' || c.b[c.i] == 'E') {
-		c.i++
-		more = true
-		if c.i < len(c.b) && (c.b[c.i] == '+' || c.b[c.i] == '-') {
-			c.i++
-		}
-		if !c.digits(false) {
-			return nil, false, false
-		}
-	}
-	return integer, more, true
-}
-
-// digits reads one digit or more; no leading zero when integer.
-func (c *cursor) digits(integer bool) bool {
-	start := c.i
-	for c.i < len(c.b) && '0' <= c.b[c.i] && c.b[c.i] <= '9' {
-		c.i++
-	}
-	return c.i > start && !(integer && c.b[start] == '0' && c.i-start > 1)
-}
-
-// int32 reads an integer of 32 bits, with no fraction or exponent.
-func (c *cursor) int32() bool {
-	integer, more, ok := c.number()
-	if !ok || more {
-		return false
-	}
-	negative := integer[0] == '-'
-	if negative {
-		integer = integer[1:]
-	}
-	if len(integer) > 10 {
-		return false
-	}
-	var n int64
-	for _, d := range integer {
-		n = n*10 + int64(d-'0')
-	}
-	if negative {
-		n = -n
-	}
-	return -1<<31 <= n && n <= 1<<31-1
-}
-
-// maxDepth is the deepest nesting of a value that skip reads; the SDK's is
-// deeper, and reads what is deeper.
-const maxDepth = 64
-
-// skip reads any value, nested depth deep.
-func (c *cursor) skip(depth int) bool {
-	if depth > maxDepth {
-		return false
-	}
-	c.space()
-	if c.i >= len(c.b) {
-		return false
-	}
-	switch c.b[c.i] {
-	case '"':
-		_, _, ok := c.str()
-		return ok
-	case 't':
-		return c.literal("true")
-	case 'f':
-		return c.literal("false")
-	case 'n':
-		return c.literal("null")
-	case '[':
-		c.i++
-		if c.next(']') {
-			return true
-		}
-		for {
-			if !c.skip(depth + 1) {
-				return false
-			}
-			if c.next(']') {
-				return true
-			}
-			if !c.next(',') {
-				return false
-			}
-		}
-	case '{':
-		return c.object(func([]byte) bool { return c.skip(depth + 1) })
-	}
-	_, _, ok := c.number()
-	return ok
 }

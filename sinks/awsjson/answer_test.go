@@ -2,6 +2,7 @@ package awsjson
 
 import (
 	"fmt"
+	"strings"
 	"testing"
 )
 
@@ -27,6 +28,9 @@ func TestAnswerShapeRead(t *testing.T) {
 		{`{"Records":[{"SequenceNumber":"\u0031\n","Other":null}]}`, true, "[{false  }]"},
 		{`{}`, true, "[]"},
 		{`{"FailedRecordCount":-2147483648,"Records":[]}`, true, "[]"},
+		{`{"FailedRecordCount": -0 ,"Records":[],"Encrypted": false}`, true, "[]"},
+		{`{"Records":[{"SequenceNumber":"\ud800"}],"Unknown":"\udc00\ud800"}`, true, "[{false  }]"},
+		{`{"Records":[],"Deep":` + strings.Repeat("[", 63) + strings.Repeat("]", 63) + `}`, true, "[]"},
 
 		{``, false, ""},
 		{`null`, false, ""},
@@ -58,6 +62,15 @@ func TestAnswerShapeRead(t *testing.T) {
 		{`{"Unknown":[1 2],"Records":[]}`, false, ""},
 		{`{"Unknown":tru,"Records":[]}`, false, ""},
 		{`{"Unknown":-,"Records":[]}`, false, ""},
+		{`{"Encrypted":null,"Records":[]}`, false, ""},
+		{`{"Rec\u006frds":[]}`, false, ""},
+		{`{"FailedRecordCount":1,"Failed\u0052ecordCount":1,"Records":[]}`, false, ""},
+
+		// schemas.Cursor refuses what the SDK reads: invalid UTF-8,
+		// nesting deeper than 64 levels.
+		{"{\"Records\":[{\"ErrorCode\":\"E\xff\"}]}", false, ""},
+		{"{\"Records\":[],\"Unknown\":[\"\xed\xa0\x80\"]}", false, ""},
+		{`{"Records":[],"Deep":` + strings.Repeat("[", 64) + strings.Repeat("]", 64) + `}`, false, ""},
 	} {
 		var entries []string
 		read := testShape.Read([]byte(tc.body), func(e Entry) {
@@ -70,5 +83,29 @@ func TestAnswerShapeRead(t *testing.T) {
 		if got := fmt.Sprintf("%v", entries); read && got != tc.entries {
 			t.Errorf("Read(%q) read the entries %s, want %s", tc.body, got, tc.entries)
 		}
+	}
+}
+
+// BenchmarkAnswerShapeRead measures Read of an answer of 500 entries, one
+// of PutRecords' shape that Kinesis gives a batch it stored whole, and one
+// whose every entry failed.
+func BenchmarkAnswerShapeRead(b *testing.B) {
+	for _, bc := range []struct{ name, entry string }{
+		{"stored", `{"SequenceNumber":"49590338271490256608559692538361571095921575989136588898","ShardId":"shardId-000000000000"}`},
+		{"failed", `{"ErrorCode":"ProvisionedThroughputExceededException","ErrorMessage":"Rate exceeded for shard shardId-000000000000 in stream events under account 123456789012."}`},
+	} {
+		b.Run(bc.name, func(b *testing.B) {
+			body := []byte(`{"FailedRecordCount":0,"Records":[` + strings.Repeat(bc.entry+",", 499) + bc.entry + `]}`)
+			n := 0
+			count := func(Entry) { n++ }
+			b.SetBytes(int64(len(body)))
+			b.ReportAllocs()
+			for b.Loop() {
+				n = 0
+				if !testShape.Read(body, count) || n != 500 {
+					b.Fatalf("Read read %d entries, or none", n)
+				}
+			}
+		})
 	}
 }

@@ -35,6 +35,11 @@ func FuzzPutRecordBatchAnswer(f *testing.F) {
 		`{"RequestResponses":[]}]`,
 		"{\"RequestResponses\":[{\"ErrorCode\":\"\xff\xfe\",\"ErrorMessage\":\"\x01\"}]}",
 		`{"RequestResponses":[{}]`,
+		// What schemas.Cursor refuses and the SDK reads: nesting past its
+		// 64 levels, invalid UTF-8 and a UTF-16 surrogate in UTF-8 in a
+		// member the sink skips.
+		`{"RequestResponses":[{},{},{}],"Deep":` + strings.Repeat("[", 64) + strings.Repeat("]", 64) + `}`,
+		"{\"RequestResponses\":[{\"RecordId\":\"1\",\"Unknown\":\"\xc3\x28\"},{},{\"RecordId\":\"\xed\xa0\x80\"}],\"Encrypted\":false}",
 		`null`,
 		``,
 		`{"__type":"ResourceNotFoundException","message":"Firehose events not found"}`,

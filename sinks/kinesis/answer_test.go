@@ -41,6 +41,12 @@ func FuzzPutRecordsAnswer(f *testing.F) {
 		`{"FailedRecordCount":3,"Records":[{},{"X":1,"X":[2]},{"ErrorCode":"E"},{"ErrorCode":"F"}]}`,
 		`{"FailedRecordCount":-1,"Records":[{"ErrorCode":"E"}]}`,
 		`{"Records":[{},{},{}],"Deep":` + strings.Repeat("[", 70) + strings.Repeat("]", 70) + `}`,
+		// What schemas.Cursor refuses and the SDK reads: nesting just past
+		// its 64 levels (and just within), invalid UTF-8 and a UTF-16
+		// surrogate in UTF-8 in a member the sink skips.
+		`{"Records":[{},{},{}],"Deep":` + strings.Repeat("[", 64) + strings.Repeat("]", 64) + `}`,
+		`{"Records":[{},{},{}],"Deep":` + strings.Repeat(`{"a":`, 63) + "1" + strings.Repeat("}", 63) + `}`,
+		"{\"Records\":[{\"SequenceNumber\":\"1\",\"Unknown\":\"\xc3\x28\"},{},{\"ShardId\":\"\xed\xa0\x80\"}]}",
 		`null`,
 		``,
 		`{"__type":"ResourceNotFoundException","message":"Stream events not found"}`,
