@@ -216,8 +216,8 @@ type edgeRole struct {
 	// reserved domains' by SNI, --edge-agents the agent ingresses'
 	// region domains'. Neither listener serves the other's.
 	certificates, ingressCertificates *edge.Certificates
-	caFile       string      // the dev CA's file, with --dev
-	geoIP        *edge.GeoIP // --edge-geoip's database; nil without
+	caFile                            string      // the dev CA's file, with --dev
+	geoIP                             *edge.GeoIP // --edge-geoip's database; nil without
 	// agentConfig is the agent configuration --dev wrote at this start
 	// ("" when it wrote none).
 	agentConfig string
