@@ -9,6 +9,8 @@ import (
 	"time"
 
 	"github.com/miekg/dns"
+
+	"github.com/sluicehq/sluice/internal/store"
 )
 
 // A domain is delegated to sluice when its NS records, as the resolver
@@ -53,6 +55,51 @@ func (m *Manager) checkDelegation(ctx context.Context, domain string, service bo
 		wrong.Every = m.cfg.Interval
 	}
 	return err
+}
+
+// serviceCheck is a tick's check of the service domain's delegation.
+type serviceCheck struct {
+	done bool
+	err  error // checkDelegation's
+}
+
+// serviceDelegation returns the error of checkDelegation of the service
+// domain, checked at the first call of the tick and remembered until the
+// next: however many names under it are due, a tick asks the resolver
+// once.
+func (m *Manager) serviceDelegation(ctx context.Context) error {
+	if !m.service.done {
+		m.service = serviceCheck{done: true, err: m.checkDelegation(ctx, m.cfg.ServiceDomain, true)}
+	}
+	return m.service.err
+}
+
+// wait records that the job of a domain under the service domain waits
+// for its delegation: in progress, without an error_code or retries_at,
+// counting no attempt, its msg saying so. It writes only when the msg
+// changes, after extending the lease, so that a tick's cost of the names
+// waiting is a comparison each, not a store read or write; it reports
+// whether this process still holds the lease.
+func (m *Manager) wait(ctx context.Context, d store.ReservedDomain, waiting *delegationError) bool {
+	prev := d.CertStatus.ProvisioningJob
+	msg := waiting.Error()
+	if prev != nil && prev.ErrorCode == "" && prev.RetriesAt == nil && prev.Msg == msg {
+		return true // waiting, as recorded
+	}
+	if !m.extendLease(ctx) {
+		return false
+	}
+	job := store.CertificateJob{Msg: msg, StartedAt: m.cfg.Now()}
+	if prev != nil {
+		job.StartedAt, job.Attempts = prev.StartedAt, prev.Attempts
+	}
+	log := m.cfg.Logger.With("reserved_domain", d.ID, "domain", d.Domain)
+	log.Info("certificate job waiting for the service domain's delegation", "found", waiting.Found)
+	err := m.store.SetDomainCertificateJob(ctx, d.AccountID, d.ID, job)
+	if err != nil && !errors.Is(err, store.ErrCertificateUnmanaged) && !errors.Is(err, store.ErrNotFound) {
+		log.Warn("recording the certificate job", "error", err)
+	}
+	return true
 }
 
 // checkNS returns a *delegationError unless the NS records of domain are

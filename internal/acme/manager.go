@@ -26,6 +26,9 @@ type Manager struct {
 	jobs      *jobs  // the view of the jobs, while watch runs
 	watch     *watch // nil unless this process holds the lease; Run's (tick's) alone
 	ticker    ticker
+	// service is the tick's check of the service domain's delegation,
+	// made at most once a tick (serviceDelegation); Run's (tick's) alone.
+	service serviceCheck
 }
 
 // New returns a Manager of the jobs in st. It starts nothing; it returns
@@ -79,11 +82,21 @@ func (m *Manager) tick(ctx context.Context) {
 	if !m.loaded() {
 		return // Run ticks again once it is
 	}
+	m.service = serviceCheck{}
 	for _, key := range m.jobs.dueDomains(m.due) {
 		// The jobs before this one took time: it is run as the view
 		// holds it now, if it is due still.
 		d, ok := m.jobs.domain(key)
 		if !ok || !m.due(d) {
+			continue
+		}
+		var waiting *delegationError
+		if m.underServiceDomain(d.Domain) && errors.As(m.serviceDelegation(ctx), &waiting) {
+			// No order can start: the job waits, at the cost of no
+			// query, and of no store write unless its msg changes.
+			if !m.wait(ctx, d, waiting) {
+				return
+			}
 			continue
 		}
 		if !m.extendLease(ctx) {
@@ -180,12 +193,8 @@ func (m *Manager) run(ctx context.Context, d store.ReservedDomain) {
 	case errors.Is(err, store.ErrCertificateUnmanaged), errors.Is(err, store.ErrNotFound):
 		return // the policy was set to null, or the domain deleted, meanwhile
 	case errors.As(err, &waiting):
-		if prev != nil && prev.ErrorCode == "" && prev.Msg == err.Error() {
-			return // waiting, as recorded
-		}
-		job.Attempts--
-		job.ErrorCode, job.RetriesAt = "", nil
-		log.Info("certificate job waiting for the service domain's delegation", "found", waiting.Found)
+		m.wait(ctx, d, waiting)
+		return
 	case (errors.As(err, &dnsErr) || isDNSProblem(err)) && !m.underServiceDomain(d.Domain):
 		// The user's record to fix; under the service domain, the DNS
 		// is the operator's, and the job retries as after an

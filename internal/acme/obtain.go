@@ -76,7 +76,7 @@ type validation struct {
 // is set).
 func (m *Manager) validation(ctx context.Context, d store.ReservedDomain, step func(msg string) error) (validation, error) {
 	if m.underServiceDomain(d.Domain) {
-		if err := m.checkDelegation(ctx, m.cfg.ServiceDomain, true); err != nil {
+		if err := m.serviceDelegation(ctx); err != nil {
 			return validation{}, err
 		}
 		return validation{"DNS-01", func(client *lego.Client) error { return m.setDNS01(client, d, "") }}, nil

@@ -1,6 +1,7 @@
 package acme
 
 import (
+	"fmt"
 	"log/slog"
 	"slices"
 	"strings"
@@ -121,6 +122,41 @@ func TestDueUnderServiceDomains(t *testing.T) {
 		}
 		if got := m.due(store.ReservedDomain{Domain: tt.domain, CertStatus: inProgress}); got != tt.due {
 			t.Errorf("%s with NS targets %q: due %v, want %v", tt.domain, tt.nsTargets, got, tt.due)
+		}
+	}
+}
+
+// TestServiceDomainWaitingCost: while the service domain is not
+// delegated, a tick asks the resolver for its NS records once, however
+// many names under it are due, and neither extends the lease for each
+// (a store read and write) nor writes a job whose msg is unchanged: the
+// first tick writes each job's waiting msg once, the next ones nothing.
+func TestServiceDomainWaitingCost(t *testing.T) {
+	const waiting = 8
+	e := newEnv(t, func(p *acmetest.Pebble) string { return p.Directory })
+	ids := make([]string, waiting)
+	for i := range waiting {
+		ids[i] = e.reserve(t, fmt.Sprintf("*.a%d.%s", i, serviceDomain)).ID
+	}
+	synced := e.manager.store.(*syncedStore)
+	for tick := range 3 {
+		e.sync(t)
+		queries, leases := e.zone.Queries(serviceDomain, dns.TypeNS), synced.leases.Load()
+		e.manager.tick(e.ctx)
+		if got := e.zone.Queries(serviceDomain, dns.TypeNS) - queries; got != 1 {
+			t.Errorf("tick %d: %d NS queries of the service domain, want 1", tick, got)
+		}
+		wantLeases := int64(1) // the tick's own
+		if tick == 0 {
+			wantLeases += waiting // one before each job's first waiting msg is written
+		}
+		if got := synced.leases.Load() - leases; got != wantLeases {
+			t.Errorf("tick %d: the lease taken %d times, want %d", tick, got, wantLeases)
+		}
+	}
+	for _, id := range ids {
+		if job := e.domain(t, id).CertStatus.ProvisioningJob; job == nil || job.ErrorCode != "" || !strings.Contains(job.Msg, "delegated") {
+			t.Errorf("%s: job %+v; want one waiting for the delegation", id, job)
 		}
 	}
 }

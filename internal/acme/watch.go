@@ -8,8 +8,13 @@ import (
 // The jobs due are found in memory, in the view (jobs) that a watch of
 // the store (store.FollowCertificateJobs) keeps, not by listing every
 // reserved domain and agent ingress of every account at each tick: a
-// tick's work grows with the resources whose certificates are managed,
-// not with the accounts, which anyone can make by signing up.
+// tick's store reads and writes, and its DNS queries, grow with the jobs
+// that act in it, not with the accounts, which anyone can make by
+// signing up. Nor do they grow with the names under the service domain
+// while it is not delegated to sluice's DNS: the tick asks for its NS
+// records once (serviceDelegation), and each name waiting costs a
+// comparison in memory, and a store write only when its msg changes
+// (wait); the view's scan alone grows with the resources managed.
 //
 // The watch runs only while this process holds the lease: taken, it
 // starts; lost, it stops and the view is forgotten. Every process serving

@@ -26,10 +26,12 @@ type syncedStore struct {
 	*store.Store
 	t       *testing.T
 	account string
-	manager *Manager // whose goroutine alone takes the lease
+	manager *Manager     // whose goroutine alone takes the lease
+	leases  atomic.Int64 // the calls of TakeLease
 }
 
 func (s *syncedStore) TakeLease(ctx context.Context, name, holder string, ttl time.Duration) (bool, error) {
+	s.leases.Add(1)
 	held, err := s.Store.TakeLease(ctx, name, holder, ttl)
 	if err != nil || !held || s.manager == nil || s.manager.watch == nil {
 		return held, err
