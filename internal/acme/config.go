@@ -39,8 +39,8 @@ type Store interface {
 	FollowCertificateJobs(ctx context.Context, log *slog.Logger, apply func(store.CertificateChange), ready func())
 	SetAgentIngressCertificateJob(ctx context.Context, accountID, id string, since time.Time, job store.CertificateJob) error
 	SetAgentIngressCertificate(ctx context.Context, accountID, id string, since time.Time, issued store.IssuedCertificate) (store.TLSCertificate, error)
-	SetDomainCertificateJob(ctx context.Context, accountID, domainID string, job store.CertificateJob) error
-	SetDomainCertificate(ctx context.Context, accountID, domainID string, issued store.IssuedCertificate, events store.CertificateEvents) (store.TLSCertificate, error)
+	SetDomainCertificateJob(ctx context.Context, accountID, domainID string, since time.Time, job store.CertificateJob) error
+	SetDomainCertificate(ctx context.Context, accountID, domainID string, since time.Time, issued store.IssuedCertificate, events store.CertificateEvents) (store.TLSCertificate, error)
 	TakeLease(ctx context.Context, name, holder string, ttl time.Duration) (bool, error)
 	ACMEAccount(ctx context.Context, directory string) (store.ACMEAccount, error)
 	CreateACMEAccount(ctx context.Context, a store.ACMEAccount) error

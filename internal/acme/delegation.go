@@ -89,13 +89,11 @@ func (m *Manager) wait(ctx context.Context, d store.ReservedDomain, waiting *del
 	if !m.extendLease(ctx) {
 		return false
 	}
-	job := store.CertificateJob{Msg: msg, StartedAt: m.cfg.Now()}
-	if prev != nil {
-		job.StartedAt, job.Attempts = prev.StartedAt, prev.Attempts
-	}
+	job, since := m.jobOf(d)
+	job.Msg = msg
 	log := m.cfg.Logger.With("reserved_domain", d.ID, "domain", d.Domain)
 	log.Info("certificate job waiting for the service domain's delegation", "found", waiting.Found)
-	err := m.store.SetDomainCertificateJob(ctx, d.AccountID, d.ID, job)
+	err := m.store.SetDomainCertificateJob(ctx, d.AccountID, d.ID, since, job)
 	if err != nil && !errors.Is(err, store.ErrCertificateUnmanaged) && !errors.Is(err, store.ErrNotFound) {
 		log.Warn("recording the certificate job", "error", err)
 	}

@@ -173,17 +173,20 @@ func (m *Manager) run(ctx context.Context, d store.ReservedDomain) {
 	ctx, cancel := context.WithTimeout(ctx, m.cfg.JobTimeout)
 	defer cancel()
 	log := m.cfg.Logger.With("reserved_domain", d.ID, "domain", d.Domain)
-	job := store.CertificateJob{StartedAt: m.cfg.Now()}
-	prev := d.CertStatus.ProvisioningJob
-	if prev != nil {
-		job.StartedAt, job.Attempts = prev.StartedAt, prev.Attempts
-	}
+	job, since := m.jobOf(d)
 	job.Attempts++
 	step := func(msg string) error {
 		job.Msg = msg
-		return m.store.SetDomainCertificateJob(ctx, d.AccountID, d.ID, job)
+		if err := m.store.SetDomainCertificateJob(ctx, d.AccountID, d.ID, since, job); err != nil {
+			return err
+		}
+		since = job.StartedAt // a renewal's job is recorded now
+		return nil
 	}
-	err := m.obtain(ctx, d, step)
+	issued, err := m.obtain(ctx, d, step)
+	if err == nil {
+		_, err = m.store.SetDomainCertificate(ctx, d.AccountID, d.ID, since, issued, m.cfg.Events)
+	}
 	var dnsErr *DNSError
 	var waiting *delegationError
 	switch {
@@ -191,7 +194,7 @@ func (m *Manager) run(ctx context.Context, d store.ReservedDomain) {
 		log.Info("certificate stored")
 		return
 	case errors.Is(err, store.ErrCertificateUnmanaged), errors.Is(err, store.ErrNotFound):
-		return // the policy was set to null, or the domain deleted, meanwhile
+		return // the policy was set anew or to null, or the domain deleted, meanwhile
 	case errors.As(err, &waiting):
 		m.wait(ctx, d, waiting)
 		return
@@ -207,9 +210,20 @@ func (m *Manager) run(ctx context.Context, d store.ReservedDomain) {
 		log.Warn("certificate job failed", "error_code", job.ErrorCode, "error", err)
 	}
 	job.Msg = err.Error()
-	if err := m.store.SetDomainCertificateJob(context.WithoutCancel(ctx), d.AccountID, d.ID, job); err != nil && !errors.Is(err, store.ErrCertificateUnmanaged) {
+	if err := m.store.SetDomainCertificateJob(context.WithoutCancel(ctx), d.AccountID, d.ID, since, job); err != nil && !errors.Is(err, store.ErrCertificateUnmanaged) {
 		log.Warn("recording the certificate job", "error", err)
 	}
+}
+
+// jobOf returns the domain's job as the view holds it, to go on with, and
+// its started_at, which the job's writes name (SetDomainCertificateJob):
+// a new job starting now, and zero, for a renewal.
+func (m *Manager) jobOf(d store.ReservedDomain) (job store.CertificateJob, since time.Time) {
+	prev := d.CertStatus.ProvisioningJob
+	if prev == nil {
+		return store.CertificateJob{StartedAt: m.cfg.Now()}, time.Time{}
+	}
+	return store.CertificateJob{StartedAt: prev.StartedAt, Attempts: prev.Attempts}, prev.StartedAt
 }
 
 // isDNSProblem reports whether the authority failed the challenge for a

@@ -234,9 +234,9 @@ func (s *gatedStore) TakeLease(ctx context.Context, name, holder string, ttl tim
 	return s.Store.TakeLease(ctx, name, holder, ttl)
 }
 
-func (s *gatedStore) SetDomainCertificateJob(ctx context.Context, accountID, domainID string, job store.CertificateJob) error {
+func (s *gatedStore) SetDomainCertificateJob(ctx context.Context, accountID, domainID string, since time.Time, job store.CertificateJob) error {
 	s.jobs.Add(1)
-	return s.Store.SetDomainCertificateJob(ctx, accountID, domainID, job)
+	return s.Store.SetDomainCertificateJob(ctx, accountID, domainID, since, job)
 }
 
 // TestFirstTickWaitsForView: a manager that takes the lease runs no job
