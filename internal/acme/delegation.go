@@ -21,7 +21,10 @@ import (
 // domain checks the service domain (obtain.go).
 
 // delegationError is a domain whose NS records are not the ns_targets:
-// the job waits for the user, or the operator, to set them.
+// the job waits for the user, or the operator, to set them. Its Error is
+// the job's msg, which the tenant reads: an agent ingress's names the
+// records the tenant sets; the service domain's says only that the
+// operator has to act (the tick logs the records, serviceDelegation).
 type delegationError struct {
 	Domain    string
 	NSTargets []string
@@ -36,8 +39,8 @@ type delegationError struct {
 
 func (e *delegationError) Error() string {
 	if e.Every > 0 {
-		return fmt.Sprintf("certificate provisioning is in progress: waiting for the service domain %s to be delegated to sluice's DNS: set its NS records to %s (%s); checked again every %s",
-			e.Domain, strings.Join(e.NSTargets, ", "), e.Found, e.Every)
+		return fmt.Sprintf("certificate provisioning is in progress: waiting for the service's operator to delegate the service domain %s to sluice's DNS, which answers the certificate's validation; nothing to do on your side; checked again every %s",
+			e.Domain, e.Every)
 	}
 	return fmt.Sprintf("certificate provisioning is waiting for %s to be delegated to sluice: set its NS records to %s (%s); checked again at retries_at",
 		e.Domain, strings.Join(e.NSTargets, ", "), e.Found)
@@ -66,12 +69,20 @@ type serviceCheck struct {
 // serviceDelegation returns the error of checkDelegation of the service
 // domain, checked at the first call of the tick and remembered until the
 // next: however many names under it are due, a tick asks the resolver
-// once.
+// once, and logs once what the operator must set while it is not
+// delegated.
 func (m *Manager) serviceDelegation(ctx context.Context) error {
-	if !m.service.done {
-		m.service = serviceCheck{done: true, err: m.checkDelegation(ctx, m.cfg.ServiceDomain, true)}
+	if m.service.done {
+		return m.service.err
 	}
-	return m.service.err
+	err := m.checkDelegation(ctx, m.cfg.ServiceDomain, true)
+	m.service = serviceCheck{done: true, err: err}
+	var waiting *delegationError
+	if errors.As(err, &waiting) {
+		m.cfg.Logger.Warn("the service domain is not delegated to sluice's DNS: the reserved domains under it wait for their certificates; set its NS records, at its registrar or parent zone, to the name servers of --ingress-ns-targets, served by --dns-listen",
+			"service_domain", waiting.Domain, "ns_records_to_set", strings.Join(waiting.NSTargets, ", "), "found", waiting.Found)
+	}
+	return err
 }
 
 // wait records that the job of a domain under the service domain waits
@@ -92,7 +103,7 @@ func (m *Manager) wait(ctx context.Context, d store.ReservedDomain, waiting *del
 	job, since := m.jobOf(d)
 	job.Msg = msg
 	log := m.cfg.Logger.With("reserved_domain", d.ID, "domain", d.Domain)
-	log.Info("certificate job waiting for the service domain's delegation", "found", waiting.Found)
+	log.Info("certificate job waiting for the service domain's delegation")
 	err := m.store.SetDomainCertificateJob(ctx, d.AccountID, d.ID, since, job)
 	if err != nil && !errors.Is(err, store.ErrCertificateUnmanaged) && !errors.Is(err, store.ErrNotFound) {
 		log.Warn("recording the certificate job", "error", err)
