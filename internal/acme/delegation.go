@@ -85,15 +85,15 @@ func (m *Manager) serviceDelegation(ctx context.Context) error {
 	return err
 }
 
-// wait records that the job of a domain under the service domain waits
-// for its delegation: in progress, without an error_code or retries_at,
-// counting no attempt, its msg saying so. It writes only when the msg
-// changes, after extending the lease, so that a tick's cost of the names
-// waiting is a comparison each, not a store read or write; it reports
-// whether this process still holds the lease.
-func (m *Manager) wait(ctx context.Context, d store.ReservedDomain, waiting *delegationError) bool {
+// wait records that the job of a domain under the service domain waits,
+// for the reason serviceWait gives: in progress, without an error_code or
+// retries_at, counting no attempt, its msg the reason's. It writes only
+// when the msg changes, after extending the lease, so that a tick's cost
+// of the names waiting is a comparison each, not a store read or write;
+// it reports whether this process still holds the lease.
+func (m *Manager) wait(ctx context.Context, d store.ReservedDomain, reason error) bool {
 	prev := d.CertStatus.ProvisioningJob
-	msg := waiting.Error()
+	msg := reason.Error()
 	if prev != nil && prev.ErrorCode == "" && prev.RetriesAt == nil && prev.Msg == msg {
 		return true // waiting, as recorded
 	}
@@ -103,7 +103,7 @@ func (m *Manager) wait(ctx context.Context, d store.ReservedDomain, waiting *del
 	job, since := m.jobOf(d)
 	job.Msg = msg
 	log := m.cfg.Logger.With("reserved_domain", d.ID, "domain", d.Domain)
-	log.Info("certificate job waiting for the service domain's delegation")
+	log.Info("certificate job waiting", "reason", msg)
 	err := m.store.SetDomainCertificateJob(ctx, d.AccountID, d.ID, since, job)
 	if err != nil && !errors.Is(err, store.ErrCertificateUnmanaged) && !errors.Is(err, store.ErrNotFound) {
 		log.Warn("recording the certificate job", "error", err)

@@ -29,6 +29,9 @@ type Manager struct {
 	// service is the tick's check of the service domain's delegation,
 	// made at most once a tick (serviceDelegation); Run's (tick's) alone.
 	service serviceCheck
+	// orders is the budget of the orders of names under the service
+	// domain (budget.go); Run's (tick's) alone.
+	orders *orderBudget
 }
 
 // New returns a Manager of the jobs in st. It starts nothing; it returns
@@ -41,7 +44,7 @@ func New(st Store, cfg Config) (*Manager, error) {
 	return &Manager{
 		cfg: cfg, store: st, directory: DirectoryURL(cfg.Directory),
 		dns:  resolver{addr: cfg.Resolver, timeout: 5 * time.Second},
-		jobs: newJobs(), ticker: newTicker,
+		jobs: newJobs(), ticker: newTicker, orders: newOrderBudget(cfg.ServiceDomainOrders),
 	}, nil
 }
 
@@ -90,11 +93,10 @@ func (m *Manager) tick(ctx context.Context) {
 		if !ok || !m.due(d) {
 			continue
 		}
-		var waiting *delegationError
-		if m.underServiceDomain(d.Domain) && errors.As(m.serviceDelegation(ctx), &waiting) {
+		if reason := m.serviceWait(ctx, d); reason != nil {
 			// No order can start: the job waits, at the cost of no
 			// query, and of no store write unless its msg changes.
-			if !m.wait(ctx, d, waiting) {
+			if !m.wait(ctx, d, reason) {
 				return
 			}
 			continue
@@ -114,6 +116,24 @@ func (m *Manager) tick(ctx context.Context) {
 		}
 		m.runIngress(ctx, a)
 	}
+}
+
+// serviceWait returns why the job of a name under the service domain
+// cannot order now: the service domain is not delegated (a
+// *delegationError, checked once a tick), or the budget of orders is
+// spent (a *budgetError); nil for any other domain, or when it can.
+func (m *Manager) serviceWait(ctx context.Context, d store.ReservedDomain) error {
+	if !m.underServiceDomain(d.Domain) {
+		return nil
+	}
+	var waiting *delegationError
+	if err := m.serviceDelegation(ctx); errors.As(err, &waiting) {
+		return waiting
+	}
+	if full := m.orders.check(d.AccountID, m.cfg.Now()); full != nil {
+		return full
+	}
+	return nil
 }
 
 // extendLease extends the lease before a job, so that no other process
@@ -164,9 +184,10 @@ func (m *Manager) underServiceDomain(domain string) bool {
 }
 
 // run runs the domain's job once, and records how it ended. A job
-// waiting for the service domain's delegation stays in progress, without
-// an error_code or retries_at, and counts no attempt: it is looked at
-// again at the next tick, and written only when its msg changes. A name
+// waiting for the service domain's delegation, or for the budget of
+// orders of the names under it, stays in progress, without an error_code
+// or retries_at, and counts no attempt: it is looked at again at the
+// next tick, and written only when its msg changes (wait). A name
 // under the service domain never ends DNS_ERROR, which waits for the
 // user: the authority's DNS problem is an INTERNAL_ERROR there.
 func (m *Manager) run(ctx context.Context, d store.ReservedDomain) {
@@ -189,15 +210,19 @@ func (m *Manager) run(ctx context.Context, d store.ReservedDomain) {
 	}
 	var dnsErr *DNSError
 	var waiting *delegationError
+	var full *budgetError
 	switch {
 	case err == nil:
 		log.Info("certificate stored")
 		return
 	case errors.Is(err, store.ErrCertificateUnmanaged), errors.Is(err, store.ErrNotFound):
 		return // the policy was set anew or to null, or the domain deleted, meanwhile
-	case errors.As(err, &waiting):
-		m.wait(ctx, d, waiting)
-		return
+	case errors.As(err, &waiting), errors.As(err, &full):
+		// The tick found no reason to wait (serviceWait) but the job
+		// did: recorded as wait records it, under the job's since.
+		job.Attempts--
+		job.ErrorCode, job.RetriesAt = "", nil
+		log.Info("certificate job waiting", "reason", err.Error())
 	case (errors.As(err, &dnsErr) || isDNSProblem(err)) && !m.underServiceDomain(d.Domain):
 		// The user's record to fix; under the service domain, the DNS
 		// is the operator's, and the job retries as after an

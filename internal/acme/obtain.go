@@ -38,6 +38,11 @@ func (m *Manager) obtain(ctx context.Context, d store.ReservedDomain, step func(
 	if err := v.setUp(client); err != nil {
 		return store.IssuedCertificate{}, fmt.Errorf("setting up %s: %w", v.method, err)
 	}
+	if m.underServiceDomain(d.Domain) {
+		if full := m.orders.take(d.AccountID, m.cfg.Now()); full != nil {
+			return store.IssuedCertificate{}, full
+		}
+	}
 	res, err := client.Certificate.Obtain(ctx, certificate.ObtainRequest{Domains: []string{d.Domain}, Bundle: true, KeyType: keyType(d.CertPolicy.PrivateKeyType)})
 	if err != nil {
 		return store.IssuedCertificate{}, fmt.Errorf("ordering the certificate of %s: %w", d.Domain, err)
