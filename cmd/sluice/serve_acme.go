@@ -20,14 +20,16 @@ import (
 // given, --dev included: Let's Encrypt, even its staging, validates
 // through public DNS, which a laptop's --dev does not have.
 type acmeFlags struct {
-	directory string
-	resolver  string
-	interval  time.Duration
+	directory           string
+	resolver            string
+	interval            time.Duration
+	serviceDomainOrders int
 }
 
 func (f *acmeFlags) register(fl *pflag.FlagSet) {
 	fl.StringVar(&f.directory, "acme-directory", "", "the ACME certificate authority that issues the certificates of custom reserved domains, names under the first service domain (once it is delegated to --dns-listen) and agent ingresses with a certificate_management_policy (a wildcard's, a service domain name's and an agent ingress's region domains' through DNS-01 answered by --dns-listen, another's through HTTP-01 answered by --edge-http): "+acme.LetsEncrypt+", "+acme.LetsEncryptStaging+", or a directory URL (docs/operations.md; default: none, with --dev too: their jobs stay in progress)")
 	fl.DurationVar(&f.interval, "acme-interval", 30*time.Second, "how often the process holding the certificate jobs' lease looks for the jobs due: new policies, retries_at and renews_at come, DNS records fixed")
+	fl.IntVar(&f.serviceDomainOrders, "acme-service-domain-orders", 100, "how many certificate orders the names under the first service domain, which any account can reserve without proof, may have in any 3 hours, of all accounts and renewals included (each account besides at most 5): the rest wait, in progress, for a slot; the default is a third of Let's Encrypt's 300 new orders an ACME account in 3 hours, which every tenant's certificates share")
 	fl.StringVar(&f.resolver, "acme-dns-resolver", "", "HOST:PORT of the recursive DNS resolver that checks the users' _acme-challenge CNAMEs and that the DNS of --dns-listen serves a challenge before the authority validates it (default: the first nameserver of /etc/resolv.conf)")
 }
 
@@ -46,6 +48,9 @@ func (f acmeFlags) validate() error {
 	}
 	if f.interval <= 0 {
 		return errors.New("--acme-interval must be positive, such as 30s")
+	}
+	if f.serviceDomainOrders <= 0 {
+		return fmt.Errorf("--acme-service-domain-orders is %d: it must be positive, such as 100", f.serviceDomainOrders)
 	}
 	if f.resolver != "" {
 		if _, _, err := net.SplitHostPort(f.resolver); err != nil {
@@ -89,7 +94,8 @@ func (a *app) newACME(srv *api.Server, serviceDomains []string) error {
 	a.acme, err = acme.New(a.store, acme.Config{
 		Directory: f.directory, ServiceDomain: serviceDomains[0], ServiceDomains: serviceDomains, Resolver: resolver,
 		NSTargets: ingress.NSTargets, Regions: ingress.Regions,
-		Holder: schemas.NewID("proc_"), Interval: f.interval, Events: srv.CertificateEvents(), Logger: a.log.With("component", "acme"),
+		Holder: schemas.NewID("proc_"), Interval: f.interval, ServiceDomainOrders: f.serviceDomainOrders,
+		Events: srv.CertificateEvents(), Logger: a.log.With("component", "acme"),
 	})
 	return err
 }

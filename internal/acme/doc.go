@@ -15,7 +15,8 @@
 // its own _acme-challenge name, which sluice's DNS answers in the service
 // domain's zone: its job waits, in progress, until the service domain's
 // NS records are the ns_targets (the operator delegates it to sluice's
-// DNS). An agent ingress's region domains are validated through DNS-01
+// DNS), and while the budget of their orders, which no tenant proves
+// anything for, is spent (budget.go). An agent ingress's region domains are validated through DNS-01
 // in its own zone, delegated likewise. It is not an ACME server, nor a
 // DNS server, and it does not serve certificates (package edge does).
 package acme

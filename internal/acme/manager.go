@@ -26,6 +26,12 @@ type Manager struct {
 	jobs      *jobs  // the view of the jobs, while watch runs
 	watch     *watch // nil unless this process holds the lease; Run's (tick's) alone
 	ticker    ticker
+	// service is the tick's check of the service domain's delegation,
+	// made at most once a tick (serviceDelegation); Run's (tick's) alone.
+	service serviceCheck
+	// orders is the budget of the orders of names under the service
+	// domain (budget.go); Run's (tick's) alone.
+	orders *orderBudget
 }
 
 // New returns a Manager of the jobs in st. It starts nothing; it returns
@@ -38,7 +44,7 @@ func New(st Store, cfg Config) (*Manager, error) {
 	return &Manager{
 		cfg: cfg, store: st, directory: DirectoryURL(cfg.Directory),
 		dns:  resolver{addr: cfg.Resolver, timeout: 5 * time.Second},
-		jobs: newJobs(), ticker: newTicker,
+		jobs: newJobs(), ticker: newTicker, orders: newOrderBudget(cfg.ServiceDomainOrders),
 	}, nil
 }
 
@@ -79,11 +85,20 @@ func (m *Manager) tick(ctx context.Context) {
 	if !m.loaded() {
 		return // Run ticks again once it is
 	}
+	m.service = serviceCheck{}
 	for _, key := range m.jobs.dueDomains(m.due) {
 		// The jobs before this one took time: it is run as the view
 		// holds it now, if it is due still.
 		d, ok := m.jobs.domain(key)
 		if !ok || !m.due(d) {
+			continue
+		}
+		if reason := m.serviceWait(ctx, d); reason != nil {
+			// No order can start: the job waits, at the cost of no
+			// query, and of no store write unless its msg changes.
+			if !m.wait(ctx, d, reason) {
+				return
+			}
 			continue
 		}
 		if !m.extendLease(ctx) {
@@ -101,6 +116,24 @@ func (m *Manager) tick(ctx context.Context) {
 		}
 		m.runIngress(ctx, a)
 	}
+}
+
+// serviceWait returns why the job of a name under the service domain
+// cannot order now: the service domain is not delegated (a
+// *delegationError, checked once a tick), or the budget of orders is
+// spent (a *budgetError); nil for any other domain, or when it can.
+func (m *Manager) serviceWait(ctx context.Context, d store.ReservedDomain) error {
+	if !m.underServiceDomain(d.Domain) {
+		return nil
+	}
+	var waiting *delegationError
+	if err := m.serviceDelegation(ctx); errors.As(err, &waiting) {
+		return waiting
+	}
+	if full := m.orders.check(d.AccountID, m.cfg.Now()); full != nil {
+		return full
+	}
+	return nil
 }
 
 // extendLease extends the lease before a job, so that no other process
@@ -151,41 +184,45 @@ func (m *Manager) underServiceDomain(domain string) bool {
 }
 
 // run runs the domain's job once, and records how it ended. A job
-// waiting for the service domain's delegation stays in progress, without
-// an error_code or retries_at, and counts no attempt: it is looked at
-// again at the next tick, and written only when its msg changes. A name
+// waiting for the service domain's delegation, or for the budget of
+// orders of the names under it, stays in progress, without an error_code
+// or retries_at, and counts no attempt: it is looked at again at the
+// next tick, and written only when its msg changes (wait). A name
 // under the service domain never ends DNS_ERROR, which waits for the
 // user: the authority's DNS problem is an INTERNAL_ERROR there.
 func (m *Manager) run(ctx context.Context, d store.ReservedDomain) {
 	ctx, cancel := context.WithTimeout(ctx, m.cfg.JobTimeout)
 	defer cancel()
 	log := m.cfg.Logger.With("reserved_domain", d.ID, "domain", d.Domain)
-	job := store.CertificateJob{StartedAt: m.cfg.Now()}
-	prev := d.CertStatus.ProvisioningJob
-	if prev != nil {
-		job.StartedAt, job.Attempts = prev.StartedAt, prev.Attempts
-	}
+	job, since := m.jobOf(d)
 	job.Attempts++
 	step := func(msg string) error {
 		job.Msg = msg
-		return m.store.SetDomainCertificateJob(ctx, d.AccountID, d.ID, job)
+		if err := m.store.SetDomainCertificateJob(ctx, d.AccountID, d.ID, since, job); err != nil {
+			return err
+		}
+		since = job.StartedAt // a renewal's job is recorded now
+		return nil
 	}
-	err := m.obtain(ctx, d, step)
+	issued, err := m.obtain(ctx, d, step)
+	if err == nil {
+		_, err = m.store.SetDomainCertificate(ctx, d.AccountID, d.ID, since, issued, m.cfg.Events)
+	}
 	var dnsErr *DNSError
 	var waiting *delegationError
+	var full *budgetError
 	switch {
 	case err == nil:
 		log.Info("certificate stored")
 		return
 	case errors.Is(err, store.ErrCertificateUnmanaged), errors.Is(err, store.ErrNotFound):
-		return // the policy was set to null, or the domain deleted, meanwhile
-	case errors.As(err, &waiting):
-		if prev != nil && prev.ErrorCode == "" && prev.Msg == err.Error() {
-			return // waiting, as recorded
-		}
+		return // the policy was set anew or to null, or the domain deleted, meanwhile
+	case errors.As(err, &waiting), errors.As(err, &full):
+		// The tick found no reason to wait (serviceWait) but the job
+		// did: recorded as wait records it, under the job's since.
 		job.Attempts--
 		job.ErrorCode, job.RetriesAt = "", nil
-		log.Info("certificate job waiting for the service domain's delegation", "found", waiting.Found)
+		log.Info("certificate job waiting", "reason", err.Error())
 	case (errors.As(err, &dnsErr) || isDNSProblem(err)) && !m.underServiceDomain(d.Domain):
 		// The user's record to fix; under the service domain, the DNS
 		// is the operator's, and the job retries as after an
@@ -198,9 +235,20 @@ func (m *Manager) run(ctx context.Context, d store.ReservedDomain) {
 		log.Warn("certificate job failed", "error_code", job.ErrorCode, "error", err)
 	}
 	job.Msg = err.Error()
-	if err := m.store.SetDomainCertificateJob(context.WithoutCancel(ctx), d.AccountID, d.ID, job); err != nil && !errors.Is(err, store.ErrCertificateUnmanaged) {
+	if err := m.store.SetDomainCertificateJob(context.WithoutCancel(ctx), d.AccountID, d.ID, since, job); err != nil && !errors.Is(err, store.ErrCertificateUnmanaged) {
 		log.Warn("recording the certificate job", "error", err)
 	}
+}
+
+// jobOf returns the domain's job as the view holds it, to go on with, and
+// its started_at, which the job's writes name (SetDomainCertificateJob):
+// a new job starting now, and zero, for a renewal.
+func (m *Manager) jobOf(d store.ReservedDomain) (job store.CertificateJob, since time.Time) {
+	prev := d.CertStatus.ProvisioningJob
+	if prev == nil {
+		return store.CertificateJob{StartedAt: m.cfg.Now()}, time.Time{}
+	}
+	return store.CertificateJob{StartedAt: prev.StartedAt, Attempts: prev.Attempts}, prev.StartedAt
 }
 
 // isDNSProblem reports whether the authority failed the challenge for a

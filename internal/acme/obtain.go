@@ -17,41 +17,44 @@ import (
 )
 
 // obtain checks what the domain's validation needs of the DNS, has the
-// authority issue its certificate, and stores it; step records what it
-// does. A custom wildcard is validated through DNS-01 at its
+// authority issue its certificate, and returns it, for run to store; step
+// records what it does. A custom wildcard is validated through DNS-01 at its
 // acme_challenge_cname_target, another custom domain through HTTP-01 at
 // the edges, which its CNAME to its cname_target reaches; a name under
 // the service domain, wildcard or not, through DNS-01 in the service
 // domain's zone, once that is delegated to sluice's DNS.
-func (m *Manager) obtain(ctx context.Context, d store.ReservedDomain, step func(msg string) error) error {
+func (m *Manager) obtain(ctx context.Context, d store.ReservedDomain, step func(msg string) error) (store.IssuedCertificate, error) {
 	v, err := m.validation(ctx, d, step)
 	if err != nil {
-		return err
+		return store.IssuedCertificate{}, err
 	}
 	if err := step(fmt.Sprintf("certificate provisioning is in progress: ordering a certificate of %s from %s through %s", d.Domain, m.directory, v.method)); err != nil {
-		return err
+		return store.IssuedCertificate{}, err
 	}
 	client, err := m.client(ctx)
 	if err != nil {
-		return err
+		return store.IssuedCertificate{}, err
 	}
 	if err := v.setUp(client); err != nil {
-		return fmt.Errorf("setting up %s: %w", v.method, err)
+		return store.IssuedCertificate{}, fmt.Errorf("setting up %s: %w", v.method, err)
+	}
+	if m.underServiceDomain(d.Domain) {
+		if full := m.orders.take(d.AccountID, m.cfg.Now()); full != nil {
+			return store.IssuedCertificate{}, full
+		}
 	}
 	res, err := client.Certificate.Obtain(ctx, certificate.ObtainRequest{Domains: []string{d.Domain}, Bundle: true, KeyType: keyType(d.CertPolicy.PrivateKeyType)})
 	if err != nil {
-		return fmt.Errorf("ordering the certificate of %s: %w", d.Domain, err)
+		return store.IssuedCertificate{}, fmt.Errorf("ordering the certificate of %s: %w", d.Domain, err)
 	}
 	leaf, err := certcrypto.ParsePEMCertificate(res.Certificate)
 	if err != nil {
-		return fmt.Errorf("reading the certificate the authority issued: %w", err)
+		return store.IssuedCertificate{}, fmt.Errorf("reading the certificate the authority issued: %w", err)
 	}
-	issued := store.IssuedCertificate{
+	return store.IssuedCertificate{
 		CertificatePEM: string(res.Certificate), PrivateKeyPEM: string(res.PrivateKey), PrivateKeyType: d.CertPolicy.PrivateKeyType,
 		IssuedAt: m.cfg.Now(), RenewsAt: m.renewsAt(leaf.NotAfter),
-	}
-	_, err = m.store.SetDomainCertificate(ctx, d.AccountID, d.ID, issued, m.cfg.Events)
-	return err
+	}, nil
 }
 
 // keyType is lego's key type of a policy's private_key_type.
@@ -76,7 +79,7 @@ type validation struct {
 // is set).
 func (m *Manager) validation(ctx context.Context, d store.ReservedDomain, step func(msg string) error) (validation, error) {
 	if m.underServiceDomain(d.Domain) {
-		if err := m.checkDelegation(ctx, m.cfg.ServiceDomain, true); err != nil {
+		if err := m.serviceDelegation(ctx); err != nil {
 			return validation{}, err
 		}
 		return validation{"DNS-01", func(client *lego.Client) error { return m.setDNS01(client, d, "") }}, nil

@@ -10,6 +10,7 @@ import (
 	"net/http/httptest"
 	"net/netip"
 	"strings"
+	"sync"
 	"testing"
 	"time"
 
@@ -45,7 +46,29 @@ type env struct {
 	pebble  *acmetest.Pebble
 	clock   *check.Clock
 	manager *Manager
-	cfg     Config // the manager's
+	cfg     Config     // the manager's
+	logs    *logBuffer // the manager's log
+}
+
+// logBuffer is a log's text, safe for concurrent use.
+type logBuffer struct {
+	mu   sync.Mutex
+	text strings.Builder
+}
+
+func (b *logBuffer) Write(p []byte) (int, error) {
+	b.mu.Lock()
+	defer b.mu.Unlock()
+	return b.text.Write(p)
+}
+
+// take returns the lines logged since the last take.
+func (b *logBuffer) take() []string {
+	b.mu.Lock()
+	defer b.mu.Unlock()
+	text := b.text.String()
+	b.text.Reset()
+	return strings.Split(strings.TrimSuffix(text, "\n"), "\n")
 }
 
 func newEnv(t *testing.T, directory func(p *acmetest.Pebble) string) *env {
@@ -85,9 +108,10 @@ func newEnv(t *testing.T, directory func(p *acmetest.Pebble) string) *env {
 	edgeHTTP := httptest.NewServer(edge.ServeHTTPChallenges(st, http.NotFoundHandler()))
 	t.Cleanup(edgeHTTP.Close)
 	p := acmetest.StartPebble(t, resolverAddr, edgeHTTP.Listener.Addr().(*net.TCPAddr).Port)
+	logs := &logBuffer{}
 	cfg := Config{
 		Directory: directory(p), ServiceDomain: serviceDomain, Resolver: resolverAddr, Holder: "test", NSTargets: nsTargets, Regions: []string{"us"},
-		Events: noEvents, HTTPClient: p.Client, Now: c.Now, Logger: quiet,
+		Events: noEvents, HTTPClient: p.Client, Now: c.Now, Logger: slog.New(slog.NewTextHandler(logs, nil)),
 		PropagationTimeout: 10 * time.Second, PollInterval: 50 * time.Millisecond, JobTimeout: time.Minute,
 	}
 	synced := &syncedStore{Store: st, t: t, account: account.ID}
@@ -98,7 +122,7 @@ func newEnv(t *testing.T, directory func(p *acmetest.Pebble) string) *env {
 	synced.manager = m
 	m.startWatch(ctx)
 	t.Cleanup(m.stopWatch)
-	e := &env{ctx: ctx, store: st, account: account.ID, zone: zone, pebble: p, clock: c, manager: m, cfg: cfg}
+	e := &env{ctx: ctx, store: st, account: account.ID, zone: zone, pebble: p, clock: c, manager: m, cfg: cfg, logs: logs}
 	check.Eventually(t, 10*time.Second, "sluice's DNS answering from the store", func() (string, bool) {
 		resp, err := zone.Forward("acme."+serviceDomain+".", dns.TypeSOA)
 		if err != nil {

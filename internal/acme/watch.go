@@ -8,8 +8,13 @@ import (
 // The jobs due are found in memory, in the view (jobs) that a watch of
 // the store (store.FollowCertificateJobs) keeps, not by listing every
 // reserved domain and agent ingress of every account at each tick: a
-// tick's work grows with the resources whose certificates are managed,
-// not with the accounts, which anyone can make by signing up.
+// tick's store reads and writes, and its DNS queries, grow with the jobs
+// that act in it, not with the accounts, which anyone can make by
+// signing up. Nor do they grow with the names under the service domain
+// while it is not delegated to sluice's DNS: the tick asks for its NS
+// records once (serviceDelegation), and each name waiting costs a
+// comparison in memory, and a store write only when its msg changes
+// (wait); the view's scan alone grows with the resources managed.
 //
 // The watch runs only while this process holds the lease: taken, it
 // starts; lost, it stops and the view is forgotten. Every process serving
@@ -28,10 +33,12 @@ import (
 // on the resource as the store holds it then (SetDomainCertificateJob,
 // SetDomainCertificate, SetAgentIngressCertificateJob,
 // SetAgentIngressCertificate), refused with ErrCertificateUnmanaged when
-// its policy is null by then or, for an agent ingress, set anew: a view
-// that lags writes no status on a resource no longer managed. A job
-// whose policy the user sent again while the view lagged runs at the
-// next tick instead. The job's own writes come back through the watch as
+// its policy is null by then or set anew: each write names the job it
+// belongs to by its started_at (a reserved domain's, or an agent
+// ingress's ProvisioningSince), and a policy set anew starts a job with
+// another. A view that lags, or a job that runs while the user changes
+// the policy, writes no status on a resource no longer managed and
+// overwrites no newer job; the new job runs at the next tick instead. The job's own writes come back through the watch as
 // new revisions, within milliseconds, long before the next tick; only a
 // watch away for a whole interval while the store takes writes (it
 // watches again a second after it ends) could have a tick run a job once

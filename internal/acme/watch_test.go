@@ -26,10 +26,12 @@ type syncedStore struct {
 	*store.Store
 	t       *testing.T
 	account string
-	manager *Manager // whose goroutine alone takes the lease
+	manager *Manager     // whose goroutine alone takes the lease
+	leases  atomic.Int64 // the calls of TakeLease
 }
 
 func (s *syncedStore) TakeLease(ctx context.Context, name, holder string, ttl time.Duration) (bool, error) {
+	s.leases.Add(1)
 	held, err := s.Store.TakeLease(ctx, name, holder, ttl)
 	if err != nil || !held || s.manager == nil || s.manager.watch == nil {
 		return held, err
@@ -232,9 +234,9 @@ func (s *gatedStore) TakeLease(ctx context.Context, name, holder string, ttl tim
 	return s.Store.TakeLease(ctx, name, holder, ttl)
 }
 
-func (s *gatedStore) SetDomainCertificateJob(ctx context.Context, accountID, domainID string, job store.CertificateJob) error {
+func (s *gatedStore) SetDomainCertificateJob(ctx context.Context, accountID, domainID string, since time.Time, job store.CertificateJob) error {
 	s.jobs.Add(1)
-	return s.Store.SetDomainCertificateJob(ctx, accountID, domainID, job)
+	return s.Store.SetDomainCertificateJob(ctx, accountID, domainID, since, job)
 }
 
 // TestFirstTickWaitsForView: a manager that takes the lease runs no job

@@ -90,6 +90,7 @@ type Zone struct {
 	sluiceDNS     string              // HOST:PORT, over TCP
 	cnames        map[string]string   // fqdn → fqdn
 	ns            map[string][]string // fqdn → fqdns
+	queries       map[dns.Question]int
 }
 
 // StartZone runs the resolver over UDP and TCP on one port until the test
@@ -98,7 +99,7 @@ type Zone struct {
 // SetSluiceDNS may give later).
 func StartZone(t *testing.T, serviceDomain, sluiceDNS string) (*Zone, string) {
 	t.Helper()
-	z := &Zone{serviceDomain: serviceDomain, sluiceDNS: sluiceDNS, cnames: make(map[string]string), ns: make(map[string][]string)}
+	z := &Zone{serviceDomain: serviceDomain, sluiceDNS: sluiceDNS, cnames: make(map[string]string), ns: make(map[string][]string), queries: make(map[dns.Question]int)}
 	udp, tcp, err := dnsserver.Listen("127.0.0.1:0")
 	if err != nil {
 		t.Fatal(err)
@@ -136,6 +137,14 @@ func (z *Zone) NS(name string, targets ...string) {
 	z.ns[dns.Fqdn(name)] = fqdns
 }
 
+// Queries returns how many queries of qtype at name the resolver has
+// answered.
+func (z *Zone) Queries(name string, qtype uint16) int {
+	z.mu.Lock()
+	defer z.mu.Unlock()
+	return z.queries[dns.Question{Name: strings.ToLower(dns.Fqdn(name)), Qtype: qtype, Qclass: dns.ClassINET}]
+}
+
 // ServeDNS answers a query as a recursive resolver would.
 func (z *Zone) ServeDNS(w dns.ResponseWriter, q *dns.Msg) {
 	answer := new(dns.Msg)
@@ -144,6 +153,7 @@ func (z *Zone) ServeDNS(w dns.ResponseWriter, q *dns.Msg) {
 	question := q.Question[0]
 	name := strings.ToLower(question.Name)
 	z.mu.Lock()
+	z.queries[dns.Question{Name: name, Qtype: question.Qtype, Qclass: dns.ClassINET}]++
 	target, ok := z.cnames[name]
 	ns, delegated := z.ns[name]
 	z.mu.Unlock()

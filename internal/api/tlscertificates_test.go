@@ -53,7 +53,11 @@ func TestTLSCertificates(t *testing.T) {
 	e := newTestEnv(t)
 	d := e.createReservedDomain(t, e.token, "*.apps.example.com", "")
 	chain, key := testChain(t, "*.apps.example.com")
-	cert, err := e.store.SetDomainCertificate(t.Context(), e.account, d.ID, store.IssuedCertificate{
+	stored, err := e.store.GetReservedDomain(t.Context(), e.account, d.ID)
+	if err != nil {
+		t.Fatal(err)
+	}
+	cert, err := e.store.SetDomainCertificate(t.Context(), e.account, d.ID, stored.CertStatus.ProvisioningJob.StartedAt, store.IssuedCertificate{
 		CertificatePEM: chain, PrivateKeyPEM: key, PrivateKeyType: store.KeyTypeECDSA,
 		IssuedAt: time.Date(2030, 1, 1, 0, 0, 0, 0, time.UTC), RenewsAt: time.Date(2030, 3, 2, 0, 0, 0, 0, time.UTC),
 	}, e.server.CertificateEvents())

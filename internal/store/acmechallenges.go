@@ -51,23 +51,32 @@ type ACMEChallenge struct {
 	Token string `json:"token"`
 	// Values are the TXT values, in the order they were added, none twice.
 	Values []string `json:"values"`
-	// AddedAt is when each value was last added (the store's clock), by
-	// value. A value without one, stored before the store kept them, is
-	// stamped when an add or a sweep first sees it, so that it is dropped
-	// MaxACMEChallengeAge after that.
+	// AddedAt is when each value was last added, by value, by the clock
+	// of the store that added it (Config.Clock): the lease holder's for
+	// the certificate jobs' values, the operator's machine's for
+	// `sluice acme-challenges add`, which writes to the store directly.
+	// A value without one, stored before the store kept them, is stamped
+	// when an add or a sweep first sees it, so that it is dropped
+	// MaxACMEChallengeAge after that. The sweep (DropStaleACMEChallenges)
+	// stamps a time in its own future with its now, so that a writer's
+	// clock ahead keeps a value no longer than MaxACMEChallengeAge after
+	// the first sweep that sees it; a writer's clock behind by d shortens
+	// its value's life by d, to nothing from an hour on, and an add by a
+	// clock an hour ahead or more drops the token's other values.
 	AddedAt map[string]time.Time `json:"added_at,omitempty"`
 }
 
-// dropStale stamps the values without a time with now, drops those added
+// dropStale stamps the values without a time with now, and, with
+// future, those whose time is after now; it drops the values added
 // MaxACMEChallengeAge or longer before now, and the times of values not
 // held; it returns how many values it dropped, and whether it changed c.
-func (c *ACMEChallenge) dropStale(now time.Time) (int, bool) {
+func (c *ACMEChallenge) dropStale(now time.Time, future bool) (int, bool) {
 	changed := false
 	if c.AddedAt == nil {
 		c.AddedAt = make(map[string]time.Time, len(c.Values))
 	}
 	for _, v := range c.Values {
-		if _, ok := c.AddedAt[v]; !ok {
+		if at, ok := c.AddedAt[v]; !ok || future && at.After(now) {
 			c.AddedAt[v], changed = now, true
 		}
 	}
@@ -155,7 +164,9 @@ func (s *Store) AddACMEChallenge(ctx context.Context, token, value string) error
 			return fmt.Errorf("reading the ACME challenges of %s: %w", token, err)
 		}
 		now := s.now()
-		_, changed := c.dropStale(now)
+		// A time in this writer's future is left as it is: this clock
+		// may be the one behind (see ACMEChallenge.AddedAt).
+		_, changed := c.dropStale(now, false)
 		if !slices.Contains(c.Values, value) {
 			if len(c.Values) >= MaxACMEChallengeValues {
 				full := invalid("value", "the token %s holds %d TXT values already, the most it may: remove those of challenges that have ended", token, len(c.Values))
@@ -218,7 +229,10 @@ func (s *Store) putACMEChallenge(ctx context.Context, key string, c ACMEChalleng
 // MaxACMEChallengeAge ago or more, and the token's key with its last
 // value, so that the DNS stops answering the values of a job that died
 // mid-order even when no add comes to the token again; it stamps the
-// values stored without a time. It returns how many values it dropped;
+// values stored without a time, or with one after its now (a writer's
+// clock ahead: see ACMEChallenge.AddedAt). The lease holder of the
+// certificate jobs runs it, whose clock is the one the values are aged
+// by. It returns how many values it dropped;
 // a token it cannot read or write is left for the next sweep, its error
 // joined to the one returned.
 func (s *Store) DropStaleACMEChallenges(ctx context.Context) (int, error) {
@@ -239,7 +253,7 @@ func (s *Store) DropStaleACMEChallenges(ctx context.Context) (int, error) {
 			if err != nil {
 				return err
 			}
-			n, changed := c.dropStale(s.now())
+			n, changed := c.dropStale(s.now(), true)
 			if !changed {
 				return nil
 			}

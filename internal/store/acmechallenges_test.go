@@ -15,6 +15,7 @@ import (
 	"github.com/nats-io/nats.go/jetstream"
 
 	"github.com/sluicehq/sluice/internal/check"
+	"github.com/sluicehq/sluice/internal/natstest"
 	"github.com/sluicehq/sluice/internal/store"
 )
 
@@ -219,6 +220,36 @@ func TestStaleACMEChallenges(t *testing.T) {
 		holds(t, "room")
 		clock.Advance(time.Second)
 		sweep(t, 1)
+		holds(t)
+	})
+
+	t.Run("stamped by other clocks", func(t *testing.T) {
+		// The operator's `sluice acme-challenges add` writes with its
+		// machine's clock, a year ahead here, or two hours behind.
+		skewed := func(d time.Duration) *store.Store {
+			_, js := natstest.Connect(t, e.srv)
+			s, err := store.Open(e.ctx, js, store.Config{Clock: func() time.Time { return clock.Now().Add(d) }})
+			if err != nil {
+				t.Fatal(err)
+			}
+			return s
+		}
+		if err := skewed(365*24*time.Hour).AddACMEChallenge(e.ctx, token, "ahead"); err != nil {
+			t.Fatal(err)
+		}
+		add(t, "job")
+		if err := skewed(-2*time.Hour).AddACMEChallenge(e.ctx, token, "behind"); err != nil {
+			t.Fatal(err)
+		}
+		sweep(t, 1) // "behind", two hours old by the sweep's clock
+		holds(t, "ahead", "job")
+		if c, _ := stored(t); !c.AddedAt["ahead"].Equal(clock.Now()) || !c.AddedAt["job"].Equal(clock.Now()) {
+			t.Fatalf("after the sweep, the times are %v; want the value ahead stamped with the sweep's now, the job's kept", c.AddedAt)
+		}
+		clock.Advance(store.MaxACMEChallengeAge - time.Second)
+		sweep(t, 0)
+		clock.Advance(time.Second)
+		sweep(t, 2)
 		holds(t)
 	})
 

@@ -11,10 +11,10 @@ import (
 )
 
 // ErrCertificateUnmanaged is returned by SetDomainCertificate,
-// SetDomainCertificateJob and SetAgentIngressCertificateJob for a
-// reserved domain or an agent ingress whose
-// certificate_management_policy is null (set so while its job ran), or
-// for an agent ingress whose policy was set anew meanwhile.
+// SetDomainCertificateJob, SetAgentIngressCertificate and
+// SetAgentIngressCertificateJob for a reserved domain or an agent ingress
+// whose certificate_management_policy is null (set so while its job ran),
+// or was set anew meanwhile, starting another job.
 var ErrCertificateUnmanaged = errors.New("the certificate is not managed: its certificate_management_policy is null, or was set anew")
 
 // The error codes of a failed certificate job (spec 3, 7).
@@ -43,15 +43,17 @@ type IssuedCertificate struct {
 }
 
 // SetDomainCertificate stores issued as the certificate of the account's
-// reserved domain with the id: a new TLS certificate the first time, the
-// same one (same id) renewed after; the domain's certificate names it,
-// its provisioning job ends and its renews_at is issued.RenewsAt. The
+// reserved domain with the id, obtained by the job that started at since
+// (see SetDomainCertificateJob): a new TLS certificate the first time,
+// the same one (same id) renewed after; the domain's certificate names
+// it, its provisioning job ends and its renews_at is issued.RenewsAt. The
 // events of events are stored with the change, all or none.
 //
-// It returns ErrCertificateUnmanaged if the domain's policy is null, an
-// error wrapping ErrNotFound if the account has no such domain, or one
-// saying what failed.
-func (s *Store) SetDomainCertificate(ctx context.Context, accountID, domainID string, issued IssuedCertificate, events CertificateEvents) (TLSCertificate, error) {
+// It returns ErrCertificateUnmanaged if the domain's policy is null, or
+// its job is no longer the one started at since (the policy was set anew
+// meanwhile), an error wrapping ErrNotFound if the account has no such
+// domain, or one saying what failed.
+func (s *Store) SetDomainCertificate(ctx context.Context, accountID, domainID string, since time.Time, issued IssuedCertificate, events CertificateEvents) (TLSCertificate, error) {
 	if err := reservedDomains.ownedID(accountID, domainID); err != nil {
 		return TLSCertificate{}, err
 	}
@@ -61,7 +63,7 @@ func (s *Store) SetDomainCertificate(ctx context.Context, accountID, domainID st
 		if err != nil {
 			return err
 		}
-		if d.CertPolicy == nil {
+		if !d.jobStartedAt(since) {
 			return refusal{ErrCertificateUnmanaged}
 		}
 		change, cert, crev, err := s.domainCertificate(ctx, d)
@@ -135,23 +137,40 @@ func outboxWrite(ev schemas.Encoded) (write, error) {
 
 // SetDomainCertificateJob records the provisioning job of the account's
 // reserved domain with the id: where it is, or how it failed. While a job
-// runs renews_at is null (spec 2.2).
+// runs renews_at is null (spec 2.2). since is the started_at of the job
+// the domain has, as the job read it, or zero for a renewal's first
+// write, when the domain has none: a policy set anew while the job ran
+// started another job, which the old one must not overwrite.
 //
-// It returns ErrCertificateUnmanaged if the domain's policy is null, an
-// error wrapping ErrNotFound if the account has no such domain, or one
-// saying what failed.
-func (s *Store) SetDomainCertificateJob(ctx context.Context, accountID, domainID string, job CertificateJob) error {
+// It returns ErrCertificateUnmanaged if the domain's policy is null, or
+// its job is no longer the one started at since, an error wrapping
+// ErrNotFound if the account has no such domain, or one saying what
+// failed.
+func (s *Store) SetDomainCertificateJob(ctx context.Context, accountID, domainID string, since time.Time, job CertificateJob) error {
 	job.StartedAt = job.StartedAt.UTC()
 	if job.RetriesAt != nil {
 		at := job.RetriesAt.UTC()
 		job.RetriesAt = &at
 	}
 	_, err := s.UpdateReservedDomain(ctx, accountID, domainID, func(d *ReservedDomain) error {
-		if d.CertPolicy == nil {
+		if !d.jobStartedAt(since) {
 			return ErrCertificateUnmanaged
 		}
 		d.CertStatus = &CertificateStatus{ProvisioningJob: &job}
 		return nil
 	})
 	return err
+}
+
+// jobStartedAt reports whether the domain's certificate is managed by the
+// job that started at since: its provisioning job did, or, since zero, it
+// has none (a renewal not yet recorded).
+func (d ReservedDomain) jobStartedAt(since time.Time) bool {
+	if d.CertPolicy == nil || d.CertStatus == nil {
+		return false
+	}
+	if job := d.CertStatus.ProvisioningJob; job != nil {
+		return job.StartedAt.Equal(since)
+	}
+	return since.IsZero()
 }

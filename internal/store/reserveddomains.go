@@ -103,8 +103,9 @@ func UnderServiceDomain(domain string, serviceDomains []string) bool {
 }
 
 // check normalizes d and returns a *ValidationError for the first field
-// that breaks a rule, or nil.
-func (d *ReservedDomain) check() error {
+// that breaks a rule, or nil; a policy without a status starts a job at
+// now.
+func (d *ReservedDomain) check(now time.Time) error {
 	spec := resource.ReservedDomains()
 	if err := checkText(spec.Field("description"), d.Description); err != nil {
 		return err
@@ -125,7 +126,7 @@ func (d *ReservedDomain) check() error {
 			return err
 		}
 		if d.CertStatus == nil {
-			d.CertStatus = newCertificateStatus(time.Now())
+			d.CertStatus = newCertificateStatus(now)
 		}
 	} else {
 		d.CertStatus = nil
@@ -151,7 +152,7 @@ var reservedDomains = family[ReservedDomain]{
 		}
 		return out
 	},
-	check: func(_ context.Context, _ *Store, d *ReservedDomain) error { return d.check() },
+	check: func(_ context.Context, s *Store, d *ReservedDomain) error { return d.check(s.now()) },
 	rule: func(was, d ReservedDomain) error {
 		if was.Domain != d.Domain {
 			return invalid("domain", "cannot change: delete the reserved domain and reserve the new one")
@@ -268,8 +269,9 @@ func (s *Store) ListReservedDomains(ctx context.Context, accountID string, page 
 // the id as fn does, checked as at create; the domain cannot change (a
 // *ValidationError). A policy set or changed starts a new provisioning
 // job, and so does a policy sent again after a DNS_ERROR; a policy
-// removed removes the status. No update is lost (see
-// family.update).
+// removed removes the status. A new job starts at the store's clock, and
+// after the job it replaces, whose writes then are refused
+// (SetDomainCertificateJob). No update is lost (see family.update).
 func (s *Store) UpdateReservedDomain(ctx context.Context, accountID, id string, fn func(*ReservedDomain) error, opts ...WriteOption) (ReservedDomain, error) {
 	return reservedDomains.update(ctx, s, accountID, id, func(d *ReservedDomain) error {
 		was := d.CertPolicy
@@ -280,10 +282,22 @@ func (s *Store) UpdateReservedDomain(ctx context.Context, accountID, id string, 
 		// DNS_ERROR retries: the user says the DNS is fixed.
 		again := d.CertPolicy != was && d.CertStatus != nil && d.CertStatus.ProvisioningJob != nil && d.CertStatus.ProvisioningJob.ErrorCode == CertErrorDNS
 		if d.CertPolicy != nil && (was == nil || *was != *d.CertPolicy || again) {
-			d.CertStatus = nil // a new job, set by check
+			d.CertStatus = newCertificateStatus(s.jobStart(d.CertStatus))
 		}
 		return nil
 	}, opts)
+}
+
+// jobStart is the started_at of a job that replaces the status st: now,
+// by the store's clock, or, if that is not after the started_at of the
+// job replaced (a clock that did not move, or moved back), a nanosecond
+// after it, so that the two jobs differ by their started_at.
+func (s *Store) jobStart(st *CertificateStatus) time.Time {
+	now := s.now()
+	if st != nil && st.ProvisioningJob != nil && !now.After(st.ProvisioningJob.StartedAt) {
+		return st.ProvisioningJob.StartedAt.Add(time.Nanosecond)
+	}
+	return now
 }
 
 // DeleteReservedDomain deletes the reserved domain of the account with the

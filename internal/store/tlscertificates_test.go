@@ -39,7 +39,7 @@ func TestDomainCertificate(t *testing.T) {
 	}
 	renews := time.Date(2030, 1, 2, 3, 4, 5, 0, time.UTC)
 	issued := store.IssuedCertificate{CertificatePEM: "chain 1", PrivateKeyPEM: "key 1", PrivateKeyType: store.KeyTypeECDSA, IssuedAt: renews.Add(-60 * 24 * time.Hour), RenewsAt: renews}
-	first, err := e.store.SetDomainCertificate(e.ctx, account.ID, d.ID, issued, certificateEvents(account.ID))
+	first, err := e.store.SetDomainCertificate(e.ctx, account.ID, d.ID, d.CertStatus.ProvisioningJob.StartedAt, issued, certificateEvents(account.ID))
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -52,7 +52,7 @@ func TestDomainCertificate(t *testing.T) {
 	}
 
 	issued.CertificatePEM, issued.PrivateKeyPEM, issued.RenewsAt = "chain 2", "key 2", renews.Add(time.Hour)
-	second, err := e.store.SetDomainCertificate(e.ctx, account.ID, d.ID, issued, certificateEvents(account.ID))
+	second, err := e.store.SetDomainCertificate(e.ctx, account.ID, d.ID, time.Time{}, issued, certificateEvents(account.ID))
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -72,7 +72,7 @@ func TestDomainCertificate(t *testing.T) {
 	}
 
 	job := store.CertificateJob{Msg: "renewing", StartedAt: renews}
-	if err := e.store.SetDomainCertificateJob(e.ctx, account.ID, d.ID, job); err != nil {
+	if err := e.store.SetDomainCertificateJob(e.ctx, account.ID, d.ID, time.Time{}, job); err != nil {
 		t.Fatal(err)
 	}
 	if got, _ := e.store.GetReservedDomain(e.ctx, account.ID, d.ID); got.CertStatus.RenewsAt != nil || got.CertStatus.ProvisioningJob.Msg != "renewing" || got.CertificateID != first.ID {
@@ -90,11 +90,93 @@ func TestDomainCertificate(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	if _, err := e.store.SetDomainCertificate(e.ctx, account.ID, plain.ID, issued, certificateEvents(account.ID)); !errors.Is(err, store.ErrCertificateUnmanaged) {
+	if _, err := e.store.SetDomainCertificate(e.ctx, account.ID, plain.ID, time.Time{}, issued, certificateEvents(account.ID)); !errors.Is(err, store.ErrCertificateUnmanaged) {
 		t.Errorf("a certificate for a domain without a policy: %v, want ErrCertificateUnmanaged", err)
 	}
-	if err := e.store.SetDomainCertificateJob(e.ctx, account.ID, plain.ID, job); !errors.Is(err, store.ErrCertificateUnmanaged) {
+	if err := e.store.SetDomainCertificateJob(e.ctx, account.ID, plain.ID, time.Time{}, job); !errors.Is(err, store.ErrCertificateUnmanaged) {
 		t.Errorf("a job of a domain without a policy: %v, want ErrCertificateUnmanaged", err)
+	}
+}
+
+// TestDomainCertificateJobReplaced: a job that started from a policy
+// the user then changes, or sends again after a DNS_ERROR, records
+// nothing more: its job's and its certificate's writes are refused with
+// ErrCertificateUnmanaged, the new job's are taken. The new job starts at
+// the store's clock, after the old one even when that clock has not
+// moved.
+func TestDomainCertificateJobReplaced(t *testing.T) {
+	clock := check.NewClock(time.Date(2026, 11, 29, 12, 0, 0, 0, time.UTC))
+	e := newEnvWith(t, store.Config{Clock: clock.Now})
+	account := e.createAccount(t, "team")
+	d, err := e.store.CreateReservedDomain(e.ctx, account.ID, store.ReservedDomain{Domain: "*.apps.example.com"})
+	if err != nil {
+		t.Fatal(err)
+	}
+	old := d.CertStatus.ProvisioningJob.StartedAt
+	if !old.Equal(clock.Now()) {
+		t.Fatalf("a new job started at %s, want the store's clock, %s", old, clock.Now())
+	}
+	issued := store.IssuedCertificate{CertificatePEM: "chain", PrivateKeyPEM: "key", PrivateKeyType: store.KeyTypeECDSA, IssuedAt: old, RenewsAt: old.Add(60 * 24 * time.Hour)}
+	for _, tt := range []struct {
+		name    string
+		advance time.Duration
+		change  func(p *store.CertificatePolicy)
+		before  string // the old job's error_code before the change
+	}{
+		{"key type changed", time.Minute, func(p *store.CertificatePolicy) { p.PrivateKeyType = store.KeyTypeRSA }, ""},
+		{"sent again after DNS_ERROR", time.Minute, func(*store.CertificatePolicy) {}, store.CertErrorDNS},
+		{"changed at the same instant", 0, func(p *store.CertificatePolicy) { p.PrivateKeyType = store.KeyTypeECDSA }, ""},
+	} {
+		t.Run(tt.name, func(t *testing.T) {
+			job := store.CertificateJob{Msg: "ordering", StartedAt: old, Attempts: 1, ErrorCode: tt.before}
+			if err := e.store.SetDomainCertificateJob(e.ctx, account.ID, d.ID, old, job); err != nil {
+				t.Fatal(err)
+			}
+			clock.Advance(tt.advance)
+			changed, err := e.store.UpdateReservedDomain(e.ctx, account.ID, d.ID, func(d *store.ReservedDomain) error {
+				p := *d.CertPolicy
+				tt.change(&p)
+				d.CertPolicy = &p
+				return nil
+			})
+			if err != nil {
+				t.Fatal(err)
+			}
+			started := changed.CertStatus.ProvisioningJob.StartedAt
+			if !started.After(old) || (tt.advance > 0 && !started.Equal(clock.Now())) {
+				t.Fatalf("the new job started at %s; want the store's clock %s, after the old job's %s", started, clock.Now(), old)
+			}
+			job.ErrorCode = ""
+			if err := e.store.SetDomainCertificateJob(e.ctx, account.ID, d.ID, old, job); !errors.Is(err, store.ErrCertificateUnmanaged) {
+				t.Errorf("the old job's SetDomainCertificateJob: %v, want ErrCertificateUnmanaged", err)
+			}
+			if _, err := e.store.SetDomainCertificate(e.ctx, account.ID, d.ID, old, issued, certificateEvents(account.ID)); !errors.Is(err, store.ErrCertificateUnmanaged) {
+				t.Errorf("the old job's SetDomainCertificate: %v, want ErrCertificateUnmanaged", err)
+			}
+			if got, _ := e.store.GetReservedDomain(e.ctx, account.ID, d.ID); got.CertificateID != "" || got.CertStatus.ProvisioningJob == nil || !got.CertStatus.ProvisioningJob.StartedAt.Equal(started) {
+				t.Fatalf("after the old job's writes, certificate %q, status %+v; want the new job's", got.CertificateID, got.CertStatus)
+			}
+			job.StartedAt = started
+			if err := e.store.SetDomainCertificateJob(e.ctx, account.ID, d.ID, started, job); err != nil {
+				t.Errorf("the new job's SetDomainCertificateJob: %v", err)
+			}
+			old = started
+		})
+	}
+	if _, err := e.store.SetDomainCertificate(e.ctx, account.ID, d.ID, old, issued, certificateEvents(account.ID)); err != nil {
+		t.Fatalf("the last job's SetDomainCertificate: %v", err)
+	}
+	// A renewal, with no job recorded yet, names none (zero); once a
+	// policy change started a job, it is refused.
+	if _, err := e.store.UpdateReservedDomain(e.ctx, account.ID, d.ID, func(d *store.ReservedDomain) error {
+		d.CertPolicy = &store.CertificatePolicy{PrivateKeyType: store.KeyTypeRSA}
+		return nil
+	}); err != nil {
+		t.Fatal(err)
+	}
+	renewal := store.CertificateJob{Msg: "renewing", StartedAt: clock.Now()}
+	if err := e.store.SetDomainCertificateJob(e.ctx, account.ID, d.ID, time.Time{}, renewal); !errors.Is(err, store.ErrCertificateUnmanaged) {
+		t.Errorf("a renewal's first write after a new job: %v, want ErrCertificateUnmanaged", err)
 	}
 }
 
