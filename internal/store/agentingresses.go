@@ -56,9 +56,10 @@ func (a AgentIngress) claim() domainClaim {
 }
 
 // check normalizes a (its domain in lower case without a final dot, the
-// defaults of its policy, the start of its provisioning) and returns a
-// *ValidationError for the first field that breaks a rule, or nil.
-func (a *AgentIngress) check() error {
+// defaults of its policy, the start of its provisioning at now) and
+// returns a *ValidationError for the first field that breaks a rule, or
+// nil.
+func (a *AgentIngress) check(now time.Time) error {
 	spec := resource.AgentIngresses()
 	if err := checkText(spec.Field("description"), a.Description); err != nil {
 		return err
@@ -80,7 +81,9 @@ func (a *AgentIngress) check() error {
 		return err
 	}
 	if a.ProvisioningSince == nil {
-		now := time.Now().UTC().Truncate(time.Millisecond)
+		// The store's clock, to the nanosecond: a job's writes are
+		// refused once the policy was set anew (SetAgentIngressCertificate),
+		// which two starts in one millisecond would not tell apart.
 		a.ProvisioningSince, a.CertJob, a.RenewsAt = &now, nil, nil
 	}
 	return nil
@@ -103,7 +106,7 @@ var agentIngresses = family[AgentIngress]{
 		}
 		return out
 	},
-	check: func(_ context.Context, _ *Store, a *AgentIngress) error { return a.check() },
+	check: func(_ context.Context, s *Store, a *AgentIngress) error { return a.check(s.now()) },
 	rule: func(was, v AgentIngress) error {
 		if v.Domain != was.Domain {
 			return invalid("domain", "cannot be changed: create another agent ingress for %q, and delete this one of %q", v.Domain, was.Domain)

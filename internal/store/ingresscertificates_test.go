@@ -5,6 +5,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/sluicehq/sluice/internal/check"
 	"github.com/sluicehq/sluice/internal/store"
 )
 
@@ -56,5 +57,33 @@ func TestAgentIngressCertificateRefused(t *testing.T) {
 	}
 	if got.CertJob != nil || got.CertificateID != "" || got.RenewsAt != nil {
 		t.Errorf("the refused writes left job %+v, certificate %q, renews_at %v", got.CertJob, got.CertificateID, got.RenewsAt)
+	}
+}
+
+// TestAgentIngressPolicyStartsByStoreClock: a new policy's provisioning
+// starts at the store's clock, to the nanosecond, so that a policy set
+// anew a microsecond later still refuses the first job's writes.
+func TestAgentIngressPolicyStartsByStoreClock(t *testing.T) {
+	clock := check.NewClock(time.Date(2026, 11, 29, 12, 0, 0, 0, time.UTC))
+	e := newEnvWith(t, store.Config{Clock: clock.Now})
+	account := e.createAccount(t, "team")
+	a, err := e.store.CreateAgentIngress(e.ctx, account.ID, store.AgentIngress{Domain: "agents.example.com", CertificatePolicy: &store.CertificatePolicy{}})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if !a.ProvisioningSince.Equal(clock.Now()) {
+		t.Fatalf("provisioning since %v, want the store's clock, %v", a.ProvisioningSince, clock.Now())
+	}
+	since := *a.ProvisioningSince
+	clock.Advance(time.Microsecond)
+	if _, err := e.store.UpdateAgentIngress(e.ctx, account.ID, a.ID, func(a *store.AgentIngress) error {
+		a.ProvisioningSince = nil // a new policy, as the API sets it
+		return nil
+	}); err != nil {
+		t.Fatal(err)
+	}
+	job := store.CertificateJob{Msg: "checking", StartedAt: since}
+	if err := e.store.SetAgentIngressCertificateJob(e.ctx, account.ID, a.ID, since, job); !errors.Is(err, store.ErrCertificateUnmanaged) {
+		t.Fatalf("the job of the policy replaced a microsecond later: %v, want ErrCertificateUnmanaged", err)
 	}
 }
