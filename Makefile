@@ -12,8 +12,14 @@ run: ## run sluice with its embedded NATS server, data in ./sluice-data
 build:
 	$(GO) build -o bin/ ./cmd/sluice ./cmd/sluice-agent
 
+# The commands that tests run as processes are built once, before go test,
+# rather than in each package's test binary (internal/buildtest).
+TEST_COMMANDS = ./cmd/sluice ./cmd/sluice-agent ./cmd/sluice-bench github.com/nats-io/nats-server/v2
+
 test: lint node_modules awscli jq chromium ## formatting, vet, every test with -race (the ten slowest listed at the end), a short fuzz run
-	set -o pipefail; $(GO) test -race -timeout 20m -json ./... | $(GO) run ./internal/tools/slowtests
+	set -o pipefail; bins="$$(mktemp -d)" && trap 'rm -rf "$$bins"' EXIT && \
+	$(GO) build -o "$$bins/" $(TEST_COMMANDS) && \
+	BUILDTEST_BINARIES="$$bins" $(GO) test -race -timeout 20m -json ./... | $(GO) run ./internal/tools/slowtests
 	$(MAKE) fuzz
 
 # kinesalite, the Kinesis emulator of the end-to-end tests, and the Node agent
