@@ -18,6 +18,7 @@ import (
 	"time"
 
 	"github.com/sluicehq/sluice/internal/buildtest"
+	"github.com/sluicehq/sluice/internal/check"
 )
 
 // agentProcess is a sluice-agent process whose JSON log a test reads.
@@ -158,7 +159,12 @@ func TestServeDevAndAgentInTwoCommands(t *testing.T) {
 			} `json:"request"`
 		} `json:"requests"`
 	}
-	getJSON(t, "http://"+web+"/api/requests/http", &requests)
+	// The agent keeps a capture once its handler returns, which may be a
+	// moment after the client has the whole answer: wait for it.
+	check.Eventually(t, 10*time.Second, "the agent's capture of the request", func() (any, bool) {
+		getJSON(t, "http://"+web+"/api/requests/http", &requests)
+		return requests, len(requests.Requests) > 0
+	})
 	if len(requests.Requests) != 1 || requests.Requests[0].Request.URI != "/hello" {
 		t.Fatalf("/api/requests/http: %+v, want the request to /hello", requests)
 	}

@@ -288,7 +288,9 @@ func digPath(m map[string]any, path string) any {
 // has published their events, kills serve with SIGKILL, and starts it
 // again on the same data dir and ports: the agent reconnects by itself
 // and traffic resumes, and every event published before the kill is
-// delivered.
+// delivered. serve runs with --ack-wait crashAckWait, as in
+// TestServeCrashLosesNothing, so that the events the killed process held
+// are delivered again within seconds rather than the default 30.
 func TestServeDevEdgeSurvivesKill(t *testing.T) {
 	if testing.Short() {
 		t.Skip("builds and runs sluice serve --dev")
@@ -299,7 +301,8 @@ func TestServeDevEdgeSurvivesKill(t *testing.T) {
 	dataDir := t.TempDir()
 	ports := freePorts(t, 2)
 	env := []string{"SLUICE_BOOTSTRAP_API_KEY=" + token, "SLUICE_DEV=true", "SLUICE_DEV_AWS_LISTEN=127.0.0.1:0",
-		fmt.Sprintf("SLUICE_EDGE_AGENTS=127.0.0.1:%d", ports[0]), fmt.Sprintf("SLUICE_EDGE_HTTP=127.0.0.1:%d", ports[1])}
+		fmt.Sprintf("SLUICE_EDGE_AGENTS=127.0.0.1:%d", ports[0]), fmt.Sprintf("SLUICE_EDGE_HTTP=127.0.0.1:%d", ports[1]),
+		"SLUICE_ACK_WAIT=" + crashAckWait.String()}
 	p := startServe(t, bin, dataDir, env...)
 	pool := x509.NewCertPool()
 	caPEM, err := os.ReadFile(filepath.Join(dataDir, "edge", "ca.pem"))

@@ -13,6 +13,8 @@ import (
 
 	"github.com/nats-io/nats.go"
 	"github.com/nats-io/nats.go/jetstream"
+
+	"github.com/sluicehq/sluice/internal/buildtest"
 )
 
 // natsCluster is a 3-node NATS JetStream cluster of nats-server processes
@@ -31,15 +33,10 @@ type natsNode struct {
 }
 
 // buildNATSServer builds the nats-server binary of the module sluice
-// depends on.
+// depends on, once per test binary (buildtest.Binary).
 func buildNATSServer(t *testing.T) string {
 	t.Helper()
-	bin := filepath.Join(t.TempDir(), "nats-server")
-	out, err := exec.Command("go", "build", "-o", bin, "github.com/nats-io/nats-server/v2").CombinedOutput()
-	if err != nil {
-		t.Fatalf("go build nats-server: %v\n%s", err, out)
-	}
-	return bin
+	return buildtest.Binary(t, "github.com/nats-io/nats-server/v2")
 }
 
 // startNATSCluster starts three nats-server processes of bin clustered

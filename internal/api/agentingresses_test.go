@@ -192,6 +192,7 @@ func TestAgentIngressValidation(t *testing.T) {
 // ingresses, newest first, each once; the 251st over a limit of 251... a
 // create over the limit is a 409 ERR_SLUICE_447 naming the flag.
 func TestAgentIngressListAndLimit(t *testing.T) {
+	t.Parallel()
 	const n = 260
 	e := newTestEnv(t, ingressConfig, apitest.WithStoreConfig(store.Config{Limits: store.Limits{AgentIngresses: n}}))
 	made := make([]string, n)

@@ -191,6 +191,7 @@ func TestAppSessionPaging(t *testing.T) {
 	if testing.Short() {
 		t.Skip("records 250 sessions")
 	}
+	t.Parallel()
 	e := newTestEnv(t)
 	ctx := t.Context()
 	other, err := e.store.CreateAccount(ctx, "other")
@@ -259,6 +260,7 @@ func TestAppSessionListFilter(t *testing.T) {
 // with a 400 once the evaluations cost MaxObjectListCost in all, rather
 // than spending about 150 times the cost limit of one.
 func TestListFilterListCost(t *testing.T) {
+	t.Parallel()
 	e := newTestEnv(t)
 	for range 150 {
 		if _, err := e.store.RecordAppSession(t.Context(), e.account, storeSession()); err != nil {

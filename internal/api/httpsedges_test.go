@@ -320,6 +320,7 @@ func TestHTTPSEdgeConcurrentChanges(t *testing.T) {
 // TestHTTPSEdgeLimitsAndPages: routes page over 250 with next_page_uri,
 // and an edge or route over its limit is a 409 naming the limit and flag.
 func TestHTTPSEdgeLimitsAndPages(t *testing.T) {
+	t.Parallel()
 	e := newEdgeEnv(t, apitest.WithStoreConfig(store.Config{Limits: store.Limits{HTTPSEdges: 260, HTTPSEdgeRoutes: 260}}))
 	for range 259 {
 		resp, out := e.call(t, e.token, http.MethodPost, "/edges/https", `{"hostports":["b.apps.example.com:443"]}`)

@@ -19,6 +19,7 @@ import (
 // the stream back: every event once, on its subject; the same batches sent
 // again store nothing new.
 func TestIngestStoresEveryEventOnce(t *testing.T) {
+	t.Parallel()
 	const total, batchSize = ingestOnceEvents, 1000
 	if testing.Short() {
 		t.Skip("sends many events")

@@ -214,6 +214,7 @@ func TestListFilterPaging(t *testing.T) {
 	if testing.Short() {
 		t.Skip("creates 250 bot users")
 	}
+	t.Parallel()
 	const limit = 7
 	e := newTestEnv(t, apitest.WithStoreConfig(store.Config{Limits: store.Limits{BotUsers: pagedCount}}))
 	var want []string

@@ -58,6 +58,7 @@ func TestPaging(t *testing.T) {
 	if testing.Short() {
 		t.Skip("creates 250 resources of each kind")
 	}
+	t.Parallel()
 	// More of each than one account may have by default, to page through.
 	e := newTestEnv(t, apitest.WithStoreConfig(store.Config{Limits: store.Limits{Destinations: 2 * pagedCount, APIKeys: 2 * pagedCount, Credentials: 2 * pagedCount}}))
 	ctx := t.Context()

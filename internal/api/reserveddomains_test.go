@@ -205,6 +205,7 @@ func TestReservedDomainAcrossAccounts(t *testing.T) {
 // refuses the next over the limit with 448, and loses no update of
 // concurrent PATCHes.
 func TestReservedDomainPagesAndLimit(t *testing.T) {
+	t.Parallel()
 	const n = 260
 	e := newTestEnv(t, apitest.WithStoreConfig(store.Config{Limits: store.Limits{ReservedDomains: n}}))
 	made := make([]string, n)

@@ -1,5 +1,7 @@
 // Package buildtest builds the commands that tests run as processes, each
-// once per test binary, and clears the environment they read.
+// once per test binary, or once per run of every package's tests when the
+// run built them beforehand (BinariesEnv), and clears the environment they
+// read.
 package buildtest
 
 import (
@@ -12,6 +14,14 @@ import (
 	"sync"
 	"testing"
 )
+
+// BinariesEnv names the variable of the environment that, when set, is a
+// directory of commands built for this run (make test builds them there
+// with one go build before go test starts): Binary takes a command from it
+// rather than building it again in each test binary, as the packages' test
+// binaries run side by side. A command the directory lacks is built. The
+// name does not start with SLUICE_, which tests clear (ClearEnv).
+const BinariesEnv = "BUILDTEST_BINARIES"
 
 // built holds what Binary built, by package.
 var built struct {
@@ -28,11 +38,18 @@ type binary struct {
 }
 
 // Binary returns the path of the command of package pkg (an import path,
-// or a directory such as ".", as go build takes it), built on the first
-// call for pkg into a directory that Cleanup removes: call it from
+// or a directory such as ".", as go build takes it): the one of the
+// directory BinariesEnv names, if it holds it, or else one built on the
+// first call for pkg into a directory that Cleanup removes: call it from
 // TestMain after m.Run.
 func Binary(t testing.TB, pkg string) string {
 	t.Helper()
+	if dir := os.Getenv(BinariesEnv); dir != "" {
+		bin := filepath.Join(dir, commandName(pkg))
+		if info, err := os.Stat(bin); err == nil && info.Mode().IsRegular() {
+			return bin
+		}
+	}
 	built.mu.Lock()
 	if built.dir == "" {
 		dir, err := os.MkdirTemp("", "sluice-test-bin-")
@@ -47,13 +64,7 @@ func Binary(t testing.TB, pkg string) string {
 	if !ok {
 		// The binary has the command's name (a README's blocks call
 		// sluice by it), in a directory of its own.
-		name := path.Base(pkg)
-		if name == "." {
-			if wd, err := os.Getwd(); err == nil {
-				name = filepath.Base(wd)
-			}
-		}
-		b = &binary{path: filepath.Join(built.dir, strconv.Itoa(len(built.bins)), name)}
+		b = &binary{path: filepath.Join(built.dir, strconv.Itoa(len(built.bins)), commandName(pkg))}
 		built.bins[pkg] = b
 	}
 	built.mu.Unlock()
@@ -67,6 +78,22 @@ func Binary(t testing.TB, pkg string) string {
 		t.Fatalf("go build %s: %v\n%s", pkg, b.err, b.out)
 	}
 	return b.path
+}
+
+// commandName is the name go build gives the command of pkg: the last
+// element of its path, or of the one before a major version suffix (v2),
+// and for "." the working directory's name.
+func commandName(pkg string) string {
+	name := path.Base(pkg)
+	if name == "." {
+		if wd, err := os.Getwd(); err == nil {
+			name = filepath.Base(wd)
+		}
+	}
+	if len(name) > 1 && name[0] == 'v' && strings.Trim(name[1:], "0123456789") == "" && path.Dir(pkg) != "." {
+		name = path.Base(path.Dir(pkg))
+	}
+	return name
 }
 
 // Cleanup removes what Binary built.

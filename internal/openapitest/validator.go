@@ -3,6 +3,7 @@ package openapitest
 import (
 	"bytes"
 	"context"
+	"crypto/sha256"
 	"errors"
 	"fmt"
 	"io"
@@ -10,8 +11,11 @@ import (
 	"mime"
 	"net/http"
 	"net/url"
+	"os"
+	"path/filepath"
 	"slices"
 	"strings"
+	"sync"
 	"testing"
 
 	"github.com/getkin/kin-openapi/openapi3"
@@ -37,14 +41,59 @@ type Validator struct {
 	notFound, methodNotAllowed *openapi3.Operation
 }
 
+// loaded holds the validators Load made, by the document's absolute path
+// and content: loading and validating docs/openapi.yaml takes about 0.4 s
+// under the race detector, and a package's tests load it once each. A
+// Validator is never changed once made, so the tests share it.
+var loaded struct {
+	mu         sync.Mutex
+	validators map[loadKey]*Validator
+}
+
+type loadKey struct {
+	path string
+	sum  [sha256.Size]byte
+}
+
 // Load reads the OpenAPI document at path, resolves its references and
 // validates it. It fails t at once when the document cannot be read, is not
 // OpenAPI 3.1, is invalid, or lacks the NotFound and MethodNotAllowed
-// responses in components.responses.
+// responses in components.responses. A document already loaded, at the same
+// path with the same content, is not loaded again: Load returns the same
+// Validator.
 func Load(t testing.TB, path string) *Validator {
 	t.Helper()
+	abs, err := filepath.Abs(path)
+	if err != nil {
+		t.Fatalf("loading the OpenAPI document %s: %v", path, err)
+	}
+	data, err := os.ReadFile(abs)
+	if err != nil {
+		t.Fatalf("loading the OpenAPI document %s: %v", path, err)
+	}
+	key := loadKey{path: abs, sum: sha256.Sum256(data)}
+	loaded.mu.Lock()
+	v := loaded.validators[key]
+	loaded.mu.Unlock()
+	if v != nil {
+		return v
+	}
+	v = load(t, path, abs, data)
+	loaded.mu.Lock()
+	defer loaded.mu.Unlock()
+	if loaded.validators == nil {
+		loaded.validators = make(map[loadKey]*Validator)
+	}
+	loaded.validators[key] = v
+	return v
+}
+
+// load makes the Validator of the document data, read from abs, as Load
+// says; path is the name the caller gave it.
+func load(t testing.TB, path, abs string, data []byte) *Validator {
+	t.Helper()
 	loader := openapi3.NewLoader()
-	doc, err := loader.LoadFromFile(path)
+	doc, err := loader.LoadFromDataWithPath(data, &url.URL{Path: filepath.ToSlash(abs)})
 	if err != nil {
 		t.Fatalf("loading the OpenAPI document %s: %v", path, err)
 	}

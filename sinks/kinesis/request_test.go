@@ -28,11 +28,13 @@ func captureSink(tb testing.TB, capture *awstest.Capture) (*Sink, *kinesis.Clien
 }
 
 // fuzzBatch returns the records of a fuzzed batch: data cut at each 0x1e,
-// each with the next ID of ids (cut at each 0x1e, in turn).
+// at most the MaxRecords of one call (more is a batch no caller makes,
+// which the sink refuses), each with the next ID of ids (cut at each 0x1e,
+// in turn).
 func fuzzBatch(data []byte, ids string) []sinks.Record {
 	idList := strings.Split(ids, "\x1e")
 	var batch []sinks.Record
-	for i, d := range bytes.Split(data, []byte{0x1e}) {
+	for i, d := range bytes.SplitN(data, []byte{0x1e}, limits.MaxRecords) {
 		batch = append(batch, sinks.Record{ID: idList[i%len(idList)], Data: d})
 	}
 	return batch

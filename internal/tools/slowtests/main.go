@@ -6,6 +6,10 @@
 //
 //	go test -json ./... | go run ./internal/tools/slowtests
 //
+// With -n, it lists that many rather than ten:
+//
+//	go test -race -json ./internal/api | go run ./internal/tools/slowtests -n 40
+//
 // It exits 0 whatever the tests did: the caller takes go test's status
 // (make test runs the pipe with pipefail).
 package main
@@ -14,6 +18,7 @@ import (
 	"bufio"
 	"cmp"
 	"encoding/json"
+	"flag"
 	"fmt"
 	"io"
 	"os"
@@ -22,7 +27,7 @@ import (
 )
 
 // shown is how many of the slowest tests are listed.
-const shown = 10
+var shown = flag.Int("n", 10, "how many of the slowest tests to list")
 
 // event is what `go test -json` (test2json) writes a line of.
 type event struct {
@@ -40,6 +45,7 @@ type timing struct {
 }
 
 func main() {
+	flag.Parse()
 	timings, err := passThrough(os.Stdin, os.Stdout)
 	if err != nil {
 		fmt.Fprintln(os.Stderr, "slowtests:", err)
@@ -97,8 +103,9 @@ func report(out io.Writer, timings []timing) {
 		return
 	}
 	slices.SortFunc(timings, func(a, b timing) int { return cmp.Compare(b.seconds, a.seconds) })
-	fmt.Fprintf(out, "\nthe %d slowest of %d tests:\n", min(shown, len(timings)), len(timings))
-	for _, t := range timings[:min(shown, len(timings))] {
+	n := max(0, min(*shown, len(timings)))
+	fmt.Fprintf(out, "\nthe %d slowest of %d tests:\n", n, len(timings))
+	for _, t := range timings[:n] {
 		status := ""
 		if t.failed {
 			status = " (failed)"
