@@ -305,13 +305,17 @@ func waitAllAcked(t *testing.T, e *deliveryEnv) {
 	waitAllAckedWithin(t, e, 10*time.Second)
 }
 
-// waitAllAckedWithin waits until every route consumer has nothing pending
-// or unacknowledged, for at most d.
+// waitAllAckedWithin waits until there is a route consumer and every one
+// has nothing pending or unacknowledged, for at most d: with no consumer
+// yet, nothing has been delivered, let alone acknowledged.
 func waitAllAckedWithin(t *testing.T, e *deliveryEnv, d time.Duration) {
 	t.Helper()
 	check.Eventually(t, d, "everything acknowledged", func() (string, bool) {
-		busy := ""
+		busy, consumers := "no route consumer yet", 0
 		for c := range e.stream.ListConsumers(e.ctx).Info() {
+			if consumers++; consumers == 1 {
+				busy = ""
+			}
 			if c.NumPending+uint64(c.NumAckPending) > 0 {
 				busy = fmt.Sprintf("%s: %d pending, %d unacknowledged", c.Name, c.NumPending, c.NumAckPending)
 			}
