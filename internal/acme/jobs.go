@@ -52,14 +52,7 @@ func (j *jobs) reset() {
 func (j *jobs) dueDomains(due func(store.ReservedDomain) bool) []string {
 	j.mu.Lock()
 	defer j.mu.Unlock()
-	var keys []string
-	for key, d := range j.domains {
-		if due(d) {
-			keys = append(keys, key)
-		}
-	}
-	slices.Sort(keys)
-	return keys
+	return dueKeys(j.domains, due)
 }
 
 // dueIngresses returns the keys of the agent ingresses due says are, in
@@ -67,9 +60,15 @@ func (j *jobs) dueDomains(due func(store.ReservedDomain) bool) []string {
 func (j *jobs) dueIngresses(due func(store.AgentIngress) bool) []string {
 	j.mu.Lock()
 	defer j.mu.Unlock()
+	return dueKeys(j.ingresses, due)
+}
+
+// dueKeys returns the keys of the records of m that due says are due, in
+// key order.
+func dueKeys[T any](m map[string]T, due func(T) bool) []string {
 	var keys []string
-	for key, a := range j.ingresses {
-		if due(a) {
+	for key, r := range m {
+		if due(r) {
 			keys = append(keys, key)
 		}
 	}
