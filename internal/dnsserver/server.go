@@ -51,6 +51,12 @@ func New(records Records, udp net.PacketConn, tcp net.Listener, cfg Config) (*Se
 	}
 	s := &Server{cfg: cfg, records: records, udp: udp, tcp: tcp}
 	s.view = newView(&s.cfg)
+	for _, ns := range cfg.NSTargets {
+		if dns.IsSubDomain(dns.Fqdn(cfg.ServiceDomains[0]), dns.Fqdn(ns)) {
+			cfg.Logger.Warn("a name server is named under the service domain, whose zone this server answers with no address for it: if the service domain is delegated here, resolvers find that name server by its glue only; name the name servers outside the service domain (docs/operations.md, DNS)",
+				"name_server", ns, "service_domain", cfg.ServiceDomains[0])
+		}
+	}
 	return s, nil
 }
 

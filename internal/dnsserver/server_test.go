@@ -1,6 +1,7 @@
 package dnsserver_test
 
 import (
+	"bytes"
 	"context"
 	"errors"
 	"fmt"
@@ -525,4 +526,26 @@ func TestServiceDomainChallenges(t *testing.T) {
 		}
 	}
 	answers("neither reserved", answer{rcode: dns.RcodeNameError, authority: dns.TypeSOA})
+}
+
+// TestWarnsOfNameServersUnderTheServiceDomain: a name server named under
+// the service domain, which the server answers with no address, is
+// logged at start; one outside it is not.
+func TestWarnsOfNameServersUnderTheServiceDomain(t *testing.T) {
+	for _, tc := range []struct {
+		ns   string
+		warn bool
+	}{{"ns1." + serviceDomain, true}, {"NS1." + serviceDomain + ".", true}, {"ns1.example.net", false}} {
+		var logged bytes.Buffer
+		_, err := dnsserver.New(nil, nil, nil, dnsserver.Config{
+			NSTargets: []string{tc.ns}, Regions: []string{"us"}, ServiceDomains: []string{serviceDomain},
+			EdgeAddrs: []netip.Addr{netip.MustParseAddr("192.0.2.1")}, Logger: slog.New(slog.NewTextHandler(&logged, nil)),
+		})
+		if err != nil {
+			t.Fatal(err)
+		}
+		if got := strings.Contains(logged.String(), "name server is named under the service domain"); got != tc.warn {
+			t.Errorf("name server %s: warned %v, want %v (log %q)", tc.ns, got, tc.warn, logged.String())
+		}
+	}
 }
