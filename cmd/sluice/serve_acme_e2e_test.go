@@ -50,7 +50,7 @@ func TestServeACME(t *testing.T) {
 	}
 	zone.CNAME("_acme-challenge.apps.example.com", reserved.ACMETarget)
 
-	certID := check.Eventually(t, time.Minute, "the domain's certificate", func() (string, bool) {
+	certID := check.Eventually(t, 3*time.Minute, "the domain's certificate", func() (string, bool) {
 		_, body := request(t, "GET", p.url+"/reserved_domains/"+reserved.ID, token, "")
 		var d struct {
 			Certificate *struct{ ID string } `json:"certificate"`
@@ -87,7 +87,7 @@ func TestServeACME(t *testing.T) {
 		t.Fatalf("the agent ingress: %v %s", err, body)
 	}
 	zone.NS("agents.example.com", ingress.NSTargets...)
-	check.Eventually(t, time.Minute, "the agent ingress's certificate", func() (string, bool) {
+	check.Eventually(t, 3*time.Minute, "the agent ingress's certificate", func() (string, bool) {
 		_, body := request(t, "GET", p.url+"/agent_ingresses/"+ingress.ID, token, "")
 		return body, strings.Contains(body, `"provisioning_job":null`) && !strings.Contains(body, `"renews_at":null`)
 	})
