@@ -2,6 +2,7 @@ package edge_test
 
 import (
 	"context"
+	"fmt"
 	"io"
 	"net"
 	"net/http"
@@ -11,6 +12,7 @@ import (
 
 	"golang.ngrok.com/ngrok/v2"
 
+	"github.com/prometheus/client_golang/prometheus/testutil"
 	"github.com/sluicehq/sluice/edge"
 	"github.com/sluicehq/sluice/internal/agenttest"
 	"github.com/sluicehq/sluice/internal/check"
@@ -218,5 +220,58 @@ func TestRandomSubdomainIsTheAccounts(t *testing.T) {
 	}
 	if resp, body := te.Get(t, host, "/"); resp.StatusCode != 200 || body != "up" {
 		t.Fatalf("A's endpoint back: %d %q", resp.StatusCode, body)
+	}
+}
+
+// TestRefusalHoldKeepsTheConnectionCounted: a request refused for its
+// account's rate is held on a connection that stays counted against the
+// account's connections, even when its client goes away at once, so that
+// closing and opening connections gets no quicker refusals: another
+// connection meanwhile, past the limit, is refused at once and closed.
+func TestRefusalHoldKeepsTheConnectionCounted(t *testing.T) {
+	const hold = 3 * time.Second
+	te := startEdge(t, func(c *edge.Config) {
+		c.Limits.RequestRate, c.Limits.RequestBurst, c.Limits.RefusalHold, c.Limits.Connections = 0.001, 1, hold, 2
+	})
+	account := schemas.NewID(schemas.PrefixAccount)
+	host := serveUp(t, te.agent(t, te.Credential(account)), "http://")
+	// The burst's one request, on a connection kept alive: counted.
+	kept := &http.Client{Transport: &http.Transport{}}
+	defer kept.CloseIdleConnections()
+	req, _ := http.NewRequest(http.MethodGet, "http://"+te.HTTPAddr+"/", nil)
+	req.Host = host
+	resp, err := kept.Do(req)
+	if err != nil || resp.StatusCode != http.StatusOK {
+		t.Fatalf("the burst's request: %v %v", resp, err)
+	}
+	_, _ = io.Copy(io.Discard, resp.Body)
+	_ = resp.Body.Close()
+	// A request the rate refuses, on a second connection whose client
+	// leaves at once: held, and counted while held.
+	c, err := net.Dial("tcp", te.HTTPAddr)
+	if err != nil {
+		t.Fatal(err)
+	}
+	start := time.Now()
+	if _, err := fmt.Fprintf(c, "GET / HTTP/1.1\r\nHost: %s\r\n\r\n", host); err != nil {
+		t.Fatal(err)
+	}
+	check.Eventually(t, hold, "the refused request held", func() (float64, bool) {
+		n := testutil.ToFloat64(te.Service.Metrics.RateLimited())
+		return n, n == 1
+	})
+	_ = c.Close()
+	// A third connection, within the hold: past the limit of two.
+	fresh := &http.Client{Transport: &http.Transport{DisableKeepAlives: true}}
+	resp, err = fresh.Do(req)
+	if err != nil {
+		t.Fatal(err)
+	}
+	_ = resp.Body.Close()
+	if time.Since(start) >= hold {
+		t.Fatalf("the third request took the whole hold (%v): the machine is too slow to tell", time.Since(start))
+	}
+	if resp.StatusCode != http.StatusTooManyRequests || resp.Header.Get("X-Sluice-Error-Code") != "ERR_SLUICE_632" || !resp.Close {
+		t.Fatalf("a third connection during the hold: %d %s (close %v), want 429 ERR_SLUICE_632 closing the connection", resp.StatusCode, resp.Header.Get("X-Sluice-Error-Code"), resp.Close)
 	}
 }

@@ -3,7 +3,9 @@ package edge
 import (
 	"context"
 	"errors"
+	"math"
 	"net"
+	"strconv"
 	"strings"
 	"sync"
 	"sync/atomic"
@@ -20,6 +22,9 @@ import (
 type Edge struct {
 	cfg     Config
 	catalog *schemas.Catalogue
+	// retryAfter is the Retry-After of a request refused for its
+	// account's rate: Limits.RefusalHold in whole seconds, at least 1.
+	retryAfter string
 
 	// ctx ends when the edge stops: every session and TCP listener ends
 	// with it.
@@ -78,6 +83,7 @@ func New(cfg Config) (*Edge, error) {
 	ctx, cancel := context.WithCancel(context.Background())
 	e := &Edge{
 		cfg: cfg, catalog: schemas.Default(), ctx: ctx, cancel: cancel,
+		retryAfter:    strconv.Itoa(max(1, int(math.Ceil(cfg.Limits.RefusalHold.Seconds())))),
 		sessions:      make(map[string]*session),
 		hosts:         make(map[string]*endpoint),
 		ports:         make(map[int]*endpoint),

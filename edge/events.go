@@ -89,7 +89,7 @@ func (x *exchange) publish(w http.ResponseWriter) {
 		x.status = http.StatusBadGateway
 	}
 	e.Metrics.requests.With(statusClass(x.status)).Add(1)
-	e.Metrics.proxyLatency.observe(e.now().Sub(x.start))
+	e.Metrics.proxyLatency.observe(e.now().Sub(x.start) - x.held)
 	o := requestObject{
 		reused: x.reused, clientIP: hostOf(addrString(r.RemoteAddr)), serverName: x.serverName,
 		serverPort: e.publicPort(x.scheme), connStart: x.connStart,

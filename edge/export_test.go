@@ -1,6 +1,10 @@
 package edge
 
-import "crypto/x509"
+import (
+	"crypto/x509"
+
+	"github.com/prometheus/client_golang/prometheus"
+)
 
 // Pool returns a pool holding the CA, for clients.
 func (ca *DevCA) Pool() *x509.CertPool {
@@ -8,3 +12,7 @@ func (ca *DevCA) Pool() *x509.CertPool {
 	pool.AddCert(ca.cert)
 	return pool
 }
+
+// RateLimited is the counter of requests refused for their account's
+// rate.
+func (m *Metrics) RateLimited() prometheus.Counter { return m.rateLimited }

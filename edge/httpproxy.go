@@ -194,14 +194,18 @@ func (x *exchange) admit(w http.ResponseWriter) (*publicConn, *backendConn, bool
 		pc = &publicConn{start: x.start}
 	}
 	pc.mu.Lock()
-	defer pc.mu.Unlock()
 	if pc.account != x.account {
 		if pc.account != "" {
 			e.closeConn(pc.account)
 			pc.account = ""
 		}
 		if !e.openConn(x.account) {
+			pc.mu.Unlock()
 			e.Metrics.connLimited.Add(1)
+			// Not held (the connection is not the account's to count),
+			// and closed: each refusal costs the client a connection,
+			// not a request on one it keeps.
+			w.Header().Set("Connection", "close")
 			w.Header().Set("Retry-After", "1")
 			publicError(w, http.StatusTooManyRequests, codeConnLimit, "The endpoint's account has as many public connections open as it may. Try again shortly.")
 			return nil, nil, false
@@ -209,34 +213,40 @@ func (x *exchange) admit(w http.ResponseWriter) (*publicConn, *backendConn, bool
 		pc.account = x.account
 	}
 	if !e.allowRequest(x.account) {
+		pc.mu.Unlock()
 		// Held on a counted connection (one request at a time: HTTP/1.1),
 		// so that the account's limit of connections bounds the held.
 		e.Metrics.rateLimited.Add(1)
 		x.status = http.StatusTooManyRequests
-		e.holdRefusal(r.Context())
-		w.Header().Set("Retry-After", "1")
+		x.held = e.holdRefusal()
+		w.Header().Set("Retry-After", e.retryAfter)
 		publicError(w, http.StatusTooManyRequests, codeRateLimited, "The endpoint's account sends more requests a second than one edge takes. Slow down, and try again after Retry-After.")
 		x.publish(w)
 		return nil, nil, false
 	}
+	defer pc.mu.Unlock()
 	bc := pc.backend
 	pc.backend = nil // held by this request until it ends well
 	x.connStart, x.local = pc.start, pc.local
 	return pc, bc, true
 }
 
-// holdRefusal waits Limits.RefusalHold, or until ctx or the edge ends.
-func (e *Edge) holdRefusal(ctx context.Context) {
+// holdRefusal waits Limits.RefusalHold, or until the edge ends, and
+// returns how long it waited. A client that closes its connection does
+// not cut it short: the connection stays counted until the hold ends, so
+// that closing and opening connections gets no faster refusals.
+func (e *Edge) holdRefusal() time.Duration {
 	if e.cfg.Limits.RefusalHold <= 0 {
-		return
+		return 0
 	}
+	start := time.Now()
 	t := time.NewTimer(e.cfg.Limits.RefusalHold)
 	defer t.Stop()
 	select {
 	case <-t.C:
-	case <-ctx.Done():
 	case <-e.ctx.Done():
 	}
+	return time.Since(start)
 }
 
 // runPolicy runs a traffic policy around serve, which proxies the
@@ -351,8 +361,11 @@ type exchange struct {
 	scheme     string
 	req        *http.Request
 	start      time.Time
-	connStart  time.Time
-	local      net.Addr
+	// held is how long the request waited before its refusal
+	// (holdRefusal): the edge's own wait, not the proxy's latency.
+	held      time.Duration
+	connStart time.Time
+	local     net.Addr
 
 	reused bool
 	// keep says the stream may carry the connection's next request.
