@@ -114,18 +114,14 @@ func (m *Manager) wait(ctx context.Context, d store.ReservedDomain, reason error
 // checkNS returns a *delegationError unless the NS records of domain are
 // exactly targets, in any order and case, or an error of the resolver.
 func (r resolver) checkNS(ctx context.Context, domain string, targets []string) error {
-	answer, err := r.query(ctx, domain, dns.TypeNS)
+	answer, exists, err := r.lookup(ctx, domain, dns.TypeNS)
 	if err != nil {
 		return err
 	}
 	wrong := &delegationError{Domain: domain, NSTargets: targets}
-	switch answer.Rcode {
-	case dns.RcodeSuccess:
-	case dns.RcodeNameError:
+	if !exists {
 		wrong.Found = domain + " does not exist"
 		return wrong
-	default:
-		return fmt.Errorf("asking %s for NS %s: %s", r.addr, domain, dns.RcodeToString[answer.Rcode])
 	}
 	var found []string
 	for _, rr := range answer.Answer {

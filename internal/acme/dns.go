@@ -65,21 +65,34 @@ func (r resolver) query(ctx context.Context, name string, qtype uint16) (*dns.Ms
 	return answer, nil
 }
 
+// lookup asks the resolver for the records of name of qtype: the answer,
+// or false when name does not exist (NXDOMAIN); any other failure is an
+// error.
+func (r resolver) lookup(ctx context.Context, name string, qtype uint16) (*dns.Msg, bool, error) {
+	answer, err := r.query(ctx, name, qtype)
+	if err != nil {
+		return nil, false, err
+	}
+	switch answer.Rcode {
+	case dns.RcodeSuccess:
+		return answer, true, nil
+	case dns.RcodeNameError:
+		return answer, false, nil
+	}
+	return nil, false, fmt.Errorf("asking %s for %s %s: %s", r.addr, dns.TypeToString[qtype], name, dns.RcodeToString[answer.Rcode])
+}
+
 // checkCNAME returns a *DNSError unless name is a CNAME of target, or an
 // error of the resolver.
 func (r resolver) checkCNAME(ctx context.Context, name, target string) error {
 	record := &DNSError{Record: name + " CNAME " + target}
-	answer, err := r.query(ctx, name, dns.TypeCNAME)
+	answer, exists, err := r.lookup(ctx, name, dns.TypeCNAME)
 	if err != nil {
 		return err
 	}
-	switch answer.Rcode {
-	case dns.RcodeSuccess:
-	case dns.RcodeNameError:
+	if !exists {
 		record.Found = name + " does not exist"
 		return record
-	default:
-		return fmt.Errorf("asking %s for CNAME %s: %s", r.addr, name, dns.RcodeToString[answer.Rcode])
 	}
 	for _, rr := range answer.Answer {
 		if c, ok := rr.(*dns.CNAME); ok && strings.EqualFold(c.Hdr.Name, dns.Fqdn(name)) {
