@@ -5,6 +5,9 @@ import (
 	"net"
 	"net/http"
 	"strings"
+	"sync"
+
+	"github.com/sluicehq/sluice/internal/store"
 )
 
 // httpChallengePath starts the path of an ACME HTTP-01 challenge (RFC
@@ -43,4 +46,52 @@ func ServeHTTPChallenges(answers ChallengeAnswers, next http.Handler) http.Handl
 		w.Header().Set("Content-Type", "text/plain")
 		_, _ = w.Write([]byte(answer))
 	})
+}
+
+// HTTPChallenges is the table of the pending HTTP-01 challenges an edge
+// answers, kept by a watch of the store (store.FollowHTTPChallenges,
+// Apply): a public request of the challenge path, which anyone can send
+// with any host, costs a map read, not a store read. It is a
+// ChallengeAnswers, safe for concurrent use.
+type HTTPChallenges struct {
+	mu sync.RWMutex
+	// byKey are the challenges by the store's key; byName their key
+	// authorizations by domain (lower case) and token.
+	byKey  map[string]challengeName
+	byName map[challengeName]string
+}
+
+type challengeName struct{ domain, token string }
+
+// NewHTTPChallenges returns an empty table.
+func NewHTTPChallenges() *HTTPChallenges {
+	return &HTTPChallenges{byKey: make(map[string]challengeName), byName: make(map[challengeName]string)}
+}
+
+// Apply takes one change of the store's challenges: the challenge with
+// the key, or nil when it is gone.
+func (h *HTTPChallenges) Apply(key string, c *store.HTTPChallenge) {
+	h.mu.Lock()
+	defer h.mu.Unlock()
+	if old, ok := h.byKey[key]; ok {
+		delete(h.byName, old)
+		delete(h.byKey, key)
+	}
+	if c == nil {
+		return
+	}
+	name := challengeName{strings.ToLower(c.Domain), c.Token}
+	h.byKey[key] = name
+	h.byName[name] = c.KeyAuthorization
+}
+
+// HTTPChallengeAnswer returns the key authorization of the domain's
+// challenge with the token, or store.ErrNotFound.
+func (h *HTTPChallenges) HTTPChallengeAnswer(_ context.Context, domain, token string) (string, error) {
+	h.mu.RLock()
+	defer h.mu.RUnlock()
+	if answer, ok := h.byName[challengeName{strings.ToLower(domain), token}]; ok {
+		return answer, nil
+	}
+	return "", store.ErrNotFound
 }

@@ -216,8 +216,11 @@ type edgeRole struct {
 	// reserved domains' by SNI, --edge-agents the agent ingresses'
 	// region domains'. Neither listener serves the other's.
 	certificates, ingressCertificates *edge.Certificates
-	caFile                            string      // the dev CA's file, with --dev
-	geoIP                             *edge.GeoIP // --edge-geoip's database; nil without
+	// challenges are the pending ACME HTTP-01 challenges --edge-http
+	// answers, kept by a watch of the store; nil without --edge-http.
+	challenges *edge.HTTPChallenges
+	caFile     string      // the dev CA's file, with --dev
+	geoIP      *edge.GeoIP // --edge-geoip's database; nil without
 	// agentConfig is the agent configuration --dev wrote at this start
 	// ("" when it wrote none).
 	agentConfig string
@@ -304,7 +307,8 @@ func (a *app) newEdgeRole() (*edgeRole, error) {
 	}
 	if r.listeners.http != nil {
 		r.http = r.edge.NewHTTPServer("http", nil)
-		r.http.Handler = edge.ServeHTTPChallenges(a.store, r.http.Handler)
+		r.challenges = edge.NewHTTPChallenges()
+		r.http.Handler = edge.ServeHTTPChallenges(r.challenges, r.http.Handler)
 	}
 	if r.listeners.https != nil {
 		// The reserved domains' certificates first, then --edge-tls-cert's
@@ -389,6 +393,9 @@ func (r *edgeRole) run(ctx context.Context) error {
 		wg.Go(func() { r.directory.Run(ctx, r.log) })
 	}
 	wg.Go(func() { r.followCertificates(ctx) })
+	if r.challenges != nil {
+		wg.Go(func() { r.store.FollowHTTPChallenges(ctx, r.log, r.challenges.Apply, nil) })
+	}
 	wg.Go(func() {
 		if err := r.edge.ServeAgents(ctx, tls.NewListener(r.listeners.agents, r.agentsTLS)); err != nil {
 			errs <- fmt.Errorf("serving agents: %w", err)
@@ -563,7 +570,7 @@ func (r *edgeRole) followCertificates(ctx context.Context) {
 		if c != nil && c.AgentIngressID != "" {
 			table, other = other, table
 		}
-		_ = other.Apply(key, nil)
+		_ = other.Apply(key, nil) // a removal loads nothing, so it cannot fail
 		if err := table.Apply(key, c); err != nil {
 			r.log.Warn("not serving a TLS certificate", "key", key, "error", err)
 		}

@@ -5,6 +5,7 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
+	"log/slog"
 	"strings"
 
 	"github.com/nats-io/nats.go/jetstream"
@@ -91,4 +92,25 @@ func (s *Store) HTTPChallengeAnswer(ctx context.Context, domain, token string) (
 		return "", ErrNotFound
 	}
 	return c.KeyAuthorization, nil
+}
+
+// FollowHTTPChallenges calls apply with every pending HTTP-01 challenge,
+// by its key, then with each change of them (nil: gone, or unreadable),
+// until ctx ends, as FollowTLSCertificates does with certificates: the
+// edges answer challenges from memory, so that a public request of the
+// challenge path costs no store read.
+func (s *Store) FollowHTTPChallenges(ctx context.Context, log *slog.Logger, apply func(key string, c *HTTPChallenge), ready func()) {
+	s.followCurrent(ctx, log, "ACME HTTP-01 challenges (the edges answer those they have meanwhile)",
+		[]string{httpChallengesKind + ".>"}, func(key string, entry jetstream.KeyValueEntry) {
+			if entry == nil {
+				apply(key, nil)
+				return
+			}
+			c := new(HTTPChallenge)
+			if err := json.Unmarshal(entry.Value(), c); err != nil {
+				log.Warn("not answering an HTTP-01 challenge that cannot be read", "key", key, "error", err)
+				c = nil
+			}
+			apply(key, c)
+		}, ready)
 }
