@@ -163,7 +163,7 @@ func (h *publicHandler) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 		publicError(w, http.StatusNotFound, codeNoEndpoint, fmt.Sprintf("No endpoint is online at %s://%s. An agent must bind it first.", h.scheme, host))
 		return
 	}
-	ex := exchange{edge: e, ep: ep, account: ep.record.AccountID, serverName: ep.host, scheme: h.scheme, req: r, start: started, connStart: started}
+	ex := exchange{edge: e, ep: ep, account: ep.record.AccountID, serverName: ep.host, scheme: h.scheme, req: r, start: started, connStart: started, forwarded: h.forwarded}
 	pc, bc, ok := ex.admit(w)
 	if !ok {
 		return
@@ -205,7 +205,9 @@ func (x *exchange) admit(w http.ResponseWriter) (*publicConn, *backendConn, bool
 			// Not held (the connection is not the account's to count),
 			// and closed: each refusal costs the client a connection,
 			// not a request on one it keeps.
-			w.Header().Set("Connection", "close")
+			if !x.forwarded {
+				w.Header().Set("Connection", "close")
+			}
 			w.Header().Set("Retry-After", "1")
 			publicError(w, http.StatusTooManyRequests, codeConnLimit, "The endpoint's account has as many public connections open as it may. Try again shortly.")
 			return nil, nil, false
@@ -218,7 +220,9 @@ func (x *exchange) admit(w http.ResponseWriter) (*publicConn, *backendConn, bool
 		// so that the account's limit of connections bounds the held.
 		e.Metrics.rateLimited.Add(1)
 		x.status = http.StatusTooManyRequests
-		x.held = e.holdRefusal()
+		if !x.forwarded {
+			x.held = e.holdRefusal()
+		}
 		w.Header().Set("Retry-After", e.retryAfter)
 		publicError(w, http.StatusTooManyRequests, codeRateLimited, "The endpoint's account sends more requests a second than one edge takes. Slow down, and try again after Retry-After.")
 		x.publish(w)
@@ -363,7 +367,11 @@ type exchange struct {
 	start      time.Time
 	// held is how long the request waited before its refusal
 	// (holdRefusal): the edge's own wait, not the proxy's latency.
-	held      time.Duration
+	held time.Duration
+	// forwarded is set on a request another edge forwarded: its
+	// connection is the edges' own, shared by every account, so a
+	// refusal is neither held on it nor closes it.
+	forwarded bool
 	connStart time.Time
 	local     net.Addr
 

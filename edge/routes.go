@@ -31,7 +31,7 @@ var errConnectRules = errors.New("the policy has on_tcp_connect rules, which rou
 // backend's tunnels, or its websocket TCP converter.
 func (h *publicHandler) serveRoute(w http.ResponseWriter, r *http.Request, host string, er *edgeRoutes, rt *route, started time.Time) {
 	e := h.edge
-	ex := exchange{edge: e, account: er.edge.AccountID, serverName: host, scheme: h.scheme, req: r, start: started, connStart: started}
+	ex := exchange{edge: e, account: er.edge.AccountID, serverName: host, scheme: h.scheme, req: r, start: started, connStart: started, forwarded: h.forwarded}
 	if len(er.logins) > 0 && (r.URL.Path == LoginCallbackPath || r.URL.Path == LogoutPath) {
 		h.serveEdgeLogin(w, &ex, er)
 		return
