@@ -45,13 +45,18 @@ func (s *Store) FollowCertificateJobs(ctx context.Context, log *slog.Logger, app
 				apply(CertificateChange{Key: key, Deleted: true})
 				return
 			}
-			apply(decodeCertificateChange(entry))
+			change, err := decodeCertificateChange(entry)
+			if err != nil {
+				// Its job stops until the record is written again.
+				log.Warn("a reserved domain or agent ingress cannot be read: its certificate job waits until it is written again", "key", key, "error", err)
+			}
+			apply(change)
 		}, ready)
 }
 
 // decodeCertificateChange decodes one put of FollowCertificateJobs's
-// watch; a value that cannot be decoded is a deletion.
-func decodeCertificateChange(entry jetstream.KeyValueEntry) CertificateChange {
+// watch; a value that cannot be decoded is a deletion, and its error.
+func decodeCertificateChange(entry jetstream.KeyValueEntry) (CertificateChange, error) {
 	key := entry.Key()
 	change := CertificateChange{Key: key, Revision: entry.Revision()}
 	var err error
@@ -63,7 +68,7 @@ func decodeCertificateChange(entry jetstream.KeyValueEntry) CertificateChange {
 		err = json.Unmarshal(entry.Value(), change.AgentIngress)
 	}
 	if err != nil {
-		return CertificateChange{Key: key, Deleted: true}
+		return CertificateChange{Key: key, Deleted: true}, err
 	}
-	return change
+	return change, nil
 }
