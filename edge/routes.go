@@ -176,14 +176,14 @@ func (e *Edge) routeTunnelID(account string, rt *route) string {
 // that route), and the logout ends the browser's sessions of all.
 func (h *publicHandler) serveEdgeLogin(w http.ResponseWriter, ex *exchange, er *edgeRoutes) {
 	e, r := h.edge, ex.req
-	pc, bc, ok := ex.admit(w)
+	// The connection keeps no stream: this answer is the edge's own.
+	_, bc, ok := ex.admit(w)
 	if !ok {
 		return
 	}
 	if bc != nil {
 		bc.close()
 	}
-	_ = pc // the connection keeps no stream: this answer is the edge's own
 	var configs []*trafficpolicy.OpenIDConnect
 	owner := make(map[*trafficpolicy.OpenIDConnect]*route)
 	for _, rt := range er.logins {
