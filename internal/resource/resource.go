@@ -1,8 +1,10 @@
 // Package resource declares the fields of each resource family of the
 // management API once: their names, kinds and limits, which bodies accept
-// them, which are required at create, write-only or shown once. The store
-// checks the limits it declares, the CLI makes its flags and their help
-// from it, and tests hold the API's bodies and docs/openapi.yaml to it.
+// them, which are required at create, write-only or shown once; and what
+// docs/openapi.yaml says of each (Doc). The store checks the limits it
+// declares, the CLI makes its flags and their help from it, tests hold
+// the API's bodies to it, and internal/tools/openapigen writes each
+// family's paths of docs/openapi.yaml from it.
 package resource
 
 import (
@@ -76,6 +78,9 @@ func (f Field) Help() string {
 type Spec struct {
 	Prefix, Path, ListKey string
 	Fields                []Field
+	// Doc is what docs/openapi.yaml says of the family beyond its
+	// fields.
+	Doc Doc
 }
 
 // Field returns the field named name. The names are the declarations'

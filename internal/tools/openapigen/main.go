@@ -1,0 +1,32 @@
+package main
+
+import (
+	"flag"
+	"fmt"
+	"os"
+
+	"github.com/sluicehq/sluice/internal/resource"
+)
+
+func main() {
+	source := flag.String("source", "openapi/source.yaml", "the hand-written part of the document")
+	out := flag.String("out", "openapi.yaml", "the document to write")
+	flag.Parse()
+	if err := run(*source, *out); err != nil {
+		fmt.Fprintln(os.Stderr, "openapigen:", err)
+		os.Exit(1)
+	}
+}
+
+// run writes out from source and the families of package resource.
+func run(source, out string) error {
+	src, err := os.ReadFile(source)
+	if err != nil {
+		return err
+	}
+	doc, err := generate(src, resource.Families())
+	if err != nil {
+		return fmt.Errorf("%s: %w", source, err)
+	}
+	return os.WriteFile(out, doc, 0o644)
+}
