@@ -42,8 +42,8 @@ type directoryEndpoint struct {
 
 // NewEdgeDirectory returns the directory an edge (edgeID) reads; it knows
 // nothing until Run has read the store.
-func (s *Store) NewEdgeDirectory(edgeID string) *EdgeDirectory {
-	d := &EdgeDirectory{s: s, self: edgeID}
+func (e Edges) NewEdgeDirectory(edgeID string) *EdgeDirectory {
+	d := &EdgeDirectory{s: e.store, self: edgeID}
 	d.reset()
 	return d
 }

@@ -18,10 +18,10 @@ import (
 func TestEdgeDirectory(t *testing.T) {
 	e := newEnv(t)
 	account := e.createAccount(t, "team")
-	if err := e.store.HeartbeatEdge(e.ctx, "edge-b", "10.0.0.2:7443"); err != nil {
+	if err := e.store.Edges().HeartbeatEdge(e.ctx, "edge-b", "10.0.0.2:7443"); err != nil {
 		t.Fatal(err)
 	}
-	if err := e.store.HeartbeatEdge(e.ctx, "edge-a", "10.0.0.1:7443"); err != nil {
+	if err := e.store.Edges().HeartbeatEdge(e.ctx, "edge-a", "10.0.0.1:7443"); err != nil {
 		t.Fatal(err)
 	}
 	session := func(edgeID string) store.TunnelSession {
@@ -43,7 +43,7 @@ func TestEdgeDirectory(t *testing.T) {
 	}
 	before := endpoint(onB, "http", "http://Before.example.com:8000")
 
-	dir := e.store.NewEdgeDirectory("edge-a")
+	dir := e.store.Edges().NewEdgeDirectory("edge-a")
 	ctx, stop := context.WithCancel(e.ctx)
 	done := make(chan struct{})
 	go func() {
@@ -104,7 +104,7 @@ func TestEdgeDirectory(t *testing.T) {
 	findLabeled(account.ID, web, "")
 
 	// B stops offering a peer address.
-	if err := e.store.HeartbeatEdge(e.ctx, "edge-b", ""); err != nil {
+	if err := e.store.Edges().HeartbeatEdge(e.ctx, "edge-b", ""); err != nil {
 		t.Fatal(err)
 	}
 	find("https", "after.example.com", "")
