@@ -15,6 +15,7 @@ import (
 // serving an HTTP or HTTPS endpoint, from endpoints and heartbeats
 // written before and after it started, never itself, nor a TCP endpoint,
 // nor an edge without a peer address; a deleted endpoint is forgotten.
+// It names the account of the endpoint it finds.
 func TestEdgeDirectory(t *testing.T) {
 	e := newEnv(t)
 	account := e.createAccount(t, "team")
@@ -57,8 +58,8 @@ func TestEdgeDirectory(t *testing.T) {
 	find := func(scheme, host, want string) {
 		t.Helper()
 		check.Eventually(t, 5*time.Second, scheme+" "+host+" at "+want, func() (string, bool) {
-			peer, ok := dir.Find(scheme, host)
-			return peer, peer == want && ok == (want != "")
+			peer, owner, ok := dir.Find(scheme, host)
+			return peer, peer == want && ok == (want != "") && (owner == account.ID) == ok
 		})
 	}
 	find("http", "before.example.com", "10.0.0.2:7443")
