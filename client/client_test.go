@@ -71,7 +71,7 @@ func TestTypesAreTheAPIs(t *testing.T) {
 		if err != nil {
 			t.Fatal(err)
 		}
-		deps.Replays = pipeline.NewReplayer(stream, deps.Subscriptions.(*store.Store))
+		deps.Replays = pipeline.NewReplayer(stream, deps.Subscriptions.(*store.Store).Replays(), deps.Subscriptions)
 	}))
 	c := client.New(stack.URL, stack.Token)
 	ctx := t.Context()

@@ -16,3 +16,7 @@ func (ca *DevCA) Pool() *x509.CertPool {
 // RateLimited is the counter of requests refused for their account's
 // rate.
 func (m *Metrics) RateLimited() prometheus.Counter { return m.rateLimited }
+
+// ForwardedHeld is the counter of forwarded requests held here after the
+// serving edge refused them for their account's rate.
+func (m *Metrics) ForwardedHeld() prometheus.Counter { return m.forwardedHeld }

@@ -1,12 +1,14 @@
 package edge
 
 import (
+	"bytes"
 	"context"
 	"crypto/hmac"
 	"crypto/sha256"
 	"crypto/tls"
 	"encoding/base64"
 	"errors"
+	"io"
 	"net"
 	"net/http"
 	"net/http/httputil"
@@ -23,8 +25,9 @@ import (
 type Peers interface {
 	// Find returns the peer address (HOST:PORT) of the edge, other than
 	// this one, whose agent serves the endpoint of the scheme ("http" or
-	// "https") at host, and false when none is known.
-	Find(scheme, host string) (peer string, ok bool)
+	// "https") at host, and the endpoint's account; false when none is
+	// known.
+	Find(scheme, host string) (peer, accountID string, ok bool)
 	// FindLabeled returns the peer address of the edge, other than this
 	// one, serving a labeled tunnel of the account whose labels selects,
 	// and false when none is known.
@@ -39,6 +42,21 @@ type Peers interface {
 // good one (a stranger reaching the peer listener cannot pass for a
 // client address), and strips it before the agent sees the request.
 const HeaderForwarded = "Sluice-Edge-Forwarded"
+
+// headerRefusal marks the answer of a forwarded request that the serving
+// edge refused for its account's rate (refusalRate), so that the edge
+// that took the request holds it (Limits.RefusalHold) on its client's
+// connection before it answers, as it holds its own refusals. That edge
+// strips it from every answer. An agent that sets it on its own answer
+// only has its own account's clients held.
+const (
+	headerRefusal = "Sluice-Edge-Refusal"
+	refusalRate   = "rate"
+)
+
+// maxRefusalBody bounds the body of a refusal read before it is held:
+// the edge's error bodies are far smaller.
+const maxRefusalBody = 16 << 10
 
 // forwardedMaxAge bounds how old a forwarded request's signature may be.
 const forwardedMaxAge = time.Minute
@@ -141,6 +159,24 @@ func newForwarder(e *Edge) *forwarder {
 			// the serving edge adds what the agent gets.
 			pr.Out.Header.Del(HeaderForwarded)
 			pr.Out.Header.Set(HeaderForwarded, forwardedOf(pr.In, e.now()).header(key, pr.In.Host, pr.In.Method))
+		},
+		ModifyResponse: func(resp *http.Response) error {
+			refused := resp.Header.Get(headerRefusal) == refusalRate && resp.StatusCode == http.StatusTooManyRequests
+			resp.Header.Del(headerRefusal)
+			if !refused {
+				return nil
+			}
+			// Read the refusal whole, freeing the connection to the
+			// peer, then hold it.
+			body, err := io.ReadAll(io.LimitReader(resp.Body, maxRefusalBody))
+			_ = resp.Body.Close()
+			if err != nil {
+				return err
+			}
+			resp.Body = io.NopCloser(bytes.NewReader(body))
+			e.Metrics.forwardedHeld.Add(1)
+			e.holdRefusal()
+			return nil
 		},
 		ErrorHandler: func(w http.ResponseWriter, r *http.Request, err error) {
 			e.Metrics.forwardFailed.Add(1)

@@ -3,6 +3,7 @@ package edge_test
 import (
 	"context"
 	"fmt"
+	"io"
 	"net"
 	"net/http"
 	"strings"
@@ -10,6 +11,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/prometheus/client_golang/prometheus/testutil"
 	"golang.ngrok.com/ngrok/v2"
 
 	"github.com/sluicehq/sluice/edge"
@@ -21,10 +23,12 @@ import (
 // store's watch of endpoints and heartbeats gives it.
 type peerTable struct {
 	mu    sync.Mutex
-	hosts map[string]string // "scheme host" → peer address
+	hosts map[string]peerEndpoint // by "scheme host"
 	// labeled are labeled tunnels' labels and peers, by account.
 	labeled map[string][]peerTunnel
 }
+
+type peerEndpoint struct{ peer, account string }
 
 type peerTunnel struct {
 	labels map[string]string
@@ -51,17 +55,22 @@ func (p *peerTable) setLabeled(account string, labels map[string]string, peer st
 	p.labeled[account] = append(p.labeled[account], peerTunnel{labels: labels, peer: peer})
 }
 
-func (p *peerTable) Find(scheme, host string) (string, bool) {
+func (p *peerTable) Find(scheme, host string) (string, string, bool) {
 	p.mu.Lock()
 	defer p.mu.Unlock()
-	peer, ok := p.hosts[scheme+" "+host]
-	return peer, ok
+	ep, ok := p.hosts[scheme+" "+host]
+	return ep.peer, ep.account, ok
 }
 
-func (p *peerTable) set(scheme, host, peer string) {
+// set has the endpoint of the account at scheme and host served by the
+// edge at peer.
+func (p *peerTable) set(scheme, host, peer, account string) {
 	p.mu.Lock()
 	defer p.mu.Unlock()
-	p.hosts[scheme+" "+host] = peer
+	if p.hosts == nil {
+		p.hosts = map[string]peerEndpoint{}
+	}
+	p.hosts[scheme+" "+host] = peerEndpoint{peer, account}
 }
 
 // servePeers serves the edge's peer listener on loopback and returns its
@@ -92,7 +101,7 @@ func servePeers(t *testing.T, te *testEdge) string {
 // listener refuses what no edge signed, and forwards nothing further.
 func TestEdgesForwardToTheEdgeOfTheAgent(t *testing.T) {
 	secret := []byte("the secret every edge of the test shares")
-	peersOfA, peersOfB := &peerTable{hosts: map[string]string{}}, &peerTable{hosts: map[string]string{}}
+	peersOfA, peersOfB := &peerTable{}, &peerTable{}
 	a := startEdge(t, func(c *edge.Config) { c.Secret, c.Peers = secret, peersOfA })
 	b := startEdge(t, func(c *edge.Config) { c.Secret, c.Peers = secret, peersOfB })
 	peerB := servePeers(t, b)
@@ -116,7 +125,7 @@ func TestEdgesForwardToTheEdgeOfTheAgent(t *testing.T) {
 	if resp, _ := a.Get(t, "demo.apps.example.test", "/"); resp.StatusCode != http.StatusNotFound {
 		t.Fatalf("A, not knowing the endpoint: %d, want 404", resp.StatusCode)
 	}
-	peersOfA.set("http", "demo.apps.example.test", peerB)
+	peersOfA.set("http", "demo.apps.example.test", peerB, account)
 	resp, body := a.Get(t, "demo.apps.example.test", "/through-a")
 	if resp.StatusCode != http.StatusOK || body != `hello /through-a, forwarded header ""` {
 		t.Fatalf("through A: %d %q, want 200 from B's agent, the forwarding header stripped", resp.StatusCode, body)
@@ -159,14 +168,89 @@ func TestEdgesForwardToTheEdgeOfTheAgent(t *testing.T) {
 
 	// A host B does not serve, which B's directory says A serves: B
 	// answers 404 rather than forward a forwarded request back.
-	peersOfA.set("http", "gone.apps.example.test", peerB)
-	peersOfB.set("http", "gone.apps.example.test", servePeers(t, a))
+	peersOfA.set("http", "gone.apps.example.test", peerB, account)
+	peersOfB.set("http", "gone.apps.example.test", servePeers(t, a), account)
 	if resp, body := a.Get(t, "gone.apps.example.test", "/"); resp.StatusCode != http.StatusNotFound || !strings.Contains(body, "ERR_SLUICE_630") {
 		t.Fatalf("a host neither serves: %d %q, want 404 ERR_SLUICE_630", resp.StatusCode, body)
 	}
 	// The edge serving it gone: 502.
-	peersOfA.set("http", "demo.apps.example.test", "127.0.0.1:1")
+	peersOfA.set("http", "demo.apps.example.test", "127.0.0.1:1", account)
 	if resp, body := a.Get(t, "demo.apps.example.test", "/"); resp.StatusCode != http.StatusBadGateway || !strings.Contains(body, "ERR_SLUICE_631") {
 		t.Fatalf("the serving edge unreachable: %d %q, want 502 ERR_SLUICE_631", resp.StatusCode, body)
+	}
+}
+
+// TestForwardedRefusalIsHeld: a request the serving edge refuses for its
+// account's rate is held by the edge that took it, on its client's
+// connection, which that edge counts against the account's connections,
+// as it would hold a refusal of its own; a connection past the limit
+// meanwhile is refused there at once, and closed.
+func TestForwardedRefusalIsHeld(t *testing.T) {
+	const hold = 2 * time.Second
+	secret := []byte("the secret every edge of the test shares")
+	peersOfA := &peerTable{}
+	a := startEdge(t, func(c *edge.Config) {
+		c.Secret, c.Peers = secret, peersOfA
+		c.Limits.RefusalHold, c.Limits.Connections = hold, 2
+	})
+	b := startEdge(t, func(c *edge.Config) {
+		c.Secret, c.Peers = secret, &peerTable{}
+		c.Limits.RequestRate, c.Limits.RequestBurst, c.Limits.RefusalHold = 0.001, 1, hold
+	})
+	account := schemas.NewID(schemas.PrefixAccount)
+	host := serveUp(t, b.agent(t, b.Credential(account)), "http://")
+	peersOfA.set("http", host, servePeers(t, b), account)
+
+	get := func(c *http.Client) (*http.Response, time.Duration) {
+		t.Helper()
+		req, _ := http.NewRequest(http.MethodGet, "http://"+a.HTTPAddr+"/", nil)
+		req.Host = host
+		start := time.Now()
+		resp, err := c.Do(req)
+		if err != nil {
+			t.Fatal(err)
+		}
+		_, _ = io.Copy(io.Discard, resp.Body)
+		_ = resp.Body.Close()
+		return resp, time.Since(start)
+	}
+	// B's burst of one, on a connection A keeps counted.
+	kept := &http.Client{Transport: &http.Transport{}}
+	defer kept.CloseIdleConnections()
+	if resp, _ := get(kept); resp.StatusCode != http.StatusOK {
+		t.Fatalf("the burst's request through A: %d", resp.StatusCode)
+	}
+	// The next, on a second connection: B refuses it, A holds it.
+	held := make(chan *http.Response, 1)
+	go func() {
+		fresh := &http.Client{Transport: &http.Transport{DisableKeepAlives: true}}
+		resp, took := get(fresh)
+		if took < hold {
+			t.Errorf("the refusal came after %v, want it held %v", took, hold)
+		}
+		held <- resp
+	}()
+	check.Eventually(t, hold, "the refusal held by A", func() (float64, bool) {
+		n := testutil.ToFloat64(a.Service.Metrics.ForwardedHeld())
+		return n, n == 1
+	})
+	// A third connection, during the hold: over A's count of two.
+	start := time.Now()
+	resp, _ := get(&http.Client{Transport: &http.Transport{DisableKeepAlives: true}})
+	if time.Since(start) >= hold {
+		t.Fatalf("the third request took the whole hold (%v): the machine is too slow to tell", time.Since(start))
+	}
+	if resp.StatusCode != http.StatusTooManyRequests || resp.Header.Get("X-Sluice-Error-Code") != "ERR_SLUICE_632" || !resp.Close {
+		t.Fatalf("a third connection during the hold: %d %s (close %v), want 429 ERR_SLUICE_632 closing the connection", resp.StatusCode, resp.Header.Get("X-Sluice-Error-Code"), resp.Close)
+	}
+	resp = <-held
+	if resp.StatusCode != http.StatusTooManyRequests || resp.Header.Get("X-Sluice-Error-Code") != "ERR_SLUICE_635" || resp.Header.Get("Retry-After") == "" {
+		t.Fatalf("the refused request: %d %v, want 429 ERR_SLUICE_635 with Retry-After", resp.StatusCode, resp.Header)
+	}
+	if v := resp.Header.Get("Sluice-Edge-Refusal"); v != "" {
+		t.Fatalf("the client saw the edges' refusal mark %q", v)
+	}
+	if n := testutil.ToFloat64(b.Service.Metrics.RateLimited()); n != 1 {
+		t.Fatalf("B refused %v requests for the rate, want 1", n)
 	}
 }

@@ -148,9 +148,8 @@ func (h *publicHandler) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 	}
 	ep := e.lookupHost(h.scheme, host)
 	if ep == nil && !h.forwarded && e.forwarder != nil {
-		if peer, ok := e.cfg.Peers.Find(h.scheme, host); ok {
-			e.Metrics.forwardedOut.Add(1)
-			e.forwarder.forward(w, r, peer)
+		if peer, account, ok := e.cfg.Peers.Find(h.scheme, host); ok {
+			e.forwardCounted(w, r, peer, account, started)
 			return
 		}
 	}
@@ -189,38 +188,23 @@ func (h *publicHandler) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 // the request holds until it ends well (publicConn.keep).
 func (x *exchange) admit(w http.ResponseWriter) (*publicConn, *backendConn, bool) {
 	e, r := x.edge, x.req
-	pc, _ := r.Context().Value(publicConnKey{}).(*publicConn)
-	if pc == nil {
-		pc = &publicConn{start: x.start}
-	}
+	pc := publicConnOf(r, x.start)
 	pc.mu.Lock()
-	if pc.account != x.account {
-		if pc.account != "" {
-			e.closeConn(pc.account)
-			pc.account = ""
-		}
-		if !e.openConn(x.account) {
-			pc.mu.Unlock()
-			e.Metrics.connLimited.Add(1)
-			// Not held (the connection is not the account's to count),
-			// and closed: each refusal costs the client a connection,
-			// not a request on one it keeps.
-			if !x.forwarded {
-				w.Header().Set("Connection", "close")
-			}
-			w.Header().Set("Retry-After", "1")
-			publicError(w, http.StatusTooManyRequests, codeConnLimit, "The endpoint's account has as many public connections open as it may. Try again shortly.")
-			return nil, nil, false
-		}
-		pc.account = x.account
+	if !e.countConn(w, pc, x.account, x.forwarded) {
+		pc.mu.Unlock()
+		return nil, nil, false
 	}
 	if !e.allowRequest(x.account) {
 		pc.mu.Unlock()
 		// Held on a counted connection (one request at a time: HTTP/1.1),
-		// so that the account's limit of connections bounds the held.
+		// so that the account's limit of connections bounds the held. A
+		// forwarded request is held by the edge that took it, on its
+		// client's connection, which that edge counts (forwardCounted).
 		e.Metrics.rateLimited.Add(1)
 		x.status = http.StatusTooManyRequests
-		if !x.forwarded {
+		if x.forwarded {
+			w.Header().Set(headerRefusal, refusalRate)
+		} else {
 			x.held = e.holdRefusal()
 		}
 		w.Header().Set("Retry-After", e.retryAfter)
@@ -233,6 +217,63 @@ func (x *exchange) admit(w http.ResponseWriter) (*publicConn, *backendConn, bool
 	pc.backend = nil // held by this request until it ends well
 	x.connStart, x.local = pc.start, pc.local
 	return pc, bc, true
+}
+
+// publicConnOf returns the public connection of r, or one of its own
+// started at start when r has none.
+func publicConnOf(r *http.Request, start time.Time) *publicConn {
+	if pc, _ := r.Context().Value(publicConnKey{}).(*publicConn); pc != nil {
+		return pc
+	}
+	return &publicConn{start: start}
+}
+
+// countConn counts pc, whose lock the caller holds, against the
+// account's limit of public connections, unless it already counts there;
+// when the limit refuses it, it answers 429 and returns false. A
+// connection of the peer listener (forwarded) is shared by every
+// account's forwarded requests: the edge that took their clients' own
+// connections counts those, and the refusal does not close it.
+func (e *Edge) countConn(w http.ResponseWriter, pc *publicConn, account string, forwarded bool) bool {
+	if pc.account == account {
+		return true
+	}
+	if pc.account != "" {
+		e.closeConn(pc.account)
+		pc.account = ""
+	}
+	if !e.openConn(account) {
+		e.Metrics.connLimited.Add(1)
+		// Not held (the connection is not the account's to count), and
+		// closed: each refusal costs the client a connection, not a
+		// request on one it keeps.
+		if !forwarded {
+			w.Header().Set("Connection", "close")
+		}
+		w.Header().Set("Retry-After", "1")
+		publicError(w, http.StatusTooManyRequests, codeConnLimit, "The endpoint's account has as many public connections open as it may. Try again shortly.")
+		return false
+	}
+	pc.account = account
+	return true
+}
+
+// forwardCounted forwards r to the edge at peer, which serves the
+// account's endpoint, once r's public connection counts against the
+// account's limit here: the connections of the account's clients are
+// counted by the edge that took them, whichever edge serves them, and
+// a refusal of the serving edge for the account's rate is held here on
+// that counted connection (see forwarder).
+func (e *Edge) forwardCounted(w http.ResponseWriter, r *http.Request, peer, account string, started time.Time) {
+	pc := publicConnOf(r, started)
+	pc.mu.Lock()
+	counted := e.countConn(w, pc, account, false)
+	pc.mu.Unlock()
+	if !counted {
+		return
+	}
+	e.Metrics.forwardedOut.Add(1)
+	e.forwarder.forward(w, r, peer)
 }
 
 // holdRefusal waits Limits.RefusalHold, or until the edge ends, and

@@ -26,6 +26,7 @@ type Metrics struct {
 	forwardedIn          prometheus.Counter
 	forwardFailed        prometheus.Counter
 	forwardRefused       prometheus.Counter
+	forwardedHeld        prometheus.Counter
 }
 
 func newMetrics() *Metrics {
@@ -57,6 +58,7 @@ func newMetrics() *Metrics {
 		forwardedIn:    counter("requests_forwarded_in_total", "Public requests another edge forwarded to this one, whose agent serves their endpoint."),
 		forwardFailed:  counter("requests_forward_failed_total", "Public requests the edge serving their endpoint could not be reached for (answered 502)."),
 		forwardRefused: counter("peer_requests_refused_total", "Requests to the peer listener without a good signature of an edge (answered 403)."),
+		forwardedHeld:  counter("requests_forwarded_held_total", "Forwarded requests the serving edge refused for their account's rate, held here before their 429."),
 	}
 }
 
@@ -65,7 +67,7 @@ func (m *Metrics) Register(reg prometheus.Registerer) error {
 	var errs []error
 	for _, c := range []prometheus.Collector{m.sessions, m.endpoints, m.agentHandshakeFailed, m.agentRefused,
 		m.requests.CounterVec, m.proxyLatency.Histogram, m.connLimited, m.rateLimited, m.upstreamFailed, m.tcpBytesIn, m.tcpBytesOut, m.eventsInvalid,
-		m.forwardedOut, m.forwardedIn, m.forwardFailed, m.forwardRefused} {
+		m.forwardedOut, m.forwardedIn, m.forwardFailed, m.forwardRefused, m.forwardedHeld} {
 		errs = append(errs, reg.Register(c))
 	}
 	return errors.Join(errs...)

@@ -42,8 +42,7 @@ func (h *publicHandler) serveRoute(w http.ResponseWriter, r *http.Request, host 
 		if b := rt.rec.Backend; b != nil && b.Enabled {
 			if group := e.routing.backend(b.BackendID); group != nil && group.AccountID == ex.account && e.groupTunnel(ex.account, group) == nil {
 				if peer, ok := e.cfg.Peers.FindLabeled(ex.account, group.Selects); ok {
-					e.Metrics.forwardedOut.Add(1)
-					e.forwarder.forward(w, r, peer)
+					e.forwardCounted(w, r, peer, ex.account, started)
 					return
 				}
 			}

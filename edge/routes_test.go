@@ -420,7 +420,7 @@ func TestRouteTrafficPolicy(t *testing.T) {
 // serves it, the route's modules and all.
 func TestRoutesForwardToTheEdgeOfTheTunnel(t *testing.T) {
 	secret := []byte("the secret every edge of the test shares")
-	peersOfA, peersOfB := &peerTable{hosts: map[string]string{}}, &peerTable{hosts: map[string]string{}}
+	peersOfA, peersOfB := &peerTable{}, &peerTable{}
 	a := startEdge(t, func(c *edge.Config) { c.Secret, c.Peers = secret, peersOfA })
 	b := startEdge(t, func(c *edge.Config) { c.Secret, c.Peers = secret, peersOfB })
 	peerB := servePeers(t, b)

@@ -48,7 +48,7 @@ func newRefusingEnv(t *testing.T) *refusingEnv {
 		}
 		return sinks.Result{}, false
 	}
-	e.startProcess(t, pipeline.DeliveryConfig{Linger: 20 * time.Millisecond, Replays: e.store},
+	e.startProcess(t, pipeline.DeliveryConfig{Linger: 20 * time.Millisecond, Replays: e.store.Replays()},
 		func(context.Context, store.Destination) (sinks.Sink, error) { return e.sink, nil })
 	kv, err := pipeline.EnsureStatusBucket(e.ctx, e.js, 0, 1)
 	if err != nil {
@@ -78,12 +78,12 @@ func (r *refusingEnv) replay(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	replay, err := r.store.CreateReplay(r.ctx, r.account, r.sub.ID, store.Replay{Since: r.since, Until: time.Now(), EndSeq: info.State.LastSeq}, nil)
+	replay, err := r.store.Replays().CreateReplay(r.ctx, r.account, r.sub.ID, store.Replay{Since: r.since, Until: time.Now(), EndSeq: info.State.LastSeq}, nil)
 	if err != nil {
 		t.Fatal(err)
 	}
 	check.Eventually(t, 20*time.Second, "the replay done", func() (string, bool) {
-		got, err := r.store.GetReplay(r.ctx, r.account, replay.ID)
+		got, err := r.store.Replays().GetReplay(r.ctx, r.account, replay.ID)
 		if err != nil {
 			t.Fatal(err)
 		}

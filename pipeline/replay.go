@@ -21,8 +21,8 @@ const replayConsumerPrefix = "replay_"
 // instead of pulling.
 const replayCheckTimeout = time.Second
 
-// ReplayRecorder records the progress of replays. *store.Store implements
-// it.
+// ReplayRecorder records the progress of replays. store.Replays
+// implements it.
 type ReplayRecorder interface {
 	// AddReplayed adds n events of the replay's range to those it has
 	// replayed to the destination.
@@ -156,4 +156,4 @@ func (w *worker) recordReplayed(ctx context.Context) {
 	}
 }
 
-var _ ReplayRecorder = (*store.Store)(nil)
+var _ ReplayRecorder = store.Replays{}

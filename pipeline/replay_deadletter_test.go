@@ -36,7 +36,7 @@ func TestReplayDeadLettersOnce(t *testing.T) {
 		t.Fatal(err)
 	}
 	e.sink = newMemorySink()
-	e.startProcess(t, pipeline.DeliveryConfig{Linger: 20 * time.Millisecond, Replays: e.store},
+	e.startProcess(t, pipeline.DeliveryConfig{Linger: 20 * time.Millisecond, Replays: e.store.Replays()},
 		func(context.Context, store.Destination) (sinks.Sink, error) { return e.sink, nil })
 	sub, _ := e.route(t, store.Source{Type: httpKind, Filter: "ev.conn.server_port > 0"})
 
@@ -67,12 +67,12 @@ func TestReplayDeadLettersOnce(t *testing.T) {
 		t.Fatal(err)
 	}
 	for i := range 2 {
-		replay, err := e.store.CreateReplay(e.ctx, e.account, sub.ID, store.Replay{Since: since, Until: time.Now(), EndSeq: info.State.LastSeq}, nil)
+		replay, err := e.store.Replays().CreateReplay(e.ctx, e.account, sub.ID, store.Replay{Since: since, Until: time.Now(), EndSeq: info.State.LastSeq}, nil)
 		if err != nil {
 			t.Fatal(err)
 		}
 		check.Eventually(t, 20*time.Second, "the replay done", func() (string, bool) {
-			r, err := e.store.GetReplay(e.ctx, e.account, replay.ID)
+			r, err := e.store.Replays().GetReplay(e.ctx, e.account, replay.ID)
 			if err != nil {
 				t.Fatal(err)
 			}

@@ -12,12 +12,17 @@ import (
 	"github.com/sluicehq/sluice/internal/store"
 )
 
-// ReplayStore keeps replay jobs. *store.Store implements it; see its
+// ReplayStore keeps replay jobs. store.Replays implements it; see its
 // methods for the errors each returns.
 type ReplayStore interface {
 	CreateReplay(ctx context.Context, accountID, subscriptionID string, in store.Replay, count store.RangeCounter) (store.Replay, error)
 	GetReplay(ctx context.Context, accountID, id string) (store.Replay, error)
 	ListReplays(ctx context.Context, accountID, subscriptionID string) ([]store.Replay, error)
+}
+
+// SubscriptionReader reads a subscription, as a replay is as its
+// subscription is now. *store.Store implements it.
+type SubscriptionReader interface {
 	GetSubscription(ctx context.Context, accountID, id string) (store.Subscription, error)
 }
 
@@ -25,15 +30,16 @@ type ReplayStore interface {
 // events stream holds, finds the range's last sequence, and stores the
 // job, which every process's reconciler then delivers (see Reconciler).
 type Replayer struct {
-	stream jetstream.Stream
-	store  ReplayStore
-	now    func() time.Time
+	stream        jetstream.Stream
+	store         ReplayStore
+	subscriptions SubscriptionReader
+	now           func() time.Time
 }
 
 // NewReplayer returns a Replayer of the events of stream, storing jobs in
-// st.
-func NewReplayer(stream jetstream.Stream, st ReplayStore) *Replayer {
-	return &Replayer{stream: stream, store: st, now: time.Now}
+// replays, reading their subscriptions from subscriptions.
+func NewReplayer(stream jetstream.Stream, replays ReplayStore, subscriptions SubscriptionReader) *Replayer {
+	return &Replayer{stream: stream, store: replays, subscriptions: subscriptions, now: time.Now}
 }
 
 // StartReplay stores a running replay of the subscription's events from
@@ -72,7 +78,7 @@ func (r *Replayer) StartReplay(ctx context.Context, accountID, subscriptionID st
 }
 
 // GetReplay returns a replay of the account, with its state as of now
-// (see settled); see store.Store.GetReplay for the errors.
+// (see settled); see store.Replays.GetReplay for the errors.
 func (r *Replayer) GetReplay(ctx context.Context, accountID, id string) (store.Replay, error) {
 	replay, err := r.store.GetReplay(ctx, accountID, id)
 	if err != nil {
@@ -83,7 +89,7 @@ func (r *Replayer) GetReplay(ctx context.Context, accountID, id string) (store.R
 
 // ListReplays returns the replays of a subscription of the account,
 // newest first, with their states as of now (see settled); see
-// store.Store.ListReplays for the errors.
+// store.Replays.ListReplays for the errors.
 func (r *Replayer) ListReplays(ctx context.Context, accountID, subscriptionID string) ([]store.Replay, error) {
 	replays, err := r.store.ListReplays(ctx, accountID, subscriptionID)
 	if err != nil {
@@ -105,7 +111,7 @@ func (r *Replayer) settled(ctx context.Context, replay store.Replay) (store.Repl
 	if replay.State != store.ReplayRunning {
 		return replay, nil
 	}
-	sub, err := r.store.GetSubscription(ctx, replay.AccountID, replay.SubscriptionID)
+	sub, err := r.subscriptions.GetSubscription(ctx, replay.AccountID, replay.SubscriptionID)
 	var current *store.Subscription
 	switch {
 	case err == nil:

@@ -32,7 +32,7 @@ func TestReplayerRange(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	replayer := pipeline.NewReplayer(e.stream, e.store)
+	replayer := pipeline.NewReplayer(e.stream, e.store.Replays(), e.store)
 	start := time.Now().Add(-time.Minute)
 
 	e.publish(t, httpKind, 7, nil)
@@ -161,7 +161,7 @@ func TestReplayerRangeAfterEventsWereLost(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	replayer := pipeline.NewReplayer(e.stream, e.store)
+	replayer := pipeline.NewReplayer(e.stream, e.store.Replays(), e.store)
 	start := time.Now().Add(-time.Minute)
 	e.publish(t, httpKind, 5, nil)
 	if err := e.stream.Purge(e.ctx, jetstream.WithPurgeSequence(4)); err != nil {
@@ -269,7 +269,7 @@ func TestReplayerCountsRangeWhileEventsCome(t *testing.T) {
 		return published.Load(), published.Load() > 10
 	})
 
-	replayer := pipeline.NewReplayer(e.stream, e.store)
+	replayer := pipeline.NewReplayer(e.stream, e.store.Replays(), e.store)
 	before := uint64(published.Load())
 	r, err := replayer.StartReplay(e.ctx, e.account, sub.ID, start, info.State.LastTime)
 	meanwhile := uint64(published.Load()) - before

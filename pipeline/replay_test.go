@@ -26,7 +26,7 @@ import (
 func TestDeliverReplay(t *testing.T) {
 	e := newDeliveryEnv(t)
 	e.sink = newMemorySink()
-	e.startProcess(t, pipeline.DeliveryConfig{Linger: 20 * time.Millisecond, Replays: e.store},
+	e.startProcess(t, pipeline.DeliveryConfig{Linger: 20 * time.Millisecond, Replays: e.store.Replays()},
 		func(context.Context, store.Destination) (sinks.Sink, error) { return e.sink, nil })
 	sub, dest := e.route(t, store.Source{Type: httpKind, Filter: "ev.conn.server_port == 443", Fields: []string{"conn.server_port"}})
 
@@ -45,14 +45,14 @@ func TestDeliverReplay(t *testing.T) {
 	if info, err = e.stream.Info(e.ctx); err != nil {
 		t.Fatal(err)
 	}
-	replay, err := e.store.CreateReplay(e.ctx, e.account, sub.ID, store.Replay{Since: since, Until: time.Now(), EndSeq: info.State.LastSeq}, nil)
+	replay, err := e.store.Replays().CreateReplay(e.ctx, e.account, sub.ID, store.Replay{Since: since, Until: time.Now(), EndSeq: info.State.LastSeq}, nil)
 	if err != nil {
 		t.Fatal(err)
 	}
 	after := e.publish(t, httpKind, 25, setPort(443)) // live, past the replay's range
 
 	check.Eventually(t, 20*time.Second, "the replay done", func() (string, bool) {
-		r, err := e.store.GetReplay(e.ctx, e.account, replay.ID)
+		r, err := e.store.Replays().GetReplay(e.ctx, e.account, replay.ID)
 		if err != nil {
 			t.Fatal(err)
 		}
@@ -145,7 +145,7 @@ func TestDeliverReplayProgress(t *testing.T) {
 		return gated[id]
 	}
 	// Batches go full, of ten events (newGatedSink), never at the linger.
-	e.startProcess(t, pipeline.DeliveryConfig{Linger: time.Minute, Replays: e.store, ReplayCheck: 20 * time.Millisecond},
+	e.startProcess(t, pipeline.DeliveryConfig{Linger: time.Minute, Replays: e.store.Replays(), ReplayCheck: 20 * time.Millisecond},
 		func(_ context.Context, d store.Destination) (sinks.Sink, error) { return sinkOf(d.ID), nil })
 
 	since := time.Now().Add(-time.Minute)
@@ -172,7 +172,7 @@ func TestDeliverReplayProgress(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	replayer := pipeline.NewReplayer(e.stream, e.store)
+	replayer := pipeline.NewReplayer(e.stream, e.store.Replays(), e.store)
 	replay, err := replayer.StartReplay(e.ctx, e.account, sub.ID, since, time.Time{})
 	if err != nil {
 		t.Fatal(err)

@@ -291,7 +291,7 @@ func (a *app) wireRoles() error {
 	}
 	if a.roles.api {
 		a.sessions = sessionservice.New(a.storeNC, a.store, sessionservice.Config{Logger: a.log.With("component", "app_sessions")})
-		a.audit, err = api.NewAuditRelay(a.store, a.producer, api.AuditRelayConfig{Metrics: a.registry}, a.log.With("component", "audit_relay"))
+		a.audit, err = api.NewAuditRelay(a.store.Outbox(), a.producer, api.AuditRelayConfig{Metrics: a.registry}, a.log.With("component", "audit_relay"))
 	}
 	return err
 }
@@ -503,7 +503,7 @@ func (a *app) newDelivery() (*delivery, error) {
 		return nil, err
 	}
 	status := pipeline.NewStatusRecorder(a.statusKV, pipeline.StatusConfig{FailingAfter: a.flags.failingAfter, Metrics: metrics}, a.log)
-	deliverer := pipeline.NewDeliverer(a.js, a.stream, a.filterEnv, a.newSink, pipeline.DeliveryConfig{AckWait: a.flags.ackWait, Linger: a.flags.linger, RepullAfter: a.flags.repullAfter, Metrics: metrics, Status: status, Replays: a.store}, a.log)
+	deliverer := pipeline.NewDeliverer(a.js, a.stream, a.filterEnv, a.newSink, pipeline.DeliveryConfig{AckWait: a.flags.ackWait, Linger: a.flags.linger, RepullAfter: a.flags.repullAfter, Metrics: metrics, Status: status, Replays: a.store.Replays()}, a.log)
 	if err := a.registry.Register(deliverer.PendingCollector(0)); err != nil {
 		return nil, fmt.Errorf("registering route metrics: %w", err)
 	}

@@ -252,7 +252,7 @@ func (a *app) newEdgeRole() (*edgeRole, error) {
 
 	secretCtx, cancel := context.WithTimeout(context.Background(), setupTimeout)
 	defer cancel()
-	secret, err := a.store.EdgeSecret(secretCtx)
+	secret, err := a.store.Edges().EdgeSecret(secretCtx)
 	if err != nil {
 		return nil, err
 	}
@@ -293,7 +293,7 @@ func (a *app) newEdgeRole() (*edgeRole, error) {
 		if f.peerAdvertise == "" {
 			r.peer = r.listeners.peer.Addr().String() // the port :0 got
 		}
-		r.directory = a.store.NewEdgeDirectory(r.edgeID)
+		r.directory = a.store.Edges().NewEdgeDirectory(r.edgeID)
 		cfg.Peers = r.directory
 	}
 	if r.edge, err = edge.New(cfg); err != nil {
@@ -385,7 +385,7 @@ func (r *edgeRole) run(ctx context.Context) error {
 	wg.Go(func() { r.followAppSessions(ctx) })
 	// The first heartbeat before the first session: a session's record
 	// of an edge that never beat is hidden.
-	if err := r.store.HeartbeatEdge(ctx, r.edgeID, r.peer); err != nil {
+	if err := r.store.Edges().HeartbeatEdge(ctx, r.edgeID, r.peer); err != nil {
 		r.log.Warn("recording the edge's heartbeat", "error", err)
 	}
 	wg.Go(func() { r.heartbeat(ctx) })
@@ -471,7 +471,7 @@ func (r *edgeRole) followAppSessions(ctx context.Context) {
 // stop request takes away ends at once.
 func (r *edgeRole) follow(ctx context.Context) {
 	for ctx.Err() == nil {
-		changes, err := r.store.WatchEdge(ctx)
+		changes, err := r.store.Edges().WatchEdge(ctx)
 		if err != nil {
 			r.log.Warn("watching the store for the edge; trying again", "error", err)
 			_ = retry.Sleep(ctx, time.Second)
@@ -510,11 +510,11 @@ func (r *edgeRole) heartbeat(ctx context.Context) {
 	tick := time.NewTicker(edgeHeartbeat)
 	defer tick.Stop()
 	for beat := 1; ; beat++ {
-		if err := r.store.HeartbeatEdge(ctx, r.edgeID, r.peer); err != nil && ctx.Err() == nil {
+		if err := r.store.Edges().HeartbeatEdge(ctx, r.edgeID, r.peer); err != nil && ctx.Err() == nil {
 			r.log.Warn("recording the edge's heartbeat", "error", err)
 		}
 		if beat%3 == 0 {
-			if n, err := r.store.RemoveDeadEdgeRecords(ctx); err != nil && ctx.Err() == nil {
+			if n, err := r.store.Edges().RemoveDeadEdgeRecords(ctx); err != nil && ctx.Err() == nil {
 				r.log.Warn("removing the records of edges that stopped", "error", err)
 			} else if n > 0 {
 				r.log.Info("removed the records of edges that stopped", "records", n)

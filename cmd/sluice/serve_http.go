@@ -35,14 +35,15 @@ const (
 func (a *app) httpHandler(cfg api.Config) (*api.Server, error) {
 	deps := api.Deps{Keys: a.keys, Publisher: a.producer, Logger: a.log, Metrics: a.registry, Storage: a.storage()}
 	if a.roles.api {
-		deps.Destinations, deps.Subscriptions, deps.APIKeys, deps.BotUsers, deps.Credentials, deps.Outbox = a.store, a.store, a.store, a.store, a.store, a.store
+		deps.Destinations, deps.Subscriptions, deps.APIKeys, deps.BotUsers, deps.Credentials = a.store, a.store, a.store, a.store, a.store
+		deps.Outbox = a.store.Outbox()
 		deps.ReservedDomains = a.store
 		deps.AgentIngresses = a.store
 		deps.AppSessions = a.store
 		deps.HTTPSEdges = a.store
 		deps.TunnelGroupBackends = a.store
 		deps.Tunnels = a.store
-		deps.DeadLetters, deps.Replays = a.redriver, pipeline.NewReplayer(a.stream, a.store)
+		deps.DeadLetters, deps.Replays = a.redriver, pipeline.NewReplayer(a.stream, a.store.Replays(), a.store)
 		deps.DeliveryStatus = pipeline.NewStatusReader(a.js, a.statusKV, a.flags.failingAfter)
 		deps.DestinationTrial = pipeline.NewTrial(a.newSink, 0)
 	}

@@ -15,7 +15,7 @@ import (
 func TestTunnelSessionsCommands(t *testing.T) {
 	e := newCLIEnv(t)
 	st, account := e.stack.Store, e.stack.AccountID
-	if err := st.HeartbeatEdge(t.Context(), "edge-cli", ""); err != nil {
+	if err := st.Edges().HeartbeatEdge(t.Context(), "edge-cli", ""); err != nil {
 		t.Fatal(err)
 	}
 	ts, err := st.CreateTunnelSession(t.Context(), account, store.TunnelSession{CredentialID: schemas.NewID(schemas.PrefixCredential),

@@ -15,7 +15,7 @@ import (
 )
 
 // Outbox holds the audit events stored with their changes and not yet
-// published to SLUICE_EVENTS. *store.Store implements it.
+// published to SLUICE_EVENTS. store.Outbox implements it.
 type Outbox interface {
 	// PendingAudits returns the events waiting, oldest first.
 	PendingAudits(ctx context.Context) ([]store.PendingAudit, error)

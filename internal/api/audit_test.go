@@ -217,7 +217,7 @@ func TestAuditEventNotLost(t *testing.T) {
 
 	second := first.Another(t)
 	ctx := t.Context()
-	pending, err := second.Store.PendingAudits(ctx)
+	pending, err := second.Store.Outbox().PendingAudits(ctx)
 	if err != nil || len(pending) != 1 {
 		t.Fatalf("pending audit events: %+v, %v; want the one of the create", pending, err)
 	}
@@ -225,7 +225,7 @@ func TestAuditEventNotLost(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	relay, err := api.NewAuditRelay(second.Store, prod, api.AuditRelayConfig{Grace: time.Nanosecond}, slog.New(slog.DiscardHandler))
+	relay, err := api.NewAuditRelay(second.Store.Outbox(), prod, api.AuditRelayConfig{Grace: time.Nanosecond}, slog.New(slog.DiscardHandler))
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -239,7 +239,7 @@ func TestAuditEventNotLost(t *testing.T) {
 	if strings.Contains(events[0].raw, testSecret) {
 		t.Errorf("the event shows the secret: %s", events[0].raw)
 	}
-	if pending, err := second.Store.PendingAudits(ctx); err != nil || len(pending) != 0 {
+	if pending, err := second.Store.Outbox().PendingAudits(ctx); err != nil || len(pending) != 0 {
 		t.Errorf("pending audit events after the relay: %+v, %v", pending, err)
 	}
 	// A second pass, or another relay, publishes nothing again.

@@ -19,7 +19,7 @@ import (
 func (e *testEnv) labeledTunnel(t *testing.T, labels map[string]string) store.Endpoint {
 	t.Helper()
 	const edge = "edge-api-test"
-	if err := e.store.HeartbeatEdge(t.Context(), edge, ""); err != nil {
+	if err := e.store.Edges().HeartbeatEdge(t.Context(), edge, ""); err != nil {
 		t.Fatal(err)
 	}
 	ts, err := e.store.CreateTunnelSession(t.Context(), e.account, store.TunnelSession{AgentVersion: "3.0.0", CredentialID: schemas.NewID(schemas.PrefixCredential),

@@ -311,7 +311,7 @@ func TestUnfilteredLists(t *testing.T) {
 		if err != nil {
 			t.Fatal(err)
 		}
-		deps.Replays = pipeline.NewReplayer(stream, deps.Subscriptions.(*store.Store))
+		deps.Replays = pipeline.NewReplayer(stream, deps.Subscriptions.(*store.Store).Replays(), deps.Subscriptions)
 	}))
 	destination := e.createdID(t, "/event_destinations", kinesisBody)
 	subscription := e.createdID(t, "/event_subscriptions", `{"sources":[{"type":"`+httpKind+`"}],"destination_ids":["`+destination+`"]}`)

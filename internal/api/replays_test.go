@@ -33,7 +33,7 @@ func TestReplays(t *testing.T) {
 		if err != nil {
 			t.Fatal(err)
 		}
-		deps.Replays = pipeline.NewReplayer(stream, deps.Subscriptions.(*store.Store))
+		deps.Replays = pipeline.NewReplayer(stream, deps.Subscriptions.(*store.Store).Replays(), deps.Subscriptions)
 	}))
 	dest := e.create(t, kinesisBody)
 	sub := e.createSubscription(t, `{"sources":[{"type":"`+httpKind+`"}],"destination_ids":["`+dest.ID+`"]}`)

@@ -86,7 +86,7 @@ func TestStorageFullRefusesWritesAtOnce(t *testing.T) {
 	if events := e.storedEvents(t, e.account); len(events) != 1 {
 		t.Errorf("%d events stored, want the one sent before the store was full", len(events))
 	}
-	if pending, err := e.store.PendingAudits(t.Context()); err != nil || len(pending) != 0 {
+	if pending, err := e.store.Outbox().PendingAudits(t.Context()); err != nil || len(pending) != 0 {
 		t.Errorf("pending audit events: %v, %v", pending, err)
 	}
 }

@@ -97,7 +97,7 @@ func TestTLSCertificates(t *testing.T) {
 		t.Errorf("the domain %s", out)
 	}
 
-	pending, err := e.store.PendingAudits(t.Context())
+	pending, err := e.store.Outbox().PendingAudits(t.Context())
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -132,7 +132,7 @@ func TestTLSCertificates(t *testing.T) {
 	wantStatus(t, resp, out, http.StatusNoContent)
 	resp, out = e.call(t, e.token, http.MethodGet, "/tls_certificates/"+cert.ID, "")
 	wantStatus(t, resp, out, http.StatusNotFound)
-	if pending, err = e.store.PendingAudits(t.Context()); err != nil {
+	if pending, err = e.store.Outbox().PendingAudits(t.Context()); err != nil {
 		t.Fatal(err)
 	}
 	deleted := false

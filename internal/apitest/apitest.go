@@ -135,7 +135,7 @@ func startAPI(t testing.TB, srv *natsserver.Server, o options) *Stack {
 	reg := prometheus.NewRegistry()
 	logs := &Logs{}
 	log := slog.New(slog.NewJSONHandler(logs, &slog.HandlerOptions{Level: slog.LevelDebug}))
-	deps := api.Deps{Keys: st, Publisher: pub, Destinations: st, Subscriptions: st, AgentIngresses: st, AppSessions: st, APIKeys: st, BotUsers: st, Credentials: st, ReservedDomains: st, Tunnels: st, Outbox: st, Logger: log, Metrics: reg}
+	deps := api.Deps{Keys: st, Publisher: pub, Destinations: st, Subscriptions: st, AgentIngresses: st, AppSessions: st, APIKeys: st, BotUsers: st, Credentials: st, ReservedDomains: st, Tunnels: st, Outbox: st.Outbox(), Logger: log, Metrics: reg}
 	deps.HTTPSEdges = st
 	deps.TunnelGroupBackends = st
 	if o.deps != nil {

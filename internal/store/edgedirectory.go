@@ -37,13 +37,13 @@ type directoryTunnel struct {
 }
 
 type directoryEndpoint struct {
-	host, edgeID string // host is "scheme host"
+	host, edgeID, accountID string // host is "scheme host"
 }
 
 // NewEdgeDirectory returns the directory an edge (edgeID) reads; it knows
 // nothing until Run has read the store.
-func (s *Store) NewEdgeDirectory(edgeID string) *EdgeDirectory {
-	d := &EdgeDirectory{s: s, self: edgeID}
+func (e Edges) NewEdgeDirectory(edgeID string) *EdgeDirectory {
+	d := &EdgeDirectory{s: e.store, self: edgeID}
 	d.reset()
 	return d
 }
@@ -58,18 +58,19 @@ func (d *EdgeDirectory) reset() {
 }
 
 // Find returns the peer address of a live edge other than this one that
-// serves the endpoint of the scheme ("http" or "https") at host.
-func (d *EdgeDirectory) Find(scheme, host string) (string, bool) {
+// serves the endpoint of the scheme ("http" or "https") at host, and the
+// account of the endpoint.
+func (d *EdgeDirectory) Find(scheme, host string) (peer, accountID string, ok bool) {
 	since := d.s.now().Add(-EdgeTimeout)
 	d.mu.Lock()
 	defer d.mu.Unlock()
 	for key := range d.hosts[scheme+" "+strings.ToLower(host)] {
-		edgeID := d.endpoints[key].edgeID
-		if beat, ok := d.edges[edgeID]; ok && edgeID != d.self && beat.Peer != "" && beat.At.After(since) {
-			return beat.Peer, true
+		ep := d.endpoints[key]
+		if beat, ok := d.edges[ep.edgeID]; ok && ep.edgeID != d.self && beat.Peer != "" && beat.At.After(since) {
+			return beat.Peer, ep.accountID, true
 		}
 	}
-	return "", false
+	return "", "", false
 }
 
 // FindLabeled returns the peer address of a live edge other than this one
@@ -147,7 +148,7 @@ func (d *EdgeDirectory) apply(entry jetstream.KeyValueEntry) {
 		return
 	}
 	at := e.Proto + " " + strings.ToLower(host)
-	d.endpoints[key] = directoryEndpoint{host: at, edgeID: e.EdgeID}
+	d.endpoints[key] = directoryEndpoint{host: at, edgeID: e.EdgeID, accountID: e.AccountID}
 	if d.hosts[at] == nil {
 		d.hosts[at] = make(map[string]struct{})
 	}

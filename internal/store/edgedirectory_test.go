@@ -15,13 +15,14 @@ import (
 // serving an HTTP or HTTPS endpoint, from endpoints and heartbeats
 // written before and after it started, never itself, nor a TCP endpoint,
 // nor an edge without a peer address; a deleted endpoint is forgotten.
+// It names the account of the endpoint it finds.
 func TestEdgeDirectory(t *testing.T) {
 	e := newEnv(t)
 	account := e.createAccount(t, "team")
-	if err := e.store.HeartbeatEdge(e.ctx, "edge-b", "10.0.0.2:7443"); err != nil {
+	if err := e.store.Edges().HeartbeatEdge(e.ctx, "edge-b", "10.0.0.2:7443"); err != nil {
 		t.Fatal(err)
 	}
-	if err := e.store.HeartbeatEdge(e.ctx, "edge-a", "10.0.0.1:7443"); err != nil {
+	if err := e.store.Edges().HeartbeatEdge(e.ctx, "edge-a", "10.0.0.1:7443"); err != nil {
 		t.Fatal(err)
 	}
 	session := func(edgeID string) store.TunnelSession {
@@ -43,7 +44,7 @@ func TestEdgeDirectory(t *testing.T) {
 	}
 	before := endpoint(onB, "http", "http://Before.example.com:8000")
 
-	dir := e.store.NewEdgeDirectory("edge-a")
+	dir := e.store.Edges().NewEdgeDirectory("edge-a")
 	ctx, stop := context.WithCancel(e.ctx)
 	done := make(chan struct{})
 	go func() {
@@ -57,8 +58,8 @@ func TestEdgeDirectory(t *testing.T) {
 	find := func(scheme, host, want string) {
 		t.Helper()
 		check.Eventually(t, 5*time.Second, scheme+" "+host+" at "+want, func() (string, bool) {
-			peer, ok := dir.Find(scheme, host)
-			return peer, peer == want && ok == (want != "")
+			peer, owner, ok := dir.Find(scheme, host)
+			return peer, peer == want && ok == (want != "") && (owner == account.ID) == ok
 		})
 	}
 	find("http", "before.example.com", "10.0.0.2:7443")
@@ -104,7 +105,7 @@ func TestEdgeDirectory(t *testing.T) {
 	findLabeled(account.ID, web, "")
 
 	// B stops offering a peer address.
-	if err := e.store.HeartbeatEdge(e.ctx, "edge-b", ""); err != nil {
+	if err := e.store.Edges().HeartbeatEdge(e.ctx, "edge-b", ""); err != nil {
 		t.Fatal(err)
 	}
 	find("https", "after.example.com", "")

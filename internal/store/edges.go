@@ -17,6 +17,14 @@ import (
 // EdgeTimeout/3, so that two missed heartbeats do not end its sessions.
 const EdgeTimeout = 15 * time.Second
 
+// Edges are the records of the edge processes: their heartbeats, the
+// secret they share, the directory of where each serves its endpoints,
+// and the changes each edge follows. Only the edge role uses them.
+type Edges struct{ store *Store }
+
+// Edges returns the store's records of edge processes.
+func (s *Store) Edges() Edges { return Edges{s} }
+
 // MaxEdgeID is the longest id of an edge process, in bytes.
 const MaxEdgeID = 64
 
@@ -59,18 +67,18 @@ func checkEdgeID(id string) error {
 // It returns a *ValidationError (matching ErrInvalid) for an edgeID that
 // is not 1 to MaxEdgeID letters, digits, '-' or '_', or an error saying
 // what failed.
-func (s *Store) HeartbeatEdge(ctx context.Context, edgeID, peer string) error {
+func (e Edges) HeartbeatEdge(ctx context.Context, edgeID, peer string) error {
 	if err := checkEdgeID(edgeID); err != nil {
 		return err
 	}
 	if len(peer) > MaxPublicURL {
 		return invalid("peer", "must be at most %d bytes, and is %d", MaxPublicURL, len(peer))
 	}
-	value, err := json.Marshal(edgeHeartbeat{EdgeID: edgeID, At: s.now(), Peer: peer})
+	value, err := json.Marshal(edgeHeartbeat{EdgeID: edgeID, At: e.store.now(), Peer: peer})
 	if err != nil {
 		return fmt.Errorf("encoding the heartbeat of edge %s: %w", edgeID, err)
 	}
-	if _, err := s.kv.Put(ctx, edgeHeartbeatKey(edgeID), value); err != nil {
+	if _, err := e.store.kv.Put(ctx, edgeHeartbeatKey(edgeID), value); err != nil {
 		return fmt.Errorf("recording the heartbeat of edge %s: %w", edgeID, err)
 	}
 	return nil
@@ -109,8 +117,8 @@ func hiddenOffEdge[T any](edgeID func(v T) string) func(ctx context.Context, s *
 // Several processes may run it at once; each delete is a compare-and-swap
 // on the revision read, so a heartbeat or a write meanwhile keeps what it
 // touched. Edges run it every EdgeTimeout or so.
-func (s *Store) RemoveDeadEdgeRecords(ctx context.Context) (int, error) {
-	alive, err := s.liveEdges(ctx)
+func (e Edges) RemoveDeadEdgeRecords(ctx context.Context) (int, error) {
+	alive, err := e.store.liveEdges(ctx)
 	if err != nil {
 		return 0, err
 	}
@@ -120,7 +128,7 @@ func (s *Store) RemoveDeadEdgeRecords(ctx context.Context) (int, error) {
 		if alive(edgeID) {
 			return
 		}
-		err := s.kv.Delete(ctx, entry.Key(), jetstream.LastRevision(entry.Revision()))
+		err := e.store.kv.Delete(ctx, entry.Key(), jetstream.LastRevision(entry.Revision()))
 		switch {
 		case err == nil:
 			removed++
@@ -129,7 +137,7 @@ func (s *Store) RemoveDeadEdgeRecords(ctx context.Context) (int, error) {
 		}
 	}
 	for _, kind := range []string{endpoints.kind, tunnelSessions.kind} {
-		err := s.eachEntry(ctx, kind+".>", func(entry jetstream.KeyValueEntry) {
+		err := e.store.eachEntry(ctx, kind+".>", func(entry jetstream.KeyValueEntry) {
 			var held struct {
 				EdgeID string `json:"edge_id"`
 			}
@@ -144,7 +152,7 @@ func (s *Store) RemoveDeadEdgeRecords(ctx context.Context) (int, error) {
 		}
 	}
 	// The heartbeats go last: an edge without one is gone as well.
-	err = s.eachEntry(ctx, allEdgeHeartbeats, func(entry jetstream.KeyValueEntry) {
+	err = e.store.eachEntry(ctx, allEdgeHeartbeats, func(entry jetstream.KeyValueEntry) {
 		var b edgeHeartbeat
 		if err := json.Unmarshal(entry.Value(), &b); err != nil {
 			errs = append(errs, fmt.Errorf("decoding %s: %w", entry.Key(), err))
@@ -153,7 +161,7 @@ func (s *Store) RemoveDeadEdgeRecords(ctx context.Context) (int, error) {
 		if alive(b.EdgeID) {
 			return
 		}
-		if err := s.kv.Delete(ctx, entry.Key(), jetstream.LastRevision(entry.Revision())); err != nil && !isRevisionMismatch(err) {
+		if err := e.store.kv.Delete(ctx, entry.Key(), jetstream.LastRevision(entry.Revision())); err != nil && !isRevisionMismatch(err) {
 			errs = append(errs, fmt.Errorf("deleting %s: %w", entry.Key(), err))
 		}
 	})

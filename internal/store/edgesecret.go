@@ -17,11 +17,11 @@ const edgeSecretBytes = 32
 // an agent to take back later (a random subdomain, bound again after a
 // reconnect), made the first time any edge asks, by the first of any
 // number asking at once. It never leaves the store and the edges.
-func (s *Store) EdgeSecret(ctx context.Context) ([]byte, error) {
+func (e Edges) EdgeSecret(ctx context.Context) ([]byte, error) {
 	var v struct {
 		Key []byte `json:"key"`
 	}
-	err := s.getJSON(ctx, edgeSecretKey, &v)
+	err := e.store.getJSON(ctx, edgeSecretKey, &v)
 	if err == nil && len(v.Key) >= edgeSecretBytes {
 		return v.Key, nil
 	}
@@ -32,10 +32,10 @@ func (s *Store) EdgeSecret(ctx context.Context) ([]byte, error) {
 	if _, err := rand.Read(v.Key); err != nil {
 		return nil, err
 	}
-	err = s.createJSON(ctx, edgeSecretKey, v)
+	err = e.store.createJSON(ctx, edgeSecretKey, v)
 	if errors.Is(err, ErrConflict) {
 		// Another edge made it first: its key is the one.
-		if err := s.getJSON(ctx, edgeSecretKey, &v); err != nil {
+		if err := e.store.getJSON(ctx, edgeSecretKey, &v); err != nil {
 			return nil, fmt.Errorf("reading the edges' key: %w", err)
 		}
 		return v.Key, nil

@@ -14,7 +14,7 @@ func TestEdgeSecretIsMadeOnce(t *testing.T) {
 	var wg sync.WaitGroup
 	for i := range keys {
 		wg.Go(func() {
-			k, err := e.store.EdgeSecret(e.ctx)
+			k, err := e.store.Edges().EdgeSecret(e.ctx)
 			if err != nil {
 				t.Error(err)
 			}
@@ -27,7 +27,7 @@ func TestEdgeSecretIsMadeOnce(t *testing.T) {
 			t.Fatalf("keys %x, want one key of 32 bytes for all", keys)
 		}
 	}
-	again, err := e.store.EdgeSecret(e.ctx)
+	again, err := e.store.Edges().EdgeSecret(e.ctx)
 	if err != nil || !bytes.Equal(again, keys[0]) {
 		t.Fatalf("the key asked again: %x, %v", again, err)
 	}

@@ -77,17 +77,17 @@ func TestLimitsHoldUnderConcurrentCreates(t *testing.T) {
 		{
 			name: "running replays", limit: store.LimitRunningReplays,
 			create: func(s *store.Store, account, replayOf string) (string, error) {
-				r, err := s.CreateReplay(e.ctx, account, replayOf, store.Replay{Since: since, Until: until}, nil)
+				r, err := s.Replays().CreateReplay(e.ctx, account, replayOf, store.Replay{Since: since, Until: until}, nil)
 				return r.ID, err
 			},
 			count: func(account, replayOf string) int {
-				rs, err := e.store.ListReplays(e.ctx, account, replayOf)
+				rs, err := e.store.Replays().ListReplays(e.ctx, account, replayOf)
 				if err != nil {
 					t.Fatal(err)
 				}
 				return len(rs)
 			},
-			free: func(account, id string) error { return e.store.FinishReplay(e.ctx, account, id, replayDest) },
+			free: func(account, id string) error { return e.store.Replays().FinishReplay(e.ctx, account, id, replayDest) },
 		},
 	}
 	for _, tt := range tests {
@@ -192,7 +192,7 @@ func TestFinishedReplaysDoNotHoldTheLimit(t *testing.T) {
 	since, until := time.Now().Add(-time.Hour), time.Now()
 	for range 2 {
 		sub := e.createSubscription(t, account.ID, store.Subscription{Sources: []store.Source{{Type: httpKind}}})
-		if _, err := e.store.CreateReplay(e.ctx, account.ID, sub.ID, store.Replay{Since: since, Until: until}, nil); err != nil {
+		if _, err := e.store.Replays().CreateReplay(e.ctx, account.ID, sub.ID, store.Replay{Since: since, Until: until}, nil); err != nil {
 			t.Fatal(err)
 		}
 		if _, err := e.store.DeleteSubscription(e.ctx, account.ID, sub.ID); err != nil {
@@ -200,7 +200,7 @@ func TestFinishedReplaysDoNotHoldTheLimit(t *testing.T) {
 		}
 	}
 	sub := e.createSubscription(t, account.ID, store.Subscription{Sources: []store.Source{{Type: httpKind}}})
-	if _, err := e.store.CreateReplay(e.ctx, account.ID, sub.ID, store.Replay{Since: since, Until: until}, nil); err != nil {
+	if _, err := e.store.Replays().CreateReplay(e.ctx, account.ID, sub.ID, store.Replay{Since: since, Until: until}, nil); err != nil {
 		t.Fatalf("a replay after two of deleted subscriptions: %v", err)
 	}
 }
@@ -219,10 +219,10 @@ func TestReplayOverTheLimitIsNotCounted(t *testing.T) {
 		counts++
 		return 3, nil
 	}
-	if _, err := e.store.CreateReplay(e.ctx, account.ID, sub.ID, store.Replay{Since: since, Until: until}, count); err != nil {
+	if _, err := e.store.Replays().CreateReplay(e.ctx, account.ID, sub.ID, store.Replay{Since: since, Until: until}, count); err != nil {
 		t.Fatal(err)
 	}
-	_, err := e.store.CreateReplay(e.ctx, account.ID, sub.ID, store.Replay{Since: since, Until: until}, count)
+	_, err := e.store.Replays().CreateReplay(e.ctx, account.ID, sub.ID, store.Replay{Since: since, Until: until}, count)
 	if !errors.Is(err, store.ErrLimit) || counts != 1 {
 		t.Fatalf("a second replay over a limit of one: error %v, range counted %d times; want ErrLimit, counted once", err, counts)
 	}
@@ -231,15 +231,15 @@ func TestReplayOverTheLimitIsNotCounted(t *testing.T) {
 	other := e.createAccount(t, "b")
 	otherSub := e.createSubscription(t, other.ID, store.Subscription{Sources: []store.Source{{Type: httpKind}}})
 	failed := errors.New("the stream is unreachable")
-	_, err = e.store.CreateReplay(e.ctx, other.ID, otherSub.ID, store.Replay{Since: since, Until: until},
+	_, err = e.store.Replays().CreateReplay(e.ctx, other.ID, otherSub.ID, store.Replay{Since: since, Until: until},
 		func(context.Context, store.Subscription) (uint64, error) { return 0, failed })
 	if !errors.Is(err, failed) {
 		t.Fatalf("error %v, want the count's", err)
 	}
-	if list, err := e.store.ListReplays(e.ctx, other.ID, otherSub.ID); err != nil || len(list) != 0 {
+	if list, err := e.store.Replays().ListReplays(e.ctx, other.ID, otherSub.ID); err != nil || len(list) != 0 {
 		t.Fatalf("replays after a failed count: %d, %v; want none", len(list), err)
 	}
-	if _, err := e.store.CreateReplay(e.ctx, other.ID, otherSub.ID, store.Replay{Since: since, Until: until}, count); err != nil {
+	if _, err := e.store.Replays().CreateReplay(e.ctx, other.ID, otherSub.ID, store.Replay{Since: since, Until: until}, count); err != nil {
 		t.Fatalf("a replay after a failed count: %v", err)
 	}
 }

@@ -109,13 +109,13 @@ func TestListsInCreationOrder(t *testing.T) {
 		var made []string
 		since := time.Now().Add(-time.Hour)
 		for range orderCount {
-			r, err := e.store.CreateReplay(e.ctx, account.ID, subscription, store.Replay{Since: since, Until: since.Add(time.Minute)}, nil)
+			r, err := e.store.Replays().CreateReplay(e.ctx, account.ID, subscription, store.Replay{Since: since, Until: since.Add(time.Minute)}, nil)
 			if err != nil {
 				t.Fatalf("CreateReplay: %v", err)
 			}
 			made = append(made, r.ID)
 		}
-		replays, err := e.store.ListReplays(e.ctx, account.ID, subscription)
+		replays, err := e.store.Replays().ListReplays(e.ctx, account.ID, subscription)
 		if err != nil {
 			t.Fatalf("ListReplays: %v", err)
 		}

@@ -36,6 +36,14 @@ const allOutbox = outboxPrefix + "*"
 
 func outboxKey(eventID string) string { return outboxPrefix + eventID }
 
+// Outbox is the store's audit outbox: the audit events stored with their
+// changes and not yet published (see PendingAudits). The audit relay and
+// the API's writes use it; nothing else does.
+type Outbox struct{ store *Store }
+
+// Outbox returns the store's audit outbox.
+func (s *Store) Outbox() Outbox { return Outbox{s} }
+
 // Audit builds the audit event of a change from the resource as it is
 // after the change (as it was before, for a deletion): a Destination, a
 // Subscription, or an APIKey without its token. It may be called several
@@ -146,8 +154,8 @@ type PendingAudit struct {
 // first. Publish each to SLUICE_EVENTS (with its id as message id), then
 // call AuditPublished. An entry that cannot be decoded is skipped and
 // reported in the error, alongside those that could.
-func (s *Store) PendingAudits(ctx context.Context) ([]PendingAudit, error) {
-	entries, err := s.entries(ctx, allOutbox)
+func (o Outbox) PendingAudits(ctx context.Context) ([]PendingAudit, error) {
+	entries, err := o.store.entries(ctx, allOutbox)
 	if err != nil {
 		return nil, fmt.Errorf("listing pending audit events: %w", err)
 	}
@@ -171,11 +179,11 @@ func (s *Store) PendingAudits(ctx context.Context) ([]PendingAudit, error) {
 // outbox: it was stored with its change and is not yet published. An event
 // built for a change that was then not written (a compare-and-swap lost, a
 // change that found nothing to change) was never there.
-func (s *Store) AuditPending(ctx context.Context, eventID string) (bool, error) {
+func (o Outbox) AuditPending(ctx context.Context, eventID string) (bool, error) {
 	if strings.ContainsAny(eventID, ".*> ") || eventID == "" {
 		return false, nil
 	}
-	_, err := s.kv.Get(ctx, outboxKey(eventID))
+	_, err := o.store.kv.Get(ctx, outboxKey(eventID))
 	switch {
 	case errors.Is(err, jetstream.ErrKeyNotFound):
 		return false, nil
@@ -190,11 +198,11 @@ func (s *Store) AuditPending(ctx context.Context, eventID string) (bool, error) 
 // (the key-value stream denies deleting one message), so that no delete
 // marker is left behind for each change. An event no longer pending
 // (published by another process) is no error.
-func (s *Store) AuditPublished(ctx context.Context, eventID string) error {
+func (o Outbox) AuditPublished(ctx context.Context, eventID string) error {
 	if strings.ContainsAny(eventID, ".*> ") || eventID == "" {
 		return fmt.Errorf("audit event %q: %w", eventID, ErrNotFound)
 	}
-	if err := s.stream.Purge(ctx, jetstream.WithPurgeSubject(kvSubject(outboxKey(eventID)))); err != nil {
+	if err := o.store.stream.Purge(ctx, jetstream.WithPurgeSubject(kvSubject(outboxKey(eventID)))); err != nil {
 		return fmt.Errorf("removing pending audit event %s: %w", eventID, err)
 	}
 	return nil

@@ -47,7 +47,7 @@ func (a *auditLog) of(change string) store.WriteOption {
 // pending returns the data of the pending audit events, oldest first.
 func (e env) pending(t *testing.T) []string {
 	t.Helper()
-	pending, err := e.store.PendingAudits(e.ctx)
+	pending, err := e.store.Outbox().PendingAudits(e.ctx)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -117,17 +117,17 @@ func TestChangesStoreTheirAuditEvents(t *testing.T) {
 	if strings.Join(got, "\n") != strings.Join(want, "\n") {
 		t.Fatalf("pending audit events:\n%s\nwant:\n%s\n(built: %v)", strings.Join(got, "\n"), strings.Join(want, "\n"), log.built)
 	}
-	pending, err := e.store.PendingAudits(ctx)
+	pending, err := e.store.Outbox().PendingAudits(ctx)
 	if err != nil {
 		t.Fatal(err)
 	}
 	for _, p := range pending {
-		if err := e.store.AuditPublished(ctx, p.Event.ID); err != nil {
+		if err := e.store.Outbox().AuditPublished(ctx, p.Event.ID); err != nil {
 			t.Fatal(err)
 		}
 	}
 	// Taking out an event no longer there is no error.
-	if err := e.store.AuditPublished(ctx, pending[0].Event.ID); err != nil {
+	if err := e.store.Outbox().AuditPublished(ctx, pending[0].Event.ID); err != nil {
 		t.Errorf("AuditPublished of an event published already: %v", err)
 	}
 	if got := e.pending(t); len(got) != 0 {

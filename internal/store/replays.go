@@ -85,6 +85,14 @@ func replayKey(accountID, replayID string) string { return "replays." + accountI
 // allReplays matches the key of every replay.
 const allReplays = "replays.>"
 
+// Replays are the replays of subscriptions the store keeps: what each
+// replays, and how far its delivery has come. The API starts and shows
+// them; the pipeline delivers them and records its progress.
+type Replays struct{ store *Store }
+
+// Replays returns the store's replays.
+func (s *Store) Replays() Replays { return Replays{s} }
+
 // RangeCounter counts the events of a replay's range, given the
 // subscription as it is when the replay is made (see CreateReplay).
 type RangeCounter func(ctx context.Context, sub Subscription) (uint64, error)
@@ -101,15 +109,15 @@ type RangeCounter func(ctx context.Context, sub Subscription) (uint64, error)
 // Since, a *LimitError (matching ErrLimit) if the account has
 // Limits.RunningReplays running, an error wrapping ErrNotFound if the
 // account has no such subscription, or the error of count.
-func (s *Store) CreateReplay(ctx context.Context, accountID, subscriptionID string, in Replay, count RangeCounter) (Replay, error) {
+func (rs Replays) CreateReplay(ctx context.Context, accountID, subscriptionID string, in Replay, count RangeCounter) (Replay, error) {
 	if in.Since.IsZero() || in.Until.Before(in.Since) {
 		return Replay{}, &ValidationError{Field: "until", Msg: "must not be before since"}
 	}
-	sub, err := s.GetSubscription(ctx, accountID, subscriptionID)
+	sub, err := rs.store.GetSubscription(ctx, accountID, subscriptionID)
 	if err != nil {
 		return Replay{}, fmt.Errorf("creating replay: %w", err)
 	}
-	id, createdAt := s.newID(PrefixReplay)
+	id, createdAt := rs.store.newID(PrefixReplay)
 	r := Replay{
 		ID:             id,
 		AccountID:      accountID,
@@ -121,7 +129,7 @@ func (s *Store) CreateReplay(ctx context.Context, accountID, subscriptionID stri
 		State:          ReplayRunning,
 		CreatedAt:      createdAt,
 	}
-	err = s.withinLimit(ctx, accountID, countedReplays, r.ID, func() error {
+	err = rs.store.withinLimit(ctx, accountID, countedReplays, r.ID, func() error {
 		if count != nil {
 			n, err := count(ctx, sub)
 			if err != nil {
@@ -130,7 +138,7 @@ func (s *Store) CreateReplay(ctx context.Context, accountID, subscriptionID stri
 			r.RangeEvents = n
 		}
 		r.EventsTotal = r.RangeEvents * uint64(len(sub.DestinationIDs))
-		if err := s.createJSON(ctx, replayKey(accountID, r.ID), r); err != nil {
+		if err := rs.store.createJSON(ctx, replayKey(accountID, r.ID), r); err != nil {
 			return fmt.Errorf("creating replay %s: %w", r.ID, err)
 		}
 		return nil
@@ -144,11 +152,11 @@ func (s *Store) CreateReplay(ctx context.Context, accountID, subscriptionID stri
 // GetReplay returns the replay of the account with the id. It returns an
 // error wrapping ErrNotFound if the account has no such replay, including
 // when another account has.
-func (s *Store) GetReplay(ctx context.Context, accountID, id string) (Replay, error) {
+func (rs Replays) GetReplay(ctx context.Context, accountID, id string) (Replay, error) {
 	if err := checkOwnedID(accountID, PrefixReplay, id); err != nil {
 		return Replay{}, fmt.Errorf("replay %q: %w", id, err)
 	}
-	r, _, err := getRecord[Replay](ctx, s, replayKey(accountID, id))
+	r, _, err := getRecord[Replay](ctx, rs.store, replayKey(accountID, id))
 	if err != nil {
 		return Replay{}, fmt.Errorf("reading replay %s: %w", id, err)
 	}
@@ -158,11 +166,11 @@ func (s *Store) GetReplay(ctx context.Context, accountID, id string) (Replay, er
 // ListReplays returns the replays of a subscription of the account, newest
 // first. It returns an error wrapping ErrNotFound if accountID is not an
 // account id.
-func (s *Store) ListReplays(ctx context.Context, accountID, subscriptionID string) ([]Replay, error) {
+func (rs Replays) ListReplays(ctx context.Context, accountID, subscriptionID string) ([]Replay, error) {
 	if err := schemas.CheckID(schemas.PrefixAccount, accountID); err != nil {
 		return nil, fmt.Errorf("account %q: %w", accountID, ErrNotFound)
 	}
-	all, err := listRecords[Replay](ctx, s, "replays."+accountID+".*")
+	all, err := listRecords[Replay](ctx, rs.store, "replays."+accountID+".*")
 	if err != nil {
 		return nil, fmt.Errorf("listing replays: %w", err)
 	}
@@ -178,18 +186,18 @@ func (s *Store) ListReplays(ctx context.Context, accountID, subscriptionID strin
 // so every process delivering the replay may call it. It returns an error wrapping ErrNotFound if the replay does not
 // exist, or one wrapping ErrConflict if it kept changing under concurrent
 // writes.
-func (s *Store) FinishReplay(ctx context.Context, accountID, id, destinationID string) error {
+func (rs Replays) FinishReplay(ctx context.Context, accountID, id, destinationID string) error {
 	if err := checkOwnedID(accountID, PrefixReplay, id); err != nil {
 		return fmt.Errorf("replay %q: %w", id, err)
 	}
-	_, _, err := modify(ctx, s, replayKey(accountID, id), func(r *Replay) error {
+	_, _, err := modify(ctx, rs.store, replayKey(accountID, id), func(r *Replay) error {
 		if !slices.Contains(r.DeliveredTo, destinationID) {
 			r.DeliveredTo = append(r.DeliveredTo, destinationID)
 			slices.Sort(r.DeliveredTo)
 		}
 		r.setReplayed(destinationID, r.RangeEvents)
 		var pending []string
-		sub, err := s.GetSubscription(ctx, accountID, r.SubscriptionID)
+		sub, err := rs.store.GetSubscription(ctx, accountID, r.SubscriptionID)
 		switch {
 		case err == nil:
 			pending = slices.DeleteFunc(sub.DestinationIDs, func(id string) bool { return slices.Contains(r.DeliveredTo, id) })
@@ -216,11 +224,11 @@ func (s *Store) FinishReplay(ctx context.Context, accountID, id, destinationID s
 // adds what it settled. It returns an error wrapping ErrNotFound if the
 // replay does not exist, or one wrapping ErrConflict if it kept changing
 // under concurrent writes.
-func (s *Store) AddReplayed(ctx context.Context, accountID, id, destinationID string, n uint64) error {
+func (rs Replays) AddReplayed(ctx context.Context, accountID, id, destinationID string, n uint64) error {
 	if err := checkOwnedID(accountID, PrefixReplay, id); err != nil {
 		return fmt.Errorf("replay %q: %w", id, err)
 	}
-	_, _, err := modify(ctx, s, replayKey(accountID, id), func(r *Replay) error {
+	_, _, err := modify(ctx, rs.store, replayKey(accountID, id), func(r *Replay) error {
 		if n > 0 && !slices.Contains(r.DeliveredTo, destinationID) {
 			r.setReplayed(destinationID, r.Replayed[destinationID]+n)
 		}

@@ -26,13 +26,13 @@ func TestReplays(t *testing.T) {
 
 	since := time.Now().Add(-time.Hour)
 	until := time.Now()
-	if _, err := e.store.CreateReplay(e.ctx, account.ID, sub.ID, store.Replay{Since: until, Until: since}, nil); !errors.Is(err, store.ErrInvalid) {
+	if _, err := e.store.Replays().CreateReplay(e.ctx, account.ID, sub.ID, store.Replay{Since: until, Until: since}, nil); !errors.Is(err, store.ErrInvalid) {
 		t.Fatalf("CreateReplay with until before since: error %v, want ErrInvalid", err)
 	}
-	if _, err := e.store.CreateReplay(e.ctx, other.ID, sub.ID, store.Replay{Since: since, Until: until}, nil); !errors.Is(err, store.ErrNotFound) {
+	if _, err := e.store.Replays().CreateReplay(e.ctx, other.ID, sub.ID, store.Replay{Since: since, Until: until}, nil); !errors.Is(err, store.ErrNotFound) {
 		t.Fatalf("CreateReplay of another account's subscription: error %v, want ErrNotFound", err)
 	}
-	r, err := e.store.CreateReplay(e.ctx, account.ID, sub.ID, store.Replay{Since: since, Until: until, EndSeq: 42}, func(_ context.Context, counted store.Subscription) (uint64, error) {
+	r, err := e.store.Replays().CreateReplay(e.ctx, account.ID, sub.ID, store.Replay{Since: since, Until: until, EndSeq: 42}, func(_ context.Context, counted store.Subscription) (uint64, error) {
 		if counted.ID != sub.ID {
 			t.Errorf("counting the range of subscription %s, want %s", counted.ID, sub.ID)
 		}
@@ -50,22 +50,22 @@ func TestReplays(t *testing.T) {
 	}
 	wantSameJSON(t, *created.Replay, r)
 
-	got, err := e.store.GetReplay(e.ctx, account.ID, r.ID)
+	got, err := e.store.Replays().GetReplay(e.ctx, account.ID, r.ID)
 	if err != nil {
 		t.Fatalf("GetReplay: %v", err)
 	}
 	wantSameJSON(t, got, r)
-	if _, err := e.store.GetReplay(e.ctx, other.ID, r.ID); !errors.Is(err, store.ErrNotFound) {
+	if _, err := e.store.Replays().GetReplay(e.ctx, other.ID, r.ID); !errors.Is(err, store.ErrNotFound) {
 		t.Fatalf("GetReplay from another account: error %v, want ErrNotFound", err)
 	}
-	list, err := e.store.ListReplays(e.ctx, account.ID, sub.ID)
+	list, err := e.store.Replays().ListReplays(e.ctx, account.ID, sub.ID)
 	if err != nil || len(list) != 1 || list[0].ID != r.ID {
 		t.Fatalf("ListReplays = %+v, %v; want the replay", list, err)
 	}
 
 	progress := func(what string, wantReplayed, wantTotal uint64) {
 		t.Helper()
-		got, err := e.store.GetReplay(e.ctx, account.ID, r.ID)
+		got, err := e.store.Replays().GetReplay(e.ctx, account.ID, r.ID)
 		if err != nil {
 			t.Fatal(err)
 		}
@@ -74,39 +74,39 @@ func TestReplays(t *testing.T) {
 		}
 	}
 	progress("created", 0, 10)
-	if err := e.store.AddReplayed(e.ctx, account.ID, r.ID, dest.ID, 3); err != nil {
+	if err := e.store.Replays().AddReplayed(e.ctx, account.ID, r.ID, dest.ID, 3); err != nil {
 		t.Fatalf("AddReplayed: %v", err)
 	}
 	progress("3 replayed", 3, 10)
 	// An event handed out again is counted twice: the progress shown
 	// stays within the total.
 	for _, n := range []uint64{4, 5} {
-		if err := e.store.AddReplayed(e.ctx, account.ID, r.ID, second.ID, n); err != nil {
+		if err := e.store.Replays().AddReplayed(e.ctx, account.ID, r.ID, second.ID, n); err != nil {
 			t.Fatalf("AddReplayed: %v", err)
 		}
 	}
 	progress("12 counted", 10, 10)
-	if err := e.store.AddReplayed(e.ctx, other.ID, r.ID, dest.ID, 1); !errors.Is(err, store.ErrNotFound) {
+	if err := e.store.Replays().AddReplayed(e.ctx, other.ID, r.ID, dest.ID, 1); !errors.Is(err, store.ErrNotFound) {
 		t.Fatalf("AddReplayed from another account: error %v, want ErrNotFound", err)
 	}
 
 	for range 2 { // finishing twice changes nothing the second time
-		if err := e.store.FinishReplay(e.ctx, account.ID, r.ID, dest.ID); err != nil {
+		if err := e.store.Replays().FinishReplay(e.ctx, account.ID, r.ID, dest.ID); err != nil {
 			t.Fatalf("FinishReplay: %v", err)
 		}
 	}
-	if got, err := e.store.GetReplay(e.ctx, account.ID, r.ID); err != nil || got.State != store.ReplayRunning || len(got.DeliveredTo) != 1 {
+	if got, err := e.store.Replays().GetReplay(e.ctx, account.ID, r.ID); err != nil || got.State != store.ReplayRunning || len(got.DeliveredTo) != 1 {
 		t.Fatalf("replay delivered to one of two destinations = %+v, %v; want running, delivered to one", got, err)
 	}
 	// A destination with the whole range counts the range's events, and
 	// keeps that count.
-	if err := e.store.AddReplayed(e.ctx, account.ID, r.ID, dest.ID, 7); err != nil {
+	if err := e.store.Replays().AddReplayed(e.ctx, account.ID, r.ID, dest.ID, 7); err != nil {
 		t.Fatalf("AddReplayed: %v", err)
 	}
-	if got, err := e.store.GetReplay(e.ctx, account.ID, r.ID); err != nil || got.Replayed[dest.ID] != 5 {
+	if got, err := e.store.Replays().GetReplay(e.ctx, account.ID, r.ID); err != nil || got.Replayed[dest.ID] != 5 {
 		t.Fatalf("replay finished at one destination = %+v, %v; want 5 events replayed there", got, err)
 	}
-	if err := e.store.FinishReplay(e.ctx, account.ID, r.ID, second.ID); err != nil {
+	if err := e.store.Replays().FinishReplay(e.ctx, account.ID, r.ID, second.ID); err != nil {
 		t.Fatalf("FinishReplay: %v", err)
 	}
 	done := nextChange(t, changes, "finished replay", func(c store.ConfigChange) bool {
@@ -118,7 +118,7 @@ func TestReplays(t *testing.T) {
 	if done.Revision <= created.Revision {
 		t.Fatalf("revision of the finish %d is not after that of the creation %d", done.Revision, created.Revision)
 	}
-	if err := e.store.FinishReplay(e.ctx, other.ID, r.ID, dest.ID); !errors.Is(err, store.ErrNotFound) {
+	if err := e.store.Replays().FinishReplay(e.ctx, other.ID, r.ID, dest.ID); !errors.Is(err, store.ErrNotFound) {
 		t.Fatalf("FinishReplay from another account: error %v, want ErrNotFound", err)
 	}
 }

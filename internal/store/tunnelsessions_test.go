@@ -21,7 +21,7 @@ func tunnelSession(credentialID string) store.TunnelSession {
 // startSession heartbeats testEdge and records a session of the account.
 func startSession(t *testing.T, e env, accountID string) store.TunnelSession {
 	t.Helper()
-	if err := e.store.HeartbeatEdge(e.ctx, testEdge, ""); err != nil {
+	if err := e.store.Edges().HeartbeatEdge(e.ctx, testEdge, ""); err != nil {
 		t.Fatalf("HeartbeatEdge: %v", err)
 	}
 	ts, err := e.store.CreateTunnelSession(e.ctx, accountID, tunnelSession(schemas.NewID(schemas.PrefixCredential)))
@@ -39,7 +39,7 @@ func TestTunnelSessionLifecycle(t *testing.T) {
 	other := e.createAccount(t, "other team")
 	in := tunnelSession(schemas.NewID(schemas.PrefixCredential))
 	in.ID, in.StopRequested, in.Metadata = "ts_chosen", true, strings.Repeat("é", store.MaxMetadata)
-	if err := e.store.HeartbeatEdge(e.ctx, testEdge, ""); err != nil {
+	if err := e.store.Edges().HeartbeatEdge(e.ctx, testEdge, ""); err != nil {
 		t.Fatal(err)
 	}
 	ts, err := e.store.CreateTunnelSession(e.ctx, account.ID, in)
@@ -149,7 +149,7 @@ func TestTunnelSessionsOfDeadEdge(t *testing.T) {
 	wantErr(t, errOf(e.store.CreateEndpoint(e.ctx, account.ID, store.Endpoint{TunnelSessionID: ts.ID, Proto: "tcp", URL: "tcp://1.tcp.example.com:20002", EdgeID: testEdge})), store.ErrLimit)
 
 	clock.Advance(store.EdgeTimeout - 1)
-	if n, err := e.store.RemoveDeadEdgeRecords(e.ctx); err != nil || n != 0 {
+	if n, err := e.store.Edges().RemoveDeadEdgeRecords(e.ctx); err != nil || n != 0 {
 		t.Fatalf("RemoveDeadEdgeRecords of a live edge = %d, %v", n, err)
 	}
 	if _, err := e.store.GetEndpoint(e.ctx, account.ID, ep.ID); err != nil {
@@ -161,7 +161,7 @@ func TestTunnelSessionsOfDeadEdge(t *testing.T) {
 	if list, _, err := e.store.ListTunnelSessions(e.ctx, account.ID, store.Page{}); err != nil || len(list) != 0 {
 		t.Fatalf("ListTunnelSessions of a dead edge = %+v, %v", list, err)
 	}
-	if n, err := e.store.RemoveDeadEdgeRecords(e.ctx); err != nil || n != 2 {
+	if n, err := e.store.Edges().RemoveDeadEdgeRecords(e.ctx); err != nil || n != 2 {
 		t.Fatalf("RemoveDeadEdgeRecords = %d, %v; want 2", n, err)
 	}
 	for key := range e.rawEntries(t) {

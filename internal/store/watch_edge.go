@@ -76,12 +76,12 @@ type EdgeChange struct {
 // the channel is closed, or end ctx.
 //
 // It returns an error if the watch cannot start.
-func (s *Store) WatchEdge(ctx context.Context) (<-chan EdgeChange, error) {
+func (e Edges) WatchEdge(ctx context.Context) (<-chan EdgeChange, error) {
 	filters := make([]string, 0, len(edgeKinds))
 	for kind := range edgeKinds {
 		filters = append(filters, kind+".>")
 	}
-	watcher, err := s.kv.WatchFiltered(ctx, filters, jetstream.UpdatesOnly())
+	watcher, err := e.store.kv.WatchFiltered(ctx, filters, jetstream.UpdatesOnly())
 	if err != nil {
 		return nil, fmt.Errorf("watching credentials, bot users, reserved domains and tunnel sessions: %w", err)
 	}

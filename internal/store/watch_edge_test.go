@@ -46,7 +46,7 @@ func TestWatchEdge(t *testing.T) {
 		t.Fatal(err)
 	}
 	ctx, cancel := context.WithCancel(e.ctx)
-	changes, err := e.store.WatchEdge(ctx)
+	changes, err := e.store.Edges().WatchEdge(ctx)
 	if err != nil {
 		t.Fatalf("WatchEdge: %v", err)
 	}
