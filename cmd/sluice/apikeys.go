@@ -1,9 +1,6 @@
 package main
 
 import (
-	"fmt"
-	"io"
-
 	"github.com/spf13/cobra"
 
 	"github.com/sluicehq/sluice/apiwire"
@@ -12,9 +9,9 @@ import (
 )
 
 // apiKeysFamily declares `sluice api-keys`, a client of /api_keys. A key's
-// token is shown once, by create (printCreatedAPIKey).
+// token is shown once, by create (createdWithToken).
 func apiKeysFamily() family[apiwire.APIKey, apiwire.APIKeyInput] {
-	return family[apiwire.APIKey, apiwire.APIKeyInput]{
+	f := family[apiwire.APIKey, apiwire.APIKeyInput]{
 		collection: (*client.Client).APIKeys,
 		kind: resourceKind{
 			command: "api-keys",
@@ -49,34 +46,15 @@ standard output and the warning to standard error.`,
 			example: `  sluice api-keys update ak_... --description "retired on 2026-12-01"`,
 		},
 		updateFlags: "--description or --metadata",
-		created:     printCreatedAPIKey,
 	}
+	f.created = createdWithToken[apiwire.APIKey]{
+		kind: "an API key", short: "key", warning: tokenShownOnce,
+		id:     func(k apiwire.APIKey) string { return k.ID },
+		token:  func(k apiwire.APIKey) *string { return k.Token },
+		fields: f.fields,
+	}.print
+	return f
 }
 
 // newAPIKeysCommand returns `sluice api-keys`.
 func newAPIKeysCommand() *cobra.Command { return newFamilyCommand(apiKeysFamily()) }
-
-// printCreatedAPIKey prints a new key and its token to stdout, as a table
-// or as the API's JSON, or with quiet its id and token alone, a line each;
-// in JSON, the warning that the token is shown only once goes to stderr.
-func printCreatedAPIKey(stdout, stderr io.Writer, a answer[apiwire.APIKey], asJSON, quiet bool) error {
-	if a.err != nil {
-		return fmt.Errorf("the API's answer is not an API key: %w", a.err)
-	}
-	key := a.v
-	if key.Token == nil || *key.Token == "" {
-		return fmt.Errorf("the API created the key %s but its answer holds no token: delete the key, and check that --api-url is sluice", key.ID)
-	}
-	if quiet {
-		return printCreatedWithToken(stdout, key.ID, *key.Token)
-	}
-	if asJSON {
-		fmt.Fprintln(stderr, "sluice: the token is shown only this once; keep it secret")
-		return writeRawJSON(stdout, a.raw)
-	}
-	if err := printFields(stdout, apiKeysFamily().fields(key)); err != nil {
-		return err
-	}
-	_, err := fmt.Fprintf(stdout, "\n%s\n\n    %s\n\n", tokenShownOnce, *key.Token)
-	return err
-}

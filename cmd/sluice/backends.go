@@ -17,12 +17,16 @@ import (
 // newBackendsCommand returns `sluice backends`, whose one kind is
 // tunnel-group.
 func newBackendsCommand() *cobra.Command {
-	cmd := &cobra.Command{
-		Use:   "backends",
-		Short: "Create, list, change and delete the backends of HTTPS edge routes through the API of a running sluice",
-		Args:  cobra.NoArgs,
-	}
-	cmd.AddCommand(newFamilyCommand(tunnelGroupBackendsFamily()))
+	return newKindsCommand("backends", "Create, list, change and delete the backends of HTTPS edge routes through the API of a running sluice",
+		newFamilyCommand(tunnelGroupBackendsFamily()))
+}
+
+// newKindsCommand returns a command, use, that does nothing itself but
+// hold the commands of the kinds of a resource, such as `sluice edges
+// https`.
+func newKindsCommand(use, short string, kinds ...*cobra.Command) *cobra.Command {
+	cmd := &cobra.Command{Use: use, Short: short, Args: cobra.NoArgs}
+	cmd.AddCommand(kinds...)
 	return cmd
 }
 

@@ -2,7 +2,6 @@ package main
 
 import (
 	"fmt"
-	"io"
 	"strings"
 
 	"github.com/spf13/cobra"
@@ -15,9 +14,9 @@ import (
 
 // credentialsFamily declares `sluice credentials`, a client of
 // /credentials. A credential's token is shown once, by create
-// (printCreatedCredential).
+// (createdWithToken).
 func credentialsFamily() family[apiwire.Credential, apiwire.CredentialInput] {
-	return family[apiwire.Credential, apiwire.CredentialInput]{
+	f := family[apiwire.Credential, apiwire.CredentialInput]{
 		collection: (*client.Client).Credentials,
 		kind: resourceKind{
 			command: "credentials",
@@ -59,11 +58,17 @@ included, goes to standard output and the warning to standard error.`,
 			example: `  sluice credentials update cr_... --acl 'bind:app.example.com,bind:example.com:8443'`,
 		},
 		updateFlags: "--description, --metadata, --acl or --owner-id",
-		created:     printCreatedCredential,
 		commands: func(f *resourceFlags) []*cobra.Command {
 			return []*cobra.Command{newCredentialsAllowsCommand(f)}
 		},
 	}
+	f.created = createdWithToken[apiwire.Credential]{
+		kind: "a tunnel credential", short: "credential", warning: tokenOfCredentialShownOnce,
+		id:     func(c apiwire.Credential) string { return c.ID },
+		token:  func(c apiwire.Credential) *string { return c.Token },
+		fields: f.fields,
+	}.print
+	return f
 }
 
 // newCredentialsCommand returns `sluice credentials`.
@@ -79,32 +84,6 @@ func ownerOf(c apiwire.Credential) string {
 
 // tokenOfCredentialShownOnce tells the operator to keep the token now.
 const tokenOfCredentialShownOnce = "The credential's token is shown only this once; keep it secret:"
-
-// printCreatedCredential prints a new credential and its token to stdout,
-// as a table or as the API's JSON, or with quiet its id and token alone, a
-// line each; in JSON, the warning that the token is shown only once goes to
-// stderr.
-func printCreatedCredential(stdout, stderr io.Writer, a answer[apiwire.Credential], asJSON, quiet bool) error {
-	if a.err != nil {
-		return fmt.Errorf("the API's answer is not a tunnel credential: %w", a.err)
-	}
-	c := a.v
-	if c.Token == nil || *c.Token == "" {
-		return fmt.Errorf("the API created the credential %s but its answer holds no token: delete the credential, and check that --api-url is sluice", c.ID)
-	}
-	if quiet {
-		return printCreatedWithToken(stdout, c.ID, *c.Token)
-	}
-	if asJSON {
-		fmt.Fprintln(stderr, "sluice: the token is shown only this once; keep it secret")
-		return writeRawJSON(stdout, a.raw)
-	}
-	if err := printFields(stdout, credentialsFamily().fields(c)); err != nil {
-		return err
-	}
-	_, err := fmt.Fprintf(stdout, "\n%s\n\n    %s\n\n", tokenOfCredentialShownOnce, *c.Token)
-	return err
-}
 
 // newCredentialsAllowsCommand returns `sluice credentials allows ID
 // TARGET`: whether the credential's ACL lets an agent bind a domain or an

@@ -15,13 +15,8 @@ import (
 
 // newEdgesCommand returns `sluice edges`, whose one kind is https.
 func newEdgesCommand() *cobra.Command {
-	cmd := &cobra.Command{
-		Use:   "edges",
-		Short: "Create, list, change and delete HTTPS edges, their routes and modules through the API of a running sluice",
-		Args:  cobra.NoArgs,
-	}
-	cmd.AddCommand(newFamilyCommand(httpsEdgesFamily()))
-	return cmd
+	return newKindsCommand("edges", "Create, list, change and delete HTTPS edges, their routes and modules through the API of a running sluice",
+		newFamilyCommand(httpsEdgesFamily()))
 }
 
 // httpsEdgesFamily declares `sluice edges https`, a client of

@@ -42,6 +42,45 @@ func printCreatedWithToken(w io.Writer, id, token string) error {
 	return err
 }
 
+// createdWithToken prints the answer to the create of a resource whose
+// token the API shows only in that answer: an API key, a tunnel
+// credential.
+type createdWithToken[T any] struct {
+	// kind and short name the resource in errors: "an API key", "key".
+	kind, short string
+	// warning tells the operator to keep the token now.
+	warning string
+	// id, token and fields read the resource; fields never the token.
+	id     func(T) string
+	token  func(T) *string
+	fields func(T) []resourceField
+}
+
+// print prints a new resource and its token to stdout, as a table or as
+// the API's JSON, or with quiet its id and token alone, a line each; in
+// JSON, the warning that the token is shown only once goes to stderr.
+func (p createdWithToken[T]) print(stdout, stderr io.Writer, a answer[T], asJSON, quiet bool) error {
+	if a.err != nil {
+		return fmt.Errorf("the API's answer is not %s: %w", p.kind, a.err)
+	}
+	id, token := p.id(a.v), p.token(a.v)
+	if token == nil || *token == "" {
+		return fmt.Errorf("the API created the %s %s but its answer holds no token: delete the %s, and check that --api-url is sluice", p.short, id, p.short)
+	}
+	if quiet {
+		return printCreatedWithToken(stdout, id, *token)
+	}
+	if asJSON {
+		fmt.Fprintln(stderr, "sluice: the token is shown only this once; keep it secret")
+		return writeRawJSON(stdout, a.raw)
+	}
+	if err := printFields(stdout, p.fields(a.v)); err != nil {
+		return err
+	}
+	_, err := fmt.Fprintf(stdout, "\n%s\n\n    %s\n\n", p.warning, *token)
+	return err
+}
+
 // printFields prints the fields of one resource, a name and a value a line.
 func printFields(w io.Writer, fields []resourceField) error {
 	tw := tabwriter.NewWriter(w, 0, 4, 2, ' ', 0)

@@ -7,8 +7,6 @@ import (
 	"strings"
 	"time"
 
-	"github.com/go-acme/lego/v5/certcrypto"
-	"github.com/go-acme/lego/v5/certificate"
 	"github.com/go-acme/lego/v5/challenge/dns01"
 
 	"github.com/sluicehq/sluice/internal/store"
@@ -68,20 +66,10 @@ func (m *Manager) runIngress(ctx context.Context, a store.AgentIngress) {
 	case errors.Is(err, store.ErrCertificateUnmanaged), errors.Is(err, store.ErrNotFound):
 		return // the policy was set anew or to null, or the ingress deleted, meanwhile
 	case errors.As(err, &waiting):
-		retry := m.cfg.Now().Add(m.retryDelay(job.Attempts))
-		job.Msg, job.RetriesAt = err.Error(), &retry
+		job.Msg, job.RetriesAt = err.Error(), m.retryAt(job.Attempts)
 		log.Info("certificate job waiting for the domain's delegation", "found", waiting.Found)
 	default:
-		code := store.CertErrorInternal
-		if isDNSProblem(err) {
-			code = store.CertErrorDNS
-		}
-		job.ErrorCode, job.Msg, job.RetriesAt = code, err.Error(), nil
-		if code == store.CertErrorInternal {
-			retry := m.cfg.Now().Add(m.retryDelay(job.Attempts))
-			job.RetriesAt = &retry
-		}
-		log.Warn("certificate job failed", "error_code", job.ErrorCode, "error", err)
+		m.fail(&job, err, isDNSProblem(err), log)
 	}
 	err = m.store.SetAgentIngressCertificateJob(context.WithoutCancel(ctx), a.AccountID, a.ID, since, job)
 	if err != nil && !errors.Is(err, store.ErrCertificateUnmanaged) && !errors.Is(err, store.ErrNotFound) {
@@ -129,17 +117,9 @@ func (m *Manager) obtainIngress(ctx context.Context, a store.AgentIngress, step 
 	if err != nil {
 		return fmt.Errorf("setting up DNS-01: %w", err)
 	}
-	res, err := client.Certificate.Obtain(ctx, certificate.ObtainRequest{Domains: domains, Bundle: true, KeyType: keyType(a.CertificatePolicy.PrivateKeyType)})
+	issued, err := m.order(ctx, client, domains, a.CertificatePolicy.PrivateKeyType)
 	if err != nil {
-		return fmt.Errorf("ordering the certificate of %s: %w", strings.Join(domains, ", "), err)
-	}
-	leaf, err := certcrypto.ParsePEMCertificate(res.Certificate)
-	if err != nil {
-		return fmt.Errorf("reading the certificate the authority issued: %w", err)
-	}
-	issued := store.IssuedCertificate{
-		CertificatePEM: string(res.Certificate), PrivateKeyPEM: string(res.PrivateKey), PrivateKeyType: a.CertificatePolicy.PrivateKeyType,
-		IssuedAt: m.cfg.Now(), RenewsAt: m.renewsAt(leaf.NotAfter),
+		return err
 	}
 	_, err = m.store.SetAgentIngressCertificate(ctx, a.AccountID, a.ID, *a.ProvisioningSince, issued)
 	return err

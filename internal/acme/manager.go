@@ -3,6 +3,7 @@ package acme
 import (
 	"context"
 	"errors"
+	"log/slog"
 	"strings"
 	"time"
 
@@ -221,20 +222,15 @@ func (m *Manager) run(ctx context.Context, d store.ReservedDomain) {
 		// The tick found no reason to wait (serviceWait) but the job
 		// did: recorded as wait records it, under the job's since.
 		job.Attempts--
-		job.ErrorCode, job.RetriesAt = "", nil
+		job.ErrorCode, job.Msg, job.RetriesAt = "", err.Error(), nil
 		log.Info("certificate job waiting", "reason", err.Error())
-	case (errors.As(err, &dnsErr) || isDNSProblem(err)) && !m.underServiceDomain(d.Domain):
-		// The user's record to fix; under the service domain, the DNS
-		// is the operator's, and the job retries as after an
-		// INTERNAL_ERROR.
-		job.ErrorCode, job.RetriesAt = store.CertErrorDNS, nil
-		log.Warn("certificate job failed", "error_code", job.ErrorCode, "error", err)
 	default:
-		retry := m.cfg.Now().Add(m.retryDelay(job.Attempts))
-		job.ErrorCode, job.RetriesAt = store.CertErrorInternal, &retry
-		log.Warn("certificate job failed", "error_code", job.ErrorCode, "error", err)
+		// A DNS problem is the user's record to fix; under the service
+		// domain, the DNS is the operator's, and the job retries as
+		// after an INTERNAL_ERROR.
+		usersDNS := (errors.As(err, &dnsErr) || isDNSProblem(err)) && !m.underServiceDomain(d.Domain)
+		m.fail(&job, err, usersDNS, log)
 	}
-	job.Msg = err.Error()
 	if err := m.store.SetDomainCertificateJob(context.WithoutCancel(ctx), d.AccountID, d.ID, since, job); err != nil && !errors.Is(err, store.ErrCertificateUnmanaged) {
 		log.Warn("recording the certificate job", "error", err)
 	}
@@ -249,6 +245,24 @@ func (m *Manager) jobOf(d store.ReservedDomain) (job store.CertificateJob, since
 		return store.CertificateJob{StartedAt: m.cfg.Now()}, time.Time{}
 	}
 	return store.CertificateJob{StartedAt: prev.StartedAt, Attempts: prev.Attempts}, prev.StartedAt
+}
+
+// fail records in the job that it failed with err: a DNS_ERROR, which
+// waits for the user to fix their DNS and set the policy again, if dns,
+// else an INTERNAL_ERROR, retried at retryAt.
+func (m *Manager) fail(job *store.CertificateJob, err error, dns bool, log *slog.Logger) {
+	job.ErrorCode, job.Msg, job.RetriesAt = store.CertErrorDNS, err.Error(), nil
+	if !dns {
+		job.ErrorCode, job.RetriesAt = store.CertErrorInternal, m.retryAt(job.Attempts)
+	}
+	log.Warn("certificate job failed", "error_code", job.ErrorCode, "error", err)
+}
+
+// retryAt is when a job retries after its attempt-th failure (see
+// retryDelay).
+func (m *Manager) retryAt(attempt int) *time.Time {
+	at := m.cfg.Now().Add(m.retryDelay(attempt))
+	return &at
 }
 
 // isDNSProblem reports whether the authority failed the challenge for a

@@ -5,6 +5,7 @@ import (
 	"crypto"
 	"errors"
 	"fmt"
+	"strings"
 
 	legoacme "github.com/go-acme/lego/v5/acme"
 	"github.com/go-acme/lego/v5/certcrypto"
@@ -43,16 +44,23 @@ func (m *Manager) obtain(ctx context.Context, d store.ReservedDomain, step func(
 			return store.IssuedCertificate{}, full
 		}
 	}
-	res, err := client.Certificate.Obtain(ctx, certificate.ObtainRequest{Domains: []string{d.Domain}, Bundle: true, KeyType: keyType(d.CertPolicy.PrivateKeyType)})
+	return m.order(ctx, client, []string{d.Domain}, d.CertPolicy.PrivateKeyType)
+}
+
+// order has the authority issue one certificate of the domains, with a
+// key of privateKeyType, through the challenge client is set up for, and
+// returns it as the store keeps it.
+func (m *Manager) order(ctx context.Context, client *lego.Client, domains []string, privateKeyType string) (store.IssuedCertificate, error) {
+	res, err := client.Certificate.Obtain(ctx, certificate.ObtainRequest{Domains: domains, Bundle: true, KeyType: keyType(privateKeyType)})
 	if err != nil {
-		return store.IssuedCertificate{}, fmt.Errorf("ordering the certificate of %s: %w", d.Domain, err)
+		return store.IssuedCertificate{}, fmt.Errorf("ordering the certificate of %s: %w", strings.Join(domains, ", "), err)
 	}
 	leaf, err := certcrypto.ParsePEMCertificate(res.Certificate)
 	if err != nil {
 		return store.IssuedCertificate{}, fmt.Errorf("reading the certificate the authority issued: %w", err)
 	}
 	return store.IssuedCertificate{
-		CertificatePEM: string(res.Certificate), PrivateKeyPEM: string(res.PrivateKey), PrivateKeyType: d.CertPolicy.PrivateKeyType,
+		CertificatePEM: string(res.Certificate), PrivateKeyPEM: string(res.PrivateKey), PrivateKeyType: privateKeyType,
 		IssuedAt: m.cfg.Now(), RenewsAt: m.renewsAt(leaf.NotAfter),
 	}, nil
 }

@@ -13,21 +13,16 @@ func writeState(w *bufio.Writer, st *state) error {
 	j := &jsonWriter{w: w}
 	j.raw(`{"version":`)
 	j.value(st.Version)
-	j.raw(`,"saved_at":`)
-	j.value(st.SavedAt)
+	j.field("saved_at", st.SavedAt)
 	j.raw(`,"kinesis_streams":`)
 	writeArray(j, st.Kinesis, func(ks kinesisStreamState) {
 		j.raw(`{"name":`)
 		j.value(ks.Name)
-		j.raw(`,"arn":`)
-		j.value(ks.ARN)
-		j.raw(`,"mode":`)
-		j.value(ks.Mode)
-		j.raw(`,"created":`)
-		j.value(ks.Created)
+		j.field("arn", ks.ARN)
+		j.field("mode", ks.Mode)
+		j.field("created", ks.Created)
 		if ks.RetentionHours != 0 {
-			j.raw(`,"retention_hours":`)
-			j.value(ks.RetentionHours)
+			j.field("retention_hours", ks.RetentionHours)
 		}
 		j.raw(`,"shards":`)
 		writeArray(j, ks.Shards, func(sh kinesisShardState) {
@@ -43,46 +38,33 @@ func writeState(w *bufio.Writer, st *state) error {
 	writeArray(j, st.Firehose, func(ds deliveryStreamState) {
 		j.raw(`{"name":`)
 		j.value(ds.Name)
-		j.raw(`,"arn":`)
-		j.value(ds.ARN)
-		j.raw(`,"kind":`)
-		j.value(ds.Kind)
-		j.raw(`,"created":`)
-		j.value(ds.Created)
+		j.field("arn", ds.ARN)
+		j.field("kind", ds.Kind)
+		j.field("created", ds.Created)
 		j.raw(`,"records":`)
 		writeArray(j, ds.Records, func(r FirehoseRecord) { j.value(r) })
-		j.raw(`,"dropped":`)
-		j.value(ds.Dropped)
-		j.raw(`,"puts":`)
-		j.value(ds.Puts)
+		j.field("dropped", ds.Dropped)
+		j.field("puts", ds.Puts)
 		j.raw(`}`)
 	})
 	j.raw(`,"log_groups":`)
 	writeArray(j, st.Logs, func(g logGroupState) {
 		j.raw(`{"name":`)
 		j.value(g.Name)
-		j.raw(`,"arn":`)
-		j.value(g.ARN)
-		j.raw(`,"created":`)
-		j.value(g.Created)
-		j.raw(`,"retention_days":`)
-		j.value(g.RetentionDays)
-		j.raw(`,"seq":`)
-		j.value(g.Seq)
+		j.field("arn", g.ARN)
+		j.field("created", g.Created)
+		j.field("retention_days", g.RetentionDays)
+		j.field("seq", g.Seq)
 		j.raw(`,"streams":`)
 		writeArray(j, g.Streams, func(ls logStreamState) {
 			j.raw(`{"name":`)
 			j.value(ls.Name)
-			j.raw(`,"created":`)
-			j.value(ls.Created)
+			j.field("created", ls.Created)
 			j.raw(`,"events":`)
 			writeArray(j, ls.Events, func(e logEventState) { j.value(e) })
-			j.raw(`,"first_event":`)
-			j.value(ls.FirstEvent)
-			j.raw(`,"last_event":`)
-			j.value(ls.LastEvent)
-			j.raw(`,"last_ingestion":`)
-			j.value(ls.LastIngestion)
+			j.field("first_event", ls.FirstEvent)
+			j.field("last_event", ls.LastEvent)
+			j.field("last_ingestion", ls.LastIngestion)
 			j.raw(`}`)
 		})
 		j.raw(`}`)
@@ -102,6 +84,13 @@ func (j *jsonWriter) raw(s string) {
 	if j.err == nil {
 		_, j.err = j.w.WriteString(s)
 	}
+}
+
+// field writes ,"name": and then v, the field of an object after its
+// first.
+func (j *jsonWriter) field(name string, v any) {
+	j.raw(`,"` + name + `":`)
+	j.value(v)
 }
 
 // value writes v as json.Marshal encodes it.

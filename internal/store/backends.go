@@ -5,7 +5,6 @@ import (
 	"errors"
 	"fmt"
 	"maps"
-	"slices"
 	"strings"
 	"time"
 
@@ -107,23 +106,6 @@ func (e *BackendInUseError) Error() string {
 // Unwrap returns ErrConflict.
 func (e *BackendInUseError) Unwrap() error { return ErrConflict }
 
-// routesUsingBackend returns the ids of the account's HTTPS edge routes
-// whose backend module names the backend, enabled or not, sorted.
-func (s *Store) routesUsingBackend(ctx context.Context, accountID, backendID string) ([]string, error) {
-	routes, err := listRecords[HTTPSEdgeRoute](ctx, s, httpsEdgeRoutes.filter(accountID))
-	if err != nil {
-		return nil, fmt.Errorf("listing HTTPS edge routes: %w", err)
-	}
-	var ids []string
-	for _, r := range routes {
-		if r.Backend != nil && r.Backend.BackendID == backendID {
-			ids = append(ids, r.ID)
-		}
-	}
-	slices.Sort(ids)
-	return ids, nil
-}
-
 // claimBackend returns the write that rewrites the account's tunnel
 // group backend as it is, at its revision, so that a delete of it
 // meanwhile makes one of the two start over; or a *ValidationError of
@@ -198,14 +180,8 @@ func (s *Store) UpdateTunnelGroupBackend(ctx context.Context, accountID, id stri
 // revision read before the routes were: one of the two writers sees the
 // other.
 func (s *Store) DeleteTunnelGroupBackend(ctx context.Context, accountID, id string, opts ...WriteOption) (TunnelGroupBackend, error) {
-	return tunnelGroupBackends.remove(ctx, s, accountID, id, opts, func(TunnelGroupBackend) error {
-		routes, err := s.routesUsingBackend(ctx, accountID, id)
-		if err != nil {
-			return err
-		}
-		if len(routes) > 0 {
-			return refusal{&BackendInUseError{BackendID: id, Routes: routes}}
-		}
-		return nil
-	})
+	routesTo := func(r HTTPSEdgeRoute) bool { return r.Backend != nil && r.Backend.BackendID == id }
+	return tunnelGroupBackends.remove(ctx, s, accountID, id, opts, refuseWhileUsed[TunnelGroupBackend](ctx, s, &httpsEdgeRoutes, accountID, routesTo, func(ids []string) error {
+		return &BackendInUseError{BackendID: id, Routes: ids}
+	}))
 }

@@ -126,14 +126,8 @@ func (s *Store) UpdateBotUser(ctx context.Context, accountID, id string, fn func
 // compare-and-swap on the revision read before the credentials were: one
 // of the two writers sees the other.
 func (s *Store) DeleteBotUser(ctx context.Context, accountID, id string, opts ...WriteOption) (BotUser, error) {
-	return botUsers.remove(ctx, s, accountID, id, opts, func(BotUser) error {
-		owned, err := s.credentialsOwnedBy(ctx, accountID, id)
-		if err != nil {
-			return err
-		}
-		if len(owned) > 0 {
-			return refusal{&OwnerInUseError{BotUserID: id, Credentials: owned}}
-		}
-		return nil
-	})
+	owns := func(c Credential) bool { return c.OwnerID == id }
+	return botUsers.remove(ctx, s, accountID, id, opts, refuseWhileUsed[BotUser](ctx, s, &credentials, accountID, owns, func(ids []string) error {
+		return &OwnerInUseError{BotUserID: id, Credentials: ids}
+	}))
 }

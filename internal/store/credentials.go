@@ -219,20 +219,3 @@ func (e *OwnerInUseError) Error() string {
 
 // Unwrap returns ErrConflict.
 func (e *OwnerInUseError) Unwrap() error { return ErrConflict }
-
-// credentialsOwnedBy returns the ids of the account's credentials the bot
-// user owns, sorted.
-func (s *Store) credentialsOwnedBy(ctx context.Context, accountID, botUserID string) ([]string, error) {
-	all, err := listRecords[Credential](ctx, s, credentials.filter(accountID))
-	if err != nil {
-		return nil, fmt.Errorf("listing credentials: %w", err)
-	}
-	var ids []string
-	for _, c := range all {
-		if c.OwnerID == botUserID {
-			ids = append(ids, c.ID)
-		}
-	}
-	slices.Sort(ids)
-	return ids, nil
-}

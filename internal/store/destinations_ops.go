@@ -2,7 +2,6 @@ package store
 
 import (
 	"context"
-	"fmt"
 	"slices"
 	"time"
 
@@ -89,31 +88,8 @@ func (s *Store) UpdateDestination(ctx context.Context, accountID, id string, fn 
 // starts naming the destination rewrites it after being written (see
 // claimDestinations), so one of the two writers sees the other.
 func (s *Store) DeleteDestination(ctx context.Context, accountID, id string, opts ...WriteOption) (Destination, error) {
-	return destinations.remove(ctx, s, accountID, id, opts, func(Destination) error {
-		users, err := s.subscriptionsUsing(ctx, accountID, id)
-		if err != nil {
-			return err
-		}
-		if len(users) > 0 {
-			return refusal{&InUseError{DestinationID: id, Subscriptions: users}}
-		}
-		return nil
-	})
-}
-
-// subscriptionsUsing returns the ids of the account's subscriptions that
-// deliver to the destination, sorted.
-func (s *Store) subscriptionsUsing(ctx context.Context, accountID, destinationID string) ([]string, error) {
-	subs, err := listRecords[Subscription](ctx, s, subscriptions.filter(accountID))
-	if err != nil {
-		return nil, fmt.Errorf("listing subscriptions: %w", err)
-	}
-	var users []string
-	for _, sub := range subs {
-		if slices.Contains(sub.DestinationIDs, destinationID) {
-			users = append(users, sub.ID)
-		}
-	}
-	slices.Sort(users)
-	return users, nil
+	delivers := func(sub Subscription) bool { return slices.Contains(sub.DestinationIDs, id) }
+	return destinations.remove(ctx, s, accountID, id, opts, refuseWhileUsed[Destination](ctx, s, &subscriptions, accountID, delivers, func(ids []string) error {
+		return &InUseError{DestinationID: id, Subscriptions: ids}
+	}))
 }

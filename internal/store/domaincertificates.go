@@ -54,76 +54,28 @@ type IssuedCertificate struct {
 // meanwhile), an error wrapping ErrNotFound if the account has no such
 // domain, or one saying what failed.
 func (s *Store) SetDomainCertificate(ctx context.Context, accountID, domainID string, since time.Time, issued IssuedCertificate, events CertificateEvents) (TLSCertificate, error) {
-	if err := reservedDomains.ownedID(accountID, domainID); err != nil {
-		return TLSCertificate{}, err
-	}
-	var stored TLSCertificate
-	err := retryConflicts(ctx, func() error {
-		d, drev, err := getRecord[ReservedDomain](ctx, s, reservedDomains.key(accountID, domainID))
-		if err != nil {
-			return err
+	return setCertificate(ctx, s, &reservedDomains, accountID, domainID, since, issued, func(d *ReservedDomain, cert *TLSCertificate, created bool) ([]write, error) {
+		change := "updated"
+		if created {
+			change, cert.ReservedDomainID = "created", d.ID
 		}
-		if !d.jobStartedAt(since) {
-			return refusal{ErrCertificateUnmanaged}
-		}
-		change, cert, crev, err := s.domainCertificate(ctx, d)
-		if err != nil {
-			return err
-		}
-		cert.CertificatePEM, cert.PrivateKeyPEM, cert.PrivateKeyType = issued.CertificatePEM, issued.PrivateKeyPEM, issued.PrivateKeyType
-		cert.IssuedAt = issued.IssuedAt.UTC()
 		renews := issued.RenewsAt.UTC()
 		d.CertificateID = cert.ID
 		d.CertStatus = &CertificateStatus{RenewsAt: &renews}
-		evs, err := events(change, cert, d)
+		evs, err := events(change, *cert, *d)
 		if err != nil {
-			return fmt.Errorf("building the audit events: %w", err)
+			return nil, fmt.Errorf("building the audit events: %w", err)
 		}
 		var writes []write
 		for _, ev := range evs {
 			w, err := outboxWrite(ev)
 			if err != nil {
-				return err
+				return nil, err
 			}
 			writes = append(writes, w)
 		}
-		certValue, err := json.Marshal(cert)
-		if err != nil {
-			return err
-		}
-		domainValue, err := json.Marshal(d)
-		if err != nil {
-			return err
-		}
-		writes = append(writes,
-			write{key: tlsCertificates.key(accountID, cert.ID), value: certValue, revision: crev},
-			write{key: reservedDomains.key(accountID, domainID), value: domainValue, revision: drev})
-		if _, err := s.commitBatch(ctx, writes); err != nil {
-			return err
-		}
-		stored = cert
-		return nil
+		return writes, nil
 	})
-	if err != nil {
-		return TLSCertificate{}, passOrWrap(err, nil, "storing the certificate of reserved domain "+domainID)
-	}
-	return stored, nil
-}
-
-// domainCertificate returns the certificate the domain has, to renew, and
-// its revision, or a new one (revision 0), and the change of its event.
-func (s *Store) domainCertificate(ctx context.Context, d ReservedDomain) (string, TLSCertificate, uint64, error) {
-	if d.CertificateID != "" {
-		cert, rev, err := getRecord[TLSCertificate](ctx, s, tlsCertificates.key(d.AccountID, d.CertificateID))
-		if err == nil {
-			return "updated", cert, rev, nil
-		}
-		if !errors.Is(err, ErrNotFound) {
-			return "", TLSCertificate{}, 0, err
-		}
-	}
-	id, now := s.newID(tlsCertificates.prefix)
-	return "created", TLSCertificate{ID: id, AccountID: d.AccountID, CreatedAt: now, ReservedDomainID: d.ID}, 0, nil
 }
 
 // outboxWrite is the write of ev in the outbox (see commit).
@@ -147,11 +99,7 @@ func outboxWrite(ev schemas.Encoded) (write, error) {
 // ErrNotFound if the account has no such domain, or one saying what
 // failed.
 func (s *Store) SetDomainCertificateJob(ctx context.Context, accountID, domainID string, since time.Time, job CertificateJob) error {
-	job.StartedAt = job.StartedAt.UTC()
-	if job.RetriesAt != nil {
-		at := job.RetriesAt.UTC()
-		job.RetriesAt = &at
-	}
+	job = job.inUTC()
 	_, err := s.UpdateReservedDomain(ctx, accountID, domainID, func(d *ReservedDomain) error {
 		if !d.jobStartedAt(since) {
 			return ErrCertificateUnmanaged
@@ -174,3 +122,6 @@ func (d ReservedDomain) jobStartedAt(since time.Time) bool {
 	}
 	return since.IsZero()
 }
+
+// certificate is the id of the domain's TLS certificate, or "".
+func (d ReservedDomain) certificate() string { return d.CertificateID }

@@ -100,6 +100,31 @@ type refusal struct{ err error }
 
 func (r refusal) Error() string { return r.err.Error() }
 
+// refuseWhileUsed returns the guard of a delete (see remove) that refuses
+// it while resources of the account in the family users use the resource
+// deleted, as uses reports: the guard returns the error inUse makes of
+// their ids, sorted, as a refusal.
+func refuseWhileUsed[D, U any](ctx context.Context, s *Store, users *family[U], accountID string, uses func(U) bool, inUse func(ids []string) error) func(D) error {
+	return func(D) error {
+		all, err := listRecords[U](ctx, s, users.filter(accountID))
+		if err != nil {
+			return fmt.Errorf("listing %ss: %w", users.noun, err)
+		}
+		var ids []string
+		for _, u := range all {
+			if uses(u) {
+				id, _, _ := users.meta(&u)
+				ids = append(ids, *id)
+			}
+		}
+		if len(ids) == 0 {
+			return nil
+		}
+		slices.Sort(ids)
+		return refusal{inUse(ids)}
+	}
+}
+
 // key returns the key of the resource id of the account.
 func (f *family[T]) key(accountID, id string) string {
 	return f.kind + "." + accountID + "." + id
