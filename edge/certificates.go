@@ -18,7 +18,7 @@ import (
 // lookup is two map reads, whatever the number of certificates; a renewal
 // replaces the certificate the next handshake gets.
 //
-// Apply keeps it current (from store.FollowTLSCertificates); it is safe
+// Apply keeps it current (from store.Certificates.FollowTLSCertificates); it is safe
 // for concurrent use.
 type Certificates struct {
 	mu sync.RWMutex

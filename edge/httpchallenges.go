@@ -15,7 +15,7 @@ import (
 const httpChallengePath = "/.well-known/acme-challenge/"
 
 // ChallengeAnswers are the pending ACME HTTP-01 challenges:
-// *store.Store.
+// store.Certificates.
 type ChallengeAnswers interface {
 	// HTTPChallengeAnswer returns the key authorization of the domain's
 	// challenge with the token, or an error if none is pending.
@@ -49,7 +49,7 @@ func ServeHTTPChallenges(answers ChallengeAnswers, next http.Handler) http.Handl
 }
 
 // HTTPChallenges is the table of the pending HTTP-01 challenges an edge
-// answers, kept by a watch of the store (store.FollowHTTPChallenges,
+// answers, kept by a watch of the store (store.Certificates.FollowHTTPChallenges,
 // Apply): a public request of the challenge path, which anyone can send
 // with any host, costs a map read, not a store read. It is a
 // ChallengeAnswers, safe for concurrent use.

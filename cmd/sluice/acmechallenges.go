@@ -28,10 +28,10 @@ func newACMEChallengesCommand() *cobra.Command {
 	f.registerNATS(cmd.PersistentFlags())
 	for _, c := range []struct {
 		use, short, done string
-		change           func(*store.Store, context.Context, string, string) error
+		change           func(store.Certificates, context.Context, string, string) error
 	}{
-		{"add", "Add a TXT value to <token>.acme.<first service domain>, the acme_challenge_cname_target of the reserved domain", "added", (*store.Store).AddACMEChallenge},
-		{"remove", "Remove a TXT value from <token>.acme.<first service domain>", "removed", (*store.Store).RemoveACMEChallenge},
+		{"add", "Add a TXT value to <token>.acme.<first service domain>, the acme_challenge_cname_target of the reserved domain", "added", store.Certificates.AddACMEChallenge},
+		{"remove", "Remove a TXT value from <token>.acme.<first service domain>", "removed", store.Certificates.RemoveACMEChallenge},
 	} {
 		cmd.AddCommand(&cobra.Command{
 			Use:   c.use + " RESERVED_DOMAIN_ID|TOKEN VALUE",
@@ -40,7 +40,7 @@ func newACMEChallengesCommand() *cobra.Command {
 			RunE: func(cmd *cobra.Command, args []string) error {
 				token := challengeToken(args[0])
 				return withAccountStore(cmd.Context(), f, func(ctx context.Context, st *store.Store) error {
-					if err := c.change(st, ctx, token, args[1]); err != nil {
+					if err := c.change(st.Certificates(), ctx, token, args[1]); err != nil {
 						return err
 					}
 					_, err := fmt.Fprintf(cmd.OutOrStdout(), "%s %q: token %s\n", c.done, args[1], token)

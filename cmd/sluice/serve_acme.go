@@ -91,7 +91,7 @@ func (a *app) newACME(srv *api.Server, serviceDomains []string) error {
 	// its lines go with serve's, in serve's format, on stderr.
 	legolog.SetDefault(a.log.With("component", "acme", "library", "lego"))
 	ingress := a.flags.ingress.config(nil)
-	a.acme, err = acme.New(a.store, acme.Config{
+	a.acme, err = acme.New(a.store.Certificates(), acme.Config{
 		Directory: f.directory, ServiceDomain: serviceDomains[0], ServiceDomains: serviceDomains, Resolver: resolver,
 		NSTargets: ingress.NSTargets, Regions: ingress.Regions,
 		Holder: schemas.NewID("proc_"), Interval: f.interval, ServiceDomainOrders: f.serviceDomainOrders,

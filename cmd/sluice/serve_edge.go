@@ -394,7 +394,7 @@ func (r *edgeRole) run(ctx context.Context) error {
 	}
 	wg.Go(func() { r.followCertificates(ctx) })
 	if r.challenges != nil {
-		wg.Go(func() { r.store.FollowHTTPChallenges(ctx, r.log, r.challenges.Apply, nil) })
+		wg.Go(func() { r.store.Certificates().FollowHTTPChallenges(ctx, r.log, r.challenges.Apply, nil) })
 	}
 	wg.Go(func() {
 		if err := r.edge.ServeAgents(ctx, tls.NewListener(r.listeners.agents, r.agentsTLS)); err != nil {
@@ -563,7 +563,7 @@ func buildVersion() string {
 // followCertificates keeps the table of the certificates --edge-https
 // and --edge-agents serve as the store has them, until ctx ends.
 func (r *edgeRole) followCertificates(ctx context.Context) {
-	r.store.FollowTLSCertificates(ctx, r.log, func(key string, c *store.TLSCertificate) {
+	r.store.Certificates().FollowTLSCertificates(ctx, r.log, func(key string, c *store.TLSCertificate) {
 		// A certificate is a reserved domain's or an agent ingress's for
 		// its life; one that is gone leaves whichever table held it.
 		table, other := r.certificates, r.ingressCertificates

@@ -21,7 +21,7 @@ func TestTLSCertificatesCommands(t *testing.T) {
 		t.Fatal(err)
 	}
 	noEvents := func(string, store.TLSCertificate, store.ReservedDomain) ([]schemas.Encoded, error) { return nil, nil }
-	cert, err := st.SetDomainCertificate(t.Context(), account, d.ID, d.CertStatus.ProvisioningJob.StartedAt, store.IssuedCertificate{
+	cert, err := st.Certificates().SetDomainCertificate(t.Context(), account, d.ID, d.CertStatus.ProvisioningJob.StartedAt, store.IssuedCertificate{
 		CertificatePEM: "not a chain", PrivateKeyPEM: "secret key", PrivateKeyType: store.KeyTypeECDSA,
 		IssuedAt: time.Date(2030, 1, 1, 0, 0, 0, 0, time.UTC), RenewsAt: time.Date(2030, 3, 1, 0, 0, 0, 0, time.UTC),
 	}, noEvents)

@@ -31,7 +31,7 @@ func DirectoryURL(name string) string {
 	return name
 }
 
-// Store is what a Manager reads and writes: *store.Store.
+// Store is what a Manager reads and writes: store.Certificates.
 type Store interface {
 	challenges
 	httpChallenges

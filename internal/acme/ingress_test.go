@@ -65,7 +65,7 @@ func TestIngressCertificate(t *testing.T) {
 		})
 	}
 	table := edge.NewCertificates()
-	go e.store.FollowTLSCertificates(e.ctx, slog.New(slog.DiscardHandler), func(key string, c *store.TLSCertificate) {
+	go e.store.Certificates().FollowTLSCertificates(e.ctx, slog.New(slog.DiscardHandler), func(key string, c *store.TLSCertificate) {
 		_ = table.Apply(key, c)
 	}, nil)
 	e.zone.NS("agents.example.com", "NS2.sluice.test", "ns1.sluice.test")

@@ -105,7 +105,7 @@ func newEnv(t *testing.T, directory func(p *acmetest.Pebble) string) *env {
 	})
 	zone, resolverAddr := acmetest.StartZone(t, serviceDomain, tcp.Addr().String())
 	// The edge's HTTP listener, as far as HTTP-01 goes.
-	edgeHTTP := httptest.NewServer(edge.ServeHTTPChallenges(st, http.NotFoundHandler()))
+	edgeHTTP := httptest.NewServer(edge.ServeHTTPChallenges(st.Certificates(), http.NotFoundHandler()))
 	t.Cleanup(edgeHTTP.Close)
 	p := acmetest.StartPebble(t, resolverAddr, edgeHTTP.Listener.Addr().(*net.TCPAddr).Port)
 	logs := &logBuffer{}
@@ -114,7 +114,7 @@ func newEnv(t *testing.T, directory func(p *acmetest.Pebble) string) *env {
 		Events: noEvents, HTTPClient: p.Client, Now: c.Now, Logger: slog.New(slog.NewTextHandler(logs, nil)),
 		PropagationTimeout: 10 * time.Second, PollInterval: 50 * time.Millisecond, JobTimeout: time.Minute,
 	}
-	synced := &syncedStore{Store: st, t: t, account: account.ID}
+	synced := &syncedStore{Certificates: st.Certificates(), st: st, t: t, account: account.ID}
 	m, err := New(synced, cfg)
 	if err != nil {
 		t.Fatal(err)
@@ -205,7 +205,7 @@ func TestIssueAndRenew(t *testing.T) {
 	e.zone.CNAME("_acme-challenge.apps.example.com", e.manager.target(d))
 
 	table := edge.NewCertificates()
-	go e.store.FollowTLSCertificates(e.ctx, slog.New(slog.DiscardHandler), func(key string, c *store.TLSCertificate) {
+	go e.store.Certificates().FollowTLSCertificates(e.ctx, slog.New(slog.DiscardHandler), func(key string, c *store.TLSCertificate) {
 		_ = table.Apply(key, c)
 	}, nil)
 
@@ -367,7 +367,7 @@ func TestIssueHTTP01(t *testing.T) {
 		t.Fatalf("after the CNAME, the status is %+v (job %+v)", got.CertStatus, got.CertStatus.ProvisioningJob)
 	}
 	table := edge.NewCertificates()
-	go e.store.FollowTLSCertificates(e.ctx, slog.New(slog.DiscardHandler), func(key string, c *store.TLSCertificate) {
+	go e.store.Certificates().FollowTLSCertificates(e.ctx, slog.New(slog.DiscardHandler), func(key string, c *store.TLSCertificate) {
 		_ = table.Apply(key, c)
 	}, nil)
 	if leaf := e.served(t, table, "shop.example.com", ""); leaf.DNSNames[0] != "shop.example.com" {

@@ -19,11 +19,11 @@ import (
 func TestSweepStaleChallenges(t *testing.T) {
 	e := newEnv(t, func(p *acmetest.Pebble) string { return p.Directory })
 	dead, alive := store.DomainToken("rd_dead"), store.DomainToken("rd_alive")
-	if err := e.store.AddACMEChallenge(e.ctx, dead, "left-by-a-dead-job"); err != nil {
+	if err := e.store.Certificates().AddACMEChallenge(e.ctx, dead, "left-by-a-dead-job"); err != nil {
 		t.Fatal(err)
 	}
 	e.clock.Advance(store.MaxACMEChallengeAge - time.Minute)
-	if err := e.store.AddACMEChallenge(e.ctx, alive, "pending"); err != nil {
+	if err := e.store.Certificates().AddACMEChallenge(e.ctx, alive, "pending"); err != nil {
 		t.Fatal(err)
 	}
 	answers := func(what, token string, want ...string) {

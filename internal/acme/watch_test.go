@@ -23,7 +23,8 @@ import (
 // production the watch sees them within milliseconds, an interval before.
 // A view that does not get there in 10 s fails the test.
 type syncedStore struct {
-	*store.Store
+	store.Certificates
+	st      *store.Store
 	t       *testing.T
 	account string
 	manager *Manager     // whose goroutine alone takes the lease
@@ -32,7 +33,7 @@ type syncedStore struct {
 
 func (s *syncedStore) TakeLease(ctx context.Context, name, holder string, ttl time.Duration) (bool, error) {
 	s.leases.Add(1)
-	held, err := s.Store.TakeLease(ctx, name, holder, ttl)
+	held, err := s.Certificates.TakeLease(ctx, name, holder, ttl)
 	if err != nil || !held || s.manager == nil || s.manager.watch == nil {
 		return held, err
 	}
@@ -67,11 +68,11 @@ func (s *syncedStore) diff(ctx context.Context) (string, error) {
 	if !s.manager.loaded() {
 		return "not loaded", nil
 	}
-	domains, _, err := s.Store.ListReservedDomains(ctx, s.account, store.Page{Limit: store.MaxPageLimit})
+	domains, _, err := s.st.ListReservedDomains(ctx, s.account, store.Page{Limit: store.MaxPageLimit})
 	if err != nil {
 		return "", err
 	}
-	ingresses, _, err := s.Store.ListAgentIngresses(ctx, s.account, store.Page{Limit: store.MaxPageLimit})
+	ingresses, _, err := s.st.ListAgentIngresses(ctx, s.account, store.Page{Limit: store.MaxPageLimit})
 	if err != nil {
 		return "", err
 	}
@@ -210,14 +211,14 @@ func TestViewFollowsPolicies(t *testing.T) {
 // counts the leases taken and the jobs recorded, and fails to take the
 // lease while away.
 type gatedStore struct {
-	*store.Store
+	store.Certificates
 	gate         chan struct{}
 	leases, jobs atomic.Int32
 	away         atomic.Bool
 }
 
 func (s *gatedStore) FollowCertificateJobs(ctx context.Context, log *slog.Logger, apply func(store.CertificateChange), ready func()) {
-	s.Store.FollowCertificateJobs(ctx, log, apply, func() {
+	s.Certificates.FollowCertificateJobs(ctx, log, apply, func() {
 		select {
 		case <-s.gate:
 			ready()
@@ -231,12 +232,12 @@ func (s *gatedStore) TakeLease(ctx context.Context, name, holder string, ttl tim
 	if s.away.Load() {
 		return false, errors.New("the store is away (the test says)")
 	}
-	return s.Store.TakeLease(ctx, name, holder, ttl)
+	return s.Certificates.TakeLease(ctx, name, holder, ttl)
 }
 
 func (s *gatedStore) SetDomainCertificateJob(ctx context.Context, accountID, domainID string, since time.Time, job store.CertificateJob) error {
 	s.jobs.Add(1)
-	return s.Store.SetDomainCertificateJob(ctx, accountID, domainID, since, job)
+	return s.Certificates.SetDomainCertificateJob(ctx, accountID, domainID, since, job)
 }
 
 // TestFirstTickWaitsForView: a manager that takes the lease runs no job
@@ -246,7 +247,7 @@ func (s *gatedStore) SetDomainCertificateJob(ctx context.Context, accountID, dom
 func TestFirstTickWaitsForView(t *testing.T) {
 	e := newEnv(t, func(p *acmetest.Pebble) string { return p.Directory })
 	d := e.reserve(t, "*.gated.example.com") // due: its job is new
-	gated := &gatedStore{Store: e.store, gate: make(chan struct{})}
+	gated := &gatedStore{Certificates: e.store.Certificates(), gate: make(chan struct{})}
 	m, err := New(gated, e.cfg)
 	if err != nil {
 		t.Fatal(err)
@@ -301,7 +302,7 @@ func TestFirstTickWaitsForView(t *testing.T) {
 
 // leaseStore has or has not the lease, as held says.
 type leaseStore struct {
-	*store.Store
+	store.Certificates
 	held atomic.Bool
 }
 
@@ -309,7 +310,7 @@ func (s *leaseStore) TakeLease(ctx context.Context, name, holder string, ttl tim
 	if !s.held.Load() {
 		return false, nil
 	}
-	return s.Store.TakeLease(ctx, name, holder, ttl)
+	return s.Certificates.TakeLease(ctx, name, holder, ttl)
 }
 
 // TestLeaseLost: a manager starts its watch when it takes the lease,
@@ -318,7 +319,7 @@ func (s *leaseStore) TakeLease(ctx context.Context, name, holder string, ttl tim
 func TestLeaseLost(t *testing.T) {
 	e := newEnv(t, func(p *acmetest.Pebble) string { return p.Directory })
 	d := e.reserve(t, "*.lease.example.com")
-	lease := &leaseStore{Store: e.store}
+	lease := &leaseStore{Certificates: e.store.Certificates()}
 	m, err := New(lease, e.cfg)
 	if err != nil {
 		t.Fatal(err)
@@ -351,7 +352,7 @@ func TestLeaseLost(t *testing.T) {
 func TestStaleView(t *testing.T) {
 	e := newEnv(t, func(p *acmetest.Pebble) string { return p.Directory })
 	d := e.reserve(t, "*.stale.example.com")
-	m, err := New(e.store, e.cfg)
+	m, err := New(e.store.Certificates(), e.cfg)
 	if err != nil {
 		t.Fatal(err)
 	}

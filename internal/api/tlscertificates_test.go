@@ -57,7 +57,7 @@ func TestTLSCertificates(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	cert, err := e.store.SetDomainCertificate(t.Context(), e.account, d.ID, stored.CertStatus.ProvisioningJob.StartedAt, store.IssuedCertificate{
+	cert, err := e.store.Certificates().SetDomainCertificate(t.Context(), e.account, d.ID, stored.CertStatus.ProvisioningJob.StartedAt, store.IssuedCertificate{
 		CertificatePEM: chain, PrivateKeyPEM: key, PrivateKeyType: store.KeyTypeECDSA,
 		IssuedAt: time.Date(2030, 1, 1, 0, 0, 0, 0, time.UTC), RenewsAt: time.Date(2030, 3, 2, 0, 0, 0, 0, time.UTC),
 	}, e.server.CertificateEvents())

@@ -282,19 +282,19 @@ func TestAnswersFollowTheStore(t *testing.T) {
 	}
 	answers("no challenge yet", name, dns.TypeTXT, answer{authority: dns.TypeSOA})
 	const first, second = "LoqXcYV8q5ONbJQxbmR7SCTNo3tiAXDfowyjxAjEuX0", "ZsAa0vMOhXYr4Efp4hGfTo8oqqjLd4VU5mTjhPcS3Ng"
-	if err := e.store.AddACMEChallenge(e.ctx, token, first); err != nil {
+	if err := e.store.Certificates().AddACMEChallenge(e.ctx, token, first); err != nil {
 		t.Fatal(err)
 	}
 	answers("the challenge written", name, dns.TypeTXT, answer{records: []string{`TXT "` + first + `"`}})
-	if err := e.store.AddACMEChallenge(e.ctx, token, second); err != nil {
+	if err := e.store.Certificates().AddACMEChallenge(e.ctx, token, second); err != nil {
 		t.Fatal(err)
 	}
 	answers("both challenges", name, dns.TypeTXT, answer{records: []string{`TXT "` + first + `"`, `TXT "` + second + `"`}})
-	if err := e.store.RemoveACMEChallenge(e.ctx, token, first); err != nil {
+	if err := e.store.Certificates().RemoveACMEChallenge(e.ctx, token, first); err != nil {
 		t.Fatal(err)
 	}
 	answers("the first removed", name, dns.TypeTXT, answer{records: []string{`TXT "` + second + `"`}})
-	if err := e.store.RemoveACMEChallenge(e.ctx, token, second); err != nil {
+	if err := e.store.Certificates().RemoveACMEChallenge(e.ctx, token, second); err != nil {
 		t.Fatal(err)
 	}
 	answers("none left", name, dns.TypeTXT, answer{authority: dns.TypeSOA})
@@ -444,18 +444,18 @@ func TestIngressChallenges(t *testing.T) {
 	nxdomain := answer{rcode: dns.RcodeNameError, authority: dns.TypeSOA}
 	answers("no challenge yet", name, nxdomain)
 	for _, token := range []string{store.IngressChallengeToken(other.ID, "us"), store.IngressChallengeToken(ingress.ID, "eu"), store.IngressChallengeToken(ingress.ID, "ap")} {
-		if err := e.store.AddACMEChallenge(e.ctx, token, value); err != nil {
+		if err := e.store.Certificates().AddACMEChallenge(e.ctx, token, value); err != nil {
 			t.Fatal(err)
 		}
 	}
 	token := store.IngressChallengeToken(ingress.ID, "us")
-	if err := e.store.AddACMEChallenge(e.ctx, token, value); err != nil {
+	if err := e.store.Certificates().AddACMEChallenge(e.ctx, token, value); err != nil {
 		t.Fatal(err)
 	}
 	answers("the challenge written", name, answer{records: []string{`TXT "` + value + `"`}})
 	answers("another ingress's challenge, at its own name", "_acme-challenge.tunnel.us.other.example.com.", answer{records: []string{`TXT "` + value + `"`}})
 	answers("a region not configured", "_acme-challenge.tunnel.ap.ingress.example.com.", nxdomain)
-	if err := e.store.RemoveACMEChallenge(e.ctx, token, value); err != nil {
+	if err := e.store.Certificates().RemoveACMEChallenge(e.ctx, token, value); err != nil {
 		t.Fatal(err)
 	}
 	answers("the value removed", name, nxdomain)
@@ -500,13 +500,13 @@ func TestServiceDomainChallenges(t *testing.T) {
 	const first, second, third = "LoqXcYV8q5ONbJQxbmR7SCTNo3tiAXDfowyjxAjEuX0", "ZsAa0vMOhXYr4Efp4hGfTo8oqqjLd4VU5mTjhPcS3Ng", "Tl8tXbL0Wg1O3cX5o9oG0vjqkMKCwX3KyoxUMk6Yv2M"
 	add := func(d store.ReservedDomain, value string) {
 		t.Helper()
-		if err := e.store.AddACMEChallenge(e.ctx, store.DomainToken(d.ID), value); err != nil {
+		if err := e.store.Certificates().AddACMEChallenge(e.ctx, store.DomainToken(d.ID), value); err != nil {
 			t.Fatal(err)
 		}
 	}
 	remove := func(d store.ReservedDomain, value string) {
 		t.Helper()
-		if err := e.store.RemoveACMEChallenge(e.ctx, store.DomainToken(d.ID), value); err != nil {
+		if err := e.store.Certificates().RemoveACMEChallenge(e.ctx, store.DomainToken(d.ID), value); err != nil {
 			t.Fatal(err)
 		}
 	}

@@ -153,17 +153,17 @@ func isLowerHex(s string) bool {
 // value checkACMEChallenge refuses, or when the token holds
 // MaxACMEChallengeValues other values already (remove the ones whose
 // challenges have ended).
-func (s *Store) AddACMEChallenge(ctx context.Context, token, value string) error {
+func (cs Certificates) AddACMEChallenge(ctx context.Context, token, value string) error {
 	if err := checkACMEChallenge(token, value); err != nil {
 		return err
 	}
 	key := acmeChallengeKey(token)
 	return retryConflicts(ctx, func() error {
-		c, rev, err := getRecord[ACMEChallenge](ctx, s, key)
+		c, rev, err := getRecord[ACMEChallenge](ctx, cs.store, key)
 		if err != nil && !errors.Is(err, ErrNotFound) {
 			return fmt.Errorf("reading the ACME challenges of %s: %w", token, err)
 		}
-		now := s.now()
+		now := cs.store.now()
 		// A time in this writer's future is left as it is: this clock
 		// may be the one behind (see ACMEChallenge.AddedAt).
 		_, changed := c.dropStale(now, false)
@@ -171,7 +171,7 @@ func (s *Store) AddACMEChallenge(ctx context.Context, token, value string) error
 			if len(c.Values) >= MaxACMEChallengeValues {
 				full := invalid("value", "the token %s holds %d TXT values already, the most it may: remove those of challenges that have ended", token, len(c.Values))
 				if changed { // keep the stamps of values stored without a time
-					if err := putRecordAt(ctx, s, key, c, rev); err != nil {
+					if err := putRecordAt(ctx, cs.store, key, c, rev); err != nil {
 						return err
 					}
 				}
@@ -181,7 +181,7 @@ func (s *Store) AddACMEChallenge(ctx context.Context, token, value string) error
 		}
 		c.Token = token
 		c.AddedAt[value] = now
-		return putRecordAt(ctx, s, key, c, rev)
+		return putRecordAt(ctx, cs.store, key, c, rev)
 	})
 }
 
@@ -189,13 +189,13 @@ func (s *Store) AddACMEChallenge(ctx context.Context, token, value string) error
 // the token's key with its last value; removing a value the token does not
 // hold changes nothing. It returns a *ValidationError (matching
 // ErrInvalid) for a token or a value checkACMEChallenge refuses.
-func (s *Store) RemoveACMEChallenge(ctx context.Context, token, value string) error {
+func (cs Certificates) RemoveACMEChallenge(ctx context.Context, token, value string) error {
 	if err := checkACMEChallenge(token, value); err != nil {
 		return err
 	}
 	key := acmeChallengeKey(token)
 	return retryConflicts(ctx, func() error {
-		c, rev, err := getRecord[ACMEChallenge](ctx, s, key)
+		c, rev, err := getRecord[ACMEChallenge](ctx, cs.store, key)
 		if errors.Is(err, ErrNotFound) {
 			return nil
 		}
@@ -208,7 +208,7 @@ func (s *Store) RemoveACMEChallenge(ctx context.Context, token, value string) er
 		}
 		c.Values = slices.Delete(c.Values, i, i+1)
 		delete(c.AddedAt, value)
-		return s.putACMEChallenge(ctx, key, c, rev)
+		return cs.store.putACMEChallenge(ctx, key, c, rev)
 	})
 }
 
@@ -235,9 +235,9 @@ func (s *Store) putACMEChallenge(ctx context.Context, key string, c ACMEChalleng
 // by. It returns how many values it dropped;
 // a token it cannot read or write is left for the next sweep, its error
 // joined to the one returned.
-func (s *Store) DropStaleACMEChallenges(ctx context.Context) (int, error) {
+func (cs Certificates) DropStaleACMEChallenges(ctx context.Context) (int, error) {
 	var keys []string
-	if err := s.eachEntry(ctx, acmeChallengesKind+".*", func(e jetstream.KeyValueEntry) { keys = append(keys, e.Key()) }); err != nil {
+	if err := cs.store.eachEntry(ctx, acmeChallengesKind+".*", func(e jetstream.KeyValueEntry) { keys = append(keys, e.Key()) }); err != nil {
 		return 0, err
 	}
 	slices.Sort(keys)
@@ -246,18 +246,18 @@ func (s *Store) DropStaleACMEChallenges(ctx context.Context) (int, error) {
 	var errs []error
 	for _, key := range keys {
 		err := retryConflicts(ctx, func() error {
-			c, rev, err := getRecord[ACMEChallenge](ctx, s, key)
+			c, rev, err := getRecord[ACMEChallenge](ctx, cs.store, key)
 			if errors.Is(err, ErrNotFound) {
 				return nil
 			}
 			if err != nil {
 				return err
 			}
-			n, changed := c.dropStale(s.now(), true)
+			n, changed := c.dropStale(cs.store.now(), true)
 			if !changed {
 				return nil
 			}
-			if err := s.putACMEChallenge(ctx, key, c, rev); err != nil {
+			if err := cs.store.putACMEChallenge(ctx, key, c, rev); err != nil {
 				return err
 			}
 			dropped += n

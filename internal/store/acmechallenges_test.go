@@ -67,23 +67,23 @@ func TestACMEChallenges(t *testing.T) {
 		})
 	}
 	for _, v := range []string{"first", "second", "first"} {
-		if err := e.store.AddACMEChallenge(e.ctx, token, v); err != nil {
+		if err := e.store.Certificates().AddACMEChallenge(e.ctx, token, v); err != nil {
 			t.Fatal(err)
 		}
 	}
 	holds("two values, each once", []string{"first", "second"})
-	if err := e.store.RemoveACMEChallenge(e.ctx, token, "first"); err != nil {
+	if err := e.store.Certificates().RemoveACMEChallenge(e.ctx, token, "first"); err != nil {
 		t.Fatal(err)
 	}
-	if err := e.store.RemoveACMEChallenge(e.ctx, token, "absent"); err != nil {
+	if err := e.store.Certificates().RemoveACMEChallenge(e.ctx, token, "absent"); err != nil {
 		t.Fatal(err)
 	}
 	holds("the second left", []string{"second"})
-	if err := e.store.RemoveACMEChallenge(e.ctx, token, "second"); err != nil {
+	if err := e.store.Certificates().RemoveACMEChallenge(e.ctx, token, "second"); err != nil {
 		t.Fatal(err)
 	}
 	holds("the token gone", nil)
-	if err := e.store.RemoveACMEChallenge(e.ctx, token, "second"); err != nil {
+	if err := e.store.Certificates().RemoveACMEChallenge(e.ctx, token, "second"); err != nil {
 		t.Fatalf("removing from a token with none: %v", err)
 	}
 
@@ -96,7 +96,7 @@ func TestACMEChallenges(t *testing.T) {
 		{token, "a b", "value"},
 		{token, strings.Repeat("a", 256), "value"},
 	} {
-		for name, call := range map[string]func(context.Context, string, string) error{"add": e.store.AddACMEChallenge, "remove": e.store.RemoveACMEChallenge} {
+		for name, call := range map[string]func(context.Context, string, string) error{"add": e.store.Certificates().AddACMEChallenge, "remove": e.store.Certificates().RemoveACMEChallenge} {
 			err := call(e.ctx, tt.token, tt.value)
 			var invalid *store.ValidationError
 			if !errors.As(err, &invalid) || invalid.Field != tt.field || !errors.Is(err, store.ErrInvalid) {
@@ -111,7 +111,7 @@ func TestACMEChallenges(t *testing.T) {
 		v := fmt.Sprintf("value-%d", i)
 		want = append(want, v)
 		wg.Go(func() {
-			if err := e.store.AddACMEChallenge(e.ctx, token, v); err != nil {
+			if err := e.store.Certificates().AddACMEChallenge(e.ctx, token, v); err != nil {
 				t.Errorf("adding %s: %v", v, err)
 			}
 		})
@@ -123,7 +123,7 @@ func TestACMEChallenges(t *testing.T) {
 		got := slices.Sorted(slices.Values(held[key]))
 		return got, slices.Equal(got, want)
 	})
-	err := e.store.AddACMEChallenge(e.ctx, token, "one-too-many")
+	err := e.store.Certificates().AddACMEChallenge(e.ctx, token, "one-too-many")
 	check.ErrorContains(t, err, "holds 8 TXT values already")
 	if !errors.Is(err, store.ErrInvalid) {
 		t.Fatalf("one value too many: %v, want ErrInvalid", err)
@@ -171,14 +171,14 @@ func TestStaleACMEChallenges(t *testing.T) {
 	add := func(t *testing.T, values ...string) {
 		t.Helper()
 		for _, v := range values {
-			if err := e.store.AddACMEChallenge(e.ctx, token, v); err != nil {
+			if err := e.store.Certificates().AddACMEChallenge(e.ctx, token, v); err != nil {
 				t.Fatalf("adding %s: %v", v, err)
 			}
 		}
 	}
 	sweep := func(t *testing.T, want int) {
 		t.Helper()
-		n, err := e.store.DropStaleACMEChallenges(e.ctx)
+		n, err := e.store.Certificates().DropStaleACMEChallenges(e.ctx)
 		if err != nil || n != want {
 			t.Fatalf("DropStaleACMEChallenges: %d, %v; want %d dropped", n, err, want)
 		}
@@ -192,7 +192,7 @@ func TestStaleACMEChallenges(t *testing.T) {
 		add(t, "new")
 		holds(t, "renewed", "fresh", "new")
 		for _, v := range []string{"renewed", "fresh", "new"} {
-			if err := e.store.RemoveACMEChallenge(e.ctx, token, v); err != nil {
+			if err := e.store.Certificates().RemoveACMEChallenge(e.ctx, token, v); err != nil {
 				t.Fatal(err)
 			}
 		}
@@ -206,7 +206,7 @@ func TestStaleACMEChallenges(t *testing.T) {
 		}
 		add(t, full...)
 		clock.Advance(store.MaxACMEChallengeAge - time.Second)
-		check.ErrorContains(t, e.store.AddACMEChallenge(e.ctx, token, "refused"), "holds 8 TXT values already")
+		check.ErrorContains(t, e.store.Certificates().AddACMEChallenge(e.ctx, token, "refused"), "holds 8 TXT values already")
 		clock.Advance(time.Second)
 		add(t, "room")
 		holds(t, "room")
@@ -234,11 +234,11 @@ func TestStaleACMEChallenges(t *testing.T) {
 			}
 			return s
 		}
-		if err := skewed(365*24*time.Hour).AddACMEChallenge(e.ctx, token, "ahead"); err != nil {
+		if err := skewed(365*24*time.Hour).Certificates().AddACMEChallenge(e.ctx, token, "ahead"); err != nil {
 			t.Fatal(err)
 		}
 		add(t, "job")
-		if err := skewed(-2*time.Hour).AddACMEChallenge(e.ctx, token, "behind"); err != nil {
+		if err := skewed(-2*time.Hour).Certificates().AddACMEChallenge(e.ctx, token, "behind"); err != nil {
 			t.Fatal(err)
 		}
 		sweep(t, 1) // "behind", two hours old by the sweep's clock

@@ -38,8 +38,8 @@ var certificateJobFilters = []string{reservedDomains.kind + ".>", agentIngresses
 // it starts, and after that only what changes: the certificate jobs keep
 // the few with a certificate_management_policy rather than list them all
 // again at every look.
-func (s *Store) FollowCertificateJobs(ctx context.Context, log *slog.Logger, apply func(CertificateChange), ready func()) {
-	s.followCurrent(ctx, log, "reserved domains and agent ingresses (the certificate jobs run as they were meanwhile)",
+func (cs Certificates) FollowCertificateJobs(ctx context.Context, log *slog.Logger, apply func(CertificateChange), ready func()) {
+	cs.store.followCurrent(ctx, log, "reserved domains and agent ingresses (the certificate jobs run as they were meanwhile)",
 		certificateJobFilters, func(key string, entry jetstream.KeyValueEntry) {
 			if entry == nil {
 				apply(CertificateChange{Key: key, Deleted: true})

@@ -72,7 +72,7 @@ func followOnce(b *testing.B, s *Store) {
 	managed := 0
 	go func() {
 		defer close(done)
-		s.FollowCertificateJobs(ctx, slog.New(slog.DiscardHandler), func(c CertificateChange) {
+		s.Certificates().FollowCertificateJobs(ctx, slog.New(slog.DiscardHandler), func(c CertificateChange) {
 			if c.ReservedDomain != nil && c.ReservedDomain.CertPolicy != nil {
 				managed++
 			}

@@ -46,7 +46,7 @@ func TestFollowCertificateJobs(t *testing.T) {
 	done := make(chan struct{})
 	go func() {
 		defer close(done)
-		e.store.FollowCertificateJobs(ctx, slog.New(slog.DiscardHandler), func(c store.CertificateChange) {
+		e.store.Certificates().FollowCertificateJobs(ctx, slog.New(slog.DiscardHandler), func(c store.CertificateChange) {
 			mu.Lock()
 			defer mu.Unlock()
 			if !strings.HasPrefix(c.Key, "reserved_domains.") && !strings.HasPrefix(c.Key, "agent_ingresses.") {

@@ -53,8 +53,8 @@ type IssuedCertificate struct {
 // its job is no longer the one started at since (the policy was set anew
 // meanwhile), an error wrapping ErrNotFound if the account has no such
 // domain, or one saying what failed.
-func (s *Store) SetDomainCertificate(ctx context.Context, accountID, domainID string, since time.Time, issued IssuedCertificate, events CertificateEvents) (TLSCertificate, error) {
-	return setCertificate(ctx, s, &reservedDomains, accountID, domainID, since, issued, func(d *ReservedDomain, cert *TLSCertificate, created bool) ([]write, error) {
+func (cs Certificates) SetDomainCertificate(ctx context.Context, accountID, domainID string, since time.Time, issued IssuedCertificate, events CertificateEvents) (TLSCertificate, error) {
+	return setCertificate(ctx, cs.store, &reservedDomains, accountID, domainID, since, issued, func(d *ReservedDomain, cert *TLSCertificate, created bool) ([]write, error) {
 		change := "updated"
 		if created {
 			change, cert.ReservedDomainID = "created", d.ID
@@ -98,9 +98,9 @@ func outboxWrite(ev schemas.Encoded) (write, error) {
 // its job is no longer the one started at since, an error wrapping
 // ErrNotFound if the account has no such domain, or one saying what
 // failed.
-func (s *Store) SetDomainCertificateJob(ctx context.Context, accountID, domainID string, since time.Time, job CertificateJob) error {
+func (cs Certificates) SetDomainCertificateJob(ctx context.Context, accountID, domainID string, since time.Time, job CertificateJob) error {
 	job = job.inUTC()
-	_, err := s.UpdateReservedDomain(ctx, accountID, domainID, func(d *ReservedDomain) error {
+	_, err := cs.store.UpdateReservedDomain(ctx, accountID, domainID, func(d *ReservedDomain) error {
 		if !d.jobStartedAt(since) {
 			return ErrCertificateUnmanaged
 		}

@@ -48,7 +48,7 @@ func checkHTTPChallengeToken(token string) error {
 // PutHTTPChallenge stores a pending HTTP-01 challenge, which every edge
 // answers on its HTTP listener as soon as it is stored. It returns a
 // *ValidationError for a token checkHTTPChallengeToken refuses.
-func (s *Store) PutHTTPChallenge(ctx context.Context, c HTTPChallenge) error {
+func (cs Certificates) PutHTTPChallenge(ctx context.Context, c HTTPChallenge) error {
 	if err := checkHTTPChallengeToken(c.Token); err != nil {
 		return err
 	}
@@ -57,7 +57,7 @@ func (s *Store) PutHTTPChallenge(ctx context.Context, c HTTPChallenge) error {
 	if err != nil {
 		return err
 	}
-	if _, err := s.kv.Put(ctx, httpChallengeKey(c.Domain, c.Token), value); err != nil {
+	if _, err := cs.store.kv.Put(ctx, httpChallengeKey(c.Domain, c.Token), value); err != nil {
 		return fmt.Errorf("storing the HTTP-01 challenge of %s: %w", c.Domain, err)
 	}
 	return nil
@@ -65,11 +65,11 @@ func (s *Store) PutHTTPChallenge(ctx context.Context, c HTTPChallenge) error {
 
 // RemoveHTTPChallenge removes the challenge of the domain and token;
 // removing one that is not there changes nothing.
-func (s *Store) RemoveHTTPChallenge(ctx context.Context, domain, token string) error {
+func (cs Certificates) RemoveHTTPChallenge(ctx context.Context, domain, token string) error {
 	if checkHTTPChallengeToken(token) != nil {
 		return nil
 	}
-	err := s.kv.Purge(ctx, httpChallengeKey(domain, token))
+	err := cs.store.kv.Purge(ctx, httpChallengeKey(domain, token))
 	if err != nil && !errors.Is(err, jetstream.ErrKeyNotFound) {
 		return fmt.Errorf("removing the HTTP-01 challenge of %s: %w", domain, err)
 	}
@@ -80,11 +80,11 @@ func (s *Store) RemoveHTTPChallenge(ctx context.Context, domain, token string) e
 // http://<domain>/.well-known/acme-challenge/<token>, or an error
 // wrapping ErrNotFound if no such challenge is pending (or the token is
 // not one).
-func (s *Store) HTTPChallengeAnswer(ctx context.Context, domain, token string) (string, error) {
+func (cs Certificates) HTTPChallengeAnswer(ctx context.Context, domain, token string) (string, error) {
 	if checkHTTPChallengeToken(token) != nil {
 		return "", ErrNotFound
 	}
-	c, _, err := getRecord[HTTPChallenge](ctx, s, httpChallengeKey(domain, token))
+	c, _, err := getRecord[HTTPChallenge](ctx, cs.store, httpChallengeKey(domain, token))
 	if err != nil {
 		return "", err
 	}
@@ -99,8 +99,8 @@ func (s *Store) HTTPChallengeAnswer(ctx context.Context, domain, token string) (
 // until ctx ends, as FollowTLSCertificates does with certificates: the
 // edges answer challenges from memory, so that a public request of the
 // challenge path costs no store read.
-func (s *Store) FollowHTTPChallenges(ctx context.Context, log *slog.Logger, apply func(key string, c *HTTPChallenge), ready func()) {
-	s.followCurrent(ctx, log, "ACME HTTP-01 challenges (the edges answer those they have meanwhile)",
+func (cs Certificates) FollowHTTPChallenges(ctx context.Context, log *slog.Logger, apply func(key string, c *HTTPChallenge), ready func()) {
+	cs.store.followCurrent(ctx, log, "ACME HTTP-01 challenges (the edges answer those they have meanwhile)",
 		[]string{httpChallengesKind + ".>"}, func(key string, entry jetstream.KeyValueEntry) {
 			if entry == nil {
 				apply(key, nil)

@@ -18,7 +18,7 @@ func TestHTTPChallengesFollowed(t *testing.T) {
 		mu   sync.Mutex
 		seen = make(map[string]*store.HTTPChallenge)
 	)
-	go e.store.FollowHTTPChallenges(e.ctx, slog.New(slog.DiscardHandler), func(key string, c *store.HTTPChallenge) {
+	go e.store.Certificates().FollowHTTPChallenges(e.ctx, slog.New(slog.DiscardHandler), func(key string, c *store.HTTPChallenge) {
 		mu.Lock()
 		defer mu.Unlock()
 		seen[key] = c
@@ -34,14 +34,14 @@ func TestHTTPChallengesFollowed(t *testing.T) {
 		return ""
 	}
 	c := store.HTTPChallenge{Domain: "shop.example.com", Token: "tok_1", KeyAuthorization: "tok_1.thumb"}
-	if err := e.store.PutHTTPChallenge(e.ctx, c); err != nil {
+	if err := e.store.Certificates().PutHTTPChallenge(e.ctx, c); err != nil {
 		t.Fatal(err)
 	}
 	check.Eventually(t, 10*time.Second, "the watch telling the challenge", func() (string, bool) {
 		a := answer()
 		return a, a == "tok_1.thumb"
 	})
-	if err := e.store.RemoveHTTPChallenge(e.ctx, c.Domain, c.Token); err != nil {
+	if err := e.store.Certificates().RemoveHTTPChallenge(e.ctx, c.Domain, c.Token); err != nil {
 		t.Fatal(err)
 	}
 	check.Eventually(t, 10*time.Second, "the watch telling the removal", func() (string, bool) {

@@ -13,9 +13,9 @@ import (
 // It returns ErrCertificateUnmanaged if the ingress's policy is null or
 // was set anew since, an error wrapping ErrNotFound if the account has no
 // such agent ingress, or one saying what failed.
-func (s *Store) SetAgentIngressCertificateJob(ctx context.Context, accountID, id string, since time.Time, job CertificateJob) error {
+func (cs Certificates) SetAgentIngressCertificateJob(ctx context.Context, accountID, id string, since time.Time, job CertificateJob) error {
 	job = job.inUTC()
-	_, err := s.UpdateAgentIngress(ctx, accountID, id, func(a *AgentIngress) error {
+	_, err := cs.store.UpdateAgentIngress(ctx, accountID, id, func(a *AgentIngress) error {
 		if !a.jobStartedAt(since) {
 			return ErrCertificateUnmanaged
 		}
@@ -35,8 +35,8 @@ func (s *Store) SetAgentIngressCertificateJob(ctx context.Context, accountID, id
 // It returns ErrCertificateUnmanaged if the ingress's policy is null or
 // was set anew since, an error wrapping ErrNotFound if the account has no
 // such agent ingress, or one saying what failed.
-func (s *Store) SetAgentIngressCertificate(ctx context.Context, accountID, id string, since time.Time, issued IssuedCertificate) (TLSCertificate, error) {
-	return setCertificate(ctx, s, &agentIngresses, accountID, id, since, issued, func(a *AgentIngress, cert *TLSCertificate, created bool) ([]write, error) {
+func (cs Certificates) SetAgentIngressCertificate(ctx context.Context, accountID, id string, since time.Time, issued IssuedCertificate) (TLSCertificate, error) {
+	return setCertificate(ctx, cs.store, &agentIngresses, accountID, id, since, issued, func(a *AgentIngress, cert *TLSCertificate, created bool) ([]write, error) {
 		if created {
 			cert.AgentIngressID = a.ID
 		}

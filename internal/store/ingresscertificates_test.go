@@ -22,7 +22,7 @@ func TestAgentIngressCertificateRefused(t *testing.T) {
 	}
 	since := *a.ProvisioningSince
 	job := store.CertificateJob{Msg: "checking", StartedAt: since}
-	if err := e.store.SetAgentIngressCertificateJob(e.ctx, account.ID, a.ID, since, job); err != nil {
+	if err := e.store.Certificates().SetAgentIngressCertificateJob(e.ctx, account.ID, a.ID, since, job); err != nil {
 		t.Fatalf("the current policy's job: %v", err)
 	}
 	renewed, err := e.store.UpdateAgentIngress(e.ctx, account.ID, a.ID, func(a *store.AgentIngress) error {
@@ -36,10 +36,10 @@ func TestAgentIngressCertificateRefused(t *testing.T) {
 		t.Fatalf("after a new policy, job %+v, since %v; want none, a new start", renewed.CertJob, renewed.ProvisioningSince)
 	}
 	issued := store.IssuedCertificate{CertificatePEM: "chain", PrivateKeyPEM: "key", PrivateKeyType: store.KeyTypeRSA, IssuedAt: time.Now(), RenewsAt: time.Now()}
-	if err := e.store.SetAgentIngressCertificateJob(e.ctx, account.ID, a.ID, since, job); !errors.Is(err, store.ErrCertificateUnmanaged) {
+	if err := e.store.Certificates().SetAgentIngressCertificateJob(e.ctx, account.ID, a.ID, since, job); !errors.Is(err, store.ErrCertificateUnmanaged) {
 		t.Errorf("the old policy's job: %v, want ErrCertificateUnmanaged", err)
 	}
-	if _, err := e.store.SetAgentIngressCertificate(e.ctx, account.ID, a.ID, since, issued); !errors.Is(err, store.ErrCertificateUnmanaged) {
+	if _, err := e.store.Certificates().SetAgentIngressCertificate(e.ctx, account.ID, a.ID, since, issued); !errors.Is(err, store.ErrCertificateUnmanaged) {
 		t.Errorf("the old policy's certificate: %v, want ErrCertificateUnmanaged", err)
 	}
 	if _, err := e.store.UpdateAgentIngress(e.ctx, account.ID, a.ID, func(a *store.AgentIngress) error {
@@ -48,7 +48,7 @@ func TestAgentIngressCertificateRefused(t *testing.T) {
 	}); err != nil {
 		t.Fatal(err)
 	}
-	if _, err := e.store.SetAgentIngressCertificate(e.ctx, account.ID, a.ID, *renewed.ProvisioningSince, issued); !errors.Is(err, store.ErrCertificateUnmanaged) {
+	if _, err := e.store.Certificates().SetAgentIngressCertificate(e.ctx, account.ID, a.ID, *renewed.ProvisioningSince, issued); !errors.Is(err, store.ErrCertificateUnmanaged) {
 		t.Errorf("a certificate without a policy: %v, want ErrCertificateUnmanaged", err)
 	}
 	got, err := e.store.GetAgentIngress(e.ctx, account.ID, a.ID)
@@ -83,7 +83,7 @@ func TestAgentIngressPolicyStartsByStoreClock(t *testing.T) {
 		t.Fatal(err)
 	}
 	job := store.CertificateJob{Msg: "checking", StartedAt: since}
-	if err := e.store.SetAgentIngressCertificateJob(e.ctx, account.ID, a.ID, since, job); !errors.Is(err, store.ErrCertificateUnmanaged) {
+	if err := e.store.Certificates().SetAgentIngressCertificateJob(e.ctx, account.ID, a.ID, since, job); !errors.Is(err, store.ErrCertificateUnmanaged) {
 		t.Fatalf("the job of the policy replaced a microsecond later: %v, want ErrCertificateUnmanaged", err)
 	}
 }

@@ -25,17 +25,17 @@ type Lease struct {
 // It is a compare-and-swap on the lease's key, so of two processes taking
 // an expired or absent lease at once one gets it. A holder that stops
 // extending its lease loses it when it expires.
-func (s *Store) TakeLease(ctx context.Context, name, holder string, ttl time.Duration) (bool, error) {
+func (cs Certificates) TakeLease(ctx context.Context, name, holder string, ttl time.Duration) (bool, error) {
 	key := leasesKind + "." + name
-	now := s.now()
+	now := cs.store.now()
 	value, err := json.Marshal(Lease{Holder: holder, ExpiresAt: now.Add(ttl)})
 	if err != nil {
 		return false, err
 	}
-	entry, err := s.kv.Get(ctx, key)
+	entry, err := cs.store.kv.Get(ctx, key)
 	switch {
 	case errors.Is(err, jetstream.ErrKeyNotFound):
-		_, err = s.kv.Create(ctx, key, value)
+		_, err = cs.store.kv.Create(ctx, key, value)
 	case err != nil:
 		return false, fmt.Errorf("reading the lease %s: %w", name, err)
 	default:
@@ -43,7 +43,7 @@ func (s *Store) TakeLease(ctx context.Context, name, holder string, ttl time.Dur
 		if json.Unmarshal(entry.Value(), &held) == nil && held.Holder != holder && now.Before(held.ExpiresAt) {
 			return false, nil
 		}
-		_, err = s.kv.Update(ctx, key, value, entry.Revision())
+		_, err = cs.store.kv.Update(ctx, key, value, entry.Revision())
 	}
 	if errors.Is(err, jetstream.ErrKeyExists) || errors.Is(err, jetstream.ErrKeyRevisionMismatch) || isRevisionMismatch(err) {
 		return false, nil // another process came first
@@ -71,9 +71,9 @@ func acmeAccountKey(directory string) string { return acmeAccountsKind + "." + f
 
 // ACMEAccount returns sluice's account with the authority of the
 // directory URL, or an error wrapping ErrNotFound if it has none yet.
-func (s *Store) ACMEAccount(ctx context.Context, directory string) (ACMEAccount, error) {
+func (cs Certificates) ACMEAccount(ctx context.Context, directory string) (ACMEAccount, error) {
 	var a ACMEAccount
-	if err := s.getJSON(ctx, acmeAccountKey(directory), &a); err != nil {
+	if err := cs.store.getJSON(ctx, acmeAccountKey(directory), &a); err != nil {
 		return ACMEAccount{}, fmt.Errorf("reading the ACME account of %s: %w", directory, err)
 	}
 	return a, nil
@@ -82,8 +82,8 @@ func (s *Store) ACMEAccount(ctx context.Context, directory string) (ACMEAccount,
 // CreateACMEAccount stores sluice's account with the authority of its
 // directory. It returns an error wrapping ErrConflict if one is stored
 // already: the caller reads that one.
-func (s *Store) CreateACMEAccount(ctx context.Context, a ACMEAccount) error {
-	if err := s.createJSON(ctx, acmeAccountKey(a.Directory), a); err != nil {
+func (cs Certificates) CreateACMEAccount(ctx context.Context, a ACMEAccount) error {
+	if err := cs.store.createJSON(ctx, acmeAccountKey(a.Directory), a); err != nil {
 		return fmt.Errorf("storing the ACME account of %s: %w", a.Directory, err)
 	}
 	return nil

@@ -18,6 +18,18 @@ import (
 // tls_certificates.<account_id>.<id>.
 const tlsCertificatesKind = "tls_certificates"
 
+// Certificates are what sluice keeps to obtain and serve TLS
+// certificates: the ACME account and the lease of its jobs, the jobs of
+// reserved domains and agent ingresses and the certificates they store,
+// the DNS-01 and HTTP-01 challenges pending, and the follows through
+// which the edges serve the certificates and answer the challenges. The
+// ACME manager, the edges and sluice's DNS use them; the API shows the
+// certificates through Store (GetTLSCertificate, ListTLSCertificates).
+type Certificates struct{ store *Store }
+
+// Certificates returns the store's certificates and what obtains them.
+func (s *Store) Certificates() Certificates { return Certificates{s} }
+
 // TLSCertificate is a certificate sluice obtained for a reserved domain
 // (spec 6.4's tls_certificate_*), with its private key. The API shows it
 // read-only and without the key; the edge serves it by SNI. The key is in
@@ -108,8 +120,8 @@ func (s *Store) certificateDelete(ctx context.Context, accountID, id string, aud
 // meanwhile once the new watch's initial values are in (followCurrent):
 // what apply built stays true. ready, if not nil, is called once the
 // first watch's initial values are in.
-func (s *Store) FollowTLSCertificates(ctx context.Context, log *slog.Logger, apply func(key string, c *TLSCertificate), ready func()) {
-	s.followCurrent(ctx, log, "TLS certificates (the edge serves those it has meanwhile)",
+func (cs Certificates) FollowTLSCertificates(ctx context.Context, log *slog.Logger, apply func(key string, c *TLSCertificate), ready func()) {
+	cs.store.followCurrent(ctx, log, "TLS certificates (the edge serves those it has meanwhile)",
 		[]string{tlsCertificatesKind + ".>"}, func(key string, entry jetstream.KeyValueEntry) {
 			if entry == nil {
 				apply(key, nil)

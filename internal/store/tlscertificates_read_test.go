@@ -26,7 +26,7 @@ func TestTLSCertificatesFollowed(t *testing.T) {
 		mu   sync.Mutex
 		seen = make(map[string]*store.TLSCertificate)
 	)
-	go e.store.FollowTLSCertificates(e.ctx, slog.New(slog.DiscardHandler), func(key string, c *store.TLSCertificate) {
+	go e.store.Certificates().FollowTLSCertificates(e.ctx, slog.New(slog.DiscardHandler), func(key string, c *store.TLSCertificate) {
 		mu.Lock()
 		defer mu.Unlock()
 		seen[key] = c

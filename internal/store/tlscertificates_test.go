@@ -39,7 +39,7 @@ func TestDomainCertificate(t *testing.T) {
 	}
 	renews := time.Date(2030, 1, 2, 3, 4, 5, 0, time.UTC)
 	issued := store.IssuedCertificate{CertificatePEM: "chain 1", PrivateKeyPEM: "key 1", PrivateKeyType: store.KeyTypeECDSA, IssuedAt: renews.Add(-60 * 24 * time.Hour), RenewsAt: renews}
-	first, err := e.store.SetDomainCertificate(e.ctx, account.ID, d.ID, d.CertStatus.ProvisioningJob.StartedAt, issued, certificateEvents(account.ID))
+	first, err := e.store.Certificates().SetDomainCertificate(e.ctx, account.ID, d.ID, d.CertStatus.ProvisioningJob.StartedAt, issued, certificateEvents(account.ID))
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -52,7 +52,7 @@ func TestDomainCertificate(t *testing.T) {
 	}
 
 	issued.CertificatePEM, issued.PrivateKeyPEM, issued.RenewsAt = "chain 2", "key 2", renews.Add(time.Hour)
-	second, err := e.store.SetDomainCertificate(e.ctx, account.ID, d.ID, time.Time{}, issued, certificateEvents(account.ID))
+	second, err := e.store.Certificates().SetDomainCertificate(e.ctx, account.ID, d.ID, time.Time{}, issued, certificateEvents(account.ID))
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -72,7 +72,7 @@ func TestDomainCertificate(t *testing.T) {
 	}
 
 	job := store.CertificateJob{Msg: "renewing", StartedAt: renews}
-	if err := e.store.SetDomainCertificateJob(e.ctx, account.ID, d.ID, time.Time{}, job); err != nil {
+	if err := e.store.Certificates().SetDomainCertificateJob(e.ctx, account.ID, d.ID, time.Time{}, job); err != nil {
 		t.Fatal(err)
 	}
 	if got, _ := e.store.GetReservedDomain(e.ctx, account.ID, d.ID); got.CertStatus.RenewsAt != nil || got.CertStatus.ProvisioningJob.Msg != "renewing" || got.CertificateID != first.ID {
@@ -90,10 +90,10 @@ func TestDomainCertificate(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	if _, err := e.store.SetDomainCertificate(e.ctx, account.ID, plain.ID, time.Time{}, issued, certificateEvents(account.ID)); !errors.Is(err, store.ErrCertificateUnmanaged) {
+	if _, err := e.store.Certificates().SetDomainCertificate(e.ctx, account.ID, plain.ID, time.Time{}, issued, certificateEvents(account.ID)); !errors.Is(err, store.ErrCertificateUnmanaged) {
 		t.Errorf("a certificate for a domain without a policy: %v, want ErrCertificateUnmanaged", err)
 	}
-	if err := e.store.SetDomainCertificateJob(e.ctx, account.ID, plain.ID, time.Time{}, job); !errors.Is(err, store.ErrCertificateUnmanaged) {
+	if err := e.store.Certificates().SetDomainCertificateJob(e.ctx, account.ID, plain.ID, time.Time{}, job); !errors.Is(err, store.ErrCertificateUnmanaged) {
 		t.Errorf("a job of a domain without a policy: %v, want ErrCertificateUnmanaged", err)
 	}
 }
@@ -129,7 +129,7 @@ func TestDomainCertificateJobReplaced(t *testing.T) {
 	} {
 		t.Run(tt.name, func(t *testing.T) {
 			job := store.CertificateJob{Msg: "ordering", StartedAt: old, Attempts: 1, ErrorCode: tt.before}
-			if err := e.store.SetDomainCertificateJob(e.ctx, account.ID, d.ID, old, job); err != nil {
+			if err := e.store.Certificates().SetDomainCertificateJob(e.ctx, account.ID, d.ID, old, job); err != nil {
 				t.Fatal(err)
 			}
 			clock.Advance(tt.advance)
@@ -147,23 +147,23 @@ func TestDomainCertificateJobReplaced(t *testing.T) {
 				t.Fatalf("the new job started at %s; want the store's clock %s, after the old job's %s", started, clock.Now(), old)
 			}
 			job.ErrorCode = ""
-			if err := e.store.SetDomainCertificateJob(e.ctx, account.ID, d.ID, old, job); !errors.Is(err, store.ErrCertificateUnmanaged) {
+			if err := e.store.Certificates().SetDomainCertificateJob(e.ctx, account.ID, d.ID, old, job); !errors.Is(err, store.ErrCertificateUnmanaged) {
 				t.Errorf("the old job's SetDomainCertificateJob: %v, want ErrCertificateUnmanaged", err)
 			}
-			if _, err := e.store.SetDomainCertificate(e.ctx, account.ID, d.ID, old, issued, certificateEvents(account.ID)); !errors.Is(err, store.ErrCertificateUnmanaged) {
+			if _, err := e.store.Certificates().SetDomainCertificate(e.ctx, account.ID, d.ID, old, issued, certificateEvents(account.ID)); !errors.Is(err, store.ErrCertificateUnmanaged) {
 				t.Errorf("the old job's SetDomainCertificate: %v, want ErrCertificateUnmanaged", err)
 			}
 			if got, _ := e.store.GetReservedDomain(e.ctx, account.ID, d.ID); got.CertificateID != "" || got.CertStatus.ProvisioningJob == nil || !got.CertStatus.ProvisioningJob.StartedAt.Equal(started) {
 				t.Fatalf("after the old job's writes, certificate %q, status %+v; want the new job's", got.CertificateID, got.CertStatus)
 			}
 			job.StartedAt = started
-			if err := e.store.SetDomainCertificateJob(e.ctx, account.ID, d.ID, started, job); err != nil {
+			if err := e.store.Certificates().SetDomainCertificateJob(e.ctx, account.ID, d.ID, started, job); err != nil {
 				t.Errorf("the new job's SetDomainCertificateJob: %v", err)
 			}
 			old = started
 		})
 	}
-	if _, err := e.store.SetDomainCertificate(e.ctx, account.ID, d.ID, old, issued, certificateEvents(account.ID)); err != nil {
+	if _, err := e.store.Certificates().SetDomainCertificate(e.ctx, account.ID, d.ID, old, issued, certificateEvents(account.ID)); err != nil {
 		t.Fatalf("the last job's SetDomainCertificate: %v", err)
 	}
 	// A renewal, with no job recorded yet, names none (zero); once a
@@ -175,7 +175,7 @@ func TestDomainCertificateJobReplaced(t *testing.T) {
 		t.Fatal(err)
 	}
 	renewal := store.CertificateJob{Msg: "renewing", StartedAt: clock.Now()}
-	if err := e.store.SetDomainCertificateJob(e.ctx, account.ID, d.ID, time.Time{}, renewal); !errors.Is(err, store.ErrCertificateUnmanaged) {
+	if err := e.store.Certificates().SetDomainCertificateJob(e.ctx, account.ID, d.ID, time.Time{}, renewal); !errors.Is(err, store.ErrCertificateUnmanaged) {
 		t.Errorf("a renewal's first write after a new job: %v, want ErrCertificateUnmanaged", err)
 	}
 }
@@ -193,15 +193,15 @@ func TestLease(t *testing.T) {
 		{"b", time.Minute, false},
 		{"a", 200 * time.Millisecond, true},
 	} {
-		if got, err := e.store.TakeLease(e.ctx, "job", c.holder, c.ttl); err != nil || got != c.want {
+		if got, err := e.store.Certificates().TakeLease(e.ctx, "job", c.holder, c.ttl); err != nil || got != c.want {
 			t.Fatalf("TakeLease(%s) = %v, %v; want %v", c.holder, got, err, c.want)
 		}
 	}
 	check.Eventually(t, 5*time.Second, "b taking the expired lease", func() (string, bool) {
-		got, err := e.store.TakeLease(e.ctx, "job", "b", time.Minute)
+		got, err := e.store.Certificates().TakeLease(e.ctx, "job", "b", time.Minute)
 		return fmt.Sprint(got, err), got && err == nil
 	})
-	if got, _ := e.store.TakeLease(e.ctx, "job", "a", time.Minute); got {
+	if got, _ := e.store.Certificates().TakeLease(e.ctx, "job", "a", time.Minute); got {
 		t.Error("a took the lease b holds")
 	}
 }
@@ -212,25 +212,25 @@ func TestLease(t *testing.T) {
 func TestHTTPChallenges(t *testing.T) {
 	e := newEnv(t)
 	c := store.HTTPChallenge{Domain: "Shop.Example.com", Token: "tok_1-A", KeyAuthorization: "tok_1-A.thumb"}
-	if err := e.store.PutHTTPChallenge(e.ctx, c); err != nil {
+	if err := e.store.Certificates().PutHTTPChallenge(e.ctx, c); err != nil {
 		t.Fatal(err)
 	}
-	if got, err := e.store.HTTPChallengeAnswer(e.ctx, "shop.example.COM", "tok_1-A"); err != nil || got != "tok_1-A.thumb" {
+	if got, err := e.store.Certificates().HTTPChallengeAnswer(e.ctx, "shop.example.COM", "tok_1-A"); err != nil || got != "tok_1-A.thumb" {
 		t.Errorf("HTTPChallengeAnswer: %q, %v", got, err)
 	}
 	for _, q := range [][2]string{{"other.example.com", "tok_1-A"}, {"shop.example.com", "tok_1-B"}, {"shop.example.com", "../x"}} {
-		if _, err := e.store.HTTPChallengeAnswer(e.ctx, q[0], q[1]); !errors.Is(err, store.ErrNotFound) {
+		if _, err := e.store.Certificates().HTTPChallengeAnswer(e.ctx, q[0], q[1]); !errors.Is(err, store.ErrNotFound) {
 			t.Errorf("HTTPChallengeAnswer(%q, %q): %v, want ErrNotFound", q[0], q[1], err)
 		}
 	}
-	if err := e.store.RemoveHTTPChallenge(e.ctx, "shop.example.com", "tok_1-A"); err != nil {
+	if err := e.store.Certificates().RemoveHTTPChallenge(e.ctx, "shop.example.com", "tok_1-A"); err != nil {
 		t.Fatal(err)
 	}
-	if _, err := e.store.HTTPChallengeAnswer(e.ctx, "shop.example.com", "tok_1-A"); !errors.Is(err, store.ErrNotFound) {
+	if _, err := e.store.Certificates().HTTPChallengeAnswer(e.ctx, "shop.example.com", "tok_1-A"); !errors.Is(err, store.ErrNotFound) {
 		t.Errorf("after its removal: %v, want ErrNotFound", err)
 	}
 	var invalid *store.ValidationError
-	if err := e.store.PutHTTPChallenge(e.ctx, store.HTTPChallenge{Domain: "shop.example.com", Token: "a.b"}); !errors.As(err, &invalid) {
+	if err := e.store.Certificates().PutHTTPChallenge(e.ctx, store.HTTPChallenge{Domain: "shop.example.com", Token: "a.b"}); !errors.As(err, &invalid) {
 		t.Errorf("a token with a dot: %v, want a *ValidationError", err)
 	}
 }
