@@ -114,7 +114,7 @@ type wireEvent struct {
 }
 
 // samples returns n sampled events of mixed kinds, as producers send them.
-func samples(t *testing.T, seed uint64, n int) []wireEvent {
+func samples(t testing.TB, seed uint64, n int) []wireEvent {
 	t.Helper()
 	s := schemas.NewSampler(seed)
 	kinds := []string{"http_request_complete.v0", "tcp_connection_closed.v0", "certificate_authority_created.v0", "ssh_host_certificate_updated.v0"}
@@ -129,7 +129,7 @@ func samples(t *testing.T, seed uint64, n int) []wireEvent {
 	return out
 }
 
-func mustJSON(t *testing.T, v any) []byte {
+func mustJSON(t testing.TB, v any) []byte {
 	t.Helper()
 	b, err := json.Marshal(v)
 	if err != nil {
