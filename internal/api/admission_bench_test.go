@@ -20,7 +20,7 @@ func BenchmarkAdmission(b *testing.B) {
 				b.Errorf("refused: %v", r)
 				return
 			}
-			t.release()
+			t.Release()
 		}
 	})
 }

@@ -35,33 +35,28 @@ type ingestResponse struct {
 // Retry-After, so that slow or large bodies pile up neither in memory nor
 // in front of other accounts.
 func (s *Server) ingest(w http.ResponseWriter, r *http.Request) {
-	if r.ContentLength > s.cfg.MaxBodyBytes {
-		writeError(w, r, s.bodyTooLarge())
+	t, ok := s.door.Admit(w, r)
+	if !ok {
 		return
 	}
-	t, refused := s.admission.admit(apiKey(r.Context()).AccountID, firstGrant(r.ContentLength, s.cfg.MaxBodyBytes))
-	if refused != admitted {
-		s.refuse(w, r, refused)
-		return
-	}
-	defer t.release()
+	defer t.Release()
 	if e := s.ingestBatch(w, r, t); e != nil {
-		writeError(w, r, e)
+		WriteError(w, r, e)
 	}
 }
 
 // ingestBatch reads, validates and stores the batch of r, and sends the 202
 // answer; it returns the error to send instead.
-func (s *Server) ingestBatch(w http.ResponseWriter, r *http.Request, t *ticket) *Error {
+func (s *Server) ingestBatch(w http.ResponseWriter, r *http.Request, t *Ticket) *Error {
 	ndjson, e := ingestFraming(r.Header.Get("Content-Type"))
 	if e != nil {
 		return e
 	}
-	body, e := s.readBody(w, r, t)
+	body, e := s.door.ReadBody(w, r, t)
 	if e != nil {
 		return e
 	}
-	key := apiKey(r.Context())
+	key := RequestKey(r.Context())
 	batch, err := s.catalogue.DecodeBatch(body, schemas.DecodeOptions{
 		AccountID:     key.AccountID,
 		NDJSON:        ndjson,
@@ -73,8 +68,8 @@ func (s *Server) ingestBatch(w http.ResponseWriter, r *http.Request, t *ticket) 
 	}
 	if n := len(batch.Errors); n > 0 {
 		s.metrics.rejected.WithLabelValues("invalid").Add(float64(n + len(batch.Events)))
-		e := newError(CodeInvalidEvents, "%d of %d events are invalid, so none was stored; details.errors says what is wrong with each: fix them and send the whole batch again", n, n+len(batch.Events))
-		e.Details = map[string]string{"errors": detailJSON(batch.Errors)}
+		e := NewError(CodeInvalidEvents, "%d of %d events are invalid, so none was stored; details.errors says what is wrong with each: fix them and send the whole batch again", n, n+len(batch.Events))
+		e.Details = map[string]string{"errors": DetailJSON(batch.Errors)}
 		return e
 	}
 
@@ -99,24 +94,24 @@ func (s *Server) ingestBatch(w http.ResponseWriter, r *http.Request, t *ticket) 
 	s.metrics.rejected.WithLabelValues("unavailable").Add(float64(len(failed)))
 	if len(tooLarge) > 0 {
 		i := tooLarge[0]
-		e := newError(CodeEventTooLarge, "event %d (%s) is %d bytes in its envelope, more than the NATS server accepts (its max_payload), and was not stored; neither were %d other events of the batch. Make it smaller, then send the batch again with the ids in details.event_ids: within the stream's 2-minute duplicate window, events already stored are not stored twice", i, resp.EventIDs[i], len(batch.Events[i].Data), len(tooLarge)-1+len(failed))
-		e.Details = map[string]string{"event_ids": detailJSON(resp.EventIDs)}
+		e := NewError(CodeEventTooLarge, "event %d (%s) is %d bytes in its envelope, more than the NATS server accepts (its max_payload), and was not stored; neither were %d other events of the batch. Make it smaller, then send the batch again with the ids in details.event_ids: within the stream's 2-minute duplicate window, events already stored are not stored twice", i, resp.EventIDs[i], len(batch.Events[i].Data), len(tooLarge)-1+len(failed))
+		e.Details = map[string]string{"event_ids": DetailJSON(resp.EventIDs)}
 		return e
 	}
 	if len(failed) > 0 {
 		firstErr := results[failed[0]].Err
-		s.log.Warn("storing events", "operation_id", operationID(r.Context()), "failed", len(failed), "of", len(results), "error", firstErr)
+		s.log.Warn("storing events", "operation_id", OperationID(r.Context()), "failed", len(failed), "of", len(results), "error", firstErr)
 		if s.storageError(r.Context(), firstErr) != nil {
-			e := storageFull(w, fmt.Sprintf("%d of %d events were not stored (details.event_ids lists the batch's ids)", len(failed), len(results)))
-			e.Details = map[string]string{"event_ids": detailJSON(resp.EventIDs)}
+			e := StorageFull(w, fmt.Sprintf("%d of %d events were not stored (details.event_ids lists the batch's ids)", len(failed), len(results)))
+			e.Details = map[string]string{"event_ids": DetailJSON(resp.EventIDs)}
 			return e
 		}
 		w.Header().Set("Retry-After", "1")
-		e := newError(CodeUnavailable, "JetStream did not store %d of %d events (%v); send the batch again with the event ids in details.event_ids: within the stream's 2-minute duplicate window, events already stored are not stored twice", len(failed), len(results), firstErr)
-		e.Details = map[string]string{"event_ids": detailJSON(resp.EventIDs)}
+		e := NewError(CodeUnavailable, "JetStream did not store %d of %d events (%v); send the batch again with the event ids in details.event_ids: within the stream's 2-minute duplicate window, events already stored are not stored twice", len(failed), len(results), firstErr)
+		e.Details = map[string]string{"event_ids": DetailJSON(resp.EventIDs)}
 		return e
 	}
-	writeJSON(w, http.StatusAccepted, resp)
+	WriteJSON(w, http.StatusAccepted, resp)
 	return nil
 }
 
@@ -159,13 +154,9 @@ func ingestFraming(contentType string) (ndjson bool, e *Error) {
 	case err == nil && (media == mediaNDJSON || media == "application/ndjson" || media == "application/jsonl"):
 		return true, nil
 	case contentType == "":
-		return false, newError(CodeContentType, "the Content-Type header is missing; send %s (a JSON array of events) or %s (one event per line)", mediaJSON, mediaNDJSON)
+		return false, NewError(CodeContentType, "the Content-Type header is missing; send %s (a JSON array of events) or %s (one event per line)", mediaJSON, mediaNDJSON)
 	}
-	return false, newError(CodeContentType, "Content-Type %q is not supported; send %s (a JSON array of events) or %s (one event per line)", contentType, mediaJSON, mediaNDJSON)
-}
-
-func (s *Server) bodyTooLarge() *Error {
-	return newError(CodeBodyTooLarge, "the body is over the limit of %d bytes (%d MiB) per request; split the events into several requests", s.cfg.MaxBodyBytes, s.cfg.MaxBodyBytes>>20)
+	return false, NewError(CodeContentType, "Content-Type %q is not supported; send %s (a JSON array of events) or %s (one event per line)", contentType, mediaJSON, mediaNDJSON)
 }
 
 // decodeError maps a whole-batch decoding error to the API's error.
@@ -174,13 +165,13 @@ func decodeError(err error) *Error {
 	var limit *schemas.LimitError
 	switch {
 	case errors.Is(err, schemas.ErrEmptyBatch):
-		return newError(CodeEmptyBatch, "%v", err)
+		return NewError(CodeEmptyBatch, "%v", err)
 	case errors.As(err, &limit) && limit.Index >= 0:
-		return newError(CodeEventTooLarge, "%v", err)
+		return NewError(CodeEventTooLarge, "%v", err)
 	case errors.As(err, &limit):
-		return newError(CodeTooManyEvents, "%v", err)
+		return NewError(CodeTooManyEvents, "%v", err)
 	case errors.As(err, &syntax):
-		return newError(CodeMalformedBody, "%v; nothing was stored", err)
+		return NewError(CodeMalformedBody, "%v; nothing was stored", err)
 	}
-	return newError(CodeMalformedBody, "%v", err)
+	return NewError(CodeMalformedBody, "%v", err)
 }
