@@ -79,6 +79,7 @@ func newFakeEnv(t *testing.T, cfg api.Config, keys api.Keys, pub api.Publisher) 
 	if err != nil {
 		t.Fatal(err)
 	}
+	routeIngest(t, srv, pub, reg)
 	hs := httptest.NewServer(srv)
 	t.Cleanup(hs.Close)
 	return &testEnv{url: hs.URL, client: documentedClient(t), token: fakeToken, reg: reg}

@@ -17,15 +17,18 @@ import (
 // account, and a publisher that stores every event.
 func ingestHandler(b *testing.B) http.Handler {
 	b.Helper()
+	pub := fakePublisher{publishEncoded: storeAll}
+	reg := prometheus.NewRegistry()
 	srv, err := api.New(api.Config{}, api.Deps{
 		Keys:      fakeKeysFor("ac_bench"),
-		Publisher: fakePublisher{publishEncoded: storeAll},
+		Publisher: pub,
 		Logger:    slog.New(slog.DiscardHandler),
-		Metrics:   prometheus.NewRegistry(),
+		Metrics:   reg,
 	})
 	if err != nil {
 		b.Fatal(err)
 	}
+	routeIngest(b, srv, pub, reg)
 	return srv
 }
 

@@ -17,6 +17,9 @@ import (
 	"github.com/sluicehq/sluice/schemas"
 )
 
+// mediaJSON is the media type of management request bodies.
+const mediaJSON = "application/json"
+
 // maxRequestBytes bounds the body of a management request (not of ingest).
 const maxRequestBytes = 1 << 20
 

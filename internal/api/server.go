@@ -33,7 +33,8 @@ type Keys interface {
 	Authenticate(ctx context.Context, token string) (store.APIKey, error)
 }
 
-// Publisher stores validated events. *producer.Producer implements it.
+// Publisher stores the audit events of management calls.
+// *producer.Producer implements it.
 type Publisher interface {
 	// PublishEncoded stores events and returns one Result per event, in
 	// order. A Result's error wraps producer.ErrNotStored when JetStream did
@@ -42,7 +43,7 @@ type Publisher interface {
 	PublishEncoded(ctx context.Context, events []schemas.Encoded) []producer.Result
 }
 
-// Defaults of the front door of ingest (Config).
+// Defaults of the front door (Config).
 const (
 	DefaultMaxInFlight      = 64
 	DefaultMaxBytesInFlight = 256 << 20
@@ -58,9 +59,10 @@ const (
 
 // Config sets the API's limits. The zero value gets the defaults.
 type Config struct {
-	MaxBodyBytes  int64 // bytes per ingest request; default 10 MiB
-	MaxEvents     int   // events per ingest request; default 10,000
-	MaxEventBytes int   // bytes per event; default 1 MiB
+	// MaxBodyBytes bounds the body of an ingest request (package ingest),
+	// which the front door admits (FrontDoor.Admit, ReadBody); default 10
+	// MiB. The front door's bytes in flight are at least one such body.
+	MaxBodyBytes int64
 	// MaxInFlight bounds the ingest requests being read and processed at
 	// once; requests beyond it are refused at once with 503 ERR_SLUICE_103.
 	// Default DefaultMaxInFlight.
@@ -126,10 +128,6 @@ type Config struct {
 	// when it is made; an event not published by then waits in the
 	// store's outbox for an AuditRelay. Default DefaultAuditTimeout.
 	AuditTimeout time.Duration
-	// WithoutIngest leaves POST /events out, so that it answers 404, for a
-	// process that serves only the management API. The management routes
-	// are left out by leaving their Deps nil.
-	WithoutIngest bool
 	// Front, when set, wraps every route first of all but the operation
 	// id: before the storage guard, the key's check and the front door's
 	// admission, and with its answers carrying Service-Operation-Id.
@@ -146,12 +144,6 @@ func (c *Config) setDefaults() {
 	}
 	if c.MaxBodyBytes <= 0 {
 		c.MaxBodyBytes = 10 << 20
-	}
-	if c.MaxEvents <= 0 {
-		c.MaxEvents = schemas.DefaultMaxEvents
-	}
-	if c.MaxEventBytes <= 0 {
-		c.MaxEventBytes = schemas.DefaultMaxEventBytes
 	}
 	if c.MaxInFlight <= 0 {
 		c.MaxInFlight = DefaultMaxInFlight
@@ -193,8 +185,7 @@ func (c *Config) setDefaults() {
 type Deps struct {
 	// Keys checks the API key of every request; required.
 	Keys Keys
-	// Publisher stores the events of ingest requests and the audit events
-	// of management calls; required.
+	// Publisher stores the audit events of management calls; required.
 	Publisher Publisher
 	Catalogue *schemas.Catalogue    // default schemas.Default()
 	Logger    *slog.Logger          // default slog.Default()
@@ -255,7 +246,11 @@ type Deps struct {
 	Storage Storage
 }
 
-// Server is the HTTP API. It is an http.Handler.
+// Server is the HTTP API: the management routes of the families given in
+// Deps, and what every route of the listener goes through first: the
+// operation id, the check of Authorization's form, Config.Front and the
+// storage guard. It is an http.Handler. POST /events is package ingest's,
+// routed with Handle.
 type Server struct {
 	cfg       Config
 	keys      Keys
@@ -312,8 +307,9 @@ type Server struct {
 	writeRate *writeRate
 }
 
-// New returns the API server. Extra routes (health, metrics) can be added
-// with Handle before serving.
+// New returns the API server. Other routes (POST /events, health) can be
+// added with Handle before serving. Without any management family in
+// Deps, it serves only those.
 func New(cfg Config, deps Deps) (*Server, error) {
 	cfg.setDefaults()
 	if deps.Keys == nil || deps.Publisher == nil {
@@ -358,9 +354,6 @@ func New(cfg Config, deps Deps) (*Server, error) {
 		mux:           http.NewServeMux(),
 		door:          door,
 		writeRate:     newWriteRate(cfg.AccountWriteRate, cfg.AccountWriteBurst),
-	}
-	if !cfg.WithoutIngest {
-		s.mux.Handle("POST /events", s.countRequests(s.door.CheckKey(http.HandlerFunc(s.ingest))))
 	}
 	s.deliveryStatus, s.destinationTrial = deps.DeliveryStatus, deps.DestinationTrial
 	s.agentIngresses = deps.AgentIngresses
@@ -418,8 +411,11 @@ func New(cfg Config, deps Deps) (*Server, error) {
 	return s, nil
 }
 
-// Handle adds a route that needs neither a version nor a key, such as
-// /healthz or /metrics.
+// Handle adds a route of another package, behind the operation id, the
+// check of Authorization's form, Config.Front and the storage guard, and
+// in the answers of 404 and 405. The route checks Service-Version and the
+// key itself if it needs them (FrontDoor.CheckKey), as POST /events does
+// (package ingest); /healthz needs neither.
 func (s *Server) Handle(pattern string, h http.Handler) { s.mux.Handle(pattern, h) }
 
 // FrontDoor returns the front door of the server's routes, for a route
