@@ -94,16 +94,6 @@ func (e *testEnv) do(t *testing.T, method, path, token string, body io.Reader, e
 	return resp, out
 }
 
-// stored returns the number of messages in the stream.
-func (e *testEnv) stored(t *testing.T) uint64 {
-	t.Helper()
-	info, err := e.stream.Info(t.Context())
-	if err != nil {
-		t.Fatal(err)
-	}
-	return info.State.Msgs
-}
-
 // wireEvent is an event as a producer sends it: no account_id.
 type wireEvent struct {
 	ID        string          `json:"event_id,omitempty"`
