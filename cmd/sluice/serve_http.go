@@ -15,6 +15,7 @@ import (
 
 	"github.com/sluicehq/sluice/docs"
 	"github.com/sluicehq/sluice/internal/api"
+	"github.com/sluicehq/sluice/internal/ingest"
 	"github.com/sluicehq/sluice/pipeline"
 )
 
@@ -28,8 +29,9 @@ const (
 	metricsPath = "/metrics" // Prometheus metrics
 )
 
-// httpHandler returns the HTTP API of the process's roles: the management
-// routes and /openapi.yaml with api, POST /events with ingest, and always
+// httpHandler returns the HTTP API of the process's roles on one listener:
+// the management routes and /openapi.yaml with api, POST /events (package
+// ingest, behind the API's front door) with ingest, and always
 // the health and readiness paths (metrics are on metricsHandler). Paths of
 // the roles the process does not run answer 404.
 func (a *app) httpHandler(cfg api.Config) (*api.Server, error) {
@@ -47,10 +49,16 @@ func (a *app) httpHandler(cfg api.Config) (*api.Server, error) {
 		deps.DeliveryStatus = pipeline.NewStatusReader(a.js, a.statusKV, a.flags.failingAfter)
 		deps.DestinationTrial = pipeline.NewTrial(a.newSink, 0)
 	}
-	cfg.WithoutIngest = !a.roles.ingest
 	srv, err := api.New(cfg, deps)
 	if err != nil {
 		return nil, err
+	}
+	if a.roles.ingest {
+		in, err := ingest.New(ingest.Config{}, ingest.Deps{Door: srv.FrontDoor(), Publisher: a.producer, Storage: deps.Storage, Logger: a.log, Metrics: a.registry})
+		if err != nil {
+			return nil, err
+		}
+		srv.Handle(ingest.Pattern, in)
 	}
 	srv.Handle("GET "+healthzPath, http.HandlerFunc(healthz))
 	srv.Handle("GET "+readyzPath, a.readiness())

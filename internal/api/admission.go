@@ -85,7 +85,7 @@ func newAdmission(cfg Config) *admission {
 // its body, or says why not. The process's bounds are checked before the
 // account's: a full process is sluice's problem (503), an account at its
 // share the account's (429).
-func (a *admission) admit(account string, grant int64) (*ticket, refusal) {
+func (a *admission) admit(account string, grant int64) (*Ticket, refusal) {
 	a.mu.Lock()
 	defer a.mu.Unlock()
 	share := a.accounts[account]
@@ -104,7 +104,7 @@ func (a *admission) admit(account string, grant int64) (*ticket, refusal) {
 	a.requests++
 	share.requests++
 	a.accounts[account] = share
-	return &ticket{admission: a, account: account, share: share, bytes: grant}, admitted
+	return &Ticket{admission: a, account: account, share: share, bytes: grant}, admitted
 }
 
 // admitManagement lets a management request of the account in (a read,
@@ -113,7 +113,7 @@ func (a *admission) admit(account string, grant int64) (*ticket, refusal) {
 // slot of the account's management share, not one of the process's ingest
 // slots, so that ingest and management do not crowd each other out; the
 // bytes count as an ingest body's do.
-func (a *admission) admitManagement(account string, grant int64) (*ticket, refusal) {
+func (a *admission) admitManagement(account string, grant int64) (*Ticket, refusal) {
 	a.mu.Lock()
 	defer a.mu.Unlock()
 	share := a.accounts[account]
@@ -128,7 +128,7 @@ func (a *admission) admitManagement(account string, grant int64) (*ticket, refus
 	}
 	share.management++
 	a.accounts[account] = share
-	return &ticket{admission: a, account: account, share: share, bytes: grant, management: true}, admitted
+	return &Ticket{admission: a, account: account, share: share, bytes: grant, management: true}, admitted
 }
 
 // reserve adds n bytes to the share and the process's count if both stay
@@ -152,9 +152,9 @@ func (a *admission) inFlight() (requests int, bytes int64) {
 	return a.requests, a.bytes
 }
 
-// ticket is an admitted request: it holds its slot and the bytes granted
-// to its body until release.
-type ticket struct {
+// Ticket is an admitted request: it holds its slot and the bytes granted
+// to its body until Release.
+type Ticket struct {
 	admission *admission
 	account   string
 	share     *accountShare
@@ -165,7 +165,7 @@ type ticket struct {
 }
 
 // grow grants n more bytes to the request's body, or says why not.
-func (t *ticket) grow(n int64) refusal {
+func (t *Ticket) grow(n int64) refusal {
 	a := t.admission
 	a.mu.Lock()
 	defer a.mu.Unlock()
@@ -176,8 +176,9 @@ func (t *ticket) grow(n int64) refusal {
 	return admitted
 }
 
-// release gives back the request's slot and bytes. Call it once.
-func (t *ticket) release() {
+// Release gives back the request's slot and bytes. Call it once, when
+// the request is answered.
+func (t *Ticket) Release() {
 	a := t.admission
 	a.mu.Lock()
 	defer a.mu.Unlock()

@@ -98,7 +98,7 @@ func (e *serviceDomainError) Error() string {
 
 // apiError is the 400 ERR_SLUICE_341 of e.
 func (e *serviceDomainError) apiError() *Error {
-	err := newError(CodeServiceDomain, "%s", e.Error())
+	err := NewError(CodeServiceDomain, "%s", e.Error())
 	err.Details = map[string]string{"field": "domain"}
 	return err
 }

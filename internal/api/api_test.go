@@ -94,16 +94,6 @@ func (e *testEnv) do(t *testing.T, method, path, token string, body io.Reader, e
 	return resp, out
 }
 
-// stored returns the number of messages in the stream.
-func (e *testEnv) stored(t *testing.T) uint64 {
-	t.Helper()
-	info, err := e.stream.Info(t.Context())
-	if err != nil {
-		t.Fatal(err)
-	}
-	return info.State.Msgs
-}
-
 // wireEvent is an event as a producer sends it: no account_id.
 type wireEvent struct {
 	ID        string          `json:"event_id,omitempty"`
@@ -114,7 +104,7 @@ type wireEvent struct {
 }
 
 // samples returns n sampled events of mixed kinds, as producers send them.
-func samples(t *testing.T, seed uint64, n int) []wireEvent {
+func samples(t testing.TB, seed uint64, n int) []wireEvent {
 	t.Helper()
 	s := schemas.NewSampler(seed)
 	kinds := []string{"http_request_complete.v0", "tcp_connection_closed.v0", "certificate_authority_created.v0", "ssh_host_certificate_updated.v0"}
@@ -129,7 +119,7 @@ func samples(t *testing.T, seed uint64, n int) []wireEvent {
 	return out
 }
 
-func mustJSON(t *testing.T, v any) []byte {
+func mustJSON(t testing.TB, v any) []byte {
 	t.Helper()
 	b, err := json.Marshal(v)
 	if err != nil {

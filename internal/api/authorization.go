@@ -24,7 +24,7 @@ func parseAuthorization(values []string) (token string, present bool, e *Error) 
 		return "", false, nil
 	}
 	malformed := func(why string) (string, bool, *Error) {
-		return "", true, newError(CodeAuthMalformed, "the Authorization header %s: %s", why, authorizationForm)
+		return "", true, NewError(CodeAuthMalformed, "the Authorization header %s: %s", why, authorizationForm)
 	}
 	if len(values) > 1 {
 		return malformed("is sent more than once")
@@ -89,7 +89,7 @@ func (s *Server) canonicalAuthorization(next http.Handler) http.Handler {
 		token, present, e := parseAuthorization(values)
 		if e != nil {
 			dropUnread(w, r)
-			writeError(w, r, e)
+			WriteError(w, r, e)
 			return
 		}
 		if present {

@@ -87,7 +87,7 @@ func readDeadLetterPage(r *http.Request) (limit int, before uint64, e *Error) {
 func (s *Server) listDeadLetters(w http.ResponseWriter, r *http.Request) {
 	limit, before, e := readDeadLetterPage(r)
 	if e != nil {
-		writeError(w, r, e)
+		WriteError(w, r, e)
 		return
 	}
 	dest, ok := s.pathDestination(w, r)
@@ -112,7 +112,7 @@ func (s *Server) listDeadLetters(w http.ResponseWriter, r *http.Request) {
 		next := s.resourceURI(r, r.URL.Path) + "?" + q.Encode()
 		list.NextPageURI = &next
 	}
-	writeJSON(w, http.StatusOK, list)
+	WriteJSON(w, http.StatusOK, list)
 }
 
 // redriveInput is the body of a redrive: the ids of the letters to send,
@@ -132,7 +132,7 @@ func readRedriveInput(w http.ResponseWriter, r *http.Request) ([]uint64, *Error)
 		return nil, nil
 	}
 	if media, _, err := mime.ParseMediaType(r.Header.Get("Content-Type")); err != nil || media != mediaJSON {
-		return nil, newError(CodeContentType, "Content-Type %q is not supported for a body; send %s, or no body to redrive every dead letter", r.Header.Get("Content-Type"), mediaJSON)
+		return nil, NewError(CodeContentType, "Content-Type %q is not supported for a body; send %s, or no body to redrive every dead letter", r.Header.Get("Content-Type"), mediaJSON)
 	}
 	var in redriveInput
 	if e := decodeObject(body, &in); e != nil {
@@ -143,7 +143,7 @@ func readRedriveInput(w http.ResponseWriter, r *http.Request) ([]uint64, *Error)
 	}
 	ids := *in.IDs
 	if len(ids) == 0 || len(ids) > pipeline.MaxRedrive {
-		e := newError(CodeInvalidField, "ids holds %d ids; send from 1 to %d, or leave ids out to redrive every dead letter", len(ids), pipeline.MaxRedrive)
+		e := NewError(CodeInvalidField, "ids holds %d ids; send from 1 to %d, or leave ids out to redrive every dead letter", len(ids), pipeline.MaxRedrive)
 		e.Details = map[string]string{"field": "ids"}
 		return nil, e
 	}
@@ -151,7 +151,7 @@ func readRedriveInput(w http.ResponseWriter, r *http.Request) ([]uint64, *Error)
 	for i, id := range ids {
 		seq, err := pipeline.ParseDeadLetterID(id)
 		if err != nil {
-			e := newError(CodeInvalidField, "ids[%d] %q is not a dead letter id (%s followed by a number); use the ids GET /event_destinations/{id}/dead_letters lists", i, id, pipeline.DeadLetterIDPrefix)
+			e := NewError(CodeInvalidField, "ids[%d] %q is not a dead letter id (%s followed by a number); use the ids GET /event_destinations/{id}/dead_letters lists", i, id, pipeline.DeadLetterIDPrefix)
 			e.Details = map[string]string{"field": fmt.Sprintf("ids[%d]", i)}
 			return nil, e
 		}
@@ -163,7 +163,7 @@ func readRedriveInput(w http.ResponseWriter, r *http.Request) ([]uint64, *Error)
 func (s *Server) redriveDeadLetters(w http.ResponseWriter, r *http.Request) {
 	seqs, e := readRedriveInput(w, r)
 	if e != nil {
-		writeError(w, r, e)
+		WriteError(w, r, e)
 		return
 	}
 	dest, ok := s.pathDestination(w, r)
@@ -179,7 +179,7 @@ func (s *Server) redriveDeadLetters(w http.ResponseWriter, r *http.Request) {
 	for i, f := range report.Failures {
 		body.Failures[i] = apiwire.RedriveFailure{ID: pipeline.DeadLetterID(f.Seq), Class: f.Class, Code: f.Code, Message: f.Message}
 	}
-	writeJSON(w, http.StatusOK, body)
+	WriteJSON(w, http.StatusOK, body)
 }
 
 // writeDeadLetterError answers a failure to read or change SLUICE_DLQ.
@@ -187,16 +187,16 @@ func (s *Server) writeDeadLetterError(w http.ResponseWriter, r *http.Request, er
 	if errors.Is(err, context.Canceled) && r.Context().Err() != nil {
 		return // the client went away
 	}
-	s.log.Error("dead letters failed", "operation_id", operationID(r.Context()), "method", r.Method, "path", r.URL.Path, "error", err)
+	s.log.Error("dead letters failed", "operation_id", OperationID(r.Context()), "method", r.Method, "path", r.URL.Path, "error", err)
 	w.Header().Set("Retry-After", "1")
-	writeError(w, r, newError(CodeDLQUnavailable, "sluice cannot read or change the dead-letter stream right now; retry shortly"))
+	WriteError(w, r, NewError(CodeDLQUnavailable, "sluice cannot read or change the dead-letter stream right now; retry shortly"))
 }
 
 // pathDestination returns the destination the path's {id} names in the
 // key's account, or writes why there is none and returns false.
 func (s *Server) pathDestination(w http.ResponseWriter, r *http.Request) (store.Destination, bool) {
 	id := r.PathValue("id")
-	dest, err := s.destinations.GetDestination(r.Context(), apiKey(r.Context()).AccountID, id)
+	dest, err := s.destinations.GetDestination(r.Context(), RequestKey(r.Context()).AccountID, id)
 	if err != nil {
 		s.writeStoreError(w, r, err, destinationResource, id)
 		return store.Destination{}, false

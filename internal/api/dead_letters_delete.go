@@ -25,7 +25,7 @@ func (s *Server) deleteDeadLetter(w http.ResponseWriter, r *http.Request) {
 	}
 	switch {
 	case errors.Is(err, pipeline.ErrDeadLetterID), errors.Is(err, pipeline.ErrDeadLetterNotFound):
-		writeError(w, r, newError(CodeResourceNotFound, "destination %s has no dead letter %q: it was deleted, redriven or expired already, or the id is not one (%s followed by a number); list them with GET /event_destinations/%s/dead_letters", dest.ID, letterID, pipeline.DeadLetterIDPrefix, dest.ID))
+		WriteError(w, r, NewError(CodeResourceNotFound, "destination %s has no dead letter %q: it was deleted, redriven or expired already, or the id is not one (%s followed by a number); list them with GET /event_destinations/%s/dead_letters", dest.ID, letterID, pipeline.DeadLetterIDPrefix, dest.ID))
 	case err != nil:
 		s.writeDeadLetterError(w, r, err)
 	default:
@@ -51,10 +51,10 @@ func readDeleteInput(w http.ResponseWriter, r *http.Request) (pipeline.DeadLette
 		return pipeline.DeadLetterFilter{}, 0, bodyError(err)
 	}
 	if len(bytes.TrimSpace(body)) == 0 {
-		return pipeline.DeadLetterFilter{}, 0, newError(CodeMalformedRequest, `the body is empty; send a JSON object of the letters to delete, such as {"class": "too_large"}, or {} to delete every dead letter of the destination`)
+		return pipeline.DeadLetterFilter{}, 0, NewError(CodeMalformedRequest, `the body is empty; send a JSON object of the letters to delete, such as {"class": "too_large"}, or {} to delete every dead letter of the destination`)
 	}
 	if media, _, err := mime.ParseMediaType(r.Header.Get("Content-Type")); err != nil || media != mediaJSON {
-		return pipeline.DeadLetterFilter{}, 0, newError(CodeContentType, "Content-Type %q is not supported; send %s", r.Header.Get("Content-Type"), mediaJSON)
+		return pipeline.DeadLetterFilter{}, 0, NewError(CodeContentType, "Content-Type %q is not supported; send %s", r.Header.Get("Content-Type"), mediaJSON)
 	}
 	var in deleteInput
 	if e := decodeObject(body, &in); e != nil {
@@ -96,7 +96,7 @@ func readDeleteInput(w http.ResponseWriter, r *http.Request) (pipeline.DeadLette
 
 // invalidField is a 400 about a field of the body, named in details.field.
 func invalidField(field, format string, args ...any) *Error {
-	e := newError(CodeInvalidField, format, args...)
+	e := NewError(CodeInvalidField, format, args...)
 	e.Details = map[string]string{"field": field}
 	return e
 }
@@ -104,7 +104,7 @@ func invalidField(field, format string, args ...any) *Error {
 func (s *Server) deleteDeadLetters(w http.ResponseWriter, r *http.Request) {
 	f, after, e := readDeleteInput(w, r)
 	if e != nil {
-		writeError(w, r, e)
+		WriteError(w, r, e)
 		return
 	}
 	dest, ok := s.pathDestination(w, r)
@@ -121,5 +121,5 @@ func (s *Server) deleteDeadLetters(w http.ResponseWriter, r *http.Request) {
 		next := pipeline.DeadLetterID(report.Next)
 		body.NextAfterID = &next
 	}
-	writeJSON(w, http.StatusOK, body)
+	WriteJSON(w, http.StatusOK, body)
 }

@@ -79,7 +79,7 @@ type targetBody struct {
 }
 
 // MarshalJSON writes the target, without escaping HTML characters, as
-// writeJSON writes the rest of a body.
+// WriteJSON writes the rest of a body.
 func (b targetBody) MarshalJSON() ([]byte, error) {
 	if b.typ.Name == "" {
 		return []byte("{}"), nil

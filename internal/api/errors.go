@@ -166,14 +166,16 @@ type Error struct {
 	Msg  string // what is wrong and how to fix it
 	// Details are the fields of details besides operation_id. Every value
 	// is a string, as the official API clients read details: one that is
-	// not text by nature is its JSON text (detailJSON).
+	// not text by nature is its JSON text (DetailJSON).
 	Details map[string]string
 }
 
 // Error returns the code and the message, as in "ERR_SLUICE_301: ...".
 func (e *Error) Error() string { return e.Code.String() + ": " + e.Msg }
 
-func newError(code Code, format string, args ...any) *Error {
+// NewError returns the error of the code, its message formatted as
+// fmt.Sprintf does.
+func NewError(code Code, format string, args ...any) *Error {
 	return &Error{Code: code, Msg: fmt.Sprintf(format, args...)}
 }
 
@@ -185,13 +187,13 @@ type errorBody struct {
 	Details    map[string]string `json:"details"`
 }
 
-// writeError sends e with the operation id of the request.
-func writeError(w http.ResponseWriter, r *http.Request, e *Error) {
-	details := map[string]string{"operation_id": operationID(r.Context())}
+// WriteError sends e with the operation id of the request.
+func WriteError(w http.ResponseWriter, r *http.Request, e *Error) {
+	details := map[string]string{"operation_id": OperationID(r.Context())}
 	for k, v := range e.Details {
 		details[k] = v
 	}
-	writeJSON(w, e.Code.Status(), errorBody{
+	WriteJSON(w, e.Code.Status(), errorBody{
 		ErrorCode:  e.Code.String(),
 		StatusCode: e.Code.Status(),
 		Msg:        e.Msg,
@@ -199,11 +201,11 @@ func writeError(w http.ResponseWriter, r *http.Request, e *Error) {
 	})
 }
 
-// detailJSON returns v, a value of details that is not text by nature (a
+// DetailJSON returns v, a value of details that is not text by nature (a
 // number, a list, an object), as details carry it: its compact JSON text,
 // such as "100" or "[\"esb_1\",\"esb_2\"]", which one json.Unmarshal reads
 // back.
-func detailJSON(v any) string {
+func DetailJSON(v any) string {
 	b, err := encodeJSON(v)
 	if err != nil {
 		return fmt.Sprint(v)
@@ -211,9 +213,9 @@ func detailJSON(v any) string {
 	return strings.TrimSuffix(string(b), "\n")
 }
 
-// writeJSON sends v as JSON, without escaping <, > and & (filters hold
+// WriteJSON sends v as JSON, without escaping <, > and & (filters hold
 // them, and people read the answers).
-func writeJSON(w http.ResponseWriter, status int, v any) {
+func WriteJSON(w http.ResponseWriter, status int, v any) {
 	body, err := encodeJSON(v)
 	if err != nil {
 		status, body = http.StatusInternalServerError, encodingFailed

@@ -204,7 +204,7 @@ func (f family[T, C, U, B]) echoes(update bool) []pathEcho {
 func (f family[T, C, U, B]) createOne(w http.ResponseWriter, r *http.Request) {
 	var in C
 	if e := decodeBody(w, r, &in, f.echoes(false)...); e != nil {
-		writeError(w, r, e)
+		WriteError(w, r, e)
 		return
 	}
 	var v T
@@ -213,7 +213,7 @@ func (f family[T, C, U, B]) createOne(w http.ResponseWriter, r *http.Request) {
 		*f.parent.of(&v) = r.PathValue(f.parent.param)
 	}
 	opts, publish := f.change(r, changeCreated)
-	created, err := f.create(r.Context(), apiKey(r.Context()).AccountID, v, opts...)
+	created, err := f.create(r.Context(), RequestKey(r.Context()).AccountID, v, opts...)
 	if err != nil {
 		if f.parent != nil && errors.Is(err, store.ErrNotFound) {
 			// What a create of a nested family does not find is its parent.
@@ -227,7 +227,7 @@ func (f family[T, C, U, B]) createOne(w http.ResponseWriter, r *http.Request) {
 	if f.created != nil {
 		f.created(w, created, &body)
 	}
-	writeJSON(w, http.StatusCreated, body)
+	WriteJSON(w, http.StatusCreated, body)
 }
 
 func (f family[T, C, U, B]) listPage(w http.ResponseWriter, r *http.Request) {
@@ -236,7 +236,7 @@ func (f family[T, C, U, B]) listPage(w http.ResponseWriter, r *http.Request) {
 		page.Match, e = readFilter(r, f.objects, f.res.listPath, f.body)
 	}
 	if e != nil {
-		writeError(w, r, e)
+		WriteError(w, r, e)
 		return
 	}
 	items, next, err := f.listOf(r, page)
@@ -249,14 +249,14 @@ func (f family[T, C, U, B]) listPage(w http.ResponseWriter, r *http.Request) {
 		list.Items[i] = f.body(r, v)
 	}
 	list.URI, list.NextPageURI = f.s.listURIs(r, page, next)
-	writeJSON(w, http.StatusOK, list)
+	WriteJSON(w, http.StatusOK, list)
 }
 
 // listOf returns a page of the account's resources, or of the path's
 // parent's: an error wrapping store.ErrNotFound, with the parent's
 // resource, if the account has no such parent.
 func (f family[T, C, U, B]) listOf(r *http.Request, page store.Page) ([]T, string, error) {
-	accountID := apiKey(r.Context()).AccountID
+	accountID := RequestKey(r.Context()).AccountID
 	if f.parent == nil {
 		return f.list(r.Context(), accountID, page)
 	}
@@ -281,7 +281,7 @@ func (e parentError) Unwrap() error { return e.err }
 // getIn returns the resource id of the account, and an error wrapping
 // store.ErrNotFound if it belongs to a parent other than the path's.
 func (f family[T, C, U, B]) getIn(r *http.Request, id string) (T, error) {
-	v, err := f.get(r.Context(), apiKey(r.Context()).AccountID, id)
+	v, err := f.get(r.Context(), RequestKey(r.Context()).AccountID, id)
 	if err == nil && f.parent != nil && *f.parent.of(&v) != r.PathValue(f.parent.param) {
 		var zero T
 		return zero, fmt.Errorf("%s %s of another parent: %w", f.res.noun, id, store.ErrNotFound)
@@ -308,7 +308,7 @@ func (f family[T, C, U, B]) getOne(w http.ResponseWriter, r *http.Request) {
 		f.s.writeStoreError(w, r, err, f.res, id)
 		return
 	}
-	writeJSON(w, http.StatusOK, f.body(r, v))
+	WriteJSON(w, http.StatusOK, f.body(r, v))
 }
 
 func (f family[T, C, U, B]) updateOne(w http.ResponseWriter, r *http.Request) {
@@ -317,10 +317,10 @@ func (f family[T, C, U, B]) updateOne(w http.ResponseWriter, r *http.Request) {
 	if e := decodeBody(w, r, &in, f.echoes(true)...); e != nil {
 		field := fmt.Sprint(e.Details["field"])
 		if instead, ok := f.fixed[field]; ok && e.Code == CodeUnknownField {
-			e = newError(CodeFieldFixed, "field %q cannot be changed after create: %s", field, instead)
+			e = NewError(CodeFieldFixed, "field %q cannot be changed after create: %s", field, instead)
 			e.Details = map[string]string{"field": field}
 		}
-		writeError(w, r, e)
+		WriteError(w, r, e)
 		return
 	}
 	if err := f.inParent(r, id); err != nil {
@@ -328,7 +328,7 @@ func (f family[T, C, U, B]) updateOne(w http.ResponseWriter, r *http.Request) {
 		return
 	}
 	opts, publish := f.change(r, changeUpdated)
-	v, err := f.update(r.Context(), apiKey(r.Context()).AccountID, id, func(v *T) error {
+	v, err := f.update(r.Context(), RequestKey(r.Context()).AccountID, id, func(v *T) error {
 		in.apply(v)
 		return nil
 	}, opts...)
@@ -337,7 +337,7 @@ func (f family[T, C, U, B]) updateOne(w http.ResponseWriter, r *http.Request) {
 		return
 	}
 	publish()
-	writeJSON(w, http.StatusOK, f.body(r, v))
+	WriteJSON(w, http.StatusOK, f.body(r, v))
 }
 
 func (f family[T, C, U, B]) deleteOne(w http.ResponseWriter, r *http.Request) {
@@ -347,7 +347,7 @@ func (f family[T, C, U, B]) deleteOne(w http.ResponseWriter, r *http.Request) {
 		return
 	}
 	opts, publish := f.change(r, changeDeleted)
-	if _, err := f.delete(r.Context(), apiKey(r.Context()).AccountID, id, opts...); err != nil {
+	if _, err := f.delete(r.Context(), RequestKey(r.Context()).AccountID, id, opts...); err != nil {
 		f.s.writeStoreError(w, r, err, f.res, id)
 		return
 	}
@@ -357,7 +357,7 @@ func (f family[T, C, U, B]) deleteOne(w http.ResponseWriter, r *http.Request) {
 
 // jsonText builds a JSON text of literal punctuation and encoded values,
 // for the MarshalJSON of a body whose member names are not fixed. Values
-// are encoded as writeJSON encodes a body: without escaping HTML
+// are encoded as WriteJSON encodes a body: without escaping HTML
 // characters.
 type jsonText struct {
 	buf bytes.Buffer

@@ -39,7 +39,7 @@ func TestListBodyBytes(t *testing.T) {
 	} {
 		t.Run(c.name, func(t *testing.T) {
 			got := httptest.NewRecorder()
-			writeJSON(got, 200, apiwire.Page[item]{Key: "api_keys", Items: c.items, URI: "http://h/api_keys?x=<&>", NextPageURI: c.next})
+			WriteJSON(got, 200, apiwire.Page[item]{Key: "api_keys", Items: c.items, URI: "http://h/api_keys?x=<&>", NextPageURI: c.next})
 			var want bytes.Buffer
 			enc := json.NewEncoder(&want)
 			enc.SetEscapeHTML(false)

@@ -42,7 +42,7 @@ func readFilter[T, B any](r *http.Request, env *filters.ObjectEnv, path string, 
 		return nil, nil
 	}
 	if len(raw) > 1 {
-		e := newError(CodeBadFilter, "?filter= is given %d times: give one filter, joining conditions with && or ||, such as %s", len(raw), env.Example())
+		e := NewError(CodeBadFilter, "?filter= is given %d times: give one filter, joining conditions with && or ||, such as %s", len(raw), env.Example())
 		e.Details = map[string]string{"parameter": filterParameter}
 		return nil, e
 	}
@@ -72,15 +72,15 @@ func badFilter(env *filters.ObjectEnv, path string, err error) *Error {
 	var ce *filters.CompileError
 	if !errors.As(err, &ce) {
 		// Only a failure to estimate a checked filter's cost, a bug.
-		return newError(CodeInternal, "checking the filter: %v", err)
+		return NewError(CodeInternal, "checking the filter: %v", err)
 	}
 	issues := make([]map[string]any, len(ce.Issues))
 	for i, iss := range ce.Issues {
 		issues[i] = map[string]any{"line": iss.Line, "column": iss.Column, "message": iss.Msg}
 	}
-	e := newError(CodeBadFilter, "?filter= is not a filter of %s: %s. The filter is a CEL expression over each resource as the list shows it, named obj, whose fields are %s; such as %s",
+	e := NewError(CodeBadFilter, "?filter= is not a filter of %s: %s. The filter is a CEL expression over each resource as the list shows it, named obj, whose fields are %s; such as %s",
 		path, strings.TrimPrefix(ce.Error(), "invalid filter: "), strings.Join(env.Fields(), ", "), env.Example())
-	e.Details = map[string]string{"parameter": filterParameter, "issues": detailJSON(issues)}
+	e.Details = map[string]string{"parameter": filterParameter, "issues": DetailJSON(issues)}
 	return e
 }
 
@@ -105,12 +105,12 @@ func filterFailed(ctx context.Context, err error) (*Error, bool) {
 	case errors.Is(fe.err, filters.ErrCostLimit):
 		why = fmt.Sprintf("it went over its cost limit of %d on one resource", filters.MaxObjectCost)
 	case errors.Is(fe.err, filters.ErrListCostLimit):
-		e := newError(CodeFilterFailed, "?filter= went over its cost limit of %d for one list, the sum of its costs on each resource it was evaluated on, at %s: "+
+		e := NewError(CodeFilterFailed, "?filter= went over its cost limit of %d for one list, the sum of its costs on each resource it was evaluated on, at %s: "+
 			"write a filter that costs less on each resource (fewer loops, shorter strings searched)", filters.MaxObjectListCost, fe.id)
 		e.Details = map[string]string{"parameter": filterParameter, "id": fe.id}
 		return e, true
 	}
-	e := newError(CodeFilterFailed, "?filter= failed on %s: %s. Guard what can fail, such as size(obj.acl) > 2 && obj.acl[2] == \"*\", or \"key\" in m && m.key == \"v\"", fe.id, why)
+	e := NewError(CodeFilterFailed, "?filter= failed on %s: %s. Guard what can fail, such as size(obj.acl) > 2 && obj.acl[2] == \"*\", or \"key\" in m && m.key == \"v\"", fe.id, why)
 	e.Details = map[string]string{"parameter": filterParameter, "id": fe.id}
 	return e, true
 }
@@ -119,7 +119,7 @@ func filterFailed(ctx context.Context, err error) (*Error, bool) {
 // the store about the family res.
 func (s *Server) listError(w http.ResponseWriter, r *http.Request, err error, res resource) {
 	if e, ok := filterFailed(r.Context(), err); ok {
-		writeError(w, r, e)
+		WriteError(w, r, e)
 		return
 	}
 	s.writeStoreError(w, r, err, res, "")

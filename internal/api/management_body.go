@@ -29,12 +29,12 @@ import (
 func (s *Server) admitBody(next http.Handler) http.Handler {
 	return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
 		if isRead(r.Method) {
-			t, refused := s.admission.admitManagement(apiKey(r.Context()).AccountID, 0)
+			t, refused := s.door.admission.admitManagement(RequestKey(r.Context()).AccountID, 0)
 			if refused != admitted {
-				s.refuse(w, r, refused)
+				s.door.refuse(w, r, refused)
 				return
 			}
-			defer t.release()
+			defer t.Release()
 			next.ServeHTTP(w, r)
 			return
 		}
@@ -42,13 +42,13 @@ func (s *Server) admitBody(next http.Handler) http.Handler {
 			next.ServeHTTP(w, r)
 			return
 		}
-		t, refused := s.admission.admitManagement(apiKey(r.Context()).AccountID, firstGrant(r.ContentLength, maxRequestBytes))
+		t, refused := s.door.admission.admitManagement(RequestKey(r.Context()).AccountID, firstGrant(r.ContentLength, maxRequestBytes))
 		if refused != admitted {
-			s.refuse(w, r, refused)
+			s.door.refuse(w, r, refused)
 			return
 		}
-		defer t.release()
-		body := &managementBody{meteredBody: s.meter(w, r, t, maxRequestBytes+1), s: s, w: w, r: r}
+		defer t.Release()
+		body := &managementBody{meteredBody: s.door.meter(w, r, t, maxRequestBytes+1), s: s, w: w, r: r}
 		body.extend()
 		r.Body = body
 		next.ServeHTTP(w, r)
@@ -75,14 +75,14 @@ func (b *managementBody) Read(p []byte) (int, error) {
 	case errors.Is(err, io.EOF):
 		_ = b.rc.SetReadDeadline(time.Time{})
 	case errors.Is(err, errRefused):
-		b.s.countRefusal(b.refused)
+		b.s.door.countRefusal(b.refused)
 		b.w.Header().Set("Retry-After", "1")
 		dropUnread(b.w, b.r)
-		return n, b.s.refusalError(b.refused)
+		return n, b.s.door.refusalError(b.refused)
 	case errors.As(err, &netErr) && netErr.Timeout():
-		b.s.metrics.refused.WithLabelValues("too_slow").Inc()
+		b.s.door.refused.WithLabelValues("too_slow").Inc()
 		dropUnread(b.w, b.r)
-		return n, newError(CodeBodyTooSlow, "the body arrived slower than sluice's minimum of %d bytes every %s (it had sent %d bytes); send it faster", b.windowBytes, b.window, b.read)
+		return n, NewError(CodeBodyTooSlow, "the body arrived slower than sluice's minimum of %d bytes every %s (it had sent %d bytes); send it faster", b.windowBytes, b.window, b.read)
 	}
 	return n, err
 }

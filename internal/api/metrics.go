@@ -6,56 +6,17 @@ import (
 	"github.com/prometheus/client_golang/prometheus"
 )
 
-// metrics of the API. Labels are bounded: event types come from the
-// catalogue (only known kinds are stored), reasons and codes from fixed sets.
+// metrics of the management API; the front door's are FrontDoor's, and
+// those of POST /events package ingest's. Labels are bounded: event types
+// come from the catalogue.
 type metrics struct {
-	events     *prometheus.CounterVec // stored, by event_type
-	duplicates prometheus.Counter
-	rejected   *prometheus.CounterVec // by reason
-	unknown    *prometheus.CounterVec // unknown object fields, by event_type
-	requests   *prometheus.CounterVec // responses of POST /events, by HTTP status code
-	refused    *prometheus.CounterVec // requests refused by the front door, by reason
-	// inFlightRequests and inFlightBytes read the front door's counts.
-	inFlightRequests, inFlightBytes prometheus.GaugeFunc
 	// audited and auditFailed count the audit events of management calls,
 	// stored or not, by event_type.
 	audited, auditFailed *prometheus.CounterVec
 }
 
-func newMetrics(reg prometheus.Registerer, door *admission) (*metrics, error) {
+func newMetrics(reg prometheus.Registerer) (*metrics, error) {
 	m := &metrics{
-		events: prometheus.NewCounterVec(prometheus.CounterOpts{
-			Name: "sluice_ingest_events_total",
-			Help: "Events stored through the HTTP ingest API, by event type.",
-		}, []string{"event_type"}),
-		duplicates: prometheus.NewCounter(prometheus.CounterOpts{
-			Name: "sluice_ingest_duplicate_events_total",
-			Help: "Events sent again with an id already stored; they were not stored twice.",
-		}),
-		rejected: prometheus.NewCounterVec(prometheus.CounterOpts{
-			Name: "sluice_ingest_rejected_events_total",
-			Help: "Events not stored, by reason: invalid (failed validation, or in a batch with an invalid event), too_large (over the NATS server's max_payload) or unavailable (JetStream did not acknowledge them).",
-		}, []string{"reason"}),
-		unknown: prometheus.NewCounterVec(prometheus.CounterOpts{
-			Name: "sluice_ingest_unknown_fields_total",
-			Help: "Object fields the catalogue does not declare in stored events (duplicates not counted), kept and delivered as they are, by event type.",
-		}, []string{"event_type"}),
-		requests: prometheus.NewCounterVec(prometheus.CounterOpts{
-			Name: "sluice_ingest_requests_total",
-			Help: "Responses to POST /events, by HTTP status code, including requests refused before their body was read (version, API key, too many in flight) and failures.",
-		}, []string{"code"}),
-		refused: prometheus.NewCounterVec(prometheus.CounterOpts{
-			Name: "sluice_ingest_refused_requests_total",
-			Help: "Requests refused by the front door, to POST /events and management requests with a body, by reason: requests or bytes (sluice's bounds reached, 503), account_requests, account_management or account_bytes (an account at its share of ingest requests, of management requests or of bytes, 429), too_slow (a body cut below the minimum rate, 408), account_write_rate (an account changing its configuration faster than its rate, 429).",
-		}, []string{"reason"}),
-		inFlightRequests: prometheus.NewGaugeFunc(prometheus.GaugeOpts{
-			Name: "sluice_ingest_requests_in_flight",
-			Help: "Requests to POST /events being read or processed.",
-		}, func() float64 { n, _ := door.inFlight(); return float64(n) }),
-		inFlightBytes: prometheus.NewGaugeFunc(prometheus.GaugeOpts{
-			Name: "sluice_ingest_body_bytes_in_flight",
-			Help: "Body bytes granted to the requests in flight, to POST /events and management requests with a body (a body of known length counts whole from its admission).",
-		}, func() float64 { _, n := door.inFlight(); return float64(n) }),
 		audited: prometheus.NewCounterVec(prometheus.CounterOpts{
 			Name: "sluice_audit_events_total",
 			Help: "Audit events of changes made through the management API published to SLUICE_EVENTS when the change was made, by event type.",
@@ -68,7 +29,7 @@ func newMetrics(reg prometheus.Registerer, door *admission) (*metrics, error) {
 	if reg == nil {
 		return m, nil
 	}
-	for _, c := range []prometheus.Collector{m.events, m.duplicates, m.rejected, m.unknown, m.requests, m.refused, m.inFlightRequests, m.inFlightBytes, m.audited, m.auditFailed} {
+	for _, c := range []prometheus.Collector{m.audited, m.auditFailed} {
 		if err := reg.Register(c); err != nil {
 			return nil, fmt.Errorf("registering API metrics: %w", err)
 		}

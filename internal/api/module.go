@@ -40,7 +40,7 @@ func routeModule[T any, C, U input[T], B any, M any, In moduleInput[M], MB any](
 	s.mux.Handle("PUT "+path, s.authenticated(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
 		var in In
 		if e := decodeBody(w, r, &in); e != nil {
-			writeError(w, r, e)
+			WriteError(w, r, e)
 			return
 		}
 		value := in.value()
@@ -56,7 +56,7 @@ func routeModule[T any, C, U input[T], B any, M any, In moduleInput[M], MB any](
 			s.writeStoreError(w, r, err, f.res, r.PathValue("id"))
 			return
 		}
-		writeJSON(w, http.StatusOK, m.body(r, **m.field(&v)))
+		WriteJSON(w, http.StatusOK, m.body(r, **m.field(&v)))
 	})))
 	s.mux.Handle("GET "+path, s.authenticated(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
 		id := r.PathValue("id")
@@ -67,10 +67,10 @@ func routeModule[T any, C, U input[T], B any, M any, In moduleInput[M], MB any](
 		}
 		set := *m.field(&v)
 		if set == nil {
-			writeError(w, r, newError(CodeModuleNotSet, "the %s %s has no %s: set one with PUT %s", f.res.noun, id, m.noun, r.URL.Path))
+			WriteError(w, r, NewError(CodeModuleNotSet, "the %s %s has no %s: set one with PUT %s", f.res.noun, id, m.noun, r.URL.Path))
 			return
 		}
-		writeJSON(w, http.StatusOK, m.body(r, *set))
+		WriteJSON(w, http.StatusOK, m.body(r, *set))
 	})))
 	s.mux.Handle("DELETE "+path, s.authenticated(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
 		if _, err := f.changeModule(r, func(v *T) { *m.field(v) = nil }); err != nil {
@@ -90,7 +90,7 @@ func (f family[T, C, U, B]) changeModule(r *http.Request, set func(v *T)) (T, er
 		return zero, err
 	}
 	opts, publish := f.change(r, changeUpdated)
-	v, err := f.update(r.Context(), apiKey(r.Context()).AccountID, id, func(v *T) error {
+	v, err := f.update(r.Context(), RequestKey(r.Context()).AccountID, id, func(v *T) error {
 		set(v)
 		return nil
 	}, opts...)

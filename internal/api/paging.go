@@ -30,7 +30,7 @@ func readPage(r *http.Request, prefix string) (store.Page, *Error) {
 }
 
 func badParameter(name, format string, args ...any) *Error {
-	e := newError(CodeBadParameter, format, args...)
+	e := NewError(CodeBadParameter, format, args...)
 	e.Details = map[string]string{"parameter": name}
 	return e
 }

@@ -15,7 +15,7 @@ import (
 func PolicyAnswer(r *http.Request, a trafficpolicy.Answer) (contentType string, body []byte) {
 	rule := strconv.Quote(a.Rule)
 	code, msg := CodePolicyDenied, "The traffic policy of this server refuses the request (rule "+rule+")."
-	details := map[string]string{"operation_id": operationID(r.Context()), "rule": a.Rule}
+	details := map[string]string{"operation_id": OperationID(r.Context()), "rule": a.Rule}
 	if a.Action == trafficpolicy.ActionRateLimit {
 		retryAfter := strconv.FormatInt(a.RetryAfter, 10)
 		code = CodePolicyRateLimited

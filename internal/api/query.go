@@ -45,7 +45,7 @@ func (s *Server) checkQuery(next http.Handler) http.Handler {
 		}
 		if e := s.queries[r.Pattern].check(r); e != nil {
 			dropUnread(w, r)
-			writeError(w, r, e)
+			WriteError(w, r, e)
 			return
 		}
 		next.ServeHTTP(w, r)
@@ -61,7 +61,7 @@ const maxParameterShown = 64
 func (q queryRule) check(r *http.Request) *Error {
 	values := r.URL.Query()
 	if _, ok := values[filterParameter]; ok && q.unfiltered != "" {
-		e := newError(CodeBadFilter, "the list of %s takes no ?filter=: %s; leave the filter out", q.unfiltered, q.why)
+		e := NewError(CodeBadFilter, "the list of %s takes no ?filter=: %s; leave the filter out", q.unfiltered, q.why)
 		e.Details = map[string]string{"parameter": filterParameter}
 		return e
 	}
@@ -84,7 +84,7 @@ func (q queryRule) check(r *http.Request) *Error {
 		if len(shown) < len(name) {
 			quoted += "..."
 		}
-		e := newError(CodeUnknownField, "unknown query parameter %s%s: %s; remove it", quoted, hint, takes)
+		e := NewError(CodeUnknownField, "unknown query parameter %s%s: %s; remove it", quoted, hint, takes)
 		e.Details = map[string]string{"parameter": shown}
 		return e
 	}

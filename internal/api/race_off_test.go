@@ -5,7 +5,3 @@ package api_test
 // latencyBound is how long A's POST /events may take under an attack: a
 // second, as the front door promises.
 const latencyBound = 1e9
-
-// ingestOnceEvents is how many events TestIngestStoresEveryEventOnce sends,
-// twice.
-const ingestOnceEvents = 100_000

@@ -6,8 +6,3 @@ package api_test
 // second, as the front door promises, stretched under the race detector,
 // which slows the decoding of the attacker's bodies several times.
 const latencyBound = 3e9
-
-// ingestOnceEvents is how many events TestIngestStoresEveryEventOnce sends,
-// twice: a fifth of 100,000 under the race detector, which makes each
-// request several times slower (160 s for the whole).
-const ingestOnceEvents = 20_000

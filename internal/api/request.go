@@ -17,6 +17,9 @@ import (
 	"github.com/sluicehq/sluice/schemas"
 )
 
+// mediaJSON is the media type of management request bodies.
+const mediaJSON = "application/json"
+
 // maxRequestBytes bounds the body of a management request (not of ingest).
 const maxRequestBytes = 1 << 20
 
@@ -35,9 +38,9 @@ func decodeBody(w http.ResponseWriter, r *http.Request, v any, echoes ...pathEch
 	contentType := r.Header.Get("Content-Type")
 	if media, _, err := mime.ParseMediaType(contentType); err != nil || media != mediaJSON {
 		if contentType == "" {
-			return newError(CodeContentType, "the Content-Type header is missing; send %s", mediaJSON)
+			return NewError(CodeContentType, "the Content-Type header is missing; send %s", mediaJSON)
 		}
-		return newError(CodeContentType, "Content-Type %q is not supported; send %s", contentType, mediaJSON)
+		return NewError(CodeContentType, "Content-Type %q is not supported; send %s", contentType, mediaJSON)
 	}
 	body, err := io.ReadAll(http.MaxBytesReader(w, r.Body, maxRequestBytes))
 	if err != nil {
@@ -74,7 +77,7 @@ func decodeObject(body []byte, v any, echoes ...echoed) *Error {
 	case len(trimmed) == 0:
 		return bodyError(io.EOF)
 	case trimmed[0] != '{':
-		return newError(CodeMalformedRequest, "the body is not a JSON object (it starts with %q); send one, such as {\"description\": \"...\"}", trimmed[:1])
+		return NewError(CodeMalformedRequest, "the body is not a JSON object (it starts with %q); send one, such as {\"description\": \"...\"}", trimmed[:1])
 	}
 	dec := json.NewDecoder(bytes.NewReader(body))
 	dec.UseNumber() // checkMembers checks a number's range against its field
@@ -100,7 +103,7 @@ func decodeObject(body []byte, v any, echoes ...echoed) *Error {
 		return bodyError(err)
 	}
 	if _, err := dec.Token(); !errors.Is(err, io.EOF) {
-		return newError(CodeMalformedRequest, "the body holds more than one JSON value (trailing data after byte %d); send a single JSON object", dec.InputOffset())
+		return NewError(CodeMalformedRequest, "the body holds more than one JSON value (trailing data after byte %d); send a single JSON object", dec.InputOffset())
 	}
 	if e := checkText(body); e != nil {
 		return e
@@ -168,7 +171,7 @@ func dropEchoes(body []byte, echoes []echoed) ([]byte, *Error) {
 	}
 	out, err := json.Marshal(members)
 	if err != nil {
-		return nil, newError(CodeMalformedRequest, "the body cannot be read: %v", err)
+		return nil, NewError(CodeMalformedRequest, "the body cannot be read: %v", err)
 	}
 	return out, nil
 }
@@ -180,7 +183,7 @@ func (e echoed) changed(sent string) *Error {
 	if e.instead != "" {
 		how += "; to change it, " + e.instead
 	}
-	err := newError(CodeFieldFixed, "field %q is %q, but the path names %q, and it cannot be changed: %s", e.member, sent, e.value, how)
+	err := NewError(CodeFieldFixed, "field %q is %q, but the path names %q, and it cannot be changed: %s", e.member, sent, e.value, how)
 	err.Details = map[string]string{"field": e.member}
 	return err
 }
@@ -199,13 +202,13 @@ func checkText(body []byte) *Error {
 	case err == nil:
 		return nil
 	case errors.As(err, &syntax):
-		return newError(CodeMalformedRequest, "the body is not well-formed JSON at byte %d: %s; send text in UTF-8", syntax.Offset, syntax.Msg)
+		return NewError(CodeMalformedRequest, "the body is not well-formed JSON at byte %d: %s; send text in UTF-8", syntax.Offset, syntax.Msg)
 	case errors.As(err, &field):
-		e := newError(CodeMalformedRequest, "field %s", field.Error())
+		e := NewError(CodeMalformedRequest, "field %s", field.Error())
 		e.Details = map[string]string{"field": field.Path}
 		return e
 	}
-	return newError(CodeMalformedRequest, "the body cannot be read: %v", err)
+	return NewError(CodeMalformedRequest, "the body cannot be read: %v", err)
 }
 
 // memberError is an object member that has no field of the same name, or
@@ -220,7 +223,7 @@ func (e *memberError) Error() string { return "member " + e.path }
 
 func (e *memberError) apiError() *Error {
 	if e.twice {
-		err := newError(CodeMalformedRequest, "field %s appears twice; send it once", e.path)
+		err := NewError(CodeMalformedRequest, "field %s appears twice; send it once", e.path)
 		err.Details = map[string]string{"field": e.path}
 		return err
 	}
@@ -228,7 +231,7 @@ func (e *memberError) apiError() *Error {
 	if e.candidate != "" {
 		hint = fmt.Sprintf(" (did you mean %q? field names are case-sensitive)", e.candidate)
 	}
-	err := newError(CodeUnknownField, "unknown field %q%s; remove it (see docs/openapi.yaml for the fields this call takes)", e.path, hint)
+	err := NewError(CodeUnknownField, "unknown field %q%s; remove it (see docs/openapi.yaml for the fields this call takes)", e.path, hint)
 	err.Details = map[string]string{"field": e.path}
 	return err
 }
@@ -243,7 +246,7 @@ type memberTypeError struct {
 func (e *memberTypeError) Error() string { return "member " + e.path + " is a " + e.got }
 
 func (e *memberTypeError) apiError() *Error {
-	err := newError(CodeWrongType, "field %s: expected %s, got %s", e.path, e.want, e.got)
+	err := NewError(CodeWrongType, "field %s: expected %s, got %s", e.path, e.want, e.got)
 	err.Details = map[string]string{"field": e.path}
 	return err
 }
@@ -447,27 +450,27 @@ func bodyError(err error) *Error {
 		// The front door cut the body (admitBody).
 		return cut
 	case errors.As(err, &tooLarge):
-		return newError(CodeRequestTooLarge, "the body is over %d bytes; send a smaller one", tooLarge.Limit)
+		return NewError(CodeRequestTooLarge, "the body is over %d bytes; send a smaller one", tooLarge.Limit)
 	case errors.Is(err, io.EOF):
-		return newError(CodeMalformedRequest, "the body is empty; send a JSON object")
+		return NewError(CodeMalformedRequest, "the body is empty; send a JSON object")
 	case errors.Is(err, io.ErrUnexpectedEOF):
-		return newError(CodeMalformedRequest, "the body is not well-formed JSON: it ends early")
+		return NewError(CodeMalformedRequest, "the body is not well-formed JSON: it ends early")
 	case errors.As(err, &syntax):
-		return newError(CodeMalformedRequest, "the body is not well-formed JSON at byte %d: %s", syntax.Offset, strings.TrimPrefix(syntax.Error(), "json: "))
+		return NewError(CodeMalformedRequest, "the body is not well-formed JSON at byte %d: %s", syntax.Offset, strings.TrimPrefix(syntax.Error(), "json: "))
 	case errors.As(err, &wrongType):
 		field := wrongType.Field
 		if field == "" {
 			field = "(the body)"
 		}
-		e := newError(CodeWrongType, "field %s: expected %s, got %s", field, jsonType(wrongType.Type), wrongType.Value)
+		e := NewError(CodeWrongType, "field %s: expected %s, got %s", field, jsonType(wrongType.Type), wrongType.Value)
 		e.Details = map[string]string{"field": wrongType.Field}
 		return e
 	case strings.HasPrefix(err.Error(), "json: unknown field "):
 		// encoding/json has no type for this error; its text is stable.
 		name := strings.TrimPrefix(err.Error(), "json: unknown field ")
-		return newError(CodeUnknownField, "unknown field %s; remove it (see docs/openapi.yaml for the fields this call takes)", name)
+		return NewError(CodeUnknownField, "unknown field %s; remove it (see docs/openapi.yaml for the fields this call takes)", name)
 	}
-	return newError(CodeMalformedRequest, "the body cannot be read: %v", err)
+	return NewError(CodeMalformedRequest, "the body cannot be read: %v", err)
 }
 
 // jsonType names the JSON type that a Go type decodes from.

@@ -51,54 +51,54 @@ func (s *Server) writeStoreError(w http.ResponseWriter, r *http.Request, err err
 	}
 	switch {
 	case errors.As(err, &own):
-		writeError(w, r, own.apiError())
+		WriteError(w, r, own.apiError())
 	case errors.As(err, &limit):
-		writeError(w, r, limitError(limit))
+		WriteError(w, r, limitError(limit))
 	case errors.As(err, &invalid):
-		e := newError(CodeInvalidField, "%s", invalid.Error())
+		e := NewError(CodeInvalidField, "%s", invalid.Error())
 		e.Details = map[string]string{"field": invalid.Field}
-		writeError(w, r, e)
+		WriteError(w, r, e)
 	case errors.As(err, &inUse):
-		e := newError(CodeInUse, "%s", inUse.Error())
-		e.Details = map[string]string{"subscriptions": detailJSON(inUse.Subscriptions)}
-		writeError(w, r, e)
+		e := NewError(CodeInUse, "%s", inUse.Error())
+		e.Details = map[string]string{"subscriptions": DetailJSON(inUse.Subscriptions)}
+		WriteError(w, r, e)
 	case errors.As(err, &owner):
-		e := newError(CodeOwnerInUse, "%s", owner.Error())
-		e.Details = map[string]string{"credentials": detailJSON(owner.Credentials)}
-		writeError(w, r, e)
+		e := NewError(CodeOwnerInUse, "%s", owner.Error())
+		e.Details = map[string]string{"credentials": DetailJSON(owner.Credentials)}
+		WriteError(w, r, e)
 	case errors.As(err, &used):
-		e := newError(CodeDomainInUse, "%s", used.Error())
-		e.Details = map[string]string{"https_edges": detailJSON(used.Edges)}
-		writeError(w, r, e)
+		e := NewError(CodeDomainInUse, "%s", used.Error())
+		e.Details = map[string]string{"https_edges": DetailJSON(used.Edges)}
+		WriteError(w, r, e)
 	case errors.As(err, &backend):
-		e := newError(CodeBackendInUse, "%s", backend.Error())
-		e.Details = map[string]string{"https_edge_routes": detailJSON(backend.Routes)}
-		writeError(w, r, e)
+		e := NewError(CodeBackendInUse, "%s", backend.Error())
+		e.Details = map[string]string{"https_edge_routes": DetailJSON(backend.Routes)}
+		WriteError(w, r, e)
 	case errors.As(err, &domain):
-		e := newError(CodeDomainTaken, "%s", domain.Error())
+		e := NewError(CodeDomainTaken, "%s", domain.Error())
 		e.Details = map[string]string{"field": "domain"}
-		writeError(w, r, e)
+		WriteError(w, r, e)
 	case errors.As(err, &taken):
 		code := CodeNameTaken
 		if res.taken != 0 {
 			code = res.taken
 		}
-		e := newError(code, "%s", taken.Error())
+		e := NewError(code, "%s", taken.Error())
 		e.Details = map[string]string{"field": taken.Field}
-		writeError(w, r, e)
+		WriteError(w, r, e)
 	case errors.Is(err, store.ErrLastAPIKey):
-		writeError(w, r, newError(CodeLastAPIKey, "API key %s is your account's only key, and deleting it would lock the account out: create another key with POST /api_keys first", id))
+		WriteError(w, r, NewError(CodeLastAPIKey, "API key %s is your account's only key, and deleting it would lock the account out: create another key with POST /api_keys first", id))
 	case errors.Is(err, store.ErrNotFound):
-		writeError(w, r, newError(CodeResourceNotFound, "your account has no %s %q; list yours with GET %s", res.noun, id, res.listPath))
+		WriteError(w, r, NewError(CodeResourceNotFound, "your account has no %s %q; list yours with GET %s", res.noun, id, res.listPath))
 	case errors.Is(err, store.ErrConflict):
-		writeError(w, r, newError(CodeConcurrentChange, "the %s %s kept changing under concurrent updates; send the request again", res.noun, id))
+		WriteError(w, r, NewError(CodeConcurrentChange, "the %s %s kept changing under concurrent updates; send the request again", res.noun, id))
 	case s.storageError(r.Context(), err) != nil:
-		s.log.Warn("configuration store refuses writes", "operation_id", operationID(r.Context()), "method", r.Method, "path", r.URL.Path, "error", err, "storage", s.storageError(r.Context(), err))
+		s.log.Warn("configuration store refuses writes", "operation_id", OperationID(r.Context()), "method", r.Method, "path", r.URL.Path, "error", err, "storage", s.storageError(r.Context(), err))
 		writeStorageError(w, r)
 	default:
-		s.log.Error("configuration store failed", "operation_id", operationID(r.Context()), "method", r.Method, "path", r.URL.Path, "error", err)
+		s.log.Error("configuration store failed", "operation_id", OperationID(r.Context()), "method", r.Method, "path", r.URL.Path, "error", err)
 		w.Header().Set("Retry-After", "1")
-		writeError(w, r, newError(CodeConfigUnavailable, "sluice cannot reach its configuration store right now; retry shortly"))
+		WriteError(w, r, NewError(CodeConfigUnavailable, "sluice cannot reach its configuration store right now; retry shortly"))
 	}
 }
 
@@ -129,11 +129,11 @@ var limits = map[string]struct {
 func limitError(l *store.LimitError) *Error {
 	words := limits[l.Limit]
 	if l.Would > 0 {
-		e := newError(words.code, "this would give your account %d %s, over its limit of %d: %s, or ask the operator of sluice to raise the limit (%s)", l.Would, l.Limit, l.Max, words.free, words.flag)
+		e := NewError(words.code, "this would give your account %d %s, over its limit of %d: %s, or ask the operator of sluice to raise the limit (%s)", l.Would, l.Limit, l.Max, words.free, words.flag)
 		e.Details = map[string]string{"limit": l.Limit, "max": strconv.Itoa(l.Max), "would": strconv.Itoa(l.Would)}
 		return e
 	}
-	e := newError(words.code, "your account has reached its limit of %d %s: %s, or ask the operator of sluice to raise the limit (%s)", l.Max, l.Limit, words.free, words.flag)
+	e := NewError(words.code, "your account has reached its limit of %d %s: %s, or ask the operator of sluice to raise the limit (%s)", l.Max, l.Limit, words.free, words.flag)
 	e.Details = map[string]string{"limit": l.Limit, "max": strconv.Itoa(l.Max)}
 	return e
 }

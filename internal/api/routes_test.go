@@ -9,32 +9,50 @@ import (
 	"strings"
 	"testing"
 
+	"github.com/prometheus/client_golang/prometheus"
+
 	"github.com/sluicehq/sluice/internal/api"
+	"github.com/sluicehq/sluice/internal/ingest"
 )
 
-// TestRouteGroups serves the ingest route only when the config asks for it
-// and the management routes only when their stores are given: a route a
-// process does not serve answers 404 with the API's error body, and routes
-// added with Handle are served either way.
+// routeIngest routes POST /events (package ingest) on srv, behind its
+// front door, as sluice serve does with the ingest role.
+func routeIngest(t testing.TB, srv *api.Server, pub ingest.Publisher, reg prometheus.Registerer) {
+	t.Helper()
+	in, err := ingest.New(ingest.Config{}, ingest.Deps{Door: srv.FrontDoor(), Publisher: pub, Logger: slog.New(slog.DiscardHandler), Metrics: reg})
+	if err != nil {
+		t.Fatal(err)
+	}
+	srv.Handle(ingest.Pattern, in)
+}
+
+// TestRouteGroups serves the ingest route only when it is routed (package
+// ingest) and the management routes only when their stores are given: a
+// route a process does not serve answers 404 with the API's error body,
+// and routes added with Handle are served either way.
 func TestRouteGroups(t *testing.T) {
 	event := `[{"event_type":"ip_policy_created.v0","object":{}}]`
 	tests := []struct {
 		name       string
-		cfg        api.Config
+		ingest     bool
 		wantIngest int
 	}{
-		{name: "ingest", cfg: api.Config{}, wantIngest: http.StatusAccepted},
-		{name: "without ingest", cfg: api.Config{WithoutIngest: true}, wantIngest: http.StatusNotFound},
+		{name: "ingest", ingest: true, wantIngest: http.StatusAccepted},
+		{name: "without ingest", ingest: false, wantIngest: http.StatusNotFound},
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
-			srv, err := api.New(tt.cfg, api.Deps{
+			pub := fakePublisher{publishEncoded: storeAll}
+			srv, err := api.New(api.Config{}, api.Deps{
 				Keys:      fakeKeysFor("ac_fake"),
-				Publisher: fakePublisher{publishEncoded: storeAll},
+				Publisher: pub,
 				Logger:    slog.New(slog.DiscardHandler),
 			})
 			if err != nil {
 				t.Fatal(err)
+			}
+			if tt.ingest {
+				routeIngest(t, srv, pub, nil)
 			}
 			srv.Handle("GET /healthz", http.HandlerFunc(func(w http.ResponseWriter, _ *http.Request) {
 				_, _ = io.WriteString(w, "ok\n")

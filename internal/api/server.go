@@ -33,7 +33,8 @@ type Keys interface {
 	Authenticate(ctx context.Context, token string) (store.APIKey, error)
 }
 
-// Publisher stores validated events. *producer.Producer implements it.
+// Publisher stores the audit events of management calls.
+// *producer.Producer implements it.
 type Publisher interface {
 	// PublishEncoded stores events and returns one Result per event, in
 	// order. A Result's error wraps producer.ErrNotStored when JetStream did
@@ -42,7 +43,7 @@ type Publisher interface {
 	PublishEncoded(ctx context.Context, events []schemas.Encoded) []producer.Result
 }
 
-// Defaults of the front door of ingest (Config).
+// Defaults of the front door (Config).
 const (
 	DefaultMaxInFlight      = 64
 	DefaultMaxBytesInFlight = 256 << 20
@@ -58,9 +59,10 @@ const (
 
 // Config sets the API's limits. The zero value gets the defaults.
 type Config struct {
-	MaxBodyBytes  int64 // bytes per ingest request; default 10 MiB
-	MaxEvents     int   // events per ingest request; default 10,000
-	MaxEventBytes int   // bytes per event; default 1 MiB
+	// MaxBodyBytes bounds the body of an ingest request (package ingest),
+	// which the front door admits (FrontDoor.Admit, ReadBody); default 10
+	// MiB. The front door's bytes in flight are at least one such body.
+	MaxBodyBytes int64
 	// MaxInFlight bounds the ingest requests being read and processed at
 	// once; requests beyond it are refused at once with 503 ERR_SLUICE_103.
 	// Default DefaultMaxInFlight.
@@ -126,10 +128,6 @@ type Config struct {
 	// when it is made; an event not published by then waits in the
 	// store's outbox for an AuditRelay. Default DefaultAuditTimeout.
 	AuditTimeout time.Duration
-	// WithoutIngest leaves POST /events out, so that it answers 404, for a
-	// process that serves only the management API. The management routes
-	// are left out by leaving their Deps nil.
-	WithoutIngest bool
 	// Front, when set, wraps every route first of all but the operation
 	// id: before the storage guard, the key's check and the front door's
 	// admission, and with its answers carrying Service-Operation-Id.
@@ -146,12 +144,6 @@ func (c *Config) setDefaults() {
 	}
 	if c.MaxBodyBytes <= 0 {
 		c.MaxBodyBytes = 10 << 20
-	}
-	if c.MaxEvents <= 0 {
-		c.MaxEvents = schemas.DefaultMaxEvents
-	}
-	if c.MaxEventBytes <= 0 {
-		c.MaxEventBytes = schemas.DefaultMaxEventBytes
 	}
 	if c.MaxInFlight <= 0 {
 		c.MaxInFlight = DefaultMaxInFlight
@@ -193,8 +185,7 @@ func (c *Config) setDefaults() {
 type Deps struct {
 	// Keys checks the API key of every request; required.
 	Keys Keys
-	// Publisher stores the events of ingest requests and the audit events
-	// of management calls; required.
+	// Publisher stores the audit events of management calls; required.
 	Publisher Publisher
 	Catalogue *schemas.Catalogue    // default schemas.Default()
 	Logger    *slog.Logger          // default slog.Default()
@@ -255,7 +246,11 @@ type Deps struct {
 	Storage Storage
 }
 
-// Server is the HTTP API. It is an http.Handler.
+// Server is the HTTP API: the management routes of the families given in
+// Deps, and what every route of the listener goes through first: the
+// operation id, the check of Authorization's form, Config.Front and the
+// storage guard. It is an http.Handler. POST /events is package ingest's,
+// routed with Handle.
 type Server struct {
 	cfg       Config
 	keys      Keys
@@ -304,15 +299,17 @@ type Server struct {
 	// not served.
 	deliveryStatus   DeliveryStatus
 	destinationTrial DestinationTrial
-	// admission bounds the ingest requests in flight and their bytes.
-	admission *admission
+	// door checks keys, and bounds the requests in flight and their
+	// bytes.
+	door *FrontDoor
 	// writeRate bounds how fast each account changes its configuration;
 	// nil: unbounded.
 	writeRate *writeRate
 }
 
-// New returns the API server. Extra routes (health, metrics) can be added
-// with Handle before serving.
+// New returns the API server. Other routes (POST /events, health) can be
+// added with Handle before serving. Without any management family in
+// Deps, it serves only those.
 func New(cfg Config, deps Deps) (*Server, error) {
 	cfg.setDefaults()
 	if deps.Keys == nil || deps.Publisher == nil {
@@ -329,8 +326,11 @@ func New(cfg Config, deps Deps) (*Server, error) {
 	if deps.Logger == nil {
 		deps.Logger = slog.Default()
 	}
-	door := newAdmission(cfg)
-	m, err := newMetrics(deps.Metrics, door)
+	door, err := newFrontDoor(cfg, deps.Logger, deps.Metrics)
+	if err != nil {
+		return nil, err
+	}
+	m, err := newMetrics(deps.Metrics)
 	if err != nil {
 		return nil, err
 	}
@@ -352,11 +352,8 @@ func New(cfg Config, deps Deps) (*Server, error) {
 		log:           deps.Logger,
 		metrics:       m,
 		mux:           http.NewServeMux(),
-		admission:     door,
+		door:          door,
 		writeRate:     newWriteRate(cfg.AccountWriteRate, cfg.AccountWriteBurst),
-	}
-	if !cfg.WithoutIngest {
-		s.mux.Handle("POST /events", s.countRequests(s.checkKey(http.HandlerFunc(s.ingest))))
 	}
 	s.deliveryStatus, s.destinationTrial = deps.DeliveryStatus, deps.DestinationTrial
 	s.agentIngresses = deps.AgentIngresses
@@ -414,9 +411,16 @@ func New(cfg Config, deps Deps) (*Server, error) {
 	return s, nil
 }
 
-// Handle adds a route that needs neither a version nor a key, such as
-// /healthz or /metrics.
+// Handle adds a route of another package, behind the operation id, the
+// check of Authorization's form, Config.Front and the storage guard, and
+// in the answers of 404 and 405. The route checks Service-Version and the
+// key itself if it needs them (FrontDoor.CheckKey), as POST /events does
+// (package ingest); /healthz needs neither.
 func (s *Server) Handle(pattern string, h http.Handler) { s.mux.Handle(pattern, h) }
+
+// FrontDoor returns the front door of the server's routes, for a route
+// added with Handle that checks keys and admits bodies as they do.
+func (s *Server) FrontDoor() *FrontDoor { return s.door }
 
 // ServeHTTP serves the API.
 func (s *Server) ServeHTTP(w http.ResponseWriter, r *http.Request) { s.handler.ServeHTTP(w, r) }
@@ -429,13 +433,16 @@ const (
 	ctxBearer
 )
 
-func operationID(ctx context.Context) string {
+// OperationID returns the operation id (op_...) of the request, which
+// its answer carries in Service-Operation-Id and in error bodies.
+func OperationID(ctx context.Context) string {
 	id, _ := ctx.Value(ctxOperation).(string)
 	return id
 }
 
-// apiKey returns the key that authenticated the request.
-func apiKey(ctx context.Context) store.APIKey {
+// RequestKey returns the API key that authenticated the request, once
+// the front door's key check (FrontDoor.CheckKey) passed it.
+func RequestKey(ctx context.Context) store.APIKey {
 	k, _ := ctx.Value(ctxAPIKey).(store.APIKey)
 	return k
 }
@@ -453,7 +460,7 @@ func (s *Server) withOperation(next http.Handler) http.Handler {
 					panic(p)
 				}
 				s.log.Error("handler panicked", "operation_id", id, "method", r.Method, "path", r.URL.Path, "panic", p)
-				writeError(w, r, newError(CodeInternal, "sluice failed unexpectedly; report operation id %s", id))
+				WriteError(w, r, NewError(CodeInternal, "sluice failed unexpectedly; report operation id %s", id))
 			}
 		}()
 		next.ServeHTTP(w, r)
@@ -461,59 +468,21 @@ func (s *Server) withOperation(next http.Handler) http.Handler {
 }
 
 // authenticated is the way in of every management route: it checks
-// Service-Version and the bearer key (checkKey), refuses a query
+// Service-Version and the bearer key (FrontDoor.CheckKey), refuses a query
 // parameter the route does not take (checkQuery), then admits the
 // request's body, if it has one, through the front door (admitBody).
-// POST /events, which has an admission of its own, takes checkKey alone.
+// POST /events, which has an admission of its own, takes CheckKey alone.
 func (s *Server) authenticated(next http.Handler) http.Handler {
-	return s.checkKey(s.checkQuery(s.limitWrites(s.admitBody(next))))
-}
-
-// checkKey checks Service-Version and the bearer key before next (the
-// form of Authorization was checked by canonicalAuthorization, and the
-// key may have been looked up by the traffic policy: see bearer). A
-// request it refuses has its body left unread and its connection closed
-// after the answer: without a key, a client holds no body bytes and no
-// slot.
-func (s *Server) checkKey(next http.Handler) http.Handler {
-	return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
-		if r.ContentLength != 0 {
-			dropUnread(w, r) // taken back below once the key is good
-		}
-		if e := checkVersion(r); e != nil {
-			writeError(w, r, e)
-			return
-		}
-		b := bearerOf(r.Context())
-		if b == nil {
-			w.Header().Set("WWW-Authenticate", `Bearer realm="sluice"`)
-			writeError(w, r, newError(CodeAuthMissing, "send your API key as Authorization: Bearer <API key>"))
-			return
-		}
-		key, err := b.authenticate(r.Context())
-		switch {
-		case errors.Is(err, store.ErrUnauthenticated):
-			w.Header().Set("WWW-Authenticate", `Bearer realm="sluice", error="invalid_token"`)
-			writeError(w, r, newError(CodeAuthInvalid, "the API key is unknown or was deleted; use the key sluice printed at its first start (or SLUICE_BOOTSTRAP_API_KEY)"))
-			return
-		case err != nil:
-			s.log.Error("checking API key", "operation_id", operationID(r.Context()), "error", err)
-			w.Header().Set("Retry-After", "1")
-			writeError(w, r, newError(CodeStoreUnavailable, "sluice cannot check API keys right now (its key store is unreachable); retry shortly"))
-			return
-		}
-		w.Header().Del("Connection")
-		next.ServeHTTP(w, r.WithContext(context.WithValue(r.Context(), ctxAPIKey, key)))
-	})
+	return s.door.CheckKey(s.checkQuery(s.limitWrites(s.admitBody(next))))
 }
 
 func checkVersion(r *http.Request) *Error {
 	v := r.Header.Values(HeaderVersion)
 	switch {
 	case len(v) == 0:
-		return newError(CodeVersionMissing, "the %s header is missing; send %s: %s (the only version supported)", HeaderVersion, HeaderVersion, SupportedVersion)
+		return NewError(CodeVersionMissing, "the %s header is missing; send %s: %s (the only version supported)", HeaderVersion, HeaderVersion, SupportedVersion)
 	case len(v) > 1 || strings.TrimSpace(v[0]) != SupportedVersion:
-		return newError(CodeVersionUnsupported, "%s %q is not supported; send %s: %s (the only version supported)", HeaderVersion, strings.Join(v, ", "), HeaderVersion, SupportedVersion)
+		return NewError(CodeVersionUnsupported, "%s %q is not supported; send %s: %s (the only version supported)", HeaderVersion, strings.Join(v, ", "), HeaderVersion, SupportedVersion)
 	}
 	return nil
 }
@@ -537,10 +506,10 @@ func (s *Server) fallback(w http.ResponseWriter, r *http.Request) {
 		if madeBy := s.madeByOf(r.URL.Path); madeBy != "" {
 			why = ": " + madeBy
 		}
-		writeError(w, r, newError(CodeMethodNotAllowed, "%s does not accept %s; use %s%s", r.URL.Path, r.Method, strings.Join(allowed, " or "), why))
+		WriteError(w, r, NewError(CodeMethodNotAllowed, "%s does not accept %s; use %s%s", r.URL.Path, r.Method, strings.Join(allowed, " or "), why))
 		return
 	}
-	writeError(w, r, newError(CodeNotFound, "no such path: %s %s", r.Method, r.URL.Path))
+	WriteError(w, r, NewError(CodeNotFound, "no such path: %s %s", r.Method, r.URL.Path))
 }
 
 // madeByOf returns the madeBy of the family whose path, or a path under

@@ -52,7 +52,7 @@ type sourceList struct {
 func (s *Server) createSource(w http.ResponseWriter, r *http.Request) {
 	var in store.Source
 	if e := decodeBody(w, r, &in, sourceEchoes[0]); e != nil {
-		writeError(w, r, e)
+		WriteError(w, r, e)
 		return
 	}
 	s.changeSource(w, r, http.StatusCreated, in.Type, func(sub *store.Subscription) error {
@@ -68,7 +68,7 @@ func (s *Server) createSource(w http.ResponseWriter, r *http.Request) {
 
 func (s *Server) listSources(w http.ResponseWriter, r *http.Request) {
 	id := r.PathValue("id")
-	sub, err := s.subscriptions.GetSubscription(r.Context(), apiKey(r.Context()).AccountID, id)
+	sub, err := s.subscriptions.GetSubscription(r.Context(), RequestKey(r.Context()).AccountID, id)
 	if err != nil {
 		s.writeStoreError(w, r, err, subscriptionResource, id)
 		return
@@ -77,29 +77,29 @@ func (s *Server) listSources(w http.ResponseWriter, r *http.Request) {
 	for i, src := range sub.Sources {
 		list.Sources[i] = s.sourceResponse(r, id, src)
 	}
-	writeJSON(w, http.StatusOK, list)
+	WriteJSON(w, http.StatusOK, list)
 }
 
 func (s *Server) getSource(w http.ResponseWriter, r *http.Request) {
 	id, kind := r.PathValue("id"), r.PathValue("type")
-	sub, err := s.subscriptions.GetSubscription(r.Context(), apiKey(r.Context()).AccountID, id)
+	sub, err := s.subscriptions.GetSubscription(r.Context(), RequestKey(r.Context()).AccountID, id)
 	if err != nil {
 		s.writeStoreError(w, r, err, subscriptionResource, id)
 		return
 	}
 	src, ok := sub.Source(kind)
 	if !ok {
-		writeError(w, r, noSource(id, kind))
+		WriteError(w, r, noSource(id, kind))
 		return
 	}
-	writeJSON(w, http.StatusOK, s.sourceResponse(r, id, src))
+	WriteJSON(w, http.StatusOK, s.sourceResponse(r, id, src))
 }
 
 func (s *Server) updateSource(w http.ResponseWriter, r *http.Request) {
 	kind := r.PathValue("type")
 	var in sourceUpdate
 	if e := decodeBody(w, r, &in, sourceEchoes...); e != nil {
-		writeError(w, r, e)
+		WriteError(w, r, e)
 		return
 	}
 	s.changeSource(w, r, http.StatusOK, kind, func(sub *store.Subscription) error {
@@ -135,13 +135,13 @@ func (s *Server) deleteSource(w http.ResponseWriter, r *http.Request) {
 func (s *Server) changeSource(w http.ResponseWriter, r *http.Request, status int, kind string, change func(*store.Subscription) error) {
 	id := r.PathValue("id")
 	audit := newAudit(s, r, auditSubscription, changeUpdated, func(sub store.Subscription) any { return s.subscriptionResponse(r, sub) })
-	sub, err := s.subscriptions.UpdateSubscription(r.Context(), apiKey(r.Context()).AccountID, id, change, audit.option())
+	sub, err := s.subscriptions.UpdateSubscription(r.Context(), RequestKey(r.Context()).AccountID, id, change, audit.option())
 	switch {
 	case errors.Is(err, errSourceExists):
-		writeError(w, r, newError(CodeSourceExists, "event subscription %s has a source of %s already; change it with PATCH %s", id, kind, sourcePath(id, kind)))
+		WriteError(w, r, NewError(CodeSourceExists, "event subscription %s has a source of %s already; change it with PATCH %s", id, kind, sourcePath(id, kind)))
 		return
 	case errors.Is(err, errNoSource):
-		writeError(w, r, noSource(id, kind))
+		WriteError(w, r, noSource(id, kind))
 		return
 	case err != nil:
 		s.writeStoreError(w, r, sourceField(err, kind), subscriptionResource, id)
@@ -153,11 +153,11 @@ func (s *Server) changeSource(w http.ResponseWriter, r *http.Request, status int
 		return
 	}
 	src, _ := sub.Source(kind)
-	writeJSON(w, status, s.sourceResponse(r, id, src))
+	WriteJSON(w, status, s.sourceResponse(r, id, src))
 }
 
 func noSource(id, kind string) *Error {
-	return newError(CodeResourceNotFound, "event subscription %s has no source %q; list its sources with GET %s/sources", id, kind, subscriptionPath(id))
+	return NewError(CodeResourceNotFound, "event subscription %s has no source %q; list its sources with GET %s/sources", id, kind, subscriptionPath(id))
 }
 
 // sourceField returns err with the field of a *store.ValidationError about

@@ -66,16 +66,22 @@ func (s *Server) guardStorage(next http.Handler) http.Handler {
 	})
 }
 
-// storageError returns the error that the store refuses writes, if err (of
-// a write made with ctx) comes from that, or nil: the storage watch said
-// so, or JetStream answered that its storage is exhausted (an external
-// NATS server at its storage limit).
+// storageError returns StorageError of the server's storage.
 func (s *Server) storageError(ctx context.Context, err error) error {
+	return StorageError(ctx, s.storage, err)
+}
+
+// StorageError returns the error that the store refuses writes, if err (of
+// a write made with ctx, under a route of Server) comes from that, or nil:
+// the storage watch said so (storage, nil when not watched), or JetStream
+// answered that its storage is exhausted (an external NATS server at its
+// storage limit).
+func StorageError(ctx context.Context, storage Storage, err error) error {
 	if err == nil {
 		return nil
 	}
-	if s.storage != nil {
-		if werr := s.storage.Err(); werr != nil {
+	if storage != nil {
+		if werr := storage.Err(); werr != nil {
 			return werr
 		}
 	}
@@ -94,13 +100,14 @@ func (s *Server) storageError(ctx context.Context, err error) error {
 
 // writeStorageError answers that the store refuses writes.
 func writeStorageError(w http.ResponseWriter, r *http.Request) {
-	writeError(w, r, storageFull(w, "nothing was stored"))
+	WriteError(w, r, StorageFull(w, "nothing was stored"))
 }
 
-// storageFull returns the error saying that the store refuses writes and
-// what that meant for the request (stored: what was stored), and sets
-// Retry-After. The cause stays in the log: it names files of the server.
-func storageFull(w http.ResponseWriter, stored string) *Error {
+// StorageFull returns the error (503 CodeStorageFull) saying that the
+// store refuses writes and what that meant for the request (stored: what
+// was stored), and sets Retry-After. The cause stays in the log: it names
+// files of the server.
+func StorageFull(w http.ResponseWriter, stored string) *Error {
 	w.Header().Set("Retry-After", storageRetryAfter)
-	return newError(CodeStorageFull, "sluice cannot store anything right now: its storage is full or refuses writes, so %s. sluice takes writes again by itself once space is freed; send the same request again after Retry-After seconds", stored)
+	return NewError(CodeStorageFull, "sluice cannot store anything right now: its storage is full or refuses writes, so %s. sluice takes writes again by itself once space is freed; send the same request again after Retry-After seconds", stored)
 }

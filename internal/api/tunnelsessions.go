@@ -45,7 +45,7 @@ func (s *Server) routeTunnels() {
 // stopTunnelSession asks the edge holding the session to end it: 204.
 func (s *Server) stopTunnelSession(w http.ResponseWriter, r *http.Request) {
 	id := r.PathValue("id")
-	if err := s.tunnels.StopTunnelSession(r.Context(), apiKey(r.Context()).AccountID, id); err != nil {
+	if err := s.tunnels.StopTunnelSession(r.Context(), RequestKey(r.Context()).AccountID, id); err != nil {
 		s.writeStoreError(w, r, err, tunnelSessionResource, id)
 		return
 	}

@@ -15,6 +15,7 @@ import (
 	"github.com/prometheus/client_golang/prometheus"
 
 	"github.com/sluicehq/sluice/internal/api"
+	"github.com/sluicehq/sluice/internal/ingest"
 	"github.com/sluicehq/sluice/internal/natsserver"
 	"github.com/sluicehq/sluice/internal/natstest"
 	"github.com/sluicehq/sluice/internal/store"
@@ -157,6 +158,11 @@ func startAPI(t testing.TB, srv *natsserver.Server, o options) *Stack {
 	if err != nil {
 		t.Fatal(err)
 	}
+	in, err := ingest.New(ingest.Config{}, ingest.Deps{Door: handler.FrontDoor(), Publisher: deps.Publisher, Storage: deps.Storage, Catalogue: deps.Catalogue, Logger: deps.Logger, Metrics: deps.Metrics})
+	if err != nil {
+		t.Fatal(err)
+	}
+	handler.Handle(ingest.Pattern, in)
 	hs.Config.Handler = handler
 	hs.Start()
 	return &Stack{Logs: logs, URL: hs.URL, JS: js, Stream: stream, Store: st, Metrics: reg, API: handler, nats: srv}

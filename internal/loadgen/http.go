@@ -16,6 +16,7 @@ import (
 	"golang.org/x/sync/errgroup"
 
 	"github.com/sluicehq/sluice/internal/api"
+	"github.com/sluicehq/sluice/internal/ingest"
 	"github.com/sluicehq/sluice/internal/store"
 	"github.com/sluicehq/sluice/producer"
 )
@@ -44,12 +45,7 @@ func prepareHTTP(ctx context.Context, env *environment) (func(context.Context) e
 	if err != nil {
 		return nil, err
 	}
-	srv, err := api.New(api.Config{}, api.Deps{
-		Keys:      st,
-		Publisher: p,
-		Logger:    slog.New(slog.DiscardHandler),
-		Metrics:   prometheus.NewRegistry(),
-	})
+	srv, err := newIngestAPI(st, p)
 	if err != nil {
 		return nil, err
 	}
@@ -72,6 +68,24 @@ func prepareHTTP(ctx context.Context, env *environment) (func(context.Context) e
 	return func(ctx context.Context) error {
 		return c.postAll(ctx, bodies, env.cfg.Concurrency)
 	}, nil
+}
+
+// newIngestAPI returns sluice's HTTP API with POST /events routed on it
+// (package ingest), as a serve process with the ingest role has it, on
+// the key store and the publisher.
+func newIngestAPI(keys api.Keys, pub ingest.Publisher) (*api.Server, error) {
+	log := slog.New(slog.DiscardHandler)
+	reg := prometheus.NewRegistry()
+	srv, err := api.New(api.Config{}, api.Deps{Keys: keys, Publisher: pub, Logger: log, Metrics: reg})
+	if err != nil {
+		return nil, err
+	}
+	in, err := ingest.New(ingest.Config{}, ingest.Deps{Door: srv.FrontDoor(), Publisher: pub, Logger: log, Metrics: reg})
+	if err != nil {
+		return nil, err
+	}
+	srv.Handle(ingest.Pattern, in)
+	return srv, nil
 }
 
 // serveHTTP serves handler on a free loopback port until the mode is over,

@@ -14,7 +14,6 @@ import (
 
 	"github.com/prometheus/client_golang/prometheus"
 
-	"github.com/sluicehq/sluice/internal/api"
 	"github.com/sluicehq/sluice/internal/destinations"
 	"github.com/sluicehq/sluice/internal/emulator"
 	"github.com/sluicehq/sluice/internal/store"
@@ -227,12 +226,7 @@ func startLoadAPI(ctx context.Context, s *deliveryServer, concurrency int, close
 	if err != nil {
 		return nil, err
 	}
-	srv, err := api.New(api.Config{}, api.Deps{
-		Keys:      s.store,
-		Publisher: p,
-		Logger:    slog.New(slog.DiscardHandler),
-		Metrics:   prometheus.NewRegistry(),
-	})
+	srv, err := newIngestAPI(s.store, p)
 	if err != nil {
 		return nil, err
 	}

@@ -1,4 +1,4 @@
-package api_test
+package ingest_test
 
 import (
 	"net/http"

@@ -20,7 +20,7 @@ const (
 	maxBodyGrant = 1 << 20
 )
 
-// initialBodyBuffer bounds the buffer readBody sets aside before the body
+// initialBodyBuffer bounds the buffer ReadBody sets aside before the body
 // arrives: a Content-Length is a promise, and a client sending slowly (or
 // never) must not make sluice hold its whole size meanwhile.
 const initialBodyBuffer = 1 << 20
@@ -43,7 +43,7 @@ var errRefused = errors.New("the body is over its share of the bytes in flight")
 // body that arrives slower is cut when a window passes without them.
 type meteredBody struct {
 	body   io.ReadCloser
-	ticket *ticket
+	ticket *Ticket
 	limit  int64 // the most bytes to grant in all: the body limit and one
 	read   int64
 	// refused is why the ticket could not grow, once Read returned
@@ -94,45 +94,48 @@ func (b *meteredBody) extend() {
 // meter returns the body of r metered by the ticket, to be granted limit
 // bytes in all, at most, and cut below the minimum rate. Call its extend
 // to start its first window.
-func (s *Server) meter(w http.ResponseWriter, r *http.Request, t *ticket, limit int64) *meteredBody {
+func (d *FrontDoor) meter(w http.ResponseWriter, r *http.Request, t *Ticket, limit int64) *meteredBody {
 	return &meteredBody{
 		body:        r.Body,
 		ticket:      t,
 		limit:       limit,
 		rc:          http.NewResponseController(w),
-		window:      s.cfg.BodyRateWindow,
-		windowBytes: max(1, int64(float64(s.cfg.MinBodyRate)*s.cfg.BodyRateWindow.Seconds())),
+		window:      d.cfg.BodyRateWindow,
+		windowBytes: max(1, int64(float64(d.cfg.MinBodyRate)*d.cfg.BodyRateWindow.Seconds())),
 	}
 }
 
-// readBody reads the whole body, up to the limit, within the bytes the
-// ticket can grow to and at the minimum rate.
-func (s *Server) readBody(w http.ResponseWriter, r *http.Request, t *ticket) ([]byte, *Error) {
-	metered := s.meter(w, r, t, s.cfg.MaxBodyBytes+1)
+// ReadBody reads the whole body of an ingest request that Admit let in,
+// up to Config.MaxBodyBytes, within the bytes its ticket can grow to and
+// at the minimum rate. It returns the error to answer otherwise: a body
+// beyond the bytes in flight (429 or 503, with Retry-After), too slow
+// (408), too large (413), or cut short or unreadable (400).
+func (d *FrontDoor) ReadBody(w http.ResponseWriter, r *http.Request, t *Ticket) ([]byte, *Error) {
+	metered := d.meter(w, r, t, d.cfg.MaxBodyBytes+1)
 	metered.extend()
 	// Once the body is read, no deadline: the server's reading in the
 	// background (to see a client go away) must not end the request's
 	// context while its events are being stored.
 	defer func() { _ = metered.rc.SetReadDeadline(time.Time{}) }()
-	body, err := readAll(http.MaxBytesReader(w, metered, s.cfg.MaxBodyBytes), r.ContentLength)
+	body, err := readAll(http.MaxBytesReader(w, metered, d.cfg.MaxBodyBytes), r.ContentLength)
 	var tooLarge *http.MaxBytesError
 	var netErr net.Error
 	switch {
 	case errors.Is(err, errRefused):
-		s.countRefusal(metered.refused)
+		d.countRefusal(metered.refused)
 		w.Header().Set("Retry-After", "1")
 		dropUnread(w, r)
-		return nil, s.refusalError(metered.refused)
+		return nil, d.refusalError(metered.refused)
 	case errors.As(err, &tooLarge):
-		return nil, s.bodyTooLarge()
+		return nil, d.BodyTooLarge()
 	case errors.As(err, &netErr) && netErr.Timeout():
-		s.metrics.refused.WithLabelValues("too_slow").Inc()
+		d.refused.WithLabelValues("too_slow").Inc()
 		dropUnread(w, r)
-		return nil, newError(CodeBodyTooSlow, "the body arrived slower than sluice's minimum of %d bytes every %s (it had sent %d bytes); send it faster, or split the events into smaller requests", metered.windowBytes, s.cfg.BodyRateWindow, len(body))
+		return nil, NewError(CodeBodyTooSlow, "the body arrived slower than sluice's minimum of %d bytes every %s (it had sent %d bytes); send it faster, or split the events into smaller requests", metered.windowBytes, d.cfg.BodyRateWindow, len(body))
 	case errors.Is(err, io.ErrUnexpectedEOF):
-		return nil, newError(CodeMalformedBody, "the body ended after %d bytes, before its Content-Length of %d; send the whole body", len(body), r.ContentLength)
+		return nil, NewError(CodeMalformedBody, "the body ended after %d bytes, before its Content-Length of %d; send the whole body", len(body), r.ContentLength)
 	case err != nil:
-		return nil, newError(CodeMalformedBody, "reading the body: %v", err)
+		return nil, NewError(CodeMalformedBody, "reading the body: %v", err)
 	}
 	return body, nil
 }
@@ -167,11 +170,11 @@ func readAll(r io.Reader, sizeHint int64) ([]byte, error) {
 }
 
 // refuse answers a request admission refused, with Retry-After.
-func (s *Server) refuse(w http.ResponseWriter, r *http.Request, why refusal) {
-	s.countRefusal(why)
+func (d *FrontDoor) refuse(w http.ResponseWriter, r *http.Request, why refusal) {
+	d.countRefusal(why)
 	w.Header().Set("Retry-After", "1")
 	dropUnread(w, r)
-	writeError(w, r, s.refusalError(why))
+	WriteError(w, r, d.refusalError(why))
 }
 
 // dropUnread has the server close the connection after the answer, instead
@@ -185,23 +188,23 @@ func dropUnread(w http.ResponseWriter, r *http.Request) {
 	}
 }
 
-func (s *Server) countRefusal(why refusal) {
-	s.metrics.refused.WithLabelValues(why.metricReason()).Inc()
+func (d *FrontDoor) countRefusal(why refusal) {
+	d.refused.WithLabelValues(why.metricReason()).Inc()
 }
 
 // refusalError is the API error of a refusal of admission.
-func (s *Server) refusalError(why refusal) *Error {
+func (d *FrontDoor) refusalError(why refusal) *Error {
 	switch why {
 	case refusedRequests:
-		return newError(CodeBusy, "sluice has %d ingest requests in flight, as many as it takes at once; retry after Retry-After seconds", s.cfg.MaxInFlight)
+		return NewError(CodeBusy, "sluice has %d ingest requests in flight, as many as it takes at once; retry after Retry-After seconds", d.cfg.MaxInFlight)
 	case refusedBytes:
-		return newError(CodeBusy, "the bodies of the requests in flight (ingest and management) hold sluice's whole budget of %s; retry after Retry-After seconds", sizeText(s.cfg.MaxBytesInFlight))
+		return NewError(CodeBusy, "the bodies of the requests in flight (ingest and management) hold sluice's whole budget of %s; retry after Retry-After seconds", sizeText(d.cfg.MaxBytesInFlight))
 	case refusedAccountRequests:
-		return newError(CodeAccountBusy, "your account has %d ingest requests in flight, its share; wait for one to finish and retry after Retry-After seconds, or send fewer requests at once", s.cfg.MaxAccountInFlight)
+		return NewError(CodeAccountBusy, "your account has %d ingest requests in flight, its share; wait for one to finish and retry after Retry-After seconds, or send fewer requests at once", d.cfg.MaxAccountInFlight)
 	case refusedAccountManagement:
-		return newError(CodeAccountBusy, "your account has %d management requests in flight (reads and changes), its share; wait for one to finish and retry after Retry-After seconds, or send fewer requests at once", s.cfg.MaxAccountManagementInFlight)
+		return NewError(CodeAccountBusy, "your account has %d management requests in flight (reads and changes), its share; wait for one to finish and retry after Retry-After seconds, or send fewer requests at once", d.cfg.MaxAccountManagementInFlight)
 	}
-	return newError(CodeAccountBytes, "the bodies of your account's requests in flight (ingest and management) hold its share of %s; retry after Retry-After seconds, or send fewer or smaller requests at once", sizeText(s.cfg.MaxAccountBytesInFlight))
+	return NewError(CodeAccountBytes, "the bodies of your account's requests in flight (ingest and management) hold its share of %s; retry after Retry-After seconds, or send fewer or smaller requests at once", sizeText(d.cfg.MaxAccountBytesInFlight))
 }
 
 // sizeText writes a byte count for people: "41943040 bytes (40 MiB)".

@@ -1,4 +1,4 @@
-package api
+package ingest
 
 import (
 	"net/http"
@@ -7,9 +7,9 @@ import (
 
 // countRequests counts every response of next in sluice_ingest_requests_total
 // by its status code: those of the middleware (version, key) as well as
-// those of the handler. A panic counts as the 500 withOperation answers,
+// those of the handler. A panic counts as the 500 the api.Server answers,
 // unless a status had been sent already.
-func (s *Server) countRequests(next http.Handler) http.Handler {
+func (h *Handler) countRequests(next http.Handler) http.Handler {
 	return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
 		rec := &statusRecorder{ResponseWriter: w}
 		returned := false
@@ -22,7 +22,7 @@ func (s *Server) countRequests(next http.Handler) http.Handler {
 				// A handler that writes nothing sends 200.
 				status = http.StatusOK
 			}
-			s.metrics.requests.WithLabelValues(strconv.Itoa(status)).Inc()
+			h.metrics.requests.WithLabelValues(strconv.Itoa(status)).Inc()
 		}()
 		next.ServeHTTP(rec, r)
 		returned = true

@@ -1,0 +1,124 @@
+package api
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"log/slog"
+	"net/http"
+
+	"github.com/prometheus/client_golang/prometheus"
+
+	"github.com/sluicehq/sluice/internal/store"
+)
+
+// FrontDoor is what every authenticated request of the HTTP API passes
+// through, ingest and management alike: the check of Service-Version and
+// of the bearer key (CheckKey), and the admission that bounds the
+// requests in flight and the body bytes they hold, for the process and for
+// each account (Config.MaxInFlight and the limits after it). One listener
+// has one: the management routes and package ingest share the bytes it
+// counts. Server.FrontDoor returns the server's.
+type FrontDoor struct {
+	cfg       Config // with its defaults
+	admission *admission
+	log       *slog.Logger
+	// refused counts the requests refused, by reason;
+	// inFlightRequests and inFlightBytes read the admission's counts.
+	refused                         *prometheus.CounterVec
+	inFlightRequests, inFlightBytes prometheus.GaugeFunc
+}
+
+// newFrontDoor returns the front door of the limits of cfg, which has its
+// defaults, registering its metrics with reg unless nil.
+func newFrontDoor(cfg Config, log *slog.Logger, reg prometheus.Registerer) (*FrontDoor, error) {
+	a := newAdmission(cfg)
+	d := &FrontDoor{
+		cfg:       cfg,
+		admission: a,
+		log:       log,
+		refused: prometheus.NewCounterVec(prometheus.CounterOpts{
+			Name: "sluice_ingest_refused_requests_total",
+			Help: "Requests refused by the front door, to POST /events and management requests with a body, by reason: requests or bytes (sluice's bounds reached, 503), account_requests, account_management or account_bytes (an account at its share of ingest requests, of management requests or of bytes, 429), too_slow (a body cut below the minimum rate, 408), account_write_rate (an account changing its configuration faster than its rate, 429).",
+		}, []string{"reason"}),
+		inFlightRequests: prometheus.NewGaugeFunc(prometheus.GaugeOpts{
+			Name: "sluice_ingest_requests_in_flight",
+			Help: "Requests to POST /events being read or processed.",
+		}, func() float64 { n, _ := a.inFlight(); return float64(n) }),
+		inFlightBytes: prometheus.NewGaugeFunc(prometheus.GaugeOpts{
+			Name: "sluice_ingest_body_bytes_in_flight",
+			Help: "Body bytes granted to the requests in flight, to POST /events and management requests with a body (a body of known length counts whole from its admission).",
+		}, func() float64 { _, n := a.inFlight(); return float64(n) }),
+	}
+	if reg == nil {
+		return d, nil
+	}
+	for _, c := range []prometheus.Collector{d.refused, d.inFlightRequests, d.inFlightBytes} {
+		if err := reg.Register(c); err != nil {
+			return nil, fmt.Errorf("registering the front door's metrics: %w", err)
+		}
+	}
+	return d, nil
+}
+
+// CheckKey checks Service-Version and the bearer key before next, which
+// finds the key with RequestKey (the form of Authorization was checked
+// before the routes, and the key may have been looked up by the traffic
+// policy: see KeyID). A request it refuses has its body left unread and
+// its connection closed after the answer: without a key, a client holds
+// no body bytes and no slot.
+func (d *FrontDoor) CheckKey(next http.Handler) http.Handler {
+	return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		if r.ContentLength != 0 {
+			dropUnread(w, r) // taken back below once the key is good
+		}
+		if e := checkVersion(r); e != nil {
+			WriteError(w, r, e)
+			return
+		}
+		b := bearerOf(r.Context())
+		if b == nil {
+			w.Header().Set("WWW-Authenticate", `Bearer realm="sluice"`)
+			WriteError(w, r, NewError(CodeAuthMissing, "send your API key as Authorization: Bearer <API key>"))
+			return
+		}
+		key, err := b.authenticate(r.Context())
+		switch {
+		case errors.Is(err, store.ErrUnauthenticated):
+			w.Header().Set("WWW-Authenticate", `Bearer realm="sluice", error="invalid_token"`)
+			WriteError(w, r, NewError(CodeAuthInvalid, "the API key is unknown or was deleted; use the key sluice printed at its first start (or SLUICE_BOOTSTRAP_API_KEY)"))
+			return
+		case err != nil:
+			d.log.Error("checking API key", "operation_id", OperationID(r.Context()), "error", err)
+			w.Header().Set("Retry-After", "1")
+			WriteError(w, r, NewError(CodeStoreUnavailable, "sluice cannot check API keys right now (its key store is unreachable); retry shortly"))
+			return
+		}
+		w.Header().Del("Connection")
+		next.ServeHTTP(w, r.WithContext(context.WithValue(r.Context(), ctxAPIKey, key)))
+	})
+}
+
+// Admit lets an ingest request of the key's account in, with a first
+// grant of bytes for its body, or answers it and returns false: 413 for a
+// Content-Length over Config.MaxBodyBytes, 503 beyond the process's
+// bounds (requests or body bytes in flight), 429 beyond its account's
+// share, both with Retry-After. The caller releases the ticket when the
+// request is answered.
+func (d *FrontDoor) Admit(w http.ResponseWriter, r *http.Request) (*Ticket, bool) {
+	if r.ContentLength > d.cfg.MaxBodyBytes {
+		WriteError(w, r, d.BodyTooLarge())
+		return nil, false
+	}
+	t, refused := d.admission.admit(RequestKey(r.Context()).AccountID, firstGrant(r.ContentLength, d.cfg.MaxBodyBytes))
+	if refused != admitted {
+		d.refuse(w, r, refused)
+		return nil, false
+	}
+	return t, true
+}
+
+// BodyTooLarge is the error of an ingest body over Config.MaxBodyBytes.
+func (d *FrontDoor) BodyTooLarge() *Error {
+	return NewError(CodeBodyTooLarge, "the body is over the limit of %d bytes (%d MiB) per request; split the events into several requests", d.cfg.MaxBodyBytes, d.cfg.MaxBodyBytes>>20)
+}

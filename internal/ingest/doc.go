@@ -1,0 +1,13 @@
+// Package ingest serves POST /events, the hot path of sluice's HTTP API:
+// services post batches of events, which it admits through the front door
+// (per-account shares of requests and body bytes in flight), validates
+// whole against the catalogue, and stores in JetStream through a
+// publisher, answering 202 with their ids.
+//
+// It is not the management API, and it owns none of the conventions it
+// shares with it: the check of Service-Version and of the bearer key, the
+// front door's admission, the error body with its ERR_SLUICE_ codes and
+// the operation id come from package api (api.FrontDoor, api.WriteError),
+// whose Server routes Handler on the listener both share. Package api
+// never imports ingest; cmd/sluice wires the two.
+package ingest

@@ -1,0 +1,248 @@
+package ingest_test
+
+import (
+	"bytes"
+	"context"
+	"encoding/json"
+	"io"
+	"log/slog"
+	"net/http"
+	"testing"
+	"time"
+
+	"github.com/nats-io/nats.go/jetstream"
+	"github.com/prometheus/client_golang/prometheus"
+
+	"github.com/sluicehq/sluice/internal/api"
+	"github.com/sluicehq/sluice/internal/apitest"
+	"github.com/sluicehq/sluice/internal/ingest"
+	"github.com/sluicehq/sluice/internal/openapitest"
+	"github.com/sluicehq/sluice/internal/store"
+	"github.com/sluicehq/sluice/schemas"
+)
+
+// testEnv is sluice's HTTP API, POST /events routed on it, on a real
+// in-process NATS server (apitest) or on fakes (newFakeEnv).
+type testEnv struct {
+	url     string
+	client  *http.Client // checks every exchange against docs/openapi.yaml
+	token   string
+	account string
+	stream  jetstream.Stream // nil in a fake env
+	js      jetstream.JetStream
+	reg     *prometheus.Registry
+	store   *store.Store // nil in a fake env
+	keyID   string       // the id of token's key
+}
+
+func newTestEnv(t *testing.T, opts ...apitest.Option) *testEnv {
+	t.Helper()
+	st := apitest.Start(t, opts...)
+	return &testEnv{url: st.URL, client: documentedClient(t), token: st.Token, account: st.AccountID,
+		stream: st.Stream, js: st.JS, reg: st.Metrics, store: st.Store, keyID: st.KeyID}
+}
+
+// routeIngest routes POST /events on srv, behind its front door, as
+// sluice serve does with the ingest role.
+func routeIngest(t testing.TB, srv *api.Server, pub ingest.Publisher, reg prometheus.Registerer) {
+	t.Helper()
+	in, err := ingest.New(ingest.Config{}, ingest.Deps{Door: srv.FrontDoor(), Publisher: pub, Logger: slog.New(slog.DiscardHandler), Metrics: reg})
+	if err != nil {
+		t.Fatal(err)
+	}
+	srv.Handle(ingest.Pattern, in)
+}
+
+// documentedClient returns an HTTP client that fails the test when a
+// request or response does not match docs/openapi.yaml.
+func documentedClient(t *testing.T) *http.Client {
+	t.Helper()
+	return &http.Client{Transport: openapitest.Load(t, "../../docs/openapi.yaml").Transport(t, nil)}
+}
+
+// post sends body to POST /events with the usual headers, changed by edit.
+func (e *testEnv) post(t *testing.T, body []byte, edit func(*http.Request)) (*http.Response, []byte) {
+	t.Helper()
+	return e.do(t, http.MethodPost, "/events", e.token, bytes.NewReader(body), func(req *http.Request) {
+		req.Header.Set("Content-Type", "application/json")
+		if edit != nil {
+			edit(req)
+		}
+	})
+}
+
+// call sends a management request with the usual headers and the key's
+// token.
+func (e *testEnv) call(t *testing.T, token, method, path, body string) (*http.Response, []byte) {
+	t.Helper()
+	return e.do(t, method, path, token, bytes.NewReader([]byte(body)), func(req *http.Request) {
+		if body != "" {
+			req.Header.Set("Content-Type", "application/json")
+		}
+	})
+}
+
+// do sends a request with the key's token and Service-Version: 2, changed
+// by edit, through the client that checks it against docs/openapi.yaml, and
+// returns the response with its body read.
+func (e *testEnv) do(t *testing.T, method, path, token string, body io.Reader, edit func(*http.Request)) (*http.Response, []byte) {
+	t.Helper()
+	req, err := http.NewRequest(method, e.url+path, body)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if token != "" { // "": a request without a key
+		req.Header.Set("Authorization", "Bearer "+token)
+	}
+	req.Header.Set("Service-Version", "2")
+	if edit != nil {
+		edit(req)
+	}
+	resp, err := e.client.Do(req)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer resp.Body.Close()
+	out, err := io.ReadAll(resp.Body)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if resp.Header.Get(api.HeaderOperationID) == "" {
+		t.Errorf("response has no %s header", api.HeaderOperationID)
+	}
+	return resp, out
+}
+
+// stored returns the number of messages in the stream.
+func (e *testEnv) stored(t *testing.T) uint64 {
+	t.Helper()
+	info, err := e.stream.Info(t.Context())
+	if err != nil {
+		t.Fatal(err)
+	}
+	return info.State.Msgs
+}
+
+// storedEvent is an event as stored in the stream.
+type storedEvent struct {
+	ID   string `json:"event_id"`
+	Type string `json:"event_type"`
+}
+
+// storedEvents returns every event of the account in the stream, in the
+// order stored.
+func (e *testEnv) storedEvents(t *testing.T, account string) []storedEvent {
+	t.Helper()
+	ctx, cancel := context.WithTimeout(t.Context(), 10*time.Second)
+	defer cancel()
+	cons, err := e.stream.OrderedConsumer(ctx, jetstream.OrderedConsumerConfig{FilterSubjects: []string{schemas.EventSubject(account, ">")}})
+	if err != nil {
+		t.Fatal(err)
+	}
+	info, err := cons.Info(ctx)
+	if err != nil {
+		t.Fatal(err)
+	}
+	var events []storedEvent
+	for pending := int(info.NumPending); len(events) < pending; {
+		batch, err := cons.Fetch(pending-len(events), jetstream.FetchMaxWait(5*time.Second))
+		if err != nil {
+			t.Fatal(err)
+		}
+		for msg := range batch.Messages() {
+			var ev storedEvent
+			if err := json.Unmarshal(msg.Data(), &ev); err != nil {
+				t.Fatalf("stored event %s: %v", msg.Data(), err)
+			}
+			events = append(events, ev)
+		}
+		if err := batch.Error(); err != nil {
+			t.Fatal(err)
+		}
+	}
+	return events
+}
+
+// wireEvent is an event as a producer sends it: no account_id.
+type wireEvent struct {
+	ID        string          `json:"event_id,omitempty"`
+	Type      string          `json:"event_type"`
+	Timestamp string          `json:"event_timestamp,omitempty"`
+	Principal json.RawMessage `json:"principal,omitempty"`
+	Object    json.RawMessage `json:"object"`
+}
+
+// samples returns n sampled events of mixed kinds, as producers send them.
+func samples(t testing.TB, seed uint64, n int) []wireEvent {
+	t.Helper()
+	s := schemas.NewSampler(seed)
+	kinds := []string{"http_request_complete.v0", "tcp_connection_closed.v0", "certificate_authority_created.v0", "ssh_host_certificate_updated.v0"}
+	out := make([]wireEvent, n)
+	for i := range out {
+		ev, err := s.Event(kinds[i%len(kinds)])
+		if err != nil {
+			t.Fatal(err)
+		}
+		out[i] = wireEvent{ID: ev.ID, Type: ev.Type, Timestamp: ev.Timestamp.UTC().Format(time.RFC3339Nano), Principal: ev.Principal, Object: ev.Object}
+	}
+	return out
+}
+
+func mustJSON(t testing.TB, v any) []byte {
+	t.Helper()
+	b, err := json.Marshal(v)
+	if err != nil {
+		t.Fatal(err)
+	}
+	return b
+}
+
+// errorBody is the API's error shape.
+type errorBody struct {
+	ErrorCode  string `json:"error_code"`
+	StatusCode int    `json:"status_code"`
+	Msg        string `json:"msg"`
+	// Details is a map of strings, as the official API clients decode
+	// it: decodeError fails on a value of another JSON type.
+	Details map[string]string `json:"details"`
+}
+
+// detailJSON returns the value of details.key of an error body, which is
+// JSON text (a list, a number, an object), decoded.
+func detailJSON[T any](t *testing.T, body errorBody, key string) T {
+	t.Helper()
+	var v T
+	if err := json.Unmarshal([]byte(body.Details[key]), &v); err != nil {
+		t.Fatalf("details.%s = %q, not the JSON text of a %T: %v", key, body.Details[key], v, err)
+	}
+	return v
+}
+
+func decodeError(t *testing.T, body []byte) errorBody {
+	t.Helper()
+	var e errorBody
+	if err := json.Unmarshal(body, &e); err != nil {
+		t.Fatalf("error body is not JSON: %v: %s", err, body)
+	}
+	if op := e.Details["operation_id"]; schemas.CheckID(schemas.PrefixOperation, op) != nil {
+		t.Errorf("error body has no operation id: %s", body)
+	}
+	return e
+}
+
+func decodeAs[T any](t *testing.T, body []byte) T {
+	t.Helper()
+	var v T
+	if err := json.Unmarshal(body, &v); err != nil {
+		t.Fatalf("decoding %s: %v", body, err)
+	}
+	return v
+}
+
+// wantStatus fails the test unless the response has the status.
+func wantStatus(t *testing.T, resp *http.Response, body []byte, status int) {
+	t.Helper()
+	if resp.StatusCode != status {
+		t.Fatalf("%s %s: status %d, want %d: %s", resp.Request.Method, resp.Request.URL.Path, resp.StatusCode, status, body)
+	}
+}
