@@ -2,11 +2,9 @@ package api_test
 
 import (
 	"bytes"
-	"encoding/json"
 	"io"
 	"net/http"
 	"testing"
-	"time"
 
 	"github.com/nats-io/nats.go/jetstream"
 	"github.com/prometheus/client_golang/prometheus"
@@ -15,7 +13,6 @@ import (
 	"github.com/sluicehq/sluice/internal/apitest"
 	"github.com/sluicehq/sluice/internal/openapitest"
 	"github.com/sluicehq/sluice/internal/store"
-	"github.com/sluicehq/sluice/schemas"
 )
 
 // testEnv is a sluice API on a real in-process NATS server.
@@ -92,71 +89,4 @@ func (e *testEnv) do(t *testing.T, method, path, token string, body io.Reader, e
 		t.Errorf("response has no %s header", api.HeaderOperationID)
 	}
 	return resp, out
-}
-
-// wireEvent is an event as a producer sends it: no account_id.
-type wireEvent struct {
-	ID        string          `json:"event_id,omitempty"`
-	Type      string          `json:"event_type"`
-	Timestamp string          `json:"event_timestamp,omitempty"`
-	Principal json.RawMessage `json:"principal,omitempty"`
-	Object    json.RawMessage `json:"object"`
-}
-
-// samples returns n sampled events of mixed kinds, as producers send them.
-func samples(t testing.TB, seed uint64, n int) []wireEvent {
-	t.Helper()
-	s := schemas.NewSampler(seed)
-	kinds := []string{"http_request_complete.v0", "tcp_connection_closed.v0", "certificate_authority_created.v0", "ssh_host_certificate_updated.v0"}
-	out := make([]wireEvent, n)
-	for i := range out {
-		ev, err := s.Event(kinds[i%len(kinds)])
-		if err != nil {
-			t.Fatal(err)
-		}
-		out[i] = wireEvent{ID: ev.ID, Type: ev.Type, Timestamp: ev.Timestamp.UTC().Format(time.RFC3339Nano), Principal: ev.Principal, Object: ev.Object}
-	}
-	return out
-}
-
-func mustJSON(t testing.TB, v any) []byte {
-	t.Helper()
-	b, err := json.Marshal(v)
-	if err != nil {
-		t.Fatal(err)
-	}
-	return b
-}
-
-// errorBody is the API's error shape.
-type errorBody struct {
-	ErrorCode  string `json:"error_code"`
-	StatusCode int    `json:"status_code"`
-	Msg        string `json:"msg"`
-	// Details is a map of strings, as the official API clients decode
-	// it: decodeError fails on a value of another JSON type.
-	Details map[string]string `json:"details"`
-}
-
-// detailJSON returns the value of details.key of an error body, which is
-// JSON text (a list, a number, an object), decoded.
-func detailJSON[T any](t *testing.T, body errorBody, key string) T {
-	t.Helper()
-	var v T
-	if err := json.Unmarshal([]byte(body.Details[key]), &v); err != nil {
-		t.Fatalf("details.%s = %q, not the JSON text of a %T: %v", key, body.Details[key], v, err)
-	}
-	return v
-}
-
-func decodeError(t *testing.T, body []byte) errorBody {
-	t.Helper()
-	var e errorBody
-	if err := json.Unmarshal(body, &e); err != nil {
-		t.Fatalf("error body is not JSON: %v: %s", err, body)
-	}
-	if op := e.Details["operation_id"]; schemas.CheckID(schemas.PrefixOperation, op) != nil {
-		t.Errorf("error body has no operation id: %s", body)
-	}
-	return e
 }

@@ -158,7 +158,7 @@ func TestConcurrentDeletesLeaveAKey(t *testing.T) {
 	for _, k := range keys {
 		wg.Go(func() {
 			resp, out := e.call(t, *k.Token, http.MethodDelete, "/api_keys/"+k.ID, "")
-			if resp.StatusCode == http.StatusConflict && decodeError(t, out).ErrorCode != "ERR_SLUICE_423" {
+			if resp.StatusCode == http.StatusConflict && apitest.DecodeError(t, out).ErrorCode != "ERR_SLUICE_423" {
 				t.Errorf("DELETE %s: %s", k.ID, out)
 			}
 			statuses <- resp.StatusCode

@@ -13,6 +13,7 @@ import (
 
 	"github.com/sluicehq/sluice/apiwire"
 	"github.com/sluicehq/sluice/appsession"
+	"github.com/sluicehq/sluice/internal/apitest"
 	"github.com/sluicehq/sluice/internal/check"
 	"github.com/sluicehq/sluice/internal/sessionservice"
 	"github.com/sluicehq/sluice/internal/store"
@@ -271,7 +272,7 @@ func TestListFilterListCost(t *testing.T) {
 	filter := ints + ".all(x, " + ints + ".all(y, x * y > 0)) && obj.id == \"\""
 	resp, out := e.listFiltered(t, "/app/sessions", filter, "")
 	msg := wantError(t, resp, out, http.StatusBadRequest, "ERR_SLUICE_336", "")
-	if !strings.Contains(msg, "for one list") || decodeError(t, out).Details["id"] == "" {
+	if !strings.Contains(msg, "for one list") || apitest.DecodeError(t, out).Details["id"] == "" {
 		t.Errorf("a filter over its cost for one list: %s", out)
 	}
 	resp, out = e.listFiltered(t, "/app/sessions", `obj.browser_session.user_agent.raw.contains("Firefox")`, "")

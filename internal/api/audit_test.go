@@ -167,7 +167,7 @@ func TestAuditEvents(t *testing.T) {
 			}
 		})
 	}
-	if got := counterValue(t, e.reg, "sluice_audit_events_total", "event_type", "event_subscription_updated.v0"); got != 4 {
+	if got := apitest.CounterValue(t, e.reg, "sluice_audit_events_total", "event_type", "event_subscription_updated.v0"); got != 4 {
 		t.Errorf("sluice_audit_events_total{event_type=event_subscription_updated.v0} = %v, want 4", got)
 	}
 	if logs := e.logs.String(); strings.Contains(logs, testSecret) || strings.Contains(logs, *key.Token) {
@@ -205,7 +205,7 @@ func TestAuditEventNotLost(t *testing.T) {
 	if events := e.storedEvents(t, e.account); len(events) != 0 {
 		t.Fatalf("events stored while the stream refuses them: %+v", events)
 	}
-	if got := counterValue(t, e.reg, "sluice_audit_events_failed_total", "event_type", "event_destination_created.v0"); got != 1 {
+	if got := apitest.CounterValue(t, e.reg, "sluice_audit_events_failed_total", "event_type", "event_destination_created.v0"); got != 1 {
 		t.Errorf("sluice_audit_events_failed_total = %v, want 1", got)
 	}
 	if logs := e.logs.String(); !strings.Contains(logs, "audit event left in the outbox") || strings.Contains(logs, testSecret) {
@@ -307,10 +307,10 @@ func TestAuditNoChangeNoEvent(t *testing.T) {
 		resp, out := e.call(t, e.token, http.MethodPatch, "/event_destinations/"+dest.ID, `{"description":"same"}`)
 		wantStatus(t, resp, out, http.StatusOK)
 	}
-	if n := counterValue(t, e.reg, "sluice_audit_events_failed_total", "event_type", "event_destination_updated.v0"); n != 0 {
+	if n := apitest.CounterValue(t, e.reg, "sluice_audit_events_failed_total", "event_type", "event_destination_updated.v0"); n != 0 {
 		t.Errorf("sluice_audit_events_failed_total{event_destination_updated.v0} = %v after a PATCH that changed nothing, want 0", n)
 	}
-	if n := counterValue(t, e.reg, "sluice_audit_events_total", "event_type", "event_destination_updated.v0"); n != 1 {
+	if n := apitest.CounterValue(t, e.reg, "sluice_audit_events_total", "event_type", "event_destination_updated.v0"); n != 1 {
 		t.Errorf("sluice_audit_events_total{event_destination_updated.v0} = %v after one change and one PATCH that changed nothing, want 1", n)
 	}
 }

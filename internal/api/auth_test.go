@@ -4,6 +4,8 @@ import (
 	"net/http"
 	"strings"
 	"testing"
+
+	"github.com/sluicehq/sluice/internal/apitest"
 )
 
 // managementCall is a call of the management API with a body it takes
@@ -114,7 +116,7 @@ func TestListParameters(t *testing.T) {
 				resp, out := e.call(t, e.token, http.MethodGet, list.path+"?"+q, "")
 				param, _, _ := strings.Cut(q, "=")
 				wantStatus(t, resp, out, http.StatusBadRequest)
-				if body := decodeError(t, out); body.ErrorCode != "ERR_SLUICE_334" || body.Details["parameter"] != param {
+				if body := apitest.DecodeError(t, out); body.ErrorCode != "ERR_SLUICE_334" || body.Details["parameter"] != param {
 					t.Fatalf("?%s: %s", q, out)
 				}
 			})

@@ -10,6 +10,7 @@ import (
 	"testing"
 
 	"github.com/sluicehq/sluice/apiwire"
+	"github.com/sluicehq/sluice/internal/apitest"
 	"github.com/sluicehq/sluice/internal/store"
 	"github.com/sluicehq/sluice/schemas"
 )
@@ -159,7 +160,7 @@ func TestRouteBackendAndTrafficPolicy(t *testing.T) {
 	body, _ := json.Marshal(map[string]any{"enabled": false, "value": policy})
 	resp, out = e.call(t, e.token, http.MethodPut, tp, string(body))
 	wantStatus(t, resp, out, http.StatusOK)
-	wantPolicy := `{"enabled":false,"value":` + string(mustJSON(t, policy)) + `}`
+	wantPolicy := `{"enabled":false,"value":` + string(apitest.MustJSON(t, policy)) + `}`
 	if string(out) != wantPolicy+"\n" {
 		t.Fatalf("put %s, want %s", out, wantPolicy)
 	}
@@ -173,7 +174,7 @@ func TestRouteBackendAndTrafficPolicy(t *testing.T) {
 	if msg := wantError(t, resp, out, http.StatusConflict, "ERR_SLUICE_434", ""); !strings.Contains(msg, e.route.ID) {
 		t.Fatalf("deleting a backend a route uses: %s; want the route named", msg)
 	}
-	if got := decodeError(t, out).Details["https_edge_routes"]; got != `["`+e.route.ID+`"]` {
+	if got := apitest.DecodeError(t, out).Details["https_edge_routes"]; got != `["`+e.route.ID+`"]` {
 		t.Fatalf("details.https_edge_routes %q", got)
 	}
 
@@ -194,7 +195,7 @@ func TestRouteBackendAndTrafficPolicy(t *testing.T) {
 		{"not YAML", tp, `{"value":"on_http_request: [\n"}`, "ERR_SLUICE_333", "value", "not YAML or JSON"},
 		{"no value", tp, `{"enabled":true}`, "ERR_SLUICE_333", "value", "the document is empty"},
 		{"tcp rules", tp, `{"value":"on_tcp_connect:\n  - actions:\n      - type: deny\n"}`, "ERR_SLUICE_333", "value", "a route takes HTTP requests"},
-		{"too long", tp, string(mustJSON(t, map[string]string{"value": "on_http_request: []\n#" + strings.Repeat("x", 65536)})), "ERR_SLUICE_333", "value", "65536"},
+		{"too long", tp, string(apitest.MustJSON(t, map[string]string{"value": "on_http_request: []\n#" + strings.Repeat("x", 65536)})), "ERR_SLUICE_333", "value", "65536"},
 		{"unknown field", tp, `{"policy":"x"}`, "ERR_SLUICE_331", "", ""},
 	} {
 		t.Run(tt.name, func(t *testing.T) {

@@ -7,6 +7,7 @@ import (
 	"testing"
 
 	"github.com/sluicehq/sluice/internal/api"
+	"github.com/sluicehq/sluice/internal/apitest"
 )
 
 // TestHostHeaderIsNotStored makes management changes with a Host header
@@ -42,8 +43,8 @@ func TestHostHeaderIsNotStored(t *testing.T) {
 // build their uris from, rather than taking each request's Host.
 func TestNewNeedsBaseURL(t *testing.T) {
 	deps := api.Deps{
-		Keys:         fakeKeysFor("ac_fake"),
-		Publisher:    fakePublisher{publishEncoded: storeAll},
+		Keys:         apitest.FakeKeysFor("ac_fake"),
+		Publisher:    apitest.FakePublisher{Publish: apitest.StoreAll},
 		Logger:       slog.New(slog.DiscardHandler),
 		Destinations: failingStore{},
 	}

@@ -28,7 +28,7 @@ type botUserList struct {
 // createBotUser creates a bot user named name.
 func (e *testEnv) createBotUser(t *testing.T, name string) botUser {
 	t.Helper()
-	resp, out := e.call(t, e.token, http.MethodPost, "/bot_users", string(mustJSON(t, map[string]string{"name": name})))
+	resp, out := e.call(t, e.token, http.MethodPost, "/bot_users", string(apitest.MustJSON(t, map[string]string{"name": name})))
 	wantStatus(t, resp, out, http.StatusCreated)
 	return decodeAs[botUser](t, out)
 }
@@ -198,7 +198,7 @@ func TestBotUserLimit(t *testing.T) {
 	bot := e.createBotUser(t, "one")
 	resp, out := e.call(t, e.token, http.MethodPost, "/bot_users", `{"name":"two"}`)
 	msg := wantError(t, resp, out, http.StatusConflict, "ERR_SLUICE_445", "")
-	if body := decodeError(t, out); body.Details["limit"] != store.LimitBotUsers || body.Details["max"] != "1" ||
+	if body := apitest.DecodeError(t, out); body.Details["limit"] != store.LimitBotUsers || body.Details["max"] != "1" ||
 		!strings.Contains(msg, "limit of 1 bot users") || !strings.Contains(msg, "DELETE /bot_users/{id}") || !strings.Contains(msg, "--max-bot-users") {
 		t.Fatalf("over the bot users limit: %s", out)
 	}

@@ -158,7 +158,7 @@ func TestCredentialOwnerDeleted(t *testing.T) {
 	if msg := wantError(t, resp, out, http.StatusConflict, "ERR_SLUICE_426", ""); !strings.Contains(msg, c.ID) {
 		t.Fatalf("the message does not name the credential: %s", msg)
 	}
-	if got := decodeError(t, out).Details["credentials"]; got != `["`+c.ID+`"]` {
+	if got := apitest.DecodeError(t, out).Details["credentials"]; got != `["`+c.ID+`"]` {
 		t.Fatalf("details.credentials %v", got)
 	}
 	resp, out = e.call(t, e.token, http.MethodDelete, "/credentials/"+c.ID, "")
@@ -218,7 +218,7 @@ func TestCredentialLimit(t *testing.T) {
 	c := e.createCredential(t, `{}`)
 	resp, out := e.call(t, e.token, http.MethodPost, "/credentials", `{}`)
 	msg := wantError(t, resp, out, http.StatusConflict, "ERR_SLUICE_446", "")
-	if body := decodeError(t, out); body.Details["limit"] != store.LimitCredentials || body.Details["max"] != "1" ||
+	if body := apitest.DecodeError(t, out); body.Details["limit"] != store.LimitCredentials || body.Details["max"] != "1" ||
 		!strings.Contains(msg, "DELETE /credentials/{id}") || !strings.Contains(msg, "--max-credentials") {
 		t.Fatalf("over the limit: %s", out)
 	}

@@ -6,6 +6,7 @@ import (
 	"slices"
 	"testing"
 
+	"github.com/sluicehq/sluice/internal/apitest"
 	"github.com/sluicehq/sluice/internal/store"
 	"github.com/sluicehq/sluice/schemas"
 )
@@ -77,7 +78,7 @@ func TestDeleteDeadLetters(t *testing.T) {
 			{"another account's", otherKey.Token, letters + "/dl_2"},
 		} {
 			resp, out := e.call(t, c.token, http.MethodDelete, c.path, "")
-			if got := decodeError(t, out); resp.StatusCode != http.StatusNotFound || got.ErrorCode != "ERR_SLUICE_420" || got.StatusCode != http.StatusNotFound {
+			if got := apitest.DecodeError(t, out); resp.StatusCode != http.StatusNotFound || got.ErrorCode != "ERR_SLUICE_420" || got.StatusCode != http.StatusNotFound {
 				t.Errorf("DELETE %s (%s): %d %s, want 404 ERR_SLUICE_420", c.path, c.name, resp.StatusCode, out)
 			}
 		}
@@ -97,7 +98,7 @@ func TestDeleteDeadLetters(t *testing.T) {
 			{otherKey.Token, `{}`, "ERR_SLUICE_420", ""},
 		} {
 			resp, out := e.call(t, c.token, http.MethodPost, letters+"/delete", c.body)
-			got := decodeError(t, out)
+			got := apitest.DecodeError(t, out)
 			if got.ErrorCode != c.code || (c.field != "" && got.Details["field"] != c.field) {
 				t.Errorf("POST delete %s: %d %s, want %s on field %q", c.body, resp.StatusCode, out, c.code, c.field)
 			}

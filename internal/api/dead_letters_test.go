@@ -204,7 +204,7 @@ func TestDeadLetters(t *testing.T) {
 			{e.token, http.MethodPost, "/event_destinations/" + dest.ID + "/dead_letters/redrive", `{"id":["dl_1"]}`, "ERR_SLUICE_331"},
 		} {
 			resp, out := e.call(t, c.token, c.method, c.path, c.body)
-			if got := decodeError(t, out); got.ErrorCode != c.code {
+			if got := apitest.DecodeError(t, out); got.ErrorCode != c.code {
 				t.Errorf("%s %s %s: %d %s, want %s", c.method, c.path, c.body, resp.StatusCode, out, c.code)
 			}
 		}

@@ -114,14 +114,14 @@ func TestDestinationStatus(t *testing.T) {
 	}); err != nil {
 		t.Fatal(err)
 	}
-	events := samples(t, 7, 12)
-	var sent []wireEvent
+	events := apitest.Samples(t, 7, 12)
+	var sent []apitest.WireEvent
 	for _, ev := range events {
 		if ev.Type == kind {
 			sent = append(sent, ev)
 		}
 	}
-	resp, body = e.post(t, mustJSON(t, sent), nil)
+	resp, body = e.post(t, apitest.MustJSON(t, sent), nil)
 	wantStatus(t, resp, body, http.StatusAccepted)
 	for i := range 2 {
 		msg := nats.NewMsg(pipeline.DLQSubject(e.account, dest.ID))
@@ -154,7 +154,7 @@ func TestDestinationStatus(t *testing.T) {
 	for _, id := range []string{otherAccountDestination(t, e.store), "ed_nosuchdestination0000000000"} {
 		resp, body = e.call(t, e.token, http.MethodGet, "/event_destinations/"+id+"/status", "")
 		wantStatus(t, resp, body, http.StatusNotFound)
-		if code := decodeError(t, body).ErrorCode; code != api.CodeResourceNotFound.String() {
+		if code := apitest.DecodeError(t, body).ErrorCode; code != api.CodeResourceNotFound.String() {
 			t.Errorf("%s: %s", id, code)
 		}
 	}

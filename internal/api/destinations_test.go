@@ -9,6 +9,7 @@ import (
 	"strings"
 	"testing"
 
+	"github.com/sluicehq/sluice/internal/apitest"
 	"github.com/sluicehq/sluice/internal/store"
 )
 
@@ -118,7 +119,7 @@ func TestDestinationRoundTrip(t *testing.T) {
 	// A target of another type is refused.
 	resp, out = e.call(t, e.token, http.MethodPatch, "/event_destinations/"+created.ID, kinesisBody)
 	wantStatus(t, resp, out, http.StatusBadRequest)
-	if body := decodeError(t, out); body.ErrorCode != "ERR_SLUICE_333" || body.Details["field"] != "target" {
+	if body := apitest.DecodeError(t, out); body.ErrorCode != "ERR_SLUICE_333" || body.Details["field"] != "target" {
 		t.Fatalf("type change: %s", out)
 	}
 
@@ -126,7 +127,7 @@ func TestDestinationRoundTrip(t *testing.T) {
 	wantStatus(t, resp, out, http.StatusNoContent)
 	resp, out = e.call(t, e.token, http.MethodGet, "/event_destinations/"+created.ID, "")
 	wantStatus(t, resp, out, http.StatusNotFound)
-	if body := decodeError(t, out); body.ErrorCode != "ERR_SLUICE_420" {
+	if body := apitest.DecodeError(t, out); body.ErrorCode != "ERR_SLUICE_420" {
 		t.Fatalf("get after delete: %s", out)
 	}
 }
@@ -228,7 +229,7 @@ func TestDestinationValidation(t *testing.T) {
 			defer resp.Body.Close()
 			out, _ := io.ReadAll(resp.Body)
 			wantStatus(t, resp, out, http.StatusBadRequest)
-			body := decodeError(t, out)
+			body := apitest.DecodeError(t, out)
 			if body.ErrorCode != tt.code {
 				t.Fatalf("code %s, want %s: %s", body.ErrorCode, tt.code, body.Msg)
 			}
@@ -240,14 +241,14 @@ func TestDestinationValidation(t *testing.T) {
 	t.Run("wrong type message", func(t *testing.T) {
 		resp, out := e.call(t, e.token, http.MethodPost, "/event_destinations", tests[slices.IndexFunc(tests, func(tt destinationCase) bool { return tt.name == "wrong type" })].body)
 		wantStatus(t, resp, out, http.StatusBadRequest)
-		if msg := decodeError(t, out).Msg; msg != "field target.kinesis.stream_arn: expected string, got number" {
+		if msg := apitest.DecodeError(t, out).Msg; msg != "field target.kinesis.stream_arn: expected string, got number" {
 			t.Fatalf("msg %q", msg)
 		}
 	})
 	t.Run("unknown field message", func(t *testing.T) {
 		resp, out := e.call(t, e.token, http.MethodPost, "/event_destinations", tests[slices.IndexFunc(tests, func(tt destinationCase) bool { return tt.name == "unknown field" })].body)
 		wantStatus(t, resp, out, http.StatusBadRequest)
-		if msg := decodeError(t, out).Msg; !strings.Contains(msg, `unknown field "colour"`) {
+		if msg := apitest.DecodeError(t, out).Msg; !strings.Contains(msg, `unknown field "colour"`) {
 			t.Fatalf("msg %q", msg)
 		}
 	})
@@ -265,7 +266,7 @@ func TestDestinationInUse(t *testing.T) {
 	}
 	resp, out := e.call(t, e.token, http.MethodDelete, "/event_destinations/"+d.ID, "")
 	wantStatus(t, resp, out, http.StatusConflict)
-	body := decodeError(t, out)
+	body := apitest.DecodeError(t, out)
 	if body.ErrorCode != "ERR_SLUICE_421" || !strings.Contains(body.Msg, sub.ID) || body.Details["subscriptions"] != `["`+sub.ID+`"]` {
 		t.Fatalf("got %s", out)
 	}

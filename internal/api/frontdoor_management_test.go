@@ -12,6 +12,7 @@ import (
 	"time"
 
 	"github.com/sluicehq/sluice/internal/api"
+	"github.com/sluicehq/sluice/internal/apitest"
 	"github.com/sluicehq/sluice/internal/check"
 	"github.com/sluicehq/sluice/internal/openapitest"
 )
@@ -105,10 +106,10 @@ func TestFrontDoorManagementShare(t *testing.T) {
 	resp, out := fd.do(t, http.MethodPost, "/event_destinations", fd.tokenB, strings.NewReader(credsBody), func(r *http.Request) {
 		r.Header.Set("Content-Type", "application/json")
 	})
-	if resp.StatusCode != http.StatusTooManyRequests || resp.Header.Get("Retry-After") != "1" || decodeError(t, out).ErrorCode != "ERR_SLUICE_130" {
+	if resp.StatusCode != http.StatusTooManyRequests || resp.Header.Get("Retry-After") != "1" || apitest.DecodeError(t, out).ErrorCode != "ERR_SLUICE_130" {
 		t.Fatalf("B's management request beyond its share: %d Retry-After %q: %s, want 429 ERR_SLUICE_130 with Retry-After: 1", resp.StatusCode, resp.Header.Get("Retry-After"), out)
 	}
-	if got := counterValue(t, fd.reg, "sluice_ingest_refused_requests_total", "reason", "account_management"); got != 1 {
+	if got := apitest.CounterValue(t, fd.reg, "sluice_ingest_refused_requests_total", "reason", "account_management"); got != 1 {
 		t.Fatalf("refusals counted for account_management: %v, want 1", got)
 	}
 	// Every read takes a slot of the share: a list, filtered or not, a
@@ -125,7 +126,7 @@ func TestFrontDoorManagementShare(t *testing.T) {
 		if resp.StatusCode != http.StatusTooManyRequests || resp.Header.Get("Retry-After") != "1" {
 			t.Fatalf("B's %s %s beyond its share: %d Retry-After %q %s, want 429 with Retry-After: 1", read.method, read.path, resp.StatusCode, resp.Header.Get("Retry-After"), out)
 		}
-		if read.method == http.MethodGet && decodeError(t, out).ErrorCode != "ERR_SLUICE_130" {
+		if read.method == http.MethodGet && apitest.DecodeError(t, out).ErrorCode != "ERR_SLUICE_130" {
 			t.Fatalf("B's %s %s beyond its share: %s, want ERR_SLUICE_130", read.method, read.path, out)
 		}
 	}
@@ -165,7 +166,7 @@ func TestFrontDoorManagementCutsSlowBodies(t *testing.T) {
 		t.Fatalf("slowloris management body cut after %s, want within about %s", took, window)
 	}
 	openapitest.Load(t, "../../docs/openapi.yaml").Check(t, x.req, nil, x.resp, x.body)
-	if got := counterValue(t, fd.reg, "sluice_ingest_refused_requests_total", "reason", "too_slow"); got != 1 {
+	if got := apitest.CounterValue(t, fd.reg, "sluice_ingest_refused_requests_total", "reason", "too_slow"); got != 1 {
 		t.Fatalf("refusals counted as too_slow: %v, want 1", got)
 	}
 	waitForNoBytesInFlight(t, fd)

@@ -173,7 +173,7 @@ func ingestAsA(t *testing.T, fd *frontDoorEnv, d time.Duration) latencies {
 	t.Helper()
 	var got latencies
 	for end := time.Now().Add(d); time.Now().Before(end); {
-		body := mustJSON(t, samples(t, uint64(len(got)+1), 5))
+		body := apitest.MustJSON(t, apitest.Samples(t, uint64(len(got)+1), 5))
 		start := time.Now()
 		resp, out := fd.post(t, body, nil)
 		took := time.Since(start)
@@ -212,7 +212,7 @@ func TestFrontDoorSlowlorisLeavesOtherAccountsIngesting(t *testing.T) {
 			t.Fatalf("B's request beyond its share: %+v, want 429 ERR_SLUICE_130 with Retry-After", a)
 		}
 	}
-	if got := counterValue(t, fd.reg, "sluice_ingest_refused_requests_total", "reason", "account_requests"); got != float64(len(refused)) {
+	if got := apitest.CounterValue(t, fd.reg, "sluice_ingest_refused_requests_total", "reason", "account_requests"); got != float64(len(refused)) {
 		t.Fatalf("refusals counted for account_requests: %v, want %d", got, len(refused))
 	}
 }
@@ -240,7 +240,7 @@ func TestFrontDoorCutsSlowBodies(t *testing.T) {
 
 	// 2,000 bytes/s, in pieces of 200 bytes: slow, over several windows,
 	// and above the minimum.
-	body := mustJSON(t, samples(t, 3, 8))
+	body := apitest.MustJSON(t, apitest.Samples(t, 3, 8))
 	r, w := io.Pipe()
 	go func() {
 		for rest := body; len(rest) > 0; {
@@ -263,7 +263,7 @@ func TestFrontDoorCutsSlowBodies(t *testing.T) {
 		t.Fatalf("a slow body above the minimum rate: %+v, want 202", got)
 	}
 	t.Logf("%d bytes at 2,000 bytes/s stored after %s", len(body), time.Since(start).Round(time.Millisecond))
-	if got := counterValue(t, fd.reg, "sluice_ingest_refused_requests_total", "reason", "too_slow"); got != 1 {
+	if got := apitest.CounterValue(t, fd.reg, "sluice_ingest_refused_requests_total", "reason", "too_slow"); got != 1 {
 		t.Fatalf("refusals counted as too_slow: %v, want 1", got)
 	}
 }
@@ -377,13 +377,13 @@ func TestFrontDoorAccountOverShareIsDocumented(t *testing.T) {
 		return inFlight, inFlight == 1
 	})
 
-	resp, out := fd.do(t, http.MethodPost, "/events", fd.tokenB, bytes.NewReader(mustJSON(t, samples(t, 1, 1))), func(r *http.Request) {
+	resp, out := fd.do(t, http.MethodPost, "/events", fd.tokenB, bytes.NewReader(apitest.MustJSON(t, apitest.Samples(t, 1, 1))), func(r *http.Request) {
 		r.Header.Set("Content-Type", "application/json")
 	})
-	if resp.StatusCode != http.StatusTooManyRequests || resp.Header.Get("Retry-After") != "1" || decodeError(t, out).ErrorCode != "ERR_SLUICE_130" {
+	if resp.StatusCode != http.StatusTooManyRequests || resp.Header.Get("Retry-After") != "1" || apitest.DecodeError(t, out).ErrorCode != "ERR_SLUICE_130" {
 		t.Fatalf("B's second request: %d Retry-After %q: %s, want 429 ERR_SLUICE_130 with Retry-After: 1", resp.StatusCode, resp.Header.Get("Retry-After"), out)
 	}
-	if resp, out := fd.post(t, mustJSON(t, samples(t, 2, 1)), nil); resp.StatusCode != http.StatusAccepted {
+	if resp, out := fd.post(t, apitest.MustJSON(t, apitest.Samples(t, 2, 1)), nil); resp.StatusCode != http.StatusAccepted {
 		t.Fatalf("A's request: %d %s, want 202", resp.StatusCode, out)
 	}
 }

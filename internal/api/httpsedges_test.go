@@ -105,7 +105,7 @@ func TestHTTPSEdgeRoundTrip(t *testing.T) {
 	}
 }
 
-func mustJSONLine(t *testing.T, v any) string { return string(mustJSON(t, v)) + "\n" }
+func mustJSONLine(t *testing.T, v any) string { return string(apitest.MustJSON(t, v)) + "\n" }
 
 // TestHTTPSEdgeValidation: each bad field or path is answered with its
 // code, naming the field and what is allowed.
@@ -160,7 +160,7 @@ func TestHTTPSEdgeValidation(t *testing.T) {
 		} `json:"reserved_domains"`
 	}](t, out).Domains[0].ID
 	resp, out = e.call(t, e.token, http.MethodDelete, "/reserved_domains/"+domain, "")
-	if msg := wantError(t, resp, out, http.StatusConflict, "ERR_SLUICE_433", ""); !strings.Contains(msg, e.edge.ID) || decodeError(t, out).Details["https_edges"] != `["`+e.edge.ID+`"]` {
+	if msg := wantError(t, resp, out, http.StatusConflict, "ERR_SLUICE_433", ""); !strings.Contains(msg, e.edge.ID) || apitest.DecodeError(t, out).Details["https_edges"] != `["`+e.edge.ID+`"]` {
 		t.Fatalf("deleting the edge's reserved domain: %s", out)
 	}
 	resp, out = e.call(t, other.token, http.MethodGet, other.routes()+"/"+other.route.ID, "")

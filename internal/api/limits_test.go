@@ -18,7 +18,7 @@ func TestAccountLimits(t *testing.T) {
 	dest := e.create(t, kinesisBody)
 	resp, out := e.call(t, e.token, http.MethodPost, "/event_destinations", kinesisBody)
 	msg := wantError(t, resp, out, http.StatusConflict, "ERR_SLUICE_440", "")
-	if body := decodeError(t, out); body.Details["limit"] != store.LimitDestinations || body.Details["max"] != "1" ||
+	if body := apitest.DecodeError(t, out); body.Details["limit"] != store.LimitDestinations || body.Details["max"] != "1" ||
 		!strings.Contains(msg, "limit of 1 destinations") || !strings.Contains(msg, "--max-destinations") {
 		t.Fatalf("over the destinations limit: %s", out)
 	}
@@ -47,7 +47,7 @@ func TestRouteLimit(t *testing.T) {
 	e.createSubscription(t, body)
 	resp, out := e.call(t, e.token, http.MethodPost, "/event_subscriptions", body)
 	msg := wantError(t, resp, out, http.StatusConflict, "ERR_SLUICE_451", "")
-	if d := decodeError(t, out).Details; d["limit"] != store.LimitRoutes || d["max"] != "2" || d["would"] != "4" ||
+	if d := apitest.DecodeError(t, out).Details; d["limit"] != store.LimitRoutes || d["max"] != "2" || d["would"] != "4" ||
 		!strings.Contains(msg, "4 routes, over its limit of 2") || !strings.Contains(msg, "--max-routes") {
 		t.Fatalf("over the routes limit: %s", out)
 	}

@@ -167,8 +167,8 @@ func TestListFilterErrors(t *testing.T) {
 					t.Errorf("message %q does not say %q", msg, s)
 				}
 			}
-			body := decodeError(t, out)
-			issues := detailJSON[[]any](t, body, "issues")
+			body := apitest.DecodeError(t, out)
+			issues := apitest.DetailJSON[[]any](t, body, "issues")
 			if body.Details["parameter"] != "filter" || len(issues) == 0 {
 				t.Fatalf("details %v", body.Details)
 			}
@@ -198,7 +198,7 @@ func TestListFilterFailed(t *testing.T) {
 	for _, filter := range []string{`obj.acl[1] == "*"`, `1 / (obj.acl.size() - 1) == 1`} {
 		resp, out = e.listFiltered(t, "/credentials", filter, "")
 		msg := wantError(t, resp, out, http.StatusBadRequest, "ERR_SLUICE_336", "")
-		if body := decodeError(t, out); body.Details["id"] != short || body.Details["parameter"] != "filter" || !strings.Contains(msg, short) {
+		if body := apitest.DecodeError(t, out); body.Details["id"] != short || body.Details["parameter"] != "filter" || !strings.Contains(msg, short) {
 			t.Errorf("%s: %s", filter, out)
 		}
 	}
@@ -294,7 +294,7 @@ func TestListFilterNeverFails(t *testing.T) {
 		switch resp.StatusCode {
 		case http.StatusOK:
 		case http.StatusBadRequest:
-			if code := decodeError(t, out).ErrorCode; code != "ERR_SLUICE_335" && code != "ERR_SLUICE_336" {
+			if code := apitest.DecodeError(t, out).ErrorCode; code != "ERR_SLUICE_335" && code != "ERR_SLUICE_336" {
 				t.Errorf("%s?filter=%q: %s", path, filter, out)
 			}
 		default:

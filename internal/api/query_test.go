@@ -4,6 +4,8 @@ import (
 	"net/http"
 	"strings"
 	"testing"
+
+	"github.com/sluicehq/sluice/internal/apitest"
 )
 
 // TestUnknownQueryParameters: a query parameter a route does not read is
@@ -40,7 +42,7 @@ func TestUnknownQueryParameters(t *testing.T) {
 		t.Run(tt.name, func(t *testing.T) {
 			resp, out := e.call(t, e.token, tt.method, tt.path, tt.body)
 			wantStatus(t, resp, out, http.StatusBadRequest)
-			body := decodeError(t, out)
+			body := apitest.DecodeError(t, out)
 			if body.ErrorCode != tt.code || body.Details["parameter"] != tt.parameter {
 				t.Fatalf("%s, details.parameter %v; want %s, %s: %s", body.ErrorCode, body.Details["parameter"], tt.code, tt.parameter, out)
 			}

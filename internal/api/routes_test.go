@@ -12,6 +12,7 @@ import (
 	"github.com/prometheus/client_golang/prometheus"
 
 	"github.com/sluicehq/sluice/internal/api"
+	"github.com/sluicehq/sluice/internal/apitest"
 	"github.com/sluicehq/sluice/internal/ingest"
 )
 
@@ -42,9 +43,9 @@ func TestRouteGroups(t *testing.T) {
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
-			pub := fakePublisher{publishEncoded: storeAll}
+			pub := apitest.FakePublisher{Publish: apitest.StoreAll}
 			srv, err := api.New(api.Config{}, api.Deps{
-				Keys:      fakeKeysFor("ac_fake"),
+				Keys:      apitest.FakeKeysFor("ac_fake"),
 				Publisher: pub,
 				Logger:    slog.New(slog.DiscardHandler),
 			})
@@ -78,7 +79,7 @@ func checkStatus(t *testing.T, base, method, path, body string, want int) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	req.Header.Set("Authorization", "Bearer "+fakeToken)
+	req.Header.Set("Authorization", "Bearer "+apitest.FakeToken)
 	req.Header.Set(api.HeaderVersion, api.SupportedVersion)
 	req.Header.Set("Content-Type", "application/json")
 	resp, err := http.DefaultClient.Do(req)
@@ -96,7 +97,7 @@ func checkStatus(t *testing.T, base, method, path, body string, want int) {
 	if want != http.StatusNotFound {
 		return
 	}
-	var e errorBody
+	var e apitest.ErrorBody
 	if err := json.Unmarshal(out, &e); err != nil || e.ErrorCode != api.CodeNotFound.String() {
 		t.Fatalf("%s %s: 404 body %s, want error code %s", method, path, out, api.CodeNotFound)
 	}

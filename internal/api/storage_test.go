@@ -73,12 +73,12 @@ func TestStorageFullRefusesWritesAtOnce(t *testing.T) {
 	storage.fail()
 	resp, out = e.post(t, []byte(storageTestEvent), nil)
 	wantStatus(t, resp, out, http.StatusServiceUnavailable)
-	if got := decodeError(t, out); got.ErrorCode != "ERR_SLUICE_110" || resp.Header.Get("Retry-After") == "" {
+	if got := apitest.DecodeError(t, out); got.ErrorCode != "ERR_SLUICE_110" || resp.Header.Get("Retry-After") == "" {
 		t.Errorf("POST /events on a full store: %s, Retry-After %q", out, resp.Header.Get("Retry-After"))
 	}
 	resp, out = e.call(t, e.token, http.MethodPost, "/event_destinations", credsBody)
 	wantStatus(t, resp, out, http.StatusServiceUnavailable)
-	if got := decodeError(t, out); got.ErrorCode != "ERR_SLUICE_110" {
+	if got := apitest.DecodeError(t, out); got.ErrorCode != "ERR_SLUICE_110" {
 		t.Errorf("POST /event_destinations on a full store: %s", out)
 	}
 	resp, out = e.call(t, e.token, http.MethodGet, "/event_destinations", "")
@@ -107,7 +107,7 @@ func TestStorageFullEndsWritesInFlight(t *testing.T) {
 	start := time.Now()
 	resp, out := e.post(t, []byte(storageTestEvent), nil)
 	wantStatus(t, resp, out, http.StatusServiceUnavailable)
-	if got := decodeError(t, out); got.ErrorCode != "ERR_SLUICE_110" || got.Details["event_ids"] == "" {
+	if got := apitest.DecodeError(t, out); got.ErrorCode != "ERR_SLUICE_110" || got.Details["event_ids"] == "" {
 		t.Errorf("POST /events when the store fails under it: %s", out)
 	}
 	if took := time.Since(start); took > 2*time.Second {

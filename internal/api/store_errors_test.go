@@ -109,8 +109,8 @@ func TestStoreErrors(t *testing.T) {
 			logs := &apitest.Logs{}
 			fail := failingStore{err: tt.err}
 			srv, err := api.New(api.Config{BaseURL: "http://sluice.test"}, api.Deps{
-				Keys:          fakeKeysFor(account),
-				Publisher:     fakePublisher{publishEncoded: storeAll},
+				Keys:          apitest.FakeKeysFor(account),
+				Publisher:     apitest.FakePublisher{Publish: apitest.StoreAll},
 				Destinations:  fail,
 				Subscriptions: fail,
 				APIKeys:       fail,
@@ -121,7 +121,7 @@ func TestStoreErrors(t *testing.T) {
 			}
 			hs := httptest.NewServer(srv)
 			t.Cleanup(hs.Close)
-			e := &testEnv{url: hs.URL, client: documentedClient(t), token: fakeToken}
+			e := &testEnv{url: hs.URL, client: documentedClient(t), token: apitest.FakeToken}
 			for _, c := range []managementCall{
 				{http.MethodPost, "/event_destinations", credsBody},
 				{http.MethodGet, "/event_destinations", ""},

@@ -5,6 +5,8 @@ import (
 	"slices"
 	"strings"
 	"testing"
+
+	"github.com/sluicehq/sluice/internal/apitest"
 )
 
 // subscription is a subscription as the API returns it.
@@ -54,7 +56,7 @@ func (e *testEnv) createSubscription(t *testing.T, body string) subscription {
 func wantError(t *testing.T, resp *http.Response, out []byte, status int, code, field string) string {
 	t.Helper()
 	wantStatus(t, resp, out, status)
-	body := decodeError(t, out)
+	body := apitest.DecodeError(t, out)
 	if body.ErrorCode != code {
 		t.Fatalf("%s %s: code %s, want %s: %s", resp.Request.Method, resp.Request.URL.Path, body.ErrorCode, code, body.Msg)
 	}

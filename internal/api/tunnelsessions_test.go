@@ -7,6 +7,7 @@ import (
 	"testing"
 
 	"github.com/sluicehq/sluice/apiwire"
+	"github.com/sluicehq/sluice/internal/apitest"
 	"github.com/sluicehq/sluice/internal/store"
 	"github.com/sluicehq/sluice/schemas"
 )
@@ -116,7 +117,7 @@ func TestTunnelSessionsNotMadeByTheAPI(t *testing.T) {
 		t.Run(call.method+" "+call.path, func(t *testing.T) {
 			resp, out := e.call(t, e.token, call.method, call.path, call.body)
 			wantStatus(t, resp, out, http.StatusMethodNotAllowed)
-			if msg := decodeError(t, out).Msg; !strings.Contains(msg, "agents") || resp.Header.Get("Allow") != "GET" {
+			if msg := apitest.DecodeError(t, out).Msg; !strings.Contains(msg, "agents") || resp.Header.Get("Allow") != "GET" {
 				t.Fatalf("405 %q, Allow %q: want it to say agents make them, and Allow GET", msg, resp.Header.Get("Allow"))
 			}
 		})

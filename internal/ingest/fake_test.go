@@ -19,52 +19,11 @@ import (
 	"github.com/prometheus/client_golang/prometheus"
 
 	"github.com/sluicehq/sluice/internal/api"
+	"github.com/sluicehq/sluice/internal/apitest"
 	"github.com/sluicehq/sluice/internal/store"
 	"github.com/sluicehq/sluice/producer"
 	"github.com/sluicehq/sluice/schemas"
 )
-
-// fakeKeys is an api.Keys whose answers come from a function.
-type fakeKeys struct {
-	authenticate func(ctx context.Context, token string) (store.APIKey, error)
-}
-
-// Authenticate returns what k.authenticate does.
-func (k fakeKeys) Authenticate(ctx context.Context, token string) (store.APIKey, error) {
-	return k.authenticate(ctx, token)
-}
-
-// fakePublisher is an api.Publisher whose answers come from a function.
-type fakePublisher struct {
-	publishEncoded func(ctx context.Context, events []schemas.Encoded) []producer.Result
-}
-
-// PublishEncoded returns what p.publishEncoded does.
-func (p fakePublisher) PublishEncoded(ctx context.Context, events []schemas.Encoded) []producer.Result {
-	return p.publishEncoded(ctx, events)
-}
-
-// fakeToken is the only API key fakeKeysFor knows.
-const fakeToken = "sk_fake_token"
-
-// fakeKeysFor knows fakeToken, a key of the account.
-func fakeKeysFor(account string) fakeKeys {
-	return fakeKeys{authenticate: func(_ context.Context, token string) (store.APIKey, error) {
-		if token != fakeToken {
-			return store.APIKey{}, fmt.Errorf("fake keys: %w", store.ErrUnauthenticated)
-		}
-		return store.APIKey{ID: "ak_fake", AccountID: account}, nil
-	}}
-}
-
-// storeAll answers as if JetStream stored every event.
-func storeAll(_ context.Context, events []schemas.Encoded) []producer.Result {
-	results := make([]producer.Result, len(events))
-	for i, ev := range events {
-		results[i] = producer.Result{EventID: ev.ID}
-	}
-	return results
-}
 
 // newFakeEnv is a sluice API on fakes: no NATS. Its stream and js are nil.
 func newFakeEnv(t *testing.T, cfg api.Config, keys api.Keys, pub api.Publisher) *testEnv {
@@ -82,33 +41,10 @@ func newFakeEnv(t *testing.T, cfg api.Config, keys api.Keys, pub api.Publisher) 
 	routeIngest(t, srv, pub, reg)
 	hs := httptest.NewServer(srv)
 	t.Cleanup(hs.Close)
-	return &testEnv{url: hs.URL, client: documentedClient(t), token: fakeToken, reg: reg}
+	return &testEnv{url: hs.URL, client: documentedClient(t), token: apitest.FakeToken, reg: reg}
 }
 
-// counterValue returns the value of the counter name whose label has the
-// value, or 0 when there is none.
-func counterValue(t *testing.T, reg *prometheus.Registry, name, label, value string) float64 {
-	t.Helper()
-	families, err := reg.Gather()
-	if err != nil {
-		t.Fatal(err)
-	}
-	for _, f := range families {
-		if f.GetName() != name {
-			continue
-		}
-		for _, m := range f.GetMetric() {
-			for _, l := range m.GetLabel() {
-				if l.GetName() == label && l.GetValue() == value {
-					return m.GetCounter().GetValue()
-				}
-			}
-		}
-	}
-	return 0
-}
-
-func eventIDs(events []wireEvent) []string {
+func eventIDs(events []apitest.WireEvent) []string {
 	ids := make([]string, len(events))
 	for i, ev := range events {
 		ids[i] = ev.ID
@@ -117,17 +53,17 @@ func eventIDs(events []wireEvent) []string {
 }
 
 // detailIDs returns details.event_ids of an error body.
-func detailIDs(t *testing.T, body errorBody) []string {
+func detailIDs(t *testing.T, body apitest.ErrorBody) []string {
 	t.Helper()
-	return detailJSON[[]string](t, body, "event_ids")
+	return apitest.DetailJSON[[]string](t, body, "event_ids")
 }
 
 // TestIngestNotStored answers 503 with every id, in request order, when
 // JetStream did not store some of the events.
 func TestIngestNotStored(t *testing.T) {
-	events := samples(t, 4, 6)
-	pub := fakePublisher{publishEncoded: func(ctx context.Context, evs []schemas.Encoded) []producer.Result {
-		results := storeAll(ctx, evs)
+	events := apitest.Samples(t, 4, 6)
+	pub := apitest.FakePublisher{Publish: func(ctx context.Context, evs []schemas.Encoded) []producer.Result {
+		results := apitest.StoreAll(ctx, evs)
 		for i := range results {
 			if i%3 == 1 {
 				results[i].Err = fmt.Errorf("%w: %w", producer.ErrNotStored, nats.ErrTimeout)
@@ -135,16 +71,16 @@ func TestIngestNotStored(t *testing.T) {
 		}
 		return results
 	}}
-	e := newFakeEnv(t, api.Config{}, fakeKeysFor("ac_fake"), pub)
+	e := newFakeEnv(t, api.Config{}, apitest.FakeKeysFor("ac_fake"), pub)
 
-	resp, out := e.post(t, mustJSON(t, events), nil)
+	resp, out := e.post(t, apitest.MustJSON(t, events), nil)
 	if resp.StatusCode != http.StatusServiceUnavailable {
 		t.Fatalf("status %d, want 503: %s", resp.StatusCode, out)
 	}
 	if got := resp.Header.Get("Retry-After"); got == "" {
 		t.Error("no Retry-After header")
 	}
-	body := decodeError(t, out)
+	body := apitest.DecodeError(t, out)
 	if body.ErrorCode != "ERR_SLUICE_101" || !strings.Contains(body.Msg, "2 of 6 events") {
 		t.Fatalf("got %s %q, want ERR_SLUICE_101 saying 2 of 6 events", body.ErrorCode, body.Msg)
 	}
@@ -156,19 +92,19 @@ func TestIngestNotStored(t *testing.T) {
 // TestIngestOverMaxPayload answers 413 ERR_SLUICE_312 when an event is over
 // the NATS server's max_payload.
 func TestIngestOverMaxPayload(t *testing.T) {
-	events := samples(t, 5, 3)
-	pub := fakePublisher{publishEncoded: func(ctx context.Context, evs []schemas.Encoded) []producer.Result {
-		results := storeAll(ctx, evs)
+	events := apitest.Samples(t, 5, 3)
+	pub := apitest.FakePublisher{Publish: func(ctx context.Context, evs []schemas.Encoded) []producer.Result {
+		results := apitest.StoreAll(ctx, evs)
 		results[1].Err = fmt.Errorf("%w: %w", producer.ErrNotStored, nats.ErrMaxPayload)
 		return results
 	}}
-	e := newFakeEnv(t, api.Config{}, fakeKeysFor("ac_fake"), pub)
+	e := newFakeEnv(t, api.Config{}, apitest.FakeKeysFor("ac_fake"), pub)
 
-	resp, out := e.post(t, mustJSON(t, events), nil)
+	resp, out := e.post(t, apitest.MustJSON(t, events), nil)
 	if resp.StatusCode != http.StatusRequestEntityTooLarge {
 		t.Fatalf("status %d, want 413: %s", resp.StatusCode, out)
 	}
-	body := decodeError(t, out)
+	body := apitest.DecodeError(t, out)
 	if body.ErrorCode != "ERR_SLUICE_312" || !strings.Contains(body.Msg, "max_payload") || !strings.Contains(body.Msg, events[1].ID) {
 		t.Fatalf("got %s %q, want ERR_SLUICE_312 naming max_payload and %s", body.ErrorCode, body.Msg, events[1].ID)
 	}
@@ -180,16 +116,16 @@ func TestIngestOverMaxPayload(t *testing.T) {
 // TestIngestKeyStoreUnreachable answers 503 ERR_SLUICE_102 when keys cannot
 // be checked.
 func TestIngestKeyStoreUnreachable(t *testing.T) {
-	keys := fakeKeys{authenticate: func(context.Context, string) (store.APIKey, error) {
+	keys := apitest.FakeKeys{Auth: func(context.Context, string) (store.APIKey, error) {
 		return store.APIKey{}, errors.New("fake keys: nats: timeout")
 	}}
-	e := newFakeEnv(t, api.Config{}, keys, fakePublisher{publishEncoded: storeAll})
+	e := newFakeEnv(t, api.Config{}, keys, apitest.FakePublisher{Publish: apitest.StoreAll})
 
-	resp, out := e.post(t, mustJSON(t, samples(t, 6, 1)), nil)
+	resp, out := e.post(t, apitest.MustJSON(t, apitest.Samples(t, 6, 1)), nil)
 	if resp.StatusCode != http.StatusServiceUnavailable || resp.Header.Get("Retry-After") == "" {
 		t.Fatalf("status %d, Retry-After %q, want 503 with Retry-After: %s", resp.StatusCode, resp.Header.Get("Retry-After"), out)
 	}
-	if body := decodeError(t, out); body.ErrorCode != "ERR_SLUICE_102" {
+	if body := apitest.DecodeError(t, out); body.ErrorCode != "ERR_SLUICE_102" {
 		t.Fatalf("error code %s, want ERR_SLUICE_102", body.ErrorCode)
 	}
 }
@@ -197,15 +133,15 @@ func TestIngestKeyStoreUnreachable(t *testing.T) {
 // TestIngestCountsEveryResponse counts the responses of the middleware and
 // of a panic in sluice_ingest_requests_total, as well as the handler's.
 func TestIngestCountsEveryResponse(t *testing.T) {
-	pub := fakePublisher{publishEncoded: func(ctx context.Context, evs []schemas.Encoded) []producer.Result {
+	pub := apitest.FakePublisher{Publish: func(ctx context.Context, evs []schemas.Encoded) []producer.Result {
 		if strings.HasPrefix(evs[0].Type, "tcp_") {
 			panic("fake publisher panics on tcp events")
 		}
-		return storeAll(ctx, evs)
+		return apitest.StoreAll(ctx, evs)
 	}}
-	e := newFakeEnv(t, api.Config{}, fakeKeysFor("ac_fake"), pub)
-	good := mustJSON(t, []wireEvent{{Type: "ip_policy_created.v0", Object: json.RawMessage(`{}`)}})
-	panics := mustJSON(t, []wireEvent{{Type: "tcp_connection_closed.v0", Object: json.RawMessage(`{}`)}})
+	e := newFakeEnv(t, api.Config{}, apitest.FakeKeysFor("ac_fake"), pub)
+	good := apitest.MustJSON(t, []apitest.WireEvent{{Type: "ip_policy_created.v0", Object: json.RawMessage(`{}`)}})
+	panics := apitest.MustJSON(t, []apitest.WireEvent{{Type: "tcp_connection_closed.v0", Object: json.RawMessage(`{}`)}})
 
 	requests := []struct {
 		body   []byte
@@ -224,7 +160,7 @@ func TestIngestCountsEveryResponse(t *testing.T) {
 		}
 	}
 	for code, want := range map[string]float64{"401": 2, "400": 1, "202": 1, "500": 1} {
-		if got := counterValue(t, e.reg, "sluice_ingest_requests_total", "code", code); got != want {
+		if got := apitest.CounterValue(t, e.reg, "sluice_ingest_requests_total", "code", code); got != want {
 			t.Errorf("sluice_ingest_requests_total{code=%q} = %v, want %v", code, got, want)
 		}
 	}
@@ -233,19 +169,19 @@ func TestIngestCountsEveryResponse(t *testing.T) {
 // TestIngestDuplicatesAddNoUnknownFields counts unknown fields only for
 // events stored, not for duplicates of events stored before.
 func TestIngestDuplicatesAddNoUnknownFields(t *testing.T) {
-	pub := fakePublisher{publishEncoded: func(ctx context.Context, evs []schemas.Encoded) []producer.Result {
-		results := storeAll(ctx, evs)
+	pub := apitest.FakePublisher{Publish: func(ctx context.Context, evs []schemas.Encoded) []producer.Result {
+		results := apitest.StoreAll(ctx, evs)
 		for i := range results {
 			results[i].Duplicate = true
 		}
 		return results
 	}}
-	e := newFakeEnv(t, api.Config{}, fakeKeysFor("ac_fake"), pub)
+	e := newFakeEnv(t, api.Config{}, apitest.FakeKeysFor("ac_fake"), pub)
 	body := `[{"event_type":"tcp_connection_closed.v0","object":{"conn":{"bytes_in":1,"zone":"b"},"edge_version":"9"}}]`
 	if resp, out := e.post(t, []byte(body), nil); resp.StatusCode != http.StatusAccepted || !strings.Contains(string(out), `"duplicates":1`) {
 		t.Fatalf("status %d: %s", resp.StatusCode, out)
 	}
-	if got := counterValue(t, e.reg, "sluice_ingest_unknown_fields_total", "event_type", "tcp_connection_closed.v0"); got != 0 {
+	if got := apitest.CounterValue(t, e.reg, "sluice_ingest_unknown_fields_total", "event_type", "tcp_connection_closed.v0"); got != 0 {
 		t.Fatalf("unknown fields of a duplicate counted %v times, want 0", got)
 	}
 }
@@ -255,16 +191,16 @@ func TestIngestDuplicatesAddNoUnknownFields(t *testing.T) {
 func TestIngestRefusesBeyondMaxInFlight(t *testing.T) {
 	entered := make(chan struct{}, 3) // one per request that reaches the publisher
 	release := make(chan struct{})
-	pub := fakePublisher{publishEncoded: func(ctx context.Context, evs []schemas.Encoded) []producer.Result {
+	pub := apitest.FakePublisher{Publish: func(ctx context.Context, evs []schemas.Encoded) []producer.Result {
 		entered <- struct{}{}
 		select {
 		case <-release:
 		case <-ctx.Done():
 		}
-		return storeAll(ctx, evs)
+		return apitest.StoreAll(ctx, evs)
 	}}
-	e := newFakeEnv(t, api.Config{MaxInFlight: 1}, fakeKeysFor("ac_fake"), pub)
-	body := mustJSON(t, samples(t, 7, 2))
+	e := newFakeEnv(t, api.Config{MaxInFlight: 1}, apitest.FakeKeysFor("ac_fake"), pub)
+	body := apitest.MustJSON(t, apitest.Samples(t, 7, 2))
 
 	type answer struct {
 		status int
@@ -285,7 +221,7 @@ func TestIngestRefusesBeyondMaxInFlight(t *testing.T) {
 	if resp.StatusCode != http.StatusServiceUnavailable || resp.Header.Get("Retry-After") != "1" {
 		t.Fatalf("second request: status %d, Retry-After %q, want 503 with Retry-After: 1: %s", resp.StatusCode, resp.Header.Get("Retry-After"), out)
 	}
-	if got := decodeError(t, out).ErrorCode; got != "ERR_SLUICE_103" {
+	if got := apitest.DecodeError(t, out).ErrorCode; got != "ERR_SLUICE_103" {
 		t.Fatalf("second request: error code %s, want ERR_SLUICE_103", got)
 	}
 

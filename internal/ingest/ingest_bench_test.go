@@ -11,16 +11,17 @@ import (
 	"github.com/prometheus/client_golang/prometheus"
 
 	"github.com/sluicehq/sluice/internal/api"
+	"github.com/sluicehq/sluice/internal/apitest"
 )
 
 // ingestHandler is the handler of POST /events, on fakes: keys of one
 // account, and a publisher that stores every event.
 func ingestHandler(b *testing.B) http.Handler {
 	b.Helper()
-	pub := fakePublisher{publishEncoded: storeAll}
+	pub := apitest.FakePublisher{Publish: apitest.StoreAll}
 	reg := prometheus.NewRegistry()
 	srv, err := api.New(api.Config{}, api.Deps{
-		Keys:      fakeKeysFor("ac_bench"),
+		Keys:      apitest.FakeKeysFor("ac_bench"),
 		Publisher: pub,
 		Logger:    slog.New(slog.DiscardHandler),
 		Metrics:   reg,
@@ -38,13 +39,13 @@ func BenchmarkIngest(b *testing.B) {
 	for _, n := range []int{1, 100} {
 		b.Run("events="+strconv.Itoa(n), func(b *testing.B) {
 			h := ingestHandler(b)
-			body := mustJSON(b, samples(b, 1, n))
+			body := apitest.MustJSON(b, apitest.Samples(b, 1, n))
 			b.SetBytes(int64(len(body)))
 			b.ReportAllocs()
 			b.RunParallel(func(pb *testing.PB) {
 				for pb.Next() {
 					r := httptest.NewRequest(http.MethodPost, "/events", bytes.NewReader(body))
-					r.Header.Set("Authorization", "Bearer "+fakeToken)
+					r.Header.Set("Authorization", "Bearer "+apitest.FakeToken)
 					r.Header.Set(api.HeaderVersion, api.SupportedVersion)
 					r.Header.Set("Content-Type", "application/json")
 					w := httptest.NewRecorder()

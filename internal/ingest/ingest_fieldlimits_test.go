@@ -4,6 +4,8 @@ import (
 	"net/http"
 	"strings"
 	"testing"
+
+	"github.com/sluicehq/sluice/internal/apitest"
 )
 
 // TestIngestRefusesOverLongFilterableField posts an event whose
@@ -17,11 +19,11 @@ func TestIngestRefusesOverLongFilterableField(t *testing.T) {
 	if resp.StatusCode != http.StatusBadRequest {
 		t.Fatalf("status %d, want 400: %.300s", resp.StatusCode, out)
 	}
-	errBody := decodeError(t, out)
+	errBody := apitest.DecodeError(t, out)
 	if errBody.ErrorCode != "ERR_SLUICE_301" {
 		t.Fatalf("error code %s, want ERR_SLUICE_301", errBody.ErrorCode)
 	}
-	errs := detailJSON[[]any](t, errBody, "errors")
+	errs := apitest.DetailJSON[[]any](t, errBody, "errors")
 	if len(errs) != 1 {
 		t.Fatalf("details.errors = %v, want 1 entry", errs)
 	}

@@ -10,6 +10,7 @@ import (
 
 	"github.com/nats-io/nats.go/jetstream"
 
+	"github.com/sluicehq/sluice/internal/apitest"
 	"github.com/sluicehq/sluice/internal/store"
 	"github.com/sluicehq/sluice/schemas"
 )
@@ -25,10 +26,10 @@ func TestIngestStoresEveryEventOnce(t *testing.T) {
 		t.Skip("sends many events")
 	}
 	e := newTestEnv(t)
-	events := samples(t, 1, total)
+	events := apitest.Samples(t, 1, total)
 	var bodies [][]byte
 	for i := 0; i < total; i += batchSize {
-		bodies = append(bodies, mustJSON(t, events[i:i+batchSize]))
+		bodies = append(bodies, apitest.MustJSON(t, events[i:i+batchSize]))
 	}
 	for round, wantStored := range []int{batchSize, 0} {
 		for i, body := range bodies {
@@ -60,7 +61,7 @@ func TestIngestStoresEveryEventOnce(t *testing.T) {
 
 // checkStream reads every message of the stream and checks that it holds
 // exactly the events, each once, on its subject.
-func checkStream(t *testing.T, js jetstream.JetStream, account string, events []wireEvent) {
+func checkStream(t *testing.T, js jetstream.JetStream, account string, events []apitest.WireEvent) {
 	t.Helper()
 	ctx := t.Context()
 	want := make(map[string]string, len(events))
@@ -124,8 +125,8 @@ func TestIngestEventIDsAreUniquePerAccount(t *testing.T) {
 	}
 	b := *a
 	b.token, b.account, b.keyID = key.Token, acct.ID, key.ID
-	events := samples(t, 11, 2)
-	body := mustJSON(t, events)
+	events := apitest.Samples(t, 11, 2)
+	body := apitest.MustJSON(t, events)
 
 	for _, step := range []struct {
 		name               string
@@ -179,9 +180,9 @@ func TestIngestRefusesKindsOnlySluiceEmits(t *testing.T) {
 		if err != nil {
 			t.Fatal(err)
 		}
-		body := mustJSON(t, []wireEvent{{ID: ev.ID, Type: ev.Type, Principal: ev.Principal, Object: ev.Object}})
+		body := apitest.MustJSON(t, []apitest.WireEvent{{ID: ev.ID, Type: ev.Type, Principal: ev.Principal, Object: ev.Object}})
 		resp, out := e.post(t, body, nil)
-		got := decodeAs[errorBody](t, out)
+		got := decodeAs[apitest.ErrorBody](t, out)
 		want := k.Name + " is emitted by sluice itself about its own resources and cannot be published"
 		if k.Family == "agent_session" {
 			want = k.Name + " is emitted by sluice itself, by its edge when an agent session starts or stops, and cannot be published"
@@ -220,8 +221,8 @@ func TestIngestRefusesWhatReadsTwoWays(t *testing.T) {
 	if resp.StatusCode != http.StatusBadRequest {
 		t.Fatalf("status %d, want 400: %s", resp.StatusCode, out)
 	}
-	got := decodeError(t, out)
-	errs := detailJSON[[]any](t, got, "errors")
+	got := apitest.DecodeError(t, out)
+	errs := apitest.DetailJSON[[]any](t, got, "errors")
 	want := []string{
 		"object.conn.server_name: the name appears twice",
 		`object.edge.names[1]: the string holds \ud800`,
@@ -244,7 +245,7 @@ func TestIngestRefusesWhatReadsTwoWays(t *testing.T) {
 
 func TestIngestRejectsBadInput(t *testing.T) {
 	e := newTestEnv(t)
-	good := mustJSON(t, samples(t, 2, 3))
+	good := apitest.MustJSON(t, apitest.Samples(t, 2, 3))
 	oneEvent := `{"event_type":"ip_policy_created.v0","object":{}}`
 	bigEvent := `{"event_type":"ip_policy_created.v0","object":{"description":"` + strings.Repeat("x", 1<<20) + `"}}`
 	manyEvents := "[" + strings.Repeat(oneEvent+",", 10_000) + oneEvent + "]"
@@ -282,7 +283,7 @@ func TestIngestRejectsBadInput(t *testing.T) {
 			if resp.StatusCode != tt.status {
 				t.Fatalf("status %d, want %d: %.300s", resp.StatusCode, tt.status, out)
 			}
-			body := decodeError(t, out)
+			body := apitest.DecodeError(t, out)
 			if body.ErrorCode != tt.code || body.StatusCode != tt.status || !strings.Contains(body.Msg, tt.msg) {
 				t.Fatalf("got %s %d %q, want %s containing %q", body.ErrorCode, body.StatusCode, body.Msg, tt.code, tt.msg)
 			}
@@ -302,7 +303,7 @@ func TestIngestListsEveryInvalidEvent(t *testing.T) {
 	if resp.StatusCode != http.StatusBadRequest {
 		t.Fatalf("status %d: %s", resp.StatusCode, out)
 	}
-	errs := detailJSON[[]any](t, decodeError(t, out), "errors")
+	errs := apitest.DetailJSON[[]any](t, apitest.DecodeError(t, out), "errors")
 	if len(errs) != 2 {
 		t.Fatalf("details.errors = %v, want 2 entries", errs)
 	}
@@ -318,9 +319,9 @@ func TestIngestListsEveryInvalidEvent(t *testing.T) {
 func TestIngestNDJSON(t *testing.T) {
 	e := newTestEnv(t)
 	var body bytes.Buffer
-	events := samples(t, 3, 10)
+	events := apitest.Samples(t, 3, 10)
 	for _, ev := range events {
-		body.Write(mustJSON(t, ev))
+		body.Write(apitest.MustJSON(t, ev))
 		body.WriteString("\n")
 	}
 	resp, out := e.post(t, body.Bytes(), func(r *http.Request) { r.Header.Set("Content-Type", "application/x-ndjson") })
@@ -367,7 +368,7 @@ func TestIngestChecksValuesAgainstTheCatalogue(t *testing.T) {
 	if resp.StatusCode != http.StatusBadRequest {
 		t.Fatalf("status %d: %s", resp.StatusCode, out)
 	}
-	errs := detailJSON[[]any](t, decodeError(t, out), "errors")
+	errs := apitest.DetailJSON[[]any](t, apitest.DecodeError(t, out), "errors")
 	want := []string{"object.conn.server_port: expected a port", "object.conn.client_ip: expected an IPv4 or IPv6 address",
 		"event_timestamp: is 1970-01-01T00:00:00.000Z, before 2000-01-01", "event_timestamp: is 9999-12-31T23:59:59.000Z, more than 2h0m0s after",
 		"object.conn.end_ts: is 9999-12-31T23:59:59.000Z"}
