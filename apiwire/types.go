@@ -476,18 +476,28 @@ type SourceList struct {
 // the agent goes; the API lists, shows and stops it, and has no create,
 // update or delete of it.
 type TunnelSession struct {
-	ID           string      `json:"id"`
-	URI          string      `json:"uri"` // its full URL
-	AgentVersion string      `json:"agent_version"`
-	Credential   schemas.Ref `json:"credential"` // the credential the agent connected with, /credentials/<cr_...>
-	IP           string      `json:"ip"`         // the agent's address
-	Metadata     string      `json:"metadata"`   // what the agent sent, at most 4096 bytes
-	OS           string      `json:"os"`
-	Arch         string      `json:"arch"`
-	Region       string      `json:"region"`
-	StartedAt    string      `json:"started_at"` // RFC 3339, in milliseconds
-	Transport    string      `json:"transport"`  // "muxado"
-	UserAgent    string      `json:"user_agent"`
+	ID  string `json:"id"`
+	URI string `json:"uri"` // its full URL
+	// The version the agent gave.
+	AgentVersion string `json:"agent_version"`
+	// The credential the agent connected with; `uri` is `/credentials/<id>`.
+	//
+	//openapi:ref TunnelRef
+	Credential schemas.Ref `json:"credential"`
+	// The agent's address, IPv4 or IPv6.
+	IP string `json:"ip"`
+	// What the agent sent, at most 4096 bytes.
+	Metadata string `json:"metadata"`
+	OS       string `json:"os"`
+	Arch     string `json:"arch"`
+	Region   string `json:"region"`
+	// When the session started (RFC 3339, UTC).
+	//
+	//openapi:ref Timestamp
+	StartedAt string `json:"started_at"` // in milliseconds
+	// How the agent is connected, `muxado`.
+	Transport string `json:"transport"`
+	UserAgent string `json:"user_agent"`
 }
 
 // Endpoint is a public address an agent's tunnel session serves, as the

@@ -1,6 +1,8 @@
 package resource
 
 import (
+	"reflect"
+
 	"github.com/sluicehq/sluice/apiwire"
 	"github.com/sluicehq/sluice/schemas"
 )
@@ -44,6 +46,10 @@ func TunnelSessions() Spec {
 				Answer: Answer{Description: "A page of tunnel sessions."}},
 			Get: &Op{Summary: "Get a tunnel session.",
 				Description: "A session that has ended, or whose edge has stopped, is not found (404)."},
+			Schemas: Schemas{Wire: reflect.TypeFor[apiwire.TunnelSession](),
+				Resource: "An agent's session with an edge, recorded by the edge when the agent connects with a credential's authtoken.",
+				List:     "A page of tunnel sessions, newest first, under `tunnel_sessions`.",
+				Response: "The tunnel session."},
 		},
 	}
 }
