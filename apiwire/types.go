@@ -508,19 +508,34 @@ type Endpoint struct {
 	ID        string `json:"id"`
 	URI       string `json:"uri"`        // its full URL
 	CreatedAt string `json:"created_at"` // RFC 3339, in milliseconds
-	Proto     string `json:"proto"`      // "http", "https", "tcp" or "labeled"
-	// Labels are a labeled tunnel's (proto "labeled"), which tunnel group
-	// backends select it by; absent for the other protos.
-	Labels    map[string]string `json:"labels,omitempty"`
-	URL       string            `json:"url"`        // http://host[:port], https://host[:port] or tcp://host:port; "" for a labeled tunnel
-	PublicURL string            `json:"public_url"` // URL
-	Hostport  string            `json:"hostport"`   // host:port
-	// Domain is the reserved domain that allowed it,
-	// /reserved_domains/<rd_...>; nil for a random subdomain or a TCP
-	// address.
-	Domain        *schemas.Ref `json:"domain"`
-	UpstreamURL   string       `json:"upstream_url"` // what the agent forwards to
-	Metadata      string       `json:"metadata"`
-	Description   string       `json:"description"`
-	TunnelSession schemas.Ref  `json:"tunnel_session"` // the session serving it, /tunnel_sessions/<ts_...>
+	// `labeled` for a labeled tunnel, which has `labels` and no public
+	// address (its `url`, `public_url` and `hostport` are empty): tunnel
+	// group backends select it.
+	//
+	//openapi:schema {enum: [http, https, tcp, labeled]}
+	Proto string `json:"proto"`
+	// A labeled tunnel's labels; absent for the other protos.
+	//
+	//openapi:ref Labels
+	Labels map[string]string `json:"labels,omitempty"`
+	// The public URL, `http://host[:port]`, `https://host[:port]` or
+	// `tcp://host:port`; empty for a labeled tunnel.
+	URL string `json:"url"`
+	// The same as `url`.
+	PublicURL string `json:"public_url"`
+	// The URL's `host:port`.
+	Hostport string `json:"hostport"`
+	// The reserved domain that allowed it; null for a random subdomain or
+	// a TCP address.
+	//
+	//openapi:ref TunnelRef
+	Domain *schemas.Ref `json:"domain"` // /reserved_domains/<rd_...>
+	// What the agent said it forwards to.
+	UpstreamURL string `json:"upstream_url"`
+	Metadata    string `json:"metadata"`
+	Description string `json:"description"`
+	// The session serving it; `uri` is `/tunnel_sessions/<id>`.
+	//
+	//openapi:ref TunnelRef
+	TunnelSession schemas.Ref `json:"tunnel_session"`
 }

@@ -70,6 +70,10 @@ func Endpoints() Spec {
 				Answer: Answer{Description: "A page of endpoints."}},
 			Get: &Op{Summary: "Get an endpoint.",
 				Description: "An endpoint that has ended, or whose edge has stopped, is not found (404)."},
+			Schemas: Schemas{Wire: reflect.TypeFor[apiwire.Endpoint](),
+				Resource: "A public address an agent's tunnel session serves, recorded by the edge when the agent binds it.",
+				List:     "A page of endpoints, newest first, under `endpoints`.",
+				Response: "The endpoint."},
 		},
 	}
 }
