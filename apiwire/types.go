@@ -124,9 +124,10 @@ type APIKey struct {
 	Description string `json:"description"`
 	Metadata    string `json:"metadata"`
 	CreatedAt   string `json:"created_at"` // RFC 3339, in milliseconds
-	// Token is the key's secret, set only in the answer to its creation:
-	// null in every other answer.
-	Token *string `json:"token"`
+	// The bearer token, `sk_` and 43 base62 digits.
+	//
+	//openapi:schema {pattern: "^sk_[0-9A-Za-z]{43}$"}
+	Token *string `json:"token"` // only in the answer to the create; nil after
 }
 
 // APIKeyInput is the body of an API key's create or update: the fields

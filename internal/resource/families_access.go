@@ -1,6 +1,8 @@
 package resource
 
 import (
+	"reflect"
+
 	"github.com/sluicehq/sluice/apiwire"
 	"github.com/sluicehq/sluice/schemas"
 )
@@ -26,6 +28,12 @@ func APIKeys() Spec {
 				Description: "A key may delete itself. The account's only key cannot be deleted (409\n" +
 					"`ERR_SLUICE_423`): create another one first.\n",
 				Errors: []int{409}},
+			Schemas: Schemas{Wire: reflect.TypeFor[apiwire.APIKey](), Input: reflect.TypeFor[apiwire.APIKeyInput](),
+				Resource: "An API key, without its token (`token` is null).",
+				Created:  "A new API key, with its token, shown this once.",
+				Create:   "A new API key.",
+				List:     "A page of keys, newest first, without their tokens.",
+				Response: "The key, without its token."},
 		},
 	}
 }
