@@ -141,9 +141,11 @@ type APIKeyInput struct {
 // 2.3): a user that belongs to no person, such as the owner of an agent's
 // tunnel credentials.
 type BotUser struct {
-	ID        string `json:"id"`
-	URI       string `json:"uri"` // its full URL
-	Name      string `json:"name"`
+	ID  string `json:"id"`
+	URI string `json:"uri"` // its full URL
+	//openapi:ref BotUserName
+	Name string `json:"name"`
+	// Whether the bot user is active; true on creation.
 	Active    bool   `json:"active"`
 	CreatedAt string `json:"created_at"` // RFC 3339, in milliseconds
 }
@@ -152,6 +154,7 @@ type BotUser struct {
 // set are sent, the others left as they are. A create takes Name only: a
 // new bot user is active.
 type BotUserInput struct {
+	//openapi:ref BotUserName
 	Name   *string `json:"name,omitempty"` // 1 to 255 bytes, unique in the account ignoring case
 	Active *bool   `json:"active,omitempty"`
 }
@@ -160,24 +163,33 @@ type BotUserInput struct {
 // sections 2.4 and 5): the authtoken of an agent, what it may bind, and
 // the bot user that owns it.
 type Credential struct {
-	ID          string   `json:"id"`
-	URI         string   `json:"uri"` // its full URL
-	CreatedAt   string   `json:"created_at"`
-	Description string   `json:"description"`
-	Metadata    string   `json:"metadata"`
-	Token       *string  `json:"token"`    // only in the answer to the create; nil after
-	ACL         []string `json:"acl"`      // "*", "bind:<domain>", "bind:*.<domain>" or "bind:<host>:<port>"; none: no restriction
-	OwnerID     *string  `json:"owner_id"` // a bot user of the account, or nil
+	ID          string `json:"id"`
+	URI         string `json:"uri"` // its full URL
+	CreatedAt   string `json:"created_at"`
+	Description string `json:"description"`
+	Metadata    string `json:"metadata"`
+	// The authtoken, `ct_` and 43 base62 digits.
+	//
+	//openapi:schema {pattern: "^ct_[0-9A-Za-z]{43}$"}
+	Token *string `json:"token"` // only in the answer to the create; nil after
+	//openapi:ref CredentialACL
+	ACL []string `json:"acl"` // "*", "bind:<domain>", "bind:*.<domain>" or "bind:<host>:<port>"; none: no restriction
+	// The bot user that owns the credential, or null.
+	//
+	//openapi:ref BotUserID
+	OwnerID *string `json:"owner_id"`
 }
 
 // CredentialInput is the body of a credential's create or update: the
 // fields set are sent, the others left as they are. An update with an
 // empty ACL removes every rule, and one with an empty OwnerID the owner.
 type CredentialInput struct {
-	Description *string   `json:"description,omitempty"` // at most 255 bytes
-	Metadata    *string   `json:"metadata,omitempty"`    // at most 4096 bytes
-	ACL         *[]string `json:"acl,omitempty"`
-	OwnerID     *string   `json:"owner_id,omitempty"`
+	Description *string `json:"description,omitempty"` // at most 255 bytes
+	Metadata    *string `json:"metadata,omitempty"`    // at most 4096 bytes
+	//openapi:ref CredentialACL
+	ACL *[]string `json:"acl,omitempty"`
+	// A bot user of the account; "" (in an update) removes the owner.
+	OwnerID *string `json:"owner_id,omitempty"`
 }
 
 // HTTPSEdge is an HTTPS edge as the API returns it: the hostports, of

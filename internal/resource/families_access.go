@@ -64,6 +64,11 @@ func BotUsers() Spec {
 				Description: "A bot user that owns tunnel credentials is not deleted (409 `ERR_SLUICE_426`,\n" +
 					"`details.credentials` listing them): delete them, or give them another owner, first.\n",
 				Errors: []int{409}},
+			Schemas: Schemas{Wire: reflect.TypeFor[apiwire.BotUser](), Input: reflect.TypeFor[apiwire.BotUserInput](),
+				Resource: "A user that is a program, not a person.",
+				Create:   "A new bot user; it is created active.",
+				List:     "A page of bot users, newest first.",
+				Response: "The bot user."},
 		},
 	}
 }
@@ -101,6 +106,12 @@ func Credentials() Spec {
 				Description: "The fields sent are set. `acl: []` removes every rule; `owner_id: \"\"` removes the\n" +
 					"owner. The token cannot be changed: create another credential.\n"},
 			Delete: &Op{Summary: "Delete a tunnel credential."},
+			Schemas: Schemas{Wire: reflect.TypeFor[apiwire.Credential](), Input: reflect.TypeFor[apiwire.CredentialInput](),
+				Resource: "A tunnel credential, without its token (`token` is null).",
+				Created:  "A new tunnel credential, with its token, shown this once.",
+				Create:   "A new tunnel credential; sluice makes its token.",
+				List:     "A page of tunnel credentials, newest first, without their tokens.",
+				Response: "The tunnel credential, without its token."},
 		},
 	}
 }
