@@ -52,11 +52,11 @@ type Schemas struct {
 	// Input is the body of its create and update, such as
 	// apiwire.APIKeyInput; nil when it has neither.
 	Input reflect.Type
-	// Resource, Created, Create and List are the descriptions of
-	// <Stem>, <Stem>Created (written when Create answers it),
-	// <Stem>Create and <Stem>List; <Stem>Update's is "The fields to
-	// change.".
-	Resource, Created, Create, List string
+	// Resource, Created, Create, Update and List are the descriptions
+	// of <Stem>, <Stem>Created (written when Create answers it),
+	// <Stem>Create, <Stem>Update ("The fields to change." when "") and
+	// <Stem>List.
+	Resource, Created, Create, Update, List string
 	// Response is the description of the response <Stem>200.
 	Response string
 }

@@ -2,6 +2,7 @@ package main
 
 import (
 	"bytes"
+	"cmp"
 	"errors"
 	"fmt"
 	"reflect"
@@ -64,7 +65,8 @@ func writeSchemas(out *bytes.Buffer, f resource.Spec, docs wireDocs) error {
 		set(top, d.Stem+"Create", create)
 	}
 	if d.Update != nil {
-		update, err := s.input(updateDescription, true)
+		description := cmp.Or(ss.Update, updateDescription)
+		update, err := s.input(description, true)
 		if err != nil {
 			return err
 		}
@@ -144,12 +146,13 @@ func (s schemas) input(description string, update bool) (*yaml.Node, error) {
 		if field.Required && !update {
 			required.Content = append(required.Content, scalar(name))
 		}
-		// A field not set is not sent: its pointer says no more.
+		// A field not set is not sent: its pointer says no more, and a
+		// pointer to a pointer sends null.
 		typ := sf.Type
 		if typ.Kind() == reflect.Pointer {
 			typ = typ.Elem()
 		}
-		set(props, name, s.property(name, typ, docs[sf.Name], false))
+		set(props, name, s.property(name, typ, docs[sf.Name], true))
 	}
 	return object(description, required, props), nil
 }
@@ -175,14 +178,17 @@ func (s schemas) declared(name string) (resource.Field, bool) {
 }
 
 // property returns the schema of the property name of Go type t: the
-// schema its doc's directives name, or one that the family's fields
-// share, or its type's; null too when nullable and t is a pointer.
+// schema its doc's directives name (a schema directive with a type is
+// the whole schema), or one that the family's fields share, or its
+// type's; null too when nullable and t is a pointer.
 func (s schemas) property(name string, t reflect.Type, d fieldDoc, nullable bool) *yaml.Node {
 	nullable = nullable && t.Kind() == reflect.Pointer
 	var schema *yaml.Node
 	switch shared := s.shared(name); {
 	case d.ref != "":
 		schema = refTo("schemas", d.ref)
+	case d.schema != nil && get(d.schema, "type") != nil:
+		schema = mapping()
 	case shared != "":
 		schema, nullable = refTo("schemas", shared), false
 	default:

@@ -12,6 +12,7 @@ import (
 
 type widget struct {
 	ID    string   `json:"id"`
+	URI   string   `json:"uri"`
 	Name  string   `json:"name"`
 	Token *string  `json:"token"`
 	Owner *string  `json:"owner"`
@@ -20,8 +21,9 @@ type widget struct {
 }
 
 type widgetInput struct {
-	Name  *string `json:"name,omitempty"`
-	Owner *string `json:"owner,omitempty"`
+	Name  *string  `json:"name,omitempty"`
+	Owner *string  `json:"owner,omitempty"`
+	Ref   **widget `json:"ref,omitempty"`
 }
 
 func widgets() resource.Spec {
@@ -31,6 +33,7 @@ func widgets() resource.Spec {
 			{Name: "name", Kind: resource.String, Required: true, Create: true},
 			{Name: "owner", Kind: resource.String, Create: true, Update: true},
 			{Name: "token", Kind: resource.String, ShownOnce: true},
+			{Name: "ref", Kind: resource.Object, Create: true},
 		},
 		Doc: resource.Doc{
 			Stem:   "Widget",
@@ -45,11 +48,14 @@ func widgets() resource.Spec {
 const widgetSchemas = `    Widget:
       description: A widget.
       type: object
-      required: [id, name, token, owner, ref]
+      required: [id, uri, name, token, owner, ref]
       additionalProperties: false
       properties:
         id:
           $ref: "#/components/schemas/WidgetID"
+        uri:
+          type: string
+          pattern: ^/widgets/
         name:
           description: 'Its name: unique.'
           $ref: "#/components/schemas/WidgetName"
@@ -70,11 +76,14 @@ const widgetSchemas = `    Widget:
     WidgetCreated:
       description: A new widget.
       type: object
-      required: [id, name, token, owner, ref]
+      required: [id, uri, name, token, owner, ref]
       additionalProperties: false
       properties:
         id:
           $ref: "#/components/schemas/WidgetID"
+        uri:
+          type: string
+          pattern: ^/widgets/
         name:
           description: 'Its name: unique.'
           $ref: "#/components/schemas/WidgetName"
@@ -101,6 +110,10 @@ const widgetSchemas = `    Widget:
           type: string
         owner:
           type: string
+        ref:
+          oneOf:
+            - $ref: "#/components/schemas/widget"
+            - type: "null"
     WidgetUpdate:
       description: The fields to change.
       type: object
@@ -133,6 +146,7 @@ func TestWriteSchemas(t *testing.T) {
 	docs := wireDocs{
 		"widget": {
 			"Name":  {text: "Its name: unique.", ref: "WidgetName"},
+			"URI":   {schema: pairs("type", scalar("string"), "pattern", scalar("^/widgets/"))},
 			"Owner": {schema: pairs("format", scalar("uri"))},
 		},
 		"widgetInput": {},

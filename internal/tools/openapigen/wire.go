@@ -26,7 +26,7 @@ var errDirective = errors.New("unknown directive")
 //
 // ref makes the property a $ref to a schema of the components; schema
 // adds the keys of a YAML flow mapping to the property's schema, or
-// replaces those it has.
+// replaces those it has, and is the whole schema when it has a type.
 type fieldDoc struct {
 	text   string
 	ref    string
