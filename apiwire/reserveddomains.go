@@ -9,24 +9,33 @@ type ReservedDomain struct {
 	CreatedAt   string `json:"created_at"`
 	Description string `json:"description"`
 	Metadata    string `json:"metadata"`
-	// Domain is lower case, possibly a wildcard such as *.sub.example.com.
-	Domain string `json:"domain"`
-	// Region is deprecated: null, or au, eu, ap, us, us-cal-1, jp, in, sa.
-	Region *string `json:"region"`
-	// CNAMETarget is where a custom domain's CNAME points; null for a
-	// name under one of the service's domains.
+	//openapi:ref ReservedDomainName
+	Domain string `json:"domain"` // lower case, possibly a wildcard such as *.sub.example.com
+	// Deprecated; null by default.
+	//
+	//openapi:ref ReservedDomainRegion
+	//openapi:schema {deprecated: true}
+	Region *string `json:"region"` // au, eu, ap, us, us-cal-1, jp, in or sa
+	// Where a custom domain's CNAME record points; null for a name under
+	// a domain of the service.
 	CNAMETarget *string `json:"cname_target"`
-	// The endpoint configurations and the certificate are always null
-	// for now (their structure is not specified).
-	HTTPEndpointConfiguration  *Ref `json:"http_endpoint_configuration"`
+	// Always null (its structure is not specified).
+	//
+	//openapi:schema {type: "null"}
+	HTTPEndpointConfiguration *Ref `json:"http_endpoint_configuration"`
+	// Always null (its structure is not specified).
+	//
+	//openapi:schema {type: "null"}
 	HTTPSEndpointConfiguration *Ref `json:"https_endpoint_configuration"`
-	Certificate                *Ref `json:"certificate"`
-	// CertificateManagementPolicy is null when certificates are not
-	// managed; a new wildcard domain has one.
-	CertificateManagementPolicy *CertificatePolicy `json:"certificate_management_policy"`
+	// The TLS certificate sluice obtained for the domain
+	// (`/tls_certificates/{id}`); null until it has one.
+	//
+	//openapi:ref TLSCertificateRef
+	Certificate                 *Ref               `json:"certificate"`
+	CertificateManagementPolicy *CertificatePolicy `json:"certificate_management_policy"` // nil: not managed; a new wildcard domain has one
 	CertificateManagementStatus *CertificateStatus `json:"certificate_management_status"`
-	// ACMEChallengeCNAMETarget is where _acme-challenge.<domain> points,
-	// for a wildcard custom domain; null otherwise.
+	// Where `_acme-challenge.<domain>` points, for a wildcard custom
+	// domain; null otherwise.
 	ACMEChallengeCNAMETarget *string `json:"acme_challenge_cname_target"`
 }
 
@@ -39,10 +48,13 @@ type Ref struct {
 // ReservedDomainInput is the body of a reserved domain's create or update:
 // the fields set are sent. Domain is taken by a create only.
 type ReservedDomainInput struct {
-	Description                 *string            `json:"description,omitempty"`
-	Metadata                    *string            `json:"metadata,omitempty"`
-	Domain                      *string            `json:"domain,omitempty"`
-	Region                      *string            `json:"region,omitempty"`
+	Description *string `json:"description,omitempty"`
+	Metadata    *string `json:"metadata,omitempty"`
+	//openapi:ref ReservedDomainName
+	Domain *string `json:"domain,omitempty"`
+	//openapi:ref ReservedDomainRegion
+	Region *string `json:"region,omitempty"`
+	//openapi:ref CertificatePolicyInput
 	CertificateManagementPolicy *CertificatePolicy `json:"certificate_management_policy,omitempty"`
 }
 

@@ -13,20 +13,24 @@ import (
 // records, under which agents connect through regional domains. Its fields
 // are in the specification's order.
 type AgentIngress struct {
-	ID          string `json:"id"`
-	URI         string `json:"uri"` // its path, /agent_ingresses/<id>, not a full URL
+	ID string `json:"id"`
+	// The agent ingress's path, `/agent_ingresses/<id>` (not a full URL).
+	//
+	//openapi:schema {type: string, pattern: "^/agent_ingresses/agin_[0-9A-Za-z]{27}$"}
+	URI         string `json:"uri"`
 	Description string `json:"description"`
 	Metadata    string `json:"metadata"`
-	Domain      string `json:"domain"` // in lower case
-	// NSTargets are the NS records that delegate Domain to the service.
+	//openapi:ref AgentIngressDomain
+	Domain string `json:"domain"` // in lower case
+	// The service's name servers (`sluice serve --ingress-ns-targets`), to
+	// set as the domain's NS records.
 	NSTargets []string `json:"ns_targets"`
-	// RegionDomains are tunnel.<region>.<domain>, one per region the
-	// service runs: the list grows when a region is added.
-	RegionDomains []string `json:"region_domains"`
-	CreatedAt     string   `json:"created_at"` // RFC 3339, in milliseconds
-	// CertificateManagementPolicy is nil when certificates are not
-	// managed, and CertificateManagementStatus is nil then too.
-	CertificateManagementPolicy *CertificatePolicy `json:"certificate_management_policy"`
+	// `tunnel.<region>.<domain>` for each region the service runs
+	// (`sluice serve --regions`); the list grows when a region is added.
+	RegionDomains               []string           `json:"region_domains"`
+	CreatedAt                   string             `json:"created_at"`                    // RFC 3339, in milliseconds
+	CertificateManagementPolicy *CertificatePolicy `json:"certificate_management_policy"` // nil: certificates are not managed
+	// Null when the policy is null.
 	CertificateManagementStatus *CertificateStatus `json:"certificate_management_status"`
 }
 
@@ -62,9 +66,11 @@ type CertificateJob struct {
 // a create only. CertificateManagementPolicy sends the policy it points
 // to: a pointer to nil sends null, which turns management off.
 type AgentIngressInput struct {
-	Description                 *string             `json:"description,omitempty"` // at most 255 bytes
-	Metadata                    *string             `json:"metadata,omitempty"`    // at most 4096 bytes
-	Domain                      *string             `json:"domain,omitempty"`
+	Description *string `json:"description,omitempty"` // at most 255 bytes
+	Metadata    *string `json:"metadata,omitempty"`    // at most 4096 bytes
+	//openapi:ref AgentIngressDomain
+	Domain *string `json:"domain,omitempty"`
+	//openapi:ref CertificatePolicyInput
 	CertificateManagementPolicy **CertificatePolicy `json:"certificate_management_policy,omitempty"`
 }
 

@@ -1,6 +1,8 @@
 package resource
 
 import (
+	"reflect"
+
 	"github.com/sluicehq/sluice/apiwire"
 	"github.com/sluicehq/sluice/internal/dnsname"
 	"github.com/sluicehq/sluice/schemas"
@@ -37,6 +39,13 @@ func AgentIngresses() Spec {
 					"A policy sent replaces the policy (null turns management off); a policy that\n" +
 					"differs starts provisioning again.\n"},
 			Delete: &Op{Summary: "Delete an agent ingress, which frees its domain for any account."},
+			Schemas: Schemas{Wire: reflect.TypeFor[apiwire.AgentIngress](), Input: reflect.TypeFor[apiwire.AgentIngressInput](),
+				Resource: "A domain the account owns, delegated to the service with the NS records of `ns_targets`, " +
+					"under which agents connect through `region_domains` (specification section 2.1, whose order the fields keep).",
+				Create:   "A new agent ingress.",
+				Update:   "The fields to change; `domain` cannot be changed.",
+				List:     "A page of agent ingresses, newest first, under `ingresses`.",
+				Response: "The agent ingress."},
 		},
 	}
 }
@@ -206,6 +215,13 @@ func ReservedDomains() Spec {
 					"account does, is not deleted (409 `ERR_SLUICE_433`, `details.https_edges` listing the\n" +
 					"edges): remove those hostports, or delete the edges, first.\n",
 				Errors: []int{409}},
+			Schemas: Schemas{Wire: reflect.TypeFor[apiwire.ReservedDomain](), Input: reflect.TypeFor[apiwire.ReservedDomainInput](),
+				Resource: "A domain the account reserves (specification 2.2), its fields in the specification's order " +
+					"with description and metadata after created_at.",
+				Create:   "A domain to reserve.",
+				Update:   "The fields to change; the domain cannot change.",
+				List:     "A page of reserved domains, newest first.",
+				Response: "The reserved domain."},
 		},
 	}
 }

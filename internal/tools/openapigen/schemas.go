@@ -188,7 +188,7 @@ func (s schemas) property(name string, t reflect.Type, d fieldDoc, nullable bool
 	case d.ref != "":
 		schema = refTo("schemas", d.ref)
 	case d.schema != nil && get(d.schema, "type") != nil:
-		schema = mapping()
+		schema, nullable = mapping(), false
 	case shared != "":
 		schema, nullable = refTo("schemas", shared), false
 	default:
