@@ -79,20 +79,41 @@ type AgentIngressInput struct {
 // the edge records and the account lists and revokes. Its fields are in
 // the specification's order. The API has no create or update of it.
 type AppSession struct {
-	ID             string         `json:"id"`
-	URI            string         `json:"uri"`        // its full URL
-	PublicURL      string         `json:"public_url"` // the URL of the hostport the endpoint serves
+	ID  string `json:"id"`
+	URI string `json:"uri"` // its full URL
+	// The URL of the hostport the endpoint serves, such as
+	// `https://app.example.com`.
+	//
+	//openapi:schema {maxLength: 300}
+	PublicURL      string         `json:"public_url"`
 	BrowserSession BrowserSession `json:"browser_session"`
-	// ApplicationUser is the user who logged in, /app/users/<usr_...>.
+	// The user who logged in; `uri` is `/app/users/<id>`.
+	//
+	//openapi:ref SessionRef
 	ApplicationUser schemas.Ref `json:"application_user"`
-	CreatedAt       string      `json:"created_at"`  // RFC 3339, in milliseconds
-	LastActive      string      `json:"last_active"` // RFC 3339, in milliseconds
-	ExpiresAt       string      `json:"expires_at"`  // RFC 3339, in milliseconds: the session ends then
-	// Endpoint is the endpoint logged in to, /endpoints/<ep_...>.
+	CreatedAt       string      `json:"created_at"` // RFC 3339, in milliseconds
+	// When the user was last seen by the edge (RFC 3339, UTC).
+	//
+	//openapi:ref Timestamp
+	LastActive string `json:"last_active"` // in milliseconds
+	// When the session ends (RFC 3339, UTC), at most 30 days after it
+	// was last set.
+	//
+	//openapi:ref Timestamp
+	ExpiresAt string `json:"expires_at"` // in milliseconds
+	// The endpoint logged in to; `uri` is `/endpoints/<id>`.
+	//
+	//openapi:ref SessionRef
 	Endpoint schemas.Ref `json:"endpoint"`
-	// Edge and Route are the HTTPS edge and route that served the login,
-	// nil for an agent-initiated endpoint.
-	Edge  *schemas.Ref `json:"edge"`
+	// The HTTPS edge that served the login; null if the endpoint is
+	// agent-initiated.
+	//
+	//openapi:ref SessionRef
+	Edge *schemas.Ref `json:"edge"`
+	// The route of the HTTPS edge; null if the endpoint is
+	// agent-initiated.
+	//
+	//openapi:ref SessionRef
 	Route *schemas.Ref `json:"route"`
 }
 

@@ -25,6 +25,12 @@ func AppSessions() Spec {
 			Delete: &Op{Summary: "Revoke an application session.",
 				Description: "The session ends at once: the edge's next refresh of it fails, and the end user logs\n" +
 					"in again.\n"},
+			Schemas: Schemas{Wire: reflect.TypeFor[apiwire.AppSession](),
+				Resource: "An end user's login to an endpoint of the account (specification section 2.7), recorded " +
+					"by the edge. It ends at `expires_at`, when revoked, or when a newer login of the account " +
+					"takes its place at the limit of sessions (serve `--max-app-sessions`).",
+				List:     "A page of application sessions, newest first, under `application_sessions`.",
+				Response: "The application session."},
 		},
 	}
 }
