@@ -6,6 +6,7 @@ import (
 	"errors"
 	"fmt"
 	"reflect"
+	"regexp"
 	"strings"
 
 	"go.yaml.in/yaml/v3"
@@ -26,7 +27,7 @@ var (
 // The descriptions every family's schemas share.
 const (
 	updateDescription = "The fields to change."
-	echoedIDText      = "The path's id, as the official API clients repeat it: taken when it is the\n" +
+	echoedText        = ", as the official API clients repeat it: taken when it is the\n" +
 		"path's, and 400 `ERR_SLUICE_340` naming both values otherwise.\n"
 	shownOnceText = "Null; the token is shown only in the response to creation."
 )
@@ -118,9 +119,10 @@ func (s schemas) resource(description string, created bool) (*yaml.Node, error) 
 	return object(description, required, props), nil
 }
 
-// input returns the schema of the body of a create, or of an update,
-// which may repeat the path's id: the fields of Input its kind of body
-// takes.
+// input returns the schema of the body of a create or an update: the
+// ids of the path, which the body may repeat (a nested family's parent
+// and, of an update, the resource's own), then the fields of Input its
+// kind of body takes.
 func (s schemas) input(description string, update bool) (*yaml.Node, error) {
 	t := s.spec.Doc.Schemas.Input
 	docs, ok := s.docs[t.Name()]
@@ -128,8 +130,11 @@ func (s schemas) input(description string, update bool) (*yaml.Node, error) {
 		return nil, fmt.Errorf("%s: %w %v", s.spec.Path, errNoDocs, t)
 	}
 	props, required := mapping(), flow()
+	for _, m := range pathParameter.FindAllStringSubmatch(s.spec.Path, -1) {
+		set(props, m[1], echoed("`"+m[1]+"`"))
+	}
 	if update {
-		set(props, "id", pairs("description", scalar(echoedIDText), "type", scalar("string")))
+		set(props, "id", echoed("id"))
 	}
 	for sf := range t.Fields() {
 		name, _ := jsonName(sf)
@@ -155,6 +160,16 @@ func (s schemas) input(description string, update bool) (*yaml.Node, error) {
 		set(props, name, s.property(name, typ, docs[sf.Name], true))
 	}
 	return object(description, required, props), nil
+}
+
+// pathParameter matches a parameter of a family's path, such as
+// {edge_id}.
+var pathParameter = regexp.MustCompile(`\{(\w+)\}`)
+
+// echoed returns the schema of a member of a body that repeats the
+// path's parameter what.
+func echoed(what string) *yaml.Node {
+	return pairs("description", scalar("The path's "+what+echoedText), "type", scalar("string"))
 }
 
 // list returns the schema of a page of the family.
