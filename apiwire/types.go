@@ -224,35 +224,43 @@ type CredentialInput struct {
 // shown inline as the reference service does; they are a family of their
 // own (client.Client.HTTPSEdgeRoutes).
 type HTTPSEdge struct {
-	ID          string           `json:"id"`
-	URI         string           `json:"uri"` // its full URL
-	CreatedAt   string           `json:"created_at"`
-	Description string           `json:"description"`
-	Metadata    string           `json:"metadata"`
-	Hostports   []string         `json:"hostports"` // "<domain>:443", each a reserved domain of the account or a name a wildcard one covers
-	Routes      []HTTPSEdgeRoute `json:"routes"`    // every route of the edge, oldest first; changed through client.Client.HTTPSEdgeRoutes
+	ID          string `json:"id"`
+	URI         string `json:"uri"` // its full URL
+	CreatedAt   string `json:"created_at"`
+	Description string `json:"description"`
+	Metadata    string `json:"metadata"`
+	//openapi:ref Hostports
+	Hostports []string `json:"hostports"` // "<domain>:443", each a reserved domain of the account or a name a wildcard one covers
+	// Every route of the edge, oldest first, with its modules, as the
+	// reference service shows them; they are created and changed at
+	// `/edges/https/{edge_id}/routes`.
+	Routes []HTTPSEdgeRoute `json:"routes"` // client.Client.HTTPSEdgeRoutes changes them
 }
 
 // HTTPSEdgeInput is the body of an HTTPS edge's create or update: the
 // fields set are sent, the others left as they are.
 type HTTPSEdgeInput struct {
-	Description *string   `json:"description,omitempty"` // at most 255 bytes
-	Metadata    *string   `json:"metadata,omitempty"`    // at most 4096 bytes
-	Hostports   *[]string `json:"hostports,omitempty"`
+	Description *string `json:"description,omitempty"` // at most 255 bytes
+	Metadata    *string `json:"metadata,omitempty"`    // at most 4096 bytes
+	//openapi:ref Hostports
+	Hostports *[]string `json:"hostports,omitempty"`
 }
 
 // HTTPSEdgeRoute is a route of an HTTPS edge as the API returns it: the
 // requests it takes (MatchType and Match) and its modules, nil when
 // unset (specification sections 2.5, 2.6, 4.3).
 type HTTPSEdgeRoute struct {
-	ID                    string                 `json:"id"`
-	URI                   string                 `json:"uri"` // its full URL
-	EdgeID                string                 `json:"edge_id"`
-	CreatedAt             string                 `json:"created_at"`
-	Description           string                 `json:"description"`
-	Metadata              string                 `json:"metadata"`
-	MatchType             string                 `json:"match_type"` // "exact_path" or "path_prefix"
-	Match                 string                 `json:"match"`      // a path, starting with "/"
+	ID  string `json:"id"`
+	URI string `json:"uri"` // its full URL
+	//openapi:ref HTTPSEdgeID
+	EdgeID      string `json:"edge_id"`
+	CreatedAt   string `json:"created_at"`
+	Description string `json:"description"`
+	Metadata    string `json:"metadata"`
+	//openapi:ref RouteMatchType
+	MatchType string `json:"match_type"` // "exact_path" or "path_prefix"
+	//openapi:ref RouteMatch
+	Match                 string                 `json:"match"` // a path, starting with "/"
 	CircuitBreaker        *CircuitBreaker        `json:"circuit_breaker"`
 	WebsocketTCPConverter *WebsocketTCPConverter `json:"websocket_tcp_converter"`
 	Backend               *RouteBackend          `json:"backend"`
@@ -266,8 +274,10 @@ type HTTPSEdgeRoute struct {
 type HTTPSEdgeRouteInput struct {
 	Description *string `json:"description,omitempty"` // at most 255 bytes
 	Metadata    *string `json:"metadata,omitempty"`    // at most 4096 bytes
-	MatchType   *string `json:"match_type,omitempty"`  // required at create
-	Match       *string `json:"match,omitempty"`       // required at create
+	//openapi:ref RouteMatchType
+	MatchType *string `json:"match_type,omitempty"` // required at create
+	//openapi:ref RouteMatch
+	Match *string `json:"match,omitempty"` // required at create
 }
 
 // CircuitBreaker is the circuit breaker module of a route as the API
@@ -336,14 +346,17 @@ type RouteTrafficPolicyInput struct {
 // the labels that select its tunnels, and the labeled tunnels they
 // select now.
 type TunnelGroupBackend struct {
-	ID          string            `json:"id"`
-	URI         string            `json:"uri"` // its full URL
-	CreatedAt   string            `json:"created_at"`
-	Description string            `json:"description"`
-	Metadata    string            `json:"metadata"`
-	Labels      map[string]string `json:"labels"`
-	// Tunnels are the account's labeled tunnels whose labels include all
-	// of Labels, /endpoints/<ep_...>, sorted by id.
+	ID          string `json:"id"`
+	URI         string `json:"uri"` // its full URL
+	CreatedAt   string `json:"created_at"`
+	Description string `json:"description"`
+	Metadata    string `json:"metadata"`
+	//openapi:ref Labels
+	Labels map[string]string `json:"labels"`
+	// The labeled tunnels it selects, sorted by id; `uri` is
+	// `/endpoints/<id>`.
+	//
+	//openapi:schema {type: array, items: {$ref: "#/components/schemas/EndpointRef"}}
 	Tunnels []schemas.Ref `json:"tunnels"`
 }
 
@@ -351,9 +364,10 @@ type TunnelGroupBackend struct {
 // or update: the fields set are sent, the others left as they are.
 // Labels replace the backend's whole.
 type TunnelGroupBackendInput struct {
-	Description *string            `json:"description,omitempty"` // at most 255 bytes
-	Metadata    *string            `json:"metadata,omitempty"`    // at most 4096 bytes
-	Labels      *map[string]string `json:"labels,omitempty"`      // 1 to 10; required at create
+	Description *string `json:"description,omitempty"` // at most 255 bytes
+	Metadata    *string `json:"metadata,omitempty"`    // at most 4096 bytes
+	//openapi:ref Labels
+	Labels *map[string]string `json:"labels,omitempty"` // 1 to 10; required at create
 }
 
 // Destination is an event destination as the API returns it: where events

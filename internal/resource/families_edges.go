@@ -97,6 +97,11 @@ func HTTPSEdges() Spec {
 				Description: "The fields sent are set; `hostports` replaces the list whole, `[]` removes every one."},
 			Delete: &Op{Summary: "Delete an HTTPS edge and all its routes.",
 				Description: "The edge and its routes are deleted together, in one write, or none is."},
+			Schemas: Schemas{Wire: reflect.TypeFor[apiwire.HTTPSEdge](), Input: reflect.TypeFor[apiwire.HTTPSEdgeInput](),
+				Resource: "An HTTPS edge, with its routes.",
+				Create:   "A new HTTPS edge.",
+				List:     "A page of HTTPS edges, newest first.",
+				Response: "The HTTPS edge."},
 		},
 	}
 }
@@ -133,6 +138,11 @@ func HTTPSEdgeRoutes() Spec {
 				Description: "The fields sent are set. A route stays on its edge (`edge_id` is 400\n" +
 					"`ERR_SLUICE_340`); its modules are set on their own paths.\n"},
 			Delete: &Op{Summary: "Delete a route of an HTTPS edge."},
+			Schemas: Schemas{Wire: reflect.TypeFor[apiwire.HTTPSEdgeRoute](), Input: reflect.TypeFor[apiwire.HTTPSEdgeRouteInput](),
+				Resource: "A route of an HTTPS edge, with its modules, null when unset.",
+				Create:   "A new route; `match_type` and `match` are required.",
+				List:     "A page of the routes of an HTTPS edge, newest first.",
+				Response: "The route, with its modules."},
 		},
 	}
 }
@@ -175,6 +185,12 @@ func TunnelGroupBackends() Spec {
 					"not, is 409 `ERR_SLUICE_434`, `details.https_edge_routes` listing them: remove it\n" +
 					"from them first.\n",
 				Errors: []int{409}},
+			Schemas: Schemas{Wire: reflect.TypeFor[apiwire.TunnelGroupBackend](), Input: reflect.TypeFor[apiwire.TunnelGroupBackendInput](),
+				Resource: "A tunnel group backend: the labels that select its tunnels, and the account's " +
+					"labeled tunnels whose labels include all of them now.",
+				Create:   "A new tunnel group backend; `labels` is required.",
+				List:     "A page of tunnel group backends, newest first.",
+				Response: "The tunnel group backend, with the tunnels it selects now."},
 		},
 	}
 }
