@@ -63,29 +63,42 @@ type ReservedDomainInput struct {
 // (specification section 6.4's tls_certificate_*), in the
 // specification's order. Its private key is never shown.
 type TLSCertificate struct {
-	ID          string `json:"id"`
-	URI         string `json:"uri"` // its full URL
+	ID  string `json:"id"`
+	URI string `json:"uri"` // its full URL
+	// When sluice first stored a certificate for the domain (RFC 3339,
+	// UTC).
+	//
+	//openapi:ref Timestamp
 	CreatedAt   string `json:"created_at"`
 	Description string `json:"description"`
 	Metadata    string `json:"metadata"`
-	// CertificatePEM is the chain, leaf first.
+	// The chain in PEM, leaf first.
 	CertificatePEM          string                  `json:"certificate_pem"`
 	SubjectCommonName       string                  `json:"subject_common_name"`
 	SubjectAlternativeNames SubjectAlternativeNames `json:"subject_alternative_names"`
-	// IssuedAt is when sluice obtained it; null for one a user uploaded.
-	IssuedAt                  *string  `json:"issued_at"`
-	NotBefore                 string   `json:"not_before"`
-	NotAfter                  string   `json:"not_after"`
-	KeyUsages                 []string `json:"key_usages"`
-	ExtendedKeyUsages         []string `json:"extended_key_usages"`
-	PrivateKeyType            string   `json:"private_key_type"` // rsa, ecdsa or ed25519
-	IssuerCommonName          string   `json:"issuer_common_name"`
-	SerialNumber              string   `json:"serial_number"` // hex, lower case
-	SubjectOrganization       string   `json:"subject_organization"`
-	SubjectOrganizationalUnit string   `json:"subject_organizational_unit"`
-	SubjectLocality           string   `json:"subject_locality"`
-	SubjectProvince           string   `json:"subject_province"`
-	SubjectCountry            string   `json:"subject_country"`
+	// When the authority issued it; null for a certificate a user
+	// uploaded (none yet).
+	//
+	//openapi:schema {format: date-time}
+	IssuedAt *string `json:"issued_at"`
+	//openapi:ref Timestamp
+	NotBefore string `json:"not_before"`
+	//openapi:ref Timestamp
+	NotAfter string `json:"not_after"`
+	// Key usages of the leaf, such as digital_signature.
+	KeyUsages []string `json:"key_usages"`
+	// Extended key usages of the leaf, such as server_auth.
+	ExtendedKeyUsages []string `json:"extended_key_usages"`
+	//openapi:schema {enum: [rsa, ecdsa, ed25519]}
+	PrivateKeyType   string `json:"private_key_type"`
+	IssuerCommonName string `json:"issuer_common_name"`
+	// The leaf's serial number in lower-case hex.
+	SerialNumber              string `json:"serial_number"`
+	SubjectOrganization       string `json:"subject_organization"`
+	SubjectOrganizationalUnit string `json:"subject_organizational_unit"`
+	SubjectLocality           string `json:"subject_locality"`
+	SubjectProvince           string `json:"subject_province"`
+	SubjectCountry            string `json:"subject_country"`
 }
 
 // SubjectAlternativeNames are the names a TLSCertificate's leaf holds.

@@ -67,6 +67,11 @@ func TLSCertificates() Spec {
 				Answer: Answer{Description: "A page of TLS certificates."}},
 			Get: &Op{Summary: "Get a TLS certificate.",
 				Description: "The certificate, without its private key; a renewal keeps its id."},
+			Schemas: Schemas{Wire: reflect.TypeFor[apiwire.TLSCertificate](),
+				Resource: "A certificate sluice obtained for a reserved domain (spec 6.4's tls_certificate_* " +
+					"fields), chain and fields of its leaf; never its private key.",
+				List:     "A page of TLS certificates, newest first, under `tls_certificates`.",
+				Response: "The TLS certificate."},
 		},
 	}
 }
