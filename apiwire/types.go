@@ -379,8 +379,11 @@ type Destination struct {
 	CreatedAt   string `json:"created_at"`
 	Description string `json:"description"`
 	Metadata    string `json:"metadata"`
-	Format      string `json:"format"` // "json"
-	Target      Target `json:"target"`
+	// How events are serialized; always `json`.
+	//
+	//openapi:schema {const: json}
+	Format string `json:"format"`
+	Target Target `json:"target"`
 }
 
 // DestinationInput is the body of an event destination's create or
@@ -390,8 +393,10 @@ type Destination struct {
 type DestinationInput struct {
 	Description *string `json:"description,omitempty"`
 	Metadata    *string `json:"metadata,omitempty"`
-	Format      *string `json:"format,omitempty"`
-	Target      *Target `json:"target,omitempty"`
+	//openapi:ref FormatInput
+	Format *string `json:"format,omitempty"`
+	//openapi:ref TargetInput
+	Target *Target `json:"target,omitempty"`
 }
 
 // Target is where a destination delivers, as JSON
@@ -476,12 +481,14 @@ func (c Creds) GoString() string { return c.String() }
 // (specification section 2.8): which event kinds go to which
 // destinations.
 type Subscription struct {
-	ID           string        `json:"id"`
-	URI          string        `json:"uri"`
-	CreatedAt    string        `json:"created_at"`
-	Metadata     string        `json:"metadata"`
-	Description  string        `json:"description"`
-	Sources      []Source      `json:"sources"`
+	ID          string `json:"id"`
+	URI         string `json:"uri"`
+	CreatedAt   string `json:"created_at"`
+	Metadata    string `json:"metadata"`
+	Description string `json:"description"`
+	//openapi:schema {type: array, items: {$ref: "#/components/schemas/EventSource"}}
+	Sources []Source `json:"sources"`
+	//openapi:schema {type: array, items: {$ref: "#/components/schemas/DestinationRef"}}
 	Destinations []schemas.Ref `json:"destinations"`
 }
 
@@ -489,10 +496,16 @@ type Subscription struct {
 // update: the fields set are sent, the others left as they are. Sources
 // and DestinationIDs replace the whole list.
 type SubscriptionInput struct {
-	Description    *string        `json:"description,omitempty"` // at most 255 characters
-	Metadata       *string        `json:"metadata,omitempty"`    // at most 4096 characters
-	Sources        *[]SourceInput `json:"sources,omitempty"`
-	DestinationIDs *[]string      `json:"destination_ids,omitempty"`
+	Description *string `json:"description,omitempty"` // at most 255 characters
+	Metadata    *string `json:"metadata,omitempty"`    // at most 4096 characters
+	// The event kinds to route, each at most once.
+	//
+	//openapi:schema {type: array, items: {$ref: "#/components/schemas/EventSourceCreate"}}
+	Sources *[]SourceInput `json:"sources,omitempty"`
+	// The destinations to send the events to.
+	//
+	//openapi:schema {uniqueItems: true, items: {$ref: "#/components/schemas/DestinationID"}}
+	DestinationIDs *[]string `json:"destination_ids,omitempty"`
 }
 
 // Source is a source of a subscription as the API returns it: an event
