@@ -40,6 +40,7 @@ func AgentIngresses() Spec {
 					"differs starts provisioning again.\n"},
 			Delete: &Op{Summary: "Delete an agent ingress, which frees its domain for any account."},
 			Schemas: Schemas{Wire: reflect.TypeFor[apiwire.AgentIngress](), Input: reflect.TypeFor[apiwire.AgentIngressInput](),
+				ID: "an agent ingress",
 				Resource: "A domain the account owns, delegated to the service with the NS records of `ns_targets`, " +
 					"under which agents connect through `region_domains` (specification section 2.1, whose order the fields keep).",
 				Create:   "A new agent ingress.",
@@ -68,6 +69,7 @@ func TLSCertificates() Spec {
 			Get: &Op{Summary: "Get a TLS certificate.",
 				Description: "The certificate, without its private key; a renewal keeps its id."},
 			Schemas: Schemas{Wire: reflect.TypeFor[apiwire.TLSCertificate](),
+				ID: "a TLS certificate",
 				Resource: "A certificate sluice obtained for a reserved domain (spec 6.4's tls_certificate_* " +
 					"fields), chain and fields of its leaf; never its private key.",
 				List:     "A page of TLS certificates, newest first, under `tls_certificates`.",
@@ -103,6 +105,7 @@ func HTTPSEdges() Spec {
 			Delete: &Op{Summary: "Delete an HTTPS edge and all its routes.",
 				Description: "The edge and its routes are deleted together, in one write, or none is."},
 			Schemas: Schemas{Wire: reflect.TypeFor[apiwire.HTTPSEdge](), Input: reflect.TypeFor[apiwire.HTTPSEdgeInput](),
+				ID:       "an HTTPS edge",
 				Resource: "An HTTPS edge, with its routes.",
 				Create:   "A new HTTPS edge.",
 				List:     "A page of HTTPS edges, newest first.",
@@ -144,6 +147,7 @@ func HTTPSEdgeRoutes() Spec {
 					"`ERR_SLUICE_340`); its modules are set on their own paths.\n"},
 			Delete: &Op{Summary: "Delete a route of an HTTPS edge."},
 			Schemas: Schemas{Wire: reflect.TypeFor[apiwire.HTTPSEdgeRoute](), Input: reflect.TypeFor[apiwire.HTTPSEdgeRouteInput](),
+				ID:       "a route of an HTTPS edge",
 				Resource: "A route of an HTTPS edge, with its modules, null when unset.",
 				Create:   "A new route; `match_type` and `match` are required.",
 				List:     "A page of the routes of an HTTPS edge, newest first.",
@@ -191,6 +195,7 @@ func TunnelGroupBackends() Spec {
 					"from them first.\n",
 				Errors: []int{409}},
 			Schemas: Schemas{Wire: reflect.TypeFor[apiwire.TunnelGroupBackend](), Input: reflect.TypeFor[apiwire.TunnelGroupBackendInput](),
+				ID: "a tunnel group backend",
 				Resource: "A tunnel group backend: the labels that select its tunnels, and the account's " +
 					"labeled tunnels whose labels include all of them now.",
 				Create:   "A new tunnel group backend; `labels` is required.",
@@ -237,6 +242,7 @@ func ReservedDomains() Spec {
 					"edges): remove those hostports, or delete the edges, first.\n",
 				Errors: []int{409}},
 			Schemas: Schemas{Wire: reflect.TypeFor[apiwire.ReservedDomain](), Input: reflect.TypeFor[apiwire.ReservedDomainInput](),
+				ID: "a reserved domain",
 				Resource: "A domain the account reserves (specification 2.2), its fields in the specification's order " +
 					"with description and metadata after created_at.",
 				Create:   "A domain to reserve.",

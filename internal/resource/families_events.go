@@ -40,6 +40,7 @@ func EventDestinations() Spec {
 			// The target's schemas, Target and TargetInput, are the
 			// source's: one of a type each, which no Go type says.
 			Schemas: Schemas{Wire: reflect.TypeFor[apiwire.Destination](), Input: reflect.TypeFor[apiwire.DestinationInput](),
+				ID:       "an event destination",
 				Resource: "Where events are delivered. Secrets are never returned.",
 				Create:   "A new destination.",
 				Update:   "The fields to change; a `target` replaces the whole target, and keeps its type.",
@@ -83,6 +84,7 @@ func EventSubscriptions() Spec {
 			// source's: whether a kind takes a filter is a condition no
 			// Go type says.
 			Schemas: Schemas{Wire: reflect.TypeFor[apiwire.Subscription](), Input: reflect.TypeFor[apiwire.SubscriptionInput](),
+				ID:       "an event subscription",
 				Resource: "Which event kinds (sources) go to which destinations.",
 				Create:   "A new subscription; every field is optional.",
 				Update:   "The fields to change; `sources` and `destination_ids` replace the whole list.",

@@ -26,6 +26,7 @@ func AppSessions() Spec {
 				Description: "The session ends at once: the edge's next refresh of it fails, and the end user logs\n" +
 					"in again.\n"},
 			Schemas: Schemas{Wire: reflect.TypeFor[apiwire.AppSession](),
+				ID: "an application session",
 				Resource: "An end user's login to an endpoint of the account (specification section 2.7), recorded " +
 					"by the edge. It ends at `expires_at`, when revoked, or when a newer login of the account " +
 					"takes its place at the limit of sessions (serve `--max-app-sessions`).",
@@ -53,6 +54,7 @@ func TunnelSessions() Spec {
 			Get: &Op{Summary: "Get a tunnel session.",
 				Description: "A session that has ended, or whose edge has stopped, is not found (404)."},
 			Schemas: Schemas{Wire: reflect.TypeFor[apiwire.TunnelSession](),
+				ID:       "a tunnel session",
 				Resource: "An agent's session with an edge, recorded by the edge when the agent connects with a credential's authtoken.",
 				List:     "A page of tunnel sessions, newest first, under `tunnel_sessions`.",
 				Response: "The tunnel session."},
@@ -77,6 +79,7 @@ func Endpoints() Spec {
 			Get: &Op{Summary: "Get an endpoint.",
 				Description: "An endpoint that has ended, or whose edge has stopped, is not found (404)."},
 			Schemas: Schemas{Wire: reflect.TypeFor[apiwire.Endpoint](),
+				ID:       "an endpoint",
 				Resource: "A public address an agent's tunnel session serves, recorded by the edge when the agent binds it.",
 				List:     "A page of endpoints, newest first, under `endpoints`.",
 				Response: "The endpoint."},

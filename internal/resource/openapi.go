@@ -59,6 +59,11 @@ type Schemas struct {
 	Resource, Created, Create, Update, List string
 	// Response is the description of the response <Stem>200.
 	Response string
+	// ID names one resource of the family, article first, in the
+	// description of the schema of its ids (Doc.IDSchemaName): "The id
+	// of an API key, `ak_` and a KSUID.", whose pattern is Spec.Prefix
+	// and a KSUID.
+	ID string
 }
 
 // Op is an operation of a family.

@@ -40,12 +40,17 @@ type schemas struct {
 }
 
 // writeSchemas writes the family's schemas, at the indentation of the
-// components' schemas: <Stem>, <Stem>Created when its create answers it,
-// <Stem>Create, <Stem>Update and <Stem>List, each that it has.
+// components' schemas: that of its ids, <Stem>, <Stem>Created when its
+// create answers it, <Stem>Create, <Stem>Update and <Stem>List, each
+// that it has.
 func writeSchemas(out *bytes.Buffer, f resource.Spec, docs wireDocs) error {
 	s := schemas{spec: f, docs: docs}
 	d, ss := f.Doc, f.Doc.Schemas
 	top := mapping()
+	set(top, d.IDSchemaName(), pairs(
+		"description", scalar("The id of "+ss.ID+", `"+f.Prefix+"` and a KSUID."),
+		"type", scalar("string"),
+		"pattern", quoted("^"+f.Prefix+"[0-9A-Za-z]{27}$")))
 	one, err := s.resource(ss.Resource, false)
 	if err != nil {
 		return err

@@ -28,7 +28,7 @@ type widgetInput struct {
 
 func widgets() resource.Spec {
 	return resource.Spec{
-		Path: "/widgets", ListKey: "widgets",
+		Prefix: "wd_", Path: "/widgets", ListKey: "widgets",
 		Fields: []resource.Field{
 			{Name: "name", Kind: resource.String, Required: true, Create: true},
 			{Name: "owner", Kind: resource.String, Create: true, Update: true},
@@ -40,12 +40,16 @@ func widgets() resource.Spec {
 			Create: &resource.Op{Answer: resource.Answer{Schema: "WidgetCreated"}},
 			Update: &resource.Op{}, List: &resource.Op{},
 			Schemas: resource.Schemas{Wire: reflect.TypeFor[widget](), Input: reflect.TypeFor[widgetInput](),
-				Resource: "A widget.", Created: "A new widget.", Create: "A new widget.", List: "A page of widgets."},
+				ID: "a widget", Resource: "A widget.", Created: "A new widget.", Create: "A new widget.", List: "A page of widgets."},
 		},
 	}
 }
 
-const widgetSchemas = `    Widget:
+const widgetSchemas = `    WidgetID:
+      description: The id of a widget, ` + "`wd_`" + ` and a KSUID.
+      type: string
+      pattern: "^wd_[0-9A-Za-z]{27}$"
+    Widget:
       description: A widget.
       type: object
       required: [id, uri, name, token, owner, ref]
