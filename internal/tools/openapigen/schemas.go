@@ -22,6 +22,9 @@ var (
 	// errNoDocs is a family's type that package apiwire's source does
 	// not declare.
 	errNoDocs = errors.New("no struct of apiwire's source is the type")
+	// errNoInput is a family with a create or an update but no input
+	// type.
+	errNoInput = errors.New("a family with a create or an update needs Schemas.Input")
 )
 
 // The descriptions every family's schemas share.
@@ -130,6 +133,9 @@ func (s schemas) resource(description string, created bool) (*yaml.Node, error) 
 // kind of body takes.
 func (s schemas) input(description string, update bool) (*yaml.Node, error) {
 	t := s.spec.Doc.Schemas.Input
+	if t == nil {
+		return nil, fmt.Errorf("%s: %w", s.spec.Path, errNoInput)
+	}
 	docs, ok := s.docs[t.Name()]
 	if !ok {
 		return nil, fmt.Errorf("%s: %w %v", s.spec.Path, errNoDocs, t)

@@ -172,6 +172,8 @@ func TestWriteSchemasRefuses(t *testing.T) {
 		want error
 	}{
 		{"no docs of the type", func(*resource.Spec) {}, wireDocs{"widgetInput": {}}, errNoDocs},
+		{"no input type", func(s *resource.Spec) { s.Doc.Schemas.Input = nil },
+			wireDocs{"widget": {}}, errNoInput},
 		{"input field not declared", func(s *resource.Spec) { s.Fields = s.Fields[:1] },
 			wireDocs{"widget": {}, "widgetInput": {}}, errUndeclared},
 	}
