@@ -115,10 +115,22 @@ func readFieldDoc(c *ast.CommentGroup) (fieldDoc, error) {
 				return d, fmt.Errorf("%s: not a mapping", line.Text)
 			}
 			d.schema = n.Content[0]
-			d.schema.Style = 0
+			blockMappings(d.schema)
 		default:
 			return d, fmt.Errorf("%s: %w", line.Text, errDirective)
 		}
 	}
 	return d, nil
+}
+
+// blockMappings makes n and the mappings within it block mappings, as
+// the document writes schemas; sequences keep their style, such as an
+// enum's [a, b].
+func blockMappings(n *yaml.Node) {
+	if n.Kind == yaml.MappingNode {
+		n.Style = 0
+	}
+	for _, c := range n.Content {
+		blockMappings(c)
+	}
 }
