@@ -22,8 +22,10 @@
 // description from the field's doc comment in apiwire's source, which
 // //openapi:ref and //openapi:schema directives complete (see fieldDoc);
 // the family's Fields say which body takes a field, which are required
-// at create and which are shown once. The schemas of a family without
-// such types are written in the source.
+// at create and which are shown once, and give each its limit (Max): its
+// maxLength, or the maxLength that the shared schema it refers to must
+// have. The schemas of a family without such types are written in the
+// source.
 //
 // go generate ./... runs it (the directive is in package docs); a test
 // of this package fails when docs/openapi.yaml is not what it writes.

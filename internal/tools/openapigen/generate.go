@@ -7,6 +7,8 @@ import (
 	"regexp"
 	"strings"
 
+	"go.yaml.in/yaml/v3"
+
 	"github.com/sluicehq/sluice/internal/resource"
 )
 
@@ -48,6 +50,11 @@ func generate(source []byte, fams []resource.Spec, docs wireDocs) ([]byte, error
 		}
 		byPath[f.Path] = f
 	}
+	var doc yaml.Node
+	if err := yaml.Unmarshal(source, &doc); err != nil {
+		return nil, err
+	}
+	shared := sourceSchemas(&doc)
 	placed := map[[2]string]int{}
 	var out bytes.Buffer
 	out.WriteString(header)
@@ -75,7 +82,7 @@ func generate(source []byte, fams []resource.Spec, docs wireDocs) ([]byte, error
 		case "paths":
 			writePaths(&out, f)
 		case "schemas":
-			err = writeSchemas(&out, f, docs)
+			err = writeSchemas(&out, f, docs, shared)
 		case "responses":
 			err = writeResponses(&out, f)
 		}
@@ -95,6 +102,22 @@ func generate(source []byte, fams []resource.Spec, docs wireDocs) ([]byte, error
 		}
 	}
 	return out.Bytes(), nil
+}
+
+// sourceSchemas returns the schemas of the components of the source doc,
+// nil when it has none.
+func sourceSchemas(doc *yaml.Node) *yaml.Node {
+	n := doc
+	if n.Kind == yaml.DocumentNode && len(n.Content) == 1 {
+		n = n.Content[0]
+	}
+	for _, key := range []string{"components", "schemas"} {
+		if n == nil || n.Kind != yaml.MappingNode {
+			return nil
+		}
+		n = get(n, key)
+	}
+	return n
 }
 
 // checkStatuses returns an error naming the operation of f whose own

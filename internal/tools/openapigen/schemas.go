@@ -7,6 +7,7 @@ import (
 	"fmt"
 	"reflect"
 	"regexp"
+	"strconv"
 	"strings"
 
 	"go.yaml.in/yaml/v3"
@@ -25,6 +26,9 @@ var (
 	// errNoInput is a family with a create or an update but no input
 	// type.
 	errNoInput = errors.New("a family with a create or an update needs Schemas.Input")
+	// errMaxLength is a field whose limit, Field.Max, is not the
+	// maxLength of the shared schema its property refers to.
+	errMaxLength = errors.New("the limit is not the maxLength of the schema")
 )
 
 // The descriptions every family's schemas share.
@@ -40,14 +44,17 @@ const (
 type schemas struct {
 	spec resource.Spec
 	docs wireDocs
+	// source is the schemas of the source's components, which the
+	// family's properties may refer to; nil for none.
+	source *yaml.Node
 }
 
 // writeSchemas writes the family's schemas, at the indentation of the
 // components' schemas: that of its ids, <Stem>, <Stem>Created when its
 // create answers it, <Stem>Create, <Stem>Update and <Stem>List, each
 // that it has.
-func writeSchemas(out *bytes.Buffer, f resource.Spec, docs wireDocs) error {
-	s := schemas{spec: f, docs: docs}
+func writeSchemas(out *bytes.Buffer, f resource.Spec, docs wireDocs, shared *yaml.Node) error {
+	s := schemas{spec: f, docs: docs, source: shared}
 	d, ss := f.Doc, f.Doc.Schemas
 	top := mapping()
 	set(top, d.IDSchemaName(), pairs(
@@ -168,9 +175,38 @@ func (s schemas) input(description string, update bool) (*yaml.Node, error) {
 		if typ.Kind() == reflect.Pointer {
 			typ = typ.Elem()
 		}
-		set(props, name, s.property(name, typ, docs[sf.Name], true))
+		property := s.property(name, typ, docs[sf.Name], true)
+		if err := s.limit(field, property); err != nil {
+			return nil, err
+		}
+		set(props, name, property)
 	}
 	return object(description, required, props), nil
+}
+
+// limit gives the property of field its limit, field.Max: as its
+// maxLength or, when it refers to a shared schema, as the maxLength that
+// schema of the source must have.
+func (s schemas) limit(field resource.Field, property *yaml.Node) error {
+	if field.Max == 0 {
+		return nil
+	}
+	want := strconv.Itoa(field.Max)
+	ref := get(property, "$ref")
+	if ref == nil {
+		set(property, "maxLength", scalar(want))
+		return nil
+	}
+	var got *yaml.Node
+	if name, ok := strings.CutPrefix(ref.Value, "#/components/schemas/"); ok && s.source != nil {
+		if shared := get(s.source, name); shared != nil {
+			got = get(shared, "maxLength")
+		}
+	}
+	if got == nil || got.Value != want {
+		return fmt.Errorf("%s: %s, at most %s: %w %s", s.spec.Path, field.Name, field.Limit(), errMaxLength, ref.Value)
+	}
+	return nil
 }
 
 // pathParameter matches a parameter of a family's path, such as

@@ -30,7 +30,7 @@ func widgets() resource.Spec {
 	return resource.Spec{
 		Prefix: "wd_", Path: "/widgets", ListKey: "widgets",
 		Fields: []resource.Field{
-			{Name: "name", Kind: resource.String, Required: true, Create: true},
+			{Name: "name", Kind: resource.String, Max: 64, Unit: resource.Bytes, Required: true, Create: true},
 			{Name: "owner", Kind: resource.String, Create: true, Update: true},
 			{Name: "token", Kind: resource.String, ShownOnce: true},
 			{Name: "ref", Kind: resource.Object, Create: true},
@@ -112,6 +112,7 @@ const widgetSchemas = `    WidgetID:
       properties:
         name:
           type: string
+          maxLength: 64
         owner:
           type: string
         ref:
@@ -156,7 +157,7 @@ func TestWriteSchemas(t *testing.T) {
 		"widgetInput": {},
 	}
 	var out bytes.Buffer
-	if err := writeSchemas(&out, widgets(), docs); err != nil {
+	if err := writeSchemas(&out, widgets(), docs, nil); err != nil {
 		t.Fatal(err)
 	}
 	if got := out.String(); got != widgetSchemas {
@@ -165,12 +166,15 @@ func TestWriteSchemas(t *testing.T) {
 }
 
 func TestWriteSchemasRefuses(t *testing.T) {
+	shared := pairs("WidgetName", pairs("type", scalar("string"), "maxLength", scalar("63")))
 	tests := []struct {
 		name string
 		edit func(*resource.Spec)
 		docs wireDocs
 		want error
 	}{
+		{"limit not the shared schema's", func(*resource.Spec) {},
+			wireDocs{"widget": {}, "widgetInput": {"Name": {ref: "WidgetName"}}}, errMaxLength},
 		{"no docs of the type", func(*resource.Spec) {}, wireDocs{"widgetInput": {}}, errNoDocs},
 		{"no input type", func(s *resource.Spec) { s.Doc.Schemas.Input = nil },
 			wireDocs{"widget": {}}, errNoInput},
@@ -181,7 +185,7 @@ func TestWriteSchemasRefuses(t *testing.T) {
 		t.Run(tt.name, func(t *testing.T) {
 			f := widgets()
 			tt.edit(&f)
-			if err := writeSchemas(&bytes.Buffer{}, f, tt.docs); !errors.Is(err, tt.want) {
+			if err := writeSchemas(&bytes.Buffer{}, f, tt.docs, shared); !errors.Is(err, tt.want) {
 				t.Errorf("writeSchemas: %v, want %v", err, tt.want)
 			}
 		})
