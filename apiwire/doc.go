@@ -6,5 +6,12 @@
 // in the API's order, so that a value decoded from an answer encodes to
 // the same bytes.
 //
+// The resources' types and their inputs are also where docs/openapi.yaml
+// gets the families' schemas (internal/tools/openapigen): a field's doc
+// comment, above it, is the description of its property there, and
+// //openapi:ref and //openapi:schema lines say what its Go type cannot;
+// a note for Go readers only goes in the comment at the end of the
+// field's line.
+//
 // It holds data and its JSON only: no I/O, and nothing of the server.
 package apiwire

@@ -9,24 +9,33 @@ type ReservedDomain struct {
 	CreatedAt   string `json:"created_at"`
 	Description string `json:"description"`
 	Metadata    string `json:"metadata"`
-	// Domain is lower case, possibly a wildcard such as *.sub.example.com.
-	Domain string `json:"domain"`
-	// Region is deprecated: null, or au, eu, ap, us, us-cal-1, jp, in, sa.
-	Region *string `json:"region"`
-	// CNAMETarget is where a custom domain's CNAME points; null for a
-	// name under one of the service's domains.
+	//openapi:ref ReservedDomainName
+	Domain string `json:"domain"` // lower case, possibly a wildcard such as *.sub.example.com
+	// Deprecated; null by default.
+	//
+	//openapi:ref ReservedDomainRegion
+	//openapi:schema {deprecated: true}
+	Region *string `json:"region"` // au, eu, ap, us, us-cal-1, jp, in or sa
+	// Where a custom domain's CNAME record points; null for a name under
+	// a domain of the service.
 	CNAMETarget *string `json:"cname_target"`
-	// The endpoint configurations and the certificate are always null
-	// for now (their structure is not specified).
-	HTTPEndpointConfiguration  *Ref `json:"http_endpoint_configuration"`
+	// Always null (its structure is not specified).
+	//
+	//openapi:schema {type: "null"}
+	HTTPEndpointConfiguration *Ref `json:"http_endpoint_configuration"`
+	// Always null (its structure is not specified).
+	//
+	//openapi:schema {type: "null"}
 	HTTPSEndpointConfiguration *Ref `json:"https_endpoint_configuration"`
-	Certificate                *Ref `json:"certificate"`
-	// CertificateManagementPolicy is null when certificates are not
-	// managed; a new wildcard domain has one.
-	CertificateManagementPolicy *CertificatePolicy `json:"certificate_management_policy"`
+	// The TLS certificate sluice obtained for the domain
+	// (`/tls_certificates/{id}`); null until it has one.
+	//
+	//openapi:ref TLSCertificateRef
+	Certificate                 *Ref               `json:"certificate"`
+	CertificateManagementPolicy *CertificatePolicy `json:"certificate_management_policy"` // nil: not managed; a new wildcard domain has one
 	CertificateManagementStatus *CertificateStatus `json:"certificate_management_status"`
-	// ACMEChallengeCNAMETarget is where _acme-challenge.<domain> points,
-	// for a wildcard custom domain; null otherwise.
+	// Where `_acme-challenge.<domain>` points, for a wildcard custom
+	// domain; null otherwise.
 	ACMEChallengeCNAMETarget *string `json:"acme_challenge_cname_target"`
 }
 
@@ -39,10 +48,13 @@ type Ref struct {
 // ReservedDomainInput is the body of a reserved domain's create or update:
 // the fields set are sent. Domain is taken by a create only.
 type ReservedDomainInput struct {
-	Description                 *string            `json:"description,omitempty"`
-	Metadata                    *string            `json:"metadata,omitempty"`
-	Domain                      *string            `json:"domain,omitempty"`
-	Region                      *string            `json:"region,omitempty"`
+	Description *string `json:"description,omitempty"`
+	Metadata    *string `json:"metadata,omitempty"`
+	//openapi:ref ReservedDomainName
+	Domain *string `json:"domain,omitempty"`
+	//openapi:ref ReservedDomainRegion
+	Region *string `json:"region,omitempty"`
+	//openapi:ref CertificatePolicyInput
 	CertificateManagementPolicy *CertificatePolicy `json:"certificate_management_policy,omitempty"`
 }
 
@@ -51,29 +63,42 @@ type ReservedDomainInput struct {
 // (specification section 6.4's tls_certificate_*), in the
 // specification's order. Its private key is never shown.
 type TLSCertificate struct {
-	ID          string `json:"id"`
-	URI         string `json:"uri"` // its full URL
+	ID  string `json:"id"`
+	URI string `json:"uri"` // its full URL
+	// When sluice first stored a certificate for the domain (RFC 3339,
+	// UTC).
+	//
+	//openapi:ref Timestamp
 	CreatedAt   string `json:"created_at"`
 	Description string `json:"description"`
 	Metadata    string `json:"metadata"`
-	// CertificatePEM is the chain, leaf first.
+	// The chain in PEM, leaf first.
 	CertificatePEM          string                  `json:"certificate_pem"`
 	SubjectCommonName       string                  `json:"subject_common_name"`
 	SubjectAlternativeNames SubjectAlternativeNames `json:"subject_alternative_names"`
-	// IssuedAt is when sluice obtained it; null for one a user uploaded.
-	IssuedAt                  *string  `json:"issued_at"`
-	NotBefore                 string   `json:"not_before"`
-	NotAfter                  string   `json:"not_after"`
-	KeyUsages                 []string `json:"key_usages"`
-	ExtendedKeyUsages         []string `json:"extended_key_usages"`
-	PrivateKeyType            string   `json:"private_key_type"` // rsa, ecdsa or ed25519
-	IssuerCommonName          string   `json:"issuer_common_name"`
-	SerialNumber              string   `json:"serial_number"` // hex, lower case
-	SubjectOrganization       string   `json:"subject_organization"`
-	SubjectOrganizationalUnit string   `json:"subject_organizational_unit"`
-	SubjectLocality           string   `json:"subject_locality"`
-	SubjectProvince           string   `json:"subject_province"`
-	SubjectCountry            string   `json:"subject_country"`
+	// When the authority issued it; null for a certificate a user
+	// uploaded (none yet).
+	//
+	//openapi:schema {format: date-time}
+	IssuedAt *string `json:"issued_at"`
+	//openapi:ref Timestamp
+	NotBefore string `json:"not_before"`
+	//openapi:ref Timestamp
+	NotAfter string `json:"not_after"`
+	// Key usages of the leaf, such as digital_signature.
+	KeyUsages []string `json:"key_usages"`
+	// Extended key usages of the leaf, such as server_auth.
+	ExtendedKeyUsages []string `json:"extended_key_usages"`
+	//openapi:schema {enum: [rsa, ecdsa, ed25519]}
+	PrivateKeyType   string `json:"private_key_type"`
+	IssuerCommonName string `json:"issuer_common_name"`
+	// The leaf's serial number in lower-case hex.
+	SerialNumber              string `json:"serial_number"`
+	SubjectOrganization       string `json:"subject_organization"`
+	SubjectOrganizationalUnit string `json:"subject_organizational_unit"`
+	SubjectLocality           string `json:"subject_locality"`
+	SubjectProvince           string `json:"subject_province"`
+	SubjectCountry            string `json:"subject_country"`
 }
 
 // SubjectAlternativeNames are the names a TLSCertificate's leaf holds.

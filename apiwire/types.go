@@ -13,20 +13,24 @@ import (
 // records, under which agents connect through regional domains. Its fields
 // are in the specification's order.
 type AgentIngress struct {
-	ID          string `json:"id"`
-	URI         string `json:"uri"` // its path, /agent_ingresses/<id>, not a full URL
+	ID string `json:"id"`
+	// The agent ingress's path, `/agent_ingresses/<id>` (not a full URL).
+	//
+	//openapi:schema {type: string, pattern: "^/agent_ingresses/agin_[0-9A-Za-z]{27}$"}
+	URI         string `json:"uri"`
 	Description string `json:"description"`
 	Metadata    string `json:"metadata"`
-	Domain      string `json:"domain"` // in lower case
-	// NSTargets are the NS records that delegate Domain to the service.
+	//openapi:ref AgentIngressDomain
+	Domain string `json:"domain"` // in lower case
+	// The service's name servers (`sluice serve --ingress-ns-targets`), to
+	// set as the domain's NS records.
 	NSTargets []string `json:"ns_targets"`
-	// RegionDomains are tunnel.<region>.<domain>, one per region the
-	// service runs: the list grows when a region is added.
-	RegionDomains []string `json:"region_domains"`
-	CreatedAt     string   `json:"created_at"` // RFC 3339, in milliseconds
-	// CertificateManagementPolicy is nil when certificates are not
-	// managed, and CertificateManagementStatus is nil then too.
-	CertificateManagementPolicy *CertificatePolicy `json:"certificate_management_policy"`
+	// `tunnel.<region>.<domain>` for each region the service runs
+	// (`sluice serve --regions`); the list grows when a region is added.
+	RegionDomains               []string           `json:"region_domains"`
+	CreatedAt                   string             `json:"created_at"`                    // RFC 3339, in milliseconds
+	CertificateManagementPolicy *CertificatePolicy `json:"certificate_management_policy"` // nil: certificates are not managed
+	// Null when the policy is null.
 	CertificateManagementStatus *CertificateStatus `json:"certificate_management_status"`
 }
 
@@ -62,9 +66,11 @@ type CertificateJob struct {
 // a create only. CertificateManagementPolicy sends the policy it points
 // to: a pointer to nil sends null, which turns management off.
 type AgentIngressInput struct {
-	Description                 *string             `json:"description,omitempty"` // at most 255 bytes
-	Metadata                    *string             `json:"metadata,omitempty"`    // at most 4096 bytes
-	Domain                      *string             `json:"domain,omitempty"`
+	Description *string `json:"description,omitempty"` // at most 255 bytes
+	Metadata    *string `json:"metadata,omitempty"`    // at most 4096 bytes
+	//openapi:ref AgentIngressDomain
+	Domain *string `json:"domain,omitempty"`
+	//openapi:ref CertificatePolicyInput
 	CertificateManagementPolicy **CertificatePolicy `json:"certificate_management_policy,omitempty"`
 }
 
@@ -73,20 +79,41 @@ type AgentIngressInput struct {
 // the edge records and the account lists and revokes. Its fields are in
 // the specification's order. The API has no create or update of it.
 type AppSession struct {
-	ID             string         `json:"id"`
-	URI            string         `json:"uri"`        // its full URL
-	PublicURL      string         `json:"public_url"` // the URL of the hostport the endpoint serves
+	ID  string `json:"id"`
+	URI string `json:"uri"` // its full URL
+	// The URL of the hostport the endpoint serves, such as
+	// `https://app.example.com`.
+	//
+	//openapi:schema {maxLength: 300}
+	PublicURL      string         `json:"public_url"`
 	BrowserSession BrowserSession `json:"browser_session"`
-	// ApplicationUser is the user who logged in, /app/users/<usr_...>.
+	// The user who logged in; `uri` is `/app/users/<id>`.
+	//
+	//openapi:ref SessionRef
 	ApplicationUser schemas.Ref `json:"application_user"`
-	CreatedAt       string      `json:"created_at"`  // RFC 3339, in milliseconds
-	LastActive      string      `json:"last_active"` // RFC 3339, in milliseconds
-	ExpiresAt       string      `json:"expires_at"`  // RFC 3339, in milliseconds: the session ends then
-	// Endpoint is the endpoint logged in to, /endpoints/<ep_...>.
+	CreatedAt       string      `json:"created_at"` // RFC 3339, in milliseconds
+	// When the user was last seen by the edge (RFC 3339, UTC).
+	//
+	//openapi:ref Timestamp
+	LastActive string `json:"last_active"` // in milliseconds
+	// When the session ends (RFC 3339, UTC), at most 30 days after it
+	// was last set.
+	//
+	//openapi:ref Timestamp
+	ExpiresAt string `json:"expires_at"` // in milliseconds
+	// The endpoint logged in to; `uri` is `/endpoints/<id>`.
+	//
+	//openapi:ref SessionRef
 	Endpoint schemas.Ref `json:"endpoint"`
-	// Edge and Route are the HTTPS edge and route that served the login,
-	// nil for an agent-initiated endpoint.
-	Edge  *schemas.Ref `json:"edge"`
+	// The HTTPS edge that served the login; null if the endpoint is
+	// agent-initiated.
+	//
+	//openapi:ref SessionRef
+	Edge *schemas.Ref `json:"edge"`
+	// The route of the HTTPS edge; null if the endpoint is
+	// agent-initiated.
+	//
+	//openapi:ref SessionRef
 	Route *schemas.Ref `json:"route"`
 }
 
@@ -124,9 +151,10 @@ type APIKey struct {
 	Description string `json:"description"`
 	Metadata    string `json:"metadata"`
 	CreatedAt   string `json:"created_at"` // RFC 3339, in milliseconds
-	// Token is the key's secret, set only in the answer to its creation:
-	// null in every other answer.
-	Token *string `json:"token"`
+	// The bearer token, `sk_` and 43 base62 digits.
+	//
+	//openapi:schema {pattern: "^sk_[0-9A-Za-z]{43}$"}
+	Token *string `json:"token"` // only in the answer to the create; nil after
 }
 
 // APIKeyInput is the body of an API key's create or update: the fields
@@ -140,9 +168,11 @@ type APIKeyInput struct {
 // 2.3): a user that belongs to no person, such as the owner of an agent's
 // tunnel credentials.
 type BotUser struct {
-	ID        string `json:"id"`
-	URI       string `json:"uri"` // its full URL
-	Name      string `json:"name"`
+	ID  string `json:"id"`
+	URI string `json:"uri"` // its full URL
+	//openapi:ref BotUserName
+	Name string `json:"name"`
+	// Whether the bot user is active; true on creation.
 	Active    bool   `json:"active"`
 	CreatedAt string `json:"created_at"` // RFC 3339, in milliseconds
 }
@@ -151,6 +181,7 @@ type BotUser struct {
 // set are sent, the others left as they are. A create takes Name only: a
 // new bot user is active.
 type BotUserInput struct {
+	//openapi:ref BotUserName
 	Name   *string `json:"name,omitempty"` // 1 to 255 bytes, unique in the account ignoring case
 	Active *bool   `json:"active,omitempty"`
 }
@@ -159,24 +190,33 @@ type BotUserInput struct {
 // sections 2.4 and 5): the authtoken of an agent, what it may bind, and
 // the bot user that owns it.
 type Credential struct {
-	ID          string   `json:"id"`
-	URI         string   `json:"uri"` // its full URL
-	CreatedAt   string   `json:"created_at"`
-	Description string   `json:"description"`
-	Metadata    string   `json:"metadata"`
-	Token       *string  `json:"token"`    // only in the answer to the create; nil after
-	ACL         []string `json:"acl"`      // "*", "bind:<domain>", "bind:*.<domain>" or "bind:<host>:<port>"; none: no restriction
-	OwnerID     *string  `json:"owner_id"` // a bot user of the account, or nil
+	ID          string `json:"id"`
+	URI         string `json:"uri"` // its full URL
+	CreatedAt   string `json:"created_at"`
+	Description string `json:"description"`
+	Metadata    string `json:"metadata"`
+	// The authtoken, `ct_` and 43 base62 digits.
+	//
+	//openapi:schema {pattern: "^ct_[0-9A-Za-z]{43}$"}
+	Token *string `json:"token"` // only in the answer to the create; nil after
+	//openapi:ref CredentialACL
+	ACL []string `json:"acl"` // "*", "bind:<domain>", "bind:*.<domain>" or "bind:<host>:<port>"; none: no restriction
+	// The bot user that owns the credential, or null.
+	//
+	//openapi:ref BotUserID
+	OwnerID *string `json:"owner_id"`
 }
 
 // CredentialInput is the body of a credential's create or update: the
 // fields set are sent, the others left as they are. An update with an
 // empty ACL removes every rule, and one with an empty OwnerID the owner.
 type CredentialInput struct {
-	Description *string   `json:"description,omitempty"` // at most 255 bytes
-	Metadata    *string   `json:"metadata,omitempty"`    // at most 4096 bytes
-	ACL         *[]string `json:"acl,omitempty"`
-	OwnerID     *string   `json:"owner_id,omitempty"`
+	Description *string `json:"description,omitempty"` // at most 255 bytes
+	Metadata    *string `json:"metadata,omitempty"`    // at most 4096 bytes
+	//openapi:ref CredentialACL
+	ACL *[]string `json:"acl,omitempty"`
+	// A bot user of the account; "" (in an update) removes the owner.
+	OwnerID *string `json:"owner_id,omitempty"`
 }
 
 // HTTPSEdge is an HTTPS edge as the API returns it: the hostports, of
@@ -184,35 +224,43 @@ type CredentialInput struct {
 // shown inline as the reference service does; they are a family of their
 // own (client.Client.HTTPSEdgeRoutes).
 type HTTPSEdge struct {
-	ID          string           `json:"id"`
-	URI         string           `json:"uri"` // its full URL
-	CreatedAt   string           `json:"created_at"`
-	Description string           `json:"description"`
-	Metadata    string           `json:"metadata"`
-	Hostports   []string         `json:"hostports"` // "<domain>:443", each a reserved domain of the account or a name a wildcard one covers
-	Routes      []HTTPSEdgeRoute `json:"routes"`    // every route of the edge, oldest first; changed through client.Client.HTTPSEdgeRoutes
+	ID          string `json:"id"`
+	URI         string `json:"uri"` // its full URL
+	CreatedAt   string `json:"created_at"`
+	Description string `json:"description"`
+	Metadata    string `json:"metadata"`
+	//openapi:ref Hostports
+	Hostports []string `json:"hostports"` // "<domain>:443", each a reserved domain of the account or a name a wildcard one covers
+	// Every route of the edge, oldest first, with its modules, as the
+	// reference service shows them; they are created and changed at
+	// `/edges/https/{edge_id}/routes`.
+	Routes []HTTPSEdgeRoute `json:"routes"` // client.Client.HTTPSEdgeRoutes changes them
 }
 
 // HTTPSEdgeInput is the body of an HTTPS edge's create or update: the
 // fields set are sent, the others left as they are.
 type HTTPSEdgeInput struct {
-	Description *string   `json:"description,omitempty"` // at most 255 bytes
-	Metadata    *string   `json:"metadata,omitempty"`    // at most 4096 bytes
-	Hostports   *[]string `json:"hostports,omitempty"`
+	Description *string `json:"description,omitempty"` // at most 255 bytes
+	Metadata    *string `json:"metadata,omitempty"`    // at most 4096 bytes
+	//openapi:ref Hostports
+	Hostports *[]string `json:"hostports,omitempty"`
 }
 
 // HTTPSEdgeRoute is a route of an HTTPS edge as the API returns it: the
 // requests it takes (MatchType and Match) and its modules, nil when
 // unset (specification sections 2.5, 2.6, 4.3).
 type HTTPSEdgeRoute struct {
-	ID                    string                 `json:"id"`
-	URI                   string                 `json:"uri"` // its full URL
-	EdgeID                string                 `json:"edge_id"`
-	CreatedAt             string                 `json:"created_at"`
-	Description           string                 `json:"description"`
-	Metadata              string                 `json:"metadata"`
-	MatchType             string                 `json:"match_type"` // "exact_path" or "path_prefix"
-	Match                 string                 `json:"match"`      // a path, starting with "/"
+	ID  string `json:"id"`
+	URI string `json:"uri"` // its full URL
+	//openapi:ref HTTPSEdgeID
+	EdgeID      string `json:"edge_id"`
+	CreatedAt   string `json:"created_at"`
+	Description string `json:"description"`
+	Metadata    string `json:"metadata"`
+	//openapi:ref RouteMatchType
+	MatchType string `json:"match_type"` // "exact_path" or "path_prefix"
+	//openapi:ref RouteMatch
+	Match                 string                 `json:"match"` // a path, starting with "/"
 	CircuitBreaker        *CircuitBreaker        `json:"circuit_breaker"`
 	WebsocketTCPConverter *WebsocketTCPConverter `json:"websocket_tcp_converter"`
 	Backend               *RouteBackend          `json:"backend"`
@@ -226,8 +274,10 @@ type HTTPSEdgeRoute struct {
 type HTTPSEdgeRouteInput struct {
 	Description *string `json:"description,omitempty"` // at most 255 bytes
 	Metadata    *string `json:"metadata,omitempty"`    // at most 4096 bytes
-	MatchType   *string `json:"match_type,omitempty"`  // required at create
-	Match       *string `json:"match,omitempty"`       // required at create
+	//openapi:ref RouteMatchType
+	MatchType *string `json:"match_type,omitempty"` // required at create
+	//openapi:ref RouteMatch
+	Match *string `json:"match,omitempty"` // required at create
 }
 
 // CircuitBreaker is the circuit breaker module of a route as the API
@@ -296,14 +346,17 @@ type RouteTrafficPolicyInput struct {
 // the labels that select its tunnels, and the labeled tunnels they
 // select now.
 type TunnelGroupBackend struct {
-	ID          string            `json:"id"`
-	URI         string            `json:"uri"` // its full URL
-	CreatedAt   string            `json:"created_at"`
-	Description string            `json:"description"`
-	Metadata    string            `json:"metadata"`
-	Labels      map[string]string `json:"labels"`
-	// Tunnels are the account's labeled tunnels whose labels include all
-	// of Labels, /endpoints/<ep_...>, sorted by id.
+	ID          string `json:"id"`
+	URI         string `json:"uri"` // its full URL
+	CreatedAt   string `json:"created_at"`
+	Description string `json:"description"`
+	Metadata    string `json:"metadata"`
+	//openapi:ref Labels
+	Labels map[string]string `json:"labels"`
+	// The labeled tunnels it selects, sorted by id; `uri` is
+	// `/endpoints/<id>`.
+	//
+	//openapi:schema {type: array, items: {$ref: "#/components/schemas/EndpointRef"}}
 	Tunnels []schemas.Ref `json:"tunnels"`
 }
 
@@ -311,9 +364,10 @@ type TunnelGroupBackend struct {
 // or update: the fields set are sent, the others left as they are.
 // Labels replace the backend's whole.
 type TunnelGroupBackendInput struct {
-	Description *string            `json:"description,omitempty"` // at most 255 bytes
-	Metadata    *string            `json:"metadata,omitempty"`    // at most 4096 bytes
-	Labels      *map[string]string `json:"labels,omitempty"`      // 1 to 10; required at create
+	Description *string `json:"description,omitempty"` // at most 255 bytes
+	Metadata    *string `json:"metadata,omitempty"`    // at most 4096 bytes
+	//openapi:ref Labels
+	Labels *map[string]string `json:"labels,omitempty"` // 1 to 10; required at create
 }
 
 // Destination is an event destination as the API returns it: where events
@@ -325,8 +379,11 @@ type Destination struct {
 	CreatedAt   string `json:"created_at"`
 	Description string `json:"description"`
 	Metadata    string `json:"metadata"`
-	Format      string `json:"format"` // "json"
-	Target      Target `json:"target"`
+	// How events are serialized; always `json`.
+	//
+	//openapi:schema {const: json}
+	Format string `json:"format"`
+	Target Target `json:"target"`
 }
 
 // DestinationInput is the body of an event destination's create or
@@ -336,8 +393,10 @@ type Destination struct {
 type DestinationInput struct {
 	Description *string `json:"description,omitempty"`
 	Metadata    *string `json:"metadata,omitempty"`
-	Format      *string `json:"format,omitempty"`
-	Target      *Target `json:"target,omitempty"`
+	//openapi:ref FormatInput
+	Format *string `json:"format,omitempty"`
+	//openapi:ref TargetInput
+	Target *Target `json:"target,omitempty"`
 }
 
 // Target is where a destination delivers, as JSON
@@ -422,12 +481,14 @@ func (c Creds) GoString() string { return c.String() }
 // (specification section 2.8): which event kinds go to which
 // destinations.
 type Subscription struct {
-	ID           string        `json:"id"`
-	URI          string        `json:"uri"`
-	CreatedAt    string        `json:"created_at"`
-	Metadata     string        `json:"metadata"`
-	Description  string        `json:"description"`
-	Sources      []Source      `json:"sources"`
+	ID          string `json:"id"`
+	URI         string `json:"uri"`
+	CreatedAt   string `json:"created_at"`
+	Metadata    string `json:"metadata"`
+	Description string `json:"description"`
+	//openapi:schema {type: array, items: {$ref: "#/components/schemas/EventSource"}}
+	Sources []Source `json:"sources"`
+	//openapi:schema {type: array, items: {$ref: "#/components/schemas/DestinationRef"}}
 	Destinations []schemas.Ref `json:"destinations"`
 }
 
@@ -435,10 +496,16 @@ type Subscription struct {
 // update: the fields set are sent, the others left as they are. Sources
 // and DestinationIDs replace the whole list.
 type SubscriptionInput struct {
-	Description    *string        `json:"description,omitempty"` // at most 255 characters
-	Metadata       *string        `json:"metadata,omitempty"`    // at most 4096 characters
-	Sources        *[]SourceInput `json:"sources,omitempty"`
-	DestinationIDs *[]string      `json:"destination_ids,omitempty"`
+	Description *string `json:"description,omitempty"` // at most 255 characters
+	Metadata    *string `json:"metadata,omitempty"`    // at most 4096 characters
+	// The event kinds to route, each at most once.
+	//
+	//openapi:schema {type: array, items: {$ref: "#/components/schemas/EventSourceCreate"}}
+	Sources *[]SourceInput `json:"sources,omitempty"`
+	// The destinations to send the events to.
+	//
+	//openapi:schema {uniqueItems: true, items: {$ref: "#/components/schemas/DestinationID"}}
+	DestinationIDs *[]string `json:"destination_ids,omitempty"`
 }
 
 // Source is a source of a subscription as the API returns it: an event
@@ -476,18 +543,28 @@ type SourceList struct {
 // the agent goes; the API lists, shows and stops it, and has no create,
 // update or delete of it.
 type TunnelSession struct {
-	ID           string      `json:"id"`
-	URI          string      `json:"uri"` // its full URL
-	AgentVersion string      `json:"agent_version"`
-	Credential   schemas.Ref `json:"credential"` // the credential the agent connected with, /credentials/<cr_...>
-	IP           string      `json:"ip"`         // the agent's address
-	Metadata     string      `json:"metadata"`   // what the agent sent, at most 4096 bytes
-	OS           string      `json:"os"`
-	Arch         string      `json:"arch"`
-	Region       string      `json:"region"`
-	StartedAt    string      `json:"started_at"` // RFC 3339, in milliseconds
-	Transport    string      `json:"transport"`  // "muxado"
-	UserAgent    string      `json:"user_agent"`
+	ID  string `json:"id"`
+	URI string `json:"uri"` // its full URL
+	// The version the agent gave.
+	AgentVersion string `json:"agent_version"`
+	// The credential the agent connected with; `uri` is `/credentials/<id>`.
+	//
+	//openapi:ref TunnelRef
+	Credential schemas.Ref `json:"credential"`
+	// The agent's address, IPv4 or IPv6.
+	IP string `json:"ip"`
+	// What the agent sent, at most 4096 bytes.
+	Metadata string `json:"metadata"`
+	OS       string `json:"os"`
+	Arch     string `json:"arch"`
+	Region   string `json:"region"`
+	// When the session started (RFC 3339, UTC).
+	//
+	//openapi:ref Timestamp
+	StartedAt string `json:"started_at"` // in milliseconds
+	// How the agent is connected, `muxado`.
+	Transport string `json:"transport"`
+	UserAgent string `json:"user_agent"`
 }
 
 // Endpoint is a public address an agent's tunnel session serves, as the
@@ -498,19 +575,34 @@ type Endpoint struct {
 	ID        string `json:"id"`
 	URI       string `json:"uri"`        // its full URL
 	CreatedAt string `json:"created_at"` // RFC 3339, in milliseconds
-	Proto     string `json:"proto"`      // "http", "https", "tcp" or "labeled"
-	// Labels are a labeled tunnel's (proto "labeled"), which tunnel group
-	// backends select it by; absent for the other protos.
-	Labels    map[string]string `json:"labels,omitempty"`
-	URL       string            `json:"url"`        // http://host[:port], https://host[:port] or tcp://host:port; "" for a labeled tunnel
-	PublicURL string            `json:"public_url"` // URL
-	Hostport  string            `json:"hostport"`   // host:port
-	// Domain is the reserved domain that allowed it,
-	// /reserved_domains/<rd_...>; nil for a random subdomain or a TCP
-	// address.
-	Domain        *schemas.Ref `json:"domain"`
-	UpstreamURL   string       `json:"upstream_url"` // what the agent forwards to
-	Metadata      string       `json:"metadata"`
-	Description   string       `json:"description"`
-	TunnelSession schemas.Ref  `json:"tunnel_session"` // the session serving it, /tunnel_sessions/<ts_...>
+	// `labeled` for a labeled tunnel, which has `labels` and no public
+	// address (its `url`, `public_url` and `hostport` are empty): tunnel
+	// group backends select it.
+	//
+	//openapi:schema {enum: [http, https, tcp, labeled]}
+	Proto string `json:"proto"`
+	// A labeled tunnel's labels; absent for the other protos.
+	//
+	//openapi:ref Labels
+	Labels map[string]string `json:"labels,omitempty"`
+	// The public URL, `http://host[:port]`, `https://host[:port]` or
+	// `tcp://host:port`; empty for a labeled tunnel.
+	URL string `json:"url"`
+	// The same as `url`.
+	PublicURL string `json:"public_url"`
+	// The URL's `host:port`.
+	Hostport string `json:"hostport"`
+	// The reserved domain that allowed it; null for a random subdomain or
+	// a TCP address.
+	//
+	//openapi:ref TunnelRef
+	Domain *schemas.Ref `json:"domain"` // /reserved_domains/<rd_...>
+	// What the agent said it forwards to.
+	UpstreamURL string `json:"upstream_url"`
+	Metadata    string `json:"metadata"`
+	Description string `json:"description"`
+	// The session serving it; `uri` is `/tunnel_sessions/<id>`.
+	//
+	//openapi:ref TunnelRef
+	TunnelSession schemas.Ref `json:"tunnel_session"`
 }

@@ -7,7 +7,7 @@ import (
 	_ "embed"
 )
 
-//go:generate go run github.com/sluicehq/sluice/internal/tools/openapigen -source openapi/source.yaml -out openapi.yaml
+//go:generate go run github.com/sluicehq/sluice/internal/tools/openapigen -source openapi/source.yaml -wire ../apiwire -out openapi.yaml
 
 // document is docs/openapi.yaml, which go generate writes from
 // docs/openapi/source.yaml and the families of package resource.

@@ -1,6 +1,8 @@
 package resource
 
 import (
+	"reflect"
+
 	"github.com/sluicehq/sluice/apiwire"
 	"github.com/sluicehq/sluice/schemas"
 )
@@ -26,6 +28,13 @@ func APIKeys() Spec {
 				Description: "A key may delete itself. The account's only key cannot be deleted (409\n" +
 					"`ERR_SLUICE_423`): create another one first.\n",
 				Errors: []int{409}},
+			Schemas: Schemas{Wire: reflect.TypeFor[apiwire.APIKey](), Input: reflect.TypeFor[apiwire.APIKeyInput](),
+				ID:       "an API key",
+				Resource: "An API key, without its token (`token` is null).",
+				Created:  "A new API key, with its token, shown this once.",
+				Create:   "A new API key.",
+				List:     "A page of keys, newest first, without their tokens.",
+				Response: "The key, without its token."},
 		},
 	}
 }
@@ -56,6 +65,12 @@ func BotUsers() Spec {
 				Description: "A bot user that owns tunnel credentials is not deleted (409 `ERR_SLUICE_426`,\n" +
 					"`details.credentials` listing them): delete them, or give them another owner, first.\n",
 				Errors: []int{409}},
+			Schemas: Schemas{Wire: reflect.TypeFor[apiwire.BotUser](), Input: reflect.TypeFor[apiwire.BotUserInput](),
+				ID:       "a bot user",
+				Resource: "A user that is a program, not a person.",
+				Create:   "A new bot user; it is created active.",
+				List:     "A page of bot users, newest first.",
+				Response: "The bot user."},
 		},
 	}
 }
@@ -93,6 +108,13 @@ func Credentials() Spec {
 				Description: "The fields sent are set. `acl: []` removes every rule; `owner_id: \"\"` removes the\n" +
 					"owner. The token cannot be changed: create another credential.\n"},
 			Delete: &Op{Summary: "Delete a tunnel credential."},
+			Schemas: Schemas{Wire: reflect.TypeFor[apiwire.Credential](), Input: reflect.TypeFor[apiwire.CredentialInput](),
+				ID:       "a tunnel credential",
+				Resource: "A tunnel credential, without its token (`token` is null).",
+				Created:  "A new tunnel credential, with its token, shown this once.",
+				Create:   "A new tunnel credential; sluice makes its token.",
+				List:     "A page of tunnel credentials, newest first, without their tokens.",
+				Response: "The tunnel credential, without its token."},
 		},
 	}
 }

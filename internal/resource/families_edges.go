@@ -1,6 +1,8 @@
 package resource
 
 import (
+	"reflect"
+
 	"github.com/sluicehq/sluice/apiwire"
 	"github.com/sluicehq/sluice/internal/dnsname"
 	"github.com/sluicehq/sluice/schemas"
@@ -37,6 +39,14 @@ func AgentIngresses() Spec {
 					"A policy sent replaces the policy (null turns management off); a policy that\n" +
 					"differs starts provisioning again.\n"},
 			Delete: &Op{Summary: "Delete an agent ingress, which frees its domain for any account."},
+			Schemas: Schemas{Wire: reflect.TypeFor[apiwire.AgentIngress](), Input: reflect.TypeFor[apiwire.AgentIngressInput](),
+				ID: "an agent ingress",
+				Resource: "A domain the account owns, delegated to the service with the NS records of `ns_targets`, " +
+					"under which agents connect through `region_domains` (specification section 2.1, whose order the fields keep).",
+				Create:   "A new agent ingress.",
+				Update:   "The fields to change; `domain` cannot be changed.",
+				List:     "A page of agent ingresses, newest first, under `ingresses`.",
+				Response: "The agent ingress."},
 		},
 	}
 }
@@ -58,6 +68,12 @@ func TLSCertificates() Spec {
 				Answer: Answer{Description: "A page of TLS certificates."}},
 			Get: &Op{Summary: "Get a TLS certificate.",
 				Description: "The certificate, without its private key; a renewal keeps its id."},
+			Schemas: Schemas{Wire: reflect.TypeFor[apiwire.TLSCertificate](),
+				ID: "a TLS certificate",
+				Resource: "A certificate sluice obtained for a reserved domain (spec 6.4's tls_certificate_* " +
+					"fields), chain and fields of its leaf; never its private key.",
+				List:     "A page of TLS certificates, newest first, under `tls_certificates`.",
+				Response: "The TLS certificate."},
 		},
 	}
 }
@@ -88,6 +104,12 @@ func HTTPSEdges() Spec {
 				Description: "The fields sent are set; `hostports` replaces the list whole, `[]` removes every one."},
 			Delete: &Op{Summary: "Delete an HTTPS edge and all its routes.",
 				Description: "The edge and its routes are deleted together, in one write, or none is."},
+			Schemas: Schemas{Wire: reflect.TypeFor[apiwire.HTTPSEdge](), Input: reflect.TypeFor[apiwire.HTTPSEdgeInput](),
+				ID:       "an HTTPS edge",
+				Resource: "An HTTPS edge, with its routes.",
+				Create:   "A new HTTPS edge.",
+				List:     "A page of HTTPS edges, newest first.",
+				Response: "The HTTPS edge."},
 		},
 	}
 }
@@ -124,6 +146,12 @@ func HTTPSEdgeRoutes() Spec {
 				Description: "The fields sent are set. A route stays on its edge (`edge_id` is 400\n" +
 					"`ERR_SLUICE_340`); its modules are set on their own paths.\n"},
 			Delete: &Op{Summary: "Delete a route of an HTTPS edge."},
+			Schemas: Schemas{Wire: reflect.TypeFor[apiwire.HTTPSEdgeRoute](), Input: reflect.TypeFor[apiwire.HTTPSEdgeRouteInput](),
+				ID:       "a route of an HTTPS edge",
+				Resource: "A route of an HTTPS edge, with its modules, null when unset.",
+				Create:   "A new route; `match_type` and `match` are required.",
+				List:     "A page of the routes of an HTTPS edge, newest first.",
+				Response: "The route, with its modules."},
 		},
 	}
 }
@@ -166,6 +194,13 @@ func TunnelGroupBackends() Spec {
 					"not, is 409 `ERR_SLUICE_434`, `details.https_edge_routes` listing them: remove it\n" +
 					"from them first.\n",
 				Errors: []int{409}},
+			Schemas: Schemas{Wire: reflect.TypeFor[apiwire.TunnelGroupBackend](), Input: reflect.TypeFor[apiwire.TunnelGroupBackendInput](),
+				ID: "a tunnel group backend",
+				Resource: "A tunnel group backend: the labels that select its tunnels, and the account's " +
+					"labeled tunnels whose labels include all of them now.",
+				Create:   "A new tunnel group backend; `labels` is required.",
+				List:     "A page of tunnel group backends, newest first.",
+				Response: "The tunnel group backend, with the tunnels it selects now."},
 		},
 	}
 }
@@ -206,6 +241,14 @@ func ReservedDomains() Spec {
 					"account does, is not deleted (409 `ERR_SLUICE_433`, `details.https_edges` listing the\n" +
 					"edges): remove those hostports, or delete the edges, first.\n",
 				Errors: []int{409}},
+			Schemas: Schemas{Wire: reflect.TypeFor[apiwire.ReservedDomain](), Input: reflect.TypeFor[apiwire.ReservedDomainInput](),
+				ID: "a reserved domain",
+				Resource: "A domain the account reserves (specification 2.2), its fields in the specification's order " +
+					"with description and metadata after created_at.",
+				Create:   "A domain to reserve.",
+				Update:   "The fields to change; the domain cannot change.",
+				List:     "A page of reserved domains, newest first.",
+				Response: "The reserved domain."},
 		},
 	}
 }

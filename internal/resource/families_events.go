@@ -1,6 +1,8 @@
 package resource
 
 import (
+	"reflect"
+
 	"github.com/sluicehq/sluice/apiwire"
 	"github.com/sluicehq/sluice/schemas"
 )
@@ -35,6 +37,15 @@ func EventDestinations() Spec {
 				Description: "A destination that a subscription still sends to cannot be deleted: 409, whose\n" +
 					"message names the subscriptions. Remove it from them first.\n",
 				Errors: []int{409}},
+			// The target's schemas, Target and TargetInput, are the
+			// source's: one of a type each, which no Go type says.
+			Schemas: Schemas{Wire: reflect.TypeFor[apiwire.Destination](), Input: reflect.TypeFor[apiwire.DestinationInput](),
+				ID:       "an event destination",
+				Resource: "Where events are delivered. Secrets are never returned.",
+				Create:   "A new destination.",
+				Update:   "The fields to change; a `target` replaces the whole target, and keeps its type.",
+				List:     "A page of destinations, newest first.",
+				Response: "The destination, without secrets."},
 		},
 	}
 }
@@ -69,6 +80,16 @@ func EventSubscriptions() Spec {
 					"when sent, replace the whole list.\n"},
 			Delete: &Op{Summary: "Delete an event subscription.",
 				Errors: []int{409}},
+			// The sources' schemas (EventSource and others) are the
+			// source's: whether a kind takes a filter is a condition no
+			// Go type says.
+			Schemas: Schemas{Wire: reflect.TypeFor[apiwire.Subscription](), Input: reflect.TypeFor[apiwire.SubscriptionInput](),
+				ID:       "an event subscription",
+				Resource: "Which event kinds (sources) go to which destinations.",
+				Create:   "A new subscription; every field is optional.",
+				Update:   "The fields to change; `sources` and `destination_ids` replace the whole list.",
+				List:     "A page of subscriptions, newest first.",
+				Response: "The subscription."},
 		},
 	}
 }

@@ -1,6 +1,8 @@
 package resource
 
 import (
+	"reflect"
+
 	"github.com/sluicehq/sluice/apiwire"
 	"github.com/sluicehq/sluice/schemas"
 )
@@ -23,6 +25,13 @@ func AppSessions() Spec {
 			Delete: &Op{Summary: "Revoke an application session.",
 				Description: "The session ends at once: the edge's next refresh of it fails, and the end user logs\n" +
 					"in again.\n"},
+			Schemas: Schemas{Wire: reflect.TypeFor[apiwire.AppSession](),
+				ID: "an application session",
+				Resource: "An end user's login to an endpoint of the account (specification section 2.7), recorded " +
+					"by the edge. It ends at `expires_at`, when revoked, or when a newer login of the account " +
+					"takes its place at the limit of sessions (serve `--max-app-sessions`).",
+				List:     "A page of application sessions, newest first, under `application_sessions`.",
+				Response: "The application session."},
 		},
 	}
 }
@@ -44,6 +53,11 @@ func TunnelSessions() Spec {
 				Answer: Answer{Description: "A page of tunnel sessions."}},
 			Get: &Op{Summary: "Get a tunnel session.",
 				Description: "A session that has ended, or whose edge has stopped, is not found (404)."},
+			Schemas: Schemas{Wire: reflect.TypeFor[apiwire.TunnelSession](),
+				ID:       "a tunnel session",
+				Resource: "An agent's session with an edge, recorded by the edge when the agent connects with a credential's authtoken.",
+				List:     "A page of tunnel sessions, newest first, under `tunnel_sessions`.",
+				Response: "The tunnel session."},
 		},
 	}
 }
@@ -64,6 +78,11 @@ func Endpoints() Spec {
 				Answer: Answer{Description: "A page of endpoints."}},
 			Get: &Op{Summary: "Get an endpoint.",
 				Description: "An endpoint that has ended, or whose edge has stopped, is not found (404)."},
+			Schemas: Schemas{Wire: reflect.TypeFor[apiwire.Endpoint](),
+				ID:       "an endpoint",
+				Resource: "A public address an agent's tunnel session serves, recorded by the edge when the agent binds it.",
+				List:     "A page of endpoints, newest first, under `endpoints`.",
+				Response: "The endpoint."},
 		},
 	}
 }

@@ -1,5 +1,7 @@
 package resource
 
+import "reflect"
+
 // Doc is what docs/openapi.yaml says of a family beyond its fields: the
 // names of its schemas and operations, its tag, which operations it has
 // and their prose. The command internal/tools/openapigen writes the
@@ -30,6 +32,38 @@ type Doc struct {
 	// GET of Path, GET, PATCH and DELETE of Path/{id}; nil when it has
 	// none.
 	Create, List, Get, Update, Delete *Op
+	// Schemas is what the document says of the family's schemas; their
+	// properties are Schemas.Wire's fields. Its zero value leaves them
+	// to docs/openapi/source.yaml.
+	Schemas Schemas
+}
+
+// Schemas is what openapigen writes the family's schemas from: <Stem>,
+// <Stem>Created, <Stem>Create, <Stem>Update and <Stem>List of the
+// document's components. Their properties are the JSON fields of the
+// types of package apiwire, each described by its doc comment there; a
+// field's Field says whether a body takes it, whether it is required at
+// create, and whether it is shown once (null in <Stem>, which
+// <Stem>Created shows).
+type Schemas struct {
+	// Wire is the resource as the API returns it, such as
+	// apiwire.APIKey; nil when the source writes the schemas.
+	Wire reflect.Type
+	// Input is the body of its create and update, such as
+	// apiwire.APIKeyInput; nil when it has neither.
+	Input reflect.Type
+	// Resource, Created, Create, Update and List are the descriptions
+	// of <Stem>, <Stem>Created (written when Create answers it),
+	// <Stem>Create, <Stem>Update ("The fields to change." when "") and
+	// <Stem>List.
+	Resource, Created, Create, Update, List string
+	// Response is the description of the response <Stem>200.
+	Response string
+	// ID names one resource of the family, article first, in the
+	// description of the schema of its ids (Doc.IDSchemaName): "The id
+	// of an API key, `ak_` and a KSUID.", whose pattern is Spec.Prefix
+	// and a KSUID.
+	ID string
 }
 
 // Op is an operation of a family.

@@ -4,7 +4,8 @@
 // docs/openapi.yaml says of each (Doc). The store checks the limits it
 // declares, the CLI makes its flags and their help from it, tests hold
 // the API's bodies to it, and internal/tools/openapigen writes each
-// family's paths of docs/openapi.yaml from it.
+// family's paths, and schemas with the types of package apiwire, of
+// docs/openapi.yaml from it.
 package resource
 
 import (

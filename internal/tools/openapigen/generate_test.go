@@ -16,6 +16,7 @@ import (
 const (
 	sourcePath   = "../../../docs/openapi/source.yaml"
 	documentPath = "../../../docs/openapi.yaml"
+	wirePath     = "../../../apiwire"
 )
 
 // generated returns the document that the source and the families make.
@@ -25,7 +26,11 @@ func generated(t *testing.T) []byte {
 	if err != nil {
 		t.Fatal(err)
 	}
-	doc, err := generate(src, resource.Families())
+	docs, err := readWire(wirePath)
+	if err != nil {
+		t.Fatal(err)
+	}
+	doc, err := generate(src, resource.Families(), docs)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -121,14 +126,18 @@ func TestGenerateRefusesAMisplacedFamily(t *testing.T) {
 		{"family not placed", "paths:\n  # openapigen: paths of /api_keys\n", nil, errFamilyPlaced},
 		{"family placed twice", both + "  # openapigen: paths of /api_keys\n", nil, errFamilyPlaced},
 		{"error status without a response", both, &resource.Op{Summary: "Delete a bot user.", Errors: []int{418}}, errStatus},
+		{"schemas of a family without wire types", both + "  # openapigen: schemas of /bot_users\n", nil, errFamilyPlaced},
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
 			fams := []resource.Spec{resource.APIKeys(), resource.BotUsers()}
+			for i := range fams {
+				fams[i].Doc.Schemas = resource.Schemas{} // their paths only
+			}
 			if tt.botDelete != nil {
 				fams[1].Doc.Delete = tt.botDelete
 			}
-			if _, err := generate([]byte(tt.source), fams); !errors.Is(err, tt.want) {
+			if _, err := generate([]byte(tt.source), fams, nil); !errors.Is(err, tt.want) {
 				t.Errorf("generate: %v, want %v", err, tt.want)
 			}
 		})
@@ -136,7 +145,7 @@ func TestGenerateRefusesAMisplacedFamily(t *testing.T) {
 }
 
 func TestGenerateDropsTheSourcesNotes(t *testing.T) {
-	doc, err := generate([]byte("# a note\n# another\nopenapi: 3.1.0\n# kept\n"), nil)
+	doc, err := generate([]byte("# a note\n# another\nopenapi: 3.1.0\n# kept\n"), nil, nil)
 	if err != nil {
 		t.Fatal(err)
 	}
