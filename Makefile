@@ -95,7 +95,7 @@ fuzz: ## a short run of each fuzz target, past its committed corpus
 	$(GO) test -run '^$$' -fuzz '^FuzzEnvelopeRoundTrip$$' -fuzztime 50000x ./schemas
 	$(GO) test -run '^$$' -fuzz '^FuzzParseEventTime$$' -fuzztime 20000x ./schemas
 	$(GO) test -run '^$$' -fuzz '^FuzzDecodeObject$$' -fuzztime 100000x ./internal/api
-	$(GO) test -run '^$$' -fuzz '^FuzzParseAuthorization$$' -fuzztime 20000x ./internal/api
+	$(GO) test -run '^$$' -fuzz '^FuzzParseAuthorization$$' -fuzztime 20000x ./internal/authheader
 	$(GO) test -run '^$$' -fuzz '^FuzzCheck$$' -fuzztime 30000x ./internal/store
 	$(GO) test -run '^$$' -fuzz '^FuzzFilterBounds$$' -fuzztime 2000x ./filters
 	$(GO) test -run '^$$' -fuzz '^FuzzObjectFilter$$' -fuzztime 20000x ./filters
