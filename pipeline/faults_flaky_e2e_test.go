@@ -88,7 +88,7 @@ func TestFaultsThrottled(t *testing.T) {
 }
 
 // TestFaultsServerErrors answers 20% of the calls of every destination
-// with a 5xx, and every call 300 ms late, for 20,000 events into each:
+// with a 5xx, and every call 100 ms late, for 20,000 events into each:
 // every event arrives once in each destination. Not fewer under the race
 // detector: the emulator's draws are seeded, and with 5,000 events the
 // Kinesis destination, taking them 500 a call on an idle machine, made
@@ -99,7 +99,7 @@ func TestFaultsServerErrors(t *testing.T) {
 	}
 	t.Parallel()
 	puts := runFlaky(t, "failing", 20_000, func(d emulatorTarget) emulator.Fault {
-		return emulator.Fault{Service: d.service, Resource: d.resource, ServerErrors: 0.2, Latency: 300 * time.Millisecond}
+		return emulator.Fault{Service: d.service, Resource: d.resource, ServerErrors: 0.2, Latency: 100 * time.Millisecond}
 	})
 	for svc, p := range puts {
 		if p.Errors == 0 {

@@ -17,15 +17,21 @@ import (
 )
 
 // The cluster test's sizes: clusterEvents at clusterRate events a second,
-// in batches of clusterBatch, about 40 s of steady load.
+// in batches of clusterBatch, about 32 s of steady load.
 const (
-	clusterEvents = 20_000
+	clusterEvents = 16_000
 	clusterRate   = 500
 	clusterBatch  = 100
 	// clusterAckWait is the routes' AckWait (serve's --ack-wait): the
 	// events the killed sluice held go to the other process once it has
 	// passed.
 	clusterAckWait = 5 * time.Second
+	// clusterRepullAfter is serve's --repull-after: how long delivery
+	// may stall after the node leading the route's consumer is killed,
+	// the workers' pull requests gone with it. At the default, 10 s, the
+	// stall could last until past the middle of this load, when the test
+	// kills a sluice process; at 2 s each kill has its own stretch of it.
+	clusterRepullAfter = 2 * time.Second
 )
 
 // TestClusterLosesNothing runs two `sluice serve` processes against a
@@ -47,7 +53,7 @@ func TestClusterLosesNothing(t *testing.T) {
 	emu := startEmulator(t)
 	streamARN := createKinesisStream(t, emu, "cluster")
 
-	env := append(emu.Env(), "SLUICE_NATS_URL="+cluster.urls(), "SLUICE_REPLICAS=3", "SLUICE_ACK_WAIT="+clusterAckWait.String())
+	env := append(emu.Env(), "SLUICE_NATS_URL="+cluster.urls(), "SLUICE_REPLICAS=3", "SLUICE_ACK_WAIT="+clusterAckWait.String(), "SLUICE_REPULL_AFTER="+clusterRepullAfter.String())
 	a := startServe(t, sluiceBin, t.TempDir(), append(env, "SLUICE_BOOTSTRAP_API_KEY="+crashToken)...)
 	b := startServe(t, sluiceBin, t.TempDir(), env...)
 	consumer := createCrashRoute(t, a.url, streamARN)
@@ -69,7 +75,7 @@ func TestClusterLosesNothing(t *testing.T) {
 		leader.name, leadsStream, pub.acked(), deliveredAtKill)
 	// Delivery goes on within seconds: the pull requests of both workers
 	// died with the node if it led the route's consumer, and a worker that
-	// receives nothing for 10 s pulls anew (pipeline's
+	// receives nothing for clusterRepullAfter pulls anew (pipeline's
 	// DeliveryConfig.RepullAfter; TestClusterRouteStallsWithoutRepull shows
 	// delivery stalled for good without it).
 	took, ok := resumesWithin(30*time.Second, func() bool {
@@ -81,9 +87,10 @@ func TestClusterLosesNothing(t *testing.T) {
 	}
 	t.Logf("%d more events delivered %s after the NATS node was killed", clusterRate, took.Round(100*time.Millisecond))
 
-	// Then a sluice process, started again once the other alone took a
-	// few batches.
-	pub.waitAcked(t, clusterEvents/2, 60*time.Second)
+	// Then a sluice process, once half the load is sent and delivery has
+	// gone on for a few seconds (but with a quarter of the load left), to
+	// be started again once the other alone took a few batches.
+	pub.waitAcked(t, min(max(clusterEvents/2, pub.acked()+4*clusterRate), clusterEvents*3/4), 60*time.Second)
 	b.kill(t)
 	atKill := pub.acked()
 	t.Logf("killed sluice process b with %d events published, %d delivered", atKill, countSelected(kinesisByEventID(t, emu, "cluster"), events))

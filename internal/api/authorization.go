@@ -3,51 +3,22 @@ package api
 import (
 	"context"
 	"net/http"
-	"strings"
 
+	"github.com/sluicehq/sluice/internal/authheader"
 	"github.com/sluicehq/sluice/internal/store"
 )
 
-// authorizationForm says the one form of Authorization sluice takes, for
-// messages.
-const authorizationForm = "send exactly one header Authorization: Bearer <API key>, with one space between Bearer and the key, and nothing after the key"
-
 // parseAuthorization returns the bearer token of the values of a request's
-// Authorization header: exactly one value, the scheme Bearer in any case
-// (RFC 9110 11.1), one space, and a token of 1 to store.MaxTokenLength
-// printable ASCII characters without spaces (the alphabet of API keys),
-// nothing else. present is false when the request has no Authorization;
-// a header of any other form is a 400 CodeAuthMalformed, which never
-// quotes the header (it may hold a key).
+// Authorization header, as authheader.Parse reads it, of at most
+// store.MaxTokenLength characters. present is false when the request has
+// no Authorization; a header of any other form is a 400
+// CodeAuthMalformed, which never quotes the header (it may hold a key).
 func parseAuthorization(values []string) (token string, present bool, e *Error) {
-	if len(values) == 0 {
-		return "", false, nil
+	token, present, err := authheader.Parse(values, store.MaxTokenLength)
+	if err != nil {
+		return "", true, NewError(CodeAuthMalformed, "%s", err.Error())
 	}
-	malformed := func(why string) (string, bool, *Error) {
-		return "", true, NewError(CodeAuthMalformed, "the Authorization header %s: %s", why, authorizationForm)
-	}
-	if len(values) > 1 {
-		return malformed("is sent more than once")
-	}
-	scheme, token, ok := strings.Cut(values[0], " ")
-	switch {
-	case values[0] == "":
-		return malformed("is empty")
-	case !strings.EqualFold(scheme, "Bearer"):
-		return malformed("does not start with the scheme Bearer and a space")
-	case !ok || token == "":
-		return malformed("has no API key after Bearer")
-	case len(token) > store.MaxTokenLength:
-		return malformed("holds more than an API key, which is at most 256 characters")
-	}
-	for i := range len(token) {
-		if c := token[i]; c == ' ' || c == '\t' {
-			return malformed("has a space or a tab around or in the API key")
-		} else if c < ' ' || c > '~' {
-			return malformed("has a character other than printable ASCII in the API key")
-		}
-	}
-	return token, true, nil
+	return token, present, nil
 }
 
 // bearer is the bearer token of a request and, once looked up, the API key
