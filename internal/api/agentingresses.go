@@ -72,6 +72,7 @@ func (c IngressConfig) serviceDomain(domain string) string {
 func (s *Server) routeAgentIngresses() {
 	a := s.agentIngresses
 	route(s, family[store.AgentIngress, agentIngressCreate, agentIngressUpdate, apiwire.AgentIngress]{
+		applyCreate: agentIngressCreate.apply, applyUpdate: agentIngressUpdate.apply,
 		res: agentIngressResource, prefix: schemas.PrefixAgentIngress, listKey: apiwire.AgentIngressesListKey,
 		create: s.createAgentIngress, get: a.GetAgentIngress, list: a.ListAgentIngresses, update: a.UpdateAgentIngress, delete: a.DeleteAgentIngress,
 		body:  s.agentIngressResponse,

@@ -15,6 +15,7 @@ import (
 func (s *Server) routeAPIKeys() {
 	k := s.apiKeys
 	route(s, family[store.APIKey, apiKeyInput, apiKeyInput, apiwire.APIKey]{
+		applyCreate: apiKeyInput.apply, applyUpdate: apiKeyInput.apply,
 		res: apiKeyResource, prefix: schemas.PrefixAPIKey, listKey: apiwire.APIKeysListKey, audit: auditAPIKey,
 		create: func(ctx context.Context, accountID string, v store.APIKey, opts ...store.WriteOption) (store.APIKey, error) {
 			return k.CreateAPIKey(ctx, accountID, store.APIKeyInput{Description: v.Description, Metadata: v.Metadata}, "", opts...)

@@ -23,6 +23,7 @@ const auditTunnelGroupBackend = "tunnel_group_backend"
 func (s *Server) routeTunnelGroupBackends() {
 	b := s.backends
 	route(s, family[backendWithTunnels, tunnelGroupBackendInput, tunnelGroupBackendInput, apiwire.TunnelGroupBackend]{
+		applyCreate: tunnelGroupBackendInput.apply, applyUpdate: tunnelGroupBackendInput.apply,
 		res: tunnelGroupBackendResource, prefix: schemas.PrefixTunnelGroupBackend, listKey: apiwire.TunnelGroupBackendsListKey,
 		audit: auditTunnelGroupBackend,
 		create: func(ctx context.Context, accountID string, v backendWithTunnels, opts ...store.WriteOption) (backendWithTunnels, error) {

@@ -16,6 +16,7 @@ import (
 func (s *Server) routeCredentials() {
 	c := s.credentials
 	route(s, family[store.Credential, credentialInput, credentialInput, apiwire.Credential]{
+		applyCreate: credentialInput.apply, applyUpdate: credentialInput.apply,
 		res: credentialResource, prefix: schemas.PrefixCredential, listKey: apiwire.CredentialsListKey, audit: auditCredential,
 		create: c.CreateCredential, get: c.GetCredential, list: c.ListCredentials, update: c.UpdateCredential, delete: c.DeleteCredential,
 		body:        s.credentialResponse,

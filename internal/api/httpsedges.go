@@ -23,6 +23,7 @@ var (
 func (s *Server) routeHTTPSEdges() {
 	e := s.httpsEdges
 	route(s, family[edgeWithRoutes, httpsEdgeInput, httpsEdgeInput, apiwire.HTTPSEdge]{
+		applyCreate: httpsEdgeInput.apply, applyUpdate: httpsEdgeInput.apply,
 		res: httpsEdgeResource, prefix: schemas.PrefixHTTPSEdge, listKey: apiwire.HTTPSEdgesListKey,
 		create: func(ctx context.Context, accountID string, v edgeWithRoutes, opts ...store.WriteOption) (edgeWithRoutes, error) {
 			created, err := e.CreateHTTPSEdge(ctx, accountID, v.HTTPSEdge, opts...)
@@ -72,6 +73,7 @@ func (s *Server) routeHTTPSEdges() {
 		body: s.httpsEdgeResponse,
 	})
 	routes := family[store.HTTPSEdgeRoute, httpsRouteInput, httpsRouteInput, apiwire.HTTPSEdgeRoute]{
+		applyCreate: httpsRouteInput.apply, applyUpdate: httpsRouteInput.apply,
 		res: httpsRouteResource, prefix: schemas.PrefixHTTPSEdgeRoute, listKey: apiwire.HTTPSEdgeRoutesListKey,
 		create: func(ctx context.Context, accountID string, v store.HTTPSEdgeRoute, opts ...store.WriteOption) (store.HTTPSEdgeRoute, error) {
 			return e.CreateHTTPSEdgeRoute(ctx, accountID, v.EdgeID, v, opts...)

@@ -34,7 +34,7 @@ type module[T, M any, In moduleInput[M], MB any] struct {
 type moduleInput[M any] interface{ value() M }
 
 // routeModule serves the module m of the family f's resources on s.
-func routeModule[T any, C, U input[T], B any, M any, In moduleInput[M], MB any](s *Server, f family[T, C, U, B], m module[T, M, In, MB]) {
+func routeModule[T, C, U, B, M any, In moduleInput[M], MB any](s *Server, f family[T, C, U, B], m module[T, M, In, MB]) {
 	f.s = s
 	path := f.res.listPath + "/{id}/" + m.name
 	s.mux.Handle("PUT "+path, s.authenticated(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {

@@ -29,6 +29,7 @@ var reservedDomainResource = resource{noun: "reserved domain", listPath: apiwire
 func (s *Server) routeReservedDomains() {
 	d := s.domains
 	route(s, family[store.ReservedDomain, reservedDomainCreate, reservedDomainUpdate, apiwire.ReservedDomain]{
+		applyCreate: reservedDomainCreate.apply, applyUpdate: reservedDomainUpdate.apply,
 		res: reservedDomainResource, prefix: schemas.PrefixReservedDomain, listKey: apiwire.ReservedDomainsListKey, audit: auditReservedDomain,
 		create: func(ctx context.Context, accountID string, v store.ReservedDomain, opts ...store.WriteOption) (store.ReservedDomain, error) {
 			domain, err := store.CheckReservedDomain(v.Domain)

@@ -15,6 +15,7 @@ import (
 func (s *Server) routeSubscriptions() {
 	sub := s.subscriptions
 	route(s, family[store.Subscription, subscriptionInput, subscriptionInput, apiwire.Subscription]{
+		applyCreate: subscriptionInput.apply, applyUpdate: subscriptionInput.apply,
 		res: subscriptionResource, prefix: schemas.PrefixSubscription, listKey: apiwire.EventSubscriptionsKey, audit: auditSubscription,
 		create: sub.CreateSubscription, get: sub.GetSubscription, list: sub.ListSubscriptions, update: sub.UpdateSubscription, delete: sub.DeleteSubscription,
 		body: s.subscriptionResponse,
