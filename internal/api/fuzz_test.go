@@ -8,6 +8,7 @@ import (
 	"strings"
 	"testing"
 
+	"github.com/sluicehq/sluice/apiwire"
 	"github.com/sluicehq/sluice/internal/store"
 )
 
@@ -18,7 +19,7 @@ var requestBodies = []func() any{
 	func() any { return new(subscriptionInput) },
 	func() any { return new(store.Source) },
 	func() any { return new(sourceUpdate) },
-	func() any { return new(apiKeyInput) },
+	func() any { return new(apiwire.APIKeyInput) },
 }
 
 // FuzzDecodeObject feeds arbitrary bodies to the decoder of management
