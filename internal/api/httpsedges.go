@@ -6,6 +6,7 @@ import (
 	"slices"
 
 	"github.com/sluicehq/sluice/apiwire"
+	declared "github.com/sluicehq/sluice/internal/resource"
 	"github.com/sluicehq/sluice/internal/store"
 	"github.com/sluicehq/sluice/schemas"
 )
@@ -22,9 +23,9 @@ var (
 // emit no audit event.
 func (s *Server) routeHTTPSEdges() {
 	e := s.httpsEdges
-	route(s, family[edgeWithRoutes, httpsEdgeInput, httpsEdgeInput, apiwire.HTTPSEdge]{
-		applyCreate: httpsEdgeInput.apply, applyUpdate: httpsEdgeInput.apply,
+	route(s, family[edgeWithRoutes, apiwire.HTTPSEdgeInput, apiwire.HTTPSEdgeInput, apiwire.HTTPSEdge]{
 		res: httpsEdgeResource, prefix: schemas.PrefixHTTPSEdge, listKey: apiwire.HTTPSEdgesListKey,
+		applyCreate: applyHTTPSEdge, applyUpdate: applyHTTPSEdge, fields: declared.HTTPSEdges().Fields,
 		create: func(ctx context.Context, accountID string, v edgeWithRoutes, opts ...store.WriteOption) (edgeWithRoutes, error) {
 			created, err := e.CreateHTTPSEdge(ctx, accountID, v.HTTPSEdge, opts...)
 			return edgeWithRoutes{HTTPSEdge: created}, err // a new edge has no route
@@ -72,9 +73,9 @@ func (s *Server) routeHTTPSEdges() {
 		},
 		body: s.httpsEdgeResponse,
 	})
-	routes := family[store.HTTPSEdgeRoute, httpsRouteInput, httpsRouteInput, apiwire.HTTPSEdgeRoute]{
-		applyCreate: httpsRouteInput.apply, applyUpdate: httpsRouteInput.apply,
+	routes := family[store.HTTPSEdgeRoute, apiwire.HTTPSEdgeRouteInput, apiwire.HTTPSEdgeRouteInput, apiwire.HTTPSEdgeRoute]{
 		res: httpsRouteResource, prefix: schemas.PrefixHTTPSEdgeRoute, listKey: apiwire.HTTPSEdgeRoutesListKey,
+		applyCreate: applyHTTPSRoute, applyUpdate: applyHTTPSRoute, fields: declared.HTTPSEdgeRoutes().Fields,
 		create: func(ctx context.Context, accountID string, v store.HTTPSEdgeRoute, opts ...store.WriteOption) (store.HTTPSEdgeRoute, error) {
 			return e.CreateHTTPSEdgeRoute(ctx, accountID, v.EdgeID, v, opts...)
 		},
@@ -192,15 +193,9 @@ func circuitBreakerResponse(c store.CircuitBreaker) apiwire.CircuitBreaker {
 	return apiwire.CircuitBreaker(c)
 }
 
-// httpsEdgeInput is the body of an edge's create or update: the fields
-// sent are set. An empty hostports removes every one.
-type httpsEdgeInput struct {
-	Description *string   `json:"description"`
-	Metadata    *string   `json:"metadata"`
-	Hostports   *[]string `json:"hostports"`
-}
-
-func (in httpsEdgeInput) apply(e *edgeWithRoutes) {
+// applyHTTPSEdge sets the fields of an edge's create or update sent. An
+// empty hostports removes every one.
+func applyHTTPSEdge(in apiwire.HTTPSEdgeInput, e *edgeWithRoutes) {
 	setSent(&e.Description, in.Description)
 	setSent(&e.Metadata, in.Metadata)
 	if in.Hostports != nil {
@@ -208,16 +203,9 @@ func (in httpsEdgeInput) apply(e *edgeWithRoutes) {
 	}
 }
 
-// httpsRouteInput is the body of a route's create or update: the fields
-// sent are set. Its modules have paths of their own.
-type httpsRouteInput struct {
-	Description *string `json:"description"`
-	Metadata    *string `json:"metadata"`
-	MatchType   *string `json:"match_type"`
-	Match       *string `json:"match"`
-}
-
-func (in httpsRouteInput) apply(v *store.HTTPSEdgeRoute) {
+// applyHTTPSRoute sets the fields of a route's create or update sent.
+// Its modules have paths of their own.
+func applyHTTPSRoute(in apiwire.HTTPSEdgeRouteInput, v *store.HTTPSEdgeRoute) {
 	setSent(&v.Description, in.Description)
 	setSent(&v.Metadata, in.Metadata)
 	setSent(&v.MatchType, in.MatchType)
