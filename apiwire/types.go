@@ -74,6 +74,30 @@ type AgentIngressInput struct {
 	CertificateManagementPolicy **CertificatePolicy `json:"certificate_management_policy,omitempty"`
 }
 
+// UnmarshalJSON reads the body as it is sent: a member
+// certificate_management_policy of null is a pointer to nil, as it is
+// sent, where encoding/json alone would take it for an absent member.
+func (in *AgentIngressInput) UnmarshalJSON(raw []byte) error {
+	type fields AgentIngressInput // without this method
+	var (
+		v      fields
+		policy struct {
+			Sent json.RawMessage `json:"certificate_management_policy"`
+		}
+	)
+	if err := json.Unmarshal(raw, &v); err != nil {
+		return err
+	}
+	if err := json.Unmarshal(raw, &policy); err != nil {
+		return err
+	}
+	if v.CertificateManagementPolicy == nil && string(policy.Sent) == "null" {
+		v.CertificateManagementPolicy = new(*CertificatePolicy)
+	}
+	*in = AgentIngressInput(v)
+	return nil
+}
+
 // AppSession is an application session as the API returns it
 // (specification section 2.7): an end user's login to an endpoint, which
 // the edge records and the account lists and revokes. Its fields are in

@@ -1,15 +1,14 @@
 package api
 
 import (
-	"bytes"
 	"context"
-	"encoding/json"
 	"net"
 	"net/http"
 	"net/url"
 	"strings"
 
 	"github.com/sluicehq/sluice/apiwire"
+	declared "github.com/sluicehq/sluice/internal/resource"
 	"github.com/sluicehq/sluice/internal/store"
 	"github.com/sluicehq/sluice/schemas"
 )
@@ -71,9 +70,10 @@ func (c IngressConfig) serviceDomain(domain string) string {
 // changes emit no audit event.
 func (s *Server) routeAgentIngresses() {
 	a := s.agentIngresses
-	route(s, family[store.AgentIngress, agentIngressCreate, agentIngressUpdate, apiwire.AgentIngress]{
+	route(s, family[store.AgentIngress, apiwire.AgentIngressInput, apiwire.AgentIngressInput, apiwire.AgentIngress]{
 		res: agentIngressResource, prefix: schemas.PrefixAgentIngress, listKey: apiwire.AgentIngressesListKey,
 		create: s.createAgentIngress, get: a.GetAgentIngress, list: a.ListAgentIngresses, update: a.UpdateAgentIngress, delete: a.DeleteAgentIngress,
+		applyCreate: createdAgentIngress, applyUpdate: updatedAgentIngress, fields: declared.AgentIngresses().Fields,
 		body:  s.agentIngressResponse,
 		fixed: map[string]string{"domain": "create another agent ingress with the new domain, and delete this one"},
 	})
@@ -131,80 +131,36 @@ func (s *Server) agentIngressResponse(_ *http.Request, a store.AgentIngress) api
 	return body
 }
 
-// agentIngressCreate is the body of a create.
-type agentIngressCreate struct {
-	Description string             `json:"description"`
-	Metadata    string             `json:"metadata"`
-	Domain      string             `json:"domain"`
-	Policy      *certificatePolicy `json:"certificate_management_policy"`
+// createdAgentIngress sets the fields of a create sent; a policy of null
+// is none.
+func createdAgentIngress(in apiwire.AgentIngressInput, a *store.AgentIngress) {
+	setSent(&a.Description, in.Description)
+	setSent(&a.Metadata, in.Metadata)
+	setSent(&a.Domain, in.Domain)
+	if in.CertificateManagementPolicy != nil {
+		a.CertificatePolicy = storedPolicy(*in.CertificateManagementPolicy)
+	}
 }
 
-// certificatePolicy is a certificate_management_policy sent; null turns
-// management off.
-type certificatePolicy struct {
-	Authority      string `json:"authority"`
-	PrivateKeyType string `json:"private_key_type"`
-}
-
-func (p *certificatePolicy) stored() *store.CertificatePolicy {
+// storedPolicy returns the certificate policy sent as the store keeps
+// it, nil for null.
+func storedPolicy(p *apiwire.CertificatePolicy) *store.CertificatePolicy {
 	if p == nil {
 		return nil
 	}
 	return &store.CertificatePolicy{Authority: p.Authority, PrivateKeyType: p.PrivateKeyType}
 }
 
-func (in agentIngressCreate) apply(a *store.AgentIngress) {
-	a.Description, a.Metadata, a.Domain = in.Description, in.Metadata, in.Domain
-	a.CertificatePolicy = in.Policy.stored()
-}
-
-// agentIngressUpdate is the body of an update: the fields sent are set. A
-// policy sent, null included, replaces the policy, and a policy that
-// changes starts its provisioning again. It takes no domain (fixed).
-type agentIngressUpdate struct {
-	Description *string        `json:"description"`
-	Metadata    *string        `json:"metadata"`
-	Policy      optionalPolicy `json:"certificate_management_policy"`
-}
-
-// optionalPolicy is a member that may be absent (not sent), null or a
-// policy. Its fields are the policy's, so that its members are checked as
-// a certificatePolicy's.
-type optionalPolicy struct {
-	Authority      string `json:"authority"`
-	PrivateKeyType string `json:"private_key_type"`
-	sent, null     bool
-}
-
-func (o *optionalPolicy) UnmarshalJSON(data []byte) error {
-	o.sent = true
-	if string(bytes.TrimSpace(data)) == "null" {
-		o.null = true
-		return nil
-	}
-	var p certificatePolicy
-	if err := json.Unmarshal(data, &p); err != nil {
-		return err
-	}
-	o.Authority, o.PrivateKeyType = p.Authority, p.PrivateKeyType
-	return nil
-}
-
-// policy is the policy sent, nil for null.
-func (o optionalPolicy) policy() *certificatePolicy {
-	if o.null {
-		return nil
-	}
-	return &certificatePolicy{Authority: o.Authority, PrivateKeyType: o.PrivateKeyType}
-}
-
-func (in agentIngressUpdate) apply(a *store.AgentIngress) {
+// updatedAgentIngress sets the fields of an update sent. A policy sent,
+// null included, replaces the policy, and a policy that changes starts
+// its provisioning again. An update takes no domain (fixed).
+func updatedAgentIngress(in apiwire.AgentIngressInput, a *store.AgentIngress) {
 	setSent(&a.Description, in.Description)
 	setSent(&a.Metadata, in.Metadata)
-	if !in.Policy.sent {
+	if in.CertificateManagementPolicy == nil {
 		return
 	}
-	p := in.Policy.policy().stored()
+	p := storedPolicy(*in.CertificateManagementPolicy)
 	if p != nil && p.PrivateKeyType == "" {
 		p.PrivateKeyType = store.KeyTypeRSA
 	}

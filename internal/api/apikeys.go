@@ -5,6 +5,7 @@ import (
 	"net/http"
 
 	"github.com/sluicehq/sluice/apiwire"
+	declared "github.com/sluicehq/sluice/internal/resource"
 	"github.com/sluicehq/sluice/internal/store"
 	"github.com/sluicehq/sluice/schemas"
 )
@@ -14,12 +15,13 @@ import (
 // deleted (the store refuses, and writeStoreError says why).
 func (s *Server) routeAPIKeys() {
 	k := s.apiKeys
-	route(s, family[store.APIKey, apiKeyInput, apiKeyInput, apiwire.APIKey]{
+	route(s, family[store.APIKey, apiwire.APIKeyInput, apiwire.APIKeyInput, apiwire.APIKey]{
 		res: apiKeyResource, prefix: schemas.PrefixAPIKey, listKey: apiwire.APIKeysListKey, audit: auditAPIKey,
 		create: func(ctx context.Context, accountID string, v store.APIKey, opts ...store.WriteOption) (store.APIKey, error) {
 			return k.CreateAPIKey(ctx, accountID, store.APIKeyInput{Description: v.Description, Metadata: v.Metadata}, "", opts...)
 		},
 		get: k.GetAPIKey, list: k.ListAPIKeys, update: k.UpdateAPIKey, delete: k.DeleteAPIKey,
+		applyCreate: applyAPIKey, applyUpdate: applyAPIKey, fields: declared.APIKeys().Fields,
 		body: s.apiKeyResponse,
 		created: func(w http.ResponseWriter, v store.APIKey, body *apiwire.APIKey) {
 			body.Token = &v.Token
@@ -28,14 +30,8 @@ func (s *Server) routeAPIKeys() {
 	})
 }
 
-// apiKeyInput is the body of a create or update: the fields sent are set,
-// the others nil.
-type apiKeyInput struct {
-	Description *string `json:"description"`
-	Metadata    *string `json:"metadata"`
-}
-
-func (in apiKeyInput) apply(k *store.APIKey) {
+// applyAPIKey sets the fields of a create or an update sent.
+func applyAPIKey(in apiwire.APIKeyInput, k *store.APIKey) {
 	setSent(&k.Description, in.Description)
 	setSent(&k.Metadata, in.Metadata)
 }

@@ -15,7 +15,7 @@ import (
 // no audit kinds for them.
 func (s *Server) routeAppSessions() {
 	a := s.appSessions
-	route(s, family[store.AppSession, noBody[store.AppSession], noBody[store.AppSession], apiwire.AppSession]{
+	route(s, family[store.AppSession, noBody, noBody, apiwire.AppSession]{
 		res: appSessionResource, prefix: schemas.PrefixAppSession, listKey: apiwire.AppSessionsListKey,
 		get: a.GetAppSession, list: a.ListAppSessions, delete: a.DeleteAppSession,
 		body: s.appSessionResponse,

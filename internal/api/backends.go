@@ -6,6 +6,7 @@ import (
 	"net/http"
 
 	"github.com/sluicehq/sluice/apiwire"
+	declared "github.com/sluicehq/sluice/internal/resource"
 	"github.com/sluicehq/sluice/internal/store"
 	"github.com/sluicehq/sluice/schemas"
 )
@@ -22,9 +23,10 @@ const auditTunnelGroupBackend = "tunnel_group_backend"
 // events show its labels, not its tunnels, which change without it.
 func (s *Server) routeTunnelGroupBackends() {
 	b := s.backends
-	route(s, family[backendWithTunnels, tunnelGroupBackendInput, tunnelGroupBackendInput, apiwire.TunnelGroupBackend]{
+	route(s, family[backendWithTunnels, apiwire.TunnelGroupBackendInput, apiwire.TunnelGroupBackendInput, apiwire.TunnelGroupBackend]{
 		res: tunnelGroupBackendResource, prefix: schemas.PrefixTunnelGroupBackend, listKey: apiwire.TunnelGroupBackendsListKey,
-		audit: auditTunnelGroupBackend,
+		audit:       auditTunnelGroupBackend,
+		applyCreate: applyTunnelGroupBackend, applyUpdate: applyTunnelGroupBackend, fields: declared.TunnelGroupBackends().Fields,
 		create: func(ctx context.Context, accountID string, v backendWithTunnels, opts ...store.WriteOption) (backendWithTunnels, error) {
 			created, err := b.CreateTunnelGroupBackend(ctx, accountID, v.TunnelGroupBackend, opts...)
 			return s.withTunnels(ctx, accountID, created, err)
@@ -144,15 +146,9 @@ func (s *Server) tunnelGroupBackendAudit(r *http.Request, b backendWithTunnels) 
 	}{body.ID, body.URI, body.CreatedAt, body.Description, body.Metadata, body.Labels}
 }
 
-// tunnelGroupBackendInput is the body of a create or update: the fields
-// sent are set. Labels replace the backend's whole.
-type tunnelGroupBackendInput struct {
-	Description *string            `json:"description"`
-	Metadata    *string            `json:"metadata"`
-	Labels      *map[string]string `json:"labels"`
-}
-
-func (in tunnelGroupBackendInput) apply(b *backendWithTunnels) {
+// applyTunnelGroupBackend sets the fields of a create or an update sent.
+// Labels replace the backend's whole.
+func applyTunnelGroupBackend(in apiwire.TunnelGroupBackendInput, b *backendWithTunnels) {
 	setSent(&b.Description, in.Description)
 	setSent(&b.Metadata, in.Metadata)
 	if in.Labels != nil {

@@ -5,6 +5,7 @@ import (
 	"net/http"
 
 	"github.com/sluicehq/sluice/apiwire"
+	declared "github.com/sluicehq/sluice/internal/resource"
 	"github.com/sluicehq/sluice/internal/store"
 	"github.com/sluicehq/sluice/schemas"
 )
@@ -14,9 +15,10 @@ import (
 // no audit event.
 func (s *Server) routeBotUsers() {
 	b := s.botUsers
-	route(s, family[store.BotUser, botUserCreate, botUserUpdate, apiwire.BotUser]{
+	route(s, family[store.BotUser, apiwire.BotUserInput, apiwire.BotUserInput, apiwire.BotUser]{
 		res: botUserResource, prefix: schemas.PrefixBotUser, listKey: apiwire.BotUsersListKey,
 		create: b.CreateBotUser, get: b.GetBotUser, list: b.ListBotUsers, update: b.UpdateBotUser, delete: b.DeleteBotUser,
+		applyCreate: applyBotUser, applyUpdate: applyBotUser, fields: declared.BotUsers().Fields,
 		body: s.botUserResponse,
 	})
 }
@@ -31,23 +33,9 @@ func (s *Server) botUserResponse(r *http.Request, b store.BotUser) apiwire.BotUs
 	}
 }
 
-// botUserCreate is the body of a create; the store creates the bot user
-// active.
-type botUserCreate struct {
-	Name string `json:"name"`
-}
-
-func (in botUserCreate) apply(b *store.BotUser) {
-	b.Name = in.Name
-}
-
-// botUserUpdate is the body of an update: the fields sent are set.
-type botUserUpdate struct {
-	Name   *string `json:"name"`
-	Active *bool   `json:"active"`
-}
-
-func (in botUserUpdate) apply(b *store.BotUser) {
+// applyBotUser sets the fields of a create or an update sent. A create
+// takes no active: the store creates the bot user active.
+func applyBotUser(in apiwire.BotUserInput, b *store.BotUser) {
 	setSent(&b.Name, in.Name)
 	setSent(&b.Active, in.Active)
 }

@@ -6,6 +6,7 @@ import (
 	"slices"
 
 	"github.com/sluicehq/sluice/apiwire"
+	declared "github.com/sluicehq/sluice/internal/resource"
 	"github.com/sluicehq/sluice/internal/store"
 	"github.com/sluicehq/sluice/schemas"
 )
@@ -15,9 +16,10 @@ import (
 // answer to its creation, and is null in its audit events.
 func (s *Server) routeCredentials() {
 	c := s.credentials
-	route(s, family[store.Credential, credentialInput, credentialInput, apiwire.Credential]{
+	route(s, family[store.Credential, apiwire.CredentialInput, apiwire.CredentialInput, apiwire.Credential]{
 		res: credentialResource, prefix: schemas.PrefixCredential, listKey: apiwire.CredentialsListKey, audit: auditCredential,
 		create: c.CreateCredential, get: c.GetCredential, list: c.ListCredentials, update: c.UpdateCredential, delete: c.DeleteCredential,
+		applyCreate: applyCredential, applyUpdate: applyCredential, fields: declared.Credentials().Fields,
 		body:        s.credentialResponse,
 		auditObject: s.credentialAudit,
 		created: func(w http.ResponseWriter, v store.Credential, body *apiwire.Credential) {
@@ -27,16 +29,9 @@ func (s *Server) routeCredentials() {
 	})
 }
 
-// credentialInput is the body of a create or update: the fields sent are
-// set, the others nil. An empty owner_id removes the owner.
-type credentialInput struct {
-	Description *string   `json:"description"`
-	Metadata    *string   `json:"metadata"`
-	ACL         *[]string `json:"acl"`
-	OwnerID     *string   `json:"owner_id"`
-}
-
-func (in credentialInput) apply(c *store.Credential) {
+// applyCredential sets the fields of a create or an update sent. An
+// empty owner_id removes the owner.
+func applyCredential(in apiwire.CredentialInput, c *store.Credential) {
 	setSent(&c.Description, in.Description)
 	setSent(&c.Metadata, in.Metadata)
 	if in.ACL != nil {

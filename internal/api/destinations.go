@@ -16,6 +16,7 @@ import (
 func (s *Server) routeDestinations() {
 	d := s.destinations
 	route(s, family[store.Destination, destinationInput, destinationInput, destinationBody]{
+		applyCreate: destinationInput.apply, applyUpdate: destinationInput.apply,
 		res: destinationResource, prefix: schemas.PrefixDestination, listKey: apiwire.EventDestinationsKey, audit: auditDestination,
 		create: d.CreateDestination, get: d.GetDestination, list: d.ListDestinations, update: d.UpdateDestination, delete: d.DeleteDestination,
 		body:        s.destinationResponse,

@@ -8,9 +8,12 @@ import (
 	"fmt"
 	"net/http"
 	"reflect"
+	"slices"
+	"strings"
 
 	"github.com/sluicehq/sluice/apiwire"
 	"github.com/sluicehq/sluice/filters"
+	declared "github.com/sluicehq/sluice/internal/resource"
 	"github.com/sluicehq/sluice/internal/store"
 )
 
@@ -30,12 +33,14 @@ import (
 // audit event of each change stored with the change. What is a family's
 // own is a hook: the body functions, auditObject and created. A family
 // without create (or update) has no POST (or PATCH) route, such as a
-// family whose resources another service makes: its C (or U) is
-// noBody[T]; one without delete has no DELETE route.
+// family whose resources another service makes: its C (or U) is noBody;
+// one without delete has no DELETE route.
 //
 // T is the stored resource, C and U the bodies of a create and of an
-// update, and B the resource as the API shows it.
-type family[T any, C, U input[T], B any] struct {
+// update, and B the resource as the API shows it. C and U may be one
+// type, such as an input type of package apiwire that serves both: the
+// family's declared fields say which of its fields each body takes.
+type family[T, C, U, B any] struct {
 	res     resource // its noun in messages, and its path, such as /api_keys
 	prefix  string   // the prefix of its ids, checked in ?before_id=
 	listKey string   // the member of a page that holds the resources, such as "keys"
@@ -48,6 +53,19 @@ type family[T any, C, U input[T], B any] struct {
 	list   func(ctx context.Context, accountID string, page store.Page) ([]T, string, error)
 	update func(ctx context.Context, accountID, id string, fn func(*T) error, opts ...store.WriteOption) (T, error)
 	delete func(ctx context.Context, accountID, id string, opts ...store.WriteOption) (T, error)
+
+	// applyCreate and applyUpdate set the fields a body of a create and
+	// of an update sent on the resource, and leave the others; nil when
+	// not served. The store may call them more than once, on a fresh
+	// resource each time, so they must not share the body's slices with
+	// the resource.
+	applyCreate func(in C, v *T)
+	applyUpdate func(in U, v *T)
+	// fields are the family's declared fields (resource.Spec.Fields): a
+	// body takes the fields of C (or U) that they say a create (or an
+	// update) takes, and any other member is an unknown field. nil: every
+	// field of C and U.
+	fields []declared.Field
 
 	// body is the resource as responses show it.
 	body func(r *http.Request, v T) B
@@ -78,6 +96,9 @@ type family[T any, C, U input[T], B any] struct {
 
 	s       *Server
 	objects *filters.ObjectEnv // the filters of its list, over B (listfilter.go)
+	// createTakes and updateTakes are the members of C and U a body of a
+	// create and of an update takes (fields), set by route.
+	createTakes, updateTakes []string
 }
 
 // parent is the family a nested family's resources belong to: its path
@@ -98,16 +119,32 @@ type parent[T any] struct {
 	list func(ctx context.Context, accountID, parentID string, page store.Page) ([]T, string, error)
 }
 
-// input is the body of a create or an update of a T: apply sets the fields
-// sent on the resource and leaves the others. The store may call it more
-// than once, on a fresh resource each time, so it must not share the
-// input's slices with the resource.
-type input[T any] interface{ apply(*T) }
-
 // noBody is the C or U of a family without create or update.
-type noBody[T any] struct{}
+type noBody struct{}
 
-func (noBody[T]) apply(*T) {}
+// takes returns the JSON names of the fields of the body type t, in its
+// order, that fields say a create (or an update) takes; every field of t
+// if fields is nil.
+func takes(t reflect.Type, fields []declared.Field, update bool) []string {
+	var names []string
+	for sf := range t.Fields() {
+		name, _, _ := strings.Cut(sf.Tag.Get("json"), ",")
+		if !sf.IsExported() || name == "-" {
+			continue
+		}
+		if name == "" {
+			name = sf.Name
+		}
+		if fields != nil {
+			i := slices.IndexFunc(fields, func(f declared.Field) bool { return f.Name == name })
+			if i < 0 || update && !fields[i].Update || !update && !fields[i].Create {
+				continue
+			}
+		}
+		names = append(names, name)
+	}
+	return names
+}
 
 // setSent sets *field to the value sent, if one was (sent is not nil).
 func setSent[V any](field *V, sent *V) {
@@ -122,6 +159,9 @@ type familyDoc struct {
 	path, listKey, prefix string
 	body, create, update  reflect.Type // create, update: nil when not served
 	delete                bool         // whether DELETE {path}/{id} is served
+	// createFields and updateFields are the members of create and update
+	// that a body of each takes.
+	createFields, updateFields []string
 	// createEchoes and updateEchoes are the members a create's and an
 	// update's body may hold besides the fields of create and update,
 	// before them: those repeating the path.
@@ -129,13 +169,15 @@ type familyDoc struct {
 }
 
 // route serves the family's routes on s.
-func route[T any, C, U input[T], B any](s *Server, f family[T, C, U, B]) {
+func route[T, C, U, B any](s *Server, f family[T, C, U, B]) {
 	f.s = s
 	f.objects = newListFilter[B]()
+	f.createTakes = takes(reflect.TypeFor[C](), f.fields, false)
+	f.updateTakes = takes(reflect.TypeFor[U](), f.fields, true)
 	doc := familyDoc{path: f.res.listPath, listKey: f.listKey, prefix: f.prefix, body: reflect.TypeFor[B]()}
 	if f.create != nil {
 		s.mux.Handle("POST "+f.res.listPath, s.authenticated(http.HandlerFunc(f.createOne)))
-		doc.create = reflect.TypeFor[C]()
+		doc.create, doc.createFields = reflect.TypeFor[C](), f.createTakes
 		doc.createEchoes = echoMembers(f.echoes(false))
 	}
 	s.mux.Handle("GET "+f.res.listPath, s.authenticated(http.HandlerFunc(f.listPage)))
@@ -143,7 +185,7 @@ func route[T any, C, U input[T], B any](s *Server, f family[T, C, U, B]) {
 	s.mux.Handle("GET "+f.res.listPath+"/{id}", s.authenticated(http.HandlerFunc(f.getOne)))
 	if f.update != nil {
 		s.mux.Handle("PATCH "+f.res.listPath+"/{id}", s.authenticated(http.HandlerFunc(f.updateOne)))
-		doc.update = reflect.TypeFor[U]()
+		doc.update, doc.updateFields = reflect.TypeFor[U](), f.updateTakes
 		doc.updateEchoes = echoMembers(f.echoes(true))
 	}
 	if f.delete != nil {
@@ -203,12 +245,12 @@ func (f family[T, C, U, B]) echoes(update bool) []pathEcho {
 
 func (f family[T, C, U, B]) createOne(w http.ResponseWriter, r *http.Request) {
 	var in C
-	if e := decodeBody(w, r, &in, f.echoes(false)...); e != nil {
+	if e := decodeInput(w, r, &in, f.createTakes, f.echoes(false)...); e != nil {
 		WriteError(w, r, e)
 		return
 	}
 	var v T
-	in.apply(&v)
+	f.applyCreate(in, &v)
 	if f.parent != nil {
 		*f.parent.of(&v) = r.PathValue(f.parent.param)
 	}
@@ -314,7 +356,7 @@ func (f family[T, C, U, B]) getOne(w http.ResponseWriter, r *http.Request) {
 func (f family[T, C, U, B]) updateOne(w http.ResponseWriter, r *http.Request) {
 	id := r.PathValue("id")
 	var in U
-	if e := decodeBody(w, r, &in, f.echoes(true)...); e != nil {
+	if e := decodeInput(w, r, &in, f.updateTakes, f.echoes(true)...); e != nil {
 		field := fmt.Sprint(e.Details["field"])
 		if instead, ok := f.fixed[field]; ok && e.Code == CodeUnknownField {
 			e = NewError(CodeFieldFixed, "field %q cannot be changed after create: %s", field, instead)
@@ -329,7 +371,7 @@ func (f family[T, C, U, B]) updateOne(w http.ResponseWriter, r *http.Request) {
 	}
 	opts, publish := f.change(r, changeUpdated)
 	v, err := f.update(r.Context(), RequestKey(r.Context()).AccountID, id, func(v *T) error {
-		in.apply(v)
+		f.applyUpdate(in, v)
 		return nil
 	}, opts...)
 	if err != nil {

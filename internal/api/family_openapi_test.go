@@ -131,14 +131,15 @@ func checkFamilies(doc *yaml.Node, fams []familyDoc) []string {
 		for _, op := range []struct {
 			method, path, status string
 			in                   reflect.Type // nil: no body
+			fields               []string     // the fields of in the body takes
 			echoes               []string     // the members of in's body before its fields
 			list                 bool
 		}{
-			{"post", f.path, "201", f.create, f.createEchoes, false},
-			{"get", f.path, "200", nil, nil, true},
-			{"get", item, "200", nil, nil, false},
-			{"patch", item, "200", f.update, f.updateEchoes, false},
-			{"delete", item, "204", nil, nil, false},
+			{"post", f.path, "201", f.create, f.createFields, f.createEchoes, false},
+			{"get", f.path, "200", nil, nil, nil, true},
+			{"get", item, "200", nil, nil, nil, false},
+			{"patch", item, "200", f.update, f.updateFields, f.updateEchoes, false},
+			{"delete", item, "204", nil, nil, nil, false},
 		} {
 			what := strings.ToUpper(op.method) + " " + op.path
 			if !f.routes(op.method) {
@@ -156,7 +157,7 @@ func checkFamilies(doc *yaml.Node, fams []familyDoc) []string {
 			}
 			if op.in != nil {
 				got := properties(doc, node(o, "requestBody", "content", "application/json", "schema"))
-				if want := append(slices.Clone(op.echoes), jsonNames(op.in)...); !slices.Equal(got, want) {
+				if want := append(slices.Clone(op.echoes), op.fields...); !slices.Equal(got, want) {
 					problems = append(problems, fmt.Sprintf("%s request: properties %v, want the fields of %v after %v: %v", what, got, op.in, op.echoes, want))
 				}
 			}

@@ -62,7 +62,7 @@ func TestReadOnlyFamily(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	route(s, family[store.BotUser, noBody[store.BotUser], noBody[store.BotUser], apiwire.BotUser]{
+	route(s, family[store.BotUser, noBody, noBody, apiwire.BotUser]{
 		res: resource{noun: "read-only thing", listPath: "/read_only"}, prefix: "bot_", listKey: "read_only",
 		get: st.GetBotUser, list: st.ListBotUsers, delete: st.DeleteBotUser,
 	})

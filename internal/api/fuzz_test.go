@@ -8,17 +8,17 @@ import (
 	"strings"
 	"testing"
 
-	"github.com/sluicehq/sluice/internal/store"
+	"github.com/sluicehq/sluice/apiwire"
 )
 
 // requestBodies are the types management request bodies decode into, as
 // fuzz inputs choose them.
 var requestBodies = []func() any{
 	func() any { return new(destinationInput) },
-	func() any { return new(subscriptionInput) },
-	func() any { return new(store.Source) },
-	func() any { return new(sourceUpdate) },
-	func() any { return new(apiKeyInput) },
+	func() any { return new(apiwire.SubscriptionInput) },
+	func() any { return new(apiwire.SourceInput) },
+	func() any { return new(apiwire.SourceUpdate) },
+	func() any { return new(apiwire.APIKeyInput) },
 }
 
 // FuzzDecodeObject feeds arbitrary bodies to the decoder of management

@@ -6,6 +6,7 @@ import (
 	"slices"
 
 	"github.com/sluicehq/sluice/apiwire"
+	declared "github.com/sluicehq/sluice/internal/resource"
 	"github.com/sluicehq/sluice/internal/store"
 	"github.com/sluicehq/sluice/schemas"
 )
@@ -22,8 +23,9 @@ var (
 // emit no audit event.
 func (s *Server) routeHTTPSEdges() {
 	e := s.httpsEdges
-	route(s, family[edgeWithRoutes, httpsEdgeInput, httpsEdgeInput, apiwire.HTTPSEdge]{
+	route(s, family[edgeWithRoutes, apiwire.HTTPSEdgeInput, apiwire.HTTPSEdgeInput, apiwire.HTTPSEdge]{
 		res: httpsEdgeResource, prefix: schemas.PrefixHTTPSEdge, listKey: apiwire.HTTPSEdgesListKey,
+		applyCreate: applyHTTPSEdge, applyUpdate: applyHTTPSEdge, fields: declared.HTTPSEdges().Fields,
 		create: func(ctx context.Context, accountID string, v edgeWithRoutes, opts ...store.WriteOption) (edgeWithRoutes, error) {
 			created, err := e.CreateHTTPSEdge(ctx, accountID, v.HTTPSEdge, opts...)
 			return edgeWithRoutes{HTTPSEdge: created}, err // a new edge has no route
@@ -71,8 +73,9 @@ func (s *Server) routeHTTPSEdges() {
 		},
 		body: s.httpsEdgeResponse,
 	})
-	routes := family[store.HTTPSEdgeRoute, httpsRouteInput, httpsRouteInput, apiwire.HTTPSEdgeRoute]{
+	routes := family[store.HTTPSEdgeRoute, apiwire.HTTPSEdgeRouteInput, apiwire.HTTPSEdgeRouteInput, apiwire.HTTPSEdgeRoute]{
 		res: httpsRouteResource, prefix: schemas.PrefixHTTPSEdgeRoute, listKey: apiwire.HTTPSEdgeRoutesListKey,
+		applyCreate: applyHTTPSRoute, applyUpdate: applyHTTPSRoute, fields: declared.HTTPSEdgeRoutes().Fields,
 		create: func(ctx context.Context, accountID string, v store.HTTPSEdgeRoute, opts ...store.WriteOption) (store.HTTPSEdgeRoute, error) {
 			return e.CreateHTTPSEdgeRoute(ctx, accountID, v.EdgeID, v, opts...)
 		},
@@ -90,25 +93,25 @@ func (s *Server) routeHTTPSEdges() {
 		fixed: map[string]string{"edge_id": "create the route on the other edge, and delete this one"},
 	}
 	route(s, routes)
-	routeModule(s, routes, module[store.HTTPSEdgeRoute, store.CircuitBreaker, circuitBreakerInput, apiwire.CircuitBreaker]{
-		name: apiwire.CircuitBreakerModule, noun: "circuit breaker",
+	routeModule(s, routes, module[store.HTTPSEdgeRoute, store.CircuitBreaker, apiwire.CircuitBreakerInput, apiwire.CircuitBreaker]{
+		name: apiwire.CircuitBreakerModule, noun: "circuit breaker", value: circuitBreaker,
 		field: func(v *store.HTTPSEdgeRoute) **store.CircuitBreaker { return &v.CircuitBreaker },
 		body:  func(_ *http.Request, c store.CircuitBreaker) apiwire.CircuitBreaker { return circuitBreakerResponse(c) },
 	})
-	routeModule(s, routes, module[store.HTTPSEdgeRoute, store.WebsocketTCPConverter, websocketTCPConverterInput, apiwire.WebsocketTCPConverter]{
-		name: apiwire.WebsocketTCPConverterModule, noun: "websocket TCP converter",
+	routeModule(s, routes, module[store.HTTPSEdgeRoute, store.WebsocketTCPConverter, apiwire.WebsocketTCPConverterInput, apiwire.WebsocketTCPConverter]{
+		name: apiwire.WebsocketTCPConverterModule, noun: "websocket TCP converter", value: websocketTCPConverter,
 		field: func(v *store.HTTPSEdgeRoute) **store.WebsocketTCPConverter { return &v.WebsocketTCPConverter },
 		body: func(_ *http.Request, m store.WebsocketTCPConverter) apiwire.WebsocketTCPConverter {
 			return apiwire.WebsocketTCPConverter(m)
 		},
 	})
-	routeModule(s, routes, module[store.HTTPSEdgeRoute, store.RouteBackend, routeBackendInput, apiwire.RouteBackend]{
-		name: apiwire.BackendModule, noun: "backend",
+	routeModule(s, routes, module[store.HTTPSEdgeRoute, store.RouteBackend, apiwire.RouteBackendInput, apiwire.RouteBackend]{
+		name: apiwire.BackendModule, noun: "backend", value: routeBackend,
 		field: func(v *store.HTTPSEdgeRoute) **store.RouteBackend { return &v.Backend },
 		body:  s.routeBackendResponse,
 	})
-	routeModule(s, routes, module[store.HTTPSEdgeRoute, store.RouteTrafficPolicy, routeTrafficPolicyInput, apiwire.RouteTrafficPolicy]{
-		name: apiwire.TrafficPolicyModule, noun: "traffic policy",
+	routeModule(s, routes, module[store.HTTPSEdgeRoute, store.RouteTrafficPolicy, apiwire.RouteTrafficPolicyInput, apiwire.RouteTrafficPolicy]{
+		name: apiwire.TrafficPolicyModule, noun: "traffic policy", value: routeTrafficPolicy,
 		field: func(v *store.HTTPSEdgeRoute) **store.RouteTrafficPolicy { return &v.TrafficPolicy },
 		body: func(_ *http.Request, m store.RouteTrafficPolicy) apiwire.RouteTrafficPolicy {
 			return apiwire.RouteTrafficPolicy(m)
@@ -190,15 +193,9 @@ func circuitBreakerResponse(c store.CircuitBreaker) apiwire.CircuitBreaker {
 	return apiwire.CircuitBreaker(c)
 }
 
-// httpsEdgeInput is the body of an edge's create or update: the fields
-// sent are set. An empty hostports removes every one.
-type httpsEdgeInput struct {
-	Description *string   `json:"description"`
-	Metadata    *string   `json:"metadata"`
-	Hostports   *[]string `json:"hostports"`
-}
-
-func (in httpsEdgeInput) apply(e *edgeWithRoutes) {
+// applyHTTPSEdge sets the fields of an edge's create or update sent. An
+// empty hostports removes every one.
+func applyHTTPSEdge(in apiwire.HTTPSEdgeInput, e *edgeWithRoutes) {
 	setSent(&e.Description, in.Description)
 	setSent(&e.Metadata, in.Metadata)
 	if in.Hostports != nil {
@@ -206,16 +203,9 @@ func (in httpsEdgeInput) apply(e *edgeWithRoutes) {
 	}
 }
 
-// httpsRouteInput is the body of a route's create or update: the fields
-// sent are set. Its modules have paths of their own.
-type httpsRouteInput struct {
-	Description *string `json:"description"`
-	Metadata    *string `json:"metadata"`
-	MatchType   *string `json:"match_type"`
-	Match       *string `json:"match"`
-}
-
-func (in httpsRouteInput) apply(v *store.HTTPSEdgeRoute) {
+// applyHTTPSRoute sets the fields of a route's create or update sent.
+// Its modules have paths of their own.
+func applyHTTPSRoute(in apiwire.HTTPSEdgeRouteInput, v *store.HTTPSEdgeRoute) {
 	setSent(&v.Description, in.Description)
 	setSent(&v.Metadata, in.Metadata)
 	setSent(&v.MatchType, in.MatchType)
@@ -232,18 +222,9 @@ const (
 	defaultErrorThresholdPct = 0.5
 )
 
-// circuitBreakerInput is the body of a circuit breaker's PUT, which
-// replaces it whole: a field not sent takes its default.
-type circuitBreakerInput struct {
-	Enabled                  *bool    `json:"enabled"`
-	TrippedDuration          *uint32  `json:"tripped_duration"`
-	RollingWindow            *uint32  `json:"rolling_window"`
-	NumBuckets               *uint32  `json:"num_buckets"`
-	VolumeThreshold          *uint32  `json:"volume_threshold"`
-	ErrorThresholdPercentage *float64 `json:"error_threshold_percentage"`
-}
-
-func (in circuitBreakerInput) value() store.CircuitBreaker {
+// circuitBreaker returns the circuit breaker a PUT sets, which replaces
+// it whole: a field not sent takes its default.
+func circuitBreaker(in apiwire.CircuitBreakerInput) store.CircuitBreaker {
 	c := store.CircuitBreaker{Enabled: true, TrippedDuration: defaultTrippedDuration, RollingWindow: defaultRollingWindow,
 		NumBuckets: defaultNumBuckets, VolumeThreshold: defaultVolumeThreshold, ErrorThresholdPercentage: defaultErrorThresholdPct}
 	setSent(&c.Enabled, in.Enabled)
@@ -255,40 +236,24 @@ func (in circuitBreakerInput) value() store.CircuitBreaker {
 	return c
 }
 
-// websocketTCPConverterInput is the body of a websocket TCP converter's
-// PUT.
-type websocketTCPConverterInput struct {
-	Enabled *bool `json:"enabled"`
-}
-
-func (in websocketTCPConverterInput) value() store.WebsocketTCPConverter {
+// websocketTCPConverter returns the websocket TCP converter a PUT sets.
+func websocketTCPConverter(in apiwire.WebsocketTCPConverterInput) store.WebsocketTCPConverter {
 	c := store.WebsocketTCPConverter{Enabled: true}
 	setSent(&c.Enabled, in.Enabled)
 	return c
 }
 
-// routeBackendInput is the body of a backend's PUT, which replaces it
-// whole.
-type routeBackendInput struct {
-	Enabled   *bool   `json:"enabled"`
-	BackendID *string `json:"backend_id"`
-}
-
-func (in routeBackendInput) value() store.RouteBackend {
+// routeBackend returns the backend a PUT sets, which replaces it whole.
+func routeBackend(in apiwire.RouteBackendInput) store.RouteBackend {
 	b := store.RouteBackend{Enabled: true}
 	setSent(&b.Enabled, in.Enabled)
 	setSent(&b.BackendID, in.BackendID)
 	return b
 }
 
-// routeTrafficPolicyInput is the body of a traffic policy's PUT, which
+// routeTrafficPolicy returns the traffic policy a PUT sets, which
 // replaces it whole.
-type routeTrafficPolicyInput struct {
-	Enabled *bool   `json:"enabled"`
-	Value   *string `json:"value"`
-}
-
-func (in routeTrafficPolicyInput) value() store.RouteTrafficPolicy {
+func routeTrafficPolicy(in apiwire.RouteTrafficPolicyInput) store.RouteTrafficPolicy {
 	p := store.RouteTrafficPolicy{Enabled: true}
 	setSent(&p.Enabled, in.Enabled)
 	setSent(&p.Value, in.Value)

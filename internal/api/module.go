@@ -20,21 +20,20 @@ import (
 // other change of the resource at once (another module's) both hold.
 // M is the module as stored, In the body of a PUT, and MB the module as
 // the API shows it.
-type module[T, M any, In moduleInput[M], MB any] struct {
+type module[T, M, In, MB any] struct {
 	name string // the last segment of its path, "circuit_breaker"
 	noun string // its name in messages, "circuit breaker"
+	// value returns the module a body of a PUT sets, its fields not sent
+	// at their defaults.
+	value func(in In) M
 	// field returns a pointer to the module of v, nil when unset.
 	field func(v *T) **M
 	// body is the module as responses to r show it.
 	body func(r *http.Request, m M) MB
 }
 
-// moduleInput is the body of a module's PUT: value returns the module it
-// sets, its fields not sent at their defaults.
-type moduleInput[M any] interface{ value() M }
-
 // routeModule serves the module m of the family f's resources on s.
-func routeModule[T any, C, U input[T], B any, M any, In moduleInput[M], MB any](s *Server, f family[T, C, U, B], m module[T, M, In, MB]) {
+func routeModule[T, C, U, B, M, In, MB any](s *Server, f family[T, C, U, B], m module[T, M, In, MB]) {
 	f.s = s
 	path := f.res.listPath + "/{id}/" + m.name
 	s.mux.Handle("PUT "+path, s.authenticated(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
@@ -43,7 +42,7 @@ func routeModule[T any, C, U input[T], B any, M any, In moduleInput[M], MB any](
 			WriteError(w, r, e)
 			return
 		}
-		value := in.value()
+		value := m.value(in)
 		v, err := f.changeModule(r, func(v *T) { *m.field(v) = &value })
 		if err != nil {
 			// The module's fields are the body's: a field of the

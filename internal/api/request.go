@@ -11,6 +11,7 @@ import (
 	"mime"
 	"net/http"
 	"reflect"
+	"slices"
 	"strconv"
 	"strings"
 
@@ -35,6 +36,14 @@ const maxRequestBytes = 1 << 20
 // each is taken when it is the path's value (or null) and then dropped,
 // and refused otherwise (pathEcho).
 func decodeBody(w http.ResponseWriter, r *http.Request, v any, echoes ...pathEcho) *Error {
+	return decodeInput(w, r, v, nil, echoes...)
+}
+
+// decodeInput is decodeBody of a body that takes only the fields of v
+// named by takes, nil for all: a member of another field of v is an
+// unknown field, as if v had no such field, such as a field of an input
+// type of package apiwire that an update takes but a create does not.
+func decodeInput(w http.ResponseWriter, r *http.Request, v any, takes []string, echoes ...pathEcho) *Error {
 	contentType := r.Header.Get("Content-Type")
 	if media, _, err := mime.ParseMediaType(contentType); err != nil || media != mediaJSON {
 		if contentType == "" {
@@ -50,7 +59,7 @@ func decodeBody(w http.ResponseWriter, r *http.Request, v any, echoes ...pathEch
 	for i, e := range echoes {
 		sent[i] = echoed{pathEcho: e, value: r.PathValue(e.param)}
 	}
-	return decodeObject(body, v, sent...)
+	return decodeFields(body, v, takes, sent...)
 }
 
 // pathEcho is a member of a body that repeats a value of the request's
@@ -72,6 +81,11 @@ type echoed struct {
 
 // decodeObject decodes body into v as decodeBody does.
 func decodeObject(body []byte, v any, echoes ...echoed) *Error {
+	return decodeFields(body, v, nil, echoes...)
+}
+
+// decodeFields decodes body into v as decodeInput does.
+func decodeFields(body []byte, v any, takes []string, echoes ...echoed) *Error {
 	trimmed := bytes.TrimLeft(body, " \t\r\n")
 	switch {
 	case len(trimmed) == 0:
@@ -82,14 +96,7 @@ func decodeObject(body []byte, v any, echoes ...echoed) *Error {
 	dec := json.NewDecoder(bytes.NewReader(body))
 	dec.UseNumber() // checkMembers checks a number's range against its field
 	echoes = notFields(reflect.TypeOf(v), echoes)
-	var extra map[string]reflect.Type
-	for _, e := range echoes {
-		if extra == nil {
-			extra = make(map[string]reflect.Type, len(echoes))
-		}
-		extra[e.member] = reflect.TypeFor[string]()
-	}
-	if err := checkMembers(dec, reflect.TypeOf(v), "", extra); err != nil {
+	if err := checkMembers(dec, reflect.TypeOf(v), "", topFields(reflect.TypeOf(v), takes, echoes)); err != nil {
 		var (
 			member    *memberError
 			wrongType *memberTypeError
@@ -120,6 +127,36 @@ func decodeObject(body []byte, v any, echoes ...echoed) *Error {
 		return bodyError(err)
 	}
 	return nil
+}
+
+// topFields returns the members the top object of a body of type t (a
+// pointer to a struct) takes, by their types: the fields of t named by
+// takes (nil: all), and the echoes' members, which are strings; nil for
+// the fields of t.
+func topFields(t reflect.Type, takes []string, echoes []echoed) map[string]reflect.Type {
+	if takes == nil && len(echoes) == 0 {
+		return nil
+	}
+	for t.Kind() == reflect.Pointer {
+		t = t.Elem()
+	}
+	fields := jsonFields(t)
+	if fields == nil {
+		return nil
+	}
+	if takes != nil {
+		for name := range fields {
+			if !slices.Contains(takes, name) {
+				delete(fields, name)
+			}
+		}
+	}
+	for _, e := range echoes {
+		if _, ok := fields[e.member]; !ok {
+			fields[e.member] = reflect.TypeFor[string]()
+		}
+	}
+	return fields
 }
 
 // notFields returns the echoes whose members are not fields of the body
@@ -259,9 +296,9 @@ func (e *memberTypeError) apiError() *Error {
 // value's JSON path, array indexes included (which encoding/json's own
 // type errors lack), or the decoder's error for malformed JSON.
 //
-// extra are members an object at the top (path "") takes besides the
-// fields of t, by their types; nil for none.
-func checkMembers(dec *json.Decoder, t reflect.Type, path string, extra map[string]reflect.Type) error {
+// top are the members an object at the top (path "") takes, by their
+// types, in place of the fields of t; nil for the fields of t.
+func checkMembers(dec *json.Decoder, t reflect.Type, path string, top map[string]reflect.Type) error {
 	tok, err := dec.Token()
 	if err != nil {
 		return unexpectedEOF(err)
@@ -279,11 +316,9 @@ func checkMembers(dec *json.Decoder, t reflect.Type, path string, extra map[stri
 	}
 	switch tok {
 	case json.Delim('{'):
-		fields := jsonFields(t)
-		for name, ft := range extra {
-			if _, ok := fields[name]; fields != nil && !ok {
-				fields[name] = ft
-			}
+		fields := top
+		if fields == nil {
+			fields = jsonFields(t)
 		}
 		seen := make(map[string]bool)
 		for dec.More() {

@@ -6,6 +6,7 @@ import (
 	"time"
 
 	"github.com/sluicehq/sluice/apiwire"
+	declared "github.com/sluicehq/sluice/internal/resource"
 	"github.com/sluicehq/sluice/internal/store"
 	"github.com/sluicehq/sluice/schemas"
 )
@@ -28,8 +29,9 @@ var reservedDomainResource = resource{noun: "reserved domain", listPath: apiwire
 // the domain's certificate, by sluice, which deletes it.
 func (s *Server) routeReservedDomains() {
 	d := s.domains
-	route(s, family[store.ReservedDomain, reservedDomainCreate, reservedDomainUpdate, apiwire.ReservedDomain]{
+	route(s, family[store.ReservedDomain, apiwire.ReservedDomainInput, apiwire.ReservedDomainInput, apiwire.ReservedDomain]{
 		res: reservedDomainResource, prefix: schemas.PrefixReservedDomain, listKey: apiwire.ReservedDomainsListKey, audit: auditReservedDomain,
+		applyCreate: applyReservedDomain, applyUpdate: applyReservedDomain, fields: declared.ReservedDomains().Fields,
 		create: func(ctx context.Context, accountID string, v store.ReservedDomain, opts ...store.WriteOption) (store.ReservedDomain, error) {
 			domain, err := store.CheckReservedDomain(v.Domain)
 			if err != nil {
@@ -129,37 +131,17 @@ func timeText(t *time.Time) *string {
 	return &text
 }
 
-// reservedDomainCreate is the body of a create.
-type reservedDomainCreate struct {
-	Description                 string             `json:"description"`
-	Metadata                    string             `json:"metadata"`
-	Domain                      string             `json:"domain"`
-	Region                      string             `json:"region"`
-	CertificateManagementPolicy *certificatePolicy `json:"certificate_management_policy"`
-}
-
-func (in reservedDomainCreate) apply(d *store.ReservedDomain) {
-	d.Description, d.Metadata, d.Domain, d.Region = in.Description, in.Metadata, in.Domain, in.Region
-	d.CertPolicy = in.CertificateManagementPolicy.stored()
-}
-
-// reservedDomainUpdate is the body of an update: the fields sent are set.
-// The domain cannot change (fixed: 400 ERR_SLUICE_340, as an agent
-// ingress's); DELETE .../certificate_management_policy
-// removes the policy.
-type reservedDomainUpdate struct {
-	Description                 *string            `json:"description"`
-	Metadata                    *string            `json:"metadata"`
-	Region                      *string            `json:"region"`
-	CertificateManagementPolicy *certificatePolicy `json:"certificate_management_policy"`
-}
-
-func (in reservedDomainUpdate) apply(d *store.ReservedDomain) {
+// applyReservedDomain sets the fields of a create or an update sent. An
+// update takes no domain, which cannot change (fixed: 400
+// ERR_SLUICE_340, as an agent ingress's); a policy of null is none sent,
+// and DELETE .../certificate_management_policy removes the policy.
+func applyReservedDomain(in apiwire.ReservedDomainInput, d *store.ReservedDomain) {
 	setSent(&d.Description, in.Description)
 	setSent(&d.Metadata, in.Metadata)
+	setSent(&d.Domain, in.Domain)
 	setSent(&d.Region, in.Region)
 	if in.CertificateManagementPolicy != nil {
-		d.CertPolicy = in.CertificateManagementPolicy.stored()
+		d.CertPolicy = storedPolicy(in.CertificateManagementPolicy)
 	}
 }
 

@@ -36,21 +36,8 @@ var sourceEchoes = []pathEcho{
 	{member: "type", param: "type", instead: "add a source of the other type, and delete this one"},
 }
 
-// sourceUpdate is the body of a PATCH of a source: the fields sent replace
-// the old ones.
-type sourceUpdate struct {
-	Filter *string   `json:"filter"`
-	Fields *[]string `json:"fields"`
-}
-
-// sourceList is every source of a subscription.
-type sourceList struct {
-	Sources []apiwire.Source `json:"sources"`
-	URI     string           `json:"uri"`
-}
-
 func (s *Server) createSource(w http.ResponseWriter, r *http.Request) {
-	var in store.Source
+	var in apiwire.SourceInput
 	if e := decodeBody(w, r, &in, sourceEchoes[0]); e != nil {
 		WriteError(w, r, e)
 		return
@@ -59,9 +46,7 @@ func (s *Server) createSource(w http.ResponseWriter, r *http.Request) {
 		if _, ok := sub.Source(in.Type); ok {
 			return errSourceExists
 		}
-		src := in
-		src.Fields = slices.Clone(in.Fields)
-		sub.Sources = append(sub.Sources, src)
+		sub.Sources = append(sub.Sources, store.Source{Type: in.Type, Filter: in.Filter, Fields: slices.Clone(in.Fields)})
 		return nil
 	})
 }
@@ -73,7 +58,7 @@ func (s *Server) listSources(w http.ResponseWriter, r *http.Request) {
 		s.writeStoreError(w, r, err, subscriptionResource, id)
 		return
 	}
-	list := sourceList{Sources: make([]apiwire.Source, len(sub.Sources)), URI: s.resourceURI(r, subscriptionPath(id)+"/sources")}
+	list := apiwire.SourceList{Sources: make([]apiwire.Source, len(sub.Sources)), URI: s.resourceURI(r, subscriptionPath(id)+"/sources")}
 	for i, src := range sub.Sources {
 		list.Sources[i] = s.sourceResponse(r, id, src)
 	}
@@ -97,7 +82,7 @@ func (s *Server) getSource(w http.ResponseWriter, r *http.Request) {
 
 func (s *Server) updateSource(w http.ResponseWriter, r *http.Request) {
 	kind := r.PathValue("type")
-	var in sourceUpdate
+	var in apiwire.SourceUpdate
 	if e := decodeBody(w, r, &in, sourceEchoes...); e != nil {
 		WriteError(w, r, e)
 		return

@@ -6,6 +6,7 @@ import (
 	"slices"
 
 	"github.com/sluicehq/sluice/apiwire"
+	declared "github.com/sluicehq/sluice/internal/resource"
 	"github.com/sluicehq/sluice/internal/store"
 	"github.com/sluicehq/sluice/schemas"
 )
@@ -14,25 +15,18 @@ import (
 // routes of their sources.
 func (s *Server) routeSubscriptions() {
 	sub := s.subscriptions
-	route(s, family[store.Subscription, subscriptionInput, subscriptionInput, apiwire.Subscription]{
+	route(s, family[store.Subscription, apiwire.SubscriptionInput, apiwire.SubscriptionInput, apiwire.Subscription]{
 		res: subscriptionResource, prefix: schemas.PrefixSubscription, listKey: apiwire.EventSubscriptionsKey, audit: auditSubscription,
 		create: sub.CreateSubscription, get: sub.GetSubscription, list: sub.ListSubscriptions, update: sub.UpdateSubscription, delete: sub.DeleteSubscription,
+		applyCreate: applySubscription, applyUpdate: applySubscription, fields: declared.EventSubscriptions().Fields,
 		body: s.subscriptionResponse,
 	})
 	s.routeSources()
 }
 
-// subscriptionInput is the body of a create or update: the fields sent are
-// set, the others nil. Sources and DestinationIDs, when sent, replace the
-// whole list.
-type subscriptionInput struct {
-	Description    *string         `json:"description"`
-	Metadata       *string         `json:"metadata"`
-	Sources        *[]store.Source `json:"sources"`
-	DestinationIDs *[]string       `json:"destination_ids"`
-}
-
-func (in subscriptionInput) apply(sub *store.Subscription) {
+// applySubscription sets the fields of a create or an update sent.
+// Sources and DestinationIDs, when sent, replace the whole list.
+func applySubscription(in apiwire.SubscriptionInput, sub *store.Subscription) {
 	setSent(&sub.Description, in.Description)
 	setSent(&sub.Metadata, in.Metadata)
 	if in.Sources != nil {
@@ -40,8 +34,7 @@ func (in subscriptionInput) apply(sub *store.Subscription) {
 		// update's function again on a fresh subscription.
 		sub.Sources = make([]store.Source, len(*in.Sources))
 		for i, src := range *in.Sources {
-			src.Fields = slices.Clone(src.Fields)
-			sub.Sources[i] = src
+			sub.Sources[i] = store.Source{Type: src.Type, Filter: src.Filter, Fields: slices.Clone(src.Fields)}
 		}
 	}
 	if in.DestinationIDs != nil {

@@ -23,7 +23,7 @@ const tlsCertificatesMadeBy = "TLS certificates are obtained and renewed by slui
 // routeTLSCertificates serves the TLS certificates sluice obtained for
 // reserved domains and agent ingresses: list and get only, without their private keys.
 func (s *Server) routeTLSCertificates() {
-	route(s, family[store.TLSCertificate, noBody[store.TLSCertificate], noBody[store.TLSCertificate], apiwire.TLSCertificate]{
+	route(s, family[store.TLSCertificate, noBody, noBody, apiwire.TLSCertificate]{
 		res: tlsCertificateResource, prefix: schemas.PrefixTLSCertificate, listKey: apiwire.TLSCertificatesListKey,
 		get: s.domains.GetTLSCertificate, list: s.domains.ListTLSCertificates,
 		body: s.tlsCertificateResponse, madeBy: tlsCertificatesMadeBy,

@@ -29,12 +29,12 @@ const (
 // have no audit kinds: sluice's edge alone writes them.
 func (s *Server) routeTunnels() {
 	t := s.tunnels
-	route(s, family[store.TunnelSession, noBody[store.TunnelSession], noBody[store.TunnelSession], apiwire.TunnelSession]{
+	route(s, family[store.TunnelSession, noBody, noBody, apiwire.TunnelSession]{
 		res: tunnelSessionResource, prefix: schemas.PrefixTunnelSession, listKey: apiwire.TunnelSessionsListKey,
 		get: t.GetTunnelSession, list: t.ListTunnelSessions,
 		body: s.tunnelSessionResponse, madeBy: tunnelSessionsMadeBy,
 	})
-	route(s, family[store.Endpoint, noBody[store.Endpoint], noBody[store.Endpoint], apiwire.Endpoint]{
+	route(s, family[store.Endpoint, noBody, noBody, apiwire.Endpoint]{
 		res: endpointResource, prefix: schemas.PrefixEndpoint, listKey: apiwire.EndpointsListKey,
 		get: t.GetEndpoint, list: t.ListEndpoints,
 		body: s.endpointResponse, madeBy: endpointsMadeBy,
