@@ -127,8 +127,9 @@ type Limits struct {
 	BindsPerSession int
 	// RequestRate and RequestBurst bound the public requests of one
 	// account's endpoints, a second, at one edge process; past them a
-	// request is answered 429 at once, without reaching the agent.
-	// Defaults 1000 and 2000; a negative rate leaves them unbounded.
+	// request is answered 429 without reaching the agent. A negative rate
+	// leaves them unbounded. Default rate 1000; default burst
+	// DefaultRequestBurst of the rate.
 	RequestRate  float64
 	RequestBurst int
 	// RefusalHold is how long a request refused for its account's rate
@@ -140,6 +141,18 @@ type Limits struct {
 	// requests held. Default 1s (the Retry-After the 429 says); a
 	// negative hold answers at once.
 	RefusalHold time.Duration
+}
+
+// DefaultRequestBurst is the burst of an account's requests at the rate
+// (a second): a tenth of a second's worth, at least 10 (or the rate,
+// when lower), at least 1. The burst is what one account may send an
+// edge at one instant: a flooding client's connections, released
+// together after their refusals' hold, take it at once, and another
+// account's requests wait behind them. A tenth of a second's worth keeps
+// that spike short, and Poisson traffic well under the rate never
+// reaches it.
+func DefaultRequestBurst(rate float64) int {
+	return max(int(rate/10), min(int(rate), 10), 1)
 }
 
 func (c *Config) setDefaults() {
@@ -169,7 +182,7 @@ func (c *Config) setDefaults() {
 		c.Limits.RefusalHold = time.Second
 	}
 	if c.Limits.RequestBurst <= 0 {
-		c.Limits.RequestBurst = 2 * max(int(c.Limits.RequestRate), 1)
+		c.Limits.RequestBurst = DefaultRequestBurst(c.Limits.RequestRate)
 	}
 	c.Domain = strings.ToLower(strings.TrimSuffix(c.Domain, "."))
 }

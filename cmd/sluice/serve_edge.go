@@ -41,6 +41,7 @@ type edgeFlags struct {
 	domain, region                string
 	bufferEvents                  int
 	requestRate                   float64
+	requestBurst                  int
 	maxConnections                int
 	geoIP                         string
 	loginPrivateIssuers           bool
@@ -60,7 +61,8 @@ func (f *edgeFlags) register(fl *pflag.FlagSet) {
 	fl.StringVar(&f.peerAdvertise, "edge-peer-advertise", "", "HOST:PORT the other edges reach --edge-peer at (default: --edge-peer, unless its host is unspecified, as 0.0.0.0)")
 	fl.StringVar(&f.domain, "edge-domain", "", "the service-owned domain under which an endpoint with no domain gets a random subdomain (default with --dev: "+devEdgeDomain+")")
 	fl.StringVar(&f.region, "edge-region", "us", "the region the edge reports to agents and in events")
-	fl.Float64Var(&f.requestRate, "edge-account-request-rate", 1000, "public requests a second one account's endpoints may get at one edge process, with bursts of twice as many; past it, 429 with Retry-After (-1: unbounded)")
+	fl.Float64Var(&f.requestRate, "edge-account-request-rate", 1000, "public requests a second one account's endpoints may get at one edge process; past it, 429 with Retry-After (-1: unbounded)")
+	fl.IntVar(&f.requestBurst, "edge-account-request-burst", 0, "public requests one account's endpoints may get at one instant at one edge process, beyond its rate (default: a tenth of --edge-account-request-rate, at least 10)")
 	fl.IntVar(&f.maxConnections, "edge-account-connections", 1000, "public connections, HTTP and TCP, one account's endpoints may have open at one edge process; past it, 429 or a closed connection")
 	fl.StringVar(&f.geoIP, "edge-geoip", "", "a MaxMind database file (GeoIP2 or GeoLite2 City or Country, .mmdb) that locates the browsers of openid-connect logins in their application sessions (default: none; sessions have no location)")
 	fl.BoolVar(&f.loginPrivateIssuers, "edge-oidc-private-issuers", false, "let openid-connect actions use OpenID Connect providers on loopback and private addresses, which the edge otherwise refuses to reach, so that whoever binds an endpoint cannot make it request the edge's own networks (default with --dev: true)")
@@ -121,6 +123,9 @@ func (f edgeFlags) validate(dev bool) error {
 	}
 	if f.requestRate == 0 || f.maxConnections < 1 {
 		errs = append(errs, errors.New("--edge-account-request-rate must not be 0 (-1 for unbounded), and --edge-account-connections must be at least 1"))
+	}
+	if f.requestBurst < 0 {
+		errs = append(errs, errors.New("--edge-account-request-burst must be at least 1, or 0 for a tenth of --edge-account-request-rate"))
 	}
 	if f.bufferEvents < 1 {
 		errs = append(errs, errors.New("--edge-event-buffer must be at least 1"))
@@ -265,7 +270,7 @@ func (a *app) newEdgeRole() (*edgeRole, error) {
 	cfg := edge.Config{
 		Store: a.store, Domain: f.domain, Region: f.region, EdgeID: r.edgeID, Secret: secret,
 		Version: buildVersion(), Log: log, IngressOwner: a.store.AgentIngressOwner, Routing: a.store,
-		Limits:      edge.Limits{RequestRate: f.requestRate, Connections: f.maxConnections},
+		Limits:      edge.Limits{RequestRate: f.requestRate, RequestBurst: f.requestBurst, Connections: f.maxConnections},
 		AppSessions: a.store, LoginPrivateIssuers: f.loginPrivateIssuers || a.flags.dev,
 	}
 	if f.geoIP != "" {

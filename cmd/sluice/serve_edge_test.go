@@ -36,3 +36,22 @@ func TestEdgePeerAddress(t *testing.T) {
 		t.Errorf("--edge-peer-advertise alone: %v", err)
 	}
 }
+
+// TestEdgeRequestBurstFlag: --edge-account-request-burst is a count of
+// requests, or 0 for its default; a negative one is refused, naming the
+// flag.
+func TestEdgeRequestBurstFlag(t *testing.T) {
+	valid := edgeFlags{agents: "127.0.0.1:4443", domain: "d", requestRate: 1000, maxConnections: 1, bufferEvents: 1}
+	for _, burst := range []int{0, 1, 5000} {
+		f := valid
+		f.requestBurst = burst
+		if err := f.validate(true); err != nil {
+			t.Errorf("--edge-account-request-burst %d: %v", burst, err)
+		}
+	}
+	f := valid
+	f.requestBurst = -1
+	if err := f.validate(true); err == nil || !strings.Contains(err.Error(), "--edge-account-request-burst must be at least 1") {
+		t.Errorf("--edge-account-request-burst -1: %v, want it refused", err)
+	}
+}
