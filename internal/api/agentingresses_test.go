@@ -23,8 +23,8 @@ type agentIngressList struct {
 func (e *testEnv) createAgentIngress(t *testing.T, token, body string) apiwire.AgentIngress {
 	t.Helper()
 	resp, out := e.call(t, token, http.MethodPost, "/agent_ingresses", body)
-	wantStatus(t, resp, out, http.StatusCreated)
-	return decodeAs[apiwire.AgentIngress](t, out)
+	apitest.WantStatus(t, resp, out, http.StatusCreated)
+	return apitest.DecodeAs[apiwire.AgentIngress](t, out)
 }
 
 // ingressConfig is the operator's configuration of the tests.
@@ -43,7 +43,7 @@ func TestAgentIngressRoundTrip(t *testing.T) {
 		t.Fatalf("created %+v", created)
 	}
 	resp, out := e.call(t, e.token, http.MethodGet, "/agent_ingresses/"+created.ID, "")
-	wantStatus(t, resp, out, http.StatusOK)
+	apitest.WantStatus(t, resp, out, http.StatusOK)
 	want := fmt.Sprintf(`{"id":%q,"uri":"/agent_ingresses/%s","description":"edge","metadata":"m","domain":"ingress.example.com",`+
 		`"ns_targets":["ns1.tunnels.test","ns2.tunnels.test"],"region_domains":["tunnel.us.ingress.example.com","tunnel.eu.ingress.example.com"],`+
 		`"created_at":%q,"certificate_management_policy":null,"certificate_management_status":null}`+"\n", created.ID, created.ID, created.CreatedAt)
@@ -52,8 +52,8 @@ func TestAgentIngressRoundTrip(t *testing.T) {
 	}
 
 	resp, out = e.call(t, e.token, http.MethodPatch, "/agent_ingresses/"+created.ID, `{"certificate_management_policy":{"authority":"letsencrypt"}}`)
-	wantStatus(t, resp, out, http.StatusOK)
-	got := decodeAs[apiwire.AgentIngress](t, out)
+	apitest.WantStatus(t, resp, out, http.StatusOK)
+	got := apitest.DecodeAs[apiwire.AgentIngress](t, out)
 	status := got.CertificateManagementStatus
 	if p := got.CertificateManagementPolicy; p == nil || *p != (apiwire.CertificatePolicy{Authority: "letsencrypt", PrivateKeyType: "rsa"}) ||
 		status == nil || status.RenewsAt != nil || status.ProvisioningJob == nil || status.ProvisioningJob.Msg == "" ||
@@ -65,23 +65,23 @@ func TestAgentIngressRoundTrip(t *testing.T) {
 	}
 	// The same policy again keeps the job; a description leaves the policy.
 	resp, out = e.call(t, e.token, http.MethodPatch, "/agent_ingresses/"+created.ID, `{"description":"d2","certificate_management_policy":{"authority":"letsencrypt","private_key_type":"rsa"}}`)
-	wantStatus(t, resp, out, http.StatusOK)
-	if again := decodeAs[apiwire.AgentIngress](t, out); again.Description != "d2" || again.CertificateManagementStatus.ProvisioningJob.StartedAt != status.ProvisioningJob.StartedAt {
+	apitest.WantStatus(t, resp, out, http.StatusOK)
+	if again := apitest.DecodeAs[apiwire.AgentIngress](t, out); again.Description != "d2" || again.CertificateManagementStatus.ProvisioningJob.StartedAt != status.ProvisioningJob.StartedAt {
 		t.Fatalf("the same policy: %s", out)
 	}
 	resp, out = e.call(t, e.token, http.MethodPatch, "/agent_ingresses/"+created.ID, `{"certificate_management_policy":{"private_key_type":"ecdsa"}}`)
-	wantStatus(t, resp, out, http.StatusOK)
-	if got := decodeAs[apiwire.AgentIngress](t, out); got.CertificateManagementPolicy.PrivateKeyType != "ecdsa" || got.Domain != "ingress.example.com" {
+	apitest.WantStatus(t, resp, out, http.StatusOK)
+	if got := apitest.DecodeAs[apiwire.AgentIngress](t, out); got.CertificateManagementPolicy.PrivateKeyType != "ecdsa" || got.Domain != "ingress.example.com" {
 		t.Fatalf("ecdsa: %s", out)
 	}
 	resp, out = e.call(t, e.token, http.MethodPatch, "/agent_ingresses/"+created.ID, `{"certificate_management_policy":null}`)
-	wantStatus(t, resp, out, http.StatusOK)
-	if got := decodeAs[apiwire.AgentIngress](t, out); got.CertificateManagementPolicy != nil || got.CertificateManagementStatus != nil || got.Description != "d2" {
+	apitest.WantStatus(t, resp, out, http.StatusOK)
+	if got := apitest.DecodeAs[apiwire.AgentIngress](t, out); got.CertificateManagementPolicy != nil || got.CertificateManagementStatus != nil || got.Description != "d2" {
 		t.Fatalf("policy null: %s", out)
 	}
 
 	resp, out = e.call(t, e.token, http.MethodDelete, "/agent_ingresses/"+created.ID, "")
-	wantStatus(t, resp, out, http.StatusNoContent)
+	apitest.WantStatus(t, resp, out, http.StatusNoContent)
 	if len(out) != 0 {
 		t.Fatalf("delete answered a body: %s", out)
 	}
@@ -126,7 +126,7 @@ func TestAgentIngressDomainTaken(t *testing.T) {
 		}
 	}
 	resp, out := e.call(t, e.token, http.MethodDelete, "/agent_ingresses/"+a.ID, "")
-	wantStatus(t, resp, out, http.StatusNoContent)
+	apitest.WantStatus(t, resp, out, http.StatusNoContent)
 	e.createAgentIngress(t, other, `{"domain":"taken.example.com"}`)
 }
 
@@ -141,8 +141,8 @@ func TestAgentIngressOfAnotherAccount(t *testing.T) {
 		wantError(t, resp, out, http.StatusNotFound, "ERR_SLUICE_420", "")
 	}
 	resp, out := e.call(t, other, http.MethodGet, "/agent_ingresses", "")
-	wantStatus(t, resp, out, http.StatusOK)
-	if n := len(decodeAs[agentIngressList](t, out).Ingresses); n != 0 {
+	apitest.WantStatus(t, resp, out, http.StatusOK)
+	if n := len(apitest.DecodeAs[agentIngressList](t, out).Ingresses); n != 0 {
 		t.Fatalf("another account lists %d agent ingresses: %s", n, out)
 	}
 }
@@ -182,8 +182,8 @@ func TestAgentIngressValidation(t *testing.T) {
 		})
 	}
 	resp, out := e.call(t, e.token, http.MethodGet, "/agent_ingresses/"+a.ID, "")
-	wantStatus(t, resp, out, http.StatusOK)
-	if got := decodeAs[apiwire.AgentIngress](t, out); got.Domain != "v.example.com" || got.CertificateManagementPolicy != nil {
+	apitest.WantStatus(t, resp, out, http.StatusOK)
+	if got := apitest.DecodeAs[apiwire.AgentIngress](t, out); got.Domain != "v.example.com" || got.CertificateManagementPolicy != nil {
 		t.Fatalf("after refused calls: %s", out)
 	}
 }
@@ -208,8 +208,8 @@ func TestAgentIngressListAndLimit(t *testing.T) {
 	path := "/agent_ingresses?limit=100"
 	for pages := 0; path != ""; pages++ {
 		resp, out := e.call(t, e.token, http.MethodGet, path, "")
-		wantStatus(t, resp, out, http.StatusOK)
-		page := decodeAs[agentIngressList](t, out)
+		apitest.WantStatus(t, resp, out, http.StatusOK)
+		page := apitest.DecodeAs[agentIngressList](t, out)
 		if page.URI != e.url+path || pages > 3 {
 			t.Fatalf("page %d: %s", pages, out)
 		}
@@ -236,13 +236,13 @@ func TestAgentIngressConcurrentPatches(t *testing.T) {
 	for _, body := range bodies {
 		wg.Go(func() {
 			resp, out := e.call(t, e.token, http.MethodPatch, "/agent_ingresses/"+a.ID, body)
-			wantStatus(t, resp, out, http.StatusOK)
+			apitest.WantStatus(t, resp, out, http.StatusOK)
 		})
 	}
 	wg.Wait()
 	resp, out := e.call(t, e.token, http.MethodGet, "/agent_ingresses/"+a.ID, "")
-	wantStatus(t, resp, out, http.StatusOK)
-	if got := decodeAs[apiwire.AgentIngress](t, out); got.Description != "d" || got.Metadata != "m" || got.CertificateManagementPolicy == nil {
+	apitest.WantStatus(t, resp, out, http.StatusOK)
+	if got := apitest.DecodeAs[apiwire.AgentIngress](t, out); got.Description != "d" || got.Metadata != "m" || got.CertificateManagementPolicy == nil {
 		t.Fatalf("an update was lost: %s", out)
 	}
 }
@@ -254,8 +254,8 @@ func TestAgentIngressDomainTree(t *testing.T) {
 	e := newTestEnv(t)
 	w := e.createReservedDomain(t, e.token, "*.apps.a-corp.com", "")
 	resp, out := e.call(t, e.token, http.MethodPost, "/agent_ingresses", `{"domain":"ingress.a-corp.com"}`)
-	wantStatus(t, resp, out, http.StatusCreated)
-	ingress := decodeAs[apiwire.AgentIngress](t, out)
+	apitest.WantStatus(t, resp, out, http.StatusCreated)
+	ingress := apitest.DecodeAs[apiwire.AgentIngress](t, out)
 	other := e.otherAccountToken(t)
 	for _, c := range []struct{ path, domain string }{
 		{"/agent_ingresses", "apps.a-corp.com"},

@@ -11,7 +11,6 @@ import (
 
 	"github.com/sluicehq/sluice/internal/api"
 	"github.com/sluicehq/sluice/internal/apitest"
-	"github.com/sluicehq/sluice/internal/openapitest"
 	"github.com/sluicehq/sluice/internal/store"
 )
 
@@ -38,15 +37,8 @@ func newTestEnv(t *testing.T, opts ...apitest.Option) *testEnv {
 // envOf is the testEnv of a running stack.
 func envOf(t *testing.T, st *apitest.Stack) *testEnv {
 	t.Helper()
-	return &testEnv{url: st.URL, client: documentedClient(t), token: st.Token, account: st.AccountID,
+	return &testEnv{url: st.URL, client: apitest.DocumentedClient(t, "../../docs/openapi.yaml"), token: st.Token, account: st.AccountID,
 		stream: st.Stream, js: st.JS, reg: st.Metrics, store: st.Store, keyID: st.KeyID, logs: st.Logs, server: st.API}
-}
-
-// documentedClient returns an HTTP client that fails the test when a
-// request or response does not match docs/openapi.yaml.
-func documentedClient(t *testing.T) *http.Client {
-	t.Helper()
-	return &http.Client{Transport: openapitest.Load(t, "../../docs/openapi.yaml").Transport(t, nil)}
 }
 
 // post sends body to POST /events with the usual headers, changed by edit.
@@ -65,28 +57,5 @@ func (e *testEnv) post(t *testing.T, body []byte, edit func(*http.Request)) (*ht
 // returns the response with its body read.
 func (e *testEnv) do(t *testing.T, method, path, token string, body io.Reader, edit func(*http.Request)) (*http.Response, []byte) {
 	t.Helper()
-	req, err := http.NewRequest(method, e.url+path, body)
-	if err != nil {
-		t.Fatal(err)
-	}
-	if token != "" { // "": a request without a key
-		req.Header.Set("Authorization", "Bearer "+token)
-	}
-	req.Header.Set("Service-Version", "2")
-	if edit != nil {
-		edit(req)
-	}
-	resp, err := e.client.Do(req)
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer resp.Body.Close()
-	out, err := io.ReadAll(resp.Body)
-	if err != nil {
-		t.Fatal(err)
-	}
-	if resp.Header.Get(api.HeaderOperationID) == "" {
-		t.Errorf("response has no %s header", api.HeaderOperationID)
-	}
-	return resp, out
+	return apitest.Do(t, e.client, e.url, method, path, token, body, edit)
 }

@@ -33,8 +33,8 @@ var tokenPattern = regexp.MustCompile(`^sk_[0-9A-Za-z]{43}$`)
 func (e *testEnv) createKey(t *testing.T, body string) apiKey {
 	t.Helper()
 	resp, out := e.call(t, e.token, http.MethodPost, "/api_keys", body)
-	wantStatus(t, resp, out, http.StatusCreated)
-	key := decodeAs[apiKey](t, out)
+	apitest.WantStatus(t, resp, out, http.StatusCreated)
+	key := apitest.DecodeAs[apiKey](t, out)
 	if key.Token == nil || !tokenPattern.MatchString(*key.Token) {
 		t.Fatalf("created key has no token: %s", out)
 	}
@@ -54,28 +54,28 @@ func TestAPIKeyRoundTrip(t *testing.T) {
 
 	// The new key works, and no answer but the first shows its token.
 	resp, out := e.call(t, token, http.MethodGet, "/api_keys/"+created.ID, "")
-	wantStatus(t, resp, out, http.StatusOK)
-	if got := decodeAs[apiKey](t, out); got.Token != nil || got.ID != created.ID || got.Metadata != `{"team":"ops"}` {
+	apitest.WantStatus(t, resp, out, http.StatusOK)
+	if got := apitest.DecodeAs[apiKey](t, out); got.Token != nil || got.ID != created.ID || got.Metadata != `{"team":"ops"}` {
 		t.Fatalf("got %s", out)
 	}
 	resp, out = e.call(t, token, http.MethodGet, "/api_keys", "")
-	wantStatus(t, resp, out, http.StatusOK)
-	list := decodeAs[apiKeyList](t, out)
+	apitest.WantStatus(t, resp, out, http.StatusOK)
+	list := apitest.DecodeAs[apiKeyList](t, out)
 	if len(list.APIKeys) != 2 || list.NextPageURI != nil || strings.Contains(string(out), token) || strings.Contains(string(out), e.token) {
 		t.Fatalf("list %s: want both keys of the account, without tokens", out)
 	}
 
 	resp, out = e.call(t, e.token, http.MethodPatch, "/api_keys/"+created.ID, `{"description":"renamed"}`)
-	wantStatus(t, resp, out, http.StatusOK)
-	if got := decodeAs[apiKey](t, out); got.Description != "renamed" || got.Metadata != `{"team":"ops"}` || got.Token != nil {
+	apitest.WantStatus(t, resp, out, http.StatusOK)
+	if got := apitest.DecodeAs[apiKey](t, out); got.Description != "renamed" || got.Metadata != `{"team":"ops"}` || got.Token != nil {
 		t.Fatalf("patched %s", out)
 	}
 	resp, out = e.call(t, token, http.MethodGet, "/api_keys/"+created.ID, "")
-	wantStatus(t, resp, out, http.StatusOK) // an update keeps the token
+	apitest.WantStatus(t, resp, out, http.StatusOK) // an update keeps the token
 
 	// A key may delete itself; its token stops working at once.
 	resp, out = e.call(t, token, http.MethodDelete, "/api_keys/"+created.ID, "")
-	wantStatus(t, resp, out, http.StatusNoContent)
+	apitest.WantStatus(t, resp, out, http.StatusNoContent)
 	resp, out = e.call(t, token, http.MethodGet, "/api_keys", "")
 	wantError(t, resp, out, http.StatusUnauthorized, "ERR_SLUICE_211", "")
 	resp, out = e.call(t, e.token, http.MethodGet, "/api_keys/"+created.ID, "")
@@ -85,7 +85,7 @@ func TestAPIKeyRoundTrip(t *testing.T) {
 	resp, out = e.call(t, e.token, http.MethodDelete, "/api_keys/"+e.keyID, "")
 	wantError(t, resp, out, http.StatusConflict, "ERR_SLUICE_423", "")
 	resp, out = e.call(t, e.token, http.MethodGet, "/api_keys", "")
-	wantStatus(t, resp, out, http.StatusOK)
+	apitest.WantStatus(t, resp, out, http.StatusOK)
 }
 
 func TestAPIKeyValidation(t *testing.T) {
@@ -109,8 +109,8 @@ func TestAPIKeyValidation(t *testing.T) {
 		})
 	}
 	resp, out := e.call(t, e.token, http.MethodGet, "/api_keys", "")
-	wantStatus(t, resp, out, http.StatusOK)
-	if keys := decodeAs[apiKeyList](t, out).APIKeys; len(keys) != 1 || keys[0].Description != "test" {
+	apitest.WantStatus(t, resp, out, http.StatusOK)
+	if keys := apitest.DecodeAs[apiKeyList](t, out).APIKeys; len(keys) != 1 || keys[0].Description != "test" {
 		t.Fatalf("after refused calls, keys are %s", out)
 	}
 	// 255 and 4096 bytes, in characters of two bytes, are within the limits.
@@ -130,10 +130,10 @@ func TestDeletedKeyStopsInEveryProcess(t *testing.T) {
 		key := processes[0].createKey(t, fmt.Sprintf(`{"description":"round %d"}`, round))
 		for _, p := range processes {
 			resp, out := p.call(t, *key.Token, http.MethodGet, "/api_keys/"+key.ID, "")
-			wantStatus(t, resp, out, http.StatusOK)
+			apitest.WantStatus(t, resp, out, http.StatusOK)
 		}
 		resp, out := deleter.call(t, deleter.token, http.MethodDelete, "/api_keys/"+key.ID, "")
-		wantStatus(t, resp, out, http.StatusNoContent)
+		apitest.WantStatus(t, resp, out, http.StatusNoContent)
 		for i, p := range processes {
 			resp, out := p.call(t, *key.Token, http.MethodGet, "/event_subscriptions", "")
 			if resp.StatusCode != http.StatusUnauthorized {
@@ -179,7 +179,7 @@ func TestConcurrentDeletesLeaveAKey(t *testing.T) {
 	}
 	for _, k := range keys {
 		if resp, out := e.call(t, *k.Token, http.MethodGet, "/api_keys", ""); resp.StatusCode == http.StatusOK {
-			if n := len(decodeAs[apiKeyList](t, out).APIKeys); n != 1 {
+			if n := len(apitest.DecodeAs[apiKeyList](t, out).APIKeys); n != 1 {
 				t.Fatalf("%d keys left, want 1: %s", n, out)
 			}
 			return

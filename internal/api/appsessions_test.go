@@ -82,7 +82,7 @@ func TestAppSessionRoundTrip(t *testing.T) {
 		t.Fatalf("Record: %v", err)
 	}
 	resp, out := e.call(t, e.token, http.MethodGet, "/app/sessions/"+rec.ID, "")
-	wantStatus(t, resp, out, http.StatusOK)
+	apitest.WantStatus(t, resp, out, http.StatusOK)
 	created := rec.CreatedAt.UTC().Format("2006-01-02T15:04:05.000Z")
 	want := fmt.Sprintf(`{"id":%q,"uri":"%s/app/sessions/%s","public_url":"https://app.example.com",`+
 		`"browser_session":{"user_agent":{"raw":"Mozilla/5.0 (Macintosh) Safari/605.1.15 <&>","browser_name":"Safari","browser_version":"17.1","device_type":"desktop","os_name":"macOS","os_version":"14.1"},`+
@@ -102,20 +102,20 @@ func TestAppSessionRoundTrip(t *testing.T) {
 		t.Fatal(err)
 	}
 	resp, out = e.call(t, e.token, http.MethodGet, "/app/sessions/"+agent.ID, "")
-	wantStatus(t, resp, out, http.StatusOK)
+	apitest.WantStatus(t, resp, out, http.StatusOK)
 	if !strings.HasSuffix(string(out), `,"edge":null,"route":null}`+"\n") {
 		t.Fatalf("agent-initiated session %s; want edge and route null", out)
 	}
 
 	resp, out = e.call(t, e.token, http.MethodGet, "/app/sessions", "")
-	wantStatus(t, resp, out, http.StatusOK)
-	list := decodeAs[appSessionList](t, out)
+	apitest.WantStatus(t, resp, out, http.StatusOK)
+	list := apitest.DecodeAs[appSessionList](t, out)
 	if len(list.Sessions) != 2 || list.Sessions[0].ID != agent.ID || list.Sessions[1].ID != rec.ID || list.URI != e.url+"/app/sessions" || list.NextPageURI != nil {
 		t.Fatalf("list %s", out)
 	}
 
 	resp, out = e.call(t, e.token, http.MethodDelete, "/app/sessions/"+rec.ID, "")
-	wantStatus(t, resp, out, http.StatusNoContent)
+	apitest.WantStatus(t, resp, out, http.StatusNoContent)
 	if len(out) != 0 {
 		t.Fatalf("delete answered a body: %s", out)
 	}
@@ -165,8 +165,8 @@ func TestAppSessionErrors(t *testing.T) {
 	}
 	// Another account lists none of them, and nothing changed the session.
 	resp, out := e.call(t, other, http.MethodGet, "/app/sessions", "")
-	wantStatus(t, resp, out, http.StatusOK)
-	if n := len(decodeAs[appSessionList](t, out).Sessions); n != 0 {
+	apitest.WantStatus(t, resp, out, http.StatusOK)
+	if n := len(apitest.DecodeAs[appSessionList](t, out).Sessions); n != 0 {
 		t.Fatalf("another account lists %d sessions", n)
 	}
 	if got, err := e.store.GetAppSession(t.Context(), e.account, s.ID); err != nil || got != s {
@@ -217,7 +217,7 @@ func TestAppSessionPaging(t *testing.T) {
 		}
 	}
 	resp, out := e.call(t, e.token, http.MethodGet, "/app/sessions", "")
-	wantStatus(t, resp, out, http.StatusOK)
+	apitest.WantStatus(t, resp, out, http.StatusOK)
 	if p := decodePage(t, out, "application_sessions"); !slices.Equal(p.items, want[:100]) || p.nextPageURI == nil {
 		t.Fatalf("default page: %d items, next %v", len(p.items), p.nextPageURI)
 	}
@@ -247,13 +247,13 @@ func TestAppSessionListFilter(t *testing.T) {
 		`obj.browser_session.location.country_code == "FR" && has(obj.route)`: {ids[1]},
 	} {
 		resp, out := e.listFiltered(t, "/app/sessions", filter, "")
-		wantStatus(t, resp, out, http.StatusOK)
+		apitest.WantStatus(t, resp, out, http.StatusOK)
 		if got := decodePage(t, out, "application_sessions").items; !slices.Equal(got, want) {
 			t.Errorf("filter %s: listed %v, want %v", filter, got, want)
 		}
 	}
 	resp, out := e.listFiltered(t, "/app/sessions", `obj.browser_session.country == "DE"`, "")
-	wantStatus(t, resp, out, http.StatusBadRequest)
+	apitest.WantStatus(t, resp, out, http.StatusBadRequest)
 }
 
 // TestListFilterListCost lists 150 application sessions with a filter
@@ -276,5 +276,5 @@ func TestListFilterListCost(t *testing.T) {
 		t.Errorf("a filter over its cost for one list: %s", out)
 	}
 	resp, out = e.listFiltered(t, "/app/sessions", `obj.browser_session.user_agent.raw.contains("Firefox")`, "")
-	wantStatus(t, resp, out, http.StatusOK)
+	apitest.WantStatus(t, resp, out, http.StatusOK)
 }

@@ -10,8 +10,6 @@ import (
 	"testing"
 	"time"
 
-	"github.com/nats-io/nats.go/jetstream"
-
 	"github.com/sluicehq/sluice/internal/api"
 	"github.com/sluicehq/sluice/internal/apitest"
 	"github.com/sluicehq/sluice/producer"
@@ -41,33 +39,14 @@ type auditEvent struct {
 // order stored.
 func (e *testEnv) storedEvents(t *testing.T, account string) []auditEvent {
 	t.Helper()
-	ctx, cancel := context.WithTimeout(t.Context(), 10*time.Second)
-	defer cancel()
-	cons, err := e.stream.OrderedConsumer(ctx, jetstream.OrderedConsumerConfig{FilterSubjects: []string{schemas.EventSubject(account, ">")}})
-	if err != nil {
-		t.Fatal(err)
-	}
-	info, err := cons.Info(ctx)
-	if err != nil {
-		t.Fatal(err)
-	}
 	var events []auditEvent
-	for pending := int(info.NumPending); len(events) < pending; {
-		batch, err := cons.Fetch(pending-len(events), jetstream.FetchMaxWait(5*time.Second))
-		if err != nil {
-			t.Fatal(err)
+	for _, data := range apitest.StoredEvents(t, e.stream, account) {
+		var ev auditEvent
+		if err := json.Unmarshal(data, &ev); err != nil {
+			t.Fatalf("stored event %s: %v", data, err)
 		}
-		for msg := range batch.Messages() {
-			var ev auditEvent
-			if err := json.Unmarshal(msg.Data(), &ev); err != nil {
-				t.Fatalf("stored event %s: %v", msg.Data(), err)
-			}
-			ev.raw = string(msg.Data())
-			events = append(events, ev)
-		}
-		if err := batch.Error(); err != nil {
-			t.Fatal(err)
-		}
+		ev.raw = string(data)
+		events = append(events, ev)
 	}
 	return events
 }
@@ -100,44 +79,44 @@ func TestAuditEvents(t *testing.T) {
 	nullSecret := `"creds":{"aws_access_key_id":"` + testKeyID + `","aws_secret_access_key":null}`
 	expect("event_destination_created.v0", dest.ID, has(`"uri":"`+dest.URI+`"`, nullSecret, `"format":"json"`))
 	resp, out := e.call(t, e.token, http.MethodPatch, "/event_destinations/"+dest.ID, `{"description":"renamed"}`)
-	wantStatus(t, resp, out, http.StatusOK)
+	apitest.WantStatus(t, resp, out, http.StatusOK)
 	expect("event_destination_updated.v0", dest.ID, has(`"description":"renamed"`, nullSecret))
 
 	sub := e.createSubscription(t, `{"sources":[{"type":"`+httpKind+`"}],"destination_ids":["`+dest.ID+`"]}`)
 	expect("event_subscription_created.v0", sub.ID, has(`"destinations":[{"id":"`+dest.ID+`","uri":"`+dest.URI+`"}]`, `"uri":"`+sub.URI+`/sources/`+httpKind+`"`))
 	resp, out = e.call(t, e.token, http.MethodPost, "/event_subscriptions/"+sub.ID+"/sources", `{"type":"`+tcpKind+`","filter":"ev.conn.server_port == 22"}`)
-	wantStatus(t, resp, out, http.StatusCreated)
+	apitest.WantStatus(t, resp, out, http.StatusCreated)
 	expect("event_subscription_updated.v0", sub.ID, has(`"filter":"ev.conn.server_port == 22"`))
 	resp, out = e.call(t, e.token, http.MethodPatch, "/event_subscriptions/"+sub.ID+"/sources/"+tcpKind, `{"fields":["conn.server_port"]}`)
-	wantStatus(t, resp, out, http.StatusOK)
+	apitest.WantStatus(t, resp, out, http.StatusOK)
 	expect("event_subscription_updated.v0", sub.ID, has(`"fields":["conn.server_port"]`))
 	resp, out = e.call(t, e.token, http.MethodDelete, "/event_subscriptions/"+sub.ID+"/sources/"+tcpKind, "")
-	wantStatus(t, resp, out, http.StatusNoContent)
+	apitest.WantStatus(t, resp, out, http.StatusNoContent)
 	expect("event_subscription_updated.v0", sub.ID, nil)
 	resp, out = e.call(t, e.token, http.MethodPatch, "/event_subscriptions/"+sub.ID, `{"metadata":"m"}`)
-	wantStatus(t, resp, out, http.StatusOK)
+	apitest.WantStatus(t, resp, out, http.StatusOK)
 	expect("event_subscription_updated.v0", sub.ID, has(`"metadata":"m"`))
 	resp, out = e.call(t, e.token, http.MethodDelete, "/event_subscriptions/"+sub.ID, "")
-	wantStatus(t, resp, out, http.StatusNoContent)
+	apitest.WantStatus(t, resp, out, http.StatusNoContent)
 	expect("event_subscription_deleted.v0", sub.ID, has(`"metadata":"m"`, `"type":"`+httpKind+`"`))
 	resp, out = e.call(t, e.token, http.MethodDelete, "/event_destinations/"+dest.ID, "")
-	wantStatus(t, resp, out, http.StatusNoContent)
+	apitest.WantStatus(t, resp, out, http.StatusNoContent)
 	expect("event_destination_deleted.v0", dest.ID, has(`"description":"renamed"`, nullSecret))
 
 	key := e.createKey(t, `{"description":"ci"}`)
 	expect("api_key_created.v0", key.ID, has(`"token":null`, `"description":"ci"`))
 	resp, out = e.call(t, e.token, http.MethodPatch, "/api_keys/"+key.ID, `{"metadata":"m"}`)
-	wantStatus(t, resp, out, http.StatusOK)
+	apitest.WantStatus(t, resp, out, http.StatusOK)
 	expect("api_key_updated.v0", key.ID, has(`"token":null`, `"metadata":"m"`))
 	resp, out = e.call(t, e.token, http.MethodDelete, "/api_keys/"+key.ID, "")
-	wantStatus(t, resp, out, http.StatusNoContent)
+	apitest.WantStatus(t, resp, out, http.StatusNoContent)
 	expect("api_key_deleted.v0", key.ID, has(`"token":null`, `"metadata":"m"`))
 
 	// Calls that change nothing have no event.
 	resp, out = e.call(t, e.token, http.MethodGet, "/event_subscriptions", "")
-	wantStatus(t, resp, out, http.StatusOK)
+	apitest.WantStatus(t, resp, out, http.StatusOK)
 	resp, out = e.call(t, e.token, http.MethodPost, "/event_subscriptions", `{"sources":[{"type":"nope.v0"}]}`)
-	wantStatus(t, resp, out, http.StatusBadRequest)
+	apitest.WantStatus(t, resp, out, http.StatusBadRequest)
 
 	events := e.storedEvents(t, e.account)
 	if len(events) != len(changes) {
@@ -213,7 +192,7 @@ func TestAuditEventNotLost(t *testing.T) {
 	}
 	// Refused changes leave nothing behind.
 	resp, out := e.call(t, e.token, http.MethodPatch, "/event_destinations/"+d.ID, `{"target":{"kinesis":{"stream_arn":"arn:aws:kinesis:us-east-1:123456789012:stream/s","auth":{"role":{"role_arn":"arn:aws:iam::123456789012:role/r"}}}}}`)
-	wantStatus(t, resp, out, http.StatusBadRequest)
+	apitest.WantStatus(t, resp, out, http.StatusBadRequest)
 
 	second := first.Another(t)
 	ctx := t.Context()
@@ -269,16 +248,16 @@ func TestAuditPrincipalIsTheKeyUsed(t *testing.T) {
 		{*bot.Token, bot.ID, "ci bot", "api_key_deleted.v0"},
 	}
 	resp, out := e.call(t, *bot.Token, http.MethodPost, "/event_destinations", kinesisBody)
-	wantStatus(t, resp, out, http.StatusCreated)
+	apitest.WantStatus(t, resp, out, http.StatusCreated)
 	resp, out = e.call(t, *nameless.Token, http.MethodPost, "/event_subscriptions", `{}`)
-	wantStatus(t, resp, out, http.StatusCreated)
-	sub := decodeAs[subscription](t, out)
+	apitest.WantStatus(t, resp, out, http.StatusCreated)
+	sub := apitest.DecodeAs[subscription](t, out)
 	resp, out = e.call(t, *bot.Token, http.MethodPost, "/event_subscriptions/"+sub.ID+"/sources", `{"type":"`+tcpKind+`"}`)
-	wantStatus(t, resp, out, http.StatusCreated)
+	apitest.WantStatus(t, resp, out, http.StatusCreated)
 	resp, out = e.call(t, *nameless.Token, http.MethodPatch, "/api_keys/"+bot.ID, `{"metadata":"m"}`)
-	wantStatus(t, resp, out, http.StatusOK)
+	apitest.WantStatus(t, resp, out, http.StatusOK)
 	resp, out = e.call(t, *bot.Token, http.MethodDelete, "/api_keys/"+bot.ID, "")
-	wantStatus(t, resp, out, http.StatusNoContent)
+	apitest.WantStatus(t, resp, out, http.StatusNoContent)
 
 	events := e.storedEvents(t, e.account)[skip:]
 	if len(events) != len(changes) {
@@ -305,7 +284,7 @@ func TestAuditNoChangeNoEvent(t *testing.T) {
 	dest := e.create(t, credsBody)
 	for range 2 {
 		resp, out := e.call(t, e.token, http.MethodPatch, "/event_destinations/"+dest.ID, `{"description":"same"}`)
-		wantStatus(t, resp, out, http.StatusOK)
+		apitest.WantStatus(t, resp, out, http.StatusOK)
 	}
 	if n := apitest.CounterValue(t, e.reg, "sluice_audit_events_failed_total", "event_type", "event_destination_updated.v0"); n != 0 {
 		t.Errorf("sluice_audit_events_failed_total{event_destination_updated.v0} = %v after a PATCH that changed nothing, want 0", n)

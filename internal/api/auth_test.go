@@ -115,7 +115,7 @@ func TestListParameters(t *testing.T) {
 			t.Run(list.path+"?"+q, func(t *testing.T) {
 				resp, out := e.call(t, e.token, http.MethodGet, list.path+"?"+q, "")
 				param, _, _ := strings.Cut(q, "=")
-				wantStatus(t, resp, out, http.StatusBadRequest)
+				apitest.WantStatus(t, resp, out, http.StatusBadRequest)
 				if body := apitest.DecodeError(t, out); body.ErrorCode != "ERR_SLUICE_334" || body.Details["parameter"] != param {
 					t.Fatalf("?%s: %s", q, out)
 				}
@@ -124,7 +124,7 @@ func TestListParameters(t *testing.T) {
 		for _, q := range []string{"limit=1", "limit=100", "limit=07", "before_id=" + list.prefix + ksuid} {
 			t.Run(list.path+"?"+q, func(t *testing.T) {
 				resp, out := e.call(t, e.token, http.MethodGet, list.path+"?"+q, "")
-				wantStatus(t, resp, out, http.StatusOK)
+				apitest.WantStatus(t, resp, out, http.StatusOK)
 			})
 		}
 	}

@@ -47,8 +47,8 @@ func TestTunnelGroupBackendRoundTrip(t *testing.T) {
 	e.startTunnel(t, "") // an https endpoint, never in a group
 
 	resp, out := e.call(t, e.token, http.MethodPost, "/backends/tunnel_group", `{"description":"web","metadata":"{}","labels":{"env":"prod","app":"web"}}`)
-	wantStatus(t, resp, out, http.StatusCreated)
-	b := decodeAs[apiwire.TunnelGroupBackend](t, out)
+	apitest.WantStatus(t, resp, out, http.StatusCreated)
+	b := apitest.DecodeAs[apiwire.TunnelGroupBackend](t, out)
 	ids := slices.Sorted(slices.Values([]string{web1.ID, web2.ID}))
 	want := fmt.Sprintf(`{"id":%q,"uri":%q,"created_at":%q,"description":"web","metadata":"{}","labels":{"app":"web","env":"prod"},"tunnels":[{"id":%q,"uri":%q},{"id":%q,"uri":%q}]}`+"\n",
 		b.ID, e.url+"/backends/tunnel_group/"+b.ID, b.CreatedAt, ids[0], e.url+"/endpoints/"+ids[0], ids[1], e.url+"/endpoints/"+ids[1])
@@ -56,35 +56,35 @@ func TestTunnelGroupBackendRoundTrip(t *testing.T) {
 		t.Fatalf("created %s\nwant    %s", out, want)
 	}
 	resp, out = e.call(t, e.token, http.MethodGet, "/backends/tunnel_group/"+b.ID, "")
-	wantStatus(t, resp, out, http.StatusOK)
+	apitest.WantStatus(t, resp, out, http.StatusOK)
 	if string(out) != want {
 		t.Fatalf("get %s\nwant %s", out, want)
 	}
 	resp, out = e.call(t, e.token, http.MethodGet, "/backends/tunnel_group", "")
-	wantStatus(t, resp, out, http.StatusOK)
+	apitest.WantStatus(t, resp, out, http.StatusOK)
 	if !strings.HasPrefix(string(out), `{"tunnel_group_backends":[`+strings.TrimSuffix(want, "\n")+`],"uri":`) {
 		t.Fatalf("list %s", out)
 	}
 	for filter, n := range map[string]int{`size(obj.tunnels) == 2`: 1, `obj.labels["env"] == "dev"`: 0} {
 		resp, out = e.call(t, e.token, http.MethodGet, "/backends/tunnel_group?filter="+url.QueryEscape(filter), "")
-		wantStatus(t, resp, out, http.StatusOK)
+		apitest.WantStatus(t, resp, out, http.StatusOK)
 		if got := strings.Count(string(out), `"labels"`); got != n {
 			t.Errorf("?filter=%s: %d backends, want %d: %s", filter, got, n, out)
 		}
 	}
 	resp, out = e.call(t, e.token, http.MethodPatch, "/backends/tunnel_group/"+b.ID, `{"labels":{"zone":"b"}}`)
-	wantStatus(t, resp, out, http.StatusOK)
-	if got := decodeAs[apiwire.TunnelGroupBackend](t, out); got.Description != "web" || len(got.Labels) != 1 || len(got.Tunnels) != 1 || got.Tunnels[0].ID != web2.ID {
+	apitest.WantStatus(t, resp, out, http.StatusOK)
+	if got := apitest.DecodeAs[apiwire.TunnelGroupBackend](t, out); got.Description != "web" || len(got.Labels) != 1 || len(got.Tunnels) != 1 || got.Tunnels[0].ID != web2.ID {
 		t.Fatalf("after the labels changed: %s; want the one tunnel of zone b", out)
 	}
 	resp, out = e.call(t, e.token, http.MethodPatch, "/backends/tunnel_group/"+b.ID, `{"labels":{"zone":"nowhere"}}`)
-	wantStatus(t, resp, out, http.StatusOK)
+	apitest.WantStatus(t, resp, out, http.StatusOK)
 	if !strings.HasSuffix(string(out), `"tunnels":[]}`+"\n") {
 		t.Fatalf("a backend selecting no tunnel: %s; want tunnels []", out)
 	}
 	resp, out = e.call(t, e.token, http.MethodGet, "/endpoints/"+web1.ID, "")
-	wantStatus(t, resp, out, http.StatusOK)
-	if got := decodeAs[apiwire.Endpoint](t, out); got.Proto != "labeled" || got.Labels["app"] != "web" || got.URL != "" || got.Hostport != "" {
+	apitest.WantStatus(t, resp, out, http.StatusOK)
+	if got := apitest.DecodeAs[apiwire.Endpoint](t, out); got.Proto != "labeled" || got.Labels["app"] != "web" || got.URL != "" || got.Hostport != "" {
 		t.Fatalf("a labeled endpoint: %s", out)
 	}
 
@@ -94,12 +94,12 @@ func TestTunnelGroupBackendRoundTrip(t *testing.T) {
 		wantError(t, resp, out, http.StatusNotFound, "ERR_SLUICE_420", "")
 	}
 	resp, out = e.call(t, otherToken, http.MethodGet, "/backends/tunnel_group", "")
-	wantStatus(t, resp, out, http.StatusOK)
+	apitest.WantStatus(t, resp, out, http.StatusOK)
 	if strings.Contains(string(out), b.ID) {
 		t.Fatalf("another account's list: %s", out)
 	}
 	resp, out = e.call(t, e.token, http.MethodDelete, "/backends/tunnel_group/"+b.ID, "")
-	wantStatus(t, resp, out, http.StatusNoContent)
+	apitest.WantStatus(t, resp, out, http.StatusNoContent)
 	resp, out = e.call(t, e.token, http.MethodGet, "/backends/tunnel_group/"+b.ID, "")
 	wantError(t, resp, out, http.StatusNotFound, "ERR_SLUICE_420", "")
 }
@@ -142,30 +142,30 @@ func TestRouteBackendAndTrafficPolicy(t *testing.T) {
 		}
 	}
 	resp, out := e.call(t, e.token, http.MethodPost, "/backends/tunnel_group", `{"labels":{"app":"web"}}`)
-	wantStatus(t, resp, out, http.StatusCreated)
-	b := decodeAs[apiwire.TunnelGroupBackend](t, out)
+	apitest.WantStatus(t, resp, out, http.StatusCreated)
+	b := apitest.DecodeAs[apiwire.TunnelGroupBackend](t, out)
 
 	resp, out = e.call(t, e.token, http.MethodPut, bk, `{"backend_id":"`+b.ID+`"}`)
-	wantStatus(t, resp, out, http.StatusOK)
+	apitest.WantStatus(t, resp, out, http.StatusOK)
 	wantBackend := fmt.Sprintf(`{"enabled":true,"backend":{"id":%q,"uri":%q}}`, b.ID, b.URI)
 	if string(out) != wantBackend+"\n" {
 		t.Fatalf("put %s, want %s", out, wantBackend)
 	}
 	resp, out = e.call(t, e.token, http.MethodGet, bk, "")
-	wantStatus(t, resp, out, http.StatusOK)
+	apitest.WantStatus(t, resp, out, http.StatusOK)
 	if string(out) != wantBackend+"\n" {
 		t.Fatalf("get %s, want %s", out, wantBackend)
 	}
 	policy := "on_http_request:\n  - actions:\n      - type: deny\n"
 	body, _ := json.Marshal(map[string]any{"enabled": false, "value": policy})
 	resp, out = e.call(t, e.token, http.MethodPut, tp, string(body))
-	wantStatus(t, resp, out, http.StatusOK)
+	apitest.WantStatus(t, resp, out, http.StatusOK)
 	wantPolicy := `{"enabled":false,"value":` + string(apitest.MustJSON(t, policy)) + `}`
 	if string(out) != wantPolicy+"\n" {
 		t.Fatalf("put %s, want %s", out, wantPolicy)
 	}
 	resp, out = e.call(t, e.token, http.MethodGet, e.routes()+"/"+e.route.ID, "")
-	wantStatus(t, resp, out, http.StatusOK)
+	apitest.WantStatus(t, resp, out, http.StatusOK)
 	if !strings.HasSuffix(string(out), `"backend":`+wantBackend+`,"traffic_policy":`+wantPolicy+"}\n") {
 		t.Fatalf("the route shows its modules: %s", out)
 	}
@@ -206,22 +206,22 @@ func TestRouteBackendAndTrafficPolicy(t *testing.T) {
 		})
 	}
 	resp, out = e.call(t, e.token, http.MethodGet, e.routes()+"/"+e.route.ID, "")
-	wantStatus(t, resp, out, http.StatusOK)
+	apitest.WantStatus(t, resp, out, http.StatusOK)
 	if !strings.HasSuffix(string(out), `"backend":`+wantBackend+`,"traffic_policy":`+wantPolicy+"}\n") {
 		t.Fatalf("refused PUTs changed the route: %s", out)
 	}
 
 	for _, path := range []string{bk, tp, bk} {
 		resp, out := e.call(t, e.token, http.MethodDelete, path, "")
-		wantStatus(t, resp, out, http.StatusNoContent)
+		apitest.WantStatus(t, resp, out, http.StatusNoContent)
 	}
 	resp, out = e.call(t, e.token, http.MethodGet, e.routes()+"/"+e.route.ID, "")
-	wantStatus(t, resp, out, http.StatusOK)
+	apitest.WantStatus(t, resp, out, http.StatusOK)
 	if !strings.HasSuffix(string(out), `"backend":null,"traffic_policy":null}`+"\n") {
 		t.Fatalf("after the deletes: %s", out)
 	}
 	resp, out = e.call(t, e.token, http.MethodDelete, "/backends/tunnel_group/"+b.ID, "")
-	wantStatus(t, resp, out, http.StatusNoContent)
+	apitest.WantStatus(t, resp, out, http.StatusNoContent)
 }
 
 // TestTunnelGroupBackendAuditEvents reads back the audit event of each
@@ -230,12 +230,12 @@ func TestTunnelGroupBackendAuditEvents(t *testing.T) {
 	e := newTestEnv(t)
 	e.labeledTunnel(t, map[string]string{"app": "web"})
 	resp, out := e.call(t, e.token, http.MethodPost, "/backends/tunnel_group", `{"description":"web","labels":{"app":"web"}}`)
-	wantStatus(t, resp, out, http.StatusCreated)
-	b := decodeAs[apiwire.TunnelGroupBackend](t, out)
+	apitest.WantStatus(t, resp, out, http.StatusCreated)
+	b := apitest.DecodeAs[apiwire.TunnelGroupBackend](t, out)
 	resp, out = e.call(t, e.token, http.MethodPatch, "/backends/tunnel_group/"+b.ID, `{"labels":{"app":"api"}}`)
-	wantStatus(t, resp, out, http.StatusOK)
+	apitest.WantStatus(t, resp, out, http.StatusOK)
 	resp, out = e.call(t, e.token, http.MethodDelete, "/backends/tunnel_group/"+b.ID, "")
-	wantStatus(t, resp, out, http.StatusNoContent)
+	apitest.WantStatus(t, resp, out, http.StatusNoContent)
 
 	var got []auditEvent
 	for _, ev := range e.storedEvents(t, e.account) {

@@ -21,10 +21,10 @@ func TestHostHeaderIsNotStored(t *testing.T) {
 		req.Header.Set("Content-Type", "application/json")
 	}
 	resp, out := e.do(t, http.MethodPost, "/event_destinations", e.token, strings.NewReader(credsBody), withHost)
-	wantStatus(t, resp, out, http.StatusCreated)
-	dest := decodeAs[destination](t, out)
+	apitest.WantStatus(t, resp, out, http.StatusCreated)
+	dest := apitest.DecodeAs[destination](t, out)
 	resp, out = e.do(t, http.MethodPost, "/event_subscriptions", e.token, strings.NewReader(`{"sources":[{"type":"`+httpKind+`"}],"destination_ids":["`+dest.ID+`"]}`), withHost)
-	wantStatus(t, resp, out, http.StatusCreated)
+	apitest.WantStatus(t, resp, out, http.StatusCreated)
 	if strings.Contains(string(out), evil) || dest.URI != e.url+"/event_destinations/"+dest.ID {
 		t.Errorf("responses name the request's host: %s, uri %s", out, dest.URI)
 	}

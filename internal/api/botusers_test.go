@@ -29,8 +29,8 @@ type botUserList struct {
 func (e *testEnv) createBotUser(t *testing.T, name string) botUser {
 	t.Helper()
 	resp, out := e.call(t, e.token, http.MethodPost, "/bot_users", string(apitest.MustJSON(t, map[string]string{"name": name})))
-	wantStatus(t, resp, out, http.StatusCreated)
-	return decodeAs[botUser](t, out)
+	apitest.WantStatus(t, resp, out, http.StatusCreated)
+	return apitest.DecodeAs[botUser](t, out)
 }
 
 func TestBotUserRoundTrip(t *testing.T) {
@@ -41,8 +41,8 @@ func TestBotUserRoundTrip(t *testing.T) {
 		t.Fatalf("created %+v", created)
 	}
 	resp, out := e.call(t, e.token, http.MethodGet, "/bot_users/"+created.ID, "")
-	wantStatus(t, resp, out, http.StatusOK)
-	if got := decodeAs[botUser](t, out); got != created {
+	apitest.WantStatus(t, resp, out, http.StatusOK)
+	if got := apitest.DecodeAs[botUser](t, out); got != created {
 		t.Fatalf("got %+v, want %+v", got, created)
 	}
 	// The body's fields, in the specification's order.
@@ -51,23 +51,23 @@ func TestBotUserRoundTrip(t *testing.T) {
 	}
 
 	resp, out = e.call(t, e.token, http.MethodPatch, "/bot_users/"+created.ID, `{"active":false}`)
-	wantStatus(t, resp, out, http.StatusOK)
-	if got := decodeAs[botUser](t, out); got.Active || got.Name != "deploy-robot" {
+	apitest.WantStatus(t, resp, out, http.StatusOK)
+	if got := apitest.DecodeAs[botUser](t, out); got.Active || got.Name != "deploy-robot" {
 		t.Fatalf("deactivated %s", out)
 	}
 	resp, out = e.call(t, e.token, http.MethodPatch, "/bot_users/"+created.ID, `{"name":"Deploy-Robot"}`)
-	wantStatus(t, resp, out, http.StatusOK) // its own name, in other case
-	if got := decodeAs[botUser](t, out); got.Active || got.Name != "Deploy-Robot" {
+	apitest.WantStatus(t, resp, out, http.StatusOK) // its own name, in other case
+	if got := apitest.DecodeAs[botUser](t, out); got.Active || got.Name != "Deploy-Robot" {
 		t.Fatalf("renamed %s", out)
 	}
 	resp, out = e.call(t, e.token, http.MethodPatch, "/bot_users/"+created.ID, `{"name":"ci","active":true}`)
-	wantStatus(t, resp, out, http.StatusOK)
-	if got := decodeAs[botUser](t, out); !got.Active || got.Name != "ci" || got.ID != created.ID || got.CreatedAt != created.CreatedAt {
+	apitest.WantStatus(t, resp, out, http.StatusOK)
+	if got := apitest.DecodeAs[botUser](t, out); !got.Active || got.Name != "ci" || got.ID != created.ID || got.CreatedAt != created.CreatedAt {
 		t.Fatalf("patched %s", out)
 	}
 
 	resp, out = e.call(t, e.token, http.MethodDelete, "/bot_users/"+created.ID, "")
-	wantStatus(t, resp, out, http.StatusNoContent)
+	apitest.WantStatus(t, resp, out, http.StatusNoContent)
 	if len(out) != 0 {
 		t.Fatalf("delete answered a body: %s", out)
 	}
@@ -87,7 +87,7 @@ func TestBotUserRoundTrip(t *testing.T) {
 func TestBotUserList(t *testing.T) {
 	e := newTestEnv(t)
 	resp, out := e.call(t, e.token, http.MethodGet, "/bot_users", "")
-	wantStatus(t, resp, out, http.StatusOK)
+	apitest.WantStatus(t, resp, out, http.StatusOK)
 	if want := `{"bot_users":[],"uri":"` + e.url + `/bot_users","next_page_uri":null}` + "\n"; string(out) != want {
 		t.Fatalf("empty list %s, want %s", out, want)
 	}
@@ -96,15 +96,15 @@ func TestBotUserList(t *testing.T) {
 		made = append(made, e.createBotUser(t, fmt.Sprintf("bot-%d", i)))
 	}
 	resp, out = e.call(t, e.token, http.MethodGet, "/bot_users?limit=2", "")
-	wantStatus(t, resp, out, http.StatusOK)
-	first := decodeAs[botUserList](t, out)
+	apitest.WantStatus(t, resp, out, http.StatusOK)
+	first := apitest.DecodeAs[botUserList](t, out)
 	if len(first.BotUsers) != 2 || first.BotUsers[0] != made[2] || first.BotUsers[1] != made[1] || first.URI != e.url+"/bot_users?limit=2" ||
 		first.NextPageURI == nil || *first.NextPageURI != e.url+"/bot_users?before_id="+made[1].ID+"&limit=2" {
 		t.Fatalf("first page %s", out)
 	}
 	resp, out = e.call(t, e.token, http.MethodGet, strings.TrimPrefix(*first.NextPageURI, e.url), "")
-	wantStatus(t, resp, out, http.StatusOK)
-	if last := decodeAs[botUserList](t, out); len(last.BotUsers) != 1 || last.BotUsers[0] != made[0] || last.NextPageURI != nil {
+	apitest.WantStatus(t, resp, out, http.StatusOK)
+	if last := apitest.DecodeAs[botUserList](t, out); len(last.BotUsers) != 1 || last.BotUsers[0] != made[0] || last.NextPageURI != nil {
 		t.Fatalf("last page %s", out)
 	}
 	resp, out = e.call(t, e.token, http.MethodGet, "/bot_users?before_id=ed_1", "")
@@ -125,14 +125,14 @@ func TestBotUserNameTaken(t *testing.T) {
 	resp, out = e.call(t, e.token, http.MethodPatch, "/bot_users/"+second.ID, `{"name":"DEPLOY"}`)
 	wantError(t, resp, out, http.StatusConflict, "ERR_SLUICE_425", "name")
 	resp, out = e.call(t, e.token, http.MethodGet, "/bot_users/"+second.ID, "")
-	wantStatus(t, resp, out, http.StatusOK)
-	if got := decodeAs[botUser](t, out); got.Name != "ci" {
+	apitest.WantStatus(t, resp, out, http.StatusOK)
+	if got := apitest.DecodeAs[botUser](t, out); got.Name != "ci" {
 		t.Fatalf("a refused rename changed the bot user: %s", out)
 	}
 
 	other := e.otherAccountToken(t)
 	resp, out = e.call(t, other, http.MethodPost, "/bot_users", `{"name":"deploy"}`)
-	wantStatus(t, resp, out, http.StatusCreated)
+	apitest.WantStatus(t, resp, out, http.StatusCreated)
 }
 
 // TestBotUserOfAnotherAccount: another account's bot user is not found by
@@ -146,13 +146,13 @@ func TestBotUserOfAnotherAccount(t *testing.T) {
 		wantError(t, resp, out, http.StatusNotFound, "ERR_SLUICE_420", "")
 	}
 	resp, out := e.call(t, other, http.MethodGet, "/bot_users", "")
-	wantStatus(t, resp, out, http.StatusOK)
-	if n := len(decodeAs[botUserList](t, out).BotUsers); n != 0 {
+	apitest.WantStatus(t, resp, out, http.StatusOK)
+	if n := len(apitest.DecodeAs[botUserList](t, out).BotUsers); n != 0 {
 		t.Fatalf("another account lists %d bot users: %s", n, out)
 	}
 	resp, out = e.call(t, e.token, http.MethodGet, "/bot_users/"+bot.ID, "")
-	wantStatus(t, resp, out, http.StatusOK)
-	if got := decodeAs[botUser](t, out); got != bot {
+	apitest.WantStatus(t, resp, out, http.StatusOK)
+	if got := apitest.DecodeAs[botUser](t, out); got != bot {
 		t.Fatalf("after another account's calls: %s", out)
 	}
 }
@@ -180,8 +180,8 @@ func TestBotUserValidation(t *testing.T) {
 		})
 	}
 	resp, out := e.call(t, e.token, http.MethodGet, "/bot_users", "")
-	wantStatus(t, resp, out, http.StatusOK)
-	if bots := decodeAs[botUserList](t, out).BotUsers; len(bots) != 1 || bots[0] != bot {
+	apitest.WantStatus(t, resp, out, http.StatusOK)
+	if bots := apitest.DecodeAs[botUserList](t, out).BotUsers; len(bots) != 1 || bots[0] != bot {
 		t.Fatalf("after refused calls, bot users are %s", out)
 	}
 	// 255 bytes, in characters of two bytes, are within the limit.
@@ -203,7 +203,7 @@ func TestBotUserLimit(t *testing.T) {
 		t.Fatalf("over the bot users limit: %s", out)
 	}
 	resp, out = e.call(t, e.token, http.MethodDelete, "/bot_users/"+bot.ID, "")
-	wantStatus(t, resp, out, http.StatusNoContent)
+	apitest.WantStatus(t, resp, out, http.StatusNoContent)
 	e.createBotUser(t, "two")
 }
 

@@ -28,8 +28,8 @@ type credential struct {
 func (e *testEnv) createCredential(t *testing.T, body string) credential {
 	t.Helper()
 	resp, out := e.call(t, e.token, http.MethodPost, "/credentials", body)
-	wantStatus(t, resp, out, http.StatusCreated)
-	return decodeAs[credential](t, out)
+	apitest.WantStatus(t, resp, out, http.StatusCreated)
+	return apitest.DecodeAs[credential](t, out)
 }
 
 // TestCredentialRoundTrip creates, reads, lists, changes and deletes a
@@ -41,8 +41,8 @@ func TestCredentialRoundTrip(t *testing.T) {
 	bot := e.createBotUser(t, "agent")
 	resp, out := e.call(t, e.token, http.MethodPost, "/credentials",
 		fmt.Sprintf(`{"description":"edge","metadata":"{\"k\":1}","acl":["bind:*.example.com","bind:example.com:8443"],"owner_id":%q}`, bot.ID))
-	wantStatus(t, resp, out, http.StatusCreated)
-	created := decodeAs[credential](t, out)
+	apitest.WantStatus(t, resp, out, http.StatusCreated)
+	created := apitest.DecodeAs[credential](t, out)
 	if resp.Header.Get("Cache-Control") != "no-store" {
 		t.Fatalf("the answer with the token may be cached: %v", resp.Header)
 	}
@@ -58,28 +58,28 @@ func TestCredentialRoundTrip(t *testing.T) {
 	}
 
 	resp, out = e.call(t, e.token, http.MethodGet, "/credentials/"+created.ID, "")
-	wantStatus(t, resp, out, http.StatusOK)
-	if strings.Contains(string(out), token) || decodeAs[credential](t, out).Token != nil || !strings.Contains(string(out), `"token":null`) {
+	apitest.WantStatus(t, resp, out, http.StatusOK)
+	if strings.Contains(string(out), token) || apitest.DecodeAs[credential](t, out).Token != nil || !strings.Contains(string(out), `"token":null`) {
 		t.Fatalf("a get shows the token: %s", out)
 	}
 	resp, out = e.call(t, e.token, http.MethodGet, "/credentials", "")
-	wantStatus(t, resp, out, http.StatusOK)
+	apitest.WantStatus(t, resp, out, http.StatusOK)
 	if strings.Contains(string(out), token) || !strings.HasPrefix(string(out), `{"credentials":[{"id":"`+created.ID) {
 		t.Fatalf("list %s", out)
 	}
 
 	resp, out = e.call(t, e.token, http.MethodPatch, "/credentials/"+created.ID, `{"acl":["*"],"owner_id":"","description":"edge 2"}`)
-	wantStatus(t, resp, out, http.StatusOK)
-	if got := decodeAs[credential](t, out); got.OwnerID != nil || len(got.ACL) != 1 || got.Token != nil || got.Description != "edge 2" || got.Metadata != `{"k":1}` {
+	apitest.WantStatus(t, resp, out, http.StatusOK)
+	if got := apitest.DecodeAs[credential](t, out); got.OwnerID != nil || len(got.ACL) != 1 || got.Token != nil || got.Description != "edge 2" || got.Metadata != `{"k":1}` {
 		t.Fatalf("patched %s", out)
 	}
 	resp, out = e.call(t, e.token, http.MethodPatch, "/credentials/"+created.ID, `{"acl":[]}`)
-	wantStatus(t, resp, out, http.StatusOK)
+	apitest.WantStatus(t, resp, out, http.StatusOK)
 	if !strings.Contains(string(out), `"acl":[]`) || !strings.Contains(string(out), `"owner_id":null`) {
 		t.Fatalf("an empty acl: %s", out)
 	}
 	resp, out = e.call(t, e.token, http.MethodDelete, "/credentials/"+created.ID, "")
-	wantStatus(t, resp, out, http.StatusNoContent)
+	apitest.WantStatus(t, resp, out, http.StatusNoContent)
 	resp, out = e.call(t, e.token, http.MethodGet, "/credentials/"+created.ID, "")
 	wantError(t, resp, out, http.StatusNotFound, "ERR_SLUICE_420", "")
 
@@ -115,8 +115,8 @@ func TestCredentialValidation(t *testing.T) {
 	c := e.createCredential(t, `{}`)
 	other := e.otherAccountToken(t)
 	resp, out := e.call(t, other, http.MethodPost, "/bot_users", `{"name":"theirs"}`)
-	wantStatus(t, resp, out, http.StatusCreated)
-	theirs := decodeAs[botUser](t, out)
+	apitest.WantStatus(t, resp, out, http.StatusCreated)
+	theirs := apitest.DecodeAs[botUser](t, out)
 	tests := []struct {
 		name, method, path, body, code, field, says string
 	}{
@@ -142,7 +142,7 @@ func TestCredentialValidation(t *testing.T) {
 		})
 	}
 	resp, out = e.call(t, e.token, http.MethodGet, "/credentials", "")
-	wantStatus(t, resp, out, http.StatusOK)
+	apitest.WantStatus(t, resp, out, http.StatusOK)
 	if !strings.Contains(string(out), `"acl":[]`) || strings.Count(string(out), `"id"`) != 1 {
 		t.Fatalf("after refused calls: %s", out)
 	}
@@ -162,9 +162,9 @@ func TestCredentialOwnerDeleted(t *testing.T) {
 		t.Fatalf("details.credentials %v", got)
 	}
 	resp, out = e.call(t, e.token, http.MethodDelete, "/credentials/"+c.ID, "")
-	wantStatus(t, resp, out, http.StatusNoContent)
+	apitest.WantStatus(t, resp, out, http.StatusNoContent)
 	resp, out = e.call(t, e.token, http.MethodDelete, "/bot_users/"+bot.ID, "")
-	wantStatus(t, resp, out, http.StatusNoContent)
+	apitest.WantStatus(t, resp, out, http.StatusNoContent)
 }
 
 // TestCredentialOfAnotherAccount: another account's credential is not
@@ -178,13 +178,13 @@ func TestCredentialOfAnotherAccount(t *testing.T) {
 		wantError(t, resp, out, http.StatusNotFound, "ERR_SLUICE_420", "")
 	}
 	resp, out := e.call(t, other, http.MethodGet, "/credentials", "")
-	wantStatus(t, resp, out, http.StatusOK)
+	apitest.WantStatus(t, resp, out, http.StatusOK)
 	if !strings.HasPrefix(string(out), `{"credentials":[],`) {
 		t.Fatalf("another account lists %s", out)
 	}
 	resp, out = e.call(t, e.token, http.MethodGet, "/credentials/"+c.ID, "")
-	wantStatus(t, resp, out, http.StatusOK)
-	if got := decodeAs[credential](t, out); got.Description != "mine" {
+	apitest.WantStatus(t, resp, out, http.StatusOK)
+	if got := apitest.DecodeAs[credential](t, out); got.Description != "mine" {
 		t.Fatalf("after another account's calls: %s", out)
 	}
 }
@@ -205,8 +205,8 @@ func TestCredentialConcurrentPatch(t *testing.T) {
 	}
 	wg.Wait()
 	resp, out := e.call(t, e.token, http.MethodGet, "/credentials/"+c.ID, "")
-	wantStatus(t, resp, out, http.StatusOK)
-	if got := decodeAs[credential](t, out); got.Description != "d" || got.Metadata != "m" || len(got.ACL) != 1 {
+	apitest.WantStatus(t, resp, out, http.StatusOK)
+	if got := apitest.DecodeAs[credential](t, out); got.Description != "d" || got.Metadata != "m" || len(got.ACL) != 1 {
 		t.Fatalf("after concurrent patches: %s", out)
 	}
 }
@@ -223,6 +223,6 @@ func TestCredentialLimit(t *testing.T) {
 		t.Fatalf("over the limit: %s", out)
 	}
 	resp, out = e.call(t, e.token, http.MethodDelete, "/credentials/"+c.ID, "")
-	wantStatus(t, resp, out, http.StatusNoContent)
+	apitest.WantStatus(t, resp, out, http.StatusNoContent)
 	e.createCredential(t, `{}`)
 }

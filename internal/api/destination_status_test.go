@@ -79,14 +79,14 @@ func TestDestinationStatus(t *testing.T) {
 	}))
 	ctx := t.Context()
 	resp, body := e.call(t, e.token, http.MethodPost, "/event_destinations", kinesisBody)
-	wantStatus(t, resp, body, http.StatusCreated)
-	dest := decodeAs[destination](t, body)
+	apitest.WantStatus(t, resp, body, http.StatusCreated)
+	dest := apitest.DecodeAs[destination](t, body)
 	path := "/event_destinations/" + dest.ID + "/status"
 
 	// Never written to: ok, nothing known.
 	resp, body = e.call(t, e.token, http.MethodGet, path, "")
-	wantStatus(t, resp, body, http.StatusOK)
-	if st := decodeAs[statusResponse](t, body); st.State != "ok" || st.LastSuccessAt != nil || st.LastError != nil || st.EventsPending != 0 || st.EventsDeadLettered != 0 {
+	apitest.WantStatus(t, resp, body, http.StatusOK)
+	if st := apitest.DecodeAs[statusResponse](t, body); st.State != "ok" || st.LastSuccessAt != nil || st.LastError != nil || st.EventsPending != 0 || st.EventsDeadLettered != 0 {
 		t.Fatalf("status of a new destination: %s", body)
 	}
 
@@ -122,7 +122,7 @@ func TestDestinationStatus(t *testing.T) {
 		}
 	}
 	resp, body = e.post(t, apitest.MustJSON(t, sent), nil)
-	wantStatus(t, resp, body, http.StatusAccepted)
+	apitest.WantStatus(t, resp, body, http.StatusAccepted)
 	for i := range 2 {
 		msg := nats.NewMsg(pipeline.DLQSubject(e.account, dest.ID))
 		msg.Data = []byte(`{}`)
@@ -136,8 +136,8 @@ func TestDestinationStatus(t *testing.T) {
 	}
 
 	resp, body = e.call(t, e.token, http.MethodGet, path, "")
-	wantStatus(t, resp, body, http.StatusOK)
-	st := decodeAs[statusResponse](t, body)
+	apitest.WantStatus(t, resp, body, http.StatusOK)
+	st := apitest.DecodeAs[statusResponse](t, body)
 	if st.State != "failing" || st.LastSuccessAt == nil || st.LastError == nil || st.LastError.Class != "access_denied" ||
 		st.LastError.Code == nil || *st.LastError.Code != "AccessDeniedException" || st.LastError.Message != "not allowed" {
 		t.Errorf("status: %s", body)
@@ -153,7 +153,7 @@ func TestDestinationStatus(t *testing.T) {
 	// not found.
 	for _, id := range []string{otherAccountDestination(t, e.store), "ed_nosuchdestination0000000000"} {
 		resp, body = e.call(t, e.token, http.MethodGet, "/event_destinations/"+id+"/status", "")
-		wantStatus(t, resp, body, http.StatusNotFound)
+		apitest.WantStatus(t, resp, body, http.StatusNotFound)
 		if code := apitest.DecodeError(t, body).ErrorCode; code != api.CodeResourceNotFound.String() {
 			t.Errorf("%s: %s", id, code)
 		}
@@ -169,13 +169,13 @@ func TestDestinationTest(t *testing.T) {
 	const group = "trial-group"
 	logsBody := `{"target":{"cloudwatch_logs":{"auth":{"creds":{"aws_access_key_id":"` + testKeyID + `","aws_secret_access_key":"` + testSecret + `"}},"log_group_arn":"arn:aws:logs:us-east-1:123456789012:log-group:` + group + `"}}}`
 	resp, body := e.call(t, e.token, http.MethodPost, "/event_destinations", logsBody)
-	wantStatus(t, resp, body, http.StatusCreated)
-	dest := decodeAs[destination](t, body)
+	apitest.WantStatus(t, resp, body, http.StatusCreated)
+	dest := apitest.DecodeAs[destination](t, body)
 	path := "/event_destinations/" + dest.ID + "/test"
 
 	resp, body = e.call(t, e.token, http.MethodPost, path, "")
-	wantStatus(t, resp, body, http.StatusOK)
-	if res := decodeAs[trialResponse](t, body); res.Result != "delivered" || res.Class != nil || res.Code != nil || res.Message != nil {
+	apitest.WantStatus(t, resp, body, http.StatusOK)
+	if res := apitest.DecodeAs[trialResponse](t, body); res.Result != "delivered" || res.Class != nil || res.Code != nil || res.Message != nil {
 		t.Fatalf("test of a working destination: %s", body)
 	}
 	out, err := emu.LogsClient().GetLogEvents(t.Context(), &cloudwatchlogs.GetLogEventsInput{
@@ -206,12 +206,12 @@ func TestDestinationTest(t *testing.T) {
 		t.Fatal(err)
 	}
 	resp, body = e.call(t, e.token, http.MethodPost, path, "")
-	wantStatus(t, resp, body, http.StatusOK)
-	res := decodeAs[trialResponse](t, body)
+	apitest.WantStatus(t, resp, body, http.StatusOK)
+	res := apitest.DecodeAs[trialResponse](t, body)
 	if res.Result != "failed" || res.Class == nil || *res.Class != "access_denied" || res.Code == nil || *res.Code != "AccessDeniedException" || res.Message == nil {
 		t.Fatalf("test of a denied destination: %s", body)
 	}
 
 	resp, body = e.call(t, e.token, http.MethodPost, "/event_destinations/"+otherAccountDestination(t, e.store)+"/test", "")
-	wantStatus(t, resp, body, http.StatusNotFound)
+	apitest.WantStatus(t, resp, body, http.StatusNotFound)
 }

@@ -63,28 +63,11 @@ type destinationList struct {
 	NextPageURI  *string       `json:"next_page_uri"`
 }
 
-func decodeAs[T any](t *testing.T, body []byte) T {
-	t.Helper()
-	var v T
-	if err := json.Unmarshal(body, &v); err != nil {
-		t.Fatalf("decoding %s: %v", body, err)
-	}
-	return v
-}
-
-// wantStatus fails the test unless the response has the status.
-func wantStatus(t *testing.T, resp *http.Response, body []byte, status int) {
-	t.Helper()
-	if resp.StatusCode != status {
-		t.Fatalf("%s %s: status %d, want %d: %s", resp.Request.Method, resp.Request.URL.Path, resp.StatusCode, status, body)
-	}
-}
-
 func (e *testEnv) create(t *testing.T, body string) destination {
 	t.Helper()
 	resp, out := e.call(t, e.token, http.MethodPost, "/event_destinations", body)
-	wantStatus(t, resp, out, http.StatusCreated)
-	return decodeAs[destination](t, out)
+	apitest.WantStatus(t, resp, out, http.StatusCreated)
+	return apitest.DecodeAs[destination](t, out)
 }
 
 func TestDestinationRoundTrip(t *testing.T) {
@@ -100,33 +83,33 @@ func TestDestinationRoundTrip(t *testing.T) {
 	}
 
 	resp, out := e.call(t, e.token, http.MethodGet, "/event_destinations/"+created.ID, "")
-	wantStatus(t, resp, out, http.StatusOK)
-	if got := decodeAs[destination](t, out); got.ID != created.ID || got.CreatedAt != created.CreatedAt {
+	apitest.WantStatus(t, resp, out, http.StatusOK)
+	if got := apitest.DecodeAs[destination](t, out); got.ID != created.ID || got.CreatedAt != created.CreatedAt {
 		t.Fatalf("got %+v, want %+v", got, created)
 	}
 
 	resp, out = e.call(t, e.token, http.MethodGet, "/event_destinations", "")
-	wantStatus(t, resp, out, http.StatusOK)
-	if list := decodeAs[destinationList](t, out); len(list.Destinations) != 1 || list.NextPageURI != nil || list.URI != e.url+"/event_destinations" {
+	apitest.WantStatus(t, resp, out, http.StatusOK)
+	if list := apitest.DecodeAs[destinationList](t, out); len(list.Destinations) != 1 || list.NextPageURI != nil || list.URI != e.url+"/event_destinations" {
 		t.Fatalf("list %s", out)
 	}
 
 	resp, out = e.call(t, e.token, http.MethodPatch, "/event_destinations/"+created.ID, `{"description":"renamed","metadata":"m"}`)
-	wantStatus(t, resp, out, http.StatusOK)
-	if got := decodeAs[destination](t, out); got.Description != "renamed" || got.Metadata != "m" || !strings.Contains(string(got.Target), testFirehoseARN) {
+	apitest.WantStatus(t, resp, out, http.StatusOK)
+	if got := apitest.DecodeAs[destination](t, out); got.Description != "renamed" || got.Metadata != "m" || !strings.Contains(string(got.Target), testFirehoseARN) {
 		t.Fatalf("patched %s", out)
 	}
 	// A target of another type is refused.
 	resp, out = e.call(t, e.token, http.MethodPatch, "/event_destinations/"+created.ID, kinesisBody)
-	wantStatus(t, resp, out, http.StatusBadRequest)
+	apitest.WantStatus(t, resp, out, http.StatusBadRequest)
 	if body := apitest.DecodeError(t, out); body.ErrorCode != "ERR_SLUICE_333" || body.Details["field"] != "target" {
 		t.Fatalf("type change: %s", out)
 	}
 
 	resp, out = e.call(t, e.token, http.MethodDelete, "/event_destinations/"+created.ID, "")
-	wantStatus(t, resp, out, http.StatusNoContent)
+	apitest.WantStatus(t, resp, out, http.StatusNoContent)
 	resp, out = e.call(t, e.token, http.MethodGet, "/event_destinations/"+created.ID, "")
-	wantStatus(t, resp, out, http.StatusNotFound)
+	apitest.WantStatus(t, resp, out, http.StatusNotFound)
 	if body := apitest.DecodeError(t, out); body.ErrorCode != "ERR_SLUICE_420" {
 		t.Fatalf("get after delete: %s", out)
 	}
@@ -139,7 +122,7 @@ func TestDestinationPatchKeepsSecret(t *testing.T) {
 	created := e.create(t, credsBody)
 	without := strings.Replace(credsBody, `,"aws_secret_access_key":"`+testSecret+`"`, "", 1)
 	resp, out := e.call(t, e.token, http.MethodPatch, "/event_destinations/"+created.ID, without)
-	wantStatus(t, resp, out, http.StatusOK)
+	apitest.WantStatus(t, resp, out, http.StatusOK)
 	stored, err := e.store.GetDestination(t.Context(), e.account, created.ID)
 	if err != nil || stored.Target.Auth().Creds.SecretAccessKey != testSecret {
 		t.Fatalf("stored %v, %v: want the secret kept", stored, err)
@@ -228,7 +211,7 @@ func TestDestinationValidation(t *testing.T) {
 			}
 			defer resp.Body.Close()
 			out, _ := io.ReadAll(resp.Body)
-			wantStatus(t, resp, out, http.StatusBadRequest)
+			apitest.WantStatus(t, resp, out, http.StatusBadRequest)
 			body := apitest.DecodeError(t, out)
 			if body.ErrorCode != tt.code {
 				t.Fatalf("code %s, want %s: %s", body.ErrorCode, tt.code, body.Msg)
@@ -240,14 +223,14 @@ func TestDestinationValidation(t *testing.T) {
 	}
 	t.Run("wrong type message", func(t *testing.T) {
 		resp, out := e.call(t, e.token, http.MethodPost, "/event_destinations", tests[slices.IndexFunc(tests, func(tt destinationCase) bool { return tt.name == "wrong type" })].body)
-		wantStatus(t, resp, out, http.StatusBadRequest)
+		apitest.WantStatus(t, resp, out, http.StatusBadRequest)
 		if msg := apitest.DecodeError(t, out).Msg; msg != "field target.kinesis.stream_arn: expected string, got number" {
 			t.Fatalf("msg %q", msg)
 		}
 	})
 	t.Run("unknown field message", func(t *testing.T) {
 		resp, out := e.call(t, e.token, http.MethodPost, "/event_destinations", tests[slices.IndexFunc(tests, func(tt destinationCase) bool { return tt.name == "unknown field" })].body)
-		wantStatus(t, resp, out, http.StatusBadRequest)
+		apitest.WantStatus(t, resp, out, http.StatusBadRequest)
 		if msg := apitest.DecodeError(t, out).Msg; !strings.Contains(msg, `unknown field "colour"`) {
 			t.Fatalf("msg %q", msg)
 		}
@@ -265,7 +248,7 @@ func TestDestinationInUse(t *testing.T) {
 		t.Fatal(err)
 	}
 	resp, out := e.call(t, e.token, http.MethodDelete, "/event_destinations/"+d.ID, "")
-	wantStatus(t, resp, out, http.StatusConflict)
+	apitest.WantStatus(t, resp, out, http.StatusConflict)
 	body := apitest.DecodeError(t, out)
 	if body.ErrorCode != "ERR_SLUICE_421" || !strings.Contains(body.Msg, sub.ID) || body.Details["subscriptions"] != `["`+sub.ID+`"]` {
 		t.Fatalf("got %s", out)

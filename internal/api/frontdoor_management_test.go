@@ -134,7 +134,7 @@ func TestFrontDoorManagementShare(t *testing.T) {
 	start := time.Now()
 	created := fd.create(t, credsBody)
 	resp, out = fd.call(t, fd.token, http.MethodPatch, "/event_destinations/"+created.ID, `{"description":"still served"}`)
-	wantStatus(t, resp, out, http.StatusOK)
+	apitest.WantStatus(t, resp, out, http.StatusOK)
 	if took := time.Since(start); took > latencyBound {
 		t.Fatalf("A's create and update took %s while B held its share, want within %s", took, time.Duration(latencyBound))
 	}
@@ -143,7 +143,7 @@ func TestFrontDoorManagementShare(t *testing.T) {
 	wait()
 	waitForNoBytesInFlight(t, fd)
 	resp, out = fd.call(t, fd.tokenB, http.MethodPost, "/event_destinations", credsBody)
-	wantStatus(t, resp, out, http.StatusCreated)
+	apitest.WantStatus(t, resp, out, http.StatusCreated)
 }
 
 // TestFrontDoorManagementCutsSlowBodies: a management body that brings

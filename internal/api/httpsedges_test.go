@@ -26,13 +26,13 @@ func newEdgeEnv(t *testing.T, opts ...apitest.Option) edgeEnv {
 	t.Helper()
 	e := edgeEnv{testEnv: newTestEnv(t, opts...)}
 	resp, out := e.call(t, e.token, http.MethodPost, "/reserved_domains", `{"domain":"*.apps.example.com"}`)
-	wantStatus(t, resp, out, http.StatusCreated)
+	apitest.WantStatus(t, resp, out, http.StatusCreated)
 	resp, out = e.call(t, e.token, http.MethodPost, "/edges/https", `{"description":"prod","hostports":["a.apps.example.com:443"]}`)
-	wantStatus(t, resp, out, http.StatusCreated)
-	e.edge = decodeAs[apiwire.HTTPSEdge](t, out)
+	apitest.WantStatus(t, resp, out, http.StatusCreated)
+	e.edge = apitest.DecodeAs[apiwire.HTTPSEdge](t, out)
 	resp, out = e.call(t, e.token, http.MethodPost, e.routes(), `{"match_type":"path_prefix","match":"/api"}`)
-	wantStatus(t, resp, out, http.StatusCreated)
-	e.route = decodeAs[apiwire.HTTPSEdgeRoute](t, out)
+	apitest.WantStatus(t, resp, out, http.StatusCreated)
+	e.route = apitest.DecodeAs[apiwire.HTTPSEdgeRoute](t, out)
 	return e
 }
 
@@ -53,18 +53,18 @@ func TestHTTPSEdgeRoundTrip(t *testing.T) {
 		t.Fatalf("route %s\nwant %s", mustJSONLine(t, r), want)
 	}
 	resp, out := e.call(t, e.token, http.MethodGet, "/edges/https", "")
-	wantStatus(t, resp, out, http.StatusOK)
+	apitest.WantStatus(t, resp, out, http.StatusOK)
 	routeJSON := strings.TrimSuffix(mustJSONLine(t, r), "\n")
 	if !strings.HasPrefix(string(out), `{"https_edges":[{"id":"`+e.edge.ID) || !strings.Contains(string(out), `"routes":[`+routeJSON+`]}`) {
 		t.Fatalf("list %s, want the route inline", out)
 	}
 	resp, out = e.call(t, e.token, http.MethodGet, "/edges/https/"+e.edge.ID, "")
-	wantStatus(t, resp, out, http.StatusOK)
+	apitest.WantStatus(t, resp, out, http.StatusOK)
 	if !strings.HasSuffix(string(out), `"routes":[`+routeJSON+"]}\n") {
 		t.Fatalf("get %s, want the route inline", out)
 	}
 	resp, out = e.call(t, e.token, http.MethodGet, e.routes(), "")
-	wantStatus(t, resp, out, http.StatusOK)
+	apitest.WantStatus(t, resp, out, http.StatusOK)
 	if !strings.HasPrefix(string(out), `{"routes":[{"id":"`+r.ID) || !strings.Contains(string(out), `"uri":"`+e.url+e.routes()+`"`) {
 		t.Fatalf("routes %s", out)
 	}
@@ -72,28 +72,28 @@ func TestHTTPSEdgeRoundTrip(t *testing.T) {
 		`obj.match.startsWith("/a")`: 1, `obj.match_type == "exact_path"`: 0, `!has(obj.circuit_breaker)`: 1,
 	} {
 		resp, out = e.call(t, e.token, http.MethodGet, e.routes()+"?filter="+url.QueryEscape(filter), "")
-		wantStatus(t, resp, out, http.StatusOK)
+		apitest.WantStatus(t, resp, out, http.StatusOK)
 		if got := strings.Count(string(out), `"edge_id"`); got != want {
 			t.Errorf("routes ?filter=%s: %d routes, want %d: %s", filter, got, want, out)
 		}
 	}
 	resp, out = e.call(t, e.token, http.MethodGet, "/edges/https?filter="+url.QueryEscape(`"a.apps.example.com:443" in obj.hostports && size(obj.routes) == 1`), "")
-	wantStatus(t, resp, out, http.StatusOK)
+	apitest.WantStatus(t, resp, out, http.StatusOK)
 	if !strings.Contains(string(out), e.edge.ID) {
 		t.Errorf("edges ?filter= on hostports and routes: %s", out)
 	}
 	resp, out = e.call(t, e.token, http.MethodPatch, "/edges/https/"+e.edge.ID, `{"hostports":[],"metadata":"m"}`)
-	wantStatus(t, resp, out, http.StatusOK)
-	if got := decodeAs[apiwire.HTTPSEdge](t, out); len(got.Hostports) != 0 || got.Description != "prod" || got.Metadata != "m" {
+	apitest.WantStatus(t, resp, out, http.StatusOK)
+	if got := apitest.DecodeAs[apiwire.HTTPSEdge](t, out); len(got.Hostports) != 0 || got.Description != "prod" || got.Metadata != "m" {
 		t.Fatalf("patched %s", out)
 	}
 	resp, out = e.call(t, e.token, http.MethodPatch, e.routes()+"/"+r.ID, `{"match_type":"exact_path","description":"d"}`)
-	wantStatus(t, resp, out, http.StatusOK)
-	if got := decodeAs[apiwire.HTTPSEdgeRoute](t, out); got.MatchType != "exact_path" || got.Match != "/api" || got.Description != "d" {
+	apitest.WantStatus(t, resp, out, http.StatusOK)
+	if got := apitest.DecodeAs[apiwire.HTTPSEdgeRoute](t, out); got.MatchType != "exact_path" || got.Match != "/api" || got.Description != "d" {
 		t.Fatalf("patched route %s", out)
 	}
 	resp, out = e.call(t, e.token, http.MethodDelete, "/edges/https/"+e.edge.ID, "")
-	wantStatus(t, resp, out, http.StatusNoContent)
+	apitest.WantStatus(t, resp, out, http.StatusNoContent)
 	resp, out = e.call(t, e.token, http.MethodGet, e.routes()+"/"+r.ID, "")
 	wantError(t, resp, out, http.StatusNotFound, "ERR_SLUICE_420", "")
 	resp, out = e.call(t, e.token, http.MethodGet, e.routes(), "")
@@ -141,8 +141,8 @@ func TestHTTPSEdgeValidation(t *testing.T) {
 		{"another account's edge", "DELETE", "/edges/https/OTHER", "", 404, "ERR_SLUICE_420", "", "HTTPS edge"},
 	}
 	resp, out := e.call(t, e.token, http.MethodPost, "/edges/https", `{}`)
-	wantStatus(t, resp, out, http.StatusCreated)
-	second := decodeAs[apiwire.HTTPSEdge](t, out)
+	apitest.WantStatus(t, resp, out, http.StatusCreated)
+	second := apitest.DecodeAs[apiwire.HTTPSEdge](t, out)
 	expand := strings.NewReplacer("ROUTES", e.routes(), "EDGE", e.edge.ID, "OTHER", other.edge.ID, "OROUTE", other.route.ID, "ROUTE", e.route.ID, "SECOND", second.ID)
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
@@ -153,8 +153,8 @@ func TestHTTPSEdgeValidation(t *testing.T) {
 		})
 	}
 	resp, out = e.call(t, e.token, http.MethodGet, "/reserved_domains", "")
-	wantStatus(t, resp, out, http.StatusOK)
-	domain := decodeAs[struct {
+	apitest.WantStatus(t, resp, out, http.StatusOK)
+	domain := apitest.DecodeAs[struct {
 		Domains []struct {
 			ID string `json:"id"`
 		} `json:"reserved_domains"`
@@ -164,10 +164,10 @@ func TestHTTPSEdgeValidation(t *testing.T) {
 		t.Fatalf("deleting the edge's reserved domain: %s", out)
 	}
 	resp, out = e.call(t, other.token, http.MethodGet, other.routes()+"/"+other.route.ID, "")
-	wantStatus(t, resp, out, http.StatusOK)
+	apitest.WantStatus(t, resp, out, http.StatusOK)
 	resp, out = e.call(t, other.token, http.MethodGet, "/edges/https", "")
-	wantStatus(t, resp, out, http.StatusOK)
-	if page := decodeAs[struct {
+	apitest.WantStatus(t, resp, out, http.StatusOK)
+	if page := apitest.DecodeAs[struct {
 		Edges []apiwire.HTTPSEdge `json:"https_edges"`
 	}](t, out); len(page.Edges) != 1 || page.Edges[0].ID != other.edge.ID || len(page.Edges[0].Routes) != 1 {
 		t.Fatalf("another account lists %s", out)
@@ -182,11 +182,11 @@ func newEdgeEnvOf(t *testing.T, e edgeEnv) edgeEnv {
 	*o.testEnv = *e.testEnv
 	o.token = e.otherAccountToken(t)
 	resp, out := o.call(t, o.token, http.MethodPost, "/edges/https", `{}`)
-	wantStatus(t, resp, out, http.StatusCreated)
-	o.edge = decodeAs[apiwire.HTTPSEdge](t, out)
+	apitest.WantStatus(t, resp, out, http.StatusCreated)
+	o.edge = apitest.DecodeAs[apiwire.HTTPSEdge](t, out)
 	resp, out = o.call(t, o.token, http.MethodPost, o.routes(), `{"match_type":"path_prefix","match":"/api"}`)
-	wantStatus(t, resp, out, http.StatusCreated)
-	o.route = decodeAs[apiwire.HTTPSEdgeRoute](t, out)
+	apitest.WantStatus(t, resp, out, http.StatusCreated)
+	o.route = apitest.DecodeAs[apiwire.HTTPSEdgeRoute](t, out)
 	return o
 }
 
@@ -204,36 +204,36 @@ func TestHTTPSEdgeRouteModules(t *testing.T) {
 		}
 	}
 	resp, out := e.call(t, e.token, http.MethodPut, cb, `{"tripped_duration":30,"error_threshold_percentage":0.25}`)
-	wantStatus(t, resp, out, http.StatusOK)
+	apitest.WantStatus(t, resp, out, http.StatusOK)
 	if string(out) != `{"enabled":true,"tripped_duration":30,"rolling_window":10,"num_buckets":10,"volume_threshold":20,"error_threshold_percentage":0.25}`+"\n" {
 		t.Fatalf("put %s", out)
 	}
 	// -0 is stored, and answered, as 0.
 	resp, out = e.call(t, e.token, http.MethodPut, cb, `{"tripped_duration":30,"error_threshold_percentage":-0.0}`)
-	wantStatus(t, resp, out, http.StatusOK)
+	apitest.WantStatus(t, resp, out, http.StatusOK)
 	if !strings.HasSuffix(string(out), `"error_threshold_percentage":0}`+"\n") {
 		t.Fatalf("put -0.0: %s", out)
 	}
 	resp, out = e.call(t, e.token, http.MethodGet, cb, "")
-	wantStatus(t, resp, out, http.StatusOK)
+	apitest.WantStatus(t, resp, out, http.StatusOK)
 	if !strings.HasSuffix(string(out), `"error_threshold_percentage":0}`+"\n") {
 		t.Fatalf("get after put -0.0: %s", out)
 	}
 	resp, out = e.call(t, e.token, http.MethodPut, ws, `{}`)
-	wantStatus(t, resp, out, http.StatusOK)
+	apitest.WantStatus(t, resp, out, http.StatusOK)
 	if string(out) != `{"enabled":true}`+"\n" {
 		t.Fatalf("put %s", out)
 	}
 	resp, out = e.call(t, e.token, http.MethodPut, cb, `{"enabled":false,"num_buckets":128}`)
-	wantStatus(t, resp, out, http.StatusOK)
+	apitest.WantStatus(t, resp, out, http.StatusOK)
 	resp, out = e.call(t, e.token, http.MethodGet, cb, "")
-	wantStatus(t, resp, out, http.StatusOK)
-	if got := decodeAs[apiwire.CircuitBreaker](t, out); got.Enabled || got.NumBuckets != 128 || got.TrippedDuration != 10 {
+	apitest.WantStatus(t, resp, out, http.StatusOK)
+	if got := apitest.DecodeAs[apiwire.CircuitBreaker](t, out); got.Enabled || got.NumBuckets != 128 || got.TrippedDuration != 10 {
 		t.Fatalf("replaced %s", out)
 	}
 	resp, out = e.call(t, e.token, http.MethodGet, e.routes()+"/"+e.route.ID, "")
-	wantStatus(t, resp, out, http.StatusOK)
-	if got := decodeAs[apiwire.HTTPSEdgeRoute](t, out); got.CircuitBreaker == nil || got.CircuitBreaker.NumBuckets != 128 || got.WebsocketTCPConverter == nil || !got.WebsocketTCPConverter.Enabled {
+	apitest.WantStatus(t, resp, out, http.StatusOK)
+	if got := apitest.DecodeAs[apiwire.HTTPSEdgeRoute](t, out); got.CircuitBreaker == nil || got.CircuitBreaker.NumBuckets != 128 || got.WebsocketTCPConverter == nil || !got.WebsocketTCPConverter.Enabled {
 		t.Fatalf("the route shows its modules: %s", out)
 	}
 
@@ -275,10 +275,10 @@ func TestHTTPSEdgeRouteModules(t *testing.T) {
 
 	for _, path := range []string{cb, ws, cb} {
 		resp, out := e.call(t, e.token, http.MethodDelete, path, "")
-		wantStatus(t, resp, out, http.StatusNoContent)
+		apitest.WantStatus(t, resp, out, http.StatusNoContent)
 	}
 	resp, out = e.call(t, e.token, http.MethodGet, e.routes()+"/"+e.route.ID, "")
-	wantStatus(t, resp, out, http.StatusOK)
+	apitest.WantStatus(t, resp, out, http.StatusOK)
 	if !strings.Contains(string(out), `"circuit_breaker":null,"websocket_tcp_converter":null`) {
 		t.Fatalf("after the deletes: %s", out)
 	}
@@ -306,13 +306,13 @@ func TestHTTPSEdgeConcurrentChanges(t *testing.T) {
 	}
 	wg.Wait()
 	resp, out := e.call(t, e.token, http.MethodGet, "/edges/https/"+e.edge.ID, "")
-	wantStatus(t, resp, out, http.StatusOK)
-	if got := decodeAs[apiwire.HTTPSEdge](t, out); got.Description != "d" || got.Metadata != "m" {
+	apitest.WantStatus(t, resp, out, http.StatusOK)
+	if got := apitest.DecodeAs[apiwire.HTTPSEdge](t, out); got.Description != "d" || got.Metadata != "m" {
 		t.Fatalf("edge after concurrent patches: %s", out)
 	}
 	resp, out = e.call(t, e.token, http.MethodGet, route, "")
-	wantStatus(t, resp, out, http.StatusOK)
-	if got := decodeAs[apiwire.HTTPSEdgeRoute](t, out); got.CircuitBreaker == nil || got.WebsocketTCPConverter == nil || got.Description != "r" {
+	apitest.WantStatus(t, resp, out, http.StatusOK)
+	if got := apitest.DecodeAs[apiwire.HTTPSEdgeRoute](t, out); got.CircuitBreaker == nil || got.WebsocketTCPConverter == nil || got.Description != "r" {
 		t.Fatalf("route after concurrent changes: %s", out)
 	}
 }
@@ -324,7 +324,7 @@ func TestHTTPSEdgeLimitsAndPages(t *testing.T) {
 	e := newEdgeEnv(t, apitest.WithStoreConfig(store.Config{Limits: store.Limits{HTTPSEdges: 260, HTTPSEdgeRoutes: 260}}))
 	for range 259 {
 		resp, out := e.call(t, e.token, http.MethodPost, "/edges/https", `{"hostports":["b.apps.example.com:443"]}`)
-		wantStatus(t, resp, out, http.StatusCreated)
+		apitest.WantStatus(t, resp, out, http.StatusCreated)
 	}
 	if n := pageAll(t, e, "/edges/https?limit=100", "https_edges"); n != 260 {
 		t.Fatalf("paged %d edges, want 260", n)
@@ -335,7 +335,7 @@ func TestHTTPSEdgeLimitsAndPages(t *testing.T) {
 	}
 	for i := range 259 {
 		resp, out := e.call(t, e.token, http.MethodPost, e.routes(), fmt.Sprintf(`{"match_type":"exact_path","match":"/%d"}`, i))
-		wantStatus(t, resp, out, http.StatusCreated)
+		apitest.WantStatus(t, resp, out, http.StatusCreated)
 	}
 	resp, out = e.call(t, e.token, http.MethodPost, e.routes(), `{"match_type":"exact_path","match":"/over"}`)
 	if msg := wantError(t, resp, out, http.StatusConflict, "ERR_SLUICE_450", ""); !strings.Contains(msg, "--max-https-edge-routes") {
@@ -353,16 +353,16 @@ func pageAll(t *testing.T, e edgeEnv, path, listKey string) int {
 	seen := map[string]bool{}
 	for next := path; next != ""; {
 		resp, out := e.call(t, e.token, http.MethodGet, strings.TrimPrefix(next, e.url), "")
-		wantStatus(t, resp, out, http.StatusOK)
-		page := decodeAs[map[string]json.RawMessage](t, out)
-		for _, item := range decodeAs[[]struct {
+		apitest.WantStatus(t, resp, out, http.StatusOK)
+		page := apitest.DecodeAs[map[string]json.RawMessage](t, out)
+		for _, item := range apitest.DecodeAs[[]struct {
 			ID string `json:"id"`
 		}](t, page[listKey]) {
 			seen[item.ID] = true
 		}
 		next = ""
 		if string(page["next_page_uri"]) != "null" {
-			next = decodeAs[string](t, page["next_page_uri"])
+			next = apitest.DecodeAs[string](t, page["next_page_uri"])
 		}
 	}
 	return len(seen)

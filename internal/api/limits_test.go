@@ -23,7 +23,7 @@ func TestAccountLimits(t *testing.T) {
 		t.Fatalf("over the destinations limit: %s", out)
 	}
 	resp, out = e.call(t, e.token, http.MethodDelete, "/event_destinations/"+dest.ID, "")
-	wantStatus(t, resp, out, http.StatusNoContent)
+	apitest.WantStatus(t, resp, out, http.StatusNoContent)
 	e.create(t, kinesisBody)
 
 	e.createKey(t, `{"description":"second"}`)

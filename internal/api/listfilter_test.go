@@ -35,7 +35,7 @@ func (e *testEnv) listFiltered(t *testing.T, path, filter, more string) (*http.R
 func (e *testEnv) createdID(t *testing.T, path, body string) string {
 	t.Helper()
 	resp, out := e.call(t, e.token, http.MethodPost, path, body)
-	wantStatus(t, resp, out, http.StatusCreated)
+	apitest.WantStatus(t, resp, out, http.StatusCreated)
 	var made struct {
 		ID string `json:"id"`
 	}
@@ -108,7 +108,7 @@ func TestListFilterFamilies(t *testing.T) {
 			}
 			for filter, matching := range tc.filters {
 				resp, out := e.listFiltered(t, tc.path, filter, "")
-				wantStatus(t, resp, out, http.StatusOK)
+				apitest.WantStatus(t, resp, out, http.StatusOK)
 				p := decodePage(t, out, tc.listKey)
 				var want []string
 				for _, i := range slices.Backward(matching) {
@@ -128,7 +128,7 @@ func TestListFilterFamilies(t *testing.T) {
 	// Another account's key sees none of these.
 	other := e.otherAccountToken(t)
 	resp, out := e.call(t, other, http.MethodGet, "/bot_users?filter="+url.QueryEscape(`obj.name != ""`), "")
-	wantStatus(t, resp, out, http.StatusOK)
+	apitest.WantStatus(t, resp, out, http.StatusOK)
 	if p := decodePage(t, out, "bot_users"); len(p.items) != 0 {
 		t.Errorf("another account listed %v", p.items)
 	}
@@ -193,7 +193,7 @@ func TestListFilterErrors(t *testing.T) {
 func TestListFilterFailed(t *testing.T) {
 	e := newTestEnv(t)
 	resp, out := e.listFiltered(t, "/credentials", `obj.acl[1] == "*"`, "")
-	wantStatus(t, resp, out, http.StatusOK) // nothing to evaluate it on
+	apitest.WantStatus(t, resp, out, http.StatusOK) // nothing to evaluate it on
 	short := e.createdID(t, "/credentials", `{"acl":["*"]}`)
 	for _, filter := range []string{`obj.acl[1] == "*"`, `1 / (obj.acl.size() - 1) == 1`} {
 		resp, out = e.listFiltered(t, "/credentials", filter, "")
@@ -203,7 +203,7 @@ func TestListFilterFailed(t *testing.T) {
 		}
 	}
 	resp, out = e.listFiltered(t, "/credentials", `obj.acl.size() > 1 && obj.acl[1] == "*"`, "")
-	wantStatus(t, resp, out, http.StatusOK)
+	apitest.WantStatus(t, resp, out, http.StatusOK)
 }
 
 // TestListFilterPaging pages 7 at a time through 250 bot users with a
@@ -236,7 +236,7 @@ func TestListFilterPaging(t *testing.T) {
 			t.Fatalf("still paging after %d pages", pages)
 		}
 		resp, out := e.call(t, e.token, http.MethodGet, strings.TrimPrefix(next, e.url), "")
-		wantStatus(t, resp, out, http.StatusOK)
+		apitest.WantStatus(t, resp, out, http.StatusOK)
 		p := decodePage(t, out, "bot_users")
 		got = append(got, p.items...)
 		if p.nextPageURI == nil {

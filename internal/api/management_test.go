@@ -80,7 +80,7 @@ func TestAccountIsolation(t *testing.T) {
 	lists := map[string]int{"/event_destinations": 0, "/event_subscriptions": 1, "/api_keys": 1}
 	for path, n := range lists {
 		resp, out := e.call(t, otherKey.Token, http.MethodGet, path, "")
-		wantStatus(t, resp, out, http.StatusOK)
+		apitest.WantStatus(t, resp, out, http.StatusOK)
 		if strings.Count(string(out), `"id":`) != n || strings.Contains(string(out), e.account) {
 			t.Errorf("GET %s by the other account: %s", path, out)
 		}
@@ -89,7 +89,7 @@ func TestAccountIsolation(t *testing.T) {
 	// Nothing of the first account changed, and no event says otherwise.
 	for _, path := range []string{"/event_destinations/" + dest.ID, "/event_subscriptions/" + sub.ID, "/api_keys/" + key.ID} {
 		resp, out := e.call(t, e.token, http.MethodGet, path, "")
-		wantStatus(t, resp, out, http.StatusOK)
+		apitest.WantStatus(t, resp, out, http.StatusOK)
 		if strings.Contains(string(out), "mine") {
 			t.Errorf("%s was changed by the other account: %s", path, out)
 		}
@@ -143,9 +143,9 @@ func TestConcurrentSourceChanges(t *testing.T) {
 	}
 	wg.Wait()
 	resp, out := e.call(t, e.token, http.MethodGet, "/event_subscriptions/"+sub.ID, "")
-	wantStatus(t, resp, out, http.StatusOK)
+	apitest.WantStatus(t, resp, out, http.StatusOK)
 	var got []string
-	for _, src := range decodeAs[subscription](t, out).Sources {
+	for _, src := range apitest.DecodeAs[subscription](t, out).Sources {
 		got = append(got, src.Type)
 	}
 	slices.Sort(got)
@@ -192,8 +192,8 @@ func TestConcurrentPatches(t *testing.T) {
 		wg.Wait()
 
 		resp, out := e.call(t, e.token, http.MethodGet, subPath, "")
-		wantStatus(t, resp, out, http.StatusOK)
-		got := decodeAs[subscription](t, out)
+		apitest.WantStatus(t, resp, out, http.StatusOK)
+		got := apitest.DecodeAs[subscription](t, out)
 		wantSources := []source{
 			{Type: httpKind, URI: sub.URI + "/sources/" + httpKind, Filter: fmt.Sprintf("ev.conn.server_port == %d", round)},
 			{Type: tcpKind, URI: sub.URI + "/sources/" + tcpKind, Filter: fmt.Sprintf("ev.conn.server_port != %d", round), Fields: []string{"conn.bytes_in", "conn.server_port"}},
@@ -203,13 +203,13 @@ func TestConcurrentPatches(t *testing.T) {
 			t.Fatalf("round %d: a PATCH of the subscription was lost: %s", round, out)
 		}
 		resp, out = e.call(t, e.token, http.MethodGet, destPath, "")
-		wantStatus(t, resp, out, http.StatusOK)
-		if d := decodeAs[destination](t, out); d.Description != fmt.Sprintf("d%d", round) || d.Metadata != fmt.Sprintf("m%d", round) || !strings.Contains(string(d.Target), roleARN(round)+`"`) {
+		apitest.WantStatus(t, resp, out, http.StatusOK)
+		if d := apitest.DecodeAs[destination](t, out); d.Description != fmt.Sprintf("d%d", round) || d.Metadata != fmt.Sprintf("m%d", round) || !strings.Contains(string(d.Target), roleARN(round)+`"`) {
 			t.Fatalf("round %d: a PATCH of the destination was lost: %s", round, out)
 		}
 		resp, out = e.call(t, e.token, http.MethodGet, keyPath, "")
-		wantStatus(t, resp, out, http.StatusOK)
-		if k := decodeAs[apiKey](t, out); k.Description != fmt.Sprintf("d%d", round) || k.Metadata != fmt.Sprintf("m%d", round) {
+		apitest.WantStatus(t, resp, out, http.StatusOK)
+		if k := apitest.DecodeAs[apiKey](t, out); k.Description != fmt.Sprintf("d%d", round) || k.Metadata != fmt.Sprintf("m%d", round) {
 			t.Fatalf("round %d: a PATCH of the API key was lost: %s", round, out)
 		}
 	}

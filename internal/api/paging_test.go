@@ -116,7 +116,7 @@ func TestPaging(t *testing.T) {
 			}
 			// Without a limit, a page holds 100.
 			resp, out := e.call(t, e.token, http.MethodGet, kind.path, "")
-			wantStatus(t, resp, out, http.StatusOK)
+			apitest.WantStatus(t, resp, out, http.StatusOK)
 			p := decodePage(t, out, kind.listKey)
 			if !slices.Equal(p.items, want[:100]) || p.uri != e.url+kind.path || p.nextPageURI == nil {
 				t.Fatalf("default page: %d items, uri %s, next %v", len(p.items), p.uri, p.nextPageURI)
@@ -136,7 +136,7 @@ func pageThrough(t *testing.T, e *testEnv, path, listKey string, limit int) []st
 			t.Fatalf("still paging after %d pages", pages)
 		}
 		resp, out := e.call(t, e.token, http.MethodGet, strings.TrimPrefix(next, e.url), "")
-		wantStatus(t, resp, out, http.StatusOK)
+		apitest.WantStatus(t, resp, out, http.StatusOK)
 		p := decodePage(t, out, listKey)
 		if p.uri != next {
 			t.Fatalf("page %d: uri %s, want %s", pages, p.uri, next)

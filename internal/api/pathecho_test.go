@@ -5,6 +5,8 @@ import (
 	"net/http"
 	"strings"
 	"testing"
+
+	"github.com/sluicehq/sluice/internal/apitest"
 )
 
 // TestBodiesRepeatThePath: the body of every family's PATCH may repeat
@@ -44,7 +46,7 @@ func TestBodiesRepeatThePath(t *testing.T) {
 				value = tt.path[strings.LastIndex(tt.path, "/")+1:]
 			}
 			before, out := e.call(t, e.token, http.MethodGet, tt.path, "")
-			wantStatus(t, before, out, http.StatusOK)
+			apitest.WantStatus(t, before, out, http.StatusOK)
 
 			other := "x" + value
 			resp, refused := e.call(t, e.token, http.MethodPatch, tt.path, fmt.Sprintf(`{%q:%q,%s}`, tt.member, other, tt.change))
@@ -53,7 +55,7 @@ func TestBodiesRepeatThePath(t *testing.T) {
 				t.Fatalf("the message does not name the field and both values: %s", msg)
 			}
 			resp, after := e.call(t, e.token, http.MethodGet, tt.path, "")
-			wantStatus(t, resp, after, http.StatusOK)
+			apitest.WantStatus(t, resp, after, http.StatusOK)
 			if string(after) != string(out) {
 				t.Fatalf("a refused PATCH changed the resource:\n%s\n%s", out, after)
 			}
@@ -62,7 +64,7 @@ func TestBodiesRepeatThePath(t *testing.T) {
 			wantError(t, resp, wrongType, http.StatusBadRequest, "ERR_SLUICE_332", tt.member)
 
 			resp, out = e.call(t, e.token, http.MethodPatch, tt.path, fmt.Sprintf(`{%q:%q,%s}`, tt.member, value, tt.change))
-			wantStatus(t, resp, out, http.StatusOK)
+			apitest.WantStatus(t, resp, out, http.StatusOK)
 			if !strings.Contains(string(out), strings.Trim(tt.change[strings.Index(tt.change, ":")+1:], `"`)) {
 				t.Fatalf("the PATCH repeating the path did not change the resource: %s", out)
 			}

@@ -41,7 +41,7 @@ func TestUnknownQueryParameters(t *testing.T) {
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
 			resp, out := e.call(t, e.token, tt.method, tt.path, tt.body)
-			wantStatus(t, resp, out, http.StatusBadRequest)
+			apitest.WantStatus(t, resp, out, http.StatusBadRequest)
 			body := apitest.DecodeError(t, out)
 			if body.ErrorCode != tt.code || body.Details["parameter"] != tt.parameter {
 				t.Fatalf("%s, details.parameter %v; want %s, %s: %s", body.ErrorCode, body.Details["parameter"], tt.code, tt.parameter, out)
@@ -56,12 +56,12 @@ func TestUnknownQueryParameters(t *testing.T) {
 
 	// Nothing refused was done, and the parameters a route reads work.
 	resp, out := e.call(t, e.token, http.MethodGet, "/bot_users/"+bot.ID, "")
-	wantStatus(t, resp, out, http.StatusOK)
-	if got := decodeAs[botUser](t, out); got.Name != "b" {
+	apitest.WantStatus(t, resp, out, http.StatusOK)
+	if got := apitest.DecodeAs[botUser](t, out); got.Name != "b" {
 		t.Fatalf("a refused PATCH or DELETE was done: %s", out)
 	}
 	resp, out = e.call(t, e.token, http.MethodGet, "/bot_users?limit=1&filter="+`obj.name%20==%20"b"`, "")
-	wantStatus(t, resp, out, http.StatusOK)
+	apitest.WantStatus(t, resp, out, http.StatusOK)
 
 	// Without a good key, the key is what is wrong.
 	resp, out = e.call(t, "sk_unknown", http.MethodGet, "/bot_users?page=2", "")
@@ -84,5 +84,5 @@ func TestDeadLettersQuery(t *testing.T) {
 		t.Errorf("message %q does not list the parameters taken", msg)
 	}
 	resp, out = e.call(t, e.token, http.MethodGet, letters+"?limit=5", "")
-	wantStatus(t, resp, out, http.StatusOK)
+	apitest.WantStatus(t, resp, out, http.StatusOK)
 }

@@ -42,11 +42,11 @@ func TestReplays(t *testing.T) {
 	// Three events of the subscription's kind, and one of another.
 	resp, out := e.post(t, []byte(`[{"event_type":"`+httpKind+`","object":{}},{"event_type":"`+httpKind+`","object":{}},`+
 		`{"event_type":"`+httpKind+`","object":{}},{"event_type":"tcp_connection_closed.v0","object":{}}]`), nil)
-	wantStatus(t, resp, out, http.StatusAccepted)
+	apitest.WantStatus(t, resp, out, http.StatusAccepted)
 
 	resp, out = e.call(t, e.token, http.MethodPost, path+"/replay", `{"since":"`+since+`"}`)
-	wantStatus(t, resp, out, http.StatusAccepted)
-	started := decodeAs[replay](t, out)
+	apitest.WantStatus(t, resp, out, http.StatusAccepted)
+	started := apitest.DecodeAs[replay](t, out)
 	if started.SubscriptionID != sub.ID || started.State != "running" || !strings.HasSuffix(started.URI, path+"/replays/"+started.ID) {
 		t.Fatalf("replay %+v", started)
 	}
@@ -58,13 +58,13 @@ func TestReplays(t *testing.T) {
 	}
 
 	resp, out = e.call(t, e.token, http.MethodGet, path+"/replays/"+started.ID, "")
-	wantStatus(t, resp, out, http.StatusOK)
-	if got := decodeAs[replay](t, out); got != started {
+	apitest.WantStatus(t, resp, out, http.StatusOK)
+	if got := apitest.DecodeAs[replay](t, out); got != started {
 		t.Fatalf("GET = %+v, want %+v", got, started)
 	}
 	resp, out = e.call(t, e.token, http.MethodGet, path+"/replays", "")
-	wantStatus(t, resp, out, http.StatusOK)
-	if list := decodeAs[struct{ Replays []replay }](t, out); len(list.Replays) != 1 || list.Replays[0] != started {
+	apitest.WantStatus(t, resp, out, http.StatusOK)
+	if list := apitest.DecodeAs[struct{ Replays []replay }](t, out); len(list.Replays) != 1 || list.Replays[0] != started {
 		t.Fatalf("list %s", out)
 	}
 

@@ -25,8 +25,8 @@ func (e *testEnv) createReservedDomain(t *testing.T, token, domain, more string)
 	t.Helper()
 	body := fmt.Sprintf(`{"domain":%q%s}`, domain, more)
 	resp, out := e.call(t, token, http.MethodPost, "/reserved_domains", body)
-	wantStatus(t, resp, out, http.StatusCreated)
-	return decodeAs[apiwire.ReservedDomain](t, out)
+	apitest.WantStatus(t, resp, out, http.StatusCreated)
+	return apitest.DecodeAs[apiwire.ReservedDomain](t, out)
 }
 
 // TestReservedDomainRoundTrip reserves a custom wildcard, a custom plain
@@ -51,7 +51,7 @@ func TestReservedDomainRoundTrip(t *testing.T) {
 		t.Fatalf("wildcard status %+v", st)
 	}
 	resp, out := e.call(t, e.token, http.MethodGet, "/reserved_domains/"+w.ID, "")
-	wantStatus(t, resp, out, http.StatusOK)
+	apitest.WantStatus(t, resp, out, http.StatusOK)
 	want := fmt.Sprintf(`{"id":%q,"uri":%q,"created_at":%q,"description":"wild","metadata":"","domain":"*.sub.example.com","region":"eu","cname_target":%q,`+
 		`"http_endpoint_configuration":null,"https_endpoint_configuration":null,"certificate":null,`+
 		`"certificate_management_policy":{"authority":"letsencrypt","private_key_type":"ecdsa"},`+
@@ -71,16 +71,16 @@ func TestReservedDomainRoundTrip(t *testing.T) {
 	}
 
 	resp, out = e.call(t, e.token, http.MethodPatch, "/reserved_domains/"+plain.ID, `{"metadata":"{}","region":"us-cal-1","certificate_management_policy":{"authority":"letsencrypt"}}`)
-	wantStatus(t, resp, out, http.StatusOK)
-	patched := decodeAs[apiwire.ReservedDomain](t, out)
+	apitest.WantStatus(t, resp, out, http.StatusOK)
+	patched := apitest.DecodeAs[apiwire.ReservedDomain](t, out)
 	if patched.Metadata != "{}" || *patched.Region != "us-cal-1" || patched.CertificateManagementPolicy.PrivateKeyType != "ecdsa" || patched.CertificateManagementStatus == nil {
 		t.Fatalf("patched %s", out)
 	}
 	resp, out = e.call(t, e.token, http.MethodDelete, "/reserved_domains/"+plain.ID+"/certificate_management_policy", "")
-	wantStatus(t, resp, out, http.StatusNoContent)
+	apitest.WantStatus(t, resp, out, http.StatusNoContent)
 	resp, out = e.call(t, e.token, http.MethodGet, "/reserved_domains/"+plain.ID, "")
-	wantStatus(t, resp, out, http.StatusOK)
-	if got := decodeAs[apiwire.ReservedDomain](t, out); got.CertificateManagementPolicy != nil || got.CertificateManagementStatus != nil {
+	apitest.WantStatus(t, resp, out, http.StatusOK)
+	if got := apitest.DecodeAs[apiwire.ReservedDomain](t, out); got.CertificateManagementPolicy != nil || got.CertificateManagementStatus != nil {
 		t.Fatalf("after deleting the policy: %s", out)
 	}
 	resp, out = e.call(t, e.token, http.MethodDelete, "/reserved_domains/rd_2Ed2q8zQnGAqCS4LCCXyqqmNuQK/certificate_management_policy", "")
@@ -88,7 +88,7 @@ func TestReservedDomainRoundTrip(t *testing.T) {
 
 	for _, d := range []apiwire.ReservedDomain{w, plain, own} {
 		resp, out = e.call(t, e.token, http.MethodDelete, "/reserved_domains/"+d.ID, "")
-		wantStatus(t, resp, out, http.StatusNoContent)
+		apitest.WantStatus(t, resp, out, http.StatusNoContent)
 	}
 	resp, out = e.call(t, e.token, http.MethodGet, "/reserved_domains/"+w.ID, "")
 	wantError(t, resp, out, http.StatusNotFound, "ERR_SLUICE_420", "")
@@ -106,7 +106,7 @@ func TestReservedDomainRoundTrip(t *testing.T) {
 	if obj := string(events[0].Object) + "\n"; obj != want {
 		t.Fatalf("domain_created.v0 object\n %s\nwant\n %s", obj, want)
 	}
-	if obj := decodeAs[apiwire.ReservedDomain](t, events[4].Object); obj.ID != plain.ID || obj.CertificateManagementPolicy != nil {
+	if obj := apitest.DecodeAs[apiwire.ReservedDomain](t, events[4].Object); obj.ID != plain.ID || obj.CertificateManagementPolicy != nil {
 		t.Fatalf("the update of the policy's delete: %s", events[4].Object)
 	}
 }
@@ -146,8 +146,8 @@ func TestReservedDomainValidation(t *testing.T) {
 		})
 	}
 	resp, out := e.call(t, e.token, http.MethodGet, "/reserved_domains", "")
-	wantStatus(t, resp, out, http.StatusOK)
-	if got := decodeAs[reservedDomainList](t, out).ReservedDomains; len(got) != 1 || got[0].ID != d.ID {
+	apitest.WantStatus(t, resp, out, http.StatusOK)
+	if got := apitest.DecodeAs[reservedDomainList](t, out).ReservedDomains; len(got) != 1 || got[0].ID != d.ID {
 		t.Fatalf("after refused calls: %s", out)
 	}
 }
@@ -172,12 +172,12 @@ func TestReservedDomainAcrossAccounts(t *testing.T) {
 		wantError(t, resp, out, http.StatusNotFound, "ERR_SLUICE_420", "")
 	}
 	resp, out := e.call(t, other, http.MethodGet, "/reserved_domains", "")
-	wantStatus(t, resp, out, http.StatusOK)
-	if n := len(decodeAs[reservedDomainList](t, out).ReservedDomains); n != 0 {
+	apitest.WantStatus(t, resp, out, http.StatusOK)
+	if n := len(apitest.DecodeAs[reservedDomainList](t, out).ReservedDomains); n != 0 {
 		t.Fatalf("another account lists %d: %s", n, out)
 	}
 	resp, out = e.call(t, e.token, http.MethodDelete, "/reserved_domains/"+d.ID, "")
-	wantStatus(t, resp, out, http.StatusNoContent)
+	apitest.WantStatus(t, resp, out, http.StatusNoContent)
 	theirs := e.createReservedDomain(t, other, "*.shared.example.com", "")
 
 	// The names under another account's wildcard are its too.
@@ -220,8 +220,8 @@ func TestReservedDomainPagesAndLimit(t *testing.T) {
 	path := "/reserved_domains?limit=100"
 	for path != "" {
 		resp, out := e.call(t, e.token, http.MethodGet, path, "")
-		wantStatus(t, resp, out, http.StatusOK)
-		page := decodeAs[reservedDomainList](t, out)
+		apitest.WantStatus(t, resp, out, http.StatusOK)
+		page := apitest.DecodeAs[reservedDomainList](t, out)
 		for _, d := range page.ReservedDomains {
 			got = append(got, d.ID)
 		}
@@ -253,8 +253,8 @@ func TestReservedDomainPagesAndLimit(t *testing.T) {
 	}
 	wg.Wait()
 	resp, out = e.call(t, e.token, http.MethodGet, "/reserved_domains/"+made[0], "")
-	wantStatus(t, resp, out, http.StatusOK)
-	got2 := decodeAs[apiwire.ReservedDomain](t, out)
+	apitest.WantStatus(t, resp, out, http.StatusOK)
+	got2 := apitest.DecodeAs[apiwire.ReservedDomain](t, out)
 	if got2.Description != "d" || got2.Metadata != "m" || got2.Region == nil || *got2.Region != "jp" || got2.CertificateManagementPolicy == nil || got2.CertificateManagementPolicy.PrivateKeyType != "rsa" {
 		t.Fatalf("after concurrent PATCHes of four fields: %s", out)
 	}

@@ -68,21 +68,21 @@ func TestStorageFullRefusesWritesAtOnce(t *testing.T) {
 	storage := newFakeStorage()
 	e := newTestEnv(t, apitest.WithDeps(func(deps *api.Deps, _ jetstream.JetStream) { deps.Storage = storage }))
 	resp, out := e.post(t, []byte(storageTestEvent), nil)
-	wantStatus(t, resp, out, http.StatusAccepted)
+	apitest.WantStatus(t, resp, out, http.StatusAccepted)
 
 	storage.fail()
 	resp, out = e.post(t, []byte(storageTestEvent), nil)
-	wantStatus(t, resp, out, http.StatusServiceUnavailable)
+	apitest.WantStatus(t, resp, out, http.StatusServiceUnavailable)
 	if got := apitest.DecodeError(t, out); got.ErrorCode != "ERR_SLUICE_110" || resp.Header.Get("Retry-After") == "" {
 		t.Errorf("POST /events on a full store: %s, Retry-After %q", out, resp.Header.Get("Retry-After"))
 	}
 	resp, out = e.call(t, e.token, http.MethodPost, "/event_destinations", credsBody)
-	wantStatus(t, resp, out, http.StatusServiceUnavailable)
+	apitest.WantStatus(t, resp, out, http.StatusServiceUnavailable)
 	if got := apitest.DecodeError(t, out); got.ErrorCode != "ERR_SLUICE_110" {
 		t.Errorf("POST /event_destinations on a full store: %s", out)
 	}
 	resp, out = e.call(t, e.token, http.MethodGet, "/event_destinations", "")
-	wantStatus(t, resp, out, http.StatusOK)
+	apitest.WantStatus(t, resp, out, http.StatusOK)
 	if events := e.storedEvents(t, e.account); len(events) != 1 {
 		t.Errorf("%d events stored, want the one sent before the store was full", len(events))
 	}
@@ -106,7 +106,7 @@ func TestStorageFullEndsWritesInFlight(t *testing.T) {
 	}()
 	start := time.Now()
 	resp, out := e.post(t, []byte(storageTestEvent), nil)
-	wantStatus(t, resp, out, http.StatusServiceUnavailable)
+	apitest.WantStatus(t, resp, out, http.StatusServiceUnavailable)
 	if got := apitest.DecodeError(t, out); got.ErrorCode != "ERR_SLUICE_110" || got.Details["event_ids"] == "" {
 		t.Errorf("POST /events when the store fails under it: %s", out)
 	}

@@ -121,7 +121,7 @@ func TestStoreErrors(t *testing.T) {
 			}
 			hs := httptest.NewServer(srv)
 			t.Cleanup(hs.Close)
-			e := &testEnv{url: hs.URL, client: documentedClient(t), token: apitest.FakeToken}
+			e := &testEnv{url: hs.URL, client: apitest.DocumentedClient(t, "../../docs/openapi.yaml"), token: apitest.FakeToken}
 			for _, c := range []managementCall{
 				{http.MethodPost, "/event_destinations", credsBody},
 				{http.MethodGet, "/event_destinations", ""},

@@ -46,8 +46,8 @@ const (
 func (e *testEnv) createSubscription(t *testing.T, body string) subscription {
 	t.Helper()
 	resp, out := e.call(t, e.token, http.MethodPost, "/event_subscriptions", body)
-	wantStatus(t, resp, out, http.StatusCreated)
-	return decodeAs[subscription](t, out)
+	apitest.WantStatus(t, resp, out, http.StatusCreated)
+	return apitest.DecodeAs[subscription](t, out)
 }
 
 // wantError fails the test unless the response is the status with the
@@ -55,7 +55,7 @@ func (e *testEnv) createSubscription(t *testing.T, body string) subscription {
 // message.
 func wantError(t *testing.T, resp *http.Response, out []byte, status int, code, field string) string {
 	t.Helper()
-	wantStatus(t, resp, out, status)
+	apitest.WantStatus(t, resp, out, status)
 	body := apitest.DecodeError(t, out)
 	if body.ErrorCode != code {
 		t.Fatalf("%s %s: code %s, want %s: %s", resp.Request.Method, resp.Request.URL.Path, body.ErrorCode, code, body.Msg)
@@ -88,27 +88,27 @@ func TestSubscriptionRoundTrip(t *testing.T) {
 	}
 
 	resp, out := e.call(t, e.token, http.MethodGet, "/event_subscriptions/"+created.ID, "")
-	wantStatus(t, resp, out, http.StatusOK)
-	if got := decodeAs[subscription](t, out); got.ID != created.ID || !sourcesEqual(got.Sources, wantSources) {
+	apitest.WantStatus(t, resp, out, http.StatusOK)
+	if got := apitest.DecodeAs[subscription](t, out); got.ID != created.ID || !sourcesEqual(got.Sources, wantSources) {
 		t.Fatalf("got %s", out)
 	}
 
 	// PATCH changes what is sent: the lists are replaced whole.
 	resp, out = e.call(t, e.token, http.MethodPatch, "/event_subscriptions/"+created.ID, `{"sources":[{"type":"`+tcpKind+`"}],"destination_ids":[]}`)
-	wantStatus(t, resp, out, http.StatusOK)
-	patched := decodeAs[subscription](t, out)
+	apitest.WantStatus(t, resp, out, http.StatusOK)
+	patched := apitest.DecodeAs[subscription](t, out)
 	if patched.Description != "édge logs" || len(patched.Sources) != 1 || patched.Sources[0].Type != tcpKind || len(patched.Destinations) != 0 {
 		t.Fatalf("patched %s", out)
 	}
 
 	resp, out = e.call(t, e.token, http.MethodGet, "/event_subscriptions", "")
-	wantStatus(t, resp, out, http.StatusOK)
-	if list := decodeAs[subscriptionList](t, out); len(list.Subscriptions) != 1 || list.NextPageURI != nil || list.URI != e.url+"/event_subscriptions" {
+	apitest.WantStatus(t, resp, out, http.StatusOK)
+	if list := apitest.DecodeAs[subscriptionList](t, out); len(list.Subscriptions) != 1 || list.NextPageURI != nil || list.URI != e.url+"/event_subscriptions" {
 		t.Fatalf("list %s", out)
 	}
 
 	resp, out = e.call(t, e.token, http.MethodDelete, "/event_subscriptions/"+created.ID, "")
-	wantStatus(t, resp, out, http.StatusNoContent)
+	apitest.WantStatus(t, resp, out, http.StatusNoContent)
 	if len(out) != 0 {
 		t.Fatalf("delete answered a body: %s", out)
 	}
@@ -116,7 +116,7 @@ func TestSubscriptionRoundTrip(t *testing.T) {
 	wantError(t, resp, out, http.StatusNotFound, "ERR_SLUICE_420", "")
 	// The destination is free to go once no subscription uses it.
 	resp, out = e.call(t, e.token, http.MethodDelete, "/event_destinations/"+dest.ID, "")
-	wantStatus(t, resp, out, http.StatusNoContent)
+	apitest.WantStatus(t, resp, out, http.StatusNoContent)
 }
 
 func sourcesEqual(got, want []source) bool {
@@ -191,12 +191,12 @@ func TestSubscriptionValidation(t *testing.T) {
 		t.Fatalf("created with description %d bytes, metadata %d bytes", len(created.Description), len(created.Metadata))
 	}
 	resp, out := e.call(t, e.token, http.MethodPatch, "/event_subscriptions/"+created.ID, `{"description":"`+strings.Repeat("ü", 255)+`","metadata":"`+strings.Repeat("€", 4096)+`"}`)
-	wantStatus(t, resp, out, http.StatusOK)
+	apitest.WantStatus(t, resp, out, http.StatusOK)
 	resp, out = e.call(t, e.token, http.MethodPatch, "/event_subscriptions/"+created.ID, `{"description":"`+strings.Repeat("ü", 256)+`"}`)
 	wantError(t, resp, out, http.StatusBadRequest, "ERR_SLUICE_333", "description")
 	resp, out = e.call(t, e.token, http.MethodGet, "/event_subscriptions", "")
-	wantStatus(t, resp, out, http.StatusOK)
-	if n := len(decodeAs[subscriptionList](t, out).Subscriptions); n != 1 {
+	apitest.WantStatus(t, resp, out, http.StatusOK)
+	if n := len(apitest.DecodeAs[subscriptionList](t, out).Subscriptions); n != 1 {
 		t.Fatalf("%d subscriptions stored, want only the valid one", n)
 	}
 }
@@ -208,8 +208,8 @@ func TestSources(t *testing.T) {
 	httpURI := sub.URI + "/sources/" + httpKind
 
 	resp, out := e.call(t, e.token, http.MethodPost, sources, `{"type":"`+httpKind+`","filter":"inCIDR(ev.conn.client_ip, '203.0.113.0/24')","fields":["conn"]}`)
-	wantStatus(t, resp, out, http.StatusCreated)
-	if got := decodeAs[source](t, out); got.Type != httpKind || got.URI != httpURI || got.Filter == "" || !slices.Equal(got.Fields, []string{"conn"}) {
+	apitest.WantStatus(t, resp, out, http.StatusCreated)
+	if got := apitest.DecodeAs[source](t, out); got.Type != httpKind || got.URI != httpURI || got.Filter == "" || !slices.Equal(got.Fields, []string{"conn"}) {
 		t.Fatalf("added %s", out)
 	}
 	resp, out = e.call(t, e.token, http.MethodPost, sources, `{"type":"`+httpKind+`"}`)
@@ -234,8 +234,8 @@ func TestSources(t *testing.T) {
 	}
 
 	resp, out = e.call(t, e.token, http.MethodGet, sources, "")
-	wantStatus(t, resp, out, http.StatusOK)
-	list := decodeAs[struct {
+	apitest.WantStatus(t, resp, out, http.StatusOK)
+	list := apitest.DecodeAs[struct {
 		Sources []source `json:"sources"`
 		URI     string   `json:"uri"`
 	}](t, out)
@@ -244,8 +244,8 @@ func TestSources(t *testing.T) {
 	}
 
 	resp, out = e.call(t, e.token, http.MethodPatch, sources+"/"+httpKind, `{"filter":"ev.conn.server_port == 443"}`)
-	wantStatus(t, resp, out, http.StatusOK)
-	if got := decodeAs[source](t, out); got.Filter != "ev.conn.server_port == 443" || !slices.Equal(got.Fields, []string{"conn"}) {
+	apitest.WantStatus(t, resp, out, http.StatusOK)
+	if got := apitest.DecodeAs[source](t, out); got.Filter != "ev.conn.server_port == 443" || !slices.Equal(got.Fields, []string{"conn"}) {
 		t.Fatalf("patched %s: want the filter replaced, the fields kept", out)
 	}
 	resp, out = e.call(t, e.token, http.MethodPatch, sources+"/"+httpKind, `{"filter":"ev.conn.server_port == "}`)
@@ -257,15 +257,15 @@ func TestSources(t *testing.T) {
 	resp, out = e.call(t, e.token, http.MethodPatch, sources+"/"+httpKind, `{"type":"`+tcpKind+`"}`)
 	wantError(t, resp, out, http.StatusBadRequest, "ERR_SLUICE_340", "type")
 	resp, out = e.call(t, e.token, http.MethodPatch, sources+"/"+httpKind, `{"filter":"","fields":[]}`)
-	wantStatus(t, resp, out, http.StatusOK)
-	if got := decodeAs[source](t, out); got.Filter != "" || got.Fields != nil {
+	apitest.WantStatus(t, resp, out, http.StatusOK)
+	if got := apitest.DecodeAs[source](t, out); got.Filter != "" || got.Fields != nil {
 		t.Fatalf("cleared %s: want neither filter nor fields", out)
 	}
 
 	resp, out = e.call(t, e.token, http.MethodGet, sources+"/"+httpKind, "")
-	wantStatus(t, resp, out, http.StatusOK)
+	apitest.WantStatus(t, resp, out, http.StatusOK)
 	resp, out = e.call(t, e.token, http.MethodDelete, sources+"/"+httpKind, "")
-	wantStatus(t, resp, out, http.StatusNoContent)
+	apitest.WantStatus(t, resp, out, http.StatusNoContent)
 	for _, method := range []string{http.MethodGet, http.MethodDelete} {
 		resp, out = e.call(t, e.token, method, sources+"/"+httpKind, "")
 		wantError(t, resp, out, http.StatusNotFound, "ERR_SLUICE_420", "")
@@ -273,8 +273,8 @@ func TestSources(t *testing.T) {
 	resp, out = e.call(t, e.token, http.MethodPatch, sources+"/"+httpKind, `{"filter":"true"}`)
 	wantError(t, resp, out, http.StatusNotFound, "ERR_SLUICE_420", "")
 	resp, out = e.call(t, e.token, http.MethodGet, "/event_subscriptions/"+sub.ID, "")
-	wantStatus(t, resp, out, http.StatusOK)
-	if got := decodeAs[subscription](t, out); len(got.Sources) != 1 || got.Sources[0].Type != keyKind {
+	apitest.WantStatus(t, resp, out, http.StatusOK)
+	if got := apitest.DecodeAs[subscription](t, out); len(got.Sources) != 1 || got.Sources[0].Type != keyKind {
 		t.Fatalf("subscription after the source's delete: %s", out)
 	}
 	// The sources of a subscription that does not exist are not found.
@@ -294,10 +294,10 @@ func TestEmptyFilterAndFieldsMeanNone(t *testing.T) {
 		}
 	}
 	resp, out := e.call(t, e.token, http.MethodPost, "/event_subscriptions/"+sub.ID+"/sources", `{"type":"api_key_deleted.v0","filter":"","fields":[]}`)
-	wantStatus(t, resp, out, http.StatusCreated)
+	apitest.WantStatus(t, resp, out, http.StatusCreated)
 	if strings.Contains(string(out), "filter") || strings.Contains(string(out), "fields") {
 		t.Fatalf("added %s", out)
 	}
 	resp, out = e.call(t, e.token, http.MethodPatch, "/event_subscriptions/"+sub.ID+"/sources/"+keyKind, `{"filter":"","fields":[]}`)
-	wantStatus(t, resp, out, http.StatusOK)
+	apitest.WantStatus(t, resp, out, http.StatusOK)
 }

@@ -15,6 +15,7 @@ import (
 	"time"
 
 	"github.com/sluicehq/sluice/apiwire"
+	"github.com/sluicehq/sluice/internal/apitest"
 	"github.com/sluicehq/sluice/internal/store"
 	"github.com/sluicehq/sluice/schemas"
 )
@@ -66,11 +67,11 @@ func TestTLSCertificates(t *testing.T) {
 	}
 
 	resp, out := e.call(t, e.token, http.MethodGet, "/tls_certificates/"+cert.ID, "")
-	wantStatus(t, resp, out, http.StatusOK)
+	apitest.WantStatus(t, resp, out, http.StatusOK)
 	if strings.Contains(string(out), "PRIVATE KEY") {
 		t.Fatalf("the answer holds the private key: %s", out)
 	}
-	got := decodeAs[apiwire.TLSCertificate](t, out)
+	got := apitest.DecodeAs[apiwire.TLSCertificate](t, out)
 	want := apiwire.TLSCertificate{
 		ID: cert.ID, URI: e.url + "/tls_certificates/" + cert.ID, CreatedAt: got.CreatedAt, CertificatePEM: chain,
 		SubjectCommonName: "*.apps.example.com", SubjectAlternativeNames: apiwire.SubjectAlternativeNames{DNSNames: []string{"*.apps.example.com"}, IPs: []string{}},
@@ -85,13 +86,13 @@ func TestTLSCertificates(t *testing.T) {
 		t.Errorf("certificate\n %s\nwant\n %s", gotJSON, wantJSON)
 	}
 	resp, out = e.call(t, e.token, http.MethodGet, "/tls_certificates", "")
-	wantStatus(t, resp, out, http.StatusOK)
+	apitest.WantStatus(t, resp, out, http.StatusOK)
 	if !strings.Contains(string(out), cert.ID) || strings.Contains(string(out), "PRIVATE KEY") {
 		t.Errorf("list %s", out)
 	}
 	resp, out = e.call(t, e.token, http.MethodGet, "/reserved_domains/"+d.ID, "")
-	wantStatus(t, resp, out, http.StatusOK)
-	domain := decodeAs[apiwire.ReservedDomain](t, out)
+	apitest.WantStatus(t, resp, out, http.StatusOK)
+	domain := apitest.DecodeAs[apiwire.ReservedDomain](t, out)
 	if domain.Certificate == nil || domain.Certificate.ID != cert.ID || domain.Certificate.URI != want.URI ||
 		domain.CertificateManagementStatus.ProvisioningJob != nil || domain.CertificateManagementStatus.RenewsAt == nil || *domain.CertificateManagementStatus.RenewsAt != "2030-03-02T00:00:00.000Z" {
 		t.Errorf("the domain %s", out)
@@ -125,13 +126,13 @@ func TestTLSCertificates(t *testing.T) {
 			path += "/" + cert.ID
 		}
 		resp, out := e.call(t, e.token, method, path, "{}")
-		wantStatus(t, resp, out, http.StatusMethodNotAllowed)
+		apitest.WantStatus(t, resp, out, http.StatusMethodNotAllowed)
 	}
 
 	resp, out = e.call(t, e.token, http.MethodDelete, "/reserved_domains/"+d.ID, "")
-	wantStatus(t, resp, out, http.StatusNoContent)
+	apitest.WantStatus(t, resp, out, http.StatusNoContent)
 	resp, out = e.call(t, e.token, http.MethodGet, "/tls_certificates/"+cert.ID, "")
-	wantStatus(t, resp, out, http.StatusNotFound)
+	apitest.WantStatus(t, resp, out, http.StatusNotFound)
 	if pending, err = e.store.Outbox().PendingAudits(t.Context()); err != nil {
 		t.Fatal(err)
 	}

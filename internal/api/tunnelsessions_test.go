@@ -44,7 +44,7 @@ func TestTunnelSessionsRead(t *testing.T) {
 	ts, older = older, ts // the newer first
 
 	resp, out := e.call(t, e.token, http.MethodGet, "/tunnel_sessions?limit=1", "")
-	wantStatus(t, resp, out, http.StatusOK)
+	apitest.WantStatus(t, resp, out, http.StatusOK)
 	p := decodePage(t, out, apiwire.TunnelSessionsListKey)
 	if len(p.items) != 1 || p.items[0] != ts.ID || p.nextPageURI == nil || !strings.Contains(*p.nextPageURI, "before_id="+ts.ID) {
 		t.Fatalf("first page %+v, want %s and a next page", p, ts.ID)
@@ -55,8 +55,8 @@ func TestTunnelSessionsRead(t *testing.T) {
 		}
 	}
 	resp, out = e.call(t, e.token, http.MethodGet, "/tunnel_sessions/"+older.ID, "")
-	wantStatus(t, resp, out, http.StatusOK)
-	got := decodeAs[apiwire.TunnelSession](t, out)
+	apitest.WantStatus(t, resp, out, http.StatusOK)
+	got := apitest.DecodeAs[apiwire.TunnelSession](t, out)
 	if got.ID != older.ID || !strings.HasSuffix(got.URI, "/tunnel_sessions/"+older.ID) || got.Credential.ID != older.CredentialID ||
 		!strings.HasSuffix(got.Credential.URI, "/credentials/"+older.CredentialID) || got.IP != "192.0.2.7" || got.Transport != "muxado" ||
 		got.StartedAt != older.StartedAt.UTC().Format("2006-01-02T15:04:05.000Z07:00") {
@@ -64,13 +64,13 @@ func TestTunnelSessionsRead(t *testing.T) {
 	}
 
 	resp, out = e.call(t, e.token, http.MethodGet, "/endpoints?filter="+url.QueryEscape(`has(obj.domain)`), "")
-	wantStatus(t, resp, out, http.StatusOK)
+	apitest.WantStatus(t, resp, out, http.StatusOK)
 	if p := decodePage(t, out, apiwire.EndpointsListKey); len(p.items) != 1 || p.items[0] != ep.ID {
 		t.Fatalf("filtered endpoints %+v, want %s", p, ep.ID)
 	}
 	resp, out = e.call(t, e.token, http.MethodGet, "/endpoints/"+ep.ID, "")
-	wantStatus(t, resp, out, http.StatusOK)
-	body := decodeAs[apiwire.Endpoint](t, out)
+	apitest.WantStatus(t, resp, out, http.StatusOK)
+	body := apitest.DecodeAs[apiwire.Endpoint](t, out)
 	if body.ID != ep.ID || body.Proto != "https" || body.PublicURL != "https://app.example.com" || body.Hostport != "app.example.com:443" ||
 		body.Domain == nil || body.Domain.ID != domain || !strings.HasSuffix(body.Domain.URI, "/reserved_domains/"+domain) ||
 		body.TunnelSession.ID != older.ID || !strings.HasSuffix(body.TunnelSession.URI, "/tunnel_sessions/"+older.ID) || strings.Contains(string(out), "edge_id") {
@@ -84,21 +84,21 @@ func TestTunnelSessionsRead(t *testing.T) {
 		{http.MethodGet, "/endpoints/" + ep.ID},
 	} {
 		resp, out := e.call(t, other, call.method, call.path, "")
-		wantStatus(t, resp, out, http.StatusNotFound)
+		apitest.WantStatus(t, resp, out, http.StatusNotFound)
 	}
 	resp, out = e.call(t, other, http.MethodGet, "/tunnel_sessions", "")
-	wantStatus(t, resp, out, http.StatusOK)
+	apitest.WantStatus(t, resp, out, http.StatusOK)
 	if p := decodePage(t, out, apiwire.TunnelSessionsListKey); len(p.items) != 0 {
 		t.Fatalf("another account lists %v", p.items)
 	}
 
 	resp, out = e.call(t, e.token, http.MethodPost, "/tunnel_sessions/"+ts.ID+"/stop", "")
-	wantStatus(t, resp, out, http.StatusNoContent)
+	apitest.WantStatus(t, resp, out, http.StatusNoContent)
 	if stopped, err := e.store.GetTunnelSession(t.Context(), e.account, ts.ID); err != nil || !stopped.StopRequested {
 		t.Fatalf("after the stop: %+v, %v; want StopRequested", stopped, err)
 	}
 	resp, out = e.call(t, e.token, http.MethodPost, "/tunnel_sessions/"+schemas.NewID(schemas.PrefixTunnelSession)+"/stop", "")
-	wantStatus(t, resp, out, http.StatusNotFound)
+	apitest.WantStatus(t, resp, out, http.StatusNotFound)
 }
 
 // TestTunnelSessionsNotMadeByTheAPI answers 405 to a create, update or
@@ -116,7 +116,7 @@ func TestTunnelSessionsNotMadeByTheAPI(t *testing.T) {
 	} {
 		t.Run(call.method+" "+call.path, func(t *testing.T) {
 			resp, out := e.call(t, e.token, call.method, call.path, call.body)
-			wantStatus(t, resp, out, http.StatusMethodNotAllowed)
+			apitest.WantStatus(t, resp, out, http.StatusMethodNotAllowed)
 			if msg := apitest.DecodeError(t, out).Msg; !strings.Contains(msg, "agents") || resp.Header.Get("Allow") != "GET" {
 				t.Fatalf("405 %q, Allow %q: want it to say agents make them, and Allow GET", msg, resp.Header.Get("Allow"))
 			}

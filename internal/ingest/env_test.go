@@ -2,13 +2,11 @@ package ingest_test
 
 import (
 	"bytes"
-	"context"
 	"encoding/json"
 	"io"
 	"log/slog"
 	"net/http"
 	"testing"
-	"time"
 
 	"github.com/nats-io/nats.go/jetstream"
 	"github.com/prometheus/client_golang/prometheus"
@@ -16,9 +14,7 @@ import (
 	"github.com/sluicehq/sluice/internal/api"
 	"github.com/sluicehq/sluice/internal/apitest"
 	"github.com/sluicehq/sluice/internal/ingest"
-	"github.com/sluicehq/sluice/internal/openapitest"
 	"github.com/sluicehq/sluice/internal/store"
-	"github.com/sluicehq/sluice/schemas"
 )
 
 // testEnv is sluice's HTTP API, POST /events routed on it, on a real
@@ -38,7 +34,7 @@ type testEnv struct {
 func newTestEnv(t *testing.T, opts ...apitest.Option) *testEnv {
 	t.Helper()
 	st := apitest.Start(t, opts...)
-	return &testEnv{url: st.URL, client: documentedClient(t), token: st.Token, account: st.AccountID,
+	return &testEnv{url: st.URL, client: apitest.DocumentedClient(t, "../../docs/openapi.yaml"), token: st.Token, account: st.AccountID,
 		stream: st.Stream, js: st.JS, reg: st.Metrics, store: st.Store, keyID: st.KeyID}
 }
 
@@ -51,13 +47,6 @@ func routeIngest(t testing.TB, srv *api.Server, pub ingest.Publisher, reg promet
 		t.Fatal(err)
 	}
 	srv.Handle(ingest.Pattern, in)
-}
-
-// documentedClient returns an HTTP client that fails the test when a
-// request or response does not match docs/openapi.yaml.
-func documentedClient(t *testing.T) *http.Client {
-	t.Helper()
-	return &http.Client{Transport: openapitest.Load(t, "../../docs/openapi.yaml").Transport(t, nil)}
 }
 
 // post sends body to POST /events with the usual headers, changed by edit.
@@ -87,30 +76,7 @@ func (e *testEnv) call(t *testing.T, token, method, path, body string) (*http.Re
 // returns the response with its body read.
 func (e *testEnv) do(t *testing.T, method, path, token string, body io.Reader, edit func(*http.Request)) (*http.Response, []byte) {
 	t.Helper()
-	req, err := http.NewRequest(method, e.url+path, body)
-	if err != nil {
-		t.Fatal(err)
-	}
-	if token != "" { // "": a request without a key
-		req.Header.Set("Authorization", "Bearer "+token)
-	}
-	req.Header.Set("Service-Version", "2")
-	if edit != nil {
-		edit(req)
-	}
-	resp, err := e.client.Do(req)
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer resp.Body.Close()
-	out, err := io.ReadAll(resp.Body)
-	if err != nil {
-		t.Fatal(err)
-	}
-	if resp.Header.Get(api.HeaderOperationID) == "" {
-		t.Errorf("response has no %s header", api.HeaderOperationID)
-	}
-	return resp, out
+	return apitest.Do(t, e.client, e.url, method, path, token, body, edit)
 }
 
 // stored returns the number of messages in the stream.
@@ -133,49 +99,13 @@ type storedEvent struct {
 // order stored.
 func (e *testEnv) storedEvents(t *testing.T, account string) []storedEvent {
 	t.Helper()
-	ctx, cancel := context.WithTimeout(t.Context(), 10*time.Second)
-	defer cancel()
-	cons, err := e.stream.OrderedConsumer(ctx, jetstream.OrderedConsumerConfig{FilterSubjects: []string{schemas.EventSubject(account, ">")}})
-	if err != nil {
-		t.Fatal(err)
-	}
-	info, err := cons.Info(ctx)
-	if err != nil {
-		t.Fatal(err)
-	}
 	var events []storedEvent
-	for pending := int(info.NumPending); len(events) < pending; {
-		batch, err := cons.Fetch(pending-len(events), jetstream.FetchMaxWait(5*time.Second))
-		if err != nil {
-			t.Fatal(err)
+	for _, data := range apitest.StoredEvents(t, e.stream, account) {
+		var ev storedEvent
+		if err := json.Unmarshal(data, &ev); err != nil {
+			t.Fatalf("stored event %s: %v", data, err)
 		}
-		for msg := range batch.Messages() {
-			var ev storedEvent
-			if err := json.Unmarshal(msg.Data(), &ev); err != nil {
-				t.Fatalf("stored event %s: %v", msg.Data(), err)
-			}
-			events = append(events, ev)
-		}
-		if err := batch.Error(); err != nil {
-			t.Fatal(err)
-		}
+		events = append(events, ev)
 	}
 	return events
-}
-
-func decodeAs[T any](t *testing.T, body []byte) T {
-	t.Helper()
-	var v T
-	if err := json.Unmarshal(body, &v); err != nil {
-		t.Fatalf("decoding %s: %v", body, err)
-	}
-	return v
-}
-
-// wantStatus fails the test unless the response has the status.
-func wantStatus(t *testing.T, resp *http.Response, body []byte, status int) {
-	t.Helper()
-	if resp.StatusCode != status {
-		t.Fatalf("%s %s: status %d, want %d: %s", resp.Request.Method, resp.Request.URL.Path, resp.StatusCode, status, body)
-	}
 }

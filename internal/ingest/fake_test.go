@@ -41,7 +41,7 @@ func newFakeEnv(t *testing.T, cfg api.Config, keys api.Keys, pub api.Publisher) 
 	routeIngest(t, srv, pub, reg)
 	hs := httptest.NewServer(srv)
 	t.Cleanup(hs.Close)
-	return &testEnv{url: hs.URL, client: documentedClient(t), token: apitest.FakeToken, reg: reg}
+	return &testEnv{url: hs.URL, client: apitest.DocumentedClient(t, "../../docs/openapi.yaml"), token: apitest.FakeToken, reg: reg}
 }
 
 func eventIDs(events []apitest.WireEvent) []string {

@@ -182,7 +182,7 @@ func TestIngestRefusesKindsOnlySluiceEmits(t *testing.T) {
 		}
 		body := apitest.MustJSON(t, []apitest.WireEvent{{ID: ev.ID, Type: ev.Type, Principal: ev.Principal, Object: ev.Object}})
 		resp, out := e.post(t, body, nil)
-		got := decodeAs[apitest.ErrorBody](t, out)
+		got := apitest.DecodeAs[apitest.ErrorBody](t, out)
 		want := k.Name + " is emitted by sluice itself about its own resources and cannot be published"
 		if k.Family == "agent_session" {
 			want = k.Name + " is emitted by sluice itself, by its edge when an agent session starts or stops, and cannot be published"
@@ -198,7 +198,7 @@ func TestIngestRefusesKindsOnlySluiceEmits(t *testing.T) {
 		t.Fatalf("the stream holds %d events, want none", n)
 	}
 	resp, out := e.call(t, e.token, http.MethodPost, "/api_keys", `{"description":"second"}`)
-	wantStatus(t, resp, out, http.StatusCreated)
+	apitest.WantStatus(t, resp, out, http.StatusCreated)
 	// The audit event is stored before the answer.
 	events := e.storedEvents(t, e.account)
 	if len(events) != 1 || events[0].Type != "api_key_created.v0" {
