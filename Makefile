@@ -98,7 +98,7 @@ fuzz: ## a short run of each fuzz target, past its committed corpus
 	$(GO) test -vet=off -run '^$$' -fuzz '^FuzzCursorSkip$$' -fuzztime 50000x ./schemas
 	$(GO) test -vet=off -run '^$$' -fuzz '^FuzzEnvelopeRoundTrip$$' -fuzztime 50000x ./schemas
 	$(GO) test -vet=off -run '^$$' -fuzz '^FuzzParseEventTime$$' -fuzztime 20000x ./schemas
-	$(GO) test -vet=off -run '^$$' -fuzz '^FuzzDecodeObject$$' -fuzztime 100000x ./internal/api
+	$(GO) test -vet=off -run '^$$' -fuzz '^FuzzDecodeObject$$' -fuzztime 100000x ./internal/strictjson
 	$(GO) test -vet=off -run '^$$' -fuzz '^FuzzParseAuthorization$$' -fuzztime 20000x ./internal/authheader
 	$(GO) test -vet=off -run '^$$' -fuzz '^FuzzCheck$$' -fuzztime 30000x ./internal/store
 	$(GO) test -vet=off -run '^$$' -fuzz '^FuzzFilterBounds$$' -fuzztime 2000x ./filters

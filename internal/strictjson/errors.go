@@ -1,0 +1,74 @@
+package strictjson
+
+import "fmt"
+
+// Kind says what is wrong with a body.
+type Kind int
+
+// The kinds of Error.
+const (
+	// Empty is a body of nothing but white space; Err is io.EOF.
+	Empty Kind = iota + 1
+	// NotObject is a body whose JSON value is not an object; Start is its
+	// first byte.
+	NotObject
+	// Trailing is a body with more after its object; Offset is where the
+	// object ends.
+	Trailing
+	// UnknownMember is a member that no field of its object takes.
+	UnknownMember
+	// SameButCase is an unknown member named like a field but for case;
+	// Candidate is the field's name.
+	SameButCase
+	// Duplicate is a member that appears twice in its object.
+	Duplicate
+	// WrongType is a value of a JSON type its field does not take; Want
+	// and Got name the JSON types.
+	WrongType
+	// OutOfRange is a number its field cannot hold; Want says what the
+	// field takes, Got is "number " and the number as sent.
+	OutOfRange
+	// BadText is a body that Options.CheckText refused; Err is its error.
+	BadText
+	// Unreadable is a body encoding/json refused; Err is its error, such
+	// as a *json.SyntaxError, or io.ErrUnexpectedEOF for a body that ends
+	// early.
+	Unreadable
+)
+
+// Error is a body Decode refuses, with what is wrong with it.
+type Error struct {
+	Kind Kind
+	// Member is the JSON path of the member at fault, such as
+	// sources[0].kind, for UnknownMember, SameButCase, Duplicate,
+	// WrongType and OutOfRange; "" for the top value.
+	Member    string
+	Candidate string // SameButCase: the field's name
+	Want      string // WrongType, OutOfRange: what the field takes
+	Got       string // WrongType, OutOfRange: what was sent
+	Start     byte   // NotObject: the body's first byte but white space
+	Offset    int64  // Trailing: the offset of the end of the object
+	Err       error  // Empty, BadText, Unreadable: the error underneath
+}
+
+// Error says what is wrong with the body, naming the member at fault.
+func (e *Error) Error() string {
+	switch e.Kind {
+	case Empty:
+		return "strictjson: the body is empty"
+	case NotObject:
+		return fmt.Sprintf("strictjson: the body is not a JSON object (it starts with %q)", e.Start)
+	case Trailing:
+		return fmt.Sprintf("strictjson: trailing data after byte %d", e.Offset)
+	case UnknownMember, SameButCase:
+		return fmt.Sprintf("strictjson: unknown member %s", e.Member)
+	case Duplicate:
+		return fmt.Sprintf("strictjson: member %s appears twice", e.Member)
+	case WrongType, OutOfRange:
+		return fmt.Sprintf("strictjson: member %s: expected %s, got %s", e.Member, e.Want, e.Got)
+	}
+	return fmt.Sprintf("strictjson: %v", e.Err)
+}
+
+// Unwrap returns the error underneath, if any.
+func (e *Error) Unwrap() error { return e.Err }
