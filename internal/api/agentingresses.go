@@ -10,7 +10,6 @@ import (
 	"github.com/sluicehq/sluice/apiwire"
 	declared "github.com/sluicehq/sluice/internal/resource"
 	"github.com/sluicehq/sluice/internal/store"
-	"github.com/sluicehq/sluice/schemas"
 )
 
 // IngressConfig is the operator's configuration that agent ingresses show
@@ -71,9 +70,9 @@ func (c IngressConfig) serviceDomain(domain string) string {
 func (s *Server) routeAgentIngresses() {
 	a := s.agentIngresses
 	route(s, family[store.AgentIngress, apiwire.AgentIngressInput, apiwire.AgentIngressInput, apiwire.AgentIngress]{
-		res: agentIngressResource, prefix: schemas.PrefixAgentIngress, listKey: apiwire.AgentIngressesListKey,
+		spec: declared.AgentIngresses(), res: agentIngressResource,
 		create: s.createAgentIngress, get: a.GetAgentIngress, list: a.ListAgentIngresses, update: a.UpdateAgentIngress, delete: a.DeleteAgentIngress,
-		applyCreate: createdAgentIngress, applyUpdate: updatedAgentIngress, fields: declared.AgentIngresses().Fields,
+		applyCreate: createdAgentIngress, applyUpdate: updatedAgentIngress,
 		body:  s.agentIngressResponse,
 		fixed: map[string]string{"domain": "create another agent ingress with the new domain, and delete this one"},
 	})

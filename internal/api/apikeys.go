@@ -7,7 +7,6 @@ import (
 	"github.com/sluicehq/sluice/apiwire"
 	declared "github.com/sluicehq/sluice/internal/resource"
 	"github.com/sluicehq/sluice/internal/store"
-	"github.com/sluicehq/sluice/schemas"
 )
 
 // routeAPIKeys serves the family of API keys. The token of a key is shown
@@ -16,12 +15,12 @@ import (
 func (s *Server) routeAPIKeys() {
 	k := s.apiKeys
 	route(s, family[store.APIKey, apiwire.APIKeyInput, apiwire.APIKeyInput, apiwire.APIKey]{
-		res: apiKeyResource, prefix: schemas.PrefixAPIKey, listKey: apiwire.APIKeysListKey, audit: auditAPIKey,
+		spec: declared.APIKeys(), res: apiKeyResource, audit: auditAPIKey,
 		create: func(ctx context.Context, accountID string, v store.APIKey, opts ...store.WriteOption) (store.APIKey, error) {
 			return k.CreateAPIKey(ctx, accountID, store.APIKeyInput{Description: v.Description, Metadata: v.Metadata}, "", opts...)
 		},
 		get: k.GetAPIKey, list: k.ListAPIKeys, update: k.UpdateAPIKey, delete: k.DeleteAPIKey,
-		applyCreate: applyAPIKey, applyUpdate: applyAPIKey, fields: declared.APIKeys().Fields,
+		applyCreate: applyAPIKey, applyUpdate: applyAPIKey,
 		body: s.apiKeyResponse,
 		created: func(w http.ResponseWriter, v store.APIKey, body *apiwire.APIKey) {
 			body.Token = &v.Token

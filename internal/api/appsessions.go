@@ -5,6 +5,7 @@ import (
 	"net/http"
 
 	"github.com/sluicehq/sluice/apiwire"
+	declared "github.com/sluicehq/sluice/internal/resource"
 	"github.com/sluicehq/sluice/internal/store"
 	"github.com/sluicehq/sluice/schemas"
 )
@@ -16,7 +17,7 @@ import (
 func (s *Server) routeAppSessions() {
 	a := s.appSessions
 	route(s, family[store.AppSession, noBody, noBody, apiwire.AppSession]{
-		res: appSessionResource, prefix: schemas.PrefixAppSession, listKey: apiwire.AppSessionsListKey,
+		spec: declared.AppSessions(), res: appSessionResource,
 		get: a.GetAppSession, list: a.ListAppSessions, delete: a.DeleteAppSession,
 		body: s.appSessionResponse,
 	})

@@ -24,9 +24,9 @@ const auditTunnelGroupBackend = "tunnel_group_backend"
 func (s *Server) routeTunnelGroupBackends() {
 	b := s.backends
 	route(s, family[backendWithTunnels, apiwire.TunnelGroupBackendInput, apiwire.TunnelGroupBackendInput, apiwire.TunnelGroupBackend]{
-		res: tunnelGroupBackendResource, prefix: schemas.PrefixTunnelGroupBackend, listKey: apiwire.TunnelGroupBackendsListKey,
+		spec: declared.TunnelGroupBackends(), res: tunnelGroupBackendResource,
 		audit:       auditTunnelGroupBackend,
-		applyCreate: applyTunnelGroupBackend, applyUpdate: applyTunnelGroupBackend, fields: declared.TunnelGroupBackends().Fields,
+		applyCreate: applyTunnelGroupBackend, applyUpdate: applyTunnelGroupBackend,
 		create: func(ctx context.Context, accountID string, v backendWithTunnels, opts ...store.WriteOption) (backendWithTunnels, error) {
 			created, err := b.CreateTunnelGroupBackend(ctx, accountID, v.TunnelGroupBackend, opts...)
 			return s.withTunnels(ctx, accountID, created, err)

@@ -7,7 +7,6 @@ import (
 	"github.com/sluicehq/sluice/apiwire"
 	declared "github.com/sluicehq/sluice/internal/resource"
 	"github.com/sluicehq/sluice/internal/store"
-	"github.com/sluicehq/sluice/schemas"
 )
 
 // routeBotUsers serves the family of bot users (specification sections 2.3
@@ -16,9 +15,9 @@ import (
 func (s *Server) routeBotUsers() {
 	b := s.botUsers
 	route(s, family[store.BotUser, apiwire.BotUserInput, apiwire.BotUserInput, apiwire.BotUser]{
-		res: botUserResource, prefix: schemas.PrefixBotUser, listKey: apiwire.BotUsersListKey,
+		spec: declared.BotUsers(), res: botUserResource,
 		create: b.CreateBotUser, get: b.GetBotUser, list: b.ListBotUsers, update: b.UpdateBotUser, delete: b.DeleteBotUser,
-		applyCreate: applyBotUser, applyUpdate: applyBotUser, fields: declared.BotUsers().Fields,
+		applyCreate: applyBotUser, applyUpdate: applyBotUser,
 		body: s.botUserResponse,
 	})
 }

@@ -8,7 +8,6 @@ import (
 	"github.com/sluicehq/sluice/apiwire"
 	declared "github.com/sluicehq/sluice/internal/resource"
 	"github.com/sluicehq/sluice/internal/store"
-	"github.com/sluicehq/sluice/schemas"
 )
 
 // routeCredentials serves the family of tunnel credentials (specification
@@ -17,9 +16,9 @@ import (
 func (s *Server) routeCredentials() {
 	c := s.credentials
 	route(s, family[store.Credential, apiwire.CredentialInput, apiwire.CredentialInput, apiwire.Credential]{
-		res: credentialResource, prefix: schemas.PrefixCredential, listKey: apiwire.CredentialsListKey, audit: auditCredential,
+		spec: declared.Credentials(), res: credentialResource, audit: auditCredential,
 		create: c.CreateCredential, get: c.GetCredential, list: c.ListCredentials, update: c.UpdateCredential, delete: c.DeleteCredential,
-		applyCreate: applyCredential, applyUpdate: applyCredential, fields: declared.Credentials().Fields,
+		applyCreate: applyCredential, applyUpdate: applyCredential,
 		body:        s.credentialResponse,
 		auditObject: s.credentialAudit,
 		created: func(w http.ResponseWriter, v store.Credential, body *apiwire.Credential) {

@@ -5,7 +5,7 @@ import (
 	"encoding/json"
 	"net/http"
 
-	"github.com/sluicehq/sluice/apiwire"
+	declared "github.com/sluicehq/sluice/internal/resource"
 	"github.com/sluicehq/sluice/internal/store"
 	"github.com/sluicehq/sluice/schemas"
 	"github.com/sluicehq/sluice/sinks"
@@ -17,7 +17,7 @@ func (s *Server) routeDestinations() {
 	d := s.destinations
 	route(s, family[store.Destination, destinationInput, destinationInput, destinationBody]{
 		applyCreate: destinationInput.apply, applyUpdate: destinationInput.apply,
-		res: destinationResource, prefix: schemas.PrefixDestination, listKey: apiwire.EventDestinationsKey, audit: auditDestination,
+		spec: declared.EventDestinations(), res: destinationResource, audit: auditDestination,
 		create: d.CreateDestination, get: d.GetDestination, list: d.ListDestinations, update: d.UpdateDestination, delete: d.DeleteDestination,
 		body:        s.destinationResponse,
 		auditObject: func(r *http.Request, d store.Destination) any { return s.destinationAudit(r, d) },

@@ -41,10 +41,14 @@ import (
 // type, such as an input type of package apiwire that serves both: the
 // family's declared fields say which of its fields each body takes.
 type family[T, C, U, B any] struct {
-	res     resource // its noun in messages, and its path, such as /api_keys
-	prefix  string   // the prefix of its ids, checked in ?before_id=
-	listKey string   // the member of a page that holds the resources, such as "keys"
-	audit   string   // the family of its audit kinds, such as "api_key"; "": it has no audit events
+	// spec is the family's declaration (package resource): the prefix of
+	// its ids, checked in ?before_id=, its path, the member of a page
+	// that holds its resources, and its fields: a body takes the fields
+	// of C (or U) that they say a create (or an update) takes, and any
+	// other member is an unknown field.
+	spec  declared.Spec
+	res   resource // its noun in messages, and its path, spec's
+	audit string   // the family of its audit kinds, such as "api_key"; "": it has no audit events
 
 	// The store's operations; see the store's methods for their errors.
 	// create, update and delete may be nil: not served.
@@ -61,11 +65,6 @@ type family[T, C, U, B any] struct {
 	// the resource.
 	applyCreate func(in C, v *T)
 	applyUpdate func(in U, v *T)
-	// fields are the family's declared fields (resource.Spec.Fields): a
-	// body takes the fields of C (or U) that they say a create (or an
-	// update) takes, and any other member is an unknown field. nil: every
-	// field of C and U.
-	fields []declared.Field
 
 	// body is the resource as responses show it.
 	body func(r *http.Request, v T) B
@@ -123,8 +122,7 @@ type parent[T any] struct {
 type noBody struct{}
 
 // takes returns the JSON names of the fields of the body type t, in its
-// order, that fields say a create (or an update) takes; every field of t
-// if fields is nil.
+// order, that fields say a create (or an update) takes.
 func takes(t reflect.Type, fields []declared.Field, update bool) []string {
 	var names []string
 	for sf := range t.Fields() {
@@ -135,11 +133,9 @@ func takes(t reflect.Type, fields []declared.Field, update bool) []string {
 		if name == "" {
 			name = sf.Name
 		}
-		if fields != nil {
-			i := slices.IndexFunc(fields, func(f declared.Field) bool { return f.Name == name })
-			if i < 0 || update && !fields[i].Update || !update && !fields[i].Create {
-				continue
-			}
+		i := slices.IndexFunc(fields, func(f declared.Field) bool { return f.Name == name })
+		if i < 0 || update && !fields[i].Update || !update && !fields[i].Create {
+			continue
 		}
 		names = append(names, name)
 	}
@@ -170,11 +166,14 @@ type familyDoc struct {
 
 // route serves the family's routes on s.
 func route[T, C, U, B any](s *Server, f family[T, C, U, B]) {
+	if f.spec.Path != f.res.listPath {
+		panic(fmt.Sprintf("api: the family of %s is declared at %s", f.res.listPath, f.spec.Path))
+	}
 	f.s = s
 	f.objects = newListFilter[B]()
-	f.createTakes = takes(reflect.TypeFor[C](), f.fields, false)
-	f.updateTakes = takes(reflect.TypeFor[U](), f.fields, true)
-	doc := familyDoc{path: f.res.listPath, listKey: f.listKey, prefix: f.prefix, body: reflect.TypeFor[B]()}
+	f.createTakes = takes(reflect.TypeFor[C](), f.spec.Fields, false)
+	f.updateTakes = takes(reflect.TypeFor[U](), f.spec.Fields, true)
+	doc := familyDoc{path: f.res.listPath, listKey: f.spec.ListKey, prefix: f.spec.Prefix, body: reflect.TypeFor[B]()}
 	if f.create != nil {
 		s.mux.Handle("POST "+f.res.listPath, s.authenticated(http.HandlerFunc(f.createOne)))
 		doc.create, doc.createFields = reflect.TypeFor[C](), f.createTakes
@@ -273,7 +272,7 @@ func (f family[T, C, U, B]) createOne(w http.ResponseWriter, r *http.Request) {
 }
 
 func (f family[T, C, U, B]) listPage(w http.ResponseWriter, r *http.Request) {
-	page, e := readPage(r, f.prefix)
+	page, e := readPage(r, f.spec.Prefix)
 	if e == nil {
 		page.Match, e = readFilter(r, f.objects, f.res.listPath, f.body)
 	}
@@ -286,7 +285,7 @@ func (f family[T, C, U, B]) listPage(w http.ResponseWriter, r *http.Request) {
 		f.s.listError(w, r, err, f.res)
 		return
 	}
-	list := apiwire.Page[B]{Key: f.listKey, Items: make([]B, len(items))}
+	list := apiwire.Page[B]{Key: f.spec.ListKey, Items: make([]B, len(items))}
 	for i, v := range items {
 		list.Items[i] = f.body(r, v)
 	}

@@ -10,6 +10,7 @@ import (
 	"testing"
 
 	"github.com/sluicehq/sluice/apiwire"
+	declared "github.com/sluicehq/sluice/internal/resource"
 	"github.com/sluicehq/sluice/internal/store"
 	"github.com/sluicehq/sluice/producer"
 )
@@ -63,8 +64,9 @@ func TestReadOnlyFamily(t *testing.T) {
 		t.Fatal(err)
 	}
 	route(s, family[store.BotUser, noBody, noBody, apiwire.BotUser]{
-		res: resource{noun: "read-only thing", listPath: "/read_only"}, prefix: "bot_", listKey: "read_only",
-		get: st.GetBotUser, list: st.ListBotUsers, delete: st.DeleteBotUser,
+		spec: declared.Spec{Prefix: "bot_", Path: "/read_only", ListKey: "read_only"},
+		res:  resource{noun: "read-only thing", listPath: "/read_only"},
+		get:  st.GetBotUser, list: st.ListBotUsers, delete: st.DeleteBotUser,
 	})
 	doc := s.families[len(s.families)-1]
 	if doc.path != "/read_only" || doc.create != nil || doc.update != nil || doc.body != reflect.TypeFor[apiwire.BotUser]() {
@@ -80,4 +82,24 @@ func TestReadOnlyFamily(t *testing.T) {
 			t.Errorf("%s %s: %d, Allow %q; want 405, Allow %q: %s", c.method, c.path, w.Code, w.Header().Get("Allow"), c.allow, w.Body)
 		}
 	}
+}
+
+// TestFamilyMustBeItsDeclaration: a family routed at a path other than
+// its declaration's is a mistake in the code, which route refuses.
+func TestFamilyMustBeItsDeclaration(t *testing.T) {
+	var st *store.Store
+	s, err := New(Config{BaseURL: "http://sluice.test"}, Deps{Keys: st, Publisher: (*producer.Producer)(nil)})
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer func() {
+		if r := recover(); r == nil || !strings.Contains(r.(string), "is declared at /bot_users") {
+			t.Fatalf("route of a family not at its declaration's path: recovered %v, want a panic naming both", r)
+		}
+	}()
+	route(s, family[store.BotUser, noBody, noBody, apiwire.BotUser]{
+		spec: declared.BotUsers(),
+		res:  resource{noun: "misplaced thing", listPath: "/misplaced"},
+		get:  st.GetBotUser, list: st.ListBotUsers,
+	})
 }

@@ -24,8 +24,8 @@ var (
 func (s *Server) routeHTTPSEdges() {
 	e := s.httpsEdges
 	route(s, family[edgeWithRoutes, apiwire.HTTPSEdgeInput, apiwire.HTTPSEdgeInput, apiwire.HTTPSEdge]{
-		res: httpsEdgeResource, prefix: schemas.PrefixHTTPSEdge, listKey: apiwire.HTTPSEdgesListKey,
-		applyCreate: applyHTTPSEdge, applyUpdate: applyHTTPSEdge, fields: declared.HTTPSEdges().Fields,
+		spec: declared.HTTPSEdges(), res: httpsEdgeResource,
+		applyCreate: applyHTTPSEdge, applyUpdate: applyHTTPSEdge,
 		create: func(ctx context.Context, accountID string, v edgeWithRoutes, opts ...store.WriteOption) (edgeWithRoutes, error) {
 			created, err := e.CreateHTTPSEdge(ctx, accountID, v.HTTPSEdge, opts...)
 			return edgeWithRoutes{HTTPSEdge: created}, err // a new edge has no route
@@ -74,8 +74,8 @@ func (s *Server) routeHTTPSEdges() {
 		body: s.httpsEdgeResponse,
 	})
 	routes := family[store.HTTPSEdgeRoute, apiwire.HTTPSEdgeRouteInput, apiwire.HTTPSEdgeRouteInput, apiwire.HTTPSEdgeRoute]{
-		res: httpsRouteResource, prefix: schemas.PrefixHTTPSEdgeRoute, listKey: apiwire.HTTPSEdgeRoutesListKey,
-		applyCreate: applyHTTPSRoute, applyUpdate: applyHTTPSRoute, fields: declared.HTTPSEdgeRoutes().Fields,
+		spec: declared.HTTPSEdgeRoutes(), res: httpsRouteResource,
+		applyCreate: applyHTTPSRoute, applyUpdate: applyHTTPSRoute,
 		create: func(ctx context.Context, accountID string, v store.HTTPSEdgeRoute, opts ...store.WriteOption) (store.HTTPSEdgeRoute, error) {
 			return e.CreateHTTPSEdgeRoute(ctx, accountID, v.EdgeID, v, opts...)
 		},

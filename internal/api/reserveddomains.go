@@ -8,7 +8,6 @@ import (
 	"github.com/sluicehq/sluice/apiwire"
 	declared "github.com/sluicehq/sluice/internal/resource"
 	"github.com/sluicehq/sluice/internal/store"
-	"github.com/sluicehq/sluice/schemas"
 )
 
 // auditReservedDomain is the family of the audit kinds of reserved
@@ -30,8 +29,8 @@ var reservedDomainResource = resource{noun: "reserved domain", listPath: apiwire
 func (s *Server) routeReservedDomains() {
 	d := s.domains
 	route(s, family[store.ReservedDomain, apiwire.ReservedDomainInput, apiwire.ReservedDomainInput, apiwire.ReservedDomain]{
-		res: reservedDomainResource, prefix: schemas.PrefixReservedDomain, listKey: apiwire.ReservedDomainsListKey, audit: auditReservedDomain,
-		applyCreate: applyReservedDomain, applyUpdate: applyReservedDomain, fields: declared.ReservedDomains().Fields,
+		spec: declared.ReservedDomains(), res: reservedDomainResource, audit: auditReservedDomain,
+		applyCreate: applyReservedDomain, applyUpdate: applyReservedDomain,
 		create: func(ctx context.Context, accountID string, v store.ReservedDomain, opts ...store.WriteOption) (store.ReservedDomain, error) {
 			domain, err := store.CheckReservedDomain(v.Domain)
 			if err != nil {

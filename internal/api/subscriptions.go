@@ -16,9 +16,9 @@ import (
 func (s *Server) routeSubscriptions() {
 	sub := s.subscriptions
 	route(s, family[store.Subscription, apiwire.SubscriptionInput, apiwire.SubscriptionInput, apiwire.Subscription]{
-		res: subscriptionResource, prefix: schemas.PrefixSubscription, listKey: apiwire.EventSubscriptionsKey, audit: auditSubscription,
+		spec: declared.EventSubscriptions(), res: subscriptionResource, audit: auditSubscription,
 		create: sub.CreateSubscription, get: sub.GetSubscription, list: sub.ListSubscriptions, update: sub.UpdateSubscription, delete: sub.DeleteSubscription,
-		applyCreate: applySubscription, applyUpdate: applySubscription, fields: declared.EventSubscriptions().Fields,
+		applyCreate: applySubscription, applyUpdate: applySubscription,
 		body: s.subscriptionResponse,
 	})
 	s.routeSources()

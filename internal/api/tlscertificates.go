@@ -9,8 +9,8 @@ import (
 	"net/http"
 
 	"github.com/sluicehq/sluice/apiwire"
+	declared "github.com/sluicehq/sluice/internal/resource"
 	"github.com/sluicehq/sluice/internal/store"
-	"github.com/sluicehq/sluice/schemas"
 )
 
 var tlsCertificateResource = resource{noun: "TLS certificate", listPath: apiwire.TLSCertificatesPath}
@@ -24,7 +24,7 @@ const tlsCertificatesMadeBy = "TLS certificates are obtained and renewed by slui
 // reserved domains and agent ingresses: list and get only, without their private keys.
 func (s *Server) routeTLSCertificates() {
 	route(s, family[store.TLSCertificate, noBody, noBody, apiwire.TLSCertificate]{
-		res: tlsCertificateResource, prefix: schemas.PrefixTLSCertificate, listKey: apiwire.TLSCertificatesListKey,
+		spec: declared.TLSCertificates(), res: tlsCertificateResource,
 		get: s.domains.GetTLSCertificate, list: s.domains.ListTLSCertificates,
 		body: s.tlsCertificateResponse, madeBy: tlsCertificatesMadeBy,
 	})

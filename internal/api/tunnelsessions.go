@@ -6,6 +6,7 @@ import (
 	"net/http"
 
 	"github.com/sluicehq/sluice/apiwire"
+	declared "github.com/sluicehq/sluice/internal/resource"
 	"github.com/sluicehq/sluice/internal/store"
 	"github.com/sluicehq/sluice/schemas"
 )
@@ -30,12 +31,12 @@ const (
 func (s *Server) routeTunnels() {
 	t := s.tunnels
 	route(s, family[store.TunnelSession, noBody, noBody, apiwire.TunnelSession]{
-		res: tunnelSessionResource, prefix: schemas.PrefixTunnelSession, listKey: apiwire.TunnelSessionsListKey,
+		spec: declared.TunnelSessions(), res: tunnelSessionResource,
 		get: t.GetTunnelSession, list: t.ListTunnelSessions,
 		body: s.tunnelSessionResponse, madeBy: tunnelSessionsMadeBy,
 	})
 	route(s, family[store.Endpoint, noBody, noBody, apiwire.Endpoint]{
-		res: endpointResource, prefix: schemas.PrefixEndpoint, listKey: apiwire.EndpointsListKey,
+		spec: declared.Endpoints(), res: endpointResource,
 		get: t.GetEndpoint, list: t.ListEndpoints,
 		body: s.endpointResponse, madeBy: endpointsMadeBy,
 	})
