@@ -167,12 +167,22 @@ func newForwarder(e *Edge) *forwarder {
 				return nil
 			}
 			// Read the refusal whole, freeing the connection to the
-			// peer, then hold it.
-			body, err := io.ReadAll(io.LimitReader(resp.Body, maxRefusalBody))
-			_ = resp.Body.Close()
+			// peer, then hold it. An answer longer than the edge's
+			// refusals is an agent's, marked by the agent: passed on
+			// whole, at once.
+			body, err := io.ReadAll(io.LimitReader(resp.Body, maxRefusalBody+1))
 			if err != nil {
+				_ = resp.Body.Close()
 				return err
 			}
+			if len(body) > maxRefusalBody {
+				resp.Body = struct {
+					io.Reader
+					io.Closer
+				}{io.MultiReader(bytes.NewReader(body), resp.Body), resp.Body}
+				return nil
+			}
+			_ = resp.Body.Close()
 			resp.Body = io.NopCloser(bytes.NewReader(body))
 			e.Metrics.forwardedHeld.Add(1)
 			e.holdRefusal()
