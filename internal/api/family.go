@@ -8,7 +8,6 @@ import (
 	"fmt"
 	"net/http"
 	"reflect"
-	"slices"
 	"strings"
 
 	"github.com/sluicehq/sluice/apiwire"
@@ -122,8 +121,8 @@ type parent[T any] struct {
 type noBody struct{}
 
 // takes returns the JSON names of the fields of the body type t, in its
-// order, that fields say a create (or an update) takes.
-func takes(t reflect.Type, fields []declared.Field, update bool) []string {
+// order, that the declaration says a create (or an update) takes.
+func takes(t reflect.Type, spec declared.Spec, update bool) []string {
 	var names []string
 	for sf := range t.Fields() {
 		name, _, _ := strings.Cut(sf.Tag.Get("json"), ",")
@@ -133,8 +132,7 @@ func takes(t reflect.Type, fields []declared.Field, update bool) []string {
 		if name == "" {
 			name = sf.Name
 		}
-		i := slices.IndexFunc(fields, func(f declared.Field) bool { return f.Name == name })
-		if i < 0 || update && !fields[i].Update || !update && !fields[i].Create {
+		if f, ok := spec.Lookup(name); !ok || update && !f.Update || !update && !f.Create {
 			continue
 		}
 		names = append(names, name)
@@ -171,8 +169,8 @@ func route[T, C, U, B any](s *Server, f family[T, C, U, B]) {
 	}
 	f.s = s
 	f.objects = newListFilter[B]()
-	f.createTakes = takes(reflect.TypeFor[C](), f.spec.Fields, false)
-	f.updateTakes = takes(reflect.TypeFor[U](), f.spec.Fields, true)
+	f.createTakes = takes(reflect.TypeFor[C](), f.spec, false)
+	f.updateTakes = takes(reflect.TypeFor[U](), f.spec, true)
 	doc := familyDoc{path: f.res.listPath, listKey: f.spec.ListKey, prefix: f.spec.Prefix, body: reflect.TypeFor[B]()}
 	if f.create != nil {
 		s.mux.Handle("POST "+f.res.listPath, s.authenticated(http.HandlerFunc(f.createOne)))

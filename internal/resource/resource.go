@@ -88,12 +88,22 @@ type Spec struct {
 // below, so a name that is none of them is a mistake in the code: it
 // panics.
 func (s Spec) Field(name string) Field {
+	f, ok := s.Lookup(name)
+	if !ok {
+		panic(fmt.Sprintf("resource: the family %s has no field %q", s.Path, name))
+	}
+	return f
+}
+
+// Lookup returns the field named name, and false when the family
+// declares none.
+func (s Spec) Lookup(name string) (Field, bool) {
 	for _, f := range s.Fields {
 		if f.Name == name {
-			return f
+			return f, true
 		}
 	}
-	panic(fmt.Sprintf("resource: the family %s has no field %q", s.Path, name))
+	return Field{}, false
 }
 
 // described returns description and metadata, which API keys,

@@ -124,7 +124,7 @@ func (s schemas) resource(description string, created bool) (*yaml.Node, error) 
 		if !omitempty {
 			required.Content = append(required.Content, scalar(name))
 		}
-		field, _ := s.declared(name)
+		field, _ := s.spec.Lookup(name)
 		if field.ShownOnce && !created {
 			set(props, name, pairs("description", scalar(shownOnceText), "type", quoted("null")))
 			continue
@@ -159,7 +159,7 @@ func (s schemas) input(description string, update bool) (*yaml.Node, error) {
 		if name == "" {
 			continue
 		}
-		field, ok := s.declared(name)
+		field, ok := s.spec.Lookup(name)
 		if !ok {
 			return nil, fmt.Errorf("%s: %v.%s: %w %s", s.spec.Path, t, sf.Name, errUndeclared, name)
 		}
@@ -229,16 +229,6 @@ func (s schemas) list() *yaml.Node {
 	return object(s.spec.Doc.Schemas.List, required, props)
 }
 
-// declared returns the family's field named name, if it declares one.
-func (s schemas) declared(name string) (resource.Field, bool) {
-	for _, f := range s.spec.Fields {
-		if f.Name == name {
-			return f, true
-		}
-	}
-	return resource.Field{}, false
-}
-
 // property returns the schema of the property name of Go type t: the
 // schema its doc's directives name (a schema directive with a type is
 // the whole schema), or one that the family's fields share, or its
@@ -282,7 +272,7 @@ func (s schemas) shared(name string) string {
 	case "created_at":
 		return "CreatedAt"
 	case "description", "metadata":
-		if _, ok := s.declared(name); ok {
+		if _, ok := s.spec.Lookup(name); ok {
 			return strings.ToUpper(name[:1]) + name[1:]
 		}
 	}
