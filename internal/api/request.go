@@ -134,6 +134,8 @@ func strictError(err error) *Error {
 		return withField(NewError(CodeWrongType, "field %s: expected %s, got %s", e.Member, e.Want, e.Got), e.Member)
 	case strictjson.BadText:
 		return textError(e.Err)
+	case strictjson.TooDeep:
+		return withField(NewError(CodeMalformedRequest, "field %s nests deeper than %d levels; no field of this API nests so deep", e.Member, strictjson.MaxDepth), e.Member)
 	}
 	return bodyError(e.Err)
 }

@@ -31,6 +31,7 @@ func TestStrictErrors(t *testing.T) {
 		{"duplicate", &strictjson.Error{Kind: strictjson.Duplicate, Member: member}, CodeMalformedRequest},
 		{"wrong type", &strictjson.Error{Kind: strictjson.WrongType, Member: member, Want: "string", Got: "number"}, CodeWrongType},
 		{"out of range", &strictjson.Error{Kind: strictjson.OutOfRange, Member: member, Want: "a whole number from 0 to 255", Got: "number 256"}, CodeWrongType},
+		{"too deep", &strictjson.Error{Kind: strictjson.TooDeep, Member: member}, CodeMalformedRequest},
 		{"bad text", &strictjson.Error{Kind: strictjson.BadText, Err: schemas.CheckJSON([]byte("{\"a\":\"\xff\"}"))}, CodeMalformedRequest},
 		{"ends early", &strictjson.Error{Kind: strictjson.Unreadable, Err: io.ErrUnexpectedEOF}, CodeMalformedRequest},
 		{"syntax", &strictjson.Error{Kind: strictjson.Unreadable, Err: json.Unmarshal([]byte("{x"), new(any))}, CodeMalformedRequest},

@@ -48,7 +48,7 @@ func Decode(body []byte, v any, opts Options) error {
 	dec := json.NewDecoder(bytes.NewReader(body))
 	dec.UseNumber() // checkMembers checks a number's range against its field
 	extra := notFields(t, opts.Extra)
-	if err := checkMembers(dec, t, "", topFields(t, opts.Takes, extra)); err != nil {
+	if err := checkMembers(dec, t, "", 0, topFields(t, opts.Takes, extra)); err != nil {
 		var e *Error
 		if errors.As(err, &e) {
 			return e

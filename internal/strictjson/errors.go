@@ -30,6 +30,8 @@ const (
 	OutOfRange
 	// BadText is a body that Options.CheckText refused; Err is its error.
 	BadText
+	// TooDeep is a value nested deeper than MaxDepth; Member is where.
+	TooDeep
 	// Unreadable is a body encoding/json refused; Err is its error, such
 	// as a *json.SyntaxError, or io.ErrUnexpectedEOF for a body that ends
 	// early.
@@ -66,6 +68,8 @@ func (e *Error) Error() string {
 		return fmt.Sprintf("strictjson: member %s appears twice", e.Member)
 	case WrongType, OutOfRange:
 		return fmt.Sprintf("strictjson: member %s: expected %s, got %s", e.Member, e.Want, e.Got)
+	case TooDeep:
+		return fmt.Sprintf("strictjson: member %s nests deeper than %d levels", e.Member, MaxDepth)
 	}
 	return fmt.Sprintf("strictjson: %v", e.Err)
 }

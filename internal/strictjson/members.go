@@ -20,9 +20,14 @@ import (
 // array indexes included (which encoding/json's own type errors lack), or
 // the decoder's error for malformed JSON.
 //
-// top are the members an object at the top (path "") takes, by their
+// depth is how deep the value is, 0 at the top; past MaxDepth it is
+// refused, so that a body of nested arrays costs no more than its bytes
+// (each level builds its path). top are the members an object at the top (path "") takes, by their
 // types, in place of the fields of t; nil for the fields of t.
-func checkMembers(dec *json.Decoder, t reflect.Type, path string, top map[string]reflect.Type) error {
+func checkMembers(dec *json.Decoder, t reflect.Type, path string, depth int, top map[string]reflect.Type) error {
+	if depth > MaxDepth {
+		return &Error{Kind: TooDeep, Member: path}
+	}
 	tok, err := dec.Token()
 	if err != nil {
 		return unexpectedEOF(err)
@@ -72,7 +77,7 @@ func checkMembers(dec *json.Decoder, t reflect.Type, path string, top map[string
 					return &Error{Kind: UnknownMember, Member: memberPath}
 				}
 			}
-			if err := checkMembers(dec, memberType, memberPath, nil); err != nil {
+			if err := checkMembers(dec, memberType, memberPath, depth+1, nil); err != nil {
 				return err
 			}
 		}
@@ -84,7 +89,7 @@ func checkMembers(dec *json.Decoder, t reflect.Type, path string, top map[string
 			elem = t.Elem()
 		}
 		for i := 0; dec.More(); i++ {
-			if err := checkMembers(dec, elem, fmt.Sprintf("%s[%d]", path, i), nil); err != nil {
+			if err := checkMembers(dec, elem, fmt.Sprintf("%s[%d]", path, i), depth+1, nil); err != nil {
 				return err
 			}
 		}
@@ -223,3 +228,7 @@ func JSONType(t reflect.Type) string {
 	}
 	return fmt.Sprint(t)
 }
+
+// MaxDepth bounds how deep a body's values nest, as schemas bounds an
+// event's: the management API's bodies nest a few levels.
+const MaxDepth = 64
