@@ -123,7 +123,7 @@ type noBody struct{}
 // takes returns the JSON names of the fields of the body type t, in its
 // order, that the declaration says a create (or an update) takes.
 func takes(t reflect.Type, spec declared.Spec, update bool) []string {
-	var names []string
+	names := []string{} // none, not nil: nil would take every field (strictjson.Options.Takes)
 	for sf := range t.Fields() {
 		name, _, _ := strings.Cut(sf.Tag.Get("json"), ",")
 		if !sf.IsExported() || name == "-" {
