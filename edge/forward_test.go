@@ -201,18 +201,27 @@ func TestForwardedRefusalIsHeld(t *testing.T) {
 	host := serveUp(t, b.agent(t, b.Credential(account)), "http://")
 	peersOfA.set("http", host, servePeers(t, b), account)
 
-	get := func(c *http.Client) (*http.Response, time.Duration) {
-		t.Helper()
+	// send sends a request for host to A; get does and fails the test
+	// when it fails (on the test's goroutine only).
+	send := func(c *http.Client) (*http.Response, time.Duration, error) {
 		req, _ := http.NewRequest(http.MethodGet, "http://"+a.HTTPAddr+"/", nil)
 		req.Host = host
 		start := time.Now()
 		resp, err := c.Do(req)
 		if err != nil {
-			t.Fatal(err)
+			return nil, 0, err
 		}
 		_, _ = io.Copy(io.Discard, resp.Body)
 		_ = resp.Body.Close()
-		return resp, time.Since(start)
+		return resp, time.Since(start), nil
+	}
+	get := func(c *http.Client) (*http.Response, time.Duration) {
+		t.Helper()
+		resp, took, err := send(c)
+		if err != nil {
+			t.Fatal(err)
+		}
+		return resp, took
 	}
 	// B's burst of one, on a connection A keeps counted.
 	kept := &http.Client{Transport: &http.Transport{}}
@@ -221,14 +230,15 @@ func TestForwardedRefusalIsHeld(t *testing.T) {
 		t.Fatalf("the burst's request through A: %d", resp.StatusCode)
 	}
 	// The next, on a second connection: B refuses it, A holds it.
-	held := make(chan *http.Response, 1)
+	type answer struct {
+		resp *http.Response
+		took time.Duration
+		err  error
+	}
+	held := make(chan answer, 1)
 	go func() {
-		fresh := &http.Client{Transport: &http.Transport{DisableKeepAlives: true}}
-		resp, took := get(fresh)
-		if took < hold {
-			t.Errorf("the refusal came after %v, want it held %v", took, hold)
-		}
-		held <- resp
+		resp, took, err := send(&http.Client{Transport: &http.Transport{DisableKeepAlives: true}})
+		held <- answer{resp, took, err}
 	}()
 	check.Eventually(t, hold, "the refusal held by A", func() (float64, bool) {
 		n := testutil.ToFloat64(a.Service.Metrics.ForwardedHeld())
@@ -243,7 +253,14 @@ func TestForwardedRefusalIsHeld(t *testing.T) {
 	if resp.StatusCode != http.StatusTooManyRequests || resp.Header.Get("X-Sluice-Error-Code") != "ERR_SLUICE_632" || !resp.Close {
 		t.Fatalf("a third connection during the hold: %d %s (close %v), want 429 ERR_SLUICE_632 closing the connection", resp.StatusCode, resp.Header.Get("X-Sluice-Error-Code"), resp.Close)
 	}
-	resp = <-held
+	got := <-held
+	if got.err != nil {
+		t.Fatal(got.err)
+	}
+	if got.took < hold {
+		t.Errorf("the refusal came after %v, want it held %v", got.took, hold)
+	}
+	resp = got.resp
 	if resp.StatusCode != http.StatusTooManyRequests || resp.Header.Get("X-Sluice-Error-Code") != "ERR_SLUICE_635" || resp.Header.Get("Retry-After") == "" {
 		t.Fatalf("the refused request: %d %v, want 429 ERR_SLUICE_635 with Retry-After", resp.StatusCode, resp.Header)
 	}

@@ -230,12 +230,13 @@ func publicConnOf(r *http.Request, start time.Time) *publicConn {
 
 // countConn counts pc, whose lock the caller holds, against the
 // account's limit of public connections, unless it already counts there;
-// when the limit refuses it, it answers 429 and returns false. A
-// connection of the peer listener (forwarded) is shared by every
-// account's forwarded requests: the edge that took their clients' own
-// connections counts those, and the refusal does not close it.
+// when the limit refuses it, it answers 429, closing the connection, and
+// returns false. A connection of the peer listener (forwarded) is shared
+// by every account's forwarded requests and is not counted: the edge
+// that took their clients' own connections counts those
+// (forwardCounted).
 func (e *Edge) countConn(w http.ResponseWriter, pc *publicConn, account string, forwarded bool) bool {
-	if pc.account == account {
+	if forwarded || pc.account == account {
 		return true
 	}
 	if pc.account != "" {
@@ -247,9 +248,7 @@ func (e *Edge) countConn(w http.ResponseWriter, pc *publicConn, account string, 
 		// Not held (the connection is not the account's to count), and
 		// closed: each refusal costs the client a connection, not a
 		// request on one it keeps.
-		if !forwarded {
-			w.Header().Set("Connection", "close")
-		}
+		w.Header().Set("Connection", "close")
 		w.Header().Set("Retry-After", "1")
 		publicError(w, http.StatusTooManyRequests, codeConnLimit, "The endpoint's account has as many public connections open as it may. Try again shortly.")
 		return false
@@ -519,6 +518,9 @@ func (x *exchange) roundTrip(w http.ResponseWriter, bc *backendConn, mayRetry bo
 	for _, name := range hopHeaders {
 		resp.Header.Del(name)
 	}
+	// Only the edge marks its refusals for the edge that forwarded the
+	// request (admit), never an agent.
+	resp.Header.Del(headerRefusal)
 	dropLoginSetCookies(resp.Header)
 	dst := w.Header()
 	for name, values := range resp.Header {
