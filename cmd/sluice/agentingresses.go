@@ -8,7 +8,6 @@ import (
 	"github.com/spf13/pflag"
 
 	"github.com/sluicehq/sluice/apiwire"
-	"github.com/sluicehq/sluice/client"
 	"github.com/sluicehq/sluice/internal/resource"
 )
 
@@ -16,7 +15,7 @@ import (
 // /agent_ingresses.
 func agentIngressesFamily() family[apiwire.AgentIngress, apiwire.AgentIngressInput] {
 	return family[apiwire.AgentIngress, apiwire.AgentIngressInput]{
-		collection: (*client.Client).AgentIngresses,
+		spec: resource.AgentIngresses(),
 		kind: resourceKind{
 			command: "agent-ingresses",
 			plural:  "agent ingresses",
@@ -41,8 +40,7 @@ ingress of one account, and cannot be changed after create.
 				{"DESCRIPTION", a.Description}, {"METADATA", a.Metadata},
 			}
 		},
-		flags: specFlags(resource.AgentIngresses()),
-		body:  func() bodyHook[apiwire.AgentIngress] { return &certificatePolicyFlags{} },
+		body: func() bodyHook[apiwire.AgentIngress] { return &certificatePolicyFlags{} },
 		create: verbHelp{
 			short: "Create an agent ingress of a domain the account owns",
 			long: `Create an agent ingress: POST /agent_ingresses. Delegate the domain to the

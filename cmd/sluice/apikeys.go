@@ -4,7 +4,6 @@ import (
 	"github.com/spf13/cobra"
 
 	"github.com/sluicehq/sluice/apiwire"
-	"github.com/sluicehq/sluice/client"
 	"github.com/sluicehq/sluice/internal/resource"
 )
 
@@ -12,7 +11,7 @@ import (
 // token is shown once, by create (createdWithToken).
 func apiKeysFamily() family[apiwire.APIKey, apiwire.APIKeyInput] {
 	f := family[apiwire.APIKey, apiwire.APIKeyInput]{
-		collection: (*client.Client).APIKeys,
+		spec: resource.APIKeys(),
 		kind: resourceKind{
 			command: "api-keys",
 			plural:  "API keys",
@@ -32,7 +31,6 @@ hash. Deleting a key stops its token at once, even the one these commands use.
 				{"DESCRIPTION", k.Description}, {"METADATA", k.Metadata},
 			}
 		},
-		flags: specFlags(resource.APIKeys()),
 		create: verbHelp{
 			short: "Create an API key, whose token is printed only this once",
 			long: `Create an API key of the account: POST /api_keys. Its token is printed this

@@ -6,7 +6,7 @@ import (
 	"github.com/spf13/cobra"
 
 	"github.com/sluicehq/sluice/apiwire"
-	"github.com/sluicehq/sluice/client"
+	"github.com/sluicehq/sluice/internal/resource"
 	"github.com/sluicehq/sluice/schemas"
 )
 
@@ -14,7 +14,7 @@ import (
 // /app/sessions: list, get and delete, as the edge records sessions.
 func appSessionsFamily() family[apiwire.AppSession, struct{}] {
 	return family[apiwire.AppSession, struct{}]{
-		collection: (*client.Client).AppSessions,
+		spec: resource.AppSessions(),
 		kind: resourceKind{
 			command: "app-sessions",
 			plural:  "application sessions",
@@ -53,7 +53,6 @@ record, refresh and end do what the edge does, over NATS (--nats-url).
 					" ±" + strconv.FormatUint(b.Location.LatLongRadiusKm, 10) + " km"},
 			}
 		},
-		readOnly: true,
 		commands: func(*resourceFlags) []*cobra.Command { return edgeSessionCommands() },
 	}
 }

@@ -34,7 +34,7 @@ func newKindsCommand(use, short string, kinds ...*cobra.Command) *cobra.Command 
 // client of /backends/tunnel_group.
 func tunnelGroupBackendsFamily() family[apiwire.TunnelGroupBackend, apiwire.TunnelGroupBackendInput] {
 	return family[apiwire.TunnelGroupBackend, apiwire.TunnelGroupBackendInput]{
-		collection: (*client.Client).TunnelGroupBackends,
+		spec: resource.TunnelGroupBackends(),
 		kind: resourceKind{
 			command: "tunnel-group",
 			plural:  "tunnel group backends",
@@ -63,8 +63,7 @@ backend set".
 				{"LABELS", labelsText(b.Labels)}, {"TUNNELS", strings.Join(tunnels, ",")},
 			}
 		},
-		flags: specFlags(resource.TunnelGroupBackends()),
-		body:  func() bodyHook[apiwire.TunnelGroupBackend] { return &labelFlags{} },
+		body: func() bodyHook[apiwire.TunnelGroupBackend] { return &labelFlags{} },
 		create: verbHelp{
 			short:   "Create a tunnel group backend",
 			long:    "Create a tunnel group backend of the account: POST /backends/tunnel_group. --labels is required.",

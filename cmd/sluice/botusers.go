@@ -6,14 +6,13 @@ import (
 	"github.com/spf13/cobra"
 
 	"github.com/sluicehq/sluice/apiwire"
-	"github.com/sluicehq/sluice/client"
 	"github.com/sluicehq/sluice/internal/resource"
 )
 
 // botUsersFamily declares `sluice bot-users`, a client of /bot_users.
 func botUsersFamily() family[apiwire.BotUser, apiwire.BotUserInput] {
 	return family[apiwire.BotUser, apiwire.BotUserInput]{
-		collection: (*client.Client).BotUsers,
+		spec: resource.BotUsers(),
 		kind: resourceKind{
 			command: "bot-users",
 			plural:  "bot users",
@@ -34,7 +33,6 @@ agent. Its name is unique in the account, ignoring case.
 				{"NAME", b.Name}, {"ACTIVE", strconv.FormatBool(b.Active)},
 			}
 		},
-		flags: specFlags(resource.BotUsers()),
 		create: verbHelp{
 			short:   "Create a bot user, active",
 			long:    "Create a bot user of the account: POST /bot_users. A new bot user is active.",

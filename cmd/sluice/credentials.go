@@ -7,7 +7,6 @@ import (
 	"github.com/spf13/cobra"
 
 	"github.com/sluicehq/sluice/apiwire"
-	"github.com/sluicehq/sluice/client"
 	"github.com/sluicehq/sluice/internal/acl"
 	"github.com/sluicehq/sluice/internal/resource"
 )
@@ -17,7 +16,7 @@ import (
 // (createdWithToken).
 func credentialsFamily() family[apiwire.Credential, apiwire.CredentialInput] {
 	f := family[apiwire.Credential, apiwire.CredentialInput]{
-		collection: (*client.Client).Credentials,
+		spec: resource.Credentials(),
 		kind: resourceKind{
 			command: "credentials",
 			plural:  "tunnel credentials",
@@ -44,7 +43,6 @@ label; <value> * for any). Its owner is a bot user of the account.
 				{"ACL", strings.Join(c.ACL, ",")}, {"OWNER_ID", ownerOf(c)},
 			}
 		},
-		flags: specFlags(resource.Credentials()),
 		create: verbHelp{
 			short: "Create a tunnel credential, whose token is printed only this once",
 			long: `Create a tunnel credential of the account: POST /credentials. Its token is

@@ -4,7 +4,6 @@ import (
 	"github.com/spf13/cobra"
 
 	"github.com/sluicehq/sluice/apiwire"
-	"github.com/sluicehq/sluice/client"
 	"github.com/sluicehq/sluice/internal/resource"
 )
 
@@ -13,7 +12,7 @@ import (
 // (destinationFlags).
 func destinationsFamily() family[apiwire.Destination, apiwire.DestinationInput] {
 	return family[apiwire.Destination, apiwire.DestinationInput]{
-		collection: (*client.Client).EventDestinations,
+		spec: resource.EventDestinations(),
 		kind: resourceKind{
 			command: "destinations",
 			plural:  "event destinations",
@@ -32,7 +31,6 @@ with --aws-secret-access-key, which shows in process lists and shell history.
 --api-url and --api-key can be set as SLUICE_API_URL and SLUICE_API_KEY.`,
 		row:    destinationRow,
 		fields: destinationFields,
-		flags:  specFlags(resource.EventDestinations()),
 		body:   func() bodyHook[apiwire.Destination] { return newDestinationFlags() },
 		create: verbHelp{
 			short: "Create an event destination",

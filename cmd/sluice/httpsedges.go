@@ -23,7 +23,7 @@ func newEdgesCommand() *cobra.Command {
 // /edges/https, with its routes as a command of their own.
 func httpsEdgesFamily() family[apiwire.HTTPSEdge, apiwire.HTTPSEdgeInput] {
 	return family[apiwire.HTTPSEdge, apiwire.HTTPSEdgeInput]{
-		collection: (*client.Client).HTTPSEdges,
+		spec: resource.HTTPSEdges(),
 		kind: resourceKind{
 			command: "https",
 			plural:  "HTTPS edges",
@@ -47,7 +47,6 @@ each a reserved domain of the account or a name under one of its wildcards
 				{"HOSTPORTS", strings.Join(e.Hostports, ",")}, {"ROUTES", routeIDs(e)},
 			}
 		},
-		flags: specFlags(resource.HTTPSEdges()),
 		create: verbHelp{
 			short:   "Create an HTTPS edge",
 			long:    "Create an HTTPS edge of the account: POST /edges/https.",
@@ -69,6 +68,7 @@ each a reserved domain of the account or a name under one of its wildcards
 // client of /edges/https/{edge_id}/routes, with the routes' modules.
 func httpsRoutesFamily() family[apiwire.HTTPSEdgeRoute, apiwire.HTTPSEdgeRouteInput] {
 	return family[apiwire.HTTPSEdgeRoute, apiwire.HTTPSEdgeRouteInput]{
+		spec: resource.HTTPSEdgeRoutes(),
 		parent: &parentFlag[apiwire.HTTPSEdgeRoute, apiwire.HTTPSEdgeRouteInput]{
 			flag: "edge", usage: "the id of the HTTPS edge of the routes (edghts_...)",
 			collection: (*client.Client).HTTPSEdgeRoutes,
@@ -97,7 +97,6 @@ group backend that takes its requests) and "traffic-policy".
 				{"MATCH_TYPE", r.MatchType}, {"MATCH", r.Match}, {"MODULES", modulesOf(r)},
 			}
 		},
-		flags: specFlags(resource.HTTPSEdgeRoutes()),
 		create: verbHelp{
 			short:   "Create a route of an HTTPS edge",
 			long:    "Create a route of the HTTPS edge --edge: POST /edges/https/{edge_id}/routes. It has no module until one is set.",

@@ -8,7 +8,6 @@ import (
 	"github.com/spf13/pflag"
 
 	"github.com/sluicehq/sluice/apiwire"
-	"github.com/sluicehq/sluice/client"
 	"github.com/sluicehq/sluice/internal/resource"
 )
 
@@ -16,7 +15,7 @@ import (
 // /reserved_domains.
 func reservedDomainsFamily() family[apiwire.ReservedDomain, apiwire.ReservedDomainInput] {
 	return family[apiwire.ReservedDomain, apiwire.ReservedDomainInput]{
-		collection: (*client.Client).ReservedDomains,
+		spec: resource.ReservedDomains(),
 		kind: resourceKind{
 			command: "reserved-domains",
 			plural:  "reserved domains",
@@ -35,7 +34,6 @@ its cname target; a custom wildcard's _acme-challenge at its ACME target.
 			return []string{d.ID, d.CreatedAt, d.Domain, deref(d.CNAMETarget), d.Description}
 		},
 		fields: reservedDomainFields,
-		flags:  specFlags(resource.ReservedDomains()),
 		body:   func() bodyHook[apiwire.ReservedDomain] { return &domainCertFlags{} },
 		create: verbHelp{
 			short: "Reserve a domain, or a wildcard of one",
@@ -122,7 +120,7 @@ status become null.`,
 // /tls_certificates: list and get, as sluice obtains the certificates.
 func tlsCertificatesFamily() family[apiwire.TLSCertificate, struct{}] {
 	return family[apiwire.TLSCertificate, struct{}]{
-		collection: (*client.Client).TLSCertificates,
+		spec: resource.TLSCertificates(),
 		kind: resourceKind{
 			command: "tls-certificates",
 			plural:  "TLS certificates",
@@ -150,8 +148,6 @@ never shown.
 				{"ISSUER", c.IssuerCommonName}, {"SERIAL_NUMBER", c.SerialNumber},
 			}
 		},
-		readOnly: true,
-		noDelete: true,
 	}
 }
 

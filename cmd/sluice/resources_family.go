@@ -14,26 +14,29 @@ import (
 )
 
 // family declares the commands of a collection of the API whose items
-// are T and bodies In (types of package client): newFamilyCommand makes
-// from it create, list [--all], get, update and delete, with flags that
-// set the fields of the body and --data for a whole body, which the API
-// checks. What a family does besides is a hook: more flags (body), its own
-// output of create (created), more commands (commands).
+// are T and bodies In (types of package apiwire): newFamilyCommand makes
+// from it the commands its declaration's operations call for (create,
+// list [--all], get, update and delete), with flags that set the fields
+// of the body and --data for a whole body, which the API checks. What a
+// family does besides is a hook: more flags (body), its own output of
+// create (created), more commands (commands).
 type family[T, In any] struct {
-	// collection is the family in the client, which knows its path and
-	// list key: a method of client.Client, such as (*client.Client).APIKeys.
-	collection func(*client.Client) client.Family[T, In]
+	// spec is the family's declaration: its path and list key, the
+	// operations the API serves (a command for each of create, update and
+	// delete it declares; list and get always), and the fields its flags
+	// set.
+	spec resource.Spec
 	// kind is its command's name, plural and the columns of list; its path,
-	// list key and cells come from collection and row.
+	// list key and cells come from spec and row.
 	kind        resourceKind
 	short, long string // the help of the family's command
 	// row is an item's cells under kind.columns; fields what get, create
 	// and update print of it.
 	row    func(T) []string
 	fields func(T) []resourceField
-	// flags set fields of the body of create and update, on --data's: the
-	// flags of its resource.Spec (specFlags) and any of its own.
-	flags          []fieldFlag
+	// moreFlags set fields of the body of create and update, on --data's,
+	// beside the flags of spec's fields (specFlags).
+	moreFlags      []fieldFlag
 	create, update verbHelp
 	// updateFlags names the flags of update for its error when none is
 	// given, such as "--description or --metadata".
@@ -46,15 +49,10 @@ type family[T, In any] struct {
 	created func(stdout, stderr io.Writer, a answer[T], asJSON, quiet bool) error
 	// commands, when set, returns the family's other commands.
 	commands func(f *resourceFlags) []*cobra.Command
-	// readOnly leaves out create and update, for a family the API does
-	// not create or change, such as application sessions.
-	readOnly bool
-	// noDelete leaves out delete, for a family the API does not delete,
-	// such as tunnel sessions.
-	noDelete bool
 	// parent, for a family nested in another's path, such as the routes
-	// of an HTTPS edge, is the flag that gives the parent's id; collection
-	// is then unused.
+	// of an HTTPS edge, is the flag that gives the parent's id and the
+	// collection of that parent; spec's path is then the parent's
+	// collection's.
 	parent *parentFlag[T, In]
 }
 
@@ -73,7 +71,7 @@ func (fam family[T, In]) collectionOf(c *client.Client) client.Family[T, In] {
 	if fam.parent != nil {
 		return fam.parent.collection(c, *fam.parent.id)
 	}
-	return fam.collection(c)
+	return client.NewFamily[T, In](c, fam.spec.Path, fam.spec.ListKey)
 }
 
 // verbHelp is the help of a command.
@@ -130,11 +128,14 @@ func newFamilyCommand[T, In any](fam family[T, In]) *cobra.Command {
 		_ = cmd.MarkPersistentFlagRequired(p.flag) // the flag was just registered
 	}
 	cmd.AddCommand(newListCommand(kind, &f), fam.getCommand(&f))
-	if !fam.noDelete {
+	if fam.spec.Doc.Delete != nil {
 		cmd.AddCommand(fam.deleteCommand(&f))
 	}
-	if !fam.readOnly {
-		cmd.AddCommand(fam.createCommand(&f), fam.updateCommand(&f))
+	if fam.spec.Doc.Create != nil {
+		cmd.AddCommand(fam.createCommand(&f))
+	}
+	if fam.spec.Doc.Update != nil {
+		cmd.AddCommand(fam.updateCommand(&f))
 	}
 	if fam.commands != nil {
 		cmd.AddCommand(fam.commands(&f)...)
@@ -259,7 +260,7 @@ func (fam family[T, In]) deleteCommand(f *resourceFlags) *cobra.Command {
 // newBody returns the flags of a create, or of an update when update is
 // true, of the family.
 func (fam family[T, In]) newBody(update bool) *familyBody[T] {
-	b := &familyBody[T]{fields: newFieldFlags(fam.flags, update)}
+	b := &familyBody[T]{fields: newFieldFlags(append(specFlags(fam.spec), fam.moreFlags...), update)}
 	if fam.body != nil {
 		b.hook = fam.body()
 	}

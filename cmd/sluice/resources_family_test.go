@@ -2,12 +2,13 @@ package main
 
 import (
 	"bytes"
+	"slices"
 	"strings"
 	"testing"
 
 	"github.com/sluicehq/sluice/apiwire"
-	"github.com/sluicehq/sluice/client"
 	"github.com/sluicehq/sluice/internal/check"
+	"github.com/sluicehq/sluice/internal/resource"
 )
 
 // TestFamilyDeclaration declares a family of its own, over the API's
@@ -18,11 +19,11 @@ import (
 func TestFamilyDeclaration(t *testing.T) {
 	e := newCLIEnv(t)
 	keys := family[apiwire.APIKey, apiwire.APIKeyInput]{
-		collection:  (*client.Client).APIKeys,
+		spec:        opsOf(resource.APIKeys(), "create", "update", "delete"),
 		kind:        resourceKind{command: "keys", plural: "keys", columns: []string{"ID", "NOTE"}},
 		row:         func(k apiwire.APIKey) []string { return []string{k.ID, k.Description} },
 		fields:      func(k apiwire.APIKey) []resourceField { return []resourceField{{"ID", k.ID}, {"NOTE", k.Description}} },
-		flags:       []fieldFlag{{flag: "note", field: "description", usage: "a note"}},
+		moreFlags:   []fieldFlag{{flag: "note", field: "description", usage: "a note"}},
 		create:      verbHelp{short: "Create a key"},
 		update:      verbHelp{short: "Change a key"},
 		updateFlags: "--note",
@@ -76,21 +77,44 @@ func TestFamilyDeclaration(t *testing.T) {
 	check.ErrorContains(t, err, "(404)")
 }
 
-// TestReadOnlyFamilyCommands checks that a read-only family has list, get
-// and delete, and no create or update.
-func TestReadOnlyFamilyCommands(t *testing.T) {
-	cmd := newFamilyCommand(family[apiwire.APIKey, apiwire.APIKeyInput]{
-		collection: (*client.Client).APIKeys,
-		kind:       resourceKind{command: "keys", plural: "keys", columns: []string{"ID"}},
-		row:        func(k apiwire.APIKey) []string { return []string{k.ID} },
-		fields:     func(k apiwire.APIKey) []resourceField { return []resourceField{{"ID", k.ID}} },
-		readOnly:   true,
-	})
-	var names []string
-	for _, c := range cmd.Commands() {
-		names = append(names, c.Name())
+// TestFamilyCommandsAreItsOperations checks that a family has list and
+// get, and create, update and delete when its declaration has them.
+func TestFamilyCommandsAreItsOperations(t *testing.T) {
+	for _, ops := range [][]string{{}, {"delete"}, {"create"}, {"create", "delete"}, {"create", "update", "delete"}} {
+		cmd := newFamilyCommand(family[apiwire.APIKey, apiwire.APIKeyInput]{
+			spec:   opsOf(resource.APIKeys(), ops...),
+			kind:   resourceKind{command: "keys", plural: "keys", columns: []string{"ID"}},
+			row:    func(k apiwire.APIKey) []string { return []string{k.ID} },
+			fields: func(k apiwire.APIKey) []resourceField { return []resourceField{{"ID", k.ID}} },
+		})
+		want := append([]string{"get", "list"}, ops...)
+		slices.Sort(want)
+		var names []string
+		for _, c := range cmd.Commands() {
+			names = append(names, c.Name())
+		}
+		if got := strings.Join(names, " "); got != strings.Join(want, " ") {
+			t.Errorf("declared %v: commands %q, want %q", ops, got, strings.Join(want, " "))
+		}
 	}
-	if got := strings.Join(names, " "); got != "delete get list" {
-		t.Fatalf("commands %q, want delete get list", got)
+}
+
+// opsOf returns spec without its fields (a test's flags are its own) and
+// with none of its operations but list, get and those named in ops
+// ("create", "update", "delete").
+func opsOf(spec resource.Spec, ops ...string) resource.Spec {
+	spec.Fields = nil
+	doc := resource.Doc{List: spec.Doc.List, Get: spec.Doc.Get}
+	for _, op := range ops {
+		switch op {
+		case "create":
+			doc.Create = &resource.Op{}
+		case "update":
+			doc.Update = &resource.Op{}
+		case "delete":
+			doc.Delete = &resource.Op{}
+		}
 	}
+	spec.Doc = doc
+	return spec
 }

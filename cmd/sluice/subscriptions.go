@@ -6,7 +6,6 @@ import (
 	"github.com/spf13/cobra"
 
 	"github.com/sluicehq/sluice/apiwire"
-	"github.com/sluicehq/sluice/client"
 	"github.com/sluicehq/sluice/internal/resource"
 )
 
@@ -14,7 +13,7 @@ import (
 // /event_subscriptions and of the sources of each (newSourcesCommand).
 func subscriptionsFamily() family[apiwire.Subscription, apiwire.SubscriptionInput] {
 	return family[apiwire.Subscription, apiwire.SubscriptionInput]{
-		collection: (*client.Client).EventSubscriptions,
+		spec: resource.EventSubscriptions(),
 		kind: resourceKind{
 			command: "subscriptions",
 			plural:  "event subscriptions",
@@ -29,12 +28,12 @@ some fields; "subscriptions sources" changes one source at a time.
 --api-url and --api-key can be set as SLUICE_API_URL and SLUICE_API_KEY.`,
 		row:    subscriptionRow,
 		fields: subscriptionFields,
-		flags: append(specFlags(resource.EventSubscriptions()),
-			fieldFlag{flag: "source", field: "sources", list: true,
+		moreFlags: []fieldFlag{
+			{flag: "source", field: "sources", list: true,
 				usage: "route this event kind, such as http_request_complete.v0 (repeatable; replaces the sources of --data, and on update all the sources)",
 				item:  func(kind string) any { return map[string]any{"type": kind} }},
-			fieldFlag{flag: "destination-id", field: "destination_ids", list: true,
-				usage: "send to this event destination (repeatable; on update, replaces the destinations)"}),
+			{flag: "destination-id", field: "destination_ids", list: true,
+				usage: "send to this event destination (repeatable; on update, replaces the destinations)"}},
 		create: verbHelp{
 			short: "Create an event subscription",
 			long: `Create an event subscription: POST /event_subscriptions.

@@ -6,14 +6,14 @@ import (
 	"github.com/spf13/cobra"
 
 	"github.com/sluicehq/sluice/apiwire"
-	"github.com/sluicehq/sluice/client"
+	"github.com/sluicehq/sluice/internal/resource"
 )
 
 // tunnelSessionsFamily declares `sluice tunnel-sessions`, a client of
 // /tunnel_sessions: list, get and stop, as the edge records sessions.
 func tunnelSessionsFamily() family[apiwire.TunnelSession, struct{}] {
 	return family[apiwire.TunnelSession, struct{}]{
-		collection: (*client.Client).TunnelSessions,
+		spec: resource.TunnelSessions(),
 		kind: resourceKind{
 			command: "tunnel-sessions",
 			plural:  "tunnel sessions",
@@ -37,8 +37,6 @@ connect again: delete its credential to keep it out).
 				{"REGION", t.Region}, {"TRANSPORT", t.Transport}, {"USER_AGENT", t.UserAgent}, {"METADATA", t.Metadata},
 			}
 		},
-		readOnly: true,
-		noDelete: true,
 		commands: func(f *resourceFlags) []*cobra.Command { return []*cobra.Command{newTunnelStopCommand(f)} },
 	}
 }
@@ -69,7 +67,7 @@ func newTunnelStopCommand(f *resourceFlags) *cobra.Command {
 // list and get, as the edge records endpoints.
 func endpointsFamily() family[apiwire.Endpoint, struct{}] {
 	return family[apiwire.Endpoint, struct{}]{
-		collection: (*client.Client).Endpoints,
+		spec: resource.Endpoints(),
 		kind: resourceKind{
 			command: "endpoints",
 			plural:  "endpoints",
@@ -96,8 +94,6 @@ unbinds it or its session ends (sluice tunnel-sessions stop).
 				{"TUNNEL_SESSION", e.TunnelSession.ID}, {"DESCRIPTION", e.Description}, {"METADATA", e.Metadata},
 			}
 		},
-		readOnly: true,
-		noDelete: true,
 	}
 }
 
