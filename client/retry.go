@@ -8,6 +8,8 @@ import (
 	"strconv"
 	"strings"
 	"time"
+
+	"github.com/sluicehq/sluice/internal/defaults"
 )
 
 // RateLimitRetry is how a Client retries a request the API refused with
@@ -44,9 +46,7 @@ const (
 // wait ends with the call's context. Without this option a Client does
 // not retry.
 func WithRateLimitRetry(r RateLimitRetry) Option {
-	if r.MaxWait <= 0 {
-		r.MaxWait = DefaultMaxRateLimitWait
-	}
+	defaults.Positive(&r.MaxWait, DefaultMaxRateLimitWait)
 	return func(c *Client) { c.retry = r }
 }
 

@@ -9,6 +9,7 @@ import (
 
 	"github.com/prometheus/client_golang/prometheus"
 
+	"github.com/sluicehq/sluice/internal/defaults"
 	"github.com/sluicehq/sluice/internal/retry"
 	"github.com/sluicehq/sluice/producer"
 	"github.com/sluicehq/sluice/schemas"
@@ -46,9 +47,7 @@ type Buffer struct {
 // NewBuffer returns a buffer of size events (DefaultBufferEvents for 0)
 // publishing to to.
 func NewBuffer(to EncodedPublisher, size int, log *slog.Logger) *Buffer {
-	if size <= 0 {
-		size = DefaultBufferEvents
-	}
+	defaults.Positive(&size, DefaultBufferEvents)
 	b := &Buffer{events: make(chan schemas.Encoded, size), to: to, log: log}
 	b.buffered = prometheus.NewGaugeFunc(prometheus.GaugeOpts{Namespace: "sluice", Subsystem: "edge", Name: "events_buffered",
 		Help: "Events of the edge waiting to be published."}, func() float64 { return float64(len(b.events)) })

@@ -9,6 +9,7 @@ import (
 	"strings"
 	"time"
 
+	"github.com/sluicehq/sluice/internal/defaults"
 	"github.com/sluicehq/sluice/internal/dnsname"
 	"github.com/sluicehq/sluice/internal/store"
 	"github.com/sluicehq/sluice/schemas"
@@ -169,21 +170,15 @@ func (c *Config) setDefaults() {
 		c.Secret = make([]byte, 32)
 		_, _ = rand.Read(c.Secret)
 	}
-	if c.Limits.Connections <= 0 {
-		c.Limits.Connections = 1000
-	}
-	if c.Limits.BindsPerSession <= 0 {
-		c.Limits.BindsPerSession = 100
-	}
+	defaults.Positive(&c.Limits.Connections, 1000)
+	defaults.Positive(&c.Limits.BindsPerSession, 100)
 	if c.Limits.RequestRate == 0 {
 		c.Limits.RequestRate = 1000
 	}
 	if c.Limits.RefusalHold == 0 {
 		c.Limits.RefusalHold = time.Second
 	}
-	if c.Limits.RequestBurst <= 0 {
-		c.Limits.RequestBurst = DefaultRequestBurst(c.Limits.RequestRate)
-	}
+	defaults.Positive(&c.Limits.RequestBurst, DefaultRequestBurst(c.Limits.RequestRate))
 	c.Domain = strings.ToLower(strings.TrimSuffix(c.Domain, "."))
 }
 

@@ -12,6 +12,7 @@ import (
 	"github.com/nats-io/nats.go/jetstream"
 
 	"github.com/sluicehq/sluice/filters"
+	"github.com/sluicehq/sluice/internal/defaults"
 	"github.com/sluicehq/sluice/internal/retry"
 	"github.com/sluicehq/sluice/internal/store"
 	"github.com/sluicehq/sluice/sinks"
@@ -103,51 +104,25 @@ type DeliveryConfig struct {
 }
 
 func (c *DeliveryConfig) setDefaults() {
-	if c.Linger <= 0 {
-		c.Linger = DefaultLinger
-	}
-	if c.Prefetch <= 0 {
-		c.Prefetch = DefaultPrefetch
-	}
-	if c.RetryInitial <= 0 {
-		c.RetryInitial = DefaultRetryInitial
-	}
-	if c.RetryMax <= 0 {
-		c.RetryMax = DefaultRetryMax
-	}
-	if c.RetryBudget <= 0 {
-		c.RetryBudget = DefaultRetryBudget
-	}
-	if c.NakDelayMax <= 0 {
-		c.NakDelayMax = DefaultNakDelayMax
-	}
-	if c.AckWait <= 0 {
-		c.AckWait = DefaultAckWait
-	}
-	if c.Concurrency <= 0 {
-		c.Concurrency = DefaultConcurrency
-	}
+	defaults.Positive(&c.Linger, DefaultLinger)
+	defaults.Positive(&c.Prefetch, DefaultPrefetch)
+	defaults.Positive(&c.RetryInitial, DefaultRetryInitial)
+	defaults.Positive(&c.RetryMax, DefaultRetryMax)
+	defaults.Positive(&c.RetryBudget, DefaultRetryBudget)
+	defaults.Positive(&c.NakDelayMax, DefaultNakDelayMax)
+	defaults.Positive(&c.AckWait, DefaultAckWait)
+	defaults.Positive(&c.Concurrency, DefaultConcurrency)
 	if c.RepullAfter == 0 {
 		c.RepullAfter = DefaultRepullAfter
 	}
-	if c.DeliverySlots <= 0 {
-		c.DeliverySlots = DefaultDeliverySlots
-	}
-	if c.WorkSlots <= 0 {
-		c.WorkSlots = runtime.GOMAXPROCS(0)
-	}
+	defaults.Positive(&c.DeliverySlots, DefaultDeliverySlots)
+	defaults.Positive(&c.WorkSlots, runtime.GOMAXPROCS(0))
 	if c.YieldLatency == 0 {
 		c.YieldLatency = DefaultYieldLatency
 	}
-	if c.AccountPrefetch <= 0 {
-		c.AccountPrefetch = DefaultAccountPrefetch
-	}
-	if c.FilterCacheSize <= 0 {
-		c.FilterCacheSize = 4096
-	}
-	if c.ReplayCheck <= 0 {
-		c.ReplayCheck = DefaultReplayCheck
-	}
+	defaults.Positive(&c.AccountPrefetch, DefaultAccountPrefetch)
+	defaults.Positive(&c.FilterCacheSize, 4096)
+	defaults.Positive(&c.ReplayCheck, DefaultReplayCheck)
 }
 
 // SinkFactory returns the sink writing to a destination. It must not do

@@ -8,6 +8,7 @@ import (
 
 	"github.com/nats-io/nats.go"
 	"github.com/nats-io/nats.go/jetstream"
+	"github.com/sluicehq/sluice/internal/defaults"
 )
 
 // DLQStream is the stream of events that can never be delivered to a
@@ -43,12 +44,8 @@ func DLQSubject(accountID, destinationID string) string {
 // (EnsureDLQIndex), or updates them, keeping dead letters for retention
 // (default DefaultDLQRetention) with replicas copies (default 1).
 func EnsureDLQStream(ctx context.Context, js jetstream.JetStream, retention time.Duration, replicas int) (jetstream.Stream, error) {
-	if retention <= 0 {
-		retention = DefaultDLQRetention
-	}
-	if replicas <= 0 {
-		replicas = 1
-	}
+	defaults.Positive(&retention, DefaultDLQRetention)
+	defaults.Positive(&replicas, 1)
 	stream, err := js.CreateOrUpdateStream(ctx, jetstream.StreamConfig{
 		Name:        DLQStream,
 		Description: "sluice events that could not be delivered, on " + DLQSubjectPrefix + "<account_id>.<destination_id>, with headers saying why",

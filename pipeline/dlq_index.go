@@ -9,6 +9,7 @@ import (
 	"time"
 
 	"github.com/nats-io/nats.go/jetstream"
+	"github.com/sluicehq/sluice/internal/defaults"
 )
 
 // DLQIndexBucket is the key-value bucket that says which events have a
@@ -30,9 +31,7 @@ var errLetterBusy = errors.New("another worker is dead-lettering the event")
 // keeping keys as long as dead letters are kept (retention, default
 // DefaultDLQRetention), with replicas copies (default 1).
 func EnsureDLQIndex(ctx context.Context, js jetstream.JetStream, retention time.Duration, replicas int) (jetstream.KeyValue, error) {
-	if retention <= 0 {
-		retention = DefaultDLQRetention
-	}
+	defaults.Positive(&retention, DefaultDLQRetention)
 	kv, err := js.CreateOrUpdateKeyValue(ctx, jetstream.KeyValueConfig{
 		Bucket:      DLQIndexBucket,
 		Description: "sluice events with a letter held in " + DLQStream + ", by <account_id>.<destination_id>.<subscription_id>.<event sequence>",

@@ -6,6 +6,7 @@ import (
 
 	"github.com/nats-io/nats.go/jetstream"
 	"github.com/prometheus/client_golang/prometheus"
+	"github.com/sluicehq/sluice/internal/defaults"
 )
 
 // DefaultScrapeTimeout bounds the JetStream requests of a scrape of
@@ -17,9 +18,7 @@ const DefaultScrapeTimeout = 2 * time.Second
 // DefaultScrapeTimeout). A stream JetStream does not describe in time is
 // left out of that scrape, so that /metrics still answers.
 func StreamCollector(js jetstream.JetStream, timeout time.Duration) prometheus.Collector {
-	if timeout <= 0 {
-		timeout = DefaultScrapeTimeout
-	}
+	defaults.Positive(&timeout, DefaultScrapeTimeout)
 	return &streamCollector{
 		js: js, timeout: timeout,
 		messages: prometheus.NewDesc("sluice_stream_messages", "Messages stored in a JetStream stream of sluice: SLUICE_EVENTS (events within retention) or SLUICE_DLQ (dead letters).", []string{"stream"}, nil),
@@ -64,9 +63,7 @@ func (c *streamCollector) Collect(ch chan<- prometheus.Metric) {
 // reconciler updates: the figures are as fresh as the scrape, and a
 // process that is not scraped asks nothing.
 func (d *Deliverer) PendingCollector(timeout time.Duration) prometheus.Collector {
-	if timeout <= 0 {
-		timeout = DefaultScrapeTimeout
-	}
+	defaults.Positive(&timeout, DefaultScrapeTimeout)
 	return &pendingCollector{
 		deliverer: d, timeout: timeout,
 		pending:    prometheus.NewDesc("sluice_route_pending_events", "Events of a route's sources in SLUICE_EVENTS not yet handed to a worker (its consumer's pending count). Labelled with the ids of routes that exist.", routeLabels, nil),

@@ -14,6 +14,7 @@ import (
 	"github.com/nats-io/nats.go/jetstream"
 	"golang.org/x/sync/errgroup"
 
+	"github.com/sluicehq/sluice/internal/defaults"
 	"github.com/sluicehq/sluice/internal/retry"
 	"github.com/sluicehq/sluice/internal/store"
 )
@@ -45,12 +46,8 @@ type ReconcilerConfig struct {
 }
 
 func (c *ReconcilerConfig) setDefaults() {
-	if c.MaxAckPending <= 0 {
-		c.MaxAckPending = DefaultMaxAckPending
-	}
-	if c.AckWait <= 0 {
-		c.AckWait = DefaultAckWait
-	}
+	defaults.Positive(&c.MaxAckPending, DefaultMaxAckPending)
+	defaults.Positive(&c.AckWait, DefaultAckWait)
 }
 
 // ConfigWatcher streams the destinations and subscriptions of every

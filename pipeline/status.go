@@ -13,6 +13,7 @@ import (
 
 	"github.com/nats-io/nats.go/jetstream"
 
+	"github.com/sluicehq/sluice/internal/defaults"
 	"github.com/sluicehq/sluice/sinks"
 )
 
@@ -93,23 +94,15 @@ func (c *StatusConfig) setDefaults() {
 		_, _ = rand.Read(b[:])
 		c.ProcessID = hex.EncodeToString(b[:])
 	}
-	if c.FailingAfter <= 0 {
-		c.FailingAfter = DefaultFailingAfter
-	}
-	if c.TTL <= 0 {
-		c.TTL = DefaultStatusTTL
-	}
-	if c.Flush <= 0 {
-		c.Flush = DefaultStatusFlush
-	}
+	defaults.Positive(&c.FailingAfter, DefaultFailingAfter)
+	defaults.Positive(&c.TTL, DefaultStatusTTL)
+	defaults.Positive(&c.Flush, DefaultStatusFlush)
 }
 
 // EnsureStatusBucket creates the status bucket, or updates it, with keys
 // expiring after ttl (default DefaultStatusTTL), with replicas copies.
 func EnsureStatusBucket(ctx context.Context, js jetstream.JetStream, ttl time.Duration, replicas int) (jetstream.KeyValue, error) {
-	if ttl <= 0 {
-		ttl = DefaultStatusTTL
-	}
+	defaults.Positive(&ttl, DefaultStatusTTL)
 	kv, err := js.CreateOrUpdateKeyValue(ctx, jetstream.KeyValueConfig{
 		Bucket:      StatusBucket,
 		Description: "sluice delivery status: each process's last success and error per destination",

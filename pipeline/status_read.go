@@ -10,6 +10,7 @@ import (
 
 	"github.com/nats-io/nats.go/jetstream"
 
+	"github.com/sluicehq/sluice/internal/defaults"
 	"github.com/sluicehq/sluice/internal/kvread"
 )
 
@@ -45,9 +46,7 @@ type StatusReader struct {
 // NewStatusReader returns a reader of the status bucket kv, judging a
 // destination failing after failingAfter (default DefaultFailingAfter).
 func NewStatusReader(js jetstream.JetStream, kv jetstream.KeyValue, failingAfter time.Duration) *StatusReader {
-	if failingAfter <= 0 {
-		failingAfter = DefaultFailingAfter
-	}
+	defaults.Positive(&failingAfter, DefaultFailingAfter)
 	return &StatusReader{js: js, kv: kv, failingAfter: failingAfter}
 }
 

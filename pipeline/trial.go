@@ -6,6 +6,7 @@ import (
 	"fmt"
 	"time"
 
+	"github.com/sluicehq/sluice/internal/defaults"
 	"github.com/sluicehq/sluice/internal/store"
 	"github.com/sluicehq/sluice/sinks"
 )
@@ -42,9 +43,7 @@ type Trial struct {
 // NewTrial returns a Trial building sinks with newSink, each write bounded
 // by timeout (default DefaultTrialTimeout).
 func NewTrial(newSink SinkFactory, timeout time.Duration) *Trial {
-	if timeout <= 0 {
-		timeout = DefaultTrialTimeout
-	}
+	defaults.Positive(&timeout, DefaultTrialTimeout)
 	return &Trial{newSink: newSink, timeout: timeout}
 }
 

@@ -9,6 +9,7 @@ import (
 	"github.com/nats-io/nats.go"
 	"github.com/nats-io/nats.go/jetstream"
 
+	"github.com/sluicehq/sluice/internal/defaults"
 	"github.com/sluicehq/sluice/schemas"
 )
 
@@ -30,12 +31,8 @@ type Config struct {
 }
 
 func (c *Config) setDefaults() {
-	if c.MaxPending <= 0 {
-		c.MaxPending = 4096
-	}
-	if c.AckTimeout <= 0 {
-		c.AckTimeout = 10 * time.Second
-	}
+	defaults.Positive(&c.MaxPending, 4096)
+	defaults.Positive(&c.AckTimeout, 10*time.Second)
 	if c.Catalogue == nil {
 		c.Catalogue = schemas.Default()
 	}

@@ -7,6 +7,8 @@ import (
 	"fmt"
 	"strings"
 	"time"
+
+	"github.com/sluicehq/sluice/internal/defaults"
 )
 
 // Limits of a batch of events, as the ingest API applies them.
@@ -68,12 +70,8 @@ type DecodeOptions struct {
 }
 
 func (o *DecodeOptions) setDefaults() {
-	if o.MaxEvents <= 0 {
-		o.MaxEvents = DefaultMaxEvents
-	}
-	if o.MaxEventBytes <= 0 {
-		o.MaxEventBytes = DefaultMaxEventBytes
-	}
+	defaults.Positive(&o.MaxEvents, DefaultMaxEvents)
+	defaults.Positive(&o.MaxEventBytes, DefaultMaxEventBytes)
 	if o.Now == nil {
 		o.Now = time.Now
 	}

@@ -14,6 +14,7 @@ import (
 
 	"github.com/sluicehq/sluice/internal/agent/agentconfig"
 	"github.com/sluicehq/sluice/internal/agent/localapi"
+	"github.com/sluicehq/sluice/internal/defaults"
 )
 
 // Options configure an Agent.
@@ -51,21 +52,13 @@ type Options struct {
 }
 
 func (o *Options) setDefaults() {
-	if o.HeartbeatInterval <= 0 {
-		o.HeartbeatInterval = agentconfig.DefaultHeartbeatInterval
-	}
-	if o.HeartbeatTolerance <= 0 {
-		o.HeartbeatTolerance = agentconfig.DefaultHeartbeatTolerance
-	}
+	defaults.Positive(&o.HeartbeatInterval, agentconfig.DefaultHeartbeatInterval)
+	defaults.Positive(&o.HeartbeatTolerance, agentconfig.DefaultHeartbeatTolerance)
 	if o.Log == nil {
 		o.Log = slog.New(slog.DiscardHandler)
 	}
-	if o.MinBackoff <= 0 {
-		o.MinBackoff = 500 * time.Millisecond
-	}
-	if o.MaxBackoff <= 0 {
-		o.MaxBackoff = 30 * time.Second
-	}
+	defaults.Positive(&o.MinBackoff, 500*time.Millisecond)
+	defaults.Positive(&o.MaxBackoff, 30*time.Second)
 	if o.Dial == nil {
 		var d net.Dialer
 		o.Dial = d.DialContext

@@ -9,6 +9,7 @@ import (
 
 	"github.com/prometheus/client_golang/prometheus"
 
+	"github.com/sluicehq/sluice/internal/defaults"
 	"github.com/sluicehq/sluice/internal/store"
 	"github.com/sluicehq/sluice/producer"
 	"github.com/sluicehq/sluice/schemas"
@@ -50,12 +51,8 @@ type AuditRelayConfig struct {
 }
 
 func (c *AuditRelayConfig) setDefaults() {
-	if c.Interval <= 0 {
-		c.Interval = DefaultAuditRelayInterval
-	}
-	if c.Grace <= 0 {
-		c.Grace = DefaultAuditRelayGrace
-	}
+	defaults.Positive(&c.Interval, DefaultAuditRelayInterval)
+	defaults.Positive(&c.Grace, DefaultAuditRelayGrace)
 	if c.Catalogue == nil {
 		c.Catalogue = schemas.Default()
 	}

@@ -12,6 +12,7 @@ import (
 
 	"github.com/prometheus/client_golang/prometheus"
 
+	"github.com/sluicehq/sluice/internal/defaults"
 	"github.com/sluicehq/sluice/internal/store"
 	"github.com/sluicehq/sluice/producer"
 	"github.com/sluicehq/sluice/schemas"
@@ -142,42 +143,22 @@ func (c *Config) setDefaults() {
 	if c.ServiceDomains == nil {
 		c.ServiceDomains = DefaultServiceDomains
 	}
-	if c.MaxBodyBytes <= 0 {
-		c.MaxBodyBytes = 10 << 20
-	}
-	if c.MaxInFlight <= 0 {
-		c.MaxInFlight = DefaultMaxInFlight
-	}
-	if c.MaxAccountInFlight <= 0 {
-		c.MaxAccountInFlight = max(1, c.MaxInFlight/4)
-	}
+	defaults.Positive(&c.MaxBodyBytes, 10<<20)
+	defaults.Positive(&c.MaxInFlight, DefaultMaxInFlight)
+	defaults.Positive(&c.MaxAccountInFlight, max(1, c.MaxInFlight/4))
 	c.MaxAccountInFlight = min(c.MaxAccountInFlight, c.MaxInFlight)
-	if c.MaxBytesInFlight <= 0 {
-		c.MaxBytesInFlight = DefaultMaxBytesInFlight
-	}
+	defaults.Positive(&c.MaxBytesInFlight, DefaultMaxBytesInFlight)
 	c.MaxBytesInFlight = max(c.MaxBytesInFlight, c.MaxBodyBytes+1)
-	if c.MaxAccountBytesInFlight <= 0 {
-		c.MaxAccountBytesInFlight = c.MaxBytesInFlight / 4
-	}
+	defaults.Positive(&c.MaxAccountBytesInFlight, c.MaxBytesInFlight/4)
 	c.MaxAccountBytesInFlight = min(max(c.MaxAccountBytesInFlight, c.MaxBodyBytes+1), c.MaxBytesInFlight)
-	if c.MinBodyRate <= 0 {
-		c.MinBodyRate = DefaultMinBodyRate
-	}
-	if c.BodyRateWindow <= 0 {
-		c.BodyRateWindow = DefaultBodyRateWindow
-	}
-	if c.MaxAccountManagementInFlight <= 0 {
-		c.MaxAccountManagementInFlight = DefaultMaxAccountManagementInFlight
-	}
+	defaults.Positive(&c.MinBodyRate, DefaultMinBodyRate)
+	defaults.Positive(&c.BodyRateWindow, DefaultBodyRateWindow)
+	defaults.Positive(&c.MaxAccountManagementInFlight, DefaultMaxAccountManagementInFlight)
 	if c.AccountWriteRate == 0 {
 		c.AccountWriteRate = DefaultAccountWriteRate
 	}
-	if c.AccountWriteBurst <= 0 {
-		c.AccountWriteBurst = DefaultAccountWriteBurst
-	}
-	if c.AuditTimeout <= 0 {
-		c.AuditTimeout = DefaultAuditTimeout
-	}
+	defaults.Positive(&c.AccountWriteBurst, DefaultAccountWriteBurst)
+	defaults.Positive(&c.AuditTimeout, DefaultAuditTimeout)
 	c.Ingress.setDefaults(c.BaseURL)
 }
 

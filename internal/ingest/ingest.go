@@ -9,6 +9,7 @@ import (
 	"github.com/prometheus/client_golang/prometheus"
 
 	"github.com/sluicehq/sluice/internal/api"
+	"github.com/sluicehq/sluice/internal/defaults"
 	"github.com/sluicehq/sluice/producer"
 	"github.com/sluicehq/sluice/schemas"
 )
@@ -40,12 +41,8 @@ type Config struct {
 }
 
 func (c *Config) setDefaults() {
-	if c.MaxEvents <= 0 {
-		c.MaxEvents = schemas.DefaultMaxEvents
-	}
-	if c.MaxEventBytes <= 0 {
-		c.MaxEventBytes = schemas.DefaultMaxEventBytes
-	}
+	defaults.Positive(&c.MaxEvents, schemas.DefaultMaxEvents)
+	defaults.Positive(&c.MaxEventBytes, schemas.DefaultMaxEventBytes)
 }
 
 // Deps are what ingest talks to.

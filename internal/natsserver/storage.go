@@ -13,6 +13,7 @@ import (
 	"time"
 
 	"github.com/nats-io/nats-server/v2/server"
+	"github.com/sluicehq/sluice/internal/defaults"
 )
 
 // ErrStorageFull is wrapped by StorageWatch.Err while the disk JetStream
@@ -51,15 +52,9 @@ type StorageWatchConfig struct {
 }
 
 func (c *StorageWatchConfig) setDefaults() {
-	if c.CheckInterval <= 0 {
-		c.CheckInterval = DefaultStorageCheckInterval
-	}
-	if c.ProbeInterval <= 0 {
-		c.ProbeInterval = DefaultStorageProbeInterval
-	}
-	if c.ProbeBytes <= 0 {
-		c.ProbeBytes = DefaultStorageProbeBytes
-	}
+	defaults.Positive(&c.CheckInterval, DefaultStorageCheckInterval)
+	defaults.Positive(&c.ProbeInterval, DefaultStorageProbeInterval)
+	defaults.Positive(&c.ProbeBytes, DefaultStorageProbeBytes)
 	if c.Logger == nil {
 		c.Logger = slog.New(slog.DiscardHandler)
 	}

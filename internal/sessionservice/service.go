@@ -15,6 +15,7 @@ import (
 	"github.com/nats-io/nats.go/micro"
 
 	"github.com/sluicehq/sluice/appsession"
+	"github.com/sluicehq/sluice/internal/defaults"
 	"github.com/sluicehq/sluice/internal/store"
 	"github.com/sluicehq/sluice/schemas"
 )
@@ -65,18 +66,10 @@ const DefaultRequestTimeout = appsession.DefaultTimeout * 4 / 5
 const DefaultMaxConcurrent = 64
 
 func (c *Config) setDefaults() {
-	if c.SweepInterval <= 0 {
-		c.SweepInterval = DefaultSweepInterval
-	}
-	if c.RequestTimeout <= 0 {
-		c.RequestTimeout = DefaultRequestTimeout
-	}
-	if c.MaxConcurrent <= 0 {
-		c.MaxConcurrent = DefaultMaxConcurrent
-	}
-	if c.MaxAccountConcurrent <= 0 {
-		c.MaxAccountConcurrent = max(1, c.MaxConcurrent/4)
-	}
+	defaults.Positive(&c.SweepInterval, DefaultSweepInterval)
+	defaults.Positive(&c.RequestTimeout, DefaultRequestTimeout)
+	defaults.Positive(&c.MaxConcurrent, DefaultMaxConcurrent)
+	defaults.Positive(&c.MaxAccountConcurrent, max(1, c.MaxConcurrent/4))
 	c.MaxAccountConcurrent = min(c.MaxAccountConcurrent, c.MaxConcurrent)
 	if c.Logger == nil {
 		c.Logger = slog.Default()

@@ -8,6 +8,7 @@ import (
 	"strings"
 	"time"
 
+	"github.com/sluicehq/sluice/internal/defaults"
 	"github.com/sluicehq/sluice/schemas"
 )
 
@@ -108,55 +109,25 @@ type Limits struct {
 
 func (l *Limits) setDefaults() {
 	kinds := len(schemas.Default().Kinds())
-	if l.Destinations <= 0 {
-		l.Destinations = DefaultMaxDestinations
-	}
-	if l.Subscriptions <= 0 {
-		l.Subscriptions = DefaultMaxSubscriptions
-	}
-	if l.Routes <= 0 {
-		l.Routes = DefaultMaxRoutes
-	}
+	defaults.Positive(&l.Destinations, DefaultMaxDestinations)
+	defaults.Positive(&l.Subscriptions, DefaultMaxSubscriptions)
+	defaults.Positive(&l.Routes, DefaultMaxRoutes)
 	if l.SourcesPerSubscription <= 0 || l.SourcesPerSubscription > kinds {
 		l.SourcesPerSubscription = kinds
 	}
-	if l.RunningReplays <= 0 {
-		l.RunningReplays = DefaultMaxRunningReplay
-	}
-	if l.APIKeys <= 0 {
-		l.APIKeys = DefaultMaxAPIKeys
-	}
-	if l.AgentIngresses <= 0 {
-		l.AgentIngresses = DefaultMaxAgentIngresses
-	}
-	if l.AppSessions <= 0 {
-		l.AppSessions = DefaultMaxAppSessions
-	}
-	if l.BotUsers <= 0 {
-		l.BotUsers = DefaultMaxBotUsers
-	}
-	if l.Credentials <= 0 {
-		l.Credentials = DefaultMaxCredentials
-	}
-	if l.HTTPSEdges <= 0 {
-		l.HTTPSEdges = DefaultMaxHTTPSEdges
-	}
-	if l.HTTPSEdgeRoutes <= 0 {
-		l.HTTPSEdgeRoutes = DefaultMaxHTTPSEdgeRoutes
-	}
+	defaults.Positive(&l.RunningReplays, DefaultMaxRunningReplay)
+	defaults.Positive(&l.APIKeys, DefaultMaxAPIKeys)
+	defaults.Positive(&l.AgentIngresses, DefaultMaxAgentIngresses)
+	defaults.Positive(&l.AppSessions, DefaultMaxAppSessions)
+	defaults.Positive(&l.BotUsers, DefaultMaxBotUsers)
+	defaults.Positive(&l.Credentials, DefaultMaxCredentials)
+	defaults.Positive(&l.HTTPSEdges, DefaultMaxHTTPSEdges)
+	defaults.Positive(&l.HTTPSEdgeRoutes, DefaultMaxHTTPSEdgeRoutes)
 	l.HTTPSEdgeRoutes = min(l.HTTPSEdgeRoutes, MaxHTTPSEdgeRoutes)
-	if l.ReservedDomains <= 0 {
-		l.ReservedDomains = DefaultMaxReservedDomains
-	}
-	if l.TunnelSessions <= 0 {
-		l.TunnelSessions = DefaultMaxTunnelSessions
-	}
-	if l.Endpoints <= 0 {
-		l.Endpoints = DefaultMaxEndpoints
-	}
-	if l.TunnelGroupBackends <= 0 {
-		l.TunnelGroupBackends = DefaultMaxTunnelGroupBackends
-	}
+	defaults.Positive(&l.ReservedDomains, DefaultMaxReservedDomains)
+	defaults.Positive(&l.TunnelSessions, DefaultMaxTunnelSessions)
+	defaults.Positive(&l.Endpoints, DefaultMaxEndpoints)
+	defaults.Positive(&l.TunnelGroupBackends, DefaultMaxTunnelGroupBackends)
 }
 
 // MaxHTTPSEdgeRoutes is the highest Limits.HTTPSEdgeRoutes: deleting an

@@ -12,6 +12,7 @@ import (
 	"github.com/aws/aws-sdk-go-v2/config"
 	"github.com/aws/aws-sdk-go-v2/credentials/ec2rolecreds"
 
+	"github.com/sluicehq/sluice/internal/defaults"
 	"github.com/sluicehq/sluice/sinks"
 	"github.com/sluicehq/sluice/sinks/desttype"
 )
@@ -85,9 +86,7 @@ func (c *Config) missing(what string) bool {
 }
 
 func (c *Config) setDefaults() {
-	if c.Poll <= 0 {
-		c.Poll = DefaultPoll
-	}
+	defaults.Positive(&c.Poll, DefaultPoll)
 }
 
 // Reader reads the records of one destination: its type's TailReader.

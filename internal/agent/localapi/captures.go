@@ -6,6 +6,7 @@ import (
 	"time"
 
 	"github.com/sluicehq/sluice/internal/agent/agentconfig"
+	"github.com/sluicehq/sluice/internal/defaults"
 )
 
 // MaxBodyCapture bounds the body of a captured request or response: the
@@ -124,9 +125,7 @@ type Captures struct {
 
 // NewCaptures returns an empty store.
 func NewCaptures(cfg CapturesConfig) *Captures {
-	if cfg.MaxBytes <= 0 {
-		cfg.MaxBytes = agentconfig.DefaultInspectDBSize
-	}
+	defaults.Positive(&cfg.MaxBytes, agentconfig.DefaultInspectDBSize)
 	if cfg.Now == nil {
 		cfg.Now = time.Now
 	}
