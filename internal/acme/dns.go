@@ -13,10 +13,11 @@ import (
 	"github.com/sluicehq/sluice/internal/store"
 )
 
-// DNSError is a DNS record the user must create or fix before a
-// certificate can be issued: a DNS_ERROR (spec 7), which is not retried.
+// DNSError is a DNS record the user must fix before a certificate can be
+// issued: a DNS_ERROR (spec 7), which is not retried until the user sets
+// the policy again.
 type DNSError struct {
-	// Record is the record to create, "_acme-challenge.<domain> CNAME
+	// Record is the record to set, "_acme-challenge.<domain> CNAME
 	// <target>".
 	Record string
 	// Found says what the DNS answers instead.
@@ -24,7 +25,24 @@ type DNSError struct {
 }
 
 func (e *DNSError) Error() string {
-	return fmt.Sprintf("create the DNS record %s (%s), then set the certificate_management_policy again", e.Record, e.Found)
+	return fmt.Sprintf("set the DNS record %s (%s), then set the certificate_management_policy again", e.Record, e.Found)
+}
+
+// RecordMissing is a DNS record the user has not created yet. The job
+// waits for it, in progress, looking again at retries_at, rather than end
+// DNS_ERROR: the user learns the record's target only from the reserved
+// domain made, so its first job almost always runs before the record
+// exists (as an agent ingress's job waits for its NS records).
+type RecordMissing struct {
+	// Record is the record to create, as in DNSError.
+	Record string
+	// Found says what the DNS answers instead: that the name does not
+	// exist, or has no CNAME record.
+	Found string
+}
+
+func (e *RecordMissing) Error() string {
+	return fmt.Sprintf("waiting for the DNS record %s (%s): create it, and sluice sees it at retries_at, or at once if the certificate_management_policy is set again", e.Record, e.Found)
 }
 
 // challengeName is the DNS-01 name of the domain: _acme-challenge and the
@@ -82,29 +100,27 @@ func (r resolver) lookup(ctx context.Context, name string, qtype uint16) (*dns.M
 	return nil, false, fmt.Errorf("asking %s for %s %s: %s", r.addr, dns.TypeToString[qtype], name, dns.RcodeToString[answer.Rcode])
 }
 
-// checkCNAME returns a *DNSError unless name is a CNAME of target, or an
-// error of the resolver.
+// checkCNAME returns nil if name is a CNAME of target; a *RecordMissing
+// if name has no CNAME record yet; a *DNSError if it is a CNAME of another
+// name; or an error of the resolver.
 func (r resolver) checkCNAME(ctx context.Context, name, target string) error {
-	record := &DNSError{Record: name + " CNAME " + target}
+	record := name + " CNAME " + target
 	answer, exists, err := r.lookup(ctx, name, dns.TypeCNAME)
 	if err != nil {
 		return err
 	}
 	if !exists {
-		record.Found = name + " does not exist"
-		return record
+		return &RecordMissing{Record: record, Found: name + " does not exist"}
 	}
 	for _, rr := range answer.Answer {
 		if c, ok := rr.(*dns.CNAME); ok && strings.EqualFold(c.Hdr.Name, dns.Fqdn(name)) {
 			if strings.EqualFold(c.Target, dns.Fqdn(target)) {
 				return nil
 			}
-			record.Found = name + " is a CNAME of " + strings.TrimSuffix(c.Target, ".")
-			return record
+			return &DNSError{Record: record, Found: name + " is a CNAME of " + strings.TrimSuffix(c.Target, ".")}
 		}
 	}
-	record.Found = name + " has no CNAME record"
-	return record
+	return &RecordMissing{Record: record, Found: name + " has no CNAME record"}
 }
 
 // hasTXT reports whether the resolver answers value among the TXT records

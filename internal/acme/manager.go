@@ -171,7 +171,7 @@ func (m *Manager) due(d store.ReservedDomain) bool {
 	case job == nil:
 		return st.RenewsAt != nil && !now.Before(*st.RenewsAt)
 	case job.ErrorCode == "":
-		return true
+		return job.RetriesAt == nil || !now.Before(*job.RetriesAt) // waiting for a record: at retries_at
 	case job.ErrorCode == store.CertErrorInternal:
 		return job.RetriesAt == nil || !now.Before(*job.RetriesAt)
 	}
@@ -210,6 +210,7 @@ func (m *Manager) run(ctx context.Context, d store.ReservedDomain) {
 		_, err = m.store.SetDomainCertificate(ctx, d.AccountID, d.ID, since, issued, m.cfg.Events)
 	}
 	var dnsErr *DNSError
+	var missing *RecordMissing
 	var waiting *delegationError
 	var full *budgetError
 	switch {
@@ -224,6 +225,11 @@ func (m *Manager) run(ctx context.Context, d store.ReservedDomain) {
 		job.Attempts--
 		job.ErrorCode, job.Msg, job.RetriesAt = "", err.Error(), nil
 		log.Info("certificate job waiting", "reason", err.Error())
+	case errors.As(err, &missing):
+		// The user's record, not made yet: looked at again with the
+		// backoff of an INTERNAL_ERROR, without one.
+		job.ErrorCode, job.Msg, job.RetriesAt = "", err.Error(), m.retryAt(job.Attempts)
+		log.Info("certificate job waiting for a DNS record", "record", missing.Record, "found", missing.Found)
 	default:
 		// A DNS problem is the user's record to fix; under the service
 		// domain, the DNS is the operator's, and the job retries as

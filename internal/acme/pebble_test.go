@@ -264,28 +264,64 @@ func (e *env) challengeValues(t *testing.T, d store.ReservedDomain) []string {
 	return values
 }
 
-// TestMissingCNAME: a domain whose _acme-challenge is not a CNAME of its
-// target ends DNS_ERROR, a message naming the record to create, no
-// retries_at, and no further attempt; the policy sent again retries.
+// TestMissingCNAME: a domain whose _acme-challenge is not created yet
+// waits for it: the job stays in progress, without an error_code, its msg
+// naming the record to create, and runs again at its retries_at, later
+// each time; the policy sent again runs it at once, and the record made
+// then gets the certificate.
 func TestMissingCNAME(t *testing.T) {
 	e := newEnv(t, func(p *acmetest.Pebble) string { return p.Directory })
 	d := e.reserve(t, "*.nocname.example.com")
 	e.manager.tick(e.ctx)
-	job := e.domain(t, d.ID).CertStatus.ProvisioningJob
+	first := e.domain(t, d.ID).CertStatus.ProvisioningJob
 	record := "_acme-challenge.nocname.example.com CNAME " + e.manager.target(d)
-	if job == nil || job.ErrorCode != store.CertErrorDNS || !strings.Contains(job.Msg, record) || job.RetriesAt != nil {
-		t.Fatalf("job %+v; want DNS_ERROR naming %q, no retries_at", job, record)
+	if first == nil || first.ErrorCode != "" || !strings.Contains(first.Msg, record) || first.RetriesAt == nil || !first.RetriesAt.After(e.clock.Now()) {
+		t.Fatalf("job %+v; want one in progress naming %q, with a retries_at ahead", first, record)
 	}
+	if e.manager.due(e.domain(t, d.ID)) {
+		t.Error("a job waiting for its record is due before its retries_at")
+	}
+	e.clock.Set(first.RetriesAt.Add(time.Second))
+	e.manager.tick(e.ctx)
+	second := e.domain(t, d.ID).CertStatus.ProvisioningJob
+	if second == nil || second.ErrorCode != "" || second.Attempts != 2 || second.RetriesAt == nil || !second.StartedAt.Equal(first.StartedAt) {
+		t.Fatalf("after its retries_at, job %+v; want attempt 2 of the same job, waiting", second)
+	}
+	if gap, was := second.RetriesAt.Sub(e.clock.Now()), first.RetriesAt.Sub(first.StartedAt); gap <= was/2 {
+		t.Errorf("the second wait is %s, the first was %s: no backoff", gap, was)
+	}
+
+	e.zone.CNAME("_acme-challenge.nocname.example.com", e.manager.target(d))
+	e.setPolicy(t, d.ID, d.CertPolicy)
+	if again := e.domain(t, d.ID).CertStatus.ProvisioningJob; again == nil || again.RetriesAt != nil || again.Attempts != 0 {
+		t.Fatalf("after the policy is sent again, the job is %+v; want a new one, due now", again)
+	}
+	e.sync(t)
+	e.manager.tick(e.ctx)
+	if got := e.domain(t, d.ID); got.CertificateID == "" || got.CertStatus.ProvisioningJob != nil {
+		t.Fatalf("after the record is made, the domain is %+v; want its certificate", got)
+	}
+}
+
+// TestWrongCNAME: a domain whose _acme-challenge is a CNAME of another
+// name than its target ends DNS_ERROR, a message naming the record to
+// set, no retries_at, and no further attempt; the policy sent again
+// retries.
+func TestWrongCNAME(t *testing.T) {
+	e := newEnv(t, func(p *acmetest.Pebble) string { return p.Directory })
+	d := e.reserve(t, "*.wrong.example.com")
+	e.zone.CNAME("_acme-challenge.wrong.example.com", "elsewhere.example.net")
+	e.manager.tick(e.ctx)
+	job := e.domain(t, d.ID).CertStatus.ProvisioningJob
+	record := "_acme-challenge.wrong.example.com CNAME " + e.manager.target(d)
+	if job == nil || job.ErrorCode != store.CertErrorDNS || !strings.Contains(job.Msg, record) || !strings.Contains(job.Msg, "elsewhere.example.net") || job.RetriesAt != nil {
+		t.Fatalf("job %+v; want DNS_ERROR naming %q and what it found, no retries_at", job, record)
+	}
+	e.clock.Set(e.clock.Now().Add(24 * time.Hour))
 	if e.manager.due(e.domain(t, d.ID)) {
 		t.Error("a DNS_ERROR job is due again without the user")
 	}
-	if _, err := e.store.UpdateReservedDomain(e.ctx, e.account, d.ID, func(d *store.ReservedDomain) error {
-		p := *d.CertPolicy
-		d.CertPolicy = &p
-		return nil
-	}); err != nil {
-		t.Fatal(err)
-	}
+	e.setPolicy(t, d.ID, d.CertPolicy)
 	if again := e.domain(t, d.ID).CertStatus.ProvisioningJob; again == nil || again.ErrorCode != "" {
 		t.Errorf("after the policy is sent again, the job is %+v; want one in progress", again)
 	}
@@ -335,8 +371,8 @@ func TestPolicyRemoved(t *testing.T) {
 
 // TestIssueHTTP01: a custom domain that is no wildcard, CNAMEd to its
 // cname_target, gets a certificate through HTTP-01, which the edges'
-// HTTP listener answers from the store; without the CNAME its job ends
-// DNS_ERROR naming the record.
+// HTTP listener answers from the store; without the CNAME its job waits,
+// naming the record.
 func TestIssueHTTP01(t *testing.T) {
 	e := newEnv(t, func(p *acmetest.Pebble) string { return p.Directory })
 	d := e.reserve(t, "shop.example.com")
@@ -349,8 +385,8 @@ func TestIssueHTTP01(t *testing.T) {
 	e.manager.tick(e.ctx)
 	job := e.domain(t, d.ID).CertStatus.ProvisioningJob
 	record := "shop.example.com CNAME " + e.manager.cnameTarget(d)
-	if job == nil || job.ErrorCode != store.CertErrorDNS || !strings.Contains(job.Msg, record) {
-		t.Fatalf("without the CNAME, job %+v; want DNS_ERROR naming %q", job, record)
+	if job == nil || job.ErrorCode != "" || job.RetriesAt == nil || !strings.Contains(job.Msg, record) {
+		t.Fatalf("without the CNAME, job %+v; want one waiting, naming %q", job, record)
 	}
 
 	e.zone.CNAME("shop.example.com", e.manager.cnameTarget(d))

@@ -62,6 +62,13 @@ type CertificateJob struct {
 	Attempts int `json:"attempts,omitempty"`
 }
 
+// userDNS reports whether the job waits for the user's DNS: it ended
+// DNS_ERROR, or waits in progress, with a retries_at, for a record not
+// created yet. Nil (no job) does not.
+func (job *CertificateJob) userDNS() bool {
+	return job != nil && (job.ErrorCode == CertErrorDNS || job.ErrorCode == "" && job.RetriesAt != nil)
+}
+
 // ProvisioningMsg is the msg of the job a new policy starts.
 const ProvisioningMsg = "certificate provisioning is in progress"
 

@@ -268,7 +268,8 @@ func (s *Store) ListReservedDomains(ctx context.Context, accountID string, page 
 // UpdateReservedDomain changes the reserved domain of the account with
 // the id as fn does, checked as at create; the domain cannot change (a
 // *ValidationError). A policy set or changed starts a new provisioning
-// job, and so does a policy sent again after a DNS_ERROR; a policy
+// job, and so does a policy sent again after a DNS_ERROR or while the job
+// waits for a DNS record (in progress with a retries_at); a policy
 // removed removes the status. A new job starts at the store's clock, and
 // after the job it replaces, whose writes then are refused
 // (SetDomainCertificateJob). No update is lost (see family.update).
@@ -279,8 +280,9 @@ func (s *Store) UpdateReservedDomain(ctx context.Context, accountID, id string, 
 			return err
 		}
 		// A policy set again (fn gave a new one, though equal) after a
-		// DNS_ERROR retries: the user says the DNS is fixed.
-		again := d.CertPolicy != was && d.CertStatus != nil && d.CertStatus.ProvisioningJob != nil && d.CertStatus.ProvisioningJob.ErrorCode == CertErrorDNS
+		// DNS_ERROR, or while the job waits for a record, retries now:
+		// the user says the DNS is fixed.
+		again := d.CertPolicy != was && d.CertStatus != nil && d.CertStatus.ProvisioningJob.userDNS()
 		if d.CertPolicy != nil && (was == nil || *was != *d.CertPolicy || again) {
 			d.CertStatus = newCertificateStatus(s.jobStart(d.CertStatus))
 		}

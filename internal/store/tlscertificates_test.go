@@ -99,7 +99,8 @@ func TestDomainCertificate(t *testing.T) {
 }
 
 // TestDomainCertificateJobReplaced: a job that started from a policy
-// the user then changes, or sends again after a DNS_ERROR, records
+// the user then changes, or sends again after a DNS_ERROR or while it
+// waits for a DNS record, records
 // nothing more: its job's and its certificate's writes are refused with
 // ErrCertificateUnmanaged, the new job's are taken. The new job starts at
 // the store's clock, after the old one even when that clock has not
@@ -122,13 +123,19 @@ func TestDomainCertificateJobReplaced(t *testing.T) {
 		advance time.Duration
 		change  func(p *store.CertificatePolicy)
 		before  string // the old job's error_code before the change
+		waiting bool   // whether the old job waits for a record, with a retries_at
 	}{
-		{"key type changed", time.Minute, func(p *store.CertificatePolicy) { p.PrivateKeyType = store.KeyTypeRSA }, ""},
-		{"sent again after DNS_ERROR", time.Minute, func(*store.CertificatePolicy) {}, store.CertErrorDNS},
-		{"changed at the same instant", 0, func(p *store.CertificatePolicy) { p.PrivateKeyType = store.KeyTypeECDSA }, ""},
+		{"key type changed", time.Minute, func(p *store.CertificatePolicy) { p.PrivateKeyType = store.KeyTypeRSA }, "", false},
+		{"sent again after DNS_ERROR", time.Minute, func(*store.CertificatePolicy) {}, store.CertErrorDNS, false},
+		{"sent again while waiting for a record", time.Minute, func(*store.CertificatePolicy) {}, "", true},
+		{"changed at the same instant", 0, func(p *store.CertificatePolicy) { p.PrivateKeyType = store.KeyTypeECDSA }, "", false},
 	} {
 		t.Run(tt.name, func(t *testing.T) {
 			job := store.CertificateJob{Msg: "ordering", StartedAt: old, Attempts: 1, ErrorCode: tt.before}
+			if tt.waiting {
+				at := clock.Now().Add(time.Hour)
+				job.RetriesAt = &at
+			}
 			if err := e.store.Certificates().SetDomainCertificateJob(e.ctx, account.ID, d.ID, old, job); err != nil {
 				t.Fatal(err)
 			}
