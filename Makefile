@@ -20,11 +20,15 @@ build:
 # an empty cache).
 TEST_COMMANDS = ./cmd/sluice ./cmd/sluice-agent ./cmd/sluice-bench github.com/nats-io/nats-server/v2
 
-test: lint node_modules awscli jq chromium ## formatting, vet, every test with -race (the ten slowest listed at the end), a short fuzz run
-	set -o pipefail; bins="$$(mktemp -d)" && trap 'rm -rf "$$bins"' EXIT && \
+test: node_modules awscli jq chromium ## formatting, vet, every test with -race (the ten slowest listed at the end), a short fuzz run; the time of each
+	@set -o pipefail; t0=$$(date +%s); \
+	$(MAKE) --no-print-directory lint && t1=$$(date +%s) && \
+	bins="$$(mktemp -d)" && trap 'rm -rf "$$bins"' EXIT && \
+	echo "building $(TEST_COMMANDS), and testing every package with -race" && \
 	$(GO) build -o "$$bins/" $(TEST_COMMANDS) && \
-	BUILDTEST_BINARIES="$$bins" $(GO) test -race -vet=off -timeout 20m -json ./... | $(GO) run ./internal/tools/slowtests
-	$(MAKE) fuzz
+	BUILDTEST_BINARIES="$$bins" $(GO) test -race -vet=off -timeout 20m -json ./... | $(GO) run ./internal/tools/slowtests && \
+	t2=$$(date +%s) && $(MAKE) --no-print-directory fuzz && t3=$$(date +%s) && \
+	echo "make test passed: lint $$((t1 - t0)) s, tests $$((t2 - t1)) s, fuzz $$((t3 - t2)) s; $$((t3 - t0)) s in all"
 
 # kinesalite, the Kinesis emulator of the end-to-end tests, and the Node agent
 # SDK of the edge's acceptance test (its native module comes prebuilt in a
