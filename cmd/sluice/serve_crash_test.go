@@ -259,6 +259,16 @@ func (c *routeConsumer) pause(t *testing.T, until time.Time) {
 	}
 }
 
+// resume resumes the route's paused consumer.
+func (c *routeConsumer) resume(t *testing.T) {
+	t.Helper()
+	ctx, cancel := context.WithTimeout(context.Background(), 5*time.Second)
+	defer cancel()
+	if _, err := c.js.ResumeConsumer(ctx, pipeline.EventsStream, c.name); err != nil {
+		t.Fatalf("resuming the route's consumer: %v", err)
+	}
+}
+
 // logStored logs how many HTTP request events JetStream holds beside how
 // many were published: more would be events of a request sent again after
 // the kill that JetStream stored twice.
