@@ -200,9 +200,9 @@ func (s *Sampler) domain(obj map[string]any, r *resource) {
 	case failed:
 		set("certificate_management_status.provisioning_job", map[string]any{
 			"error_code": "DNS_ERROR",
-			"msg":        "The CNAME record of _acme-challenge." + strings.TrimPrefix(r.host, "*.") + " is missing.",
+			"msg":        "set the DNS record _acme-challenge." + strings.TrimPrefix(r.host, "*.") + " CNAME 3f2a9c.acme.sluice.app (_acme-challenge." + strings.TrimPrefix(r.host, "*.") + " is a CNAME of other.example.net), then set the certificate_management_policy again",
 			"started_at": stamp(r.at.Add(-time.Hour)),
-			"retries_at": stamp(r.at.Add(time.Hour)),
+			"retries_at": nil,
 		})
 	}
 }

@@ -42,7 +42,7 @@ type RecordMissing struct {
 }
 
 func (e *RecordMissing) Error() string {
-	return fmt.Sprintf("waiting for the DNS record %s (%s): create it, and sluice sees it at retries_at, or at once if the certificate_management_policy is set again", e.Record, e.Found)
+	return fmt.Sprintf("certificate provisioning is in progress: waiting for the DNS record %s (%s); create it, and sluice looks again at retries_at, or at once if the certificate_management_policy is sent again while the job waits", e.Record, e.Found)
 }
 
 // challengeName is the DNS-01 name of the domain: _acme-challenge and the

@@ -150,8 +150,8 @@ func (m *Manager) extendLease(ctx context.Context) bool {
 
 // due reports whether the domain has a job to run now: one whose job is
 // new or in progress (waiting for the service domain's delegation, for a
-// name under it), failed with an INTERNAL_ERROR whose retries_at has
-// come, or whose renews_at has. A name under the service domain has no
+// name under it), waiting for a DNS record or failed with an
+// INTERNAL_ERROR whose retries_at has come, or whose renews_at has. A name under the service domain has no
 // job without Config.NSTargets, which its delegation is checked against,
 // and a name under another service domain none at all.
 func (m *Manager) due(d store.ReservedDomain) bool {

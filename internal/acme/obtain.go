@@ -83,8 +83,9 @@ type validation struct {
 // validation checks that the DNS is ready for the domain's validation,
 // and returns it: for a name under the service domain, that the service
 // domain is delegated to sluice's DNS (a *delegationError until it is:
-// the job waits); for a custom domain, its CNAME (a *DNSError until it
-// is set).
+// the job waits); for a custom domain, its CNAME (a *RecordMissing until
+// it exists, the job waiting for it; a *DNSError if it names another
+// target).
 func (m *Manager) validation(ctx context.Context, d store.ReservedDomain, step func(msg string) error) (validation, error) {
 	if m.underServiceDomain(d.Domain) {
 		if err := m.serviceDelegation(ctx); err != nil {
