@@ -293,10 +293,9 @@ func digPath(m map[string]any, path string) any {
 // that the events are in JetStream, not delivered, when the process dies:
 // the dev emulator, in the killed process, saves what it was given up to
 // a second late (docs/emulator.md), and would lose records delivered just
-// before the kill, which sluice never sends again. serve runs with
-// --ack-wait crashAckWait, as in TestServeCrashLosesNothing, so that any
-// event the killed process held is delivered again within seconds rather
-// than the default 30.
+// before the kill, which sluice never sends again. (The redelivery of
+// events a killed process held is TestServeCrashLosesNothing's, against
+// kinesalite, which outlives the kill.)
 func TestServeDevEdgeSurvivesKill(t *testing.T) {
 	if testing.Short() {
 		t.Skip("builds and runs sluice serve --dev")
@@ -308,7 +307,7 @@ func TestServeDevEdgeSurvivesKill(t *testing.T) {
 	ports := freePorts(t, 2)
 	env := []string{"SLUICE_BOOTSTRAP_API_KEY=" + token, "SLUICE_DEV=true", "SLUICE_DEV_AWS_LISTEN=127.0.0.1:0",
 		fmt.Sprintf("SLUICE_EDGE_AGENTS=127.0.0.1:%d", ports[0]), fmt.Sprintf("SLUICE_EDGE_HTTP=127.0.0.1:%d", ports[1]),
-		"SLUICE_ACK_WAIT=" + crashAckWait.String(), "SLUICE_NATS_LISTEN=127.0.0.1:0"}
+		"SLUICE_NATS_LISTEN=127.0.0.1:0"}
 	p := startServe(t, bin, dataDir, env...)
 	pool := x509.NewCertPool()
 	caPEM, err := os.ReadFile(filepath.Join(dataDir, "edge", "ca.pem"))

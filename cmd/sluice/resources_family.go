@@ -51,8 +51,8 @@ type family[T, In any] struct {
 	commands func(f *resourceFlags) []*cobra.Command
 	// parent, for a family nested in another's path, such as the routes
 	// of an HTTPS edge, is the flag that gives the parent's id and the
-	// collection of that parent; spec's path is then the parent's
-	// collection's.
+	// collection under that parent, whose path the commands call (spec's
+	// path is the pattern, with {edge_id}).
 	parent *parentFlag[T, In]
 }
 
@@ -105,9 +105,9 @@ func (fam family[T, In]) typed(c *client.Client) client.Family[T, map[string]any
 	return client.WithBodies[map[string]any](fam.collectionOf(c))
 }
 
-// newFamilyCommand returns the command of the family: create, list, get,
-// update, delete and its other commands, with the persistent flags of
-// every command of the API.
+// newFamilyCommand returns the command of the family: list, get, those of
+// create, update and delete its declaration has, and its other commands,
+// with the persistent flags of every command of the API.
 func newFamilyCommand[T, In any](fam family[T, In]) *cobra.Command {
 	var f resourceFlags
 	if fam.parent != nil {
