@@ -152,5 +152,5 @@ upstream-test: ## tests that show why sluice works around a dependency (the work
 
 docs: ## regenerate the generated docs
 	$(GO) run ./cmd/sluice schemas docs > docs/events.md
-	$(GO) test ./internal/api -run TestErrorsDocIsCurrent -update
+	$(GO) test ./internal/apiconv -run TestErrorsDocIsCurrent -update
 	$(GO) generate ./...

@@ -17,8 +17,7 @@ import (
 	"time"
 
 	"github.com/cenkalti/backoff/v4"
-
-	"github.com/sluicehq/sluice/internal/api"
+	"github.com/sluicehq/sluice/internal/apiconv"
 )
 
 // Limits and retry policy of ingestClient.
@@ -174,7 +173,7 @@ func (c *ingestClient) post(ctx context.Context, body []byte) (ingestReply, erro
 	}
 	req.Header.Set("Content-Type", "application/x-ndjson")
 	req.Header.Set("Authorization", "Bearer "+c.apiKey)
-	req.Header.Set(api.HeaderVersion, api.SupportedVersion)
+	req.Header.Set(apiconv.HeaderVersion, apiconv.SupportedVersion)
 	resp, err := c.http.Do(req)
 	if err != nil {
 		if ctx.Err() != nil {

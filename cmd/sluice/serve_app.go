@@ -20,6 +20,7 @@ import (
 	"github.com/sluicehq/sluice/filters"
 	"github.com/sluicehq/sluice/internal/acme"
 	"github.com/sluicehq/sluice/internal/api"
+	"github.com/sluicehq/sluice/internal/apiconv"
 	"github.com/sluicehq/sluice/internal/destinations"
 	"github.com/sluicehq/sluice/internal/dnsserver"
 	"github.com/sluicehq/sluice/internal/natsserver"
@@ -143,7 +144,7 @@ func (a *app) configure() (bootstrapToken string, err error) {
 		return "", err
 	}
 	if a.flags.trafficPolicy != "" {
-		if a.policy, err = newPolicyFront(a.flags.trafficPolicy, a.log.With("component", "traffic_policy"), api.KeyID); err != nil {
+		if a.policy, err = newPolicyFront(a.flags.trafficPolicy, a.log.With("component", "traffic_policy"), apiconv.KeyID); err != nil {
 			return "", err
 		}
 	}
@@ -478,7 +479,7 @@ func (a *app) Close() {
 
 // storage is the watch of JetStream's storage, or nil with --nats-url: an
 // external server's refusals are reported as they come.
-func (a *app) storage() api.Storage {
+func (a *app) storage() apiconv.Storage {
 	if a.storageWatch == nil {
 		return nil
 	}

@@ -15,6 +15,7 @@ import (
 
 	"github.com/sluicehq/sluice/docs"
 	"github.com/sluicehq/sluice/internal/api"
+	"github.com/sluicehq/sluice/internal/apiconv"
 	"github.com/sluicehq/sluice/internal/ingest"
 	"github.com/sluicehq/sluice/pipeline"
 )
@@ -141,7 +142,7 @@ func (a *app) readiness() http.Handler {
 
 // storageErr returns why JetStream's storage refuses writes, or nil when it
 // takes them or is not watched (storage nil).
-func storageErr(storage api.Storage) error {
+func storageErr(storage apiconv.Storage) error {
 	if storage == nil {
 		return nil
 	}

@@ -9,6 +9,7 @@ import (
 	"github.com/spf13/pflag"
 
 	"github.com/sluicehq/sluice/internal/api"
+	"github.com/sluicehq/sluice/internal/apiconv"
 	"github.com/sluicehq/sluice/internal/bytesize"
 	"github.com/sluicehq/sluice/internal/store"
 )
@@ -57,12 +58,12 @@ type limitFlags struct {
 }
 
 func (f *limitFlags) register(fl *pflag.FlagSet) {
-	fl.IntVar(&f.maxInFlight, "max-in-flight", api.DefaultMaxInFlight, "ingest requests read and processed at once; beyond, 503")
+	fl.IntVar(&f.maxInFlight, "max-in-flight", apiconv.DefaultMaxInFlight, "ingest requests read and processed at once; beyond, 503")
 	fl.IntVar(&f.maxAccountInFlight, "max-account-in-flight", 0, "ingest requests of one account in flight; beyond, 429 (default a quarter of --max-in-flight)")
 	fl.StringVar(&f.maxBytesInFlight, "max-bytes-in-flight", "", "body bytes of the ingest requests in flight, such as 64MiB; beyond, 503 (default: half the memory limit over 4 bytes of memory per body byte, or 256MiB without a memory limit)")
 	fl.StringVar(&f.maxAccountBytesInFlight, "max-account-bytes-in-flight", "", "body bytes of one account's ingest requests in flight; beyond, 429 (default a quarter of --max-bytes-in-flight, at least the 10 MiB of one body)")
 	fl.StringVar(&f.minBodyRate, "min-body-rate", "1KiB", "slowest an ingest or management body may arrive, per second, measured over every 10 s; slower, 408")
-	fl.IntVar(&f.maxAccountManagement, "max-account-management-in-flight", api.DefaultMaxAccountManagementInFlight, "management requests of one account in flight, reads (GET, HEAD) and changes (POST, PATCH, PUT) alike; beyond, 429 (bodies count in the bytes in flight)")
+	fl.IntVar(&f.maxAccountManagement, "max-account-management-in-flight", apiconv.DefaultMaxAccountManagementInFlight, "management requests of one account in flight, reads (GET, HEAD) and changes (POST, PATCH, PUT) alike; beyond, 429 (bodies count in the bytes in flight)")
 	fl.Float64Var(&f.accountWriteRate, "account-write-rate", api.DefaultAccountWriteRate, "changes one account may make a second through the management API (every call but a GET), after a burst of --account-write-burst; beyond, 429; -1: unbounded")
 	fl.IntVar(&f.accountWriteBurst, "account-write-burst", api.DefaultAccountWriteBurst, "changes one account may make at once before --account-write-rate applies")
 	fl.IntVar(&f.destinations, "max-destinations", store.DefaultMaxDestinations, "event destinations one account may have")
@@ -142,11 +143,13 @@ func (f limitFlags) validate() []error {
 // in force (call it after applyMemoryLimit). It logs the bounds chosen.
 func (f limitFlags) apiConfig(log *slog.Logger) api.Config {
 	cfg := api.Config{
-		MaxInFlight:                  f.maxInFlight,
-		MaxAccountInFlight:           f.maxAccountInFlight,
-		MaxAccountManagementInFlight: f.maxAccountManagement,
-		AccountWriteRate:             f.accountWriteRate,
-		AccountWriteBurst:            f.accountWriteBurst,
+		DoorConfig: apiconv.DoorConfig{
+			MaxInFlight:                  f.maxInFlight,
+			MaxAccountInFlight:           f.maxAccountInFlight,
+			MaxAccountManagementInFlight: f.maxAccountManagement,
+		},
+		AccountWriteRate:  f.accountWriteRate,
+		AccountWriteBurst: f.accountWriteBurst,
 	}
 	from := "--max-bytes-in-flight"
 	cfg.MaxBytesInFlight = mustSize(f.maxBytesInFlight)
@@ -163,7 +166,7 @@ func (f limitFlags) apiConfig(log *slog.Logger) api.Config {
 // limit (math.MaxInt64: none), and where it came from.
 func bytesInFlightFor(memoryLimit int64) (int64, string) {
 	if memoryLimit <= 0 || memoryLimit == math.MaxInt64 {
-		return api.DefaultMaxBytesInFlight, "the default, without a memory limit"
+		return apiconv.DefaultMaxBytesInFlight, "the default, without a memory limit"
 	}
 	return int64(float64(memoryLimit) * ingestMemoryShare / bodyByteCost), "the memory limit"
 }

@@ -11,6 +11,7 @@ import (
 	"github.com/spf13/pflag"
 
 	"github.com/sluicehq/sluice/internal/api"
+	"github.com/sluicehq/sluice/internal/apiconv"
 	"github.com/sluicehq/sluice/internal/check"
 	"github.com/sluicehq/sluice/internal/store"
 )
@@ -52,8 +53,8 @@ func TestBytesInFlightFromMemoryLimit(t *testing.T) {
 	if got, _ := bytesInFlightFor(460 << 20); got != 460<<20/8 {
 		t.Fatalf("budget for 460 MiB: %d, want %d", got, 460<<20/8)
 	}
-	if got, _ := bytesInFlightFor(math.MaxInt64); got != api.DefaultMaxBytesInFlight {
-		t.Fatalf("budget without a limit: %d, want %d", got, api.DefaultMaxBytesInFlight)
+	if got, _ := bytesInFlightFor(math.MaxInt64); got != apiconv.DefaultMaxBytesInFlight {
+		t.Fatalf("budget without a limit: %d, want %d", got, apiconv.DefaultMaxBytesInFlight)
 	}
 	f := limitFlags{maxInFlight: 10, maxBytesInFlight: "32MiB", minBodyRate: "2KiB", destinations: 3, apiKeys: 7}
 	cfg := f.apiConfig(slog.New(slog.NewTextHandler(io.Discard, nil)))
@@ -83,8 +84,8 @@ func TestManagementShareFlag(t *testing.T) {
 		}
 		return f.apiConfig(discard)
 	}
-	if cfg := parse(t); cfg.MaxAccountManagementInFlight != api.DefaultMaxAccountManagementInFlight {
-		t.Fatalf("default share: %d, want %d", cfg.MaxAccountManagementInFlight, api.DefaultMaxAccountManagementInFlight)
+	if cfg := parse(t); cfg.MaxAccountManagementInFlight != apiconv.DefaultMaxAccountManagementInFlight {
+		t.Fatalf("default share: %d, want %d", cfg.MaxAccountManagementInFlight, apiconv.DefaultMaxAccountManagementInFlight)
 	}
 	if cfg := parse(t, "--max-account-management-in-flight", "3"); cfg.MaxAccountManagementInFlight != 3 {
 		t.Fatalf("share from the flag: %d, want 3", cfg.MaxAccountManagementInFlight)

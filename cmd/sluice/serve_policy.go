@@ -13,7 +13,7 @@ import (
 
 	"github.com/prometheus/client_golang/prometheus"
 
-	"github.com/sluicehq/sluice/internal/api"
+	"github.com/sluicehq/sluice/internal/apiconv"
 	"github.com/sluicehq/sluice/trafficpolicy"
 )
 
@@ -36,7 +36,7 @@ type policyFront struct {
 	metrics *policyMetrics
 	current atomic.Pointer[trafficpolicy.Policy]
 	// apiKey tells the policy the id of a request's API key (api_key.id):
-	// api.KeyID in serve.
+	// apiconv.KeyID in serve.
 	apiKey func(*http.Request) (string, bool)
 	// hup receives SIGHUP from newPolicyFront on, so that a SIGHUP sent
 	// while serve is still starting waits for Run rather than ending the
@@ -54,7 +54,7 @@ type policyFront struct {
 }
 
 // newPolicyFront loads the policy of path; a document with a mistake is an
-// error that stops serve. apiKey gives api_key.id (serve passes api.KeyID,
+// error that stops serve. apiKey gives api_key.id (serve passes apiconv.KeyID,
 // which reads the key the API's canonical Authorization names).
 func newPolicyFront(path string, log *slog.Logger, apiKey func(*http.Request) (string, bool)) (*policyFront, error) {
 	f := &policyFront{path: path, log: log, metrics: newPolicyMetrics(), apiKey: apiKey}
@@ -83,7 +83,7 @@ func (f *policyFront) options(prev *trafficpolicy.Policy) []trafficpolicy.Option
 		trafficpolicy.WithAPIKey(f.apiKey),
 		// Its own answers take the API's error shape, which the API's
 		// clients read.
-		trafficpolicy.WithAnswers(api.PolicyAnswer),
+		trafficpolicy.WithAnswers(apiconv.PolicyAnswer),
 	}
 }
 

@@ -185,7 +185,7 @@ func TestOperationsPolicy(t *testing.T) {
 	doc := docPolicy(t, "docs/operations.md", "### A ready policy")
 	path := filepath.Join(t.TempDir(), "policy.yaml")
 	writePolicy(t, path, doc)
-	// Keys sk_<name> are known, as ak_<name>; api.KeyID reads them so.
+	// Keys sk_<name> are known, as ak_<name>; apiconv.KeyID reads them so.
 	keyID := func(r *http.Request) (string, bool) {
 		name, ok := strings.CutPrefix(r.Header.Get("Authorization"), "Bearer sk_")
 		if !ok || strings.HasPrefix(name, "unknown") {

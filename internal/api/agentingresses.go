@@ -8,6 +8,7 @@ import (
 	"strings"
 
 	"github.com/sluicehq/sluice/apiwire"
+	"github.com/sluicehq/sluice/internal/apiconv"
 	declared "github.com/sluicehq/sluice/internal/resource"
 	"github.com/sluicehq/sluice/internal/store"
 )
@@ -96,8 +97,8 @@ func (e *serviceDomainError) Error() string {
 }
 
 // apiError is the 400 ERR_SLUICE_341 of e.
-func (e *serviceDomainError) apiError() *Error {
-	err := NewError(CodeServiceDomain, "%s", e.Error())
+func (e *serviceDomainError) apiError() *apiconv.Error {
+	err := apiconv.NewError(apiconv.CodeServiceDomain, "%s", e.Error())
 	err.Details = map[string]string{"field": "domain"}
 	return err
 }

@@ -6,6 +6,7 @@ import (
 	"fmt"
 	"net/http"
 
+	"github.com/sluicehq/sluice/internal/apiconv"
 	"github.com/sluicehq/sluice/internal/store"
 	"github.com/sluicehq/sluice/schemas"
 )
@@ -66,10 +67,10 @@ func (a *auditing[T]) option() store.WriteOption {
 		if !ok {
 			return schemas.Encoded{}, fmt.Errorf("audit event %s: the store gave a %T", a.kind, resource)
 		}
-		ev, err := a.s.auditEvent(a.r, a.kind, RequestKey(a.r.Context()), a.object(v))
+		ev, err := a.s.auditEvent(a.r, a.kind, apiconv.RequestKey(a.r.Context()), a.object(v))
 		if err != nil {
 			// A bug: the API's own resources must fit the catalogue.
-			a.s.log.Error("audit event does not fit the catalogue", "operation_id", OperationID(a.r.Context()), "event_type", a.kind, "error", err)
+			a.s.log.Error("audit event does not fit the catalogue", "operation_id", apiconv.OperationID(a.r.Context()), "event_type", a.kind, "error", err)
 			return schemas.Encoded{}, err
 		}
 		a.event = ev
@@ -105,7 +106,7 @@ func (a *auditing[T]) publish() {
 		err = s.outbox.AuditPublished(ctx, ev.ID)
 	}
 	if err != nil {
-		s.log.Warn("audit event left in the outbox for the relay", "operation_id", OperationID(a.r.Context()), "event_type", a.kind, "event_id", ev.ID, "error", err)
+		s.log.Warn("audit event left in the outbox for the relay", "operation_id", apiconv.OperationID(a.r.Context()), "event_type", a.kind, "event_id", ev.ID, "error", err)
 		s.metrics.auditFailed.WithLabelValues(a.kind).Inc()
 		return
 	}

@@ -12,6 +12,7 @@ import (
 	"github.com/nats-io/nats.go/jetstream"
 
 	"github.com/sluicehq/sluice/internal/api"
+	"github.com/sluicehq/sluice/internal/apiconv"
 	"github.com/sluicehq/sluice/internal/apitest"
 	"github.com/sluicehq/sluice/internal/store"
 	"github.com/sluicehq/sluice/trafficpolicy"
@@ -106,7 +107,7 @@ func TestPolicyLimitsAKeyWhateverItsSpelling(t *testing.T) {
   - actions:
       - type: rate-limit
         config: {name: per key, algorithm: sliding_window, capacity: 1200, rate: 300s, bucket_key: [`+bucketKey+`]}
-`), trafficpolicy.WithAPIKey(api.KeyID))
+`), trafficpolicy.WithAPIKey(apiconv.KeyID))
 			if err != nil {
 				t.Fatal(err)
 			}
@@ -136,7 +137,7 @@ func TestPolicyLimitsAKeyWhateverItsSpelling(t *testing.T) {
 
 // lookupCounter counts the lookups of API keys.
 type lookupCounter struct {
-	api.Keys
+	apiconv.Keys
 	lookups *atomic.Int64
 }
 
@@ -159,14 +160,14 @@ func TestPolicyAPIKeyIsLookedUpOnce(t *testing.T) {
     actions:
       - type: log
         config: {metadata: {no_key: "true"}}
-`), trafficpolicy.WithAPIKey(api.KeyID))
+`), trafficpolicy.WithAPIKey(apiconv.KeyID))
 	if err != nil {
 		t.Fatal(err)
 	}
 	var seen []string
 	front := func(next http.Handler) http.Handler {
 		return p.Handler(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
-			id, ok := api.KeyID(r)
+			id, ok := apiconv.KeyID(r)
 			seen = append(seen, id+" "+strconv.FormatBool(ok))
 			next.ServeHTTP(w, r)
 		}))

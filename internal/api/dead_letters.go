@@ -13,6 +13,7 @@ import (
 	"strings"
 
 	"github.com/sluicehq/sluice/apiwire"
+	"github.com/sluicehq/sluice/internal/apiconv"
 	"github.com/sluicehq/sluice/internal/store"
 	"github.com/sluicehq/sluice/pipeline"
 )
@@ -64,7 +65,7 @@ func deadLetterResponse(d pipeline.DeadLetter) apiwire.DeadLetter {
 }
 
 // readDeadLetterPage reads ?limit= and ?before_id=, a dead letter id.
-func readDeadLetterPage(r *http.Request) (limit int, before uint64, e *Error) {
+func readDeadLetterPage(r *http.Request) (limit int, before uint64, e *apiconv.Error) {
 	q := r.URL.Query()
 	limit = store.DefaultPageLimit
 	if raw, ok := q["limit"]; ok {
@@ -87,7 +88,7 @@ func readDeadLetterPage(r *http.Request) (limit int, before uint64, e *Error) {
 func (s *Server) listDeadLetters(w http.ResponseWriter, r *http.Request) {
 	limit, before, e := readDeadLetterPage(r)
 	if e != nil {
-		WriteError(w, r, e)
+		apiconv.WriteError(w, r, e)
 		return
 	}
 	dest, ok := s.pathDestination(w, r)
@@ -112,7 +113,7 @@ func (s *Server) listDeadLetters(w http.ResponseWriter, r *http.Request) {
 		next := s.resourceURI(r, r.URL.Path) + "?" + q.Encode()
 		list.NextPageURI = &next
 	}
-	WriteJSON(w, http.StatusOK, list)
+	apiconv.WriteJSON(w, http.StatusOK, list)
 }
 
 // redriveInput is the body of a redrive: the ids of the letters to send,
@@ -123,7 +124,7 @@ type redriveInput struct {
 
 // readRedriveInput reads the optional body of a redrive and returns the
 // sequences it names, nil for all.
-func readRedriveInput(w http.ResponseWriter, r *http.Request) ([]uint64, *Error) {
+func readRedriveInput(w http.ResponseWriter, r *http.Request) ([]uint64, *apiconv.Error) {
 	body, err := io.ReadAll(http.MaxBytesReader(w, r.Body, maxRequestBytes))
 	if err != nil {
 		return nil, bodyError(err)
@@ -132,7 +133,7 @@ func readRedriveInput(w http.ResponseWriter, r *http.Request) ([]uint64, *Error)
 		return nil, nil
 	}
 	if media, _, err := mime.ParseMediaType(r.Header.Get("Content-Type")); err != nil || media != mediaJSON {
-		return nil, NewError(CodeContentType, "Content-Type %q is not supported for a body; send %s, or no body to redrive every dead letter", r.Header.Get("Content-Type"), mediaJSON)
+		return nil, apiconv.NewError(apiconv.CodeContentType, "Content-Type %q is not supported for a body; send %s, or no body to redrive every dead letter", r.Header.Get("Content-Type"), mediaJSON)
 	}
 	var in redriveInput
 	if e := decodeObject(body, &in); e != nil {
@@ -143,7 +144,7 @@ func readRedriveInput(w http.ResponseWriter, r *http.Request) ([]uint64, *Error)
 	}
 	ids := *in.IDs
 	if len(ids) == 0 || len(ids) > pipeline.MaxRedrive {
-		e := NewError(CodeInvalidField, "ids holds %d ids; send from 1 to %d, or leave ids out to redrive every dead letter", len(ids), pipeline.MaxRedrive)
+		e := apiconv.NewError(apiconv.CodeInvalidField, "ids holds %d ids; send from 1 to %d, or leave ids out to redrive every dead letter", len(ids), pipeline.MaxRedrive)
 		e.Details = map[string]string{"field": "ids"}
 		return nil, e
 	}
@@ -151,7 +152,7 @@ func readRedriveInput(w http.ResponseWriter, r *http.Request) ([]uint64, *Error)
 	for i, id := range ids {
 		seq, err := pipeline.ParseDeadLetterID(id)
 		if err != nil {
-			e := NewError(CodeInvalidField, "ids[%d] %q is not a dead letter id (%s followed by a number); use the ids GET /event_destinations/{id}/dead_letters lists", i, id, pipeline.DeadLetterIDPrefix)
+			e := apiconv.NewError(apiconv.CodeInvalidField, "ids[%d] %q is not a dead letter id (%s followed by a number); use the ids GET /event_destinations/{id}/dead_letters lists", i, id, pipeline.DeadLetterIDPrefix)
 			e.Details = map[string]string{"field": fmt.Sprintf("ids[%d]", i)}
 			return nil, e
 		}
@@ -163,7 +164,7 @@ func readRedriveInput(w http.ResponseWriter, r *http.Request) ([]uint64, *Error)
 func (s *Server) redriveDeadLetters(w http.ResponseWriter, r *http.Request) {
 	seqs, e := readRedriveInput(w, r)
 	if e != nil {
-		WriteError(w, r, e)
+		apiconv.WriteError(w, r, e)
 		return
 	}
 	dest, ok := s.pathDestination(w, r)
@@ -179,7 +180,7 @@ func (s *Server) redriveDeadLetters(w http.ResponseWriter, r *http.Request) {
 	for i, f := range report.Failures {
 		body.Failures[i] = apiwire.RedriveFailure{ID: pipeline.DeadLetterID(f.Seq), Class: f.Class, Code: f.Code, Message: f.Message}
 	}
-	WriteJSON(w, http.StatusOK, body)
+	apiconv.WriteJSON(w, http.StatusOK, body)
 }
 
 // writeDeadLetterError answers a failure to read or change SLUICE_DLQ.
@@ -187,16 +188,16 @@ func (s *Server) writeDeadLetterError(w http.ResponseWriter, r *http.Request, er
 	if errors.Is(err, context.Canceled) && r.Context().Err() != nil {
 		return // the client went away
 	}
-	s.log.Error("dead letters failed", "operation_id", OperationID(r.Context()), "method", r.Method, "path", r.URL.Path, "error", err)
+	s.log.Error("dead letters failed", "operation_id", apiconv.OperationID(r.Context()), "method", r.Method, "path", r.URL.Path, "error", err)
 	w.Header().Set("Retry-After", "1")
-	WriteError(w, r, NewError(CodeDLQUnavailable, "sluice cannot read or change the dead-letter stream right now; retry shortly"))
+	apiconv.WriteError(w, r, apiconv.NewError(apiconv.CodeDLQUnavailable, "sluice cannot read or change the dead-letter stream right now; retry shortly"))
 }
 
 // pathDestination returns the destination the path's {id} names in the
 // key's account, or writes why there is none and returns false.
 func (s *Server) pathDestination(w http.ResponseWriter, r *http.Request) (store.Destination, bool) {
 	id := r.PathValue("id")
-	dest, err := s.destinations.GetDestination(r.Context(), RequestKey(r.Context()).AccountID, id)
+	dest, err := s.destinations.GetDestination(r.Context(), apiconv.RequestKey(r.Context()).AccountID, id)
 	if err != nil {
 		s.writeStoreError(w, r, err, destinationResource, id)
 		return store.Destination{}, false

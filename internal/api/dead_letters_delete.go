@@ -10,6 +10,7 @@ import (
 	"strings"
 
 	"github.com/sluicehq/sluice/apiwire"
+	"github.com/sluicehq/sluice/internal/apiconv"
 	"github.com/sluicehq/sluice/pipeline"
 )
 
@@ -25,7 +26,7 @@ func (s *Server) deleteDeadLetter(w http.ResponseWriter, r *http.Request) {
 	}
 	switch {
 	case errors.Is(err, pipeline.ErrDeadLetterID), errors.Is(err, pipeline.ErrDeadLetterNotFound):
-		WriteError(w, r, NewError(CodeResourceNotFound, "destination %s has no dead letter %q: it was deleted, redriven or expired already, or the id is not one (%s followed by a number); list them with GET /event_destinations/%s/dead_letters", dest.ID, letterID, pipeline.DeadLetterIDPrefix, dest.ID))
+		apiconv.WriteError(w, r, apiconv.NewError(apiconv.CodeResourceNotFound, "destination %s has no dead letter %q: it was deleted, redriven or expired already, or the id is not one (%s followed by a number); list them with GET /event_destinations/%s/dead_letters", dest.ID, letterID, pipeline.DeadLetterIDPrefix, dest.ID))
 	case err != nil:
 		s.writeDeadLetterError(w, r, err)
 	default:
@@ -45,16 +46,16 @@ type deleteInput struct {
 // readDeleteInput reads the body of a bulk delete, which must be a JSON
 // object, {} to delete every letter, so that no request deletes them all
 // by leaving its body out.
-func readDeleteInput(w http.ResponseWriter, r *http.Request) (pipeline.DeadLetterFilter, uint64, *Error) {
+func readDeleteInput(w http.ResponseWriter, r *http.Request) (pipeline.DeadLetterFilter, uint64, *apiconv.Error) {
 	body, err := io.ReadAll(http.MaxBytesReader(w, r.Body, maxRequestBytes))
 	if err != nil {
 		return pipeline.DeadLetterFilter{}, 0, bodyError(err)
 	}
 	if len(bytes.TrimSpace(body)) == 0 {
-		return pipeline.DeadLetterFilter{}, 0, NewError(CodeMalformedRequest, `the body is empty; send a JSON object of the letters to delete, such as {"class": "too_large"}, or {} to delete every dead letter of the destination`)
+		return pipeline.DeadLetterFilter{}, 0, apiconv.NewError(apiconv.CodeMalformedRequest, `the body is empty; send a JSON object of the letters to delete, such as {"class": "too_large"}, or {} to delete every dead letter of the destination`)
 	}
 	if media, _, err := mime.ParseMediaType(r.Header.Get("Content-Type")); err != nil || media != mediaJSON {
-		return pipeline.DeadLetterFilter{}, 0, NewError(CodeContentType, "Content-Type %q is not supported; send %s", r.Header.Get("Content-Type"), mediaJSON)
+		return pipeline.DeadLetterFilter{}, 0, apiconv.NewError(apiconv.CodeContentType, "Content-Type %q is not supported; send %s", r.Header.Get("Content-Type"), mediaJSON)
 	}
 	var in deleteInput
 	if e := decodeObject(body, &in); e != nil {
@@ -95,8 +96,8 @@ func readDeleteInput(w http.ResponseWriter, r *http.Request) (pipeline.DeadLette
 }
 
 // invalidField is a 400 about a field of the body, named in details.field.
-func invalidField(field, format string, args ...any) *Error {
-	e := NewError(CodeInvalidField, format, args...)
+func invalidField(field, format string, args ...any) *apiconv.Error {
+	e := apiconv.NewError(apiconv.CodeInvalidField, format, args...)
 	e.Details = map[string]string{"field": field}
 	return e
 }
@@ -104,7 +105,7 @@ func invalidField(field, format string, args ...any) *Error {
 func (s *Server) deleteDeadLetters(w http.ResponseWriter, r *http.Request) {
 	f, after, e := readDeleteInput(w, r)
 	if e != nil {
-		WriteError(w, r, e)
+		apiconv.WriteError(w, r, e)
 		return
 	}
 	dest, ok := s.pathDestination(w, r)
@@ -121,5 +122,5 @@ func (s *Server) deleteDeadLetters(w http.ResponseWriter, r *http.Request) {
 		next := pipeline.DeadLetterID(report.Next)
 		body.NextAfterID = &next
 	}
-	WriteJSON(w, http.StatusOK, body)
+	apiconv.WriteJSON(w, http.StatusOK, body)
 }

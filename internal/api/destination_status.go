@@ -7,6 +7,7 @@ import (
 	"time"
 
 	"github.com/sluicehq/sluice/apiwire"
+	"github.com/sluicehq/sluice/internal/apiconv"
 	"github.com/sluicehq/sluice/internal/store"
 	"github.com/sluicehq/sluice/pipeline"
 	"github.com/sluicehq/sluice/schemas"
@@ -58,16 +59,16 @@ func optional(v string) *string {
 
 func (s *Server) getDestinationStatus(w http.ResponseWriter, r *http.Request) {
 	id := r.PathValue("id")
-	account := RequestKey(r.Context()).AccountID
+	account := apiconv.RequestKey(r.Context()).AccountID
 	if _, err := s.destinations.GetDestination(r.Context(), account, id); err != nil {
 		s.writeStoreError(w, r, err, destinationResource, id)
 		return
 	}
 	st, err := s.deliveryStatus.DestinationStatus(r.Context(), account, id)
 	if err != nil {
-		s.log.Error("reading delivery status failed", "operation_id", OperationID(r.Context()), "destination_id", id, "error", err)
+		s.log.Error("reading delivery status failed", "operation_id", apiconv.OperationID(r.Context()), "destination_id", id, "error", err)
 		w.Header().Set("Retry-After", "1")
-		WriteError(w, r, NewError(CodeStatusUnavailable, "sluice cannot read the delivery status from JetStream right now; retry shortly"))
+		apiconv.WriteError(w, r, apiconv.NewError(apiconv.CodeStatusUnavailable, "sluice cannot read the delivery status from JetStream right now; retry shortly"))
 		return
 	}
 	body := apiwire.DestinationStatus{State: st.State, EventsPending: st.EventsPending, EventsDeadLettered: st.EventsDeadLettered}
@@ -77,12 +78,12 @@ func (s *Server) getDestinationStatus(w http.ResponseWriter, r *http.Request) {
 	if e := st.LastError; e != nil {
 		body.LastError = &apiwire.DeliveryError{Class: e.Class, Code: optional(e.Code), Message: e.Message, At: e.At.UTC().Format(createdAtLayout)}
 	}
-	WriteJSON(w, http.StatusOK, body)
+	apiconv.WriteJSON(w, http.StatusOK, body)
 }
 
 func (s *Server) testDestination(w http.ResponseWriter, r *http.Request) {
 	id := r.PathValue("id")
-	key := RequestKey(r.Context())
+	key := apiconv.RequestKey(r.Context())
 	d, err := s.destinations.GetDestination(r.Context(), key.AccountID, id)
 	if err != nil {
 		s.writeStoreError(w, r, err, destinationResource, id)
@@ -91,8 +92,8 @@ func (s *Server) testDestination(w http.ResponseWriter, r *http.Request) {
 	ev, err := s.auditEvent(r, trialEventType, key, s.destinationAudit(r, d))
 	if err != nil {
 		// A bug: the API's own resources must fit the catalogue.
-		s.log.Error("test event does not fit the catalogue", "operation_id", OperationID(r.Context()), "error", err)
-		WriteError(w, r, NewError(CodeInternal, "sluice failed unexpectedly; report operation id %s", OperationID(r.Context())))
+		s.log.Error("test event does not fit the catalogue", "operation_id", apiconv.OperationID(r.Context()), "error", err)
+		apiconv.WriteError(w, r, apiconv.NewError(apiconv.CodeInternal, "sluice failed unexpectedly; report operation id %s", apiconv.OperationID(r.Context())))
 		return
 	}
 	rec := sinks.Record{ID: ev.ID, Data: ev.Data, Timestamp: time.Now()}
@@ -104,8 +105,8 @@ func (s *Server) testDestination(w http.ResponseWriter, r *http.Request) {
 	if secret := d.Target.Auth().Creds; secret != nil && secret.SecretAccessKey != "" {
 		res.Message = strings.ReplaceAll(res.Message, secret.SecretAccessKey, "[redacted]")
 	}
-	s.log.Info("destination tested", "operation_id", OperationID(r.Context()), "destination_id", id, "event_id", ev.ID, "result", res.Result, "class", res.Class, "code", res.Code)
-	WriteJSON(w, http.StatusOK, apiwire.DestinationTest{
+	s.log.Info("destination tested", "operation_id", apiconv.OperationID(r.Context()), "destination_id", id, "event_id", ev.ID, "result", res.Result, "class", res.Class, "code", res.Code)
+	apiconv.WriteJSON(w, http.StatusOK, apiwire.DestinationTest{
 		Result:     res.Result,
 		Class:      optional(res.Class),
 		Code:       optional(res.Code),

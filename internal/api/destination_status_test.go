@@ -14,6 +14,7 @@ import (
 	"github.com/nats-io/nats.go/jetstream"
 
 	"github.com/sluicehq/sluice/internal/api"
+	"github.com/sluicehq/sluice/internal/apiconv"
 	"github.com/sluicehq/sluice/internal/apitest"
 	"github.com/sluicehq/sluice/internal/destinations"
 	"github.com/sluicehq/sluice/internal/emulator"
@@ -154,7 +155,7 @@ func TestDestinationStatus(t *testing.T) {
 	for _, id := range []string{otherAccountDestination(t, e.store), "ed_nosuchdestination0000000000"} {
 		resp, body = e.call(t, e.token, http.MethodGet, "/event_destinations/"+id+"/status", "")
 		apitest.WantStatus(t, resp, body, http.StatusNotFound)
-		if code := apitest.DecodeError(t, body).ErrorCode; code != api.CodeResourceNotFound.String() {
+		if code := apitest.DecodeError(t, body).ErrorCode; code != apiconv.CodeResourceNotFound.String() {
 			t.Errorf("%s: %s", id, code)
 		}
 	}

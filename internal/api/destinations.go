@@ -80,7 +80,7 @@ type targetBody struct {
 }
 
 // MarshalJSON writes the target, without escaping HTML characters, as
-// WriteJSON writes the rest of a body.
+// apiconv.WriteJSON writes the rest of a body.
 func (b targetBody) MarshalJSON() ([]byte, error) {
 	if b.typ.Name == "" {
 		return []byte("{}"), nil

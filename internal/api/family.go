@@ -12,6 +12,7 @@ import (
 
 	"github.com/sluicehq/sluice/apiwire"
 	"github.com/sluicehq/sluice/filters"
+	"github.com/sluicehq/sluice/internal/apiconv"
 	declared "github.com/sluicehq/sluice/internal/resource"
 	"github.com/sluicehq/sluice/internal/store"
 )
@@ -243,7 +244,7 @@ func (f family[T, C, U, B]) echoes(update bool) []pathEcho {
 func (f family[T, C, U, B]) createOne(w http.ResponseWriter, r *http.Request) {
 	var in C
 	if e := decodeInput(w, r, &in, f.createTakes, f.echoes(false)...); e != nil {
-		WriteError(w, r, e)
+		apiconv.WriteError(w, r, e)
 		return
 	}
 	var v T
@@ -252,7 +253,7 @@ func (f family[T, C, U, B]) createOne(w http.ResponseWriter, r *http.Request) {
 		*f.parent.of(&v) = r.PathValue(f.parent.param)
 	}
 	opts, publish := f.change(r, changeCreated)
-	created, err := f.create(r.Context(), RequestKey(r.Context()).AccountID, v, opts...)
+	created, err := f.create(r.Context(), apiconv.RequestKey(r.Context()).AccountID, v, opts...)
 	if err != nil {
 		if f.parent != nil && errors.Is(err, store.ErrNotFound) {
 			// What a create of a nested family does not find is its parent.
@@ -266,7 +267,7 @@ func (f family[T, C, U, B]) createOne(w http.ResponseWriter, r *http.Request) {
 	if f.created != nil {
 		f.created(w, created, &body)
 	}
-	WriteJSON(w, http.StatusCreated, body)
+	apiconv.WriteJSON(w, http.StatusCreated, body)
 }
 
 func (f family[T, C, U, B]) listPage(w http.ResponseWriter, r *http.Request) {
@@ -275,7 +276,7 @@ func (f family[T, C, U, B]) listPage(w http.ResponseWriter, r *http.Request) {
 		page.Match, e = readFilter(r, f.objects, f.res.listPath, f.body)
 	}
 	if e != nil {
-		WriteError(w, r, e)
+		apiconv.WriteError(w, r, e)
 		return
 	}
 	items, next, err := f.listOf(r, page)
@@ -288,14 +289,14 @@ func (f family[T, C, U, B]) listPage(w http.ResponseWriter, r *http.Request) {
 		list.Items[i] = f.body(r, v)
 	}
 	list.URI, list.NextPageURI = f.s.listURIs(r, page, next)
-	WriteJSON(w, http.StatusOK, list)
+	apiconv.WriteJSON(w, http.StatusOK, list)
 }
 
 // listOf returns a page of the account's resources, or of the path's
 // parent's: an error wrapping store.ErrNotFound, with the parent's
 // resource, if the account has no such parent.
 func (f family[T, C, U, B]) listOf(r *http.Request, page store.Page) ([]T, string, error) {
-	accountID := RequestKey(r.Context()).AccountID
+	accountID := apiconv.RequestKey(r.Context()).AccountID
 	if f.parent == nil {
 		return f.list(r.Context(), accountID, page)
 	}
@@ -320,7 +321,7 @@ func (e parentError) Unwrap() error { return e.err }
 // getIn returns the resource id of the account, and an error wrapping
 // store.ErrNotFound if it belongs to a parent other than the path's.
 func (f family[T, C, U, B]) getIn(r *http.Request, id string) (T, error) {
-	v, err := f.get(r.Context(), RequestKey(r.Context()).AccountID, id)
+	v, err := f.get(r.Context(), apiconv.RequestKey(r.Context()).AccountID, id)
 	if err == nil && f.parent != nil && *f.parent.of(&v) != r.PathValue(f.parent.param) {
 		var zero T
 		return zero, fmt.Errorf("%s %s of another parent: %w", f.res.noun, id, store.ErrNotFound)
@@ -347,7 +348,7 @@ func (f family[T, C, U, B]) getOne(w http.ResponseWriter, r *http.Request) {
 		f.s.writeStoreError(w, r, err, f.res, id)
 		return
 	}
-	WriteJSON(w, http.StatusOK, f.body(r, v))
+	apiconv.WriteJSON(w, http.StatusOK, f.body(r, v))
 }
 
 func (f family[T, C, U, B]) updateOne(w http.ResponseWriter, r *http.Request) {
@@ -355,11 +356,11 @@ func (f family[T, C, U, B]) updateOne(w http.ResponseWriter, r *http.Request) {
 	var in U
 	if e := decodeInput(w, r, &in, f.updateTakes, f.echoes(true)...); e != nil {
 		field := fmt.Sprint(e.Details["field"])
-		if instead, ok := f.fixed[field]; ok && e.Code == CodeUnknownField {
-			e = NewError(CodeFieldFixed, "field %q cannot be changed after create: %s", field, instead)
+		if instead, ok := f.fixed[field]; ok && e.Code == apiconv.CodeUnknownField {
+			e = apiconv.NewError(apiconv.CodeFieldFixed, "field %q cannot be changed after create: %s", field, instead)
 			e.Details = map[string]string{"field": field}
 		}
-		WriteError(w, r, e)
+		apiconv.WriteError(w, r, e)
 		return
 	}
 	if err := f.inParent(r, id); err != nil {
@@ -367,7 +368,7 @@ func (f family[T, C, U, B]) updateOne(w http.ResponseWriter, r *http.Request) {
 		return
 	}
 	opts, publish := f.change(r, changeUpdated)
-	v, err := f.update(r.Context(), RequestKey(r.Context()).AccountID, id, func(v *T) error {
+	v, err := f.update(r.Context(), apiconv.RequestKey(r.Context()).AccountID, id, func(v *T) error {
 		f.applyUpdate(in, v)
 		return nil
 	}, opts...)
@@ -376,7 +377,7 @@ func (f family[T, C, U, B]) updateOne(w http.ResponseWriter, r *http.Request) {
 		return
 	}
 	publish()
-	WriteJSON(w, http.StatusOK, f.body(r, v))
+	apiconv.WriteJSON(w, http.StatusOK, f.body(r, v))
 }
 
 func (f family[T, C, U, B]) deleteOne(w http.ResponseWriter, r *http.Request) {
@@ -386,7 +387,7 @@ func (f family[T, C, U, B]) deleteOne(w http.ResponseWriter, r *http.Request) {
 		return
 	}
 	opts, publish := f.change(r, changeDeleted)
-	if _, err := f.delete(r.Context(), RequestKey(r.Context()).AccountID, id, opts...); err != nil {
+	if _, err := f.delete(r.Context(), apiconv.RequestKey(r.Context()).AccountID, id, opts...); err != nil {
 		f.s.writeStoreError(w, r, err, f.res, id)
 		return
 	}
@@ -396,7 +397,7 @@ func (f family[T, C, U, B]) deleteOne(w http.ResponseWriter, r *http.Request) {
 
 // jsonText builds a JSON text of literal punctuation and encoded values,
 // for the MarshalJSON of a body whose member names are not fixed. Values
-// are encoded as WriteJSON encodes a body: without escaping HTML
+// are encoded as apiconv.WriteJSON encodes a body: without escaping HTML
 // characters.
 type jsonText struct {
 	buf bytes.Buffer

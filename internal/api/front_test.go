@@ -5,6 +5,7 @@ import (
 	"testing"
 
 	"github.com/sluicehq/sluice/internal/api"
+	"github.com/sluicehq/sluice/internal/apiconv"
 	"github.com/sluicehq/sluice/internal/apitest"
 )
 
@@ -38,8 +39,8 @@ func TestFrontRunsBeforeTheKey(t *testing.T) {
 			t.Fatal(err)
 		}
 		resp.Body.Close()
-		if resp.StatusCode != want || resp.Header.Get(api.HeaderOperationID) == "" {
-			t.Errorf("%s %s without a key: %d, %s %q; want %d with an operation id", method, path, resp.StatusCode, api.HeaderOperationID, resp.Header.Get(api.HeaderOperationID), want)
+		if resp.StatusCode != want || resp.Header.Get(apiconv.HeaderOperationID) == "" {
+			t.Errorf("%s %s without a key: %d, %s %q; want %d with an operation id", method, path, resp.StatusCode, apiconv.HeaderOperationID, resp.Header.Get(apiconv.HeaderOperationID), want)
 		}
 	}
 }

@@ -12,6 +12,7 @@ import (
 	"time"
 
 	"github.com/sluicehq/sluice/internal/api"
+	"github.com/sluicehq/sluice/internal/apiconv"
 	"github.com/sluicehq/sluice/internal/apitest"
 	"github.com/sluicehq/sluice/internal/check"
 	"github.com/sluicehq/sluice/internal/openapitest"
@@ -92,8 +93,8 @@ func waitForNoBytesInFlight(t *testing.T, fd *frontDoorEnv) {
 func TestFrontDoorManagementShare(t *testing.T) {
 	// B's bodies, a byte every 200 ms, are above a minimum of a byte a
 	// second: they are held, not cut.
-	fd := newFrontDoorEnv(t, api.Config{MinBodyRate: 1})
-	share := api.DefaultMaxAccountManagementInFlight
+	fd := newFrontDoorEnv(t, api.Config{DoorConfig: apiconv.DoorConfig{MinBodyRate: 1}})
+	share := apiconv.DefaultMaxAccountManagementInFlight
 	ctx, stop := context.WithCancel(t.Context())
 	wait := slowManagement(ctx, fd, share, http.MethodPost, "/event_destinations", func() io.Reader { return trickle(ctx, 200*time.Millisecond) }, -1)
 	t.Cleanup(func() { stop(); wait() })
@@ -151,7 +152,7 @@ func TestFrontDoorManagementShare(t *testing.T) {
 // ERR_SLUICE_132, and its bytes are given back.
 func TestFrontDoorManagementCutsSlowBodies(t *testing.T) {
 	const window = 300 * time.Millisecond
-	fd := newFrontDoorEnv(t, api.Config{MinBodyRate: 1000, BodyRateWindow: window})
+	fd := newFrontDoorEnv(t, api.Config{DoorConfig: apiconv.DoorConfig{MinBodyRate: 1000, BodyRateWindow: window}})
 	created := fd.create(t, credsBody)
 
 	ctx, cancel := context.WithTimeout(t.Context(), 10*time.Second)
@@ -179,7 +180,7 @@ func TestFrontDoorManagementCutsSlowBodies(t *testing.T) {
 // given back once B's body is gone.
 func TestFrontDoorManagementBodiesCountInAccountBytes(t *testing.T) {
 	const bodyLimit = 1 << 20
-	fd := newFrontDoorEnv(t, api.Config{MaxBodyBytes: bodyLimit, MaxBytesInFlight: 8 << 20, MaxAccountBytesInFlight: 3 << 19, MinBodyRate: 1})
+	fd := newFrontDoorEnv(t, api.Config{DoorConfig: apiconv.DoorConfig{MaxBodyBytes: bodyLimit, MaxBytesInFlight: 8 << 20, MaxAccountBytesInFlight: 3 << 19, MinBodyRate: 1}})
 	ctx, stop := context.WithCancel(t.Context())
 	// Promises 1 MiB, sends a byte every 200 ms.
 	wait := slowManagement(ctx, fd, 1, http.MethodPost, "/event_subscriptions", func() io.Reader { return trickle(ctx, 200*time.Millisecond) }, bodyLimit)

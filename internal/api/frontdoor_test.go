@@ -19,6 +19,7 @@ import (
 	"github.com/nats-io/nats.go/jetstream"
 
 	"github.com/sluicehq/sluice/internal/api"
+	"github.com/sluicehq/sluice/internal/apiconv"
 	"github.com/sluicehq/sluice/internal/apitest"
 	"github.com/sluicehq/sluice/internal/check"
 	"github.com/sluicehq/sluice/internal/store"
@@ -35,7 +36,7 @@ type frontDoorEnv struct {
 
 // countingKeys counts the authentications of the account in fd.accountB.
 type countingKeys struct {
-	api.Keys
+	apiconv.Keys
 	fd *frontDoorEnv
 }
 
@@ -192,20 +193,20 @@ func ingestAsA(t *testing.T, fd *frontDoorEnv, d time.Duration) latencies {
 func TestFrontDoorSlowlorisLeavesOtherAccountsIngesting(t *testing.T) {
 	fd := newFrontDoorEnv(t, api.Config{})
 	ctx, stop := context.WithCancel(t.Context())
-	b := startAttack(ctx, fd, api.DefaultMaxInFlight, func() io.Reader { return trickle(ctx, 200*time.Millisecond) })
+	b := startAttack(ctx, fd, apiconv.DefaultMaxInFlight, func() io.Reader { return trickle(ctx, 200*time.Millisecond) })
 	t.Cleanup(func() { stop(); b.wg.Wait() })
 	check.Eventually(t, 30*time.Second, "B's 64 requests authenticated", func() (int64, bool) {
 		authenticated := fd.authB.Load()
-		return authenticated, authenticated == api.DefaultMaxInFlight
+		return authenticated, authenticated == apiconv.DefaultMaxInFlight
 	})
 
 	lat := ingestAsA(t, fd, 3*time.Second)
 	t.Logf("A's ingest during B's slowloris: %s", lat)
 
 	refused := b.answered()
-	share := api.DefaultMaxInFlight / 4
-	if len(refused) != api.DefaultMaxInFlight-share {
-		t.Fatalf("%d of B's requests answered, want the %d beyond its share of %d: %+v", len(refused), api.DefaultMaxInFlight-share, share, refused)
+	share := apiconv.DefaultMaxInFlight / 4
+	if len(refused) != apiconv.DefaultMaxInFlight-share {
+		t.Fatalf("%d of B's requests answered, want the %d beyond its share of %d: %+v", len(refused), apiconv.DefaultMaxInFlight-share, share, refused)
 	}
 	for _, a := range refused {
 		if a.status != http.StatusTooManyRequests || a.code != "ERR_SLUICE_130" || a.retryAfter == "" {
@@ -224,7 +225,7 @@ func TestFrontDoorSlowlorisLeavesOtherAccountsIngesting(t *testing.T) {
 // minimum in each.
 func TestFrontDoorCutsSlowBodies(t *testing.T) {
 	const window = time.Second
-	fd := newFrontDoorEnv(t, api.Config{MinBodyRate: 1000, BodyRateWindow: window})
+	fd := newFrontDoorEnv(t, api.Config{DoorConfig: apiconv.DoorConfig{MinBodyRate: 1000, BodyRateWindow: window}})
 	ctx, stop := context.WithCancel(t.Context())
 	defer stop()
 
@@ -293,7 +294,7 @@ func largeInvalidBody() []byte {
 // POSTs get 202 within a second all along.
 func TestFrontDoorBoundsBytesOfLargeBodies(t *testing.T) {
 	const budget = 40 << 20
-	fd := newFrontDoorEnv(t, api.Config{MaxBytesInFlight: budget})
+	fd := newFrontDoorEnv(t, api.Config{DoorConfig: apiconv.DoorConfig{MaxBytesInFlight: budget}})
 	body := largeInvalidBody()
 	baseline := heapBytes()
 
@@ -371,7 +372,7 @@ func gaugeValue(t *testing.T, fd *frontDoorEnv, name string) float64 {
 // share of requests matches docs/openapi.yaml, and another account is
 // still served.
 func TestFrontDoorAccountOverShareIsDocumented(t *testing.T) {
-	fd := newFrontDoorEnv(t, api.Config{MaxInFlight: 4, MaxAccountInFlight: 1})
+	fd := newFrontDoorEnv(t, api.Config{DoorConfig: apiconv.DoorConfig{MaxInFlight: 4, MaxAccountInFlight: 1}})
 	ctx, stop := context.WithCancel(t.Context())
 	b := startAttack(ctx, fd, 1, func() io.Reader { return trickle(ctx, time.Second) })
 	t.Cleanup(func() { stop(); b.wg.Wait() })

@@ -6,6 +6,7 @@ import (
 	"slices"
 
 	"github.com/sluicehq/sluice/apiwire"
+	"github.com/sluicehq/sluice/internal/apiconv"
 	declared "github.com/sluicehq/sluice/internal/resource"
 	"github.com/sluicehq/sluice/internal/store"
 	"github.com/sluicehq/sluice/schemas"
@@ -13,7 +14,7 @@ import (
 
 var (
 	httpsEdgeResource  = resource{noun: "HTTPS edge", listPath: apiwire.HTTPSEdgesPath}
-	httpsRouteResource = resource{noun: "HTTPS edge route", listPath: apiwire.HTTPSEdgeRoutesPath, taken: CodeRouteMatchTaken}
+	httpsRouteResource = resource{noun: "HTTPS edge route", listPath: apiwire.HTTPSEdgeRoutesPath, taken: apiconv.CodeRouteMatchTaken}
 )
 
 // routeHTTPSEdges serves HTTPS edges, their routes, a family nested in

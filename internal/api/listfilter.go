@@ -9,6 +9,7 @@ import (
 	"strings"
 
 	"github.com/sluicehq/sluice/filters"
+	"github.com/sluicehq/sluice/internal/apiconv"
 )
 
 // The ?filter= of a family's list (docs/api.md#filtering-lists): a CEL
@@ -36,13 +37,13 @@ func newListFilter[B any]() *filters.ObjectEnv {
 // readFilter returns the store.Page's Match of the list request's ?filter=,
 // which evaluates the filter on body(item), or nil if the request has
 // none, or the API error saying why the filter cannot be used.
-func readFilter[T, B any](r *http.Request, env *filters.ObjectEnv, path string, body func(*http.Request, T) B) (func(any) (bool, error), *Error) {
+func readFilter[T, B any](r *http.Request, env *filters.ObjectEnv, path string, body func(*http.Request, T) B) (func(any) (bool, error), *apiconv.Error) {
 	raw, ok := r.URL.Query()[filterParameter]
 	if !ok {
 		return nil, nil
 	}
 	if len(raw) > 1 {
-		e := NewError(CodeBadFilter, "?filter= is given %d times: give one filter, joining conditions with && or ||, such as %s", len(raw), env.Example())
+		e := apiconv.NewError(apiconv.CodeBadFilter, "?filter= is given %d times: give one filter, joining conditions with && or ||, such as %s", len(raw), env.Example())
 		e.Details = map[string]string{"parameter": filterParameter}
 		return nil, e
 	}
@@ -68,19 +69,19 @@ func readFilter[T, B any](r *http.Request, env *filters.ObjectEnv, path string, 
 // wrong, where (details.issues, each with its 1-based line and column, 0
 // when about the whole filter), the fields obj has and a filter that
 // works.
-func badFilter(env *filters.ObjectEnv, path string, err error) *Error {
+func badFilter(env *filters.ObjectEnv, path string, err error) *apiconv.Error {
 	var ce *filters.CompileError
 	if !errors.As(err, &ce) {
 		// Only a failure to estimate a checked filter's cost, a bug.
-		return NewError(CodeInternal, "checking the filter: %v", err)
+		return apiconv.NewError(apiconv.CodeInternal, "checking the filter: %v", err)
 	}
 	issues := make([]map[string]any, len(ce.Issues))
 	for i, iss := range ce.Issues {
 		issues[i] = map[string]any{"line": iss.Line, "column": iss.Column, "message": iss.Msg}
 	}
-	e := NewError(CodeBadFilter, "?filter= is not a filter of %s: %s. The filter is a CEL expression over each resource as the list shows it, named obj, whose fields are %s; such as %s",
+	e := apiconv.NewError(apiconv.CodeBadFilter, "?filter= is not a filter of %s: %s. The filter is a CEL expression over each resource as the list shows it, named obj, whose fields are %s; such as %s",
 		path, strings.TrimPrefix(ce.Error(), "invalid filter: "), strings.Join(env.Fields(), ", "), env.Example())
-	e.Details = map[string]string{"parameter": filterParameter, "issues": DetailJSON(issues)}
+	e.Details = map[string]string{"parameter": filterParameter, "issues": apiconv.DetailJSON(issues)}
 	return e
 }
 
@@ -95,7 +96,7 @@ func (e *filterError) Error() string { return "filtering " + e.id + ": " + e.err
 
 // filterFailed returns the API error of a list whose filter failed on a
 // resource, if err is one.
-func filterFailed(ctx context.Context, err error) (*Error, bool) {
+func filterFailed(ctx context.Context, err error) (*apiconv.Error, bool) {
 	var fe *filterError
 	if !errors.As(err, &fe) || ctx.Err() != nil {
 		return nil, false
@@ -105,12 +106,12 @@ func filterFailed(ctx context.Context, err error) (*Error, bool) {
 	case errors.Is(fe.err, filters.ErrCostLimit):
 		why = fmt.Sprintf("it went over its cost limit of %d on one resource", filters.MaxObjectCost)
 	case errors.Is(fe.err, filters.ErrListCostLimit):
-		e := NewError(CodeFilterFailed, "?filter= went over its cost limit of %d for one list, the sum of its costs on each resource it was evaluated on, at %s: "+
+		e := apiconv.NewError(apiconv.CodeFilterFailed, "?filter= went over its cost limit of %d for one list, the sum of its costs on each resource it was evaluated on, at %s: "+
 			"write a filter that costs less on each resource (fewer loops, shorter strings searched)", filters.MaxObjectListCost, fe.id)
 		e.Details = map[string]string{"parameter": filterParameter, "id": fe.id}
 		return e, true
 	}
-	e := NewError(CodeFilterFailed, "?filter= failed on %s: %s. Guard what can fail, such as size(obj.acl) > 2 && obj.acl[2] == \"*\", or \"key\" in m && m.key == \"v\"", fe.id, why)
+	e := apiconv.NewError(apiconv.CodeFilterFailed, "?filter= failed on %s: %s. Guard what can fail, such as size(obj.acl) > 2 && obj.acl[2] == \"*\", or \"key\" in m && m.key == \"v\"", fe.id, why)
 	e.Details = map[string]string{"parameter": filterParameter, "id": fe.id}
 	return e, true
 }
@@ -119,7 +120,7 @@ func filterFailed(ctx context.Context, err error) (*Error, bool) {
 // the store about the family res.
 func (s *Server) listError(w http.ResponseWriter, r *http.Request, err error, res resource) {
 	if e, ok := filterFailed(r.Context(), err); ok {
-		WriteError(w, r, e)
+		apiconv.WriteError(w, r, e)
 		return
 	}
 	s.writeStoreError(w, r, err, res, "")

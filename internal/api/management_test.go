@@ -9,6 +9,7 @@ import (
 	"testing"
 
 	"github.com/sluicehq/sluice/internal/api"
+	"github.com/sluicehq/sluice/internal/apiconv"
 	"github.com/sluicehq/sluice/internal/apitest"
 	"github.com/sluicehq/sluice/internal/store"
 	"github.com/sluicehq/sluice/schemas"
@@ -106,7 +107,7 @@ func TestAccountIsolation(t *testing.T) {
 // flight than the front door's default share, for the tests of concurrent
 // changes to one resource.
 func manyChangesAtOnce() apitest.Option {
-	return apitest.WithConfig(api.Config{MaxAccountManagementInFlight: 64})
+	return apitest.WithConfig(api.Config{DoorConfig: apiconv.DoorConfig{MaxAccountManagementInFlight: 64}})
 }
 
 // TestConcurrentSourceChanges adds sources to one subscription from many

@@ -6,7 +6,7 @@ import (
 	"github.com/prometheus/client_golang/prometheus"
 )
 
-// metrics of the management API; the front door's are FrontDoor's, and
+// metrics of the management API; the front door's are apiconv.FrontDoor's, and
 // those of POST /events package ingest's. Labels are bounded: event types
 // come from the catalogue.
 type metrics struct {

@@ -5,6 +5,7 @@ import (
 	"net/http"
 	"strings"
 
+	"github.com/sluicehq/sluice/internal/apiconv"
 	"github.com/sluicehq/sluice/internal/store"
 )
 
@@ -39,7 +40,7 @@ func routeModule[T, C, U, B, M, In, MB any](s *Server, f family[T, C, U, B], m m
 	s.mux.Handle("PUT "+path, s.authenticated(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
 		var in In
 		if e := decodeBody(w, r, &in); e != nil {
-			WriteError(w, r, e)
+			apiconv.WriteError(w, r, e)
 			return
 		}
 		value := m.value(in)
@@ -55,7 +56,7 @@ func routeModule[T, C, U, B, M, In, MB any](s *Server, f family[T, C, U, B], m m
 			s.writeStoreError(w, r, err, f.res, r.PathValue("id"))
 			return
 		}
-		WriteJSON(w, http.StatusOK, m.body(r, **m.field(&v)))
+		apiconv.WriteJSON(w, http.StatusOK, m.body(r, **m.field(&v)))
 	})))
 	s.mux.Handle("GET "+path, s.authenticated(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
 		id := r.PathValue("id")
@@ -66,10 +67,10 @@ func routeModule[T, C, U, B, M, In, MB any](s *Server, f family[T, C, U, B], m m
 		}
 		set := *m.field(&v)
 		if set == nil {
-			WriteError(w, r, NewError(CodeModuleNotSet, "the %s %s has no %s: set one with PUT %s", f.res.noun, id, m.noun, r.URL.Path))
+			apiconv.WriteError(w, r, apiconv.NewError(apiconv.CodeModuleNotSet, "the %s %s has no %s: set one with PUT %s", f.res.noun, id, m.noun, r.URL.Path))
 			return
 		}
-		WriteJSON(w, http.StatusOK, m.body(r, *set))
+		apiconv.WriteJSON(w, http.StatusOK, m.body(r, *set))
 	})))
 	s.mux.Handle("DELETE "+path, s.authenticated(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
 		if _, err := f.changeModule(r, func(v *T) { *m.field(v) = nil }); err != nil {
@@ -89,7 +90,7 @@ func (f family[T, C, U, B]) changeModule(r *http.Request, set func(v *T)) (T, er
 		return zero, err
 	}
 	opts, publish := f.change(r, changeUpdated)
-	v, err := f.update(r.Context(), RequestKey(r.Context()).AccountID, id, func(v *T) error {
+	v, err := f.update(r.Context(), apiconv.RequestKey(r.Context()).AccountID, id, func(v *T) error {
 		set(v)
 		return nil
 	}, opts...)

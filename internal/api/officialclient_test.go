@@ -14,7 +14,7 @@ import (
 // for this test: it marshals the request type (update types carry the id,
 // and a route's its edge_id), sets its headers (the version header named
 // as the specification names it), decodes a 2xx into the response type
-// and anything else into its Error, whose details are strings.
+// and anything else into its apiconv.Error, whose details are strings.
 type (
 	officialError struct {
 		ErrorCode  string            `json:"error_code"`

@@ -6,6 +6,7 @@ import (
 	"strconv"
 	"strings"
 
+	"github.com/sluicehq/sluice/internal/apiconv"
 	"github.com/sluicehq/sluice/internal/store"
 	"github.com/sluicehq/sluice/schemas"
 )
@@ -13,7 +14,7 @@ import (
 // readPage returns the page a list request asks for with ?limit= and
 // ?before_id= (an id of the prefix), or the API error naming the bad
 // parameter.
-func readPage(r *http.Request, prefix string) (store.Page, *Error) {
+func readPage(r *http.Request, prefix string) (store.Page, *apiconv.Error) {
 	q := r.URL.Query()
 	page := store.Page{Limit: store.DefaultPageLimit, BeforeID: q.Get("before_id")}
 	if raw, ok := q["limit"]; ok {
@@ -29,8 +30,8 @@ func readPage(r *http.Request, prefix string) (store.Page, *Error) {
 	return page, nil
 }
 
-func badParameter(name, format string, args ...any) *Error {
-	e := NewError(CodeBadParameter, format, args...)
+func badParameter(name, format string, args ...any) *apiconv.Error {
+	e := apiconv.NewError(apiconv.CodeBadParameter, format, args...)
 	e.Details = map[string]string{"parameter": name}
 	return e
 }

@@ -6,6 +6,8 @@ import (
 	"slices"
 	"strconv"
 	"strings"
+
+	"github.com/sluicehq/sluice/internal/apiconv"
 )
 
 // listParameters are the query parameters of a resource family's list:
@@ -44,8 +46,8 @@ func (s *Server) checkQuery(next http.Handler) http.Handler {
 			return
 		}
 		if e := s.queries[r.Pattern].check(r); e != nil {
-			dropUnread(w, r)
-			WriteError(w, r, e)
+			apiconv.DropUnread(w, r)
+			apiconv.WriteError(w, r, e)
 			return
 		}
 		next.ServeHTTP(w, r)
@@ -58,10 +60,10 @@ const maxParameterShown = 64
 
 // check returns the API error of the first query parameter of r, by name,
 // that the rule does not take; nil if it takes them all.
-func (q queryRule) check(r *http.Request) *Error {
+func (q queryRule) check(r *http.Request) *apiconv.Error {
 	values := r.URL.Query()
 	if _, ok := values[filterParameter]; ok && q.unfiltered != "" {
-		e := NewError(CodeBadFilter, "the list of %s takes no ?filter=: %s; leave the filter out", q.unfiltered, q.why)
+		e := apiconv.NewError(apiconv.CodeBadFilter, "the list of %s takes no ?filter=: %s; leave the filter out", q.unfiltered, q.why)
 		e.Details = map[string]string{"parameter": filterParameter}
 		return e
 	}
@@ -84,7 +86,7 @@ func (q queryRule) check(r *http.Request) *Error {
 		if len(shown) < len(name) {
 			quoted += "..."
 		}
-		e := NewError(CodeUnknownField, "unknown query parameter %s%s: %s; remove it", quoted, hint, takes)
+		e := apiconv.NewError(apiconv.CodeUnknownField, "unknown query parameter %s%s: %s; remove it", quoted, hint, takes)
 		e.Details = map[string]string{"parameter": shown}
 		return e
 	}

@@ -6,6 +6,7 @@ import (
 	"time"
 
 	"github.com/sluicehq/sluice/apiwire"
+	"github.com/sluicehq/sluice/internal/apiconv"
 	"github.com/sluicehq/sluice/internal/store"
 )
 
@@ -36,16 +37,16 @@ type replayInput struct {
 }
 
 // times parses the input's times; until is zero when left out.
-func (in replayInput) times() (since, until time.Time, e *Error) {
+func (in replayInput) times() (since, until time.Time, e *apiconv.Error) {
 	if in.Since == nil {
-		e = NewError(CodeInvalidField, "since is required: the time (RFC 3339) of the first event to deliver again")
+		e = apiconv.NewError(apiconv.CodeInvalidField, "since is required: the time (RFC 3339) of the first event to deliver again")
 		e.Details = map[string]string{"field": "since"}
 		return
 	}
-	parse := func(field, value string) (time.Time, *Error) {
+	parse := func(field, value string) (time.Time, *apiconv.Error) {
 		t, err := time.Parse(time.RFC3339Nano, value)
 		if err != nil {
-			e := NewError(CodeInvalidField, "%s %q is not an RFC 3339 time, such as 2026-11-23T04:00:00Z", field, value)
+			e := apiconv.NewError(apiconv.CodeInvalidField, "%s %q is not an RFC 3339 time, such as 2026-11-23T04:00:00Z", field, value)
 			e.Details = map[string]string{"field": field}
 			return time.Time{}, e
 		}
@@ -81,25 +82,25 @@ func (s *Server) startReplay(w http.ResponseWriter, r *http.Request) {
 	id := r.PathValue("id")
 	var in replayInput
 	if e := decodeBody(w, r, &in); e != nil {
-		WriteError(w, r, e)
+		apiconv.WriteError(w, r, e)
 		return
 	}
 	since, until, e := in.times()
 	if e != nil {
-		WriteError(w, r, e)
+		apiconv.WriteError(w, r, e)
 		return
 	}
-	replay, err := s.replays.StartReplay(r.Context(), RequestKey(r.Context()).AccountID, id, since, until)
+	replay, err := s.replays.StartReplay(r.Context(), apiconv.RequestKey(r.Context()).AccountID, id, since, until)
 	if err != nil {
 		s.writeStoreError(w, r, err, subscriptionResource, id)
 		return
 	}
-	WriteJSON(w, http.StatusAccepted, s.replayResponse(r, replay))
+	apiconv.WriteJSON(w, http.StatusAccepted, s.replayResponse(r, replay))
 }
 
 func (s *Server) listReplays(w http.ResponseWriter, r *http.Request) {
 	id := r.PathValue("id")
-	accountID := RequestKey(r.Context()).AccountID
+	accountID := apiconv.RequestKey(r.Context()).AccountID
 	if _, err := s.subscriptions.GetSubscription(r.Context(), accountID, id); err != nil {
 		s.writeStoreError(w, r, err, subscriptionResource, id)
 		return
@@ -115,12 +116,12 @@ func (s *Server) listReplays(w http.ResponseWriter, r *http.Request) {
 	for i, replay := range replays {
 		list.Items[i] = s.replayResponse(r, replay)
 	}
-	WriteJSON(w, http.StatusOK, list)
+	apiconv.WriteJSON(w, http.StatusOK, list)
 }
 
 func (s *Server) getReplay(w http.ResponseWriter, r *http.Request) {
 	id, replayID := r.PathValue("id"), r.PathValue("replay_id")
-	replay, err := s.replays.GetReplay(r.Context(), RequestKey(r.Context()).AccountID, replayID)
+	replay, err := s.replays.GetReplay(r.Context(), apiconv.RequestKey(r.Context()).AccountID, replayID)
 	if err == nil && replay.SubscriptionID != id {
 		err = store.ErrNotFound
 	}
@@ -130,5 +131,5 @@ func (s *Server) getReplay(w http.ResponseWriter, r *http.Request) {
 		s.writeStoreError(w, r, err, res, replayID)
 		return
 	}
-	WriteJSON(w, http.StatusOK, s.replayResponse(r, replay))
+	apiconv.WriteJSON(w, http.StatusOK, s.replayResponse(r, replay))
 }

@@ -6,6 +6,7 @@ import (
 	"time"
 
 	"github.com/sluicehq/sluice/apiwire"
+	"github.com/sluicehq/sluice/internal/apiconv"
 	declared "github.com/sluicehq/sluice/internal/resource"
 	"github.com/sluicehq/sluice/internal/store"
 )
@@ -57,7 +58,7 @@ func (s *Server) routeReservedDomains() {
 func (s *Server) deleteDomainCertPolicy(w http.ResponseWriter, r *http.Request) {
 	id := r.PathValue("id")
 	a := newAudit(s, r, auditReservedDomain, changeUpdated, func(d store.ReservedDomain) any { return s.reservedDomainResponse(r, d) })
-	_, err := s.domains.UpdateReservedDomain(r.Context(), RequestKey(r.Context()).AccountID, id, func(d *store.ReservedDomain) error {
+	_, err := s.domains.UpdateReservedDomain(r.Context(), apiconv.RequestKey(r.Context()).AccountID, id, func(d *store.ReservedDomain) error {
 		d.CertPolicy = nil
 		return nil
 	}, a.option())

@@ -12,6 +12,7 @@ import (
 	"github.com/prometheus/client_golang/prometheus"
 
 	"github.com/sluicehq/sluice/internal/api"
+	"github.com/sluicehq/sluice/internal/apiconv"
 	"github.com/sluicehq/sluice/internal/apitest"
 	"github.com/sluicehq/sluice/internal/ingest"
 )
@@ -80,7 +81,7 @@ func checkStatus(t *testing.T, base, method, path, body string, want int) {
 		t.Fatal(err)
 	}
 	req.Header.Set("Authorization", "Bearer "+apitest.FakeToken)
-	req.Header.Set(api.HeaderVersion, api.SupportedVersion)
+	req.Header.Set(apiconv.HeaderVersion, apiconv.SupportedVersion)
 	req.Header.Set("Content-Type", "application/json")
 	resp, err := http.DefaultClient.Do(req)
 	if err != nil {
@@ -98,7 +99,7 @@ func checkStatus(t *testing.T, base, method, path, body string, want int) {
 		return
 	}
 	var e apitest.ErrorBody
-	if err := json.Unmarshal(out, &e); err != nil || e.ErrorCode != api.CodeNotFound.String() {
-		t.Fatalf("%s %s: 404 body %s, want error code %s", method, path, out, api.CodeNotFound)
+	if err := json.Unmarshal(out, &e); err != nil || e.ErrorCode != apiconv.CodeNotFound.String() {
+		t.Fatalf("%s %s: 404 body %s, want error code %s", method, path, out, apiconv.CodeNotFound)
 	}
 }

@@ -12,27 +12,11 @@ import (
 
 	"github.com/prometheus/client_golang/prometheus"
 
+	"github.com/sluicehq/sluice/internal/apiconv"
 	"github.com/sluicehq/sluice/internal/defaults"
-	"github.com/sluicehq/sluice/internal/store"
 	"github.com/sluicehq/sluice/producer"
 	"github.com/sluicehq/sluice/schemas"
 )
-
-// SupportedVersion is the only value of the Service-Version header sluice accepts.
-const SupportedVersion = "2"
-
-// Header names of the API.
-const (
-	HeaderVersion     = "Service-Version"
-	HeaderOperationID = "Service-Operation-Id"
-)
-
-// Keys checks API keys. *store.Store implements it.
-type Keys interface {
-	// Authenticate returns the key whose token this is, or an error wrapping
-	// store.ErrUnauthenticated.
-	Authenticate(ctx context.Context, token string) (store.APIKey, error)
-}
 
 // Publisher stores the audit events of management calls.
 // *producer.Producer implements it.
@@ -44,62 +28,11 @@ type Publisher interface {
 	PublishEncoded(ctx context.Context, events []schemas.Encoded) []producer.Result
 }
 
-// Defaults of the front door (Config).
-const (
-	DefaultMaxInFlight      = 64
-	DefaultMaxBytesInFlight = 256 << 20
-	// DefaultMinBodyRate, 1 KiB/s (8 kbit/s), is below the speed of any
-	// link a producer uses; a body stalled for a whole window, or trickled
-	// a byte at a time, is cut.
-	DefaultMinBodyRate    = 1 << 10
-	DefaultBodyRateWindow = 10 * time.Second
-	// DefaultMaxAccountManagementInFlight is ample for a person or a
-	// deployment tool, whose changes come a few at a time.
-	DefaultMaxAccountManagementInFlight = 8
-)
-
 // Config sets the API's limits. The zero value gets the defaults.
 type Config struct {
-	// MaxBodyBytes bounds the body of an ingest request (package ingest),
-	// which the front door admits (FrontDoor.Admit, ReadBody); default 10
-	// MiB. The front door's bytes in flight are at least one such body.
-	MaxBodyBytes int64
-	// MaxInFlight bounds the ingest requests being read and processed at
-	// once; requests beyond it are refused at once with 503 ERR_SLUICE_103.
-	// Default DefaultMaxInFlight.
-	MaxInFlight int
-	// MaxAccountInFlight bounds the ingest requests of one account in
-	// flight, its share of MaxInFlight; requests beyond it are refused at
-	// once with 429 ERR_SLUICE_130. Default a quarter of MaxInFlight, at
-	// least 1, at most MaxInFlight.
-	MaxAccountInFlight int
-	// MaxBytesInFlight bounds the body bytes all ingest requests in flight
-	// hold; a request that would take more is refused with 503
-	// ERR_SLUICE_103. A body of known length is counted whole when its
-	// request is admitted, any other as it arrives. cmd/sluice derives it
-	// from the memory limit. Default DefaultMaxBytesInFlight, at least
-	// MaxBodyBytes and one, so that a body of the largest size fits.
-	MaxBytesInFlight int64
-	// MaxAccountBytesInFlight bounds the body bytes one account's ingest
-	// requests in flight hold; beyond it they are refused with 429
-	// ERR_SLUICE_131. Default a quarter of MaxBytesInFlight, at least
-	// MaxBodyBytes and one, at most MaxBytesInFlight.
-	MaxAccountBytesInFlight int64
-	// MinBodyRate and BodyRateWindow are the slowest an ingest body may
-	// arrive: each BodyRateWindow must bring MinBodyRate×BodyRateWindow
-	// more bytes, or the end of the body, or the request is cut with 408
-	// ERR_SLUICE_132. Defaults DefaultMinBodyRate and
-	// DefaultBodyRateWindow.
-	MinBodyRate    int64 // bytes per second
-	BodyRateWindow time.Duration
-	// MaxAccountManagementInFlight bounds the management requests of one
-	// account in flight: reads (GET and HEAD, lists filtered or not) and
-	// changes with a body (POST, PATCH, PUT) alike; requests beyond it are
-	// refused at once with 429 ERR_SLUICE_130. Bodies (up to 1 MiB
-	// each) count in MaxBytesInFlight and MaxAccountBytesInFlight and must
-	// arrive at MinBodyRate, as ingest bodies do. Default
-	// DefaultMaxAccountManagementInFlight.
-	MaxAccountManagementInFlight int
+	// DoorConfig holds the front door's limits (apiconv.FrontDoor), which
+	// bound the ingest and management requests in flight and their bytes.
+	apiconv.DoorConfig
 	// AccountWriteRate and AccountWriteBurst bound how fast one account
 	// changes its configuration: every management call that is not a GET
 	// takes a token of its account's bucket of AccountWriteBurst tokens,
@@ -143,17 +76,6 @@ func (c *Config) setDefaults() {
 	if c.ServiceDomains == nil {
 		c.ServiceDomains = DefaultServiceDomains
 	}
-	defaults.Positive(&c.MaxBodyBytes, 10<<20)
-	defaults.Positive(&c.MaxInFlight, DefaultMaxInFlight)
-	defaults.Positive(&c.MaxAccountInFlight, max(1, c.MaxInFlight/4))
-	c.MaxAccountInFlight = min(c.MaxAccountInFlight, c.MaxInFlight)
-	defaults.Positive(&c.MaxBytesInFlight, DefaultMaxBytesInFlight)
-	c.MaxBytesInFlight = max(c.MaxBytesInFlight, c.MaxBodyBytes+1)
-	defaults.Positive(&c.MaxAccountBytesInFlight, c.MaxBytesInFlight/4)
-	c.MaxAccountBytesInFlight = min(max(c.MaxAccountBytesInFlight, c.MaxBodyBytes+1), c.MaxBytesInFlight)
-	defaults.Positive(&c.MinBodyRate, DefaultMinBodyRate)
-	defaults.Positive(&c.BodyRateWindow, DefaultBodyRateWindow)
-	defaults.Positive(&c.MaxAccountManagementInFlight, DefaultMaxAccountManagementInFlight)
 	if c.AccountWriteRate == 0 {
 		c.AccountWriteRate = DefaultAccountWriteRate
 	}
@@ -165,7 +87,7 @@ func (c *Config) setDefaults() {
 // Deps are what the API talks to.
 type Deps struct {
 	// Keys checks the API key of every request; required.
-	Keys Keys
+	Keys apiconv.Keys
 	// Publisher stores the audit events of management calls; required.
 	Publisher Publisher
 	Catalogue *schemas.Catalogue    // default schemas.Default()
@@ -224,7 +146,7 @@ type Deps struct {
 	// not, every request that writes is refused at once with 503
 	// ERR_SLUICE_110. nil: not watched (an external NATS server, whose
 	// refusals are reported as they come).
-	Storage Storage
+	Storage apiconv.Storage
 }
 
 // Server is the HTTP API: the management routes of the families given in
@@ -234,7 +156,7 @@ type Deps struct {
 // routed with Handle.
 type Server struct {
 	cfg       Config
-	keys      Keys
+	keys      apiconv.Keys
 	publisher Publisher
 	// destinations, subscriptions, apiKeys, botUsers and credentials are nil when
 	// their routes are not served.
@@ -246,7 +168,7 @@ type Server struct {
 	domains       ReservedDomains
 	deadLetters   DeadLetters
 	replays       Replays
-	storage       Storage
+	storage       apiconv.Storage
 	outbox        Outbox
 	catalogue     *schemas.Catalogue
 	log           *slog.Logger
@@ -282,7 +204,7 @@ type Server struct {
 	destinationTrial DestinationTrial
 	// door checks keys, and bounds the requests in flight and their
 	// bytes.
-	door *FrontDoor
+	door *apiconv.FrontDoor
 	// writeRate bounds how fast each account changes its configuration;
 	// nil: unbounded.
 	writeRate *writeRate
@@ -307,7 +229,7 @@ func New(cfg Config, deps Deps) (*Server, error) {
 	if deps.Logger == nil {
 		deps.Logger = slog.Default()
 	}
-	door, err := newFrontDoor(cfg, deps.Logger, deps.Metrics)
+	door, err := apiconv.NewFrontDoor(cfg.DoorConfig, deps.Logger, deps.Metrics)
 	if err != nil {
 		return nil, err
 	}
@@ -384,88 +306,36 @@ func New(cfg Config, deps Deps) (*Server, error) {
 		s.routeTunnels()
 	}
 	s.mux.HandleFunc("/", s.fallback)
-	routes := s.guardStorage(s.mux)
+	routes := apiconv.GuardStorage(s.storage, s.mux)
 	if cfg.Front != nil {
 		routes = cfg.Front(routes)
 	}
-	s.handler = s.withOperation(s.canonicalAuthorization(routes))
+	s.handler = apiconv.WithOperation(s.log, apiconv.CanonicalAuthorization(s.keys, routes))
 	return s, nil
 }
 
 // Handle adds a route of another package, behind the operation id, the
 // check of Authorization's form, Config.Front and the storage guard, and
 // in the answers of 404 and 405. The route checks Service-Version and the
-// key itself if it needs them (FrontDoor.CheckKey), as POST /events does
+// key itself if it needs them (apiconv.FrontDoor.CheckKey), as POST /events does
 // (package ingest); /healthz needs neither.
 func (s *Server) Handle(pattern string, h http.Handler) { s.mux.Handle(pattern, h) }
 
 // FrontDoor returns the front door of the server's routes, for a route
 // added with Handle that checks keys and admits bodies as they do.
-func (s *Server) FrontDoor() *FrontDoor { return s.door }
+func (s *Server) FrontDoor() *apiconv.FrontDoor { return s.door }
 
 // ServeHTTP serves the API.
 func (s *Server) ServeHTTP(w http.ResponseWriter, r *http.Request) { s.handler.ServeHTTP(w, r) }
 
-type ctxKey int
-
-const (
-	ctxOperation ctxKey = iota
-	ctxAPIKey
-	ctxBearer
-)
-
-// OperationID returns the operation id (op_...) of the request, which
-// its answer carries in Service-Operation-Id and in error bodies.
-func OperationID(ctx context.Context) string {
-	id, _ := ctx.Value(ctxOperation).(string)
-	return id
-}
-
-// RequestKey returns the API key that authenticated the request, once
-// the front door's key check (FrontDoor.CheckKey) passed it.
-func RequestKey(ctx context.Context) store.APIKey {
-	k, _ := ctx.Value(ctxAPIKey).(store.APIKey)
-	return k
-}
-
-// withOperation gives every request an operation id, sent back in a header
-// and in error bodies, and turns a panic into a logged 500.
-func (s *Server) withOperation(next http.Handler) http.Handler {
-	return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
-		id := schemas.NewID(schemas.PrefixOperation)
-		w.Header().Set(HeaderOperationID, id)
-		r = r.WithContext(context.WithValue(r.Context(), ctxOperation, id))
-		defer func() {
-			if p := recover(); p != nil {
-				if p == http.ErrAbortHandler {
-					panic(p)
-				}
-				s.log.Error("handler panicked", "operation_id", id, "method", r.Method, "path", r.URL.Path, "panic", p)
-				WriteError(w, r, NewError(CodeInternal, "sluice failed unexpectedly; report operation id %s", id))
-			}
-		}()
-		next.ServeHTTP(w, r)
-	})
-}
-
 // authenticated is the way in of every management route: it checks
-// Service-Version and the bearer key (FrontDoor.CheckKey), refuses a query
+// Service-Version and the bearer key (apiconv.FrontDoor.CheckKey), refuses a query
 // parameter the route does not take (checkQuery), then admits the
-// request's body, if it has one, through the front door (admitBody).
+// request's body, if it has one, through the front door
+// (apiconv.FrontDoor.AdmitManagement).
 // POST /events, which has an admission of its own, takes CheckKey alone.
 func (s *Server) authenticated(next http.Handler) http.Handler {
-	return s.door.CheckKey(s.checkQuery(s.limitWrites(s.admitBody(next))))
-}
-
-func checkVersion(r *http.Request) *Error {
-	v := r.Header.Values(HeaderVersion)
-	switch {
-	case len(v) == 0:
-		return NewError(CodeVersionMissing, "the %s header is missing; send %s: %s (the only version supported)", HeaderVersion, HeaderVersion, SupportedVersion)
-	case len(v) > 1 || strings.TrimSpace(v[0]) != SupportedVersion:
-		return NewError(CodeVersionUnsupported, "%s %q is not supported; send %s: %s (the only version supported)", HeaderVersion, strings.Join(v, ", "), HeaderVersion, SupportedVersion)
-	}
-	return nil
+	return s.door.CheckKey(s.checkQuery(s.limitWrites(s.door.AdmitManagement(maxRequestBytes, next))))
 }
 
 var methods = []string{http.MethodGet, http.MethodPost, http.MethodPut, http.MethodPatch, http.MethodDelete}
@@ -487,10 +357,10 @@ func (s *Server) fallback(w http.ResponseWriter, r *http.Request) {
 		if madeBy := s.madeByOf(r.URL.Path); madeBy != "" {
 			why = ": " + madeBy
 		}
-		WriteError(w, r, NewError(CodeMethodNotAllowed, "%s does not accept %s; use %s%s", r.URL.Path, r.Method, strings.Join(allowed, " or "), why))
+		apiconv.WriteError(w, r, apiconv.NewError(apiconv.CodeMethodNotAllowed, "%s does not accept %s; use %s%s", r.URL.Path, r.Method, strings.Join(allowed, " or "), why))
 		return
 	}
-	WriteError(w, r, NewError(CodeNotFound, "no such path: %s %s", r.Method, r.URL.Path))
+	apiconv.WriteError(w, r, apiconv.NewError(apiconv.CodeNotFound, "no such path: %s %s", r.Method, r.URL.Path))
 }
 
 // madeByOf returns the madeBy of the family whose path, or a path under
@@ -502,4 +372,9 @@ func (s *Server) madeByOf(path string) string {
 		}
 	}
 	return ""
+}
+
+// storageError returns apiconv.StorageError of the server's storage.
+func (s *Server) storageError(ctx context.Context, err error) error {
+	return apiconv.StorageError(ctx, s.storage, err)
 }

@@ -8,6 +8,7 @@ import (
 	"strings"
 
 	"github.com/sluicehq/sluice/apiwire"
+	"github.com/sluicehq/sluice/internal/apiconv"
 	"github.com/sluicehq/sluice/internal/store"
 )
 
@@ -39,7 +40,7 @@ var sourceEchoes = []pathEcho{
 func (s *Server) createSource(w http.ResponseWriter, r *http.Request) {
 	var in apiwire.SourceInput
 	if e := decodeBody(w, r, &in, sourceEchoes[0]); e != nil {
-		WriteError(w, r, e)
+		apiconv.WriteError(w, r, e)
 		return
 	}
 	s.changeSource(w, r, http.StatusCreated, in.Type, func(sub *store.Subscription) error {
@@ -53,7 +54,7 @@ func (s *Server) createSource(w http.ResponseWriter, r *http.Request) {
 
 func (s *Server) listSources(w http.ResponseWriter, r *http.Request) {
 	id := r.PathValue("id")
-	sub, err := s.subscriptions.GetSubscription(r.Context(), RequestKey(r.Context()).AccountID, id)
+	sub, err := s.subscriptions.GetSubscription(r.Context(), apiconv.RequestKey(r.Context()).AccountID, id)
 	if err != nil {
 		s.writeStoreError(w, r, err, subscriptionResource, id)
 		return
@@ -62,29 +63,29 @@ func (s *Server) listSources(w http.ResponseWriter, r *http.Request) {
 	for i, src := range sub.Sources {
 		list.Sources[i] = s.sourceResponse(r, id, src)
 	}
-	WriteJSON(w, http.StatusOK, list)
+	apiconv.WriteJSON(w, http.StatusOK, list)
 }
 
 func (s *Server) getSource(w http.ResponseWriter, r *http.Request) {
 	id, kind := r.PathValue("id"), r.PathValue("type")
-	sub, err := s.subscriptions.GetSubscription(r.Context(), RequestKey(r.Context()).AccountID, id)
+	sub, err := s.subscriptions.GetSubscription(r.Context(), apiconv.RequestKey(r.Context()).AccountID, id)
 	if err != nil {
 		s.writeStoreError(w, r, err, subscriptionResource, id)
 		return
 	}
 	src, ok := sub.Source(kind)
 	if !ok {
-		WriteError(w, r, noSource(id, kind))
+		apiconv.WriteError(w, r, noSource(id, kind))
 		return
 	}
-	WriteJSON(w, http.StatusOK, s.sourceResponse(r, id, src))
+	apiconv.WriteJSON(w, http.StatusOK, s.sourceResponse(r, id, src))
 }
 
 func (s *Server) updateSource(w http.ResponseWriter, r *http.Request) {
 	kind := r.PathValue("type")
 	var in apiwire.SourceUpdate
 	if e := decodeBody(w, r, &in, sourceEchoes...); e != nil {
-		WriteError(w, r, e)
+		apiconv.WriteError(w, r, e)
 		return
 	}
 	s.changeSource(w, r, http.StatusOK, kind, func(sub *store.Subscription) error {
@@ -120,13 +121,13 @@ func (s *Server) deleteSource(w http.ResponseWriter, r *http.Request) {
 func (s *Server) changeSource(w http.ResponseWriter, r *http.Request, status int, kind string, change func(*store.Subscription) error) {
 	id := r.PathValue("id")
 	audit := newAudit(s, r, auditSubscription, changeUpdated, func(sub store.Subscription) any { return s.subscriptionResponse(r, sub) })
-	sub, err := s.subscriptions.UpdateSubscription(r.Context(), RequestKey(r.Context()).AccountID, id, change, audit.option())
+	sub, err := s.subscriptions.UpdateSubscription(r.Context(), apiconv.RequestKey(r.Context()).AccountID, id, change, audit.option())
 	switch {
 	case errors.Is(err, errSourceExists):
-		WriteError(w, r, NewError(CodeSourceExists, "event subscription %s has a source of %s already; change it with PATCH %s", id, kind, sourcePath(id, kind)))
+		apiconv.WriteError(w, r, apiconv.NewError(apiconv.CodeSourceExists, "event subscription %s has a source of %s already; change it with PATCH %s", id, kind, sourcePath(id, kind)))
 		return
 	case errors.Is(err, errNoSource):
-		WriteError(w, r, noSource(id, kind))
+		apiconv.WriteError(w, r, noSource(id, kind))
 		return
 	case err != nil:
 		s.writeStoreError(w, r, sourceField(err, kind), subscriptionResource, id)
@@ -138,11 +139,11 @@ func (s *Server) changeSource(w http.ResponseWriter, r *http.Request, status int
 		return
 	}
 	src, _ := sub.Source(kind)
-	WriteJSON(w, status, s.sourceResponse(r, id, src))
+	apiconv.WriteJSON(w, status, s.sourceResponse(r, id, src))
 }
 
-func noSource(id, kind string) *Error {
-	return NewError(CodeResourceNotFound, "event subscription %s has no source %q; list its sources with GET %s/sources", id, kind, subscriptionPath(id))
+func noSource(id, kind string) *apiconv.Error {
+	return apiconv.NewError(apiconv.CodeResourceNotFound, "event subscription %s has no source %q; list its sources with GET %s/sources", id, kind, subscriptionPath(id))
 }
 
 // sourceField returns err with the field of a *store.ValidationError about

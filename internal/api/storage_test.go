@@ -16,7 +16,7 @@ import (
 	"github.com/sluicehq/sluice/schemas"
 )
 
-// fakeStorage is a Storage whose state the test sets.
+// fakeStorage is an apiconv.Storage whose state the test sets.
 type fakeStorage struct {
 	mu     sync.Mutex
 	err    error

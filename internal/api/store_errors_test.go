@@ -11,6 +11,7 @@ import (
 	"testing"
 
 	"github.com/sluicehq/sluice/internal/api"
+	"github.com/sluicehq/sluice/internal/apiconv"
 	"github.com/sluicehq/sluice/internal/apitest"
 	"github.com/sluicehq/sluice/internal/store"
 )
@@ -152,7 +153,7 @@ func TestStoreErrors(t *testing.T) {
 				if got := resp.Header.Get("Retry-After"); (got != "") != tt.retryAfter {
 					t.Errorf("%s %s: Retry-After %q", c.method, c.path, got)
 				}
-				op := resp.Header.Get(api.HeaderOperationID)
+				op := resp.Header.Get(apiconv.HeaderOperationID)
 				if logged := strings.Contains(logs.String(), op); logged != tt.log {
 					t.Errorf("%s %s: operation %s logged: %v, want %v", c.method, c.path, op, logged, tt.log)
 				}

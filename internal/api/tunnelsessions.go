@@ -6,6 +6,7 @@ import (
 	"net/http"
 
 	"github.com/sluicehq/sluice/apiwire"
+	"github.com/sluicehq/sluice/internal/apiconv"
 	declared "github.com/sluicehq/sluice/internal/resource"
 	"github.com/sluicehq/sluice/internal/store"
 	"github.com/sluicehq/sluice/schemas"
@@ -46,7 +47,7 @@ func (s *Server) routeTunnels() {
 // stopTunnelSession asks the edge holding the session to end it: 204.
 func (s *Server) stopTunnelSession(w http.ResponseWriter, r *http.Request) {
 	id := r.PathValue("id")
-	if err := s.tunnels.StopTunnelSession(r.Context(), RequestKey(r.Context()).AccountID, id); err != nil {
+	if err := s.tunnels.StopTunnelSession(r.Context(), apiconv.RequestKey(r.Context()).AccountID, id); err != nil {
 		s.writeStoreError(w, r, err, tunnelSessionResource, id)
 		return
 	}

@@ -7,6 +7,7 @@ import (
 	"sync"
 	"time"
 
+	"github.com/sluicehq/sluice/internal/apiconv"
 	"golang.org/x/time/rate"
 )
 
@@ -108,19 +109,19 @@ func (s *Server) limitWrites(next http.Handler) http.Handler {
 			next.ServeHTTP(w, r)
 			return
 		}
-		ok, wait := s.writeRate.take(RequestKey(r.Context()).AccountID, time.Now())
+		ok, wait := s.writeRate.take(apiconv.RequestKey(r.Context()).AccountID, time.Now())
 		if ok {
 			next.ServeHTTP(w, r)
 			return
 		}
-		s.door.refused.WithLabelValues("account_write_rate").Inc()
+		s.door.CountWriteRateRefusal()
 		seconds := max(1, int(math.Ceil(wait.Seconds())))
 		w.Header().Set("Retry-After", strconv.Itoa(seconds))
-		WriteError(w, r, s.writeRateError(seconds))
+		apiconv.WriteError(w, r, s.writeRateError(seconds))
 	})
 }
 
 // writeRateError is the 429 of a change past its account's rate.
-func (s *Server) writeRateError(seconds int) *Error {
-	return NewError(CodeAccountWriteRate, "the account is changing its configuration faster than sluice allows one account (%g changes a second after a burst of %d; serve --account-write-rate and --account-write-burst): wait %d s (Retry-After) and send it again, or make fewer changes at once", float64(s.writeRate.limit), s.writeRate.burst, seconds)
+func (s *Server) writeRateError(seconds int) *apiconv.Error {
+	return apiconv.NewError(apiconv.CodeAccountWriteRate, "the account is changing its configuration faster than sluice allows one account (%g changes a second after a burst of %d; serve --account-write-rate and --account-write-burst): wait %d s (Retry-After) and send it again, or make fewer changes at once", float64(s.writeRate.limit), s.writeRate.burst, seconds)
 }

@@ -12,7 +12,7 @@ import (
 	"github.com/sluicehq/sluice/schemas"
 )
 
-// FakeKeys is an api.Keys whose answers come from a function, for the
+// FakeKeys is an apiconv.Keys whose answers come from a function, for the
 // unit tests of the API's handlers without NATS.
 type FakeKeys struct {
 	Auth func(ctx context.Context, token string) (store.APIKey, error)

@@ -10,7 +10,7 @@ import (
 
 	"github.com/nats-io/nats.go/jetstream"
 
-	"github.com/sluicehq/sluice/internal/api"
+	"github.com/sluicehq/sluice/internal/apiconv"
 	"github.com/sluicehq/sluice/internal/openapitest"
 	"github.com/sluicehq/sluice/schemas"
 )
@@ -49,8 +49,8 @@ func Do(t *testing.T, client *http.Client, base, method, path, token string, bod
 	if err != nil {
 		t.Fatal(err)
 	}
-	if resp.Header.Get(api.HeaderOperationID) == "" {
-		t.Errorf("response has no %s header", api.HeaderOperationID)
+	if resp.Header.Get(apiconv.HeaderOperationID) == "" {
+		t.Errorf("response has no %s header", apiconv.HeaderOperationID)
 	}
 	return resp, out
 }

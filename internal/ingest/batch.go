@@ -8,7 +8,7 @@ import (
 
 	"github.com/nats-io/nats.go"
 
-	"github.com/sluicehq/sluice/internal/api"
+	"github.com/sluicehq/sluice/internal/apiconv"
 	"github.com/sluicehq/sluice/producer"
 	"github.com/sluicehq/sluice/schemas"
 )
@@ -26,13 +26,13 @@ func (h *Handler) ingest(w http.ResponseWriter, r *http.Request) {
 	}
 	defer t.Release()
 	if e := h.ingestBatch(w, r, t); e != nil {
-		api.WriteError(w, r, e)
+		apiconv.WriteError(w, r, e)
 	}
 }
 
 // ingestBatch reads, validates and stores the batch of r, and sends the 202
 // answer; it returns the error to send instead.
-func (h *Handler) ingestBatch(w http.ResponseWriter, r *http.Request, t *api.Ticket) *api.Error {
+func (h *Handler) ingestBatch(w http.ResponseWriter, r *http.Request, t *apiconv.Ticket) *apiconv.Error {
 	ndjson, e := ingestFraming(r.Header.Get("Content-Type"))
 	if e != nil {
 		return e
@@ -41,7 +41,7 @@ func (h *Handler) ingestBatch(w http.ResponseWriter, r *http.Request, t *api.Tic
 	if e != nil {
 		return e
 	}
-	key := api.RequestKey(r.Context())
+	key := apiconv.RequestKey(r.Context())
 	batch, err := h.catalogue.DecodeBatch(body, schemas.DecodeOptions{
 		AccountID:     key.AccountID,
 		NDJSON:        ndjson,
@@ -53,8 +53,8 @@ func (h *Handler) ingestBatch(w http.ResponseWriter, r *http.Request, t *api.Tic
 	}
 	if n := len(batch.Errors); n > 0 {
 		h.metrics.rejected.WithLabelValues("invalid").Add(float64(n + len(batch.Events)))
-		e := api.NewError(api.CodeInvalidEvents, "%d of %d events are invalid, so none was stored; details.errors says what is wrong with each: fix them and send the whole batch again", n, n+len(batch.Events))
-		e.Details = map[string]string{"errors": api.DetailJSON(batch.Errors)}
+		e := apiconv.NewError(apiconv.CodeInvalidEvents, "%d of %d events are invalid, so none was stored; details.errors says what is wrong with each: fix them and send the whole batch again", n, n+len(batch.Events))
+		e.Details = map[string]string{"errors": apiconv.DetailJSON(batch.Errors)}
 		return e
 	}
 
@@ -79,24 +79,24 @@ func (h *Handler) ingestBatch(w http.ResponseWriter, r *http.Request, t *api.Tic
 	h.metrics.rejected.WithLabelValues("unavailable").Add(float64(len(failed)))
 	if len(tooLarge) > 0 {
 		i := tooLarge[0]
-		e := api.NewError(api.CodeEventTooLarge, "event %d (%s) is %d bytes in its envelope, more than the NATS server accepts (its max_payload), and was not stored; neither were %d other events of the batch. Make it smaller, then send the batch again with the ids in details.event_ids: within the stream's 2-minute duplicate window, events already stored are not stored twice", i, resp.EventIDs[i], len(batch.Events[i].Data), len(tooLarge)-1+len(failed))
-		e.Details = map[string]string{"event_ids": api.DetailJSON(resp.EventIDs)}
+		e := apiconv.NewError(apiconv.CodeEventTooLarge, "event %d (%s) is %d bytes in its envelope, more than the NATS server accepts (its max_payload), and was not stored; neither were %d other events of the batch. Make it smaller, then send the batch again with the ids in details.event_ids: within the stream's 2-minute duplicate window, events already stored are not stored twice", i, resp.EventIDs[i], len(batch.Events[i].Data), len(tooLarge)-1+len(failed))
+		e.Details = map[string]string{"event_ids": apiconv.DetailJSON(resp.EventIDs)}
 		return e
 	}
 	if len(failed) > 0 {
 		firstErr := results[failed[0]].Err
-		h.log.Warn("storing events", "operation_id", api.OperationID(r.Context()), "failed", len(failed), "of", len(results), "error", firstErr)
-		if api.StorageError(r.Context(), h.storage, firstErr) != nil {
-			e := api.StorageFull(w, fmt.Sprintf("%d of %d events were not stored (details.event_ids lists the batch's ids)", len(failed), len(results)))
-			e.Details = map[string]string{"event_ids": api.DetailJSON(resp.EventIDs)}
+		h.log.Warn("storing events", "operation_id", apiconv.OperationID(r.Context()), "failed", len(failed), "of", len(results), "error", firstErr)
+		if apiconv.StorageError(r.Context(), h.storage, firstErr) != nil {
+			e := apiconv.StorageFull(w, fmt.Sprintf("%d of %d events were not stored (details.event_ids lists the batch's ids)", len(failed), len(results)))
+			e.Details = map[string]string{"event_ids": apiconv.DetailJSON(resp.EventIDs)}
 			return e
 		}
 		w.Header().Set("Retry-After", "1")
-		e := api.NewError(api.CodeUnavailable, "JetStream did not store %d of %d events (%v); send the batch again with the event ids in details.event_ids: within the stream's 2-minute duplicate window, events already stored are not stored twice", len(failed), len(results), firstErr)
-		e.Details = map[string]string{"event_ids": api.DetailJSON(resp.EventIDs)}
+		e := apiconv.NewError(apiconv.CodeUnavailable, "JetStream did not store %d of %d events (%v); send the batch again with the event ids in details.event_ids: within the stream's 2-minute duplicate window, events already stored are not stored twice", len(failed), len(results), firstErr)
+		e.Details = map[string]string{"event_ids": apiconv.DetailJSON(resp.EventIDs)}
 		return e
 	}
-	api.WriteJSON(w, http.StatusAccepted, resp)
+	apiconv.WriteJSON(w, http.StatusAccepted, resp)
 	return nil
 }
 
@@ -131,7 +131,7 @@ func (h *Handler) countStored(events []schemas.Encoded, results []producer.Resul
 }
 
 // ingestFraming tells a JSON array body from an NDJSON one by Content-Type.
-func ingestFraming(contentType string) (ndjson bool, e *api.Error) {
+func ingestFraming(contentType string) (ndjson bool, e *apiconv.Error) {
 	media, _, err := mime.ParseMediaType(contentType)
 	switch {
 	case err == nil && media == mediaJSON:
@@ -139,24 +139,24 @@ func ingestFraming(contentType string) (ndjson bool, e *api.Error) {
 	case err == nil && (media == mediaNDJSON || media == "application/ndjson" || media == "application/jsonl"):
 		return true, nil
 	case contentType == "":
-		return false, api.NewError(api.CodeContentType, "the Content-Type header is missing; send %s (a JSON array of events) or %s (one event per line)", mediaJSON, mediaNDJSON)
+		return false, apiconv.NewError(apiconv.CodeContentType, "the Content-Type header is missing; send %s (a JSON array of events) or %s (one event per line)", mediaJSON, mediaNDJSON)
 	}
-	return false, api.NewError(api.CodeContentType, "Content-Type %q is not supported; send %s (a JSON array of events) or %s (one event per line)", contentType, mediaJSON, mediaNDJSON)
+	return false, apiconv.NewError(apiconv.CodeContentType, "Content-Type %q is not supported; send %s (a JSON array of events) or %s (one event per line)", contentType, mediaJSON, mediaNDJSON)
 }
 
 // decodeError maps a whole-batch decoding error to the API's error.
-func decodeError(err error) *api.Error {
+func decodeError(err error) *apiconv.Error {
 	var syntax *schemas.SyntaxError
 	var limit *schemas.LimitError
 	switch {
 	case errors.Is(err, schemas.ErrEmptyBatch):
-		return api.NewError(api.CodeEmptyBatch, "%v", err)
+		return apiconv.NewError(apiconv.CodeEmptyBatch, "%v", err)
 	case errors.As(err, &limit) && limit.Index >= 0:
-		return api.NewError(api.CodeEventTooLarge, "%v", err)
+		return apiconv.NewError(apiconv.CodeEventTooLarge, "%v", err)
 	case errors.As(err, &limit):
-		return api.NewError(api.CodeTooManyEvents, "%v", err)
+		return apiconv.NewError(apiconv.CodeTooManyEvents, "%v", err)
 	case errors.As(err, &syntax):
-		return api.NewError(api.CodeMalformedBody, "%v; nothing was stored", err)
+		return apiconv.NewError(apiconv.CodeMalformedBody, "%v; nothing was stored", err)
 	}
-	return api.NewError(api.CodeMalformedBody, "%v", err)
+	return apiconv.NewError(apiconv.CodeMalformedBody, "%v", err)
 }

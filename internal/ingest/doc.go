@@ -7,7 +7,8 @@
 // It is not the management API, and it owns none of the conventions it
 // shares with it: the check of Service-Version and of the bearer key, the
 // front door's admission, the error body with its ERR_SLUICE_ codes and
-// the operation id come from package api (api.FrontDoor, api.WriteError),
-// whose Server routes Handler on the listener both share. Package api
-// never imports ingest; cmd/sluice wires the two.
+// the operation id come from package apiconv (apiconv.FrontDoor,
+// apiconv.WriteError), a leaf that both import. It does not import package
+// api, whose Server routes Handler on the listener both share, nor does
+// api import it; cmd/sluice wires the two.
 package ingest

@@ -19,6 +19,7 @@ import (
 	"github.com/prometheus/client_golang/prometheus"
 
 	"github.com/sluicehq/sluice/internal/api"
+	"github.com/sluicehq/sluice/internal/apiconv"
 	"github.com/sluicehq/sluice/internal/apitest"
 	"github.com/sluicehq/sluice/internal/store"
 	"github.com/sluicehq/sluice/producer"
@@ -26,7 +27,7 @@ import (
 )
 
 // newFakeEnv is a sluice API on fakes: no NATS. Its stream and js are nil.
-func newFakeEnv(t *testing.T, cfg api.Config, keys api.Keys, pub api.Publisher) *testEnv {
+func newFakeEnv(t *testing.T, cfg api.Config, keys apiconv.Keys, pub api.Publisher) *testEnv {
 	t.Helper()
 	reg := prometheus.NewRegistry()
 	srv, err := api.New(cfg, api.Deps{
@@ -199,7 +200,7 @@ func TestIngestRefusesBeyondMaxInFlight(t *testing.T) {
 		}
 		return apitest.StoreAll(ctx, evs)
 	}}
-	e := newFakeEnv(t, api.Config{MaxInFlight: 1}, apitest.FakeKeysFor("ac_fake"), pub)
+	e := newFakeEnv(t, api.Config{DoorConfig: apiconv.DoorConfig{MaxInFlight: 1}}, apitest.FakeKeysFor("ac_fake"), pub)
 	body := apitest.MustJSON(t, apitest.Samples(t, 7, 2))
 
 	type answer struct {

@@ -8,7 +8,7 @@ import (
 
 	"github.com/prometheus/client_golang/prometheus"
 
-	"github.com/sluicehq/sluice/internal/api"
+	"github.com/sluicehq/sluice/internal/apiconv"
 	"github.com/sluicehq/sluice/internal/defaults"
 	"github.com/sluicehq/sluice/producer"
 	"github.com/sluicehq/sluice/schemas"
@@ -34,7 +34,7 @@ type Publisher interface {
 
 // Config sets the limits of a batch. The zero value gets the defaults.
 // The bytes of a body are bounded by the front door
-// (api.Config.MaxBodyBytes).
+// (apiconv.DoorConfig.MaxBodyBytes).
 type Config struct {
 	MaxEvents     int // events per request; default schemas.DefaultMaxEvents
 	MaxEventBytes int // bytes per event; default schemas.DefaultMaxEventBytes
@@ -50,12 +50,12 @@ type Deps struct {
 	// Door checks the key of every request and admits its body: the front
 	// door of the api.Server whose listener routes Handler
 	// (api.Server.FrontDoor); required.
-	Door *api.FrontDoor
+	Door *apiconv.FrontDoor
 	// Publisher stores the events; required.
 	Publisher Publisher
 	// Storage says whether JetStream's store takes writes, to tell a
 	// full store from another failure to store; nil: not watched.
-	Storage   api.Storage
+	Storage   apiconv.Storage
 	Catalogue *schemas.Catalogue    // default schemas.Default()
 	Logger    *slog.Logger          // default slog.Default()
 	Metrics   prometheus.Registerer // where ingest registers its metrics; nil: not registered
@@ -66,9 +66,9 @@ type Deps struct {
 // policy, which it relies on.
 type Handler struct {
 	cfg       Config
-	door      *api.FrontDoor
+	door      *apiconv.FrontDoor
 	publisher Publisher
-	storage   api.Storage
+	storage   apiconv.Storage
 	catalogue *schemas.Catalogue
 	log       *slog.Logger
 	metrics   *metrics

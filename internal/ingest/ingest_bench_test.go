@@ -11,6 +11,7 @@ import (
 	"github.com/prometheus/client_golang/prometheus"
 
 	"github.com/sluicehq/sluice/internal/api"
+	"github.com/sluicehq/sluice/internal/apiconv"
 	"github.com/sluicehq/sluice/internal/apitest"
 )
 
@@ -46,7 +47,7 @@ func BenchmarkIngest(b *testing.B) {
 				for pb.Next() {
 					r := httptest.NewRequest(http.MethodPost, "/events", bytes.NewReader(body))
 					r.Header.Set("Authorization", "Bearer "+apitest.FakeToken)
-					r.Header.Set(api.HeaderVersion, api.SupportedVersion)
+					r.Header.Set(apiconv.HeaderVersion, apiconv.SupportedVersion)
 					r.Header.Set("Content-Type", "application/json")
 					w := httptest.NewRecorder()
 					h.ServeHTTP(w, r)

@@ -9,7 +9,7 @@ import (
 // metrics of ingest. Labels are bounded: event types come from the
 // catalogue (only known kinds are stored), reasons and codes from fixed
 // sets. The front door's (refusals, requests and bytes in flight) are
-// api.FrontDoor's.
+// apiconv.FrontDoor's.
 type metrics struct {
 	events     *prometheus.CounterVec // stored, by event_type
 	duplicates prometheus.Counter

@@ -13,7 +13,7 @@ import (
 	"sync"
 	"time"
 
-	"github.com/sluicehq/sluice/internal/api"
+	"github.com/sluicehq/sluice/internal/apiconv"
 	"github.com/sluicehq/sluice/internal/retry"
 )
 
@@ -93,7 +93,7 @@ func slowUpload(ctx context.Context, host, token string, end time.Time, every ti
 	}
 	defer c.Close()
 	_ = c.SetDeadline(end.Add(5 * time.Second))
-	head := "POST /events HTTP/1.1\r\nHost: " + host + "\r\nService-Version: " + api.SupportedVersion + "\r\nAuthorization: Bearer " + token + "\r\nContent-Type: application/json\r\nTransfer-Encoding: chunked\r\n\r\n"
+	head := "POST /events HTTP/1.1\r\nHost: " + host + "\r\nService-Version: " + apiconv.SupportedVersion + "\r\nAuthorization: Bearer " + token + "\r\nContent-Type: application/json\r\nTransfer-Encoding: chunked\r\n\r\n"
 	if _, err := c.Write([]byte(head)); err != nil {
 		return slowResult{how: slowCut}
 	}

@@ -12,7 +12,7 @@ import (
 	"strconv"
 	"time"
 
-	"github.com/sluicehq/sluice/internal/api"
+	"github.com/sluicehq/sluice/internal/apiconv"
 )
 
 // maxAnswerBody bounds what is read of an answer: enough for any error
@@ -102,7 +102,7 @@ func (c *apiClient) do(ctx context.Context, method, path string, body []byte, ed
 	}
 	if c.token != "" {
 		req.Header.Set("Authorization", "Bearer "+c.token)
-		req.Header.Set(api.HeaderVersion, api.SupportedVersion)
+		req.Header.Set(apiconv.HeaderVersion, apiconv.SupportedVersion)
 	}
 	if body != nil {
 		req.Header.Set("Content-Type", "application/json")

@@ -16,6 +16,7 @@ import (
 	"golang.org/x/sync/errgroup"
 
 	"github.com/sluicehq/sluice/internal/api"
+	"github.com/sluicehq/sluice/internal/apiconv"
 	"github.com/sluicehq/sluice/internal/ingest"
 	"github.com/sluicehq/sluice/internal/store"
 	"github.com/sluicehq/sluice/producer"
@@ -73,7 +74,7 @@ func prepareHTTP(ctx context.Context, env *environment) (func(context.Context) e
 // newIngestAPI returns sluice's HTTP API with POST /events routed on it
 // (package ingest), as a serve process with the ingest role has it, on
 // the key store and the publisher.
-func newIngestAPI(keys api.Keys, pub ingest.Publisher) (*api.Server, error) {
+func newIngestAPI(keys apiconv.Keys, pub ingest.Publisher) (*api.Server, error) {
 	log := slog.New(slog.DiscardHandler)
 	reg := prometheus.NewRegistry()
 	srv, err := api.New(api.Config{}, api.Deps{Keys: keys, Publisher: pub, Logger: log, Metrics: reg})
@@ -147,7 +148,7 @@ func (c *ingestClient) post(ctx context.Context, body requestBody) error {
 		return err
 	}
 	req.Header.Set("Content-Type", "application/json")
-	req.Header.Set(api.HeaderVersion, api.SupportedVersion)
+	req.Header.Set(apiconv.HeaderVersion, apiconv.SupportedVersion)
 	req.Header.Set("Authorization", "Bearer "+c.token)
 	resp, err := c.http.Do(req)
 	if err != nil {

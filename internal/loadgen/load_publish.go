@@ -13,7 +13,7 @@ import (
 
 	"golang.org/x/sync/errgroup"
 
-	"github.com/sluicehq/sluice/internal/api"
+	"github.com/sluicehq/sluice/internal/apiconv"
 	"github.com/sluicehq/sluice/internal/retry"
 )
 
@@ -139,7 +139,7 @@ func (p *loadPublisher) post(ctx context.Context, body requestBody) (retryAfter 
 		return 0, err
 	}
 	req.Header.Set("Content-Type", "application/json")
-	req.Header.Set(api.HeaderVersion, api.SupportedVersion)
+	req.Header.Set(apiconv.HeaderVersion, apiconv.SupportedVersion)
 	req.Header.Set("Authorization", "Bearer "+c.token)
 	resp, err := c.http.Do(req)
 	if err != nil {

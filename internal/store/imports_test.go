@@ -11,7 +11,10 @@ import (
 // file, no dependencies, the same parser the sinks read ARNs with), as
 // what it checks of a target is data (sinks/targets); no server package
 // links the public client; and dnsname, the rule of a domain name,
-// depends on no other package of sluice's.
+// depends on no other package of sluice's. The conventions every route
+// of the API's listener shares are a leaf, apiconv, which ingest (POST
+// /events) imports instead of linking the whole management API; apiconv
+// imports of sluice's only the packages its conventions are made of.
 func TestImportsFlowOneWay(t *testing.T) {
 	for _, c := range []struct {
 		pkg     string
@@ -29,6 +32,12 @@ func TestImportsFlowOneWay(t *testing.T) {
 		{"github.com/sluicehq/sluice/internal/dnsname", func(dep string) bool {
 			return strings.HasPrefix(dep, "github.com/sluicehq/sluice/") && dep != "github.com/sluicehq/sluice/internal/dnsname"
 		}, "a package of sluice's: dnsname owns its rules and limits"},
+		{"github.com/sluicehq/sluice/internal/ingest", func(dep string) bool {
+			return dep == "github.com/sluicehq/sluice/internal/api"
+		}, "the management API: ingest shares its conventions through internal/apiconv"},
+		{"github.com/sluicehq/sluice/internal/apiconv", func(dep string) bool {
+			return dep == "github.com/sluicehq/sluice/internal/api" || dep == "github.com/sluicehq/sluice/internal/ingest"
+		}, "a package that follows the conventions: apiconv is their leaf"},
 	} {
 		out, err := exec.Command("go", "list", "-deps", "-f", "{{.ImportPath}}", c.pkg).Output()
 		if err != nil {
@@ -38,6 +47,29 @@ func TestImportsFlowOneWay(t *testing.T) {
 			if c.refused(dep) {
 				t.Errorf("%s links %s, %s", c.pkg, dep, c.why)
 			}
+		}
+	}
+	// apiconv's own imports of sluice's, not the packages they link (the
+	// store links more, which apiconv does not use).
+	const apiconv = "github.com/sluicehq/sluice/internal/apiconv"
+	out, err := exec.Command("go", "list", "-f", `{{join .Imports "\n"}}`, apiconv).Output()
+	if err != nil {
+		t.Fatalf("go list %s: %v", apiconv, err)
+	}
+	for dep := range strings.FieldsSeq(string(out)) {
+		switch dep {
+		case "github.com/sluicehq/sluice/internal/authheader", // the form of Authorization
+			"github.com/sluicehq/sluice/internal/defaults", // the front door's defaults
+			"github.com/sluicehq/sluice/schemas",           // the operation id
+			"github.com/sluicehq/sluice/trafficpolicy",     // the policy's answers, in the error body
+			// The key of a request (RequestKey, store.APIKey), the refusal
+			// of an unknown key (store.ErrUnauthenticated) and the longest
+			// token (store.MaxTokenLength) are the store's.
+			"github.com/sluicehq/sluice/internal/store":
+			continue
+		}
+		if strings.HasPrefix(dep, "github.com/sluicehq/sluice/") {
+			t.Errorf("%s imports %s, a package of sluice's its conventions do not need: apiconv is a leaf", apiconv, dep)
 		}
 	}
 }

@@ -1,4 +1,4 @@
-package api
+package apiconv
 
 import (
 	"context"
@@ -33,13 +33,14 @@ const jsInsufficientResources = 10023
 // not in a second.
 const storageRetryAfter = "10"
 
-// guardStorage refuses, at once, a request that writes (any method but
-// GET and HEAD) while the store refuses writes, and cancels the context
+// GuardStorage refuses, at once, a request that writes (any method but
+// GET and HEAD) while storage refuses writes, and cancels the context
 // of one in flight when the store starts to: a write JetStream will never
 // answer then does not wait for its timeout. Refusing every write also
-// keeps management changes whole: none is half made.
-func (s *Server) guardStorage(next http.Handler) http.Handler {
-	if s.storage == nil {
+// keeps management changes whole: none is half made. With storage nil
+// (not watched), it returns next.
+func GuardStorage(storage Storage, next http.Handler) http.Handler {
+	if storage == nil {
 		return next
 	}
 	return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
@@ -47,13 +48,13 @@ func (s *Server) guardStorage(next http.Handler) http.Handler {
 			next.ServeHTTP(w, r)
 			return
 		}
-		if s.storage.Err() != nil {
-			writeStorageError(w, r)
+		if storage.Err() != nil {
+			WriteStorageError(w, r)
 			return
 		}
 		ctx, cancel := context.WithCancelCause(r.Context())
 		defer cancel(nil)
-		failed := s.storage.Failed()
+		failed := storage.Failed()
 		go func() { // ends with the request, at the latest
 
 			select {
@@ -66,13 +67,8 @@ func (s *Server) guardStorage(next http.Handler) http.Handler {
 	})
 }
 
-// storageError returns StorageError of the server's storage.
-func (s *Server) storageError(ctx context.Context, err error) error {
-	return StorageError(ctx, s.storage, err)
-}
-
 // StorageError returns the error that the store refuses writes, if err (of
-// a write made with ctx, under a route of Server) comes from that, or nil:
+// a write made with ctx, under GuardStorage) comes from that, or nil:
 // the storage watch said so (storage, nil when not watched), or JetStream
 // answered that its storage is exhausted (an external NATS server at its
 // storage limit).
@@ -98,8 +94,9 @@ func StorageError(ctx context.Context, storage Storage, err error) error {
 	return nil
 }
 
-// writeStorageError answers that the store refuses writes.
-func writeStorageError(w http.ResponseWriter, r *http.Request) {
+// WriteStorageError answers that the store refuses writes, and that
+// nothing was stored.
+func WriteStorageError(w http.ResponseWriter, r *http.Request) {
 	WriteError(w, r, StorageFull(w, "nothing was stored"))
 }
 

@@ -1,4 +1,4 @@
-package api
+package apiconv
 
 import (
 	"sync"
@@ -70,7 +70,7 @@ type accountShare struct {
 	bytes      int64
 }
 
-func newAdmission(cfg Config) *admission {
+func newAdmission(cfg DoorConfig) *admission {
 	return &admission{
 		maxRequests:       cfg.MaxInFlight,
 		accountRequests:   cfg.MaxAccountInFlight,

@@ -1,4 +1,4 @@
-package api
+package apiconv
 
 import (
 	"strconv"
@@ -9,7 +9,7 @@ import (
 // BenchmarkAdmission admits and releases small requests of eight accounts
 // at once, as the front door does for each ingest request.
 func BenchmarkAdmission(b *testing.B) {
-	door := newAdmission(Config{MaxInFlight: 1 << 20, MaxAccountInFlight: 1 << 20, MaxBytesInFlight: 1 << 40, MaxAccountBytesInFlight: 1 << 40})
+	door := newAdmission(DoorConfig{MaxInFlight: 1 << 20, MaxAccountInFlight: 1 << 20, MaxBytesInFlight: 1 << 40, MaxAccountBytesInFlight: 1 << 40})
 	var next atomic.Int64
 	b.ReportAllocs()
 	b.RunParallel(func(pb *testing.PB) {

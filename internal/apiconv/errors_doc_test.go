@@ -1,4 +1,4 @@
-package api
+package apiconv
 
 import (
 	"bytes"
@@ -25,7 +25,7 @@ func TestErrorsDocIsCurrent(t *testing.T) {
 		t.Fatal(err)
 	}
 	if !bytes.Equal(got, want) {
-		t.Fatalf("%s is stale: run `make docs` (go test ./internal/api -run TestErrorsDocIsCurrent -update)", errorsDoc)
+		t.Fatalf("%s is stale: run `make docs` (go test ./internal/apiconv -run TestErrorsDocIsCurrent -update)", errorsDoc)
 	}
 }
 
@@ -42,7 +42,7 @@ func TestEveryCodeHasAStatus(t *testing.T) {
 func errorsMarkdown() []byte {
 	var b bytes.Buffer
 	b.WriteString("# Error codes\n\n")
-	b.WriteString("<!-- Generated from api/errors.go by `make docs`; do not edit. -->\n\n")
+	b.WriteString("<!-- Generated from apiconv/errors.go by `make docs`; do not edit. -->\n\n")
 	b.WriteString("Every error response of the sluice API has this body, and every response, error or not,\n")
 	b.WriteString("carries a `Service-Operation-Id` header with the same operation id:\n\n")
 	b.WriteString("```json\n{\"error_code\": \"ERR_SLUICE_301\", \"status_code\": 400,\n \"msg\": \"1 of 2 events are invalid, so none was stored; ...\",\n \"details\": {\"operation_id\": \"op_2Yq...\", \"errors\": \"[{\\\"index\\\":1,\\\"error\\\":\\\"object.conn.server_port: expected int32, got a string\\\"}]\"}}\n```\n\n")

@@ -1,4 +1,4 @@
-package api
+package apiconv
 
 import (
 	"bytes"
@@ -106,7 +106,7 @@ func (d *FrontDoor) meter(w http.ResponseWriter, r *http.Request, t *Ticket, lim
 }
 
 // ReadBody reads the whole body of an ingest request that Admit let in,
-// up to Config.MaxBodyBytes, within the bytes its ticket can grow to and
+// up to DoorConfig.MaxBodyBytes, within the bytes its ticket can grow to and
 // at the minimum rate. It returns the error to answer otherwise: a body
 // beyond the bytes in flight (429 or 503, with Retry-After), too slow
 // (408), too large (413), or cut short or unreadable (400).
@@ -124,13 +124,13 @@ func (d *FrontDoor) ReadBody(w http.ResponseWriter, r *http.Request, t *Ticket) 
 	case errors.Is(err, errRefused):
 		d.countRefusal(metered.refused)
 		w.Header().Set("Retry-After", "1")
-		dropUnread(w, r)
+		DropUnread(w, r)
 		return nil, d.refusalError(metered.refused)
 	case errors.As(err, &tooLarge):
 		return nil, d.BodyTooLarge()
 	case errors.As(err, &netErr) && netErr.Timeout():
 		d.refused.WithLabelValues("too_slow").Inc()
-		dropUnread(w, r)
+		DropUnread(w, r)
 		return nil, NewError(CodeBodyTooSlow, "the body arrived slower than sluice's minimum of %d bytes every %s (it had sent %d bytes); send it faster, or split the events into smaller requests", metered.windowBytes, d.cfg.BodyRateWindow, len(body))
 	case errors.Is(err, io.ErrUnexpectedEOF):
 		return nil, NewError(CodeMalformedBody, "the body ended after %d bytes, before its Content-Length of %d; send the whole body", len(body), r.ContentLength)
@@ -173,16 +173,16 @@ func readAll(r io.Reader, sizeHint int64) ([]byte, error) {
 func (d *FrontDoor) refuse(w http.ResponseWriter, r *http.Request, why refusal) {
 	d.countRefusal(why)
 	w.Header().Set("Retry-After", "1")
-	dropUnread(w, r)
+	DropUnread(w, r)
 	WriteError(w, r, d.refusalError(why))
 }
 
-// dropUnread has the server close the connection after the answer, instead
+// DropUnread has the server close the connection after the answer, instead
 // of reading what is left of the body first (up to 256 KiB, for as long as
 // the client takes): a refused body is not read any further. Over HTTP/2,
 // where the stream's reset drops the body and a Connection header would
 // take down the client's other streams, it does nothing.
-func dropUnread(w http.ResponseWriter, r *http.Request) {
+func DropUnread(w http.ResponseWriter, r *http.Request) {
 	if r.ProtoMajor == 1 {
 		w.Header().Set("Connection", "close")
 	}

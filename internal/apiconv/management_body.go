@@ -1,4 +1,4 @@
-package api
+package apiconv
 
 import (
 	"errors"
@@ -8,17 +8,18 @@ import (
 	"time"
 )
 
-// admitBody puts the body of a management request (a POST, PATCH or PUT
-// with a body: the calls that read one) through the front door: it takes a
-// slot of the account's management share and grants of body bytes from the
-// account's and the process's budgets, as ingest does, and cuts a body that
-// arrives slower than the minimum rate. A request beyond the account's
-// share, or beyond the bytes, is refused at once with Retry-After (429 for
-// the account's share, 503 for sluice's), its body left unread. The
-// handler reads the body as it reads any (decodeBody); a cut reaches it as
-// the *Error to answer, which bodyError passes on. The slot and the bytes
-// are given back when the handler returns, so that a body decoded and
-// being stored still counts.
+// AdmitManagement puts the body of a management request (a POST, PATCH or
+// PUT with a body: the calls that read one) through the front door: it
+// takes a slot of the account's management share and grants of body bytes
+// from the account's and the process's budgets, as ingest does, up to
+// maxBody bytes, and cuts a body that arrives slower than the minimum
+// rate. A request beyond the account's share, or beyond the bytes, is
+// refused at once with Retry-After (429 for the account's share, 503 for
+// sluice's), its body left unread. The handler reads the body as it reads
+// any (with http.MaxBytesReader of maxBody); a cut reaches it as the
+// *Error to answer. The slot and the bytes are given back when the handler
+// returns, so that a body decoded and being stored still counts. It runs
+// after CheckKey, whose key names the account.
 //
 // Every read (a GET, or a HEAD, which the same handler serves) takes a
 // slot of the share too, with no bytes: a list reads up to a page of the
@@ -26,12 +27,12 @@ import (
 // them (up to filters.MaxObjectListCost a list), so that one account's
 // reads at once can neither keep every core busy nor crowd the store's
 // connection, which every account's key lookups share.
-func (s *Server) admitBody(next http.Handler) http.Handler {
+func (d *FrontDoor) AdmitManagement(maxBody int64, next http.Handler) http.Handler {
 	return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
 		if isRead(r.Method) {
-			t, refused := s.door.admission.admitManagement(RequestKey(r.Context()).AccountID, 0)
+			t, refused := d.admission.admitManagement(RequestKey(r.Context()).AccountID, 0)
 			if refused != admitted {
-				s.door.refuse(w, r, refused)
+				d.refuse(w, r, refused)
 				return
 			}
 			defer t.Release()
@@ -42,13 +43,13 @@ func (s *Server) admitBody(next http.Handler) http.Handler {
 			next.ServeHTTP(w, r)
 			return
 		}
-		t, refused := s.door.admission.admitManagement(RequestKey(r.Context()).AccountID, firstGrant(r.ContentLength, maxRequestBytes))
+		t, refused := d.admission.admitManagement(RequestKey(r.Context()).AccountID, firstGrant(r.ContentLength, maxBody))
 		if refused != admitted {
-			s.door.refuse(w, r, refused)
+			d.refuse(w, r, refused)
 			return
 		}
 		defer t.Release()
-		body := &managementBody{meteredBody: s.door.meter(w, r, t, maxRequestBytes+1), s: s, w: w, r: r}
+		body := &managementBody{meteredBody: d.meter(w, r, t, maxBody+1), door: d, w: w, r: r}
 		body.extend()
 		r.Body = body
 		next.ServeHTTP(w, r)
@@ -62,9 +63,9 @@ func (s *Server) admitBody(next http.Handler) http.Handler {
 // while its change is being stored.
 type managementBody struct {
 	*meteredBody
-	s *Server
-	w http.ResponseWriter
-	r *http.Request
+	door *FrontDoor
+	w    http.ResponseWriter
+	r    *http.Request
 }
 
 // Read reads the body; its errors are *Error for a cut.
@@ -75,13 +76,13 @@ func (b *managementBody) Read(p []byte) (int, error) {
 	case errors.Is(err, io.EOF):
 		_ = b.rc.SetReadDeadline(time.Time{})
 	case errors.Is(err, errRefused):
-		b.s.door.countRefusal(b.refused)
+		b.door.countRefusal(b.refused)
 		b.w.Header().Set("Retry-After", "1")
-		dropUnread(b.w, b.r)
-		return n, b.s.door.refusalError(b.refused)
+		DropUnread(b.w, b.r)
+		return n, b.door.refusalError(b.refused)
 	case errors.As(err, &netErr) && netErr.Timeout():
-		b.s.door.refused.WithLabelValues("too_slow").Inc()
-		dropUnread(b.w, b.r)
+		b.door.refused.WithLabelValues("too_slow").Inc()
+		DropUnread(b.w, b.r)
 		return n, NewError(CodeBodyTooSlow, "the body arrived slower than sluice's minimum of %d bytes every %s (it had sent %d bytes); send it faster", b.windowBytes, b.window, b.read)
 	}
 	return n, err

@@ -1,4 +1,4 @@
-package api
+package apiconv
 
 import (
 	"context"
@@ -7,6 +7,13 @@ import (
 	"github.com/sluicehq/sluice/internal/authheader"
 	"github.com/sluicehq/sluice/internal/store"
 )
+
+// Keys checks API keys. *store.Store implements it.
+type Keys interface {
+	// Authenticate returns the key whose token this is, or an error wrapping
+	// store.ErrUnauthenticated.
+	Authenticate(ctx context.Context, token string) (store.APIKey, error)
+}
 
 // parseAuthorization returns the bearer token of the values of a request's
 // Authorization header, as authheader.Parse reads it, of at most
@@ -23,7 +30,7 @@ func parseAuthorization(values []string) (token string, present bool, e *Error) 
 
 // bearer is the bearer token of a request and, once looked up, the API key
 // it names: the request's one authentication, which the traffic policy
-// (KeyID) and the key's check (checkKey) share. It is used on the
+// (KeyID) and the key's check (FrontDoor.CheckKey) share. It is used on the
 // request's goroutine only, and is not safe for concurrent use.
 type bearer struct {
 	token  string
@@ -48,18 +55,19 @@ func bearerOf(ctx context.Context) *bearer {
 	return b
 }
 
-// canonicalAuthorization refuses, with 400 CodeAuthMalformed, a request
+// CanonicalAuthorization refuses, with 400 CodeAuthMalformed, a request
 // whose Authorization header is of another form than parseAuthorization
 // takes, before the traffic policy and the key's check run; it rewrites
 // one it takes as "Bearer <token>", so that whatever reads the header
 // (the policy's getReqHeader('Authorization')) sees the token the key's
-// check looks up, and gives the request its bearer.
-func (s *Server) canonicalAuthorization(next http.Handler) http.Handler {
+// check looks up, and gives the request its bearer, whose key keys looks
+// up once, for KeyID and FrontDoor.CheckKey.
+func CanonicalAuthorization(keys Keys, next http.Handler) http.Handler {
 	return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
 		values := r.Header.Values("Authorization")
 		token, present, e := parseAuthorization(values)
 		if e != nil {
-			dropUnread(w, r)
+			DropUnread(w, r)
 			WriteError(w, r, e)
 			return
 		}
@@ -67,7 +75,7 @@ func (s *Server) canonicalAuthorization(next http.Handler) http.Handler {
 			if canonical := "Bearer " + token; values[0] != canonical {
 				r.Header.Set("Authorization", canonical)
 			}
-			r = r.WithContext(context.WithValue(r.Context(), ctxBearer, &bearer{token: token, keys: s.keys}))
+			r = r.WithContext(context.WithValue(r.Context(), ctxBearer, &bearer{token: token, keys: keys}))
 		}
 		next.ServeHTTP(w, r)
 	})
