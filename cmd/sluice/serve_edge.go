@@ -379,6 +379,27 @@ func tcpHosts(f edgeFlags) (listen, public string) {
 	return listen, public
 }
 
+// challengesLoadWait bounds how long the edge's public HTTP listener waits
+// for the pending ACME HTTP-01 challenges to load before it serves.
+const challengesLoadWait = 5 * time.Second
+
+// waitLoaded waits until loaded is closed, or for at most wait (then it
+// logs that the listener serves without the challenges), and reports
+// whether to serve: false when ctx ended first.
+func waitLoaded(ctx context.Context, loaded <-chan struct{}, wait time.Duration, log *slog.Logger) bool {
+	timer := time.NewTimer(wait)
+	defer timer.Stop()
+	select {
+	case <-loaded:
+		return true
+	case <-timer.C:
+		log.Warn("serving the edge's public HTTP listener before the pending ACME HTTP-01 challenges are loaded: the store has not answered", "waited", wait)
+		return true
+	case <-ctx.Done():
+		return false
+	}
+}
+
 // run serves the edge until ctx ends, then closes its sessions and
 // servers, and publishes the events it still holds.
 func (r *edgeRole) run(ctx context.Context) error {
@@ -398,8 +419,18 @@ func (r *edgeRole) run(ctx context.Context) error {
 		wg.Go(func() { r.directory.Run(ctx, r.log) })
 	}
 	wg.Go(func() { r.followCertificates(ctx) })
+	// The public HTTP listener answers requests once the pending HTTP-01
+	// challenges are loaded, so that an authority's validation that comes
+	// as the edge starts finds its answer rather than the endpoint;
+	// meanwhile the listener, already bound, holds connections in its
+	// backlog. A store that does not answer in challengesLoadWait does
+	// not keep the listener closed.
+	challengesLoaded := make(chan struct{})
 	if r.challenges != nil {
-		wg.Go(func() { r.store.Certificates().FollowHTTPChallenges(ctx, r.log, r.challenges.Apply, nil) })
+		loaded := sync.OnceFunc(func() { close(challengesLoaded) })
+		wg.Go(func() { r.store.Certificates().FollowHTTPChallenges(ctx, r.log, r.challenges.Apply, loaded) })
+	} else {
+		close(challengesLoaded)
 	}
 	wg.Go(func() {
 		if err := r.edge.ServeAgents(ctx, tls.NewListener(r.listeners.agents, r.agentsTLS)); err != nil {
@@ -418,7 +449,13 @@ func (r *edgeRole) run(ctx context.Context) error {
 		}
 	}
 	if r.http != nil {
-		wg.Go(func() { serve(r.http, r.listeners.http, false) })
+		wg.Go(func() {
+			if !waitLoaded(ctx, challengesLoaded, challengesLoadWait, r.log) {
+				_ = r.listeners.http.Close() // never served: Shutdown does not know it
+				return
+			}
+			serve(r.http, r.listeners.http, false)
+		})
 	}
 	if r.https != nil {
 		wg.Go(func() { serve(r.https, r.listeners.https, true) })

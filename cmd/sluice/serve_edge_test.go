@@ -1,8 +1,12 @@
 package main
 
 import (
+	"bytes"
+	"context"
+	"log/slog"
 	"strings"
 	"testing"
+	"time"
 )
 
 // TestEdgePeerAddress: the peer address an edge advertises is
@@ -53,5 +57,41 @@ func TestEdgeRequestBurstFlag(t *testing.T) {
 	f.requestBurst = -1
 	if err := f.validate(true); err == nil || !strings.Contains(err.Error(), "--edge-account-request-burst must be at least 1") {
 		t.Errorf("--edge-account-request-burst -1: %v, want it refused", err)
+	}
+}
+
+// TestEdgeHTTPWaitsForChallenges checks waitLoaded, which holds the edge's
+// public HTTP listener until the pending ACME HTTP-01 challenges are
+// loaded: it serves once they are, serves after its bound if they never
+// are (saying so), and does not serve once the edge stops.
+func TestEdgeHTTPWaitsForChallenges(t *testing.T) {
+	var logs bytes.Buffer
+	log := slog.New(slog.NewTextHandler(&logs, nil))
+
+	loaded := make(chan struct{})
+	done := make(chan bool, 1)
+	go func() { done <- waitLoaded(t.Context(), loaded, time.Hour, log) }()
+	select {
+	case <-done:
+		t.Fatal("waitLoaded returned before the challenges were loaded")
+	default:
+	}
+	close(loaded)
+	if serve := <-done; !serve {
+		t.Error("waitLoaded once the challenges are loaded: false, want true")
+	}
+
+	began := time.Now()
+	if serve := waitLoaded(t.Context(), make(chan struct{}), 20*time.Millisecond, log); !serve || time.Since(began) < 20*time.Millisecond {
+		t.Errorf("waitLoaded with the challenges never loaded: %v after %s, want true after its bound", serve, time.Since(began))
+	}
+	if !strings.Contains(logs.String(), "before the pending ACME HTTP-01 challenges are loaded") {
+		t.Errorf("serving without the challenges logged %q, want a warning saying so", logs.String())
+	}
+
+	ctx, cancel := context.WithCancel(t.Context())
+	cancel()
+	if serve := waitLoaded(ctx, make(chan struct{}), time.Hour, log); serve {
+		t.Error("waitLoaded after the edge stopped: true, want false")
 	}
 }
