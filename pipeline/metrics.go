@@ -1,11 +1,11 @@
 package pipeline
 
 import (
-	"fmt"
 	"time"
 
 	"github.com/prometheus/client_golang/prometheus"
 
+	"github.com/sluicehq/sluice/internal/promreg"
 	"github.com/sluicehq/sluice/sinks"
 )
 
@@ -104,10 +104,8 @@ func NewMetrics(reg prometheus.Registerer) (*Metrics, error) {
 			Help: "Batches the process may have in delivery at once, all routes together: 256, fewer while its goroutines wait over 10 ms to run (the CPUs are short, and delivery yields them to the API, ingest and the edge).",
 		}),
 	}
-	for _, c := range []prometheus.Collector{m.foreign, m.slots, m.filtered, m.delivered, m.failed, m.retried, m.deadLettered, m.latency, m.records, m.bytes, m.duration, m.failing, m.settleErrors} {
-		if err := reg.Register(c); err != nil {
-			return nil, fmt.Errorf("registering delivery metrics: %w", err)
-		}
+	if err := promreg.Register(reg, "delivery", m.foreign, m.slots, m.filtered, m.delivered, m.failed, m.retried, m.deadLettered, m.latency, m.records, m.bytes, m.duration, m.failing, m.settleErrors); err != nil {
+		return nil, err
 	}
 	return m, nil
 }

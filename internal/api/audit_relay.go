@@ -10,6 +10,7 @@ import (
 	"github.com/prometheus/client_golang/prometheus"
 
 	"github.com/sluicehq/sluice/internal/defaults"
+	"github.com/sluicehq/sluice/internal/promreg"
 	"github.com/sluicehq/sluice/internal/store"
 	"github.com/sluicehq/sluice/producer"
 	"github.com/sluicehq/sluice/schemas"
@@ -92,12 +93,8 @@ func NewAuditRelay(outbox Outbox, publisher Publisher, cfg AuditRelayConfig, log
 			Help: "Audit events the audit relay published to SLUICE_EVENTS, for changes whose process had not.",
 		}),
 	}
-	if cfg.Metrics != nil {
-		for _, c := range []prometheus.Collector{r.pending, r.relayed} {
-			if err := cfg.Metrics.Register(c); err != nil {
-				return nil, fmt.Errorf("registering audit relay metrics: %w", err)
-			}
-		}
+	if err := promreg.Register(cfg.Metrics, "audit relay", r.pending, r.relayed); err != nil {
+		return nil, err
 	}
 	return r, nil
 }

@@ -1,9 +1,8 @@
 package api
 
 import (
-	"fmt"
-
 	"github.com/prometheus/client_golang/prometheus"
+	"github.com/sluicehq/sluice/internal/promreg"
 )
 
 // metrics of the management API; the front door's are apiconv.FrontDoor's, and
@@ -26,13 +25,8 @@ func newMetrics(reg prometheus.Registerer) (*metrics, error) {
 			Help: "Audit events of changes made through the management API that could not be published to SLUICE_EVENTS within the audit timeout when the change was made; each was stored with its change and waits in the store's outbox for the audit relay (sluice_audit_outbox_pending), by event type.",
 		}, []string{"event_type"}),
 	}
-	if reg == nil {
-		return m, nil
-	}
-	for _, c := range []prometheus.Collector{m.audited, m.auditFailed} {
-		if err := reg.Register(c); err != nil {
-			return nil, fmt.Errorf("registering API metrics: %w", err)
-		}
+	if err := promreg.Register(reg, "API", m.audited, m.auditFailed); err != nil {
+		return nil, err
 	}
 	return m, nil
 }

@@ -3,7 +3,6 @@ package apiconv
 import (
 	"context"
 	"errors"
-	"fmt"
 	"log/slog"
 	"net/http"
 	"time"
@@ -11,6 +10,7 @@ import (
 	"github.com/prometheus/client_golang/prometheus"
 
 	"github.com/sluicehq/sluice/internal/defaults"
+	"github.com/sluicehq/sluice/internal/promreg"
 	"github.com/sluicehq/sluice/internal/store"
 )
 
@@ -128,13 +128,8 @@ func NewFrontDoor(cfg DoorConfig, log *slog.Logger, reg prometheus.Registerer) (
 			Help: "Body bytes granted to the requests in flight, to POST /events and management requests with a body (a body of known length counts whole from its admission).",
 		}, func() float64 { _, n := a.inFlight(); return float64(n) }),
 	}
-	if reg == nil {
-		return d, nil
-	}
-	for _, c := range []prometheus.Collector{d.refused, d.inFlightRequests, d.inFlightBytes} {
-		if err := reg.Register(c); err != nil {
-			return nil, fmt.Errorf("registering the front door's metrics: %w", err)
-		}
+	if err := promreg.Register(reg, "the front door's", d.refused, d.inFlightRequests, d.inFlightBytes); err != nil {
+		return nil, err
 	}
 	return d, nil
 }

@@ -1,9 +1,8 @@
 package ingest
 
 import (
-	"fmt"
-
 	"github.com/prometheus/client_golang/prometheus"
+	"github.com/sluicehq/sluice/internal/promreg"
 )
 
 // metrics of ingest. Labels are bounded: event types come from the
@@ -41,13 +40,8 @@ func newMetrics(reg prometheus.Registerer) (*metrics, error) {
 			Help: "Responses to POST /events, by HTTP status code, including requests refused before their body was read (version, API key, too many in flight) and failures.",
 		}, []string{"code"}),
 	}
-	if reg == nil {
-		return m, nil
-	}
-	for _, c := range []prometheus.Collector{m.events, m.duplicates, m.rejected, m.unknown, m.requests} {
-		if err := reg.Register(c); err != nil {
-			return nil, fmt.Errorf("registering ingest metrics: %w", err)
-		}
+	if err := promreg.Register(reg, "ingest", m.events, m.duplicates, m.rejected, m.unknown, m.requests); err != nil {
+		return nil, err
 	}
 	return m, nil
 }

@@ -60,6 +60,7 @@ func TestImportsFlowOneWay(t *testing.T) {
 		switch dep {
 		case "github.com/sluicehq/sluice/internal/authheader", // the form of Authorization
 			"github.com/sluicehq/sluice/internal/defaults", // the front door's defaults
+			"github.com/sluicehq/sluice/internal/promreg",  // the front door's metrics
 			"github.com/sluicehq/sluice/schemas",           // the operation id
 			"github.com/sluicehq/sluice/trafficpolicy",     // the policy's answers, in the error body
 			// The key of a request (RequestKey, store.APIKey), the refusal
