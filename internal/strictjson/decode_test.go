@@ -5,6 +5,7 @@ import (
 	"strings"
 	"testing"
 	"time"
+	"unicode/utf8"
 
 	"github.com/sluicehq/sluice/internal/strictjson"
 )
@@ -31,5 +32,32 @@ func TestDecodeRefusesDeepNesting(t *testing.T) {
 	}
 	if took := time.Since(start); took > 2*time.Second {
 		t.Errorf("refusing it took %v", took)
+	}
+}
+
+// TestErrorsQuoteABoundedPart: an error quotes at most MaxEcho bytes of a
+// hostile body's member name or number, however long, cut at a
+// character.
+func TestErrorsQuoteABoundedPart(t *testing.T) {
+	var v struct {
+		N int8 `json:"n"`
+	}
+	long := strings.Repeat("é", 10_000)
+	for _, tt := range []struct {
+		body  string
+		field func(*strictjson.Error) string
+	}{
+		{`{"` + long + `":1}`, func(e *strictjson.Error) string { return e.Member }},
+		{`{"n":1` + strings.Repeat("0", 10_000) + `}`, func(e *strictjson.Error) string { return e.Got }},
+	} {
+		err := strictjson.Decode([]byte(tt.body), &v, strictjson.Options{})
+		var e *strictjson.Error
+		if !errors.As(err, &e) {
+			t.Fatalf("a body of %d bytes: %v, want a *strictjson.Error", len(tt.body), err)
+		}
+		got := tt.field(e)
+		if len(got) > strictjson.MaxEcho+len("…")+len("number ") || !strings.HasSuffix(got, "…") || !utf8.ValidString(got) {
+			t.Errorf("the error quotes %d bytes (%.40q…), want at most %d of the body, cut at a character, then …", len(got), got, strictjson.MaxEcho)
+		}
 	}
 }

@@ -8,7 +8,9 @@
 //
 // It is a leaf: it imports nothing of sluice's and nothing beyond the
 // standard library, so that its fuzz target's instrumented test binary is
-// small and fast (make fuzz). It is not where requests are read or
+// small and fast (make fuzz); that target's corpus decodes into apiwire's
+// body types, so the test binary links apiwire and schemas, which link
+// no server package. It is not where requests are read or
 // answered: internal/api reads the body and turns an *Error into its API
 // error, and the text checks that ingest shares (schemas.CheckJSON) come
 // in through Options.CheckText.

@@ -1,6 +1,9 @@
 package strictjson
 
-import "fmt"
+import (
+	"fmt"
+	"unicode/utf8"
+)
 
 // Kind says what is wrong with a body.
 type Kind int
@@ -37,6 +40,25 @@ const (
 	// early.
 	Unreadable
 )
+
+// MaxEcho bounds the bytes of the body an Error repeats (Member, and the
+// number of an OutOfRange): a member's name or a number of a hostile body
+// may be as long as the body, and an error quotes at most this much of
+// it, cut at a character and followed by "…".
+const MaxEcho = 128
+
+// clip returns s, or its first MaxEcho bytes at most, cut at the start of
+// a character, and "…".
+func clip(s string) string {
+	if len(s) <= MaxEcho {
+		return s
+	}
+	cut := MaxEcho
+	for cut > 0 && !utf8.RuneStart(s[cut]) {
+		cut--
+	}
+	return s[:cut] + "…"
+}
 
 // Error is a body Decode refuses, with what is wrong with it.
 type Error struct {

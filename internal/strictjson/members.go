@@ -26,7 +26,7 @@ import (
 // types, in place of the fields of t; nil for the fields of t.
 func checkMembers(dec *json.Decoder, t reflect.Type, path string, depth int, top map[string]reflect.Type) error {
 	if depth > MaxDepth {
-		return &Error{Kind: TooDeep, Member: path}
+		return &Error{Kind: TooDeep, Member: clip(path)}
 	}
 	tok, err := dec.Token()
 	if err != nil {
@@ -36,11 +36,11 @@ func checkMembers(dec *json.Decoder, t reflect.Type, path string, depth int, top
 		t = t.Elem()
 	}
 	if got, ok := takesToken(t, tok); !ok {
-		return &Error{Kind: WrongType, Member: path, Want: JSONType(t), Got: got}
+		return &Error{Kind: WrongType, Member: clip(path), Want: JSONType(t), Got: got}
 	}
 	if n, ok := tok.(json.Number); ok && t != nil {
 		if want := numberRange(t, n); want != "" {
-			return &Error{Kind: OutOfRange, Member: path, Want: want, Got: "number " + string(n)}
+			return &Error{Kind: OutOfRange, Member: clip(path), Want: want, Got: "number " + clip(string(n))}
 		}
 	}
 	switch tok {
@@ -61,7 +61,7 @@ func checkMembers(dec *json.Decoder, t reflect.Type, path string, depth int, top
 				memberPath = path + "." + key
 			}
 			if seen[key] {
-				return &Error{Kind: Duplicate, Member: memberPath}
+				return &Error{Kind: Duplicate, Member: clip(memberPath)}
 			}
 			seen[key] = true
 			var memberType reflect.Type
@@ -72,9 +72,9 @@ func checkMembers(dec *json.Decoder, t reflect.Type, path string, depth int, top
 				var ok bool
 				if memberType, ok = fields[key]; !ok {
 					if candidate := sameButCase(fields, key); candidate != "" {
-						return &Error{Kind: SameButCase, Member: memberPath, Candidate: candidate}
+						return &Error{Kind: SameButCase, Member: clip(memberPath), Candidate: candidate}
 					}
-					return &Error{Kind: UnknownMember, Member: memberPath}
+					return &Error{Kind: UnknownMember, Member: clip(memberPath)}
 				}
 			}
 			if err := checkMembers(dec, memberType, memberPath, depth+1, nil); err != nil {
