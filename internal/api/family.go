@@ -8,13 +8,13 @@ import (
 	"fmt"
 	"net/http"
 	"reflect"
-	"strings"
 
 	"github.com/sluicehq/sluice/apiwire"
 	"github.com/sluicehq/sluice/filters"
 	"github.com/sluicehq/sluice/internal/apiconv"
 	declared "github.com/sluicehq/sluice/internal/resource"
 	"github.com/sluicehq/sluice/internal/store"
+	"github.com/sluicehq/sluice/internal/strictjson"
 )
 
 // family declares a resource family of the management API once: its path,
@@ -126,12 +126,9 @@ type noBody struct{}
 func takes(t reflect.Type, spec declared.Spec, update bool) []string {
 	names := []string{} // none, not nil: nil would take every field (strictjson.Options.Takes)
 	for sf := range t.Fields() {
-		name, _, _ := strings.Cut(sf.Tag.Get("json"), ",")
-		if !sf.IsExported() || name == "-" {
+		name, ok := strictjson.FieldName(sf)
+		if !ok {
 			continue
-		}
-		if name == "" {
-			name = sf.Name
 		}
 		if f, ok := spec.Lookup(name); !ok || update && !f.Update || !update && !f.Create {
 			continue

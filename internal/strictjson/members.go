@@ -181,16 +181,25 @@ func jsonFields(t reflect.Type) map[string]reflect.Type {
 	fields := make(map[string]reflect.Type, t.NumField())
 	for i := range t.NumField() {
 		f := t.Field(i)
-		name, _, _ := strings.Cut(f.Tag.Get("json"), ",")
-		if !f.IsExported() || name == "-" {
-			continue
+		if name, ok := FieldName(f); ok {
+			fields[name] = f.Type
 		}
-		if name == "" {
-			name = f.Name
-		}
-		fields[name] = f.Type
 	}
 	return fields
+}
+
+// FieldName returns the JSON name of the struct field f, as
+// encoding/json names it (its tag's name, else its Go name), and false
+// for a field that JSON leaves out (unexported, or tagged "-").
+func FieldName(f reflect.StructField) (string, bool) {
+	name, _, _ := strings.Cut(f.Tag.Get("json"), ",")
+	if !f.IsExported() || name == "-" {
+		return "", false
+	}
+	if name == "" {
+		name = f.Name
+	}
+	return name, true
 }
 
 // sameButCase returns the field named key but for case, or "".
