@@ -13,6 +13,7 @@ import (
 	"go.yaml.in/yaml/v3"
 
 	"github.com/sluicehq/sluice/internal/resource"
+	"github.com/sluicehq/sluice/internal/strictjson"
 )
 
 // Errors of the families' types.
@@ -326,12 +327,10 @@ func object(description string, required, props *yaml.Node) *yaml.Node {
 // jsonName returns the JSON name of a field and whether it is
 // omitempty; "" for a field JSON skips.
 func jsonName(sf reflect.StructField) (string, bool) {
-	name, opts, _ := strings.Cut(sf.Tag.Get("json"), ",")
-	if !sf.IsExported() || name == "-" {
+	name, ok := strictjson.FieldName(sf)
+	if !ok {
 		return "", false
 	}
-	if name == "" {
-		name = sf.Name
-	}
+	_, opts, _ := strings.Cut(sf.Tag.Get("json"), ",")
 	return name, strings.Contains(","+opts+",", ",omitempty,")
 }
